@@ -1,0 +1,173 @@
+"""Folding ``metadata.jsonl`` records into the state of a conversation.
+
+Pure: the store replays a file through `MetaFolder.apply` at open and at reindex, and the runtime
+applies each record it appends, so the live view and a rebuilt one are the same function of the file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from openvaala_server.domain import records as r
+
+
+class MetaError(ValueError):
+    """The file cannot describe a conversation (e.g. its first record is not a creation)."""
+
+
+@dataclass
+class TurnMeta:
+    turn_id: str
+    session_id: str
+    started_at: str
+    status: str = "running"  # running | completed | failed | interrupted
+    ended_at: str | None = None
+    error: dict[str, Any] | None = None
+
+
+@dataclass
+class SessionMeta:
+    session_id: str
+    parent_session_id: str | None
+    agent: str
+    model: str
+    title: str
+    created_at: str
+    closed: bool = False
+    last_turn_id: str | None = None
+
+
+@dataclass
+class ConversationMeta:
+    conversation_id: str
+    cwd: str
+    agent: str
+    model: str
+    title: str
+    title_source: str  # "auto" (from the first message) | "user" (renamed)
+    root_session_id: str
+    created_at: str
+    updated_at: str
+    format_version: int
+    forked_from: dict[str, Any] | None = None
+    archived: bool = False
+    sessions: dict[str, SessionMeta] = field(default_factory=dict)
+    turns: dict[str, TurnMeta] = field(default_factory=dict)
+    unknown_records: int = 0
+
+    @property
+    def last_turn(self) -> TurnMeta | None:
+        return next(reversed(self.turns.values()), None)
+
+    @property
+    def last_status(self) -> str:
+        turn = self.last_turn
+        return turn.status if turn else "idle"
+
+    def running_turns(self) -> list[TurnMeta]:
+        return [t for t in self.turns.values() if t.status == "running"]
+
+
+def created_from(record: r.Record) -> ConversationMeta:
+    if record.get("type") != r.CONVERSATION_CREATED:
+        raise MetaError("the first record is not conversation_created")
+    version = record.get("formatVersion", 1)
+    if not isinstance(version, int):
+        raise MetaError("formatVersion is not a number")
+    if version > r.FORMAT_VERSION:
+        raise MetaError(f"written by a newer OpenVaala (format {version} > {r.FORMAT_VERSION})")
+    try:
+        meta = ConversationMeta(
+            conversation_id=str(record["conversationId"]),
+            cwd=str(record["cwd"]),
+            agent=str(record["agent"]),
+            model=str(record["model"]),
+            title=str(record.get("title") or ""),
+            title_source=str(record.get("titleSource") or "auto"),
+            root_session_id=str(record["rootSessionId"]),
+            created_at=str(record["ts"]),
+            updated_at=str(record["ts"]),
+            format_version=version,
+            forked_from=record.get("forkedFrom"),
+        )
+    except KeyError as exc:
+        raise MetaError(f"conversation_created lacks {exc.args[0]!r}") from None
+    meta.sessions[meta.root_session_id] = SessionMeta(
+        session_id=meta.root_session_id,
+        parent_session_id=None,
+        agent=meta.agent,
+        model=meta.model,
+        title=meta.title,
+        created_at=meta.created_at,
+    )
+    return meta
+
+
+def apply(meta: ConversationMeta, record: r.Record) -> None:
+    """Apply one record after the creation record. Unknown types are counted, never fatal."""
+    kind = record.get("type")
+    ts = str(record.get("ts") or meta.updated_at)
+    meta.updated_at = max(meta.updated_at, ts)
+    if kind == r.CONVERSATION_RENAMED:
+        meta.title = str(record.get("title") or "")
+        meta.title_source = str(record.get("titleSource") or "user")
+        meta.sessions[meta.root_session_id].title = meta.title
+    elif kind == r.CONVERSATION_ARCHIVED:
+        meta.archived = True
+    elif kind == r.CONVERSATION_UNARCHIVED:
+        meta.archived = False
+    elif kind == r.SESSION_CREATED:
+        sid = str(record["sessionId"])
+        meta.sessions[sid] = SessionMeta(
+            session_id=sid,
+            parent_session_id=record.get("parentSessionId"),
+            agent=str(record.get("agent") or meta.agent),
+            model=str(record.get("model") or meta.model),
+            title=str(record.get("title") or ""),
+            created_at=ts,
+        )
+    elif kind == r.SESSION_MODEL_SET:
+        session = meta.sessions.get(str(record.get("sessionId")))
+        if session is not None:
+            session.model = str(record["model"])
+            if session.session_id == meta.root_session_id:
+                meta.model = session.model
+    elif kind == r.SESSION_CLOSED:
+        session = meta.sessions.get(str(record.get("sessionId")))
+        if session is not None:
+            session.closed = True
+    elif kind == r.TURN_STARTED:
+        tid = str(record["turnId"])
+        sid = str(record["sessionId"])
+        meta.turns[tid] = TurnMeta(turn_id=tid, session_id=sid, started_at=ts)
+        if sid in meta.sessions:
+            meta.sessions[sid].last_turn_id = tid
+    elif kind == r.TURN_ENDED:
+        turn = meta.turns.get(str(record.get("turnId")))
+        if turn is not None:
+            turn.status = str(record.get("status") or "completed")
+            turn.ended_at = ts
+            turn.error = record.get("error")
+    else:
+        meta.unknown_records += 1
+
+
+def fold(records: list[r.Record]) -> ConversationMeta:
+    if not records:
+        raise MetaError("metadata.jsonl is empty")
+    meta = created_from(records[0])
+    for record in records[1:]:
+        apply(meta, record)
+    return meta
+
+
+def session_status(meta: ConversationMeta, session_id: str) -> str:
+    """idle | running | interrupted | failed | closed, from the session's last turn."""
+    session = meta.sessions[session_id]
+    if session.closed:
+        return "closed"
+    turn = meta.turns.get(session.last_turn_id) if session.last_turn_id else None
+    if turn is None or turn.status == "completed":
+        return "idle"
+    return turn.status

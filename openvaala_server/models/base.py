@@ -1,0 +1,107 @@
+"""The one streaming interface every model provider implements.
+
+The agent loop hands a provider a `ModelRequest` (instructions, the history as items, tool specs) and
+iterates the `ModelEvent`s it yields. Providers translate items to their wire format and back; the
+loop never sees a provider's JSON. Errors are `ModelError`s with a stable `kind` and a `retryable`
+flag, so the retry policy lives in one place (`models/retry.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from openvaala_server.config import ModelConfig
+from openvaala_server.domain.records import Item
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    parameters: dict[str, Any]  # JSON schema of the arguments object
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    model: ModelConfig
+    instructions: str
+    items: list[Item]  # the context: summary and recent items, in order
+    tools: list[ToolSpec] = field(default_factory=list)
+    # Raised by the loop when the last turn of this history was interrupted, so the provider-neutral
+    # notice item is already in `items`; kept here for providers that want a system hint instead.
+    purpose: str = "turn"  # "turn" | "compaction" | "title"
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ReasoningDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ReasoningDone:
+    """A finished reasoning block; `provider_data` round-trips opaque state (signatures, ids)."""
+
+    text: str
+    provider_data: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class ToolCallRequested:
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    arguments_text: str = ""
+    provider_data: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class UsageReported:
+    input_tokens: int
+    output_tokens: int
+    # What the provider applied for reasoning context (openai_responses), if it said.
+    reasoning_context: str | None = None
+    cached_input_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class StreamEnded:
+    stop_reason: str = "stop"
+
+
+ModelEvent = (
+    TextDelta | ReasoningDelta | ReasoningDone | ToolCallRequested | UsageReported | StreamEnded
+)
+
+
+class ModelError(Exception):
+    """A failed model call. `kind` is the stable protocol error kind."""
+
+    def __init__(
+        self,
+        kind: str,
+        message: str,
+        *,
+        retryable: bool = False,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+
+class Provider(Protocol):
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Yield events for one model call; raise `ModelError` on failure.
+
+        Cancelling the iterating task must abort the underlying request at once.
+        """
+        ...

@@ -1,0 +1,50 @@
+"""What a tool is: a spec the model sees and an async `run` the agent loop awaits.
+
+Tools run in the conversation's working directory and stream their output through
+`ToolContext.emit_output` as it comes, so every client sees it live. Cancelling the task that
+awaits `run` is how an interrupt reaches a tool: a tool must then stop at once and release what it
+holds (the shell tool kills its whole process group).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from openvaala_server.models.base import ToolSpec
+
+
+@dataclass
+class ToolContext:
+    cwd: Path
+    # Called with each chunk of output as it is produced (already decoded text).
+    emit_output: Callable[[str], None]
+    # Cap on the text of one result; past it the result is cut with a visible notice.
+    output_limit: int = 20_000
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    output: str
+    is_error: bool = False
+    truncated: bool = False
+
+
+class Tool(Protocol):
+    @property
+    def spec(self) -> ToolSpec: ...
+
+    async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult: ...
+
+
+def truncate_output(text: str, limit: int) -> tuple[str, bool]:
+    """Keep the head and tail of an over-long result, with a notice of what was cut."""
+    if len(text) <= limit:
+        return text, False
+    head = limit * 2 // 3
+    tail = limit - head
+    cut = len(text) - head - tail
+    notice = f"\n\n[… {cut} characters of output truncated …]\n\n"
+    return text[:head] + notice + text[len(text) - tail :], True
