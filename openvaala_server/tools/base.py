@@ -46,5 +46,9 @@ def truncate_output(text: str, limit: int) -> tuple[str, bool]:
     head = limit * 2 // 3
     tail = limit - head
     cut = len(text) - head - tail
-    notice = f"\n\n[… {cut} characters of output truncated …]\n\n"
-    return text[:head] + notice + text[len(text) - tail :], True
+    return text[:head] + truncation_notice(cut) + text[len(text) - tail :], True
+
+
+def truncation_notice(cut: int) -> str:
+    """The marker put where `cut` characters were dropped from the middle of an output."""
+    return f"\n\n[… {cut} characters of output truncated …]\n\n"

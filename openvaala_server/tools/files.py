@@ -1,0 +1,394 @@
+"""The file tools: `read_file`, `write_file`, `edit_file` and `list_dir`.
+
+Relative paths resolve against the conversation's working directory. Mistakes the model makes (a
+missing file, a wrong argument type, an ambiguous edit) come back as error results with a message
+it can act on; they are never raised. The file system work runs in a worker thread so a large file
+cannot stall the daemon's event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import stat
+from collections.abc import Callable
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from openvaala_server.models.base import ToolSpec
+from openvaala_server.tools.base import ToolContext, ToolResult, truncate_output
+
+DEFAULT_READ_LINES = 2000
+MAX_LIST_ENTRIES = 1000
+# A NUL byte in the first block is how `grep` and `git` tell binary files apart too.
+_BINARY_SNIFF_BYTES = 8192
+
+
+class ToolArgumentError(Exception):
+    """An argument the model passed is missing, of the wrong type or out of range."""
+
+
+class ToolFailure(Exception):
+    """The operation failed for a reason the model should hear about (missing file, …)."""
+
+
+# --- arguments ---------------------------------------------------------------------------------
+
+
+def _type_name(value: object) -> str:
+    if value is None:
+        return "null"
+    names = {str: "string", bool: "boolean", int: "integer", float: "number", list: "array"}
+    return names.get(type(value), "object" if isinstance(value, dict) else type(value).__name__)
+
+
+def string_arg(arguments: dict[str, Any], name: str, *, default: str | None = None) -> str:
+    value = arguments.get(name)
+    if value is None:
+        if default is None:
+            raise ToolArgumentError(f"Missing required argument '{name}' (string).")
+        return default
+    if not isinstance(value, str):
+        raise ToolArgumentError(f"Argument '{name}' must be a string, got {_type_name(value)}.")
+    return value
+
+
+def int_arg(arguments: dict[str, Any], name: str, *, default: int, minimum: int) -> int:
+    value = arguments.get(name)
+    if value is None:
+        return default
+    # JSON has one number type, so 10.0 is accepted as 10; bool (an int subclass) is not a number.
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ToolArgumentError(f"Argument '{name}' must be an integer, got {_type_name(value)}.")
+    if value < minimum:
+        raise ToolArgumentError(f"Argument '{name}' must be at least {minimum}, got {value}.")
+    return value
+
+
+def bool_arg(arguments: dict[str, Any], name: str, *, default: bool) -> bool:
+    value = arguments.get(name)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise ToolArgumentError(f"Argument '{name}' must be a boolean, got {_type_name(value)}.")
+    return value
+
+
+def path_arg(arguments: dict[str, Any], ctx: ToolContext, *, default: str | None = None) -> Path:
+    raw = string_arg(arguments, "path", default=default)
+    if not raw.strip():
+        raise ToolArgumentError("Argument 'path' is empty.")
+    path = Path(raw).expanduser()
+    return path if path.is_absolute() else ctx.cwd / path
+
+
+async def _run_in_thread(work: Callable[[], str], ctx: ToolContext) -> ToolResult:
+    """Run blocking file work; turn the model's mistakes and OS errors into error results."""
+    try:
+        text = await asyncio.to_thread(work)
+    except (ToolArgumentError, ToolFailure) as exc:
+        return ToolResult(str(exc), is_error=True)
+    except OSError as exc:
+        detail = exc.strerror or str(exc)
+        where = f": {exc.filename}" if exc.filename else ""
+        return ToolResult(f"{detail}{where}", is_error=True)
+    text, truncated = truncate_output(text, ctx.output_limit)
+    return ToolResult(text, truncated=truncated)
+
+
+def _object_schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
+_PATH_PROPERTY = {
+    "type": "string",
+    "description": "File path, absolute or relative to the working directory.",
+}
+
+
+# --- shared file helpers -----------------------------------------------------------------------
+
+
+def _check_regular_file(path: Path) -> None:
+    if not path.exists():
+        raise ToolFailure(f"File not found: {path}")
+    if path.is_dir():
+        raise ToolFailure(f"{path} is a directory, not a file; use list_dir to see its entries.")
+
+
+def _looks_binary(head: bytes) -> bool:
+    return b"\0" in head
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Write via a temporary file in the same directory and rename it over the target.
+
+    Readers then see the old or the new content, never a half-written file. An existing file's
+    permissions are kept; a new one gets the usual umask-derived mode (mkstemp's 0600 would not).
+    """
+    target = Path(os.path.realpath(path))  # write through a symlink rather than replacing it
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError as exc:
+        raise ToolFailure(f"Cannot create directory {target.parent}: it exists as a file.") from exc
+    old_mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else None
+    temp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        if old_mode is not None:
+            os.chmod(temp, old_mode)
+        os.replace(temp, target)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+
+
+# --- read_file ---------------------------------------------------------------------------------
+
+_READ_SPEC = ToolSpec(
+    name="read_file",
+    description=(
+        "Read a text file. Lines come numbered like `cat -n`. Reads up to "
+        f"{DEFAULT_READ_LINES} lines by default; use offset and limit for other parts of long "
+        "files."
+    ),
+    parameters=_object_schema(
+        {
+            "path": _PATH_PROPERTY,
+            "offset": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "Line number to start at (1-based, default 1).",
+            },
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "description": f"Number of lines to read (default {DEFAULT_READ_LINES}).",
+            },
+        },
+        ["path"],
+    ),
+)
+
+
+class ReadFileTool:
+    @property
+    def spec(self) -> ToolSpec:
+        return _READ_SPEC
+
+    async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return await _run_in_thread(lambda: _read_file(arguments, ctx), ctx)
+
+
+def _read_file(arguments: dict[str, Any], ctx: ToolContext) -> str:
+    path = path_arg(arguments, ctx)
+    offset = int_arg(arguments, "offset", default=1, minimum=1)
+    limit = int_arg(arguments, "limit", default=DEFAULT_READ_LINES, minimum=1)
+    _check_regular_file(path)
+    with path.open("rb") as file:
+        if _looks_binary(file.read(_BINARY_SNIFF_BYTES)):
+            size = path.stat().st_size
+            raise ToolFailure(f"{path} looks like a binary file ({size} bytes); not shown.")
+    # newline="\n": only LF ends a line, so numbering matches `cat -n`, grep and editors.
+    with path.open(encoding="utf-8", errors="replace", newline="\n") as file:
+        shown = list(islice(file, offset - 1, offset - 1 + limit))
+        total = offset - 1 + len(shown) + sum(1 for _ in file)
+    if not shown:
+        if total == 0 and offset == 1:
+            return f"({path} is empty)"
+        raise ToolFailure(f"offset {offset} is past the end of {path} ({total} lines).")
+    lines = [f"{number:6}\t{_strip_eol(line)}" for number, line in enumerate(shown, start=offset)]
+    last = offset + len(shown) - 1
+    if last < total:
+        lines.append(f"[… lines {last + 1}-{total} not shown; pass offset={last + 1} to read on …]")
+    return "\n".join(lines)
+
+
+def _strip_eol(line: str) -> str:
+    return line.removesuffix("\n").removesuffix("\r")
+
+
+# --- write_file --------------------------------------------------------------------------------
+
+_WRITE_SPEC = ToolSpec(
+    name="write_file",
+    description=(
+        "Create or overwrite a file with the given content (UTF-8), creating parent directories "
+        "as needed. Prefer edit_file for changing part of an existing file."
+    ),
+    parameters=_object_schema(
+        {
+            "path": _PATH_PROPERTY,
+            "content": {"type": "string", "description": "The complete new content."},
+        },
+        ["path", "content"],
+    ),
+)
+
+
+class WriteFileTool:
+    @property
+    def spec(self) -> ToolSpec:
+        return _WRITE_SPEC
+
+    async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return await _run_in_thread(lambda: _write_file(arguments, ctx), ctx)
+
+
+def _write_file(arguments: dict[str, Any], ctx: ToolContext) -> str:
+    path = path_arg(arguments, ctx)
+    content = string_arg(arguments, "content")
+    if path.is_dir():
+        raise ToolFailure(f"{path} is a directory; cannot write a file there.")
+    existed = path.exists()
+    data = content.encode("utf-8")
+    _write_atomically(path, data)
+    verb = "Overwrote" if existed else "Created"
+    return f"{verb} {path} ({len(data)} bytes written)."
+
+
+# --- edit_file ---------------------------------------------------------------------------------
+
+_EDIT_SPEC = ToolSpec(
+    name="edit_file",
+    description=(
+        "Replace exact text in a file. old_text must match the file exactly (whitespace "
+        "included) and, unless replace_all is true, occur exactly once; include surrounding "
+        "lines to make it unique."
+    ),
+    parameters=_object_schema(
+        {
+            "path": _PATH_PROPERTY,
+            "old_text": {"type": "string", "description": "The exact text to replace."},
+            "new_text": {"type": "string", "description": "The text to put in its place."},
+            "replace_all": {
+                "type": "boolean",
+                "description": "Replace every occurrence instead of requiring one (default false).",
+            },
+        },
+        ["path", "old_text", "new_text"],
+    ),
+)
+
+
+class EditFileTool:
+    @property
+    def spec(self) -> ToolSpec:
+        return _EDIT_SPEC
+
+    async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return await _run_in_thread(lambda: _edit_file(arguments, ctx), ctx)
+
+
+def _edit_file(arguments: dict[str, Any], ctx: ToolContext) -> str:
+    path = path_arg(arguments, ctx)
+    old_text = string_arg(arguments, "old_text")
+    new_text = string_arg(arguments, "new_text")
+    replace_all = bool_arg(arguments, "replace_all", default=False)
+    if not old_text:
+        raise ToolArgumentError("Argument 'old_text' is empty; use write_file to create files.")
+    if old_text == new_text:
+        raise ToolArgumentError("old_text and new_text are identical; nothing to change.")
+    content = _read_text_for_edit(path)
+    old_text, new_text = _match_line_endings(content, old_text, new_text)
+    count = content.count(old_text)
+    if count == 0:
+        raise ToolFailure(
+            f"old_text was not found in {path}. It must match exactly, whitespace and "
+            "indentation included; read the file again to copy it."
+        )
+    if count > 1 and not replace_all:
+        raise ToolFailure(
+            f"old_text occurs {count} times in {path}. Include more surrounding text to make "
+            "it unique, or pass replace_all=true to replace every occurrence."
+        )
+    _write_atomically(path, content.replace(old_text, new_text).encode("utf-8"))
+    plural = "occurrence" if count == 1 else "occurrences"
+    return f"Replaced {count} {plural} in {path}."
+
+
+def _read_text_for_edit(path: Path) -> str:
+    _check_regular_file(path)
+    data = path.read_bytes()
+    if _looks_binary(data[:_BINARY_SNIFF_BYTES]):
+        raise ToolFailure(f"{path} looks like a binary file; cannot edit it as text.")
+    try:
+        # Strict, and no newline translation: rewriting must not alter bytes outside the edit.
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ToolFailure(f"{path} is not valid UTF-8 ({exc.reason}); cannot edit it.") from exc
+
+
+def _match_line_endings(content: str, old_text: str, new_text: str) -> tuple[str, str]:
+    # Models write "\n"; a CRLF file would then never match. Use the file's endings instead.
+    if "\r\n" in content and "\r\n" not in old_text and old_text not in content:
+        return old_text.replace("\n", "\r\n"), new_text.replace("\r\n", "\n").replace("\n", "\r\n")
+    return old_text, new_text
+
+
+# --- list_dir ----------------------------------------------------------------------------------
+
+_LIST_SPEC = ToolSpec(
+    name="list_dir",
+    description=(
+        "List a directory's entries, sorted by name; directories end with '/'. At most "
+        f"{MAX_LIST_ENTRIES} entries are shown."
+    ),
+    parameters=_object_schema(
+        {
+            "path": {
+                "type": "string",
+                "description": "Directory, absolute or relative to the working directory "
+                "(default: the working directory).",
+            }
+        },
+        [],
+    ),
+)
+
+
+class ListDirTool:
+    @property
+    def spec(self) -> ToolSpec:
+        return _LIST_SPEC
+
+    async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return await _run_in_thread(lambda: _list_dir(arguments, ctx), ctx)
+
+
+def _list_dir(arguments: dict[str, Any], ctx: ToolContext) -> str:
+    path = path_arg(arguments, ctx, default=".")
+    if not path.exists():
+        raise ToolFailure(f"Directory not found: {path}")
+    if not path.is_dir():
+        raise ToolFailure(f"{path} is a file, not a directory; use read_file to read it.")
+    with os.scandir(path) as scan:
+        entries = sorted(scan, key=lambda entry: entry.name)
+        names = [_entry_name(entry) for entry in entries]
+    if not names:
+        return f"({path} is empty)"
+    shown = names[:MAX_LIST_ENTRIES]
+    if len(names) > MAX_LIST_ENTRIES:
+        shown.append(f"[… {len(names) - MAX_LIST_ENTRIES} more entries not shown …]")
+    return "\n".join(shown)
+
+
+def _entry_name(entry: os.DirEntry[str]) -> str:
+    try:
+        is_dir = entry.is_dir()  # follows symlinks: a link to a directory lists like one
+    except OSError:
+        is_dir = False
+    return entry.name + "/" if is_dir else entry.name

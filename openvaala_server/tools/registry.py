@@ -1,0 +1,28 @@
+"""The built-in tools by name, and the selection a conversation's configuration asks for."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from openvaala_server.tools.base import Tool
+from openvaala_server.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
+from openvaala_server.tools.shell import ShellTool
+
+
+def _by_name(*tools: Tool) -> dict[str, Tool]:
+    return {tool.spec.name: tool for tool in tools}
+
+
+BUILTIN_TOOLS: dict[str, Tool] = _by_name(
+    ShellTool(), ReadFileTool(), WriteFileTool(), EditFileTool(), ListDirTool()
+)
+
+
+def tools_for(names: Sequence[str]) -> list[Tool]:
+    """The built-in tools among `names`, in that order, each once.
+
+    Names that aren't built in are skipped: the daemon adds its own tools (`spawn_agent`, …)
+    itself, and a duplicated spec would make providers reject the request.
+    """
+    unique = dict.fromkeys(names)
+    return [BUILTIN_TOOLS[name] for name in unique if name in BUILTIN_TOOLS]

@@ -1,0 +1,343 @@
+"""The `shell` tool: run a command with bash in the conversation's directory, streaming its output.
+
+The command runs in its own session (so its own process group): a timeout, an interrupt or the
+command's end kills the whole group, background jobs and grandchildren included, so nothing the
+agent starts outlives the call. Output (stdout and stderr merged) is decoded incrementally and
+streamed through `ctx.emit_output` as it arrives; the result holds the head and tail of it plus the
+exit code. Memory stays bounded however much a command prints.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+from typing import Any
+
+from openvaala_server.models.base import ToolSpec
+from openvaala_server.tools.base import ToolContext, ToolResult, truncate_output, truncation_notice
+
+DEFAULT_TIMEOUT_S = 120.0
+MAX_TIMEOUT_S = 3600.0
+# After SIGTERM on timeout, how long the group gets to exit before SIGKILL.
+TERM_GRACE_S = 1.0
+# After the shell exits, how long background jobs still holding the output pipe get to finish
+# writing before they are killed (a normal command closes the pipe as it exits, so no wait).
+DRAIN_GRACE_S = 0.5
+# Bound on waiting for a SIGKILLed process to be reaped (it can only linger in uninterruptible I/O).
+REAP_TIMEOUT_S = 5.0
+# Streaming stops after this many times the result limit, so a runaway command can't flood clients.
+STREAM_LIMIT_FACTOR = 10
+# Reading from the pipe pauses while this many bytes wait to be decoded.
+_PAUSE_READING_AT = 1 << 20
+_STREAM_CUT_NOTICE = "[output too long: no longer streamed; the result keeps its head and tail]\n"
+
+_SPEC = ToolSpec(
+    name="shell",
+    description=(
+        "Run a shell command with bash -c in the working directory and return its combined "
+        "stdout and stderr followed by its exit code. Stdin is empty (/dev/null), so interactive "
+        "prompts fail instead of waiting. The call ends when the command exits; background jobs "
+        "it started are killed then, so don't leave servers running across calls. Long outputs "
+        "are cut in the middle."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The command line to run."},
+            "timeout_s": {
+                "type": "number",
+                "description": (
+                    f"Seconds before the command is killed (default {DEFAULT_TIMEOUT_S:g}, "
+                    f"max {MAX_TIMEOUT_S:g})."
+                ),
+                "exclusiveMinimum": 0,
+                "maximum": MAX_TIMEOUT_S,
+            },
+        },
+        "required": ["command"],
+        "additionalProperties": False,
+    },
+)
+
+
+class ShellTool:
+    @property
+    def spec(self) -> ToolSpec:
+        return _SPEC
+
+    async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        try:
+            command, timeout_s = _parse_arguments(arguments)
+        except ValueError as exc:
+            return ToolResult(str(exc), is_error=True)
+        if not ctx.cwd.is_dir():
+            return ToolResult(f"Working directory does not exist: {ctx.cwd}", is_error=True)
+        output = _Output(ctx)
+        try:
+            run = await _start(command, ctx)
+        except OSError as exc:
+            return ToolResult(f"Could not start the shell: {exc}", is_error=True)
+        timed_out = await run.finish(output, timeout_s)
+        return _result(output, run.returncode, timed_out, timeout_s, ctx.output_limit)
+
+
+def _parse_arguments(arguments: dict[str, Any]) -> tuple[str, float]:
+    command = arguments.get("command")
+    if command is None:
+        raise ValueError("Missing required argument 'command' (string).")
+    if not isinstance(command, str):
+        raise ValueError(f"Argument 'command' must be a string, got {_type_name(command)}.")
+    if not command.strip():
+        raise ValueError("Argument 'command' is empty.")
+    timeout = arguments.get("timeout_s")
+    if timeout is None:
+        return command, DEFAULT_TIMEOUT_S
+    # bool is an int subclass, but `true` as a timeout is a mistake worth reporting.
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float):
+        raise ValueError(f"Argument 'timeout_s' must be a number, got {_type_name(timeout)}.")
+    if not 0 < timeout <= MAX_TIMEOUT_S:
+        raise ValueError(
+            f"Argument 'timeout_s' must be more than 0 and at most {MAX_TIMEOUT_S:g}, "
+            f"got {timeout}."
+        )
+    return command, float(timeout)
+
+
+def _type_name(value: object) -> str:
+    return {str: "string", bool: "boolean", int: "integer", float: "number"}.get(
+        type(value), "null" if value is None else type(value).__name__
+    )
+
+
+def _shell_argv(command: str) -> list[str]:
+    bash = shutil.which("bash")
+    return [bash, "-c", command] if bash else ["/bin/sh", "-c", command]
+
+
+async def _start(command: str, ctx: ToolContext) -> _Run:
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.subprocess_exec(
+        _PipeProtocol,
+        *_shell_argv(command),
+        cwd=ctx.cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        # Its own session and process group, so the whole tree can be signalled at once.
+        start_new_session=True,
+    )
+    return _Run(transport, protocol)
+
+
+class _PipeProtocol(asyncio.SubprocessProtocol):
+    """Queues the output bytes for the reading task; notes EOF and the process's exit."""
+
+    def __init__(self) -> None:
+        self.chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.exited = asyncio.Event()
+        self._transport: asyncio.SubprocessTransport | None = None
+        self._queued = 0
+        self._paused = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.SubprocessTransport)
+        self._transport = transport
+
+    def pipe_data_received(self, fd: int, data: bytes | bytearray) -> None:
+        self.chunks.put_nowait(bytes(data))
+        self._queued += len(data)
+        # Flow control: a consumer slower than the command must not let the queue grow unbounded.
+        if self._queued > _PAUSE_READING_AT and not self._paused:
+            self._set_reading(paused=True)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        self.chunks.put_nowait(None)
+
+    def process_exited(self) -> None:
+        self.exited.set()
+
+    async def next_chunk(self) -> bytes | None:
+        """The next bytes of output, or None at EOF (every holder of the pipe closed it)."""
+        data = await self.chunks.get()
+        if data is not None:
+            self._queued -= len(data)
+            if self._paused and self._queued <= _PAUSE_READING_AT // 2:
+                self._set_reading(paused=False)
+        return data
+
+    def _set_reading(self, *, paused: bool) -> None:
+        pipe = self._transport.get_pipe_transport(1) if self._transport else None
+        if isinstance(pipe, asyncio.ReadTransport):
+            if paused:
+                pipe.pause_reading()
+            else:
+                pipe.resume_reading()
+            self._paused = paused
+
+
+class _Run:
+    """One running command: its transport, its process group and the task reading its output."""
+
+    def __init__(self, transport: asyncio.SubprocessTransport, protocol: _PipeProtocol) -> None:
+        self._transport = transport
+        self._protocol = protocol
+        # With start_new_session the shell leads its own group, so the group id is its pid.
+        self._pgid = transport.get_pid()
+
+    @property
+    def returncode(self) -> int | None:
+        return self._transport.get_returncode()
+
+    async def finish(self, output: _Output, timeout_s: float) -> bool:
+        """Wait for the command (killing it on timeout); return whether it timed out.
+
+        Whatever way this ends — normally, by timeout, by cancellation or by an error in
+        `emit_output` — the whole process group is dead and reaped and the pipe closed after it.
+        """
+        reading = asyncio.create_task(self._read(output))
+        try:
+            timed_out = await self._wait_exit(reading, timeout_s)
+            await self._drain(reading)
+            if reading.done():
+                reading.result()  # re-raise an error from emit_output
+            return timed_out
+        finally:
+            self._kill_group(signal.SIGKILL)
+            reading.cancel()
+            await self._reap()
+            self._transport.close()
+
+    async def _read(self, output: _Output) -> None:
+        while (data := await self._protocol.next_chunk()) is not None:
+            output.feed(data)
+        output.feed(b"", final=True)
+
+    async def _wait_exit(self, reading: asyncio.Task[None], timeout_s: float) -> bool:
+        exit_wait = asyncio.create_task(self._protocol.exited.wait())
+        try:
+            async with asyncio.timeout(timeout_s):
+                await asyncio.wait({exit_wait, reading}, return_when=asyncio.FIRST_COMPLETED)
+                if reading.done():
+                    # An error in emit_output ends the call now rather than when the command
+                    # exits; reading also ends normally when the command closes its output early.
+                    reading.result()
+                await exit_wait
+        except TimeoutError:
+            await self._terminate()
+            return True
+        finally:
+            exit_wait.cancel()
+        return False
+
+    async def _terminate(self) -> None:
+        # SIGTERM first so well-behaved programs can clean up (temp files, locks), then SIGKILL.
+        self._kill_group(signal.SIGTERM)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(TERM_GRACE_S):
+                await self._protocol.exited.wait()
+        self._kill_group(signal.SIGKILL)
+
+    async def _drain(self, reading: asyncio.Task[None]) -> None:
+        # The shell has exited; background jobs it left may still hold the pipe open. Let them
+        # finish writing briefly, then kill the group so they can't outlive the call.
+        await asyncio.wait({reading}, timeout=DRAIN_GRACE_S)
+        if not reading.done():
+            self._kill_group(signal.SIGKILL)
+            # A process that left the group (setsid) may hold the pipe forever: stop waiting then.
+            await asyncio.wait({reading}, timeout=DRAIN_GRACE_S)
+
+    def _kill_group(self, sig: signal.Signals) -> None:
+        # ProcessLookupError: the group is already empty. PermissionError: on some systems
+        # (macOS) killpg fails that way when only zombies remain.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._pgid, sig)
+
+    async def _reap(self) -> None:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(REAP_TIMEOUT_S):
+                await self._protocol.exited.wait()
+
+
+class _Output:
+    """Decodes, streams and keeps (head and tail only) the output of one command."""
+
+    def __init__(self, ctx: ToolContext) -> None:
+        self._emit = ctx.emit_output
+        self._keep = max(ctx.output_limit, 0)
+        self._stream_budget = max(ctx.output_limit, 1) * STREAM_LIMIT_FACTOR
+        self._streamed = 0
+        self._streaming = True
+        # Incremental, so a multibyte character split across two reads decodes whole.
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._head = ""
+        self._tail = ""
+        self.total = 0
+
+    def feed(self, data: bytes, *, final: bool = False) -> None:
+        text = self._decoder.decode(data, final)
+        if text:
+            self._keep_text(text)
+            self._stream(text)
+
+    def _keep_text(self, text: str) -> None:
+        self.total += len(text)
+        if len(self._head) < self._keep:
+            room = self._keep - len(self._head)
+            self._head += text[:room]
+            text = text[room:]
+        if text:
+            self._tail = (self._tail + text)[-self._keep :] if self._keep else ""
+
+    def _stream(self, text: str) -> None:
+        if not self._streaming:
+            return
+        room = self._stream_budget - self._streamed
+        if len(text) <= room:
+            self._emit(text)
+            self._streamed += len(text)
+            return
+        if room:
+            self._emit(text[:room])
+        self._emit(("\n" if not text[:room].endswith("\n") else "") + _STREAM_CUT_NOTICE)
+        self._streaming = False
+
+    def result_text(self, limit: int) -> tuple[str, bool]:
+        dropped = self.total - len(self._head) - len(self._tail)
+        if dropped == 0:
+            return truncate_output(self._head + self._tail, limit)
+        # The middle was never stored; head and tail each hold `limit` characters, enough for the
+        # same head/tail split truncate_output makes.
+        head = limit * 2 // 3
+        tail = limit - head
+        cut = self.total - head - tail
+        kept_tail = self._tail[len(self._tail) - tail :]
+        return self._head[:head] + truncation_notice(cut) + kept_tail, True
+
+
+def _result(
+    output: _Output, returncode: int | None, timed_out: bool, timeout_s: float, limit: int
+) -> ToolResult:
+    text, truncated = output.result_text(limit)
+    if text and not text.endswith("\n"):
+        text += "\n"
+    if timed_out:
+        text += f"[timed out after {timeout_s:g}s; the command and its children were killed]\n"
+    text += _exit_line(returncode)
+    return ToolResult(text, is_error=timed_out or returncode != 0, truncated=truncated)
+
+
+def _exit_line(returncode: int | None) -> str:
+    if returncode is None:
+        return "exit code: unknown (the process could not be reaped)"
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"exit code: {returncode} (killed by {name})"
+    return f"exit code: {returncode}"
