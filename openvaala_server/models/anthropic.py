@@ -1,0 +1,304 @@
+"""The Anthropic Messages API provider (`provider = "anthropic"`): `POST {base_url}/v1/messages`.
+
+- Thinking blocks are sent back only with their signature (`provider_data.signature`, kept from
+  `signature_delta`) or as `redacted_thinking`; the API rejects unsigned thinking, so partial or
+  foreign reasoning is dropped. Extended thinking is enabled with option `thinking_budget_tokens`.
+- Consecutive items of one role become one message (the API wants alternating roles), with tool
+  results first in a user message as the API requires.
+- Input usage is `input_tokens` plus both cache counters (Anthropic reports them separately).
+- A stream is complete only with `message_stop`; an `error` event of type `overloaded_error` is a
+  retryable `provider_unavailable`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from openvaala_server.config import ModelConfig
+from openvaala_server.domain.records import (
+    AGENT_MESSAGE,
+    NOTICE,
+    REASONING,
+    SUMMARY,
+    TOOL_CALL,
+    TOOL_RESULT,
+    USER_MESSAGE,
+    Item,
+)
+from openvaala_server.models import http
+from openvaala_server.models.base import (
+    ModelEvent,
+    ModelRequest,
+    ReasoningDelta,
+    ReasoningDone,
+    StreamEnded,
+    TextDelta,
+    ToolCallRequested,
+    ToolSpec,
+    UsageReported,
+)
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+API_VERSION = "2023-06-01"
+PROVIDER_TAG = "anthropic"  # marks reasoning provider_data this provider can send back
+
+_STOP_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "max_tokens",
+    "refusal": "content_filter",
+}
+
+
+@dataclass
+class _Block:
+    type: str
+    text: list[str] = field(default_factory=list)
+    signature: str = ""
+    call_id: str = ""
+    name: str = ""
+    data: str = ""  # redacted_thinking payload
+
+
+class AnthropicProvider:
+    def __init__(self, config: ModelConfig, *, client: httpx.AsyncClient | None = None) -> None:
+        self.config = config
+        self.client = client
+        self.base_url = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
+        host = http.host_label(self.base_url)
+        self.label = "Anthropic" if host == "api.anthropic.com" else f"the Anthropic API at {host}"
+
+    def build_body(self, request: ModelRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.config.model,
+            "max_tokens": self.config.max_output_tokens,
+            "messages": to_messages(request.items),
+            "stream": True,
+        }
+        if request.instructions:
+            body["system"] = request.instructions
+        if request.tools:
+            body["tools"] = [tool_spec(tool) for tool in request.tools]
+        budget = self.config.options.get("thinking_budget_tokens")
+        if isinstance(budget, int) and not isinstance(budget, bool) and budget > 0:
+            body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        return body
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        key = http.api_key(self.config, self.label)
+        endpoint = http.Endpoint(self.label, self.config, key)
+        headers = {
+            "Content-Type": "application/json",
+            "anthropic-version": API_VERSION,
+            **http.extra_headers(self.config),
+        }
+        if key:
+            headers["x-api-key"] = key
+        url = f"{self.base_url}/v1/messages"
+        body = self.build_body(request)
+
+        blocks: dict[int, _Block] = {}
+        usage: dict[str, int] = {}
+        stop = "stop"
+        done = False
+        async with aclosing(http.sse_events(endpoint, self.client, url, headers, body)) as events:
+            async for event in events:
+                data = http.parse_data(endpoint, event)
+                kind = str(data.get("type") or event.event)
+                if kind == "content_block_delta":
+                    block = blocks.get(http.as_int(data.get("index")))
+                    delta = data.get("delta")
+                    if block is not None and isinstance(delta, dict):
+                        out = _apply_delta(block, delta)
+                        if out is not None:
+                            yield out
+                elif kind == "content_block_start":
+                    start = data.get("content_block")
+                    if isinstance(start, dict):
+                        blocks[http.as_int(data.get("index"))] = _start_block(start)
+                elif kind == "content_block_stop":
+                    block = blocks.pop(http.as_int(data.get("index")), None)
+                    finished = _finish_block(block) if block is not None else None
+                    if finished is not None:
+                        yield finished
+                elif kind == "message_start":
+                    message = data.get("message")
+                    _add_usage(usage, message.get("usage") if isinstance(message, dict) else None)
+                elif kind == "message_delta":
+                    _add_usage(usage, data.get("usage"))
+                    delta = data.get("delta")
+                    reason = delta.get("stop_reason") if isinstance(delta, dict) else None
+                    if isinstance(reason, str):
+                        stop = _STOP_REASONS.get(reason, reason)
+                elif kind == "message_stop":
+                    done = True
+                    break
+                elif kind == "error":
+                    error = data.get("error")
+                    error = error if isinstance(error, dict) else {}
+                    raise http.stream_error(
+                        endpoint, str(error.get("type") or ""), "", str(error.get("message") or "")
+                    )
+                # ping and unknown events: nothing to do (new event types must not break us)
+        if not done:
+            raise http.truncated(endpoint, "message_stop event")
+        yield UsageReported(
+            input_tokens=usage.get("input_tokens", 0)
+            + usage.get("cache_read_input_tokens", 0)
+            + usage.get("cache_creation_input_tokens", 0),
+            output_tokens=usage.get("output_tokens", 0),
+            cached_input_tokens=usage.get("cache_read_input_tokens", 0),
+        )
+        yield StreamEnded(stop_reason=stop)
+
+
+def _add_usage(usage: dict[str, int], raw: Any) -> None:
+    # message_delta carries cumulative counts, so later values replace earlier ones.
+    if not isinstance(raw, dict):
+        return
+    for key, value in raw.items():
+        if isinstance(value, int) and not isinstance(value, bool):
+            usage[key] = value
+
+
+def _start_block(start: dict[str, Any]) -> _Block:
+    kind = str(start.get("type", ""))
+    block = _Block(type=kind)
+    if kind == "tool_use":
+        block.call_id = str(start.get("id", ""))
+        block.name = str(start.get("name", ""))
+        # Normally `{}` with the input streamed as JSON fragments; keep any non-empty input.
+        initial = start.get("input")
+        if isinstance(initial, dict) and initial:
+            block.text.append(json.dumps(initial))
+    elif kind == "redacted_thinking":
+        block.data = str(start.get("data", ""))
+    elif kind == "text" and isinstance(start.get("text"), str):
+        block.text.append(start["text"])
+    elif kind == "thinking" and isinstance(start.get("thinking"), str):
+        block.text.append(start["thinking"])
+    return block
+
+
+def _apply_delta(block: _Block, delta: dict[str, Any]) -> ModelEvent | None:
+    kind = delta.get("type")
+    if kind == "text_delta" and isinstance(delta.get("text"), str):
+        block.text.append(delta["text"])
+        return TextDelta(delta["text"]) if delta["text"] else None
+    if kind == "thinking_delta" and isinstance(delta.get("thinking"), str):
+        block.text.append(delta["thinking"])
+        return ReasoningDelta(delta["thinking"]) if delta["thinking"] else None
+    if kind == "signature_delta" and isinstance(delta.get("signature"), str):
+        block.signature += delta["signature"]
+    elif kind == "input_json_delta" and isinstance(delta.get("partial_json"), str):
+        block.text.append(delta["partial_json"])
+    return None
+
+
+def _finish_block(block: _Block) -> ModelEvent | None:
+    if block.type == "thinking":
+        data = {"provider": PROVIDER_TAG, "signature": block.signature} if block.signature else None
+        return ReasoningDone(text="".join(block.text), provider_data=data)
+    if block.type == "redacted_thinking":
+        return ReasoningDone(
+            text="", provider_data={"provider": PROVIDER_TAG, "redacted": block.data}
+        )
+    if block.type == "tool_use":
+        text = "".join(block.text)
+        arguments = http.parse_arguments(text)
+        return ToolCallRequested(
+            call_id=block.call_id,
+            name=block.name,
+            arguments=arguments if arguments is not None else {},
+            arguments_text=text,
+        )
+    return None  # text was streamed as deltas already
+
+
+def tool_spec(tool: ToolSpec) -> dict[str, Any]:
+    return {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
+
+
+def _thinking_block(item: Item) -> dict[str, Any] | None:
+    data = item.get("providerData")
+    if not isinstance(data, dict) or data.get("provider") != PROVIDER_TAG:
+        return None
+    if isinstance(data.get("redacted"), str) and data["redacted"]:
+        return {"type": "redacted_thinking", "data": data["redacted"]}
+    if isinstance(data.get("signature"), str) and data["signature"]:
+        return {
+            "type": "thinking",
+            "thinking": str(item.get("text", "")),
+            "signature": data["signature"],
+        }
+    return None
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def _block_for(item: Item) -> tuple[str, dict[str, Any]] | None:
+    kind = item.get("type")
+    if kind == USER_MESSAGE:
+        text = str(item.get("text", ""))
+        return ("user", _text(text)) if text else None
+    if kind == AGENT_MESSAGE:
+        text = str(item.get("text", ""))
+        # The API rejects empty text blocks and (in the final message) trailing whitespace.
+        return ("assistant", _text(text)) if text.strip() else None
+    if kind == REASONING:
+        block = _thinking_block(item)
+        return ("assistant", block) if block is not None else None
+    if kind == TOOL_CALL:
+        return (
+            "assistant",
+            {
+                "type": "tool_use",
+                "id": str(item.get("callId", "")),
+                "name": str(item.get("name", "")),
+                "input": item.get("arguments") or {},
+            },
+        )
+    if kind == TOOL_RESULT:
+        return (
+            "user",
+            {
+                "type": "tool_result",
+                "tool_use_id": str(item.get("callId", "")),
+                "content": http.tool_output_text(item),
+                "is_error": bool(item.get("isError")),
+            },
+        )
+    if kind == SUMMARY:
+        return "user", _text(http.summary_text(item))
+    if kind == NOTICE:
+        return "user", _text(http.notice_text(item))
+    return None
+
+
+def to_messages(items: list[Item]) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = []
+    for item in http.pair_tool_calls(items):
+        entry = _block_for(item)
+        if entry is None:
+            continue
+        role, block = entry
+        if messages and messages[-1]["role"] == role:
+            content: list[dict[str, Any]] = messages[-1]["content"]
+            if block["type"] == "tool_result":
+                # Tool results must lead a user message; a note merged before them moves after.
+                position = sum(1 for b in content if b["type"] == "tool_result")
+                content.insert(position, block)
+            else:
+                content.append(block)
+        else:
+            messages.append({"role": role, "content": [block]})
+    return messages

@@ -1,0 +1,458 @@
+"""Shared plumbing for the HTTP model providers: keys, SSE streaming, error mapping, history prep.
+
+Every provider funnels its request through `sse_events`, so transport failures, HTTP error statuses
+and provider error bodies become the same stable `ModelError` kinds everywhere:
+
+- ``provider_unavailable`` (retryable): connection refused/reset, timeouts, a stream that ends
+  before its final event, 429, 5xx, Anthropic ``overloaded_error``. ``retry_after`` comes from the
+  ``Retry-After`` header (seconds or HTTP-date).
+- ``auth_failed`` (401/403, or the key's environment variable unset), ``model_not_found`` (404),
+  ``bad_request`` (other 4xx), ``context_overflow`` (the prompt does not fit the model): never
+  retryable — repeating the same request cannot succeed.
+
+The API key never reaches a message: `redact` scrubs it from anything a provider echoes back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import AsyncGenerator, Mapping
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+from httpx_sse import EventSource, ServerSentEvent, aconnect_sse
+
+from openvaala_server.config import ModelConfig
+from openvaala_server.domain.records import (
+    AGENT_MESSAGE,
+    NOTICE,
+    REASONING,
+    TOOL_CALL,
+    TOOL_RESULT,
+    USER_MESSAGE,
+    Item,
+)
+from openvaala_server.models.base import ModelError
+
+PROVIDER_UNAVAILABLE = "provider_unavailable"
+AUTH_FAILED = "auth_failed"
+MODEL_NOT_FOUND = "model_not_found"
+BAD_REQUEST = "bad_request"
+CONTEXT_OVERFLOW = "context_overflow"
+
+# Model calls stream for minutes and reasoning models may think silently for a long time before
+# the first byte, so only connecting is held to a short deadline.
+DEFAULT_TIMEOUT = httpx.Timeout(connect=15.0, read=300.0, write=60.0, pool=15.0)
+
+# Phrases by which providers (and OpenAI-compatible servers without error codes) say the prompt
+# does not fit the model's context window.
+_OVERFLOW_PHRASES = (
+    "context_length_exceeded",
+    "maximum context length",
+    "context length",
+    "context window",
+    "prompt is too long",
+    "too many tokens",
+)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Who we talk to, for messages a person understands ("OpenAI said 401 ...")."""
+
+    label: str  # "OpenAI", "Anthropic", "the OpenAI-compatible server at localhost:11434"
+    config: ModelConfig
+    secret: str | None  # the API key, only so that it can be scrubbed from messages
+
+    def redact(self, text: str) -> str:
+        return redact(text, self.secret)
+
+
+def redact(text: str, secret: str | None) -> str:
+    if secret and len(secret) >= 4:
+        text = text.replace(secret, "[redacted]")
+    return text
+
+
+def api_key(config: ModelConfig, label: str) -> str | None:
+    """The key from the environment variable the config names; `None` when it names none."""
+    if not config.api_key_env:
+        return None
+    value = os.environ.get(config.api_key_env, "").strip()
+    if not value:
+        raise ModelError(
+            AUTH_FAILED,
+            f"{label} needs an API key: set the environment variable {config.api_key_env} "
+            f"(named by api_key_env of model {config.name!r}) for the OpenVaala server",
+        )
+    return value
+
+
+def host_label(base_url: str) -> str:
+    parts = urlsplit(base_url)
+    return parts.netloc or base_url
+
+
+def extra_headers(config: ModelConfig) -> dict[str, str]:
+    """`headers = {...}` in a model's options, e.g. for a proxy; values must be strings."""
+    raw = config.options.get("headers")
+    if not isinstance(raw, dict):
+        return {}
+    return {str(k): str(v) for k, v in raw.items()}
+
+
+def timeout_for(config: ModelConfig) -> httpx.Timeout:
+    read = config.options.get("read_timeout_s")
+    if isinstance(read, int | float) and not isinstance(read, bool) and read > 0:
+        return httpx.Timeout(connect=15.0, read=float(read), write=60.0, pool=15.0)
+    return DEFAULT_TIMEOUT
+
+
+# --- Retry-After -----------------------------------------------------------------------------
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header: delta-seconds or an HTTP-date."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:
+            return None
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    if seconds != seconds:  # NaN
+        return None
+    return max(0.0, seconds)
+
+
+def retry_after_from(headers: Mapping[str, str]) -> float | None:
+    # OpenAI also sends `retry-after-ms`, which is more precise when present.
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    return parse_retry_after(headers.get("retry-after"))
+
+
+# --- Error mapping ---------------------------------------------------------------------------
+
+
+def error_details(body: Any) -> tuple[str, str, str]:
+    """(type, code, message) from an OpenAI- or Anthropic-shaped error body; empty if absent."""
+    err = body.get("error") if isinstance(body, dict) else None
+    if isinstance(err, str):  # some compatible servers (e.g. Ollama) send {"error": "text"}
+        return "", "", err
+    if not isinstance(err, dict):
+        if isinstance(body, dict) and isinstance(body.get("message"), str):
+            err = body
+        else:
+            return "", "", ""
+    kind = err.get("type")
+    code = err.get("code")
+    message = err.get("message")
+    return (
+        kind if isinstance(kind, str) else "",
+        str(code) if isinstance(code, str | int) else "",
+        message if isinstance(message, str) else "",
+    )
+
+
+def is_overflow(code: str, message: str) -> bool:
+    if code == "context_length_exceeded":
+        return True
+    lowered = message.lower()
+    return any(phrase in lowered for phrase in _OVERFLOW_PHRASES)
+
+
+def error_for_status(
+    endpoint: Endpoint, status: int, headers: Mapping[str, str], body_text: str
+) -> ModelError:
+    try:
+        body: Any = json.loads(body_text) if body_text else None
+    except ValueError:
+        body = None
+    err_type, code, detail = error_details(body)
+    if not detail and body is None:
+        detail = body_text.strip()[:300]
+    detail = endpoint.redact(detail)
+    reason = httpx.codes.get_reason_phrase(status)
+    said = f"{endpoint.label} said {status} {reason}".rstrip()
+    suffix = f": {detail}" if detail else ""
+    config = endpoint.config
+
+    if status in (401, 403):
+        where = f"the key in {config.api_key_env}" if config.api_key_env else "api_key_env"
+        return ModelError(AUTH_FAILED, f"{said}: check {where}{suffix}")
+    if status == 404:
+        return ModelError(
+            MODEL_NOT_FOUND,
+            f"{said}: check the model name {config.model!r} and base_url of model "
+            f"{config.name!r}{suffix}",
+        )
+    if status == 413 or (status == 400 and is_overflow(code, detail)):
+        return ModelError(CONTEXT_OVERFLOW, f"{said}: the conversation is too long{suffix}")
+    if status == 429 or status >= 500 or err_type == "overloaded_error":
+        return ModelError(
+            PROVIDER_UNAVAILABLE,
+            f"{said}{suffix}",
+            retryable=True,
+            retry_after=retry_after_from(headers),
+        )
+    return ModelError(BAD_REQUEST, f"{said}{suffix}")
+
+
+def stream_error(endpoint: Endpoint, err_type: str, code: str, message: str) -> ModelError:
+    """An error reported inside a 200 stream (Anthropic `error`, Responses `response.failed`)."""
+    detail = endpoint.redact(message) or err_type or code or "unknown error"
+    said = f"{endpoint.label} reported an error mid-stream: {detail}"
+    if is_overflow(code, message):
+        return ModelError(CONTEXT_OVERFLOW, said)
+    transient = {
+        "overloaded_error",
+        "api_error",
+        "server_error",
+        "rate_limit_error",
+        "rate_limit_exceeded",
+        "server_is_overloaded",
+        "slow_down",
+        "internal_error",
+    }
+    if err_type in transient or code in transient:
+        return ModelError(PROVIDER_UNAVAILABLE, said, retryable=True)
+    if err_type in ("authentication_error", "permission_error"):
+        return ModelError(AUTH_FAILED, said)
+    if err_type == "not_found_error" or code == "model_not_found":
+        return ModelError(MODEL_NOT_FOUND, said)
+    if err_type == "invalid_request_error" or code == "invalid_request_error":
+        return ModelError(BAD_REQUEST, said)
+    # An unclassified failure after the request was accepted is most likely on the provider's
+    # side; retrying is cheaper than failing the turn.
+    return ModelError(PROVIDER_UNAVAILABLE, said, retryable=True)
+
+
+def truncated(endpoint: Endpoint, missing: str) -> ModelError:
+    return ModelError(
+        PROVIDER_UNAVAILABLE,
+        f"{endpoint.label} ended the response stream early (no {missing})",
+        retryable=True,
+    )
+
+
+def transport_error(endpoint: Endpoint, exc: httpx.TransportError) -> ModelError:
+    where = host_label(endpoint.config.base_url or "") or endpoint.label
+    if isinstance(exc, httpx.ConnectTimeout):
+        text = f"timed out connecting to {endpoint.label} ({where})"
+    elif isinstance(exc, httpx.TimeoutException):
+        text = f"{endpoint.label} stopped responding (timed out)"
+    elif isinstance(exc, httpx.ConnectError):
+        text = f"cannot connect to {endpoint.label} ({where}): {type(exc).__name__}"
+    elif isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
+        text = f"the connection to {endpoint.label} was lost mid-response"
+    else:
+        text = f"network error talking to {endpoint.label}: {type(exc).__name__}"
+    # `str(exc)` is left out on purpose: it can carry URLs or proxy credentials.
+    return ModelError(PROVIDER_UNAVAILABLE, text, retryable=True)
+
+
+# --- Streaming -------------------------------------------------------------------------------
+
+
+async def sse_events(
+    endpoint: Endpoint,
+    client: httpx.AsyncClient | None,
+    url: str,
+    headers: dict[str, str],
+    body: dict[str, Any],
+) -> AsyncGenerator[ServerSentEvent, None]:
+    """POST `body` and yield the response's SSE events; every failure is a `ModelError`.
+
+    Cancelling the consumer (or closing this generator) leaves the `async with` blocks, which
+    closes the response and with it the connection, so the provider stops generating at once.
+    """
+    async with AsyncExitStack() as stack:
+        if client is None:
+            # One client per call: providers have no lifecycle hook to close a shared one, and a
+            # connection setup is small next to a model call.
+            client = await stack.enter_async_context(
+                httpx.AsyncClient(timeout=timeout_for(endpoint.config))
+            )
+        try:
+            source: EventSource = await stack.enter_async_context(
+                aconnect_sse(client, "POST", url, headers=headers, json=body)
+            )
+            response = source.response
+            if response.status_code >= 400:
+                text = (await response.aread()).decode("utf-8", "replace")
+                raise error_for_status(endpoint, response.status_code, response.headers, text)
+            content_type = response.headers.get("content-type", "")
+            if "text/event-stream" not in content_type:
+                text = (await response.aread()).decode("utf-8", "replace")
+                raise _not_a_stream(endpoint, content_type, text)
+            async for event in source.aiter_sse():
+                yield event
+        except httpx.TransportError as exc:
+            raise transport_error(endpoint, exc) from None
+
+
+def _not_a_stream(endpoint: Endpoint, content_type: str, text: str) -> ModelError:
+    # A 200 with a JSON error body is how some compatible servers fail; classify it as such.
+    try:
+        body: Any = json.loads(text)
+    except ValueError:
+        body = None
+    err_type, code, message = error_details(body)
+    if message:
+        return stream_error(endpoint, err_type, code, message)
+    return ModelError(
+        PROVIDER_UNAVAILABLE,
+        f"{endpoint.label} answered with {content_type or 'no content type'} instead of an "
+        "event stream",
+        retryable=True,
+    )
+
+
+def parse_data(endpoint: Endpoint, event: ServerSentEvent) -> dict[str, Any]:
+    try:
+        data = json.loads(event.data)
+    except ValueError:
+        raise ModelError(
+            PROVIDER_UNAVAILABLE,
+            f"{endpoint.label} sent a malformed stream event",
+            retryable=True,
+        ) from None
+    if not isinstance(data, dict):
+        raise ModelError(
+            PROVIDER_UNAVAILABLE,
+            f"{endpoint.label} sent an unexpected stream event",
+            retryable=True,
+        )
+    return data
+
+
+def parse_arguments(text: str) -> dict[str, Any] | None:
+    """Tool-call arguments as an object, or `None` when the model produced something else."""
+    if not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def as_int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+# --- Provider-neutral history preparation -----------------------------------------------------
+
+INTERRUPTED_RESULT = (
+    "This tool call did not run to completion: it was interrupted (for example by the user) "
+    "before it produced a result."
+)
+SUMMARY_PREFIX = "Summary of the earlier conversation (it replaces the messages it summarizes):\n\n"
+NOTICE_PREFIX = "[Note from OpenVaala, not written by the user] "
+
+
+def summary_text(item: Item) -> str:
+    return SUMMARY_PREFIX + str(item.get("text", ""))
+
+
+def notice_text(item: Item) -> str:
+    return NOTICE_PREFIX + str(item.get("text", ""))
+
+
+def tool_output_text(item: Item) -> str:
+    output = item.get("output", "")
+    return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+
+
+def pair_tool_calls(items: list[Item]) -> list[Item]:
+    """The history with every tool call answered right after its group of calls.
+
+    Every wire format rejects a call without a result (and a result without its call). An
+    interrupted call gets a synthetic error result; a result whose call is no longer in context
+    (cut by compaction) becomes a note instead. Results are moved to follow their group of
+    consecutive calls, which is where all three APIs require them.
+    """
+    out: list[Item] = []
+    calls: list[Item] = []
+    results: dict[str, Item] = {}
+    notes: list[Item] = []
+
+    def flush() -> None:
+        for call in calls:
+            call_id = str(call.get("callId", ""))
+            out.append(
+                results.get(call_id)
+                or {
+                    "type": TOOL_RESULT,
+                    "callId": call_id,
+                    "name": call.get("name", ""),
+                    "output": INTERRUPTED_RESULT,
+                    "isError": True,
+                    "status": "completed",
+                }
+            )
+        out.extend(notes)
+        calls.clear()
+        results.clear()
+        notes.clear()
+
+    for item in items:
+        kind = item.get("type")
+        if kind == TOOL_CALL:
+            if results:  # a new round of calls after results: the previous group is complete
+                flush()
+            if not any(c.get("callId") == item.get("callId") for c in calls):
+                calls.append(item)
+                out.append(item)
+        elif kind == TOOL_RESULT:
+            call_id = str(item.get("callId", ""))
+            if any(c.get("callId") == call_id for c in calls) and call_id not in results:
+                results[call_id] = item
+            else:
+                note = {
+                    "type": NOTICE,
+                    "text": f"Result of an earlier {item.get('name', 'tool')} call: "
+                    + tool_output_text(item),
+                }
+                # Inside an open group the note waits until the group's results are out.
+                (notes if calls else out).append(note)
+        elif kind in (AGENT_MESSAGE, REASONING) and calls and not results:
+            # Text or reasoning between calls of one assistant step (Anthropic can interleave
+            # them) belongs to that step: keep it in place, the results still follow.
+            out.append(item)
+        else:
+            if calls:
+                flush()
+            out.append(item)
+    if calls:
+        flush()
+    return out
+
+
+def last_user_index(items: list[Item]) -> int:
+    """Index of the last user message (the start of the current turn), or -1."""
+    for index in range(len(items) - 1, -1, -1):
+        if items[index].get("type") == USER_MESSAGE:
+            return index
+    return -1
+
+
+def is_message(item: Item) -> bool:
+    return item.get("type") in (USER_MESSAGE, AGENT_MESSAGE)

@@ -1,0 +1,259 @@
+"""The Chat Completions provider (`provider = "openai"`): OpenAI and compatible servers.
+
+Works against any compatible `base_url` (vLLM, llama.cpp, LM Studio, Ollama, OpenRouter ...).
+Notes on choices made here:
+
+- Reasoning items are not sent back: Chat Completions has no field for them (OpenAI keeps its
+  reasoning hidden), and servers that stream `reasoning_content`/`reasoning` deltas do not expect
+  it back. Streamed reasoning is reported as `ReasoningDelta` and one `ReasoningDone`.
+- Chat has no error flag on tool results, so a failed tool's output is prefixed with "Error: ".
+- The official API gets `max_completion_tokens` (reasoning models reject `max_tokens`); other
+  servers get the widely understood `max_tokens`. Option `max_tokens_field` overrides.
+- Ollama (option `ollama = true`, or a base_url on port 11434) truncates silently at its default
+  context size, so every request carries `options.num_ctx` = the configured context window (or
+  option `num_ctx`).
+- A stream is complete only with `data: [DONE]`; anything shorter is a retryable failure.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from openvaala_server.config import ModelConfig
+from openvaala_server.domain.records import (
+    AGENT_MESSAGE,
+    NOTICE,
+    SUMMARY,
+    TOOL_CALL,
+    TOOL_RESULT,
+    USER_MESSAGE,
+)
+from openvaala_server.models import http
+from openvaala_server.models.base import (
+    ModelEvent,
+    ModelRequest,
+    ReasoningDelta,
+    ReasoningDone,
+    StreamEnded,
+    TextDelta,
+    ToolCallRequested,
+    ToolSpec,
+    UsageReported,
+)
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+OLLAMA_PORT = 11434
+
+_STOP_REASONS = {
+    "stop": "stop",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "length": "max_tokens",
+    "content_filter": "content_filter",
+}
+
+
+@dataclass
+class _PartialCall:
+    call_id: str = ""
+    name: str = ""
+    arguments: str = ""
+
+
+class OpenAIChatProvider:
+    def __init__(self, config: ModelConfig, *, client: httpx.AsyncClient | None = None) -> None:
+        self.config = config
+        self.client = client
+        self.base_url = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.official = urlsplit(self.base_url).hostname == "api.openai.com"
+        self.label = (
+            "OpenAI"
+            if self.official
+            else f"the OpenAI-compatible server at {http.host_label(self.base_url)}"
+        )
+
+    @property
+    def is_ollama(self) -> bool:
+        if self.config.options.get("ollama") is True:
+            return True
+        try:
+            return urlsplit(self.base_url).port == OLLAMA_PORT
+        except ValueError:
+            return False
+
+    def build_body(self, request: ModelRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.config.model,
+            "messages": to_messages(request),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        field = self.config.options.get("max_tokens_field")
+        if field not in ("max_tokens", "max_completion_tokens"):
+            field = "max_completion_tokens" if self.official else "max_tokens"
+        body[str(field)] = self.config.max_output_tokens
+        if request.tools:
+            body["tools"] = [tool_spec(tool) for tool in request.tools]
+        effort = self.config.options.get("reasoning_effort")
+        if isinstance(effort, str):
+            body["reasoning_effort"] = effort
+        if self.is_ollama:
+            num_ctx = self.config.options.get("num_ctx", self.config.context_window)
+            body["options"] = {"num_ctx": num_ctx}
+        return body
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        key = http.api_key(self.config, self.label)
+        endpoint = http.Endpoint(self.label, self.config, key)
+        headers = {"Content-Type": "application/json", **http.extra_headers(self.config)}
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        url = f"{self.base_url}/chat/completions"
+
+        calls: dict[int, _PartialCall] = {}
+        reasoning: list[str] = []
+        reasoning_done = False
+        usage: dict[str, Any] | None = None
+        finish: str | None = None
+        done = False
+
+        body = self.build_body(request)
+        # aclosing: leaving early (on [DONE] or an error) must close the response right away.
+        async with aclosing(http.sse_events(endpoint, self.client, url, headers, body)) as events:
+            async for event in events:
+                if event.data.strip() == "[DONE]":
+                    done = True
+                    break
+                data = http.parse_data(endpoint, event)
+                if "error" in data:
+                    err_type, code, message = http.error_details(data)
+                    raise http.stream_error(endpoint, err_type, code, message)
+                if isinstance(data.get("usage"), dict):
+                    usage = data["usage"]
+                for choice in data.get("choices") or []:
+                    if not isinstance(choice, dict):
+                        continue
+                    delta = choice.get("delta") or {}
+                    thought = delta.get("reasoning_content") or delta.get("reasoning")
+                    if isinstance(thought, str) and thought:
+                        reasoning.append(thought)
+                        yield ReasoningDelta(thought)
+                    content = delta.get("content")
+                    fragments = delta.get("tool_calls")
+                    if reasoning and not reasoning_done and (content or fragments):
+                        # The answer has begun, so the reasoning block is finished.
+                        reasoning_done = True
+                        yield ReasoningDone("".join(reasoning))
+                    if isinstance(content, str) and content:
+                        yield TextDelta(content)
+                    if isinstance(fragments, list):
+                        _add_fragments(calls, fragments)
+                    if isinstance(choice.get("finish_reason"), str):
+                        finish = choice["finish_reason"]
+        if not done:
+            raise http.truncated(endpoint, "data: [DONE]")
+        if reasoning and not reasoning_done:
+            yield ReasoningDone("".join(reasoning))
+        for index in sorted(calls):
+            yield _finished_call(calls[index], index)
+        if usage is not None:
+            details = usage.get("prompt_tokens_details")
+            cached = details.get("cached_tokens") if isinstance(details, dict) else 0
+            yield UsageReported(
+                input_tokens=http.as_int(usage.get("prompt_tokens")),
+                output_tokens=http.as_int(usage.get("completion_tokens")),
+                cached_input_tokens=http.as_int(cached),
+            )
+        stop = _STOP_REASONS.get(finish or "stop", finish or "stop")
+        if calls and stop == "stop":
+            stop = "tool_calls"  # some servers say "stop" even when they called tools
+        yield StreamEnded(stop_reason=stop)
+
+
+def _add_fragments(calls: dict[int, _PartialCall], fragments: list[Any]) -> None:
+    """Assemble parallel calls: each fragment names its call by `index`."""
+    for position, fragment in enumerate(fragments):
+        if not isinstance(fragment, dict):
+            continue
+        index = fragment.get("index")
+        slot = calls.setdefault(index if isinstance(index, int) else position, _PartialCall())
+        if isinstance(fragment.get("id"), str) and fragment["id"]:
+            slot.call_id = fragment["id"]
+        function = fragment.get("function") or {}
+        name = function.get("name")
+        if isinstance(name, str) and name and not slot.name:
+            slot.name = name
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            slot.arguments += arguments
+
+
+def _finished_call(call: _PartialCall, index: int) -> ToolCallRequested:
+    arguments = http.parse_arguments(call.arguments)
+    return ToolCallRequested(
+        # Some compatible servers omit ids; the loop needs one to pair the result.
+        call_id=call.call_id or f"call_{index}_{secrets.token_hex(6)}",
+        name=call.name,
+        arguments=arguments if arguments is not None else {},
+        arguments_text=call.arguments,
+    )
+
+
+def tool_spec(tool: ToolSpec) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters,
+        },
+    }
+
+
+def to_messages(request: ModelRequest) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = []
+    if request.instructions:
+        messages.append({"role": "system", "content": request.instructions})
+    for item in http.pair_tool_calls(request.items):
+        kind = item.get("type")
+        if kind == USER_MESSAGE:
+            messages.append({"role": "user", "content": str(item.get("text", ""))})
+        elif kind == AGENT_MESSAGE:
+            text = str(item.get("text", ""))
+            if text:  # an interrupted message may be empty; the API rejects empty assistants
+                messages.append({"role": "assistant", "content": text})
+        elif kind == TOOL_CALL:
+            call = {
+                "id": str(item.get("callId", "")),
+                "type": "function",
+                "function": {
+                    "name": str(item.get("name", "")),
+                    "arguments": json.dumps(item.get("arguments") or {}, ensure_ascii=False),
+                },
+            }
+            last = messages[-1] if messages else None
+            if last is not None and last["role"] == "assistant":
+                last.setdefault("tool_calls", []).append(call)
+            else:
+                messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        elif kind == TOOL_RESULT:
+            output = http.tool_output_text(item)
+            if item.get("isError"):
+                output = f"Error: {output}"
+            messages.append(
+                {"role": "tool", "tool_call_id": str(item.get("callId", "")), "content": output}
+            )
+        elif kind == SUMMARY:
+            messages.append({"role": "user", "content": http.summary_text(item)})
+        elif kind == NOTICE:
+            messages.append({"role": "user", "content": http.notice_text(item)})
+        # reasoning: not sent back (see module docstring)
+    return messages

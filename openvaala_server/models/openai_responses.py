@@ -1,0 +1,289 @@
+"""The Responses API provider (`provider = "openai_responses"`): `POST {base_url}/responses`.
+
+Stateless by design: `store: false`, the whole history is sent each call, and reasoning survives
+between calls only as `encrypted_content` (requested via `include`). A reasoning item without
+encrypted content cannot be resolved by a stateless server, so it is never sent back.
+
+Reasoning context (`reasoning_context` in the model config, default ``current_turn``):
+
+- ``current_turn`` sends back only the reasoning items after the last user message (the
+  reasoning of the tool-calling steps of the turn in progress);
+- ``all_turns`` sends back the reasoning items of all earlier turns too.
+
+When the config sets the mode explicitly it is also requested as ``reasoning.context`` (the field
+newer OpenAI models accept); it is left out otherwise, because older models reject unknown
+reasoning fields. The mode the provider applied is read from the echo ``response.reasoning.context``
+in ``response.created``/``response.completed``. **Assumption:** when the provider echoes nothing,
+the mode we applied to the input (the requested one) is what took effect; that is what
+`UsageReported.reasoning_context` reports.
+
+Options: `reasoning_effort` and `reasoning_summary` (e.g. "auto", needed to receive reasoning
+summaries) go into the `reasoning` object; they too are opt-in because non-reasoning models reject
+them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from typing import Any
+
+import httpx
+
+from openvaala_server.config import ModelConfig
+from openvaala_server.domain.records import (
+    AGENT_MESSAGE,
+    NOTICE,
+    REASONING,
+    SUMMARY,
+    TOOL_CALL,
+    TOOL_RESULT,
+    USER_MESSAGE,
+    Item,
+)
+from openvaala_server.models import http
+from openvaala_server.models.base import (
+    ModelEvent,
+    ModelRequest,
+    ReasoningDelta,
+    ReasoningDone,
+    StreamEnded,
+    TextDelta,
+    ToolCallRequested,
+    ToolSpec,
+    UsageReported,
+)
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+PROVIDER_TAG = "openai_responses"  # marks reasoning provider_data this provider can send back
+ALL_TURNS = "all_turns"
+CURRENT_TURN = "current_turn"
+
+_INCOMPLETE_REASONS = {"max_output_tokens": "max_tokens", "content_filter": "content_filter"}
+
+
+class OpenAIResponsesProvider:
+    def __init__(self, config: ModelConfig, *, client: httpx.AsyncClient | None = None) -> None:
+        self.config = config
+        self.client = client
+        self.base_url = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
+        host = http.host_label(self.base_url)
+        self.label = "OpenAI" if host == "api.openai.com" else f"the Responses API at {host}"
+
+    @property
+    def reasoning_context(self) -> str:
+        return self.config.reasoning_context or CURRENT_TURN
+
+    def build_body(self, request: ModelRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.config.model,
+            "input": to_input(request.items, self.reasoning_context),
+            "stream": True,
+            "store": False,
+            "include": ["reasoning.encrypted_content"],
+            "max_output_tokens": self.config.max_output_tokens,
+        }
+        if request.instructions:
+            body["instructions"] = request.instructions
+        if request.tools:
+            body["tools"] = [tool_spec(tool) for tool in request.tools]
+        reasoning: dict[str, Any] = {}
+        for option, key in (("reasoning_effort", "effort"), ("reasoning_summary", "summary")):
+            value = self.config.options.get(option)
+            if isinstance(value, str):
+                reasoning[key] = value
+        if self.config.reasoning_context is not None:
+            reasoning["context"] = self.config.reasoning_context
+        if reasoning:
+            body["reasoning"] = reasoning
+        return body
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        key = http.api_key(self.config, self.label)
+        endpoint = http.Endpoint(self.label, self.config, key)
+        headers = {"Content-Type": "application/json", **http.extra_headers(self.config)}
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        url = f"{self.base_url}/responses"
+        body = self.build_body(request)
+
+        applied = self.reasoning_context
+        called_tools = False
+        final: dict[str, Any] | None = None
+        stop = "stop"
+        async with aclosing(http.sse_events(endpoint, self.client, url, headers, body)) as events:
+            async for event in events:
+                data = http.parse_data(endpoint, event)
+                kind = str(data.get("type") or event.event)
+                if kind == "response.output_text.delta":
+                    if isinstance(data.get("delta"), str) and data["delta"]:
+                        yield TextDelta(data["delta"])
+                elif kind in (
+                    "response.reasoning_summary_text.delta",
+                    "response.reasoning_text.delta",
+                ):
+                    if isinstance(data.get("delta"), str) and data["delta"]:
+                        yield ReasoningDelta(data["delta"])
+                elif kind == "response.reasoning_summary_part.added":
+                    # Summary parts are separate paragraphs; keep them apart in the live text.
+                    if http.as_int(data.get("summary_index")) > 0:
+                        yield ReasoningDelta("\n\n")
+                elif kind == "response.output_item.done":
+                    item = data.get("item")
+                    if isinstance(item, dict) and item.get("type") == "function_call":
+                        called_tools = True
+                        yield _tool_call(item)
+                    elif isinstance(item, dict) and item.get("type") == "reasoning":
+                        yield _reasoning_done(item)
+                elif kind == "response.created":
+                    applied = _echoed_context(data) or applied
+                elif kind in ("response.completed", "response.incomplete"):
+                    response = data.get("response")
+                    final = response if isinstance(response, dict) else {}
+                    applied = _echoed_context(data) or applied
+                    if kind == "response.incomplete":
+                        details = final.get("incomplete_details")
+                        reason = details.get("reason") if isinstance(details, dict) else None
+                        stop = _INCOMPLETE_REASONS.get(str(reason), str(reason or "incomplete"))
+                    break
+                elif kind == "response.failed":
+                    response = data.get("response")
+                    error = response.get("error") if isinstance(response, dict) else None
+                    raise _error(endpoint, error if isinstance(error, dict) else {})
+                elif kind == "error":
+                    nested = data.get("error")
+                    raise _error(endpoint, nested if isinstance(nested, dict) else data)
+        if final is None:
+            raise http.truncated(endpoint, "response.completed event")
+        usage = final.get("usage")
+        if isinstance(usage, dict):
+            details = usage.get("input_tokens_details")
+            cached = details.get("cached_tokens") if isinstance(details, dict) else 0
+            yield UsageReported(
+                input_tokens=http.as_int(usage.get("input_tokens")),
+                output_tokens=http.as_int(usage.get("output_tokens")),
+                reasoning_context=applied,
+                cached_input_tokens=http.as_int(cached),
+            )
+        if called_tools and stop == "stop":
+            stop = "tool_calls"
+        yield StreamEnded(stop_reason=stop)
+
+
+def _echoed_context(data: dict[str, Any]) -> str | None:
+    response = data.get("response")
+    reasoning = response.get("reasoning") if isinstance(response, dict) else None
+    context = reasoning.get("context") if isinstance(reasoning, dict) else None
+    return context if isinstance(context, str) and context else None
+
+
+def _error(endpoint: http.Endpoint, error: dict[str, Any]) -> Exception:
+    err_type, code, message = (str(error.get(key) or "") for key in ("type", "code", "message"))
+    return http.stream_error(endpoint, err_type, code, message)
+
+
+def _tool_call(item: dict[str, Any]) -> ToolCallRequested:
+    text = item.get("arguments")
+    text = text if isinstance(text, str) else ""
+    arguments = http.parse_arguments(text)
+    call_id = str(item.get("call_id") or item.get("id") or "")
+    return ToolCallRequested(
+        call_id=call_id,
+        name=str(item.get("name", "")),
+        arguments=arguments if arguments is not None else {},
+        arguments_text=text,
+        provider_data={"id": item.get("id"), "call_id": call_id},
+    )
+
+
+def _reasoning_done(item: dict[str, Any]) -> ReasoningDone:
+    summary = [
+        part for part in item.get("summary") or [] if isinstance(part, dict) and "text" in part
+    ]
+    # Servers that expose raw reasoning (gpt-oss) put it in `content` instead of `summary`.
+    content = [
+        part for part in item.get("content") or [] if isinstance(part, dict) and "text" in part
+    ]
+    text = "\n\n".join(str(part["text"]) for part in summary or content)
+    data: dict[str, Any] = {"provider": PROVIDER_TAG, "id": item.get("id"), "summary": summary}
+    if isinstance(item.get("encrypted_content"), str):
+        data["encrypted_content"] = item["encrypted_content"]
+    return ReasoningDone(text=text, provider_data=data)
+
+
+def tool_spec(tool: ToolSpec) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": tool.parameters,
+        # strict mode demands every property be required; our tools' schemas are not written so.
+        "strict": False,
+    }
+
+
+def _message(role: str, text: str) -> dict[str, Any]:
+    part = "input_text" if role == "user" else "output_text"
+    return {"type": "message", "role": role, "content": [{"type": part, "text": text}]}
+
+
+def _reasoning_input(item: Item) -> dict[str, Any] | None:
+    data = item.get("providerData")
+    if not isinstance(data, dict) or data.get("provider") != PROVIDER_TAG:
+        return None  # another provider's reasoning (or a partial one) means nothing here
+    encrypted = data.get("encrypted_content")
+    if not isinstance(encrypted, str) or not isinstance(data.get("id"), str):
+        return None
+    summary = data.get("summary")
+    if not isinstance(summary, list):
+        text = str(item.get("text", ""))
+        summary = [{"type": "summary_text", "text": text}] if text else []
+    return {
+        "type": "reasoning",
+        "id": data["id"],
+        "summary": summary,
+        "encrypted_content": encrypted,
+    }
+
+
+def to_input(items: list[Item], reasoning_context: str) -> list[dict[str, Any]]:
+    paired = http.pair_tool_calls(items)
+    turn_start = http.last_user_index(paired)
+    out: list[dict[str, Any]] = []
+    for index, item in enumerate(paired):
+        kind = item.get("type")
+        if kind == USER_MESSAGE:
+            out.append(_message("user", str(item.get("text", ""))))
+        elif kind == AGENT_MESSAGE:
+            text = str(item.get("text", ""))
+            if text:
+                out.append(_message("assistant", text))
+        elif kind == REASONING:
+            if reasoning_context == ALL_TURNS or index > turn_start:
+                reasoning = _reasoning_input(item)
+                if reasoning is not None:
+                    out.append(reasoning)
+        elif kind == TOOL_CALL:
+            out.append(
+                {
+                    "type": "function_call",
+                    "call_id": str(item.get("callId", "")),
+                    "name": str(item.get("name", "")),
+                    "arguments": json.dumps(item.get("arguments") or {}, ensure_ascii=False),
+                }
+            )
+        elif kind == TOOL_RESULT:
+            output = http.tool_output_text(item)
+            out.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": str(item.get("callId", "")),
+                    "output": f"Error: {output}" if item.get("isError") else output,
+                }
+            )
+        elif kind == SUMMARY:
+            out.append(_message("user", http.summary_text(item)))
+        elif kind == NOTICE:
+            out.append(_message("user", http.notice_text(item)))
+    return out
