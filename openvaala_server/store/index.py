@@ -1,0 +1,474 @@
+"""metadata.db: the SQLite index of conversations, sessions, turns and searchable text.
+
+Storage contract: the index holds nothing the directories don't. Every row is a function of the
+journal files (`conversation_rows`), computed the same way by the live store and by `reindex`, so a
+rebuilt index equals the live one. A missing or corrupt file, another schema version, or a file the
+last process did not close cleanly (it may have died between a journal fsync and the index update)
+is not repaired in place: `needs_rebuild` says so and the store rebuilds it from the directories.
+
+Writes go through ONE connection owned by ONE writer task, which batches whatever is pending into a
+single transaction; reads use a separate connection (WAL lets them run alongside the writer). The
+index is derived data, so it runs with ``synchronous=NORMAL``: a power cut may lose its last
+commits, which the "closed cleanly" flag (written with a full sync) turns into a rebuild.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+import sqlite3
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import aiosqlite
+import orjson
+
+from openvaala_server.domain import meta as m
+from openvaala_server.domain import records as r
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION: Final = 1
+SCHEMA: Final = """
+CREATE TABLE conversations (
+    id TEXT PRIMARY KEY,
+    title TEXT NOT NULL,
+    cwd TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    model TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    archived INTEGER NOT NULL,
+    message_count INTEGER NOT NULL,
+    turn_count INTEGER NOT NULL,
+    last_status TEXT NOT NULL,
+    forked_from TEXT
+);
+CREATE INDEX conversations_by_update ON conversations (archived, updated_at DESC, id DESC);
+CREATE TABLE sessions (
+    conversation_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    parent_session_id TEXT,
+    agent TEXT NOT NULL,
+    model TEXT NOT NULL,
+    title TEXT NOT NULL,
+    status TEXT NOT NULL,
+    PRIMARY KEY (conversation_id, id)
+);
+CREATE TABLE turns (
+    conversation_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    ended_at TEXT,
+    PRIMARY KEY (conversation_id, id)
+);
+-- Searchable text (titles and messages). The FTS5 table uses it as external content, so a
+-- conversation's rows are found by an ordinary index when it is renamed or deleted.
+CREATE TABLE texts (
+    rowid INTEGER PRIMARY KEY,
+    conversation_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    text TEXT NOT NULL
+);
+CREATE INDEX texts_by_conversation ON texts (conversation_id, kind);
+CREATE VIRTUAL TABLE search USING fts5 (text, content='texts', content_rowid='rowid');
+CREATE TRIGGER texts_ai AFTER INSERT ON texts BEGIN
+    INSERT INTO search (rowid, text) VALUES (new.rowid, new.text);
+END;
+CREATE TRIGGER texts_ad AFTER DELETE ON texts BEGIN
+    INSERT INTO search (search, rowid, text) VALUES ('delete', old.rowid, old.text);
+END;
+CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+TABLES: Final = ("conversations", "sessions", "turns", "texts")
+TITLE: Final = "title"
+MESSAGE: Final = "message"
+MESSAGE_TYPES: Final = frozenset({r.USER_MESSAGE, r.AGENT_MESSAGE})
+
+Row = tuple[Any, ...]
+
+
+# --- rows: the one definition of what the index holds ------------------------------------------
+
+
+def fold_conversation(records: list[r.Record]) -> tuple[m.ConversationMeta, int]:
+    """`meta.fold`, except that a later record the fold cannot apply is skipped and counted
+    instead of making the whole conversation unreadable. `MetaError` for a bad first record."""
+    if not records:
+        raise m.MetaError("metadata.jsonl has no records")
+    meta = m.created_from(records[0])
+    skipped = 0
+    for record in records[1:]:
+        skipped += not apply_record(meta, record)
+    return meta, skipped
+
+
+def apply_record(meta: m.ConversationMeta, record: r.Record) -> bool:
+    try:
+        m.apply(meta, record)
+    except (KeyError, TypeError, ValueError):
+        return False
+    return True
+
+
+@dataclass
+class ItemStats:
+    """What the index takes from session records: counts, searchable text, the latest ts."""
+
+    message_count: int = 0
+    texts: list[str] = field(default_factory=list)
+    updated_at: str = ""
+
+    def add(self, records: Iterable[r.Record]) -> None:
+        for record in records:
+            ts = record.get("ts")
+            if isinstance(ts, str) and ts > self.updated_at:
+                self.updated_at = ts
+            item = record.get("item")
+            if record.get("type") != r.ITEM or not isinstance(item, dict):
+                continue
+            if item.get("type") in MESSAGE_TYPES:
+                self.message_count += 1
+            text = r.item_text(item)
+            if text:
+                self.texts.append(text)
+
+
+def conversation_row(meta: m.ConversationMeta, message_count: int, updated_at: str) -> Row:
+    forked = orjson.dumps(meta.forked_from, option=orjson.OPT_SORT_KEYS).decode()
+    return (
+        meta.conversation_id,
+        meta.title,
+        meta.cwd,
+        meta.agent,
+        meta.model,
+        meta.created_at,
+        max(meta.updated_at, updated_at),
+        int(meta.archived),
+        message_count,
+        len(meta.turns),
+        meta.last_status,
+        None if meta.forked_from is None else forked,
+    )
+
+
+def session_rows(meta: m.ConversationMeta) -> list[Row]:
+    return [
+        (
+            meta.conversation_id,
+            s.session_id,
+            s.parent_session_id,
+            s.agent,
+            s.model,
+            s.title,
+            m.session_status(meta, s.session_id),
+        )
+        for s in meta.sessions.values()
+    ]
+
+
+def turn_rows(meta: m.ConversationMeta, only: set[str] | None = None) -> list[Row]:
+    return [
+        (meta.conversation_id, t.turn_id, t.session_id, t.status, t.started_at, t.ended_at)
+        for t in meta.turns.values()
+        if only is None or t.turn_id in only
+    ]
+
+
+INSERT_CONVERSATION: Final = "INSERT INTO conversations VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
+UPSERT_SESSION: Final = "INSERT OR REPLACE INTO sessions VALUES (?,?,?,?,?,?,?)"
+UPSERT_TURN: Final = "INSERT OR REPLACE INTO turns VALUES (?,?,?,?,?,?)"
+INSERT_TEXT: Final = "INSERT INTO texts (conversation_id, kind, text) VALUES (?,?,?)"
+# A metadata change keeps the counts the item appends maintain, and updated_at only grows.
+UPSERT_CONVERSATION: Final = (
+    INSERT_CONVERSATION
+    + """ ON CONFLICT (id) DO UPDATE SET title = excluded.title, cwd = excluded.cwd,
+    agent = excluded.agent, model = excluded.model, created_at = excluded.created_at,
+    updated_at = max(updated_at, excluded.updated_at), archived = excluded.archived,
+    turn_count = excluded.turn_count, last_status = excluded.last_status,
+    forked_from = excluded.forked_from"""
+)
+
+
+# --- opening -----------------------------------------------------------------------------------
+
+
+def needs_rebuild(path: Path) -> str | None:
+    """Why the index at `path` cannot be used as it is, or None if it can."""
+    if not path.exists():
+        return "no index yet"
+    try:
+        conn = sqlite3.connect(path)
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version != SCHEMA_VERSION:
+                return f"schema version {version}, this OpenVaala uses {SCHEMA_VERSION}"
+            for table in (*TABLES, "search"):
+                conn.execute(f"SELECT * FROM {table} LIMIT 1").fetchall()
+            clean = conn.execute("SELECT value FROM state WHERE key = 'clean'").fetchone()
+            if clean != ("1",):
+                return "the last server did not close it cleanly"
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        return f"unreadable ({exc})"
+    return None
+
+
+def create_schema(conn: sqlite3.Connection) -> None:
+    conn.executescript(SCHEMA)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def dump(conn: sqlite3.Connection) -> dict[str, list[Row]]:
+    """Every row of every table, sorted, without SQLite's own rowids: what 'equal indexes' means."""
+    return {
+        table: sorted(
+            conn.execute(
+                "SELECT conversation_id, kind, text FROM texts"
+                if table == "texts"
+                else f"SELECT * FROM {table}"
+            ).fetchall(),
+            key=repr,
+        )
+        for table in TABLES
+    }
+
+
+# --- the live index ----------------------------------------------------------------------------
+
+_Op = Callable[[aiosqlite.Connection], Awaitable[None]]
+
+
+@dataclass
+class _Job:
+    op: _Op
+    future: asyncio.Future[None]
+
+
+class Index:
+    """The live index: one writer task and connection, one read connection."""
+
+    def __init__(self, writer: aiosqlite.Connection, reader: aiosqlite.Connection) -> None:
+        self._writer = writer
+        self._reader = reader
+        self._jobs: asyncio.Queue[_Job | None] = asyncio.Queue()
+        self._task = asyncio.create_task(self._write_loop(), name="index-writer")
+
+    @classmethod
+    async def open(cls, path: Path) -> Index:
+        writer = await aiosqlite.connect(path, isolation_level=None)
+        try:
+            await writer.execute("PRAGMA journal_mode = WAL")
+            # Until close() says otherwise, this index may lag the journals: if this process
+            # dies, the next open rebuilds it. Written with a full sync so it cannot be lost.
+            await writer.execute("PRAGMA synchronous = FULL")
+            await writer.execute("INSERT OR REPLACE INTO state VALUES ('clean', '0')")
+            await writer.execute("PRAGMA synchronous = NORMAL")
+            reader = await aiosqlite.connect(path, isolation_level=None)
+        except BaseException:
+            await writer.close()
+            raise
+        reader.row_factory = aiosqlite.Row
+        return cls(writer, reader)
+
+    async def close(self) -> None:
+        await self._jobs.put(None)
+        await self._task
+        await self._writer.execute("PRAGMA synchronous = FULL")
+        await self._writer.execute("INSERT OR REPLACE INTO state VALUES ('clean', '1')")
+        await self._reader.close()
+        await self._writer.close()
+
+    async def _submit(self, op: _Op) -> None:
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        await self._jobs.put(_Job(op, future))
+        await future
+
+    async def _write_loop(self) -> None:
+        while True:
+            first = await self._jobs.get()
+            batch = [first]
+            while not self._jobs.empty():
+                batch.append(self._jobs.get_nowait())
+            jobs = [job for job in batch if job is not None]
+            if jobs:
+                await self._run_batch(jobs)
+            if None in batch:
+                return
+
+    async def _run_batch(self, jobs: list[_Job]) -> None:
+        try:
+            await self._transaction([job.op for job in jobs])
+        except Exception:
+            # One bad op must not fail the others: retry each in its own transaction.
+            for job in jobs:
+                try:
+                    await self._transaction([job.op])
+                except Exception as exc:
+                    log.exception("index update failed")
+                    _settle(job.future, exc)
+                else:
+                    _settle(job.future, None)
+        else:
+            for job in jobs:
+                _settle(job.future, None)
+
+    async def _transaction(self, ops: list[_Op]) -> None:
+        await self._writer.execute("BEGIN")
+        try:
+            for op in ops:
+                await op(self._writer)
+        except BaseException:
+            await self._writer.execute("ROLLBACK")
+            raise
+        await self._writer.execute("COMMIT")
+
+    # --- writes --------------------------------------------------------------------------------
+
+    async def put_conversation(
+        self, meta: m.ConversationMeta, *, turns: set[str] | None = None, title: bool = True
+    ) -> None:
+        """Upsert a conversation's metadata rows (its counts from items are kept)."""
+        row = conversation_row(meta, 0, meta.updated_at)
+        sessions = session_rows(meta)
+        turn_list = turn_rows(meta, turns)
+        cid = meta.conversation_id
+
+        async def op(db: aiosqlite.Connection) -> None:
+            await db.execute(UPSERT_CONVERSATION, row)
+            await db.executemany(UPSERT_SESSION, sessions)
+            if turn_list:
+                await db.executemany(UPSERT_TURN, turn_list)
+            if title:
+                await db.execute(
+                    "DELETE FROM texts WHERE conversation_id = ? AND kind = ?", (cid, TITLE)
+                )
+                await db.execute(INSERT_TEXT, (cid, TITLE, row[1]))
+
+        await self._submit(op)
+
+    async def add_items(self, cid: str, stats: ItemStats) -> None:
+        async def op(db: aiosqlite.Connection) -> None:
+            await db.execute(
+                "UPDATE conversations SET message_count = message_count + ?, "
+                "updated_at = max(updated_at, ?) WHERE id = ?",
+                (stats.message_count, stats.updated_at, cid),
+            )
+            if stats.texts:
+                await db.executemany(INSERT_TEXT, [(cid, MESSAGE, t) for t in stats.texts])
+
+        await self._submit(op)
+
+    async def delete_conversation(self, cid: str) -> None:
+        async def op(db: aiosqlite.Connection) -> None:
+            await db.execute("DELETE FROM conversations WHERE id = ?", (cid,))
+            for table in ("sessions", "turns", "texts"):
+                await db.execute(f"DELETE FROM {table} WHERE conversation_id = ?", (cid,))
+
+        await self._submit(op)
+
+    # --- reads ---------------------------------------------------------------------------------
+
+    async def list_conversations(
+        self, *, archived: bool, search: str | None, limit: int, cursor: str | None
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        where = ["archived = ?"]
+        params: list[Any] = [int(archived)]
+        if cursor is not None:
+            updated_at, cid = decode_cursor(cursor)
+            where.append("(updated_at < ? OR (updated_at = ? AND id < ?))")
+            params += [updated_at, updated_at, cid]
+        query = fts_query(search or "")
+        if query:
+            where.append(
+                "id IN (SELECT t.conversation_id FROM search JOIN texts t "
+                "ON t.rowid = search.rowid WHERE search MATCH ?)"
+            )
+            params.append(query)
+        sql = (
+            f"SELECT * FROM conversations WHERE {' AND '.join(where)} "
+            "ORDER BY updated_at DESC, id DESC LIMIT ?"
+        )
+        params.append(max(0, limit) + 1)
+        async with self._reader.execute(sql, params) as rows_cursor:
+            rows = list(await rows_cursor.fetchall())
+        more = len(rows) > limit
+        rows = rows[:limit]
+        next_cursor = (
+            encode_cursor(rows[-1]["updated_at"], rows[-1]["id"]) if more and rows else None
+        )
+        return [summary(row) for row in rows], next_cursor
+
+    async def get_summary(self, cid: str) -> dict[str, Any] | None:
+        async with self._reader.execute("SELECT * FROM conversations WHERE id = ?", (cid,)) as c:
+            row = await c.fetchone()
+        return None if row is None else summary(row)
+
+    async def dump(self) -> dict[str, list[Row]]:
+        result: dict[str, list[Row]] = {}
+        for table in TABLES:
+            sql = (
+                "SELECT conversation_id, kind, text FROM texts"
+                if table == "texts"
+                else f"SELECT * FROM {table}"
+            )
+            async with self._reader.execute(sql) as c:
+                result[table] = sorted((tuple(row) for row in await c.fetchall()), key=repr)
+        return result
+
+
+def summary(row: sqlite3.Row | aiosqlite.Row) -> dict[str, Any]:
+    """A conversations row as the protocol's ConversationSummary."""
+    forked = row["forked_from"]
+    return {
+        "conversationId": row["id"],
+        "title": row["title"],
+        "cwd": row["cwd"],
+        "agent": row["agent"],
+        "model": row["model"],
+        "createdAt": row["created_at"],
+        "updatedAt": row["updated_at"],
+        "archived": bool(row["archived"]),
+        "status": row["last_status"],
+        "messageCount": row["message_count"],
+        "turnCount": row["turn_count"],
+        "forkedFrom": None if forked is None else orjson.loads(forked),
+    }
+
+
+def encode_cursor(updated_at: str, cid: str) -> str:
+    return base64.urlsafe_b64encode(orjson.dumps([updated_at, cid])).decode()
+
+
+def decode_cursor(cursor: str) -> tuple[str, str]:
+    try:
+        updated_at, cid = orjson.loads(base64.urlsafe_b64decode(cursor.encode()))
+    except (ValueError, TypeError) as exc:
+        raise ValueError("invalid cursor") from exc
+    if not isinstance(updated_at, str) or not isinstance(cid, str):
+        raise ValueError("invalid cursor")
+    return updated_at, cid
+
+
+def fts_query(search: str) -> str:
+    """Words typed by a user as an FTS5 query: each word a quoted prefix, all required.
+
+    Quoting keeps FTS5 syntax (AND, NEAR, ", *, column:) from being interpreted.
+    """
+    words = search.split()
+    return " ".join('"' + w.replace('"', '""') + '"*' for w in words)
+
+
+def _settle(future: asyncio.Future[None], error: BaseException | None) -> None:
+    if future.done():
+        return
+    if error is None:
+        future.set_result(None)
+    else:
+        future.set_exception(error)

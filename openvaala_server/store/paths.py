@@ -1,0 +1,141 @@
+"""Where OpenVaala keeps its data, and the only way the store turns an id into a path.
+
+Contract (ARCHITECTURE.md, "Data directory")::
+
+    <root>/metadata.db                  derived index (SQLite, WAL)
+    <root>/runtime.lock                 flock held by the running server
+    <root>/token                        the running server's auth token
+    <root>/conversations/<cid>/metadata.jsonl
+    <root>/conversations/<cid>/<sid>.jsonl
+
+Every id is checked with `is_valid_id` before it becomes a path, and a conversation directory that
+is a symlink, or whose name is not an id, is never followed.
+
+This module also holds the root of the store's exception tree, because it is the lowest layer::
+
+    StoreError
+    ├── InvalidId            (also a ValueError) an id that may not touch the disk
+    ├── NotFound             no such conversation / item
+    ├── FormatTooNew         written by a newer OpenVaala: not opened, never half-understood
+    ├── CorruptConversation  metadata.jsonl does not describe a conversation
+    └── JournalWriteError    (journal.py) an append did not reach the disk
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from openvaala_server.domain.ids import is_valid_id
+
+METADATA_FILE = "metadata.jsonl"
+JOURNAL_SUFFIX = ".jsonl"
+# A conversation directory renamed to this prefix is being deleted (see Store.delete_conversation).
+TRASH_PREFIX = ".trash-"
+
+
+class StoreError(Exception):
+    """Base of every error the store raises on purpose."""
+
+
+class InvalidId(StoreError, ValueError):
+    """An id that is not 32 lowercase hex characters: it never reaches a path."""
+
+
+class NotFound(StoreError):
+    """No such conversation (or item)."""
+
+
+class FormatTooNew(StoreError):
+    """The conversation was written by a newer OpenVaala."""
+
+
+class CorruptConversation(StoreError):
+    """metadata.jsonl cannot be read or does not start with a conversation_created record."""
+
+
+def check_id(value: object) -> str:
+    if not is_valid_id(value):
+        raise InvalidId(f"invalid id: {value!r}")
+    assert isinstance(value, str)
+    return value
+
+
+def is_real_dir(path: Path) -> bool:
+    """A directory that is not a symlink (lstat, so a link to a directory does not count)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def is_real_file(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+@dataclass(frozen=True)
+class DataDir:
+    root: Path
+
+    @classmethod
+    def resolve(cls, environ: Mapping[str, str] | None = None) -> DataDir:
+        """`$OPENVAALA_HOME` › `$XDG_DATA_HOME/openvaala` › `~/.local/share/openvaala`."""
+        env = os.environ if environ is None else environ
+        if env.get("OPENVAALA_HOME"):
+            return cls(Path(env["OPENVAALA_HOME"]).expanduser())
+        if env.get("XDG_DATA_HOME"):
+            return cls(Path(env["XDG_DATA_HOME"]).expanduser() / "openvaala")
+        return cls(Path.home() / ".local" / "share" / "openvaala")
+
+    def ensure(self) -> None:
+        """Create the root (0700: it holds the token and every conversation) and conversations/."""
+        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.conversations_dir.mkdir(mode=0o700, exist_ok=True)
+
+    @property
+    def metadata_db(self) -> Path:
+        return self.root / "metadata.db"
+
+    @property
+    def lock_path(self) -> Path:
+        return self.root / "runtime.lock"
+
+    @property
+    def token_path(self) -> Path:
+        return self.root / "token"
+
+    @property
+    def conversations_dir(self) -> Path:
+        return self.root / "conversations"
+
+    def conversation_dir(self, cid: str) -> Path:
+        return self.conversations_dir / check_id(cid)
+
+    def trash_dir(self, cid: str) -> Path:
+        return self.conversations_dir / (TRASH_PREFIX + check_id(cid))
+
+    def metadata_file(self, cid: str) -> Path:
+        return self.conversation_dir(cid) / METADATA_FILE
+
+    def session_file(self, cid: str, sid: str) -> Path:
+        return self.conversation_dir(cid) / (check_id(sid) + JOURNAL_SUFFIX)
+
+    def session_files(self, cid: str) -> Iterator[tuple[str, Path]]:
+        """(session id, path) of every regular `<sid>.jsonl` in the conversation, sorted by id."""
+        directory = self.conversation_dir(cid)
+        try:
+            names = sorted(os.listdir(directory))
+        except OSError:
+            return
+        for name in names:
+            sid = name.removesuffix(JOURNAL_SUFFIX)
+            if name.endswith(JOURNAL_SUFFIX) and is_valid_id(sid):
+                path = directory / name
+                if is_real_file(path):
+                    yield sid, path

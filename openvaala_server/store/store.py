@@ -1,0 +1,308 @@
+"""The store: conversations on disk (journals) plus their index, behind one async API.
+
+Storage contract (ARCHITECTURE.md, "Data directory"):
+
+- Durability order: every change is appended to a journal and fsynced (`JournalWriter`) *before*
+  the index is updated; the caller broadcasts only after the method returns. So the index and the
+  clients never know of a record the disk might lose.
+- A conversation is a directory; creating it fsyncs ``conversations/``.
+- Delete is crash-safe: the directory is renamed to ``.trash-<id>`` and ``conversations/`` fsynced
+  (from then on the conversation is gone for every reader), then the index rows go, then the files.
+  `reindex` and `Store.open` finish any deletion found half done.
+- The index is disposable: missing, corrupt, of another schema version or not closed cleanly, it
+  is rebuilt from the directories at open (logged), never a crash loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import shutil
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, Final
+
+from openvaala_server.domain import meta as m
+from openvaala_server.domain import records as r
+from openvaala_server.domain.ids import is_valid_id
+from openvaala_server.store import index as ix
+from openvaala_server.store import journal
+from openvaala_server.store.journal import JournalWriteError, JournalWriter
+from openvaala_server.store.paths import (
+    TRASH_PREFIX,
+    CorruptConversation,
+    DataDir,
+    FormatTooNew,
+    InvalidId,
+    NotFound,
+    StoreError,
+    check_id,
+    is_real_dir,
+    is_real_file,
+)
+from openvaala_server.store.reindex import ReindexReport, read_meta, reindex
+
+__all__ = [
+    "CorruptConversation",
+    "FormatTooNew",
+    "InvalidId",
+    "JournalWriteError",
+    "NotFound",
+    "Store",
+    "StoreError",
+]
+
+log = logging.getLogger(__name__)
+_META_CACHE_SIZE: Final = 512
+
+
+class Store:
+    def __init__(self, data_dir: DataDir, writer: JournalWriter, index: ix.Index) -> None:
+        self.data_dir = data_dir
+        self._writer = writer
+        self._index = index
+        # Folded metadata of recently written conversations, with the seq it reflects, so a
+        # metadata append updates the index without re-reading the file.
+        self._metas: OrderedDict[str, tuple[m.ConversationMeta, int]] = OrderedDict()
+
+    @classmethod
+    async def open(cls, data_dir: DataDir) -> Store:
+        await asyncio.to_thread(data_dir.ensure)
+        reason = await asyncio.to_thread(ix.needs_rebuild, data_dir.metadata_db)
+        if reason is not None:
+            log.warning("rebuilding %s: %s", data_dir.metadata_db, reason)
+            report = await reindex(data_dir)
+            log.warning(
+                "reindex: %d conversations indexed, %d skipped",
+                len(report.indexed),
+                len(report.skipped),
+            )
+        index = await ix.Index.open(data_dir.metadata_db)
+        writer = JournalWriter()
+        await writer.start()
+        store = cls(data_dir, writer, index)
+        await store._finish_deletions()
+        return store
+
+    async def close(self) -> None:
+        await self._writer.close()
+        await self._index.close()
+
+    async def reindex(self) -> ReindexReport:
+        """Rebuild the index while open: the writer lets go of its files, the index is swapped."""
+        await self._writer.forget()
+        await self._index.close()
+        self._metas.clear()
+        try:
+            return await reindex(self.data_dir)
+        finally:
+            self._index = await ix.Index.open(self.data_dir.metadata_db)
+
+    # --- conversations -----------------------------------------------------------------------
+
+    def exists(self, cid: str) -> bool:
+        if not is_valid_id(cid):
+            return False
+        directory = self.data_dir.conversation_dir(cid)
+        return is_real_dir(directory) and is_real_file(self.data_dir.metadata_file(cid))
+
+    def _existing(self, cid: str) -> Path:
+        path = self.data_dir.metadata_file(check_id(cid))
+        if not self.exists(cid):
+            raise NotFound(f"no conversation {cid}")
+        return path
+
+    async def create_conversation(self, created: dict[str, Any]) -> m.ConversationMeta:
+        """Create the directory and its metadata.jsonl from a conversation_created payload."""
+        cid = check_id(created.get("conversationId"))
+        check_id(created.get("rootSessionId"))
+        directory = self.data_dir.conversation_dir(cid)
+        payload = {**created, "type": r.CONVERSATION_CREATED}
+        payload.setdefault("formatVersion", r.FORMAT_VERSION)
+
+        def make_dir() -> None:
+            directory.mkdir(mode=0o700)  # FileExistsError: ids are never reused
+            journal.fsync_dir(directory.parent)
+
+        await asyncio.to_thread(make_dir)
+        stamped = await self._writer.append(self.data_dir.metadata_file(cid), [payload])
+        meta, _ = ix.fold_conversation(stamped)
+        self._remember(cid, meta, stamped[-1]["seq"])
+        await self._index.put_conversation(meta)
+        return m.created_from(stamped[0])
+
+    async def append_metadata(self, cid: str, payloads: list[dict[str, Any]]) -> list[r.Record]:
+        """Append to metadata.jsonl (durable), then update the index; return the stamped records."""
+        path = self._existing(cid)
+        stamped = await self._writer.append(path, payloads)
+        if not stamped:
+            return stamped
+        meta, full = await self._apply(cid, path, stamped)
+        turns = None if full else {str(rec["turnId"]) for rec in stamped if "turnId" in rec}
+        title = full or any(rec["type"] == r.CONVERSATION_RENAMED for rec in stamped)
+        await self._index.put_conversation(meta, turns=turns, title=title)
+        return stamped
+
+    async def _apply(
+        self, cid: str, path: Path, stamped: list[r.Record]
+    ) -> tuple[m.ConversationMeta, bool]:
+        """The conversation's metadata with `stamped` applied, and whether it was re-read whole."""
+        cached = self._metas.get(cid)
+        first, last = stamped[0]["seq"], stamped[-1]["seq"]
+        if cached is not None and cached[1] == first - 1:
+            meta = cached[0]
+            for record in stamped:
+                ix.apply_record(meta, record)
+            self._remember(cid, meta, last)
+            return meta, False
+        # Not cached, or another append's records came in between: fold the file (it holds
+        # ours, since they are durable) rather than guess the order.
+        meta, read = await asyncio.to_thread(read_meta, path)
+        self._remember(cid, meta, read.last_seq)
+        return meta, True
+
+    def _remember(self, cid: str, meta: m.ConversationMeta, seq: int) -> None:
+        self._metas[cid] = (meta, seq)
+        self._metas.move_to_end(cid)
+        while len(self._metas) > _META_CACHE_SIZE:
+            self._metas.popitem(last=False)
+
+    async def load_meta(self, cid: str) -> m.ConversationMeta | None:
+        """The conversation as folded from its metadata.jsonl; None if there is none.
+
+        Raises `FormatTooNew` (written by a newer OpenVaala) or `CorruptConversation`.
+        """
+        check_id(cid)
+        if not self.exists(cid):
+            return None
+        try:
+            meta, _ = await asyncio.to_thread(read_meta, self.data_dir.metadata_file(cid))
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise CorruptConversation(f"cannot read conversation {cid}: {exc}") from exc
+        return meta
+
+    async def delete_conversation(self, cid: str) -> None:
+        """Mark (rename to trash, fsync), unindex, remove: any crash in between is finished by
+        the next open or reindex."""
+        self._existing(cid)
+        await self._delete_mark(cid)
+        await self._delete_unindex(cid)
+        await self._delete_remove(cid)
+
+    async def _delete_mark(self, cid: str) -> None:
+        directory = self.data_dir.conversation_dir(cid)
+        await self._writer.forget(directory)
+        self._metas.pop(cid, None)
+
+        def mark() -> None:
+            trash = self.data_dir.trash_dir(cid)
+            if trash.exists():  # an older, half-finished deletion of the same id
+                shutil.rmtree(trash)
+            os.rename(directory, trash)
+            journal.fsync_dir(directory.parent)
+
+        await asyncio.to_thread(mark)
+
+    async def _delete_unindex(self, cid: str) -> None:
+        await self._index.delete_conversation(cid)
+
+    async def _delete_remove(self, cid: str) -> None:
+        await asyncio.to_thread(shutil.rmtree, self.data_dir.trash_dir(cid), True)
+
+    async def _finish_deletions(self) -> None:
+        names = await asyncio.to_thread(os.listdir, self.data_dir.conversations_dir)
+        for name in names:
+            cid = name.removeprefix(TRASH_PREFIX)
+            if name.startswith(TRASH_PREFIX) and is_valid_id(cid):
+                log.warning("finishing the deletion of conversation %s", cid)
+                await self._delete_unindex(cid)
+                await self._delete_remove(cid)
+
+    # --- items -------------------------------------------------------------------------------
+
+    async def append_items(self, cid: str, sid: str, items: list[dict[str, Any]]) -> None:
+        """Append completed items to a session's journal (durable), then index them."""
+        self._existing(cid)
+        path = self.data_dir.session_file(cid, sid)
+        stamped = await self._writer.append(path, [{"type": r.ITEM, "item": it} for it in items])
+        stats = ix.ItemStats()
+        stats.add(stamped)
+        await self._index.add_items(cid, stats)
+
+    async def read_all_items(self, cid: str, sid: str) -> list[dict[str, Any]]:
+        path = self._session_path(cid, sid)
+        try:
+            read = await asyncio.to_thread(journal.read_journal, path)
+        except FileNotFoundError:
+            return []
+        return [_item(rec) for rec in read.records if rec["type"] == r.ITEM]
+
+    async def read_items(
+        self, cid: str, sid: str, *, before_item: str | None = None, limit: int | None = None
+    ) -> tuple[list[dict[str, Any]], bool]:
+        """Items in order: the last `limit` before `before_item` (an itemId), and whether more
+        exist before them. Reads the file backwards, so the last page of a long history is cheap."""
+        if limit is None and before_item is None:
+            return await self.read_all_items(cid, sid), False
+        path = self._session_path(cid, sid)
+        return await asyncio.to_thread(_page, path, before_item, limit)
+
+    def _session_path(self, cid: str, sid: str) -> Path:
+        self._existing(cid)
+        return self.data_dir.session_file(cid, sid)
+
+    # --- the index ---------------------------------------------------------------------------
+
+    async def list_conversations(
+        self,
+        *,
+        archived: bool = False,
+        search: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """ConversationSummary dicts, most recently updated first; `archived` picks the archived
+        ones instead of the active ones. The cursor is opaque: pass back what was returned."""
+        return await self._index.list_conversations(
+            archived=archived, search=search, limit=limit, cursor=cursor
+        )
+
+    async def get_summary(self, cid: str) -> dict[str, Any] | None:
+        check_id(cid)
+        return await self._index.get_summary(cid)
+
+    async def dump_index(self) -> dict[str, list[ix.Row]]:
+        """Every row of the live index (for tests and `reindex --check`)."""
+        return await self._index.dump()
+
+
+def _item(record: r.Record) -> dict[str, Any]:
+    item = record.get("item")
+    return item if isinstance(item, dict) else {}
+
+
+def _page(
+    path: Path, before_item: str | None, limit: int | None
+) -> tuple[list[dict[str, Any]], bool]:
+    try:
+        backwards = journal.reverse_records(path)
+        found = before_item is None
+        page: list[dict[str, Any]] = []
+        for record in backwards:
+            if record["type"] != r.ITEM:
+                continue
+            item = _item(record)
+            if not found:
+                found = item.get("itemId") == before_item
+                continue
+            if limit is not None and len(page) == limit:
+                return page[::-1], True
+            page.append(item)
+    except FileNotFoundError:
+        page = []
+    if not found:
+        raise NotFound(f"no item {before_item}")
+    return page[::-1], False
