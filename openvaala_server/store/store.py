@@ -120,6 +120,8 @@ class Store:
         directory = self.data_dir.conversation_dir(cid)
         payload = {**created, "type": r.CONVERSATION_CREATED}
         payload.setdefault("formatVersion", r.FORMAT_VERSION)
+        if payload["formatVersion"] != r.FORMAT_VERSION:
+            raise FormatTooNew(f"this OpenVaala writes format {r.FORMAT_VERSION} only")
 
         def make_dir() -> None:
             directory.mkdir(mode=0o700)  # FileExistsError: ids are never reused

@@ -1,0 +1,263 @@
+"""The JSONL journal: what survives crashes, bad lines and failing disks."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import orjson
+import pytest
+
+from openvaala_server.store import journal
+from openvaala_server.store.journal import JournalProblem, JournalWriteError, JournalWriter
+
+
+@pytest.fixture
+async def writer() -> AsyncIterator[JournalWriter]:
+    w = JournalWriter()
+    await w.start()
+    yield w
+    await w.close()
+
+
+def item(n: int, text: str = "") -> dict[str, object]:
+    return {"type": "item", "item": {"itemId": f"{n:032x}", "type": "user_message", "text": text}}
+
+
+async def test_appended_records_are_stamped_and_read_back(tmp_path: Path, writer: JournalWriter):
+    path = tmp_path / "s.jsonl"
+    stamped = await writer.append(path, [item(1, "héllo"), item(2)])
+    assert [rec["seq"] for rec in stamped] == [1, 2]
+    assert all(rec["ts"].endswith("Z") for rec in stamped)
+    read = journal.read_journal(path)
+    assert read.records == stamped
+    assert read.problems == [] and read.torn_tail is None
+    # One record per line, seq first.
+    lines = path.read_bytes().splitlines()
+    assert len(lines) == 2 and lines[0].startswith(b'{"seq":1,"ts":')
+
+
+async def test_torn_tail_at_every_byte_offset(tmp_path: Path, writer: JournalWriter):
+    """A crash can cut the last record anywhere: it is reported, then moved aside, never fused."""
+    template = tmp_path / "template.jsonl"
+    await writer.append(template, [item(1, "one"), item(2, "two"), item(3, "the last, cut")])
+    data = template.read_bytes()
+    last_start = data.rstrip(b"\n").rfind(b"\n") + 1
+    good = data[:last_start]
+    for cut in range(last_start + 1, len(data)):
+        path = tmp_path / f"cut-{cut}.jsonl"
+        path.write_bytes(data[:cut])
+        read = journal.read_journal(path)
+        assert [rec["seq"] for rec in read.records] == [1, 2], cut
+        assert read.torn_tail == data[last_start:cut]
+        assert read.problems == [JournalProblem(3, "torn_tail", read.problems[0].detail)]
+        assert journal.read_tail(path, 5) == (read.records, False)
+
+        [new] = await writer.append(path, [item(4, "after the crash")])
+        assert new["seq"] == 3  # continues from the last good record
+        after = journal.read_journal(path)
+        assert after.problems == [] and after.torn_tail is None
+        assert [rec["item"]["text"] for rec in after.records] == ["one", "two", "after the crash"]
+        assert path.read_bytes().startswith(good)
+        sidecar = path.with_name(path.name + ".torn-1")
+        assert sidecar.read_bytes() == data[last_start:cut]  # nothing lost
+
+
+async def test_unparsable_last_line_is_torn_too(tmp_path: Path, writer: JournalWriter):
+    path = tmp_path / "s.jsonl"
+    await writer.append(path, [item(1)])
+    await writer.forget()
+    with path.open("ab") as f:
+        f.write(b"\x00\x00\x00\n")  # what delayed allocation can leave after a power cut
+    read = journal.read_journal(path)
+    assert read.torn_tail == b"\x00\x00\x00\n" and len(read.records) == 1
+    [rec] = await writer.append(path, [item(2)])
+    assert rec["seq"] == 2
+    assert journal.read_journal(path).problems == []
+    assert (tmp_path / "s.jsonl.torn-1").read_bytes() == b"\x00\x00\x00\n"
+
+
+async def test_second_torn_tail_gets_its_own_sidecar(tmp_path: Path, writer: JournalWriter):
+    path = tmp_path / "s.jsonl"
+    for n in (1, 2):
+        await writer.append(path, [item(n)])
+        await writer.forget()
+        with path.open("ab") as f:
+            f.write(f'{{"seq": 9, "torn {n}'.encode())
+    await writer.append(path, [item(3)])
+    assert (tmp_path / "s.jsonl.torn-1").read_bytes() == b'{"seq": 9, "torn 1'
+    assert (tmp_path / "s.jsonl.torn-2").read_bytes() == b'{"seq": 9, "torn 2'
+    assert [rec["seq"] for rec in journal.read_journal(path).records] == [1, 2, 3]
+
+
+async def test_bad_line_in_the_middle_is_reported_skipped_and_kept(
+    tmp_path: Path, writer: JournalWriter
+):
+    path = tmp_path / "s.jsonl"
+    await writer.append(path, [item(1), item(2)])
+    await writer.forget()
+    first, second = path.read_bytes().splitlines(keepends=True)
+    corrupted = first + b"{this is not json\n" + b"[1, 2]\n" + second
+    path.write_bytes(corrupted)
+
+    read = journal.read_journal(path)
+    assert [rec["seq"] for rec in read.records] == [1, 2]
+    assert [(p.line_no, p.kind) for p in read.problems] == [(2, "bad_line"), (3, "bad_line")]
+    assert read.torn_tail is None
+
+    [rec] = await writer.append(path, [item(3)])
+    assert rec["seq"] == 3
+    assert path.read_bytes().startswith(corrupted)  # never rewritten
+    assert [p.line_no for p in journal.read_journal(path).problems] == [2, 3]
+
+
+async def test_empty_file(tmp_path: Path, writer: JournalWriter):
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"")
+    read = journal.read_journal(path)
+    assert read.records == [] and read.problems == [] and read.torn_tail is None
+    assert journal.read_tail(path, 3) == ([], False)
+    [rec] = await writer.append(path, [item(1)])
+    assert rec["seq"] == 1
+
+
+async def test_unknown_record_type_survives(tmp_path: Path, writer: JournalWriter):
+    path = tmp_path / "metadata.jsonl"
+    future = {"seq": 1, "ts": "2031-01-01T00:00:00.000000Z", "type": "hologram_added", "x": [1]}
+    path.write_bytes(orjson.dumps(future) + b"\n")
+    read = journal.read_journal(path)
+    assert read.records == [future]
+    assert [(p.line_no, p.kind, p.detail) for p in read.problems] == [
+        (1, "unknown_type", "hologram_added")
+    ]
+    await writer.append(path, [{"type": "conversation_archived"}])
+    after = journal.read_journal(path)
+    assert after.records[0] == future
+    assert [rec["seq"] for rec in after.records] == [1, 2]
+
+
+async def test_seq_continues_across_reopen(tmp_path: Path):
+    path = tmp_path / "s.jsonl"
+    for expected in ([1, 2], [3], [4, 5, 6]):
+        w = JournalWriter()
+        await w.start()
+        stamped = await w.append(path, [item(n) for n in expected])
+        await w.close()
+        assert [rec["seq"] for rec in stamped] == expected
+
+
+async def test_concurrent_appends_to_many_files_are_durable_and_in_order(
+    tmp_path: Path, writer: JournalWriter
+):
+    files = [tmp_path / f"{n}.jsonl" for n in range(20)]
+
+    async def producer(path: Path) -> None:
+        for n in range(30):
+            [rec] = await writer.append(path, [item(n)])
+            assert rec["seq"] == n + 1
+
+    await asyncio.gather(*(producer(path) for path in files))
+    for path in files:
+        read = journal.read_journal(path)
+        assert [rec["item"]["itemId"] for rec in read.records] == [f"{n:032x}" for n in range(30)]
+        assert [rec["seq"] for rec in read.records] == list(range(1, 31))
+
+
+async def test_concurrent_appends_to_one_file_share_fsyncs(
+    tmp_path: Path, writer: JournalWriter, monkeypatch: pytest.MonkeyPatch
+):
+    syncs = 0
+    real_fdatasync = os.fdatasync
+
+    def counting_fdatasync(fd: int) -> None:
+        nonlocal syncs
+        syncs += 1
+        real_fdatasync(fd)
+
+    monkeypatch.setattr(os, "fdatasync", counting_fdatasync)
+    path = tmp_path / "shared.jsonl"
+
+    async def producer(p: int) -> None:
+        for n in range(20):
+            await writer.append(path, [item(p * 1000 + n)])
+
+    await asyncio.gather(*(producer(p) for p in range(16)))
+    read = journal.read_journal(path)
+    assert [rec["seq"] for rec in read.records] == list(range(1, 321))
+    for p in range(16):  # each producer's records in its own order
+        mine = [
+            rec["item"]["itemId"]
+            for rec in read.records
+            if int(rec["item"]["itemId"], 16) // 1000 == p
+        ]
+        assert mine == [f"{p * 1000 + n:032x}" for n in range(20)]
+    # Sixteen writers waiting at once share one fsync per batch instead of one each.
+    assert syncs < 320 / 2
+
+
+async def test_write_failure_fails_only_that_append(
+    tmp_path: Path, writer: JournalWriter, monkeypatch: pytest.MonkeyPatch
+):
+    full, fine = tmp_path / "full.jsonl", tmp_path / "fine.jsonl"
+    await writer.append(full, [item(1, "before")])
+    size_before = full.stat().st_size
+    real_write = os.write
+
+    def enospc_after_half(fd: int, data: bytes | memoryview) -> int:
+        if b"FAIL" in bytes(data):
+            real_write(fd, bytes(data)[: len(data) // 2])  # a partial line reaches the file
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", enospc_after_half)
+    results = await asyncio.gather(
+        writer.append(full, [item(2, "FAIL")]),
+        writer.append(fine, [item(1, "ok")]),
+        return_exceptions=True,
+    )
+    assert isinstance(results[0], JournalWriteError)
+    assert "No space left" in str(results[0])
+    assert isinstance(results[1], list) and results[1][0]["seq"] == 1
+    assert full.stat().st_size == size_before  # the partial line was cut off
+    assert journal.read_journal(full).problems == []
+
+    monkeypatch.setattr(os, "write", real_write)
+    [rec] = await writer.append(full, [item(3, "after")])
+    assert rec["seq"] == 2
+    texts = [r["item"]["text"] for r in journal.read_journal(full).records]
+    assert texts == ["before", "after"]
+
+
+async def test_append_into_missing_directory_fails_cleanly(tmp_path: Path, writer: JournalWriter):
+    with pytest.raises(JournalWriteError):
+        await writer.append(tmp_path / "gone" / "s.jsonl", [item(1)])
+    [rec] = await writer.append(tmp_path / "s.jsonl", [item(1)])
+    assert rec["seq"] == 1
+
+
+async def test_unserialisable_payload_fails_only_its_caller(tmp_path: Path, writer: JournalWriter):
+    path = tmp_path / "s.jsonl"
+    results = await asyncio.gather(
+        writer.append(path, [{"type": "item", "item": object()}]),
+        writer.append(path, [item(1)]),
+        return_exceptions=True,
+    )
+    assert isinstance(results[0], TypeError)
+    assert isinstance(results[1], list) and results[1][0]["seq"] == 1
+
+
+async def test_read_tail_reads_the_end_of_a_big_file(tmp_path: Path, writer: JournalWriter):
+    path = tmp_path / "big.jsonl"
+    for start in range(0, 3000, 500):
+        await writer.append(path, [item(n, "x" * 100) for n in range(start, start + 500)])
+    await writer.forget()
+    with path.open("ab") as f:
+        f.write(b'{"seq": 3001, "ts": "torn')
+    records, more = journal.read_tail(path, 4)
+    assert [rec["seq"] for rec in records] == [2997, 2998, 2999, 3000]
+    assert more is True
+    records, more = journal.read_tail(path, 3000)
+    assert len(records) == 3000 and more is False
