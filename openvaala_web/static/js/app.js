@@ -1,0 +1,457 @@
+// The app: wires the connection, the conversation state and the views together.
+//
+// One conversation is open (subscribed) at a time. Its notifications go through state.apply,
+// which drops what was already seen and reports gaps; the views redraw only what changed.
+// After a reconnection the open conversation is resubscribed with `afterSeq`, so the daemon
+// replays exactly what was missed (or sends a fresh snapshot when it no longer holds it).
+
+import { AgentsView } from "./agents.js";
+import { Composer } from "./composer.js";
+import { $, h } from "./dom.js";
+import { Connection } from "./rpc.js";
+import { Sidebar } from "./sidebar.js";
+import * as S from "./state.js";
+import { TranscriptView } from "./transcript.js";
+
+const PROTOCOL_VERSION = 1;
+const LIST_REFRESH_MS = 15_000;
+const ERROR_SHOW_MS = 10_000;
+
+const FRIENDLY = {
+  not_available: "is not available in this version of the daemon yet",
+};
+
+class App {
+  constructor() {
+    this.state = null; // S.fromSnapshot(...) of the open conversation
+    this.openId = null;
+    this.followed = null; // sessionId shown in the transcript (null: the root agent)
+    this.subscribing = 0; // generation of the subscribe in flight (0: none)
+    this.tab = "transcript";
+    this.loadingMore = false;
+    this.stats = { applied: 0, stale: 0, gaps: 0, snapshots: 0, replayed: 0 };
+
+    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+    this.rpc = new Connection({
+      url: `${scheme}//${location.host}/ws`,
+      initializeParams: { clientInfo: { name: "openvaala-web", version: "0.1.0" }, protocolVersion: PROTOCOL_VERSION },
+      onNotification: (note) => this.onNotification(note),
+      onState: (state) => this.onConnectionState(state),
+      onOnline: () => this.onOnline(),
+    });
+
+    this.sidebar = new Sidebar($("#sidebar"), {
+      list: async (opts) => (await this.rpc.request("conversation/list", { limit: 200, ...opts })).conversations,
+      create: (cwd) => this.createConversation(cwd),
+      open: (id) => this.openConversation(id),
+    });
+    this.transcript = new TranscriptView($("#transcript"), {
+      onAction: (action, item) => this.itemAction(action, item),
+      onLoadMore: () => this.loadMore(),
+    });
+    this.composer = new Composer($("#composer"), {
+      send: (text, mode) => this.send(text, mode),
+      stop: () => this.call("turn/interrupt", { conversationId: this.openId, ...this.sessionParam() }, "Stop"),
+      compact: () => this.compact(),
+      edit: (inputId, text) => this.call("input/edit", { inputId, text }, "Edit"),
+      withdraw: async (inputId) => {
+        const result = await this.call("input/withdraw", { inputId }, "Withdraw");
+        return result ? result.text : null;
+      },
+      steer: (inputId) => this.call("input/steer", { inputId }, "Hand to turn"),
+      jump: (inputId) => this.call("input/jump", { inputId }, "Jump"),
+      redraw: () => this.renderComposer(),
+    });
+    this.agents = new AgentsView($("#agents"), {
+      follow: (sessionId) => this.follow(sessionId),
+      interrupt: (sessionId) => this.call("turn/interrupt", { conversationId: this.openId, sessionId }, "Interrupt"),
+    });
+    this.bindHeader();
+    this.transcript.clear("Pick a conversation, or start one with New.");
+    this.renderHeader();
+  }
+
+  start() {
+    this.rpc.start();
+    setInterval(() => {
+      if (this.rpc.state === "online" && !document.hidden) this.sidebar.refresh();
+    }, LIST_REFRESH_MS);
+    window.addEventListener("hashchange", () => {
+      const id = location.hash.slice(1);
+      if (id && id !== this.openId) this.openConversation(id);
+    });
+  }
+
+  // -- connection ------------------------------------------------------------------------
+
+  onConnectionState(state) {
+    const banner = $("#banner");
+    document.body.dataset.connection = state;
+    if (state === "online") {
+      banner.hidden = true;
+      banner.textContent = "";
+    } else if (state === "unauthorized") {
+      banner.hidden = false;
+      banner.textContent = "Signed out: the daemon restarted or the session expired. Run `openvaala web` to open the UI again.";
+    } else {
+      banner.hidden = false;
+      banner.textContent = state === "connecting" ? "Connecting to the daemon…" : "Offline: the connection to the daemon dropped. Reconnecting…";
+    }
+    this.composer.setEnabled(state === "online" && Boolean(this.state));
+    if (state === "online" && this.state) this.renderComposer();
+  }
+
+  async onOnline() {
+    this.sidebar.refresh();
+    const wanted = this.openId || location.hash.slice(1) || null;
+    if (wanted) await this.subscribe(wanted, { resume: true });
+  }
+
+  // -- subscription ----------------------------------------------------------------------
+
+  async subscribe(conversationId, { resume = false } = {}) {
+    const generation = Date.now() + Math.random();
+    this.subscribing = generation;
+    const params = { conversationId };
+    const resuming = resume && this.state && this.state.conversationId === conversationId;
+    if (resuming) params.afterSeq = this.state.seq;
+    let result;
+    try {
+      result = await this.rpc.request("conversation/subscribe", params);
+    } catch (err) {
+      if (this.subscribing === generation) this.subscribing = 0;
+      if (err.kind === "offline") return; // resubscribed when back online
+      this.showError(`Could not open the conversation: ${err.message}`);
+      if (err.kind === "not_found") this.closeConversation("That conversation does not exist (any more).");
+      return;
+    }
+    if (this.subscribing !== generation || this.openId !== conversationId) return;
+    this.subscribing = 0;
+    if (result.snapshot) {
+      this.stats.snapshots += 1;
+      this.state = S.fromSnapshot(result.snapshot, result.seq);
+      if (this.followed && !this.state.sessions.has(this.followed)) this.followed = null;
+      this.renderAll();
+    } else {
+      this.stats.replayed += result.replayed || 0;
+    }
+    this.publishStats();
+    this.composer.setEnabled(true);
+    this.renderComposer();
+  }
+
+  onNotification(note) {
+    const state = this.state;
+    const p = note.params;
+    if (!state || !p || p.conversationId !== state.conversationId) return;
+    const { status, changes } = S.apply(state, note);
+    if (status === "stale") {
+      this.stats.stale += 1;
+      this.publishStats();
+      return;
+    }
+    if (status === "gap") {
+      // Events were lost: ask for exactly those (unless a resubscription is already on it).
+      if (!this.subscribing) {
+        this.stats.gaps += 1;
+        this.publishStats();
+        this.subscribe(state.conversationId, { resume: true });
+      }
+      return;
+    }
+    if (status !== "applied") return;
+    this.stats.applied += 1;
+    document.body.dataset.seq = String(state.seq);
+    this.publishStats();
+    this.renderChanges(changes);
+  }
+
+  renderChanges(changes) {
+    let composer = false;
+    let agents = false;
+    for (const change of changes) {
+      switch (change.type) {
+        case "conversation":
+          this.renderHeader();
+          this.sidebar.updated(this.state.conversation);
+          break;
+        case "deleted":
+          this.sidebar.removed(this.state.conversationId);
+          this.closeConversation("This conversation was deleted.");
+          return;
+        case "itemAdded":
+        case "itemUpdated":
+        case "itemDelta":
+        case "itemRemoved":
+          if (change.sessionId === this.viewedSessionId()) this.transcript.apply(change);
+          break;
+        case "retry":
+        case "compaction":
+          this.renderActivity();
+          composer = true;
+          break;
+        default:
+          composer = true;
+          agents = true;
+      }
+    }
+    if (composer) {
+      this.renderComposer();
+      this.renderActivity();
+    }
+    if (agents) this.renderAgents();
+  }
+
+  /** Counters on <body data-*> for whoever debugs (and for the tests): no global object. */
+  publishStats() {
+    for (const [key, value] of Object.entries(this.stats)) document.body.dataset[key] = String(value);
+  }
+
+  // -- opening and closing ---------------------------------------------------------------
+
+  async openConversation(conversationId) {
+    if (this.openId && this.openId !== conversationId) {
+      const old = this.openId;
+      this.rpc.request("conversation/unsubscribe", { conversationId: old }).catch(() => {});
+    }
+    this.openId = conversationId;
+    this.state = null;
+    this.followed = null;
+    if (location.hash.slice(1) !== conversationId) history.replaceState(null, "", `#${conversationId}`);
+    this.sidebar.select(conversationId);
+    this.transcript.clear("Loading…");
+    this.composer.setEnabled(false);
+    this.renderHeader();
+    if (this.rpc.state === "online") await this.subscribe(conversationId);
+  }
+
+  closeConversation(message) {
+    if (this.openId) this.rpc.request("conversation/unsubscribe", { conversationId: this.openId }).catch(() => {});
+    this.openId = null;
+    this.state = null;
+    this.followed = null;
+    history.replaceState(null, "", location.pathname);
+    this.sidebar.select(null);
+    this.transcript.clear(message);
+    this.composer.setEnabled(false);
+    this.composer.render(null, null, "");
+    this.renderHeader();
+    this.renderAgents();
+  }
+
+  async createConversation(cwd) {
+    const result = await this.rpc.request("conversation/create", { cwd });
+    await this.openConversation(result.conversation.conversationId);
+    this.composer.text.focus();
+  }
+
+  // -- views -----------------------------------------------------------------------------
+
+  viewedSessionId() {
+    return this.state ? this.followed || this.state.conversation.rootSessionId : null;
+  }
+
+  sessionParam() {
+    return this.followed && this.state && this.followed !== this.state.conversation.rootSessionId
+      ? { sessionId: this.followed }
+      : {};
+  }
+
+  follow(sessionId) {
+    if (!this.state) return;
+    this.followed = sessionId === this.state.conversation.rootSessionId ? null : sessionId;
+    this.renderAll();
+    this.selectTab("transcript");
+  }
+
+  renderAll() {
+    this.renderHeader();
+    this.transcript.show(S.session(this.state, this.viewedSessionId()));
+    this.renderComposer();
+    this.renderAgents();
+    this.renderActivity();
+    document.body.dataset.seq = String(this.state.seq);
+  }
+
+  renderHeader() {
+    const conv = this.state ? this.state.conversation : null;
+    $("#conv-title").textContent = conv ? conv.title || "Untitled" : "OpenVaala";
+    const info = conv ? [conv.cwd, conv.model, conv.persisted === false ? "not saved until the first message" : null] : [];
+    $("#conv-info").textContent = info.filter(Boolean).join(" · ");
+    $("#conv-header").dataset.status = conv ? conv.status || "idle" : "";
+    for (const id of ["#rename", "#archive", "#delete"]) $(id).disabled = !conv;
+    $("#archive").textContent = conv && conv.archived ? "Unarchive" : "Archive";
+    if (conv && conv.title) document.title = `${conv.title} — OpenVaala`;
+  }
+
+  renderComposer() {
+    if (!this.state) return;
+    const session = S.session(this.state, this.viewedSessionId());
+    const label = this.followed && session ? `To subagent: ${session.info.agent || ""} ${session.info.title || ""}`.trim() : "";
+    this.composer.render(session, S.busyReason(this.state), label);
+  }
+
+  renderAgents() {
+    this.agents.render(this.state, this.viewedSessionId());
+    const count = this.state ? this.state.sessions.size : 0;
+    $("#agents-count").textContent = count > 1 ? `(${count})` : "";
+    const bar = $("#follow-bar");
+    const session = this.followed && this.state ? S.session(this.state, this.followed) : null;
+    bar.hidden = !session;
+    if (session) $("#follow-label").textContent = `Following ${session.info.agent || "subagent"}: ${session.info.title || ""} (${session.info.status})`;
+  }
+
+  renderActivity() {
+    const el = $("#activity");
+    const session = this.state ? S.session(this.state, this.viewedSessionId()) : null;
+    let text = "";
+    if (session && session.compaction && session.compaction.state === "running") text = "Compacting the context…";
+    else if (session && session.compaction && session.compaction.state === "failed") {
+      text = `Compaction failed: ${(session.compaction.error && session.compaction.error.message) || "error"}`;
+    } else if (session && session.retry) {
+      const r = session.retry;
+      text = `The model call failed (${(r.error && r.error.message) || "error"}); retry ${r.attempt}/${r.maxAttempts} in ${r.delaySeconds}s`;
+    } else if (session && session.turn) text = "Working…";
+    el.textContent = text;
+    el.hidden = !text;
+  }
+
+  selectTab(tab) {
+    this.tab = tab;
+    $("#transcript").hidden = tab !== "transcript";
+    $("#agents").hidden = tab !== "agents";
+    for (const name of ["transcript", "agents"]) {
+      const button = $(`#tab-${name}`);
+      button.classList.toggle("active", name === tab);
+      button.setAttribute("aria-selected", String(name === tab));
+    }
+    if (tab === "agents") this.renderAgents();
+  }
+
+  bindHeader() {
+    $("#tab-transcript").addEventListener("click", () => this.selectTab("transcript"));
+    $("#tab-agents").addEventListener("click", () => this.selectTab("agents"));
+    $("#follow-back").addEventListener("click", () => this.follow(this.state.conversation.rootSessionId));
+    const renameForm = $("#rename-form");
+    $("#rename").addEventListener("click", () => {
+      $("#rename-input").value = this.state ? this.state.conversation.title || "" : "";
+      renameForm.hidden = false;
+      $("#conv-title").hidden = true;
+      $("#rename-input").focus();
+    });
+    const closeRename = () => {
+      renameForm.hidden = true;
+      $("#conv-title").hidden = false;
+    };
+    $("#rename-cancel").addEventListener("click", closeRename);
+    renameForm.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const title = $("#rename-input").value.trim();
+      if (title) await this.call("conversation/rename", { conversationId: this.openId, title }, "Rename");
+      closeRename();
+    });
+    $("#archive").addEventListener("click", async () => {
+      const method = this.state && this.state.conversation.archived ? "conversation/unarchive" : "conversation/archive";
+      if (await this.call(method, { conversationId: this.openId }, "Archive")) this.sidebar.refresh();
+    });
+    const del = $("#delete");
+    let confirmTimer = null;
+    del.addEventListener("click", async () => {
+      if (!del.classList.contains("confirm")) {
+        del.classList.add("confirm");
+        del.textContent = "Really delete?";
+        confirmTimer = setTimeout(() => {
+          del.classList.remove("confirm");
+          del.textContent = "Delete";
+        }, 5000);
+        return;
+      }
+      clearTimeout(confirmTimer);
+      del.classList.remove("confirm");
+      del.textContent = "Delete";
+      const id = this.openId;
+      if (await this.call("conversation/delete", { conversationId: id }, "Delete")) {
+        this.sidebar.removed(id);
+        if (this.openId === id) this.closeConversation("The conversation was deleted.");
+      }
+    });
+  }
+
+  // -- actions ---------------------------------------------------------------------------
+
+  /** A request whose failure is shown to the user. Resolves with the result, or null. */
+  async call(method, params, label) {
+    try {
+      return (await this.rpc.request(method, params)) || {};
+    } catch (err) {
+      const friendly = FRIENDLY[err.kind];
+      this.showError(friendly ? `${label} ${friendly}.` : `${label} failed: ${err.message}`, err.kind);
+      return null;
+    }
+  }
+
+  async send(text, mode) {
+    if (!this.openId) return;
+    const result = await this.call(
+      "input/send",
+      { conversationId: this.openId, ...this.sessionParam(), text, mode },
+      "Send",
+    );
+    if (!result) throw new Error("not sent");
+  }
+
+  async compact() {
+    await this.call("conversation/compact", { conversationId: this.openId }, "Compact context");
+  }
+
+  async itemAction(action, item) {
+    if (!this.openId) return;
+    if (action === "restart") {
+      const result = await this.call("conversation/rewind", { conversationId: this.openId, messageId: item.itemId }, "Restart from here");
+      if (result && result.conversation) {
+        await this.openConversation(result.conversation.conversationId);
+        this.composer.setText(result.composerText || "");
+        this.sidebar.refresh();
+      }
+    } else if (action === "fork") {
+      const result = await this.call("conversation/fork", { conversationId: this.openId, upToItemId: item.itemId }, "Fork");
+      if (result && result.conversation) {
+        await this.openConversation(result.conversation.conversationId);
+        this.sidebar.refresh();
+      }
+    }
+  }
+
+  async loadMore() {
+    if (this.loadingMore || !this.state) return;
+    const sessionId = this.viewedSessionId();
+    const before = S.firstServerItemId(this.state, sessionId);
+    if (!before) return;
+    this.loadingMore = true;
+    const state = this.state;
+    try {
+      const result = await this.rpc.request("conversation/read", {
+        conversationId: state.conversationId, sessionId, beforeItem: before, limit: 100,
+      });
+      if (state !== this.state || sessionId !== this.viewedSessionId()) return;
+      const fresh = S.prependItems(state, sessionId, result.items || [], Boolean(result.hasMore));
+      this.transcript.prepended(fresh);
+    } catch (err) {
+      if (err.kind !== "offline") this.showError(`Could not load earlier messages: ${err.message}`);
+    } finally {
+      this.loadingMore = false;
+    }
+  }
+
+  showError(message, kind = "error") {
+    const box = $("#errors");
+    const row = h("div", { class: "error", dataset: { kind } },
+      h("span", {}, message),
+      h("button", { type: "button", class: "dismiss", title: "Dismiss", onclick: () => row.remove() }, "×"));
+    box.append(row);
+    setTimeout(() => row.remove(), ERROR_SHOW_MS);
+  }
+}
+
+const app = new App();
+app.start();

@@ -1,0 +1,102 @@
+// Safe Markdown: marked turns model text into HTML, DOMPurify keeps only inert HTML, and the
+// result is inserted as a DOM fragment (never as a string the browser parses again).
+//
+// `MarkdownStream` renders a message while it streams: blocks that another block has followed are
+// final and rendered once; only the last, growing block is rendered again on each delta.
+
+import { Marked } from "../vendor/marked.esm.js";
+import DOMPurify from "../vendor/purify.es.mjs";
+
+const md = new Marked({ gfm: true, breaks: false, async: false });
+
+const PURIFY_CONFIG = {
+  USE_PROFILES: { html: true }, // no SVG, no MathML
+  FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "option", "iframe",
+    "object", "embed", "audio", "video", "source", "track", "link", "meta", "base", "dialog"],
+  FORBID_ATTR: ["style", "srcset", "action", "formaction", "ping", "background", "poster"],
+  ALLOW_DATA_ATTR: false,
+  ALLOW_ARIA_ATTR: true,
+  RETURN_DOM_FRAGMENT: true,
+};
+
+DOMPurify.addHook("afterSanitizeAttributes", (node) => {
+  if (node.tagName === "A") {
+    const href = node.getAttribute("href") || "";
+    if (!/^(https?:|mailto:|#)/i.test(href)) node.removeAttribute("href");
+    node.setAttribute("target", "_blank");
+    node.setAttribute("rel", "noopener noreferrer nofollow");
+  }
+  if (node.tagName === "IMG") {
+    // Only inline images: nothing is fetched because of what a model wrote.
+    const src = node.getAttribute("src") || "";
+    if (!/^data:image\/(png|gif|jpeg|webp);/i.test(src)) node.removeAttribute("src");
+  }
+});
+
+export function sanitize(html) {
+  return DOMPurify.sanitize(html, PURIFY_CONFIG);
+}
+
+function renderTokens(tokens, links) {
+  const list = tokens.slice();
+  list.links = links || {};
+  return sanitize(md.parser(list));
+}
+
+/** The whole text, rendered at once (history, and a message's final form). */
+export function renderMarkdown(text) {
+  const tokens = md.lexer(text || "");
+  return renderTokens(tokens, tokens.links);
+}
+
+export class MarkdownStream {
+  /** @param {HTMLElement} el the container the rendered blocks go in */
+  constructor(el, text = "") {
+    this.el = el;
+    this.text = "";
+    this.stableLength = 0; // characters of `text` rendered as final blocks
+    this.tail = null; // the element holding the growing last block
+    this.renders = 0; // how many block renders were done (tests check it stays small)
+    this.setText(text);
+  }
+
+  /** Render everything again from scratch (a snapshot, or the message's final form). */
+  setText(text) {
+    this.text = (text || "").replace(/\r\n?/g, "\n");
+    this.stableLength = 0;
+    this.el.replaceChildren();
+    this.tail = document.createElement("div");
+    this.tail.className = "md-tail";
+    this.el.append(this.tail);
+    this._update();
+  }
+
+  append(delta) {
+    this.text += delta.replace(/\r\n?/g, "\n");
+    this._update();
+  }
+
+  _update() {
+    const rest = this.text.slice(this.stableLength);
+    const tokens = md.lexer(rest);
+    let last = tokens.length - 1;
+    while (last >= 0 && tokens[last].type === "space") last -= 1;
+    const done = tokens.slice(0, Math.max(last, 0));
+    const consumed = done.map((t) => t.raw).join("");
+    if (done.length && rest.startsWith(consumed)) {
+      for (const token of done) {
+        if (token.type === "space") continue;
+        const block = document.createElement("div");
+        block.className = "md-block";
+        block.append(renderTokens([token], tokens.links));
+        this.renders += 1;
+        this.el.insertBefore(block, this.tail);
+      }
+      this.stableLength += consumed.length;
+      this.tail.replaceChildren(renderTokens(tokens.slice(done.length), tokens.links));
+    } else {
+      this.tail.replaceChildren(renderTokens(tokens, tokens.links));
+    }
+    this.renders += 1;
+  }
+}

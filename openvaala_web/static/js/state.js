@@ -1,0 +1,252 @@
+// The state of one open conversation, folded from a snapshot and the notifications that follow.
+//
+// Pure: no DOM, no socket. `apply` returns what changed so the views can update only that,
+// and enforces the ordering contract: every conversation notification carries `seq`, one more
+// than the last; an older or repeated one is dropped ("stale": never a duplicate delta), and a
+// jump ahead is reported as a "gap" so the caller resubscribes with `afterSeq`.
+
+/** @typedef {{type: string, sessionId?: string, itemId?: string, field?: string, delta?: string}} Change */
+
+export function fromSnapshot(snapshot, seq) {
+  const state = {
+    conversationId: snapshot.conversation.conversationId,
+    conversation: { ...snapshot.conversation },
+    seq,
+    deleted: false,
+    sessions: new Map(),
+  };
+  for (const s of snapshot.sessions || []) {
+    const session = newSession(s);
+    session.hasMore = Boolean(s.hasMore);
+    for (const item of s.items || []) addItem(session, item);
+    if (s.turn) {
+      session.turn = { turnId: s.turn.turnId };
+      for (const item of s.turn.items || []) addItem(session, item);
+    }
+    session.inbox = s.inbox || [];
+    session.usage = s.usage || null;
+    state.sessions.set(session.info.sessionId, session);
+  }
+  return state;
+}
+
+function newSession(wire) {
+  const { items, hasMore, turn, inbox, usage, ...info } = wire;
+  return {
+    info,
+    items: [],
+    byId: new Map(),
+    hasMore: false,
+    turn: null,
+    inbox: [],
+    usage: null,
+    retry: null,
+    compaction: null,
+  };
+}
+
+function addItem(session, item) {
+  const copy = { ...item };
+  const old = session.byId.get(copy.itemId);
+  if (old) {
+    session.items[session.items.indexOf(old)] = copy;
+  } else {
+    session.items.push(copy);
+  }
+  session.byId.set(copy.itemId, copy);
+  return old ? "itemUpdated" : "itemAdded";
+}
+
+export function rootSessionId(state) {
+  return state.conversation.rootSessionId;
+}
+
+export function session(state, sessionId) {
+  return state.sessions.get(sessionId || rootSessionId(state)) || null;
+}
+
+/** Older items read with conversation/read {beforeItem}: put them in front, skipping known ones. */
+export function prependItems(state, sessionId, items, hasMore) {
+  const s = session(state, sessionId);
+  if (!s) return [];
+  const fresh = items.filter((i) => !s.byId.has(i.itemId)).map((i) => ({ ...i }));
+  for (const item of fresh) s.byId.set(item.itemId, item);
+  s.items.unshift(...fresh);
+  s.hasMore = hasMore;
+  return fresh;
+}
+
+/** The first item a page of older history must come before (local marks are not the server's). */
+export function firstServerItemId(state, sessionId) {
+  const s = session(state, sessionId);
+  const first = s && s.items.find((i) => !i.local);
+  return first ? first.itemId : null;
+}
+
+/**
+ * Fold one notification `{method, params}` into the state.
+ * @returns {{status: "applied"|"stale"|"gap"|"ignored", changes: Change[]}}
+ */
+export function apply(state, note) {
+  const p = note.params || {};
+  if (p.conversationId !== state.conversationId || typeof p.seq !== "number") {
+    return { status: "ignored", changes: [] };
+  }
+  if (p.seq <= state.seq) return { status: "stale", changes: [] };
+  if (p.seq !== state.seq + 1) return { status: "gap", changes: [] };
+  state.seq = p.seq;
+  const handler = HANDLERS[note.method];
+  const changes = handler ? handler(state, p) || [] : [];
+  return { status: "applied", changes };
+}
+
+function sessionFor(state, p) {
+  let s = state.sessions.get(p.sessionId);
+  if (!s && p.sessionId) {
+    s = newSession({ sessionId: p.sessionId, parentSessionId: null, status: "idle", title: "" });
+    state.sessions.set(p.sessionId, s);
+  }
+  return s;
+}
+
+const HANDLERS = {
+  "conversation/updated"(state, p) {
+    state.conversation = { ...state.conversation, ...p.conversation };
+    return [{ type: "conversation" }];
+  },
+  "conversation/deleted"(state) {
+    state.deleted = true;
+    return [{ type: "deleted" }];
+  },
+  "session/started"(state, p) {
+    const existing = state.sessions.get(p.session.sessionId);
+    if (existing) {
+      existing.info = { ...existing.info, ...p.session };
+      return [{ type: "session", sessionId: p.session.sessionId }];
+    }
+    state.sessions.set(p.session.sessionId, newSession(p.session));
+    return [{ type: "sessionAdded", sessionId: p.session.sessionId }];
+  },
+  "session/updated"(state, p) {
+    const s = sessionFor(state, { sessionId: p.session.sessionId });
+    s.info = { ...s.info, ...p.session };
+    return [{ type: "session", sessionId: p.session.sessionId }];
+  },
+  "turn/started"(state, p) {
+    const s = sessionFor(state, p);
+    s.turn = { turnId: p.turnId };
+    s.retry = null;
+    return [{ type: "turn", sessionId: p.sessionId }];
+  },
+  "turn/ended"(state, p) {
+    const s = sessionFor(state, p);
+    s.turn = null;
+    s.retry = null;
+    const changes = [{ type: "turn", sessionId: p.sessionId }];
+    if (p.status === "failed") {
+      // Shown where the turn stopped; the daemon keeps no item for it, so it is local.
+      const mark = {
+        itemId: `local-failed-${p.turnId}`,
+        type: "turn_failed",
+        local: true,
+        sessionId: p.sessionId,
+        turnId: p.turnId,
+        status: "failed",
+        error: p.error || { kind: "error", message: "the turn failed" },
+      };
+      changes.push({ type: addItem(s, mark), sessionId: p.sessionId, itemId: mark.itemId });
+    }
+    return changes;
+  },
+  "item/started"(state, p) {
+    const s = sessionFor(state, p);
+    const kind = addItem(s, p.item);
+    return [{ type: kind, sessionId: p.sessionId, itemId: p.item.itemId }];
+  },
+  "item/delta"(state, p) {
+    const s = sessionFor(state, p);
+    const item = s.byId.get(p.itemId);
+    if (!item) return [];
+    item[p.field] = (item[p.field] || "") + p.delta;
+    return [{ type: "itemDelta", sessionId: p.sessionId, itemId: p.itemId, field: p.field, delta: p.delta }];
+  },
+  "item/completed"(state, p) {
+    const s = sessionFor(state, p);
+    const kind = addItem(s, p.item);
+    return [{ type: kind, sessionId: p.sessionId, itemId: p.item.itemId }];
+  },
+  "item/discarded"(state, p) {
+    const s = sessionFor(state, p);
+    const item = s.byId.get(p.itemId);
+    if (!item) return [];
+    s.byId.delete(p.itemId);
+    s.items.splice(s.items.indexOf(item), 1);
+    return [{ type: "itemRemoved", sessionId: p.sessionId, itemId: p.itemId }];
+  },
+  "inbox/updated"(state, p) {
+    const s = sessionFor(state, p);
+    s.inbox = p.inputs || [];
+    return [{ type: "inbox", sessionId: p.sessionId }];
+  },
+  "usage/updated"(state, p) {
+    const s = sessionFor(state, p);
+    s.usage = p.usage || p.Usage || null;
+    return [{ type: "usage", sessionId: p.sessionId }];
+  },
+  "compaction/started"(state, p) {
+    const s = sessionFor(state, p);
+    s.compaction = { state: "running", reason: p.reason };
+    return [{ type: "compaction", sessionId: p.sessionId }];
+  },
+  "compaction/completed"(state, p) {
+    const s = sessionFor(state, p);
+    s.compaction = null;
+    return [{ type: "compaction", sessionId: p.sessionId }];
+  },
+  "compaction/failed"(state, p) {
+    const s = sessionFor(state, p);
+    s.compaction = { state: "failed", reason: p.reason, error: p.error };
+    return [{ type: "compaction", sessionId: p.sessionId }];
+  },
+  "retry/scheduled"(state, p) {
+    const s = sessionFor(state, p);
+    s.retry = { attempt: p.attempt, maxAttempts: p.maxAttempts, delaySeconds: p.delaySeconds, error: p.error };
+    return [{ type: "retry", sessionId: p.sessionId }];
+  },
+};
+
+/** Sessions as a tree: [{session, depth}] in display order, parents before their children. */
+export function sessionTree(state) {
+  const children = new Map();
+  for (const s of state.sessions.values()) {
+    const parent = s.info.parentSessionId || null;
+    if (!children.has(parent)) children.set(parent, []);
+    children.get(parent).push(s);
+  }
+  const out = [];
+  const seen = new Set();
+  const walk = (parent, depth) => {
+    for (const s of children.get(parent) || []) {
+      if (seen.has(s.info.sessionId)) continue;
+      seen.add(s.info.sessionId);
+      out.push({ session: s, depth });
+      walk(s.info.sessionId, depth + 1);
+    }
+  };
+  walk(null, 0);
+  for (const s of state.sessions.values()) {
+    if (!seen.has(s.info.sessionId)) out.push({ session: s, depth: 1 }); // orphan: parent unknown
+  }
+  return out;
+}
+
+/** Is anything running or waiting (compaction is refused then)? */
+export function busyReason(state) {
+  for (const s of state.sessions.values()) {
+    if (s.turn) return "a turn is running";
+  }
+  for (const s of state.sessions.values()) {
+    if (s.inbox.length) return "messages are waiting";
+  }
+  return null;
+}
