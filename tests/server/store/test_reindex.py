@@ -27,7 +27,7 @@ async def test_skips_with_reasons_and_repairs(data_dir: DataDir, tmp_path: Path)
         newer_meta.read_bytes().replace(b'"formatVersion":1', b'"formatVersion":7')
     )
     convs = data_dir.conversations_dir
-    with open(data_dir.session_file(torn["conversationId"], torn["rootSessionId"]), "ab") as f:
+    with open(data_dir.session_file(torn["conversationId"], torn["rootSessionId"]), "ab") as f:  # noqa: ASYNC230
         f.write(b'{"seq": 2, "ts": "2030')
     no_meta = new_id()
     (convs / no_meta).mkdir()
@@ -83,9 +83,9 @@ async def test_rebuild_is_atomic_over_a_stale_wal(data_dir: DataDir):
     await store.create_conversation(created())
     await store.close()
     wal = Path(str(data_dir.metadata_db) + "-wal")
-    wal.write_bytes(b"stale wal from another life")
+    wal.write_bytes(b"stale wal from another life")  # noqa: ASYNC240
     await reindex(data_dir)
-    assert not wal.exists()
+    assert not wal.exists()  # noqa: ASYNC240
     conn = sqlite3.connect(data_dir.metadata_db)
     assert ix.dump(conn)["conversations"]
     conn.close()

@@ -156,7 +156,7 @@ async def test_damaged_index_is_rebuilt_at_open(
     db = data_dir.metadata_db
     if damage == "garbage":
         for suffix in ("-wal", "-shm"):
-            Path(str(db) + suffix).unlink(missing_ok=True)
+            Path(str(db) + suffix).unlink(missing_ok=True)  # noqa: ASYNC240
         db.write_bytes(b"this is not a database" * 100)
     elif damage == "schema":
         import sqlite3
