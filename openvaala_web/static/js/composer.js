@@ -28,6 +28,7 @@ export class Composer {
     this.meter = $("#meter", root);
     this.meterFill = $("#meter-fill", root);
     this.meterLabel = $("#meter-label", root);
+    this.meterSource = $("#meter-source", root);
     this.inboxEl = $("#inbox", root);
     this.target = $("#composer-target", root);
     this.running = false;
@@ -110,6 +111,7 @@ export class Composer {
     this.meterFill.className = `meter-fill fill-${Math.min(20, Math.round(ratio * 20))}`;
     const approx = usage.source === "estimated" ? "~" : "";
     this.meterLabel.textContent = `${approx}${compactNumber(usage.used)} / ${compactNumber(usage.contextWindow)}`;
+    this.meterSource.textContent = usage.source === "reported" ? "reported" : "estimated";
     const how =
       usage.source === "reported"
         ? "reported by the model provider (plus an estimate of what was added since)"

@@ -1,0 +1,144 @@
+"""Fixtures for the browser UI tests: one headless Debian Chromium per test session (worker),
+a fresh browser context per test, logged in to a real daemon started by `tests/support`."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
+
+from tests.support.daemon import Daemon
+
+T = TypeVar("T")
+
+CHROMIUM = os.environ.get("OPENVAALA_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--headless",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+# The demo model streams word by word with this pause, so a test can watch a turn happen.
+PACED_CONFIG = """
+[models.demo]
+provider = "demo"
+pace_ms = {pace}
+
+[agents.default]
+description = "General assistant"
+model = "demo"
+"""
+
+
+def paced(pace_ms: int) -> str:
+    return PACED_CONFIG.replace("{pace}", str(pace_ms))
+
+
+def run_async(make: Callable[[], Awaitable[T]], timeout: float = 30) -> T:
+    """Run a coroutine (e.g. the Python protocol client) on its own loop in another thread:
+    the sync Playwright API owns this thread's event loop."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(asyncio.wait_for(make(), timeout))  # type: ignore[arg-type]
+        except BaseException as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(timeout + 5)
+    if "error" in box:
+        raise box["error"]
+    if "value" not in box:
+        raise TimeoutError("the coroutine did not finish")
+    return box["value"]  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="session")
+def playwright_instance() -> Iterator[Playwright]:
+    if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
+        pytest.skip("Debian's chromium is not installed")
+    with sync_playwright() as pw:
+        yield pw
+
+
+@pytest.fixture(scope="session")
+def browser(playwright_instance: Playwright) -> Iterator[Browser]:
+    browser = playwright_instance.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    yield browser
+    browser.close()
+
+
+@pytest.fixture
+def context(browser: Browser) -> Iterator[BrowserContext]:
+    context = browser.new_context(viewport={"width": 1200, "height": 800})
+    context.set_default_timeout(10_000)
+    yield context
+    context.close()
+
+
+class WebUI:
+    """A page logged in to a daemon, with the few steps every test needs."""
+
+    def __init__(self, page: Page, daemon: Daemon) -> None:
+        self.page = page
+        self.daemon = daemon
+        self.console_errors: list[str] = []
+        page.on("console", lambda m: m.type == "error" and self.console_errors.append(m.text))
+        page.on("pageerror", lambda e: self.console_errors.append(str(e)))
+
+    @property
+    def base(self) -> str:
+        return f"http://{self.daemon.address}"
+
+    def login(self, fragment: str = "") -> None:
+        self.page.goto(f"{self.base}/?token={self.daemon.token}")
+        if fragment:
+            self.page.goto(f"{self.base}/#{fragment}")
+        self.wait_online()
+
+    def wait_online(self) -> None:
+        self.page.wait_for_selector("body[data-connection='online']")
+
+    def new_conversation(self, cwd: str | None = None) -> str:
+        self.page.click("#new-conv")
+        self.page.fill("#new-cwd", cwd or str(self.daemon.workdir))
+        self.page.click("#new-create")
+        self.page.wait_for_function("() => location.hash.length > 1")
+        self.page.wait_for_selector("#composer-text:not([disabled])")
+        return str(self.page.evaluate("() => location.hash.slice(1)"))
+
+    def send(self, text: str) -> None:
+        self.page.fill("#composer-text", text)
+        self.page.click("#send")
+
+    def wait_idle(self) -> None:
+        self.page.wait_for_selector("#composer[data-running='false']")
+
+    def items(self, selector: str = ".item") -> list[str]:
+        return [str(t) for t in self.page.locator(f"#transcript {selector}").all_inner_texts()]
+
+    def screenshot(self, name: str) -> None:
+        ARTIFACTS.mkdir(exist_ok=True)
+        self.page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+
+
+@pytest.fixture
+def ui_factory(context: BrowserContext) -> Callable[[Daemon], WebUI]:
+    def make(daemon: Daemon) -> WebUI:
+        return WebUI(context.new_page(), daemon)
+
+    return make
