@@ -102,7 +102,9 @@ DEFAULT_AGENT = AgentConfig(
 
 
 def default_config() -> Config:
-    return Config(default_agent="default", models={"demo": DEMO_MODEL}, agents={"default": DEFAULT_AGENT})
+    return Config(
+        default_agent="default", models={"demo": DEMO_MODEL}, agents={"default": DEFAULT_AGENT}
+    )
 
 
 def config_path() -> Path:
@@ -149,16 +151,16 @@ class _Reader:
             raise ConfigError(self.path, self._key(key), f"must be {kind_name}")
         return value
 
-    def str(self, key: str, default: Any = None) -> Any:
+    def string(self, key: str, default: Any = None) -> Any:
         return self._get(key, (str,), "a string", default)
 
-    def int(self, key: str, default: Any = None, minimum: int = 0) -> Any:
+    def integer(self, key: str, default: Any = None, minimum: int = 0) -> Any:
         value = self._get(key, (int,), "a whole number", default)
         if isinstance(value, int) and value < minimum:
             raise ConfigError(self.path, self._key(key), f"must be at least {minimum}")
         return value
 
-    def float(self, key: str, default: Any = None) -> Any:
+    def number(self, key: str, default: Any = None) -> Any:
         value = self._get(key, (int, float), "a number", default)
         if isinstance(value, int | float) and value < 0:
             raise ConfigError(self.path, self._key(key), "must not be negative")
@@ -182,31 +184,37 @@ def parse_config(raw: dict[str, Any], path: Path | None = None) -> Config:
         agents[name] = _parse_agent(path, name, table, models)
     if not agents:
         agents["default"] = DEFAULT_AGENT
-    default_agent = top.str("default_agent", next(iter(agents)))
+    default_agent = top.string("default_agent", next(iter(agents)))
     if default_agent not in agents:
         raise ConfigError(path, "default_agent", f"names no agent (have: {', '.join(agents)})")
 
     server_t = _Reader(path, "server", top.table_of("server"))
     server = ServerConfig(
-        port=server_t.int("port", DEFAULT_PORT),
-        max_frame_bytes=server_t.int("max_frame_bytes", ServerConfig.max_frame_bytes, minimum=1024),
-        tool_output_limit=server_t.int("tool_output_limit", ServerConfig.tool_output_limit, 100),
-        client_queue_limit=server_t.int("client_queue_limit", ServerConfig.client_queue_limit, 1),
-        replay_events=server_t.int("replay_events", ServerConfig.replay_events, 0),
+        port=server_t.integer("port", DEFAULT_PORT),
+        max_frame_bytes=server_t.integer(
+            "max_frame_bytes", ServerConfig.max_frame_bytes, minimum=1024
+        ),
+        tool_output_limit=server_t.integer(
+            "tool_output_limit", ServerConfig.tool_output_limit, 100
+        ),
+        client_queue_limit=server_t.integer(
+            "client_queue_limit", ServerConfig.client_queue_limit, 1
+        ),
+        replay_events=server_t.integer("replay_events", ServerConfig.replay_events, 0),
     )
     if server.port > 65535:
         raise ConfigError(path, "server.port", "must be at most 65535")
     retry_t = _Reader(path, "retry", top.table_of("retry"))
     retry = RetryConfig(
-        max_attempts=retry_t.int("max_attempts", RetryConfig.max_attempts, minimum=1),
-        base_delay_s=retry_t.float("base_delay_s", RetryConfig.base_delay_s),
-        max_delay_s=retry_t.float("max_delay_s", RetryConfig.max_delay_s),
+        max_attempts=retry_t.integer("max_attempts", RetryConfig.max_attempts, minimum=1),
+        base_delay_s=retry_t.number("base_delay_s", RetryConfig.base_delay_s),
+        max_delay_s=retry_t.number("max_delay_s", RetryConfig.max_delay_s),
     )
     sub_t = _Reader(path, "subagents", top.table_of("subagents"))
     subagents = SubagentConfig(
-        max_depth=sub_t.int("max_depth", SubagentConfig.max_depth),
-        max_concurrent=sub_t.int("max_concurrent", SubagentConfig.max_concurrent, minimum=1),
-        wait_timeout_s=sub_t.float("wait_timeout_s", SubagentConfig.wait_timeout_s),
+        max_depth=sub_t.integer("max_depth", SubagentConfig.max_depth),
+        max_concurrent=sub_t.integer("max_concurrent", SubagentConfig.max_concurrent, minimum=1),
+        wait_timeout_s=sub_t.number("wait_timeout_s", SubagentConfig.wait_timeout_s),
     )
     return Config(
         default_agent=default_agent,
@@ -232,20 +240,22 @@ _MODEL_KEYS = {
 
 def _parse_model(path: Path | None, name: str, table: object) -> ModelConfig:
     t = _Reader(path, f"models.{name}", table)
-    provider = t.str("provider", _REQUIRED)
+    provider = t.string("provider", _REQUIRED)
     if provider not in PROVIDERS:
         raise ConfigError(
-            path, f"models.{name}.provider", f"unknown provider {provider!r} (one of {', '.join(PROVIDERS)})"
+            path,
+            f"models.{name}.provider",
+            f"unknown provider {provider!r} (one of {', '.join(PROVIDERS)})",
         )
     if provider == "demo":
-        window = t.int("context_window", DEMO_MODEL.context_window, minimum=1)
-        max_out = t.int("max_output_tokens", DEMO_MODEL.max_output_tokens, minimum=1)
+        window = t.integer("context_window", DEMO_MODEL.context_window, minimum=1)
+        max_out = t.integer("max_output_tokens", DEMO_MODEL.max_output_tokens, minimum=1)
     else:
-        window = t.int("context_window", _REQUIRED, minimum=1)
-        max_out = t.int("max_output_tokens", 4096, minimum=1)
+        window = t.integer("context_window", _REQUIRED, minimum=1)
+        max_out = t.integer("max_output_tokens", 4096, minimum=1)
     if max_out >= window:
         raise ConfigError(path, f"models.{name}.max_output_tokens", "must be below context_window")
-    reasoning_context = t.str("reasoning_context")
+    reasoning_context = t.string("reasoning_context")
     if reasoning_context not in (None, "all_turns", "current_turn"):
         raise ConfigError(
             path, f"models.{name}.reasoning_context", "must be all_turns or current_turn"
@@ -254,11 +264,11 @@ def _parse_model(path: Path | None, name: str, table: object) -> ModelConfig:
     return ModelConfig(
         name=name,
         provider=provider,
-        model=t.str("model", name),
+        model=t.string("model", name),
         context_window=window,
         max_output_tokens=max_out,
-        base_url=t.str("base_url"),
-        api_key_env=t.str("api_key_env"),
+        base_url=t.string("base_url"),
+        api_key_env=t.string("api_key_env"),
         reasoning_context=reasoning_context,
         options=options,
     )
@@ -268,10 +278,12 @@ def _parse_agent(
     path: Path | None, name: str, table: object, models: dict[str, ModelConfig]
 ) -> AgentConfig:
     t = _Reader(path, f"agents.{name}", table)
-    model = t.str("model", "demo")
+    model = t.string("model", "demo")
     if model not in models:
-        raise ConfigError(path, f"agents.{name}.model", f"names no model (have: {', '.join(models)})")
-    compact_model = t.str("compact_model")
+        raise ConfigError(
+            path, f"agents.{name}.model", f"names no model (have: {', '.join(models)})"
+        )
+    compact_model = t.string("compact_model")
     if compact_model is not None:
         if compact_model not in models:
             raise ConfigError(
@@ -288,9 +300,9 @@ def _parse_agent(
         raise ConfigError(path, f"agents.{name}.tools", "must be a list of tool names")
     return AgentConfig(
         name=name,
-        description=t.str("description", ""),
+        description=t.string("description", ""),
         model=model,
         compact_model=compact_model,
-        instructions=t.str("instructions", ""),
+        instructions=t.string("instructions", ""),
         tools=tuple(tools),
     )

@@ -1,0 +1,158 @@
+"""One client's websocket: read frames, dispatch requests, send responses and events.
+
+Every outgoing frame — responses and the notifications of every conversation this client
+subscribes to — goes through one bounded queue drained by one sender task, so a response is never
+overtaken by events it precedes. A client that stops reading fills its queue and is dropped (close
+1013); it never slows the turn or the other clients, and memory stays bounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from openvaala_server import errors
+from openvaala_server.protocol import jsonrpc
+
+if TYPE_CHECKING:
+    from openvaala_server.api.handlers import Dispatcher
+    from openvaala_server.runtime.hub import Hub
+
+log = logging.getLogger(__name__)
+
+CLOSE_TRY_AGAIN = 1013  # the client fell too far behind; it may reconnect and resubscribe
+
+
+class Reply:
+    """A handler's result plus work to do right after the response is queued (e.g. replay)."""
+
+    def __init__(self, result: Any, then: Callable[[], None] | None = None) -> None:
+        self.result = result
+        self.then = then
+
+
+class Connection:
+    def __init__(self, websocket: WebSocket, dispatcher: Dispatcher, queue_limit: int) -> None:
+        self.websocket = websocket
+        self.dispatcher = dispatcher
+        self.queue: asyncio.Queue[str] = asyncio.Queue(maxsize=queue_limit)
+        self.initialized = False
+        self.client_info: dict[str, Any] = {}
+        self.subscriptions: dict[str, Hub] = {}
+        self.dropped = False
+        self._sender: asyncio.Task[None] | None = None
+        self._receiver: asyncio.Task[None] | None = None
+
+    # -- Subscriber ----------------------------------------------------------------------
+
+    def deliver(self, frame: str) -> None:
+        if self.dropped:
+            return
+        try:
+            self.queue.put_nowait(frame)
+        except asyncio.QueueFull:
+            self.drop()
+
+    def drop(self) -> None:
+        """Stop serving a client that does not keep up."""
+        if self.dropped:
+            return
+        self.dropped = True
+        log.info("dropping a client that stopped reading (%d frames waiting)", self.queue.qsize())
+        self._unsubscribe_all()
+        if self._receiver is not None:
+            self._receiver.cancel()
+
+    # -- serving -------------------------------------------------------------------------
+
+    async def serve(self) -> None:
+        await self.websocket.accept()
+        self._sender = asyncio.create_task(self._send_loop())
+        self._receiver = asyncio.create_task(self._receive_loop())
+        try:
+            await self._receiver
+        except asyncio.CancelledError:
+            if not self.dropped:
+                raise
+        finally:
+            self._unsubscribe_all()
+            self._sender.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._sender
+        if self.dropped:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.websocket.close(CLOSE_TRY_AGAIN), 2)
+
+    async def _send_loop(self) -> None:
+        send = self.websocket.send
+        while True:
+            frame = await self.queue.get()
+            await send({"type": "websocket.send", "text": frame})
+
+    async def _receive_loop(self) -> None:
+        while True:
+            try:
+                message = await self.websocket.receive()
+            except WebSocketDisconnect:
+                return
+            if message["type"] == "websocket.disconnect":
+                return
+            text = message.get("text")
+            if text is None:
+                self.deliver(
+                    jsonrpc.error(
+                        None, errors.InvalidRequest("send JSON-RPC as text frames")
+                    ).decode()
+                )
+                continue
+            await self._handle(text)
+
+    async def _handle(self, frame: str) -> None:
+        incoming = jsonrpc.parse(frame)
+        if isinstance(incoming, jsonrpc.Invalid):
+            self.deliver(jsonrpc.error(incoming.id, incoming.error).decode())
+            return
+        if not isinstance(incoming, jsonrpc.Request):
+            return  # notifications and responses from clients carry nothing we act on
+        try:
+            reply = await self.dispatcher.dispatch(self, incoming.method, incoming.params)
+        except errors.OpenVaalaError as exc:
+            self.deliver(jsonrpc.error(incoming.id, exc).decode())
+            return
+        except Exception:
+            log.exception("request %s failed", incoming.method)
+            internal = errors.OpenVaalaError("internal error: the server log has the details")
+            self.deliver(jsonrpc.error(incoming.id, internal).decode())
+            return
+        if isinstance(reply, Reply):
+            self.deliver(jsonrpc.result(incoming.id, reply.result).decode())
+            if reply.then is not None:
+                reply.then()
+        else:
+            self.deliver(jsonrpc.result(incoming.id, reply).decode())
+
+    # -- subscriptions -------------------------------------------------------------------
+
+    def subscribe(self, conversation_id: str, hub: Hub) -> None:
+        old = self.subscriptions.pop(conversation_id, None)
+        if old is not None:
+            old.unsubscribe(self)
+        self.subscriptions[conversation_id] = hub
+        hub.subscribe(self)
+
+    def unsubscribe(self, conversation_id: str) -> bool:
+        hub = self.subscriptions.pop(conversation_id, None)
+        if hub is None:
+            return False
+        hub.unsubscribe(self)
+        return True
+
+    def _unsubscribe_all(self) -> None:
+        for hub in self.subscriptions.values():
+            hub.unsubscribe(self)
+        self.subscriptions.clear()

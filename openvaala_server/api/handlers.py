@@ -1,0 +1,231 @@
+"""The JSON-RPC methods: read params, call the runtime, shape the result. No logic of their own."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from openvaala_server import __version__, errors
+from openvaala_server.api.connection import Connection, Reply
+from openvaala_server.domain.inbox import MODES
+from openvaala_server.protocol.params import Params
+
+if TYPE_CHECKING:
+    from openvaala_server.runtime.manager import Runtime
+
+PROTOCOL_VERSION = 1
+TEXT_MAX = 200_000  # characters of one input message
+Handler = Callable[[Connection, Params], Awaitable[Any]]
+
+# Methods of the contract that a later version implements: they answer `not_available`.
+NOT_YET: frozenset[str] = frozenset(
+    {"conversation/fork", "conversation/rewind", "conversation/compact"}
+)
+
+
+class Dispatcher:
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.methods: dict[str, Handler] = {
+            "initialize": self.initialize,
+            "conversation/list": self.conversation_list,
+            "conversation/create": self.conversation_create,
+            "conversation/subscribe": self.conversation_subscribe,
+            "conversation/unsubscribe": self.conversation_unsubscribe,
+            "conversation/read": self.conversation_read,
+            "conversation/rename": self.conversation_rename,
+            "conversation/archive": self.conversation_archive,
+            "conversation/unarchive": self.conversation_unarchive,
+            "conversation/delete": self.conversation_delete,
+            "conversation/usage": self.conversation_usage,
+            "conversation/setModel": self.conversation_set_model,
+            "input/send": self.input_send,
+            "input/edit": self.input_edit,
+            "input/withdraw": self.input_withdraw,
+            "input/steer": self.input_steer,
+            "input/jump": self.input_jump,
+            "turn/interrupt": self.turn_interrupt,
+            "agents/list": self.agents_list,
+            "models/list": self.models_list,
+            "sessions/list": self.sessions_list,
+        }
+
+    async def dispatch(self, conn: Connection, method: str, raw: dict[str, Any]) -> Any:
+        if method in NOT_YET:
+            raise errors.NotAvailable(f"{method} is not available in this version yet")
+        handler = self.methods.get(method)
+        if handler is None:
+            raise errors.MethodNotFound(f"unknown method {method[:100]!r}")
+        if not conn.initialized and method != "initialize":
+            raise errors.NotInitialized("the first request on a connection must be initialize")
+        return await handler(conn, Params(raw))
+
+    # -- handshake -----------------------------------------------------------------------
+
+    async def initialize(self, conn: Connection, p: Params) -> Any:
+        info = p.raw.get("clientInfo") or {}
+        if not isinstance(info, dict):
+            raise errors.InvalidParams('"clientInfo" must be an object', param="clientInfo")
+        conn.client_info = info
+        conn.initialized = True
+        return {
+            "serverInfo": {"name": "openvaala", "version": __version__},
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": {
+                "inputModes": list(MODES),
+                "maxFrameBytes": self.runtime.config.server.max_frame_bytes,
+                "methods": sorted(m for m in self.methods if m not in NOT_YET),
+            },
+        }
+
+    # -- conversations -------------------------------------------------------------------
+
+    async def conversation_list(self, conn: Connection, p: Params) -> Any:
+        return await self.runtime.list(
+            archived=p.boolean("archived", False),
+            search=p.string("search", None, max_len=500) or None,
+            limit=p.integer("limit", 50, minimum=1, maximum=500),
+            cursor=p.string("cursor", None, max_len=500),
+        )
+
+    async def conversation_create(self, conn: Connection, p: Params) -> Any:
+        conv = self.runtime.create(
+            cwd=p.string("cwd", max_len=4096),
+            agent=p.string("agent", None, max_len=200),
+            model=p.string("model", None, max_len=200),
+            title=p.string("title", None, max_len=1000),
+        )
+        return {"conversation": conv.info()}
+
+    async def conversation_subscribe(self, conn: Connection, p: Params) -> Any:
+        cid = p.id("conversationId")
+        after = p.integer("afterSeq", None, minimum=0)
+        conv = await self.runtime.open(cid)
+        # No await from here on: the snapshot or replay and the subscription are one step.
+        hub = conv.hub
+        if after is not None:
+            missed = hub.replay_after(after)
+            if missed is not None:
+                conn.subscribe(cid, hub)
+
+                def replay() -> None:
+                    for frame in missed:
+                        conn.deliver(frame)
+
+                return Reply({"snapshot": None, "seq": hub.seq, "replayed": len(missed)}, replay)
+        snapshot = conv.snapshot()
+        conn.subscribe(cid, hub)
+        return {"snapshot": snapshot, "seq": hub.seq}
+
+    async def conversation_unsubscribe(self, conn: Connection, p: Params) -> Any:
+        return {"unsubscribed": conn.unsubscribe(p.id("conversationId"))}
+
+    async def conversation_read(self, conn: Connection, p: Params) -> Any:
+        conv = await self.runtime.open(p.id("conversationId"))
+        sid = p.id("sessionId", None)
+        session = conv.session(sid)
+        before = p.id("beforeItem", None)
+        limit = p.integer("limit", 100, minimum=1, maximum=1000)
+        items = session.items
+        end = len(items)
+        if before is not None:
+            index = next((i for i, it in enumerate(items) if it["itemId"] == before), None)
+            if index is None:
+                raise errors.NotFound(f"no item {before} in this session", param="beforeItem")
+            end = index
+        start = max(0, end - limit)
+        return {"items": items[start:end], "hasMore": start > 0}
+
+    async def conversation_rename(self, conn: Connection, p: Params) -> Any:
+        await self.runtime.rename(p.id("conversationId"), p.string("title", max_len=1000))
+        return {}
+
+    async def conversation_archive(self, conn: Connection, p: Params) -> Any:
+        await self.runtime.set_archived(p.id("conversationId"), True)
+        return {}
+
+    async def conversation_unarchive(self, conn: Connection, p: Params) -> Any:
+        await self.runtime.set_archived(p.id("conversationId"), False)
+        return {}
+
+    async def conversation_delete(self, conn: Connection, p: Params) -> Any:
+        cid = p.id("conversationId")
+        await self.runtime.delete(cid)
+        conn.unsubscribe(cid)
+        return {}
+
+    async def conversation_usage(self, conn: Connection, p: Params) -> Any:
+        conv = await self.runtime.open(p.id("conversationId"))
+        session = conv.session(p.id("sessionId", None))
+        return session.usage.to_wire()
+
+    async def conversation_set_model(self, conn: Connection, p: Params) -> Any:
+        await self.runtime.set_model(
+            p.id("conversationId"), p.id("sessionId", None), p.string("model", max_len=200)
+        )
+        return {}
+
+    # -- input ---------------------------------------------------------------------------
+
+    async def input_send(self, conn: Connection, p: Params) -> Any:
+        text = p.string("text", max_len=TEXT_MAX)
+        if not text.strip():
+            raise errors.InvalidParams("the message is empty", param="text")
+        return await self.runtime.send_input(
+            p.id("conversationId"), p.id("sessionId", None), text, p.choice("mode", MODES, "queue")
+        )
+
+    async def input_edit(self, conn: Connection, p: Params) -> Any:
+        text = p.string("text", max_len=TEXT_MAX)
+        if not text.strip():
+            raise errors.InvalidParams("the message is empty: withdraw it instead", param="text")
+        self.runtime.edit_input(p.id("inputId"), text)
+        return {}
+
+    async def input_withdraw(self, conn: Connection, p: Params) -> Any:
+        return self.runtime.withdraw_input(p.id("inputId"))
+
+    async def input_steer(self, conn: Connection, p: Params) -> Any:
+        self.runtime.steer_input(p.id("inputId"))
+        return {}
+
+    async def input_jump(self, conn: Connection, p: Params) -> Any:
+        self.runtime.jump_input(p.id("inputId"))
+        return {}
+
+    async def turn_interrupt(self, conn: Connection, p: Params) -> Any:
+        return await self.runtime.interrupt(p.id("conversationId"), p.id("sessionId", None))
+
+    # -- configuration -------------------------------------------------------------------
+
+    async def agents_list(self, conn: Connection, p: Params) -> Any:
+        config = self.runtime.config
+        return {
+            "agents": [
+                {
+                    "name": a.name,
+                    "description": a.description,
+                    "model": a.model,
+                    "default": a.name == config.default_agent,
+                }
+                for a in config.agents.values()
+            ]
+        }
+
+    async def models_list(self, conn: Connection, p: Params) -> Any:
+        return {
+            "models": [
+                {
+                    "name": m.name,
+                    "provider": m.provider,
+                    "model": m.model,
+                    "contextWindow": m.context_window,
+                    "maxOutputTokens": m.max_output_tokens,
+                }
+                for m in self.runtime.config.models.values()
+            ]
+        }
+
+    async def sessions_list(self, conn: Connection, p: Params) -> Any:
+        conv = await self.runtime.open(p.id("conversationId"))
+        return {"sessions": [s.to_wire() for s in conv.sessions.values()]}

@@ -1,0 +1,194 @@
+"""What each `openvaala` command does, as plain functions returning an exit code."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from openvaala_server.config import ConfigError, load_config
+from openvaala_server.store.lock import LockHeld, is_locked, read_lock
+from openvaala_server.store.paths import DataDir
+
+START_TIMEOUT_S = 15.0
+STOP_TIMEOUT_S = 20.0
+
+
+def _err(message: str) -> None:
+    print(f"openvaala: {message}", file=sys.stderr)
+
+
+def serve_foreground(port: int | None) -> int:
+    from openvaala_server.server import PortInUse, serve
+
+    try:
+        config = load_config()
+    except ConfigError as exc:
+        _err(f"configuration error: {exc}")
+        return 2
+    data_dir = DataDir.resolve()
+    try:
+        asyncio.run(serve(data_dir, config, config.server.port if port is None else port))
+    except LockHeld as exc:
+        _err(
+            f"another OpenVaala server (pid {exc.pid}, address {exc.address or 'starting'}) "
+            f"is using {data_dir.root}; stop it with `openvaala serve stop`"
+        )
+        return 1
+    except PortInUse as exc:
+        _err(str(exc))
+        return 1
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def running_address(data_dir: DataDir) -> str | None:
+    """The address of the server holding this data directory, if one runs and is ready."""
+    if not is_locked(data_dir.lock_path):
+        return None
+    info = read_lock(data_dir.lock_path)
+    return info.address if info and info.address else None
+
+
+def serve_start(port: int | None) -> int:
+    data_dir = DataDir.resolve()
+    address = running_address(data_dir)
+    if address:
+        print(f"OpenVaala is already running at http://{address}")
+        return 0
+    try:
+        load_config()
+    except ConfigError as exc:
+        _err(f"configuration error: {exc}")
+        return 2
+    data_dir.ensure()
+    log_path = data_dir.root / "server.log"
+    command = [sys.executable, "-m", "openvaala_server", "serve"]
+    if port is not None:
+        command += ["--port", str(port)]
+    with open(log_path, "ab") as log_file:
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=log_file,
+            stderr=log_file,
+            start_new_session=True,  # survives the terminal that started it
+            close_fds=True,
+        )
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            _err(f"the server exited at start (code {process.returncode}); see {log_path}:")
+            print(_tail(log_path), file=sys.stderr)
+            return 1
+        address = running_address(data_dir)
+        if address and _healthy(address):
+            print(f"OpenVaala is running at http://{address} (pid {process.pid})")
+            return 0
+        time.sleep(0.05)
+    _err(f"the server did not become healthy within {START_TIMEOUT_S:.0f} s; see {log_path}")
+    return 1
+
+
+def serve_stop() -> int:
+    data_dir = DataDir.resolve()
+    info = read_lock(data_dir.lock_path)
+    if not is_locked(data_dir.lock_path) or info is None:
+        print("OpenVaala is not running")
+        return 0
+    try:
+        os.kill(info.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return 0
+    deadline = time.monotonic() + STOP_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if not is_locked(data_dir.lock_path):
+            print(f"OpenVaala (pid {info.pid}) stopped")
+            return 0
+        time.sleep(0.05)
+    _err(f"the server (pid {info.pid}) did not stop within {STOP_TIMEOUT_S:.0f} s")
+    return 1
+
+
+def serve_status() -> int:
+    data_dir = DataDir.resolve()
+    info = read_lock(data_dir.lock_path)
+    if not is_locked(data_dir.lock_path) or info is None:
+        print(f"OpenVaala is not running (data directory {data_dir.root})")
+        return 3
+    print(f"OpenVaala is running: pid {info.pid}, http://{info.address}, data {data_dir.root}")
+    return 0
+
+
+async def reindex() -> int:
+    from openvaala_server.store.reindex import reindex as rebuild
+
+    data_dir = DataDir.resolve()
+    if is_locked(data_dir.lock_path):
+        info = read_lock(data_dir.lock_path)
+        pid = info.pid if info else "?"
+        _err(
+            f"a server (pid {pid}) is using {data_dir.root}; reindex needs the data directory "
+            "to itself: run `openvaala serve stop` first"
+        )
+        return 1
+    data_dir.ensure()
+    report = await rebuild(data_dir)
+    print(report.describe())
+    return 0
+
+
+def _healthy(address: str) -> bool:
+    import httpx
+
+    try:
+        return httpx.get(f"http://{address}/healthz", timeout=1.0).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def _tail(path: os.PathLike[str], lines: int = 20) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return "".join(f.readlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def open_web() -> int:
+    import webbrowser
+
+    from openvaala_server.client import ensure_server
+
+    try:
+        address, token = ensure_server()
+    except RuntimeError as exc:
+        _err(str(exc))
+        return 1
+    url = f"http://{address}/?token={token}"
+    print(f"Opening http://{address}/ in your browser")
+    if not webbrowser.open(url):
+        print(f"Open this address in your browser: {url}")
+    return 0
+
+
+def run_lsp() -> int:
+    try:
+        from openvaala_lsp.server import main as lsp_main
+    except ImportError:
+        _err("the editor bridge is not available in this build")
+        return 1
+    return lsp_main()
+
+
+def run_tui(cwd: str | None) -> int:
+    try:
+        from openvaala_tui.app import main as tui_main
+    except ImportError:
+        _err("the terminal UI is not available in this build")
+        return 1
+    return tui_main(cwd)

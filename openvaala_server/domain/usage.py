@@ -1,0 +1,78 @@
+"""Context usage arithmetic: what the user sees as "how full is the context".
+
+used = the input+output tokens the provider reported for the last request + an estimate of every
+item added since (about four characters per token plus a per-message overhead). With no report
+yet, the whole context is estimated. Pure: the runtime feeds it items and reports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from openvaala_server.domain.records import Item
+
+CHARS_PER_TOKEN = 4
+MESSAGE_OVERHEAD_TOKENS = 4
+
+
+def estimate_text(text: str) -> int:
+    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+
+
+def estimate_item(item: Item) -> int:
+    parts: list[str] = []
+    for key in ("text", "output", "argumentsText"):
+        value = item.get(key)
+        if isinstance(value, str):
+            parts.append(value)
+    if item.get("type") == "tool_call" and not item.get("argumentsText"):
+        parts.append(str(item.get("arguments") or ""))
+        parts.append(str(item.get("name") or ""))
+    return MESSAGE_OVERHEAD_TOKENS + sum(estimate_text(p) for p in parts)
+
+
+def threshold(context_window: int, max_output_tokens: int) -> int:
+    """Compaction triggers at min(80% of the window, window − max output)."""
+    return min(context_window * 8 // 10, context_window - max_output_tokens)
+
+
+@dataclass
+class UsageTracker:
+    """Per session. `report` after each model call; `add` for each item added to the context."""
+
+    context_window: int
+    max_output_tokens: int
+    reported: int | None = None
+    reported_at: str | None = None
+    estimated_since: int = 0
+
+    def report(self, input_tokens: int, output_tokens: int, at: str) -> None:
+        self.reported = input_tokens + output_tokens
+        self.reported_at = at
+        self.estimated_since = 0
+
+    def add(self, item: Item) -> None:
+        self.estimated_since += estimate_item(item)
+
+    def reset_estimate(self, base_tokens: int) -> None:
+        """Forget any report: the whole context is `base_tokens` (e.g. after compaction)."""
+        self.reported = None
+        self.reported_at = None
+        self.estimated_since = base_tokens
+
+    @property
+    def used(self) -> int:
+        return (self.reported or 0) + self.estimated_since
+
+    def to_wire(self) -> dict[str, Any]:
+        wire: dict[str, Any] = {
+            "used": self.used,
+            "contextWindow": self.context_window,
+            "threshold": threshold(self.context_window, self.max_output_tokens),
+            "maxOutputTokens": self.max_output_tokens,
+            "source": "reported" if self.reported is not None else "estimated",
+        }
+        if self.reported_at:
+            wire["reportedAt"] = self.reported_at
+        return wire

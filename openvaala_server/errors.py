@@ -1,0 +1,102 @@
+"""The errors a client can be told about, each with a JSON-RPC code and a stable `data.kind`.
+
+    OpenVaalaError                 -32000  error
+    ├── ParseError                 -32700  parse_error
+    ├── InvalidRequest             -32600  invalid_request
+    ├── MethodNotFound             -32601  method_not_found
+    ├── InvalidParams              -32602  invalid_params
+    ├── NotFound                   -32001  not_found
+    ├── TurnRunning                -32002  turn_running
+    ├── Busy                       -32003  busy
+    ├── CwdMissing                 -32004  cwd_missing
+    ├── ModelMissing               -32005  model_missing
+    ├── NotIdle                    -32006  not_idle
+    ├── InputConsumed              -32007  input_consumed
+    ├── NotInitialized             -32008  not_initialized
+    ├── NotAvailable               -32009  not_available   (a method a later version adds)
+    ├── StorageFailed              -32010  storage_failed  (disk full, I/O error: nothing was lost)
+    └── ConversationUnreadable     -32011  unreadable      (newer format, broken metadata)
+
+Messages are written for a person; they never carry a stack trace or a secret.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class OpenVaalaError(Exception):
+    code: ClassVar[int] = -32000
+    kind: ClassVar[str] = "error"
+
+    def __init__(self, message: str, **data: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.data = data
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "message": self.message,
+            "data": {"kind": self.kind, **self.data},
+        }
+
+
+class ParseError(OpenVaalaError):
+    code, kind = -32700, "parse_error"
+
+
+class InvalidRequest(OpenVaalaError):
+    code, kind = -32600, "invalid_request"
+
+
+class MethodNotFound(OpenVaalaError):
+    code, kind = -32601, "method_not_found"
+
+
+class InvalidParams(OpenVaalaError):
+    code, kind = -32602, "invalid_params"
+
+
+class NotFound(OpenVaalaError):
+    code, kind = -32001, "not_found"
+
+
+class TurnRunning(OpenVaalaError):
+    code, kind = -32002, "turn_running"
+
+
+class Busy(OpenVaalaError):
+    code, kind = -32003, "busy"
+
+
+class CwdMissing(OpenVaalaError):
+    code, kind = -32004, "cwd_missing"
+
+
+class ModelMissing(OpenVaalaError):
+    code, kind = -32005, "model_missing"
+
+
+class NotIdle(OpenVaalaError):
+    code, kind = -32006, "not_idle"
+
+
+class InputConsumed(OpenVaalaError):
+    code, kind = -32007, "input_consumed"
+
+
+class NotInitialized(OpenVaalaError):
+    code, kind = -32008, "not_initialized"
+
+
+class NotAvailable(OpenVaalaError):
+    code, kind = -32009, "not_available"
+
+
+class StorageFailed(OpenVaalaError):
+    code, kind = -32010, "storage_failed"
+
+
+class ConversationUnreadable(OpenVaalaError):
+    code, kind = -32011, "unreadable"

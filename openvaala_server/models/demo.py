@@ -1,0 +1,119 @@
+"""The built-in offline demo model: deterministic, no network, no key.
+
+It shows the whole loop working in a minute:
+- `run: <command>` — calls the `shell` tool, then describes what the command printed;
+- `think: <text>` — streams some reasoning before answering;
+- anything else — a short reply, streamed word by word.
+It reports token usage the way a real provider does (estimated from the request it got).
+The pace between words is `pace_ms` in the model's config (0 for tests that want it instant).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+from openvaala_server.config import ModelConfig
+from openvaala_server.domain.records import TOOL_RESULT, USER_MESSAGE, Item
+from openvaala_server.domain.usage import estimate_item, estimate_text
+from openvaala_server.models.base import (
+    ModelEvent,
+    ModelRequest,
+    ReasoningDelta,
+    ReasoningDone,
+    StreamEnded,
+    TextDelta,
+    ToolCallRequested,
+    UsageReported,
+)
+
+
+class DemoProvider:
+    def __init__(self, config: ModelConfig) -> None:
+        self.config = config
+        pace = config.options.get("pace_ms", 30)
+        self.pace_s = float(pace) / 1000 if isinstance(pace, int | float) else 0.03
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        input_tokens = estimate_text(request.instructions) + sum(
+            estimate_item(i) for i in request.items
+        )
+        if request.purpose == "compaction":
+            reply = "Summary of the conversation so far: " + _summarize(request.items)
+            async for event in self._words(reply):
+                yield event
+            yield UsageReported(input_tokens, estimate_text(reply))
+            yield StreamEnded()
+            return
+        last = request.items[-1] if request.items else {}
+        prompt = _last_user_text(request.items)
+        if last.get("type") == TOOL_RESULT:
+            reply = _describe_result(last)
+        elif prompt.startswith("run:") and any(t.name == "shell" for t in request.tools):
+            command = prompt.removeprefix("run:").strip()
+            yield ToolCallRequested(
+                call_id=f"demo-{len(request.items)}",
+                name="shell",
+                arguments={"command": command},
+                arguments_text=f'{{"command": {command!r}}}',
+            )
+            yield UsageReported(input_tokens, estimate_text(command) + 10)
+            yield StreamEnded("tool_calls")
+            return
+        else:
+            if prompt.startswith("think:"):
+                thought = (
+                    f"The user asked me to think about: {prompt.removeprefix('think:').strip()}"
+                )
+                for word in _split_words(thought):
+                    await self._pause()
+                    yield ReasoningDelta(word)
+                yield ReasoningDone(thought)
+            reply = _reply_to(prompt)
+        async for event in self._words(reply):
+            yield event
+        yield UsageReported(input_tokens, estimate_text(reply))
+        yield StreamEnded()
+
+    async def _words(self, text: str) -> AsyncIterator[ModelEvent]:
+        for word in _split_words(text):
+            await self._pause()
+            yield TextDelta(word)
+
+    async def _pause(self) -> None:
+        # Always yield to the loop, even at pace 0, so an interrupt can land between words.
+        await asyncio.sleep(self.pace_s)
+
+
+def _split_words(text: str) -> list[str]:
+    words = text.split(" ")
+    return [w + " " for w in words[:-1]] + [words[-1]]
+
+
+def _last_user_text(items: list[Item]) -> str:
+    for item in reversed(items):
+        if item.get("type") == USER_MESSAGE:
+            return str(item.get("text") or "").strip()
+    return ""
+
+
+def _reply_to(prompt: str) -> str:
+    first_line = prompt.splitlines()[0] if prompt else ""
+    return (
+        f"You said: “{first_line[:200]}”. I am OpenVaala's offline demo model, so I can only echo "
+        "and run commands: try `run: ls` to watch me call the shell tool. Configure a real model "
+        "in config.toml to do real work."
+    )
+
+
+def _describe_result(result: Item) -> str:
+    output = str(result.get("output") or "").strip()
+    if len(output) > 500:
+        output = output[:500] + " …"
+    status = "failed" if result.get("isError") else "finished"
+    return f"The command {status}. It printed:\n\n```\n{output}\n```"
+
+
+def _summarize(items: list[Item]) -> str:
+    texts = [str(i.get("text")) for i in items if i.get("type") == USER_MESSAGE and i.get("text")]
+    return "; ".join(t[:60] for t in texts[-10:]) or "(nothing yet)"

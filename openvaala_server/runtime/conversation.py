@@ -1,0 +1,277 @@
+"""A conversation loaded in the server: its metadata, its sessions, its hub.
+
+All state changes follow the durability order: the record is written and fsynced (store), then the
+in-memory state changes, then the event is published — with no `await` between the last two, so a
+snapshot taken at seq N always shows exactly the events up to N.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from openvaala_server import errors
+from openvaala_server.domain import meta as meta_fold
+from openvaala_server.domain import records as r
+from openvaala_server.domain.ids import new_id
+from openvaala_server.domain.meta import ConversationMeta
+from openvaala_server.domain.usage import UsageTracker, estimate_text
+from openvaala_server.runtime.hub import Hub
+from openvaala_server.runtime.session import LiveSession
+
+if TYPE_CHECKING:
+    from openvaala_server.runtime.manager import Runtime
+
+SNAPSHOT_PAGE = 100
+
+
+@dataclass
+class PendingConversation:
+    """Created by a client but not yet written: it is written with its first message."""
+
+    cwd: str
+    agent: str
+    model: str
+    title: str | None
+    created_at: str
+
+
+class LiveConversation:
+    def __init__(self, runtime: Runtime, conversation_id: str, hub: Hub) -> None:
+        self.runtime = runtime
+        self.conversation_id = conversation_id
+        self.hub = hub
+        self.meta: ConversationMeta | None = None
+        self.pending: PendingConversation | None = None
+        self.sessions: dict[str, LiveSession] = {}
+        self.root_session_id = ""
+
+    # -- identity ------------------------------------------------------------------------
+
+    @property
+    def persisted(self) -> bool:
+        return self.meta is not None
+
+    @property
+    def cwd(self) -> str:
+        return self.meta.cwd if self.meta else self.pending.cwd  # type: ignore[union-attr]
+
+    @property
+    def root(self) -> LiveSession:
+        return self.sessions[self.root_session_id]
+
+    def session(self, session_id: str | None) -> LiveSession:
+        if session_id is None:
+            return self.root
+        found = self.sessions.get(session_id)
+        if found is None:
+            raise errors.NotFound(
+                f"no session {session_id} in this conversation", param="sessionId"
+            )
+        return found
+
+    @property
+    def status(self) -> str:
+        return self.root.status if self.sessions else "idle"
+
+    def any_turn_running(self) -> bool:
+        return any(s.turn is not None for s in self.sessions.values())
+
+    def info(self) -> dict[str, Any]:
+        root = self.root
+        if self.meta is not None:
+            m = self.meta
+            base = {
+                "title": m.title,
+                "cwd": m.cwd,
+                "agent": m.agent,
+                "model": root.model,
+                "createdAt": m.created_at,
+                "updatedAt": m.updated_at,
+                "archived": m.archived,
+                "forkedFrom": m.forked_from,
+            }
+        else:
+            p = self.pending
+            assert p is not None
+            base = {
+                "title": p.title or "New conversation",
+                "cwd": p.cwd,
+                "agent": p.agent,
+                "model": root.model,
+                "createdAt": p.created_at,
+                "updatedAt": p.created_at,
+                "archived": False,
+                "forkedFrom": None,
+            }
+        return {
+            "conversationId": self.conversation_id,
+            **base,
+            "status": self.status,
+            "persisted": self.persisted,
+            "rootSessionId": self.root_session_id,
+            "cwdExists": os.path.isdir(base["cwd"]),
+            "modelAvailable": root.model in self.runtime.config.models,
+        }
+
+    # -- building ------------------------------------------------------------------------
+
+    def make_session(
+        self,
+        session_id: str,
+        parent_session_id: str | None,
+        agent: str,
+        model: str,
+        title: str,
+        depth: int,
+    ) -> LiveSession:
+        model_config = self.runtime.config.models.get(model)
+        window = model_config.context_window if model_config else 0
+        max_out = model_config.max_output_tokens if model_config else 0
+        session = LiveSession(
+            session_id=session_id,
+            parent_session_id=parent_session_id,
+            agent=agent,
+            model=model,
+            title=title,
+            usage=UsageTracker(window, max_out),
+            depth=depth,
+        )
+        self.sessions[session_id] = session
+        return session
+
+    def read_agents_md(self) -> str | None:
+        """AGENTS.md of the working directory, read when a session starts its first turn."""
+        path = Path(self.cwd) / "AGENTS.md"
+        try:
+            return path.read_text(encoding="utf-8", errors="replace")[:50_000]
+        except OSError:
+            return None
+
+    def instructions_for(self, session: LiveSession) -> str:
+        agent = self.runtime.config.agents.get(session.agent)
+        parts = [agent.instructions if agent else ""]
+        parts.append(f"Working directory: {self.cwd}")
+        if session.agents_md is None:
+            session.agents_md = self.read_agents_md() or ""
+        if session.agents_md:
+            parts.append("Instructions from AGENTS.md:\n" + session.agents_md)
+        return "\n\n".join(p for p in parts if p)
+
+    def refresh_usage_estimate(self, session: LiveSession) -> None:
+        base = estimate_text(self.instructions_for(session))
+        session.usage.reset_estimate(base)
+        for item in session.items:
+            session.usage.add(item)
+
+    # -- durable changes -----------------------------------------------------------------
+
+    async def ensure_persisted(self, first_text: str) -> None:
+        """Write a pending conversation to disk: it is saved with its first message."""
+        if self.meta is not None:
+            return
+        from openvaala_server.domain.title import auto_title
+
+        p = self.pending
+        assert p is not None
+        root = self.root
+        title = p.title or auto_title(first_text)
+        created = {
+            "conversationId": self.conversation_id,
+            "cwd": p.cwd,
+            "agent": p.agent,
+            "model": root.model,
+            "title": title,
+            "titleSource": "user" if p.title else "auto",
+            "rootSessionId": self.root_session_id,
+            "forkedFrom": None,
+            "formatVersion": r.FORMAT_VERSION,
+        }
+        self.meta = await self.runtime.store_call(self.runtime.store.create_conversation(created))
+        self.pending = None
+        root.title = title
+        self.publish_updated()
+
+    async def append_meta(self, *payloads: dict[str, Any]) -> list[dict[str, Any]]:
+        assert self.meta is not None
+        stamped = await self.runtime.store_call(
+            self.runtime.store.append_metadata(self.conversation_id, list(payloads))
+        )
+        for record in stamped:
+            meta_fold.apply(self.meta, record)
+        return stamped
+
+    async def persist_items(
+        self, session: LiveSession, items: list[r.Item], *, count_in_usage: bool = True
+    ) -> None:
+        if not items:
+            return
+        await self.runtime.store_call(
+            self.runtime.store.append_items(self.conversation_id, session.session_id, items)
+        )
+        if self.meta is not None:
+            self.meta.updated_at = r.utc_now()
+        turn = session.turn
+        for item in items:
+            if turn is not None:
+                turn.in_progress.pop(item["itemId"], None)
+            session.items.append(item)
+            if count_in_usage:
+                session.usage.add(item)
+            self.hub.publish("item/completed", {"sessionId": session.session_id, "item": item})
+        self.publish_usage(session)
+
+    # -- events --------------------------------------------------------------------------
+
+    def publish_updated(self) -> None:
+        self.hub.publish("conversation/updated", {"conversation": self.info()})
+
+    def publish_session(self, session: LiveSession) -> None:
+        self.hub.publish("session/updated", {"session": session.to_wire()})
+
+    def publish_usage(self, session: LiveSession) -> None:
+        self.hub.publish(
+            "usage/updated", {"sessionId": session.session_id, "usage": session.usage.to_wire()}
+        )
+
+    def publish_inbox(self, session: LiveSession) -> None:
+        self.hub.publish(
+            "inbox/updated", {"sessionId": session.session_id, "inputs": session.inbox.to_wire()}
+        )
+
+    def snapshot(self) -> dict[str, Any]:
+        """Everything a client needs to draw the screen, consistent with `hub.seq`."""
+        sessions = []
+        for session in self.sessions.values():
+            page = session.items[-SNAPSHOT_PAGE:]
+            turn = session.turn
+            sessions.append(
+                {
+                    **session.to_wire(),
+                    "items": page,
+                    "hasMore": len(session.items) > len(page),
+                    "turn": (
+                        {"turnId": turn.turn_id, "items": list(turn.in_progress.values())}
+                        if turn
+                        else None
+                    ),
+                    "inbox": session.inbox.to_wire(),
+                    "usage": session.usage.to_wire(),
+                }
+            )
+        return {"conversation": self.info(), "sessions": sessions}
+
+
+def new_item(item_type: str, session_id: str, turn_id: str | None, **fields: Any) -> r.Item:
+    item: r.Item = {
+        "itemId": new_id(),
+        "type": item_type,
+        "sessionId": session_id,
+        "turnId": turn_id,
+        "createdAt": r.utc_now(),
+        "status": r.IN_PROGRESS,
+    }
+    item.update(fields)
+    return item

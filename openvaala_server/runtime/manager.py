@@ -1,0 +1,439 @@
+"""The runtime: every conversation the server owns, and the operations clients ask for.
+
+Handlers in `api/` call these methods; they validate what only the runtime can know (is a turn
+running, does the working directory exist, is the model configured) and raise `errors.*`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from openvaala_server import errors
+from openvaala_server.config import Config, ModelConfig
+from openvaala_server.domain import meta as meta_fold
+from openvaala_server.domain import records as r
+from openvaala_server.domain.ids import new_id
+from openvaala_server.domain.inbox import Input, InputGone, Mode
+from openvaala_server.models.base import Provider
+from openvaala_server.models.registry import make_provider
+from openvaala_server.runtime.conversation import LiveConversation, PendingConversation
+from openvaala_server.runtime.hub import Hub
+from openvaala_server.runtime.session import LiveSession, LiveTurn
+from openvaala_server.runtime.turn import TurnRunner
+from openvaala_server.tools.registry import tools_for as builtin_tools
+
+if TYPE_CHECKING:
+    from openvaala_server.store.store import Store
+    from openvaala_server.tools.base import Tool
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+TITLE_MAX = 200
+
+
+class Runtime:
+    def __init__(self, config: Config, store: Store) -> None:
+        self.config = config
+        self.store = store
+        self.conversations: dict[str, LiveConversation] = {}
+        self._providers: dict[str, Provider] = {}
+        self._open_locks: dict[str, asyncio.Lock] = {}
+        self._persist_locks: dict[str, asyncio.Lock] = {}
+        # Which conversation and session a waiting input belongs to, for input/* by id.
+        self._inputs: dict[str, tuple[str, str]] = {}
+        self.shutting_down = False
+
+    # -- services used by the loop -------------------------------------------------------
+
+    async def store_call(self, call: Awaitable[T]) -> T:
+        """Run a store operation; an I/O failure becomes a clear `storage_failed` error."""
+        try:
+            return await call
+        except errors.OpenVaalaError:
+            raise
+        except OSError as exc:
+            log.error("storage failed: %s", exc)
+            raise errors.StorageFailed(
+                f"could not write to the data directory: {exc.strerror or exc}"
+            ) from None
+        except Exception as exc:
+            if type(exc).__module__.startswith("openvaala_server.store"):
+                log.error("storage failed: %s", exc)
+                raise errors.StorageFailed(f"storage failed: {exc}") from None
+            raise
+
+    def model_config(self, name: str) -> ModelConfig:
+        model = self.config.models.get(name)
+        if model is None:
+            raise errors.ModelMissing(
+                f"model {name!r} is not configured on this machine; choose another with "
+                f"conversation/setModel (available: {', '.join(self.config.models)})",
+                model=name,
+                available=list(self.config.models),
+            )
+        return model
+
+    def provider(self, name: str) -> Provider:
+        if name not in self._providers:
+            self._providers[name] = make_provider(self.model_config(name))
+        return self._providers[name]
+
+    def tools_for(self, conv: LiveConversation, session: LiveSession) -> dict[str, Tool]:
+        agent = self.config.agents.get(session.agent)
+        names = agent.tools if agent else ()
+        return {t.spec.name: t for t in builtin_tools(names)}
+
+    def context_items(self, session: LiveSession) -> list[r.Item]:
+        return list(session.items)
+
+    # -- conversations -------------------------------------------------------------------
+
+    def create(
+        self, cwd: str, agent: str | None, model: str | None, title: str | None
+    ) -> LiveConversation:
+        if not os.path.isabs(cwd):
+            raise errors.InvalidParams('"cwd" must be an absolute path', param="cwd")
+        cwd = os.path.normpath(cwd)
+        if not os.path.isdir(cwd):
+            raise errors.CwdMissing(f"the working directory {cwd} does not exist", cwd=cwd)
+        agent_name = agent or self.config.default_agent
+        agent_config = self.config.agents.get(agent_name)
+        if agent_config is None:
+            raise errors.NotFound(
+                f"no agent {agent_name!r} (configured: {', '.join(self.config.agents)})",
+                param="agent",
+            )
+        model_name = model or agent_config.model
+        self.model_config(model_name)
+        if title is not None:
+            title = _clean_title(title)
+        cid = new_id()
+        conv = LiveConversation(self, cid, Hub(cid, self.config.server.replay_events))
+        conv.pending = PendingConversation(cwd, agent_name, model_name, title, r.utc_now())
+        conv.root_session_id = new_id()
+        conv.make_session(conv.root_session_id, None, agent_name, model_name, title or "", 0)
+        self.conversations[cid] = conv
+        return conv
+
+    async def open(self, cid: str) -> LiveConversation:
+        conv = self.conversations.get(cid)
+        if conv is not None:
+            return conv
+        lock = self._open_locks.setdefault(cid, asyncio.Lock())
+        async with lock:
+            conv = self.conversations.get(cid)
+            if conv is None:
+                conv = await self._load(cid)
+                self.conversations[cid] = conv
+        self._open_locks.pop(cid, None)
+        return conv
+
+    async def _load(self, cid: str) -> LiveConversation:
+        try:
+            meta = await self.store_call(self.store.load_meta(cid))
+        except errors.StorageFailed as exc:
+            raise errors.ConversationUnreadable(
+                f"conversation {cid} cannot be opened: {exc.message}"
+            ) from None
+        except meta_fold.MetaError as exc:
+            raise errors.ConversationUnreadable(
+                f"conversation {cid} cannot be opened: {exc}"
+            ) from None
+        if meta is None:
+            raise errors.NotFound(f"no conversation {cid}", param="conversationId")
+        conv = LiveConversation(self, cid, Hub(cid, self.config.server.replay_events))
+        conv.meta = meta
+        conv.root_session_id = meta.root_session_id
+        # A turn with no end was cut by a crash or a kill: it ended interrupted.
+        cut = meta.running_turns()
+        if cut:
+            await conv.append_meta(
+                *(
+                    {
+                        "type": r.TURN_ENDED,
+                        "sessionId": t.session_id,
+                        "turnId": t.turn_id,
+                        "status": "interrupted",
+                        "error": {
+                            "kind": "server_stopped",
+                            "message": "the server stopped during this turn",
+                        },
+                    }
+                    for t in cut
+                )
+            )
+        for sid, smeta in meta.sessions.items():
+            depth = 0
+            parent = smeta.parent_session_id
+            while parent and parent in meta.sessions and depth < 64:
+                depth += 1
+                parent = meta.sessions[parent].parent_session_id
+            session = conv.make_session(
+                sid, smeta.parent_session_id, smeta.agent, smeta.model, smeta.title, depth
+            )
+            session.items = await self.store_call(self.store.read_all_items(cid, sid))
+            status = meta_fold.session_status(meta, sid)
+            session.closed = status == "closed"
+            session.last_status = status if status in ("failed", "interrupted") else "idle"
+            if session.model in self.config.models:
+                conv.refresh_usage_estimate(session)
+        return conv
+
+    async def recover_cut_turns(self) -> None:
+        """At start: close turns a crash left open, so lists show them interrupted."""
+        for archived in (False, True):
+            cursor: str | None = None
+            while True:
+                rows, cursor = await self.store.list_conversations(
+                    archived=archived, limit=500, cursor=cursor
+                )
+                for row in rows:
+                    if row.get("status") == "running":
+                        try:
+                            await self.open(row["conversationId"])
+                        except errors.OpenVaalaError as exc:
+                            log.warning("could not recover %s: %s", row["conversationId"], exc)
+                if not cursor:
+                    break
+
+    async def list(
+        self, archived: bool, search: str | None, limit: int, cursor: str | None
+    ) -> dict[str, Any]:
+        rows, next_cursor = await self.store_call(
+            self.store.list_conversations(
+                archived=archived, search=search, limit=limit, cursor=cursor
+            )
+        )
+        for row in rows:
+            live = self.conversations.get(row["conversationId"])
+            if live is not None and live.sessions:
+                row["status"] = live.status
+        result: dict[str, Any] = {"conversations": rows}
+        if next_cursor:
+            result["nextCursor"] = next_cursor
+        return result
+
+    async def rename(self, cid: str, title: str) -> None:
+        conv = await self.open(cid)
+        title = _clean_title(title)
+        if conv.pending is not None:
+            conv.pending.title = title
+            conv.root.title = title
+        else:
+            await conv.append_meta(
+                {"type": r.CONVERSATION_RENAMED, "title": title, "titleSource": "user"}
+            )
+            conv.root.title = title
+        conv.publish_updated()
+
+    async def set_archived(self, cid: str, archived: bool) -> None:
+        conv = await self.open(cid)
+        if conv.meta is None:
+            raise errors.NotFound(
+                f"conversation {cid} is not saved yet: it is saved with its first message",
+                param="conversationId",
+            )
+        if conv.meta.archived != archived:
+            kind = r.CONVERSATION_ARCHIVED if archived else r.CONVERSATION_UNARCHIVED
+            await conv.append_meta({"type": kind})
+        conv.publish_updated()
+
+    async def delete(self, cid: str) -> None:
+        conv = await self.open(cid)
+        if conv.any_turn_running():
+            raise errors.TurnRunning(
+                "a turn is running: interrupt it before deleting the conversation"
+            )
+        if conv.persisted:
+            await self.store_call(self.store.delete_conversation(cid))
+        for session in conv.sessions.values():
+            for inp in session.inbox.waiting:
+                self._inputs.pop(inp.input_id, None)
+        self.conversations.pop(cid, None)
+        conv.hub.publish("conversation/deleted", {})
+
+    async def set_model(self, cid: str, sid: str | None, model: str) -> None:
+        conv = await self.open(cid)
+        session = conv.session(sid)
+        self.model_config(model)
+        if conv.meta is not None:
+            await conv.append_meta(
+                {"type": r.SESSION_MODEL_SET, "sessionId": session.session_id, "model": model}
+            )
+        elif conv.pending is not None:
+            conv.pending.model = model
+        session.model = model
+        config = self.config.models[model]
+        session.usage.context_window = config.context_window
+        session.usage.max_output_tokens = config.max_output_tokens
+        conv.refresh_usage_estimate(session)
+        conv.publish_session(session)
+        conv.publish_usage(session)
+        if session.session_id == conv.root_session_id:
+            conv.publish_updated()
+
+    # -- input and turns -----------------------------------------------------------------
+
+    async def send_input(
+        self,
+        cid: str,
+        sid: str | None,
+        text: str,
+        mode: Mode,
+        origin: str = "user",
+        from_session_id: str | None = None,
+    ) -> dict[str, Any]:
+        conv = await self.open(cid)
+        session = conv.session(sid)
+        if self.shutting_down:
+            raise errors.Busy("the server is shutting down")
+        if not os.path.isdir(conv.cwd):
+            raise errors.CwdMissing(
+                f"the working directory {conv.cwd} no longer exists: recreate it to continue",
+                cwd=conv.cwd,
+            )
+        self.model_config(session.model)
+        if session.closed:
+            raise errors.NotIdle("this subagent session was closed")
+        if not conv.persisted:
+            lock = self._persist_locks.setdefault(cid, asyncio.Lock())
+            async with lock:
+                await conv.ensure_persisted(text)
+            self._persist_locks.pop(cid, None)
+        # From here on nothing awaits: the inbox and the turn change together.
+        inp = Input(new_id(), text, mode, origin, from_session_id)  # type: ignore[arg-type]
+        disposition = session.inbox.add(inp, turn_running=session.turn is not None)
+        if disposition == "started":
+            self.start_turn(conv, session, [inp])
+        else:
+            self._inputs[inp.input_id] = (cid, session.session_id)
+            conv.publish_inbox(session)
+            conv.publish_session(session)
+            if disposition == "jumped":
+                self.interrupt_session(conv, session, "jump")
+        return {"inputId": inp.input_id, "disposition": disposition}
+
+    def start_turn(self, conv: LiveConversation, session: LiveSession, inputs: list[Input]) -> None:
+        turn = LiveTurn(new_id())
+        session.turn = turn
+        runner = TurnRunner(conv, session, turn)
+        turn.task = asyncio.create_task(runner.run(inputs), name=f"turn-{turn.turn_id}")
+
+    def interrupt_session(self, conv: LiveConversation, session: LiveSession, reason: str) -> bool:
+        if reason == "user":
+            session.inbox.on_user_interrupt()
+        turn = session.turn
+        if turn is None or turn.task is None:
+            return False
+        if turn.stop_reason is None:
+            turn.stop_reason = reason
+            if turn.started:
+                turn.task.cancel()
+        return True
+
+    async def interrupt(self, cid: str, sid: str | None) -> dict[str, Any]:
+        conv = await self.open(cid)
+        session = conv.session(sid)
+        return {"interrupted": self.interrupt_session(conv, session, "user")}
+
+    def on_turn_ended(
+        self,
+        conv: LiveConversation,
+        session: LiveSession,
+        status: str,
+        error: dict[str, Any] | None,
+    ) -> None:
+        """Called by the loop as a turn ends (synchronously): start what waits next."""
+        if self.shutting_down or conv.conversation_id not in self.conversations:
+            return
+        nxt = session.inbox.next_turn()
+        if nxt:
+            for inp in nxt:
+                self._inputs.pop(inp.input_id, None)
+            conv.publish_inbox(session)
+            self.start_turn(conv, session, nxt)
+
+    def _owner(self, input_id: str) -> tuple[LiveConversation, LiveSession]:
+        owner = self._inputs.get(input_id)
+        conv = self.conversations.get(owner[0]) if owner else None
+        if owner is None or conv is None:
+            raise errors.InputConsumed(
+                f"input {input_id} is no longer waiting: it was already handled or withdrawn",
+                inputId=input_id,
+            )
+        return conv, conv.sessions[owner[1]]
+
+    def edit_input(self, input_id: str, text: str) -> None:
+        conv, session = self._owner(input_id)
+        try:
+            session.inbox.edit(input_id, text)
+        except InputGone:
+            self._consumed(input_id)
+        conv.publish_inbox(session)
+
+    def withdraw_input(self, input_id: str) -> dict[str, Any]:
+        conv, session = self._owner(input_id)
+        try:
+            inp = session.inbox.withdraw(input_id)
+        except InputGone:
+            self._consumed(input_id)
+        self._inputs.pop(input_id, None)
+        conv.publish_inbox(session)
+        conv.publish_session(session)
+        return {"text": inp.text}
+
+    def steer_input(self, input_id: str) -> None:
+        conv, session = self._owner(input_id)
+        try:
+            session.inbox.steer(input_id)
+        except InputGone:
+            self._consumed(input_id)
+        conv.publish_inbox(session)
+        if session.turn is None:
+            self.on_turn_ended(conv, session, "idle", None)
+
+    def jump_input(self, input_id: str) -> None:
+        conv, session = self._owner(input_id)
+        try:
+            session.inbox.jump(input_id)
+        except InputGone:
+            self._consumed(input_id)
+        conv.publish_inbox(session)
+        if not self.interrupt_session(conv, session, "jump"):
+            self.on_turn_ended(conv, session, "idle", None)
+
+    def _consumed(self, input_id: str) -> None:
+        self._inputs.pop(input_id, None)
+        raise errors.InputConsumed(
+            f"input {input_id} is no longer waiting: it was already handled or withdrawn",
+            inputId=input_id,
+        )
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    async def shutdown(self, timeout: float = 10.0) -> None:
+        """Stop every running turn (kept as interrupted) and wait until it is all on disk."""
+        self.shutting_down = True
+        tasks = []
+        for conv in self.conversations.values():
+            for session in conv.sessions.values():
+                if session.turn is not None and session.turn.task is not None:
+                    tasks.append(session.turn.task)
+                    self.interrupt_session(conv, session, "shutdown")
+        if tasks:
+            await asyncio.wait(tasks, timeout=timeout)
+
+
+def _clean_title(title: str) -> str:
+    title = " ".join(title.split())
+    if not title:
+        raise errors.InvalidParams("the title must not be empty", param="title")
+    if len(title) > TITLE_MAX:
+        raise errors.InvalidParams(
+            f"the title is longer than {TITLE_MAX} characters", param="title"
+        )
+    return title

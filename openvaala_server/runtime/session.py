@@ -1,0 +1,63 @@
+"""One agent's live state in memory: its history, its inbox, its running turn, its usage."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from openvaala_server.domain.inbox import Inbox
+from openvaala_server.domain.records import Item
+from openvaala_server.domain.usage import UsageTracker
+
+
+@dataclass
+class LiveTurn:
+    turn_id: str
+    task: asyncio.Task[None] | None = None
+    # Items being streamed, by id, in creation order: what a snapshot shows as "in progress".
+    in_progress: dict[str, Item] = field(default_factory=dict)
+    # Why the turn is being stopped: "user" | "jump" | "shutdown" (None while it runs on).
+    stop_reason: str | None = None
+    # Set by the task's first step: a task cancelled before that would never run its cleanup.
+    started: bool = False
+
+
+@dataclass
+class LiveSession:
+    session_id: str
+    parent_session_id: str | None
+    agent: str
+    model: str
+    title: str
+    usage: UsageTracker
+    items: list[Item] = field(default_factory=list)
+    inbox: Inbox = field(default_factory=Inbox)
+    turn: LiveTurn | None = None
+    # The task that runs this session's turns one after another while input keeps coming.
+    driver: asyncio.Task[None] | None = None
+    last_status: str = "idle"  # of the last finished turn: idle | failed | interrupted
+    closed: bool = False
+    depth: int = 0  # 0 for the root agent, 1 for its subagents, …
+    agents_md: str | None = None
+
+    @property
+    def status(self) -> str:
+        if self.closed:
+            return "closed"
+        if self.turn is not None:
+            return "running"
+        if self.inbox.waiting:
+            return "waiting"
+        return self.last_status
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "sessionId": self.session_id,
+            "parentSessionId": self.parent_session_id,
+            "agent": self.agent,
+            "model": self.model,
+            "status": self.status,
+            "title": self.title,
+            "depth": self.depth,
+        }

@@ -1,0 +1,366 @@
+"""The agent loop: one turn of one session.
+
+Call the model, run the tools it asks for, feed the results back, repeat until it answers.
+Before each model call the session's steering input joins the turn. A turn ends `completed`,
+`failed` (with a clear error) or `interrupted`; an interrupt keeps everything produced so far:
+streamed text is persisted as it was, unfinished items are marked interrupted, and a `notice` item
+tells the model on the next turn that the user interrupted this one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from openvaala_server import errors
+from openvaala_server.domain import records as r
+from openvaala_server.domain.inbox import Input
+from openvaala_server.models.base import (
+    ModelError,
+    ModelRequest,
+    ReasoningDelta,
+    ReasoningDone,
+    StreamEnded,
+    TextDelta,
+    ToolCallRequested,
+    UsageReported,
+)
+from openvaala_server.models.retry import RetryPolicy
+from openvaala_server.runtime.conversation import LiveConversation, new_item
+from openvaala_server.runtime.session import LiveSession, LiveTurn
+from openvaala_server.tools.base import ToolContext, ToolResult, truncate_output
+
+if TYPE_CHECKING:
+    from openvaala_server.tools.base import Tool
+
+log = logging.getLogger(__name__)
+
+INTERRUPT_NOTICE = (
+    "The user interrupted the previous turn. Anything marked interrupted above was cut short."
+)
+
+
+class TurnFailed(Exception):
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+@dataclass
+class _Attempt:
+    """What one model call has streamed so far (discarded whole if the call is retried)."""
+
+    items: list[r.Item] = field(default_factory=list)
+    text: r.Item | None = None
+    reasoning: r.Item | None = None
+    tool_calls: list[r.Item] = field(default_factory=list)
+
+
+class TurnRunner:
+    def __init__(self, conv: LiveConversation, session: LiveSession, turn: LiveTurn) -> None:
+        self.conv = conv
+        self.session = session
+        self.turn = turn
+        self.runtime = conv.runtime
+        self.sid = session.session_id
+
+    # -- the loop ------------------------------------------------------------------------
+
+    async def run(self, inputs: list[Input]) -> None:
+        status, error = "completed", None
+        self.turn.started = True
+        try:
+            await self._start()
+            await self._add_inputs(inputs)
+            while True:
+                if self.turn.stop_reason:  # interrupted before the task could be cancelled
+                    raise asyncio.CancelledError
+                steering = self.session.inbox.take_steering()
+                if steering:
+                    self.conv.publish_inbox(self.session)
+                    await self._add_inputs(steering)
+                tool_calls = await self._call_model()
+                if not tool_calls:
+                    break
+                for call in tool_calls:
+                    await self._run_tool(call)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            status = "interrupted"
+            error = None
+        except TurnFailed as exc:
+            status, error = "failed", {"kind": exc.kind, "message": exc.message}
+        except errors.OpenVaalaError as exc:
+            status, error = "failed", {"kind": exc.kind, "message": exc.message}
+        except Exception:  # a bug must end the turn cleanly, never wedge the session
+            log.exception("turn %s crashed", self.turn.turn_id)
+            status = "failed"
+            error = {"kind": "internal", "message": "the turn stopped on an internal error"}
+        await self._finish(status, error)
+
+    async def _start(self) -> None:
+        await self.conv.append_meta(
+            {"type": r.TURN_STARTED, "sessionId": self.sid, "turnId": self.turn.turn_id}
+        )
+        self.conv.hub.publish("turn/started", {"sessionId": self.sid, "turnId": self.turn.turn_id})
+        self.conv.publish_session(self.session)
+        if self.session.session_id == self.conv.root_session_id:
+            self.conv.publish_updated()
+
+    async def _finish(self, status: str, error: dict[str, Any] | None) -> None:
+        # Whatever was still streaming is kept, marked with how the turn ended.
+        leftovers = list(self.turn.in_progress.values())
+        item_status = r.INTERRUPTED if status == "interrupted" else r.FAILED
+        for item in leftovers:
+            item["status"] = item_status
+        finals = [i for i in leftovers if not _is_empty(i)]
+        for item in leftovers:
+            if item not in finals:
+                self.turn.in_progress.pop(item["itemId"], None)
+                self.conv.hub.publish(
+                    "item/discarded", {"sessionId": self.sid, "itemId": item["itemId"]}
+                )
+        if status == "interrupted" and self.turn.stop_reason != "shutdown":
+            finals.append(
+                new_item(
+                    r.NOTICE,
+                    self.sid,
+                    self.turn.turn_id,
+                    status=r.COMPLETED,
+                    kind="interrupted",
+                    text=INTERRUPT_NOTICE,
+                )
+            )
+        try:
+            await self.conv.persist_items(self.session, finals)
+        except errors.OpenVaalaError as exc:
+            status, error = "failed", {"kind": exc.kind, "message": exc.message}
+        record: dict[str, Any] = {
+            "type": r.TURN_ENDED,
+            "sessionId": self.sid,
+            "turnId": self.turn.turn_id,
+            "status": status,
+        }
+        if error:
+            record["error"] = error
+        try:
+            await self.conv.append_meta(record)
+        except errors.OpenVaalaError:
+            log.error("could not record the end of turn %s", self.turn.turn_id)
+        self.session.turn = None
+        self.session.last_status = "idle" if status == "completed" else status
+        ended: dict[str, Any] = {
+            "sessionId": self.sid,
+            "turnId": self.turn.turn_id,
+            "status": status,
+        }
+        if error:
+            ended["error"] = error
+        self.conv.hub.publish("turn/ended", ended)
+        self.conv.publish_session(self.session)
+        if self.session.session_id == self.conv.root_session_id:
+            self.conv.publish_updated()
+        self.runtime.on_turn_ended(self.conv, self.session, status, error)
+
+    async def _add_inputs(self, inputs: list[Input]) -> None:
+        items = []
+        for inp in inputs:
+            fields: dict[str, Any] = {
+                "text": inp.text,
+                "inputId": inp.input_id,
+                "origin": inp.origin,
+            }
+            if inp.from_session_id:
+                fields["fromSessionId"] = inp.from_session_id
+            items.append(
+                new_item(r.USER_MESSAGE, self.sid, self.turn.turn_id, status=r.COMPLETED, **fields)
+            )
+        await self.conv.persist_items(self.session, items)
+
+    # -- model calls ---------------------------------------------------------------------
+
+    def _request(self) -> ModelRequest:
+        model = self.runtime.model_config(self.session.model)
+        return ModelRequest(
+            model=model,
+            instructions=self.conv.instructions_for(self.session),
+            items=self.runtime.context_items(self.session),
+            tools=[t.spec for t in self.runtime.tools_for(self.conv, self.session).values()],
+        )
+
+    async def _call_model(self) -> list[r.Item]:
+        """One model call, retried on temporary errors. Returns the tool calls it asked for."""
+        policy = RetryPolicy(
+            self.runtime.config.retry.max_attempts,
+            self.runtime.config.retry.base_delay_s,
+            self.runtime.config.retry.max_delay_s,
+        )
+        provider = self.runtime.provider(self.session.model)
+        request = self._request()
+        attempt = 0
+        while True:
+            attempt += 1
+            state = _Attempt()
+            try:
+                async for event in provider.stream(request):
+                    self._on_event(state, event)
+                break
+            except ModelError as exc:
+                self._discard(state)
+                if not policy.should_retry(exc, attempt):
+                    if exc.retryable:
+                        raise TurnFailed(
+                            "provider_unavailable",
+                            f"The model provider kept failing after {attempt} attempts: {exc.message}",
+                        ) from None
+                    raise TurnFailed(exc.kind, exc.message) from None
+                delay = policy.delay(attempt, exc.retry_after)
+                self.conv.hub.publish(
+                    "retry/scheduled",
+                    {
+                        "sessionId": self.sid,
+                        "attempt": attempt,
+                        "maxAttempts": policy.max_attempts,
+                        "delaySeconds": round(delay, 3),
+                        "error": {"kind": exc.kind, "message": exc.message},
+                    },
+                )
+                await asyncio.sleep(delay)
+        for item in state.items:
+            if item["type"] != r.TOOL_CALL:
+                item["status"] = r.COMPLETED
+        finals = [i for i in state.items if not _is_empty(i)]
+        for item in state.items:
+            if item not in finals:
+                self.turn.in_progress.pop(item["itemId"], None)
+                self.conv.hub.publish(
+                    "item/discarded", {"sessionId": self.sid, "itemId": item["itemId"]}
+                )
+        for call in state.tool_calls:
+            call["status"] = r.COMPLETED
+        # The provider's report already counts this call's output: no estimate on top.
+        await self.conv.persist_items(self.session, finals, count_in_usage=False)
+        return state.tool_calls
+
+    def _start_item(self, state: _Attempt, item: r.Item) -> r.Item:
+        state.items.append(item)
+        self.turn.in_progress[item["itemId"]] = item
+        self.conv.hub.publish(
+            "item/started", {"sessionId": self.sid, "turnId": self.turn.turn_id, "item": dict(item)}
+        )
+        return item
+
+    def _delta(self, item: r.Item, field_name: str, delta: str) -> None:
+        item[field_name] = item.get(field_name, "") + delta
+        self.conv.hub.publish(
+            "item/delta",
+            {"sessionId": self.sid, "itemId": item["itemId"], "field": field_name, "delta": delta},
+        )
+
+    def _on_event(self, state: _Attempt, event: object) -> None:
+        tid = self.turn.turn_id
+        if isinstance(event, TextDelta):
+            if state.text is None:
+                state.text = self._start_item(
+                    state, new_item(r.AGENT_MESSAGE, self.sid, tid, text="")
+                )
+            self._delta(state.text, "text", event.text)
+        elif isinstance(event, ReasoningDelta):
+            if state.reasoning is None:
+                state.reasoning = self._start_item(
+                    state, new_item(r.REASONING, self.sid, tid, text="")
+                )
+            self._delta(state.reasoning, "text", event.text)
+        elif isinstance(event, ReasoningDone):
+            item = state.reasoning or self._start_item(
+                state, new_item(r.REASONING, self.sid, tid, text="")
+            )
+            if event.text and not item.get("text"):
+                self._delta(item, "text", event.text)
+            if event.provider_data:
+                item["providerData"] = event.provider_data
+            item["status"] = r.COMPLETED
+            state.reasoning = None
+        elif isinstance(event, ToolCallRequested):
+            fields: dict[str, Any] = {
+                "callId": event.call_id,
+                "name": event.name,
+                "arguments": event.arguments,
+                "argumentsText": event.arguments_text,
+            }
+            if event.provider_data:
+                fields["providerData"] = event.provider_data
+            call = self._start_item(state, new_item(r.TOOL_CALL, self.sid, tid, **fields))
+            state.tool_calls.append(call)
+        elif isinstance(event, UsageReported):
+            self.session.usage.report(event.input_tokens, event.output_tokens, r.utc_now())
+            self.conv.publish_usage(self.session)
+        elif isinstance(event, StreamEnded):
+            pass
+
+    def _discard(self, state: _Attempt) -> None:
+        """Withdraw what a failed attempt streamed, so no client shows it twice."""
+        for item in state.items:
+            self.turn.in_progress.pop(item["itemId"], None)
+            self.conv.hub.publish(
+                "item/discarded", {"sessionId": self.sid, "itemId": item["itemId"]}
+            )
+
+    # -- tools ---------------------------------------------------------------------------
+
+    async def _run_tool(self, call: r.Item) -> None:
+        tid = self.turn.turn_id
+        result = new_item(
+            r.TOOL_RESULT,
+            self.sid,
+            tid,
+            callId=call["callId"],
+            name=call["name"],
+            output="",
+            isError=False,
+        )
+        self.turn.in_progress[result["itemId"]] = result
+        self.conv.hub.publish(
+            "item/started", {"sessionId": self.sid, "turnId": tid, "item": dict(result)}
+        )
+        tools = self.runtime.tools_for(self.conv, self.session)
+        tool: Tool | None = tools.get(call["name"])
+        limit = self.runtime.config.server.tool_output_limit
+        if tool is None:
+            outcome = ToolResult(
+                f"Unknown tool {call['name']!r}. Available: {', '.join(tools)}", True
+            )
+        elif not isinstance(call.get("arguments"), dict):
+            outcome = ToolResult("The tool arguments were not a JSON object.", True)
+        else:
+            ctx = ToolContext(
+                cwd=Path(self.conv.cwd),
+                emit_output=lambda chunk: self._delta(result, "output", chunk),
+                output_limit=limit,
+            )
+            try:
+                outcome = await tool.run(call["arguments"], ctx)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.exception("tool %s crashed", call["name"])
+                outcome = ToolResult(f"The tool failed: {type(exc).__name__}: {exc}", True)
+        output, truncated = truncate_output(outcome.output, limit)
+        result["output"] = output
+        result["isError"] = outcome.is_error
+        result["status"] = r.COMPLETED
+        if truncated or outcome.truncated:
+            result["truncated"] = True
+        await self.conv.persist_items(self.session, [result])
+
+
+def _is_empty(item: r.Item) -> bool:
+    if item["type"] in (r.AGENT_MESSAGE, r.REASONING):
+        return not item.get("text")
+    return False

@@ -1,0 +1,126 @@
+"""Running the daemon: hold the data directory's lock, open the store, serve on loopback.
+
+Start: lock (a second server on the same data directory exits naming the first), token (new at
+every start, mode 0600), store, recovery of turns a crash cut, then uvicorn on 127.0.0.1.
+Stop (SIGTERM/SIGINT): running turns are interrupted and written, the store is flushed and closed,
+the token removed and the lock released — in that order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import secrets
+import socket
+from pathlib import Path
+from types import FrameType
+
+import uvicorn
+
+from openvaala_server.api.app import build_app
+from openvaala_server.api.security import Credentials
+from openvaala_server.config import Config
+from openvaala_server.runtime.manager import Runtime
+from openvaala_server.store.lock import RuntimeLock
+from openvaala_server.store.paths import DataDir
+from openvaala_server.store.store import Store
+
+log = logging.getLogger("openvaala.server")
+
+
+class PortInUse(Exception):
+    pass
+
+
+def write_token(path: Path) -> str:
+    token = secrets.token_urlsafe(32)
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, token.encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    return token
+
+
+def bind_loopback(port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError as exc:
+        sock.close()
+        raise PortInUse(
+            f"cannot listen on 127.0.0.1:{port} ({exc.strerror}); set [server] port in the "
+            "config, or pass --port 0 to pick a free port"
+        ) from None
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+class _DaemonServer(uvicorn.Server):
+    """uvicorn, but a stop signal first interrupts and saves running turns."""
+
+    def __init__(self, config: uvicorn.Config, runtime: Runtime) -> None:
+        super().__init__(config)
+        self.runtime = runtime
+        self._stopping = False
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        if self._stopping:
+            super().handle_exit(sig, frame)
+            return
+        self._stopping = True
+        loop = asyncio.get_event_loop()
+        loop.call_soon_threadsafe(lambda: loop.create_task(self._graceful()))
+
+    async def _graceful(self) -> None:
+        try:
+            await self.runtime.shutdown()
+        finally:
+            self.should_exit = True
+
+
+async def serve(data_dir: DataDir, config: Config, port: int) -> None:
+    data_dir.ensure()
+    lock = RuntimeLock(data_dir.lock_path)
+    lock.acquire()  # raises LockHeld naming the running server
+    try:
+        sock = bind_loopback(port)
+        actual_port = sock.getsockname()[1]
+        token = write_token(data_dir.token_path)
+        credentials = Credentials(token, secrets.token_urlsafe(32), actual_port)
+        store = await Store.open(data_dir)
+        runtime = Runtime(config, store)
+        try:
+            await runtime.recover_cut_turns()
+            app = build_app(runtime, credentials)
+            uv_config = uvicorn.Config(
+                app,
+                ws="websockets",
+                ws_max_size=config.server.max_frame_bytes,
+                ws_ping_interval=20,
+                ws_ping_timeout=20,
+                proxy_headers=False,
+                server_header=False,
+                lifespan="off",
+                log_level="warning",
+                timeout_graceful_shutdown=3,
+            )
+            server = _DaemonServer(uv_config, runtime)
+            lock.set_address(f"127.0.0.1:{actual_port}")
+            log.info("OpenVaala serving on http://127.0.0.1:%d (pid %d)", actual_port, os.getpid())
+            await server.serve(sockets=[sock])
+            await runtime.shutdown()
+        finally:
+            await store.close()
+            try:
+                data_dir.token_path.unlink()
+            except FileNotFoundError:
+                pass
+    finally:
+        lock.release()

@@ -1,0 +1,155 @@
+"""A real OpenVaala daemon for tests: its own process, a free loopback port, a temporary data
+directory and config. Tests talk to it over the real websocket with the real client."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import pytest
+from openvaala_server.store.lock import is_locked, read_lock
+
+from openvaala_server.client import Client
+from openvaala_server.store.paths import DataDir
+
+# Instant demo model and fast retries unless a test says otherwise.
+DEFAULT_CONFIG = """
+[models.demo]
+provider = "demo"
+pace_ms = 0
+
+[agents.default]
+description = "General assistant"
+model = "demo"
+"""
+
+
+@dataclass
+class Daemon:
+    home: Path
+    config_path: Path
+    workdir: Path
+    process: subprocess.Popen[bytes] | None = None
+    address: str = ""
+    token: str = ""
+    log_path: Path = field(default_factory=Path)
+
+    @property
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env["OPENVAALA_HOME"] = str(self.home)
+        env["OPENVAALA_CONFIG"] = str(self.config_path)
+        return env
+
+    @property
+    def port(self) -> int:
+        return int(self.address.rsplit(":", 1)[1])
+
+    @property
+    def data_dir(self) -> DataDir:
+        return DataDir(self.home)
+
+    def start(self, timeout: float = 20) -> None:
+        self.log_path = self.home.parent / f"{self.home.name}-server.log"
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "openvaala_server", "serve", "--port", "0"],
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+            )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"daemon exited at start:\n{self.log()}")
+            info = (
+                read_lock(self.data_dir.lock_path) if is_locked(self.data_dir.lock_path) else None
+            )
+            if info and info.address and self.data_dir.token_path.exists():
+                self.address = info.address
+                self.token = self.data_dir.token_path.read_text().strip()
+                try:
+                    if httpx.get(f"http://{self.address}/healthz", timeout=1).status_code == 200:
+                        return
+                except httpx.HTTPError:
+                    pass
+            time.sleep(0.03)
+        raise RuntimeError(f"daemon did not start in {timeout} s:\n{self.log()}")
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 20) -> int | None:
+        if self.process is None:
+            return None
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        code = self.process.returncode
+        self.process = None
+        return code
+
+    def kill(self) -> None:
+        self.stop(signal.SIGKILL)
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def log(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-5000:]
+        except OSError:
+            return ""
+
+    async def client(self, name: str = "test", reconnect: bool = True) -> Client:
+        return await Client.connect(self.address, self.token, client_name=name, reconnect=reconnect)
+
+    def cli(self, *args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "openvaala_server", *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+
+def make_daemon(tmp_path: Path, config: str = DEFAULT_CONFIG, name: str = "home") -> Daemon:
+    home = tmp_path / name  # the daemon creates it, as on a fresh machine
+    config_path = tmp_path / f"{name}-config.toml"
+    config_path.write_text(config)
+    workdir = tmp_path / f"{name}-work"
+    workdir.mkdir()
+    return Daemon(home=home, config_path=config_path, workdir=workdir)
+
+
+@pytest.fixture
+def daemon_factory(tmp_path: Path) -> Iterator[object]:
+    started: list[Daemon] = []
+
+    def factory(config: str = DEFAULT_CONFIG, *, start: bool = True, name: str = "home") -> Daemon:
+        d = make_daemon(tmp_path, config, name)
+        if start:
+            d.start()
+        started.append(d)
+        return d
+
+    yield factory
+    for d in started:
+        d.stop()
+
+
+@pytest.fixture
+def daemon(daemon_factory: object) -> Daemon:
+    return daemon_factory()  # type: ignore[operator, no-any-return]

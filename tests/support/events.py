@@ -1,0 +1,64 @@
+"""Helpers for reading a client's notifications in tests."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from openvaala_server.client import Client
+
+Note = dict[str, Any]
+
+
+async def collect_until(
+    client: Client, stop: Callable[[Note], bool], timeout: float = 15
+) -> list[Note]:
+    """Every notification up to and including the first one `stop` accepts."""
+    notes: list[Note] = []
+
+    async def run() -> None:
+        async for note in client.notifications():
+            notes.append(note)
+            if stop(note):
+                return
+
+    try:
+        await asyncio.wait_for(run(), timeout)
+    except TimeoutError:
+        methods = [n["method"] for n in notes[-20:]]
+        raise AssertionError(f"timed out; last notifications: {methods}") from None
+    return notes
+
+
+def turn_ended(session_id: str | None = None) -> Callable[[Note], bool]:
+    def stop(note: Note) -> bool:
+        return note["method"] == "turn/ended" and (
+            session_id is None or note["params"]["sessionId"] == session_id
+        )
+
+    return stop
+
+
+def method_is(method: str) -> Callable[[Note], bool]:
+    return lambda note: note["method"] == method
+
+
+async def new_conversation(client: Client, cwd: str, **extra: Any) -> str:
+    result = await client.request("conversation/create", {"cwd": cwd, **extra})
+    cid: str = result["conversation"]["conversationId"]
+    await client.subscribe(cid)
+    return cid
+
+
+async def run_turn(client: Client, cid: str, text: str, **extra: Any) -> list[Note]:
+    """Send a message to an idle conversation and return the events of its turn."""
+    await client.request(
+        "input/send", {"conversationId": cid, "text": text, "mode": "queue", **extra}
+    )
+    return await collect_until(client, turn_ended())
+
+
+def completed_items(notes: list[Note], item_type: str | None = None) -> list[dict[str, Any]]:
+    items = [n["params"]["item"] for n in notes if n["method"] == "item/completed"]
+    return [i for i in items if item_type is None or i["type"] == item_type]
