@@ -1,0 +1,234 @@
+"""The slash commands' behaviour (also reached from the command palette), and error display."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from textual.app import App
+
+from openvaala_server.client import Client, ConnectionLost, RpcError
+from openvaala_tui import commands
+from openvaala_tui import format as fmt
+from openvaala_tui.screens import (
+    AgentsScreen,
+    ConfirmScreen,
+    ListPicker,
+    PromptScreen,
+    ResumeScreen,
+)
+from openvaala_tui.state import LOCAL_PREFIX, ConversationView
+from openvaala_tui.widgets.composer import Composer
+from openvaala_tui.widgets.transcript import Transcript
+
+_local_ids = itertools.count(1)
+
+FRIENDLY = {
+    "cwd_missing": "The working directory no longer exists: recreate it to continue here, or "
+    "open another conversation (/resume, /new in another directory with --cwd).",
+    "model_missing": "The model of this conversation is not configured: pick one with /model.",
+    "not_idle": "Not now: something is still running or waiting. Interrupt it (Esc) first.",
+    "turn_running": "A turn is running: interrupt it (Esc) first.",
+    "input_consumed": "That input was already taken into the turn (or withdrawn).",
+}
+
+
+class CommandsMixin(App[int]):
+    """Base of the app: the commands. The app supplies the state and the drawing."""
+
+    client: Client | None
+    view: ConversationView
+    following: str | None
+    cwd: str
+
+    # -- provided by the app -----------------------------------------------------------------
+
+    @property
+    def transcript(self) -> Transcript:
+        raise NotImplementedError
+
+    @property
+    def composer(self) -> Composer:
+        raise NotImplementedError
+
+    async def open_conversation(self, cid: str, composer_text: str | None = None) -> None:
+        raise NotImplementedError
+
+    async def create_conversation(self, cwd: str) -> str | None:
+        raise NotImplementedError
+
+    async def interrupt(self, session_id: str | None = None) -> None:
+        raise NotImplementedError
+
+    async def redraw(self) -> None:
+        raise NotImplementedError
+
+    # -- showing things ----------------------------------------------------------------------
+
+    async def local_notice(self, text: str, *, error: bool = False) -> None:
+        """A line in the transcript from the UI itself (not part of the conversation)."""
+        await self.transcript.add(
+            {
+                "itemId": f"{LOCAL_PREFIX}{next(_local_ids)}",
+                "type": "notice",
+                "kind": "error" if error else "info",
+                "status": "completed",
+                "text": text,
+            }
+        )
+
+    async def show_error(self, exc: Exception) -> None:
+        if isinstance(exc, ConnectionLost):
+            self.notify("The connection to the daemon was lost; reconnecting…", severity="warning")
+            return
+        if not isinstance(exc, RpcError):
+            self.notify(str(exc), severity="error")
+            return
+        if exc.kind == "not_available":
+            await self.local_notice(f"Not available yet: {exc.message}", error=True)
+            return
+        friendly = FRIENDLY.get(exc.kind)
+        text = f"{friendly} ({exc.message})" if friendly else exc.message
+        await self.local_notice(text, error=True)
+        if exc.kind == "model_missing":
+            self.run_slash("model", "")
+
+    # -- commands ----------------------------------------------------------------------------
+
+    def run_slash(self, name: str, arg: str) -> None:
+        self.run_worker(self.slash(name, arg), group="command", name=f"/{name}")
+
+    async def slash(self, name: str, arg: str) -> None:
+        handler = getattr(self, f"cmd_{name}", None)
+        if handler is None:
+            self.notify(f"Unknown command /{name}", severity="warning")
+            return
+        if self.client is None and name != "help":
+            self.notify("Not connected to the daemon.", severity="warning")
+            return
+        try:
+            await handler(arg)
+        except (RpcError, ConnectionLost) as exc:
+            await self.show_error(exc)
+
+    async def call(self, method: str, **params: Any) -> Any:
+        assert self.client is not None
+        return await self.client.request(method, params)
+
+    @property
+    def cid(self) -> str:
+        return self.view.conversation_id
+
+    def _session_param(self) -> dict[str, Any]:
+        if self.following and self.following != self.view.root_id:
+            return {"sessionId": self.following}
+        return {}
+
+    async def cmd_help(self, arg: str) -> None:
+        await self.local_notice(commands.HELP)
+
+    async def cmd_new(self, arg: str) -> None:
+        cwd = str(self.view.conversation.get("cwd") or self.cwd)
+        cid = await self.create_conversation(cwd)
+        if cid is not None:
+            await self.open_conversation(cid)
+
+    async def cmd_resume(self, arg: str) -> None:
+        async def load(search: str, archived: bool) -> list[dict[str, Any]]:
+            params: dict[str, Any] = {"archived": archived, "limit": 100}
+            if search:
+                params["search"] = search
+            result = await self.call("conversation/list", **params)
+            return list(result.get("conversations") or [])
+
+        chosen = await self.push_screen_wait(ResumeScreen(load))
+        if chosen:
+            await self.open_conversation(chosen)
+
+    async def cmd_fork(self, arg: str) -> None:
+        result = await self.call("conversation/fork", conversationId=self.cid)
+        await self.open_conversation(str(result["conversation"]["conversationId"]))
+        self.notify("Forked: you are in the copy now.")
+
+    async def cmd_rewind(self, arg: str) -> None:
+        root = self.view.root
+        messages = root.user_messages() if root else []
+        choices = [
+            (str(m["itemId"]), fmt.first_line(str(m.get("text") or ""), 100)) for m in messages
+        ]
+        chosen = await self.push_screen_wait(
+            ListPicker("Rewind to before which message?", choices, empty="No message yet.")
+        )
+        if not chosen:
+            return
+        result = await self.call("conversation/rewind", conversationId=self.cid, messageId=chosen)
+        await self.open_conversation(
+            str(result["conversation"]["conversationId"]),
+            composer_text=str(result.get("composerText") or ""),
+        )
+
+    async def cmd_compact(self, arg: str) -> None:
+        await self.call("conversation/compact", conversationId=self.cid)
+        self.notify("Compacting the history…")
+
+    async def cmd_context(self, arg: str) -> None:
+        usage = await self.call(
+            "conversation/usage", conversationId=self.cid, **self._session_param()
+        )
+        await self.local_notice(fmt.context_report(usage))
+
+    async def cmd_agents(self, arg: str) -> None:
+        result = await self.call("sessions/list", conversationId=self.cid)
+        sessions = list(result.get("sessions") or [])
+        chosen = await self.push_screen_wait(AgentsScreen(sessions, self.following))
+        if not chosen:
+            return
+        action, sid = chosen
+        if action == "follow":
+            self.following = sid
+            await self.redraw()
+        elif action == "interrupt":
+            await self.interrupt(sid)
+        elif action == "message":
+            text = await self.push_screen_wait(PromptScreen("Message to this agent"))
+            if text:
+                await self.call(
+                    "input/send", conversationId=self.cid, sessionId=sid, text=text, mode="steer"
+                )
+
+    async def cmd_model(self, arg: str) -> None:
+        if not arg:
+            result = await self.call("models/list")
+            choices = [(str(m["name"]), model_label(m)) for m in result.get("models") or []]
+            picked = await self.push_screen_wait(ListPicker("Switch the model", choices))
+            arg = picked or ""
+        if arg:
+            await self.call(
+                "conversation/setModel", conversationId=self.cid, model=arg, **self._session_param()
+            )
+            self.notify(f"Model: {arg}")
+
+    async def cmd_rename(self, arg: str) -> None:
+        title: str | None = arg
+        if not title:
+            title = await self.push_screen_wait(
+                PromptScreen("Rename the conversation", value=self.view.title)
+            )
+        if title:
+            await self.call("conversation/rename", conversationId=self.cid, title=title)
+
+    async def cmd_archive(self, arg: str) -> None:
+        await self.call("conversation/archive", conversationId=self.cid)
+        self.notify("Archived. /resume shows it with the archived switch on.")
+
+    async def cmd_delete(self, arg: str) -> None:
+        sure = await self.push_screen_wait(ConfirmScreen(f"Delete “{self.view.title}” for good?"))
+        if not sure:
+            return
+        await self.call("conversation/delete", conversationId=self.cid)
+        await self.cmd_new("")
+
+
+def model_label(model: dict[str, Any]) -> str:
+    window = fmt.tokens(int(model.get("contextWindow") or 0))
+    return f"{model.get('name')}  ({model.get('provider')}, {window} context)"

@@ -1,0 +1,394 @@
+"""The OpenVaala terminal UI: one conversation on screen, driven live through the daemon.
+
+The app owns a `Client` (from `openvaala_server.client`) and a `ConversationView`. One worker,
+the pump, reads every notification, folds it into the view and draws the resulting changes; a
+lock keeps folding and drawing in order, also while a conversation is being (re)opened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+from typing import Any, ClassVar
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.widgets import Footer
+
+from openvaala_server.client import Client, ConnectionLost, RpcError
+from openvaala_tui import commands
+from openvaala_tui.actions import CommandsMixin
+from openvaala_tui.state import (
+    Change,
+    ConversationView,
+    Deleted,
+    InboxChanged,
+    ItemAdded,
+    ItemDelta,
+    ItemRemoved,
+    ItemUpdated,
+    Note,
+    Reset,
+)
+from openvaala_tui.widgets.composer import Composer
+from openvaala_tui.widgets.inbox import InboxList, InboxPanel
+from openvaala_tui.widgets.status import StatusBar
+from openvaala_tui.widgets.transcript import FIRST_PAGE, Transcript
+
+DOUBLE_ESCAPE_S = 0.8
+
+
+class VaalaApp(CommandsMixin, App[int]):
+    CSS_PATH = "vaala.tcss"
+    TITLE = "OpenVaala"
+    COMMANDS: ClassVar[set[Any]] = App.COMMANDS | {commands.SlashCommands}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "escape", "Interrupt", show=True),
+        Binding("ctrl+w", "focus_inbox", "Waiting"),
+        Binding("f1", "slash('help')", "Help"),
+        Binding("ctrl+r", "slash('rewind')", "Rewind", show=False),
+    ]
+
+    def __init__(
+        self,
+        *,
+        cwd: str | None = None,
+        client: Client | None = None,
+        conversation_id: str | None = None,
+        snapshot: dict[str, Any] | None = None,
+        connect: bool = True,
+    ) -> None:
+        """`client`: an already connected client (tests); else one is connected at start.
+        `snapshot`: draw this fixed snapshot with no daemon at all (appearance tests)."""
+        super().__init__()
+        self.cwd = os.path.abspath(cwd or os.getcwd())
+        self.client = client
+        self.start_conversation = conversation_id
+        self.fixed_snapshot = snapshot
+        self.should_connect = connect and snapshot is None
+        self.view = ConversationView()
+        self.following: str | None = None  # the session whose transcript is shown
+        self._lock = asyncio.Lock()
+        self._opening: str | None = None  # conversation being subscribed: its notes wait
+        self._held: list[Note] = []
+        self._last_escape = 0.0
+        self._owns_client = client is None
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar(id="status")
+        yield Transcript(id="transcript")
+        yield InboxPanel(id="inbox")
+        yield Composer(id="composer")
+        yield Footer()
+
+    @property
+    def transcript(self) -> Transcript:
+        return self.query_one(Transcript)
+
+    @property
+    def composer(self) -> Composer:
+        return self.query_one(Composer)
+
+    async def on_mount(self) -> None:
+        self.composer.focus()
+        if self.fixed_snapshot is not None:
+            async with self._lock:
+                self.view.load(self.fixed_snapshot, 0)
+                self.following = self.view.root_id
+                await self.redraw()
+            return
+        self.run_worker(self._boot(), name="boot", exclusive=True, group="boot")
+
+    async def on_unmount(self) -> None:
+        if self.client is not None and self._owns_client:
+            await self.client.close()
+
+    # -- connecting and opening --------------------------------------------------------------
+
+    async def _boot(self) -> None:
+        if self.client is None:
+            if not self.should_connect:
+                return
+            self.composer.placeholder = "Connecting to the OpenVaala daemon…"
+            try:
+                self.client = await Client.connect(client_name="openvaala-tui")
+            except Exception as exc:  # no daemon and none could be started
+                self.exit(
+                    return_code=1,
+                    message=f"openvaala: could not reach or start the daemon: {exc}",
+                )
+                return
+        self.run_worker(self._pump(), name="pump", group="pump")
+        try:
+            if self.start_conversation is None:
+                cid = await self.create_conversation(self.cwd)
+                if cid is None:
+                    return
+            else:
+                cid = self.start_conversation
+            await self.open_conversation(cid)
+        except (RpcError, ConnectionLost) as exc:
+            await self.show_error(exc)
+
+    async def create_conversation(self, cwd: str) -> str | None:
+        assert self.client is not None
+        try:
+            result = await self.client.request("conversation/create", {"cwd": cwd})
+        except RpcError as exc:
+            await self.show_error(exc)
+            return None
+        return str(result["conversation"]["conversationId"])
+
+    async def open_conversation(self, cid: str, composer_text: str | None = None) -> None:
+        """Subscribe to `cid` and show it (in place of the conversation shown now)."""
+        assert self.client is not None
+        old = self.view.conversation_id
+        self._opening = cid
+        self._held = []
+        if old and old != cid:
+            with contextlib.suppress(RpcError, ConnectionLost):
+                await self.client.unsubscribe(old)
+        result = await self.client.subscribe(cid)
+        async with self._lock:
+            self.view.load(result["snapshot"], int(result["seq"]))
+            for note in self._held:
+                self.view.apply(note)
+            self._opening = None
+            self._held = []
+            self.following = self.view.root_id
+            await self.redraw()
+            self.composer.placeholder = "Message (Enter send · Tab queue · /help)"
+            if composer_text is not None:
+                self.composer.set_text(composer_text)
+            await self._warn_about(self.view.conversation)
+
+    async def _warn_about(self, conversation: dict[str, Any]) -> None:
+        if conversation.get("cwdExists") is False:
+            await self.local_notice(
+                f"The working directory {conversation.get('cwd')} does not exist: recreate it "
+                "to continue here, or start openvaala in another directory.",
+                error=True,
+            )
+        if conversation.get("modelAvailable") is False:
+            await self.local_notice(
+                f"The model {conversation.get('model')!r} is not configured: pick one with /model.",
+                error=True,
+            )
+
+    # -- notifications -----------------------------------------------------------------------
+
+    async def _pump(self) -> None:
+        assert self.client is not None
+        async for note in self.client.notifications():
+            await self.handle_note(note)
+
+    async def handle_note(self, note: Note) -> None:
+        params = note.get("params") or {}
+        cid = params.get("conversationId")
+        async with self._lock:
+            if cid is not None and cid != self.view.conversation_id:
+                if cid == self._opening:
+                    self._held.append(note)
+                return
+            await self.draw(self.view.apply(note))
+
+    async def draw(self, changes: list[Change]) -> None:
+        status = False
+        for change in changes:
+            if isinstance(change, Reset):
+                if self.following not in self.view.sessions:
+                    self.following = self.view.root_id
+                await self.redraw()
+                continue
+            if isinstance(change, Deleted):
+                await self.local_notice(
+                    "This conversation was deleted. /new starts another one.", error=True
+                )
+                continue
+            status = True
+            if change.session_id != self.following:
+                continue
+            if isinstance(change, ItemAdded):
+                await self.transcript.add(change.item)
+            elif isinstance(change, ItemDelta):
+                await self.transcript.delta(change.item_id, change.field, change.delta)
+            elif isinstance(change, ItemUpdated):
+                await self.transcript.update(change.item)
+            elif isinstance(change, ItemRemoved):
+                await self.transcript.remove_item(change.item_id)
+            elif isinstance(change, InboxChanged):
+                self.refresh_inbox()
+        if status:
+            self.refresh_status()
+
+    async def redraw(self) -> None:
+        session = self.view.sessions.get(self.following or "")
+        if session is None:
+            await self.transcript.show([], False)
+        else:
+            await self.transcript.show(session.items, session.has_more)
+        self.refresh_inbox()
+        self.refresh_status()
+
+    def refresh_inbox(self) -> None:
+        session = self.view.sessions.get(self.following or "")
+        self.query_one(InboxPanel).set_inputs(session.inbox if session else [])
+
+    def refresh_status(self) -> None:
+        self.query_one(StatusBar).refresh_from(self.view, self.following)
+        session = self.view.sessions.get(self.following or "")
+        running = session is not None and session.running
+        self.composer.border_title = (
+            "editing a waiting input · Enter saves · Esc cancels"
+            if self.composer.editing_input
+            else ("steer the running turn · Tab queues · Ctrl+G jumps" if running else None)
+        )
+
+    async def on_transcript_need_older(self, message: Transcript.NeedOlder) -> None:
+        session = self.view.sessions.get(self.following or "")
+        if session is None:
+            return
+        index = session.find(message.before_item_id) if message.before_item_id else None
+        if index is not None and index > 0:
+            start = max(0, index - FIRST_PAGE)
+            await self.transcript.prepend(session.items[start:index], start > 0 or session.has_more)
+            return
+        if not session.has_more or self.client is None or not session.items:
+            self.transcript.more_above = False
+            return
+        try:
+            result = await self.client.request(
+                "conversation/read",
+                {
+                    "conversationId": self.view.conversation_id,
+                    "sessionId": session.session_id,
+                    "beforeItem": session.items[0]["itemId"],
+                    "limit": FIRST_PAGE,
+                },
+            )
+        except (RpcError, ConnectionLost) as exc:
+            await self.show_error(exc)
+            return
+        async with self._lock:
+            fresh = self.view.prepend(session.session_id, result["items"], bool(result["hasMore"]))
+            await self.transcript.prepend(fresh, bool(result["hasMore"]))
+
+    # -- messages from the user --------------------------------------------------------------
+
+    async def on_composer_submitted(self, message: Composer.Submitted) -> None:
+        text = message.text
+        parsed = commands.parse(text)
+        if parsed is not None and message.composer.editing_input is None:
+            name, arg = parsed
+            if name in commands.COMMANDS:
+                self.composer.clear()
+                self.run_slash(name, arg)
+            else:
+                self.notify(f"Unknown command /{name}: /help lists them.", severity="warning")
+            return
+        if self.client is None or not self.view.conversation_id:
+            self.notify("Not connected to the daemon yet.", severity="warning")
+            return
+        if message.composer.editing_input is not None:
+            await self.save_edit(message.composer.editing_input, text)
+            return
+        params: dict[str, Any] = {
+            "conversationId": self.view.conversation_id,
+            "text": text,
+            "mode": message.mode,
+        }
+        if self.following and self.following != self.view.root_id:
+            params["sessionId"] = self.following
+        self.composer.clear()
+        try:
+            await self.client.request("input/send", params)
+        except (RpcError, ConnectionLost) as exc:
+            if self.composer.is_empty:
+                self.composer.set_text(text)
+            await self.show_error(exc)
+
+    async def save_edit(self, input_id: str, text: str) -> None:
+        assert self.client is not None
+        try:
+            await self.client.request("input/edit", {"inputId": input_id, "text": text})
+        except (RpcError, ConnectionLost) as exc:
+            self.composer.editing_input = None
+            self.refresh_status()
+            await self.show_error(exc)  # the text stays in the composer: send it anew
+            return
+        self.composer.editing_input = None
+        self.composer.clear()
+        self.refresh_status()
+
+    async def on_inbox_panel_action(self, message: InboxPanel.Action) -> None:
+        if self.client is None:
+            return
+        panel = self.query_one(InboxPanel)
+        try:
+            if message.action == "edit":
+                self.composer.editing_input = message.input_id
+                self.composer.set_text(panel.text_of(message.input_id))
+                self.composer.focus()
+                self.refresh_status()
+            elif message.action == "withdraw":
+                result = await self.client.request("input/withdraw", {"inputId": message.input_id})
+                current = self.composer.text
+                withdrawn = str(result.get("text") or "")
+                self.composer.set_text(f"{current}\n{withdrawn}" if current.strip() else withdrawn)
+                self.composer.focus()
+            elif message.action in ("steer", "jump"):
+                await self.client.request(f"input/{message.action}", {"inputId": message.input_id})
+        except (RpcError, ConnectionLost) as exc:
+            await self.show_error(exc)
+
+    # -- keys --------------------------------------------------------------------------------
+
+    async def action_escape(self) -> None:
+        if self.composer.editing_input is not None:
+            self.composer.editing_input = None
+            self.composer.clear()
+            self.refresh_status()
+            return
+        session = self.view.sessions.get(self.following or "")
+        if session is not None and session.running:
+            await self.interrupt(session.session_id)
+            self._last_escape = 0.0
+            return
+        if not self.composer.is_empty:
+            return
+        now = time.monotonic()
+        if now - self._last_escape <= DOUBLE_ESCAPE_S:
+            self._last_escape = 0.0
+            self.run_slash("rewind", "")
+        else:
+            self._last_escape = now
+
+    async def interrupt(self, session_id: str | None = None) -> None:
+        if self.client is None:
+            return
+        params: dict[str, Any] = {"conversationId": self.view.conversation_id}
+        if session_id and session_id != self.view.root_id:
+            params["sessionId"] = session_id
+        try:
+            await self.client.request("turn/interrupt", params)
+        except (RpcError, ConnectionLost) as exc:
+            await self.show_error(exc)
+
+    def action_focus_inbox(self) -> None:
+        panel = self.query_one(InboxPanel)
+        if panel.display:
+            self.query_one(InboxList).focus()
+        else:
+            self.composer.focus()
+
+    def action_slash(self, name: str) -> None:
+        self.run_slash(name, "")
+
+
+def main(cwd: str | None = None) -> int:
+    """`openvaala`: open the terminal UI on a new conversation in `cwd` (default: here)."""
+    app = VaalaApp(cwd=cwd)
+    app.run()
+    return app.return_code or 0

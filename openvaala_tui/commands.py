@@ -1,0 +1,70 @@
+"""Slash commands: their names and help, parsing, and the command-palette provider."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING, cast
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+if TYPE_CHECKING:
+    from openvaala_tui.app import VaalaApp
+
+COMMANDS: dict[str, str] = {
+    "new": "Start a new conversation in the same directory",
+    "resume": "Open an earlier conversation (search, archived)",
+    "fork": "Copy this conversation into a new one",
+    "rewind": "Go back to one of your earlier messages (also: Esc Esc)",
+    "compact": "Summarize the history to free context",
+    "context": "How full the context is",
+    "agents": "The agents of this conversation: follow, interrupt, message",
+    "model": "Switch the model",
+    "rename": "Rename this conversation",
+    "archive": "Archive this conversation",
+    "delete": "Delete this conversation",
+    "help": "Keys and commands",
+}
+
+HELP = "\n".join(
+    [
+        "Keys: Enter send (steers a running turn) · Tab queue · Ctrl+G jump the queue ·",
+        "Shift+Enter / Ctrl+J newline · Esc interrupt · Esc Esc rewind · Ctrl+P palette ·",
+        "Ctrl+W waiting inputs · Ctrl+C quit.",
+        "Commands: " + " · ".join(f"/{name}" for name in COMMANDS),
+    ]
+)
+
+
+def parse(text: str) -> tuple[str, str] | None:
+    """(`name`, argument) when `text` is a slash command, known or not; None for a message."""
+    stripped = text.strip()
+    if not stripped.startswith("/") or stripped.startswith("//"):
+        return None
+    head, _, rest = stripped[1:].partition(" ")
+    if not head or "/" in head:  # "/usr/bin is…" is a message, not a command
+        return None
+    return head.lower(), rest.strip()
+
+
+class SlashCommands(Provider):
+    """The slash commands, in Textual's command palette."""
+
+    @property
+    def vaala(self) -> VaalaApp:
+        return cast("VaalaApp", self.app)
+
+    async def discover(self) -> Hits:
+        for name, help_text in COMMANDS.items():
+            yield DiscoveryHit(f"/{name}", partial(self.vaala.run_slash, name, ""), help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, help_text in COMMANDS.items():
+            score = matcher.match(f"/{name} {help_text}")
+            if score > 0:
+                yield Hit(
+                    score,
+                    matcher.highlight(f"/{name}"),
+                    partial(self.vaala.run_slash, name, ""),
+                    help=help_text,
+                )

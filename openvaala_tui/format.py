@@ -1,0 +1,109 @@
+"""Short texts the screen shows, computed from wire values. Pure functions, no Textual."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from openvaala_tui.state import Item
+
+
+def tokens(n: int) -> str:
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M"
+    if n >= 10_000:
+        return f"{n // 1000}k"
+    if n >= 1000:
+        return f"{n / 1000:.1f}k"
+    return str(n)
+
+
+def fullness(usage: dict[str, Any]) -> float | None:
+    """used / threshold (1.0 = compaction is due), or None when the window is unknown."""
+    used = int(usage.get("used") or 0)
+    limit = int(usage.get("threshold") or usage.get("contextWindow") or 0)
+    if limit <= 0:
+        return None
+    return used / limit
+
+
+def meter_level(usage: dict[str, Any]) -> str:
+    """`ok` | `warn` | `full` | `unknown`: the context meter's colour class."""
+    ratio = fullness(usage)
+    if ratio is None:
+        return "unknown"
+    if ratio >= 0.9:
+        return "full"
+    if ratio >= 0.6:
+        return "warn"
+    return "ok"
+
+
+def meter(usage: dict[str, Any], width: int = 8) -> str:
+    used = int(usage.get("used") or 0)
+    window = int(usage.get("contextWindow") or 0)
+    ratio = fullness(usage)
+    if ratio is None or window <= 0:
+        return f"ctx {tokens(used)}"
+    filled = min(width, round(ratio * width))
+    bar = "█" * filled + "░" * (width - filled)
+    estimated = "~" if usage.get("source") == "estimated" else ""
+    return f"ctx {bar} {estimated}{round(100 * used / window)}%"
+
+
+def context_report(usage: dict[str, Any]) -> str:
+    """The text of `/context`."""
+    used = int(usage.get("used") or 0)
+    window = int(usage.get("contextWindow") or 0)
+    threshold = int(usage.get("threshold") or 0)
+    source = str(usage.get("source") or "estimated")
+    if window <= 0:
+        return f"Context: {used:,} tokens used ({source}); the model's window is unknown."
+    share = 100 * used / window
+    return (
+        f"Context: {used:,} of {window:,} tokens ({share:.1f}%, {source}); "
+        f"compaction at {threshold:,}; {max(0, threshold - used):,} left before it."
+    )
+
+
+def retry_text(retry: dict[str, Any]) -> str:
+    delay = float(retry.get("delaySeconds") or 0)
+    shown = f"{delay:.0f}" if delay >= 1 else f"{delay:.1f}"
+    return f"retrying {retry.get('attempt')}/{retry.get('maxAttempts')} in {shown} s"
+
+
+def turn_state(status: str, running: bool, compacting: bool) -> str:
+    if compacting:
+        return "compacting…"
+    if running:
+        return "working…"
+    return {"idle": "ready", "waiting": "waiting", "interrupted": "interrupted"}.get(status, status)
+
+
+def tool_command(call: Item) -> str:
+    """What a tool call does, in one line: the shell command, a path, or its arguments."""
+    args = call.get("arguments")
+    if isinstance(args, dict):
+        for key in ("command", "path", "pattern", "query"):
+            value = args.get(key)
+            if isinstance(value, str):
+                return value
+        return json.dumps(args, ensure_ascii=False)[:200]
+    return str(call.get("argumentsText") or "")[:200]
+
+
+def tool_status(call: Item | None, result: Item | None) -> str:
+    """`pending` | `running` | `done` | `error` | `interrupted` | `failed`."""
+    for item in (result, call):
+        if item is not None and item.get("status") in ("interrupted", "failed"):
+            return str(item["status"])
+    if result is None:
+        return "pending"
+    if result.get("status") == "in_progress":
+        return "running"
+    return "error" if result.get("isError") else "done"
+
+
+def first_line(text: str, limit: int = 80) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"

@@ -1,0 +1,230 @@
+"""Modal screens: pickers, prompts, confirmations, the conversation list, the agents tree."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, OptionList, Switch
+from textual.widgets.option_list import Option
+
+from openvaala_tui import format as fmt
+
+Choice = tuple[str, str]  # (value, label)
+
+
+class ListPicker(ModalScreen[str | None]):
+    """Pick one of `choices`; Esc cancels."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
+
+    def __init__(
+        self, title: str, choices: list[Choice], *, empty: str = "Nothing to pick"
+    ) -> None:
+        super().__init__(classes="modal")
+        self.title_text = title
+        self.choices = choices
+        self.empty = empty
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(self.title_text, classes="dialog-title")
+            if self.choices:
+                yield OptionList(
+                    *[Option(Text(label), id=value) for value, label in self.choices],
+                    id="picker-list",
+                )
+            else:
+                yield Label(self.empty, classes="hint")
+
+    def on_mount(self) -> None:
+        if self.choices:
+            options = self.query_one(OptionList)
+            options.highlighted = len(self.choices) - 1
+            options.focus()
+
+    @on(OptionList.OptionSelected)
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,n", "dismiss(False)", "No"),
+        Binding("y", "dismiss(True)", "Yes"),
+    ]
+
+    def __init__(self, question: str) -> None:
+        super().__init__(classes="modal")
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(self.question, classes="dialog-title")
+            with Horizontal(classes="buttons"):
+                yield Button("Yes (y)", id="yes", variant="error")
+                yield Button("No (n)", id="no")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+
+class PromptScreen(ModalScreen[str | None]):
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
+
+    def __init__(self, title: str, value: str = "", placeholder: str = "") -> None:
+        super().__init__(classes="modal")
+        self.title_text = title
+        self.value = value
+        self.placeholder = placeholder
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(self.title_text, classes="dialog-title")
+            yield Input(self.value, placeholder=self.placeholder, id="prompt-input")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip() or None)
+
+
+ConversationLoader = Callable[[str, bool], Awaitable[list[dict[str, Any]]]]
+
+
+class ResumeScreen(ModalScreen[str | None]):
+    """The conversation list: type to search, toggle archived, Enter opens."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(None)", "Cancel"),
+        Binding("ctrl+a", "toggle_archived", "Archived"),
+    ]
+
+    def __init__(self, load: ConversationLoader) -> None:
+        super().__init__(classes="modal")
+        self.load = load
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label("Resume a conversation", classes="dialog-title")
+            with Horizontal(classes="resume-bar"):
+                yield Input(placeholder="search…", id="resume-search")
+                yield Label(" archived (^a) ")
+                yield Switch(False, id="resume-archived")
+            yield OptionList(id="resume-list")
+
+    def on_mount(self) -> None:
+        self.reload()
+
+    def action_toggle_archived(self) -> None:
+        switch = self.query_one(Switch)
+        switch.value = not switch.value
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.reload()
+
+    def on_switch_changed(self, event: Switch.Changed) -> None:
+        self.reload()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        options = self.query_one(OptionList)
+        if options.option_count:
+            options.focus()
+
+    @work(exclusive=True)
+    async def reload(self) -> None:
+        search = self.query_one(Input).value.strip()
+        archived = self.query_one(Switch).value
+        try:
+            conversations = await self.load(search, archived)
+        except Exception as exc:  # shown, never fatal
+            self.notify(str(exc), severity="error")
+            return
+        options = self.query_one(OptionList)
+        options.clear_options()
+        for conv in conversations:
+            label = Text()
+            label.append(str(conv.get("title") or "Untitled"), style="bold")
+            label.append(f"  {conv.get('cwd') or ''}", style="dim")
+            if conv.get("status") not in (None, "idle"):
+                label.append(f"  [{conv.get('status')}]")
+            options.add_option(Option(label, id=str(conv.get("conversationId"))))
+        if not conversations:
+            options.add_option(Option(Text("(no conversation)", style="dim"), disabled=True))
+
+    @on(OptionList.OptionSelected)
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
+
+
+class AgentsScreen(ModalScreen[tuple[str, str] | None]):
+    """The session tree: Enter/f follows one, i interrupts it, m messages it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(None)", "Close"),
+        Binding("f", "choose('follow')", "Follow"),
+        Binding("i", "choose('interrupt')", "Interrupt"),
+        Binding("m", "choose('message')", "Message"),
+    ]
+
+    def __init__(self, sessions: list[dict[str, Any]], following: str | None) -> None:
+        super().__init__(classes="modal")
+        self.sessions = sessions
+        self.following = following
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label("Agents  (f follow · i interrupt · m message)", classes="dialog-title")
+            yield OptionList(*[self._option(s) for s in tree_order(self.sessions)], id="agents")
+
+    def _option(self, session: dict[str, Any]) -> Option:
+        label = Text("  " * int(session.get("depth") or 0))
+        marker = "▶ " if session.get("sessionId") == self.following else "  "
+        label.append(marker)
+        label.append(str(session.get("agent") or "agent"), style="bold")
+        title = session.get("title")
+        if title:
+            label.append(f"  {fmt.first_line(str(title), 50)}")
+        label.append(f"  [{session.get('status') or 'idle'}]", style="dim")
+        return Option(label, id=str(session.get("sessionId")))
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).focus()
+
+    def action_choose(self, action: str) -> None:
+        options = self.query_one(OptionList)
+        if options.highlighted is None:
+            return
+        option = options.get_option_at_index(options.highlighted)
+        if option.id:
+            self.dismiss((action, option.id))
+
+    @on(OptionList.OptionSelected)
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        if event.option.id:
+            self.dismiss(("follow", event.option.id))
+
+
+def tree_order(sessions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Parents before their children, depth-first, siblings in the given order."""
+    children: dict[str | None, list[dict[str, Any]]] = {}
+    ids = {s.get("sessionId") for s in sessions}
+    for session in sessions:
+        parent = session.get("parentSessionId")
+        children.setdefault(parent if parent in ids else None, []).append(session)
+    ordered: list[dict[str, Any]] = []
+
+    def walk(parent: str | None, depth: int) -> None:
+        for session in children.get(parent, []):
+            ordered.append({**session, "depth": session.get("depth", depth)})
+            walk(str(session.get("sessionId")), depth + 1)
+
+    walk(None, 0)
+    return ordered

@@ -1,0 +1,363 @@
+"""The conversation as the terminal UI knows it: a pure fold of snapshot + notifications.
+
+`ConversationView.apply(note)` takes one notification exactly as the client yields it
+(`{"method", "params"}`) and returns the `Change`s a screen must draw. Nothing here touches
+Textual or the network, so every rule is tested without an App.
+
+Items are kept per session, in order, keyed by `itemId`; an item streamed with `item/delta` is
+updated in place and replaced whole by `item/completed`. A session keeps at most `ITEM_BUDGET`
+items in memory: older ones are dropped and paged in again with `conversation/read`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+Item = dict[str, Any]
+Note = dict[str, Any]
+
+ITEM_BUDGET = 2000  # items per session kept in memory; older ones are read again on demand
+LOCAL_PREFIX = "local-"  # item ids made by the UI (e.g. a turn's error), never sent to the daemon
+
+
+# -- changes: what a screen redraws ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Change:
+    """Something changed in `session_id` (None: the conversation as a whole)."""
+
+    session_id: str | None
+
+
+@dataclass(frozen=True)
+class Reset(Change):
+    """Redraw everything (a snapshot)."""
+
+
+@dataclass(frozen=True)
+class ItemAdded(Change):
+    item: Item
+
+
+@dataclass(frozen=True)
+class ItemDelta(Change):
+    item_id: str
+    field: str
+    delta: str
+
+
+@dataclass(frozen=True)
+class ItemUpdated(Change):
+    item: Item
+
+
+@dataclass(frozen=True)
+class ItemRemoved(Change):
+    item_id: str
+
+
+@dataclass(frozen=True)
+class InboxChanged(Change):
+    pass
+
+
+@dataclass(frozen=True)
+class StatusChanged(Change):
+    """Turn state, usage, retry, model, title or connection: the status bar redraws."""
+
+
+@dataclass(frozen=True)
+class SessionsChanged(Change):
+    pass
+
+
+@dataclass(frozen=True)
+class Deleted(Change):
+    pass
+
+
+# -- state -----------------------------------------------------------------------------------
+
+
+@dataclass
+class SessionView:
+    session_id: str
+    info: dict[str, Any]
+    items: list[Item] = field(default_factory=list)
+    has_more: bool = False
+    turn_id: str | None = None
+    inbox: list[dict[str, Any]] = field(default_factory=list)
+    usage: dict[str, Any] = field(default_factory=dict)
+    retry: dict[str, Any] | None = None  # the last retry/scheduled, until the call goes on
+    compacting: bool = False
+    last_error: dict[str, Any] | None = None  # of the last failed turn
+
+    @property
+    def status(self) -> str:
+        return str(self.info.get("status") or "idle")
+
+    @property
+    def running(self) -> bool:
+        return self.turn_id is not None
+
+    def find(self, item_id: str) -> int | None:
+        for index in range(len(self.items) - 1, -1, -1):
+            if self.items[index].get("itemId") == item_id:
+                return index
+        return None
+
+    def user_messages(self) -> list[Item]:
+        return [
+            i
+            for i in self.items
+            if i.get("type") == "user_message" and i.get("origin", "user") == "user"
+        ]
+
+
+class ConversationView:
+    def __init__(self) -> None:
+        self.conversation: dict[str, Any] = {}
+        self.sessions: dict[str, SessionView] = {}
+        self.seq = 0
+        self.connection = "connected"
+        self.deleted = False
+
+    # -- identity --------------------------------------------------------------------------
+
+    @property
+    def conversation_id(self) -> str:
+        return str(self.conversation.get("conversationId") or "")
+
+    @property
+    def root_id(self) -> str:
+        root = self.conversation.get("rootSessionId")
+        if isinstance(root, str) and root in self.sessions:
+            return root
+        for sid, session in self.sessions.items():
+            if not session.info.get("parentSessionId"):
+                return sid
+        return next(iter(self.sessions), "")
+
+    @property
+    def root(self) -> SessionView | None:
+        return self.sessions.get(self.root_id)
+
+    @property
+    def title(self) -> str:
+        return str(self.conversation.get("title") or "New conversation")
+
+    # -- folding ---------------------------------------------------------------------------
+
+    def load(self, snapshot: dict[str, Any], seq: int) -> list[Change]:
+        """Replace everything with a snapshot taken at `seq`."""
+        self.conversation = dict(snapshot.get("conversation") or {})
+        self.sessions = {}
+        self.deleted = False
+        self.seq = seq
+        for wire in snapshot.get("sessions") or []:
+            session = self._session_from_wire(wire)
+            self.sessions[session.session_id] = session
+        return [Reset(None)]
+
+    def apply(self, note: Note) -> list[Change]:
+        method = str(note.get("method") or "")
+        params: dict[str, Any] = note.get("params") or {}
+        if method == "client/connection":
+            self.connection = str(params.get("state") or "connected")
+            return [StatusChanged(None)]
+        if method == "conversation/snapshot":
+            return self.load(params.get("snapshot") or {}, int(params.get("seq") or 0))
+        seq = params.get("seq")
+        if isinstance(seq, int):
+            if seq <= self.seq:
+                return []  # already part of the snapshot
+            self.seq = seq
+        handler = _HANDLERS.get(method)
+        return handler(self, params) if handler else []
+
+    def prepend(self, session_id: str, items: list[Item], has_more: bool) -> list[Item]:
+        """Older items read with `conversation/read {beforeItem}`; returns those that were new."""
+        session = self.sessions.get(session_id)
+        if session is None:
+            return []
+        known = {i.get("itemId") for i in session.items}
+        fresh = [i for i in items if i.get("itemId") not in known]
+        session.items[:0] = fresh
+        session.has_more = has_more
+        return fresh
+
+    # -- handlers --------------------------------------------------------------------------
+
+    def _session_from_wire(self, wire: dict[str, Any]) -> SessionView:
+        info = {k: v for k, v in wire.items() if k not in ("items", "turn", "inbox", "usage")}
+        session = SessionView(session_id=str(wire.get("sessionId")), info=info)
+        session.items = [dict(i) for i in wire.get("items") or []]
+        session.has_more = bool(wire.get("hasMore"))
+        turn = wire.get("turn")
+        if isinstance(turn, dict):
+            session.turn_id = str(turn.get("turnId"))
+            session.items.extend(dict(i) for i in turn.get("items") or [])
+        session.inbox = list(wire.get("inbox") or [])
+        session.usage = dict(wire.get("usage") or {})
+        return session
+
+    def _session(self, params: dict[str, Any]) -> SessionView:
+        sid = str(params.get("sessionId") or self.root_id)
+        session = self.sessions.get(sid)
+        if session is None:
+            session = SessionView(session_id=sid, info={"sessionId": sid, "status": "idle"})
+            self.sessions[sid] = session
+        return session
+
+    def _conversation_updated(self, params: dict[str, Any]) -> list[Change]:
+        self.conversation.update(params.get("conversation") or {})
+        return [StatusChanged(None)]
+
+    def _conversation_deleted(self, params: dict[str, Any]) -> list[Change]:
+        self.deleted = True
+        return [Deleted(None)]
+
+    def _session_updated(self, params: dict[str, Any]) -> list[Change]:
+        wire = dict(params.get("session") or {})
+        sid = str(wire.get("sessionId") or "")
+        if not sid:
+            return []
+        session = self.sessions.get(sid)
+        if session is None:
+            self.sessions[sid] = SessionView(session_id=sid, info=wire)
+        else:
+            session.info.update(wire)
+        return [SessionsChanged(sid), StatusChanged(sid)]
+
+    def _turn_started(self, params: dict[str, Any]) -> list[Change]:
+        session = self._session(params)
+        session.turn_id = str(params.get("turnId"))
+        session.info["status"] = "running"
+        session.retry = None
+        session.last_error = None
+        return [StatusChanged(session.session_id)]
+
+    def _turn_ended(self, params: dict[str, Any]) -> list[Change]:
+        session = self._session(params)
+        session.turn_id = None
+        session.retry = None
+        status = str(params.get("status") or "completed")
+        session.info["status"] = "idle" if status == "completed" else status
+        changes: list[Change] = [StatusChanged(session.session_id)]
+        error = params.get("error")
+        if status == "failed" and isinstance(error, dict):
+            session.last_error = error
+            notice: Item = {
+                "itemId": f"{LOCAL_PREFIX}{params.get('turnId')}",
+                "type": "notice",
+                "kind": "error",
+                "status": "failed",
+                "sessionId": session.session_id,
+                "text": f"The turn failed: {error.get('message') or error.get('kind')}",
+            }
+            session.items.append(notice)
+            changes.append(ItemAdded(session.session_id, notice))
+        return changes
+
+    def _item_started(self, params: dict[str, Any]) -> list[Change]:
+        session = self._session(params)
+        item = dict(params.get("item") or {})
+        session.retry = None
+        index = session.find(str(item.get("itemId")))
+        if index is not None:
+            session.items[index] = item
+            return [ItemUpdated(session.session_id, item), StatusChanged(session.session_id)]
+        session.items.append(item)
+        changes: list[Change] = [ItemAdded(session.session_id, item)]
+        return changes + self._trim(session)
+
+    def _item_delta(self, params: dict[str, Any]) -> list[Change]:
+        session = self._session(params)
+        item_id = str(params.get("itemId"))
+        index = session.find(item_id)
+        if index is None:
+            return []
+        name = str(params.get("field") or "text")
+        delta = str(params.get("delta") or "")
+        item = session.items[index]
+        item[name] = str(item.get(name) or "") + delta
+        changes: list[Change] = [ItemDelta(session.session_id, item_id, name, delta)]
+        if session.retry is not None:
+            session.retry = None
+            changes.append(StatusChanged(session.session_id))
+        return changes
+
+    def _item_completed(self, params: dict[str, Any]) -> list[Change]:
+        session = self._session(params)
+        item = dict(params.get("item") or {})
+        index = session.find(str(item.get("itemId")))
+        if index is None:
+            session.items.append(item)
+            return [ItemAdded(session.session_id, item), *self._trim(session)]
+        session.items[index] = item
+        return [ItemUpdated(session.session_id, item)]
+
+    def _item_discarded(self, params: dict[str, Any]) -> list[Change]:
+        session = self._session(params)
+        item_id = str(params.get("itemId"))
+        index = session.find(item_id)
+        if index is None:
+            return []
+        del session.items[index]
+        return [ItemRemoved(session.session_id, item_id)]
+
+    def _inbox_updated(self, params: dict[str, Any]) -> list[Change]:
+        session = self._session(params)
+        session.inbox = list(params.get("inputs") or [])
+        return [InboxChanged(session.session_id)]
+
+    def _usage_updated(self, params: dict[str, Any]) -> list[Change]:
+        session = self._session(params)
+        usage = params.get("usage")
+        if not isinstance(usage, dict):  # the fields may also come flat
+            usage = {
+                k: v for k, v in params.items() if k not in ("sessionId", "conversationId", "seq")
+            }
+        session.usage = dict(usage)
+        return [StatusChanged(session.session_id)]
+
+    def _retry_scheduled(self, params: dict[str, Any]) -> list[Change]:
+        session = self._session(params)
+        session.retry = dict(params)
+        return [StatusChanged(session.session_id)]
+
+    def _compaction(self, params: dict[str, Any], running: bool) -> list[Change]:
+        session = self._session(params)
+        session.compacting = running
+        return [StatusChanged(session.session_id)]
+
+    def _trim(self, session: SessionView) -> list[Change]:
+        extra = len(session.items) - ITEM_BUDGET
+        if extra <= 0:
+            return []
+        dropped = session.items[:extra]
+        del session.items[:extra]
+        session.has_more = True
+        return [ItemRemoved(session.session_id, str(i.get("itemId"))) for i in dropped]
+
+
+_HANDLERS: dict[str, Any] = {
+    "conversation/updated": ConversationView._conversation_updated,
+    "conversation/deleted": ConversationView._conversation_deleted,
+    "session/started": ConversationView._session_updated,
+    "session/updated": ConversationView._session_updated,
+    "turn/started": ConversationView._turn_started,
+    "turn/ended": ConversationView._turn_ended,
+    "item/started": ConversationView._item_started,
+    "item/delta": ConversationView._item_delta,
+    "item/completed": ConversationView._item_completed,
+    "item/discarded": ConversationView._item_discarded,
+    "inbox/updated": ConversationView._inbox_updated,
+    "usage/updated": ConversationView._usage_updated,
+    "retry/scheduled": ConversationView._retry_scheduled,
+    "compaction/started": lambda view, params: view._compaction(params, True),
+    "compaction/completed": lambda view, params: view._compaction(params, False),
+    "compaction/failed": lambda view, params: view._compaction(params, False),
+}

@@ -1,0 +1,177 @@
+"""The scrolling transcript of one session: item widgets keyed by itemId, updated in place.
+
+Only a window of the session is mounted: the last page at first, older pages when the user
+scrolls to the top (`NeedOlder`), and the oldest widgets are pruned past `WIDGET_BUDGET` while
+the view follows the bottom, so a long conversation stays fast.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.widgets import Static
+
+from openvaala_tui.state import Item
+from openvaala_tui.widgets.items import ItemWidget, ToolBlock, make_item_widget
+
+FIRST_PAGE = 100
+WIDGET_BUDGET = 300
+
+
+class Transcript(VerticalScroll):
+    class NeedOlder(Message):
+        """Scrolled to the top: mount earlier items (`before_item_id` is the first shown)."""
+
+        def __init__(self, before_item_id: str | None) -> None:
+            super().__init__()
+            self.before_item_id = before_item_id
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.by_id: dict[str, ItemWidget] = {}
+        self.calls: dict[str, ToolBlock] = {}
+        self.more_above = False  # items exist above the first mounted one
+        self._asked_older = False
+
+    def compose(self) -> ComposeResult:
+        yield Static("↑ scroll up for earlier messages", id="older-hint", classes="hint")
+
+    def on_mount(self) -> None:
+        self.anchor()
+
+    # -- what is mounted ---------------------------------------------------------------------
+
+    @property
+    def item_widgets(self) -> list[ItemWidget]:
+        return [w for w in self.children if isinstance(w, ItemWidget)]
+
+    @property
+    def first_item_id(self) -> str | None:
+        widgets = self.item_widgets
+        if not widgets:
+            return None
+        first = widgets[0]
+        if isinstance(first, ToolBlock) and first.call is None and first.result is not None:
+            return str(first.result.get("itemId"))
+        return first.item_id
+
+    def _set_more_above(self, value: bool) -> None:
+        self.more_above = value
+        self.query_one("#older-hint").display = value
+
+    # -- changes -----------------------------------------------------------------------------
+
+    async def show(self, items: list[Item], more_above: bool) -> None:
+        """Replace everything with the last page of `items`."""
+        await self.remove_children(ItemWidget)
+        self.by_id.clear()
+        self.calls.clear()
+        page = items[-FIRST_PAGE:]
+        widgets = self._build(page)
+        if widgets:
+            await self.mount_all(widgets)
+        self._set_more_above(more_above or len(items) > len(page))
+        self._asked_older = False
+        self.anchor()
+        self.scroll_end(animate=False, immediate=True)
+
+    async def prepend(self, items: list[Item], more_above: bool) -> None:
+        """Earlier items, in order, mounted above the first one shown."""
+        widgets = self._build(items)
+        if widgets:
+            await self.mount_all(widgets, after=self.query_one("#older-hint"))
+        self._set_more_above(more_above)
+        self._asked_older = False
+
+    async def add(self, item: Item) -> None:
+        if str(item.get("itemId")) in self.by_id:
+            await self.update(item)
+            return
+        widgets = self._build([item])
+        if widgets:
+            await self.mount_all(widgets)
+        await self._prune()
+
+    async def delta(self, item_id: str, field: str, delta: str) -> None:
+        widget = self.by_id.get(item_id)
+        if widget is not None:
+            await widget.append(field, delta)
+
+    async def update(self, item: Item) -> None:
+        widget = self.by_id.get(str(item.get("itemId")))
+        if widget is None:
+            await self.add(item)
+        else:
+            await widget.complete(item)
+
+    async def remove_item(self, item_id: str) -> None:
+        widget = self.by_id.pop(item_id, None)
+        if widget is None:
+            return
+        if (
+            isinstance(widget, ToolBlock)
+            and widget.call is not None
+            and widget.result is not None
+            and widget.result.get("itemId") == item_id
+        ):
+            widget.detach_result()
+            return
+        for key, block in list(self.calls.items()):
+            if block is widget:
+                del self.calls[key]
+        for key, other in list(self.by_id.items()):
+            if other is widget:
+                del self.by_id[key]
+        await widget.remove()
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _build(self, items: list[Item]) -> list[ItemWidget]:
+        """Widgets for `items`, a tool result joining its call's block when that is shown."""
+        built: list[ItemWidget] = []
+        for item in items:
+            item_id = str(item.get("itemId"))
+            if item.get("type") == "tool_result":
+                block = self.calls.get(str(item.get("callId") or ""))
+                if block is not None:
+                    if block.is_mounted:
+                        block.attach_result(item)
+                    else:
+                        block.result = item
+                    self.by_id[item_id] = block
+                    continue
+            widget = make_item_widget(item)
+            if isinstance(widget, ToolBlock) and widget.call_id:
+                self.calls[widget.call_id] = widget
+            self.by_id[item_id] = widget
+            built.append(widget)
+        return built
+
+    async def _prune(self) -> None:
+        widgets = self.item_widgets
+        extra = len(widgets) - WIDGET_BUDGET
+        if extra <= 0 or not self.is_anchored:
+            return
+        doomed = widgets[:extra]
+        gone = set(map(id, doomed))
+        for key, widget in list(self.by_id.items()):
+            if id(widget) in gone:
+                del self.by_id[key]
+        for key, block in list(self.calls.items()):
+            if id(block) in gone:
+                del self.calls[key]
+        await self.remove_children(doomed)
+        self._set_more_above(True)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if new_value <= 0 and old_value > 0 and self.more_above and not self._asked_older:
+            self._asked_older = True
+            self.post_message(self.NeedOlder(self.first_item_id))
+
+    def request_older(self) -> None:
+        """Ask for earlier items now (the Home key, or tests)."""
+        if self.more_above and not self._asked_older:
+            self._asked_older = True
+            self.post_message(self.NeedOlder(self.first_item_id))

@@ -1,0 +1,58 @@
+"""Fixtures for the terminal UI tests: a real daemon (tests.support.daemon) and helpers to drive
+the app with a pilot until a condition holds."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+from textual.pilot import Pilot
+
+from openvaala_tui.app import VaalaApp
+
+
+def demo_config(pace_ms: int = 0) -> str:
+    return f"""
+[models.demo]
+provider = "demo"
+pace_ms = {pace_ms}
+context_window = 100000
+max_output_tokens = 8000
+
+[models.other]
+provider = "demo"
+pace_ms = {pace_ms}
+
+[agents.default]
+description = "General assistant"
+model = "demo"
+"""
+
+
+async def wait_for(
+    pilot: Pilot[int], condition: Callable[[], bool], timeout: float = 10, what: str = ""
+) -> None:
+    """Let the app run until `condition()` holds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what or condition}")
+        await pilot.pause(0.02)
+    await pilot.pause()
+
+
+async def ready(pilot: Pilot[int]) -> VaalaApp:
+    app = pilot.app
+    assert isinstance(app, VaalaApp)
+    await wait_for(pilot, lambda: bool(app.view.conversation_id), what="the conversation")
+    return app
+
+
+async def type_and_send(pilot: Pilot[int], text: str, key: str = "enter") -> None:
+    app = pilot.app
+    assert isinstance(app, VaalaApp)
+    app.composer.focus()
+    app.composer.set_text(text)
+    await pilot.press(key)
+    await asyncio.sleep(0)
