@@ -26,7 +26,8 @@ import os
 import queue
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Final
@@ -255,6 +256,18 @@ class _OpenFile:
 
 
 @dataclass
+class _Batch:
+    """One file's share of a group commit."""
+
+    path: Path
+    ops: list[_Append]
+    state: _OpenFile
+    results: list[list[r.Record] | BaseException]
+    data: bytes
+    seq: int  # the file's last seq once `data` is on disk
+
+
+@dataclass
 class _Append:
     path: Path
     payloads: list[dict[str, Any]]
@@ -297,6 +310,7 @@ class JournalWriter:
         # exhaust the fd limit; reopening costs one read of the file's end.
         self._files: OrderedDict[Path, _OpenFile] = OrderedDict()
         self._max_open_files = max_open_files
+        self._sync_pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="journal-fsync")
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -354,6 +368,7 @@ class JournalWriter:
                     return
         finally:
             self._forget(None)
+            self._sync_pool.shutdown()
             loop.call_soon_threadsafe(_set_done, stopped)
 
     def _process(self, batch: list[object]) -> bool:
@@ -384,17 +399,33 @@ class JournalWriter:
         by_path: dict[Path, list[_Append]] = {}
         for op in appends:
             by_path.setdefault(op.path, []).append(op)
-        for path, ops in by_path.items():
-            for op, outcome in zip(ops, self._commit_file(path, ops), strict=True):
+        batches = [self._stamp(path, ops) for path, ops in by_path.items()]
+        for batch in batches:
+            if batch.data:
+                self._guard(batch, _write_all, batch.data)
+        # Still one fsync per file, but the files of one batch are synced in parallel: the
+        # kernel merges concurrent journal commits, which measured ~2x the records/s of syncing
+        # them one after the other (docs/storage.md, benchmarks).
+        to_sync = [batch for batch in batches if batch.data]
+        if len(to_sync) == 1:
+            self._guard(to_sync[0], os.fdatasync)
+        elif to_sync:
+            list(self._sync_pool.map(lambda b: self._guard(b, os.fdatasync), to_sync))
+        for batch in batches:
+            if batch.data:  # still there: written and synced
+                batch.state.size += len(batch.data)
+                batch.state.seq = batch.seq
+            for op, outcome in zip(batch.ops, batch.results, strict=True):
                 outcomes.setdefault(op.loop, []).append((op.future, outcome))
 
-    def _commit_file(self, path: Path, ops: list[_Append]) -> list[list[r.Record] | BaseException]:
+    def _stamp(self, path: Path, ops: list[_Append]) -> _Batch:
+        """Number and serialise this batch's records for one file (nothing written yet)."""
         try:
             state = self._open(path)
         except OSError as exc:
             error = JournalWriteError(f"cannot open {path}: {exc}")
             error.__cause__ = exc
-            return [error] * len(ops)
+            return _Batch(path, ops, _OpenFile(-1, 0, 0), [error] * len(ops), b"", 0)
         results: list[list[r.Record] | BaseException] = []
         chunks: list[bytes] = []
         seq = state.seq
@@ -414,20 +445,20 @@ class JournalWriter:
             seq += len(stamped)
             chunks.append(b"\n".join(lines) + b"\n")
             results.append(stamped)
-        data = b"".join(chunks)
-        if not data:
-            return results
+        return _Batch(path, ops, state, results, b"".join(chunks), seq)
+
+    def _guard(self, batch: _Batch, action: Callable[..., object], *args: object) -> None:
+        """Run one disk step for a file; on failure undo the file's batch and fail its callers."""
         try:
-            _write_all(state.fd, data)
-            os.fdatasync(state.fd)
+            action(batch.state.fd, *args)
         except OSError as exc:
-            self._undo(path, state)
-            error = JournalWriteError(f"cannot append to {path}: {exc}")
+            self._undo(batch.path, batch.state)
+            error = JournalWriteError(f"cannot append to {batch.path}: {exc}")
             error.__cause__ = exc
-            return [res if isinstance(res, BaseException) else error for res in results]
-        state.size += len(data)
-        state.seq = seq
-        return results
+            batch.results = [
+                res if isinstance(res, BaseException) else error for res in batch.results
+            ]
+            batch.data = b""
 
     def _undo(self, path: Path, state: _OpenFile) -> None:
         # Cut any partial line off; if even that fails, the next open sees a torn tail and

@@ -1,0 +1,166 @@
+"""Durable append benchmark: what one acknowledged record costs, and what group commit buys.
+
+Measures, on the disk holding the target directory (default: a temp dir under the repo, so the
+same disk as the data would be; pass --dir to choose):
+
+1. the raw limit: a loop of ``write(1 KB line) + fdatasync`` on one file (per-op p50/p99, ops/s);
+2. `JournalWriter.append` of one ~1 KB record at a time, awaited (p50/p99, appends/s);
+3. `Store.append_items` of one ~1 KB item: journal, then index (p50/p99, appends/s);
+4. 8 conversations appending at once through one `JournalWriter` (group commit): records/s;
+5. the same 8 through `Store.append_items` (journal + index): records/s.
+
+Goals: (2) p50 within raw fsync p50 + 0.3 ms; (4) ≥ 10,000 durable records/s.
+
+Run: ``python bench/append.py [--n 2000] [--dir PATH]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from openvaala_server.domain.ids import new_id
+from openvaala_server.store.journal import JournalWriter
+from openvaala_server.store.paths import DataDir
+from openvaala_server.store.store import Store
+
+TEXT = "lorem ipsum dolor sit amet " * 34  # ~1 KB once stamped and serialised
+
+
+def payload(n: int) -> dict[str, object]:
+    item = {"itemId": new_id(), "type": "agent_message", "text": TEXT, "n": n}
+    return {"type": "item", "item": item}
+
+
+def summarise(name: str, samples: list[float]) -> float:
+    samples = sorted(samples)
+    p50 = samples[len(samples) // 2] * 1e3
+    p99 = samples[int(len(samples) * 0.99)] * 1e3
+    rate = len(samples) / sum(samples)
+    print(f"{name:<34} p50 {p50:7.3f} ms   p99 {p99:7.3f} ms   {rate:9,.0f} /s")
+    return p50
+
+
+def raw(directory: Path, n: int) -> list[float]:
+    line = b"x" * 1023 + b"\n"
+    fd = os.open(directory / "raw.bin", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    samples = []
+    try:
+        for _ in range(n):
+            t = time.perf_counter()
+            os.write(fd, line)
+            os.fdatasync(fd)
+            samples.append(time.perf_counter() - t)
+    finally:
+        os.close(fd)
+    return samples
+
+
+async def journal_single(directory: Path, n: int) -> list[float]:
+    writer = JournalWriter()
+    await writer.start()
+    path = directory / "single.jsonl"
+    samples = []
+    for i in range(n):
+        t = time.perf_counter()
+        await writer.append(path, [payload(i)])
+        samples.append(time.perf_counter() - t)
+    await writer.close()
+    return samples
+
+
+def created() -> dict[str, object]:
+    return {
+        "conversationId": new_id(),
+        "cwd": "/tmp",
+        "agent": "bench",
+        "model": "demo",
+        "title": "bench",
+        "titleSource": "auto",
+        "rootSessionId": new_id(),
+        "forkedFrom": None,
+        "formatVersion": 1,
+    }
+
+
+async def store_single(directory: Path, n: int) -> list[float]:
+    store = await Store.open(DataDir(directory / "store-single"))
+    c = created()
+    await store.create_conversation(c)
+    cid, sid = str(c["conversationId"]), str(c["rootSessionId"])
+    samples = []
+    for i in range(n):
+        item = payload(i)["item"]
+        assert isinstance(item, dict)
+        t = time.perf_counter()
+        await store.append_items(cid, sid, [item])
+        samples.append(time.perf_counter() - t)
+    await store.close()
+    return samples
+
+
+async def journal_concurrent(directory: Path, n: int, writers: int) -> float:
+    journal = JournalWriter()
+    await journal.start()
+
+    async def one(w: int) -> None:
+        path = directory / f"concurrent-{w}.jsonl"
+        for i in range(n):
+            await journal.append(path, [payload(i)])
+
+    t = time.perf_counter()
+    await asyncio.gather(*(one(w) for w in range(writers)))
+    elapsed = time.perf_counter() - t
+    await journal.close()
+    return writers * n / elapsed
+
+
+async def store_concurrent(directory: Path, n: int, writers: int) -> float:
+    store = await Store.open(DataDir(directory / "store-concurrent"))
+    targets = []
+    for _ in range(writers):
+        c = created()
+        await store.create_conversation(c)
+        targets.append((str(c["conversationId"]), str(c["rootSessionId"])))
+
+    async def one(cid: str, sid: str) -> None:
+        for i in range(n):
+            item = payload(i)["item"]
+            assert isinstance(item, dict)
+            await store.append_items(cid, sid, [item])
+
+    t = time.perf_counter()
+    await asyncio.gather(*(one(cid, sid) for cid, sid in targets))
+    elapsed = time.perf_counter() - t
+    await store.close()
+    return writers * n / elapsed
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=2000, help="appends per measurement")
+    parser.add_argument("--writers", type=int, default=8)
+    parser.add_argument("--dir", type=Path, default=Path(__file__).resolve().parent)
+    args = parser.parse_args()
+    directory = Path(tempfile.mkdtemp(prefix=".bench-append-", dir=args.dir))
+    try:
+        print(f"disk: {directory}  ({args.n} appends of ~1 KB each)")
+        raw_p50 = summarise("raw write+fdatasync", raw(directory, args.n))
+        journal_p50 = summarise("JournalWriter.append", await journal_single(directory, args.n))
+        summarise("Store.append_items (+ index)", await store_single(directory, args.n))
+        print(f"overhead over raw fsync (p50): {journal_p50 - raw_p50:+.3f} ms (goal ≤ +0.3 ms)")
+        rate = await journal_concurrent(directory, args.n // 2, args.writers)
+        print(f"{args.writers} writers, JournalWriter        {rate:9,.0f} records/s (goal ≥ 10,000)")
+        rate = await store_concurrent(directory, args.n // 2, args.writers)
+        print(f"{args.writers} writers, Store.append_items  {rate:9,.0f} records/s")
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
