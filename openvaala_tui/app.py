@@ -46,7 +46,7 @@ class VaalaApp(CommandsMixin, App[int]):
     COMMANDS: ClassVar[set[Any]] = App.COMMANDS | {commands.SlashCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "escape", "Interrupt", show=True),
-        Binding("ctrl+w", "focus_inbox", "Waiting"),
+        Binding("ctrl+w", "focus_inbox", "Waiting", priority=True),
         Binding("f1", "slash('help')", "Help"),
         Binding("ctrl+r", "slash('rewind')", "Rewind", show=False),
     ]

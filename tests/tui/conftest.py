@@ -56,3 +56,13 @@ async def type_and_send(pilot: Pilot[int], text: str, key: str = "enter") -> Non
     app.composer.set_text(text)
     await pilot.press(key)
     await asyncio.sleep(0)
+
+
+def notices(app: VaalaApp) -> list[str]:
+    from openvaala_tui.widgets.items import Notice
+
+    return [str(w.item.get("text")) for w in app.transcript.query(Notice)]
+
+
+def item_types(app: VaalaApp) -> list[str]:
+    return [str(w.item.get("type")) for w in app.transcript.item_widgets]

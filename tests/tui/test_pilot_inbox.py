@@ -1,0 +1,109 @@
+"""Steering, queueing, editing and withdrawing waiting inputs, and Esc, against a real daemon."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openvaala_tui.app import VaalaApp
+from openvaala_tui.widgets.inbox import InboxList, InboxPanel
+from openvaala_tui.widgets.items import ToolBlock, UserMessage
+from tests.tui.conftest import demo_config, notices, ready, type_and_send, wait_for
+
+
+def user_texts(app: VaalaApp) -> list[str]:
+    return [str(w.item.get("text")) for w in app.transcript.query(UserMessage)]
+
+
+async def start_sleep(pilot: Any, app: VaalaApp, seconds: float) -> None:
+    await type_and_send(pilot, f"run: sleep {seconds}")
+    await wait_for(
+        pilot,
+        lambda: any(b.status == "running" for b in app.transcript.query(ToolBlock)),
+        what="the tool to run",
+    )
+
+
+async def test_steer_while_a_tool_runs(daemon_factory: Any) -> None:
+    daemon = daemon_factory(demo_config())
+    client = await daemon.client()
+    app = VaalaApp(cwd=str(daemon.workdir), client=client)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await ready(pilot)
+        await start_sleep(pilot, app, 1.5)
+        assert "steer" in str(app.composer.border_title)
+        await type_and_send(pilot, "also say hi")  # Enter while running: steer
+        panel = app.query_one(InboxPanel)
+        await wait_for(pilot, lambda: panel.display, what="the waiting panel")
+        assert panel.inputs[0]["mode"] == "steer"
+        root = app.view.root
+        assert root is not None
+        await wait_for(pilot, lambda: "also say hi" in user_texts(app), timeout=15)
+        await wait_for(pilot, lambda: not root.running, timeout=15, what="the turn to end")
+        assert not panel.display
+        types = [i["type"] for i in root.items]
+        # The steering message joined the same turn after the tool result.
+        assert types.index("tool_result") < len(types) - 1 - types[::-1].index("user_message")
+        assert len({i.get("turnId") for i in root.items if i.get("turnId")}) == 1
+    await client.close()
+
+
+async def test_queue_two_edit_one_withdraw_the_other(daemon_factory: Any) -> None:
+    daemon = daemon_factory(demo_config())
+    client = await daemon.client()
+    app = VaalaApp(cwd=str(daemon.workdir), client=client)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await ready(pilot)
+        await start_sleep(pilot, app, 3)
+        await type_and_send(pilot, "first queued", key="tab")
+        await type_and_send(pilot, "second queued", key="tab")
+        panel = app.query_one(InboxPanel)
+        await wait_for(pilot, lambda: len(panel.inputs) == 2, what="two waiting inputs")
+        assert [i["mode"] for i in panel.inputs] == ["queue", "queue"]
+
+        await pilot.press("ctrl+w")
+        options = app.query_one(InboxList)
+        assert options.has_focus
+        options.highlighted = 1
+        await pilot.press("e")
+        assert app.composer.text == "second queued"
+        assert app.composer.editing_input == panel.inputs[1]["inputId"]
+        app.composer.set_text("second, edited")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: panel.inputs[1]["text"] == "second, edited", what="the edit")
+        assert app.composer.editing_input is None and app.composer.is_empty
+
+        await pilot.press("ctrl+w")
+        options.highlighted = 0
+        await pilot.press("w")
+        await wait_for(pilot, lambda: len(panel.inputs) == 1, what="the withdrawal")
+        assert app.composer.text == "first queued"
+        assert panel.inputs[0]["text"] == "second, edited"
+
+        # Esc with text in the composer still interrupts the running turn; the queue goes on.
+        await pilot.press("escape")
+        root = app.view.root
+        assert root is not None
+        await wait_for(
+            pilot, lambda: "second, edited" in user_texts(app), timeout=15, what="next turn"
+        )
+        await wait_for(pilot, lambda: not root.running and not panel.inputs, timeout=15)
+        assert "first queued" not in user_texts(app)
+    await client.close()
+
+
+async def test_escape_interrupts_the_running_turn(daemon_factory: Any) -> None:
+    daemon = daemon_factory(demo_config())
+    client = await daemon.client()
+    app = VaalaApp(cwd=str(daemon.workdir), client=client)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await ready(pilot)
+        await start_sleep(pilot, app, 20)
+        await pilot.press("escape")
+        root = app.view.root
+        assert root is not None
+        await wait_for(pilot, lambda: not root.running, what="the interrupt")
+        assert root.status == "interrupted"
+        block = app.transcript.query_one(ToolBlock)
+        await wait_for(pilot, lambda: block.status in ("interrupted", "error"), what="tool end")
+        assert any("interrupted" in text for text in notices(app))
+    await client.close()
