@@ -100,6 +100,7 @@ class Client:
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._hooks: dict[int, Callable[[Any], None]] = {}
+        self._background: set[asyncio.Task[None]] = set()  # resubscriptions under way
         self._notes: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._ws: ClientConnection | None = None
         self._reader: asyncio.Task[None] | None = None
@@ -307,7 +308,9 @@ class Client:
                 delay = min(delay * 2, 5.0)
         self._notes.put_nowait({"method": CONNECTION, "params": {"state": "connected"}})
         for cid, seq in list(self.last_seq.items()):
-            asyncio.create_task(self._resubscribe(cid, seq))
+            task = asyncio.create_task(self._resubscribe(cid, seq))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
 
     async def _resubscribe(self, cid: str, seq: int) -> None:
 

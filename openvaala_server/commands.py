@@ -97,7 +97,7 @@ def serve_start(port: int | None) -> int:
 def serve_stop() -> int:
     data_dir = DataDir.resolve()
     info = read_lock(data_dir.lock_path)
-    if not is_locked(data_dir.lock_path) or info is None:
+    if not is_locked(data_dir.lock_path) or info is None or info.pid is None:
         print("OpenVaala is not running")
         return 0
     try:
@@ -177,12 +177,14 @@ def open_web() -> int:
 
 
 def run_lsp() -> int:
+    import importlib
+
     try:
-        from openvaala_lsp.server import main as lsp_main
+        lsp = importlib.import_module("openvaala_lsp.server")
     except ImportError:
         _err("the editor bridge is not available in this build")
         return 1
-    return lsp_main()
+    return int(lsp.main())
 
 
 def run_tui(cwd: str | None) -> int:

@@ -118,9 +118,6 @@ async def serve(data_dir: DataDir, config: Config, port: int) -> None:
             await runtime.shutdown()
         finally:
             await store.close()
-            try:
-                data_dir.token_path.unlink()
-            except FileNotFoundError:
-                pass
+            data_dir.token_path.unlink(missing_ok=True)
     finally:
         lock.release()

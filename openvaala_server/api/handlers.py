@@ -81,7 +81,7 @@ class Dispatcher:
     # -- conversations -------------------------------------------------------------------
 
     async def conversation_list(self, conn: Connection, p: Params) -> Any:
-        return await self.runtime.list(
+        return await self.runtime.list_conversations(
             archived=p.boolean("archived", False),
             search=p.string("search", None, max_len=500) or None,
             limit=p.integer("limit", 50, minimum=1, maximum=500),

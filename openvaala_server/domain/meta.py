@@ -1,7 +1,7 @@
 """Folding ``metadata.jsonl`` records into the state of a conversation.
 
-Pure: the store replays a file through `MetaFolder.apply` at open and at reindex, and the runtime
-applies each record it appends, so the live view and a rebuilt one are the same function of the file.
+Pure: the store replays a file through `apply` at open and at reindex, and the runtime applies
+each record it appends, so the live view and a rebuilt one are the same function of the file.
 """
 
 from __future__ import annotations

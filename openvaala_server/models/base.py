@@ -1,9 +1,9 @@
 """The one streaming interface every model provider implements.
 
-The agent loop hands a provider a `ModelRequest` (instructions, the history as items, tool specs) and
-iterates the `ModelEvent`s it yields. Providers translate items to their wire format and back; the
-loop never sees a provider's JSON. Errors are `ModelError`s with a stable `kind` and a `retryable`
-flag, so the retry policy lives in one place (`models/retry.py`).
+The agent loop hands a provider a `ModelRequest` (instructions, the history as items, tool specs)
+and iterates the `ModelEvent`s it yields. Providers translate items to their wire format and back;
+the loop never sees a provider's JSON. Errors are `ModelError`s with a stable `kind` and a
+`retryable` flag, so the retry policy lives in one place (`models/retry.py`).
 """
 
 from __future__ import annotations

@@ -112,7 +112,7 @@ class LiveConversation:
             "status": self.status,
             "persisted": self.persisted,
             "rootSessionId": self.root_session_id,
-            "cwdExists": os.path.isdir(base["cwd"]),
+            "cwdExists": os.path.isdir(self.cwd),
             "modelAvailable": root.model in self.runtime.config.models,
         }
 

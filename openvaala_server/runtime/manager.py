@@ -200,7 +200,7 @@ class Runtime:
                 if not cursor:
                     break
 
-    async def list(
+    async def list_conversations(
         self, archived: bool, search: str | None, limit: int, cursor: str | None
     ) -> dict[str, Any]:
         rows, next_cursor = await self.store_call(
@@ -291,7 +291,7 @@ class Runtime:
         session = conv.session(sid)
         if self.shutting_down:
             raise errors.Busy("the server is shutting down")
-        if not os.path.isdir(conv.cwd):
+        if not os.path.isdir(conv.cwd):  # noqa: ASYNC240 - one stat, cheaper than a thread hop
             raise errors.CwdMissing(
                 f"the working directory {conv.cwd} no longer exists: recreate it to continue",
                 cwd=conv.cwd,

@@ -217,7 +217,8 @@ class TurnRunner:
                     if exc.retryable:
                         raise TurnFailed(
                             "provider_unavailable",
-                            f"The model provider kept failing after {attempt} attempts: {exc.message}",
+                            f"The model provider kept failing after {attempt} attempts: "
+                            f"{exc.message}",
                         ) from None
                     raise TurnFailed(exc.kind, exc.message) from None
                 delay = policy.delay(attempt, exc.retry_after)

@@ -72,11 +72,11 @@ class RecordedRequest:
         except ValueError:
             return None
 
-    async def wait_disconnected(self, timeout: float = 5.0) -> bool:  # noqa: ASYNC109
+    async def wait_disconnected(self, timeout: float = 5.0) -> bool:
         """Whether the client closed the connection before the response was complete."""
         return await asyncio.to_thread(self.disconnected.wait, timeout)
 
-    async def wait_finished(self, timeout: float = 5.0) -> bool:  # noqa: ASYNC109
+    async def wait_finished(self, timeout: float = 5.0) -> bool:
         """Whether the fake sent the whole response (or dropped it on purpose)."""
         return await asyncio.to_thread(self.finished.wait, timeout)
 
@@ -251,7 +251,7 @@ class FakeProvider:
                 self._new_request.wait(left)
             return self._requests[count - 1]
 
-    async def wait_for_request(self, count: int = 1, timeout: float = 5.0) -> RecordedRequest:  # noqa: ASYNC109
+    async def wait_for_request(self, count: int = 1, timeout: float = 5.0) -> RecordedRequest:
         return await asyncio.to_thread(self.wait_for_request_sync, count, timeout)
 
     def _take(self, request: RecordedRequest) -> Reply | None:

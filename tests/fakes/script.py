@@ -57,7 +57,7 @@ class Gate:
         """Whether a stream has arrived at this gate (everything before it has been sent)."""
         return self._reached.is_set()
 
-    async def wait_reached(self, timeout: float = 5.0) -> bool:  # noqa: ASYNC109
+    async def wait_reached(self, timeout: float = 5.0) -> bool:
         """For tests: wait until the server has streamed everything before this gate."""
         return await asyncio.to_thread(self._reached.wait, timeout)
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from openvaala_server.store.lock import is_locked, read_lock
 
 from openvaala_server.client import Client
+from openvaala_server.store.lock import is_locked, read_lock
 from openvaala_server.store.paths import DataDir
 
 # Instant demo model and fast retries unless a test says otherwise.

@@ -4,7 +4,6 @@ a client that stops reading is dropped without slowing the others."""
 from __future__ import annotations
 
 import asyncio
-
 import socket
 import time
 
@@ -102,8 +101,8 @@ async def test_a_client_that_stops_reading_is_dropped(daemon_factory: object) ->
     proto.receive_data(sock.recv(65536))
     for frame in (
         '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}',
-        '{"jsonrpc":"2.0","id":2,"method":"conversation/subscribe","params":{"conversationId":"%s"}}'
-        % cid,
+        '{"jsonrpc":"2.0","id":2,"method":"conversation/subscribe",'
+        f'"params":{{"conversationId":"{cid}"}}}}',
     ):
         proto.send_text(frame.encode())
     sock.sendall(b"".join(proto.data_to_send()))
