@@ -141,11 +141,14 @@ async def store_concurrent(directory: Path, n: int, writers: int) -> float:
     return writers * n / elapsed
 
 
+BENCH_DIR = Path(__file__).resolve().parent
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=2000, help="appends per measurement")
     parser.add_argument("--writers", type=int, default=8)
-    parser.add_argument("--dir", type=Path, default=Path(__file__).resolve().parent)
+    parser.add_argument("--dir", type=Path, default=BENCH_DIR)
     args = parser.parse_args()
     directory = Path(tempfile.mkdtemp(prefix=".bench-append-", dir=args.dir))
     try:
@@ -155,7 +158,9 @@ async def main() -> None:
         summarise("Store.append_items (+ index)", await store_single(directory, args.n))
         print(f"overhead over raw fsync (p50): {journal_p50 - raw_p50:+.3f} ms (goal ≤ +0.3 ms)")
         rate = await journal_concurrent(directory, args.n // 2, args.writers)
-        print(f"{args.writers} writers, JournalWriter        {rate:9,.0f} records/s (goal ≥ 10,000)")
+        print(
+            f"{args.writers} writers, JournalWriter        {rate:9,.0f} records/s (goal ≥ 10,000)"
+        )
         rate = await store_concurrent(directory, args.n // 2, args.writers)
         print(f"{args.writers} writers, Store.append_items  {rate:9,.0f} records/s")
     finally:

@@ -32,7 +32,13 @@ from openvaala_server.domain import records as r
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION: Final = 1
-SCHEMA: Final = """
+TEXTS_INSERT_TRIGGER: Final = """
+CREATE TRIGGER texts_ai AFTER INSERT ON texts BEGIN
+    INSERT INTO search (rowid, text) VALUES (new.rowid, new.text);
+END;
+"""
+SCHEMA: Final = (
+    """
 CREATE TABLE conversations (
     id TEXT PRIMARY KEY,
     title TEXT NOT NULL,
@@ -77,14 +83,13 @@ CREATE TABLE texts (
 );
 CREATE INDEX texts_by_conversation ON texts (conversation_id, kind);
 CREATE VIRTUAL TABLE search USING fts5 (text, content='texts', content_rowid='rowid');
-CREATE TRIGGER texts_ai AFTER INSERT ON texts BEGIN
-    INSERT INTO search (rowid, text) VALUES (new.rowid, new.text);
-END;
 CREATE TRIGGER texts_ad AFTER DELETE ON texts BEGIN
     INSERT INTO search (search, rowid, text) VALUES ('delete', old.rowid, old.text);
 END;
 CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+    + TEXTS_INSERT_TRIGGER
+)
 TABLES: Final = ("conversations", "sessions", "turns", "texts")
 TITLE: Final = "title"
 MESSAGE: Final = "message"

@@ -129,6 +129,7 @@ def build(data_dir: DataDir, db_path: Path) -> ReindexReport:
         # A fresh private file: no rollback journal needed, the caller fsyncs it before use.
         conn.execute("PRAGMA journal_mode = OFF")
         conn.execute("PRAGMA synchronous = OFF")
+        conn.execute("PRAGMA cache_size = -262144")  # 256 MB: the FTS build is cache-bound
         ix.create_schema(conn)
         conn.execute("BEGIN")
         conversations: list[ix.Row] = []
@@ -168,7 +169,12 @@ def build(data_dir: DataDir, db_path: Path) -> ReindexReport:
         conn.executemany(ix.INSERT_CONVERSATION, conversations)
         conn.executemany(ix.UPSERT_SESSION, sessions)
         conn.executemany(ix.UPSERT_TURN, turns)
+        # Fill the FTS index once from the finished table ('rebuild') instead of row by row
+        # through the trigger: about twice as fast for a bulk load.
+        conn.execute("DROP TRIGGER texts_ai")
         conn.executemany(ix.INSERT_TEXT, texts)
+        conn.execute("INSERT INTO search (search) VALUES ('rebuild')")
+        conn.execute(ix.TEXTS_INSERT_TRIGGER)
         # Consistent with the directories as of now: the next open may trust it.
         conn.execute("INSERT INTO state VALUES ('clean', '1')")
         conn.execute("COMMIT")

@@ -1,0 +1,169 @@
+"""Reindex and listing benchmark on a generated corpus.
+
+Measures:
+1. the raw limit: read every journal file and parse every line with orjson (no index), MB/s;
+2. `reindex` of the same corpus (repair scan, fold, rows, one bulk transaction), MB/s and the
+   ratio to (1);
+3. `Store.list_conversations`: one page of 50, and all of them (pages of 500), out of 10,000
+   conversations (a separate corpus of small conversations).
+
+Corpus: default 2,000 conversations × 200 items (--small: 200 × 50; listing uses 1,000).
+Run: ``python bench/reindex.py [--small] [--dir PATH]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+from openvaala_server.domain.ids import new_id
+from openvaala_server.domain.records import utc_now
+from openvaala_server.store.paths import DataDir
+from openvaala_server.store.reindex import reindex
+from openvaala_server.store.store import Store
+
+WORDS = "the parser fails when a token spans two lines so we buffer the tail and retry".split()  # noqa: SIM905
+
+
+def generate(data_dir: DataDir, conversations: int, items: int) -> int:
+    """Write the journals directly (as the store would have); the bytes written."""
+    data_dir.ensure()
+    total = 0
+    for c in range(conversations):
+        cid, sid = new_id(), new_id()
+        directory = data_dir.conversation_dir(cid)
+        directory.mkdir()
+        ts = utc_now()
+        meta = [
+            {
+                "seq": 1,
+                "ts": ts,
+                "type": "conversation_created",
+                "conversationId": cid,
+                "cwd": "/work",
+                "agent": "coder",
+                "model": "gpt",
+                "title": f"conversation {c} " + " ".join(WORDS[c % 7 : c % 7 + 4]),
+                "titleSource": "auto",
+                "rootSessionId": sid,
+                "forkedFrom": None,
+                "formatVersion": 1,
+            }
+        ]
+        lines = []
+        for n in range(items):
+            kind = ("user_message", "agent_message", "tool_call", "tool_result")[n % 4]
+            text = " ".join(WORDS[(n + k) % len(WORDS)] for k in range(40))
+            item = {"itemId": new_id(), "type": kind, "sessionId": sid, "text": text}
+            lines.append({"seq": n + 1, "ts": ts, "type": "item", "item": item})
+            if n % 20 == 0:
+                tid = new_id()
+                meta.append(
+                    {
+                        "seq": len(meta) + 1,
+                        "ts": ts,
+                        "type": "turn_started",
+                        "turnId": tid,
+                        "sessionId": sid,
+                    }
+                )
+                meta.append(
+                    {
+                        "seq": len(meta) + 1,
+                        "ts": ts,
+                        "type": "turn_ended",
+                        "turnId": tid,
+                        "status": "completed",
+                    }
+                )
+        for name, records in (("metadata.jsonl", meta), (f"{sid}.jsonl", lines)):
+            data = b"".join(orjson.dumps(rec) + b"\n" for rec in records)
+            (directory / name).write_bytes(data)
+            total += len(data)
+    return total
+
+
+def raw_read(data_dir: DataDir) -> tuple[int, float]:
+    t = time.perf_counter()
+    size = 0
+    for entry in os.scandir(data_dir.conversations_dir):
+        for f in os.scandir(entry.path):
+            with open(f.path, "rb") as fh:
+                data = fh.read()
+            size += len(data)
+            for line in data.splitlines():
+                orjson.loads(line)
+    return size, time.perf_counter() - t
+
+
+async def listing(directory: Path, count: int) -> None:
+    data_dir = DataDir(directory / "listing")
+    generate(data_dir, count, 2)
+    await reindex(data_dir)
+    store = await Store.open(data_dir)
+    try:
+        t = time.perf_counter()
+        for _ in range(20):
+            page, _ = await store.list_conversations(limit=50)
+        one = (time.perf_counter() - t) / 20
+        t = time.perf_counter()
+        seen, cursor = 0, None
+        while True:
+            page, cursor = await store.list_conversations(limit=500, cursor=cursor)
+            seen += len(page)
+            if cursor is None:
+                break
+        everything = time.perf_counter() - t
+        assert seen == count
+        t = time.perf_counter()
+        found, _ = await store.list_conversations(search="parser tok", limit=50)
+        search = time.perf_counter() - t
+        print(f"list 50 of {count:,}:           {one * 1e3:8.2f} ms")
+        print(f"list all {count:,} (pages of 500): {everything * 1e3:8.1f} ms")
+        print(f"search a page of 50:           {search * 1e3:8.2f} ms ({len(found)} found)")
+    finally:
+        await store.close()
+
+
+BENCH_DIR = Path(__file__).resolve().parent
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--small", action="store_true")
+    parser.add_argument("--dir", type=Path, default=BENCH_DIR)
+    args = parser.parse_args()
+    conversations, items, listed = (200, 50, 1000) if args.small else (2000, 200, 10000)
+    directory = Path(tempfile.mkdtemp(prefix=".bench-reindex-", dir=args.dir))
+    try:
+        data_dir = DataDir(directory / "corpus")
+        t = time.perf_counter()
+        size = generate(data_dir, conversations, items)
+        print(
+            f"corpus: {conversations:,} conversations × {items} items, {size / 1e6:.1f} MB "
+            f"(generated in {time.perf_counter() - t:.1f} s; warm page cache)"
+        )
+        raw_size, raw_s = raw_read(data_dir)
+        raw_rate = raw_size / 1e6 / raw_s
+        print(f"raw read + orjson parse:   {raw_s:6.2f} s  {raw_rate:7.1f} MB/s")
+        report = await reindex(data_dir)
+        assert len(report.indexed) == conversations
+        rate = report.bytes_read / 1e6 / report.seconds
+        print(
+            f"reindex:                   {report.seconds:6.2f} s  {rate:7.1f} MB/s "
+            f"({rate / raw_rate:.0%} of raw)"
+        )
+        await listing(directory, listed)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
