@@ -1,6 +1,11 @@
 // Safe Markdown: marked turns model text into HTML, DOMPurify keeps only inert HTML, and the
 // result is inserted as a DOM fragment (never as a string the browser parses again).
 //
+// Raw HTML in the model's text is shown as text, not passed on as markup: only the tags marked
+// itself generates ever reach the parser. (Even an inert DOMParser document makes Chromium
+// consider an `onerror=` attribute, which the CSP then reports.) Images are drawn only from
+// `data:` URLs, so nothing is fetched because of what a model wrote.
+//
 // `MarkdownStream` renders a message while it streams: blocks that another block has followed are
 // final and rendered once; only the last, growing block is rendered again on each delta.
 
@@ -8,6 +13,22 @@ import { Marked } from "../vendor/marked.esm.js";
 import DOMPurify from "../vendor/purify.es.mjs";
 
 const md = new Marked({ gfm: true, breaks: false, async: false });
+
+const ESCAPES = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+const escapeHtml = (text) => String(text).replace(/[&<>"']/g, (c) => ESCAPES[c]);
+const INLINE_IMAGE = /^data:image\/(png|gif|jpeg|webp);/i;
+
+md.use({
+  renderer: {
+    html(token) {
+      return escapeHtml(token.text);
+    },
+    image(token) {
+      if (INLINE_IMAGE.test(token.href || "")) return false; // marked's own rendering
+      return `<span class="md-image">[image: ${escapeHtml(token.text || token.href || "")}]</span>`;
+    },
+  },
+});
 
 const PURIFY_CONFIG = {
   USE_PROFILES: { html: true }, // no SVG, no MathML
@@ -29,7 +50,7 @@ DOMPurify.addHook("afterSanitizeAttributes", (node) => {
   if (node.tagName === "IMG") {
     // Only inline images: nothing is fetched because of what a model wrote.
     const src = node.getAttribute("src") || "";
-    if (!/^data:image\/(png|gif|jpeg|webp);/i.test(src)) node.removeAttribute("src");
+    if (!INLINE_IMAGE.test(src)) node.removeAttribute("src");
   }
 });
 
