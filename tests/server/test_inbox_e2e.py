@@ -85,7 +85,7 @@ async def test_steer_during_a_tool_call_joins_the_next_model_call(
 async def test_a_steer_the_turn_never_read_starts_the_next_turn(
     daemon_factory: Any, fake_openai: FakeProvider
 ) -> None:
-    d, client, cid = await _start(daemon_factory, fake_openai)
+    _d, client, cid = await _start(daemon_factory, fake_openai)
     gate = Gate()
     fake_openai.enqueue(Reply().text("thinking").wait(gate).text(" done"), Reply().text("ok"))
     await _send(client, cid, "first", "queue")
@@ -103,7 +103,7 @@ async def test_a_steer_the_turn_never_read_starts_the_next_turn(
 async def test_queued_messages_start_turns_in_order(
     daemon_factory: Any, fake_openai: FakeProvider
 ) -> None:
-    d, client, cid = await _start(daemon_factory, fake_openai)
+    _d, client, cid = await _start(daemon_factory, fake_openai)
     gate = Gate()
     fake_openai.enqueue(Reply().text("one").wait(gate), Reply().text("two"), Reply().text("three"))
     await _send(client, cid, "first", "queue")
@@ -120,7 +120,7 @@ async def test_queued_messages_start_turns_in_order(
 async def test_jump_interrupts_and_goes_before_the_queue(
     daemon_factory: Any, fake_openai: FakeProvider
 ) -> None:
-    d, client, cid = await _start(daemon_factory, fake_openai)
+    _d, client, cid = await _start(daemon_factory, fake_openai)
     fake_openai.enqueue(Reply().text("partial answer").hang(), Reply().text("j"), Reply().text("q"))
     await _send(client, cid, "first", "queue")
     await collect_until(client, lambda n: n["method"] == "item/delta")
@@ -207,7 +207,7 @@ async def test_hand_a_queued_input_to_the_running_turn(
 async def test_interrupt_during_reasoning_keeps_it_marked(
     daemon_factory: Any, fake_openai: FakeProvider
 ) -> None:
-    d, client, cid = await _start(daemon_factory, fake_openai)
+    _d, client, cid = await _start(daemon_factory, fake_openai)
     fake_openai.enqueue(Reply().reasoning("let me think").hang(), Reply().text("fine"))
     await _send(client, cid, "go", "queue")
     await collect_until(client, lambda n: n["method"] == "item/delta")
