@@ -23,6 +23,7 @@ from openvaala_server.models.registry import make_provider
 from openvaala_server.runtime.conversation import LiveConversation, PendingConversation
 from openvaala_server.runtime.hub import Hub
 from openvaala_server.runtime.session import LiveSession, LiveTurn
+from openvaala_server.runtime.subagents import SubagentService
 from openvaala_server.runtime.turn import TurnRunner
 from openvaala_server.tools.registry import tools_for as builtin_tools
 
@@ -46,6 +47,7 @@ class Runtime:
         # Which conversation and session a waiting input belongs to, for input/* by id.
         self._inputs: dict[str, tuple[str, str]] = {}
         self.shutting_down = False
+        self.subagents = SubagentService(self)
 
     # -- services used by the loop -------------------------------------------------------
 
@@ -85,7 +87,9 @@ class Runtime:
     def tools_for(self, conv: LiveConversation, session: LiveSession) -> dict[str, Tool]:
         agent = self.config.agents.get(session.agent)
         names = agent.tools if agent else ()
-        return {t.spec.name: t for t in builtin_tools(names)}
+        tools = {t.spec.name: t for t in builtin_tools(names)}
+        tools.update(self.subagents.tools_for(conv, session))
+        return tools
 
     def context_items(self, session: LiveSession) -> list[r.Item]:
         return list(session.items)
@@ -348,6 +352,7 @@ class Runtime:
         error: dict[str, Any] | None,
     ) -> None:
         """Called by the loop as a turn ends (synchronously): start what waits next."""
+        self.subagents.on_turn_ended(conv, session, status, error)
         if self.shutting_down or conv.conversation_id not in self.conversations:
             return
         nxt = session.inbox.next_turn()
