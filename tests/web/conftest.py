@@ -114,10 +114,11 @@ class WebUI:
         self.page.wait_for_selector("body[data-connection='online']")
 
     def new_conversation(self, cwd: str | None = None) -> str:
+        old = self.page.evaluate("() => location.hash.slice(1)")
         self.page.click("#new-conv")
         self.page.fill("#new-cwd", cwd or str(self.daemon.workdir))
         self.page.click("#new-create")
-        self.page.wait_for_function("() => location.hash.length > 1")
+        self.page.wait_for_function("(old) => location.hash.length > 1 && location.hash.slice(1) !== old", arg=old)
         self.page.wait_for_selector("#composer-text:not([disabled])")
         return str(self.page.evaluate("() => location.hash.slice(1)"))
 
