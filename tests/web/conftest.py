@@ -12,7 +12,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    ConsoleMessage,
+    Page,
+    Playwright,
+    sync_playwright,
+)
 
 from tests.support.daemon import Daemon
 
@@ -53,7 +60,7 @@ def run_async(make: Callable[[], Awaitable[T]], timeout: float = 30) -> T:
 
     def target() -> None:
         try:
-            box["value"] = asyncio.run(asyncio.wait_for(make(), timeout))  # type: ignore[arg-type]
+            box["value"] = asyncio.run(asyncio.wait_for(make(), timeout))
         except BaseException as exc:
             box["error"] = exc
 
@@ -97,8 +104,12 @@ class WebUI:
         self.page = page
         self.daemon = daemon
         self.console_errors: list[str] = []
-        page.on("console", lambda m: m.type == "error" and self.console_errors.append(m.text))
+        page.on("console", self._on_console)
         page.on("pageerror", lambda e: self.console_errors.append(str(e)))
+
+    def _on_console(self, message: ConsoleMessage) -> None:
+        if message.type == "error":
+            self.console_errors.append(message.text)
 
     @property
     def base(self) -> str:
@@ -118,7 +129,9 @@ class WebUI:
         self.page.click("#new-conv")
         self.page.fill("#new-cwd", cwd or str(self.daemon.workdir))
         self.page.click("#new-create")
-        self.page.wait_for_function("(old) => location.hash.length > 1 && location.hash.slice(1) !== old", arg=old)
+        self.page.wait_for_function(
+            "(old) => location.hash.length > 1 && location.hash.slice(1) !== old", arg=old
+        )
         self.page.wait_for_selector("#composer-text:not([disabled])")
         return str(self.page.evaluate("() => location.hash.slice(1)"))
 

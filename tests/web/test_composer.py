@@ -74,7 +74,9 @@ def test_stop_interrupts_the_turn(daemon_factory: DaemonFactory, ui_factory: UIF
     ui.new_conversation()
     page = ui.page
     ui.send("please stop me")
-    expect(page.locator(".item[data-type='agent_message'][data-status='in_progress']")).to_have_count(1)
+    expect(
+        page.locator(".item[data-type='agent_message'][data-status='in_progress']")
+    ).to_have_count(1)
     expect(page.locator("#compact")).to_be_disabled()
     assert "a turn is running" in (page.locator("#compact").get_attribute("title") or "")
     page.click("#stop")

@@ -105,7 +105,9 @@ def test_rename_archive_search_delete(daemon_factory: DaemonFactory, ui_factory:
     page.fill("#rename-input", "Fruit salad")
     page.click("#rename-form button[type='submit']")
     expect(page.locator("#conv-title")).to_have_text("Fruit salad")
-    expect(page.locator(f"[data-conversation-id='{second}'] .conv-title")).to_have_text("Fruit salad")
+    expect(page.locator(f"[data-conversation-id='{second}'] .conv-title")).to_have_text(
+        "Fruit salad"
+    )
 
     page.fill("#search", "apples")
     expect(rows).to_have_count(1)

@@ -21,10 +21,10 @@ UIFactory = Callable[[Daemon], WebUI]
 PAYLOADS = [
     '<img src=x onerror="window.__xss=1;alert(1)">',
     "<script>window.__xss=2;alert(2)</script>",
-    "[click me](javascript:window.__xss=3) and <a href=\"javascript:alert(3)\">x</a>",
+    '[click me](javascript:window.__xss=3) and <a href="javascript:alert(3)">x</a>',
     '<svg onload="window.__xss=4"><script>window.__xss=5</script></svg>',
-    '<iframe srcdoc="<script>parent.__xss=6</script>"></iframe><object data="javascript:alert(6)">',
-    '<details open ontoggle="window.__xss=7">x</details><math><mtext><img src=x onerror="alert(7)">',
+    '<iframe srcdoc="<script>parent.__xss=6</script>"></iframe><object data="javascript:0">',
+    '<details open ontoggle="window.__xss=7">x</details><math><mtext><img src=x onerror="f()">',
     '![pic](javascript:alert(8)) <a href="data:text/html,<script>alert(8)</script>">d</a>',
 ]
 
@@ -46,7 +46,9 @@ def test_model_and_tool_output_cannot_run_script(
     page = ui.page
     for n, payload in enumerate(PAYLOADS, start=1):
         ui.send(payload)
-        expect(page.locator(".item[data-type='agent_message'][data-status='completed']")).to_have_count(n)
+        expect(
+            page.locator(".item[data-type='agent_message'][data-status='completed']")
+        ).to_have_count(n)
         ui.wait_idle()
     # Tool output with markup is shown as text.
     ui.send("run: printf '<img src=x onerror=\"window.__xss=9\"><b>bold</b>'")
@@ -59,7 +61,8 @@ def test_model_and_tool_output_cannot_run_script(
     assert dialogs == []
     assert page.evaluate("() => window.__xss") is None
     transcript = page.locator("#transcript")
-    for selector in ("script", "iframe", "object", "svg", "math", "[onerror]", "[onload]", "[ontoggle]"):
+    dangerous = ("script", "iframe", "object", "svg", "math", "[onerror]", "[onload]", "[ontoggle]")
+    for selector in dangerous:
         assert transcript.locator(selector).count() == 0, selector
     hrefs = transcript.locator("a").evaluate_all("els => els.map(a => a.getAttribute('href'))")
     assert all(h is None or not h.lower().startswith(("javascript:", "data:")) for h in hrefs)
@@ -81,7 +84,9 @@ def test_model_and_tool_output_cannot_run_script(
     ui.screenshot("xss")
 
 
-def test_the_app_loads_only_from_the_daemon(daemon_factory: DaemonFactory, ui_factory: UIFactory) -> None:
+def test_the_app_loads_only_from_the_daemon(
+    daemon_factory: DaemonFactory, ui_factory: UIFactory
+) -> None:
     daemon = daemon_factory(paced(0))
     ui = ui_factory(daemon)
     requested: list[str] = []
@@ -92,8 +97,11 @@ def test_the_app_loads_only_from_the_daemon(daemon_factory: DaemonFactory, ui_fa
     ui.wait_idle()
     origin = f"http://{daemon.address}/"
     assert requested
-    assert all(u.startswith((origin, f"ws://{daemon.address}/", "data:")) for u in requested), requested
-    csp = ui.page.evaluate("async () => (await fetch('/static/app.css')).headers.get('content-security-policy')")
+    allowed = (origin, f"ws://{daemon.address}/", "data:")
+    assert all(u.startswith(allowed) for u in requested), requested
+    csp = ui.page.evaluate(
+        "async () => (await fetch('/static/app.css')).headers.get('content-security-policy')"
+    )
     assert "script-src 'self'" in csp
     # No CSP violation (inline script, style or handler) was reported while all that ran.
     assert ui.console_errors == []
@@ -138,13 +146,15 @@ def test_a_page_from_another_local_port_cannot_reach_the_daemon(
                 out.fetch = 'status ' + r.status;
             } catch (e) { out.fetch = 'refused'; }
             try {
-                const r = await fetch(`http://${daemon}/`, {credentials: 'include', mode: 'no-cors'});
+                const r = await fetch(`http://${daemon}/`,
+                                      {credentials: 'include', mode: 'no-cors'});
                 out.opaque = r.type;
             } catch (e) { out.opaque = 'refused'; }
             out.ws = await new Promise((resolve) => {
                 const ws = new WebSocket(`ws://${daemon}/ws`);
                 ws.onopen = () => {
-                    ws.send(JSON.stringify({jsonrpc: '2.0', id: 1, method: 'initialize', params: {}}));
+                    ws.send(JSON.stringify(
+                        {jsonrpc: '2.0', id: 1, method: 'initialize', params: {}}));
                 };
                 ws.onmessage = (e) => resolve('answered: ' + e.data);
                 ws.onclose = (e) => resolve('closed ' + e.code);

@@ -21,7 +21,8 @@ def read_items(daemon: Daemon, cid: str) -> list[dict[str, Any]]:
     async def go() -> list[dict[str, Any]]:
         client = await daemon.client()
         try:
-            result = await client.request("conversation/read", {"conversationId": cid, "limit": 1000})
+            params = {"conversationId": cid, "limit": 1000}
+            result = await client.request("conversation/read", params)
             return list(result["items"])
         finally:
             await client.close()
@@ -29,7 +30,9 @@ def read_items(daemon: Daemon, cid: str) -> list[dict[str, Any]]:
     return run_async(go)
 
 
-def test_a_tool_turn_renders_as_it_streams(daemon_factory: DaemonFactory, ui_factory: UIFactory) -> None:
+def test_a_tool_turn_renders_as_it_streams(
+    daemon_factory: DaemonFactory, ui_factory: UIFactory
+) -> None:
     daemon = daemon_factory(paced(60))
     ui = ui_factory(daemon)
     ui.login()
@@ -89,8 +92,9 @@ def test_two_tabs_stay_identical(daemon_factory: DaemonFactory, ui_factory: UIFa
     second = two.page.locator("#transcript .items").inner_text()
     assert first == second
     assert first.count("You said") == 1
-    ids_one = one.page.locator("#transcript .item").evaluate_all("els => els.map(e => e.dataset.itemId)")
-    ids_two = two.page.locator("#transcript .item").evaluate_all("els => els.map(e => e.dataset.itemId)")
+    ids = "els => els.map(e => e.dataset.itemId)"
+    ids_one = one.page.locator("#transcript .item").evaluate_all(ids)
+    ids_two = two.page.locator("#transcript .item").evaluate_all(ids)
     assert ids_one == ids_two
     assert len(ids_one) == 7  # user, call, result, answer, user, reasoning, answer
 
@@ -122,3 +126,26 @@ def test_a_message_from_a_python_client_appears_live(
     expect(ui.page.locator(".item[data-type='agent_message']").last).to_contain_text(
         "You said: “hello from python”"
     )
+
+
+def test_agents_tab_lists_the_sessions(
+    daemon_factory: DaemonFactory, ui_factory: UIFactory
+) -> None:
+    daemon = daemon_factory(paced(0))
+    ui = ui_factory(daemon)
+    ui.login()
+    ui.new_conversation()
+    ui.send("hello agents")
+    ui.wait_idle()
+    page = ui.page
+    page.click("#tab-agents")
+    expect(page.locator("#agents")).to_be_visible()
+    expect(page.locator("#transcript")).to_be_hidden()
+    rows = page.locator("#agents li.agent")
+    expect(rows).to_have_count(1)
+    expect(rows.first.locator(".agent-name")).to_have_text("default (main)")
+    expect(rows.first.locator(".agent-interrupt")).to_be_disabled()
+    ui.screenshot("agents")
+    rows.first.locator(".agent-follow").click()
+    expect(page.locator("#transcript")).to_be_visible()
+    expect(page.locator("#follow-bar")).to_be_hidden()  # the main agent is the default view

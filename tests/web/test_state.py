@@ -1,0 +1,61 @@
+"""The pure parts of the app (state fold, Markdown streaming, sanitizer) run in the page."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.support.daemon import Daemon
+from tests.web.conftest import WebUI, paced
+
+DaemonFactory = Callable[..., Daemon]
+UIFactory = Callable[[Daemon], WebUI]
+HERE = Path(__file__).parent
+
+
+def page_script(name: str) -> str:
+    """A check kept as a .js file next to this one, minus its comment lines."""
+    lines = (HERE / name).read_text().splitlines()
+    return "\n".join(line for line in lines if not line.startswith("//"))
+
+
+FOLD = page_script("fold_check.js")
+
+
+def test_state_fold(daemon_factory: DaemonFactory, ui_factory: UIFactory) -> None:
+    ui = ui_factory(daemon_factory(paced(0)))
+    ui.login()
+    out: dict[str, Any] = ui.page.evaluate(FOLD)
+    assert out["delta"] == "applied"
+    assert out["duplicate"] == "stale"
+    assert out["old"] == "stale"
+    assert out["gap"] == "gap"
+    assert out["other"] == "ignored"
+    assert out["text"] == "Hello"  # the duplicate and the gap changed nothing
+    assert out["busy"] == "a turn is running"
+    assert out["busyAfter"] == "messages are waiting"
+    assert out["items"] == ["u1:completed", "a1:completed", "local-failed-T:failed"]
+    assert out["tree"] == ["default@0", "helper@1", "grandchild@2"]
+    assert out["first"] == "u1"
+    assert out["afterPrepend"] == ["u0", "u1", "a1", "local-failed-T"]
+    assert out["seq"] == 18
+
+
+STREAM = page_script("stream_check.js")
+
+
+def test_markdown_stream_renders_only_the_growing_block(
+    daemon_factory: DaemonFactory, ui_factory: UIFactory
+) -> None:
+    ui = ui_factory(daemon_factory(paced(0)))
+    ui.login()
+    out: dict[str, Any] = ui.page.evaluate(STREAM)
+    assert out["streamed"].split() == out["full"].split()
+    assert out["blocks"] == 4  # heading, paragraph, list, code: final; the last one still grows
+    # One render of the tail per delta, plus one render per finished block: never the whole text.
+    assert out["renders"] <= out["chunks"] + out["blocks"] + 1
+    assert out["bold"] == 1
+    assert out["code"] == "code <b>x</b>\n"
+    assert "onerror" not in out["clean"] and "javascript" not in out["clean"]
+    assert "<p>ok</p>" in out["clean"]
