@@ -145,6 +145,8 @@ def test_new_conversation_defaults_to_the_recent_cwd_and_reports_errors(
     page = ui.page
     page.reload()
     ui.wait_online()
+    # A reload reopens the conversation named in the address.
+    expect(page.locator(".item[data-type='user_message'] .text")).to_have_text("hello")
     page.click("#new-conv")
     expect(page.locator("#new-cwd")).to_have_value(str(daemon.workdir))
     page.fill("#new-cwd", "/no/such/dir")

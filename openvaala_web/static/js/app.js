@@ -103,8 +103,8 @@ class App {
 
   async onOnline() {
     this.sidebar.refresh();
-    const wanted = this.openId || location.hash.slice(1) || null;
-    if (wanted) await this.subscribe(wanted, { resume: true });
+    if (this.openId) await this.subscribe(this.openId, { resume: true });
+    else if (location.hash.length > 1) await this.openConversation(location.hash.slice(1));
   }
 
   // -- subscription ----------------------------------------------------------------------
