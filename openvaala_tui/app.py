@@ -94,6 +94,7 @@ class VaalaApp(CommandsMixin, App[int]):
     async def on_mount(self) -> None:
         self.composer.focus()
         if self.fixed_snapshot is not None:
+            self.composer.cursor_blink = False  # a fixed picture for appearance tests
             async with self._lock:
                 self.view.load(self.fixed_snapshot, 0)
                 self.following = self.view.root_id

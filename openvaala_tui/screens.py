@@ -156,7 +156,9 @@ class ResumeScreen(ModalScreen[str | None]):
             if conv.get("status") not in (None, "idle"):
                 label.append(f"  [{conv.get('status')}]")
             options.add_option(Option(label, id=str(conv.get("conversationId"))))
-        if not conversations:
+        if conversations:
+            options.highlighted = 0
+        else:
             options.add_option(Option(Text("(no conversation)", style="dim"), disabled=True))
 
     @on(OptionList.OptionSelected)

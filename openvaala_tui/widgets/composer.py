@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from textual import events
+from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import TextArea
 
@@ -11,6 +14,14 @@ SEND_KEYS = {"enter": "steer", "tab": "queue", "alt+enter": "queue", "ctrl+g": "
 
 
 class Composer(TextArea):
+    # Handled in `_on_key` (before TextArea inserts them); listed here for the footer.
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "submit('steer')", "Send/steer"),
+        Binding("tab", "submit('queue')", "Queue"),
+        Binding("ctrl+g", "submit('jump')", "Jump"),
+        Binding("ctrl+j", "newline", "Newline"),
+    ]
+
     class Submitted(Message):
         """The user sent `text` with `mode` (steer | queue | jump)."""
 
@@ -35,6 +46,13 @@ class Composer(TextArea):
     def set_text(self, text: str) -> None:
         self.load_text(text)
         self.move_cursor(self.document.end)
+
+    def action_submit(self, mode: str) -> None:
+        if not self.is_empty:
+            self.post_message(self.Submitted(self, self.text, mode))
+
+    def action_newline(self) -> None:
+        self.insert("\n")
 
     async def _on_key(self, event: events.Key) -> None:
         if event.key in NEWLINE_KEYS:

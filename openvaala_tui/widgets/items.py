@@ -193,7 +193,8 @@ class ToolBlock(ItemWidget):
         count = len(output.splitlines())
         last = fmt.first_line(output.splitlines()[-1], 60) if count else "(none)"
         truncated = " (truncated)" if self.result.get("truncated") else ""
-        return f"output · {count} lines{truncated} · {last}"
+        lines = "line" if count == 1 else "lines"
+        return f"output · {count} {lines}{truncated} · {last}"
 
 
 class Notice(ItemWidget):

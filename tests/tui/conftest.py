@@ -5,11 +5,31 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
+import pytest
 from textual.pilot import Pilot
 
+from openvaala_server.client import Client
 from openvaala_tui.app import VaalaApp
+from tests.support.daemon import Daemon
+
+Clients = Callable[..., Awaitable[Client]]
+
+
+@pytest.fixture
+async def clients() -> AsyncIterator[Clients]:
+    """`await clients(daemon, name="tui")`: a connected client, closed after the test."""
+    made: list[Client] = []
+
+    async def connect(daemon: Daemon, name: str = "tui") -> Client:
+        client = await daemon.client(name)
+        made.append(client)
+        return client
+
+    yield connect
+    for client in made:
+        await client.close()
 
 
 def demo_config(pace_ms: int = 0) -> str:

@@ -7,7 +7,7 @@ from typing import Any
 from openvaala_tui.app import VaalaApp
 from openvaala_tui.widgets.inbox import InboxList, InboxPanel
 from openvaala_tui.widgets.items import ToolBlock, UserMessage
-from tests.tui.conftest import demo_config, notices, ready, type_and_send, wait_for
+from tests.tui.conftest import Clients, demo_config, notices, ready, type_and_send, wait_for
 
 
 def user_texts(app: VaalaApp) -> list[str]:
@@ -23,9 +23,9 @@ async def start_sleep(pilot: Any, app: VaalaApp, seconds: float) -> None:
     )
 
 
-async def test_steer_while_a_tool_runs(daemon_factory: Any) -> None:
+async def test_steer_while_a_tool_runs(daemon_factory: Any, clients: Clients) -> None:
     daemon = daemon_factory(demo_config())
-    client = await daemon.client()
+    client = await clients(daemon)
     app = VaalaApp(cwd=str(daemon.workdir), client=client)
     async with app.run_test(size=(100, 40)) as pilot:
         await ready(pilot)
@@ -44,12 +44,11 @@ async def test_steer_while_a_tool_runs(daemon_factory: Any) -> None:
         # The steering message joined the same turn after the tool result.
         assert types.index("tool_result") < len(types) - 1 - types[::-1].index("user_message")
         assert len({i.get("turnId") for i in root.items if i.get("turnId")}) == 1
-    await client.close()
 
 
-async def test_queue_two_edit_one_withdraw_the_other(daemon_factory: Any) -> None:
+async def test_queue_two_edit_one_withdraw_the_other(daemon_factory: Any, clients: Clients) -> None:
     daemon = daemon_factory(demo_config())
-    client = await daemon.client()
+    client = await clients(daemon)
     app = VaalaApp(cwd=str(daemon.workdir), client=client)
     async with app.run_test(size=(100, 40)) as pilot:
         await ready(pilot)
@@ -88,12 +87,11 @@ async def test_queue_two_edit_one_withdraw_the_other(daemon_factory: Any) -> Non
         )
         await wait_for(pilot, lambda: not root.running and not panel.inputs, timeout=15)
         assert "first queued" not in user_texts(app)
-    await client.close()
 
 
-async def test_escape_interrupts_the_running_turn(daemon_factory: Any) -> None:
+async def test_escape_interrupts_the_running_turn(daemon_factory: Any, clients: Clients) -> None:
     daemon = daemon_factory(demo_config())
-    client = await daemon.client()
+    client = await clients(daemon)
     app = VaalaApp(cwd=str(daemon.workdir), client=client)
     async with app.run_test(size=(100, 40)) as pilot:
         await ready(pilot)
@@ -106,4 +104,3 @@ async def test_escape_interrupts_the_running_turn(daemon_factory: Any) -> None:
         block = app.transcript.query_one(ToolBlock)
         await wait_for(pilot, lambda: block.status in ("interrupted", "error"), what="tool end")
         assert any("interrupted" in text for text in notices(app))
-    await client.close()

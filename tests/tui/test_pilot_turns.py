@@ -6,16 +6,16 @@ from typing import Any
 
 from openvaala_tui.app import VaalaApp
 from openvaala_tui.widgets.items import AgentMessage, Reasoning, ToolBlock, UserMessage
-from tests.tui.conftest import demo_config, ready, type_and_send, wait_for
+from tests.tui.conftest import Clients, demo_config, ready, type_and_send, wait_for
 
 
 def types(app: VaalaApp) -> list[str]:
     return [str(w.item.get("type")) for w in app.transcript.item_widgets]
 
 
-async def test_send_and_watch_a_turn_stream(daemon_factory: Any) -> None:
+async def test_send_and_watch_a_turn_stream(daemon_factory: Any, clients: Clients) -> None:
     daemon = daemon_factory(demo_config(pace_ms=5))
-    client = await daemon.client()
+    client = await clients(daemon)
     app = VaalaApp(cwd=str(daemon.workdir), client=client)
     async with app.run_test(size=(100, 40)) as pilot:
         await ready(pilot)
@@ -40,12 +40,11 @@ async def test_send_and_watch_a_turn_stream(daemon_factory: Any) -> None:
         )
         assert app.composer.is_empty
         assert app.view.title != "New conversation"
-    await client.close()
 
 
-async def test_tool_call_shows_command_status_and_output(daemon_factory: Any) -> None:
+async def test_tool_call_shows_status_and_output(daemon_factory: Any, clients: Clients) -> None:
     daemon = daemon_factory(demo_config(pace_ms=0))
-    client = await daemon.client()
+    client = await clients(daemon)
     app = VaalaApp(cwd=str(daemon.workdir), client=client)
     async with app.run_test(size=(100, 40)) as pilot:
         await ready(pilot)
@@ -59,4 +58,3 @@ async def test_tool_call_shows_command_status_and_output(daemon_factory: Any) ->
         assert "echo hello-tui" in str(block.query_one(".tool-header").render())
         assert "hello-tui" in block._output()
         assert block.has_class("-done")
-    await client.close()

@@ -1,0 +1,211 @@
+"""Slash commands and live updates from another client, against a real daemon."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from openvaala_tui.app import VaalaApp
+from openvaala_tui.screens import AgentsScreen, ListPicker
+from openvaala_tui.widgets.items import AgentMessage, UserMessage
+from openvaala_tui.widgets.transcript import Transcript
+from tests.tui.conftest import Clients, demo_config, notices, ready, type_and_send, wait_for
+
+
+async def finished_turn(pilot: Any, app: VaalaApp, text: str) -> None:
+    count = len(app.transcript.query(AgentMessage))
+    await type_and_send(pilot, text)
+    root = app.view.root
+    assert root is not None
+    await wait_for(
+        pilot,
+        lambda: len(app.transcript.query(AgentMessage)) > count and not root.running,
+        what="the turn",
+    )
+
+
+def skip_if_not_available(app: VaalaApp, method: str) -> None:
+    texts = [t for t in notices(app) if t.startswith("Not available yet")]
+    if texts:
+        pytest.skip(f"the daemon answers not_available for {method}: {texts[-1]}")
+
+
+async def test_second_client_message_appears_live(daemon_factory: Any, clients: Clients) -> None:
+    daemon = daemon_factory(demo_config())
+    client = await clients(daemon)
+    other = await clients(daemon, "other")
+    app = VaalaApp(cwd=str(daemon.workdir), client=client)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await ready(pilot)
+        await other.request(
+            "input/send",
+            {"conversationId": app.view.conversation_id, "text": "from elsewhere", "mode": "queue"},
+        )
+        await wait_for(
+            pilot,
+            lambda: any(
+                w.item.get("text") == "from elsewhere" for w in app.transcript.query(UserMessage)
+            ),
+            what="the other client's message",
+        )
+        await wait_for(pilot, lambda: bool(app.transcript.query(AgentMessage)), what="reply")
+
+
+async def test_context_model_and_agents(daemon_factory: Any, clients: Clients) -> None:
+    daemon = daemon_factory(demo_config())
+    client = await clients(daemon)
+    app = VaalaApp(cwd=str(daemon.workdir), client=client)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await ready(pilot)
+        await finished_turn(pilot, app, "hello")
+        await type_and_send(pilot, "/context")
+        await wait_for(pilot, lambda: any("Context:" in t for t in notices(app)), what="/context")
+        report = next(t for t in notices(app) if "Context:" in t)
+        assert "of 100,000 tokens" in report and "compaction at" in report
+
+        await type_and_send(pilot, "/model")
+        await wait_for(pilot, lambda: isinstance(app.screen, ListPicker), what="model picker")
+        picker = app.screen
+        assert isinstance(picker, ListPicker)
+        assert [value for value, _ in picker.choices] == ["demo", "other"]
+        await pilot.press("enter")  # the last one is highlighted
+        await wait_for(
+            pilot,
+            lambda: app.view.root is not None and app.view.root.info.get("model") == "other",
+            what="the model switch",
+        )
+        assert "other" in str(app.query_one("#status-model").render())
+
+        await type_and_send(pilot, "/agents")
+        await wait_for(pilot, lambda: isinstance(app.screen, AgentsScreen), what="agents")
+        agents = app.screen
+        assert isinstance(agents, AgentsScreen)
+        assert [s["sessionId"] for s in agents.sessions] == [app.view.root_id]
+        await pilot.press("f")
+        await wait_for(pilot, lambda: not isinstance(app.screen, AgentsScreen))
+        assert app.following == app.view.root_id
+
+
+async def test_rename_and_resume(daemon_factory: Any, clients: Clients) -> None:
+    daemon = daemon_factory(demo_config())
+    client = await clients(daemon)
+    app = VaalaApp(cwd=str(daemon.workdir), client=client)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await ready(pilot)
+        await finished_turn(pilot, app, "hello")
+        first = app.view.conversation_id
+        await type_and_send(pilot, "/rename My title")
+        await wait_for(pilot, lambda: app.view.title == "My title", what="the rename")
+        await type_and_send(pilot, "/new")
+        await wait_for(pilot, lambda: app.view.conversation_id not in ("", first), what="/new")
+        assert not app.transcript.item_widgets
+        await type_and_send(pilot, "/resume")
+        await wait_for(
+            pilot,
+            lambda: (
+                app.screen.query("#resume-list")
+                and app.screen.query_one("#resume-list").option_count > 0
+            ),  # type: ignore[attr-defined]
+            what="the conversation list",
+        )
+        await pilot.press("enter", "enter")  # the search field hands over to the list
+        await wait_for(pilot, lambda: app.view.conversation_id == first, what="resume")
+        assert app.view.title == "My title"
+        assert app.transcript.query(AgentMessage)
+
+
+async def test_fork(daemon_factory: Any, clients: Clients) -> None:
+    daemon = daemon_factory(demo_config())
+    client = await clients(daemon)
+    app = VaalaApp(cwd=str(daemon.workdir), client=client)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await ready(pilot)
+        await finished_turn(pilot, app, "hello")
+        first = app.view.conversation_id
+        await type_and_send(pilot, "/fork")
+        await wait_for(
+            pilot,
+            lambda: (
+                app.view.conversation_id != first
+                or any(t.startswith("Not available") for t in notices(app))
+            ),
+            what="/fork",
+        )
+        skip_if_not_available(app, "conversation/fork")
+        assert app.transcript.query(AgentMessage)
+
+
+async def test_escape_twice_rewinds(daemon_factory: Any, clients: Clients) -> None:
+    daemon = daemon_factory(demo_config())
+    client = await clients(daemon)
+    app = VaalaApp(cwd=str(daemon.workdir), client=client)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await ready(pilot)
+        await finished_turn(pilot, app, "first message")
+        await finished_turn(pilot, app, "second message")
+        first = app.view.conversation_id
+        app.composer.clear()
+        await pilot.press("escape", "escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, ListPicker), what="rewind picker")
+        picker = app.screen
+        assert isinstance(picker, ListPicker)
+        assert [label for _, label in picker.choices] == ["first message", "second message"]
+        await pilot.press("enter")  # the last one is highlighted
+        await wait_for(
+            pilot,
+            lambda: (
+                app.view.conversation_id != first
+                or any(t.startswith("Not available") for t in notices(app))
+            ),
+            what="/rewind",
+        )
+        skip_if_not_available(app, "conversation/rewind")
+        assert app.composer.text == "second message"
+
+
+async def test_compact(daemon_factory: Any, clients: Clients) -> None:
+    daemon = daemon_factory(demo_config())
+    client = await clients(daemon)
+    app = VaalaApp(cwd=str(daemon.workdir), client=client)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await ready(pilot)
+        await finished_turn(pilot, app, "hello")
+        await type_and_send(pilot, "/compact")
+        root = app.view.root
+        assert root is not None
+        await wait_for(
+            pilot,
+            lambda: (
+                any(i.get("type") == "summary" for i in root.items)
+                or any(t.startswith("Not available") for t in notices(app))
+            ),
+            what="/compact",
+        )
+        skip_if_not_available(app, "conversation/compact")
+
+
+async def test_scroll_to_top_pages_in_older_items(daemon_factory: Any, clients: Clients) -> None:
+    daemon = daemon_factory(demo_config())
+    client = await clients(daemon)
+    cid = (await client.request("conversation/create", {"cwd": str(daemon.workdir)}))[
+        "conversation"
+    ]["conversationId"]
+    await client.subscribe(cid)
+    for n in range(55):  # 55 turns = 110 items: more than the snapshot's page of 100
+        await client.request(
+            "input/send", {"conversationId": cid, "text": f"m{n}", "mode": "queue"}
+        )
+        while (await client.next_notification())["method"] != "turn/ended":
+            pass
+    await client.unsubscribe(cid)
+    app = VaalaApp(cwd=str(daemon.workdir), client=client, conversation_id=cid)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await ready(pilot)
+        transcript = app.query_one(Transcript)
+        await wait_for(pilot, lambda: len(transcript.item_widgets) == 100, what="first page")
+        assert transcript.more_above
+        transcript.request_older()
+        await wait_for(pilot, lambda: len(transcript.item_widgets) == 110, what="older page")
+        assert transcript.item_widgets[0].item.get("text") == "m0"
+        assert not transcript.more_above
