@@ -17,10 +17,6 @@ PROTOCOL_VERSION = 1
 TEXT_MAX = 200_000  # characters of one input message
 Handler = Callable[[Connection, Params], Awaitable[Any]]
 
-# Methods of the contract that a later version implements: they answer `not_available`.
-NOT_YET: frozenset[str] = frozenset(
-    {"conversation/fork", "conversation/rewind", "conversation/compact"}
-)
 
 
 class Dispatcher:
@@ -38,6 +34,9 @@ class Dispatcher:
             "conversation/unarchive": self.conversation_unarchive,
             "conversation/delete": self.conversation_delete,
             "conversation/usage": self.conversation_usage,
+            "conversation/fork": self.conversation_fork,
+            "conversation/rewind": self.conversation_rewind,
+            "conversation/compact": self.conversation_compact,
             "conversation/setModel": self.conversation_set_model,
             "input/send": self.input_send,
             "input/edit": self.input_edit,
@@ -51,8 +50,6 @@ class Dispatcher:
         }
 
     async def dispatch(self, conn: Connection, method: str, raw: dict[str, Any]) -> Any:
-        if method in NOT_YET:
-            raise errors.NotAvailable(f"{method} is not available in this version yet")
         handler = self.methods.get(method)
         if handler is None:
             raise errors.MethodNotFound(f"unknown method {method[:100]!r}")
@@ -74,7 +71,7 @@ class Dispatcher:
             "capabilities": {
                 "inputModes": list(MODES),
                 "maxFrameBytes": self.runtime.config.server.max_frame_bytes,
-                "methods": sorted(m for m in self.methods if m not in NOT_YET),
+                "methods": sorted(self.methods),
             },
         }
 
@@ -121,20 +118,21 @@ class Dispatcher:
         return {"unsubscribed": conn.unsubscribe(p.id("conversationId"))}
 
     async def conversation_read(self, conn: Connection, p: Params) -> Any:
-        conv = await self.runtime.open(p.id("conversationId"))
-        sid = p.id("sessionId", None)
-        session = conv.session(sid)
-        before = p.id("beforeItem", None)
-        limit = p.integer("limit", 100, minimum=1, maximum=1000)
-        items = session.items
-        end = len(items)
-        if before is not None:
-            index = next((i for i, it in enumerate(items) if it["itemId"] == before), None)
-            if index is None:
-                raise errors.NotFound(f"no item {before} in this session", param="beforeItem")
-            end = index
-        start = max(0, end - limit)
-        return {"items": items[start:end], "hasMore": start > 0}
+        return await self.runtime.read(
+            p.id("conversationId"),
+            p.id("sessionId", None),
+            p.id("beforeItem", None),
+            p.integer("limit", 100, minimum=1, maximum=1000),
+        )
+
+    async def conversation_fork(self, conn: Connection, p: Params) -> Any:
+        return await self.runtime.fork(p.id("conversationId"), p.id("upToItemId", None))
+
+    async def conversation_rewind(self, conn: Connection, p: Params) -> Any:
+        return await self.runtime.rewind(p.id("conversationId"), p.id("messageId"))
+
+    async def conversation_compact(self, conn: Connection, p: Params) -> Any:
+        return await self.runtime.compact_now(p.id("conversationId"))
 
     async def conversation_rename(self, conn: Connection, p: Params) -> Any:
         await self.runtime.rename(p.id("conversationId"), p.string("title", max_len=1000))

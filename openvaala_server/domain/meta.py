@@ -117,6 +117,8 @@ def apply(meta: ConversationMeta, record: r.Record) -> None:
         meta.archived = True
     elif kind == r.CONVERSATION_UNARCHIVED:
         meta.archived = False
+    elif kind in (r.SESSION_CREATED, r.TURN_STARTED) and not _has_ids(record, kind):
+        meta.unknown_records += 1  # a damaged record: counted, never fatal
     elif kind == r.SESSION_CREATED:
         sid = str(record["sessionId"])
         meta.sessions[sid] = SessionMeta(
@@ -151,6 +153,11 @@ def apply(meta: ConversationMeta, record: r.Record) -> None:
             turn.error = record.get("error")
     else:
         meta.unknown_records += 1
+
+
+def _has_ids(record: r.Record, kind: str) -> bool:
+    needed = ("sessionId",) if kind == r.SESSION_CREATED else ("sessionId", "turnId")
+    return all(isinstance(record.get(key), str) for key in needed)
 
 
 def fold(records: list[r.Record]) -> ConversationMeta:

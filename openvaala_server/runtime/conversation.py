@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from openvaala_server import errors
 from openvaala_server.domain import meta as meta_fold
 from openvaala_server.domain import records as r
+from openvaala_server.domain.context import context_items, drop_earlier_reasoning, estimate_items
 from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.meta import ConversationMeta
 from openvaala_server.domain.usage import UsageTracker, estimate_text
@@ -160,11 +161,20 @@ class LiveConversation:
             parts.append("Instructions from AGENTS.md:\n" + session.agents_md)
         return "\n\n".join(p for p in parts if p)
 
+    def model_context(self, session: LiveSession) -> list[r.Item]:
+        """The items the next request sends (see domain/context.py)."""
+        return context_items(session.items)
+
     def refresh_usage_estimate(self, session: LiveSession) -> None:
+        """A full estimate of the next request: what usage shows until the provider reports."""
+        items = self.model_context(session)
+        model = self.runtime.config.models.get(session.model)
+        if model is not None and model.provider == "openai":
+            items = [i for i in items if i.get("type") != r.REASONING]  # never sent back
+        elif session.reasoning_context == "current_turn":
+            items = drop_earlier_reasoning(items)
         base = estimate_text(self.instructions_for(session))
-        session.usage.reset_estimate(base)
-        for item in session.items:
-            session.usage.add(item)
+        session.usage.reset_estimate(base + estimate_items(items))
 
     # -- durable changes -----------------------------------------------------------------
 
@@ -241,6 +251,13 @@ class LiveConversation:
             "inbox/updated", {"sessionId": session.session_id, "inputs": session.inbox.to_wire()}
         )
 
+    def _has_older(self, session: LiveSession) -> bool:
+        """A fork after compaction: older root items live in the original conversation."""
+        forked = self.meta.forked_from if self.meta else None
+        return bool(
+            session.session_id == self.root_session_id and forked and forked.get("olderHistory")
+        )
+
     def snapshot(self) -> dict[str, Any]:
         """Everything a client needs to draw the screen, consistent with `hub.seq`."""
         sessions = []
@@ -251,7 +268,7 @@ class LiveConversation:
                 {
                     **session.to_wire(),
                     "items": page,
-                    "hasMore": len(session.items) > len(page),
+                    "hasMore": len(session.items) > len(page) or self._has_older(session),
                     "turn": (
                         {"turnId": turn.turn_id, "items": list(turn.in_progress.values())}
                         if turn

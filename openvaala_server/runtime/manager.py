@@ -16,10 +16,13 @@ from openvaala_server import errors
 from openvaala_server.config import Config, ModelConfig
 from openvaala_server.domain import meta as meta_fold
 from openvaala_server.domain import records as r
+from openvaala_server.domain.context import context_items
 from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.inbox import Input, InputGone, Mode
 from openvaala_server.models.base import Provider
 from openvaala_server.models.registry import make_provider
+from openvaala_server.runtime import history
+from openvaala_server.runtime.compaction import compact
 from openvaala_server.runtime.conversation import LiveConversation, PendingConversation
 from openvaala_server.runtime.hub import Hub
 from openvaala_server.runtime.session import LiveSession, LiveTurn
@@ -92,7 +95,7 @@ class Runtime:
         return tools
 
     def context_items(self, session: LiveSession) -> list[r.Item]:
-        return list(session.items)
+        return context_items(session.items)
 
     # -- conversations -------------------------------------------------------------------
 
@@ -280,6 +283,69 @@ class Runtime:
         if session.session_id == conv.root_session_id:
             conv.publish_updated()
 
+    # -- history -------------------------------------------------------------------------
+
+    async def adopt(self, created: dict[str, Any], items: list[r.Item]) -> LiveConversation:
+        """Write a new conversation that starts with `items` (a fork), and open it."""
+        cid = created["conversationId"]
+        await self.store_call(self.store.create_conversation(created))
+        if items:
+            await self.store_call(self.store.append_items(cid, created["rootSessionId"], items))
+        return await self.open(cid)
+
+    async def fork(self, cid: str, up_to_item_id: str | None) -> dict[str, Any]:
+        conv = await self.open(cid)
+        new = await history.fork(self, conv, up_to_item_id)
+        return {"conversation": new.info()}
+
+    async def rewind(self, cid: str, message_id: str) -> dict[str, Any]:
+        conv = await self.open(cid)
+        items, text = history.rewind_target(conv, message_id)
+        new = await history.fork(self, conv, kind="rewind", items=items)
+        return {"conversation": new.info(), "composerText": text}
+
+    async def read(
+        self, cid: str, sid: str | None, before: str | None, limit: int
+    ) -> dict[str, Any]:
+        conv = await self.open(cid)
+        session = conv.session(sid)
+        if session.session_id == conv.root_session_id:
+            items = await history.root_history(self, conv)
+        else:
+            items = session.items
+        end = len(items)
+        if before is not None:
+            index = next((i for i, it in enumerate(items) if it["itemId"] == before), None)
+            if index is None:
+                raise errors.NotFound(f"no item {before} in this session", param="beforeItem")
+            end = index
+        start = max(0, end - limit)
+        return {"items": items[start:end], "hasMore": start > 0}
+
+    async def compact_now(self, cid: str) -> dict[str, Any]:
+        """Manual compaction of the root agent's history, only while nothing runs or waits."""
+        conv = await self.open(cid)
+        for session in conv.sessions.values():
+            if session.turn is not None or session.compacting:
+                raise errors.NotIdle("a turn is running: compact when it has finished")
+            if session.inbox.waiting:
+                raise errors.NotIdle("input is waiting: compact when it has been handled")
+        root = conv.root
+        if conv.meta is None:
+            return {"compacted": False, "reason": "the conversation has no messages yet"}
+        root.compacting = True
+        conv.publish_session(root)
+        try:
+            # By hand, everything but the latest step is summarized.
+            summary = await compact(conv, root, "manual", keep_ratio=0.0)
+        finally:
+            root.compacting = False
+            conv.publish_session(root)
+            self._start_waiting(conv, root)
+        if summary is None:
+            return {"compacted": False, "reason": "the history is too short to compact"}
+        return {"compacted": True, "summaryItemId": summary["itemId"]}
+
     # -- input and turns -----------------------------------------------------------------
 
     async def send_input(
@@ -310,7 +376,8 @@ class Runtime:
             self._persist_locks.pop(cid, None)
         # From here on nothing awaits: the inbox and the turn change together.
         inp = Input(new_id(), text, mode, origin, from_session_id)  # type: ignore[arg-type]
-        disposition = session.inbox.add(inp, turn_running=session.turn is not None)
+        busy = session.turn is not None or session.compacting
+        disposition = session.inbox.add(inp, turn_running=busy)
         if disposition == "started":
             self.start_turn(conv, session, [inp])
         else:
@@ -353,7 +420,13 @@ class Runtime:
     ) -> None:
         """Called by the loop as a turn ends (synchronously): start what waits next."""
         self.subagents.on_turn_ended(conv, session, status, error)
+        self._start_waiting(conv, session)
+
+    def _start_waiting(self, conv: LiveConversation, session: LiveSession) -> None:
+        """If input waits and the session is free, start the next turn with it."""
         if self.shutting_down or conv.conversation_id not in self.conversations:
+            return
+        if session.turn is not None or session.compacting:
             return
         nxt = session.inbox.next_turn()
         if nxt:
@@ -398,8 +471,7 @@ class Runtime:
         except InputGone:
             self._consumed(input_id)
         conv.publish_inbox(session)
-        if session.turn is None:
-            self.on_turn_ended(conv, session, "idle", None)
+        self._start_waiting(conv, session)
 
     def jump_input(self, input_id: str) -> None:
         conv, session = self._owner(input_id)
@@ -409,7 +481,7 @@ class Runtime:
             self._consumed(input_id)
         conv.publish_inbox(session)
         if not self.interrupt_session(conv, session, "jump"):
-            self.on_turn_ended(conv, session, "idle", None)
+            self._start_waiting(conv, session)
 
     def _consumed(self, input_id: str) -> None:
         self._inputs.pop(input_id, None)

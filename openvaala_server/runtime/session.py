@@ -40,12 +40,16 @@ class LiveSession:
     closed: bool = False
     depth: int = 0  # 0 for the root agent, 1 for its subagents, …
     agents_md: str | None = None
+    # The reasoning mode the provider said it applied (openai_responses): all_turns | current_turn.
+    reasoning_context: str | None = None
+    # A manual compaction is running: input waits as if a turn ran.
+    compacting: bool = False
 
     @property
     def status(self) -> str:
         if self.closed:
             return "closed"
-        if self.turn is not None:
+        if self.turn is not None or self.compacting:
             return "running"
         if self.inbox.waiting:
             return "waiting"

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from openvaala_server import errors
 from openvaala_server.domain import records as r
+from openvaala_server.domain.context import should_compact
 from openvaala_server.domain.inbox import Input
 from openvaala_server.models.base import (
     ModelError,
@@ -29,6 +30,7 @@ from openvaala_server.models.base import (
     UsageReported,
 )
 from openvaala_server.models.retry import RetryPolicy
+from openvaala_server.runtime.compaction import compact
 from openvaala_server.runtime.conversation import LiveConversation, new_item
 from openvaala_server.runtime.session import LiveSession, LiveTurn
 from openvaala_server.tools.base import ToolContext, ToolResult, truncate_output
@@ -196,14 +198,12 @@ class TurnRunner:
 
     async def _call_model(self) -> list[r.Item]:
         """One model call, retried on temporary errors. Returns the tool calls it asked for."""
-        policy = RetryPolicy(
-            self.runtime.config.retry.max_attempts,
-            self.runtime.config.retry.base_delay_s,
-            self.runtime.config.retry.max_delay_s,
-        )
+        policy = RetryPolicy.from_config(self.runtime.config.retry)
         provider = self.runtime.provider(self.session.model)
+        await self._compact_if_needed()
         request = self._request()
         attempt = 0
+        compacted_for_overflow = False
         while True:
             attempt += 1
             state = _Attempt()
@@ -213,6 +213,22 @@ class TurnRunner:
                 break
             except ModelError as exc:
                 self._discard(state)
+                if exc.kind == "context_overflow" and not compacted_for_overflow:
+                    # The estimate was off: compact harder and try this request once more.
+                    compacted_for_overflow = True
+                    summary = await compact(
+                        self.conv, self.session, "auto", turn_id=self.turn.turn_id, keep_ratio=0.1
+                    )
+                    if summary is not None:
+                        request = self._request()
+                        attempt -= 1
+                        continue
+                if exc.kind == "context_overflow":
+                    raise TurnFailed(
+                        "context_overflow",
+                        "The conversation no longer fits the model's context window, even after "
+                        f"compaction: {exc.message}",
+                    ) from None
                 if not policy.should_retry(exc, attempt):
                     if exc.retryable:
                         raise TurnFailed(
@@ -248,6 +264,11 @@ class TurnRunner:
         # The provider's report already counts this call's output: no estimate on top.
         await self.conv.persist_items(self.session, finals, count_in_usage=False)
         return state.tool_calls
+
+    async def _compact_if_needed(self) -> None:
+        usage = self.session.usage
+        if should_compact(usage.used, usage.context_window, usage.max_output_tokens):
+            await compact(self.conv, self.session, "auto", turn_id=self.turn.turn_id)
 
     def _start_item(self, state: _Attempt, item: r.Item) -> r.Item:
         state.items.append(item)
@@ -300,6 +321,8 @@ class TurnRunner:
             call = self._start_item(state, new_item(r.TOOL_CALL, self.sid, tid, **fields))
             state.tool_calls.append(call)
         elif isinstance(event, UsageReported):
+            if event.reasoning_context:
+                self.session.reasoning_context = event.reasoning_context
             self.session.usage.report(event.input_tokens, event.output_tokens, r.utc_now())
             self.conv.publish_usage(self.session)
         elif isinstance(event, StreamEnded):

@@ -88,8 +88,8 @@ async def test_first_request_must_be_initialize(daemon: Daemon) -> None:
         ),
         (
             '{"jsonrpc":"2.0","id":7,"method":"conversation/fork","params":{}}',
-            -32009,
-            "not_available",
+            -32602,
+            "invalid_params",
         ),
     ],
 )

@@ -1,0 +1,145 @@
+"""Fork, rewind and reading a history that a fork shares with the conversation it came from.
+
+Fork copies the root agent's finished history into a new conversation: not subagents, waiting
+input or the archived state. A fork made after a compaction copies only what its model sees (the
+latest summary and what follows it) and refers to the original for the older items, so the two
+move together; `root_history` joins them back for reading. Rewind is a fork that stops just before
+one of the user's messages and gives that message's text back for the composer.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from openvaala_server import errors
+from openvaala_server.domain import records as r
+from openvaala_server.domain.context import latest_summary_index
+from openvaala_server.domain.ids import new_id
+from openvaala_server.domain.title import TITLE_LIMIT
+from openvaala_server.runtime.conversation import LiveConversation
+
+if TYPE_CHECKING:
+    from openvaala_server.runtime.manager import Runtime
+
+
+def finished_items(conv: LiveConversation) -> list[r.Item]:
+    """The root's items, without those of a turn still running."""
+    root = conv.root
+    running = root.turn.turn_id if root.turn else None
+    return [i for i in root.items if running is None or i.get("turnId") != running]
+
+
+def _cut_after(items: list[r.Item], item_id: str) -> list[r.Item]:
+    for index, item in enumerate(items):
+        if item["itemId"] == item_id:
+            return items[: index + 1]
+    raise errors.NotFound(f"no item {item_id} in this conversation's history", param="upToItemId")
+
+
+async def fork(
+    runtime: Runtime,
+    conv: LiveConversation,
+    up_to_item_id: str | None = None,
+    *,
+    kind: str = "fork",
+    items: list[r.Item] | None = None,
+) -> LiveConversation:
+    if conv.meta is None:
+        raise errors.NotFound("this conversation has no messages yet: nothing to fork")
+    selected = items if items is not None else finished_items(conv)
+    if up_to_item_id is not None and items is None:
+        selected = _cut_after(selected, up_to_item_id)
+    forked_from: dict[str, Any] = {
+        "conversationId": conv.conversation_id,
+        "kind": kind,
+        "upToItemId": selected[-1]["itemId"] if selected else None,
+    }
+    at = latest_summary_index(selected)
+    older_from = conv.meta.forked_from.get("olderHistory") if conv.meta.forked_from else None
+    if at is not None:
+        # After a compaction: copy what the model sees, refer to the original for the rest.
+        summary = selected[at]
+        covers = summary.get("coversUpTo")
+        start = next(
+            (i + 1 for i, item in enumerate(selected) if item["itemId"] == covers), at
+        )
+        forked_from["olderHistory"] = {
+            "conversationId": conv.conversation_id,
+            "upToItemId": covers,
+        }
+        selected = [summary, *(i for i in selected[start:] if i is not summary)]
+    elif older_from:
+        forked_from["olderHistory"] = older_from  # the original's own older part, still elsewhere
+    new_root = new_id()
+    copied = [{**item, "sessionId": new_root} for item in selected]
+    title = _fork_title(conv.meta.title)
+    created = {
+        "conversationId": new_id(),
+        "cwd": conv.meta.cwd,
+        "agent": conv.meta.agent,
+        "model": conv.root.model,
+        "title": title,
+        "titleSource": "user" if conv.meta.title_source == "user" else "auto",
+        "rootSessionId": new_root,
+        "forkedFrom": forked_from,
+        "formatVersion": r.FORMAT_VERSION,
+    }
+    new = await runtime.adopt(created, copied)
+    return new
+
+
+def _fork_title(title: str) -> str:
+    suffix = " (fork)"
+    base = title.removesuffix(suffix)
+    if len(base) + len(suffix) > TITLE_LIMIT + 20:
+        base = base[: TITLE_LIMIT + 20 - len(suffix) - 1].rstrip() + "…"
+    return base + suffix
+
+
+def rewind_target(conv: LiveConversation, message_id: str) -> tuple[list[r.Item], str]:
+    """The history before one of the user's messages, and that message's text."""
+    items = finished_items(conv)
+    for index, item in enumerate(items):
+        if item["itemId"] == message_id:
+            if item.get("type") != r.USER_MESSAGE or item.get("origin", "user") != "user":
+                raise errors.InvalidParams(
+                    "rewind goes back to one of your own messages", param="messageId"
+                )
+            return items[:index], str(item.get("text") or "")
+    raise errors.NotFound(f"no message {message_id} in this conversation", param="messageId")
+
+
+async def root_history(runtime: Runtime, conv: LiveConversation) -> list[r.Item]:
+    """The root's whole history: the original's older items (for a fork after compaction),
+    then this conversation's own. When the original is not here, a notice says where it is."""
+    local = conv.root.items
+    meta = conv.meta
+    older = (meta.forked_from or {}).get("olderHistory") if meta else None
+    if not older:
+        return local
+    source_id = str(older.get("conversationId"))
+    try:
+        source = await runtime.open(source_id)
+    except errors.OpenVaalaError:
+        return [missing_history_notice(conv, source_id), *local]
+    source_items = await root_history(runtime, source)
+    cut = older.get("upToItemId")
+    if cut and any(i["itemId"] == cut for i in source_items):
+        source_items = _cut_after(source_items, str(cut))
+    return [*(dict(i, fromConversationId=source_id) for i in source_items), *local]
+
+
+def missing_history_notice(conv: LiveConversation, source_id: str) -> r.Item:
+    return {
+        "itemId": "0" * 32,
+        "type": r.NOTICE,
+        "kind": "history_elsewhere",
+        "sessionId": conv.root_session_id,
+        "turnId": None,
+        "createdAt": conv.meta.created_at if conv.meta else r.utc_now(),
+        "status": r.COMPLETED,
+        "text": (
+            f"The older history of this conversation is in conversation {source_id}, which is "
+            "not on this machine. Copy that conversation's directory here too to see it."
+        ),
+    }
