@@ -7,7 +7,9 @@ last process did not close cleanly (it may have died between a journal fsync and
 is not repaired in place: `needs_rebuild` says so and the store rebuilds it from the directories.
 
 Writes go through ONE connection owned by ONE writer task, which batches whatever is pending into a
-single transaction; reads use a separate connection (WAL lets them run alongside the writer). The
+single transaction run by one call into the writer's thread; reads use a separate connection in its
+own thread (WAL lets them run alongside the writer). Both are plain sqlite3: aiosqlite's thread
+round trip per statement cost more than the journal's fsync. The
 index is derived data, so it runs with ``synchronous=NORMAL``: a power cut may lose its last
 commits, which the "closed cleanly" flag (written with a full sync) turns into a rebuild.
 """
@@ -18,12 +20,12 @@ import asyncio
 import base64
 import logging
 import sqlite3
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
-import aiosqlite
 import orjson
 
 from openvaala_server.domain import meta as m
@@ -96,6 +98,7 @@ MESSAGE: Final = "message"
 MESSAGE_TYPES: Final = frozenset({r.USER_MESSAGE, r.AGENT_MESSAGE})
 
 Row = tuple[Any, ...]
+T = TypeVar("T")
 
 
 # --- rows: the one definition of what the index holds ------------------------------------------
@@ -247,7 +250,18 @@ def dump(conn: sqlite3.Connection) -> dict[str, list[Row]]:
 
 # --- the live index ----------------------------------------------------------------------------
 
-_Op = Callable[[aiosqlite.Connection], Awaitable[None]]
+# A write op runs inside the writer thread's open transaction: plain sqlite3 calls, no await, so
+# a batch of any size costs one hop to the writer thread and one commit.
+_Op = Callable[[sqlite3.Connection], None]
+
+SUMMARY_COLUMNS: Final = (
+    "id, title, cwd, agent, model, created_at, updated_at, archived, message_count, turn_count, "
+    "last_status, forked_from"
+)
+ADD_ITEMS: Final = (
+    "UPDATE conversations SET message_count = message_count + ?, "
+    "updated_at = max(updated_at, ?) WHERE id = ?"
+)
 
 
 @dataclass
@@ -257,38 +271,56 @@ class _Job:
 
 
 class Index:
-    """The live index: one writer task and connection, one read connection."""
+    """The live index: one writer task feeding one writer thread and connection; one reader
+    thread and connection.
 
-    def __init__(self, writer: aiosqlite.Connection, reader: aiosqlite.Connection) -> None:
+    Both connections are plain sqlite3, each used only from its own single-thread executor.
+    (aiosqlite costs a thread round trip per statement, which made the index, not the fsync,
+    the limit of concurrent appends.)
+    """
+
+    def __init__(
+        self,
+        writer: sqlite3.Connection,
+        reader: sqlite3.Connection,
+        write_pool: ThreadPoolExecutor,
+        read_pool: ThreadPoolExecutor,
+    ) -> None:
         self._writer = writer
         self._reader = reader
+        self._write_pool = write_pool
+        self._read_pool = read_pool
         self._jobs: asyncio.Queue[_Job | None] = asyncio.Queue()
         self._task = asyncio.create_task(self._write_loop(), name="index-writer")
 
     @classmethod
     async def open(cls, path: Path) -> Index:
-        writer = await aiosqlite.connect(path, isolation_level=None)
+        loop = asyncio.get_running_loop()
+        write_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="index-writer")
+        read_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="index-reader")
         try:
-            await writer.execute("PRAGMA journal_mode = WAL")
-            # Until close() says otherwise, this index may lag the journals: if this process
-            # dies, the next open rebuilds it. Written with a full sync so it cannot be lost.
-            await writer.execute("PRAGMA synchronous = FULL")
-            await writer.execute("INSERT OR REPLACE INTO state VALUES ('clean', '0')")
-            await writer.execute("PRAGMA synchronous = NORMAL")
-            reader = await aiosqlite.connect(path, isolation_level=None)
+            writer = await loop.run_in_executor(write_pool, _open_writer, path)
+            try:
+                reader = await loop.run_in_executor(read_pool, _connect, path)
+            except BaseException:
+                await loop.run_in_executor(write_pool, writer.close)
+                raise
         except BaseException:
-            await writer.close()
+            write_pool.shutdown(wait=False)
+            read_pool.shutdown(wait=False)
             raise
-        reader.row_factory = aiosqlite.Row
-        return cls(writer, reader)
+        return cls(writer, reader, write_pool, read_pool)
 
     async def close(self) -> None:
         await self._jobs.put(None)
         await self._task
-        await self._writer.execute("PRAGMA synchronous = FULL")
-        await self._writer.execute("INSERT OR REPLACE INTO state VALUES ('clean', '1')")
-        await self._reader.close()
-        await self._writer.close()
+        loop = asyncio.get_running_loop()
+        try:
+            await loop.run_in_executor(self._write_pool, _close_writer, self._writer)
+            await loop.run_in_executor(self._read_pool, self._reader.close)
+        finally:
+            self._write_pool.shutdown(wait=False)
+            self._read_pool.shutdown(wait=False)
 
     async def _submit(self, op: _Op) -> None:
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -296,6 +328,11 @@ class Index:
         await future
 
     async def _write_loop(self) -> None:
+        """Take everything pending, run it in one transaction, settle the callers; repeat.
+
+        While one batch commits, the next accumulates: under load, the index costs one thread hop
+        and one commit per batch, not per append."""
+        loop = asyncio.get_running_loop()
         while True:
             first = await self._jobs.get()
             batch = [first]
@@ -303,36 +340,49 @@ class Index:
                 batch.append(self._jobs.get_nowait())
             jobs = [job for job in batch if job is not None]
             if jobs:
-                await self._run_batch(jobs)
+                ops = [job.op for job in jobs]
+                try:
+                    errors = await loop.run_in_executor(self._write_pool, self._run_batch, ops)
+                except Exception as exc:  # the executor itself failed: fail every caller
+                    errors = [exc] * len(jobs)
+                for job, error in zip(jobs, errors, strict=True):
+                    _settle(job.future, error)
             if None in batch:
                 return
 
-    async def _run_batch(self, jobs: list[_Job]) -> None:
+    def _run_batch(self, ops: list[_Op]) -> list[BaseException | None]:
+        """(In the writer thread.) One transaction for all; if it fails, one each, so a bad op
+        fails only its own caller."""
         try:
-            await self._transaction([job.op for job in jobs])
+            self._transaction(ops)
         except Exception:
-            # One bad op must not fail the others: retry each in its own transaction.
-            for job in jobs:
+            results: list[BaseException | None] = []
+            for op in ops:
                 try:
-                    await self._transaction([job.op])
+                    self._transaction([op])
                 except Exception as exc:
                     log.exception("index update failed")
-                    _settle(job.future, exc)
+                    results.append(exc)
                 else:
-                    _settle(job.future, None)
-        else:
-            for job in jobs:
-                _settle(job.future, None)
+                    results.append(None)
+            return results
+        return [None] * len(ops)
 
-    async def _transaction(self, ops: list[_Op]) -> None:
-        await self._writer.execute("BEGIN")
+    def _transaction(self, ops: list[_Op]) -> None:
+        db = self._writer
+        db.execute("BEGIN")
         try:
             for op in ops:
-                await op(self._writer)
+                op(db)
+            db.execute("COMMIT")
         except BaseException:
-            await self._writer.execute("ROLLBACK")
+            if db.in_transaction:
+                db.execute("ROLLBACK")
             raise
-        await self._writer.execute("COMMIT")
+
+    async def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._read_pool, fn, self._reader)
 
     # --- writes --------------------------------------------------------------------------------
 
@@ -345,36 +395,33 @@ class Index:
         turn_list = turn_rows(meta, turns)
         cid = meta.conversation_id
 
-        async def op(db: aiosqlite.Connection) -> None:
-            await db.execute(UPSERT_CONVERSATION, row)
-            await db.executemany(UPSERT_SESSION, sessions)
+        def op(db: sqlite3.Connection) -> None:
+            db.execute(UPSERT_CONVERSATION, row)
+            db.executemany(UPSERT_SESSION, sessions)
             if turn_list:
-                await db.executemany(UPSERT_TURN, turn_list)
+                db.executemany(UPSERT_TURN, turn_list)
             if title:
-                await db.execute(
-                    "DELETE FROM texts WHERE conversation_id = ? AND kind = ?", (cid, TITLE)
-                )
-                await db.execute(INSERT_TEXT, (cid, TITLE, row[1]))
+                db.execute("DELETE FROM texts WHERE conversation_id = ? AND kind = ?", (cid, TITLE))
+                db.execute(INSERT_TEXT, (cid, TITLE, row[1]))
 
         await self._submit(op)
 
     async def add_items(self, cid: str, stats: ItemStats) -> None:
-        async def op(db: aiosqlite.Connection) -> None:
-            await db.execute(
-                "UPDATE conversations SET message_count = message_count + ?, "
-                "updated_at = max(updated_at, ?) WHERE id = ?",
-                (stats.message_count, stats.updated_at, cid),
-            )
-            if stats.texts:
-                await db.executemany(INSERT_TEXT, [(cid, MESSAGE, t) for t in stats.texts])
+        counts = (stats.message_count, stats.updated_at, cid)
+        texts = [(cid, MESSAGE, t) for t in stats.texts]
+
+        def op(db: sqlite3.Connection) -> None:
+            db.execute(ADD_ITEMS, counts)
+            if texts:
+                db.executemany(INSERT_TEXT, texts)
 
         await self._submit(op)
 
     async def delete_conversation(self, cid: str) -> None:
-        async def op(db: aiosqlite.Connection) -> None:
-            await db.execute("DELETE FROM conversations WHERE id = ?", (cid,))
+        def op(db: sqlite3.Connection) -> None:
+            db.execute("DELETE FROM conversations WHERE id = ?", (cid,))
             for table in ("sessions", "turns", "texts"):
-                await db.execute(f"DELETE FROM {table} WHERE conversation_id = ?", (cid,))
+                db.execute(f"DELETE FROM {table} WHERE conversation_id = ?", (cid,))
 
         await self._submit(op)
 
@@ -387,8 +434,10 @@ class Index:
         params: list[Any] = [int(archived)]
         if cursor is not None:
             updated_at, cid = decode_cursor(cursor)
-            where.append("(updated_at < ? OR (updated_at = ? AND id < ?))")
-            params += [updated_at, updated_at, cid]
+            # A row value, so SQLite seeks the (archived, updated_at, id) index to the cursor
+            # instead of scanning every newer row.
+            where.append("(updated_at, id) < (?, ?)")
+            params += [updated_at, cid]
         query = fts_query(search or "")
         if query:
             where.append(
@@ -397,52 +446,77 @@ class Index:
             )
             params.append(query)
         sql = (
-            f"SELECT * FROM conversations WHERE {' AND '.join(where)} "
+            f"SELECT {SUMMARY_COLUMNS} FROM conversations WHERE {' AND '.join(where)} "
             "ORDER BY updated_at DESC, id DESC LIMIT ?"
         )
-        params.append(max(0, limit) + 1)
-        async with self._reader.execute(sql, params) as rows_cursor:
-            rows = list(await rows_cursor.fetchall())
-        more = len(rows) > limit
-        rows = rows[:limit]
-        next_cursor = (
-            encode_cursor(rows[-1]["updated_at"], rows[-1]["id"]) if more and rows else None
-        )
-        return [summary(row) for row in rows], next_cursor
+        limit = max(0, limit)
+        params.append(limit + 1)
+
+        def run(db: sqlite3.Connection) -> tuple[list[dict[str, Any]], str | None]:
+            rows = db.execute(sql, params).fetchall()
+            more = len(rows) > limit
+            del rows[limit:]
+            next_cursor = encode_cursor(rows[-1][6], rows[-1][0]) if more and rows else None
+            return [summary(row) for row in rows], next_cursor
+
+        return await self._read(run)
 
     async def get_summary(self, cid: str) -> dict[str, Any] | None:
-        async with self._reader.execute("SELECT * FROM conversations WHERE id = ?", (cid,)) as c:
-            row = await c.fetchone()
-        return None if row is None else summary(row)
+        def run(db: sqlite3.Connection) -> dict[str, Any] | None:
+            sql = f"SELECT {SUMMARY_COLUMNS} FROM conversations WHERE id = ?"
+            row = db.execute(sql, (cid,)).fetchone()
+            return None if row is None else summary(row)
+
+        return await self._read(run)
 
     async def dump(self) -> dict[str, list[Row]]:
-        result: dict[str, list[Row]] = {}
-        for table in TABLES:
-            sql = (
-                "SELECT conversation_id, kind, text FROM texts"
-                if table == "texts"
-                else f"SELECT * FROM {table}"
-            )
-            async with self._reader.execute(sql) as c:
-                result[table] = sorted((tuple(row) for row in await c.fetchall()), key=repr)
-        return result
+        return await self._read(dump)
 
 
-def summary(row: sqlite3.Row | aiosqlite.Row) -> dict[str, Any]:
-    """A conversations row as the protocol's ConversationSummary."""
-    forked = row["forked_from"]
+def _connect(path: Path) -> sqlite3.Connection:
+    # Each connection is used by one thread at a time (its executor's); the check is off only
+    # because close() may come from another single-thread executor instance.
+    return sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+
+
+def _open_writer(path: Path) -> sqlite3.Connection:
+    db = _connect(path)
+    try:
+        db.execute("PRAGMA journal_mode = WAL")
+        # Until close() says otherwise, this index may lag the journals: if this process
+        # dies, the next open rebuilds it. Written with a full sync so it cannot be lost.
+        db.execute("PRAGMA synchronous = FULL")
+        db.execute("INSERT OR REPLACE INTO state VALUES ('clean', '0')")
+        db.execute("PRAGMA synchronous = NORMAL")
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _close_writer(db: sqlite3.Connection) -> None:
+    try:
+        db.execute("PRAGMA synchronous = FULL")
+        db.execute("INSERT OR REPLACE INTO state VALUES ('clean', '1')")
+    finally:
+        db.close()
+
+
+def summary(row: Row) -> dict[str, Any]:
+    """A conversations row (`SUMMARY_COLUMNS`, in order) as the protocol's ConversationSummary."""
+    cid, title, cwd, agent, model, created, updated, archived, messages, turns, status, forked = row
     return {
-        "conversationId": row["id"],
-        "title": row["title"],
-        "cwd": row["cwd"],
-        "agent": row["agent"],
-        "model": row["model"],
-        "createdAt": row["created_at"],
-        "updatedAt": row["updated_at"],
-        "archived": bool(row["archived"]),
-        "status": row["last_status"],
-        "messageCount": row["message_count"],
-        "turnCount": row["turn_count"],
+        "conversationId": cid,
+        "title": title,
+        "cwd": cwd,
+        "agent": agent,
+        "model": model,
+        "createdAt": created,
+        "updatedAt": updated,
+        "archived": bool(archived),
+        "status": status,
+        "messageCount": messages,
+        "turnCount": turns,
         "forkedFrom": None if forked is None else orjson.loads(forked),
     }
 
