@@ -116,8 +116,11 @@ def config_path() -> Path:
 
 
 def load_config(path: Path | None = None) -> Config:
+    explicit = path is not None or bool(os.environ.get("OPENVAALA_CONFIG"))
     path = path or config_path()
     if not path.exists():
+        if explicit:  # a file the user named must exist; a missing default means "no config"
+            raise ConfigError(path, "(file)", "does not exist")
         return default_config()
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))

@@ -210,15 +210,22 @@ class Runtime:
     async def list_conversations(
         self, archived: bool, search: str | None, limit: int, cursor: str | None
     ) -> dict[str, Any]:
-        rows, next_cursor = await self.store_call(
-            self.store.list_conversations(
-                archived=archived, search=search, limit=limit, cursor=cursor
+        try:
+            rows, next_cursor = await self.store_call(
+                self.store.list_conversations(
+                    archived=archived, search=search, limit=limit, cursor=cursor
+                )
             )
-        )
+        except ValueError:
+            raise errors.InvalidParams(
+                '"cursor" is not one this server gave out', param="cursor"
+            ) from None
         for row in rows:
             live = self.conversations.get(row["conversationId"])
             if live is not None and live.sessions:
                 row["status"] = live.status
+            elif row.get("status") == "completed":
+                row["status"] = "idle"  # the same word a live conversation uses
         result: dict[str, Any] = {"conversations": rows}
         if next_cursor:
             result["nextCursor"] = next_cursor

@@ -128,6 +128,19 @@ class TurnRunner:
                 self.conv.hub.publish(
                     "item/discarded", {"sessionId": self.sid, "itemId": item["itemId"]}
                 )
+        if status == "failed" and error:
+            # Kept in the history: every client (and the model, next turn) sees why it stopped.
+            finals.append(
+                new_item(
+                    r.NOTICE,
+                    self.sid,
+                    self.turn.turn_id,
+                    status=r.COMPLETED,
+                    kind="turn_failed",
+                    errorKind=error["kind"],
+                    text=f"The turn failed: {error['message']}",
+                )
+            )
         if status == "interrupted" and self.turn.stop_reason != "shutdown":
             finals.append(
                 new_item(

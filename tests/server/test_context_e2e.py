@@ -106,7 +106,9 @@ async def test_a_failed_compaction_fails_the_turn_and_changes_nothing(
     assert notes[-1]["params"]["error"]["kind"] == "compaction_failed"
     assert any(n["method"] == "compaction/failed" for n in notes)
     items = (await client.request("conversation/read", {"conversationId": cid}))["items"]
-    assert [i["type"] for i in items] == ["user_message", "agent_message", "user_message"]
+    assert [i["type"] for i in items] == ["user_message", "agent_message", "user_message", "notice"]
+    assert not any(i["type"] == "summary" for i in items)
+    assert "compaction failed" in items[-1]["text"]
     await client.close()
 
 

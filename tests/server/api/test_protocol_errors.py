@@ -87,6 +87,11 @@ async def test_first_request_must_be_initialize(daemon: Daemon) -> None:
             "input_consumed",
         ),
         (
+            '{"jsonrpc":"2.0","id":7,"method":"conversation/list","params":{"cursor":"garbage"}}',
+            -32602,
+            "invalid_params",
+        ),
+        (
             '{"jsonrpc":"2.0","id":7,"method":"conversation/fork","params":{}}',
             -32602,
             "invalid_params",
