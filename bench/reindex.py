@@ -4,8 +4,8 @@ Measures:
 1. the raw limit: read every journal file and parse every line with orjson (no index), MB/s;
 2. `reindex` of the same corpus (repair scan, fold, rows, one bulk transaction), MB/s and the
    ratio to (1);
-3. `Store.list_conversations`: one page of 50, and all of them (pages of 500), out of 10,000
-   conversations (a separate corpus of small conversations).
+3. `Store.list_conversations`: one page of 50 (mean of 20), and all of them (pages of 500, best
+   of 5), out of 10,000 conversations (a separate corpus of small conversations).
 
 Corpus: default 2,000 conversations × 200 items (--small: 200 × 50; listing uses 1,000).
 Run: ``python bench/reindex.py [--small] [--dir PATH]``
@@ -113,15 +113,18 @@ async def listing(directory: Path, count: int) -> None:
         for _ in range(20):
             page, _ = await store.list_conversations(limit=50)
         one = (time.perf_counter() - t) / 20
-        t = time.perf_counter()
-        seen, cursor = 0, None
-        while True:
-            page, cursor = await store.list_conversations(limit=500, cursor=cursor)
-            seen += len(page)
-            if cursor is None:
-                break
-        everything = time.perf_counter() - t
-        assert seen == count
+        # Best of 5: the figure is a few tens of ms, easily doubled by a busy neighbour.
+        everything = float("inf")
+        for _ in range(5):
+            t = time.perf_counter()
+            seen, cursor = 0, None
+            while True:
+                page, cursor = await store.list_conversations(limit=500, cursor=cursor)
+                seen += len(page)
+                if cursor is None:
+                    break
+            everything = min(everything, time.perf_counter() - t)
+            assert seen == count
         t = time.perf_counter()
         found, _ = await store.list_conversations(search="parser tok", limit=50)
         search = time.perf_counter() - t
