@@ -2,26 +2,92 @@
 
 The runtime calls two hooks: `tools_for` (the collaboration tools a session may use) and
 `on_turn_ended` (a subagent reports back to its parent after each of its turns).
+
+A subagent is a new session of the same conversation (its own `<session-id>.jsonl`, a
+`session_created` record naming its parent), sharing the conversation's working directory and
+executors. Its first turn starts from the task, optionally after a copy of some of the parent's
+*finished* history. Every time one of its turns ends, its answer and status go to the parent's
+inbox as a `subagent` input (mode steer: it joins the parent's running turn, or starts one; user
+input always goes first, and after the user interrupts the parent the report waits).
+
+Messages a parent sends to its subagents (the task, `send_message`) are the subagent's "user"
+input: `origin: "user"` with `fromSessionId` naming the parent.
+
+Every operation has a deadline, so a stuck child never hangs its parent: `wait` is always
+bounded by `[subagents] wait_timeout_s`, and the other operations by `OPERATION_DEADLINE_S`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import asyncio
+import logging
+import tomllib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from openvaala_server import errors
+from openvaala_server.domain import records as r
+from openvaala_server.domain.ids import new_id
+from openvaala_server.domain.title import auto_title
+from openvaala_server.tools.collab import COLLAB_TOOL_NAMES, SPAWN_TOOL, collab_tools
 
 if TYPE_CHECKING:
+    from openvaala_server.config import Config, SubagentConfig
     from openvaala_server.runtime.conversation import LiveConversation
     from openvaala_server.runtime.manager import Runtime
     from openvaala_server.runtime.session import LiveSession
     from openvaala_server.tools.base import Tool
 
+log = logging.getLogger(__name__)
+
+# The longest any subagent operation other than `wait` may take (writes, interrupts, closes).
+OPERATION_DEADLINE_S = 30.0
+# How long interrupt_agent / close_agent wait for the subagent's turn to wind down.
+STOP_DEADLINE_S = 10.0
+ANSWER_LIMIT = 20_000  # characters of a subagent's answer carried in a report
+ITEM_TEXT_LIMIT = 500  # characters of each item shown by inspect_agent
+
+History = Literal["none", "all"] | int
+
+
+class SubagentError(Exception):
+    """A collaboration tool was used wrongly or hit a limit: its message goes to the model."""
+
+
+@dataclass
+class WaitResult:
+    timed_out: bool
+    waited_s: float
+    agents: list[dict[str, Any]]
+
 
 class SubagentService:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
+        # Report tasks in flight (on_turn_ended is synchronous: it schedules them).
+        self._tasks: set[asyncio.Task[None]] = set()
+        # Set (and replaced) whenever a subagent's turn ends or it is closed: wakes `wait`.
+        self._changed: asyncio.Event | None = None
+        # Spawns between their checks and their first turn, per conversation (concurrency limit).
+        self._spawning: dict[str, int] = {}
+        self._explicit_models = _explicitly_configured_models(runtime.config)
+
+    @property
+    def limits(self) -> SubagentConfig:
+        return self.runtime.config.subagents
+
+    # -- hooks the runtime calls ---------------------------------------------------------
 
     def tools_for(self, conv: LiveConversation, session: LiveSession) -> dict[str, Tool]:
-        """The collaboration tools this session's agent may use (none yet)."""
-        return {}
+        """The collaboration tools, for agents whose `tools` include `spawn_agent`."""
+        agent = self.runtime.config.agents.get(session.agent)
+        names = agent.tools if agent else ()
+        if SPAWN_TOOL not in names and not any(n in COLLAB_TOOL_NAMES for n in names):
+            return {}
+        tools = collab_tools(self, conv, session)
+        if SPAWN_TOOL in names:
+            return tools
+        return {name: tool for name, tool in tools.items() if name in names}
 
     def on_turn_ended(
         self,
@@ -30,4 +96,427 @@ class SubagentService:
         status: str,
         error: dict[str, Any] | None,
     ) -> None:
-        """Called synchronously as any session's turn ends."""
+        """Called synchronously as any session's turn ends: a subagent reports to its parent."""
+        self._notify()
+        parent_id = session.parent_session_id
+        if parent_id is None or session.closed or self.runtime.shutting_down:
+            return
+        if status not in ("completed", "failed", "interrupted"):
+            return  # the runtime kicking an idle session's inbox: no turn ended
+        parent = conv.sessions.get(parent_id)
+        if parent is None or parent.closed:
+            return
+        text = report_text(session, status, error, last_answer(session))
+        task = asyncio.get_running_loop().create_task(
+            self._report(conv, parent_id, session.session_id, text),
+            name=f"report-{session.session_id}",
+        )
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _report(
+        self, conv: LiveConversation, parent_id: str, child_id: str, text: str
+    ) -> None:
+        try:
+            async with asyncio.timeout(OPERATION_DEADLINE_S):
+                await self.runtime.send_input(
+                    conv.conversation_id,
+                    parent_id,
+                    text,
+                    "steer",
+                    origin="subagent",
+                    from_session_id=child_id,
+                )
+        except errors.OpenVaalaError as exc:
+            log.info("report of %s to %s dropped: %s", child_id, parent_id, exc.message)
+        except TimeoutError:
+            log.warning("report of %s to %s timed out", child_id, parent_id)
+        except Exception:
+            log.exception("report of %s to %s failed", child_id, parent_id)
+
+    def _notify(self) -> None:
+        if self._changed is not None:
+            self._changed.set()
+            self._changed = None
+
+    def _change_event(self) -> asyncio.Event:
+        if self._changed is None:
+            self._changed = asyncio.Event()
+        return self._changed
+
+    # -- the tree ------------------------------------------------------------------------
+
+    def children(self, conv: LiveConversation, session_id: str) -> list[LiveSession]:
+        return [s for s in conv.sessions.values() if s.parent_session_id == session_id]
+
+    def descendants(self, conv: LiveConversation, session_id: str) -> list[LiveSession]:
+        """Every session below `session_id`, parents before their children."""
+        found: list[LiveSession] = []
+        frontier = [session_id]
+        while frontier:
+            below = [c for sid in frontier for c in self.children(conv, sid)]
+            found += below
+            frontier = [c.session_id for c in below]
+        return found
+
+    def resolve(self, conv: LiveConversation, caller: LiveSession, agent_id: str) -> LiveSession:
+        """A subagent the caller may address: one of its own, at any depth below it."""
+        for session in self.descendants(conv, caller.session_id):
+            if session.session_id == agent_id:
+                return session
+        raise SubagentError(
+            f"No subagent {agent_id!r} of yours in this conversation; "
+            "list_agents shows the ones you started."
+        )
+
+    def describe(self, session: LiveSession) -> dict[str, Any]:
+        described: dict[str, Any] = {
+            "agent_id": session.session_id,
+            "parent_id": session.parent_session_id,
+            "agent": session.agent,
+            "model": session.model,
+            "title": session.title,
+            "status": session.status,
+            "depth": session.depth,
+        }
+        answer = last_answer(session)
+        if answer is not None:
+            described["last_answer"] = _cut(answer, ANSWER_LIMIT)
+        return described
+
+    # -- operations (the collaboration tools call these) ---------------------------------
+
+    def child_model(self, parent: LiveSession, agent_name: str) -> str:
+        """The agent's own model when its configuration names one, else the parent's."""
+        agent = self.runtime.config.agents[agent_name]
+        if self._explicit_models is None or agent_name in self._explicit_models:
+            return agent.model
+        return parent.model
+
+    async def spawn(
+        self,
+        conv: LiveConversation,
+        parent: LiveSession,
+        agent_name: str,
+        task: str,
+        history: History = "none",
+    ) -> LiveSession:
+        config = self.runtime.config
+        if agent_name not in config.agents:
+            raise SubagentError(
+                f"No agent {agent_name!r}. Configured agents: {', '.join(config.agents)}."
+            )
+        if not task.strip():
+            raise SubagentError("The task is empty: say what the subagent should do.")
+        depth = parent.depth + 1
+        if depth > self.limits.max_depth:
+            raise SubagentError(
+                f"Cannot start a subagent here: subagents may nest at most "
+                f"{self.limits.max_depth} level(s) deep (this one would be at depth {depth}). "
+                "Do the work yourself instead."
+            )
+        cid = conv.conversation_id
+        running = sum(
+            1
+            for s in conv.sessions.values()
+            if s.parent_session_id is not None and s.turn is not None
+        ) + self._spawning.get(cid, 0)
+        if running >= self.limits.max_concurrent:
+            raise SubagentError(
+                f"Cannot start another subagent: {running} are already running in this "
+                f"conversation (the limit is {self.limits.max_concurrent}). Wait for one to "
+                "finish, or close one, then try again."
+            )
+        model = self.child_model(parent, agent_name)
+        if model not in config.models:
+            raise SubagentError(f"The agent {agent_name!r} uses model {model!r}, not configured.")
+        copies = self._history_copy(parent, history)
+        self._spawning[cid] = self._spawning.get(cid, 0) + 1
+        try:
+            async with asyncio.timeout(OPERATION_DEADLINE_S):
+                return await self._create(conv, parent, agent_name, model, task, depth, copies)
+        except TimeoutError:
+            raise SubagentError("Starting the subagent timed out.") from None
+        except errors.OpenVaalaError as exc:
+            raise SubagentError(f"The subagent could not start: {exc.message}") from None
+        finally:
+            left = self._spawning[cid] - 1
+            if left:
+                self._spawning[cid] = left
+            else:
+                del self._spawning[cid]
+
+    async def _create(
+        self,
+        conv: LiveConversation,
+        parent: LiveSession,
+        agent_name: str,
+        model: str,
+        task: str,
+        depth: int,
+        copies: list[r.Item],
+    ) -> LiveSession:
+        sid = new_id()
+        title = auto_title(task)
+        await conv.append_meta(
+            {
+                "type": r.SESSION_CREATED,
+                "sessionId": sid,
+                "parentSessionId": parent.session_id,
+                "agent": agent_name,
+                "model": model,
+                "title": title,
+            }
+        )
+        child = conv.make_session(sid, parent.session_id, agent_name, model, title, depth)
+        conv.refresh_usage_estimate(child)
+        conv.hub.publish("session/started", {"session": child.to_wire()})
+        for item in copies:
+            item["sessionId"] = sid
+        await conv.persist_items(child, copies)
+        await self.runtime.send_input(
+            conv.conversation_id,
+            sid,
+            task,
+            "queue",
+            origin="user",
+            from_session_id=parent.session_id,
+        )
+        return child
+
+    def _history_copy(self, parent: LiveSession, history: History) -> list[r.Item]:
+        """Copies of the parent's finished items (never its running turn's) for a new child."""
+        if history == "none" or history == 0:
+            return []
+        running = parent.turn.turn_id if parent.turn is not None else None
+        finished = [
+            i
+            for i in parent.items
+            if (running is None or i.get("turnId") != running) and i.get("type") != r.REASONING
+        ]
+        if isinstance(history, int):
+            finished = finished[-history:]
+        copies = []
+        for item in finished:
+            copy = dict(item)
+            copy["itemId"] = new_id()
+            copy["copiedFrom"] = {"sessionId": parent.session_id, "itemId": item["itemId"]}
+            copy["turnId"] = None
+            copy.pop("inputId", None)
+            copy.pop("providerData", None)
+            copies.append(copy)
+        return copies
+
+    async def send_message(
+        self, conv: LiveConversation, caller: LiveSession, agent_id: str, text: str, interrupt: bool
+    ) -> dict[str, Any]:
+        target = self.resolve(conv, caller, agent_id)
+        if target.closed:
+            raise SubagentError(f"The subagent {agent_id} was closed; start a new one instead.")
+        if not text.strip():
+            raise SubagentError("The message is empty.")
+        try:
+            async with asyncio.timeout(OPERATION_DEADLINE_S):
+                result = await self.runtime.send_input(
+                    conv.conversation_id,
+                    target.session_id,
+                    text,
+                    "jump" if interrupt else "steer",
+                    origin="user",
+                    from_session_id=caller.session_id,
+                )
+        except errors.OpenVaalaError as exc:
+            raise SubagentError(f"The message could not be delivered: {exc.message}") from None
+        except TimeoutError:
+            raise SubagentError("Delivering the message timed out.") from None
+        return {"agent_id": target.session_id, "disposition": result["disposition"]}
+
+    async def wait(
+        self,
+        conv: LiveConversation,
+        caller: LiveSession,
+        agent_ids: list[str] | None,
+        timeout_s: float | None,
+        until: str = "all",
+    ) -> WaitResult:
+        """Until the subagents are not running (any or all of them), or the timeout passes.
+
+        The timeout is always enforced and never longer than `[subagents] wait_timeout_s`.
+        Without `agent_ids`, waits for the caller's direct subagents that are running now."""
+        if agent_ids:
+            targets = [self.resolve(conv, caller, a) for a in dict.fromkeys(agent_ids)]
+        else:
+            targets = [s for s in self.children(conv, caller.session_id) if s.turn is not None]
+        cap = self.limits.wait_timeout_s
+        timeout = cap if timeout_s is None else max(0.0, min(float(timeout_s), cap))
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        deadline = start + timeout
+        timed_out = False
+
+        def done() -> bool:
+            finished = [s.turn is None for s in targets]
+            return any(finished) if until == "any" else all(finished)
+
+        while targets and not done():
+            left = deadline - loop.time()
+            if left <= 0:
+                timed_out = True
+                break
+            event = self._change_event()
+            try:
+                async with asyncio.timeout(left):
+                    await event.wait()
+            except TimeoutError:
+                pass
+        return WaitResult(
+            timed_out=timed_out,
+            waited_s=round(loop.time() - start, 3),
+            agents=[self.describe(s) for s in targets],
+        )
+
+    async def interrupt(
+        self, conv: LiveConversation, caller: LiveSession, agent_id: str
+    ) -> dict[str, Any]:
+        target = self.resolve(conv, caller, agent_id)
+        task = target.turn.task if target.turn is not None else None
+        # Like a user interrupt for the subagent: its own subagents' reports wait until its
+        # parent (its user) sends it something.
+        interrupted = self.runtime.interrupt_session(conv, target, "user")
+        if task is not None and interrupted:
+            await asyncio.wait({task}, timeout=STOP_DEADLINE_S)
+        return {**self.describe(target), "interrupted": interrupted}
+
+    async def close(
+        self, conv: LiveConversation, caller: LiveSession, agent_id: str
+    ) -> list[dict[str, Any]]:
+        """Close a subagent and everything below it: running turns stop, nothing reports."""
+        target = self.resolve(conv, caller, agent_id)
+        subtree = [target, *self.descendants(conv, target.session_id)]
+        open_ones = [s for s in subtree if not s.closed]
+        if open_ones:
+            try:
+                async with asyncio.timeout(OPERATION_DEADLINE_S):
+                    await conv.append_meta(
+                        *({"type": r.SESSION_CLOSED, "sessionId": s.session_id} for s in open_ones)
+                    )
+            except TimeoutError:
+                raise SubagentError("Closing the subagent timed out.") from None
+        tasks = []
+        for session in open_ones:
+            session.closed = True
+            for inp in session.inbox.waiting:
+                self.runtime._inputs.pop(inp.input_id, None)
+            had_inputs = bool(session.inbox.waiting)
+            session.inbox.waiting.clear()
+            if had_inputs:
+                conv.publish_inbox(session)
+            if session.turn is not None and session.turn.task is not None:
+                tasks.append(session.turn.task)
+                self.runtime.interrupt_session(conv, session, "close")
+            conv.publish_session(session)
+        self._notify()
+        if tasks:
+            await asyncio.wait(tasks, timeout=STOP_DEADLINE_S)
+        return [{"agent_id": s.session_id, "status": s.status} for s in subtree]
+
+    def inspect(
+        self, conv: LiveConversation, caller: LiveSession, agent_id: str, limit: int
+    ) -> dict[str, Any]:
+        target = self.resolve(conv, caller, agent_id)
+        items = list(target.items)
+        if target.turn is not None:
+            items += list(target.turn.in_progress.values())
+        described = self.describe(target)
+        described["recent_items"] = [_brief(i) for i in items[-limit:]] if limit else []
+        described["item_count"] = len(items)
+        described["usage"] = target.usage.to_wire()
+        described["waiting_inputs"] = len(target.inbox.waiting)
+        described["subagents"] = [c.session_id for c in self.children(conv, target.session_id)]
+        return described
+
+    def list(self, conv: LiveConversation, caller: LiveSession) -> list[dict[str, Any]]:
+        listed = []
+        for session in self.descendants(conv, caller.session_id):
+            described = self.describe(session)
+            described.pop("last_answer", None)
+            listed.append(described)
+        return listed
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+def last_answer(session: LiveSession) -> str | None:
+    """The last agent message of the session's last finished turn (None: it gave none)."""
+    running = session.turn.turn_id if session.turn is not None else None
+    finished_turn: str | None = None
+    for item in reversed(session.items):
+        turn_id = item.get("turnId")
+        if turn_id is None or turn_id == running:
+            continue
+        if finished_turn is None:
+            finished_turn = turn_id
+        elif turn_id != finished_turn:
+            return None
+        if item.get("type") == r.AGENT_MESSAGE and item.get("text"):
+            return str(item["text"])
+    return None
+
+
+def report_text(
+    session: LiveSession, status: str, error: dict[str, Any] | None, answer: str | None
+) -> str:
+    head = (
+        f"[Report from subagent {session.session_id} (agent {session.agent!r}, "
+        f"task {session.title!r})] Its turn ended: {status}."
+    )
+    lines = [head]
+    if error:
+        lines.append(f"Error ({error.get('kind', 'error')}): {error.get('message', '')}")
+    if answer:
+        lines.append("Its answer:\n" + _cut(answer, ANSWER_LIMIT))
+    else:
+        lines.append("It gave no answer in that turn.")
+    return "\n".join(lines)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _brief(item: r.Item) -> dict[str, Any]:
+    brief: dict[str, Any] = {"type": item.get("type"), "status": item.get("status")}
+    kind = item.get("type")
+    if kind == r.TOOL_CALL:
+        brief["name"] = item.get("name")
+        brief["arguments"] = _cut(str(item.get("argumentsText") or item.get("arguments")), 200)
+    elif kind == r.TOOL_RESULT:
+        brief["name"] = item.get("name")
+        brief["output"] = _cut(str(item.get("output", "")), ITEM_TEXT_LIMIT)
+        if item.get("isError"):
+            brief["isError"] = True
+    elif "text" in item:
+        brief["text"] = _cut(str(item.get("text", "")), ITEM_TEXT_LIMIT)
+    if item.get("origin") == "subagent":
+        brief["fromSessionId"] = item.get("fromSessionId")
+    return brief
+
+
+def _explicitly_configured_models(config: Config) -> set[str] | None:
+    """The agents whose `model` is written in the configuration file.
+
+    The config loader fills in a default model for agents that name none; a subagent of such an
+    agent uses its parent's model. None means: no file (the built-in configuration), where every
+    agent's model is deliberate.
+    """
+    if config.path is None:
+        return None
+    try:
+        raw = tomllib.loads(config.path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    agents = raw.get("agents")
+    if not isinstance(agents, dict):
+        return None
+    return {name for name, table in agents.items() if isinstance(table, dict) and "model" in table}

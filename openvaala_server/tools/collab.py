@@ -1,0 +1,343 @@
+"""The collaboration tools: `spawn_agent` and the tools a parent uses with its subagents.
+
+Each tool is bound to the conversation and the session that uses it (the runtime builds them for
+every request through `SubagentService.tools_for`); the work itself is done by the service in
+`runtime/subagents.py`. Results are JSON objects the model reads; a misuse or a limit is an error
+result (`is_error`) with a message saying what to do instead.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from openvaala_server.models.base import ToolSpec
+from openvaala_server.tools.base import ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    from openvaala_server.runtime.conversation import LiveConversation
+    from openvaala_server.runtime.session import LiveSession
+    from openvaala_server.runtime.subagents import History, SubagentService
+    from openvaala_server.tools.base import Tool
+
+SPAWN_TOOL = "spawn_agent"
+COLLAB_TOOL_NAMES: tuple[str, ...] = (
+    SPAWN_TOOL,
+    "send_message",
+    "wait",
+    "interrupt_agent",
+    "inspect_agent",
+    "list_agents",
+    "close_agent",
+)
+INSPECT_ITEMS = 10
+INSPECT_ITEMS_MAX = 100
+
+_AGENT_ID = {
+    "type": "string",
+    "description": "The subagent's agent_id, as spawn_agent or list_agents returned it.",
+}
+
+
+class _Bound:
+    """A collaboration tool bound to the conversation and session that uses it."""
+
+    name = ""
+
+    def __init__(
+        self, service: SubagentService, conv: LiveConversation, session: LiveSession
+    ) -> None:
+        self.service = service
+        self.conv = conv
+        self.session = session
+
+    @property
+    def spec(self) -> ToolSpec:
+        description, parameters = self.describe()
+        return ToolSpec(self.name, description, parameters)
+
+    def describe(self) -> tuple[str, dict[str, Any]]:
+        raise NotImplementedError
+
+    async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        from openvaala_server.runtime.subagents import SubagentError
+
+        try:
+            return _ok(await self.call(arguments))
+        except (SubagentError, _BadArguments) as exc:
+            return ToolResult(str(exc), True)
+
+    async def call(self, arguments: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+
+class _BadArguments(Exception):
+    pass
+
+
+def _ok(value: Any) -> ToolResult:
+    return ToolResult(json.dumps(value, ensure_ascii=False, indent=1))
+
+
+def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
+def _string(arguments: dict[str, Any], key: str, required: bool = True) -> str | None:
+    value = arguments.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or (required and not value.strip()):
+        raise _BadArguments(f'"{key}" must be a non-empty string.')
+    return value
+
+
+def _agent_id(arguments: dict[str, Any]) -> str:
+    value = _string(arguments, "agent_id")
+    assert value is not None
+    return value
+
+
+class SpawnAgentTool(_Bound):
+    name = SPAWN_TOOL
+
+    def describe(self) -> tuple[str, dict[str, Any]]:
+        agents = self.service.runtime.config.agents
+        listing = "\n".join(
+            f"- {a.name}: {a.description or '(no description)'}" for a in agents.values()
+        )
+        description = (
+            "Start a subagent: a new agent with its own context that works on a task in "
+            "parallel with you. It returns the subagent's agent_id at once; keep working. "
+            "Every time the subagent finishes a turn, its answer and status arrive as a message "
+            "from it; use wait to block until it is done, send_message to give it more "
+            "instructions, close_agent when you no longer need it.\n"
+            "The subagent starts from the task alone, unless `history` asks for a copy of your "
+            "finished conversation so far (not the turn you are in now). It uses its agent's "
+            "own model when that agent configures one, else yours.\n"
+            f"Available agents:\n{listing}"
+        )
+        return description, _schema(
+            {
+                "agent": {
+                    "type": "string",
+                    "enum": list(agents),
+                    "description": "Which configured agent to start (see the list above).",
+                },
+                "task": {
+                    "type": "string",
+                    "description": "What the subagent should do, with everything it needs to "
+                    "know: it sees nothing else of your conversation unless `history` is set.",
+                },
+                "history": {
+                    "type": "string",
+                    "description": 'How much of your finished history it gets: "none" '
+                    '(default), "all", or a number N for your last N items.',
+                },
+            },
+            ["agent", "task"],
+        )
+
+    async def call(self, arguments: dict[str, Any]) -> Any:
+        agent = _string(arguments, "agent")
+        task = _string(arguments, "task")
+        assert agent is not None and task is not None
+        child = await self.service.spawn(
+            self.conv, self.session, agent, task, _history(arguments.get("history"))
+        )
+        return {
+            "agent_id": child.session_id,
+            "agent": child.agent,
+            "model": child.model,
+            "status": child.status,
+        }
+
+
+def _history(value: Any) -> History:
+    if value is None or value == "none":
+        return "none"
+    if value == "all":
+        return "all"
+    if isinstance(value, bool):
+        raise _BadArguments('"history" must be "none", "all" or a number of items.')
+    if isinstance(value, int) and value >= 0:
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    raise _BadArguments('"history" must be "none", "all" or a number of items.')
+
+
+class SendMessageTool(_Bound):
+    name = "send_message"
+
+    def describe(self) -> tuple[str, dict[str, Any]]:
+        return (
+            "Send a message to one of your subagents. If it is working, the message joins its "
+            "current turn; if it is idle, it starts a new turn. With interrupt=true its current "
+            "turn is stopped and it handles your message next.",
+            _schema(
+                {
+                    "agent_id": _AGENT_ID,
+                    "message": {"type": "string", "description": "What to tell it."},
+                    "interrupt": {
+                        "type": "boolean",
+                        "description": "Stop its current turn first (default false).",
+                    },
+                },
+                ["agent_id", "message"],
+            ),
+        )
+
+    async def call(self, arguments: dict[str, Any]) -> Any:
+        message = _string(arguments, "message")
+        assert message is not None
+        interrupt = arguments.get("interrupt", False)
+        if not isinstance(interrupt, bool):
+            raise _BadArguments('"interrupt" must be true or false.')
+        return await self.service.send_message(
+            self.conv, self.session, _agent_id(arguments), message, interrupt
+        )
+
+
+class WaitTool(_Bound):
+    name = "wait"
+
+    def describe(self) -> tuple[str, dict[str, Any]]:
+        cap = self.service.limits.wait_timeout_s
+        return (
+            "Wait until subagents finish their current turn, or until the timeout. Returns "
+            "each one's status and latest answer, and whether the wait timed out. Without "
+            "agent_ids it waits for all your subagents that are working now. "
+            f"The timeout is at most {cap:g} seconds (also the default).",
+            _schema(
+                {
+                    "agent_ids": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "The subagents to wait for (default: all working ones).",
+                    },
+                    "until": {
+                        "type": "string",
+                        "enum": ["all", "any"],
+                        "description": 'Return when "all" (default) or "any" of them finished.',
+                    },
+                    "timeout_s": {
+                        "type": "number",
+                        "description": f"Seconds to wait at most (≤ {cap:g}).",
+                    },
+                },
+                [],
+            ),
+        )
+
+    async def call(self, arguments: dict[str, Any]) -> Any:
+        ids = arguments.get("agent_ids")
+        if ids is not None and (
+            not isinstance(ids, list) or not all(isinstance(i, str) for i in ids)
+        ):
+            raise _BadArguments('"agent_ids" must be a list of agent ids.')
+        until = arguments.get("until", "all")
+        if until not in ("all", "any"):
+            raise _BadArguments('"until" must be "all" or "any".')
+        timeout = arguments.get("timeout_s")
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, int | float)
+        ):
+            raise _BadArguments('"timeout_s" must be a number of seconds.')
+        result = await self.service.wait(self.conv, self.session, ids, timeout, until)
+        return {
+            "timed_out": result.timed_out,
+            "waited_s": result.waited_s,
+            "agents": result.agents,
+        }
+
+
+class InterruptAgentTool(_Bound):
+    name = "interrupt_agent"
+
+    def describe(self) -> tuple[str, dict[str, Any]]:
+        return (
+            "Stop the current turn of one of your subagents. What it produced so far is kept; "
+            "it stays available for send_message.",
+            _schema({"agent_id": _AGENT_ID}, ["agent_id"]),
+        )
+
+    async def call(self, arguments: dict[str, Any]) -> Any:
+        return await self.service.interrupt(self.conv, self.session, _agent_id(arguments))
+
+
+class InspectAgentTool(_Bound):
+    name = "inspect_agent"
+
+    def describe(self) -> tuple[str, dict[str, Any]]:
+        return (
+            "Look at one of your subagents: its status, its most recent items (messages, tool "
+            "calls and results, including the turn in progress) and its context usage.",
+            _schema(
+                {
+                    "agent_id": _AGENT_ID,
+                    "items": {
+                        "type": "integer",
+                        "description": f"How many recent items to show (default {INSPECT_ITEMS}).",
+                    },
+                },
+                ["agent_id"],
+            ),
+        )
+
+    async def call(self, arguments: dict[str, Any]) -> Any:
+        limit = arguments.get("items", INSPECT_ITEMS)
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+            raise _BadArguments('"items" must be a whole number.')
+        return self.service.inspect(
+            self.conv, self.session, _agent_id(arguments), min(limit, INSPECT_ITEMS_MAX)
+        )
+
+
+class ListAgentsTool(_Bound):
+    name = "list_agents"
+
+    def describe(self) -> tuple[str, dict[str, Any]]:
+        return (
+            "List your subagents (and theirs), with their status.",
+            _schema({}, []),
+        )
+
+    async def call(self, arguments: dict[str, Any]) -> Any:
+        return {"agents": self.service.list(self.conv, self.session)}
+
+
+class CloseAgentTool(_Bound):
+    name = "close_agent"
+
+    def describe(self) -> tuple[str, dict[str, Any]]:
+        return (
+            "Close one of your subagents for good, with any subagents it started: a running "
+            "turn is stopped, and it takes no more messages.",
+            _schema({"agent_id": _AGENT_ID}, ["agent_id"]),
+        )
+
+    async def call(self, arguments: dict[str, Any]) -> Any:
+        return {"closed": await self.service.close(self.conv, self.session, _agent_id(arguments))}
+
+
+_TOOL_TYPES: tuple[type[_Bound], ...] = (
+    SpawnAgentTool,
+    SendMessageTool,
+    WaitTool,
+    InterruptAgentTool,
+    InspectAgentTool,
+    ListAgentsTool,
+    CloseAgentTool,
+)
+
+
+def collab_tools(
+    service: SubagentService, conv: LiveConversation, session: LiveSession
+) -> dict[str, Tool]:
+    return {t.name: t(service, conv, session) for t in _TOOL_TYPES}
