@@ -1,0 +1,282 @@
+"""Every editor action, once: custom requests and `workspace/executeCommand` both call these.
+Each is a daemon request (or a few); nothing here keeps conversation state."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.capabilities import get_capability
+from pygls.exceptions import JsonRpcInvalidParams
+
+from openvaala_lsp import uris
+from openvaala_lsp.bridge import DaemonError
+from openvaala_lsp.params import Params, optional, required
+from openvaala_lsp.usage import report
+
+if TYPE_CHECKING:
+    from openvaala_lsp.server import OpenVaalaServer
+
+MODES = ("steer", "queue", "jump")
+INPUT_ACTIONS = ("edit", "withdraw", "steer", "jump")
+COMPOSER = "$/openvaala/composer"  # rewind from a command: the text to put back in the composer
+
+
+def _session(params: Params) -> dict[str, Any]:
+    out: dict[str, Any] = {"conversationId": required(params, "conversationId")}
+    if (sid := optional(params, "sessionId")) is not None:
+        out["sessionId"] = sid
+    return out
+
+
+class Actions:
+    def __init__(self, ls: OpenVaalaServer) -> None:
+        self.ls = ls
+
+    @property
+    def bridge(self) -> Any:
+        return self.ls.bridge
+
+    # -- conversations -------------------------------------------------------------------
+
+    async def list_conversations(self, params: Params) -> Any:
+        query = {k: params[k] for k in ("archived", "search", "limit", "cursor") if k in params}
+        result = await self.bridge.request("conversation/list", query)
+        for conv in result.get("conversations", []):
+            conv["uri"] = uris.conversation_uri(conv["conversationId"])
+        return result
+
+    def default_cwd(self) -> str:
+        try:
+            root = self.ls.workspace.root_path
+        except RuntimeError:
+            root = None
+        if root and os.path.isdir(root):
+            return str(root)
+        return os.getcwd()
+
+    async def new_conversation(self, params: Params) -> Any:
+        create: dict[str, Any] = {k: params[k] for k in ("agent", "model", "title") if k in params}
+        create["cwd"] = optional(params, "cwd") or self.default_cwd()
+        result = await self.bridge.request("conversation/create", create)
+        conv = result["conversation"]
+        subscribed = await self.subscribe({"conversationId": conv["conversationId"]})
+        return {"conversation": conv, "uri": subscribed["uri"], "seq": subscribed["seq"]}
+
+    async def subscribe(self, params: Params) -> Any:
+        """Forward this conversation's events to the editor; the result is a snapshot to draw."""
+        cid = required(params, "conversationId")
+        self.ls.forwarder.conversations.add(cid)
+        try:
+            view = await self.bridge.watch(cid)
+            snapshot = await self.bridge.request("conversation/subscribe", {"conversationId": cid})
+        except Exception:
+            self.ls.forwarder.forget(cid)
+            raise
+        # The view's subscription is the one events come through; the request above only
+        # fetched a snapshot for the editor (the daemon replaces a subscription, never doubles it).
+        self.ls.forwarder.push_all_usage(cid)
+        return {
+            "conversationId": cid,
+            "uri": uris.conversation_uri(cid),
+            "seq": snapshot["seq"],
+            "snapshot": snapshot["snapshot"],
+            "rootSessionId": view.root_session_id,
+        }
+
+    async def unsubscribe(self, params: Params) -> Any:
+        cid = required(params, "conversationId")
+        self.ls.forwarder.forget(cid)
+        if not any(
+            (ref := uris.parse(uri)) and ref.conversation_id == cid
+            for uri in self.ls.documents.known
+        ):
+            await self.bridge.unwatch(cid)
+        return {"unsubscribed": True}
+
+    # -- input and turns -----------------------------------------------------------------
+
+    async def send(self, params: Params) -> Any:
+        """Send a message; answers as soon as the daemon took it (`{inputId, disposition}`)."""
+        cid = required(params, "conversationId")
+        text = required(params, "text")
+        mode = params.get("mode") or "queue"
+        if mode not in MODES:
+            raise JsonRpcInvalidParams(f"mode must be one of {', '.join(MODES)}")
+        if cid not in self.ls.forwarder.conversations:
+            await self.subscribe({"conversationId": cid})
+        return await self.bridge.request(
+            "input/send", {**_session(params), "text": text, "mode": mode}
+        )
+
+    async def prompt(self, params: Params) -> Any:
+        """Send a message and answer when the turn that took it ends: `{turnId, status, usage}`.
+        Cancelling the request ($/cancelRequest) interrupts that turn."""
+        cancel = asyncio.Event()
+        inner = asyncio.create_task(self._prompt(params, cancel))
+        try:
+            return await asyncio.shield(inner)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            cancel.set()
+            return await inner
+
+    async def _prompt(self, params: Params, cancel: asyncio.Event) -> Any:
+        sent = await self.send(params)
+        input_id = str(sent["inputId"])
+        turns = self.bridge.turns
+        turn_id = await _unless(turns.turn_of(input_id), cancel)
+        ended = None
+        if turn_id is not None:
+            ended = await _unless(turns.ended(turn_id), cancel)
+        if ended is None:  # cancelled
+            turn_id = turn_id or turns.known_turn_of(input_id)
+            if turn_id is None:
+                try:
+                    await self.bridge.request("input/withdraw", {"inputId": input_id})
+                    return {"turnId": None, "status": "withdrawn", "inputId": input_id}
+                except DaemonError:  # taken into a turn meanwhile
+                    turn_id = await turns.turn_of(input_id)
+            if not turns.has_ended(turn_id):
+                await self.bridge.request("turn/interrupt", _session(params))
+            ended = await turns.ended(turn_id)
+        result: dict[str, Any] = {
+            "turnId": turn_id,
+            "status": ended.get("status"),
+            "inputId": input_id,
+            "sessionId": ended.get("sessionId"),
+            "usage": await self.usage({**params, "sessionId": ended.get("sessionId")}),
+        }
+        if ended.get("error"):
+            result["error"] = ended["error"]
+        return result
+
+    async def input(self, params: Params) -> Any:
+        action = required(params, "action")
+        if action not in INPUT_ACTIONS:
+            raise JsonRpcInvalidParams(f"action must be one of {', '.join(INPUT_ACTIONS)}")
+        call: dict[str, Any] = {"inputId": required(params, "inputId")}
+        if action == "edit":
+            call["text"] = required(params, "text")
+        return await self.bridge.request(f"input/{action}", call)
+
+    async def interrupt(self, params: Params) -> Any:
+        return await self.bridge.request("turn/interrupt", _session(params))
+
+    # -- history -------------------------------------------------------------------------
+
+    async def compact(self, params: Params) -> Any:
+        cid = required(params, "conversationId")
+        return await self.bridge.request("conversation/compact", {"conversationId": cid})
+
+    async def fork(self, params: Params, *, show: bool = False) -> Any:
+        call: dict[str, Any] = {"conversationId": required(params, "conversationId")}
+        if (up_to := optional(params, "upToItemId")) is not None:
+            call["upToItemId"] = up_to
+        result = await self.bridge.request("conversation/fork", call)
+        return await self._opened(result, show)
+
+    async def rewind(self, params: Params, *, show: bool = False) -> Any:
+        call = {
+            "conversationId": required(params, "conversationId"),
+            "messageId": required(params, "messageId"),
+        }
+        result = await self.bridge.request("conversation/rewind", call)
+        result = await self._opened(result, show)
+        if show:
+            self.ls.protocol.notify(
+                COMPOSER,
+                {
+                    "conversationId": result["conversation"]["conversationId"],
+                    "uri": result["uri"],
+                    "text": result.get("composerText", ""),
+                },
+            )
+        return result
+
+    async def _opened(self, result: dict[str, Any], show: bool) -> dict[str, Any]:
+        cid = result["conversation"]["conversationId"]
+        result["uri"] = uris.conversation_uri(cid)
+        if show:
+            await self.subscribe({"conversationId": cid})
+            await self.show(result["uri"])
+        return result
+
+    # -- reading -------------------------------------------------------------------------
+
+    async def usage(self, params: Params) -> Any:
+        call = _session(params)
+        usage = await self.bridge.request("conversation/usage", call)
+        sid = call.get("sessionId")
+        if sid is None:
+            view = self.bridge.views.get(call["conversationId"])
+            sid = view.root_session_id if view else ""
+        return report(call["conversationId"], str(sid), usage)
+
+    async def agents(self, params: Params) -> Any:
+        """The conversation's sessions as a tree (`{sessions: [root]}`, each with `children`),
+        or without a conversation the configured agents."""
+        cid = optional(params, "conversationId")
+        if cid is None:
+            return await self.bridge.request("agents/list", {})
+        listed = await self.bridge.request("sessions/list", {"conversationId": cid})
+        nodes = {
+            s["sessionId"]: {
+                **s,
+                "uri": uris.conversation_uri(
+                    cid, s["sessionId"] if s.get("parentSessionId") else None
+                ),
+                "children": [],
+            }
+            for s in listed["sessions"]
+        }
+        roots: list[dict[str, Any]] = []
+        for node in nodes.values():
+            parent = nodes.get(node.get("parentSessionId") or "")
+            (parent["children"] if parent else roots).append(node)
+        return {"conversationId": cid, "sessions": roots}
+
+    async def render(self, params: Params) -> Any:
+        return await self.ls.documents.content(required(params, "uri"), "fallback")
+
+    # -- showing documents ---------------------------------------------------------------
+
+    async def show(self, uri: str) -> bool:
+        caps = self.ls.client_capabilities
+        if not get_capability(caps, "window.show_document.support", False):
+            return False
+        shown = await self.ls.window_show_document_async(
+            types.ShowDocumentParams(uri=uri, external=False, take_focus=True)
+        )
+        return bool(shown.success)
+
+    async def follow(self, params: Params) -> Any:
+        cid = required(params, "conversationId")
+        sid = optional(params, "sessionId")
+        view = await self.bridge.watch(cid)
+        uri = uris.conversation_uri(cid, None if sid == view.root_session_id else sid)
+        return {"uri": uri, "shown": await self.show(uri)}
+
+    async def open(self, params: Params) -> Any:
+        cid = required(params, "conversationId")
+        await self.subscribe({"conversationId": cid})
+        uri = uris.conversation_uri(cid)
+        return {"uri": uri, "shown": await self.show(uri)}
+
+
+async def _unless(work: Any, cancel: asyncio.Event) -> Any:
+    """The result of `work`, or None if `cancel` is set first."""
+    task = asyncio.ensure_future(work)
+    stop = asyncio.ensure_future(cancel.wait())
+    try:
+        done, _ = await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stop.cancel()
+    if task in done:
+        return task.result()
+    task.cancel()
+    return None

@@ -1,0 +1,139 @@
+"""The one connection to the daemon: requests, subscriptions, and the pump that hands every
+notification to the bridge's listeners (forwarding, documents, progress, usage, turns)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from pygls.exceptions import JsonRpcException
+
+from openvaala_lsp import __version__
+from openvaala_lsp.turns import TurnTracker
+from openvaala_lsp.view import ConversationView
+from openvaala_server.client import CONNECTION, SNAPSHOT, Client, ConnectionLost, RpcError
+
+log = logging.getLogger(__name__)
+
+Listener = Callable[[str, dict[str, Any]], None]
+
+# Bridge-side errors, below the daemon's own codes.
+UNAVAILABLE = -32090
+
+
+class DaemonError(JsonRpcException):
+    """A daemon error passed on to the editor with its code, message and `data.kind`."""
+
+
+def _unavailable(message: str) -> DaemonError:
+    return DaemonError(message, UNAVAILABLE, {"kind": "daemon_unavailable"})
+
+
+class Bridge:
+    def __init__(self) -> None:
+        self._client: Client | None = None
+        self._lock = asyncio.Lock()
+        self._pump: asyncio.Task[None] | None = None
+        self._watching: dict[str, asyncio.Task[ConversationView]] = {}
+        self._buffered: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+        self.views: dict[str, ConversationView] = {}
+        self.turns = TurnTracker()
+        self.listeners: list[Listener] = []
+        self.closed = False
+
+    # -- the connection ------------------------------------------------------------------
+
+    async def client(self) -> Client:
+        if self._client is not None:
+            return self._client
+        async with self._lock:
+            if self._client is None:
+                if self.closed:
+                    raise _unavailable("the editor bridge is shutting down")
+                try:
+                    client = await Client.connect(client_name=f"openvaala-lsp/{__version__}")
+                except (OSError, RuntimeError, RpcError, TimeoutError) as exc:
+                    raise _unavailable(f"cannot reach the OpenVaala daemon: {exc}") from None
+                self._client = client
+                self._pump = asyncio.create_task(self._run_pump(client))
+        return self._client
+
+    async def close(self) -> None:
+        self.closed = True
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
+        if self._pump is not None:
+            self._pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._pump
+
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        client = await self.client()
+        try:
+            return await client.request(method, params or {})
+        except RpcError as exc:
+            raise DaemonError(exc.message, exc.code, {**exc.data, "kind": exc.kind}) from None
+        except (ConnectionLost, TimeoutError) as exc:
+            raise _unavailable(f"{method}: {exc or 'timed out'}") from None
+
+    # -- subscriptions -------------------------------------------------------------------
+
+    async def watch(self, conversation_id: str) -> ConversationView:
+        """The conversation's view, subscribing to it on the daemon the first time."""
+        view = self.views.get(conversation_id)
+        if view is not None:
+            return view
+        task = self._watching.get(conversation_id)
+        if task is None:
+            task = asyncio.create_task(self._subscribe(conversation_id))
+            self._watching[conversation_id] = task
+        return await asyncio.shield(task)
+
+    async def _subscribe(self, cid: str) -> ConversationView:
+        self._buffered[cid] = []
+        try:
+            client = await self.client()
+            try:
+                result = await client.subscribe(cid)
+            except RpcError as exc:
+                raise DaemonError(exc.message, exc.code, {**exc.data, "kind": exc.kind}) from None
+            view = ConversationView.from_snapshot(result["snapshot"], int(result["seq"]))
+            for method, params in self._buffered[cid]:
+                view.apply(method, params)
+            self.views[cid] = view
+            return view
+        finally:
+            self._buffered.pop(cid, None)
+            self._watching.pop(cid, None)
+
+    async def unwatch(self, conversation_id: str) -> None:
+        if self.views.pop(conversation_id, None) is None or self._client is None:
+            return
+        with contextlib.suppress(RpcError, ConnectionLost, TimeoutError):
+            await self._client.unsubscribe(conversation_id)
+
+    # -- notifications -------------------------------------------------------------------
+
+    async def _run_pump(self, client: Client) -> None:
+        async for note in client.notifications():
+            self.dispatch(str(note.get("method")), note.get("params") or {})
+
+    def dispatch(self, method: str, params: dict[str, Any]) -> None:
+        cid = params.get("conversationId")
+        if method == SNAPSHOT and isinstance(cid, str):
+            self.views[cid] = ConversationView.from_snapshot(params["snapshot"], int(params["seq"]))
+        elif method != CONNECTION and isinstance(cid, str):
+            self.turns.observe(method, params)
+            if cid in self._buffered:
+                self._buffered[cid].append((method, params))
+            elif (view := self.views.get(cid)) is not None:
+                view.apply(method, params)
+        for listener in list(self.listeners):
+            try:
+                listener(method, params)
+            except Exception:
+                log.exception("listener failed on %s", method)

@@ -1,0 +1,50 @@
+"""Every action as a `workspace/executeCommand` command, for editors without a plugin (and for
+code lenses). Arguments are one object with the request's params, or positional values."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from openvaala_lsp.params import from_arguments
+
+if TYPE_CHECKING:
+    from openvaala_lsp.server import OpenVaalaServer
+
+# command → (action, positional argument names)
+COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "openvaala.listConversations": ("list_conversations", ("search",)),
+    "openvaala.newConversation": ("new_conversation", ("cwd",)),
+    "openvaala.send": ("send", ("conversationId", "text", "mode", "sessionId")),
+    "openvaala.prompt": ("prompt", ("conversationId", "text", "mode", "sessionId")),
+    "openvaala.input": ("input", ("action", "inputId", "text")),
+    "openvaala.interrupt": ("interrupt", ("conversationId", "sessionId")),
+    "openvaala.compact": ("compact", ("conversationId",)),
+    "openvaala.fork": ("fork", ("conversationId", "upToItemId")),
+    "openvaala.rewind": ("rewind", ("conversationId", "messageId")),
+    "openvaala.usage": ("usage", ("conversationId", "sessionId")),
+    "openvaala.agents": ("agents", ("conversationId",)),
+    "openvaala.subscribe": ("subscribe", ("conversationId",)),
+    "openvaala.unsubscribe": ("unsubscribe", ("conversationId",)),
+    "openvaala.render": ("render", ("uri",)),
+    "openvaala.follow": ("follow", ("conversationId", "sessionId")),
+    "openvaala.open": ("open", ("conversationId",)),
+}
+SHOWS = {"fork", "rewind"}  # as commands, these open the new conversation in the editor
+
+
+def register(ls: OpenVaalaServer) -> None:
+    for name, (action, positional) in COMMANDS.items():
+        _command(ls, name, action, positional)
+
+
+def _command(ls: OpenVaalaServer, name: str, action: str, positional: tuple[str, ...]) -> None:
+    @ls.command(name)
+    async def run(ls: OpenVaalaServer, *arguments: Any) -> Any:
+        params = from_arguments(list(arguments), positional)
+        handler: Callable[..., Awaitable[Any]] = getattr(ls.actions, action)
+        if action in SHOWS:
+            return await handler(params, show=True)
+        return await handler(params)
+
+    run.__name__ = f"command_{action}"

@@ -1,0 +1,64 @@
+"""Pushing to the editor: the daemon's notifications as `$/openvaala/event`, the connection
+state, and the usage report for a status line (`$/openvaala/usage`, only when it changed)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from openvaala_lsp.usage import report
+from openvaala_server.client import CONNECTION, SNAPSHOT
+
+if TYPE_CHECKING:
+    from openvaala_lsp.server import OpenVaalaServer
+
+EVENT = "$/openvaala/event"
+USAGE = "$/openvaala/usage"
+CONNECTION_STATE = "$/openvaala/connection"
+
+
+class Forwarder:
+    def __init__(self, ls: OpenVaalaServer) -> None:
+        self.ls = ls
+        self.conversations: set[str] = set()  # the editor subscribed to these
+        self._last_usage: dict[tuple[str, str], tuple[Any, ...]] = {}
+
+    def on_note(self, method: str, params: dict[str, Any]) -> None:
+        if method == CONNECTION:
+            self.ls.protocol.notify(CONNECTION_STATE, params)
+            return
+        cid = params.get("conversationId")
+        if not isinstance(cid, str) or cid not in self.conversations:
+            return
+        self.ls.protocol.notify(
+            EVENT,
+            {"conversationId": cid, "seq": params.get("seq"), "method": method, "params": params},
+        )
+        if method == "usage/updated":
+            self.push_usage(cid, str(params.get("sessionId", "")), params.get("usage") or {})
+        elif method == SNAPSHOT:
+            self.push_all_usage(cid)
+
+    def push_all_usage(self, cid: str) -> None:
+        view = self.ls.bridge.views.get(cid)
+        if view is None:
+            return
+        for session in view.sessions.values():
+            if session.usage:
+                self.push_usage(cid, session.session_id, session.usage)
+
+    def push_usage(self, cid: str, sid: str, usage: dict[str, Any]) -> None:
+        if cid not in self.conversations:
+            return
+        key = (usage.get("used"), usage.get("contextWindow"), usage.get("source"))
+        if self._last_usage.get((cid, sid)) == key:
+            return
+        self._last_usage[(cid, sid)] = key
+        view = self.ls.bridge.views.get(cid)
+        payload = report(cid, sid, usage)
+        payload["root"] = view is not None and view.root_session_id == sid
+        self.ls.protocol.notify(USAGE, payload)
+
+    def forget(self, cid: str) -> None:
+        self.conversations.discard(cid)
+        for key in [k for k in self._last_usage if k[0] == cid]:
+            del self._last_usage[key]

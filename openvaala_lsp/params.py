@@ -1,0 +1,59 @@
+"""Reading the params of custom requests and the arguments of `workspace/executeCommand`.
+
+pygls hands custom params over as nested namedtuples (or lists of them); everything here turns
+them back into plain JSON values and checks the keys the bridge needs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pygls.exceptions import JsonRpcInvalidParams
+
+Params = dict[str, Any]
+
+
+def plain(value: Any) -> Any:
+    """A pygls params object (namedtuple-like, possibly nested) as plain JSON values."""
+    if hasattr(value, "_asdict"):
+        return {k: plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
+
+
+def as_params(value: Any) -> Params:
+    value = plain(value)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise JsonRpcInvalidParams("params must be an object")
+    return {k: v for k, v in value.items() if v is not None}
+
+
+def required(params: Params, key: str) -> str:
+    value = params.get(key)
+    if not isinstance(value, str) or not value:
+        raise JsonRpcInvalidParams(f"missing or invalid '{key}'", data={"param": key})
+    return value
+
+
+def optional(params: Params, key: str) -> str | None:
+    value = params.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise JsonRpcInvalidParams(f"'{key}' must be a string", data={"param": key})
+    return value
+
+
+def from_arguments(arguments: list[Any], names: tuple[str, ...]) -> Params:
+    """Command arguments, either one object (`[{"conversationId": ...}]`) or positional values in
+    the order of `names` (`["<conversationId>", "text"]`)."""
+    args = [plain(a) for a in arguments]
+    if len(args) == 1 and isinstance(args[0], dict):
+        return as_params(args[0])
+    if len(args) > len(names):
+        raise JsonRpcInvalidParams(f"expected at most {len(names)} arguments ({', '.join(names)})")
+    return {name: value for name, value in zip(names, args, strict=False) if value is not None}

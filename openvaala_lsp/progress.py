@@ -1,0 +1,146 @@
+"""Work-done progress per running turn: begins at `turn/started`, reports what the agent is doing,
+ends at `turn/ended`; cancelling it from the editor interrupts the turn."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.capabilities import get_capability
+from pygls.exceptions import JsonRpcException
+
+if TYPE_CHECKING:
+    from openvaala_lsp.server import OpenVaalaServer
+
+log = logging.getLogger(__name__)
+
+_END = object()
+
+
+@dataclass
+class _Turn:
+    conversation_id: str
+    session_id: str
+    queue: asyncio.Queue[object] = field(default_factory=asyncio.Queue)
+    task: asyncio.Task[None] | None = None
+
+
+def token_for(turn_id: str) -> str:
+    return f"openvaala/turn/{turn_id}"
+
+
+def _activity(method: str, params: dict[str, Any]) -> str | None:
+    if method == "item/started":
+        item = params.get("item") or {}
+        kind = item.get("type")
+        if kind == "reasoning":
+            return "thinking…"
+        if kind == "agent_message":
+            return "writing…"
+        if kind == "tool_call":
+            return f"calling {item.get('name', 'a tool')}…"
+        if kind == "tool_result":
+            return f"running {item.get('name', 'a tool')}…"
+    if method == "compaction/started":
+        return "compacting…"
+    if method == "retry/scheduled":
+        return f"retrying (attempt {params.get('attempt')})…"
+    return None
+
+
+class TurnProgress:
+    def __init__(self, ls: OpenVaalaServer) -> None:
+        self.ls = ls
+        self._turns: dict[str, _Turn] = {}  # by token
+
+    def enabled(self) -> bool:
+        caps = self.ls.client_capabilities
+        return bool(get_capability(caps, "window.work_done_progress", False))
+
+    def on_note(self, method: str, params: dict[str, Any]) -> None:
+        cid = params.get("conversationId")
+        if not isinstance(cid, str) or cid not in self.ls.forwarder.conversations:
+            return
+        sid = str(params.get("sessionId", ""))
+        if method == "turn/started" and self.enabled():
+            token = token_for(str(params.get("turnId")))
+            if token not in self._turns:
+                turn = _Turn(cid, sid)
+                self._turns[token] = turn
+                turn.task = asyncio.create_task(self._run(token, turn))
+            return
+        if method == "turn/ended":
+            ending = self._turns.get(token_for(str(params.get("turnId"))))
+            if ending is not None:
+                ending.queue.put_nowait(_END)
+                ending.queue.put_nowait(str(params.get("status", "ended")))
+            return
+        message = _activity(method, params)
+        if message is not None:
+            for turn in self._turns.values():
+                if turn.conversation_id == cid and turn.session_id == sid:
+                    turn.queue.put_nowait(message)
+
+    def _title(self, turn: _Turn) -> str:
+        view = self.ls.bridge.views.get(turn.conversation_id)
+        if view is None:
+            return "OpenVaala"
+        if turn.session_id != view.root_session_id:
+            session = view.sessions.get(turn.session_id)
+            agent = session.info.get("agent", "subagent") if session else "subagent"
+            return f"OpenVaala: {agent} (subagent)"
+        return f"OpenVaala: {view.conversation.get('title') or 'conversation'}"
+
+    async def _run(self, token: str, turn: _Turn) -> None:
+        progress = self.ls.work_done_progress
+        try:
+            try:
+                await progress.create_async(token)
+            except (JsonRpcException, Exception) as exc:  # the editor refused: no progress
+                log.info("no progress for %s: %s", token, exc)
+                return
+            progress.begin(
+                token,
+                types.WorkDoneProgressBegin(
+                    title=self._title(turn), cancellable=True, message="working…"
+                ),
+            )
+            while True:
+                message = await turn.queue.get()
+                if message is _END:
+                    status = await turn.queue.get()
+                    progress.end(token, types.WorkDoneProgressEnd(message=str(status)))
+                    return
+                progress.report(token, types.WorkDoneProgressReport(message=str(message)))
+        finally:
+            self._turns.pop(token, None)
+            progress.tokens.pop(token, None)
+
+    def cancel(self, token: str | int) -> None:
+        turn = self._turns.get(str(token))
+        if turn is None:
+            return
+        task = asyncio.create_task(
+            self.ls.bridge.request(
+                "turn/interrupt",
+                {"conversationId": turn.conversation_id, "sessionId": turn.session_id},
+            )
+        )
+        self.ls.background(task)
+
+    async def close(self) -> None:
+        for turn in list(self._turns.values()):
+            if turn.task is not None:
+                turn.task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await turn.task
+
+
+def register(ls: OpenVaalaServer) -> None:
+    @ls.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+    def cancel(ls: OpenVaalaServer, params: types.WorkDoneProgressCancelParams) -> None:
+        ls.turn_progress.cancel(params.token)

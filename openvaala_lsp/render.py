@@ -1,0 +1,157 @@
+"""A transcript as Markdown, with the lines code lenses attach to. Pure: view in, text out."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Literal
+
+from openvaala_lsp.usage import report
+from openvaala_lsp.view import ConversationView, Item, SessionView
+
+AnchorKind = Literal["user_message", "subagent"]
+
+
+@dataclass(frozen=True)
+class Anchor:
+    line: int
+    kind: AnchorKind
+    conversation_id: str
+    item_id: str | None = None  # user_message: the message (rewind target)
+    fork_up_to: str | None = None  # user_message: the last finished item of its exchange
+    session_id: str | None = None  # subagent: the session to follow
+
+
+@dataclass
+class Rendered:
+    text: str
+    anchors: list[Anchor] = field(default_factory=list)
+
+
+class _Writer:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    @property
+    def line(self) -> int:
+        return len(self.lines)
+
+    def add(self, *lines: str) -> None:
+        for line in lines:
+            self.lines.extend(line.split("\n"))
+
+    def block(self, text: str, lang: str = "") -> None:
+        fence = "````" if "```" in text else "```"
+        self.add(f"{fence}{lang}", text.rstrip("\n"), fence, "")
+
+
+def render(view: ConversationView, session_id: str | None = None) -> Rendered:
+    """The root agent's transcript, or one subagent's (`session_id`)."""
+    root_id = view.root_session_id
+    sid = session_id or root_id
+    session = view.sessions.get(sid)
+    cid = view.conversation_id
+    out = _Writer()
+    anchors: list[Anchor] = []
+    conv = view.conversation
+    title = str(conv.get("title") or "Conversation")
+    if session is None:
+        out.add(f"# {title}", "", f"_No session {sid} in this conversation._")
+        return Rendered("\n".join(out.lines) + "\n")
+    is_root = sid == root_id
+    heading = title if is_root else f"{title} › {session.info.get('agent', 'agent')} (subagent)"
+    out.add(f"# {heading}", "")
+    status = "compacting" if session.compacting else str(session.info.get("status", "idle"))
+    out.add(
+        f"> agent **{session.info.get('agent', '?')}** · model `{session.info.get('model', '?')}`"
+        f" · {status}" + ("" if is_root else f" · session `{sid}`")
+    )
+    if session.usage:
+        out.add(f"> context {report(cid, sid, session.usage)['text']}")
+    out.add(f"> `{conv.get('cwd', '')}`", "")
+    if view.deleted:
+        out.add("_This conversation was deleted._", "")
+    if session.has_more:
+        out.add("_Older messages are not shown here._", "")
+    anchors.extend(_items(out, session, cid, forkable=is_root))
+    if session.inbox:
+        out.add("## Waiting", "")
+        for entry in session.inbox:
+            out.add(f"- ({entry.get('mode', 'queue')}) {_one_line(str(entry.get('text', '')))}")
+        out.add("")
+    children = view.children(sid)
+    if children:
+        out.add("## Subagents", "")
+        for child in children:
+            anchors.append(Anchor(out.line, "subagent", cid, session_id=child.session_id))
+            label = child.info.get("title") or ""
+            out.add(
+                f"### ↳ {child.info.get('agent', 'agent')} — {child.info.get('status', '?')}"
+                + (f" · {_one_line(str(label))}" if label else ""),
+                "",
+            )
+    return Rendered("\n".join(out.lines).rstrip("\n") + "\n", anchors)
+
+
+def _items(out: _Writer, session: SessionView, cid: str, *, forkable: bool) -> list[Anchor]:
+    anchors: list[Anchor] = []
+    items = session.items
+    starts = [i for i, it in enumerate(items) if it.get("type") == "user_message"]
+    for index, item in enumerate(items):
+        kind = item.get("type")
+        text = str(item.get("text") or "")
+        if kind == "user_message":
+            if forkable and item.get("origin", "user") == "user":
+                anchors.append(
+                    Anchor(
+                        out.line,
+                        "user_message",
+                        cid,
+                        item_id=str(item.get("itemId")),
+                        fork_up_to=_exchange_end(items, index, starts),
+                    )
+                )
+            who = "You" if item.get("origin", "user") == "user" else "Subagent report"
+            out.add(f"## {who}", "", text, "")
+        elif kind == "agent_message":
+            out.add("## Assistant", "", text + _status_mark(item), "")
+        elif kind == "reasoning":
+            quoted = "\n".join("> " + line for line in text.splitlines() or [""])
+            out.add("> _thinking_", quoted + _status_mark(item), "")
+        elif kind == "tool_call":
+            args = item.get("arguments")
+            shown = json.dumps(args, ensure_ascii=False) if args else item.get("argumentsText", "")
+            out.add(f"**⚙ {item.get('name', 'tool')}** `{_one_line(str(shown))}`", "")
+        elif kind == "tool_result":
+            out.block(str(item.get("output") or ""), "text")
+            if item.get("isError"):
+                out.add("_the tool reported an error_", "")
+        elif kind == "summary":
+            out.add("## Summary of the earlier conversation", "", text, "")
+        elif kind == "notice":
+            out.add(f"_{_one_line(text)}_", "")
+    return anchors
+
+
+def _exchange_end(items: list[Item], index: int, starts: list[int]) -> str:
+    """The last finished item from this user message up to the next one."""
+    following = [s for s in starts if s > index]
+    end = following[0] if following else len(items)
+    for item in reversed(items[index:end]):
+        if item.get("status") != "in_progress":
+            return str(item.get("itemId"))
+    return str(items[index].get("itemId"))
+
+
+def _status_mark(item: Item) -> str:
+    status = item.get("status")
+    if status == "in_progress":
+        return " …"
+    if status in ("interrupted", "failed"):
+        return f" _[{status}]_"
+    return ""
+
+
+def _one_line(text: str, limit: int = 120) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

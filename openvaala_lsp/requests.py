@@ -1,0 +1,46 @@
+"""The custom requests (`openvaala/*`), named as in the editor bridge contract."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from openvaala_lsp.params import Params, as_params
+
+if TYPE_CHECKING:
+    from openvaala_lsp.actions import Actions
+    from openvaala_lsp.server import OpenVaalaServer
+
+Action = Callable[["Actions", Params], Awaitable[Any]]
+
+ROUTES: dict[str, str] = {
+    "openvaala/conversations/list": "list_conversations",
+    "openvaala/conversations/new": "new_conversation",
+    "openvaala/prompt": "prompt",
+    "openvaala/send": "send",
+    "openvaala/input": "input",
+    "openvaala/interrupt": "interrupt",
+    "openvaala/compact": "compact",
+    "openvaala/fork": "fork",
+    "openvaala/rewind": "rewind",
+    "openvaala/usage": "usage",
+    "openvaala/agents": "agents",
+    "openvaala/subscribe": "subscribe",
+    "openvaala/unsubscribe": "unsubscribe",
+    "openvaala/render": "render",
+    "openvaala/follow": "follow",
+}
+
+
+def register(ls: OpenVaalaServer) -> None:
+    for method, action in ROUTES.items():
+        _route(ls, method, action)
+
+
+def _route(ls: OpenVaalaServer, method: str, action: str) -> None:
+    @ls.feature(method)
+    async def handle(ls: OpenVaalaServer, params: Any) -> Any:
+        run: Callable[[Params], Awaitable[Any]] = getattr(ls.actions, action)
+        return await run(as_params(params))
+
+    handle.__name__ = f"request_{action}"

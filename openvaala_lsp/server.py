@@ -1,0 +1,98 @@
+"""`openvaala lsp`: the language server over stdio."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from collections.abc import Generator
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+
+from openvaala_lsp import __version__, commands, documents, progress, requests, uris
+from openvaala_lsp.actions import Actions
+from openvaala_lsp.bridge import Bridge
+from openvaala_lsp.documents import Documents
+from openvaala_lsp.events import Forwarder
+from openvaala_lsp.progress import TurnProgress
+
+log = logging.getLogger(__name__)
+
+
+class OpenVaalaProtocol(LanguageServerProtocol):
+    """Adds what pygls does not advertise by itself: `workspace.textDocumentContent` (LSP 3.18),
+    only for editors that can use it."""
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(
+        self, params: types.InitializeParams
+    ) -> Generator[Any, Any, types.InitializeResult]:
+        result: types.InitializeResult = yield from super().lsp_initialize(params)
+        workspace = params.capabilities.workspace
+        if workspace is not None and workspace.text_document_content is not None:
+            options = result.capabilities.workspace or types.WorkspaceOptions()
+            options.text_document_content = types.TextDocumentContentOptions(schemes=[uris.SCHEME])
+            result.capabilities.workspace = options
+        return result
+
+
+class OpenVaalaServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("openvaala", __version__, protocol_cls=OpenVaalaProtocol)
+        self.bridge = Bridge()
+        self.forwarder = Forwarder(self)
+        self.documents = Documents(self)
+        self.turn_progress = TurnProgress(self)
+        self.actions = Actions(self)
+        self._background: set[asyncio.Task[Any]] = set()
+        self.bridge.listeners += [
+            self.forwarder.on_note,
+            self.documents.on_note,
+            self.turn_progress.on_note,
+        ]
+
+    def background(self, task: asyncio.Task[Any]) -> None:
+        self._background.add(task)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[Any]) -> None:
+        self._background.discard(task)
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            log.warning("background work failed: %s", exc)
+
+
+def build() -> OpenVaalaServer:
+    ls = OpenVaalaServer()
+    requests.register(ls)
+    commands.register(ls)
+    documents.register(ls)
+    progress.register(ls)
+
+    @ls.feature(types.INITIALIZED)
+    async def initialized(ls: OpenVaalaServer, params: types.InitializedParams) -> None:
+        # Connect (starting the daemon if needed) now, so the first action is quick.
+        try:
+            await ls.bridge.client()
+        except Exception as exc:  # shown, not fatal: every action retries
+            ls.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Warning, message=str(exc))
+            )
+
+    @ls.feature(types.SHUTDOWN)
+    async def shutdown(ls: OpenVaalaServer, params: None) -> None:
+        await ls.turn_progress.close()
+        await ls.bridge.close()
+
+    return ls
+
+
+def main() -> int:
+    logging.basicConfig(
+        level=logging.WARNING, stream=sys.stderr, format="openvaala-lsp %(levelname)s %(message)s"
+    )
+    build().start_io()
+    return 0
