@@ -49,6 +49,9 @@ class AgentConfig:
     compact_model: str | None = None
     instructions: str = ""
     tools: tuple[str, ...] = DEFAULT_TOOLS
+    # Whether `model` was written in the file (a subagent of an agent that names none runs on its
+    # parent's model) rather than filled in with the default.
+    model_set: bool = True
 
 
 @dataclass(frozen=True)
@@ -281,6 +284,7 @@ def _parse_agent(
     path: Path | None, name: str, table: object, models: dict[str, ModelConfig]
 ) -> AgentConfig:
     t = _Reader(path, f"agents.{name}", table)
+    model_set = "model" in t.table
     model = t.string("model", "demo")
     if model not in models:
         raise ConfigError(
@@ -308,4 +312,5 @@ def _parse_agent(
         compact_model=compact_model,
         instructions=t.string("instructions", ""),
         tools=tuple(tools),
+        model_set=model_set,
     )

@@ -18,7 +18,6 @@ TEXT_MAX = 200_000  # characters of one input message
 Handler = Callable[[Connection, Params], Awaitable[Any]]
 
 
-
 class Dispatcher:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime

@@ -60,9 +60,7 @@ async def fork(
         # After a compaction: copy what the model sees, refer to the original for the rest.
         summary = selected[at]
         covers = summary.get("coversUpTo")
-        start = next(
-            (i + 1 for i, item in enumerate(selected) if item["itemId"] == covers), at
-        )
+        start = next((i + 1 for i, item in enumerate(selected) if item["itemId"] == covers), at)
         forked_from["olderHistory"] = {
             "conversationId": conv.conversation_id,
             "upToItemId": covers,

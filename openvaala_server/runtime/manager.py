@@ -442,6 +442,12 @@ class Runtime:
             conv.publish_inbox(session)
             self.start_turn(conv, session, nxt)
 
+    def drop_waiting_inputs(self, session: LiveSession) -> None:
+        """Forget every input waiting in `session` (it was closed): none will ever run."""
+        for inp in session.inbox.waiting:
+            self._inputs.pop(inp.input_id, None)
+        session.inbox.waiting.clear()
+
     def _owner(self, input_id: str) -> tuple[LiveConversation, LiveSession]:
         owner = self._inputs.get(input_id)
         conv = self.conversations.get(owner[0]) if owner else None

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import tomllib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -32,7 +31,7 @@ from openvaala_server.domain.title import auto_title
 from openvaala_server.tools.collab import COLLAB_TOOL_NAMES, SPAWN_TOOL, collab_tools
 
 if TYPE_CHECKING:
-    from openvaala_server.config import Config, SubagentConfig
+    from openvaala_server.config import SubagentConfig
     from openvaala_server.runtime.conversation import LiveConversation
     from openvaala_server.runtime.manager import Runtime
     from openvaala_server.runtime.session import LiveSession
@@ -70,7 +69,6 @@ class SubagentService:
         self._changed: asyncio.Event | None = None
         # Spawns between their checks and their first turn, per conversation (concurrency limit).
         self._spawning: dict[str, int] = {}
-        self._explicit_models = _explicitly_configured_models(runtime.config)
 
     @property
     def limits(self) -> SubagentConfig:
@@ -189,7 +187,7 @@ class SubagentService:
     def child_model(self, parent: LiveSession, agent_name: str) -> str:
         """The agent's own model when its configuration names one, else the parent's."""
         agent = self.runtime.config.agents[agent_name]
-        if self._explicit_models is None or agent_name in self._explicit_models:
+        if agent.model_set:
             return agent.model
         return parent.model
 
@@ -405,10 +403,8 @@ class SubagentService:
         tasks = []
         for session in open_ones:
             session.closed = True
-            for inp in session.inbox.waiting:
-                self.runtime._inputs.pop(inp.input_id, None)
             had_inputs = bool(session.inbox.waiting)
-            session.inbox.waiting.clear()
+            self.runtime.drop_waiting_inputs(session)
             if had_inputs:
                 conv.publish_inbox(session)
             if session.turn is not None and session.turn.task is not None:
@@ -501,22 +497,3 @@ def _brief(item: r.Item) -> dict[str, Any]:
     if item.get("origin") == "subagent":
         brief["fromSessionId"] = item.get("fromSessionId")
     return brief
-
-
-def _explicitly_configured_models(config: Config) -> set[str] | None:
-    """The agents whose `model` is written in the configuration file.
-
-    The config loader fills in a default model for agents that name none; a subagent of such an
-    agent uses its parent's model. None means: no file (the built-in configuration), where every
-    agent's model is deliberate.
-    """
-    if config.path is None:
-        return None
-    try:
-        raw = tomllib.loads(config.path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return None
-    agents = raw.get("agents")
-    if not isinstance(agents, dict):
-        return None
-    return {name for name, table in agents.items() if isinstance(table, dict) and "model" in table}
