@@ -2,6 +2,7 @@
 
 It shows the whole loop working in a minute:
 - `run: <command>` — calls the `shell` tool, then describes what the command printed;
+- `spawn: <task>` — starts a subagent with `spawn_agent` (the first configured agent) on the task;
 - `think: <text>` — streams some reasoning before answering;
 - anything else — a short reply, streamed word by word.
 It reports token usage the way a real provider does (estimated from the request it got).
@@ -24,6 +25,7 @@ from openvaala_server.models.base import (
     StreamEnded,
     TextDelta,
     ToolCallRequested,
+    ToolSpec,
     UsageReported,
 )
 
@@ -49,7 +51,20 @@ class DemoProvider:
         prompt = _last_user_text(request.items)
         if last.get("type") == TOOL_RESULT:
             reply = _describe_result(last)
-        elif prompt.startswith("run:") and any(t.name == "shell" for t in request.tools):
+        elif prompt.startswith("spawn:") and (spawn := _tool(request, "spawn_agent")):
+            agents = spawn.parameters.get("properties", {}).get("agent", {}).get("enum") or []
+            task = prompt.removeprefix("spawn:").strip() or "say hello"
+            arguments = {"agent": agents[0] if agents else "default", "task": task}
+            yield ToolCallRequested(
+                call_id=f"demo-{len(request.items)}",
+                name="spawn_agent",
+                arguments=arguments,
+                arguments_text=str(arguments),
+            )
+            yield UsageReported(input_tokens, estimate_text(task) + 10)
+            yield StreamEnded("tool_calls")
+            return
+        elif prompt.startswith("run:") and _tool(request, "shell"):
             command = prompt.removeprefix("run:").strip()
             yield ToolCallRequested(
                 call_id=f"demo-{len(request.items)}",
@@ -85,6 +100,10 @@ class DemoProvider:
         await asyncio.sleep(self.pace_s)
 
 
+def _tool(request: ModelRequest, name: str) -> ToolSpec | None:
+    return next((t for t in request.tools if t.name == name), None)
+
+
 def _split_words(text: str) -> list[str]:
     words = text.split(" ")
     return [w + " " for w in words[:-1]] + [words[-1]]
@@ -110,6 +129,8 @@ def _describe_result(result: Item) -> str:
     output = str(result.get("output") or "").strip()
     if len(output) > 500:
         output = output[:500] + " …"
+    if result.get("name") == "spawn_agent":
+        return f"I started a subagent; it will report back when it finishes its turn. ({output})"
     status = "failed" if result.get("isError") else "finished"
     return f"The command {status}. It printed:\n\n```\n{output}\n```"
 

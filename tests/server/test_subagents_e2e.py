@@ -14,7 +14,7 @@ from openvaala_server.client import Client
 from tests.fakes.providers import FakeProvider, RecordedRequest
 from tests.fakes.script import Gate, Reply
 from tests.support.daemon import Daemon
-from tests.support.events import Note, collect_until
+from tests.support.events import Note, collect_until, new_conversation
 
 REPORT = "[Report from subagent"
 
@@ -589,4 +589,31 @@ async def test_after_a_restart_subagents_list_with_their_last_status(
     sent = await _send(client, cid, "CONTINUE", sid=by_task["RUNS-ON"])
     assert sent["disposition"] == "started"
     await collect_until(client, ended(by_task["RUNS-ON"], "completed"))
+    await client.close()
+
+
+async def test_the_demo_model_spawns_a_subagent_that_reports_back(daemon: Daemon) -> None:
+    client = await daemon.client()
+    cid = await new_conversation(client, str(daemon.workdir))
+    await client.request(
+        "input/send", {"conversationId": cid, "text": "spawn: count the files", "mode": "queue"}
+    )
+    notes = await collect_until(
+        client,
+        lambda n: (
+            n["method"] == "item/completed" and n["params"]["item"].get("origin") == "subagent"
+        ),
+        timeout=20,
+    )
+    [started] = [n for n in notes if n["method"] == "session/started"]
+    child = started["params"]["session"]
+    assert child["parentSessionId"] is not None and child["depth"] == 1
+    child_items = (
+        await client.request(
+            "conversation/read", {"conversationId": cid, "sessionId": child["sessionId"]}
+        )
+    )["items"]
+    assert child_items[0]["text"] == "count the files"
+    sessions = (await client.request("sessions/list", {"conversationId": cid}))["sessions"]
+    assert len(sessions) == 2
     await client.close()
