@@ -68,6 +68,7 @@ class ServerConfig:
     tool_output_limit: int = 20_000
     client_queue_limit: int = 1000  # events waiting for one slow client before it is dropped
     replay_events: int = 10_000  # events kept per conversation for `afterSeq` resumption
+    loaded_conversations: int = 64  # kept in memory while nobody watches them
 
 
 @dataclass(frozen=True)
@@ -207,6 +208,9 @@ def parse_config(raw: dict[str, Any], path: Path | None = None) -> Config:
             "client_queue_limit", ServerConfig.client_queue_limit, 1
         ),
         replay_events=server_t.integer("replay_events", ServerConfig.replay_events, 0),
+        loaded_conversations=server_t.integer(
+            "loaded_conversations", ServerConfig.loaded_conversations, 1
+        ),
     )
     if server.port > 65535:
         raise ConfigError(path, "server.port", "must be at most 65535")

@@ -77,6 +77,13 @@ class LiveConversation:
     def status(self) -> str:
         return self.root.status if self.sessions else "idle"
 
+    def is_dormant(self) -> bool:
+        """Nothing runs, waits or watches: safe to unload."""
+        return self.hub.subscriber_count == 0 and all(
+            s.turn is None and not s.compacting and not s.inbox.waiting
+            for s in self.sessions.values()
+        )
+
     def any_turn_running(self) -> bool:
         return any(s.turn is not None for s in self.sessions.values())
 

@@ -46,6 +46,10 @@ class Hub:
             subscriber.deliver(frame)
         return self.seq
 
+    def close(self) -> None:
+        """The conversation is gone: stop delivering to anyone."""
+        self._subscribers.clear()
+
     def subscribe(self, subscriber: Subscriber) -> None:
         self._subscribers[subscriber] = None
 

@@ -124,6 +124,7 @@ class Runtime:
         conv.root_session_id = new_id()
         conv.make_session(conv.root_session_id, None, agent_name, model_name, title or "", 0)
         self.conversations[cid] = conv
+        self._evict_idle(keep=cid)
         return conv
 
     async def open(self, cid: str) -> LiveConversation:
@@ -136,8 +137,24 @@ class Runtime:
             if conv is None:
                 conv = await self._load(cid)
                 self.conversations[cid] = conv
+                self._evict_idle(keep=cid)
         self._open_locks.pop(cid, None)
         return conv
+
+    def _evict_idle(self, keep: str) -> None:
+        """Unload conversations nobody watches or runs, past the configured number, oldest first.
+
+        Everything they hold is on disk; a later open loads them again (with a new hub, so a
+        client resubscribing with an old seq gets a fresh snapshot)."""
+        excess = len(self.conversations) - self.config.server.loaded_conversations
+        if excess <= 0:
+            return
+        for cid, conv in list(self.conversations.items()):
+            if excess <= 0:
+                break
+            if cid != keep and conv.persisted and conv.is_dormant():
+                del self.conversations[cid]
+                excess -= 1
 
     async def _load(self, cid: str) -> LiveConversation:
         try:
@@ -269,6 +286,7 @@ class Runtime:
                 self._inputs.pop(inp.input_id, None)
         self.conversations.pop(cid, None)
         conv.hub.publish("conversation/deleted", {})
+        conv.hub.close()
 
     async def set_model(self, cid: str, sid: str | None, model: str) -> None:
         conv = await self.open(cid)

@@ -185,3 +185,31 @@ async def test_a_turn_cut_by_a_stop_shows_interrupted(daemon_factory: object, ho
         assert items[-1]["type"] == "tool_result" and items[-1]["status"] == "interrupted"
     del method_is
     await client.close()
+
+
+async def test_unwatched_conversations_are_unloaded_and_come_back_intact(
+    daemon_factory: object,
+) -> None:
+    config = '[models.demo]\nprovider = "demo"\npace_ms = 0\n[server]\nloaded_conversations = 2\n'
+    d: Daemon = daemon_factory(config=config)  # type: ignore[operator]
+    client = await d.client()
+    seen: dict[str, tuple[int, list[dict[str, object]]]] = {}
+    for n in range(4):
+        cid = await new_conversation(client, str(d.workdir))
+        await run_turn(client, cid, f"conversation {n}")
+        seq = client.last_seq[cid]
+        await client.unsubscribe(cid)
+        items = (await client.request("conversation/read", {"conversationId": cid}))["items"]
+        seen[cid] = (seq, items)
+    for cid, (_seq, items) in seen.items():
+        page = await client.request("conversation/read", {"conversationId": cid})
+        assert page["items"] == items
+    # The first one was unloaded: resuming from its old seq gets a fresh snapshot, not a replay.
+    first = next(iter(seen))
+    result = await client.subscribe(first, after_seq=seen[first][0])
+    assert result["snapshot"] is not None
+    assert [i["itemId"] for i in result["snapshot"]["sessions"][0]["items"]] == [
+        i["itemId"] for i in seen[first][1]
+    ]
+    await run_turn(client, first, "still works")
+    await client.close()
