@@ -4,7 +4,9 @@ code lenses). Arguments are one object with the request's params, or positional 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
+
+from pygls.lsp.server import LanguageServer
 
 from openvaala_lsp.params import from_arguments
 
@@ -39,10 +41,13 @@ def register(ls: OpenVaalaServer) -> None:
 
 
 def _command(ls: OpenVaalaServer, name: str, action: str, positional: tuple[str, ...]) -> None:
+    # pygls reads this handler's annotations at run time to convert the arguments: they must
+    # resolve there, so the server is typed as the pygls base class it is.
     @ls.command(name)
-    async def run(ls: OpenVaalaServer, *arguments: Any) -> Any:
+    async def run(server: LanguageServer, *arguments: Any) -> Any:
         params = from_arguments(list(arguments), positional)
-        handler: Callable[..., Awaitable[Any]] = getattr(ls.actions, action)
+        actions = cast("OpenVaalaServer", server).actions
+        handler: Callable[..., Awaitable[Any]] = getattr(actions, action)
         if action in SHOWS:
             return await handler(params, show=True)
         return await handler(params)

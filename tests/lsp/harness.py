@@ -1,0 +1,143 @@
+"""Driving `openvaala lsp` in a subprocess with pytest-lsp's client, impersonating a recorded
+editor (its client capabilities), against a real daemon from `tests.support.daemon`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from lsprotocol import types
+from pytest_lsp import LanguageClient, client_capabilities, make_test_lsp_client
+
+from tests.support.daemon import Daemon
+
+EDITORS = ["neovim", "visual-studio-code"]
+
+# A demo model slow enough to interrupt, and one that answers at once.
+PACED_CONFIG = """
+[models.demo]
+provider = "demo"
+pace_ms = 15
+
+[agents.default]
+description = "General assistant"
+model = "demo"
+"""
+
+
+def plain(value: Any) -> Any:
+    if hasattr(value, "_asdict"):
+        return {k: plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    return value
+
+
+@dataclass
+class Recorder:
+    """What the bridge pushed to the editor."""
+
+    events: list[dict[str, Any]] = field(default_factory=list)
+    usage: list[dict[str, Any]] = field(default_factory=list)
+    refreshed: list[str] = field(default_factory=list)  # uris (textDocumentContent/refresh)
+    fallback_refreshed: list[str] = field(default_factory=list)  # uris ($/openvaala/refresh)
+    composer: list[dict[str, Any]] = field(default_factory=list)
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def poke(self) -> None:
+        self.changed.set()
+
+    async def until(self, check: Callable[[], Any], timeout: float = 10) -> Any:
+        deadline = time.monotonic() + timeout
+        while True:
+            result = check()
+            if result:
+                return result
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                methods = [e["method"] for e in self.events[-15:]]
+                raise AssertionError(f"timed out; last events: {methods}")
+            self.changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.changed.wait(), min(remaining, 0.2))
+
+    def methods(self, cid: str) -> list[str]:
+        return [e["method"] for e in self.events if e["conversationId"] == cid]
+
+
+def capabilities(editor: str, *, text_document_content: bool = False) -> types.ClientCapabilities:
+    caps = client_capabilities(editor)
+    if text_document_content:  # LSP 3.18 (VS Code 1.96+): newer than the recorded profile
+        workspace = caps.workspace or types.WorkspaceClientCapabilities()
+        workspace.text_document_content = types.TextDocumentContentClientCapabilities()
+        caps.workspace = workspace
+    return caps
+
+
+async def start_lsp(
+    daemon: Daemon, caps: types.ClientCapabilities, root: str | None = None
+) -> tuple[LanguageClient, Recorder, types.InitializeResult]:
+    client = make_test_lsp_client()
+    rec = Recorder()
+
+    @client.feature("$/openvaala/event")
+    def on_event(params: Any) -> None:
+        rec.events.append(plain(params))
+        rec.poke()
+
+    @client.feature("$/openvaala/usage")
+    def on_usage(params: Any) -> None:
+        rec.usage.append(plain(params))
+        rec.poke()
+
+    @client.feature("$/openvaala/refresh")
+    def on_refresh(params: Any) -> None:
+        rec.fallback_refreshed.append(plain(params)["uri"])
+        rec.poke()
+
+    @client.feature("$/openvaala/composer")
+    def on_composer(params: Any) -> None:
+        rec.composer.append(plain(params))
+        rec.poke()
+
+    @client.feature("$/openvaala/connection")
+    def on_connection(params: Any) -> None:
+        rec.poke()
+
+    @client.feature(types.WORKSPACE_TEXT_DOCUMENT_CONTENT_REFRESH)
+    def on_content_refresh(params: types.TextDocumentContentRefreshParams) -> None:
+        rec.refreshed.append(params.uri)
+        rec.poke()
+
+    @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
+    def on_lens_refresh(params: None) -> None:
+        rec.poke()
+
+    await client.start_io(sys.executable, "-m", "openvaala_server", "lsp", env=daemon.env)
+    root = root or str(daemon.workdir)
+    result = await client.initialize_session(
+        types.InitializeParams(
+            capabilities=caps,
+            root_uri=f"file://{root}",
+            workspace_folders=[types.WorkspaceFolder(uri=f"file://{root}", name="work")],
+        )
+    )
+    return client, rec, result
+
+
+async def request(client: LanguageClient, method: str, params: dict[str, Any]) -> Any:
+    return plain(await client.protocol.send_request_async(method, params))
+
+
+async def command(client: LanguageClient, name: str, *arguments: Any) -> Any:
+    result = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=name, arguments=list(arguments))
+    )
+    return plain(result)
