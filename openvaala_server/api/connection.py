@@ -28,6 +28,15 @@ log = logging.getLogger(__name__)
 CLOSE_TRY_AGAIN = 1013  # the client fell too far behind; it may reconnect and resubscribe
 
 
+# Requests that may take long (a model call): they must not hold up the client's other requests.
+LONG_RUNNING_METHODS = frozenset({"conversation/compact"})
+
+
+def _is_long_running(frame: str) -> bool:
+    # A cheap look before parsing: only a frame naming such a method is parsed twice.
+    return any(f'"{m}"' in frame for m in LONG_RUNNING_METHODS)
+
+
 class Reply:
     """A handler's result plus work to do right after the response is queued (e.g. replay)."""
 
@@ -47,6 +56,7 @@ class Connection:
         self.dropped = False
         self._sender: asyncio.Task[None] | None = None
         self._receiver: asyncio.Task[None] | None = None
+        self._background: set[asyncio.Task[None]] = set()  # long requests under way
 
     # -- Subscriber ----------------------------------------------------------------------
 
@@ -81,6 +91,8 @@ class Connection:
                 raise
         finally:
             self._unsubscribe_all()
+            for task in self._background:
+                task.cancel()
             self._sender.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._sender
@@ -110,7 +122,13 @@ class Connection:
                     ).decode()
                 )
                 continue
-            await self._handle(text)
+            if _is_long_running(text):
+                # Handled beside the loop, so the client can still interrupt it meanwhile.
+                task = asyncio.create_task(self._handle(text))
+                self._background.add(task)
+                task.add_done_callback(self._background.discard)
+            else:
+                await self._handle(text)
 
     async def _handle(self, frame: str) -> None:
         incoming = jsonrpc.parse(frame)

@@ -41,7 +41,8 @@ class DemoProvider:
             estimate_item(i) for i in request.items
         )
         if request.purpose == "compaction":
-            reply = "Summary of the conversation so far: " + _summarize(request.items)
+            # The last item is the request to summarize, not part of the conversation.
+            reply = "Summary of the conversation so far: " + _summarize(request.items[:-1])
             async for event in self._words(reply):
                 yield event
             yield UsageReported(input_tokens, estimate_text(reply))

@@ -69,7 +69,7 @@ async def compact(
         purpose="compaction",
     )
     try:
-        text = await _summarize(conv, compact_name, request)
+        text = await _summarize(conv, session, compact_name, request)
     except ModelError as exc:
         message = f"compaction failed: {exc.message}"
         conv.hub.publish(
@@ -77,6 +77,11 @@ async def compact(
             {"sessionId": sid, "reason": reason, "error": {"kind": exc.kind, "message": message}},
         )
         raise CompactionFailed(message) from None
+    except asyncio.CancelledError:
+        # Interrupted: nothing changed, and clients learn the compaction is over.
+        error = {"kind": "interrupted", "message": "compaction interrupted"}
+        conv.hub.publish("compaction/failed", {"sessionId": sid, "reason": reason, "error": error})
+        raise
     summary = new_item(
         r.SUMMARY,
         sid,
@@ -88,7 +93,7 @@ async def compact(
         reason=reason,
         model=compact_name,
     )
-    await conv.persist_items(session, [summary], count_in_usage=False)
+    await conv.persist_items(session, [summary], count_in_usage=False, publish_usage=False)
     session.agents_md = None  # AGENTS.md is read again for the compacted context
     conv.refresh_usage_estimate(session)
     conv.publish_usage(session)
@@ -99,7 +104,9 @@ async def compact(
     return summary
 
 
-async def _summarize(conv: LiveConversation, model_name: str, request: ModelRequest) -> str:
+async def _summarize(
+    conv: LiveConversation, session: LiveSession, model_name: str, request: ModelRequest
+) -> str:
     runtime = conv.runtime
     policy = RetryPolicy.from_config(runtime.config.retry)
     provider = runtime.provider(model_name)
@@ -114,7 +121,18 @@ async def _summarize(conv: LiveConversation, model_name: str, request: ModelRequ
         except ModelError as exc:
             if not policy.should_retry(exc, attempt):
                 raise
-            await asyncio.sleep(policy.delay(attempt, exc.retry_after))
+            delay = policy.delay(attempt, exc.retry_after)
+            conv.hub.publish(
+                "retry/scheduled",
+                {
+                    "sessionId": session.session_id,
+                    "attempt": attempt,
+                    "maxAttempts": policy.max_attempts,
+                    "delaySeconds": round(delay, 3),
+                    "error": {"kind": exc.kind, "message": exc.message},
+                },
+            )
+            await asyncio.sleep(delay)
             continue
         text = "".join(parts).strip()
         if not text:

@@ -221,7 +221,12 @@ class LiveConversation:
         return stamped
 
     async def persist_items(
-        self, session: LiveSession, items: list[r.Item], *, count_in_usage: bool = True
+        self,
+        session: LiveSession,
+        items: list[r.Item],
+        *,
+        count_in_usage: bool = True,
+        publish_usage: bool = True,
     ) -> None:
         if not items:
             return
@@ -238,7 +243,8 @@ class LiveConversation:
             if count_in_usage:
                 session.usage.add(item)
             self.hub.publish("item/completed", {"sessionId": session.session_id, "item": item})
-        self.publish_usage(session)
+        if publish_usage:
+            self.publish_usage(session)
 
     # -- events --------------------------------------------------------------------------
 

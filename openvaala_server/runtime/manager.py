@@ -360,11 +360,20 @@ class Runtime:
             return {"compacted": False, "reason": "the conversation has no messages yet"}
         root.compacting = True
         conv.publish_session(root)
+        # By hand, everything but the latest step is summarized. A task, so turn/interrupt
+        # can stop it like a turn.
+        task = asyncio.create_task(compact(conv, root, "manual", keep_ratio=0.0))
+        root.compaction_task = task
         try:
-            # By hand, everything but the latest step is summarized.
-            summary = await compact(conv, root, "manual", keep_ratio=0.0)
+            summary = await task
+        except asyncio.CancelledError:
+            if not task.cancelled():
+                task.cancel()  # this request itself was cancelled: stop the compaction too
+                raise
+            return {"compacted": False, "reason": "interrupted"}
         finally:
             root.compacting = False
+            root.compaction_task = None
             conv.publish_session(root)
             self._start_waiting(conv, root)
         if summary is None:
@@ -422,6 +431,9 @@ class Runtime:
     def interrupt_session(self, conv: LiveConversation, session: LiveSession, reason: str) -> bool:
         if reason == "user":
             session.inbox.on_user_interrupt()
+        if session.compaction_task is not None and not session.compaction_task.done():
+            session.compaction_task.cancel()
+            return True
         turn = session.turn
         if turn is None or turn.task is None:
             return False

@@ -44,6 +44,7 @@ class LiveSession:
     reasoning_context: str | None = None
     # A manual compaction is running: input waits as if a turn ran.
     compacting: bool = False
+    compaction_task: asyncio.Task[Any] | None = None
 
     @property
     def status(self) -> str:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from openvaala_server import errors
 from openvaala_server.domain import records as r
+from openvaala_server.domain.context import context_items, valid_boundaries
 from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.title import auto_title
 from openvaala_server.tools.collab import COLLAB_TOOL_NAMES, SPAWN_TOOL, collab_tools
@@ -287,19 +288,23 @@ class SubagentService:
         if history == "none" or history == 0:
             return []
         running = parent.turn.turn_id if parent.turn is not None else None
+        # What the parent's model sees (its latest summary and what follows), finished turns only.
         finished = [
             i
-            for i in parent.items
+            for i in context_items(parent.items)
             if (running is None or i.get("turnId") != running) and i.get("type") != r.REASONING
         ]
-        if isinstance(history, int):
-            finished = finished[-history:]
+        if isinstance(history, int) and history < len(finished):
+            # Whole steps only: never a tool result whose call was left behind.
+            cuts = [b for b in valid_boundaries(finished) if b >= len(finished) - history]
+            finished = finished[cuts[0] :] if cuts else []
         copies = []
         for item in finished:
             copy = dict(item)
             copy["itemId"] = new_id()
             copy["copiedFrom"] = {"sessionId": parent.session_id, "itemId": item["itemId"]}
             copy["turnId"] = None
+            copy.pop("coversUpTo", None)  # a copied summary stands for everything before it
             copy.pop("inputId", None)
             copy.pop("providerData", None)
             copies.append(copy)

@@ -3,6 +3,7 @@ scripted provider; fork and rewind; moving a conversation to another data direct
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from pathlib import Path
 from typing import Any
@@ -296,4 +297,28 @@ async def test_moving_a_conversation_to_another_machine(
     with pytest.raises(RpcError) as err:
         await client.request("input/send", {"conversationId": cid, "text": "go", "mode": "queue"})
     assert err.value.kind == "cwd_missing"
+    await client.close()
+
+
+async def test_a_manual_compaction_can_be_interrupted(
+    daemon_factory: Any, fake_openai: FakeProvider
+) -> None:
+    _d, client, cid = await _setup(daemon_factory, fake_openai, window=100_000, max_out=1000)
+    fake_openai.enqueue(Reply().text("one"), Reply().text("two"), Reply().hang())
+    await run_turn(client, cid, "first")
+    await run_turn(client, cid, "second")
+    compacting = asyncio.create_task(
+        client.request("conversation/compact", {"conversationId": cid})
+    )
+    await collect_until(client, lambda n: n["method"] == "compaction/started")
+    # The same connection is still answered while the compaction runs.
+    assert (await client.request("turn/interrupt", {"conversationId": cid}))["interrupted"]
+    assert await compacting == {"compacted": False, "reason": "interrupted"}
+    notes = await collect_until(client, lambda n: n["method"] == "compaction/failed")
+    assert notes[-1]["params"]["error"]["kind"] == "interrupted"
+    items = (await client.request("conversation/read", {"conversationId": cid}))["items"]
+    assert not any(i["type"] == "summary" for i in items)
+    fake_openai.enqueue(Reply().text("three"))
+    notes = await run_turn(client, cid, "third")
+    assert notes[-1]["params"]["status"] == "completed"
     await client.close()
