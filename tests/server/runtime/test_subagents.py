@@ -111,3 +111,24 @@ def test_report_text(
     text = report_text(_session("helper"), status, error, answer)
     assert text.startswith("[Report from subagent " + "s" * 32)
     assert all(part in text for part in expected)
+
+
+def test_history_copies_what_the_parents_model_sees_in_whole_steps(tmp_path: Path) -> None:
+    service = _service(tmp_path)
+    parent = _session()
+    old = _item("user_message", "t1", "old question")
+    old_answer = _item("agent_message", "t1", "old answer")
+    summary = {**_item("summary", "t2", "SUMMARY"), "coversUpTo": old_answer["itemId"]}
+    summary["status"] = "completed"
+    ask = _item("user_message", "t3", "run it")
+    call = {**_item("tool_call", "t3"), "callId": "c1"}
+    result = {**_item("tool_result", "t3"), "callId": "c1"}
+    answer = _item("agent_message", "t3", "done")
+    parent.items = [old, old_answer, ask, call, result, answer, summary]
+    copies = service._history_copy(parent, "all")
+    assert [c["text"] for c in copies][:1] == ["SUMMARY"]
+    assert "old question" not in [c.get("text") for c in copies]
+    assert "coversUpTo" not in copies[0]  # in the child it stands for everything before it
+    # The last 2 items would split a tool call from its result: whole steps only.
+    last_two = service._history_copy(parent, 2)
+    assert [c["type"] for c in last_two] == ["agent_message"]
