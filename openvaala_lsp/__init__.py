@@ -6,4 +6,6 @@ daemon's notification forwarded unchanged, and the only thing it folds is what d
 read-only transcript document needs (see `view.py`).
 """
 
-__version__ = "0.1.0"
+from openvaala_lsp.version import __version__
+
+__all__ = ["__version__"]

@@ -11,8 +11,8 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcException
 
-from openvaala_lsp import __version__
 from openvaala_lsp.turns import TurnTracker
+from openvaala_lsp.version import __version__
 from openvaala_lsp.view import ConversationView
 from openvaala_server.client import CONNECTION, SNAPSHOT, Client, ConnectionLost, RpcError
 

@@ -13,12 +13,13 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
-from openvaala_lsp import __version__, commands, documents, progress, requests, uris
+from openvaala_lsp import commands, documents, progress, requests, uris
 from openvaala_lsp.actions import Actions
 from openvaala_lsp.bridge import Bridge
 from openvaala_lsp.documents import Documents
 from openvaala_lsp.events import Forwarder
 from openvaala_lsp.progress import TurnProgress
+from openvaala_lsp.version import __version__
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,386 @@
+-- OpenVaala for Neovim: a thin client of `openvaala lsp` (the editor bridge).
+--
+--   require("openvaala").setup({})           -- then :OpenVaalaNew, :OpenVaalaSend hello, …
+--   vim.o.statusline = "%f %= %{v:lua.require'openvaala'.statusline()}"
+--
+-- Everything is a request to the bridge; the only state kept here is what the UI shows: the
+-- current conversation, the latest streamed reply, the usage report and the waiting inputs.
+
+local buffer = require("openvaala.buffer")
+
+local M = {}
+
+M.config = {
+  cmd = { "openvaala", "lsp" },
+  cmd_env = nil,
+  -- Called with every forwarded daemon event: function(event) end ({conversationId, seq, method, params}).
+  on_event = nil,
+  -- Called with the text a rewind gives back; the default asks for it in vim.ui.input.
+  on_composer = nil,
+}
+
+M.state = {
+  client_id = nil,
+  current = nil, -- conversation id
+  replies = {}, -- cid -> text of the latest agent message (streamed)
+  usage = {}, -- cid -> usage report of the root agent ($/openvaala/usage)
+  status = {}, -- cid -> root status ("running", "idle", …)
+  inbox = {}, -- cid -> waiting inputs of the root agent
+  events = 0,
+}
+
+local function notify(msg, level)
+  vim.notify("OpenVaala: " .. msg, level or vim.log.levels.INFO)
+end
+
+local function on_event(_, event)
+  local state, cid, p = M.state, event.conversationId, event.params or {}
+  state.events = state.events + 1
+  if event.method == "item/started" and p.item and p.item.type == "agent_message" then
+    state.replies[cid] = p.item.text or ""
+  elseif event.method == "item/delta" and p.field == "text" then
+    state.replies[cid] = (state.replies[cid] or "") .. (p.delta or "")
+  elseif event.method == "item/completed" and p.item and p.item.type == "agent_message" then
+    state.replies[cid] = p.item.text or state.replies[cid]
+  elseif event.method == "conversation/updated" and p.conversation then
+    state.status[cid] = p.conversation.status
+  elseif event.method == "inbox/updated" then
+    state.inbox[cid] = p.inputs or {}
+  end
+  if M.config.on_event then
+    M.config.on_event(event)
+  end
+  vim.api.nvim_exec_autocmds("User", { pattern = "OpenVaalaEvent", data = event, modeline = false })
+end
+
+local function on_usage(_, report)
+  if report.root then
+    M.state.usage[report.conversationId] = report
+    vim.cmd("redrawstatus")
+  end
+end
+
+local function on_composer(_, params)
+  if M.config.on_composer then
+    return M.config.on_composer(params)
+  end
+  M.state.current = params.conversationId
+  vim.schedule(function()
+    vim.ui.input({ prompt = "OpenVaala (rewound): ", default = params.text }, function(text)
+      if text and text ~= "" then
+        M.send(text)
+      end
+    end)
+  end)
+end
+
+local handlers = {
+  ["$/openvaala/event"] = on_event,
+  ["$/openvaala/usage"] = on_usage,
+  ["$/openvaala/refresh"] = function(_, params)
+    buffer.refresh(params.uri)
+  end,
+  ["$/openvaala/composer"] = on_composer,
+  ["$/openvaala/connection"] = function(_, params)
+    if params.state == "reconnecting" then
+      notify("connection to the daemon lost, reconnecting…", vim.log.levels.WARN)
+    end
+  end,
+}
+
+--- The bridge's client, started on first use.
+function M.client()
+  local id = M.state.client_id
+  local client = id and vim.lsp.get_client_by_id(id)
+  if client and not client:is_stopped() then
+    return client
+  end
+  id = vim.lsp.start({
+    name = "openvaala",
+    cmd = M.config.cmd,
+    cmd_env = M.config.cmd_env,
+    root_dir = vim.fn.getcwd(),
+    handlers = handlers,
+  }, { attach = false })
+  M.state.client_id = id
+  return id and vim.lsp.get_client_by_id(id)
+end
+
+--- An async request to the bridge: callback(err, result).
+function M.request(method, params, callback)
+  local client = M.client()
+  if not client then
+    return notify("could not start `openvaala lsp`", vim.log.levels.ERROR)
+  end
+  client:request(method, params or vim.empty_dict(), function(err, result)
+    if err then
+      notify(method .. ": " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+    end
+    if callback then
+      callback(err, result)
+    end
+  end)
+end
+
+local function current(cid)
+  cid = cid or buffer.conversation_of(0) or M.state.current
+  if not cid then
+    notify("no conversation: :OpenVaalaNew or :OpenVaalaList first", vim.log.levels.WARN)
+  end
+  return cid
+end
+
+function M.new_conversation(cwd, callback)
+  local params = cwd and cwd ~= "" and { cwd = cwd } or vim.empty_dict()
+  M.request("openvaala/conversations/new", params, function(err, result)
+    if not err then
+      M.state.current = result.conversation.conversationId
+    end
+    if callback then
+      callback(err, result)
+    end
+  end)
+end
+
+function M.open(cid)
+  M.request("openvaala/subscribe", { conversationId = cid }, function(err, result)
+    if not err then
+      M.state.current = cid
+      vim.cmd.edit(vim.fn.fnameescape(result.uri))
+    end
+  end)
+end
+
+--- Send a message (mode "queue", "steer" or "jump"); callback(err, {inputId, disposition}).
+function M.send(text, mode, callback, cid)
+  cid = current(cid)
+  if not cid then
+    return
+  end
+  M.state.replies[cid] = nil
+  M.request("openvaala/send", { conversationId = cid, text = text, mode = mode or "queue" }, callback)
+end
+
+--- Send and wait for the turn: callback(err, {turnId, status, usage}).
+function M.prompt(text, mode, callback, cid)
+  cid = current(cid)
+  if not cid then
+    return
+  end
+  M.state.replies[cid] = nil
+  M.request("openvaala/prompt", { conversationId = cid, text = text, mode = mode or "queue" }, callback)
+end
+
+local function simple(method)
+  return function(callback, cid)
+    cid = current(cid)
+    if cid then
+      M.request(method, { conversationId = cid }, callback)
+    end
+  end
+end
+
+M.interrupt = simple("openvaala/interrupt")
+M.compact = simple("openvaala/compact")
+M.usage = simple("openvaala/usage")
+M.agents = simple("openvaala/agents")
+
+--- Run a bridge command (opens what it creates, through window/showDocument).
+function M.command(name, args, callback)
+  local client = M.client()
+  if client then
+    client:exec_cmd({ title = name, command = name, arguments = args }, nil, callback)
+  end
+end
+
+function M.fork(cid)
+  cid = current(cid)
+  if cid then
+    M.command("openvaala.fork", { { conversationId = cid } })
+  end
+end
+
+function M.rewind(cid)
+  cid = current(cid)
+  if not cid then
+    return
+  end
+  M.request("openvaala/subscribe", { conversationId = cid }, function(err, result)
+    if err then
+      return
+    end
+    local choices = {}
+    for _, item in ipairs(result.snapshot.sessions[1].items or {}) do
+      if item.type == "user_message" and item.origin ~= "subagent" then
+        table.insert(choices, item)
+      end
+    end
+    vim.ui.select(choices, {
+      prompt = "Rewind to before:",
+      format_item = function(item)
+        return (item.text:gsub("\n", " "))
+      end,
+    }, function(item)
+      if item then
+        M.command("openvaala.rewind", { { conversationId = cid, messageId = item.itemId } })
+      end
+    end)
+  end)
+end
+
+function M.follow(cid)
+  M.agents(function(err, tree)
+    if err then
+      return
+    end
+    local flat = {}
+    local function walk(nodes, depth)
+      for _, node in ipairs(nodes) do
+        table.insert(flat, { node = node, depth = depth })
+        walk(node.children or {}, depth + 1)
+      end
+    end
+    walk(tree.sessions, 0)
+    vim.ui.select(flat, {
+      prompt = "Follow:",
+      format_item = function(entry)
+        return string.rep("  ", entry.depth) .. entry.node.agent .. " — " .. entry.node.status
+      end,
+    }, function(entry)
+      if entry then
+        vim.cmd.edit(vim.fn.fnameescape(entry.node.uri))
+      end
+    end)
+  end, cid)
+end
+
+function M.list()
+  M.request("openvaala/conversations/list", vim.empty_dict(), function(err, result)
+    if err then
+      return
+    end
+    vim.ui.select(result.conversations, {
+      prompt = "Conversation:",
+      format_item = function(c)
+        return c.title .. "  (" .. c.status .. ", " .. c.cwd .. ")"
+      end,
+    }, function(c)
+      if c then
+        M.open(c.conversationId)
+      end
+    end)
+  end)
+end
+
+--- Act on a waiting input: action is "edit", "withdraw", "steer" or "jump".
+function M.input(action, cid)
+  cid = current(cid)
+  local waiting = cid and M.state.inbox[cid] or {}
+  if #waiting == 0 then
+    return notify("no input is waiting")
+  end
+  vim.ui.select(waiting, {
+    prompt = action .. ":",
+    format_item = function(i)
+      return "(" .. i.mode .. ") " .. i.text
+    end,
+  }, function(i)
+    if not i then
+      return
+    end
+    if action == "edit" then
+      vim.ui.input({ prompt = "Edit: ", default = i.text }, function(text)
+        if text and text ~= "" then
+          M.request("openvaala/input", { action = "edit", inputId = i.inputId, text = text })
+        end
+      end)
+    else
+      M.request("openvaala/input", { action = action, inputId = i.inputId })
+    end
+  end)
+end
+
+--- For the statusline: "OpenVaala 1.2k/32k (4%, reported)" for the current conversation.
+function M.statusline()
+  local cid = buffer.conversation_of(0) or M.state.current
+  local report = cid and M.state.usage[cid]
+  if not report then
+    return ""
+  end
+  local running = M.state.status[cid] == "running" and " ●" or ""
+  return "OpenVaala " .. report.text .. running
+end
+
+local function ask_and_send(mode)
+  return function(opts)
+    if opts.args ~= "" then
+      return M.send(opts.args, mode)
+    end
+    vim.ui.input({ prompt = "OpenVaala (" .. mode .. "): " }, function(text)
+      if text and text ~= "" then
+        M.send(text, mode)
+      end
+    end)
+  end
+end
+
+local function define_commands()
+  local command = vim.api.nvim_create_user_command
+  command("OpenVaalaNew", function(o)
+    M.new_conversation(o.args, function(err, result)
+      if not err then
+        vim.cmd.edit(vim.fn.fnameescape(result.uri))
+      end
+    end)
+  end, { nargs = "?", complete = "dir", desc = "Start a conversation (in [dir])" })
+  command("OpenVaalaList", M.list, { desc = "Pick a conversation" })
+  command("OpenVaalaOpen", function(o)
+    M.open(o.args)
+  end, { nargs = 1, desc = "Open a conversation by id" })
+  command("OpenVaalaSend", ask_and_send("queue"), { nargs = "*", desc = "Send (queue)" })
+  command("OpenVaalaSteer", ask_and_send("steer"), { nargs = "*", desc = "Send into the running turn" })
+  command("OpenVaalaJump", ask_and_send("jump"), { nargs = "*", desc = "Interrupt and send" })
+  command("OpenVaalaInterrupt", function()
+    M.interrupt()
+  end, { desc = "Interrupt the running turn" })
+  command("OpenVaalaCompact", function()
+    M.compact(function(err, r)
+      if not err then
+        notify(r.compacted and "compacted" or ("not compacted: " .. (r.reason or "")))
+      end
+    end)
+  end, { desc = "Compact the conversation" })
+  command("OpenVaalaFork", function()
+    M.fork()
+  end, { desc = "Fork the conversation" })
+  command("OpenVaalaRewind", function()
+    M.rewind()
+  end, { desc = "Rewind to before one of your messages" })
+  command("OpenVaalaFollow", function()
+    M.follow()
+  end, { desc = "Open an agent of the conversation" })
+  command("OpenVaalaInput", function(o)
+    M.input(o.args)
+  end, {
+    nargs = 1,
+    complete = function()
+      return { "edit", "withdraw", "steer", "jump" }
+    end,
+    desc = "Edit, withdraw, steer or jump a waiting input",
+  })
+  command("OpenVaalaUsage", function()
+    M.usage(function(err, r)
+      if not err then
+        notify("context " .. r.text)
+      end
+    end)
+  end, { desc = "Show context usage" })
+end
+
+function M.setup(opts)
+  M.config = vim.tbl_deep_extend("force", M.config, opts or {})
+  define_commands()
+  buffer.setup(M)
+end
+
+return M

