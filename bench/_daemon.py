@@ -1,0 +1,223 @@
+"""Shared helpers for the benchmarks: a real OpenVaala daemon in its own process, raw clients.
+
+The daemon runs as ``python -m openvaala_server serve --port 0`` would (same code path, same
+uvicorn settings), with a temporary ``OPENVAALA_HOME`` and ``OPENVAALA_CONFIG``. It is started
+through a tiny bootstrap so a benchmark may ask for one thing the product does not do itself:
+timestamp every event as the hub numbers it (``emit_log=``). The hook wraps ``Hub.publish`` and
+appends ``(conversationId, seq, t_before, t_after)`` with ``time.perf_counter()`` — on Linux that
+is ``CLOCK_MONOTONIC``, one clock for every process, so the benchmark can subtract an emit time
+taken in the daemon from a receipt time taken in its own process. The log is written when the
+daemon exits. It costs well under a microsecond per event. With ``OPENVAALA_BENCH_PROFILE=path``
+in the environment the daemon also runs under cProfile and writes its stats there on exit.
+
+Not a test helper: nothing here imports from ``tests/``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+from websockets.asyncio.client import ClientConnection, connect
+
+DEMO_CONFIG = """
+[models.demo]
+provider = "demo"
+pace_ms = 0
+context_window = 1000000
+max_output_tokens = 8000
+
+[agents.default]
+description = "General assistant"
+model = "demo"
+"""
+
+_BOOT = r"""
+import atexit, os, sys, time
+path = os.environ.get("OPENVAALA_BENCH_EMIT_LOG")
+if path:
+    from openvaala_server.runtime import hub as _hub
+    _original = _hub.Hub.publish
+    _log = []
+    _clock = time.perf_counter
+    def publish(self, method, params):
+        before = _clock()
+        seq = _original(self, method, params)
+        _log.append((self.conversation_id, seq, before, _clock()))
+        return seq
+    _hub.Hub.publish = publish
+    def _dump():
+        import json
+        with open(path, "w") as f:
+            json.dump(_log, f)
+    atexit.register(_dump)
+from openvaala_server.cli import main
+profile = os.environ.get("OPENVAALA_BENCH_PROFILE")
+if profile:
+    import cProfile
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        code = main(["serve", "--port", "0"])
+    finally:
+        profiler.disable()
+        profiler.dump_stats(profile)
+    sys.exit(code)
+sys.exit(main(["serve", "--port", "0"]))
+"""
+
+
+def check_clock() -> None:
+    info = time.get_clock_info("perf_counter")
+    if "CLOCK_MONOTONIC" not in info.implementation:
+        sys.exit(
+            f"perf_counter is {info.implementation}: cross-process latency needs a shared clock"
+        )
+
+
+class BenchDaemon:
+    def __init__(
+        self, config: str = DEMO_CONFIG, *, home: Path | None = None, emit_log: bool = False
+    ) -> None:
+        self._tmp = tempfile.TemporaryDirectory(prefix="ovbench-")
+        root = Path(self._tmp.name)
+        self.home = home or root / "home"
+        self.config_path = root / "config.toml"
+        self.config_path.write_text(config)
+        self.workdir = root / "work"
+        self.workdir.mkdir()
+        self.emit_log_path = root / "emits.json" if emit_log else None
+        self.process: subprocess.Popen[bytes] | None = None
+        self.address = ""
+        self.token = ""
+        self.log_path = root / "server.log"
+
+    @property
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env["OPENVAALA_HOME"] = str(self.home)
+        env["OPENVAALA_CONFIG"] = str(self.config_path)
+        if self.emit_log_path is not None:
+            env["OPENVAALA_BENCH_EMIT_LOG"] = str(self.emit_log_path)
+        return env
+
+    def start(self, timeout: float = 60) -> BenchDaemon:
+        from openvaala_server.store.lock import is_locked, read_lock
+        from openvaala_server.store.paths import DataDir
+
+        data_dir = DataDir(self.home)
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", _BOOT],
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+            )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"daemon exited at start:\n{self.log()}")
+            info = read_lock(data_dir.lock_path) if is_locked(data_dir.lock_path) else None
+            if info and info.address and data_dir.token_path.exists():
+                self.address = info.address
+                self.token = data_dir.token_path.read_text().strip()
+                try:
+                    if httpx.get(f"http://{self.address}/healthz", timeout=1).status_code == 200:
+                        return self
+                except httpx.HTTPError:
+                    pass
+            time.sleep(0.02)
+        raise RuntimeError(f"daemon did not start in {timeout} s:\n{self.log()}")
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+
+    def emits(self) -> list[tuple[str, int, float, float]]:
+        """(conversationId, seq, t_before_publish, t_after_publish); after `stop()`."""
+        assert self.emit_log_path is not None
+        return [tuple(row) for row in json.loads(self.emit_log_path.read_text())]  # type: ignore[misc]
+
+    def log(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-5000:]
+        except OSError:
+            return ""
+
+    def cleanup(self) -> None:
+        self.stop()
+        self._tmp.cleanup()
+
+    def __enter__(self) -> BenchDaemon:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.cleanup()
+
+
+class RawClient:
+    """A bare JSON-RPC client on one websocket: requests are awaited by reading frames in line,
+    so a benchmark controls exactly when (and how cheaply) notifications are read."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
+        self._next = 0
+
+    @classmethod
+    async def connect(cls, address: str, token: str, name: str = "bench") -> RawClient:
+        ws = await connect(
+            f"ws://{address}/ws",
+            additional_headers={"Authorization": f"Bearer {token}"},
+            max_size=None,
+            open_timeout=30,
+        )
+        client = cls(ws)
+        await client.request(
+            "initialize", {"clientInfo": {"name": name, "version": "0"}, "protocolVersion": 1}
+        )
+        return client
+
+    async def send(self, method: str, params: dict[str, Any]) -> int:
+        self._next += 1
+        frame = {"jsonrpc": "2.0", "id": self._next, "method": method, "params": params}
+        await self.ws.send(orjson.dumps(frame).decode())
+        return self._next
+
+    async def wait_result(self, msg_id: int) -> Any:
+        while True:
+            message = orjson.loads(await self.ws.recv())
+            if message.get("id") == msg_id:
+                if "error" in message:
+                    raise RuntimeError(f"rpc error: {message['error']}")
+                return message["result"]
+
+    async def request(self, method: str, params: dict[str, Any]) -> Any:
+        return await self.wait_result(await self.send(method, params))
+
+    async def close(self) -> None:
+        await self.ws.close()
+
+
+def percentile(sorted_values: list[float], q: float) -> float:
+    if not sorted_values:
+        return float("nan")
+    index = min(len(sorted_values) - 1, max(0, round(q * (len(sorted_values) - 1))))
+    return sorted_values[index]
