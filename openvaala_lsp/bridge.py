@@ -125,7 +125,11 @@ class Bridge:
     def dispatch(self, method: str, params: dict[str, Any]) -> None:
         cid = params.get("conversationId")
         if method == SNAPSHOT and isinstance(cid, str):
-            self.views[cid] = ConversationView.from_snapshot(params["snapshot"], int(params["seq"]))
+            # A resubscription that could not replay: redraw from scratch, as a newer version.
+            fresh = ConversationView.from_snapshot(params["snapshot"], int(params["seq"]))
+            if (old := self.views.get(cid)) is not None:
+                fresh.version = old.version + 1
+            self.views[cid] = fresh
         elif method != CONNECTION and isinstance(cid, str):
             self.turns.observe(method, params)
             if cid in self._buffered:

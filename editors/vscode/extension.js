@@ -1,0 +1,232 @@
+// OpenVaala for VS Code: a thin client of `openvaala lsp` (the editor bridge). No build step:
+// `npm install` here, then load the folder as an extension (see docs/editors.md).
+//
+// The bridge does the work; this file adds the UI: palette commands (openvaala.ui.*), a status
+// bar item with the context usage, and the read-only transcript documents (openvaala://…).
+// The bridge's own commands (openvaala.fork, openvaala.rewind, openvaala.follow, … used by the
+// transcript's code lenses) are registered by the language client from executeCommandProvider.
+"use strict";
+
+const vscode = require("vscode");
+const { LanguageClient } = require("vscode-languageclient/node");
+
+const SCHEME = "openvaala";
+let client;
+let status;
+const state = { current: undefined, usage: new Map(), running: new Map(), inbox: new Map() };
+
+function conversationOf(uri) {
+  if (!uri || uri.scheme !== SCHEME) return undefined;
+  const match = /^\/([0-9a-f]{32})/.exec(uri.path);
+  return match ? match[1] : undefined;
+}
+
+function current() {
+  const editor = vscode.window.activeTextEditor;
+  return conversationOf(editor && editor.document.uri) || state.current;
+}
+
+function requireCurrent() {
+  const cid = current();
+  if (!cid) vscode.window.showWarningMessage("OpenVaala: open or start a conversation first.");
+  return cid;
+}
+
+async function request(method, params) {
+  try {
+    return await client.sendRequest(method, params || {});
+  } catch (err) {
+    vscode.window.showErrorMessage(`OpenVaala: ${err.message || err}`);
+    throw err;
+  }
+}
+
+function updateStatus() {
+  const cid = current();
+  const report = cid && state.usage.get(cid);
+  if (!report) {
+    status.text = "$(comment-discussion) OpenVaala";
+    status.tooltip = "OpenVaala: no conversation";
+  } else {
+    const busy = state.running.get(cid) ? "$(sync~spin) " : "";
+    status.text = `${busy}$(comment-discussion) ${report.text}`;
+    status.tooltip = `Context: ${report.used} of ${report.contextWindow} tokens (${report.source}); compaction at ${report.threshold}`;
+  }
+  status.show();
+}
+
+async function openConversation(cid) {
+  await request("openvaala/subscribe", { conversationId: cid });
+  state.current = cid;
+  const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(`${SCHEME}://conversation/${cid}`));
+  await vscode.window.showTextDocument(doc, { preview: false });
+  await vscode.languages.setTextDocumentLanguage(doc, "markdown");
+  updateStatus();
+}
+
+function sendWith(mode) {
+  return async (text) => {
+    const cid = requireCurrent();
+    if (!cid) return;
+    if (typeof text !== "string") {
+      text = await vscode.window.showInputBox({ prompt: `OpenVaala (${mode})`, placeHolder: "Message" });
+    }
+    if (text) await request("openvaala/send", { conversationId: cid, text, mode });
+  };
+}
+
+// Transcripts for a language client without LSP 3.18 textDocumentContent: openvaala/render,
+// redrawn on $/openvaala/refresh.
+class FallbackContent {
+  constructor() {
+    this.changed = new vscode.EventEmitter();
+    this.onDidChange = this.changed.event;
+  }
+  async provideTextDocumentContent(uri) {
+    const result = await request("openvaala/render", { uri: uri.toString() });
+    return result.text;
+  }
+}
+
+const commands = {
+  "openvaala.ui.new": async () => {
+    const result = await request("openvaala/conversations/new", {});
+    await openConversation(result.conversation.conversationId);
+  },
+  "openvaala.ui.open": async () => {
+    const { conversations } = await request("openvaala/conversations/list", {});
+    const pick = await vscode.window.showQuickPick(
+      conversations.map((c) => ({ label: c.title, description: `${c.status} · ${c.cwd}`, id: c.conversationId })),
+      { placeHolder: "Conversation" }
+    );
+    if (pick) await openConversation(pick.id);
+  },
+  "openvaala.ui.send": sendWith("queue"),
+  "openvaala.ui.steer": sendWith("steer"),
+  "openvaala.ui.jump": sendWith("jump"),
+  "openvaala.ui.input": async () => {
+    const cid = requireCurrent();
+    const waiting = (cid && state.inbox.get(cid)) || [];
+    if (!waiting.length) return vscode.window.showInformationMessage("OpenVaala: nothing is waiting.");
+    const input = await vscode.window.showQuickPick(
+      waiting.map((i) => ({ label: i.text, description: i.mode, id: i.inputId })),
+      { placeHolder: "Waiting message" }
+    );
+    if (!input) return;
+    const action = await vscode.window.showQuickPick(["edit", "withdraw", "steer", "jump"]);
+    if (!action) return;
+    const params = { action, inputId: input.id };
+    if (action === "edit") {
+      params.text = await vscode.window.showInputBox({ value: input.label });
+      if (!params.text) return;
+    }
+    await request("openvaala/input", params);
+  },
+  "openvaala.ui.interrupt": async () => {
+    const cid = requireCurrent();
+    if (cid) await request("openvaala/interrupt", { conversationId: cid });
+  },
+  "openvaala.ui.compact": async () => {
+    const cid = requireCurrent();
+    if (!cid) return;
+    const result = await request("openvaala/compact", { conversationId: cid });
+    vscode.window.showInformationMessage(
+      result.compacted ? "OpenVaala: compacted." : `OpenVaala: not compacted (${result.reason}).`
+    );
+  },
+  "openvaala.ui.fork": async () => {
+    const cid = requireCurrent();
+    if (cid) await client.sendRequest("workspace/executeCommand", { command: "openvaala.fork", arguments: [{ conversationId: cid }] });
+  },
+  "openvaala.ui.rewind": async () => {
+    const cid = requireCurrent();
+    if (!cid) return;
+    const { snapshot } = await request("openvaala/subscribe", { conversationId: cid });
+    const root = snapshot.sessions.find((s) => !s.parentSessionId);
+    const messages = root.items.filter((i) => i.type === "user_message" && i.origin !== "subagent");
+    const pick = await vscode.window.showQuickPick(
+      messages.map((m) => ({ label: m.text.split("\n")[0], id: m.itemId })),
+      { placeHolder: "Rewind to just before…" }
+    );
+    if (pick) {
+      await client.sendRequest("workspace/executeCommand", {
+        command: "openvaala.rewind",
+        arguments: [{ conversationId: cid, messageId: pick.id }],
+      });
+    }
+  },
+  "openvaala.ui.follow": async () => {
+    const cid = requireCurrent();
+    if (!cid) return;
+    const tree = await request("openvaala/agents", { conversationId: cid });
+    const items = [];
+    const walk = (nodes, depth) => {
+      for (const n of nodes) {
+        items.push({ label: `${"  ".repeat(depth)}${n.agent}`, description: n.status, uri: n.uri });
+        walk(n.children || [], depth + 1);
+      }
+    };
+    walk(tree.sessions, 0);
+    const pick = await vscode.window.showQuickPick(items, { placeHolder: "Agent" });
+    if (pick) await vscode.window.showTextDocument(vscode.Uri.parse(pick.uri), { preview: false });
+  },
+  "openvaala.ui.usage": async () => {
+    const cid = requireCurrent();
+    if (!cid) return;
+    const report = await request("openvaala/usage", { conversationId: cid });
+    vscode.window.showInformationMessage(`OpenVaala context: ${report.text}`);
+  },
+};
+
+async function activate(context) {
+  const [command, ...args] = vscode.workspace.getConfiguration("openvaala").get("command");
+  client = new LanguageClient(
+    "openvaala",
+    "OpenVaala",
+    { command, args },
+    { documentSelector: [{ scheme: SCHEME }] }
+  );
+  status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 100);
+  status.command = "openvaala.ui.usage";
+  context.subscriptions.push(status);
+  for (const [name, run] of Object.entries(commands)) {
+    context.subscriptions.push(vscode.commands.registerCommand(name, run));
+  }
+  context.subscriptions.push(vscode.window.onDidChangeActiveTextEditor(updateStatus));
+
+  await client.start();
+  context.subscriptions.push(client);
+
+  const caps = client.initializeResult && client.initializeResult.capabilities;
+  const served = caps && caps.workspace && caps.workspace.textDocumentContent;
+  const fallback = new FallbackContent();
+  if (!served) {
+    context.subscriptions.push(vscode.workspace.registerTextDocumentContentProvider(SCHEME, fallback));
+  }
+  client.onNotification("$/openvaala/refresh", ({ uri }) => fallback.changed.fire(vscode.Uri.parse(uri)));
+  client.onNotification("$/openvaala/usage", (report) => {
+    if (report.root) state.usage.set(report.conversationId, report);
+    updateStatus();
+  });
+  client.onNotification("$/openvaala/event", (event) => {
+    const p = event.params || {};
+    if (event.method === "conversation/updated" && p.conversation) {
+      state.running.set(event.conversationId, p.conversation.status === "running");
+      updateStatus();
+    } else if (event.method === "inbox/updated") {
+      state.inbox.set(event.conversationId, p.inputs || []);
+    }
+  });
+  client.onNotification("$/openvaala/composer", async ({ conversationId, text }) => {
+    state.current = conversationId;
+    const edited = await vscode.window.showInputBox({ prompt: "OpenVaala (rewound)", value: text });
+    if (edited) await request("openvaala/send", { conversationId, text: edited, mode: "queue" });
+  });
+  updateStatus();
+}
+
+function deactivate() {
+  return client ? client.stop() : undefined;
+}
+
+module.exports = { activate, deactivate };
