@@ -1,0 +1,71 @@
+// Activates editors/vscode/extension.js against stand-ins for `vscode` and
+// `vscode-languageclient/node`, then plays the bridge's notifications; prints what it saw as JSON.
+"use strict";
+const Module = require("module");
+const path = require("path");
+
+const seen = { commands: [], requests: [], providers: [], status: [], notifications: [] };
+const handlers = {};
+const registered = {};
+class EventEmitter {
+  constructor() { this.listeners = []; this.event = (l) => this.listeners.push(l); }
+  fire(v) { this.listeners.forEach((l) => l(v)); }
+}
+const statusItem = { show() { seen.status.push(this.text); } };
+const vscode = {
+  StatusBarAlignment: { Right: 2 },
+  EventEmitter,
+  Uri: { parse: (s) => ({ scheme: s.split(":")[0], path: s.replace(/^[a-z]+:\/\/conversation/, ""), toString: () => s }) },
+  window: {
+    activeTextEditor: undefined,
+    createStatusBarItem: () => statusItem,
+    onDidChangeActiveTextEditor: () => ({ dispose() {} }),
+    showInputBox: async () => "typed text",
+    showInformationMessage: (m) => seen.notifications.push(m),
+    showWarningMessage: (m) => seen.notifications.push(m),
+    showErrorMessage: (m) => seen.notifications.push(m),
+    showTextDocument: async () => ({}),
+  },
+  workspace: {
+    getConfiguration: () => ({ get: () => ["openvaala", "lsp"] }),
+    registerTextDocumentContentProvider: (scheme, p) => { seen.providers.push(scheme); vscode._provider = p; return { dispose() {} }; },
+    openTextDocument: async (uri) => ({ uri }),
+  },
+  languages: { setTextDocumentLanguage: async () => ({}) },
+  commands: {
+    registerCommand: (name, run) => { seen.commands.push(name); registered[name] = run; return { dispose() {} }; },
+  },
+};
+class LanguageClient {
+  constructor(id, name, server, options) { seen.server = server; seen.selector = options.documentSelector; }
+  async start() { this.initializeResult = { capabilities: { workspace: {} } }; }
+  onNotification(method, handler) { handlers[method] = handler; }
+  async sendRequest(method, params) {
+    seen.requests.push([method, params]);
+    if (method === "openvaala/conversations/new") return { conversation: { conversationId: "a".repeat(32) } };
+    if (method === "openvaala/render") return { text: "# rendered" };
+    return {};
+  }
+  stop() {}
+  dispose() {}
+}
+const resolve = Module._resolveFilename;
+Module._resolveFilename = function (request, ...rest) {
+  if (request === "vscode" || request === "vscode-languageclient/node") return request;
+  return resolve.call(this, request, ...rest);
+};
+require.cache.vscode = { id: "vscode", filename: "vscode", loaded: true, exports: vscode };
+require.cache["vscode-languageclient/node"] = { id: "lc", filename: "lc", loaded: true, exports: { LanguageClient } };
+
+(async () => {
+  const ext = require(path.resolve(process.argv[2], "extension.js"));
+  const context = { subscriptions: [] };
+  await ext.activate(context);
+  seen.handlers = Object.keys(handlers).sort();
+  await registered["openvaala.ui.new"]();
+  await registered["openvaala.ui.send"]();
+  handlers["$/openvaala/event"]({ conversationId: "a".repeat(32), seq: 1, method: "conversation/updated", params: { conversation: { status: "running" } } });
+  handlers["$/openvaala/usage"]({ conversationId: "a".repeat(32), root: true, text: "77/32k (0%, reported)", used: 77, contextWindow: 32000, source: "reported", threshold: 25600 });
+  seen.rendered = await vscode._provider.provideTextDocumentContent(vscode.Uri.parse("openvaala://conversation/" + "a".repeat(32)));
+  process.stdout.write(JSON.stringify(seen));
+})().catch((err) => { console.error(err); process.exit(1); });
