@@ -84,9 +84,6 @@ class CommandsMixin(App[int]):
         if not isinstance(exc, RpcError):
             self.notify(str(exc), severity="error")
             return
-        if exc.kind == "not_available":
-            await self.local_notice(f"Not available yet: {exc.message}", error=True)
-            return
         friendly = FRIENDLY.get(exc.kind)
         text = f"{friendly} ({exc.message})" if friendly else exc.message
         await self.local_notice(text, error=True)
@@ -168,8 +165,13 @@ class CommandsMixin(App[int]):
         )
 
     async def cmd_compact(self, arg: str) -> None:
-        await self.call("conversation/compact", conversationId=self.cid)
         self.notify("Compacting the history…")
+        result = await self.call("conversation/compact", conversationId=self.cid)
+        if result.get("compacted"):
+            self.notify("Compacted: the summary replaces the older history for the model.")
+        else:
+            reason = result.get("reason") or "nothing to compact"
+            await self.local_notice(f"Nothing compacted: {reason}.")
 
     async def cmd_context(self, arg: str) -> None:
         usage = await self.call(
@@ -177,24 +179,40 @@ class CommandsMixin(App[int]):
         )
         await self.local_notice(fmt.context_report(usage))
 
+    def session_infos(self) -> list[dict[str, Any]]:
+        """The sessions as `sessions/list` gives them, from the live view."""
+        return [dict(s.info, sessionId=sid) for sid, s in self.view.sessions.items()]
+
     async def cmd_agents(self, arg: str) -> None:
         result = await self.call("sessions/list", conversationId=self.cid)
-        sessions = list(result.get("sessions") or [])
+        listed = {str(s.get("sessionId")): s for s in result.get("sessions") or []}
+        live = {str(s["sessionId"]): s for s in self.session_infos()}
+        sessions = list({**listed, **live}.values())  # the live view has the latest status
         chosen = await self.push_screen_wait(AgentsScreen(sessions, self.following))
         if not chosen:
             return
         action, sid = chosen
+        info = live.get(sid) or listed.get(sid) or {}
+        name = str(info.get("title") or info.get("agent") or "agent")
         if action == "follow":
             self.following = sid
             await self.redraw()
+            if sid != self.view.root_id:
+                self.notify(f"Following {name}: what you send goes to it. /agents to switch back.")
         elif action == "interrupt":
+            session = self.view.sessions.get(sid)
+            if session is not None and not session.running:
+                self.notify(f"{name} is not running.", severity="warning")
+                return
             await self.interrupt(sid)
         elif action == "message":
-            text = await self.push_screen_wait(PromptScreen("Message to this agent"))
+            text = await self.push_screen_wait(PromptScreen(f"Message to {name}"))
             if text:
-                await self.call(
-                    "input/send", conversationId=self.cid, sessionId=sid, text=text, mode="steer"
-                )
+                params: dict[str, Any] = {"conversationId": self.cid, "text": text}
+                if sid != self.view.root_id:
+                    params["sessionId"] = sid
+                await self.call("input/send", **params, mode="steer")
+                self.notify(f"Sent to {name}.")
 
     async def cmd_model(self, arg: str) -> None:
         if not arg:

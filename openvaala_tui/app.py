@@ -19,7 +19,9 @@ from textual.widgets import Footer
 
 from openvaala_server.client import Client, ConnectionLost, RpcError
 from openvaala_tui import commands
+from openvaala_tui import format as fmt
 from openvaala_tui.actions import CommandsMixin
+from openvaala_tui.screens import AgentsScreen
 from openvaala_tui.state import (
     Change,
     ConversationView,
@@ -31,6 +33,8 @@ from openvaala_tui.state import (
     ItemUpdated,
     Note,
     Reset,
+    SessionsChanged,
+    StatusChanged,
 )
 from openvaala_tui.widgets.composer import Composer
 from openvaala_tui.widgets.inbox import InboxList, InboxPanel
@@ -197,12 +201,16 @@ class VaalaApp(CommandsMixin, App[int]):
 
     async def draw(self, changes: list[Change]) -> None:
         status = False
+        sessions = False
         for change in changes:
             if isinstance(change, Reset):
                 if self.following not in self.view.sessions:
                     self.following = self.view.root_id
                 await self.redraw()
+                sessions = True
                 continue
+            if isinstance(change, (SessionsChanged, StatusChanged)):
+                sessions = True
             if isinstance(change, Deleted):
                 await self.local_notice(
                     "This conversation was deleted. /new starts another one.", error=True
@@ -223,6 +231,8 @@ class VaalaApp(CommandsMixin, App[int]):
                 self.refresh_inbox()
         if status:
             self.refresh_status()
+        if sessions and isinstance(self.screen, AgentsScreen):
+            self.screen.set_sessions(self.session_infos())  # the agents tree stays live
 
     async def redraw(self) -> None:
         session = self.view.sessions.get(self.following or "")
@@ -241,11 +251,16 @@ class VaalaApp(CommandsMixin, App[int]):
         self.query_one(StatusBar).refresh_from(self.view, self.following)
         session = self.view.sessions.get(self.following or "")
         running = session is not None and session.running
-        self.composer.border_title = (
-            "editing a waiting input · Enter saves · Esc cancels"
-            if self.composer.editing_input
-            else ("steer the running turn · Tab queues · Ctrl+G jumps" if running else None)
-        )
+        title: str | None = None
+        if self.composer.editing_input:
+            title = "editing a waiting input · Enter saves · Esc cancels"
+        elif running:
+            title = "steer the running turn · Tab queues · Ctrl+G jumps"
+        if session is not None and self.following != self.view.root_id:
+            name = session.info.get("title") or session.info.get("agent") or "subagent"
+            to = f"to subagent: {fmt.first_line(str(name), 30)}"
+            title = f"{to} · {title}" if title else to
+        self.composer.border_title = title
 
     async def on_transcript_need_older(self, message: Transcript.NeedOlder) -> None:
         session = self.view.sessions.get(self.following or "")

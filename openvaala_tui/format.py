@@ -107,3 +107,11 @@ def tool_status(call: Item | None, result: Item | None) -> str:
 def first_line(text: str, limit: int = 80) -> str:
     line = text.strip().splitlines()[0] if text.strip() else ""
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def summary_title(item: Item) -> str:
+    """The compaction marker's line: why the history was summarized and how much of it."""
+    how = "by hand" if item.get("reason") == "manual" else "automatically"
+    count = item.get("coveredItems")
+    covered = f" ({count} items)" if isinstance(count, int) and count > 0 else ""
+    return f"── context compacted {how}{covered} · the summary the model sees ──"

@@ -186,6 +186,23 @@ class AgentsScreen(ModalScreen[tuple[str, str] | None]):
             yield Label("Agents  (f follow · i interrupt · m message)", classes="dialog-title")
             yield OptionList(*[self._option(s) for s in tree_order(self.sessions)], id="agents")
 
+    def set_sessions(self, sessions: list[dict[str, Any]]) -> None:
+        """Redraw with fresh sessions (one started, one changed status), keeping the cursor."""
+        self.sessions = sessions
+        if not self.is_mounted:
+            return
+        options = self.query_one(OptionList)
+        highlighted = options.highlighted
+        current = options.get_option_at_index(highlighted).id if highlighted is not None else None
+        ordered = tree_order(sessions)
+        options.clear_options()
+        options.add_options([self._option(s) for s in ordered])
+        ids = [str(s.get("sessionId")) for s in ordered]
+        if current in ids:
+            options.highlighted = ids.index(current)
+        elif ids:
+            options.highlighted = 0
+
     def _option(self, session: dict[str, Any]) -> Option:
         label = Text("  " * int(session.get("depth") or 0))
         marker = "▶ " if session.get("sessionId") == self.following else "  "

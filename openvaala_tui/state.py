@@ -249,8 +249,15 @@ class ConversationView:
         error = params.get("error")
         if status == "failed" and isinstance(error, dict):
             session.last_error = error
+            turn_id = params.get("turnId")
+            if any(
+                i.get("type") == "notice" and i.get("turnId") == turn_id
+                for i in session.items[-20:]
+            ):
+                return changes  # the daemon kept a notice saying why (kind "turn_failed")
+            # No notice from the daemon (it could not save one): say why here, locally.
             notice: Item = {
-                "itemId": f"{LOCAL_PREFIX}{params.get('turnId')}",
+                "itemId": f"{LOCAL_PREFIX}{turn_id}",
                 "type": "notice",
                 "kind": "error",
                 "status": "failed",

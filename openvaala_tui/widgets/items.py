@@ -41,14 +41,27 @@ class ItemWidget(Widget):
 
 
 class UserMessage(ItemWidget):
+    """The user's message; in a subagent's transcript, what its parent agent sent it; in a
+    parent's, a subagent's report."""
+
     def compose(self) -> ComposeResult:
         origin = self.item.get("origin", "user")
-        prefix = "↳ report from a subagent\n" if origin == "subagent" else ""
+        prefix = ""
+        if origin == "subagent":
+            prefix = "↳ report from a subagent\n"
+        elif self.item.get("fromSessionId"):
+            prefix = "↳ from the parent agent\n"
         yield Static(Text(prefix + str(self.item.get("text") or "")), classes="user-text")
 
     def on_mount(self) -> None:
         self.add_class("user")
-        self.border_title = "you" if self.item.get("origin", "user") == "user" else "subagent"
+        if self.item.get("origin", "user") == "subagent":
+            self.border_title = "subagent"
+            self.add_class("-report")
+        elif self.item.get("fromSessionId"):
+            self.border_title = "parent agent"
+        else:
+            self.border_title = "you"
 
 
 class AgentMessage(ItemWidget):
@@ -203,13 +216,15 @@ class Notice(ItemWidget):
 
     def on_mount(self) -> None:
         self.add_class("notice")
-        if self.item.get("kind") == "error":
+        if self.item.get("kind") in ("error", "turn_failed"):
             self.add_class("-error")
 
 
 class Summary(ItemWidget):
+    """A compaction marker: the history above was summarized; the summary opens on demand."""
+
     def compose(self) -> ComposeResult:
-        with Collapsible(title="Summary of the earlier conversation", collapsed=True):
+        with Collapsible(title=fmt.summary_title(self.item), collapsed=True):
             yield Markdown(str(self.item.get("text") or ""))
 
     def on_mount(self) -> None:

@@ -7,6 +7,8 @@ the view follows the bottom, so a long conversation stays fast.
 
 from __future__ import annotations
 
+import asyncio
+
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.message import Message
@@ -77,12 +79,32 @@ class Transcript(VerticalScroll):
         self.scroll_end(animate=False, immediate=True)
 
     async def prepend(self, items: list[Item], more_above: bool) -> None:
-        """Earlier items, in order, mounted above the first one shown."""
+        """Earlier items, in order, mounted above the first one shown. What the user was
+        looking at stays where it was on screen: the view does not jump to the new items."""
         widgets = self._build(items)
+        shown = self.item_widgets
+        anchor = shown[0] if shown else None
+        offset = anchor.virtual_region.y - self.scroll_y if anchor is not None else 0.0
         if widgets:
             await self.mount_all(widgets, after=self.query_one("#older-hint"))
         self._set_more_above(more_above)
+        if widgets and anchor is not None and not self.following_bottom:
+            await self._laid_out()
+            self.scroll_to(
+                y=anchor.virtual_region.y - offset, animate=False, immediate=True, force=True
+            )
         self._asked_older = False
+
+    @property
+    def following_bottom(self) -> bool:
+        """Anchored to the bottom and not scrolled away from it by the user."""
+        return self.is_anchored and not getattr(self, "_anchor_released", False)
+
+    async def _laid_out(self) -> None:
+        """Wait until the screen has laid out what was just mounted (regions are known)."""
+        done = asyncio.Event()
+        self.call_after_refresh(done.set)
+        await done.wait()
 
     async def add(self, item: Item) -> None:
         if str(item.get("itemId")) in self.by_id:
@@ -151,8 +173,8 @@ class Transcript(VerticalScroll):
     async def _prune(self) -> None:
         widgets = self.item_widgets
         extra = len(widgets) - WIDGET_BUDGET
-        if extra <= 0 or not self.is_anchored:
-            return
+        if extra <= 0 or not self.following_bottom:
+            return  # the user is reading further up: keep what is there
         doomed = widgets[:extra]
         gone = set(map(id, doomed))
         for key, widget in list(self.by_id.items()):

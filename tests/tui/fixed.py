@@ -7,13 +7,15 @@ from typing import Any
 CID = "0" * 31 + "1"
 ROOT = "0" * 31 + "2"
 CHILD = "0" * 31 + "3"
+GRANDCHILD = "0" * 31 + "4"
+SIBLING = "0" * 31 + "5"
 
 
-def _item(n: int, type_: str, **fields: Any) -> dict[str, Any]:
+def _item(n: int, type_: str, session: str = ROOT, **fields: Any) -> dict[str, Any]:
     return {
         "itemId": f"{n:032x}",
         "type": type_,
-        "sessionId": ROOT,
+        "sessionId": session,
         "turnId": "f" * 32,
         "createdAt": "2025-01-01T00:00:00Z",
         "status": "completed",
@@ -110,19 +112,63 @@ def snapshot() -> dict[str, Any]:
                     "source": "reported",
                 },
             },
-            {
-                "sessionId": CHILD,
-                "parentSessionId": ROOT,
-                "agent": "helper",
-                "model": "demo",
-                "status": "idle",
-                "title": "Read the docs",
-                "depth": 1,
-                "items": [],
-                "hasMore": False,
-                "turn": None,
-                "inbox": [],
-                "usage": {},
-            },
+            _session(CHILD, ROOT, "explorer", "running", "Find where the config is parsed", 1),
+            _session(GRANDCHILD, CHILD, "explorer", "idle", "Read the docs", 2),
+            _session(SIBLING, ROOT, "reviewer", "interrupted", "Review the test changes", 1),
         ],
+    }
+
+
+def _session(
+    sid: str, parent: str, agent: str, status: str, title: str, depth: int
+) -> dict[str, Any]:
+    items: list[dict[str, Any]] = []
+    turn = None
+    if sid == CHILD:
+        items = [
+            _item(20, "user_message", CHILD, text=title, origin="user", fromSessionId=ROOT),
+            _item(21, "agent_message", CHILD, text="I will search the sources first."),
+        ]
+        turn = {
+            "turnId": "d" * 32,
+            "items": [
+                _item(
+                    22,
+                    "tool_call",
+                    CHILD,
+                    callId="call-3",
+                    name="shell",
+                    arguments={"command": "grep -rn load_config src/"},
+                ),
+                _item(
+                    23,
+                    "tool_result",
+                    CHILD,
+                    callId="call-3",
+                    name="shell",
+                    output="src/config.py:12:def load_config(path):",
+                    status="in_progress",
+                ),
+            ],
+        }
+    return {
+        "sessionId": sid,
+        "parentSessionId": parent,
+        "agent": agent,
+        "model": "demo",
+        "status": status,
+        "title": title,
+        "depth": depth,
+        "items": items,
+        "hasMore": False,
+        "turn": turn,
+        "inbox": [],
+        "usage": {
+            "used": 2_400,
+            "contextWindow": 100_000,
+            "threshold": 80_000,
+            "source": "reported",
+        }
+        if items
+        else {},
     }

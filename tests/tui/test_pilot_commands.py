@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
+from textual.widgets import Collapsible, Markdown
 
 from openvaala_tui.app import VaalaApp
 from openvaala_tui.screens import AgentsScreen, ListPicker
-from openvaala_tui.widgets.items import AgentMessage, UserMessage
+from openvaala_tui.widgets.items import AgentMessage, Summary, UserMessage
 from openvaala_tui.widgets.transcript import Transcript
 from tests.tui.conftest import Clients, demo_config, notices, ready, type_and_send, wait_for
 
@@ -23,12 +23,6 @@ async def finished_turn(pilot: Any, app: VaalaApp, text: str) -> None:
         lambda: len(app.transcript.query(AgentMessage)) > count and not root.running,
         what="the turn",
     )
-
-
-def skip_if_not_available(app: VaalaApp, method: str) -> None:
-    texts = [t for t in notices(app) if t.startswith("Not available yet")]
-    if texts:
-        pytest.skip(f"the daemon answers not_available for {method}: {texts[-1]}")
 
 
 async def test_second_client_message_appears_live(daemon_factory: Any, clients: Clients) -> None:
@@ -124,16 +118,15 @@ async def test_fork(daemon_factory: Any, clients: Clients) -> None:
         await finished_turn(pilot, app, "hello")
         first = app.view.conversation_id
         await type_and_send(pilot, "/fork")
-        await wait_for(
-            pilot,
-            lambda: (
-                app.view.conversation_id != first
-                or any(t.startswith("Not available") for t in notices(app))
-            ),
-            what="/fork",
-        )
-        skip_if_not_available(app, "conversation/fork")
-        assert app.transcript.query(AgentMessage)
+        await wait_for(pilot, lambda: app.view.conversation_id != first, what="/fork")
+        # The copy is open, with the same history, and says where it came from.
+        assert app.view.conversation["forkedFrom"]["conversationId"] == first
+        await wait_for(pilot, lambda: len(app.transcript.query(AgentMessage)) == 1)
+        assert [w.item["text"] for w in app.transcript.query(UserMessage)] == ["hello"]
+        # It goes on by itself: the original keeps its own history.
+        await finished_turn(pilot, app, "only in the fork")
+        original = await client.request("conversation/read", {"conversationId": first})
+        assert "only in the fork" not in [i.get("text") for i in original["items"]]
 
 
 async def test_escape_twice_rewinds(daemon_factory: Any, clients: Clients) -> None:
@@ -152,16 +145,23 @@ async def test_escape_twice_rewinds(daemon_factory: Any, clients: Clients) -> No
         assert isinstance(picker, ListPicker)
         assert [label for _, label in picker.choices] == ["first message", "second message"]
         await pilot.press("enter")  # the last one is highlighted
+        await wait_for(pilot, lambda: app.view.conversation_id != first, what="/rewind")
+        # A new conversation up to just before that message, with it back in the composer.
+        assert app.composer.text == "second message"
+        assert app.view.conversation["forkedFrom"]["kind"] == "rewind"
+        assert [w.item["text"] for w in app.transcript.query(UserMessage)] == ["first message"]
+        assert len(app.transcript.query(AgentMessage)) == 1
+        # Sending it again continues the new conversation.
+        await pilot.press("enter")
         await wait_for(
             pilot,
             lambda: (
-                app.view.conversation_id != first
-                or any(t.startswith("Not available") for t in notices(app))
+                [w.item["text"] for w in app.transcript.query(UserMessage)]
+                == ["first message", "second message"]
             ),
-            what="/rewind",
+            what="the message sent again",
         )
-        skip_if_not_available(app, "conversation/rewind")
-        assert app.composer.text == "second message"
+        assert app.view.conversation_id != first
 
 
 async def test_compact(daemon_factory: Any, clients: Clients) -> None:
@@ -171,18 +171,33 @@ async def test_compact(daemon_factory: Any, clients: Clients) -> None:
     async with app.run_test(size=(100, 40)) as pilot:
         await ready(pilot)
         await finished_turn(pilot, app, "hello")
-        await type_and_send(pilot, "/compact")
+        await finished_turn(pilot, app, "how are you")
         root = app.view.root
         assert root is not None
+
+        # Refused while a turn runs, with a friendly explanation.
+        await type_and_send(pilot, "run: sleep 1")
+        await wait_for(pilot, lambda: root.running, what="the turn")
+        await type_and_send(pilot, "/compact")
         await wait_for(
-            pilot,
-            lambda: (
-                any(i.get("type") == "summary" for i in root.items)
-                or any(t.startswith("Not available") for t in notices(app))
-            ),
-            what="/compact",
+            pilot, lambda: any(t.startswith("Not now") for t in notices(app)), what="not_idle"
         )
-        skip_if_not_available(app, "conversation/compact")
+        assert not any(i.get("type") == "summary" for i in root.items)
+        await wait_for(pilot, lambda: not root.running, timeout=15, what="the turn to end")
+
+        await type_and_send(pilot, "/compact")
+        await wait_for(pilot, lambda: bool(app.transcript.query(Summary)), what="/compact")
+        marker = app.transcript.query_one(Summary)
+        assert marker.item["reason"] == "manual"
+        assert not root.compacting
+        collapsible = marker.query_one(Collapsible)
+        assert collapsible.collapsed
+        assert "compacted by hand" in str(collapsible.title)
+        # The summary itself is there to read, one click away.
+        collapsible.collapsed = False
+        await pilot.pause()
+        text = marker.query_one(Markdown).source
+        assert text and text == marker.item["text"]
 
 
 async def test_scroll_to_top_pages_in_older_items(daemon_factory: Any, clients: Clients) -> None:
@@ -205,7 +220,28 @@ async def test_scroll_to_top_pages_in_older_items(daemon_factory: Any, clients: 
         transcript = app.query_one(Transcript)
         await wait_for(pilot, lambda: len(transcript.item_widgets) == 100, what="first page")
         assert transcript.more_above
-        transcript.request_older()
+        await wait_for(pilot, lambda: transcript.max_scroll_y > 0, what="the layout")
+        # The user scrolls to the top: the earlier items page in above, and what was at the
+        # top of the screen stays there (no jump to the oldest message).
+        top = transcript.item_widgets[0]
+        transcript.scroll_home(animate=False, immediate=True)
+        await pilot.pause()
+        offset = top.virtual_region.y - transcript.scroll_y
         await wait_for(pilot, lambda: len(transcript.item_widgets) == 110, what="older page")
+        await pilot.pause()
         assert transcript.item_widgets[0].item.get("text") == "m0"
         assert not transcript.more_above
+        assert transcript.scroll_y > 0
+        assert top.virtual_region.y - transcript.scroll_y == offset
+        # Live items still arrive at the bottom while the user reads further up.
+        await client.subscribe(cid)
+        await client.request("input/send", {"conversationId": cid, "text": "late", "mode": "queue"})
+        await wait_for(
+            pilot,
+            lambda: (
+                transcript.item_widgets[-1].item.get("type") == "agent_message"
+                and len(transcript.item_widgets) == 112
+            ),
+            what="the new turn",
+        )
+        assert top.virtual_region.y - transcript.scroll_y == offset  # still no jump

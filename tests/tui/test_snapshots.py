@@ -57,3 +57,16 @@ def test_agents_tree(snap_compare: Any) -> None:
         await pilot.pause()
 
     assert snap_compare(fixed_app(), terminal_size=SIZE, run_before=run_before)
+
+
+def test_following_a_subagent(snap_compare: Any) -> None:
+    """The transcript of a running subagent: its parent's task, its work, its status bar."""
+
+    async def run_before(pilot: Pilot[int]) -> None:
+        app = pilot.app
+        assert isinstance(app, VaalaApp)
+        app.following = fixed.CHILD
+        await app.redraw()
+        await pilot.pause()
+
+    assert snap_compare(fixed_app(), terminal_size=SIZE, run_before=run_before)

@@ -130,6 +130,21 @@ def test_turn_lifecycle_retry_and_failure_notice() -> None:
     assert added and "down" in added[0].item["text"] and added[0].item["kind"] == "error"
 
 
+def test_a_failed_turn_shows_the_daemons_notice_once() -> None:
+    view = loaded()
+    view.apply(note("turn/started", 11, sessionId=ROOT, turnId="t1"))
+    kept = item("n1", "notice", kind="turn_failed", turnId="t1", text="The turn failed: down")
+    view.apply(note("item/completed", 12, sessionId=ROOT, item=kept))
+    error = {"kind": "provider_unavailable", "message": "down"}
+    changes = view.apply(
+        note("turn/ended", 13, sessionId=ROOT, turnId="t1", status="failed", error=error)
+    )
+    root = view.root
+    assert root is not None and root.status == "failed" and root.last_error == error
+    assert not [c for c in changes if isinstance(c, ItemAdded)]  # no second, local notice
+    assert [i["itemId"] for i in root.items] == ["n1"]
+
+
 def test_inbox_usage_and_connection() -> None:
     view = loaded()
     inputs = [{"inputId": "i1", "text": "later", "mode": "queue", "origin": "user"}]
