@@ -49,6 +49,7 @@ class Recorder:
     refreshed: list[str] = field(default_factory=list)  # uris (textDocumentContent/refresh)
     fallback_refreshed: list[str] = field(default_factory=list)  # uris ($/openvaala/refresh)
     composer: list[dict[str, Any]] = field(default_factory=list)
+    connection: list[str] = field(default_factory=list)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
 
     def poke(self) -> None:
@@ -109,6 +110,7 @@ async def start_lsp(
 
     @client.feature("$/openvaala/connection")
     def on_connection(params: Any) -> None:
+        rec.connection.append(plain(params)["state"])
         rec.poke()
 
     @client.feature(types.WORKSPACE_TEXT_DOCUMENT_CONTENT_REFRESH)

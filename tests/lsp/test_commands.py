@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from pytest_lsp import LanguageClient
 
 from tests.lsp.harness import Recorder, capabilities, command, request, start_lsp
@@ -70,6 +71,7 @@ async def test_compact_fork_and_rewind_as_commands(editor: str, daemon: Daemon) 
         await client.stop()
 
 
+@pytest.mark.parametrize("editor", ["visual-studio-code"])
 async def test_commands_take_positional_or_object_arguments(
     lsp: tuple[LanguageClient, Recorder], daemon: Daemon
 ) -> None:

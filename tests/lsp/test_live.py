@@ -145,3 +145,26 @@ async def test_follow_a_subagent_from_its_code_lens(
     finally:
         await client.shutdown_session()
         await client.stop()
+
+
+async def test_daemon_restart_the_bridge_reconnects_and_catches_up(daemon: Daemon) -> None:
+    client, rec, _ = await start_lsp(daemon, capabilities("neovim"))
+    try:
+        new = await request(client, "openvaala/conversations/new", {})
+        cid = new["conversation"]["conversationId"]
+        await request(client, "openvaala/prompt", {"conversationId": cid, "text": "before"})
+        uri = f"openvaala://conversation/{cid}"
+        await request(client, "openvaala/render", {"uri": uri})
+
+        daemon.restart()  # a new port and a new token
+        await rec.until(lambda: rec.connection[-2:] == ["reconnecting", "connected"])
+        # The daemon could not replay across the restart: a fresh snapshot was forwarded.
+        await rec.until(lambda: "conversation/snapshot" in rec.methods(cid))
+
+        result = await request(client, "openvaala/prompt", {"conversationId": cid, "text": "after"})
+        assert result["status"] == "completed"
+        text = (await request(client, "openvaala/render", {"uri": uri}))["text"]
+        assert text.index("before") < text.index("after")
+    finally:
+        await client.shutdown_session()
+        await client.stop()

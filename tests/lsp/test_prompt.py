@@ -108,6 +108,7 @@ async def test_turn_progress_and_cancelling_it_interrupts(editor: str, daemon_fa
         await client.stop()
 
 
+@pytest.mark.parametrize("editor", ["neovim"])
 async def test_input_interrupt_agents_and_listing(lsp: tuple[LanguageClient, Recorder]) -> None:
     client, _ = lsp
     cid = await _new(client)
