@@ -3,7 +3,6 @@ Each is a daemon request (or a few); nothing here keeps conversation state."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -11,9 +10,9 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.exceptions import JsonRpcInvalidParams
 
-from openvaala_lsp import uris
-from openvaala_lsp.bridge import DaemonError
-from openvaala_lsp.params import Params, optional, required
+from openvaala_lsp import prompt, uris
+from openvaala_lsp.bridge import Bridge
+from openvaala_lsp.params import Params, optional, required, session_params
 from openvaala_lsp.usage import report
 
 if TYPE_CHECKING:
@@ -24,25 +23,19 @@ INPUT_ACTIONS = ("edit", "withdraw", "steer", "jump")
 COMPOSER = "$/openvaala/composer"  # rewind from a command: the text to put back in the composer
 
 
-def _session(params: Params) -> dict[str, Any]:
-    out: dict[str, Any] = {"conversationId": required(params, "conversationId")}
-    if (sid := optional(params, "sessionId")) is not None:
-        out["sessionId"] = sid
-    return out
-
-
 class Actions:
     def __init__(self, ls: OpenVaalaServer) -> None:
         self.ls = ls
 
     @property
-    def bridge(self) -> Any:
+    def bridge(self) -> Bridge:
         return self.ls.bridge
 
     # -- conversations -------------------------------------------------------------------
 
     async def list_conversations(self, params: Params) -> Any:
-        query = {k: params[k] for k in ("archived", "search", "limit", "cursor") if k in params}
+        keys = ("archived", "search", "limit", "cursor")
+        query: dict[str, Any] = {k: params[k] for k in keys if k in params}
         result = await self.bridge.request("conversation/list", query)
         for conv in result.get("conversations", []):
             conv["uri"] = uris.conversation_uri(conv["conversationId"])
@@ -108,52 +101,13 @@ class Actions:
         if cid not in self.ls.forwarder.conversations:
             await self.subscribe({"conversationId": cid})
         return await self.bridge.request(
-            "input/send", {**_session(params), "text": text, "mode": mode}
+            "input/send", {**session_params(params), "text": text, "mode": mode}
         )
 
     async def prompt(self, params: Params) -> Any:
         """Send a message and answer when the turn that took it ends: `{turnId, status, usage}`.
         Cancelling the request ($/cancelRequest) interrupts that turn."""
-        cancel = asyncio.Event()
-        inner = asyncio.create_task(self._prompt(params, cancel))
-        try:
-            return await asyncio.shield(inner)
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if task is not None:
-                task.uncancel()
-            cancel.set()
-            return await inner
-
-    async def _prompt(self, params: Params, cancel: asyncio.Event) -> Any:
-        sent = await self.send(params)
-        input_id = str(sent["inputId"])
-        turns = self.bridge.turns
-        turn_id = await _unless(turns.turn_of(input_id), cancel)
-        ended = None
-        if turn_id is not None:
-            ended = await _unless(turns.ended(turn_id), cancel)
-        if ended is None:  # cancelled
-            turn_id = turn_id or turns.known_turn_of(input_id)
-            if turn_id is None:
-                try:
-                    await self.bridge.request("input/withdraw", {"inputId": input_id})
-                    return {"turnId": None, "status": "withdrawn", "inputId": input_id}
-                except DaemonError:  # taken into a turn meanwhile
-                    turn_id = await turns.turn_of(input_id)
-            if not turns.has_ended(turn_id):
-                await self.bridge.request("turn/interrupt", _session(params))
-            ended = await turns.ended(turn_id)
-        result: dict[str, Any] = {
-            "turnId": turn_id,
-            "status": ended.get("status"),
-            "inputId": input_id,
-            "sessionId": ended.get("sessionId"),
-            "usage": await self.usage({**params, "sessionId": ended.get("sessionId")}),
-        }
-        if ended.get("error"):
-            result["error"] = ended["error"]
-        return result
+        return await prompt.run(self, params)
 
     async def input(self, params: Params) -> Any:
         action = required(params, "action")
@@ -165,7 +119,7 @@ class Actions:
         return await self.bridge.request(f"input/{action}", call)
 
     async def interrupt(self, params: Params) -> Any:
-        return await self.bridge.request("turn/interrupt", _session(params))
+        return await self.bridge.request("turn/interrupt", session_params(params))
 
     # -- history -------------------------------------------------------------------------
 
@@ -209,7 +163,7 @@ class Actions:
     # -- reading -------------------------------------------------------------------------
 
     async def usage(self, params: Params) -> Any:
-        call = _session(params)
+        call = session_params(params)
         usage = await self.bridge.request("conversation/usage", call)
         sid = call.get("sessionId")
         if sid is None:
@@ -266,17 +220,3 @@ class Actions:
         await self.subscribe({"conversationId": cid})
         uri = uris.conversation_uri(cid)
         return {"uri": uri, "shown": await self.show(uri)}
-
-
-async def _unless(work: Any, cancel: asyncio.Event) -> Any:
-    """The result of `work`, or None if `cancel` is set first."""
-    task = asyncio.ensure_future(work)
-    stop = asyncio.ensure_future(cancel.wait())
-    try:
-        done, _ = await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        stop.cancel()
-    if task in done:
-        return task.result()
-    task.cancel()
-    return None

@@ -48,6 +48,14 @@ def optional(params: Params, key: str) -> str | None:
     return value
 
 
+def session_params(params: Params) -> dict[str, Any]:
+    """`{conversationId, sessionId?}` for the daemon (no sessionId: the root agent)."""
+    out: dict[str, Any] = {"conversationId": required(params, "conversationId")}
+    if (sid := optional(params, "sessionId")) is not None:
+        out["sessionId"] = sid
+    return out
+
+
 def from_arguments(arguments: list[Any], names: tuple[str, ...]) -> Params:
     """Command arguments, either one object (`[{"conversationId": ...}]`) or positional values in
     the order of `names` (`["<conversationId>", "text"]`)."""

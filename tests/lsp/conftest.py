@@ -1,7 +1,11 @@
+"""Fixtures: `lsp` is a pytest-lsp client driving `openvaala lsp` against a fresh daemon, once
+with Neovim's and once with VS Code's recorded client capabilities (`editor`). pytest-lsp checks
+the bridge's messages against the client's capabilities; its LspSpecificationWarning stays an
+error under the project's `filterwarnings = error`."""
+
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -9,10 +13,6 @@ from pytest_lsp import LanguageClient
 
 from tests.lsp.harness import EDITORS, Recorder, capabilities, start_lsp
 from tests.support.daemon import Daemon
-
-# pytest-lsp checks the server against the spec and warns (LspSpecificationWarning); those
-# warnings stay errors. Its client may leave a subprocess transport to the garbage collector.
-pytestmark = pytest.mark.filterwarnings("error")
 
 
 @pytest.fixture(params=EDITORS)
@@ -26,8 +26,3 @@ async def lsp(editor: str, daemon: Daemon) -> AsyncIterator[tuple[LanguageClient
     yield client, rec
     await client.shutdown_session()
     await client.stop()
-
-
-@pytest.fixture
-def any_daemon(daemon_factory: Any) -> Any:
-    return daemon_factory

@@ -1,0 +1,77 @@
+"""`openvaala/prompt`: send a message, then answer when the turn that took it ends.
+
+Cancelling the request interrupts that turn (or withdraws the message if it was still waiting):
+the handler keeps running after `$/cancelRequest` and answers with the real outcome."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from openvaala_lsp.bridge import DaemonError
+from openvaala_lsp.params import Params, session_params
+
+if TYPE_CHECKING:
+    from openvaala_lsp.actions import Actions
+
+T = TypeVar("T")
+
+
+async def run(actions: Actions, params: Params) -> dict[str, Any]:
+    cancel = asyncio.Event()
+    inner = asyncio.create_task(_prompt(actions, params, cancel))
+    try:
+        return await asyncio.shield(inner)
+    except asyncio.CancelledError:  # $/cancelRequest: interrupt, then answer anyway
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()
+        cancel.set()
+        return await inner
+
+
+async def _prompt(actions: Actions, params: Params, cancel: asyncio.Event) -> dict[str, Any]:
+    bridge, turns = actions.bridge, actions.bridge.turns
+    sent = await actions.send(params)
+    input_id = str(sent["inputId"])
+    turn_id = await _unless(turns.turn_of(input_id), cancel)
+    ended = None
+    if turn_id is not None:
+        ended = await _unless(turns.ended(turn_id), cancel)
+    if ended is None:  # cancelled
+        turn_id = turn_id or turns.known_turn_of(input_id)
+        if turn_id is None:
+            try:
+                await bridge.request("input/withdraw", {"inputId": input_id})
+                return {"turnId": None, "status": "withdrawn", "inputId": input_id}
+            except DaemonError:  # taken into a turn meanwhile
+                turn_id = await turns.turn_of(input_id)
+        if not turns.has_ended(turn_id):
+            await bridge.request("turn/interrupt", session_params(params))
+        ended = await turns.ended(turn_id)
+    sid = ended.get("sessionId")
+    result: dict[str, Any] = {
+        "turnId": turn_id,
+        "status": ended.get("status"),
+        "inputId": input_id,
+        "sessionId": sid,
+        "usage": await actions.usage({**params, "sessionId": sid}),
+    }
+    if ended.get("error"):
+        result["error"] = ended["error"]
+    return result
+
+
+async def _unless(work: Awaitable[T], cancel: asyncio.Event) -> T | None:
+    """The result of `work`, or None if `cancel` is set first."""
+    task = asyncio.ensure_future(work)
+    stop = asyncio.ensure_future(cancel.wait())
+    try:
+        done, _ = await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stop.cancel()
+    if task in done:
+        return task.result()
+    task.cancel()
+    return None
