@@ -108,22 +108,53 @@ async def test_turn_progress_and_cancelling_it_interrupts(editor: str, daemon_fa
         await client.stop()
 
 
-@pytest.mark.parametrize("editor", ["neovim"])
-async def test_input_interrupt_agents_and_listing(lsp: tuple[LanguageClient, Recorder]) -> None:
-    client, _ = lsp
-    cid = await _new(client)
-    await request(client, "openvaala/prompt", {"conversationId": cid, "text": "one"})
-    listed = await request(client, "openvaala/conversations/list", {})
-    assert [c["conversationId"] for c in listed["conversations"]] == [cid]
-    assert listed["conversations"][0]["uri"].endswith(cid)
-    tree = await request(client, "openvaala/agents", {"conversationId": cid})
-    assert len(tree["sessions"]) == 1 and tree["sessions"][0]["children"] == []
-    configured = await request(client, "openvaala/agents", {})
-    assert [a["name"] for a in configured["agents"]] == ["default"]
-    interrupted = await request(client, "openvaala/interrupt", {"conversationId": cid})
-    assert interrupted == {"interrupted": False}
-    # A daemon error keeps its kind.
-    with pytest.raises(JsonRpcException) as failed:
-        await request(client, "openvaala/input", {"action": "withdraw", "inputId": "0" * 32})
-    assert failed.value.code == -32007
-    assert failed.value.data["kind"] == "input_consumed"
+async def test_waiting_input_edit_and_jump_interrupt_agents_and_listing(
+    daemon_factory: Any,
+) -> None:
+    daemon = daemon_factory(config=PACED_CONFIG)
+    client, rec, _ = await start_lsp(daemon, capabilities("neovim"))
+    try:
+        cid = await _new(client)
+        first = await request(client, "openvaala/send", {"conversationId": cid, "text": "one"})
+        assert first["disposition"] == "started"
+        waiting = await request(
+            client, "openvaala/send", {"conversationId": cid, "text": "two", "mode": "queue"}
+        )
+        assert waiting["disposition"] == "queued"
+        edited = {"action": "edit", "inputId": waiting["inputId"], "text": "two, edited"}
+        await request(client, "openvaala/input", edited)
+        await rec.until(
+            lambda: any(
+                e["method"] == "inbox/updated"
+                and [i["text"] for i in e["params"]["inputs"]] == ["two, edited"]
+                for e in rec.events
+            )
+        )
+        await request(client, "openvaala/input", {"action": "jump", "inputId": waiting["inputId"]})
+        ended = await rec.until(
+            lambda: (
+                [e["params"]["status"] for e in rec.events if e["method"] == "turn/ended"][:2]
+                if rec.methods(cid).count("turn/ended") >= 2
+                else None
+            )
+        )
+        assert ended == ["interrupted", "completed"]
+        with pytest.raises(JsonRpcException) as failed:
+            await request(
+                client, "openvaala/input", {"action": "withdraw", "inputId": waiting["inputId"]}
+            )
+        assert failed.value.code == -32007
+        assert failed.value.data["kind"] == "input_consumed"
+        interrupted = await request(client, "openvaala/interrupt", {"conversationId": cid})
+        assert interrupted == {"interrupted": False}
+
+        listed = await request(client, "openvaala/conversations/list", {})
+        assert [c["conversationId"] for c in listed["conversations"]] == [cid]
+        assert listed["conversations"][0]["uri"].endswith(cid)
+        tree = await request(client, "openvaala/agents", {"conversationId": cid})
+        assert len(tree["sessions"]) == 1 and tree["sessions"][0]["children"] == []
+        configured = await request(client, "openvaala/agents", {})
+        assert [a["name"] for a in configured["agents"]] == ["default"]
+    finally:
+        await client.shutdown_session()
+        await client.stop()

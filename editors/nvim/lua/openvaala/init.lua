@@ -23,6 +23,7 @@ M.state = {
   client_id = nil,
   current = nil, -- conversation id
   replies = {}, -- cid -> text of the latest agent message (streamed)
+  reply_item = {}, -- cid -> itemId of that message
   usage = {}, -- cid -> usage report of the root agent ($/openvaala/usage)
   status = {}, -- cid -> root status ("running", "idle", …)
   inbox = {}, -- cid -> waiting inputs of the root agent
@@ -37,8 +38,9 @@ local function on_event(_, event)
   local state, cid, p = M.state, event.conversationId, event.params or {}
   state.events = state.events + 1
   if event.method == "item/started" and p.item and p.item.type == "agent_message" then
+    state.reply_item[cid] = p.item.itemId
     state.replies[cid] = p.item.text or ""
-  elseif event.method == "item/delta" and p.field == "text" then
+  elseif event.method == "item/delta" and p.itemId == state.reply_item[cid] then
     state.replies[cid] = (state.replies[cid] or "") .. (p.delta or "")
   elseif event.method == "item/completed" and p.item and p.item.type == "agent_message" then
     state.replies[cid] = p.item.text or state.replies[cid]
