@@ -154,6 +154,7 @@ class Dispatcher:
     async def conversation_usage(self, conn: Connection, p: Params) -> Any:
         conv = await self.runtime.open(p.id("conversationId"))
         session = conv.session(p.id("sessionId", None))
+        await conv.ensure_history()  # the estimate needs the whole context
         return session.usage.to_wire()
 
     async def conversation_set_model(self, conn: Connection, p: Params) -> Any:

@@ -7,6 +7,7 @@ snapshot taken at seq N always shows exactly the events up to N.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +49,8 @@ class LiveConversation:
         self.pending: PendingConversation | None = None
         self.sessions: dict[str, LiveSession] = {}
         self.root_session_id = ""
+        # Loads the parts of the sessions' histories that opening skipped (see `ensure_history`).
+        self._history_task: asyncio.Task[None] | None = None
 
     # -- identity ------------------------------------------------------------------------
 
@@ -79,7 +82,8 @@ class LiveConversation:
 
     def is_dormant(self) -> bool:
         """Nothing runs, waits or watches: safe to unload."""
-        return self.hub.subscriber_count == 0 and all(
+        loading = self._history_task is not None and not self._history_task.done()
+        return not loading and self.hub.subscriber_count == 0 and all(
             s.turn is None and not s.compacting and not s.inbox.waiting
             for s in self.sessions.values()
         )
@@ -183,6 +187,31 @@ class LiveConversation:
         base = estimate_text(self.instructions_for(session))
         session.usage.reset_estimate(base + estimate_items(items))
 
+    # -- history loading -----------------------------------------------------------------
+
+    def load_history_in_background(self) -> None:
+        partial = [s for s in self.sessions.values() if not s.history_complete]
+        if partial:
+            self._history_task = asyncio.create_task(self._load_history(partial))
+
+    async def _load_history(self, sessions: list[LiveSession]) -> None:
+        for session in sessions:
+            items = await self.runtime.store_call(
+                self.runtime.store.read_all_items(self.conversation_id, session.session_id)
+            )
+            session.items = items
+            session.history_complete = True
+            if session.model in self.runtime.config.models:
+                self.refresh_usage_estimate(session)
+                self.publish_usage(session)
+
+    async def ensure_history(self) -> None:
+        """Wait until every session's whole history is in memory (a model call, a fork, a read
+        past the first page need it). Raises `storage_failed` if it cannot be read."""
+        task = self._history_task
+        if task is not None:
+            await asyncio.shield(task)
+
     # -- durable changes -----------------------------------------------------------------
 
     async def ensure_persisted(self, first_text: str) -> None:
@@ -281,7 +310,9 @@ class LiveConversation:
                 {
                     **session.to_wire(),
                     "items": page,
-                    "hasMore": len(session.items) > len(page) or self._has_older(session),
+                    "hasMore": len(session.items) > len(page)
+                    or not session.history_complete
+                    or self._has_older(session),
                     "turn": (
                         {"turnId": turn.turn_id, "items": list(turn.in_progress.values())}
                         if turn

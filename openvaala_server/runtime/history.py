@@ -120,6 +120,7 @@ async def root_history(runtime: Runtime, conv: LiveConversation) -> list[r.Item]
         source = await runtime.open(source_id)
     except errors.OpenVaalaError:
         return [missing_history_notice(conv, source_id), *local]
+    await source.ensure_history()
     source_items = await root_history(runtime, source)
     cut = older.get("upToItemId")
     if cut and any(i["itemId"] == cut for i in source_items):

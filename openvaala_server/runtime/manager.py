@@ -23,7 +23,11 @@ from openvaala_server.models.base import Provider
 from openvaala_server.models.registry import make_provider
 from openvaala_server.runtime import history
 from openvaala_server.runtime.compaction import compact
-from openvaala_server.runtime.conversation import LiveConversation, PendingConversation
+from openvaala_server.runtime.conversation import (
+    SNAPSHOT_PAGE,
+    LiveConversation,
+    PendingConversation,
+)
 from openvaala_server.runtime.hub import Hub
 from openvaala_server.runtime.session import LiveSession, LiveTurn
 from openvaala_server.runtime.subagents import SubagentService
@@ -199,12 +203,18 @@ class Runtime:
             session = conv.make_session(
                 sid, smeta.parent_session_id, smeta.agent, smeta.model, smeta.title, depth
             )
-            session.items = await self.store_call(self.store.read_all_items(cid, sid))
+            # Only the last page now, read from the end of the file: the screen can be drawn at
+            # once. The rest loads in the background (`LiveConversation.ensure_history`).
+            session.items, more = await self.store_call(
+                self.store.read_items(cid, sid, limit=SNAPSHOT_PAGE)
+            )
+            session.history_complete = not more
             status = meta_fold.session_status(meta, sid)
             session.closed = status == "closed"
             session.last_status = status if status in ("failed", "interrupted") else "idle"
-            if session.model in self.config.models:
+            if session.model in self.config.models and session.history_complete:
                 conv.refresh_usage_estimate(session)
+        conv.load_history_in_background()
         return conv
 
     async def recover_cut_turns(self) -> None:
@@ -290,6 +300,7 @@ class Runtime:
 
     async def set_model(self, cid: str, sid: str | None, model: str) -> None:
         conv = await self.open(cid)
+        await conv.ensure_history()
         session = conv.session(sid)
         self.model_config(model)
         if conv.meta is not None:
@@ -320,11 +331,13 @@ class Runtime:
 
     async def fork(self, cid: str, up_to_item_id: str | None) -> dict[str, Any]:
         conv = await self.open(cid)
+        await conv.ensure_history()
         new = await history.fork(self, conv, up_to_item_id)
         return {"conversation": new.info()}
 
     async def rewind(self, cid: str, message_id: str) -> dict[str, Any]:
         conv = await self.open(cid)
+        await conv.ensure_history()
         items, text = history.rewind_target(conv, message_id)
         new = await history.fork(self, conv, kind="rewind", items=items)
         return {"conversation": new.info(), "composerText": text}
@@ -334,6 +347,7 @@ class Runtime:
     ) -> dict[str, Any]:
         conv = await self.open(cid)
         session = conv.session(sid)
+        await conv.ensure_history()
         if session.session_id == conv.root_session_id:
             items = await history.root_history(self, conv)
         else:
@@ -350,6 +364,7 @@ class Runtime:
     async def compact_now(self, cid: str) -> dict[str, Any]:
         """Manual compaction of the root agent's history, only while nothing runs or waits."""
         conv = await self.open(cid)
+        await conv.ensure_history()
         for session in conv.sessions.values():
             if session.turn is not None or session.compacting:
                 raise errors.NotIdle("a turn is running: compact when it has finished")
@@ -393,6 +408,7 @@ class Runtime:
     ) -> dict[str, Any]:
         conv = await self.open(cid)
         session = conv.session(sid)
+        await conv.ensure_history()
         if self.shutting_down:
             raise errors.Busy("the server is shutting down")
         if not os.path.isdir(conv.cwd):  # noqa: ASYNC240 - one stat, cheaper than a thread hop

@@ -32,6 +32,8 @@ class LiveSession:
     title: str
     usage: UsageTracker
     items: list[Item] = field(default_factory=list)
+    # False while only the last page is loaded (a conversation just opened from disk).
+    history_complete: bool = True
     inbox: Inbox = field(default_factory=Inbox)
     turn: LiveTurn | None = None
     # The task that runs this session's turns one after another while input keeps coming.
