@@ -213,3 +213,27 @@ async def test_unwatched_conversations_are_unloaded_and_come_back_intact(
     ]
     await run_turn(client, first, "still works")
     await client.close()
+
+
+async def test_a_long_conversation_opens_from_its_last_page_and_keeps_everything(
+    daemon: Daemon,
+) -> None:
+    client = await daemon.client()
+    cid = await new_conversation(client, str(daemon.workdir))
+    for n in range(60):
+        await run_turn(client, cid, f"message {n}")
+    usage_before = await client.request("conversation/usage", {"conversationId": cid})
+    await client.close()
+    daemon.restart()
+    client = await daemon.client()
+    snapshot = (await client.subscribe(cid))["snapshot"]
+    [root] = snapshot["sessions"]
+    assert len(root["items"]) == 100 and root["hasMore"]
+    assert root["items"][-1]["type"] == "agent_message"
+    everything = await client.request("conversation/read", {"conversationId": cid, "limit": 1000})
+    assert len(everything["items"]) == 120 and not everything["hasMore"]
+    usage = await client.request("conversation/usage", {"conversationId": cid})
+    assert usage["source"] == "estimated" and usage["used"] >= usage_before["used"] * 0.8
+    notes = await run_turn(client, cid, "and one more")
+    assert notes[-1]["params"]["status"] == "completed"
+    await client.close()
