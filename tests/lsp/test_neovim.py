@@ -46,8 +46,9 @@ async def test_neovim_sends_streams_usage_and_compacts(daemon: Daemon, tmp_path:
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
     )
+    watch: asyncio.Future[list[Note]] | None = None
     try:
-        # The Python client sees the editor's turns live.
+        # The Python client watches the editor's turns live while Neovim runs.
         ended = 0
 
         def second_turn_ended(note: Note) -> bool:
@@ -55,17 +56,21 @@ async def test_neovim_sends_streams_usage_and_compacts(daemon: Daemon, tmp_path:
             ended += note["method"] == "turn/ended"
             return ended == 2
 
-        notes = await collect_until(python, second_turn_ended, timeout=30)
-        output, _ = await asyncio.wait_for(nvim.communicate(), 30)
+        watch = asyncio.ensure_future(collect_until(python, second_turn_ended, timeout=40))
+        output, _ = await asyncio.wait_for(nvim.communicate(), 40)
+        log = output.decode(errors="replace")
+        assert out.exists(), log
+        result = json.loads(out.read_text())
+        assert "error" not in result, (result, log)
+        notes = await asyncio.wait_for(watch, 10)
     finally:
+        if watch is not None and not watch.done():
+            watch.cancel()
         if nvim.returncode is None:
             nvim.kill()
             await nvim.wait()
         await python.close()
 
-    assert out.exists(), output.decode(errors="replace")
-    result = json.loads(out.read_text())
-    assert "error" not in result, (result, output.decode(errors="replace"))
     deltas = "".join(n["params"]["delta"] for n in notes if n["method"] == "item/delta")
     assert "You said: “hello from neovim”" in deltas and "You said: “second message”" in deltas
 
