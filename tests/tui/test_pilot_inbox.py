@@ -52,7 +52,7 @@ async def test_queue_two_edit_one_withdraw_the_other(daemon_factory: Any, client
     app = VaalaApp(cwd=str(daemon.workdir), client=client)
     async with app.run_test(size=(100, 40)) as pilot:
         await ready(pilot)
-        await start_sleep(pilot, app, 3)
+        await start_sleep(pilot, app, 10)  # Esc ends it: long only so a slow machine keeps up
         await type_and_send(pilot, "first queued", key="tab")
         await type_and_send(pilot, "second queued", key="tab")
         panel = app.query_one(InboxPanel)

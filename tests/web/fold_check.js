@@ -29,6 +29,14 @@
   out.first = S.firstServerItemId(st, 'r');
   S.prependItems(st, 'r', [{itemId: 'u0', type: 'user_message', text: 'old'}, {itemId: 'u1'}], false);
   out.afterPrepend = st.sessions.get('r').items.map(i => i.itemId);
+  // A failed turn whose notice the daemon kept: no second, local mark.
+  n(19, 'turn/started', {sessionId: 'r', turnId: 'T2'});
+  n(20, 'item/completed', {sessionId: 'r', item: {itemId: 'n2', type: 'notice', kind: 'turn_failed', turnId: 'T2', text: 'The turn failed: boom', status: 'completed'}});
+  n(21, 'turn/ended', {sessionId: 'r', turnId: 'T2', status: 'failed', error: {kind: 'x', message: 'boom'}});
+  out.kept = st.sessions.get('r').items.slice(-2).map(i => i.itemId);
+  n(22, 'compaction/started', {sessionId: 'r', reason: 'manual'});
+  out.busyCompacting = S.busyReason(st);
+  n(23, 'compaction/completed', {sessionId: 'r', reason: 'manual', summaryItemId: 's'});
   out.seq = st.seq;
   return out;
 })

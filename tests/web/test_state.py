@@ -39,7 +39,9 @@ def test_state_fold(daemon_factory: DaemonFactory, ui_factory: UIFactory) -> Non
     assert out["tree"] == ["default@0", "helper@1", "grandchild@2"]
     assert out["first"] == "u1"
     assert out["afterPrepend"] == ["u0", "u1", "a1", "local-failed-T"]
-    assert out["seq"] == 18
+    assert out["kept"] == ["local-failed-T", "n2"]
+    assert out["busyCompacting"] == "the context is being compacted"
+    assert out["seq"] == 23
 
 
 STREAM = page_script("stream_check.js")

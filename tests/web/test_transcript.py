@@ -126,26 +126,3 @@ def test_a_message_from_a_python_client_appears_live(
     expect(ui.page.locator(".item[data-type='agent_message']").last).to_contain_text(
         "You said: “hello from python”"
     )
-
-
-def test_agents_tab_lists_the_sessions(
-    daemon_factory: DaemonFactory, ui_factory: UIFactory
-) -> None:
-    daemon = daemon_factory(paced(0))
-    ui = ui_factory(daemon)
-    ui.login()
-    ui.new_conversation()
-    ui.send("hello agents")
-    ui.wait_idle()
-    page = ui.page
-    page.click("#tab-agents")
-    expect(page.locator("#agents")).to_be_visible()
-    expect(page.locator("#transcript")).to_be_hidden()
-    rows = page.locator("#agents li.agent")
-    expect(rows).to_have_count(1)
-    expect(rows.first.locator(".agent-name")).to_have_text("default (main)")
-    expect(rows.first.locator(".agent-interrupt")).to_be_disabled()
-    ui.screenshot("agents")
-    rows.first.locator(".agent-follow").click()
-    expect(page.locator("#transcript")).to_be_visible()
-    expect(page.locator("#follow-bar")).to_be_hidden()  # the main agent is the default view

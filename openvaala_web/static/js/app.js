@@ -18,7 +18,7 @@ const LIST_REFRESH_MS = 15_000;
 const ERROR_SHOW_MS = 10_000;
 
 const FRIENDLY = {
-  not_available: "is not available in this version of the daemon yet",
+  not_idle: "is not possible now: something is running or waiting. Stop it or let it finish first",
 };
 
 class App {
@@ -64,7 +64,11 @@ class App {
     });
     this.agents = new AgentsView($("#agents"), {
       follow: (sessionId) => this.follow(sessionId),
-      interrupt: (sessionId) => this.call("turn/interrupt", { conversationId: this.openId, sessionId }, "Interrupt"),
+      interrupt: (sessionId) => this.call("turn/interrupt", { conversationId: this.openId, ...this.sessionArg(sessionId) }, "Interrupt"),
+      message: async (sessionId, text) => {
+        const params = { conversationId: this.openId, ...this.sessionArg(sessionId), text, mode: "steer" };
+        return Boolean(await this.call("input/send", params, "Message"));
+      },
     });
     this.bindHeader();
     this.transcript.clear("Pick a conversation, or start one with New.");
@@ -251,6 +255,11 @@ class App {
     return this.state ? this.followed || this.state.conversation.rootSessionId : null;
   }
 
+  /** `{sessionId}` for a subagent; nothing for the root agent (the daemon's default). */
+  sessionArg(sessionId) {
+    return this.state && sessionId && sessionId !== this.state.conversation.rootSessionId ? { sessionId } : {};
+  }
+
   sessionParam() {
     return this.followed && this.state && this.followed !== this.state.conversation.rootSessionId
       ? { sessionId: this.followed }
@@ -401,7 +410,10 @@ class App {
   }
 
   async compact() {
-    await this.call("conversation/compact", { conversationId: this.openId }, "Compact context");
+    const result = await this.call("conversation/compact", { conversationId: this.openId }, "Compact context");
+    if (result && result.compacted === false) {
+      this.showError(`Nothing compacted: ${result.reason || "the history is too short"}.`, "info");
+    }
   }
 
   async itemAction(action, item) {

@@ -143,8 +143,10 @@ const HANDLERS = {
     s.turn = null;
     s.retry = null;
     const changes = [{ type: "turn", sessionId: p.sessionId }];
-    if (p.status === "failed") {
-      // Shown where the turn stopped; the daemon keeps no item for it, so it is local.
+    // The daemon keeps a notice (kind "turn_failed") saying why; only when it could not is the
+    // reason shown from here, as a local mark.
+    const told = s.items.some((i) => i.type === "notice" && i.turnId === p.turnId && i.kind === "turn_failed");
+    if (p.status === "failed" && !told) {
       const mark = {
         itemId: `local-failed-${p.turnId}`,
         type: "turn_failed",
@@ -242,6 +244,9 @@ export function sessionTree(state) {
 
 /** Is anything running or waiting (compaction is refused then)? */
 export function busyReason(state) {
+  for (const s of state.sessions.values()) {
+    if (s.compaction && s.compaction.state === "running") return "the context is being compacted";
+  }
   for (const s of state.sessions.values()) {
     if (s.turn) return "a turn is running";
   }

@@ -2,11 +2,19 @@
 //
 // Agent text and summaries are Markdown (markdown.js: sanitized); everything else — user text,
 // tool arguments and tool output, reasoning, errors — goes in as text, never as HTML.
+//
+// Long conversations stay smooth: only a window of the session's items has elements (at most
+// ELEMENT_BUDGET). It opens on the last PAGE items; scrolling to the top draws earlier ones (from
+// memory, or read from the daemon through `onLoadMore`), scrolling to the bottom draws later
+// ones, and elements past the budget are dropped at the far end. What the user looks at stays
+// put on the screen while elements come and go above it.
 
 import { h } from "./dom.js";
 import { MarkdownStream } from "./markdown.js";
 
 const NEAR_BOTTOM_PX = 80;
+export const PAGE = 100;
+export const ELEMENT_BUDGET = 300;
 
 export class TranscriptView {
   /**
@@ -18,27 +26,33 @@ export class TranscriptView {
     this.handlers = handlers;
     this.list = h("div", { class: "items" });
     this.more = h("div", { class: "load-more", hidden: true }, "Loading earlier messages…");
-    this.root.replaceChildren(this.more, this.list);
+    this.newer = h("div", { class: "load-newer", hidden: true }, "Newer messages below…");
+    this.root.replaceChildren(this.more, this.list, this.newer);
     this.elements = new Map(); // itemId -> {el, item, stream?, output?}
     this.session = null;
+    this.hiddenBelow = false; // later items exist in memory without elements
     this.observer = new IntersectionObserver(
       (entries) => {
-        if (entries.some((e) => e.isIntersecting) && this.session && this.session.hasMore) {
-          this.handlers.onLoadMore();
+        for (const entry of entries) {
+          if (!entry.isIntersecting) continue;
+          if (entry.target === this.more) this.older();
+          else if (entry.target === this.newer) this.later();
         }
       },
-      { root: this.root, rootMargin: "200px 0px 0px 0px" },
+      { root: this.root, rootMargin: "200px 0px 200px 0px" },
     );
     this.observer.observe(this.more);
+    this.observer.observe(this.newer);
   }
 
-  /** Draw a session from scratch (a snapshot, or switching to another session). */
+  /** Draw a session from scratch (a snapshot, or switching to another session): its last page. */
   show(session) {
     this.session = session;
     this.elements.clear();
+    this.hiddenBelow = false;
     this.list.replaceChildren();
     if (session) {
-      for (const item of session.items) this.list.append(this._build(item));
+      for (const item of session.items.slice(-PAGE)) this.list.append(this._build(item));
     }
     this._updateMore();
     this.root.dataset.sessionId = session ? session.info.sessionId : "";
@@ -48,6 +62,7 @@ export class TranscriptView {
   clear(message) {
     this.session = null;
     this.elements.clear();
+    this.hiddenBelow = false;
     this.list.replaceChildren(h("p", { class: "empty" }, message || ""));
     this._updateMore();
   }
@@ -60,37 +75,153 @@ export class TranscriptView {
     return this.root.scrollHeight - this.root.scrollTop - this.root.clientHeight < NEAR_BOTTOM_PX;
   }
 
-  _updateMore() {
-    this.more.hidden = !(this.session && this.session.hasMore);
+  /** Index in session.items of the first / last item that has an element (-1: none). */
+  _firstShown() {
+    const el = this.list.firstElementChild;
+    const entry = el && this.elements.get(el.dataset.itemId);
+    return entry ? this.session.items.indexOf(entry.item) : -1;
   }
 
-  /** Older items were put in front of the session's list: draw them, keeping the view still. */
-  prepended(items) {
-    const before = this.root.scrollHeight - this.root.scrollTop;
-    const first = this.list.firstChild;
-    for (const item of items) this.list.insertBefore(this._build(item), first);
-    this.root.scrollTop = this.root.scrollHeight - before;
+  _lastShown() {
+    const el = this.list.lastElementChild;
+    const entry = el && this.elements.get(el.dataset.itemId);
+    return entry ? this.session.items.indexOf(entry.item) : -1;
+  }
+
+  _updateMore() {
+    const s = this.session;
+    this.more.hidden = !(s && (s.hasMore || this._firstShown() > 0));
+    this.newer.hidden = !(s && this.hiddenBelow);
+    this.root.dataset.elements = String(this.elements.size);
+  }
+
+  /** Keep `anchor` (an element that stays) where it is on screen while `change` runs. */
+  _keepInPlace(anchor, change) {
+    if (!anchor) {
+      change();
+      return;
+    }
+    const top = anchor.getBoundingClientRect().top;
+    change();
+    this.root.scrollTop += anchor.getBoundingClientRect().top - top;
+  }
+
+  /** Scrolled to the top: draw earlier items, from memory or (none left there) the daemon. */
+  older() {
+    const s = this.session;
+    if (!s) return;
+    const first = this._firstShown();
+    if (first > 0) {
+      this._drawOlder(s.items.slice(Math.max(0, first - PAGE), first));
+    } else if (s.hasMore) {
+      this.handlers.onLoadMore();
+    }
+  }
+
+  /** Scrolled to the bottom of a window that does not reach the end: draw later items. */
+  later() {
+    const s = this.session;
+    if (!s || !this.hiddenBelow) return;
+    const last = this._lastShown();
+    const next = s.items.slice(last + 1, last + 1 + PAGE);
+    for (const item of next) this.list.append(this._build(item));
+    this.hiddenBelow = last + 1 + next.length < s.items.length;
+    this._prune("top");
     this._updateMore();
+    this._again(this.newer);
+  }
+
+  /** Older items were put in front of the session's list (read from the daemon): draw them. */
+  prepended(items) {
+    if (!this.session) return;
+    const first = this._firstShown();
+    const start = items.length ? this.session.items.indexOf(items[0]) : -1;
+    if (start >= 0 && (first < 0 || start < first)) {
+      this._drawOlder(this.session.items.slice(start, first < 0 ? undefined : first));
+    } else {
+      this._updateMore();
+    }
+  }
+
+  _drawOlder(items) {
+    const anchor = this.list.firstElementChild;
+    this._keepInPlace(anchor, () => {
+      const fragment = document.createDocumentFragment();
+      for (const item of items) fragment.append(this._build(item));
+      this.list.insertBefore(fragment, anchor);
+      this._prune("bottom");
+      this._updateMore();
+    });
+    this._again(this.more);
+  }
+
+  /** A sentinel still in view after drawing (a short page): go on once the layout settles. */
+  _again(sentinel) {
+    requestAnimationFrame(() => {
+      if (sentinel.hidden || !this.session) return;
+      const box = this.root.getBoundingClientRect();
+      const at = sentinel.getBoundingClientRect();
+      if (at.bottom >= box.top - 200 && at.top <= box.bottom + 200) {
+        if (sentinel === this.more) this.older();
+        else this.later();
+      }
+    });
+  }
+
+  /** Drop elements past the budget at one end ("top": the oldest; "bottom": the newest). */
+  _prune(end) {
+    let extra = this.list.childElementCount - ELEMENT_BUDGET;
+    if (extra <= 0) return;
+    const doomed = [];
+    let el = end === "top" ? this.list.firstElementChild : this.list.lastElementChild;
+    while (extra > 0 && el) {
+      doomed.push(el);
+      el = end === "top" ? el.nextElementSibling : el.previousElementSibling;
+      extra -= 1;
+    }
+    const stay = el;
+    const drop = () => {
+      for (const gone of doomed) {
+        this.elements.delete(gone.dataset.itemId);
+        gone.remove();
+      }
+    };
+    if (end === "top") this._keepInPlace(stay, drop);
+    else {
+      drop();
+      this.hiddenBelow = true;
+    }
   }
 
   /** Apply one change from state.apply for this view's session. */
   apply(change) {
     if (!this.session || change.sessionId !== this.session.info.sessionId) return;
-    const stick = this._nearBottom();
+    const stick = this._nearBottom() && !this.hiddenBelow;
     const item = change.itemId ? this.session.byId.get(change.itemId) : null;
     switch (change.type) {
-      case "itemAdded": {
-        const el = this._build(item);
-        const index = this.session.items.indexOf(item);
-        const next = this.session.items[index + 1];
-        const nextEl = next && this.elements.get(next.itemId);
-        this.list.insertBefore(el, nextEl ? nextEl.el : null);
-        break;
-      }
+      case "itemAdded":
       case "itemUpdated": {
         const entry = this.elements.get(change.itemId);
-        if (entry) this._refresh(entry, item);
-        else this.list.append(this._build(item));
+        if (entry) {
+          this._refresh(entry, item);
+          break;
+        }
+        // A new item gets an element when it falls inside the drawn window (or at its end,
+        // when that is the end of the session).
+        const index = this.session.items.indexOf(item);
+        const first = this._firstShown();
+        const last = this._lastShown();
+        if (index < 0 || (first >= 0 && index < first)) break;
+        if (first >= 0 && index > last && this.hiddenBelow) break;
+        if (!stick && index > last && this.list.childElementCount >= ELEMENT_BUDGET) {
+          // The user reads further up and the window is full: it waits below, drawn on scroll.
+          this.hiddenBelow = true;
+          break;
+        }
+        const next = this.session.items[index + 1];
+        const nextEl = next && this.elements.get(next.itemId);
+        this.list.insertBefore(this._build(item), nextEl ? nextEl.el : null);
+        if (stick) this._prune("top");
         break;
       }
       case "itemDelta":
@@ -105,6 +236,7 @@ export class TranscriptView {
       default:
         return;
     }
+    this._updateMore();
     if (stick) this.scrollToBottom();
   }
 
@@ -144,6 +276,11 @@ export class TranscriptView {
     return el;
   }
 
+  /** Is the session shown the main agent's (not a subagent's)? */
+  isRoot() {
+    return !(this.session && this.session.info.parentSessionId);
+  }
+
   _actions(item, actions) {
     return h(
       "div",
@@ -157,14 +294,18 @@ export class TranscriptView {
 
 const BUILDERS = {
   user_message(item, entry, view) {
-    const who = item.origin === "subagent" ? "Subagent report" : "You";
+    let who = "You";
+    if (item.origin === "subagent") who = "Subagent report";
+    else if (item.fromSessionId) who = "From the parent agent";
     entry.textEl = h("div", { class: "text" }, item.text || "");
+    // Restart and Fork work on the main agent's history, from the user's own messages.
+    const mine = item.origin !== "subagent" && !item.fromSessionId && view.isRoot();
     return h(
       "div",
-      { class: `user-message origin-${item.origin || "user"}` },
+      { class: `user-message origin-${item.origin || "user"}${item.fromSessionId ? " from-parent" : ""}` },
       h("div", { class: "who" }, who),
       entry.textEl,
-      item.origin === "subagent"
+      !mine
         ? null
         : view._actions(item, [
             ["restart", "Restart from here", "Start a new conversation from just before this message, with it in the composer"],
@@ -179,7 +320,9 @@ const BUILDERS = {
       "div",
       { class: "agent-message" },
       body,
-      item.status === "in_progress" ? null : view._actions(item, [["fork", "Fork", "Copy the conversation up to here into a new one"]]),
+      item.status === "in_progress" || !view.isRoot()
+        ? null
+        : view._actions(item, [["fork", "Fork", "Copy the conversation up to here into a new one"]]),
     );
   },
   reasoning(item, entry) {
@@ -216,19 +359,22 @@ const BUILDERS = {
     );
   },
   summary(item) {
-    const text = item.text || item.summary || "";
-    const body = h("div", { class: "markdown" });
-    new MarkdownStream(body, text);
+    // The compaction marker: everything above it reaches the model only as this summary.
+    const body = h("div", { class: "markdown summary-text" });
+    new MarkdownStream(body, item.text || "");
+    const how = item.reason === "manual" ? "by hand" : "automatically";
+    const count = Number.isInteger(item.coveredItems) && item.coveredItems > 0 ? `, ${item.coveredItems} items` : "";
     return h(
       "div",
-      { class: "summary-marker" },
-      h("div", { class: "marker-line" }, "Context compacted"),
-      h("details", {}, h("summary", {}, "Show summary"), body),
+      { class: "summary-marker", dataset: { reason: item.reason || "auto" } },
+      h("div", { class: "marker-line" }, "Context compacted", h("span", { class: "marker-reason" }, `(${how}${count})`)),
+      h("details", { class: "summary-details" }, h("summary", {}, "Show summary"), body),
     );
   },
   notice(item) {
     const label = item.kind === "interrupted" ? "Interrupted" : item.text || "Notice";
-    return h("div", { class: `notice notice-${item.kind || "info"}`, title: item.text || "" }, label);
+    const failed = item.kind === "turn_failed" ? " turn-failed" : "";
+    return h("div", { class: `notice notice-${item.kind || "info"}${failed}`, title: item.text || "" }, label);
   },
   turn_failed(item) {
     const err = item.error || {};
