@@ -2,8 +2,8 @@
 
 Measures:
 1. the raw limit: read every journal file and parse every line with orjson (no index), MB/s;
-2. `reindex` of the same corpus (repair scan, fold, rows, one bulk transaction), MB/s and the
-   ratio to (1);
+2. `reindex` of the same corpus (read + repair, fold, rows, texts and FTS loaded on a second
+   thread, one transaction), MB/s and the ratio to (1);
 3. `Store.list_conversations`: one page of 50 (mean of 20), and all of them (pages of 500, best
    of 5), out of 10,000 conversations (a separate corpus of small conversations).
 

@@ -39,6 +39,8 @@ CREATE TRIGGER texts_ai AFTER INSERT ON texts BEGIN
     INSERT INTO search (rowid, text) VALUES (new.rowid, new.text);
 END;
 """
+# Both created apart from SCHEMA too: reindex builds them after the bulk load.
+TEXTS_INDEX: Final = "CREATE INDEX texts_by_conversation ON texts (conversation_id, kind)"
 SCHEMA: Final = (
     """
 CREATE TABLE conversations (
@@ -83,7 +85,9 @@ CREATE TABLE texts (
     kind TEXT NOT NULL,
     text TEXT NOT NULL
 );
-CREATE INDEX texts_by_conversation ON texts (conversation_id, kind);
+"""
+    + TEXTS_INDEX
+    + """;
 CREATE VIRTUAL TABLE search USING fts5 (text, content='texts', content_rowid='rowid');
 CREATE TRIGGER texts_ad AFTER DELETE ON texts BEGIN
     INSERT INTO search (search, rowid, text) VALUES ('delete', old.rowid, old.text);
@@ -133,18 +137,23 @@ class ItemStats:
     updated_at: str = ""
 
     def add(self, records: Iterable[r.Record]) -> None:
-        for record in records:
-            ts = record.get("ts")
-            if isinstance(ts, str) and ts > self.updated_at:
-                self.updated_at = ts
-            item = record.get("item")
-            if record.get("type") != r.ITEM or not isinstance(item, dict):
-                continue
-            if item.get("type") in MESSAGE_TYPES:
-                self.message_count += 1
-            text = r.item_text(item)
-            if text:
-                self.texts.append(text)
+        # Comprehensions rather than one loop with branches: reindex feeds every record through
+        # here. Same result as checking each record in turn: updated_at is the greatest string ts;
+        # a message is an item record whose item dict has a message type; its text is
+        # `r.item_text`, which is empty for every other item.
+        records = records if isinstance(records, list) else list(records)
+        stamps = [ts for record in records if isinstance(ts := record.get("ts"), str)]
+        if stamps:
+            self.updated_at = max(self.updated_at, max(stamps))
+        messages = [
+            item
+            for record in records
+            if record.get("type") == r.ITEM
+            and isinstance(item := record.get("item"), dict)
+            and item.get("type") in MESSAGE_TYPES
+        ]
+        self.message_count += len(messages)
+        self.texts += [text for item in messages if (text := r.item_text(item))]
 
 
 def conversation_row(meta: m.ConversationMeta, message_count: int, updated_at: str) -> Row:

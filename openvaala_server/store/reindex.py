@@ -11,7 +11,8 @@ is skipped with a reason, never fatal: an invalid directory name, a symlink, a m
 metadata.jsonl, a conversation written by a newer OpenVaala.
 
 It must run with the server stopped (or through `Store.reindex`, which pauses the store's files).
-The bulk work uses plain sqlite3 in a thread: one transaction, executemany, no per-row round trip.
+The bulk work uses plain sqlite3 in a thread: one transaction, no per-row round trip; the texts and
+their search index are loaded by a second thread while the files are parsed (`_TextsLoader`).
 """
 
 from __future__ import annotations
@@ -19,11 +20,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import queue
 import shutil
 import sqlite3
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Final
+
+import orjson
 
 from openvaala_server.domain import meta as m
 from openvaala_server.domain import records as r
@@ -71,6 +77,11 @@ class ReindexReport:
 def read_meta(path: Path) -> tuple[m.ConversationMeta, journal.JournalRead]:
     """Fold a metadata.jsonl. Raises OSError, `FormatTooNew` or `CorruptConversation`."""
     read = journal.read_journal(path)
+    return fold_meta(path, read), read
+
+
+def fold_meta(path: Path, read: journal.JournalRead) -> m.ConversationMeta:
+    """Fold the read of a metadata.jsonl. Raises `FormatTooNew` or `CorruptConversation`."""
     if read.records:
         version = read.records[0].get("formatVersion", r.FORMAT_VERSION)
         if isinstance(version, int) and version > r.FORMAT_VERSION:
@@ -81,7 +92,7 @@ def read_meta(path: Path) -> tuple[m.ConversationMeta, journal.JournalRead]:
         meta, _ = ix.fold_conversation(read.records)
     except m.MetaError as exc:
         raise CorruptConversation(f"{path}: {exc}") from exc
-    return meta, read
+    return meta
 
 
 def _index_conversation(
@@ -94,25 +105,27 @@ def _index_conversation(
         return "no metadata.jsonl"
     files = [meta_path] + [path for _, path in data_dir.session_files(cid)]
     try:
+        # Every file is repaired (in order) before anything is folded, as separate repair and
+        # read passes would; `read_repaired` does both with one read of the file.
+        reads: list[journal.JournalRead] = []
         for path in files:
-            sidecar = journal.repair(path)
+            read, sidecar = journal.read_repaired(path)
             if sidecar is not None:
                 report.torn_repaired.append(sidecar)
-        meta, read = read_meta(meta_path)
-        report.problems += [(meta_path, p) for p in read.problems]
-        report.bytes_read += read.good_length
-        stats = ix.ItemStats()
-        for path in files[1:]:
-            session = journal.read_journal(path)
-            report.problems += [(path, p) for p in session.problems]
-            report.bytes_read += session.good_length
-            stats.add(session.records)
+            reads.append(read)
+        meta = fold_meta(meta_path, reads[0])
     except FormatTooNew:
         return "newer format"
     except CorruptConversation as exc:
         return f"unreadable: {exc}"
     except OSError as exc:
         return f"unreadable: {exc}"
+    stats = ix.ItemStats()
+    for path, read in zip(files, reads, strict=True):
+        report.problems += [(path, p) for p in read.problems]
+        report.bytes_read += read.good_length
+        if path is not meta_path:
+            stats.add(read.records)
     return meta, stats
 
 
@@ -120,11 +133,97 @@ def _finish_deletion(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
+# One statement inserts a whole chunk of texts rows, given as a JSON array of [id, kind, text],
+# and one more adds them to the FTS index: SQLite runs each without holding the GIL, so they
+# overlap with the parsing of the next files (executemany would take the GIL back for every row
+# and crawl behind the parser).
+INSERT_TEXTS_JSON: Final = (
+    "INSERT INTO texts (conversation_id, kind, text) SELECT json_extract(value, '$[0]'), "
+    "json_extract(value, '$[1]'), json_extract(value, '$[2]') FROM json_each(?)"
+)
+# SQLite's JSON functions cut a string at an escaped NUL: such a chunk goes through executemany.
+INDEX_TEXTS_AFTER: Final = (
+    "INSERT INTO search (rowid, text) SELECT rowid, text FROM texts WHERE rowid > ?"
+)
+_JSON_NUL: Final = b"\\u0000"
+_CHUNK: Final = 8192  # texts rows per statement
+_QUEUED: Final = 4  # chunks waiting for the loader thread at most
+
+
+class _TextsLoader:
+    """Inserts texts rows, in order, and indexes them for search, on a second thread while the
+    caller reads the next files. The texts insert trigger must be dropped.
+
+    The connection belongs to the loader thread until `finish`/`close`. Without SQLite's JSON
+    functions it does it all in the caller's thread in `finish`: the rows, then one FTS5
+    'rebuild' from the finished table (about twice as fast as row by row through the trigger).
+    """
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._rows: list[ix.Row] = []
+        self._error: BaseException | None = None
+        self._queue: queue.Queue[tuple[bytes, list[ix.Row]] | None] = queue.Queue(_QUEUED)
+        self._thread: threading.Thread | None = None
+        try:
+            conn.execute("SELECT json_extract(value, '$[0]') FROM json_each('[[1]]')").fetchall()
+        except sqlite3.OperationalError:  # an SQLite built without JSON
+            return
+        self._thread = threading.Thread(target=self._run, name="reindex-texts", daemon=True)
+        self._thread.start()
+
+    def add(self, rows: list[ix.Row]) -> None:
+        self._rows += rows
+        if self._thread is not None and len(self._rows) >= _CHUNK:
+            self._send()
+
+    def finish(self) -> None:
+        """Insert what is left and wait for every row to be in; raises the loader's error."""
+        if self._thread is None:
+            self._conn.executemany(ix.INSERT_TEXT, self._rows)
+            self._rows = []
+            self._conn.execute("INSERT INTO search (search) VALUES ('rebuild')")
+            return
+        if self._rows:
+            self._send()
+        self.close()
+        if self._error is not None:
+            raise self._error
+
+    def close(self) -> None:
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join()
+            self._thread = None
+
+    def _send(self) -> None:
+        rows, self._rows = self._rows, []
+        self._queue.put((orjson.dumps(rows), rows))
+
+    def _run(self) -> None:
+        inserted = 0  # texts rowids count from 1 in the new file
+        while (chunk := self._queue.get()) is not None:
+            if self._error is not None:
+                continue  # drain, so the caller never blocks; finish() raises
+            data, rows = chunk
+            try:
+                if _JSON_NUL in data:
+                    self._conn.executemany(ix.INSERT_TEXT, rows)
+                else:
+                    self._conn.execute(INSERT_TEXTS_JSON, (data.decode(),))
+                self._conn.execute(INDEX_TEXTS_AFTER, (inserted,))
+                inserted += len(rows)
+            except BaseException as exc:
+                self._error = exc
+
+
 def build(data_dir: DataDir, db_path: Path) -> ReindexReport:
     """Write a complete index of `data_dir` into the new file `db_path` (synchronous)."""
     started = time.perf_counter()
     report = ReindexReport()
-    conn = sqlite3.connect(db_path, isolation_level=None)
+    # Used by the texts loader's thread too, never by two threads at once.
+    conn = sqlite3.connect(db_path, isolation_level=None, check_same_thread=False)
+    loader: _TextsLoader | None = None
     try:
         # A fresh private file: no rollback journal needed, the caller fsyncs it before use.
         conn.execute("PRAGMA journal_mode = OFF")
@@ -132,10 +231,15 @@ def build(data_dir: DataDir, db_path: Path) -> ReindexReport:
         conn.execute("PRAGMA cache_size = -262144")  # 256 MB: the FTS build is cache-bound
         ix.create_schema(conn)
         conn.execute("BEGIN")
+        # Bulk load first, secondary structures after: the texts index is built once from the
+        # finished table (sorting beats 200,000 B-tree inserts) and so is the FTS index below.
+        conn.execute("DROP INDEX texts_by_conversation")
+        # The texts and their FTS index are filled by the loader, not row by row by the trigger.
+        conn.execute("DROP TRIGGER texts_ai")
+        loader = _TextsLoader(conn)
         conversations: list[ix.Row] = []
         sessions: list[ix.Row] = []
         turns: list[ix.Row] = []
-        texts: list[ix.Row] = []
         try:
             names = sorted(os.listdir(data_dir.conversations_dir))
         except FileNotFoundError:
@@ -164,21 +268,20 @@ def build(data_dir: DataDir, db_path: Path) -> ReindexReport:
             conversations.append(ix.conversation_row(meta, stats.message_count, stats.updated_at))
             sessions += ix.session_rows(meta)
             turns += ix.turn_rows(meta)
-            texts.append((name, ix.TITLE, meta.title))
-            texts += [(name, ix.MESSAGE, text) for text in stats.texts]
+            loader.add([(name, ix.TITLE, meta.title)])
+            loader.add([(name, ix.MESSAGE, text) for text in stats.texts])
+        loader.finish()
         conn.executemany(ix.INSERT_CONVERSATION, conversations)
         conn.executemany(ix.UPSERT_SESSION, sessions)
         conn.executemany(ix.UPSERT_TURN, turns)
-        # Fill the FTS index once from the finished table ('rebuild') instead of row by row
-        # through the trigger: about twice as fast for a bulk load.
-        conn.execute("DROP TRIGGER texts_ai")
-        conn.executemany(ix.INSERT_TEXT, texts)
-        conn.execute("INSERT INTO search (search) VALUES ('rebuild')")
         conn.execute(ix.TEXTS_INSERT_TRIGGER)
+        conn.execute(ix.TEXTS_INDEX)
         # Consistent with the directories as of now: the next open may trust it.
         conn.execute("INSERT INTO state VALUES ('clean', '1')")
         conn.execute("COMMIT")
     finally:
+        if loader is not None:
+            loader.close()
         conn.close()
     report.seconds = time.perf_counter() - started
     return report
