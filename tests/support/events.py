@@ -26,7 +26,7 @@ async def collect_until(
     try:
         await asyncio.wait_for(run(), timeout)
     except TimeoutError:
-        methods = [n["method"] for n in notes[-20:]]
+        methods = [n["method"] for n in notes[-40:]]
         raise AssertionError(f"timed out; last notifications: {methods}") from None
     return notes
 
