@@ -150,7 +150,8 @@ class ItemStats:
             for record in records
             if record.get("type") == r.ITEM
             and isinstance(item := record.get("item"), dict)
-            and item.get("type") in MESSAGE_TYPES
+            and isinstance(kind := item.get("type"), str)  # a damaged record: no crash
+            and kind in MESSAGE_TYPES
         ]
         self.message_count += len(messages)
         self.texts += [text for item in messages if (text := r.item_text(item))]

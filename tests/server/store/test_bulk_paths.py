@@ -215,3 +215,20 @@ async def test_reindexed_schema_and_search_equal_a_fresh_index(
     await reindex.reindex(DataDir(tmp_path / "copy"), db_path=second)
     for word in ("plain", "title", "quote", "é"):
         assert search_rows(first, word) == search_rows(second, word) != []
+
+
+def test_an_item_with_a_nonsense_type_does_not_stop_a_reindex() -> None:
+    from openvaala_server.store.index import ItemStats
+
+    stats = ItemStats()
+    stats.add(
+        [
+            {"type": "item", "ts": "2026-01-01T00:00:00Z", "item": {"type": ["a", "list"]}},
+            {
+                "type": "item",
+                "ts": "2026-01-01T00:00:01Z",
+                "item": {"type": "user_message", "text": "hi"},
+            },
+        ]
+    )
+    assert stats.message_count == 1 and stats.texts == ["hi"]
