@@ -83,9 +83,13 @@ class LiveConversation:
     def is_dormant(self) -> bool:
         """Nothing runs, waits or watches: safe to unload."""
         loading = self._history_task is not None and not self._history_task.done()
-        return not loading and self.hub.subscriber_count == 0 and all(
-            s.turn is None and not s.compacting and not s.inbox.waiting
-            for s in self.sessions.values()
+        return (
+            not loading
+            and self.hub.subscriber_count == 0
+            and all(
+                s.turn is None and not s.compacting and not s.inbox.waiting
+                for s in self.sessions.values()
+            )
         )
 
     def any_turn_running(self) -> bool:
