@@ -83,6 +83,10 @@ def test_two_tabs_stay_identical(daemon_factory: DaemonFactory, ui_factory: UIFa
     one.wait_idle()
     two.wait_idle()
     two.send("think: about tabs")
+    # Wait until both tabs have the whole second turn, not merely an idle moment before it.
+    for ui in (one, two):
+        expect(ui.page.locator("#transcript .item")).to_have_count(7)
+        expect(ui.page.locator(".item[data-type='agent_message']").last).to_contain_text("You said")
     one.wait_idle()
     two.wait_idle()
     expect(one.page.locator(".item[data-type='reasoning']")).to_have_count(1)
