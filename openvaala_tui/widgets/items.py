@@ -2,17 +2,46 @@
 
 from __future__ import annotations
 
+import time
+
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.markdown import Markdown as RichMarkdown
+from rich.segment import Segment
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, Static
-from textual.widgets.markdown import MarkdownStream
 
 from openvaala_tui import format as fmt
 from openvaala_tui.state import Item
 
 OUTPUT_LINES = 200  # lines of tool output kept on screen (the full output stays on the item)
 ENDED = ("interrupted", "failed")
+FRAME_S = 0.03  # streamed deltas are drawn at most this often per item
+
+
+class RenderedMarkdown:
+    """Markdown text as a Rich renderable that renders once per width: Textual asks for the
+    lines twice (to measure the height, then to draw), and again on every repaint."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._width = -1
+        self._lines: list[list[Segment]] = []
+
+    def lines(self, console: Console, options: ConsoleOptions) -> list[list[Segment]]:
+        if options.max_width != self._width:
+            self._width = options.max_width
+            markdown = RichMarkdown(self.text) if self.text.strip() else Text("")
+            self._lines = console.render_lines(markdown, options.update(height=None), pad=False)
+        return self._lines
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        newline = Segment.line()
+        for line in self.lines(console, options):
+            yield from line
+            yield newline
 
 
 def mark_status(widget: Widget, status: str) -> None:
@@ -23,7 +52,11 @@ def mark_status(widget: Widget, status: str) -> None:
 
 
 class ItemWidget(Widget):
-    """Base: `item` is the latest known state of the item shown."""
+    """Base: `item` is the latest known state of the item shown.
+
+    Streamed deltas are coalesced: `append` records them and `_schedule` draws them with
+    `_draw_stream` at most once per `FRAME_S`, so a fast stream costs a few layouts a second,
+    not one per delta."""
 
     DEFAULT_CSS = "ItemWidget { height: auto; }"
 
@@ -31,27 +64,53 @@ class ItemWidget(Widget):
         super().__init__(classes="item")
         self.item = item
         self.item_id = str(item.get("itemId"))
+        self._drawn_at = 0.0
+        self._timer: Timer | None = None
 
     async def append(self, field: str, delta: str) -> None:
         """A streamed delta (the item itself was already updated by the state)."""
 
     async def complete(self, item: Item) -> None:
+        self._cancel_draw()
         self.item = item
         mark_status(self, str(item.get("status") or ""))
+
+    def _schedule(self) -> None:
+        """Draw what was streamed now, or after the rest of the frame if one was just drawn."""
+        if self._timer is not None or not self.is_mounted:
+            return
+        wait = self._drawn_at + FRAME_S - time.monotonic()
+        if wait <= 0:
+            self._flush()
+        else:
+            self._timer = self.set_timer(wait, self._flush)
+
+    def _flush(self) -> None:
+        self._timer = None
+        self._drawn_at = time.monotonic()
+        self._draw_stream()
+
+    def _cancel_draw(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+
+    def _draw_stream(self) -> None:
+        """Show the item's current state (subclasses that stream)."""
 
 
 class UserMessage(ItemWidget):
     """The user's message; in a subagent's transcript, what its parent agent sent it; in a
     parent's, a subagent's report."""
 
-    def compose(self) -> ComposeResult:
+    def render(self) -> Text:  # one widget per message: no child to mount
         origin = self.item.get("origin", "user")
         prefix = ""
         if origin == "subagent":
             prefix = "↳ report from a subagent\n"
         elif self.item.get("fromSessionId"):
             prefix = "↳ from the parent agent\n"
-        yield Static(Text(prefix + str(self.item.get("text") or "")), classes="user-text")
+        return Text(prefix + str(self.item.get("text") or ""))
 
     def on_mount(self) -> None:
         self.add_class("user")
@@ -65,41 +124,54 @@ class UserMessage(ItemWidget):
 
 
 class AgentMessage(ItemWidget):
-    """Agent text as Markdown, streamed with `Markdown.get_stream`."""
+    """Agent text as Markdown, drawn by the widget itself (Rich's Markdown, rendered once per
+    width and text): a long history costs one widget per message. While the text streams in,
+    it is re-rendered at most once per `FRAME_S`, and the layout is only redone when its
+    height changes."""
 
     def __init__(self, item: Item) -> None:
         super().__init__(item)
         self._shown = str(item.get("text") or "")
-        self._stream: MarkdownStream | None = None
+        self._body = RenderedMarkdown(self._shown)
 
-    def compose(self) -> ComposeResult:
-        yield Markdown(self._shown, classes="agent-text")
+    @property
+    def source(self) -> str:
+        """The Markdown shown."""
+        return self._shown
 
     def on_mount(self) -> None:
         self.add_class("agent")
         mark_status(self, str(self.item.get("status") or ""))
 
+    def render(self) -> RenderedMarkdown:
+        return self._body
+
     async def append(self, field: str, delta: str) -> None:
         if field != "text" or not delta:
             return
-        if self._stream is None:
-            self._stream = Markdown.get_stream(self.query_one(Markdown))
         self._shown += delta
-        await self._stream.write(delta)
+        self._schedule()
 
     async def complete(self, item: Item) -> None:
         await super().complete(item)
-        if self._stream is not None:
-            await self._stream.stop()
-            self._stream = None
         final = str(item.get("text") or "")
-        if final != self._shown:
+        if final != self._shown or final != self._body.text:
             self._shown = final
-            await self.query_one(Markdown).update(final)
+            self._draw_stream()
 
-    async def on_unmount(self) -> None:
-        if self._stream is not None:
-            await self._stream.stop()
+    def _draw_stream(self) -> None:
+        if self._body.text == self._shown:
+            return
+        self._body = RenderedMarkdown(self._shown)
+        width = self.content_region.width
+        if width <= 0 or not self.is_mounted:
+            self.refresh(layout=True)
+            return
+        # Render now (the paint reuses it): the layout is redone only if the height changed.
+        app = self.app
+        options = app.console_options.update_width(width).update(highlight=False)
+        height = len(self._body.lines(app.console, options))
+        self.refresh(layout=height != self.content_region.height)
 
 
 class Reasoning(ItemWidget):
@@ -119,6 +191,9 @@ class Reasoning(ItemWidget):
         return "Thought: " + fmt.first_line(str(self.item.get("text") or ""), 60)
 
     async def append(self, field: str, delta: str) -> None:
+        self._schedule()
+
+    def _draw_stream(self) -> None:
         self.query_one(".reasoning-text", Static).update(Text(str(self.item.get("text") or "")))
 
     async def complete(self, item: Item) -> None:
@@ -158,9 +233,13 @@ class ToolBlock(ItemWidget):
         self._refresh()
 
     async def append(self, field: str, delta: str) -> None:
+        self._schedule()
+
+    def _draw_stream(self) -> None:
         self._refresh()
 
     async def complete(self, item: Item) -> None:
+        self._cancel_draw()
         if item.get("type") == "tool_result":
             self.result = item
         else:
@@ -211,8 +290,8 @@ class ToolBlock(ItemWidget):
 
 
 class Notice(ItemWidget):
-    def compose(self) -> ComposeResult:
-        yield Static(Text("ⓘ " + str(self.item.get("text") or "")), classes="notice-text")
+    def render(self) -> Text:
+        return Text("ⓘ " + str(self.item.get("text") or ""))
 
     def on_mount(self) -> None:
         self.add_class("notice")

@@ -17,8 +17,8 @@ from textual.widgets import Static
 from openvaala_tui.state import Item
 from openvaala_tui.widgets.items import ItemWidget, ToolBlock, make_item_widget
 
-FIRST_PAGE = 100
-WIDGET_BUDGET = 300
+FIRST_PAGE = 20
+WIDGET_BUDGET = 60
 
 
 class Transcript(VerticalScroll):

@@ -9,7 +9,7 @@ from textual.widgets import Collapsible, Markdown
 from openvaala_tui.app import VaalaApp
 from openvaala_tui.screens import AgentsScreen, ListPicker
 from openvaala_tui.widgets.items import AgentMessage, Summary, UserMessage
-from openvaala_tui.widgets.transcript import Transcript
+from openvaala_tui.widgets.transcript import FIRST_PAGE, Transcript
 from tests.tui.conftest import Clients, demo_config, notices, ready, type_and_send, wait_for
 
 
@@ -207,7 +207,7 @@ async def test_scroll_to_top_pages_in_older_items(daemon_factory: Any, clients: 
         "conversation"
     ]["conversationId"]
     await client.subscribe(cid)
-    for n in range(55):  # 55 turns = 110 items: more than the snapshot's page of 100
+    for n in range(55):  # 55 turns = 110 items: several pages of FIRST_PAGE
         await client.request(
             "input/send", {"conversationId": cid, "text": f"m{n}", "mode": "queue"}
         )
@@ -218,7 +218,7 @@ async def test_scroll_to_top_pages_in_older_items(daemon_factory: Any, clients: 
     async with app.run_test(size=(100, 40)) as pilot:
         await ready(pilot)
         transcript = app.query_one(Transcript)
-        await wait_for(pilot, lambda: len(transcript.item_widgets) == 100, what="first page")
+        await wait_for(pilot, lambda: len(transcript.item_widgets) == FIRST_PAGE, what="first page")
         assert transcript.more_above
         await wait_for(pilot, lambda: transcript.max_scroll_y > 0, what="the layout")
         # The user scrolls to the top: the earlier items page in above, and what was at the
@@ -227,12 +227,24 @@ async def test_scroll_to_top_pages_in_older_items(daemon_factory: Any, clients: 
         transcript.scroll_home(animate=False, immediate=True)
         await pilot.pause()
         offset = top.virtual_region.y - transcript.scroll_y
-        await wait_for(pilot, lambda: len(transcript.item_widgets) == 110, what="older page")
+        await wait_for(
+            pilot, lambda: len(transcript.item_widgets) == 2 * FIRST_PAGE, what="older page"
+        )
         await pilot.pause()
-        assert transcript.item_widgets[0].item.get("text") == "m0"
-        assert not transcript.more_above
         assert transcript.scroll_y > 0
         assert top.virtual_region.y - transcript.scroll_y == offset
+        # Scrolling to the top again and again pages in the rest, down to the first message.
+        while transcript.more_above:
+            count = len(transcript.item_widgets)
+            transcript.scroll_home(animate=False, immediate=True)
+            await wait_for(
+                pilot, lambda n=count: len(transcript.item_widgets) > n, what="older page"
+            )
+            await pilot.pause()
+        assert len(transcript.item_widgets) == 110
+        assert transcript.item_widgets[0].item.get("text") == "m0"
+        top = transcript.item_widgets[0]
+        offset = top.virtual_region.y - transcript.scroll_y
         # Live items still arrive at the bottom while the user reads further up.
         await client.subscribe(cid)
         await client.request("input/send", {"conversationId": cid, "text": "late", "mode": "queue"})

@@ -35,7 +35,7 @@ async def test_send_and_watch_a_turn_stream(daemon_factory: Any, clients: Client
         message = app.transcript.query_one(AgentMessage)
         await wait_for(
             pilot,
-            lambda: "offline demo model" in message.query_one("Markdown").source,
+            lambda: "offline demo model" in message.source,
             what="the markdown",
         )
         assert app.composer.is_empty
