@@ -74,12 +74,13 @@ class AnthropicProvider:
         self.base_url = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         host = http.host_label(self.base_url)
         self.label = "Anthropic" if host == "api.anthropic.com" else f"the Anthropic API at {host}"
+        self.wire_cache: http.WireCache[Wire] = http.WireCache(item_wire)
 
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.config.model,
             "max_tokens": self.config.max_output_tokens,
-            "messages": to_messages(request.items),
+            "messages": to_messages(request.items, self.wire_cache),
             "stream": True,
         }
         if request.instructions:
@@ -284,21 +285,50 @@ def _block_for(item: Item) -> tuple[str, dict[str, Any]] | None:
     return None
 
 
-def to_messages(items: list[Item]) -> list[dict[str, Any]]:
+# The wire form of one item: (role, content block, a message of that block alone), or None.
+Wire = tuple[str, dict[str, Any], dict[str, Any]] | None
+
+
+def item_wire(item: Item) -> Wire:
+    """The pure per-item part of `to_messages` (cached per provider by `http.WireCache`)."""
+    entry = _block_for(item)
+    if entry is None:
+        return None
+    role, block = entry
+    return role, block, {"role": role, "content": [block]}
+
+
+def to_messages(
+    items: list[Item], cache: http.WireCache[Wire] | None = None
+) -> list[dict[str, Any]]:
+    """The `messages` of a request; with `cache`, finished items' wire forms are reused.
+
+    Cached objects are shared between requests, so they are never modified here: a message that
+    gets a second block is first replaced by a copy this call owns.
+    """
+    paired = http.pair_tool_calls(items)
+    wires = cache.wire(paired) if cache is not None else [item_wire(i) for i in paired]
     messages: list[dict[str, Any]] = []
-    for item in http.pair_tool_calls(items):
-        entry = _block_for(item)
-        if entry is None:
+    append = messages.append
+    last_role = None
+    content: list[dict[str, Any]] | None = None  # the last message's blocks, if this call owns it
+    for wire in wires:
+        if wire is None:
             continue
-        role, block = entry
-        if messages and messages[-1]["role"] == role:
-            content: list[dict[str, Any]] = messages[-1]["content"]
-            if block["type"] == "tool_result":
-                # Tool results must lead a user message; a note merged before them moves after.
-                position = sum(1 for b in content if b["type"] == "tool_result")
-                content.insert(position, block)
-            else:
-                content.append(block)
+        role, block, alone = wire
+        if role != last_role:
+            append(alone)
+            last_role = role
+            content = None
+            continue
+        # Consecutive items of one role are one message (the API wants alternating roles).
+        if content is None:
+            content = list(messages[-1]["content"])
+            messages[-1] = {"role": role, "content": content}
+        if block["type"] == "tool_result":
+            # Tool results must lead a user message; a note merged before them moves after.
+            position = sum(1 for b in content if b["type"] == "tool_result")
+            content.insert(position, block)
         else:
-            messages.append({"role": role, "content": [block]})
+            content.append(block)
     return messages

@@ -18,11 +18,12 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import Any
+from itertools import repeat
+from typing import Any, Generic, TypeVar
 from urllib.parse import urlsplit
 
 import httpx
@@ -31,6 +32,9 @@ from httpx_sse import EventSource, ServerSentEvent, aconnect_sse
 from openvaala_server.config import ModelConfig
 from openvaala_server.domain.records import (
     AGENT_MESSAGE,
+    COMPLETED,
+    FAILED,
+    INTERRUPTED,
     NOTICE,
     REASONING,
     TOOL_CALL,
@@ -388,42 +392,37 @@ def pair_tool_calls(items: list[Item]) -> list[Item]:
     interrupted call gets a synthetic error result; a result whose call is no longer in context
     (cut by compaction) becomes a note instead. Results are moved to follow their group of
     consecutive calls, which is where all three APIs require them.
+
+    Items pass through as the same objects (the providers' `WireCache` relies on it); only the
+    synthetic results and the notes are new. This runs on the whole context before every model
+    call, so it is written for speed: one pass, set lookups, no closures.
     """
     out: list[Item] = []
-    calls: list[Item] = []
+    append = out.append
+    calls: list[Item] = []  # the open group of consecutive calls
+    call_ids: set[Any] = set()  # their (hashable) callIds
     results: dict[str, Item] = {}
     notes: list[Item] = []
-
-    def flush() -> None:
-        for call in calls:
-            call_id = str(call.get("callId", ""))
-            out.append(
-                results.get(call_id)
-                or {
-                    "type": TOOL_RESULT,
-                    "callId": call_id,
-                    "name": call.get("name", ""),
-                    "output": INTERRUPTED_RESULT,
-                    "isError": True,
-                    "status": "completed",
-                }
-            )
-        out.extend(notes)
-        calls.clear()
-        results.clear()
-        notes.clear()
 
     for item in items:
         kind = item.get("type")
         if kind == TOOL_CALL:
             if results:  # a new round of calls after results: the previous group is complete
-                flush()
-            if not any(c.get("callId") == item.get("callId") for c in calls):
+                _flush(out, calls, results, notes)
+                call_ids.clear()
+            raw = item.get("callId")
+            try:
+                seen = raw in call_ids
+            except TypeError:  # an unhashable callId: compare the slow way
+                seen = any(c.get("callId") == raw for c in calls)
+            else:
+                call_ids.add(raw)
+            if not seen:
                 calls.append(item)
-                out.append(item)
+                append(item)
         elif kind == TOOL_RESULT:
             call_id = str(item.get("callId", ""))
-            if any(c.get("callId") == call_id for c in calls) and call_id not in results:
+            if call_id in call_ids and call_id not in results:
                 results[call_id] = item
             else:
                 note = {
@@ -433,17 +432,41 @@ def pair_tool_calls(items: list[Item]) -> list[Item]:
                 }
                 # Inside an open group the note waits until the group's results are out.
                 (notes if calls else out).append(note)
-        elif kind in (AGENT_MESSAGE, REASONING) and calls and not results:
+        elif not calls:
+            append(item)
+        elif kind in (AGENT_MESSAGE, REASONING) and not results:
             # Text or reasoning between calls of one assistant step (Anthropic can interleave
             # them) belongs to that step: keep it in place, the results still follow.
-            out.append(item)
+            append(item)
         else:
-            if calls:
-                flush()
-            out.append(item)
+            _flush(out, calls, results, notes)
+            call_ids.clear()
+            append(item)
     if calls:
-        flush()
+        _flush(out, calls, results, notes)
     return out
+
+
+def _flush(out: list[Item], calls: list[Item], results: dict[str, Item], notes: list[Item]) -> None:
+    """Close a group of calls: each call's result (or a synthetic one), then the waiting notes."""
+    for call in calls:
+        call_id = str(call.get("callId", ""))
+        out.append(
+            results.get(call_id)
+            or {
+                "type": TOOL_RESULT,
+                "callId": call_id,
+                "name": call.get("name", ""),
+                "output": INTERRUPTED_RESULT,
+                "isError": True,
+                "status": "completed",
+            }
+        )
+    if notes:
+        out.extend(notes)
+        notes.clear()
+    calls.clear()
+    results.clear()
 
 
 def last_user_index(items: list[Item]) -> int:
@@ -456,3 +479,95 @@ def last_user_index(items: list[Item]) -> int:
 
 def is_message(item: Item) -> bool:
     return item.get("type") in (USER_MESSAGE, AGENT_MESSAGE)
+
+
+# --- Reusing the wire form of finished items --------------------------------------------------
+
+W = TypeVar("W")
+
+# Statuses after which an item never changes (records are never rewritten; see records.py).
+FINAL_STATUSES = frozenset({COMPLETED, INTERRUPTED, FAILED})
+
+
+class WireCache(Generic[W]):
+    """The per-item wire form of finished items, computed once per provider and reused.
+
+    Every model call sends the whole context again, and all of it but the newest items was sent
+    before, unchanged: a finished item (status completed, interrupted or failed) never changes.
+    So a provider converts each item once with its pure per-item function `convert` and looks the
+    result up on later calls. Only that per-item part is cached; what depends on other items —
+    pairing calls with results (synthetic results for interrupted calls), merging messages,
+    choosing which reasoning to send back — is decided afresh on every call, from the cached parts.
+
+    Entries are keyed by the item object itself (its ``id()``; the entry holds the item, so that
+    id cannot be reused while the entry lives): an item read again from disk, or a copy, is
+    converted again. An item without an ``itemId`` (the synthetic results and notes of
+    `pair_tool_calls`, new on every call) or not yet finished (still streaming) is never cached.
+    This relies on the runtime's rule that a finished item's dict is never modified. The cached
+    wire objects are shared between requests: assembly must never mutate them (it copies one
+    before adding to it).
+
+    Bounded: two generations of at most `generation` entries each. New entries go into the young
+    one; when it is full it becomes the old one (the previous old one is dropped), and an entry
+    found in the old generation moves back to the young one. So a session that keeps calling the
+    model keeps its entries, and the items of sessions no longer in use are let go after at most
+    two rotations (until then the cache keeps them in memory).
+    """
+
+    def __init__(self, convert: Callable[[Item], W], generation: int = 16_384) -> None:
+        self.convert = convert
+        self.generation = generation
+        # id(item) -> wire form; the items themselves are held by the lists beside, which is
+        # what keeps those ids from being reused while their entries live.
+        self._young: dict[int, W] = {}
+        self._young_items: list[Item] = []
+        self._old: dict[int, W] = {}
+        self._old_items: list[Item] = []
+        self.conversions = 0  # how many times `convert` ran (for tests and benchmarks)
+
+    def __len__(self) -> int:
+        return len(self._young) + len(self._old)
+
+    def clear(self) -> None:
+        self._young, self._young_items, self._old, self._old_items = {}, [], {}, []
+
+    def wire(self, items: list[Item]) -> list[W]:
+        """`[convert(item) for item in items]`, reusing earlier conversions of finished items."""
+        # The lookups run at C speed; only the misses (new or unfinished items, synthetic
+        # results) go through Python. A cached `None` (an item that sends nothing) is a hit.
+        out: list[Any] = list(map(self._young.get, map(id, items), repeat(_MISS)))
+        index = -1
+        try:
+            while True:
+                index = out.index(_MISS, index + 1)
+                out[index] = self._miss(items[index])
+        except ValueError:
+            pass
+        return out
+
+    def _miss(self, item: Item) -> W:
+        self.conversions += 1
+        if "itemId" not in item or item.get("status") not in FINAL_STATUSES:
+            return self.convert(item)  # not finished (or synthetic): not cached
+        key = id(item)
+        if key in self._old:  # used again: back to the young generation
+            wire = self._old.pop(key)
+            self.conversions -= 1
+        else:
+            wire = self.convert(item)
+        if len(self._young) >= self.generation:
+            self._old, self._old_items = self._young, self._young_items
+            self._young, self._young_items = {}, []
+        self._young[key] = wire
+        self._young_items.append(item)
+        return wire
+
+
+class _Miss:
+    """The marker of a lookup that found nothing (`None` is a valid cached wire form)."""
+
+    def __repr__(self) -> str:
+        return "<miss>"
+
+
+_MISS: Any = _Miss()

@@ -35,6 +35,7 @@ from openvaala_server.domain.records import (
     TOOL_CALL,
     TOOL_RESULT,
     USER_MESSAGE,
+    Item,
 )
 from openvaala_server.models import http
 from openvaala_server.models.base import (
@@ -79,6 +80,7 @@ class OpenAIChatProvider:
             if self.official
             else f"the OpenAI-compatible server at {http.host_label(self.base_url)}"
         )
+        self.wire_cache: http.WireCache[Wire] = http.WireCache(item_wire)
 
     @property
     def is_ollama(self) -> bool:
@@ -92,7 +94,7 @@ class OpenAIChatProvider:
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.config.model,
-            "messages": to_messages(request),
+            "messages": to_messages(request, self.wire_cache),
             "stream": True,
             "stream_options": {"include_usage": True},
         }
@@ -218,42 +220,73 @@ def tool_spec(tool: ToolSpec) -> dict[str, Any]:
     }
 
 
-def to_messages(request: ModelRequest) -> list[dict[str, Any]]:
+# The wire form of one item: (is a tool call, message or call object, for a call the assistant
+# message of that call alone), or None when the item sends nothing.
+Wire = tuple[bool, dict[str, Any], dict[str, Any] | None] | None
+
+
+def item_wire(item: Item) -> Wire:
+    """The pure per-item part of `to_messages` (cached per provider by `http.WireCache`)."""
+    kind = item.get("type")
+    if kind == USER_MESSAGE:
+        return False, {"role": "user", "content": str(item.get("text", ""))}, None
+    if kind == AGENT_MESSAGE:
+        text = str(item.get("text", ""))
+        # An interrupted message may be empty; the API rejects empty assistant messages.
+        return (False, {"role": "assistant", "content": text}, None) if text else None
+    if kind == TOOL_CALL:
+        call = {
+            "id": str(item.get("callId", "")),
+            "type": "function",
+            "function": {
+                "name": str(item.get("name", "")),
+                "arguments": json.dumps(item.get("arguments") or {}, ensure_ascii=False),
+            },
+        }
+        return True, call, {"role": "assistant", "content": None, "tool_calls": [call]}
+    if kind == TOOL_RESULT:
+        output = http.tool_output_text(item)
+        if item.get("isError"):
+            output = f"Error: {output}"
+        call_id = str(item.get("callId", ""))
+        return False, {"role": "tool", "tool_call_id": call_id, "content": output}, None
+    if kind == SUMMARY:
+        return False, {"role": "user", "content": http.summary_text(item)}, None
+    if kind == NOTICE:
+        return False, {"role": "user", "content": http.notice_text(item)}, None
+    return None  # reasoning: not sent back (see module docstring)
+
+
+def to_messages(
+    request: ModelRequest, cache: http.WireCache[Wire] | None = None
+) -> list[dict[str, Any]]:
+    """The `messages` of a request; with `cache`, finished items' wire forms are reused.
+
+    Cached objects are shared between requests, so they are never modified here: an assistant
+    message that gets (more) tool calls is first replaced by a copy this call owns.
+    """
+    paired = http.pair_tool_calls(request.items)
+    wires = cache.wire(paired) if cache is not None else [item_wire(i) for i in paired]
     messages: list[dict[str, Any]] = []
     if request.instructions:
         messages.append({"role": "system", "content": request.instructions})
-    for item in http.pair_tool_calls(request.items):
-        kind = item.get("type")
-        if kind == USER_MESSAGE:
-            messages.append({"role": "user", "content": str(item.get("text", ""))})
-        elif kind == AGENT_MESSAGE:
-            text = str(item.get("text", ""))
-            if text:  # an interrupted message may be empty; the API rejects empty assistants
-                messages.append({"role": "assistant", "content": text})
-        elif kind == TOOL_CALL:
-            call = {
-                "id": str(item.get("callId", "")),
-                "type": "function",
-                "function": {
-                    "name": str(item.get("name", "")),
-                    "arguments": json.dumps(item.get("arguments") or {}, ensure_ascii=False),
-                },
-            }
-            last = messages[-1] if messages else None
-            if last is not None and last["role"] == "assistant":
-                last.setdefault("tool_calls", []).append(call)
-            else:
-                messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
-        elif kind == TOOL_RESULT:
-            output = http.tool_output_text(item)
-            if item.get("isError"):
-                output = f"Error: {output}"
-            messages.append(
-                {"role": "tool", "tool_call_id": str(item.get("callId", "")), "content": output}
-            )
-        elif kind == SUMMARY:
-            messages.append({"role": "user", "content": http.summary_text(item)})
-        elif kind == NOTICE:
-            messages.append({"role": "user", "content": http.notice_text(item)})
-        # reasoning: not sent back (see module docstring)
+    append = messages.append
+    owned: list[dict[str, Any]] | None = None  # the last message's tool calls, if this call owns it
+    for wire in wires:
+        if wire is None:
+            continue
+        is_call, value, alone = wire
+        if not is_call:
+            append(value)
+            owned = None
+        elif owned is not None:
+            owned.append(value)
+        elif messages and messages[-1]["role"] == "assistant":
+            # Calls join the assistant message before them (its text, or earlier calls).
+            last = messages[-1]
+            owned = [*last.get("tool_calls", ()), value]
+            messages[-1] = {**last, "tool_calls": owned}
+        else:
+            assert alone is not None  # a call's wire form always has it
+            append(alone)
     return messages

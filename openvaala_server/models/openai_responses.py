@@ -70,6 +70,7 @@ class OpenAIResponsesProvider:
         self.base_url = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         host = http.host_label(self.base_url)
         self.label = "OpenAI" if host == "api.openai.com" else f"the Responses API at {host}"
+        self.wire_cache: http.WireCache[Wire] = http.WireCache(item_wire)
 
     @property
     def reasoning_context(self) -> str:
@@ -78,7 +79,7 @@ class OpenAIResponsesProvider:
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.config.model,
-            "input": to_input(request.items, self.reasoning_context),
+            "input": to_input(request.items, self.reasoning_context, self.wire_cache),
             "stream": True,
             "store": False,
             "include": ["reasoning.encrypted_content"],
@@ -247,43 +248,60 @@ def _reasoning_input(item: Item) -> dict[str, Any] | None:
     }
 
 
-def to_input(items: list[Item], reasoning_context: str) -> list[dict[str, Any]]:
+# The wire form of one item: (is reasoning, input object), or None for nothing sent.
+Wire = tuple[bool, dict[str, Any]] | None
+
+
+def item_wire(item: Item) -> Wire:
+    """The pure per-item part of `to_input` (cached per provider by `http.WireCache`).
+
+    Whether a reasoning item is sent depends on where the current turn starts: `to_input`
+    decides that on every call; this only says that the item is reasoning.
+    """
+    kind = item.get("type")
+    if kind == USER_MESSAGE:
+        return False, _message("user", str(item.get("text", "")))
+    if kind == AGENT_MESSAGE:
+        text = str(item.get("text", ""))
+        return (False, _message("assistant", text)) if text else None
+    if kind == REASONING:
+        reasoning = _reasoning_input(item)
+        return (True, reasoning) if reasoning is not None else None
+    if kind == TOOL_CALL:
+        return False, {
+            "type": "function_call",
+            "call_id": str(item.get("callId", "")),
+            "name": str(item.get("name", "")),
+            "arguments": json.dumps(item.get("arguments") or {}, ensure_ascii=False),
+        }
+    if kind == TOOL_RESULT:
+        output = http.tool_output_text(item)
+        return False, {
+            "type": "function_call_output",
+            "call_id": str(item.get("callId", "")),
+            "output": f"Error: {output}" if item.get("isError") else output,
+        }
+    if kind == SUMMARY:
+        return False, _message("user", http.summary_text(item))
+    if kind == NOTICE:
+        return False, _message("user", http.notice_text(item))
+    return None
+
+
+def to_input(
+    items: list[Item], reasoning_context: str, cache: http.WireCache[Wire] | None = None
+) -> list[dict[str, Any]]:
+    """The `input` of a request; with `cache`, finished items' wire forms are reused."""
     paired = http.pair_tool_calls(items)
-    turn_start = http.last_user_index(paired)
+    wires = cache.wire(paired) if cache is not None else [item_wire(i) for i in paired]
+    # Reasoning before this index belongs to earlier turns (sent back only with all_turns).
+    turn_start = -1 if reasoning_context == ALL_TURNS else http.last_user_index(paired)
     out: list[dict[str, Any]] = []
-    for index, item in enumerate(paired):
-        kind = item.get("type")
-        if kind == USER_MESSAGE:
-            out.append(_message("user", str(item.get("text", ""))))
-        elif kind == AGENT_MESSAGE:
-            text = str(item.get("text", ""))
-            if text:
-                out.append(_message("assistant", text))
-        elif kind == REASONING:
-            if reasoning_context == ALL_TURNS or index > turn_start:
-                reasoning = _reasoning_input(item)
-                if reasoning is not None:
-                    out.append(reasoning)
-        elif kind == TOOL_CALL:
-            out.append(
-                {
-                    "type": "function_call",
-                    "call_id": str(item.get("callId", "")),
-                    "name": str(item.get("name", "")),
-                    "arguments": json.dumps(item.get("arguments") or {}, ensure_ascii=False),
-                }
-            )
-        elif kind == TOOL_RESULT:
-            output = http.tool_output_text(item)
-            out.append(
-                {
-                    "type": "function_call_output",
-                    "call_id": str(item.get("callId", "")),
-                    "output": f"Error: {output}" if item.get("isError") else output,
-                }
-            )
-        elif kind == SUMMARY:
-            out.append(_message("user", http.summary_text(item)))
-        elif kind == NOTICE:
-            out.append(_message("user", http.notice_text(item)))
+    append = out.append
+    for index, wire in enumerate(wires):
+        if wire is None:
+            continue
+        is_reasoning, value = wire
+        if not is_reasoning or index > turn_start:
+            append(value)
     return out
