@@ -216,7 +216,8 @@ class VaalaApp(CommandsMixin, App[int]):
                     "This conversation was deleted. /new starts another one.", error=True
                 )
                 continue
-            status = True
+            if not isinstance(change, ItemDelta):  # a delta changes nothing in the status
+                status = True
             if change.session_id != self.following:
                 continue
             if isinstance(change, ItemAdded):

@@ -59,9 +59,10 @@ class ItemWidget(Widget):
     not one per delta."""
 
     DEFAULT_CSS = "ItemWidget { height: auto; }"
+    KIND = ""  # CSS class next to "item"; classes are set before mounting (no restyling)
 
     def __init__(self, item: Item) -> None:
-        super().__init__(classes="item")
+        super().__init__(classes=f"item {self.KIND}".strip())
         self.item = item
         self.item_id = str(item.get("itemId"))
         self._drawn_at = 0.0
@@ -103,6 +104,18 @@ class UserMessage(ItemWidget):
     """The user's message; in a subagent's transcript, what its parent agent sent it; in a
     parent's, a subagent's report."""
 
+    KIND = "user"
+
+    def __init__(self, item: Item) -> None:
+        super().__init__(item)
+        if self.item.get("origin", "user") == "subagent":
+            self.border_title = "subagent"
+            self.add_class("-report")
+        elif self.item.get("fromSessionId"):
+            self.border_title = "parent agent"
+        else:
+            self.border_title = "you"
+
     def render(self) -> Text:  # one widget per message: no child to mount
         origin = self.item.get("origin", "user")
         prefix = ""
@@ -112,16 +125,6 @@ class UserMessage(ItemWidget):
             prefix = "↳ from the parent agent\n"
         return Text(prefix + str(self.item.get("text") or ""))
 
-    def on_mount(self) -> None:
-        self.add_class("user")
-        if self.item.get("origin", "user") == "subagent":
-            self.border_title = "subagent"
-            self.add_class("-report")
-        elif self.item.get("fromSessionId"):
-            self.border_title = "parent agent"
-        else:
-            self.border_title = "you"
-
 
 class AgentMessage(ItemWidget):
     """Agent text as Markdown, drawn by the widget itself (Rich's Markdown, rendered once per
@@ -129,19 +132,18 @@ class AgentMessage(ItemWidget):
     it is re-rendered at most once per `FRAME_S`, and the layout is only redone when its
     height changes."""
 
+    KIND = "agent"
+
     def __init__(self, item: Item) -> None:
         super().__init__(item)
         self._shown = str(item.get("text") or "")
         self._body = RenderedMarkdown(self._shown)
+        mark_status(self, str(item.get("status") or ""))
 
     @property
     def source(self) -> str:
         """The Markdown shown."""
         return self._shown
-
-    def on_mount(self) -> None:
-        self.add_class("agent")
-        mark_status(self, str(self.item.get("status") or ""))
 
     def render(self) -> RenderedMarkdown:
         return self._body
@@ -181,9 +183,11 @@ class Reasoning(ItemWidget):
         with Collapsible(title=self._title(), collapsed=True):
             yield Static(Text(str(self.item.get("text") or "")), classes="reasoning-text")
 
-    def on_mount(self) -> None:
-        self.add_class("reasoning")
-        mark_status(self, str(self.item.get("status") or ""))
+    KIND = "reasoning"
+
+    def __init__(self, item: Item) -> None:
+        super().__init__(item)
+        mark_status(self, str(item.get("status") or ""))
 
     def _title(self) -> str:
         if self.item.get("status") == "in_progress":
@@ -205,11 +209,14 @@ class Reasoning(ItemWidget):
 class ToolBlock(ItemWidget):
     """A tool call and, once it runs, its result: status, command, collapsible live output."""
 
+    KIND = "tool"
+
     def __init__(self, item: Item) -> None:
         super().__init__(item)
         self.call: Item | None = item if item.get("type") == "tool_call" else None
         self.result: Item | None = item if item.get("type") == "tool_result" else None
         self.call_id = str(item.get("callId") or "")
+        self._restyle()
 
     @property
     def status(self) -> str:
@@ -219,10 +226,6 @@ class ToolBlock(ItemWidget):
         yield Static(self._header(), classes="tool-header")
         with Collapsible(title=self._output_title(), collapsed=True):
             yield Static(Text(self._output()), classes="tool-output")
-
-    def on_mount(self) -> None:
-        self.add_class("tool")
-        self._restyle()
 
     def attach_result(self, result: Item) -> None:
         self.result = result
@@ -247,12 +250,12 @@ class ToolBlock(ItemWidget):
         self._refresh()
 
     def _refresh(self) -> None:
+        self._restyle()
         if not self.is_mounted:
-            return
+            return  # compose draws the rest
         self.query_one(".tool-header", Static).update(self._header())
         self.query_one(".tool-output", Static).update(Text(self._output()))
         self.query_one(Collapsible).title = self._output_title()
-        self._restyle()
 
     def _restyle(self) -> None:
         status = self.status
@@ -290,24 +293,24 @@ class ToolBlock(ItemWidget):
 
 
 class Notice(ItemWidget):
+    KIND = "notice"
+
+    def __init__(self, item: Item) -> None:
+        super().__init__(item)
+        self.set_class(item.get("kind") in ("error", "turn_failed"), "-error")
+
     def render(self) -> Text:
         return Text("ⓘ " + str(self.item.get("text") or ""))
-
-    def on_mount(self) -> None:
-        self.add_class("notice")
-        if self.item.get("kind") in ("error", "turn_failed"):
-            self.add_class("-error")
 
 
 class Summary(ItemWidget):
     """A compaction marker: the history above was summarized; the summary opens on demand."""
 
+    KIND = "summary"
+
     def compose(self) -> ComposeResult:
         with Collapsible(title=fmt.summary_title(self.item), collapsed=True):
             yield Markdown(str(self.item.get("text") or ""))
-
-    def on_mount(self) -> None:
-        self.add_class("summary")
 
 
 class Unknown(ItemWidget):

@@ -157,10 +157,7 @@ class Transcript(VerticalScroll):
             if item.get("type") == "tool_result":
                 block = self.calls.get(str(item.get("callId") or ""))
                 if block is not None:
-                    if block.is_mounted:
-                        block.attach_result(item)
-                    else:
-                        block.result = item
+                    block.attach_result(item)
                     self.by_id[item_id] = block
                     continue
             widget = make_item_widget(item)
