@@ -8,6 +8,7 @@ the view follows the bottom, so a long conversation stays fast.
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
@@ -19,6 +20,7 @@ from openvaala_tui.widgets.items import ItemWidget, ToolBlock, make_item_widget
 
 FIRST_PAGE = 20
 WIDGET_BUDGET = 60
+REST_DELAY_S = 0.05  # the rest of the first page is mounted this long after its last screen
 
 
 class Transcript(VerticalScroll):
@@ -35,6 +37,7 @@ class Transcript(VerticalScroll):
         self.calls: dict[str, ToolBlock] = {}
         self.more_above = False  # items exist above the first mounted one
         self._asked_older = False
+        self._shows = 0  # counts `show` calls: a page's rest is not mounted into a newer one
 
     def compose(self) -> ComposeResult:
         yield Static("↑ scroll up for earlier messages", id="older-hint", classes="hint")
@@ -65,23 +68,52 @@ class Transcript(VerticalScroll):
     # -- changes -----------------------------------------------------------------------------
 
     async def show(self, items: list[Item], more_above: bool) -> None:
-        """Replace everything with the last page of `items`."""
+        """Replace everything with the last page of `items`. The items that fill the screen
+        are mounted first; the rest of the page goes above them once that screen is drawn."""
+        self._shows += 1
         await self.remove_children(ItemWidget)
         self.by_id.clear()
         self.calls.clear()
         page = items[-FIRST_PAGE:]
         widgets = self._build(page)
+        split = self._screenful(widgets)
         if widgets:
-            await self.mount_all(widgets)
-        self._set_more_above(more_above or len(items) > len(page))
-        self._asked_older = False
+            await self.mount_all(widgets[split:])
+        more_above = more_above or len(items) > len(page)
+        self._set_more_above(more_above or split > 0)
+        self._asked_older = split > 0  # no earlier page until this one is all mounted
         self.anchor()
         self.scroll_end(animate=False, immediate=True)
+        if split > 0:
+            rest = partial(self._mount_rest, self._shows, widgets[:split], more_above)
+            # After the screen with the last items is drawn, and a little later still: the
+            # rest costs a layout of its own, which would otherwise delay that first screen.
+            self.call_after_refresh(self.set_timer, REST_DELAY_S, rest)
+
+    async def _mount_rest(self, show: int, widgets: list[ItemWidget], more_above: bool) -> None:
+        if show != self._shows:
+            return  # shown anew meanwhile
+        await self._mount_above([w for w in widgets if w in self.by_id.values()], more_above)
+
+    def _screenful(self, widgets: list[ItemWidget]) -> int:
+        """Index in `widgets` from which the last ones fill about two screens (estimated from
+        their text: rendering Markdown to measure it is what this avoids)."""
+        width = max(20, (self.size.width or 80) - 4)
+        need = 2 * (self.size.height or 40)
+        rows = 0
+        for index in range(len(widgets) - 1, -1, -1):
+            text = str(widgets[index].item.get("text") or "")
+            rows += 2 + sum(1 + len(line) // width for line in text.splitlines())
+            if rows >= need:
+                return index
+        return 0
 
     async def prepend(self, items: list[Item], more_above: bool) -> None:
         """Earlier items, in order, mounted above the first one shown. What the user was
         looking at stays where it was on screen: the view does not jump to the new items."""
-        widgets = self._build(items)
+        await self._mount_above(self._build(items), more_above)
+
+    async def _mount_above(self, widgets: list[ItemWidget], more_above: bool) -> None:
         shown = self.item_widgets
         anchor = shown[0] if shown else None
         offset = anchor.virtual_region.y - self.scroll_y if anchor is not None else 0.0
@@ -145,7 +177,8 @@ class Transcript(VerticalScroll):
         for key, other in list(self.by_id.items()):
             if other is widget:
                 del self.by_id[key]
-        await widget.remove()
+        if widget.is_mounted:  # else it is in the rest of a page, not mounted yet
+            await widget.remove()
 
     # -- internals ---------------------------------------------------------------------------
 

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from textual.widgets import Collapsible, Markdown
 
 from openvaala_tui.app import VaalaApp
 from openvaala_tui.screens import AgentsScreen, ListPicker
+from openvaala_tui.widgets import transcript as transcript_module
 from openvaala_tui.widgets.items import AgentMessage, Summary, UserMessage
 from openvaala_tui.widgets.transcript import FIRST_PAGE, Transcript
+from tests.tui import fixed
 from tests.tui.conftest import Clients, demo_config, notices, ready, type_and_send, wait_for
 
 
@@ -257,3 +260,33 @@ async def test_scroll_to_top_pages_in_older_items(daemon_factory: Any, clients: 
             what="the new turn",
         )
         assert top.virtual_region.y - transcript.scroll_y == offset  # still no jump
+
+
+async def test_a_long_page_shows_its_last_screen_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The items that fill the screen are mounted first, the rest of the page just after,
+    above them: the view stays at the bottom and the page ends up whole, in order."""
+    snapshot = fixed.snapshot()
+    root = snapshot["sessions"][0]
+    long_text = "\n\n".join(f"Paragraph {p} of a long answer." for p in range(12))
+    root["items"] = [
+        fixed._item(100 + n, "agent_message", text=f"# Answer {n}\n\n{long_text}")
+        for n in range(FIRST_PAGE + 5)
+    ]
+    root["turn"] = None
+    monkeypatch.setattr(transcript_module, "REST_DELAY_S", 1.0)  # time to look in between
+    app = VaalaApp(cwd="/home/user/project", snapshot=snapshot)
+    async with app.run_test(size=(100, 40)) as pilot:
+        transcript = app.query_one(Transcript)
+        await pilot.pause()
+        first = len(transcript.item_widgets)
+        await wait_for(
+            pilot, lambda: len(transcript.item_widgets) == FIRST_PAGE, what="the rest of the page"
+        )
+        await pilot.pause()
+        assert first < FIRST_PAGE  # the screenful came first
+        texts = [str(w.item.get("text")) for w in transcript.item_widgets]
+        assert [t.split("\n")[0] for t in texts] == [
+            f"# Answer {n}" for n in range(5, FIRST_PAGE + 5)
+        ]
+        assert transcript.scroll_y == transcript.max_scroll_y > 0  # still at the bottom
+        assert transcript.more_above
