@@ -21,6 +21,7 @@ from openvaala_tui.widgets.items import ItemWidget, ToolBlock, make_item_widget
 FIRST_PAGE = 20
 WIDGET_BUDGET = 60
 REST_DELAY_S = 0.05  # the rest of the first page is mounted this long after its last screen
+REST_CHUNK = 4  # ... this many items at a time
 
 
 class Transcript(VerticalScroll):
@@ -91,9 +92,17 @@ class Transcript(VerticalScroll):
             self.call_after_refresh(self.set_timer, REST_DELAY_S, rest)
 
     async def _mount_rest(self, show: int, widgets: list[ItemWidget], more_above: bool) -> None:
+        """Mount the rest of a page a few items at a time (the nearest first), one layout
+        each, so that no single step holds up the keyboard for long."""
         if show != self._shows:
             return  # shown anew meanwhile
-        await self._mount_above([w for w in widgets if w in self.by_id.values()], more_above)
+        widgets = [w for w in widgets if w in self.by_id.values()]
+        now, later = widgets[-REST_CHUNK:], widgets[:-REST_CHUNK]
+        await self._mount_above(now, more_above or bool(later))
+        if later:
+            self._asked_older = True
+            rest = partial(self._mount_rest, show, later, more_above)
+            self.call_after_refresh(self.set_timer, REST_DELAY_S, rest)
 
     def _screenful(self, widgets: list[ItemWidget]) -> int:
         """Index in `widgets` from which the last ones fill about two screens (estimated from

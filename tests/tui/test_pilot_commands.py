@@ -273,7 +273,7 @@ async def test_a_long_page_shows_its_last_screen_first(monkeypatch: pytest.Monke
         for n in range(FIRST_PAGE + 5)
     ]
     root["turn"] = None
-    monkeypatch.setattr(transcript_module, "REST_DELAY_S", 1.0)  # time to look in between
+    monkeypatch.setattr(transcript_module, "REST_DELAY_S", 0.5)  # time to look in between
     app = VaalaApp(cwd="/home/user/project", snapshot=snapshot)
     async with app.run_test(size=(100, 40)) as pilot:
         transcript = app.query_one(Transcript)
