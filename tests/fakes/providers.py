@@ -154,11 +154,15 @@ class FakeProvider:
     async def _shutdown(self) -> None:
         if self._server is not None:
             self._server.close()
-        for writer in list(self._writers):
-            writer.transport.abort()
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        # A connection accepted just before the close may not have started its handler yet:
+        # let it start, then close it too, so no socket outlives the fake (ResourceWarning).
+        for _ in range(3):
+            await asyncio.sleep(0)
+            for writer in list(self._writers):
+                writer.transport.abort()
+            for task in list(self._tasks):
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
         if self._server is not None:
             await self._server.wait_closed()
 
