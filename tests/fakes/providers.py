@@ -165,6 +165,9 @@ class FakeProvider:
             await asyncio.gather(*self._tasks, return_exceptions=True)
         if self._server is not None:
             await self._server.wait_closed()
+        # `abort()` closes the socket in a callback of the next loop iterations: run them.
+        for _ in range(3):
+            await asyncio.sleep(0)
 
     def __enter__(self) -> FakeProvider:
         return self.start()
