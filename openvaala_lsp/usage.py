@@ -4,15 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-
-def tokens(n: int) -> str:
-    if n >= 1_000_000:
-        return f"{n / 1_000_000:.1f}M"
-    if n >= 10_000:
-        return f"{n // 1000}k"
-    if n >= 1000:
-        return f"{n / 1000:.1f}k"
-    return str(n)
+from openvaala_server.protocol.display import format_tokens as tokens
 
 
 def report(conversation_id: str, session_id: str, usage: dict[str, Any]) -> dict[str, Any]:

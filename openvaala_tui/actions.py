@@ -8,6 +8,7 @@ from typing import Any
 from textual.app import App
 
 from openvaala_server.client import Client, ConnectionLost, RpcError
+from openvaala_server.protocol.display import format_tokens
 from openvaala_tui import commands
 from openvaala_tui import format as fmt
 from openvaala_tui.screens import (
@@ -248,5 +249,5 @@ class CommandsMixin(App[int]):
 
 
 def model_label(model: dict[str, Any]) -> str:
-    window = fmt.tokens(int(model.get("contextWindow") or 0))
+    window = format_tokens(int(model.get("contextWindow") or 0))
     return f"{model.get('name')}  ({model.get('provider')}, {window} context)"

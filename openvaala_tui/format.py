@@ -5,17 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from openvaala_server.protocol.display import format_tokens as tokens
 from openvaala_tui.state import Item
-
-
-def tokens(n: int) -> str:
-    if n >= 1_000_000:
-        return f"{n / 1_000_000:.1f}M"
-    if n >= 10_000:
-        return f"{n // 1000}k"
-    if n >= 1000:
-        return f"{n / 1000:.1f}k"
-    return str(n)
 
 
 def fullness(usage: dict[str, Any]) -> float | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from openvaala_server.protocol.display import format_tokens
 from openvaala_tui import format as fmt
 from openvaala_tui.state import (
     ITEM_BUDGET,
@@ -223,4 +224,4 @@ def test_formatting_helpers() -> None:
     assert fmt.tool_status(call, {"status": "in_progress"}) == "running"
     assert fmt.tool_status(call, {"status": "completed", "isError": True}) == "error"
     assert fmt.tool_status(call, {"status": "interrupted"}) == "interrupted"
-    assert fmt.tokens(12_345) == "12k"
+    assert format_tokens(12_345) == "12k"
