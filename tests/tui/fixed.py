@@ -172,3 +172,91 @@ def _session(
         if items
         else {},
     }
+
+
+# -- what the daemon would answer, for the screens that ask it (/resume, /context) -----------
+
+CONVERSATIONS: list[dict[str, Any]] = [
+    {
+        "conversationId": CID,
+        "title": "Listing files",
+        "cwd": "/home/user/project",
+        "status": "running",
+        "archived": False,
+    },
+    {
+        "conversationId": "0" * 30 + "11",
+        "title": "Fix the config loader",
+        "cwd": "/home/user/project",
+        "status": "idle",
+        "archived": False,
+    },
+    {
+        "conversationId": "0" * 30 + "12",
+        "title": "Config docs review",
+        "cwd": "/home/user/docs",
+        "status": "interrupted",
+        "archived": False,
+    },
+    {
+        "conversationId": "0" * 30 + "13",
+        "title": "Release notes for 0.3",
+        "cwd": "/home/user/project",
+        "status": "idle",
+        "archived": False,
+    },
+    {
+        "conversationId": "0" * 30 + "14",
+        "title": "Benchmark the terminal UI",
+        "cwd": "/home/user/openvaala",
+        "status": "failed",
+        "archived": False,
+    },
+    {
+        "conversationId": "0" * 30 + "15",
+        "title": "Old config migration",
+        "cwd": "/home/user/legacy",
+        "status": "idle",
+        "archived": True,
+    },
+    {
+        "conversationId": "0" * 30 + "16",
+        "title": "Scratch: regex experiments",
+        "cwd": "/tmp",
+        "status": "idle",
+        "archived": True,
+    },
+]
+
+
+class FixedClient:
+    """Stands in for `openvaala_server.client.Client` where a screen asks the daemon something:
+    `conversation/list` (the archived flag and the search, each word a prefix of a title word)
+    from CONVERSATIONS, `conversation/usage` from `usage` (a list: one answer per call)."""
+
+    def __init__(self, usage: list[dict[str, Any]] | None = None) -> None:
+        self.usage = list(usage or [])
+        self.requests: list[tuple[str, dict[str, Any]]] = []
+
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        params = dict(params or {})
+        self.requests.append((method, params))
+        if method == "conversation/list":
+            words = str(params.get("search") or "").lower().split()
+            archived = bool(params.get("archived"))
+            return {
+                "conversations": [
+                    c
+                    for c in CONVERSATIONS
+                    if c["archived"] == archived
+                    and all(
+                        any(t.startswith(w) for t in str(c["title"]).lower().split()) for w in words
+                    )
+                ]
+            }
+        if method == "conversation/usage":
+            return self.usage.pop(0)
+        raise AssertionError(f"the fixed client has no answer for {method}")
+
+    async def close(self) -> None:
+        pass
