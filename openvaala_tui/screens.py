@@ -104,7 +104,7 @@ class ResumeScreen(ModalScreen[str | None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss(None)", "Cancel"),
-        Binding("ctrl+a", "toggle_archived", "Archived"),
+        Binding("ctrl+a", "toggle_archived", "Archived", priority=True),
     ]
 
     def __init__(self, load: ConversationLoader) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-import pytest
 from textual.pilot import Pilot
 from textual.widgets import Collapsible, Input, OptionList, Switch
 
@@ -198,11 +197,6 @@ def test_conversation_list_archived(snap_compare: Any) -> None:
     assert snap_compare(fixed_app(client), terminal_size=SIZE, run_before=run_before)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the focused search box takes Ctrl+A (Input: go to start) before the screen's "
-    "'archived (^a)' binding; a priority binding would fix it",
-)
 async def test_ctrl_a_toggles_archived_from_the_search_box() -> None:
     """The list says "archived (^a)", and the search box has the focus when it opens."""
     app = fixed_app(fixed.FixedClient())
