@@ -62,7 +62,9 @@ class ConversationMeta:
 
     @property
     def last_status(self) -> str:
-        turn = self.last_turn
+        """The status of the root agent's last turn: what a conversation list shows."""
+        root = self.sessions.get(self.root_session_id)
+        turn = self.turns.get(root.last_turn_id) if root and root.last_turn_id else None
         return turn.status if turn else "idle"
 
     def running_turns(self) -> list[TurnMeta]:
