@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sqlite3
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -69,6 +70,9 @@ class Runtime:
             raise errors.StorageFailed(
                 f"could not write to the data directory: {exc.strerror or exc}"
             ) from None
+        except sqlite3.Error as exc:
+            log.error("the index failed: %s", exc)
+            raise errors.StorageFailed(f"the conversation index failed: {exc}") from None
         except Exception as exc:
             if type(exc).__module__.startswith("openvaala_server.store"):
                 log.error("storage failed: %s", exc)
@@ -473,7 +477,21 @@ class Runtime:
     ) -> None:
         """Called by the loop as a turn ends (synchronously): start what waits next."""
         self.subagents.on_turn_ended(conv, session, status, error)
+        if error and error.get("kind") == errors.StorageFailed.kind:
+            # The disk refused a write: starting the next turn would fail the same way. What
+            # waits stays waiting until the user acts (send, jump, steer).
+            return
         self._start_waiting(conv, session)
+
+    def return_inputs(
+        self, conv: LiveConversation, session: LiveSession, inputs: list[Input]
+    ) -> None:
+        """Put inputs a turn could not save back at the front of the waiting list, as queued."""
+        for inp in reversed(inputs):
+            inp.mode = "queue"
+            session.inbox.waiting.insert(0, inp)
+            self._inputs[inp.input_id] = (conv.conversation_id, session.session_id)
+        conv.publish_inbox(session)
 
     def _start_waiting(self, conv: LiveConversation, session: LiveSession) -> None:
         """If input waits and the session is free, start the next turn with it."""

@@ -69,6 +69,9 @@ class TurnRunner:
         self.turn = turn
         self.runtime = conv.runtime
         self.sid = session.session_id
+        # Inputs taken for this turn but not yet on disk: if saving them fails, they go back to
+        # the waiting list instead of being lost.
+        self._unsaved: list[Input] = []
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -76,15 +79,19 @@ class TurnRunner:
         status, error = "completed", None
         self.turn.started = True
         try:
+            self._unsaved = list(inputs)
             await self._start()
             await self._add_inputs(inputs)
+            self._unsaved = []
             while True:
                 if self.turn.stop_reason:  # interrupted before the task could be cancelled
                     raise asyncio.CancelledError
                 steering = self.session.inbox.take_steering()
                 if steering:
                     self.conv.publish_inbox(self.session)
+                    self._unsaved = steering
                     await self._add_inputs(steering)
+                    self._unsaved = []
                 tool_calls = await self._call_model()
                 if not tool_calls:
                     break
@@ -156,6 +163,10 @@ class TurnRunner:
             await self.conv.persist_items(self.session, finals)
         except errors.OpenVaalaError as exc:
             status, error = "failed", {"kind": exc.kind, "message": exc.message}
+        except Exception:  # the turn must still end, whatever the store does
+            log.exception("could not save the end of turn %s", self.turn.turn_id)
+            status = "failed"
+            error = {"kind": "internal", "message": "the turn's last items could not be saved"}
         record: dict[str, Any] = {
             "type": r.TURN_ENDED,
             "sessionId": self.sid,
@@ -166,7 +177,7 @@ class TurnRunner:
             record["error"] = error
         try:
             await self.conv.append_meta(record)
-        except errors.OpenVaalaError:
+        except Exception:  # recorded as interrupted when the conversation is next opened
             log.error("could not record the end of turn %s", self.turn.turn_id)
         self.session.turn = None
         self.session.last_status = "idle" if status == "completed" else status
@@ -181,6 +192,8 @@ class TurnRunner:
         self.conv.publish_session(self.session)
         if self.session.session_id == self.conv.root_session_id:
             self.conv.publish_updated()
+        if self._unsaved:
+            self.runtime.return_inputs(self.conv, self.session, self._unsaved)
         self.runtime.on_turn_ended(self.conv, self.session, status, error)
 
     async def _add_inputs(self, inputs: list[Input]) -> None:

@@ -321,12 +321,13 @@ class Index:
             raise
         return cls(writer, reader, write_pool, read_pool)
 
-    async def close(self) -> None:
+    async def close(self, clean: bool = True) -> None:
+        """Stop the writer; `clean=False` leaves the index marked for a rebuild at next open."""
         await self._jobs.put(None)
         await self._task
         loop = asyncio.get_running_loop()
         try:
-            await loop.run_in_executor(self._write_pool, _close_writer, self._writer)
+            await loop.run_in_executor(self._write_pool, _close_writer, self._writer, clean)
             await loop.run_in_executor(self._read_pool, self._reader.close)
         finally:
             self._write_pool.shutdown(wait=False)
@@ -504,10 +505,13 @@ def _open_writer(path: Path) -> sqlite3.Connection:
     return db
 
 
-def _close_writer(db: sqlite3.Connection) -> None:
+def _close_writer(db: sqlite3.Connection, clean: bool = True) -> None:
     try:
-        db.execute("PRAGMA synchronous = FULL")
-        db.execute("INSERT OR REPLACE INTO state VALUES ('clean', '1')")
+        if clean:
+            db.execute("PRAGMA synchronous = FULL")
+            db.execute("INSERT OR REPLACE INTO state VALUES ('clean', '1')")
+    except sqlite3.Error:
+        pass  # not marked clean: the next open rebuilds the index from the journals
     finally:
         db.close()
 

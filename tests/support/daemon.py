@@ -57,7 +57,8 @@ class Daemon:
         return DataDir(self.home)
 
     def start(self, timeout: float = 20) -> None:
-        self.log_path = self.home.parent / f"{self.home.name}-server.log"
+        if self.log_path == Path():
+            self.log_path = self.home.parent / f"{self.home.name}-server.log"
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "openvaala_server", "serve", "--port", "0"],
