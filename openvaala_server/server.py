@@ -101,7 +101,7 @@ async def serve(data_dir: DataDir, config: Config, port: int) -> None:
             app = build_app(runtime, credentials)
             uv_config = uvicorn.Config(
                 app,
-                ws="websockets",
+                ws="websockets-sansio",
                 ws_max_size=config.server.max_frame_bytes,
                 # Small frames on loopback gain nothing from compression, and deflating each
                 # frame once per client cost ~10% of the daemon's CPU when fanning out.
