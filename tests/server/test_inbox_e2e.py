@@ -13,7 +13,13 @@ from openvaala_server.client import Client, RpcError
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Gate, Reply
 from tests.support.daemon import Daemon
-from tests.support.events import collect_until, completed_items, new_conversation, turn_ended
+from tests.support.events import (
+    collect_until,
+    completed_items,
+    new_conversation,
+    tool_started,
+    turn_ended,
+)
 
 
 def _config(fake: FakeProvider) -> str:
@@ -62,7 +68,7 @@ async def test_steer_during_a_tool_call_joins_the_next_model_call(
     await _send(client, cid, "start", "queue")
     await collect_until(
         client,
-        lambda n: n["method"] == "item/started" and n["params"]["item"]["type"] == "tool_result",
+        tool_started,
     )
     sent = await _send(client, cid, "also check the README", "steer")
     assert sent["disposition"] == "steering"
@@ -193,7 +199,7 @@ async def test_hand_a_queued_input_to_the_running_turn(
     await _send(client, cid, "start", "queue")
     await collect_until(
         client,
-        lambda n: n["method"] == "item/started" and n["params"]["item"]["type"] == "tool_result",
+        tool_started,
     )
     queued = await _send(client, cid, "use the fast path", "queue")
     await client.request("input/steer", {"inputId": queued["inputId"]})

@@ -40,6 +40,11 @@ def turn_ended(session_id: str | None = None) -> Callable[[Note], bool]:
     return stop
 
 
+def tool_started(note: Note) -> bool:
+    """A tool began running (its result item started)."""
+    return note["method"] == "item/started" and note["params"]["item"]["type"] == "tool_result"
+
+
 def method_is(method: str) -> Callable[[Note], bool]:
     return lambda note: note["method"] == method
 

@@ -9,7 +9,14 @@ import pytest
 
 from openvaala_server.client import RpcError
 from tests.support.daemon import Daemon
-from tests.support.events import completed_items, new_conversation, run_turn
+from tests.support.events import (
+    collect_until,
+    completed_items,
+    new_conversation,
+    run_turn,
+    tool_started,
+    turn_ended,
+)
 
 
 async def test_a_turn_streams_and_is_saved(daemon: Daemon) -> None:
@@ -107,8 +114,6 @@ async def test_delete_is_refused_while_a_turn_runs(daemon_factory: object) -> No
         await client.request("conversation/delete", {"conversationId": cid})
     assert err.value.kind == "turn_running"
     await client.request("turn/interrupt", {"conversationId": cid})
-    from tests.support.events import collect_until, turn_ended
-
     await collect_until(client, turn_ended())
     await client.request("conversation/delete", {"conversationId": cid})
     assert (await client.request("conversation/list"))["conversations"] == []
@@ -163,11 +168,9 @@ async def test_a_turn_cut_by_a_stop_shows_interrupted(daemon_factory: object, ho
     await client.request(
         "input/send", {"conversationId": cid, "text": "run: sleep 30", "mode": "queue"}
     )
-    from tests.support.events import collect_until, method_is
-
     await collect_until(
         client,
-        lambda n: n["method"] == "item/started" and n["params"]["item"]["type"] == "tool_result",
+        tool_started,
     )
     await client.close()
     if how == "stop":
@@ -183,7 +186,6 @@ async def test_a_turn_cut_by_a_stop_shows_interrupted(daemon_factory: object, ho
     items = (await client.request("conversation/read", {"conversationId": cid}))["items"]
     if how == "stop":  # a graceful stop saves what the turn had, marked interrupted
         assert items[-1]["type"] == "tool_result" and items[-1]["status"] == "interrupted"
-    del method_is
     await client.close()
 
 
