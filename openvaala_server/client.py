@@ -141,15 +141,26 @@ class Client:
         return self._connected.is_set()
 
     async def _open(self) -> None:
-        self._ws = await connect(
+        ws = await connect(
             f"ws://{self.address}/ws",
             additional_headers={"Authorization": f"Bearer {self.token}"},
             max_size=None,
             open_timeout=10,
         )
+        try:
+            await self._initialize(ws)
+        except BaseException:
+            # A server that accepts the socket and then fails `initialize` (or goes away) must
+            # not leave it open: reconnect attempts would leak one socket each.
+            await ws.close()
+            raise
+        self._ws = ws
+        self._connected.set()
+
+    async def _initialize(self, ws: ClientConnection) -> None:
         # initialize goes out before the reader runs, so read its answer directly.
         init_id = next(self._ids)
-        await self._ws.send(
+        await ws.send(
             jsonrpc.request(
                 init_id,
                 "initialize",
@@ -160,13 +171,12 @@ class Client:
             ).decode()
         )
         while True:
-            message = codec.loads(await self._ws.recv())
+            message = codec.loads(await ws.recv())
             if message.get("id") == init_id:
                 if "error" in message:
                     raise RpcError(message["error"])
                 self.server_info = message["result"]
-                break
-        self._connected.set()
+                return
 
     async def close(self) -> None:
         self._closed = True

@@ -446,6 +446,7 @@ class Runtime:
         turn = LiveTurn(new_id())
         session.turn = turn
         runner = TurnRunner(conv, session, turn)
+        runner.announce()
         turn.task = asyncio.create_task(runner.run(inputs), name=f"turn-{turn.turn_id}")
 
     def interrupt_session(self, conv: LiveConversation, session: LiveSession, reason: str) -> bool:

@@ -18,6 +18,7 @@ from playwright.sync_api import (
     ConsoleMessage,
     Page,
     Playwright,
+    expect,
     sync_playwright,
 )
 
@@ -136,8 +137,15 @@ class WebUI:
         return str(self.page.evaluate("() => location.hash.slice(1)"))
 
     def send(self, text: str) -> None:
+        """Send and wait until the daemon accepted it (the composer empties on its answer).
+
+        By then a turn it started is already shown as running (the daemon announces a turn
+        before answering), so a following `wait_idle()` cannot mistake "not started yet" for
+        "finished".
+        """
         self.page.fill("#composer-text", text)
         self.page.click("#send")
+        expect(self.page.locator("#composer-text")).to_have_value("")
 
     def wait_idle(self) -> None:
         self.page.wait_for_selector("#composer[data-running='false']")

@@ -120,6 +120,7 @@ async def test_oversized_frame_closes_with_1009(daemon: Daemon) -> None:
         await ws.send(big)
         await ws.recv()
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
+    await ws.close()  # waits for the TCP close, so no socket outlives the test's loop
     # The daemon keeps serving others.
     ws2 = await _raw(daemon)
     assert "result" in await _call(ws2, _req("initialize"))
