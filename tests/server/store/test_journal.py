@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from openvaala_server.store import journal
+from openvaala_server.store import durability, journal
 from openvaala_server.store.journal import JournalProblem, JournalWriteError, JournalWriter
 
 
@@ -196,6 +196,80 @@ async def test_concurrent_appends_to_one_file_share_fsyncs(
         assert mine == [f"{p * 1000 + n:032x}" for n in range(20)]
     # Sixteen writers waiting at once share one fsync per batch instead of one each.
     assert syncs < 320 / 2
+
+
+async def _three_files_at_once(
+    tmp_path: Path, texts: tuple[str, str, str] = ("a", "b", "c")
+) -> tuple[list[Path], list[object]]:
+    writer = JournalWriter()
+    await writer.start()
+    try:
+        paths = [tmp_path / f"{name}.jsonl" for name in ("a", "b", "c")]
+        for path in paths:
+            await writer.append(path, [item(0, "before")])
+        appends = [writer.append(p, [item(1, t)]) for p, t in zip(paths, texts, strict=True)]
+        results = await asyncio.gather(*appends, return_exceptions=True)
+        return paths, results
+    finally:
+        await writer.close()
+
+
+@pytest.mark.skipif(durability.syncfs is None, reason="syncfs is Linux ≥ 5.8 only")
+async def test_a_batch_over_several_files_is_made_durable_by_one_syncfs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_syncfs, real_fdatasync = durability.syncfs, os.fdatasync
+    assert real_syncfs is not None
+    calls: list[str] = []
+
+    def counting_syncfs(fd: int) -> None:
+        calls.append("syncfs")
+        real_syncfs(fd)
+
+    def counting_fdatasync(fd: int) -> None:
+        calls.append("fdatasync")
+        real_fdatasync(fd)
+
+    monkeypatch.setattr(durability, "syncfs", counting_syncfs)
+    monkeypatch.setattr(os, "fdatasync", counting_fdatasync)
+    paths, results = await _three_files_at_once(tmp_path)
+    assert all(isinstance(result, list) for result in results)
+    # Three single-file appends (one fdatasync each), then the three files together: one syncfs.
+    assert calls == ["fdatasync"] * 3 + ["syncfs"]
+    for path, text in zip(paths, ("a", "b", "c"), strict=True):
+        assert [rec["item"]["text"] for rec in journal.read_journal(path).records] == [
+            "before",
+            text,
+        ]
+
+
+async def test_a_failed_syncfs_fails_every_file_of_the_batch_and_leaves_them_as_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def failing_syncfs(fd: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(durability, "syncfs", failing_syncfs)
+    paths, results = await _three_files_at_once(tmp_path)
+    # Which file the error belonged to is unknown, so none of them may count as written.
+    assert all(isinstance(result, JournalWriteError) for result in results)
+    assert all("Input/output error" in str(result) for result in results)
+    for path in paths:
+        assert [rec["item"]["text"] for rec in journal.read_journal(path).records] == ["before"]
+        assert journal.read_journal(path).problems == []
+
+
+async def test_where_syncfs_is_refused_each_file_is_synced_on_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refused_syncfs(fd: int) -> None:
+        raise OSError(errno.EPERM, "Operation not permitted")  # e.g. a seccomp filter
+
+    monkeypatch.setattr(durability, "syncfs", refused_syncfs)
+    paths, results = await _three_files_at_once(tmp_path, ("x", "y", "z"))
+    assert all(isinstance(result, list) for result in results)
+    for path, text in zip(paths, ("x", "y", "z"), strict=True):
+        assert journal.read_journal(path).records[-1]["item"]["text"] == text
 
 
 async def test_write_failure_fails_only_that_append(
