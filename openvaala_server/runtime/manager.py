@@ -13,6 +13,8 @@ import sqlite3
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import orjson
+
 from openvaala_server import errors
 from openvaala_server.config import Config, ModelConfig
 from openvaala_server.domain import meta as meta_fold
@@ -33,6 +35,7 @@ from openvaala_server.runtime.hub import Hub
 from openvaala_server.runtime.session import LiveSession, LiveTurn
 from openvaala_server.runtime.subagents import SubagentService
 from openvaala_server.runtime.turn import TurnRunner
+from openvaala_server.store.index import parse_summaries
 from openvaala_server.tools.registry import tools_for as builtin_tools
 
 if TYPE_CHECKING:
@@ -243,7 +246,7 @@ class Runtime:
     ) -> dict[str, Any]:
         try:
             rows, next_cursor = await self.store_call(
-                self.store.list_conversations(
+                self.store.list_summaries(
                     archived=archived, search=search, limit=limit, cursor=cursor
                 )
             )
@@ -251,13 +254,18 @@ class Runtime:
             raise errors.InvalidParams(
                 '"cursor" is not one this server gave out', param="cursor"
             ) from None
-        for row in rows:
-            live = self.conversations.get(row["conversationId"])
+        # Stored summaries go out as they are (no dict per row); only a conversation loaded
+        # here has a fresher status than its last finished turn.
+        conversations: list[Any] = []
+        for cid, text in rows:
+            live = self.conversations.get(cid)
             if live is not None and live.sessions:
-                row["status"] = live.status
-            elif row.get("status") == "completed":
-                row["status"] = "idle"  # the same word a live conversation uses
-        result: dict[str, Any] = {"conversations": rows}
+                [summary] = parse_summaries([text])
+                summary["status"] = live.status
+                conversations.append(summary)
+            else:
+                conversations.append(orjson.Fragment(text))
+        result: dict[str, Any] = {"conversations": conversations}
         if next_cursor:
             result["nextCursor"] = next_cursor
         return result

@@ -280,7 +280,22 @@ class Store:
     ) -> tuple[list[dict[str, Any]], str | None]:
         """ConversationSummary dicts, most recently updated first; `archived` picks the archived
         ones instead of the active ones. The cursor is opaque: pass back what was returned."""
-        return await self._index.list_conversations(
+        rows, next_cursor = await self.list_summaries(
+            archived=archived, search=search, limit=limit, cursor=cursor
+        )
+        return ix.parse_summaries([text for _cid, text in rows]), next_cursor
+
+    async def list_summaries(
+        self,
+        *,
+        archived: bool = False,
+        search: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> tuple[list[tuple[str, str]], str | None]:
+        """As `list_conversations`, each summary as (conversation id, JSON text): what the
+        daemon sends on as it is (see `index.SUMMARY_JSON`)."""
+        return await self._index.list_summaries(
             archived=archived, search=search, limit=limit, cursor=cursor
         )
 

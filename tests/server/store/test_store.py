@@ -53,6 +53,46 @@ async def test_list_is_newest_first_with_an_opaque_cursor(store: Store):
     assert seen == expected
 
 
+async def test_summaries_keep_every_character_and_type(store: Store, tmp_path: Path):
+    # Summaries are built by SQLite as JSON text and sent on as they are: a title with a NUL,
+    # quotes, a backslash, a newline and non-ASCII, and every field's JSON type, must survive.
+    title = 'a\x00b "quoted" back\\slash\nnew line – ünïcödé 🙂'
+    origin = {"conversationId": new_id(), "upToItemId": new_id()}
+    c = created(title, forkedFrom=origin, cwd="/work/dir with spaces")
+    cid, sid = c["conversationId"], c["rootSessionId"]
+    await store.create_conversation(c)
+    await store.append_items(cid, sid, [message("one"), message("two", "agent_message")])
+    tid = new_id()
+    await store.append_metadata(
+        cid,
+        [
+            {"type": "turn_started", "turnId": tid, "sessionId": sid},
+            {"type": "turn_ended", "turnId": tid, "status": "completed"},
+            {"type": "conversation_archived"},
+        ],
+    )
+    [listed], _ = await store.list_conversations(archived=True)
+    assert listed == await store.get_summary(cid)
+    assert listed == {
+        "conversationId": cid,
+        "title": title,
+        "cwd": "/work/dir with spaces",
+        "agent": "coder",
+        "model": "gpt",
+        "createdAt": listed["createdAt"],
+        "updatedAt": listed["updatedAt"],
+        "archived": True,
+        "status": "idle",  # a completed last turn leaves the conversation idle
+        "messageCount": 2,
+        "turnCount": 1,
+        "forkedFrom": origin,
+    }
+    assert isinstance(listed["createdAt"], str) and listed["updatedAt"] >= listed["createdAt"]
+    # What the daemon sends: the same summary, as JSON text.
+    [(listed_id, text)], _ = await store.list_summaries(archived=True)
+    assert listed_id == cid and orjson.loads(text) == listed
+
+
 async def test_archive_search_and_rename(store: Store):
     a, b = created("Parser work"), created("Holiday plans")
     await store.create_conversation(a)
