@@ -8,6 +8,8 @@ from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from openvaala_server.store import index as ix
 from openvaala_server.store import journal, reindex
@@ -232,3 +234,51 @@ def test_an_item_with_a_nonsense_type_does_not_stop_a_reindex() -> None:
         ]
     )
     assert stats.message_count == 1 and stats.texts == ["hi"]
+
+
+_values = st.one_of(
+    st.none(), st.integers(), st.text(max_size=5), st.lists(st.integers(), max_size=2)
+)
+_items = st.one_of(
+    _values,
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "type": st.one_of(
+                st.sampled_from(["user_message", "agent_message", "tool_call"]), _values
+            ),
+            "text": st.one_of(st.text(max_size=8), _values),
+        },
+    ),
+)
+_records = st.lists(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "type": st.one_of(st.sampled_from(["item", "turn_started"]), _values),
+            "ts": st.one_of(st.sampled_from(["2030-01-01", "2031-05-05", "2029-12-31"]), _values),
+            "item": _items,
+        },
+    ),
+    max_size=6,
+)
+
+
+@given(batches=st.lists(_records, max_size=3))
+def test_item_stats_fast_path_equals_the_checked_one(batches: list[list[dict[str, object]]]):
+    fast, checked = ix.ItemStats(), ix.ItemStats()
+    for records in batches:
+        fast.add(records)
+        checked._add_checked(records)
+    assert fast == checked
+
+
+def test_item_stats_takes_the_fast_path_for_ordinary_records():
+    stats = ix.ItemStats()
+    records = [
+        {"type": "item", "ts": "2030-01-02", "item": {"type": "user_message", "text": "hi"}},
+        {"type": "item", "ts": "2030-01-01", "item": {"type": "tool_call", "text": "x"}},
+        {"type": "item", "ts": "2030-01-03", "item": {"type": "agent_message", "text": ""}},
+    ]
+    assert stats._add_clean(records)
+    assert (stats.message_count, stats.texts, stats.updated_at) == (2, ["hi"], "2030-01-03")
