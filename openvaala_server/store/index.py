@@ -21,9 +21,9 @@ import base64
 import logging
 import sqlite3
 from collections.abc import Callable, Iterable
-from itertools import compress, repeat
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from itertools import compress, repeat
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
@@ -201,7 +201,9 @@ class ItemStats:
         return True
 
 
-_GET: Final = dict.get
+# dict.get as a plain function: applied with map() over records, it raises TypeError on a
+# non-dict, which sends the batch to the checked path.
+_GET: Final[Callable[[Any, str], Any]] = dict.get
 _ITEM_ONLY: Final = frozenset({r.ITEM})
 _STR: Final = frozenset({str})
 
