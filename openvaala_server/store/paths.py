@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from openvaala_server.domain.ids import is_valid_id
@@ -79,9 +80,15 @@ def is_real_file(path: Path) -> bool:
         return False
 
 
+_PATH_CACHE_SIZE = 4096
+
+
 @dataclass(frozen=True)
 class DataDir:
     root: Path
+    _paths: dict[tuple[str, str, str], Path] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    )
 
     @classmethod
     def resolve(cls, environ: Mapping[str, str] | None = None) -> DataDir:
@@ -110,21 +117,35 @@ class DataDir:
     def token_path(self) -> Path:
         return self.root / "token"
 
-    @property
+    @cached_property
     def conversations_dir(self) -> Path:
         return self.root / "conversations"
 
+    # Every append asks for its file's path: on Python 3.11 each `Path /` costs ~10 µs, which
+    # made path building a visible share of an append. Paths of recent ids are kept (bounded).
+
     def conversation_dir(self, cid: str) -> Path:
-        return self.conversations_dir / check_id(cid)
+        return self._cached(("dir", cid, ""), lambda: self.conversations_dir / check_id(cid))
 
     def trash_dir(self, cid: str) -> Path:
         return self.conversations_dir / (TRASH_PREFIX + check_id(cid))
 
     def metadata_file(self, cid: str) -> Path:
-        return self.conversation_dir(cid) / METADATA_FILE
+        return self._cached(("meta", cid, ""), lambda: self.conversation_dir(cid) / METADATA_FILE)
 
     def session_file(self, cid: str, sid: str) -> Path:
-        return self.conversation_dir(cid) / (check_id(sid) + JOURNAL_SUFFIX)
+        return self._cached(
+            ("session", cid, sid),
+            lambda: self.conversation_dir(cid) / (check_id(sid) + JOURNAL_SUFFIX),
+        )
+
+    def _cached(self, key: tuple[str, str, str], build: Callable[[], Path]) -> Path:
+        path = self._paths.get(key)
+        if path is None:
+            if len(self._paths) >= _PATH_CACHE_SIZE:
+                self._paths.clear()
+            path = self._paths[key] = build()  # only valid ids get here: build() checks them
+        return path
 
     def session_files(self, cid: str) -> Iterator[tuple[str, Path]]:
         """(session id, path) of every regular `<sid>.jsonl` in the conversation, sorted by id."""
