@@ -348,6 +348,7 @@ class Index:
         self._write_pool = write_pool
         self._read_pool = read_pool
         self._jobs: asyncio.Queue[_Job | None] = asyncio.Queue()
+        self._last_write: asyncio.Future[None] | None = None
         self._task = asyncio.create_task(self._write_loop(), name="index-writer")
 
     @classmethod
@@ -380,10 +381,18 @@ class Index:
             self._write_pool.shutdown(wait=False)
             self._read_pool.shutdown(wait=False)
 
-    async def _submit(self, op: _Op) -> None:
+    def _enqueue(self, op: _Op) -> asyncio.Future[None]:
+        """Queue a write; the future settles once it is committed (or failed)."""
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        await self._jobs.put(_Job(op, future))
-        await future
+        self._jobs.put_nowait(_Job(op, future))
+        self._last_write = future
+        return future
+
+    async def settle_writes(self) -> None:
+        """Wait until every write queued so far is committed or failed (without raising)."""
+        last = self._last_write
+        if last is not None and not last.done():
+            await asyncio.wait([last])
 
     async def _write_loop(self) -> None:
         """Take everything pending, run it in one transaction, settle the callers; repeat.
@@ -439,14 +448,21 @@ class Index:
             raise
 
     async def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        # Writes are queued without waiting (see `put_conversation`): a read first lets every
+        # earlier one commit, so a caller always reads what it wrote.
+        await self.settle_writes()
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._read_pool, fn, self._reader)
 
     # --- writes --------------------------------------------------------------------------------
 
-    async def put_conversation(
+    # Writes return at once with a future: the journal append they follow is already durable, so
+    # nothing waits for the index but reads (`_read`), and the next journal batch overlaps with
+    # this commit. A crash before the commit leaves the index marked unclean: rebuilt at start.
+
+    def put_conversation(
         self, meta: m.ConversationMeta, *, turns: set[str] | None = None, title: bool = True
-    ) -> None:
+    ) -> asyncio.Future[None]:
         """Upsert a conversation's metadata rows (its counts from items are kept)."""
         row = conversation_row(meta, 0, meta.updated_at)
         sessions = session_rows(meta)
@@ -462,9 +478,9 @@ class Index:
                 db.execute("DELETE FROM texts WHERE conversation_id = ? AND kind = ?", (cid, TITLE))
                 db.execute(INSERT_TEXT, (cid, TITLE, row[1]))
 
-        await self._submit(op)
+        return self._enqueue(op)
 
-    async def add_items(self, cid: str, stats: ItemStats) -> None:
+    def add_items(self, cid: str, stats: ItemStats) -> asyncio.Future[None]:
         counts = (stats.message_count, stats.updated_at, cid)
         texts = [(cid, MESSAGE, t) for t in stats.texts]
 
@@ -473,15 +489,15 @@ class Index:
             if texts:
                 db.executemany(INSERT_TEXT, texts)
 
-        await self._submit(op)
+        return self._enqueue(op)
 
-    async def delete_conversation(self, cid: str) -> None:
+    def delete_conversation(self, cid: str) -> asyncio.Future[None]:
         def op(db: sqlite3.Connection) -> None:
             db.execute("DELETE FROM conversations WHERE id = ?", (cid,))
             for table in ("sessions", "turns", "texts"):
                 db.execute(f"DELETE FROM {table} WHERE conversation_id = ?", (cid,))
 
-        await self._submit(op)
+        return self._enqueue(op)
 
     # --- reads ---------------------------------------------------------------------------------
 

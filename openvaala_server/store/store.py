@@ -21,7 +21,6 @@ import os
 import shutil
 import sqlite3
 from collections import OrderedDict
-from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any, Final
 
@@ -92,14 +91,20 @@ class Store:
         await self._writer.close()
         await self._index.close(clean=not self._index_stale)
 
-    async def _update_index(self, update: Awaitable[None]) -> None:
-        """The journal is the truth: once an append is durable it has succeeded. An index that
-        cannot follow (a full disk) is only marked stale, and rebuilt at the next start."""
-        try:
-            await update
-        except sqlite3.Error as exc:
+    def _update_index(self, update: asyncio.Future[None]) -> None:
+        """The journal is the truth: once an append is durable it has succeeded, and its index
+        update commits behind it. An index that cannot follow (a full disk) is only marked
+        stale, and rebuilt at the next start."""
+        update.add_done_callback(self._index_updated)
+
+    def _index_updated(self, update: asyncio.Future[None]) -> None:
+        if update.cancelled() or (exc := update.exception()) is None:
+            return
+        if isinstance(exc, sqlite3.Error):
             log.error("index update failed (%s): it will be rebuilt at the next start", exc)
-            self._index_stale = True
+        else:
+            log.error("index update failed: it will be rebuilt at the next start", exc_info=exc)
+        self._index_stale = True
 
     async def reindex(self) -> ReindexReport:
         """Rebuild the index while open: the writer lets go of its files, the index is swapped."""
@@ -143,7 +148,7 @@ class Store:
         stamped = await self._writer.append(self.data_dir.metadata_file(cid), [payload])
         meta, _ = ix.fold_conversation(stamped)
         self._remember(cid, meta, stamped[-1]["seq"])
-        await self._update_index(self._index.put_conversation(meta))
+        self._update_index(self._index.put_conversation(meta))
         return m.created_from(stamped[0])
 
     async def append_metadata(self, cid: str, payloads: list[dict[str, Any]]) -> list[r.Record]:
@@ -155,7 +160,7 @@ class Store:
         meta, full = await self._apply(cid, path, stamped)
         turns = None if full else {str(rec["turnId"]) for rec in stamped if "turnId" in rec}
         title = full or any(rec["type"] == r.CONVERSATION_RENAMED for rec in stamped)
-        await self._update_index(self._index.put_conversation(meta, turns=turns, title=title))
+        self._update_index(self._index.put_conversation(meta, turns=turns, title=title))
         return stamped
 
     async def _apply(
@@ -244,7 +249,7 @@ class Store:
         stamped = await self._writer.append(path, [{"type": r.ITEM, "item": it} for it in items])
         stats = ix.ItemStats()
         stats.add(stamped)
-        await self._update_index(self._index.add_items(cid, stats))
+        self._update_index(self._index.add_items(cid, stats))
 
     async def read_all_items(self, cid: str, sid: str) -> list[dict[str, Any]]:
         path = self._session_path(cid, sid)

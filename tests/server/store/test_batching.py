@@ -24,6 +24,7 @@ async def test_many_concurrent_appends_are_durable_and_indexed(
         c = created(f"conversation {n}")
         await store.create_conversation(c)
         targets.append((c["conversationId"], c["rootSessionId"]))
+    await store._index.settle_writes()  # count only the writes below
     batches: list[int] = []
     run_batch = store._index._run_batch
 
@@ -50,6 +51,7 @@ async def test_many_concurrent_appends_are_durable_and_indexed(
         return texts
 
     written = await asyncio.gather(*(writer(cid, sid) for cid, sid in targets))
+    await store._index.settle_writes()  # index updates commit behind the appends
     # Grouped: far fewer index transactions than updates.
     assert sum(batches) == 12 * (15 + 6) and len(batches) < sum(batches)
     for (cid, sid), texts in zip(targets, written, strict=True):
@@ -75,7 +77,7 @@ async def test_a_failing_index_update_fails_only_its_caller(store: Store):
         db.execute("INSERT INTO no_such_table VALUES (1)")
 
     results = await asyncio.gather(
-        store._index._submit(bad),
+        store._index._enqueue(bad),
         *(store.append_items(cid, sid, [message("fine")]) for cid, sid in targets),
         return_exceptions=True,
     )
@@ -104,3 +106,27 @@ async def test_listing_pages_cover_everything_once(store: Store):
     assert cursor is None and [s["conversationId"] for s in everything] == seen
     none, cursor = await store.list_conversations(limit=0)
     assert none == [] and cursor is None
+
+
+async def test_an_append_does_not_wait_for_the_index_but_reads_see_it(store: Store):
+    c = created("write-behind")
+    cid, sid = c["conversationId"], c["rootSessionId"]
+    await store.create_conversation(c)
+    gate = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    run_batch = store._index._run_batch
+
+    def held(ops: list[ix._Op]) -> list[BaseException | None]:
+        # The index writer thread waits here until the test lets it go.
+        asyncio.run_coroutine_threadsafe(gate.wait(), loop).result(10)
+        return run_batch(ops)
+
+    store._index._run_batch = held  # type: ignore[method-assign]
+    # The journal append is durable and the call returns while the index is still held...
+    await asyncio.wait_for(store.append_items(cid, sid, [message("first")]), 5)
+    read = asyncio.ensure_future(store.get_summary(cid))
+    await asyncio.sleep(0.05)
+    assert not read.done()  # ...but a read waits for every earlier index write
+    gate.set()
+    summary = await asyncio.wait_for(read, 5)
+    assert summary is not None and summary["messageCount"] == 1
