@@ -489,7 +489,8 @@ class JournalWriter:
         by_path: dict[Path, list[_Append]] = {}
         for op in appends:
             by_path.setdefault(op.path, []).append(op)
-        batches = [self._stamp(path, ops) for path, ops in by_path.items()]
+        ts = r.utc_now()  # one timestamp per group commit: formatting it costs ~5 µs a file
+        batches = [self._stamp(path, ops, ts) for path, ops in by_path.items()]
         for batch in batches:
             if batch.data:
                 self._guard(batch, _write_all, batch.data)
@@ -505,7 +506,7 @@ class JournalWriter:
             for op, outcome in zip(batch.ops, batch.results, strict=True):
                 outcomes.setdefault(op.loop, []).append((op.future, outcome))
 
-    def _stamp(self, path: Path, ops: list[_Append]) -> _Batch:
+    def _stamp(self, path: Path, ops: list[_Append], ts: str) -> _Batch:
         """Number and serialise this batch's records for one file (nothing written yet)."""
         try:
             state = self._open(path)
@@ -516,7 +517,6 @@ class JournalWriter:
         results: list[list[r.Record] | BaseException] = []
         chunks: list[bytes] = []
         seq = state.seq
-        ts = r.utc_now()
         for op in ops:
             stamped: list[r.Record] = []
             lines: list[bytes] = []
