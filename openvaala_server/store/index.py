@@ -349,6 +349,7 @@ class Index:
         self._read_pool = read_pool
         self._jobs: asyncio.Queue[_Job | None] = asyncio.Queue()
         self._last_write: asyncio.Future[None] | None = None
+        self._write_failed = False  # any write failed: the index lags the journals
         self._task = asyncio.create_task(self._write_loop(), name="index-writer")
 
     @classmethod
@@ -370,9 +371,13 @@ class Index:
         return cls(writer, reader, write_pool, read_pool)
 
     async def close(self, clean: bool = True) -> None:
-        """Stop the writer; `clean=False` leaves the index marked for a rebuild at next open."""
+        """Stop the writer; `clean=False` leaves the index marked for a rebuild at next open.
+
+        A write that failed (its caller did not wait for it) also leaves it marked, even one
+        that was still queued when this was called."""
         await self._jobs.put(None)
         await self._task
+        clean = clean and not self._write_failed
         loop = asyncio.get_running_loop()
         try:
             await loop.run_in_executor(self._write_pool, _close_writer, self._writer, clean)
@@ -413,6 +418,7 @@ class Index:
                 except Exception as exc:  # the executor itself failed: fail every caller
                     errors = [exc] * len(jobs)
                 for job, error in zip(jobs, errors, strict=True):
+                    self._write_failed = self._write_failed or error is not None
                     _settle(job.future, error)
             if None in batch:
                 return

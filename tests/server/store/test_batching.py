@@ -130,3 +130,19 @@ async def test_an_append_does_not_wait_for_the_index_but_reads_see_it(store: Sto
     gate.set()
     summary = await asyncio.wait_for(read, 5)
     assert summary is not None and summary["messageCount"] == 1
+
+
+async def test_an_index_write_failing_while_the_store_closes_leaves_it_to_be_rebuilt(
+    data_dir: DataDir,
+):
+    store = await Store.open(data_dir)
+    c = created("closing")
+    await store.create_conversation(c)
+
+    def bad(db: sqlite3.Connection) -> None:
+        db.execute("INSERT INTO no_such_table VALUES (1)")
+
+    queued = store._index._enqueue(bad)  # still queued when close() starts
+    store._update_index(queued)
+    await store.close()
+    assert ix.needs_rebuild(data_dir.metadata_db) == "the last server did not close it cleanly"
