@@ -441,7 +441,10 @@ class Runtime:
         busy = session.turn is not None or session.compacting
         disposition = session.inbox.add(inp, turn_running=busy)
         if disposition == "started":
-            self.start_turn(conv, session, [inp])
+            turn = self.start_turn(conv, session, [inp])
+            # Answer once `turn/started` is out: a client reading "started" has then seen the
+            # turn start, never an idle session that is in fact about to run.
+            await _until_announced(turn)
         else:
             self._inputs[inp.input_id] = (cid, session.session_id)
             conv.publish_inbox(session)
@@ -450,12 +453,14 @@ class Runtime:
                 self.interrupt_session(conv, session, "jump")
         return {"inputId": inp.input_id, "disposition": disposition}
 
-    def start_turn(self, conv: LiveConversation, session: LiveSession, inputs: list[Input]) -> None:
+    def start_turn(
+        self, conv: LiveConversation, session: LiveSession, inputs: list[Input]
+    ) -> LiveTurn:
         turn = LiveTurn(new_id())
         session.turn = turn
         runner = TurnRunner(conv, session, turn)
-        runner.announce()
         turn.task = asyncio.create_task(runner.run(inputs), name=f"turn-{turn.turn_id}")
+        return turn
 
     def interrupt_session(self, conv: LiveConversation, session: LiveSession, reason: str) -> bool:
         if reason == "user":
@@ -600,3 +605,14 @@ def _clean_title(title: str) -> str:
             f"the title is longer than {TITLE_MAX} characters", param="title"
         )
     return title
+
+
+async def _until_announced(turn: LiveTurn) -> None:
+    """Until the turn has published `turn/started` or is over (its task may even have been
+    cancelled before its first step, when nothing would ever announce it)."""
+    assert turn.task is not None
+    waiter = asyncio.ensure_future(turn.announced.wait())
+    try:
+        await asyncio.wait({waiter, turn.task}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiter.cancel()

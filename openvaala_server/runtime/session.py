@@ -21,6 +21,9 @@ class LiveTurn:
     stop_reason: str | None = None
     # Set by the task's first step: a task cancelled before that would never run its cleanup.
     started: bool = False
+    # Set once `turn/started` is out (after its record is durable), or once the turn is over
+    # without it: `input/send` answers "started" only then, so no client sees the answer first.
+    announced: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 @dataclass

@@ -111,24 +111,22 @@ class TurnRunner:
             log.exception("turn %s crashed", self.turn.turn_id)
             status = "failed"
             error = {"kind": "internal", "message": "the turn stopped on an internal error"}
-        await self._finish(status, error)
+        try:
+            await self._finish(status, error)
+        finally:
+            self.turn.announced.set()  # a turn that never got to announce itself is over
 
-    def announce(self) -> None:
-        """Tell every client the turn runs, before whoever started it gets its answer.
-
-        Called synchronously where the turn is created: `session.turn` (what snapshots show) and
-        `turn/started` then change together, so a client that sees `disposition: "started"` has
-        already seen the turn start and never shows an idle session that is in fact running.
-        """
+    async def _start(self) -> None:
+        # Durable first, then broadcast (ARCHITECTURE.md); `announced` then lets the
+        # `input/send` that started this turn answer, after its subscribers saw it start.
+        await self.conv.append_meta(
+            {"type": r.TURN_STARTED, "sessionId": self.sid, "turnId": self.turn.turn_id}
+        )
         self.conv.hub.publish("turn/started", {"sessionId": self.sid, "turnId": self.turn.turn_id})
         self.conv.publish_session(self.session)
         if self.session.session_id == self.conv.root_session_id:
             self.conv.publish_updated()
-
-    async def _start(self) -> None:
-        await self.conv.append_meta(
-            {"type": r.TURN_STARTED, "sessionId": self.sid, "turnId": self.turn.turn_id}
-        )
+        self.turn.announced.set()
 
     async def _finish(self, status: str, error: dict[str, Any] | None) -> None:
         # Whatever was still streaming is kept, marked with how the turn ended.

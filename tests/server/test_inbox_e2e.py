@@ -252,3 +252,23 @@ async def test_interrupt_kills_a_running_shell_command(
             os.kill(child, 0)
             await asyncio.sleep(0.02)
     await client.close()
+
+
+async def test_a_client_sees_the_turn_start_before_the_answer_that_started_it(
+    daemon_factory: Any, fake_openai: FakeProvider
+) -> None:
+    _d, client, cid = await _start(daemon_factory, fake_openai)
+    gate = Gate()
+    fake_openai.enqueue(Reply().wait(gate).text("done"))
+    # Notifications and answers arrive in the order the daemon sent them: by the time the
+    # sender reads "started", the turn's start is already in its queue, so no client shows an
+    # idle session that is in fact running.
+    result = await _send(client, cid, "hello", "queue")
+    assert result["disposition"] == "started"
+    seen = []
+    while not client._notes.empty():
+        seen.append(client._notes.get_nowait()["method"])
+    assert "turn/started" in seen
+    gate.open()
+    await collect_until(client, turn_ended())
+    await client.close()
