@@ -7,7 +7,9 @@ import asyncio
 import os
 from typing import Any
 
+import orjson
 import pytest
+from websockets.asyncio.client import connect
 
 from openvaala_server.client import Client, RpcError
 from tests.fakes.providers import FakeProvider
@@ -257,18 +259,39 @@ async def test_interrupt_kills_a_running_shell_command(
 async def test_a_client_sees_the_turn_start_before_the_answer_that_started_it(
     daemon_factory: Any, fake_openai: FakeProvider
 ) -> None:
-    _d, client, cid = await _start(daemon_factory, fake_openai)
+    d, client, cid = await _start(daemon_factory, fake_openai)
+    await client.close()
     gate = Gate()
     fake_openai.enqueue(Reply().wait(gate).text("done"))
-    # Notifications and answers arrive in the order the daemon sent them: by the time the
-    # sender reads "started", the turn's start is already in its queue, so no client shows an
-    # idle session that is in fact running.
-    result = await _send(client, cid, "hello", "queue")
-    assert result["disposition"] == "started"
-    seen = []
-    while not client._notes.empty():
-        seen.append(client._notes.get_nowait()["method"])
-    assert "turn/started" in seen
-    gate.open()
-    await collect_until(client, turn_ended())
-    await client.close()
+    # The frames exactly as they come off the socket: the answer "started" must come after the
+    # turn's start, so no client shows an idle session that is in fact running.
+    async with connect(
+        f"ws://{d.address}/ws", additional_headers={"Authorization": f"Bearer {d.token}"}
+    ) as ws:
+        frames = [
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}},
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "conversation/subscribe",
+                "params": {"conversationId": cid},
+            },
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "input/send",
+                "params": {"conversationId": cid, "text": "hello"},
+            },
+        ]
+        for frame in frames:
+            await ws.send(orjson.dumps(frame).decode())
+        order: list[str] = []
+        while "answer" not in order:
+            message = orjson.loads(await asyncio.wait_for(ws.recv(), 10))
+            if message.get("id") == 3:
+                assert message["result"]["disposition"] == "started"
+                order.append("answer")
+            elif message.get("method") == "turn/started":
+                order.append("turn/started")
+        assert order == ["turn/started", "answer"]
+        gate.open()
