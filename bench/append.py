@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 from openvaala_server.domain.ids import new_id
-from openvaala_server.store.durability import GroupSync
+from openvaala_server.store import durability
 from openvaala_server.store.journal import JournalWriter
 from openvaala_server.store.paths import DataDir
 from openvaala_server.store.store import Store
@@ -95,25 +95,23 @@ async def thread_floor(n: int) -> list[float]:
 
 def raw_group(directory: Path, rounds: int, files: int) -> float | None:
     """Records/s of `files` appends made durable by one syncfs per round (None: no syncfs)."""
-    group = GroupSync()
     line = b"x" * 1023 + b"\n"
     fds = [
         os.open(directory / f"group-{i}.bin", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         for i in range(files)
     ]
     try:
-        if not group.uses_syncfs:
+        if durability.syncfs is None:
             return None
         t = time.perf_counter()
         for _ in range(rounds):
             for fd in fds:
                 os.write(fd, line)
-            group.sync_filesystem(fds[0])
+            durability.syncfs(fds[0])
         return rounds * files / (time.perf_counter() - t)
     finally:
         for fd in fds:
             os.close(fd)
-        group.close()
 
 
 async def journal_single(directory: Path, n: int) -> list[float]:
@@ -216,6 +214,13 @@ async def main() -> None:
         group_rate = raw_group(directory, args.n // 2, args.writers)
         if group_rate is not None:
             print(f"raw: {args.writers} files + one syncfs        {group_rate:9,.0f} records/s")
+        probe, group = os.open(directory, os.O_RDONLY), durability.GroupSync()
+        try:
+            fits = group.syncfs_fits(probe, os.fstat(probe).st_dev)
+        finally:
+            os.close(probe)
+            group.close()
+        print(f"the journal uses syncfs here: {'yes' if fits else 'no (one fdatasync per file)'}")
         rate = await journal_concurrent(directory, args.n // 2, args.writers)
         share = f", {rate / group_rate:.0%} of raw" if group_rate else ""
         print(

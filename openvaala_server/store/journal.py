@@ -9,8 +9,8 @@ Storage contract:
 - Appends are group-committed: one background thread takes everything pending, writes each file's
   lines with one ``write``, makes the batch durable, then resolves the callers' futures. A batch
   of one file costs one fdatasync; a batch spanning several files on one file system costs one
-  ``syncfs`` (see `durability`). The event loop never blocks on the disk, and N concurrent
-  writers cost far fewer than N fsyncs.
+  ``syncfs`` where that is safe and cheap (see `durability`), else one fdatasync each. The
+  event loop never blocks on the disk, and N concurrent writers cost far fewer than N fsyncs.
 - A failed write (ENOSPC, EIO…) raises `JournalWriteError` in the callers of that file's batch
   only; the file is truncated back to its previous length, so no partial line stays behind.
 - A torn last line (a crash mid-write) is reported by `read_journal`, never fatal. Before the next
@@ -535,19 +535,14 @@ class JournalWriter:
         return _Batch(path, ops, state, results, b"".join(chunks), seq)
 
     def _sync_together(self, batches: list[_Batch]) -> None:
-        """Make several files durable: one syncfs per file system, else one fdatasync each."""
+        """Make several files durable: one syncfs per file system where it fits, else (or if
+        it reports an error) one fdatasync each, so exactly the files that failed fail."""
         by_device: dict[int, list[_Batch]] = {}
         for batch in batches:
             by_device.setdefault(batch.state.device, []).append(batch)
-        for group in by_device.values():
-            if len(group) > 1:
-                try:
-                    if self._durable.sync_filesystem(group[0].state.fd):
-                        continue
-                except OSError as exc:  # which file failed is unknown: none of them counts
-                    for batch in group:
-                        self._fail(batch, exc)
-                    continue
+        for device, group in by_device.items():
+            if len(group) > 1 and self._durable.try_syncfs(group[0].state.fd, device):
+                continue
             self._durable.sync_each(group, lambda b: self._guard(b, os.fdatasync))
 
     def _guard(self, batch: _Batch, action: Callable[..., object], *args: object) -> None:
@@ -555,14 +550,13 @@ class JournalWriter:
         try:
             action(batch.state.fd, *args)
         except OSError as exc:
-            self._fail(batch, exc)
-
-    def _fail(self, batch: _Batch, exc: OSError) -> None:
-        self._undo(batch.path, batch.state)
-        error = JournalWriteError(f"cannot append to {batch.path}: {exc}")
-        error.__cause__ = exc
-        batch.results = [res if isinstance(res, BaseException) else error for res in batch.results]
-        batch.data = b""
+            self._undo(batch.path, batch.state)
+            error = JournalWriteError(f"cannot append to {batch.path}: {exc}")
+            error.__cause__ = exc
+            batch.results = [
+                res if isinstance(res, BaseException) else error for res in batch.results
+            ]
+            batch.data = b""
 
     def _undo(self, path: Path, state: _OpenFile) -> None:
         # Cut any partial line off; if even that fails, the next open sees a torn tail and
