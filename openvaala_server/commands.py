@@ -11,7 +11,7 @@ import time
 
 from openvaala_server.config import ConfigError, load_config
 from openvaala_server.store.lock import LockHeld, is_locked, read_lock
-from openvaala_server.store.paths import DataDir
+from openvaala_server.store.paths import DataDir, StoreError
 
 START_TIMEOUT_S = 15.0
 STOP_TIMEOUT_S = 20.0
@@ -40,6 +40,9 @@ def serve_foreground(port: int | None) -> int:
         return 1
     except PortInUse as exc:
         _err(str(exc))
+        return 1
+    except StoreError as exc:  # e.g. an SQLite too old for the index
+        _err(f"cannot open {data_dir.root}: {exc}")
         return 1
     except KeyboardInterrupt:
         pass
@@ -137,7 +140,11 @@ async def reindex() -> int:
         )
         return 1
     data_dir.ensure()
-    report = await rebuild(data_dir)
+    try:
+        report = await rebuild(data_dir)
+    except StoreError as exc:
+        _err(str(exc))
+        return 1
     print(report.describe())
     return 0
 

@@ -31,6 +31,7 @@ import orjson
 
 from openvaala_server.domain import meta as m
 from openvaala_server.domain import records as r
+from openvaala_server.store.paths import StoreError
 
 log = logging.getLogger(__name__)
 
@@ -266,6 +267,31 @@ UPSERT_CONVERSATION: Final = (
 
 # --- opening -----------------------------------------------------------------------------------
 
+MIN_SQLITE: Final = (3, 31, 0)  # stored generated columns (the summary)
+
+
+def check_sqlite() -> None:
+    """Fail with a clear message if this Python's SQLite cannot hold the index (too old, or
+    built without JSON or FTS5), rather than on every start at the first CREATE TABLE."""
+    version = sqlite3.sqlite_version_info
+    if version < MIN_SQLITE:
+        have = ".".join(map(str, version))
+        need = ".".join(map(str, MIN_SQLITE))
+        raise StoreError(
+            f"OpenVaala needs SQLite {need} or newer; this Python uses SQLite {have} "
+            "(install a Python built against a newer SQLite)"
+        )
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("SELECT json_object('a', 1)")
+        conn.execute("CREATE VIRTUAL TABLE probe USING fts5 (text)")
+    except sqlite3.OperationalError as exc:
+        raise StoreError(
+            f"this Python's SQLite lacks what OpenVaala's index needs (JSON and FTS5): {exc}"
+        ) from exc
+    finally:
+        conn.close()
+
 
 def needs_rebuild(path: Path) -> str | None:
     """Why the index at `path` cannot be used as it is, or None if it can."""
@@ -350,6 +376,7 @@ class Index:
         self._jobs: asyncio.Queue[_Job | None] = asyncio.Queue()
         self._last_write: asyncio.Future[None] | None = None
         self._write_failed = False  # any write failed: the index lags the journals
+        self._closing = False
         self._task = asyncio.create_task(self._write_loop(), name="index-writer")
 
     @classmethod
@@ -375,6 +402,7 @@ class Index:
 
         A write that failed (its caller did not wait for it) also leaves it marked, even one
         that was still queued when this was called."""
+        self._closing = True
         await self._jobs.put(None)
         await self._task
         clean = clean and not self._write_failed
@@ -389,6 +417,11 @@ class Index:
     def _enqueue(self, op: _Op) -> asyncio.Future[None]:
         """Queue a write; the future settles once it is committed (or failed)."""
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if self._closing:  # nothing would ever run it: fail now rather than never
+            log.error("index write after close: the index will be rebuilt at the next start")
+            self._write_failed = True
+            future.set_exception(sqlite3.ProgrammingError("the index is closed"))
+            return future
         self._jobs.put_nowait(_Job(op, future))
         self._last_write = future
         return future

@@ -304,6 +304,7 @@ def replace_index(new: Path, db_path: Path) -> None:
 
 
 def reindex_sync(data_dir: DataDir, db_path: Path | None = None) -> ReindexReport:
+    ix.check_sqlite()
     data_dir.ensure()
     target = db_path or data_dir.metadata_db
     tmp = target.with_name(f"{target.name}.rebuild-{os.getpid()}")

@@ -16,13 +16,15 @@ Storage contract (ARCHITECTURE.md, "Data directory"):
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import shutil
 import sqlite3
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 
 from openvaala_server.domain import meta as m
 from openvaala_server.domain import records as r
@@ -56,6 +58,28 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 _META_CACHE_SIZE: Final = 512
+_CLOSE_WAIT_S: Final = 10.0
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def _tracked(
+    method: Callable[Concatenate[Store, P], Awaitable[T]],
+) -> Callable[Concatenate[Store, P], Coroutine[Any, Any, T]]:
+    """Count a write while it runs, so `Store.close` can wait for it to reach the index."""
+
+    @functools.wraps(method)
+    async def tracked(self: Store, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        self._writes += 1
+        self._no_writes.clear()
+        try:
+            return await method(self, *args, **kwargs)
+        finally:
+            self._writes -= 1
+            if not self._writes:
+                self._no_writes.set()
+
+    return tracked
 
 
 class Store:
@@ -67,9 +91,14 @@ class Store:
         # metadata append updates the index without re-reading the file.
         self._metas: OrderedDict[str, tuple[m.ConversationMeta, int]] = OrderedDict()
         self._index_stale = False  # an index update failed: rebuild at the next start
+        # Writes under way (journal, then index): close() lets them queue their index update.
+        self._writes = 0
+        self._no_writes = asyncio.Event()
+        self._no_writes.set()
 
     @classmethod
     async def open(cls, data_dir: DataDir) -> Store:
+        await asyncio.to_thread(ix.check_sqlite)
         await asyncio.to_thread(data_dir.ensure)
         reason = await asyncio.to_thread(ix.needs_rebuild, data_dir.metadata_db)
         if reason is not None:
@@ -89,6 +118,13 @@ class Store:
 
     async def close(self) -> None:
         await self._writer.close()
+        # A write whose journal part is done may still be on its way to the index (it may read
+        # the metadata file first): let it queue its update, which the index then commits.
+        try:
+            await asyncio.wait_for(self._no_writes.wait(), _CLOSE_WAIT_S)
+        except TimeoutError:
+            log.error("a write did not finish before close: the index will be rebuilt")
+            self._index_stale = True
         await self._index.close(clean=not self._index_stale)
 
     def _update_index(self, update: asyncio.Future[None]) -> None:
@@ -130,6 +166,7 @@ class Store:
             raise NotFound(f"no conversation {cid}")
         return path
 
+    @_tracked
     async def create_conversation(self, created: dict[str, Any]) -> m.ConversationMeta:
         """Create the directory and its metadata.jsonl from a conversation_created payload."""
         cid = check_id(created.get("conversationId"))
@@ -151,6 +188,7 @@ class Store:
         self._update_index(self._index.put_conversation(meta))
         return m.created_from(stamped[0])
 
+    @_tracked
     async def append_metadata(self, cid: str, payloads: list[dict[str, Any]]) -> list[r.Record]:
         """Append to metadata.jsonl (durable), then update the index; return the stamped records."""
         path = self._existing(cid)
@@ -226,7 +264,9 @@ class Store:
         await asyncio.to_thread(mark)
 
     async def _delete_unindex(self, cid: str) -> None:
-        await self._index.delete_conversation(cid)
+        # Shielded: a cancelled caller must not cancel the queued write's future, which reads
+        # wait on (`Index.settle_writes`) while the delete itself still runs.
+        await asyncio.shield(self._index.delete_conversation(cid))
 
     async def _delete_remove(self, cid: str) -> None:
         await asyncio.to_thread(shutil.rmtree, self.data_dir.trash_dir(cid), True)
@@ -242,6 +282,7 @@ class Store:
 
     # --- items -------------------------------------------------------------------------------
 
+    @_tracked
     async def append_items(self, cid: str, sid: str, items: list[dict[str, Any]]) -> None:
         """Append completed items to a session's journal (durable), then index them."""
         self._existing(cid)

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import time
 from pathlib import Path
+
+import pytest
 
 from openvaala_server.domain.ids import new_id
 from openvaala_server.store import index as ix
 from openvaala_server.store import journal
-from openvaala_server.store.paths import DataDir
+from openvaala_server.store import store as store_module
+from openvaala_server.store.paths import DataDir, StoreError
 from openvaala_server.store.store import Store
 
 from .helpers import created, message, rebuilt_dump
@@ -146,3 +150,52 @@ async def test_an_index_write_failing_while_the_store_closes_leaves_it_to_be_reb
     store._update_index(queued)
     await store.close()
     assert ix.needs_rebuild(data_dir.metadata_db) == "the last server did not close it cleanly"
+
+
+async def test_close_lets_a_write_under_way_reach_the_index(
+    data_dir: DataDir, monkeypatch: pytest.MonkeyPatch
+):
+    store = await Store.open(data_dir)
+    c = created("closing while writing")
+    cid, sid = c["conversationId"], c["rootSessionId"]
+    await store.create_conversation(c)
+    store._metas.clear()  # the next metadata append re-reads its file before the index update
+    real_read_meta = store_module.read_meta
+
+    def slow_read_meta(path: Path) -> object:
+        time.sleep(0.3)  # a slow disk: the re-read is still going when close() runs
+        return real_read_meta(path)
+
+    monkeypatch.setattr(store_module, "read_meta", slow_read_meta)
+    turn = {"type": "turn_started", "turnId": new_id(), "sessionId": sid}
+    append = asyncio.ensure_future(store.append_metadata(cid, [turn]))
+    await asyncio.sleep(0)  # the append is with the journal writer when close() starts
+    await store.close()
+    assert [rec["type"] for rec in await append] == ["turn_started"]
+    # Closed cleanly and complete: the next start trusts the index, and it has the turn.
+    assert ix.needs_rebuild(data_dir.metadata_db) is None
+    reopened = await Store.open(data_dir)
+    try:
+        summary = await reopened.get_summary(cid)
+        assert summary is not None and summary["turnCount"] == 1
+    finally:
+        await reopened.close()
+
+
+async def test_an_index_write_after_close_fails_at_once(data_dir: DataDir):
+    store = await Store.open(data_dir)
+    await store.close()
+
+    def op(db: sqlite3.Connection) -> None:
+        db.execute("SELECT 1")
+
+    write = store._index._enqueue(op)
+    assert write.done() and isinstance(write.exception(), sqlite3.ProgrammingError)
+
+
+async def test_an_sqlite_too_old_for_the_index_is_named(
+    data_dir: DataDir, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setattr(sqlite3, "sqlite_version_info", (3, 26, 0))
+    with pytest.raises(StoreError, match=r"needs SQLite 3\.31\.0 or newer.*SQLite 3\.26\.0"):
+        await Store.open(data_dir)
