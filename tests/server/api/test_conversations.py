@@ -239,3 +239,27 @@ async def test_a_long_conversation_opens_from_its_last_page_and_keeps_everything
     notes = await run_turn(client, cid, "and one more")
     assert notes[-1]["params"]["status"] == "completed"
     await client.close()
+
+
+async def test_the_list_shows_stored_summaries_and_the_live_status_of_loaded_ones(
+    daemon: Daemon,
+) -> None:
+    client = await daemon.client()
+    done = await new_conversation(client, str(daemon.workdir))
+    await run_turn(client, done, "finish me")
+    await client.close()
+    daemon.restart()  # `done` is now only in the index: listed from its stored summary
+    client = await daemon.client()
+    busy = await new_conversation(client, str(daemon.workdir))
+    await client.request("input/send", {"conversationId": busy, "text": "run: sleep 20"})
+    await collect_until(client, tool_started)
+    listed = (await client.request("conversation/list"))["conversations"]
+    rows = {row["conversationId"]: row for row in listed}
+    assert rows[busy]["status"] == "running"  # loaded here: its live status
+    stored = rows[done]
+    assert stored["status"] == "idle"  # its last turn completed
+    assert stored["messageCount"] == 2 and stored["turnCount"] == 1
+    assert stored["archived"] is False and stored["forkedFrom"] is None
+    assert stored["title"] == "finish me" and stored["cwd"] == str(daemon.workdir)
+    await client.request("turn/interrupt", {"conversationId": busy})
+    await client.close()
