@@ -34,7 +34,7 @@ def test_reindex_refuses_while_a_server_runs_and_works_after(daemon: Daemon) -> 
 def test_after_kill_9_a_new_server_starts_at_once(daemon: Daemon) -> None:
     old_pid = daemon.process.pid if daemon.process else 0
     daemon.kill()
-    daemon.start(timeout=10)
+    daemon.start(timeout=30)
     assert daemon.process is not None and daemon.process.pid != old_pid
     status = daemon.cli("serve", "status")
     assert status.returncode == 0 and str(daemon.process.pid) in status.stdout

@@ -512,8 +512,9 @@ async def test_interrupt_mid_stream_keeps_the_partial_answer(fast: Setup) -> Non
     began = time.monotonic()
     result = await client.request("turn/interrupt", {"conversationId": cid})
     assert result == {"interrupted": True}
-    ended = await collect_until(client, turn_ended(), timeout=5)
-    assert time.monotonic() - began < 3  # the stream would never end by itself
+    ended = await collect_until(client, turn_ended(), timeout=20)
+    # Generous for a loaded machine, and still far from never (the stream would not end).
+    assert time.monotonic() - began < 10
     notes += ended
     assert ended[-1]["params"]["status"] == "interrupted"
     assert await request.wait_disconnected(2)  # the provider stops generating
@@ -539,8 +540,8 @@ async def test_interrupt_during_retry_wait_ends_it_promptly(patient: Setup) -> N
     assert notes[-1]["params"]["delaySeconds"] == 30
     began = time.monotonic()
     await client.request("turn/interrupt", {"conversationId": cid})
-    ended = await collect_until(client, turn_ended(), timeout=5)
-    assert time.monotonic() - began < 3  # not the 30 s the provider asked for
+    ended = await collect_until(client, turn_ended(), timeout=20)
+    assert time.monotonic() - began < 10  # not the 30 s the provider asked for
     assert ended[-1]["params"]["status"] == "interrupted"
     await asyncio.sleep(0.2)
     assert len(fake.requests) == 1  # no retry after the interrupt

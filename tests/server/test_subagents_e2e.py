@@ -390,8 +390,8 @@ async def test_wait_times_out_on_a_stalled_child_and_the_parent_drives_it(
     fake_openai.enqueue(Reply().text("ALL-DONE"), when=lambda q: len(tool_outputs(q)) == 9)
     started = time.monotonic()
     await _send(client, cid, "supervise")
-    notes = await collect_until(client, item_in(root, "ALL-DONE", "agent_message"), timeout=20)
-    assert time.monotonic() - started < 10
+    notes = await collect_until(client, item_in(root, "ALL-DONE", "agent_message"), timeout=45)
+    assert time.monotonic() - started < 30  # the waits were capped at 1 s, not 300 s
     [child] = [s["sessionId"] for s in started_sessions(notes)]
     results = [
         n["params"]["item"]

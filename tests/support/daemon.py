@@ -56,7 +56,7 @@ class Daemon:
     def data_dir(self) -> DataDir:
         return DataDir(self.home)
 
-    def start(self, timeout: float = 20) -> None:
+    def start(self, timeout: float = 30) -> None:
         if self.log_path == Path():
             self.log_path = self.home.parent / f"{self.home.name}-server.log"
         with open(self.log_path, "ab") as log:
@@ -83,6 +83,7 @@ class Daemon:
                 except httpx.HTTPError:
                     pass
             time.sleep(0.03)
+        self.kill()  # never leave a half-started daemon behind (its Popen would warn later)
         raise RuntimeError(f"daemon did not start in {timeout} s:\n{self.log()}")
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 20) -> int | None:
@@ -141,9 +142,9 @@ def daemon_factory(tmp_path: Path) -> Iterator[object]:
 
     def factory(config: str = DEFAULT_CONFIG, *, start: bool = True, name: str = "home") -> Daemon:
         d = make_daemon(tmp_path, config, name)
+        started.append(d)  # before start(): a daemon that fails to start is stopped too
         if start:
             d.start()
-        started.append(d)
         return d
 
     yield factory

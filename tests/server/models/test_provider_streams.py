@@ -310,8 +310,8 @@ async def test_cancellation_closes_the_connection_promptly(fake_provider: FakePr
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert time.monotonic() - began < 1.0
-    assert await fake_provider.last_request.wait_disconnected(timeout=1.0)
+    assert time.monotonic() - began < 5.0  # cancelled at once, not at the end of a stream
+    assert await fake_provider.last_request.wait_disconnected(timeout=5.0)
 
 
 async def test_fake_without_script_fails_loudly(fake_openai: FakeProvider) -> None:
