@@ -1,4 +1,4 @@
-"""Fixtures for the browser UI tests: one headless Debian Chromium per test session (worker),
+"""Fixtures for the browser UI tests: one headless Debian Chromium per worker for tests/web,
 a fresh browser context per test, logged in to a real daemon started by `tests/support`."""
 
 from __future__ import annotations
@@ -38,6 +38,9 @@ CHROMIUM_ARGS = [
 ]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
+# expect() waits 5 s by default, whatever the context's timeout: too short on a loaded CI VM.
+expect.set_options(timeout=15_000)
+
 # The demo model streams word by word with this pause, so a test can watch a turn happen.
 PACED_CONFIG = """
 [models.demo]
@@ -75,7 +78,10 @@ def run_async(make: Callable[[], Awaitable[T]], timeout: float = 30) -> T:
     return box["value"]  # type: ignore[no-any-return]
 
 
-@pytest.fixture(scope="session")
+# Package scope, not session: while sync Playwright runs, this thread has its event loop, and a
+# pytest-asyncio test in the same worker cannot start one. Ending Playwright when tests/web is
+# done lets the worker go on to the async tests.
+@pytest.fixture(scope="package")
 def playwright_instance() -> Iterator[Playwright]:
     if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
         pytest.skip("Debian's chromium is not installed")
@@ -83,7 +89,7 @@ def playwright_instance() -> Iterator[Playwright]:
         yield pw
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser(playwright_instance: Playwright) -> Iterator[Browser]:
     browser = playwright_instance.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
     yield browser
@@ -147,8 +153,8 @@ class WebUI:
         self.page.click("#send")
         expect(self.page.locator("#composer-text")).to_have_value("")
 
-    def wait_idle(self) -> None:
-        self.page.wait_for_selector("#composer[data-running='false']")
+    def wait_idle(self, timeout: float | None = None) -> None:
+        self.page.wait_for_selector("#composer[data-running='false']", timeout=timeout)
 
     def items(self, selector: str = ".item") -> list[str]:
         return [str(t) for t in self.page.locator(f"#transcript {selector}").all_inner_texts()]

@@ -17,7 +17,9 @@ UIFactory = Callable[[Daemon], WebUI]
 def test_waiting_messages_can_be_edited_withdrawn_steered_and_jumped(
     daemon_factory: DaemonFactory, ui_factory: UIFactory
 ) -> None:
-    daemon = daemon_factory(paced(120))
+    # Everything up to the jump happens while "first" is answered: 37 words x 300 ms is ~11 s
+    # for ~20 browser actions (~2 s on one idle core). The last answer takes as long again.
+    daemon = daemon_factory(paced(300))
     ui = ui_factory(daemon)
     ui.login()
     ui.new_conversation()
@@ -42,7 +44,7 @@ def test_waiting_messages_can_be_edited_withdrawn_steered_and_jumped(
     expect(page.locator("#inbox li.waiting")).to_have_count(2)
     third = page.locator("#inbox li.waiting", has_text="third")
     expect(third).to_have_attribute("data-mode", "steer")
-    ui.screenshot("waiting-messages")
+    ui.screenshot("waiting-messages")  # while they wait: the pace above leaves room for it
     third.locator(".w-withdraw").click()
     expect(page.locator("#composer-text")).to_have_value("third")
     expect(page.locator("#inbox li.waiting")).to_have_count(1)
@@ -59,7 +61,7 @@ def test_waiting_messages_can_be_edited_withdrawn_steered_and_jumped(
     expect(page.locator(".item[data-type='notice']")).to_contain_text("Interrupted")
     users = page.locator(".item[data-type='user_message'] .text")
     expect(users).to_have_text(["first", "fourth", "second edited"], timeout=20_000)
-    ui.wait_idle()
+    ui.wait_idle(timeout=30_000)  # the answer alone takes ~11 s at this pace
     expect(page.locator("#inbox li.waiting")).to_have_count(0)
     expect(page.locator(".item[data-type='agent_message']").first).to_have_attribute(
         "data-status", "interrupted"

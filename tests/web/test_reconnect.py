@@ -28,7 +28,9 @@ def plain(text: str) -> str:
 def test_a_dropped_socket_resumes_without_gap_or_duplicate(
     daemon_factory: DaemonFactory, ui_factory: UIFactory
 ) -> None:
-    daemon = daemon_factory(paced(40))
+    # The answer (~77 words) must go on well past the reconnect for the samples taken after it
+    # (`len(samples) > 3`): at 100 ms a word it streams for ~8 s.
+    daemon = daemon_factory(paced(100))
     ui = ui_factory(daemon)
     page = ui.page
     routes: list[tuple[WebSocketRoute, WebSocketRoute]] = []

@@ -33,7 +33,8 @@ def read_items(daemon: Daemon, cid: str) -> list[dict[str, Any]]:
 def test_a_tool_turn_renders_as_it_streams(
     daemon_factory: DaemonFactory, ui_factory: UIFactory
 ) -> None:
-    daemon = daemon_factory(paced(60))
+    # Slow enough (5 words x 400 ms) that the answer is still streaming when checked below.
+    daemon = daemon_factory(paced(400))
     ui = ui_factory(daemon)
     ui.login()
     ui.screenshot("empty")
@@ -49,7 +50,7 @@ def test_a_tool_turn_renders_as_it_streams(
     # The answer streams: seen unfinished first, then complete.
     streaming = page.locator(".item[data-type='agent_message'][data-status='in_progress']")
     expect(streaming).to_have_count(1)
-    assert page.locator("#stop").is_visible()
+    expect(page.locator("#stop")).to_be_visible()
     ui.screenshot("streaming")
     ui.wait_idle()
     done = page.locator(".item[data-type='agent_message'][data-status='completed']")
@@ -77,9 +78,24 @@ def test_two_tabs_stay_identical(daemon_factory: DaemonFactory, ui_factory: UIFa
     two = ui_factory(daemon)
     two.login(cid)
     expect(two.page.locator("#composer-text")).to_be_enabled()
+    # The turn can be over before send() returns, so polling tab two for "running" could miss
+    # it: record every value the attribute takes from now on, and check what was recorded.
+    two.page.evaluate(
+        """() => {
+            const composer = document.querySelector("#composer");
+            window.__running = [composer.dataset.running];
+            new MutationObserver((records) => {
+                for (const r of records) window.__running.push(r.oldValue);
+                window.__running.push(composer.dataset.running);
+            }).observe(composer, {
+                attributes: true, attributeOldValue: true, attributeFilter: ["data-running"],
+            });
+        }"""
+    )
     one.send("run: echo tabs")
     # The second tab sees the turn while it runs, not only at the end.
-    expect(two.page.locator("#composer")).to_have_attribute("data-running", "true")
+    two.page.wait_for_function("() => window.__running.includes('true')")
+    assert two.page.evaluate("() => window.__running[0]") == "false"
     one.wait_idle()
     two.wait_idle()
     two.send("think: about tabs")
