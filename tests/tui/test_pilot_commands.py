@@ -178,14 +178,17 @@ async def test_compact(daemon_factory: Any, clients: Clients) -> None:
         root = app.view.root
         assert root is not None
 
-        # Refused while a turn runs, with a friendly explanation.
-        await type_and_send(pilot, "run: sleep 1")
+        # Refused while a turn runs, with a friendly explanation. The turn is long so /compact
+        # surely lands while it runs, then Esc ends it so the test does not wait for it.
+        await type_and_send(pilot, "run: sleep 30")
         await wait_for(pilot, lambda: root.running, what="the turn")
         await type_and_send(pilot, "/compact")
         await wait_for(
             pilot, lambda: any(t.startswith("Not now") for t in notices(app)), what="not_idle"
         )
+        assert root.running
         assert not any(i.get("type") == "summary" for i in root.items)
+        await pilot.press("escape")
         await wait_for(pilot, lambda: not root.running, timeout=15, what="the turn to end")
 
         await type_and_send(pilot, "/compact")

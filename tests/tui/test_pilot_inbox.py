@@ -29,7 +29,8 @@ async def test_steer_while_a_tool_runs(daemon_factory: Any, clients: Clients) ->
     app = VaalaApp(cwd=str(daemon.workdir), client=client)
     async with app.run_test(size=(100, 40)) as pilot:
         await ready(pilot)
-        await start_sleep(pilot, app, 1.5)
+        # The steer must reach the daemon while the tool still runs: leave a loaded machine time.
+        await start_sleep(pilot, app, 4)
         assert "steer" in str(app.composer.border_title)
         await type_and_send(pilot, "also say hi")  # Enter while running: steer
         panel = app.query_one(InboxPanel)
