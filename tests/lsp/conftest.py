@@ -11,7 +11,7 @@ import pytest
 import pytest_asyncio
 from pytest_lsp import LanguageClient
 
-from tests.lsp.harness import EDITORS, Recorder, capabilities, start_lsp
+from tests.lsp.harness import EDITORS, Recorder, capabilities, start_lsp, stop_lsp
 from tests.support.daemon import Daemon
 
 
@@ -24,5 +24,4 @@ def editor(request: pytest.FixtureRequest) -> str:
 async def lsp(editor: str, daemon: Daemon) -> AsyncIterator[tuple[LanguageClient, Recorder]]:
     client, rec, _ = await start_lsp(daemon, capabilities(editor))
     yield client, rec
-    await client.shutdown_session()
-    await client.stop()
+    await stop_lsp(client)

@@ -124,14 +124,26 @@ async def start_lsp(
 
     await client.start_io(sys.executable, "-m", "openvaala_server", "lsp", env=daemon.env)
     root = root or str(daemon.workdir)
-    result = await client.initialize_session(
-        types.InitializeParams(
-            capabilities=caps,
-            root_uri=f"file://{root}",
-            workspace_folders=[types.WorkspaceFolder(uri=f"file://{root}", name="work")],
+    try:
+        result = await client.initialize_session(
+            types.InitializeParams(
+                capabilities=caps,
+                root_uri=f"file://{root}",
+                workspace_folders=[types.WorkspaceFolder(uri=f"file://{root}", name="work")],
+            )
         )
-    )
+    except BaseException:
+        await client.stop()  # the caller never gets the client: do not leave the bridge running
+        raise
     return client, rec, result
+
+
+async def stop_lsp(client: LanguageClient) -> None:
+    """Shut the session down, and stop the client and its bridge process even if that fails."""
+    try:
+        await client.shutdown_session()
+    finally:
+        await client.stop()
 
 
 async def request(client: LanguageClient, method: str, params: dict[str, Any]) -> Any:

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from pytest_lsp import LanguageClient
 
-from tests.lsp.harness import Recorder, capabilities, command, request, start_lsp
+from tests.lsp.harness import Recorder, capabilities, command, request, start_lsp, stop_lsp
 from tests.support.daemon import Daemon
 
 REQUIRED = {
@@ -67,8 +67,7 @@ async def test_compact_fork_and_rewind_as_commands(editor: str, daemon: Daemon) 
         stopped = await command(client, "openvaala.interrupt", cid)
         assert stopped == {"interrupted": False}
     finally:
-        await client.shutdown_session()
-        await client.stop()
+        await stop_lsp(client)
 
 
 @pytest.mark.parametrize("editor", ["visual-studio-code"])

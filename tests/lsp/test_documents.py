@@ -7,7 +7,7 @@ from __future__ import annotations
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from tests.lsp.harness import Recorder, capabilities, command, request, start_lsp
+from tests.lsp.harness import Recorder, capabilities, command, request, start_lsp, stop_lsp
 from tests.support.daemon import Daemon
 
 
@@ -47,8 +47,7 @@ async def test_text_document_content_and_refresh(daemon: Daemon) -> None:
         text = await _content(client, uri)
         assert text.index("first message") < text.index("second one")
     finally:
-        await client.shutdown_session()
-        await client.stop()
+        await stop_lsp(client)
 
 
 async def test_render_fallback_and_refresh_notification(daemon: Daemon) -> None:
@@ -67,8 +66,7 @@ async def test_render_fallback_and_refresh_notification(daemon: Daemon) -> None:
         assert again["version"] > shown["version"] and "## You\n\nmore" in again["text"]
         assert rec.refreshed == []
     finally:
-        await client.shutdown_session()
-        await client.stop()
+        await stop_lsp(client)
 
 
 async def test_code_lenses_fork_and_rewind(lsp: tuple[LanguageClient, Recorder]) -> None:

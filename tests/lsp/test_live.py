@@ -4,15 +4,20 @@ subagent from the transcript."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from lsprotocol import types
 
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Gate, Reply
-from tests.lsp.harness import capabilities, command, request, start_lsp
+from tests.lsp.harness import capabilities, command, request, start_lsp, stop_lsp
 from tests.support.daemon import Daemon
-from tests.support.events import collect_until, new_conversation, turn_ended
+from tests.support.events import Note, collect_until, new_conversation, turn_ended
+
+
+def ended_in(cid: str) -> Callable[[Note], bool]:
+    return lambda n: n["method"] == "turn/ended" and n["params"]["conversationId"] == cid
 
 
 async def test_editor_and_python_client_see_each_other_live(daemon: Daemon) -> None:
@@ -66,13 +71,20 @@ async def test_editor_and_python_client_see_each_other_live(daemon: Daemon) -> N
         await python.request(
             "input/send", {"conversationId": cid, "text": "unseen", "mode": "queue"}
         )
-        await collect_until(python, turn_ended())
-        await asyncio.sleep(0.2)
+        # `python` also follows `other`, whose earlier turn/ended it has not read yet.
+        await collect_until(python, ended_in(cid))
+        # A barrier, not a pause: the daemon sends to the bridge in order, and the bridge
+        # forwards in order, so once the editor has the end of a later turn in `other` (still
+        # subscribed), anything it would have got for the "unseen" turn has arrived.
+        ended = rec.methods(other).count("turn/ended")
+        await python.request(
+            "input/send", {"conversationId": other, "text": "barrier", "mode": "queue"}
+        )
+        await rec.until(lambda: rec.methods(other).count("turn/ended") > ended)
         assert len(rec.methods(cid)) == count
     finally:
         await python.close()
-        await client.shutdown_session()
-        await client.stop()
+        await stop_lsp(client)
 
 
 def _subagent_config(fake: FakeProvider) -> str:
@@ -143,8 +155,7 @@ async def test_follow_a_subagent_from_its_code_lens(
         text = (await request(client, "openvaala/render", {"uri": child_uri}))["text"]
         assert "(subagent)" in text and "TASK explore src" in text and "worker answer" in text
     finally:
-        await client.shutdown_session()
-        await client.stop()
+        await stop_lsp(client)
 
 
 async def test_daemon_restart_the_bridge_reconnects_and_catches_up(daemon: Daemon) -> None:
@@ -157,7 +168,8 @@ async def test_daemon_restart_the_bridge_reconnects_and_catches_up(daemon: Daemo
         await request(client, "openvaala/render", {"uri": uri})
 
         daemon.restart()  # a new port and a new token
-        await rec.until(lambda: rec.connection[-2:] == ["reconnecting", "connected"])
+        # The client's reconnect backoff grows to 5 s between attempts: allow several.
+        await rec.until(lambda: rec.connection[-2:] == ["reconnecting", "connected"], timeout=30)
         # The daemon could not replay across the restart: a fresh snapshot was forwarded.
         await rec.until(lambda: "conversation/snapshot" in rec.methods(cid))
 
@@ -166,5 +178,4 @@ async def test_daemon_restart_the_bridge_reconnects_and_catches_up(daemon: Daemo
         text = (await request(client, "openvaala/render", {"uri": uri}))["text"]
         assert text.index("before") < text.index("after")
     finally:
-        await client.shutdown_session()
-        await client.stop()
+        await stop_lsp(client)

@@ -10,7 +10,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from tests.lsp.harness import PACED_CONFIG, Recorder, capabilities, request, start_lsp
+from tests.lsp.harness import PACED_CONFIG, Recorder, capabilities, request, start_lsp, stop_lsp
 
 
 async def _new(client: LanguageClient) -> str:
@@ -75,8 +75,7 @@ async def test_cancel_request_interrupts_the_turn(editor: str, daemon_factory: A
         items = [e["params"]["item"] for e in rec.events if e["method"] == "item/completed"]
         assert any(i["type"] == "agent_message" and i["status"] == "interrupted" for i in items)
     finally:
-        await client.shutdown_session()
-        await client.stop()
+        await stop_lsp(client)
 
 
 async def test_turn_progress_and_cancelling_it_interrupts(editor: str, daemon_factory: Any) -> None:
@@ -104,8 +103,7 @@ async def test_turn_progress_and_cancelling_it_interrupts(editor: str, daemon_fa
         end = client.progress_reports[token][-1]
         assert end.message == "interrupted"
     finally:
-        await client.shutdown_session()
-        await client.stop()
+        await stop_lsp(client)
 
 
 async def test_waiting_input_edit_and_jump_interrupt_agents_and_listing(
@@ -156,5 +154,4 @@ async def test_waiting_input_edit_and_jump_interrupt_agents_and_listing(
         configured = await request(client, "openvaala/agents", {})
         assert [a["name"] for a in configured["agents"]] == ["default"]
     finally:
-        await client.shutdown_session()
-        await client.stop()
+        await stop_lsp(client)
