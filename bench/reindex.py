@@ -22,7 +22,9 @@ import shutil
 import statistics
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -106,6 +108,22 @@ def raw_read(data_dir: DataDir) -> tuple[int, float]:
     return size, time.perf_counter() - t
 
 
+Lister = Callable[..., Awaitable[tuple[list[Any], str | None]]]
+
+
+async def list_all(page: Lister, count: int) -> float:
+    """Seconds to list every conversation in pages of 500 with `page`."""
+    t = time.perf_counter()
+    seen, cursor = 0, None
+    while True:
+        rows, cursor = await page(limit=500, cursor=cursor)
+        seen += len(rows)
+        if cursor is None:
+            break
+    assert seen == count
+    return time.perf_counter() - t
+
+
 async def listing(directory: Path, count: int) -> None:
     data_dir = DataDir(directory / "listing")
     generate(data_dir, count, 2)
@@ -114,29 +132,13 @@ async def listing(directory: Path, count: int) -> None:
     try:
         t = time.perf_counter()
         for _ in range(20):
-            page, _ = await store.list_conversations(limit=50)
+            await store.list_conversations(limit=50)
         one = (time.perf_counter() - t) / 20
         # Best of 5: the figure is a few tens of ms, easily doubled by a busy neighbour.
         everything = as_dicts = float("inf")
         for _ in range(5):
-            t = time.perf_counter()
-            seen, cursor = 0, None
-            while True:
-                rows, cursor = await store.list_summaries(limit=500, cursor=cursor)
-                seen += len(rows)
-                if cursor is None:
-                    break
-            everything = min(everything, time.perf_counter() - t)
-            assert seen == count
-            t = time.perf_counter()
-            seen, cursor = 0, None
-            while True:
-                page, cursor = await store.list_conversations(limit=500, cursor=cursor)
-                seen += len(page)
-                if cursor is None:
-                    break
-            as_dicts = min(as_dicts, time.perf_counter() - t)
-            assert seen == count
+            everything = min(everything, await list_all(store.list_summaries, count))
+            as_dicts = min(as_dicts, await list_all(store.list_conversations, count))
         t = time.perf_counter()
         found, _ = await store.list_conversations(search="parser tok", limit=50)
         search = time.perf_counter() - t
