@@ -133,21 +133,41 @@ def _finish_deletion(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-# One statement inserts a whole chunk of texts rows, given as a JSON array of [id, kind, text],
-# and one more adds them to the FTS index: SQLite runs each without holding the GIL, so they
-# overlap with the parsing of the next files (executemany would take the GIL back for every row
-# and crawl behind the parser).
-INSERT_TEXTS_JSON: Final = (
-    "INSERT INTO texts (conversation_id, kind, text) SELECT json_extract(value, '$[0]'), "
-    "json_extract(value, '$[1]'), json_extract(value, '$[2]') FROM json_each(?)"
-)
-# SQLite's JSON functions cut a string at an escaped NUL: such a chunk goes through executemany.
+# One statement inserts a whole chunk of texts: for each conversation and kind, its texts as a
+# JSON array of strings, which `json_each` hands over decoded (no per-row JSON path to evaluate,
+# ~3.5x faster than rows given as [id, kind, text] arrays). The groups are joined by UNION ALL in
+# one statement, not one statement each: SQLite runs a statement without holding the GIL, but
+# every statement must take it back from the parsing thread, which costs ~0.25 ms here.
+_TEXTS_GROUP: Final = "SELECT ?, ?, value FROM json_each(?)"
+_GROUPS_PER_STATEMENT: Final = 256  # 768 parameters: within SQLite's oldest limit of 999
+
+
+def _insert_texts_sql(groups: int) -> str:
+    union = " UNION ALL ".join([_TEXTS_GROUP] * groups)
+    return f"INSERT INTO texts (conversation_id, kind, text) {union}"
+
+
+_JSON_PROBE: Final = "SELECT value FROM json_each('[\"a\"]')"
+# SQLite's JSON functions cut a string at an escaped NUL: such a group goes through executemany.
 INDEX_TEXTS_AFTER: Final = (
     "INSERT INTO search (rowid, text) SELECT rowid, text FROM texts WHERE rowid > ?"
 )
 _JSON_NUL: Final = b"\\u0000"
-_CHUNK: Final = 8192  # texts rows per statement
+_CHUNK: Final = 8192  # texts per chunk handed to the loader thread
 _QUEUED: Final = 4  # chunks waiting for the loader thread at most
+
+
+@dataclass(frozen=True)
+class _Group:
+    """Texts of one conversation and kind, in order."""
+
+    conversation_id: str
+    kind: str
+    texts: list[str]
+    data: bytes  # `texts` as a JSON array
+
+    def rows(self) -> list[ix.Row]:
+        return [(self.conversation_id, self.kind, text) for text in self.texts]
 
 
 class _TextsLoader:
@@ -161,30 +181,38 @@ class _TextsLoader:
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
-        self._rows: list[ix.Row] = []
+        self._groups: list[_Group] = []
+        self._pending = 0  # texts in `_groups`
         self._error: BaseException | None = None
-        self._queue: queue.Queue[tuple[bytes, list[ix.Row]] | None] = queue.Queue(_QUEUED)
+        self._queue: queue.Queue[list[_Group] | None] = queue.Queue(_QUEUED)
         self._thread: threading.Thread | None = None
         try:
-            conn.execute("SELECT json_extract(value, '$[0]') FROM json_each('[[1]]')").fetchall()
+            conn.execute(_JSON_PROBE).fetchall()
         except sqlite3.OperationalError:  # an SQLite built without JSON
             return
         self._thread = threading.Thread(target=self._run, name="reindex-texts", daemon=True)
         self._thread.start()
 
-    def add(self, rows: list[ix.Row]) -> None:
-        self._rows += rows
-        if self._thread is not None and len(self._rows) >= _CHUNK:
+    def add(self, conversation_id: str, kind: str, texts: list[str]) -> None:
+        if not texts:
+            return
+        if self._thread is None:
+            self._groups.append(_Group(conversation_id, kind, texts, b""))
+            return
+        self._groups.append(_Group(conversation_id, kind, texts, orjson.dumps(texts)))
+        self._pending += len(texts)
+        if self._pending >= _CHUNK:
             self._send()
 
     def finish(self) -> None:
         """Insert what is left and wait for every row to be in; raises the loader's error."""
         if self._thread is None:
-            self._conn.executemany(ix.INSERT_TEXT, self._rows)
-            self._rows = []
+            for group in self._groups:
+                self._conn.executemany(ix.INSERT_TEXT, group.rows())
+            self._groups = []
             self._conn.execute("INSERT INTO search (search) VALUES ('rebuild')")
             return
-        if self._rows:
+        if self._groups:
             self._send()
         self.close()
         if self._error is not None:
@@ -197,24 +225,35 @@ class _TextsLoader:
             self._thread = None
 
     def _send(self) -> None:
-        rows, self._rows = self._rows, []
-        self._queue.put((orjson.dumps(rows), rows))
+        groups, self._groups, self._pending = self._groups, [], 0
+        self._queue.put(groups)
 
     def _run(self) -> None:
         inserted = 0  # texts rowids count from 1 in the new file
-        while (chunk := self._queue.get()) is not None:
+        while (groups := self._queue.get()) is not None:
             if self._error is not None:
                 continue  # drain, so the caller never blocks; finish() raises
-            data, rows = chunk
             try:
-                if _JSON_NUL in data:
-                    self._conn.executemany(ix.INSERT_TEXT, rows)
-                else:
-                    self._conn.execute(INSERT_TEXTS_JSON, (data.decode(),))
+                self._insert(groups)
                 self._conn.execute(INDEX_TEXTS_AFTER, (inserted,))
-                inserted += len(rows)
+                inserted += sum(len(group.texts) for group in groups)
             except BaseException as exc:
                 self._error = exc
+
+    def _insert(self, groups: list[_Group]) -> None:
+        """Insert the groups' rows in order: runs of JSON-safe groups by one statement each."""
+        run: list[_Group] = []
+        for group in [*groups, None]:
+            if group is not None and _JSON_NUL not in group.data:
+                run.append(group)
+                if len(run) < _GROUPS_PER_STATEMENT:
+                    continue
+            if run:
+                params = [p for g in run for p in (g.conversation_id, g.kind, g.data.decode())]
+                self._conn.execute(_insert_texts_sql(len(run)), params)
+                run = []
+            if group is not None and _JSON_NUL in group.data:
+                self._conn.executemany(ix.INSERT_TEXT, group.rows())
 
 
 def build(data_dir: DataDir, db_path: Path) -> ReindexReport:
@@ -268,8 +307,8 @@ def build(data_dir: DataDir, db_path: Path) -> ReindexReport:
             conversations.append(ix.conversation_row(meta, stats.message_count, stats.updated_at))
             sessions += ix.session_rows(meta)
             turns += ix.turn_rows(meta)
-            loader.add([(name, ix.TITLE, meta.title)])
-            loader.add([(name, ix.MESSAGE, text) for text in stats.texts])
+            loader.add(name, ix.TITLE, [meta.title])
+            loader.add(name, ix.MESSAGE, stats.texts)
         loader.finish()
         conn.executemany(ix.INSERT_CONVERSATION, conversations)
         conn.executemany(ix.UPSERT_SESSION, sessions)

@@ -133,12 +133,14 @@ def test_read_repaired_equals_repair_then_read(tmp_path: Path, data: bytes):
 async def make_corpus(data_dir: DataDir, texts: list[str]) -> None:
     store = await Store.open(data_dir)
     try:
-        for n in range(3):
+        # Conversations 3 and 4 have no NUL anywhere: the reindex loader takes runs of such
+        # conversations' texts in one statement.
+        for n in range(5):
             conv = created(f"title {n} \x00 with a NUL" if n == 1 else f"title {n}")
             await store.create_conversation(conv)
+            own = texts if n < 3 else [t for t in texts if "\x00" not in t]
             items = [
-                message(t, "agent_message" if k % 2 else "user_message")
-                for k, t in enumerate(texts)
+                message(t, "agent_message" if k % 2 else "user_message") for k, t in enumerate(own)
             ]
             await store.append_items(conv["conversationId"], conv["rootSessionId"], items)
     finally:
@@ -157,21 +159,16 @@ async def test_reindex_loader_equals_row_by_row(
     try:
         assert await store.dump_index() == live
         found, _ = await store.list_conversations(search="quote slash")
-        assert len(found) == 3
+        assert len(found) == 5
     finally:
         await store.close()
     monkeypatch.setattr(reindex, "_CHUNK", 2)  # many chunks, some with NULs and some without
     assert await rebuilt_dump(data_dir, tmp_path) == live
+    monkeypatch.setattr(reindex, "_GROUPS_PER_STATEMENT", 2)  # runs cut into statements
+    assert await rebuilt_dump(data_dir, tmp_path) == live
 
-    real_connect = sqlite3.connect
-
-    def without_json(*args: object, **kwargs: object) -> sqlite3.Connection:
-        conn = real_connect(*args, **kwargs)  # type: ignore[arg-type]
-        conn.create_function("json_extract", 2, boom)  # as if SQLite had no JSON: the probe fails
-        return conn
-
-    def boom(*_: object) -> None:
-        raise RuntimeError("no JSON here")
+    # As if SQLite had no JSON: the loader's probe fails as it would there.
+    monkeypatch.setattr(reindex, "_JSON_PROBE", "SELECT value FROM no_json_each('[1]')")
 
     def finish(loader: reindex._TextsLoader) -> None:
         assert loader._thread is None
@@ -182,7 +179,6 @@ async def test_reindex_loader_equals_row_by_row(
     real_finish = reindex._TextsLoader.finish
     monkeypatch.setattr(reindex._TextsLoader, "finish", finish)
 
-    monkeypatch.setattr(reindex.sqlite3, "connect", without_json)
     assert await rebuilt_dump(data_dir, tmp_path) == live
     assert len(finishes) == 1
 
@@ -212,6 +208,7 @@ async def test_reindexed_schema_and_search_equal_a_fresh_index(
     finally:
         conn.close()
     monkeypatch.setattr(reindex, "_CHUNK", 1)
+    monkeypatch.setattr(reindex, "_GROUPS_PER_STATEMENT", 1)
     second = tmp_path / "second.db"
     shutil.copytree(data_dir.root, tmp_path / "copy")
     await reindex.reindex(DataDir(tmp_path / "copy"), db_path=second)
