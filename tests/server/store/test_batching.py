@@ -136,6 +136,47 @@ async def test_an_append_does_not_wait_for_the_index_but_reads_see_it(store: Sto
     assert summary is not None and summary["messageCount"] == 1
 
 
+async def test_index_writes_wait_to_share_a_commit_but_never_keep_a_reader_waiting(
+    data_dir: DataDir, monkeypatch: pytest.MonkeyPatch
+):
+    # An hour: if anything that waits for the index sat out the coalescing wait, it would hang.
+    monkeypatch.setattr(ix, "COALESCE_S", 3600.0)
+    store = await Store.open(data_dir)
+    batches: list[int] = []
+    run_batch = store._index._run_batch
+
+    def counting(ops: list[ix._Op]) -> list[BaseException | None]:
+        batches.append(len(ops))
+        return run_batch(ops)
+
+    store._index._run_batch = counting  # type: ignore[method-assign]
+    try:
+        convs = [created(f"coalesced {n}") for n in range(3)]
+        for c in convs:
+            await store.create_conversation(c)
+        for n, c in enumerate(convs):  # one write after another, none waited for
+            await store.append_items(c["conversationId"], c["rootSessionId"], [message(f"m{n}")])
+        await asyncio.sleep(0.2)
+        assert batches == []  # still waiting for more writes to join
+        # A read hurries them: one commit for all six, and the read sees every one.
+        found, _ = await asyncio.wait_for(store.list_conversations(search="coalesced"), 10)
+        assert len(found) == 3 and all(f["messageCount"] == 1 for f in found)
+        assert batches == [6]
+        # A delete is waited for by its caller: it does not wait for company either.
+        await asyncio.wait_for(store.delete_conversation(convs[0]["conversationId"]), 10)
+        rename = {"type": "conversation_renamed", "title": "x", "titleSource": "user"}
+        await asyncio.wait_for(store.append_metadata(convs[1]["conversationId"], [rename]), 10)
+    finally:
+        await asyncio.wait_for(store.close(), 10)  # close commits what is queued, at once
+    assert ix.needs_rebuild(data_dir.metadata_db) is None
+    reopened = await Store.open(data_dir)
+    try:
+        found, _ = await reopened.list_conversations()
+        assert sorted(f["title"] for f in found) == ["coalesced 2", "x"]
+    finally:
+        await reopened.close()
+
+
 async def test_an_index_write_failing_while_the_store_closes_leaves_it_to_be_rebuilt(
     data_dir: DataDir,
 ):
