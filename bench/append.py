@@ -14,11 +14,13 @@ same disk as the data would be; pass --dir to choose):
    as a share of (5);
 7. the same 8 through `Store.append_items` (journal + index): records/s.
 
+(5)–(7) run in alternating rounds, and their medians are the result.
+
 Goals: (3) p50 within raw fsync p50 + 0.3 ms; (6) ≥ 10,000 durable records/s. This disk's fsync
 latency moves by 2–5× from minute to minute, so compare figures of one run, not across runs.
 
-Run: ``python bench/append.py [--n 2000] [--dir PATH]``. ``--dir /dev/shm`` (tmpfs, fsync is free)
-shows the CPU cost of the journal and the index alone.
+Run: ``python bench/append.py [--n 2000] [--rounds 5] [--dir PATH]``. ``--dir /dev/shm``
+(tmpfs, fsync is free) shows the CPU cost of the journal and the index alone.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import asyncio
 import os
 import queue
 import shutil
+import statistics
 import tempfile
 import threading
 import time
@@ -201,6 +204,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=2000, help="appends per measurement")
     parser.add_argument("--writers", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=5, help="concurrent rounds (median kept)")
     parser.add_argument("--dir", type=Path, default=BENCH_DIR)
     args = parser.parse_args()
     directory = Path(tempfile.mkdtemp(prefix=".bench-append-", dir=args.dir))
@@ -211,9 +215,6 @@ async def main() -> None:
         journal_p50 = summarise("JournalWriter.append", await journal_single(directory, args.n))
         summarise("Store.append_items (+ index)", await store_single(directory, args.n))
         print(f"overhead over raw fsync (p50): {journal_p50 - raw_p50:+.3f} ms (goal ≤ +0.3 ms)")
-        group_rate = raw_group(directory, args.n // 2, args.writers)
-        if group_rate is not None:
-            print(f"raw: {args.writers} files + one syncfs        {group_rate:9,.0f} records/s")
         probe, group = os.open(directory, os.O_RDONLY), durability.GroupSync()
         try:
             fits = group.syncfs_fits(probe, os.fstat(probe).st_dev)
@@ -221,16 +222,33 @@ async def main() -> None:
             os.close(probe)
             group.close()
         print(f"the journal uses syncfs here: {'yes' if fits else 'no (one fdatasync per file)'}")
-        rate = await journal_concurrent(directory, args.n // 2, args.writers)
-        share = f", {rate / group_rate:.0%} of raw" if group_rate else ""
+        # Alternating rounds, as in bench/reindex.py: this disk's latency drifts by 2-5x within
+        # minutes, so each round compares neighbours in time and the medians are the result.
+        raws, journals, stores = [], [], []
+        for round_no in range(1, args.rounds + 1):
+            group_rate = raw_group(directory, args.n // 2, args.writers)
+            rate = await journal_concurrent(directory, args.n // 2, args.writers)
+            store_rate = await store_concurrent(directory, args.n // 2, args.writers)
+            raw_text = f"raw {group_rate:7,.0f}" if group_rate else "raw   (none)"
+            print(
+                f"round {round_no}: {args.writers} writers: {raw_text}, "
+                f"JournalWriter {rate:7,.0f}, Store.append_items {store_rate:7,.0f} records/s"
+            )
+            if group_rate:
+                raws.append(group_rate)
+            journals.append(rate)
+            stores.append(store_rate)
+        median = statistics.median
+        if raws:
+            print(f"raw: {args.writers} files + one syncfs        {median(raws):9,.0f} records/s")
+        share = f", {median(journals) / median(raws):.0%} of raw" if raws else ""
         print(
-            f"{args.writers} writers, JournalWriter        {rate:9,.0f} records/s "
-            f"(goal ≥ 10,000{share})"
+            f"{args.writers} writers, JournalWriter        {median(journals):9,.0f} records/s "
+            f"(median; goal ≥ 10,000{share})"
         )
-        store_rate = await store_concurrent(directory, args.n // 2, args.writers)
         print(
-            f"{args.writers} writers, Store.append_items  {store_rate:9,.0f} records/s "
-            f"({store_rate / rate:.0%} of the journal alone)"
+            f"{args.writers} writers, Store.append_items  {median(stores):9,.0f} records/s "
+            f"(median; {median(stores) / median(journals):.0%} of the journal alone)"
         )
     finally:
         shutil.rmtree(directory, ignore_errors=True)
