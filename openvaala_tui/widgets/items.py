@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import time
 
-from rich.console import Console, ConsoleOptions, RenderResult
-from rich.markdown import Markdown as RichMarkdown
-from rich.segment import Segment
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.timer import Timer
@@ -15,33 +12,11 @@ from textual.widgets import Collapsible, Markdown, Static
 
 from openvaala_tui import format as fmt
 from openvaala_tui.state import Item
+from openvaala_tui.widgets.markdown_render import RenderedMarkdown, StreamedMarkdown
 
 OUTPUT_LINES = 200  # lines of tool output kept on screen (the full output stays on the item)
 ENDED = ("interrupted", "failed")
 FRAME_S = 0.03  # streamed deltas are drawn at most this often per item
-
-
-class RenderedMarkdown:
-    """Markdown text as a Rich renderable that renders once per width: Textual asks for the
-    lines twice (to measure the height, then to draw), and again on every repaint."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self._width = -1
-        self._lines: list[list[Segment]] = []
-
-    def lines(self, console: Console, options: ConsoleOptions) -> list[list[Segment]]:
-        if options.max_width != self._width:
-            self._width = options.max_width
-            markdown = RichMarkdown(self.text) if self.text.strip() else Text("")
-            self._lines = console.render_lines(markdown, options.update(height=None), pad=False)
-        return self._lines
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        newline = Segment.line()
-        for line in self.lines(console, options):
-            yield from line
-            yield newline
 
 
 def mark_status(widget: Widget, status: str) -> None:
@@ -129,15 +104,19 @@ class UserMessage(ItemWidget):
 class AgentMessage(ItemWidget):
     """Agent text as Markdown, drawn by the widget itself (Rich's Markdown, rendered once per
     width and text): a long history costs one widget per message. While the text streams in,
-    it is re-rendered at most once per `FRAME_S`, and the layout is only redone when its
-    height changes."""
+    it is re-rendered at most once per `FRAME_S`, block by block (`StreamedMarkdown`: only the
+    unfinished last part again), and the layout is only redone when its height changes."""
 
     KIND = "agent"
 
     def __init__(self, item: Item) -> None:
         super().__init__(item)
         self._shown = str(item.get("text") or "")
-        self._body = RenderedMarkdown(self._shown)
+        self._body: RenderedMarkdown | StreamedMarkdown = (
+            StreamedMarkdown(self._shown)
+            if item.get("status") == "in_progress"
+            else RenderedMarkdown(self._shown)
+        )
         mark_status(self, str(item.get("status") or ""))
 
     @property
@@ -145,7 +124,7 @@ class AgentMessage(ItemWidget):
         """The Markdown shown."""
         return self._shown
 
-    def render(self) -> RenderedMarkdown:
+    def render(self) -> RenderedMarkdown | StreamedMarkdown:
         return self._body
 
     async def append(self, field: str, delta: str) -> None:
@@ -164,7 +143,10 @@ class AgentMessage(ItemWidget):
     def _draw_stream(self) -> None:
         if self._body.text == self._shown:
             return
-        self._body = RenderedMarkdown(self._shown)
+        if isinstance(self._body, StreamedMarkdown):
+            self._body.set_text(self._shown)
+        else:
+            self._body = StreamedMarkdown(self._shown)
         width = self.content_region.width
         if width <= 0 or not self.is_mounted:
             self.refresh(layout=True)

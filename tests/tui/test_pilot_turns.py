@@ -4,9 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from textual.geometry import Region
+
 from openvaala_tui.app import VaalaApp
 from openvaala_tui.widgets.items import AgentMessage, Reasoning, ToolBlock, UserMessage
+from openvaala_tui.widgets.markdown_render import RenderedMarkdown
+from tests.fakes.providers import FakeProvider
+from tests.fakes.script import Gate, Reply
 from tests.tui.conftest import Clients, demo_config, ready, type_and_send, wait_for
+
+AGENT_ON_FAKE = """
+[agents.default]
+description = "General assistant"
+model = "fake"
+"""
 
 
 def types(app: VaalaApp) -> list[str]:
@@ -58,3 +69,49 @@ async def test_tool_call_shows_status_and_output(daemon_factory: Any, clients: C
         assert "echo hello-tui" in str(block.query_one(".tool-header").render())
         assert "hello-tui" in block._output()
         assert block.has_class("-done")
+
+
+def shown(widget: AgentMessage) -> str:
+    """The text the widget draws on screen now."""
+    region = Region(0, 0, widget.size.width, widget.size.height)
+    return "\n".join(strip.text.rstrip() for strip in widget.render_lines(region))
+
+
+async def test_a_long_streamed_reply_is_drawn_as_it_grows_and_whole_at_the_end(
+    daemon_factory: Any, clients: Clients, fake_openai: FakeProvider
+) -> None:
+    # Long enough to be drawn block by block (`StreamedMarkdown`), with a fence holding blank
+    # lines and a list, so a wrong cut would show.
+    sections = [
+        f"## Part {n}\n\nSome text for part {n}, long enough to wrap at this width of the "
+        f"terminal, and then some more.\n\n```python\ndef part_{n}():\n\n    return {n}\n```\n\n"
+        f"- first point of part {n}\n- second point\n\n"
+        for n in range(60)
+    ]
+    gate = Gate()
+    fake_openai.enqueue(Reply().text(*sections[:30]).wait(gate).text(*sections[30:]))
+    daemon = daemon_factory(fake_openai.config_toml("fake") + AGENT_ON_FAKE)
+    client = await clients(daemon)
+    app = VaalaApp(cwd=str(daemon.workdir), client=client)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await ready(pilot)
+        await type_and_send(pilot, "write a long answer")
+        await wait_for(pilot, lambda: bool(app.transcript.query(AgentMessage)), what="a reply")
+        message = app.transcript.query_one(AgentMessage)
+        await wait_for(pilot, lambda: "## Part 29" in message.source, what="the first half")
+        await wait_for(pilot, lambda: "def part_29():" in shown(message), what="it on screen")
+        assert "Part 30" not in shown(message)
+        gate.open()
+        root = app.view.root
+        assert root is not None
+        await wait_for(pilot, lambda: not root.running, what="the turn to end", timeout=20)
+        await wait_for(pilot, lambda: "second point" in shown(message).rsplit("Part 59", 1)[-1])
+        # What was drawn piece by piece is what the whole reply draws at once.
+        whole = RenderedMarkdown(message.source)
+        options = app.console_options.update_width(message.content_region.width)
+        expected = [
+            "".join(segment.text for segment in line).rstrip()
+            for line in whole.lines(app.console, options)
+        ]
+        drawn = [line.rstrip() for line in shown(message).splitlines()]
+        assert drawn == expected
