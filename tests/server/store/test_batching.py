@@ -20,6 +20,19 @@ from openvaala_server.store.store import Store
 from .helpers import created, message, rebuilt_dump
 
 
+def count_batches(store: Store) -> list[int]:
+    """From now on, the size of each batch the index writer commits, in order."""
+    batches: list[int] = []
+    run_batch = store._index._run_batch
+
+    def counting(ops: list[ix._Op]) -> list[BaseException | None]:
+        batches.append(len(ops))
+        return run_batch(ops)
+
+    store._index._run_batch = counting  # type: ignore[method-assign]
+    return batches
+
+
 async def test_many_concurrent_appends_are_durable_and_indexed(
     store: Store, data_dir: DataDir, tmp_path: Path
 ):
@@ -29,14 +42,7 @@ async def test_many_concurrent_appends_are_durable_and_indexed(
         await store.create_conversation(c)
         targets.append((c["conversationId"], c["rootSessionId"]))
     await store._index.settle_writes()  # count only the writes below
-    batches: list[int] = []
-    run_batch = store._index._run_batch
-
-    def counting(ops: list[ix._Op]) -> list[BaseException | None]:
-        batches.append(len(ops))
-        return run_batch(ops)
-
-    store._index._run_batch = counting  # type: ignore[method-assign]
+    batches = count_batches(store)
 
     async def writer(cid: str, sid: str) -> list[str]:
         texts = []
@@ -142,14 +148,7 @@ async def test_index_writes_wait_to_share_a_commit_but_never_keep_a_reader_waiti
     # An hour: if anything that waits for the index sat out the coalescing wait, it would hang.
     monkeypatch.setattr(ix, "COALESCE_S", 3600.0)
     store = await Store.open(data_dir)
-    batches: list[int] = []
-    run_batch = store._index._run_batch
-
-    def counting(ops: list[ix._Op]) -> list[BaseException | None]:
-        batches.append(len(ops))
-        return run_batch(ops)
-
-    store._index._run_batch = counting  # type: ignore[method-assign]
+    batches = count_batches(store)
     try:
         convs = [created(f"coalesced {n}") for n in range(3)]
         for c in convs:
