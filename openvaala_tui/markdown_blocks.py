@@ -64,9 +64,15 @@ class BlockCutter:
 
     def _scan(self, line: str) -> None:
         if self._fence is not None:
+            # A closing fence: up to 3 spaces, at least as many of the same character, nothing
+            # after them but spaces (CommonMark).
             stripped = line.strip()
-            closing = stripped.rstrip(self._fence[0])
-            if stripped.startswith(self._fence) and closing == "":
+            indent = len(line) - len(line.lstrip(" "))
+            if (
+                indent <= 3
+                and stripped.startswith(self._fence)
+                and not stripped.rstrip(self._fence[0])
+            ):
                 self._fence = None
             return
         blank = line.strip() == ""

@@ -29,6 +29,7 @@ BLOCKS = [
     "```python\ndef f(x):\n\n    return x * 2\n```",
     "~~~\nplain fence\n\n\nwith blank lines\n~~~",
     "````markdown\n```\nnot the end\n```\n````",
+    "```\ncode\n\n    ```\n\nstill code: the fence above is indented too far to close\n```",
     "> a quote\n>\n> still quoted\n\n> another quote",
     "    indented code\n\n    more indented code",
     "| a | b |\n|---|---|\n| 1 | 2 |",
@@ -84,7 +85,11 @@ def test_no_cut_falls_inside_a_fence_a_list_or_a_quote(text: str) -> None:
         assert part.strip() and not part[0].isspace()
         assert not part.startswith(("- ", "> ", "1. ", "2. ", "3. "))
     for part in parts:  # every fence that opens in a block closes in it
-        fences = [line for line in part.splitlines() if line.lstrip().startswith(("```", "~~~"))]
+        fences = [
+            line
+            for line in part.splitlines()
+            if line.lstrip().startswith(("```", "~~~")) and not line.startswith("    ")
+        ]
         assert len(fences) % 2 == 0
 
 
