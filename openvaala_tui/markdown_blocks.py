@@ -5,28 +5,48 @@ in proportion to its length (~0.1 ms a line with Rich here), so a reply of a tho
 stall the TUI for a tenth of a second per frame. Cut at the right places, the text can be rendered
 block by block: a finished block is rendered once, and only the last one again at each frame.
 
-A cut is made before a line that starts a new top-level block after a blank line: a line that
-begins with a character other than a space, a list marker or a quote marker, outside a fenced
-code block. Such a cut does not change how either side parses (CommonMark ends every open block
-there), except for reference-style links, whose definition may come later: text with a link
-definition is not cut at all (`has_link_definitions`).
+`BlockCutter` proposes a cut before a line that may start a new top-level block after a blank
+line: a line that begins with a character other than a space, a list marker or a quote marker,
+outside a fenced code block. It is a quick scan of the new lines only; the renderer keeps a
+proposed cut only where the Markdown parser starts a top-level block on that line
+(`widgets/markdown_render.py`), which also rules out what the scan does not know (an HTML
+block or comment that runs across blank lines, a fence inside a list item). Cut there, neither
+side parses differently, except for reference-style links, whose definition may come later:
+text with a link definition is not cut at all (`has_link_definitions`).
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Final
 
-_FENCE: Final = re.compile(r" {0,3}(`{3,}|~{3,})")
+from markdown_it import MarkdownIt
+
+# A fence opens with 3+ backticks or tildes; a backtick fence's info string has no backtick
+# (```npm install``` on its own line is a paragraph).
+_FENCE: Final = re.compile(r" {0,3}(`{3,}(?=[^`]*$)|~{3,})")
 # Lines that may continue the block above them across a blank line: indented content, list
 # items (a loose list), block quotes.
 _CONTINUES: Final = re.compile(r"[ \t]|[-*+][ \t]|\d{1,9}[.)][ \t]|>|[-*+]$|\d{1,9}[.)]$")
-_LINK_DEFINITION: Final = re.compile(r"^ {0,3}\[[^\]\n]+\]:", re.MULTILINE)
+# A link reference definition, also inside list items and quotes.
+_LINK_DEFINITION: Final = re.compile(
+    r"^[ \t]*(?:(?:[>*+-]|\d{1,9}[.)])[ \t]*)*\[[^\]\n]+\]:", re.MULTILINE
+)
+_BLANK: Final = " \t"  # CommonMark's blank line: spaces and tabs only (not NBSP)
+
+
+_PARSER: Final = MarkdownIt().enable("strikethrough").enable("table")  # as Rich's Markdown
 
 
 def has_link_definitions(text: str) -> bool:
     return _LINK_DEFINITION.search(text) is not None
+
+
+def block_starts(text: str) -> set[int]:
+    """The lines (counted from 0) where the Markdown parser starts a top-level block."""
+    return {t.map[0] for t in _PARSER.parse(text) if t.level == 0 and t.map and t.nesting >= 0}
 
 
 @dataclass
@@ -58,7 +78,7 @@ class BlockCutter:
             self._fence is None
             and self._after_blank
             and self._seen_text
-            and line.strip() != ""
+            and line.strip(_BLANK) != ""
             and _CONTINUES.match(line) is None
         )
 
@@ -75,7 +95,7 @@ class BlockCutter:
             ):
                 self._fence = None
             return
-        blank = line.strip() == ""
+        blank = line.strip(_BLANK) == ""
         self._after_blank = blank
         if not blank:
             self._seen_text = True
@@ -84,8 +104,10 @@ class BlockCutter:
 
 
 def blocks(text: str) -> list[str]:
-    """`text` cut into blocks (all of it; the last block may be unfinished)."""
+    """`text` cut into blocks (all of it; the last block may be unfinished): at the cutter's
+    proposals that the parser confirms."""
     cutter = BlockCutter()
-    cutter.feed(text)
-    starts = [0, *cutter.cuts]
-    return [text[a:b] for a, b in zip(starts, [*cutter.cuts, len(text)], strict=True)]
+    starts = block_starts(text)
+    cuts = [cut for cut in cutter.feed(text) if text.count("\n", 0, cut) in starts]
+    bounds = [0, *cuts, len(text)]
+    return [text[a:b] for a, b in itertools.pairwise(bounds)]

@@ -139,7 +139,8 @@ def _finish_deletion(path: Path) -> None:
 # one statement, not one statement each: SQLite runs a statement without holding the GIL, but
 # every statement must take it back from the parsing thread, which costs ~0.25 ms here.
 _TEXTS_GROUP: Final = "SELECT ?, ?, value FROM json_each(?)"
-_GROUPS_PER_STATEMENT: Final = 256  # 768 parameters: within SQLite's oldest limit of 999
+# 768 parameters and 256 SELECTs: within SQLite's oldest limits (999 parameters, 500 compound).
+_GROUPS_PER_STATEMENT: Final = 256
 
 
 def _insert_texts_sql(groups: int) -> str:

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Final
 
+from markdown_it.token import Token
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markdown import Markdown as RichMarkdown
 from rich.markdown import UnknownElement
 from rich.segment import Segment
 from rich.text import Text
 
-from openvaala_tui.markdown_blocks import BlockCutter, has_link_definitions
+from openvaala_tui.markdown_blocks import BlockCutter, block_starts, has_link_definitions
 
 Lines = list[list[Segment]]
 
@@ -52,8 +54,8 @@ class RenderedMarkdown:
 
 class StreamedMarkdown:
     """Markdown text that grows (a streamed reply), rendered block by block: finished blocks
-    (see `markdown_blocks`) once each, the unfinished rest at each `lines` call. Joined, the
-    blocks look as the whole text rendered at once would: one blank line between them."""
+    (see `markdown_blocks`) once each, the unfinished rest at each `lines` call. Joined, they
+    draw what the whole text rendered at once draws."""
 
     def __init__(self, text: str = "", *, min_block_chars: int = MIN_BLOCK_CHARS) -> None:
         self._min_block_chars = min_block_chars
@@ -77,17 +79,27 @@ class StreamedMarkdown:
             self._reset()
         self.text = text
         self._whole = self._whole or has_link_definitions(text)
-        if not self._whole:
-            for cut in self._cutter.feed(text):
-                if cut - self._rest_start >= self._min_block_chars:
-                    self._finished.append(RenderedMarkdown(text[self._rest_start : cut]))
-                    self._rest_start = cut
-        else:
+        if self._whole:
             self._finished, self._rest_start = [], 0
             self._joined, self._joined_count, self._joined_blank_after = [], 0, False
+        elif cuts := self._cutter.feed(text):
+            self._finish_blocks(text, cuts)
         rest = text[self._rest_start :]
         if rest != self._rest.text:
             self._rest = RenderedMarkdown(rest)
+
+    def _finish_blocks(self, text: str, cuts: list[int]) -> None:
+        """Take the cutter's candidate cuts that the Markdown parser confirms: those where a
+        top-level block starts in the rest (the cutter is a quick line scan and does not know,
+        say, an HTML block that runs across blank lines). The rest is small, so parsing it when
+        a candidate comes up costs about a millisecond."""
+        rest_start = self._rest_start
+        starts = block_starts(text[rest_start:])
+        for cut in cuts:
+            line = text.count("\n", rest_start, cut)
+            if line in starts and cut - self._rest_start >= self._min_block_chars:
+                self._finished.append(RenderedMarkdown(text[self._rest_start : cut]))
+                self._rest_start = cut
 
     def lines(self, console: Console, options: ConsoleOptions) -> Lines:
         if options.max_width != self._width:
@@ -111,18 +123,41 @@ def _spacing(markdown: RichMarkdown) -> tuple[bool, bool | None]:
 
     Rich draws a blank line before a block when the last element it closed asked for one
     (`new_line`; a rule does not: it draws its own). For a block with elements inside (a list, a
-    table, a quote), that last element is inside it, so the block above does not matter; for a
-    paragraph, heading, code block or rule, it is the block above. Returns whether the first
-    block takes its blank line from the block above, and what the last block asks of the next
-    (None if the text has no block)."""
+    table, a quote, even an empty heading's inline), that last element is inside it, so the block
+    above does not matter; for a paragraph, heading, code block or rule, it is the block above.
+    Returns whether the first block takes its blank line from the block above, and what the last
+    block asks of the next (None if the text has no block)."""
     tokens = markdown.parsed
     if not tokens:
         return False, None
-    first_closed = next((t for t in tokens if t.nesting != 1 and t.type != "inline"), None)
+    first_closed = next(
+        (t for t in _flatten(tokens) if t.nesting != 1 and _is_element(markdown, t)), None
+    )
     takes_blank = first_closed is not None and first_closed.level == 0
     last = tokens[-1]
     kind = last.type.removesuffix("_close") + "_open" if last.nesting == -1 else last.type
     return takes_blank, bool((markdown.elements.get(kind) or UnknownElement).new_line)
+
+
+def _flatten(tokens: list[Token]) -> Iterator[Token]:
+    """The tokens in the order Rich walks them (`Markdown._flatten_tokens`)."""
+    for token in tokens:
+        if token.children and not (token.type == "fence" or token.tag == "img"):
+            yield from _flatten(token.children)
+        else:
+            yield token
+
+
+def _is_element(markdown: RichMarkdown, token: Token) -> bool:
+    """Whether Rich makes an element of `token` (and so updates its `new_line`)."""
+    if token.type in _NOT_ELEMENTS:
+        return False
+    return not (token.tag in markdown.inlines and token.type not in ("fence", "code_block"))
+
+
+_NOT_ELEMENTS: Final = frozenset(
+    {"text", "hardbreak", "softbreak", "link_open", "link_close", "html_inline"}
+)
 
 
 def _join(above: Lines, blank: bool, below_source: RenderedMarkdown, below: Lines) -> Lines:

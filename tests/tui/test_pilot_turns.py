@@ -105,7 +105,13 @@ async def test_a_long_streamed_reply_is_drawn_as_it_grows_and_whole_at_the_end(
         root = app.view.root
         assert root is not None
         await wait_for(pilot, lambda: not root.running, what="the turn to end", timeout=20)
-        await wait_for(pilot, lambda: "second point" in shown(message).rsplit("Part 59", 1)[-1])
+        await wait_for(
+            pilot,
+            lambda: (
+                "Part 59" in (now := shown(message)) and "second point" in now.split("Part 59")[1]
+            ),
+            what="the end of the reply on screen",
+        )
         # What was drawn piece by piece is what the whole reply draws at once.
         whole = RenderedMarkdown(message.source)
         options = app.console_options.update_width(message.content_region.width)

@@ -164,7 +164,8 @@ async def test_reindex_loader_equals_row_by_row(
         await store.close()
     monkeypatch.setattr(reindex, "_CHUNK", 2)  # many chunks, some with NULs and some without
     assert await rebuilt_dump(data_dir, tmp_path) == live
-    monkeypatch.setattr(reindex, "_GROUPS_PER_STATEMENT", 2)  # runs cut into statements
+    monkeypatch.setattr(reindex, "_CHUNK", 8192)  # whole runs of groups in a chunk...
+    monkeypatch.setattr(reindex, "_GROUPS_PER_STATEMENT", 2)  # ...cut into statements
     assert await rebuilt_dump(data_dir, tmp_path) == live
 
     # As if SQLite had no JSON: the loader's probe fails as it would there.
