@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final
 
 from markdown_it import MarkdownIt
@@ -44,9 +44,11 @@ def has_link_definitions(text: str) -> bool:
     return _LINK_DEFINITION.search(text) is not None
 
 
-def block_starts(text: str) -> set[int]:
-    """The lines (counted from 0) where the Markdown parser starts a top-level block."""
-    return {t.map[0] for t in _PARSER.parse(text) if t.level == 0 and t.map and t.nesting >= 0}
+def confirmed(text: str, cuts: list[int]) -> list[int]:
+    """The proposed `cuts` (offsets in `text`, which starts at a block) where the Markdown
+    parser starts a top-level block."""
+    starts = {t.map[0] for t in _PARSER.parse(text) if t.level == 0 and t.map and t.nesting >= 0}
+    return [cut for cut in cuts if text.count("\n", 0, cut) in starts]
 
 
 @dataclass
@@ -58,7 +60,6 @@ class BlockCutter:
     _fence: str | None = None  # the opening marker of the fenced code block we are in
     _after_blank: bool = False  # the last line scanned outside a fence was blank
     _seen_text: bool = False  # something other than blank lines came before
-    cuts: list[int] = field(default_factory=list)
 
     def feed(self, text: str) -> list[int]:
         new: list[int] = []
@@ -70,7 +71,6 @@ class BlockCutter:
             self._scan(line)
             position = end + 1
         self._scanned = position
-        self.cuts += new
         return new
 
     def _starts_block(self, line: str) -> bool:
@@ -106,8 +106,5 @@ class BlockCutter:
 def blocks(text: str) -> list[str]:
     """`text` cut into blocks (all of it; the last block may be unfinished): at the cutter's
     proposals that the parser confirms."""
-    cutter = BlockCutter()
-    starts = block_starts(text)
-    cuts = [cut for cut in cutter.feed(text) if text.count("\n", 0, cut) in starts]
-    bounds = [0, *cuts, len(text)]
+    bounds = [0, *confirmed(text, BlockCutter().feed(text)), len(text)]
     return [text[a:b] for a, b in itertools.pairwise(bounds)]

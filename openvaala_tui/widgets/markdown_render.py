@@ -12,7 +12,7 @@ from rich.markdown import UnknownElement
 from rich.segment import Segment
 from rich.text import Text
 
-from openvaala_tui.markdown_blocks import BlockCutter, block_starts, has_link_definitions
+from openvaala_tui.markdown_blocks import BlockCutter, confirmed, has_link_definitions
 
 Lines = list[list[Segment]]
 
@@ -69,6 +69,7 @@ class StreamedMarkdown:
         self._rest = RenderedMarkdown("")
         self._rest_start = 0  # offset of the unfinished rest in `text`
         self._whole = False  # link definitions: one block, since a cut could break a link
+        self._links_checked = 0  # offset up to which `text` is known to define no link
         self._width = -1
         self._joined: Lines = []  # the finished blocks' lines at `_width`
         self._joined_count = 0  # how many finished blocks `_joined` holds
@@ -78,7 +79,9 @@ class StreamedMarkdown:
         if not text.startswith(self.text):  # replaced, not grown: start over
             self._reset()
         self.text = text
-        self._whole = self._whole or has_link_definitions(text)
+        # Only the new part is searched (from the start of the last line, still incomplete).
+        self._whole = self._whole or has_link_definitions(text[self._links_checked :])
+        self._links_checked = text.rfind("\n") + 1
         if self._whole:
             self._finished, self._rest_start = [], 0
             self._joined, self._joined_count, self._joined_blank_after = [], 0, False
@@ -93,11 +96,10 @@ class StreamedMarkdown:
         top-level block starts in the rest (the cutter is a quick line scan and does not know,
         say, an HTML block that runs across blank lines). The rest is small, so parsing it when
         a candidate comes up costs about a millisecond."""
-        rest_start = self._rest_start
-        starts = block_starts(text[rest_start:])
-        for cut in cuts:
-            line = text.count("\n", rest_start, cut)
-            if line in starts and cut - self._rest_start >= self._min_block_chars:
+        base = self._rest_start
+        for relative in confirmed(text[base:], [cut - base for cut in cuts]):
+            cut = base + relative
+            if cut - self._rest_start >= self._min_block_chars:
                 self._finished.append(RenderedMarkdown(text[self._rest_start : cut]))
                 self._rest_start = cut
 

@@ -11,7 +11,7 @@ from rich.markdown import Markdown as RichMarkdown
 from rich.style import Style
 
 from openvaala_tui import markdown_blocks
-from openvaala_tui.markdown_blocks import BlockCutter, block_starts, blocks, has_link_definitions
+from openvaala_tui.markdown_blocks import BlockCutter, blocks, confirmed, has_link_definitions
 from openvaala_tui.widgets import markdown_render
 from openvaala_tui.widgets.markdown_render import RenderedMarkdown, StreamedMarkdown
 
@@ -94,6 +94,12 @@ def test_streamed_in_any_pieces_it_renders_as_the_whole_text_does(
     assert render(streamed) == whole(text)
 
 
+def block_count(text: str) -> list[int]:
+    """One entry per top-level block the parser finds in `text` (every line a candidate)."""
+    lines = [0] + [i + 1 for i, char in enumerate(text) if char == "\n"]
+    return confirmed(text, lines)
+
+
 @settings(max_examples=150, deadline=None)
 @given(documents())
 def test_no_cut_falls_inside_a_fence_a_list_or_a_quote(text: str) -> None:
@@ -103,7 +109,7 @@ def test_no_cut_falls_inside_a_fence_a_list_or_a_quote(text: str) -> None:
         assert part.strip() and not part[0].isspace()
         assert not part.startswith(("- ", "> ", "1. ", "2. ", "3. "))
     # A cut inside a block would split it in two: the parts hold the whole's blocks, no more.
-    assert sum(len(block_starts(part)) for part in parts) == len(block_starts(text))
+    assert sum(len(block_count(part)) for part in parts) == len(block_count(text))
 
 
 def test_a_long_reply_renders_each_finished_block_once(monkeypatch: pytest.MonkeyPatch) -> None:
