@@ -13,6 +13,7 @@ from functools import partial
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Static
 
 from openvaala_tui.state import Item
@@ -22,6 +23,7 @@ FIRST_PAGE = 20
 WIDGET_BUDGET = 60
 REST_DELAY_S = 0.05  # the rest of the first page is mounted this long after its last screen
 REST_CHUNK = 4  # ... this many items at a time
+KEEP_IN_PLACE_FRAMES = 5  # frames to hold the view in place after mounting above it
 
 
 class Transcript(VerticalScroll):
@@ -130,11 +132,24 @@ class Transcript(VerticalScroll):
             await self.mount_all(widgets, after=self.query_one("#older-hint"))
         self._set_more_above(more_above)
         if widgets and anchor is not None and not self.following_bottom:
-            await self._laid_out()
-            self.scroll_to(
-                y=anchor.virtual_region.y - offset, animate=False, immediate=True, force=True
-            )
+            await self._keep_in_place(anchor, offset)
         self._asked_older = False
+
+    async def _keep_in_place(self, anchor: Widget, offset: float) -> None:
+        """Scroll so that `anchor` is `offset` rows below the top again. Under load the new
+        widgets may take more than one layout to get their heights (and the scrollable height
+        with them, which would clamp the scroll), so check again for a few frames, unless the
+        user scrolls meanwhile."""
+        placed: float | None = None
+        for _ in range(KEEP_IN_PLACE_FRAMES):
+            await self._laid_out()
+            if placed is not None and self.scroll_y != placed:
+                return  # the user scrolled meanwhile: leave it to them
+            target = anchor.virtual_region.y - offset
+            if self.scroll_y == target:
+                return
+            self.scroll_to(y=target, animate=False, immediate=True, force=True)
+            placed = self.scroll_y
 
     @property
     def following_bottom(self) -> bool:

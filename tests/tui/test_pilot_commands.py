@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -236,8 +237,12 @@ async def test_scroll_to_top_pages_in_older_items(daemon_factory: Any, clients: 
             await pilot.pause(0.05)
             settled.append(top.virtual_region.y)
         transcript.scroll_home(animate=False, immediate=True)
-        await pilot.pause()
+        # Where the top item is on screen until the older page arrives: what must be kept.
         offset = top.virtual_region.y - transcript.scroll_y
+        deadline = time.monotonic() + 10
+        while len(transcript.item_widgets) == FIRST_PAGE and time.monotonic() < deadline:
+            offset = top.virtual_region.y - transcript.scroll_y
+            await pilot.pause(0.01)
         await wait_for(
             pilot, lambda: len(transcript.item_widgets) == 2 * FIRST_PAGE, what="older page"
         )
