@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from openvaala_server.domain.permissions import Permissions
+
 PROVIDERS = ("openai", "openai_responses", "anthropic", "demo")
 DEFAULT_TOOLS = ("shell", "read_file", "write_file", "edit_file", "list_dir", "spawn_agent")
 DEFAULT_PORT = 7450
@@ -52,6 +54,7 @@ class AgentConfig:
     # Whether `model` was written in the file (a subagent of an agent that names none runs on its
     # parent's model) rather than filled in with the default.
     model_set: bool = True
+    permissions: Permissions = field(default_factory=Permissions)
 
 
 @dataclass(frozen=True)

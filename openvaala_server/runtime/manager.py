@@ -16,12 +16,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import orjson
 
 from openvaala_server import errors
-from openvaala_server.config import Config, ModelConfig
+from openvaala_server.config import Config, ModelConfig, config_path
 from openvaala_server.domain import meta as meta_fold
 from openvaala_server.domain import records as r
 from openvaala_server.domain.context import context_items
 from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.inbox import Input, InputGone, Mode
+from openvaala_server.domain.permissions import Confinement, Permissions
 from openvaala_server.models.base import Provider
 from openvaala_server.models.registry import make_provider
 from openvaala_server.runtime import history
@@ -104,6 +105,26 @@ class Runtime:
         tools = {t.spec.name: t for t in builtin_tools(names)}
         tools.update(self.subagents.tools_for(conv, session))
         return tools
+
+    def permissions_for(self, session: LiveSession) -> Permissions:
+        agent = self.config.agents.get(session.agent)
+        return agent.permissions if agent else Permissions()
+
+    def confinement_for(self, session: LiveSession) -> Confinement:
+        """The limits of a tool call of this session (docs/security.md)."""
+        perms = self.permissions_for(session)
+        cfg_file = self.config.path or config_path()
+        protected = (self.store.data_dir.root, cfg_file)
+        if self.config.path is None or cfg_file == config_path():
+            protected += (cfg_file.parent,)  # the default config directory holds only ours
+        hidden = {m.api_key_env for m in self.config.models.values() if m.api_key_env}
+        hidden.update(k for k in os.environ if k.startswith("OPENVAALA_"))
+        return Confinement(
+            mode=perms.sandbox,
+            network=perms.network or perms.sandbox == "off",
+            protected=tuple(p.resolve() for p in protected),
+            hidden_env=frozenset(hidden),
+        )
 
     def context_items(self, session: LiveSession) -> list[r.Item]:
         return context_items(session.items)

@@ -399,6 +399,7 @@ class TurnRunner:
                 cwd=Path(self.conv.cwd),
                 emit_output=lambda chunk: self._delta(result, "output", chunk),
                 output_limit=limit,
+                confinement=self.runtime.confinement_for(self.session),
             )
             try:
                 outcome = await tool.run(call["arguments"], ctx)

@@ -9,10 +9,11 @@ holds (the shell tool kills its whole process group).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from openvaala_server.domain.permissions import Confinement
 from openvaala_server.models.base import ToolSpec
 
 
@@ -23,6 +24,8 @@ class ToolContext:
     emit_output: Callable[[str], None]
     # Cap on the text of one result; past it the result is cut with a visible notice.
     output_limit: int = 20_000
+    # What the call may touch: the sandbox mode, the network, the hidden paths and variables.
+    confinement: Confinement = field(default_factory=Confinement)
 
 
 @dataclass(frozen=True)

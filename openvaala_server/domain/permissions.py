@@ -1,0 +1,46 @@
+"""What an agent's tools may do: the sandbox mode, the network, and when the user is asked.
+
+Pure data shared by the configuration (which parses it), the tools (which enforce the
+confinement of one call) and the approval policy (which decides whether a call asks first).
+docs/security.md describes the modes as a user sees them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final, Literal
+
+SandboxMode = Literal["read-only", "workspace", "off"]
+ApprovalMode = Literal["always", "escalate", "never"]
+
+SANDBOX_MODES: Final[tuple[SandboxMode, ...]] = ("read-only", "workspace", "off")
+APPROVAL_MODES: Final[tuple[ApprovalMode, ...]] = ("always", "escalate", "never")
+
+
+@dataclass(frozen=True)
+class Permissions:
+    """An agent's `sandbox`, `network`, `approval`, `allow` and `deny` settings."""
+
+    sandbox: SandboxMode = "workspace"
+    network: bool = False
+    approval: ApprovalMode = "escalate"
+    # Shell command patterns (fnmatch: `*` matches anything) that never ask / are always refused.
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """The limits one tool call runs under, as the runtime hands them to the tool.
+
+    `mode` is the agent's sandbox mode, or "off" for one call the user approved to run outside
+    the sandbox. `protected` (the daemon's data and config directories) stays unreadable and
+    unwritable in every mode, "off" included: the token file there grants the whole API.
+    """
+
+    mode: SandboxMode = "off"
+    network: bool = True
+    protected: tuple[Path, ...] = ()
+    # Names removed from the environment of every process a tool starts (API keys, OPENVAALA_*).
+    hidden_env: frozenset[str] = field(default_factory=frozenset)
