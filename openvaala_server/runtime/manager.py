@@ -11,6 +11,7 @@ import logging
 import os
 import sqlite3
 from collections.abc import Awaitable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
@@ -114,7 +115,7 @@ class Runtime:
         """The limits of a tool call of this session (docs/security.md)."""
         perms = self.permissions_for(session)
         cfg_file = self.config.path or config_path()
-        protected = (self.store.data_dir.root, cfg_file)
+        protected: tuple[Path, ...] = (self.store.data_dir.root, cfg_file)
         if self.config.path is None or cfg_file == config_path():
             protected += (cfg_file.parent,)  # the default config directory holds only ours
         hidden = {m.api_key_env for m in self.config.models.values() if m.api_key_env}
