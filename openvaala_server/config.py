@@ -13,7 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from openvaala_server.domain.permissions import Permissions
+from openvaala_server.domain.permissions import (
+    APPROVAL_MODES,
+    SANDBOX_MODES,
+    Permissions,
+)
 
 PROVIDERS = ("openai", "openai_responses", "anthropic", "demo")
 DEFAULT_TOOLS = ("shell", "read_file", "write_file", "edit_file", "list_dir", "spawn_agent")
@@ -314,10 +318,34 @@ def _parse_agent(
         raise ConfigError(path, f"agents.{name}.tools", "must be a list of tool names")
     return AgentConfig(
         name=name,
+        permissions=_parse_permissions(t),
         description=t.string("description", ""),
         model=model,
         compact_model=compact_model,
         instructions=t.string("instructions", ""),
         tools=tuple(tools),
         model_set=model_set,
+    )
+
+
+def _parse_permissions(t: _Reader) -> Permissions:
+    sandbox = t.string("sandbox", "workspace")
+    if sandbox not in SANDBOX_MODES:
+        raise ConfigError(t.path, t._key("sandbox"), f"must be one of {', '.join(SANDBOX_MODES)}")
+    approval = t.string("approval", "escalate")
+    if approval not in APPROVAL_MODES:
+        raise ConfigError(t.path, t._key("approval"), f"must be one of {', '.join(APPROVAL_MODES)}")
+    network = t._get("network", (bool,), "true or false", False)
+    patterns = {}
+    for key in ("allow", "deny"):
+        value = t._get(key, (list,), "a list of command patterns", [])
+        if not all(isinstance(x, str) and x.strip() for x in value):
+            raise ConfigError(t.path, t._key(key), "must be a list of command patterns")
+        patterns[key] = tuple(value)
+    return Permissions(
+        sandbox=sandbox,
+        network=network,
+        approval=approval,
+        allow=patterns["allow"],
+        deny=patterns["deny"],
     )

@@ -44,3 +44,21 @@ class Confinement:
     protected: tuple[Path, ...] = ()
     # Names removed from the environment of every process a tool starts (API keys, OPENVAALA_*).
     hidden_env: frozenset[str] = field(default_factory=frozenset)
+
+
+@dataclass(frozen=True)
+class Access:
+    """What one tool call would do, as far as can be told before it runs.
+
+    Each built-in tool states it (`access(arguments, cwd)`); the approval policy decides from it
+    whether the call runs at once, asks the user first, or is refused.
+    """
+
+    # One line a user reads in an approval prompt ("rm -rf build", "write src/app.py").
+    summary: str = ""
+    # A shell command line the call runs (matched against `allow` / `deny`).
+    command: str | None = None
+    # Files the call would create, change or delete, symlinks resolved.
+    writes: tuple[Path, ...] = ()
+    # The model asks for this call to run outside the sandbox, giving this reason.
+    outside_sandbox: str | None = None
