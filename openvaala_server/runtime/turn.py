@@ -83,6 +83,8 @@ class TurnRunner:
             await self._start()
             await self._add_inputs(inputs)
             self._unsaved = []
+            # Only now may `input/send` answer: its message is durable (docs/protocol.md).
+            self.turn.announced.set()
             while True:
                 if self.turn.stop_reason:  # interrupted before the task could be cancelled
                     raise asyncio.CancelledError
@@ -117,8 +119,8 @@ class TurnRunner:
             self.turn.announced.set()  # a turn that never got to announce itself is over
 
     async def _start(self) -> None:
-        # Durable first, then broadcast (ARCHITECTURE.md); `announced` then lets the
-        # `input/send` that started this turn answer, after its subscribers saw it start.
+        # Durable first, then broadcast (docs/storage.md). The `input/send` that started this
+        # turn answers after its user message is durable too (`announced`, set by `run`).
         await self.conv.append_meta(
             {"type": r.TURN_STARTED, "sessionId": self.sid, "turnId": self.turn.turn_id}
         )
@@ -126,7 +128,6 @@ class TurnRunner:
         self.conv.publish_session(self.session)
         if self.session.session_id == self.conv.root_session_id:
             self.conv.publish_updated()
-        self.turn.announced.set()
 
     async def _finish(self, status: str, error: dict[str, Any] | None) -> None:
         # Whatever was still streaming is kept, marked with how the turn ended.
