@@ -3,13 +3,17 @@
 `$OPENVAALA_CONFIG`, else `$XDG_CONFIG_HOME/openvaala/config.toml`, else
 `~/.config/openvaala/config.toml`. No file means one agent `default` on the offline `demo` model.
 Every problem is a `ConfigError` naming the file, the key and what is wrong — never a traceback.
+Nothing is ignored: an unknown key, tool name or provider option is an error with the closest
+valid name, because a typo in an agent's table (`tool = [...]`) must never widen what it may do.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 import tomllib
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +47,8 @@ class ModelConfig:
     base_url: str | None = None
     api_key_env: str | None = None
     reasoning_context: str | None = None
-    # Provider-specific settings (e.g. `pace_ms` for demo, `num_ctx` for Ollama, `headers`).
+    # Provider-specific settings (`pace_ms` for demo, `num_ctx` for Ollama, `headers`, …), each
+    # checked against PROVIDER_OPTIONS when the file is loaded.
     options: dict[str, Any] = field(default_factory=dict)
 
 
@@ -142,6 +147,26 @@ def load_config(path: Path | None = None) -> Config:
     return parse_config(raw, path)
 
 
+def known_tool_names() -> tuple[str, ...]:
+    """Every name an agent's `tools` may list: the built-in tools and the daemon's own.
+
+    Read from the tool registry when a file is checked, so a tool added there is valid at once.
+    The import waits until then because the tools' modules import `ModelConfig` from here.
+    """
+    from openvaala_server.tools.collab import COLLAB_TOOL_NAMES
+    from openvaala_server.tools.registry import BUILTIN_TOOLS
+
+    return tuple(dict.fromkeys([*BUILTIN_TOOLS, *COLLAB_TOOL_NAMES]))
+
+
+def _did_you_mean(word: str, choices: Collection[str]) -> str:
+    """'; did you mean `tools`?' for the closest of `choices`, else the list of them."""
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    if close:
+        return f"; did you mean `{close[0]}`?"
+    return f" (valid: {', '.join(sorted(choices))})"
+
+
 class _Reader:
     """Typed access to one TOML table, raising `ConfigError` with the full key path."""
 
@@ -150,35 +175,61 @@ class _Reader:
             raise ConfigError(path, prefix, "must be a table")
         self.path, self.prefix, self.table = path, prefix, table
 
-    def _key(self, key: str) -> str:
+    def key(self, key: str) -> str:
         return f"{self.prefix}.{key}" if self.prefix else key
+
+    def fail(self, key: str, problem: str) -> ConfigError:
+        return ConfigError(self.path, self.key(key), problem)
+
+    def only(self, allowed: Collection[str]) -> None:
+        """Refuse any key not in `allowed`, suggesting the closest one."""
+        for key in self.table:
+            if key not in allowed:
+                raise self.fail(key, "unknown key" + _did_you_mean(key, allowed))
 
     def _get(self, key: str, kinds: tuple[type, ...], kind_name: str, default: Any) -> Any:
         if key not in self.table:
             if default is _REQUIRED:
-                raise ConfigError(self.path, self._key(key), "is required")
+                raise self.fail(key, "is required")
             return default
         value = self.table[key]
         if isinstance(value, bool) and bool not in kinds:
-            raise ConfigError(self.path, self._key(key), f"must be {kind_name}")
+            raise self.fail(key, f"must be {kind_name}")
         if not isinstance(value, kinds):
-            raise ConfigError(self.path, self._key(key), f"must be {kind_name}")
+            raise self.fail(key, f"must be {kind_name}")
         return value
 
     def string(self, key: str, default: Any = None) -> Any:
         return self._get(key, (str,), "a string", default)
 
+    def boolean(self, key: str, default: Any = None) -> Any:
+        return self._get(key, (bool,), "true or false", default)
+
     def integer(self, key: str, default: Any = None, minimum: int = 0) -> Any:
         value = self._get(key, (int,), "a whole number", default)
         if isinstance(value, int) and value < minimum:
-            raise ConfigError(self.path, self._key(key), f"must be at least {minimum}")
+            raise self.fail(key, f"must be at least {minimum}")
         return value
 
     def number(self, key: str, default: Any = None) -> Any:
         value = self._get(key, (int, float), "a number", default)
         if isinstance(value, int | float) and value < 0:
-            raise ConfigError(self.path, self._key(key), "must not be negative")
+            raise self.fail(key, "must not be negative")
         return float(value) if value is not None else None
+
+    def choice(self, key: str, choices: Collection[str], default: Any = None) -> Any:
+        quoted = ", ".join(f'"{c}"' for c in choices)
+        value = self._get(key, (str,), f"one of {quoted}", default)
+        if value is not None and value not in choices:
+            raise self.fail(key, f"must be one of {quoted}" + _did_you_mean(value, choices))
+        return value
+
+    def strings(self, key: str, default: Any, kind_name: str) -> Any:
+        """A list of non-empty strings."""
+        value = self._get(key, (list,), kind_name, default)
+        if not all(isinstance(x, str) and x.strip() for x in value):
+            raise self.fail(key, f"must be {kind_name}")
+        return value
 
     def table_of(self, key: str) -> dict[str, Any]:
         value = self._get(key, (dict,), "a table", {})
@@ -186,84 +237,144 @@ class _Reader:
 
 
 _REQUIRED = object()
+_TOP_KEYS = ("default_agent", "models", "agents", "retry", "server", "subagents")
+
+
+def _keys(cls: type) -> tuple[str, ...]:
+    """A settings table's keys: the fields of the dataclass it is read into."""
+    return tuple(f.name for f in fields(cls))
 
 
 def parse_config(raw: dict[str, Any], path: Path | None = None) -> Config:
     top = _Reader(path, "", raw)
+    top.only(_TOP_KEYS)
     models: dict[str, ModelConfig] = {"demo": DEMO_MODEL}
     for name, table in top.table_of("models").items():
         models[name] = _parse_model(path, name, table)
+    tool_names = known_tool_names()
     agents: dict[str, AgentConfig] = {}
     for name, table in top.table_of("agents").items():
-        agents[name] = _parse_agent(path, name, table, models)
+        agents[name] = _parse_agent(path, name, table, models, tool_names)
     if not agents:
         agents["default"] = DEFAULT_AGENT
     default_agent = top.string("default_agent", next(iter(agents)))
     if default_agent not in agents:
         raise ConfigError(path, "default_agent", f"names no agent (have: {', '.join(agents)})")
-
-    server_t = _Reader(path, "server", top.table_of("server"))
-    server = ServerConfig(
-        port=server_t.integer("port", DEFAULT_PORT),
-        max_frame_bytes=server_t.integer(
-            "max_frame_bytes", ServerConfig.max_frame_bytes, minimum=1024
-        ),
-        tool_output_limit=server_t.integer(
-            "tool_output_limit", ServerConfig.tool_output_limit, 100
-        ),
-        client_queue_limit=server_t.integer(
-            "client_queue_limit", ServerConfig.client_queue_limit, 1
-        ),
-        replay_events=server_t.integer("replay_events", ServerConfig.replay_events, 0),
-        loaded_conversations=server_t.integer(
-            "loaded_conversations", ServerConfig.loaded_conversations, 1
-        ),
-    )
-    if server.port > 65535:
-        raise ConfigError(path, "server.port", "must be at most 65535")
-    retry_t = _Reader(path, "retry", top.table_of("retry"))
-    retry = RetryConfig(
-        max_attempts=retry_t.integer("max_attempts", RetryConfig.max_attempts, minimum=1),
-        base_delay_s=retry_t.number("base_delay_s", RetryConfig.base_delay_s),
-        max_delay_s=retry_t.number("max_delay_s", RetryConfig.max_delay_s),
-    )
-    sub_t = _Reader(path, "subagents", top.table_of("subagents"))
-    subagents = SubagentConfig(
-        max_depth=sub_t.integer("max_depth", SubagentConfig.max_depth),
-        max_concurrent=sub_t.integer("max_concurrent", SubagentConfig.max_concurrent, minimum=1),
-        wait_timeout_s=sub_t.number("wait_timeout_s", SubagentConfig.wait_timeout_s),
-    )
     return Config(
         default_agent=default_agent,
         models=models,
         agents=agents,
-        retry=retry,
-        server=server,
-        subagents=subagents,
+        retry=_parse_retry(_Reader(path, "retry", top.table_of("retry"))),
+        server=_parse_server(_Reader(path, "server", top.table_of("server"))),
+        subagents=_parse_subagents(_Reader(path, "subagents", top.table_of("subagents"))),
         path=path,
     )
 
 
-_MODEL_KEYS = {
-    "provider",
-    "model",
-    "base_url",
-    "api_key_env",
-    "context_window",
-    "max_output_tokens",
-    "reasoning_context",
+def _parse_server(t: _Reader) -> ServerConfig:
+    t.only(_keys(ServerConfig))
+    server = ServerConfig(
+        port=t.integer("port", DEFAULT_PORT),
+        max_frame_bytes=t.integer("max_frame_bytes", ServerConfig.max_frame_bytes, minimum=1024),
+        tool_output_limit=t.integer("tool_output_limit", ServerConfig.tool_output_limit, 100),
+        client_queue_limit=t.integer("client_queue_limit", ServerConfig.client_queue_limit, 1),
+        replay_events=t.integer("replay_events", ServerConfig.replay_events, 0),
+        loaded_conversations=t.integer(
+            "loaded_conversations", ServerConfig.loaded_conversations, 1
+        ),
+    )
+    if server.port > 65535:
+        raise t.fail("port", "must be at most 65535")
+    return server
+
+
+def _parse_retry(t: _Reader) -> RetryConfig:
+    t.only(_keys(RetryConfig))
+    return RetryConfig(
+        max_attempts=t.integer("max_attempts", RetryConfig.max_attempts, minimum=1),
+        base_delay_s=t.number("base_delay_s", RetryConfig.base_delay_s),
+        max_delay_s=t.number("max_delay_s", RetryConfig.max_delay_s),
+    )
+
+
+def _parse_subagents(t: _Reader) -> SubagentConfig:
+    t.only(_keys(SubagentConfig))
+    return SubagentConfig(
+        max_depth=t.integer("max_depth", SubagentConfig.max_depth),
+        max_concurrent=t.integer("max_concurrent", SubagentConfig.max_concurrent, minimum=1),
+        wait_timeout_s=t.number("wait_timeout_s", SubagentConfig.wait_timeout_s),
+    )
+
+
+# -- models -----------------------------------------------------------------------------------
+
+_OptionReader = Callable[[_Reader, str], object]
+
+
+def _positive(t: _Reader, key: str) -> object:
+    value = t.number(key)
+    if value == 0:
+        raise t.fail(key, "must be above 0")
+    return value
+
+
+def _headers(t: _Reader, key: str) -> object:
+    value = t.table_of(key)
+    for name, text in value.items():
+        if not isinstance(text, str):
+            raise t.fail(f"{key}.{name}", "must be a string")
+    return value
+
+
+_HTTP_OPTIONS: dict[str, _OptionReader] = {"headers": _headers, "read_timeout_s": _positive}
+
+# The settings each provider reads from `ModelConfig.options` (models/*.py); any other key in a
+# model's table is an error.
+PROVIDER_OPTIONS: dict[str, dict[str, _OptionReader]] = {
+    "demo": {"pace_ms": _Reader.number},
+    "openai": {
+        **_HTTP_OPTIONS,
+        "max_tokens_field": lambda t, k: t.choice(k, ("max_tokens", "max_completion_tokens")),
+        "reasoning_effort": _Reader.string,
+        "ollama": _Reader.boolean,
+        "num_ctx": lambda t, k: t.integer(k, minimum=1),
+    },
+    "openai_responses": {
+        **_HTTP_OPTIONS,
+        "reasoning_effort": _Reader.string,
+        "reasoning_summary": _Reader.string,
+    },
+    "anthropic": {
+        **_HTTP_OPTIONS,
+        "thinking_budget_tokens": lambda t, k: t.integer(k, minimum=1),
+    },
 }
+# The `ModelConfig` fields each provider reads, besides provider, model and the token limits.
+_HTTP_FIELDS = ("base_url", "api_key_env")
+_PROVIDER_FIELDS: dict[str, tuple[str, ...]] = {
+    "demo": (),
+    "openai": _HTTP_FIELDS,
+    "openai_responses": (*_HTTP_FIELDS, "reasoning_context"),
+    "anthropic": _HTTP_FIELDS,
+}
+_MODEL_FIELDS = ("provider", "model", "context_window", "max_output_tokens")
+
+
+def _model_keys(provider: str) -> tuple[str, ...]:
+    return (*_MODEL_FIELDS, *_PROVIDER_FIELDS[provider], *PROVIDER_OPTIONS[provider])
 
 
 def _parse_model(path: Path | None, name: str, table: object) -> ModelConfig:
     t = _Reader(path, f"models.{name}", table)
+    t.only({key for provider in PROVIDERS for key in _model_keys(provider)})
     provider = t.string("provider", _REQUIRED)
     if provider not in PROVIDERS:
-        raise ConfigError(
-            path,
-            f"models.{name}.provider",
-            f"unknown provider {provider!r} (one of {', '.join(PROVIDERS)})",
+        raise t.fail(
+            "provider",
+            f"unknown provider {provider!r} (one of {', '.join(PROVIDERS)})"
+            + _did_you_mean(provider, PROVIDERS),
         )
+    _only_for_provider(t, provider)
     if provider == "demo":
         window = t.integer("context_window", DEMO_MODEL.context_window, minimum=1)
         max_out = t.integer("max_output_tokens", DEMO_MODEL.max_output_tokens, minimum=1)
@@ -271,13 +382,13 @@ def _parse_model(path: Path | None, name: str, table: object) -> ModelConfig:
         window = t.integer("context_window", _REQUIRED, minimum=1)
         max_out = t.integer("max_output_tokens", 4096, minimum=1)
     if max_out >= window:
-        raise ConfigError(path, f"models.{name}.max_output_tokens", "must be below context_window")
-    reasoning_context = t.string("reasoning_context")
-    if reasoning_context not in (None, "all_turns", "current_turn"):
-        raise ConfigError(
-            path, f"models.{name}.reasoning_context", "must be all_turns or current_turn"
-        )
-    options = {k: v for k, v in t.table.items() if k not in _MODEL_KEYS}
+        raise t.fail("max_output_tokens", "must be below context_window")
+    options = {
+        key: read(t, key) for key, read in PROVIDER_OPTIONS[provider].items() if key in t.table
+    }
+    budget = options.get("thinking_budget_tokens")
+    if isinstance(budget, int) and budget >= max_out:
+        raise t.fail("thinking_budget_tokens", "must be below max_output_tokens")
     return ModelConfig(
         name=name,
         provider=provider,
@@ -286,36 +397,62 @@ def _parse_model(path: Path | None, name: str, table: object) -> ModelConfig:
         max_output_tokens=max_out,
         base_url=t.string("base_url"),
         api_key_env=t.string("api_key_env"),
-        reasoning_context=reasoning_context,
+        reasoning_context=t.choice("reasoning_context", ("all_turns", "current_turn")),
         options=options,
     )
 
 
+def _only_for_provider(t: _Reader, provider: str) -> None:
+    """Refuse a key another provider reads but this one would ignore."""
+    allowed = _model_keys(provider)
+    for key in t.table:
+        if key not in allowed:
+            owners = [p for p in PROVIDERS if key in _model_keys(p)]
+            raise t.fail(
+                key,
+                f"is not a setting of provider {provider!r} (only of {', '.join(owners)})"
+                + _did_you_mean(key, allowed),
+            )
+
+
+# -- agents -----------------------------------------------------------------------------------
+
+_AGENT_KEYS = (
+    "description",
+    "model",
+    "compact_model",
+    "instructions",
+    "tools",
+    "sandbox",
+    "network",
+    "approval",
+    "allow",
+    "deny",
+)
+
+
 def _parse_agent(
-    path: Path | None, name: str, table: object, models: dict[str, ModelConfig]
+    path: Path | None,
+    name: str,
+    table: object,
+    models: dict[str, ModelConfig],
+    tool_names: Collection[str],
 ) -> AgentConfig:
     t = _Reader(path, f"agents.{name}", table)
+    t.only(_AGENT_KEYS)
     model_set = "model" in t.table
     model = t.string("model", "demo")
     if model not in models:
-        raise ConfigError(
-            path, f"agents.{name}.model", f"names no model (have: {', '.join(models)})"
-        )
+        raise t.fail("model", f"names no model (have: {', '.join(models)})")
     compact_model = t.string("compact_model")
     if compact_model is not None:
         if compact_model not in models:
-            raise ConfigError(
-                path, f"agents.{name}.compact_model", f"names no model (have: {', '.join(models)})"
-            )
+            raise t.fail("compact_model", f"names no model (have: {', '.join(models)})")
         if models[compact_model].context_window < models[model].context_window:
-            raise ConfigError(
-                path,
-                f"agents.{name}.compact_model",
+            raise t.fail(
+                "compact_model",
                 "its context_window must be at least as large as the agent's model's",
             )
-    tools = t._get("tools", (list,), "a list of tool names", list(DEFAULT_TOOLS))
-    if not all(isinstance(x, str) for x in tools):
-        raise ConfigError(path, f"agents.{name}.tools", "must be a list of tool names")
     return AgentConfig(
         name=name,
         permissions=_parse_permissions(t),
@@ -323,29 +460,28 @@ def _parse_agent(
         model=model,
         compact_model=compact_model,
         instructions=t.string("instructions", ""),
-        tools=tuple(tools),
+        tools=_parse_tools(t, tool_names),
         model_set=model_set,
     )
 
 
+def _parse_tools(t: _Reader, known: Collection[str]) -> tuple[str, ...]:
+    tools: list[str] = t.strings("tools", list(DEFAULT_TOOLS), "a list of tool names")
+    for name in tools:
+        if name.startswith("mcp:"):
+            raise t.fail("tools", f"{name!r}: MCP servers are not supported yet")
+        if name not in known:
+            close = difflib.get_close_matches(name, list(known), n=1)
+            hint = f"; did you mean `{close[0]}`?" if close else ""
+            raise t.fail("tools", f"unknown tool {name!r}{hint} (valid tools: {', '.join(known)})")
+    return tuple(tools)
+
+
 def _parse_permissions(t: _Reader) -> Permissions:
-    sandbox = t.string("sandbox", "workspace")
-    if sandbox not in SANDBOX_MODES:
-        raise ConfigError(t.path, t._key("sandbox"), f"must be one of {', '.join(SANDBOX_MODES)}")
-    approval = t.string("approval", "escalate")
-    if approval not in APPROVAL_MODES:
-        raise ConfigError(t.path, t._key("approval"), f"must be one of {', '.join(APPROVAL_MODES)}")
-    network = t._get("network", (bool,), "true or false", False)
-    patterns = {}
-    for key in ("allow", "deny"):
-        value = t._get(key, (list,), "a list of command patterns", [])
-        if not all(isinstance(x, str) and x.strip() for x in value):
-            raise ConfigError(t.path, t._key(key), "must be a list of command patterns")
-        patterns[key] = tuple(value)
     return Permissions(
-        sandbox=sandbox,
-        network=network,
-        approval=approval,
-        allow=patterns["allow"],
-        deny=patterns["deny"],
+        sandbox=t.choice("sandbox", SANDBOX_MODES, "workspace"),
+        network=t.boolean("network", False),
+        approval=t.choice("approval", APPROVAL_MODES, "escalate"),
+        allow=tuple(t.strings("allow", [], "a list of command patterns")),
+        deny=tuple(t.strings("deny", [], "a list of command patterns")),
     )
