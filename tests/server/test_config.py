@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import pty
+import re
+import select
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -87,3 +92,70 @@ def test_the_server_refuses_a_bad_config_with_a_message_not_a_traceback(tmp_path
     )
     assert result.returncode == 2
     assert "models.x.provider" in result.stderr and "Traceback" not in result.stderr
+
+
+TYPO = "[agents.coder]\ntool = ['read_file']\n"  # `tool`: once silently gave the agent every tool
+
+
+def _cli_env(tmp_path: Path) -> dict[str, str]:
+    config = tmp_path / "config.toml"
+    config.write_text(TYPO)
+    return {
+        **os.environ,
+        "OPENVAALA_CONFIG": str(config),
+        "OPENVAALA_HOME": str(tmp_path / "home"),
+        "TERM": "xterm-256color",
+    }
+
+
+def test_serve_refuses_a_typo_naming_the_key_and_the_closest_valid_one(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "openvaala_server", "serve", "--port", "0"],
+        env=_cli_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert (
+        f"configuration error: {tmp_path / 'config.toml'}: agents.coder.tool: unknown key; "
+        "did you mean `tools`?" in result.stderr
+    )
+    assert "Traceback" not in result.stderr
+
+
+def test_the_terminal_ui_prints_the_config_error_and_exits(tmp_path: Path) -> None:
+    """`openvaala` in a terminal: the daemon cannot start, so the UI says why and exits."""
+    primary, secondary = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "openvaala_server"],
+        env=_cli_env(tmp_path),
+        stdin=secondary,
+        stdout=secondary,
+        stderr=secondary,
+        start_new_session=True,
+    )
+    os.close(secondary)
+    output = bytearray()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if select.select([primary], [], [], 0.5)[0]:
+            try:
+                chunk = os.read(primary, 65536)
+            except OSError:  # every end of the terminal is closed: the UI has exited
+                break
+            if not chunk:
+                break
+            output += chunk
+    else:
+        process.kill()
+    os.close(primary)
+    status = process.wait(timeout=30)
+    text = re.sub(
+        r"\x1b\[[0-9;?<]*[A-Za-z]|\x1b[()][0-9A-B]|\x1b[=>]", "", output.decode(errors="replace")
+    )
+    text = " ".join(text.split())  # the terminal wraps the message
+    assert status == 1
+    assert "agents.coder.tool: unknown key; did you mean `tools`?" in text
+    assert "Traceback" not in text
