@@ -15,7 +15,8 @@
     ├── NotInitialized             -32008  not_initialized
     ├── NotAvailable               -32009  not_available   (a method a later version adds)
     ├── StorageFailed              -32010  storage_failed  (disk full, I/O error: nothing was lost)
-    └── ConversationUnreadable     -32011  unreadable      (newer format, broken metadata)
+    ├── ConversationUnreadable     -32011  unreadable      (newer format, broken metadata)
+    └── AlreadyResolved            -32012  already_resolved (an approval another answer settled)
 
 Messages are written for a person; they never carry a stack trace or a secret.
 """
@@ -100,3 +101,7 @@ class StorageFailed(OpenVaalaError):
 
 class ConversationUnreadable(OpenVaalaError):
     code, kind = -32011, "unreadable"
+
+
+class AlreadyResolved(OpenVaalaError):
+    code, kind = -32012, "already_resolved"

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openvaala_server.domain import records as r
+from openvaala_server.domain.approvals import Grant
 
 
 class MetaError(ValueError):
@@ -54,6 +55,8 @@ class ConversationMeta:
     archived: bool = False
     sessions: dict[str, SessionMeta] = field(default_factory=dict)
     turns: dict[str, TurnMeta] = field(default_factory=dict)
+    # What the user allowed for the whole conversation, oldest first.
+    grants: list[Grant] = field(default_factory=list)
     unknown_records: int = 0
 
     @property
@@ -153,8 +156,36 @@ def apply(meta: ConversationMeta, record: r.Record) -> None:
             turn.status = str(record.get("status") or "completed")
             turn.ended_at = ts
             turn.error = record.get("error")
+    elif kind == r.APPROVAL_GRANTED:
+        grant = _grant(record)
+        if grant is None:
+            meta.unknown_records += 1  # a damaged record grants nothing
+        elif grant not in meta.grants:
+            meta.grants.append(grant)
     else:
         meta.unknown_records += 1
+
+
+def _grant(record: r.Record) -> Grant | None:
+    tool, kind, pattern = record.get("tool"), record.get("kind"), record.get("pattern")
+    outside = record.get("outsideSandbox", False)
+    if not (isinstance(tool, str) and isinstance(pattern, str) and pattern):
+        return None
+    if kind not in ("command", "path") or not isinstance(outside, bool):
+        return None
+    return Grant(tool, kind, pattern, outside)
+
+
+def grant_record(grant: Grant, session_id: str) -> r.Record:
+    """The `approval_granted` record that `apply` folds back into `grant`."""
+    return {
+        "type": r.APPROVAL_GRANTED,
+        "sessionId": session_id,
+        "tool": grant.tool,
+        "kind": grant.kind,
+        "pattern": grant.pattern,
+        "outsideSandbox": grant.outside_sandbox,
+    }
 
 
 def _has_ids(record: r.Record, kind: str) -> bool:

@@ -24,6 +24,9 @@ SESSION_MODEL_SET: Final = "session_model_set"
 SESSION_CLOSED: Final = "session_closed"
 TURN_STARTED: Final = "turn_started"
 TURN_ENDED: Final = "turn_ended"
+# {tool, kind: "command" | "path", pattern, outsideSandbox, sessionId}: an "allow for this
+# conversation" answer (domain/approvals.py `Grant`).
+APPROVAL_GRANTED: Final = "approval_granted"
 ITEM: Final = "item"
 
 METADATA_RECORD_TYPES: Final = frozenset(
@@ -37,6 +40,7 @@ METADATA_RECORD_TYPES: Final = frozenset(
         SESSION_CLOSED,
         TURN_STARTED,
         TURN_ENDED,
+        APPROVAL_GRANTED,
     }
 )
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from openvaala_server.domain import records as r
 from openvaala_server.domain.approvals import (
     Ask,
     Grant,
@@ -17,6 +18,7 @@ from openvaala_server.domain.approvals import (
     denied_by,
     grants_for,
 )
+from openvaala_server.domain.meta import fold, grant_record
 from openvaala_server.domain.permissions import Access, Permissions
 
 WS = Path("/work/project")
@@ -205,3 +207,28 @@ def test_a_path_grant_covers_the_same_path_and_tool() -> None:
 
 def test_nothing_is_granted_for_a_command_with_control_operators() -> None:
     assert grants_for("shell", shell("make && make install"), outside_sandbox=False) == []
+
+
+# -- remembered in metadata.jsonl ------------------------------------------------------------
+
+
+def test_grants_fold_from_metadata_records_and_damaged_ones_grant_nothing() -> None:
+    created = {
+        "type": r.CONVERSATION_CREATED,
+        "ts": "t0",
+        "conversationId": "c" * 32,
+        "cwd": "/w",
+        "agent": "default",
+        "model": "demo",
+        "rootSessionId": "a" * 32,
+    }
+    grant = Grant("shell", "command", "git push", True)
+    records = [
+        created,
+        {"ts": "t1", **grant_record(grant, "a" * 32)},
+        {"ts": "t2", **grant_record(grant, "a" * 32)},  # the same grant twice counts once
+        {"type": r.APPROVAL_GRANTED, "ts": "t3", "tool": "shell", "kind": "glob", "pattern": "*"},
+    ]
+    meta = fold(records)
+    assert meta.grants == [grant]
+    assert meta.unknown_records == 1
