@@ -24,6 +24,7 @@ from openvaala_tui import format as fmt
 from openvaala_tui.actions import CommandsMixin
 from openvaala_tui.screens import AgentsScreen
 from openvaala_tui.state import (
+    ApprovalsChanged,
     Change,
     ConversationView,
     Deleted,
@@ -37,6 +38,7 @@ from openvaala_tui.state import (
     SessionsChanged,
     StatusChanged,
 )
+from openvaala_tui.widgets.approval import ApprovalPrompt
 from openvaala_tui.widgets.composer import Composer
 from openvaala_tui.widgets.inbox import InboxList, InboxPanel
 from openvaala_tui.widgets.status import StatusBar
@@ -52,6 +54,7 @@ class VaalaApp(CommandsMixin, App[int]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "escape", "Interrupt", show=True),
         Binding("ctrl+w", "focus_inbox", "Waiting", priority=True),
+        Binding("ctrl+o", "focus_approval", "Approval", priority=True, show=False),
         Binding("f1", "slash('help')", "Help"),
         Binding("ctrl+r", "slash('rewind')", "Rewind", show=False),
     ]
@@ -85,6 +88,7 @@ class VaalaApp(CommandsMixin, App[int]):
         yield StatusBar(id="status")
         yield Transcript(id="transcript")
         yield InboxPanel(id="inbox")
+        yield ApprovalPrompt(id="approval")
         yield Composer(id="composer")
         yield Footer()
 
@@ -95,6 +99,10 @@ class VaalaApp(CommandsMixin, App[int]):
     @property
     def composer(self) -> Composer:
         return self.query_one(Composer)
+
+    @property
+    def approval_prompt(self) -> ApprovalPrompt:
+        return self.query_one(ApprovalPrompt)
 
     async def on_mount(self) -> None:
         gc.freeze()  # the modules and the app: long-lived, nothing for the collector to find
@@ -220,6 +228,9 @@ class VaalaApp(CommandsMixin, App[int]):
                 continue
             if isinstance(change, (SessionsChanged, StatusChanged)):
                 sessions = True
+            if isinstance(change, ApprovalsChanged):
+                self.refresh_approvals()  # whichever session asks: the user answers here
+                continue
             if isinstance(change, Deleted):
                 await self.local_notice(
                     "This conversation was deleted. /new starts another one.", error=True
@@ -252,10 +263,29 @@ class VaalaApp(CommandsMixin, App[int]):
             await self.transcript.show(session.items, session.has_more)
         self.refresh_inbox()
         self.refresh_status()
+        self.refresh_approvals()
 
     def refresh_inbox(self) -> None:
         session = self.view.sessions.get(self.following or "")
         self.query_one(InboxPanel).set_inputs(session.inbox if session else [])
+
+    def refresh_approvals(self) -> None:
+        """Show the next approval to answer, or hide the prompt. A prompt that appears takes
+        the focus unless the user is typing a message (then Ctrl+O reaches it)."""
+        prompt = self.approval_prompt
+        approval = self.view.next_approval()
+        had_focus = prompt.has_focus_within
+        if approval is None:
+            prompt.clear()
+            if had_focus:
+                self.composer.focus()
+            return
+        appeared = not prompt.display
+        waiting = sum(1 for a in self.view.approvals if a not in self.view.answered_here) - 1
+        prompt.show_approval(approval, self.view.agent_of(approval), waiting)
+        on_main_screen = self.screen is prompt.screen
+        if on_main_screen and appeared and (self.composer.is_empty or had_focus):
+            prompt.focus()
 
     def refresh_status(self) -> None:
         self.query_one(StatusBar).refresh_from(self.view, self.following)
@@ -369,6 +399,33 @@ class VaalaApp(CommandsMixin, App[int]):
         except (RpcError, ConnectionLost) as exc:
             await self.show_error(exc)
 
+    async def on_approval_prompt_answered(self, message: ApprovalPrompt.Answered) -> None:
+        if self.client is None:
+            return
+        # No await between changing the view and drawing it: no lock needed.
+        self.view.answered_here[message.approval_id] = message.decision
+        self.refresh_approvals()  # the next one waiting, if any
+        params: dict[str, Any] = {
+            "conversationId": self.view.conversation_id,
+            "approvalId": message.approval_id,
+            "decision": message.decision,
+        }
+        if message.message:
+            params["message"] = message.message
+        try:
+            await self.client.request("approval/respond", params)
+        except (RpcError, ConnectionLost) as exc:
+            self.view.answered_here.pop(message.approval_id, None)
+            self.refresh_approvals()  # still pending (e.g. the connection dropped): ask again
+            if isinstance(exc, RpcError) and exc.kind in ("already_resolved", "not_found"):
+                await self.local_notice(
+                    "That approval was already answered (from another client, or by an "
+                    "interrupt): nothing was sent.",
+                    error=True,
+                )
+            else:
+                await self.show_error(exc)
+
     # -- keys --------------------------------------------------------------------------------
 
     async def action_escape(self) -> None:
@@ -408,6 +465,11 @@ class VaalaApp(CommandsMixin, App[int]):
             self.query_one(InboxList).focus()
         else:
             self.composer.focus()
+
+    def action_focus_approval(self) -> None:
+        prompt = self.approval_prompt
+        if prompt.display:
+            prompt.focus()
 
     def action_slash(self, name: str) -> None:
         self.run_slash(name, "")

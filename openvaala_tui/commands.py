@@ -30,6 +30,10 @@ HELP = "\n".join(
         "Keys: Enter send (steers a running turn) · Tab queue · Ctrl+G jump the queue ·",
         "Shift+Enter / Ctrl+J newline · Esc interrupt · Esc Esc rewind · Ctrl+P palette ·",
         "Ctrl+W waiting inputs · Ctrl+C quit.",
+        "Approvals (the prompt above the composer; it takes the focus when it appears, unless",
+        "you are typing: then Ctrl+O reaches it): y allow once · a allow for this conversation ·",
+        "n deny · d deny with a message the model receives (Enter denies, Esc goes back) ·",
+        "Tab back to the composer · Esc interrupts the turn (its approvals are denied).",
         "Commands: " + " · ".join(f"/{name}" for name in COMMANDS),
     ]
 )

@@ -66,6 +66,8 @@ def retry_text(retry: dict[str, Any]) -> str:
 def turn_state(status: str, running: bool, compacting: bool) -> str:
     if compacting:
         return "compacting…"
+    if status == "awaiting_approval":
+        return "waiting for your approval"
     if running:
         return "working…"
     return {"idle": "ready", "waiting": "waiting", "interrupted": "interrupted"}.get(status, status)

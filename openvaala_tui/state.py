@@ -7,6 +7,9 @@ Textual or the network, so every rule is tested without an App.
 Items are kept per session, in order, keyed by `itemId`; an item streamed with `item/delta` is
 updated in place and replaced whole by `item/completed`. A session keeps at most `ITEM_BUDGET`
 items in memory: older ones are dropped and paged in again with `conversation/read`.
+
+Pending approvals (docs/protocol.md, `approval/requested`) are kept for the whole conversation, in
+the order they were asked: the user answers them one after another, whichever agent asked.
 """
 
 from __future__ import annotations
@@ -78,6 +81,58 @@ class Deleted(Change):
     pass
 
 
+@dataclass(frozen=True)
+class ApprovalsChanged(Change):
+    """An approval was asked or resolved: the prompt shows the next pending one, if any."""
+
+
+# -- approvals -------------------------------------------------------------------------------
+
+AWAITING_APPROVAL = "awaiting_approval"  # session status while a tool call waits for the user
+DECISIONS = ("allow", "allow_conversation", "deny")
+
+
+@dataclass(frozen=True)
+class Approval:
+    """One pending `approval/requested`: what a tool call would do and why it asks."""
+
+    approval_id: str
+    session_id: str
+    tool: str
+    summary: str
+    reason: str
+    agent: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_wire(cls, params: dict[str, Any]) -> Approval:
+        arguments = params.get("arguments")
+        return cls(
+            approval_id=str(params.get("approvalId") or ""),
+            session_id=str(params.get("sessionId") or ""),
+            tool=str(params.get("tool") or "tool"),
+            summary=str(params.get("summary") or ""),
+            reason=str(params.get("reason") or ""),
+            agent=str(params.get("agent") or ""),
+            arguments=dict(arguments) if isinstance(arguments, dict) else {},
+        )
+
+
+def outcome_text(approval: Approval, decision: str, message: str, by_us: bool) -> str:
+    """The transcript's line once an approval is resolved."""
+    what = f"{approval.tool}: {approval.summary}" if approval.summary else approval.tool
+    verdict = {
+        "allow": "Allowed once",
+        "allow_conversation": "Allowed for this conversation",
+    }.get(decision, "Denied")
+    text = f"{verdict} · {what}"
+    if decision == "deny" and message:
+        text += f" · “{message}”"
+    if not by_us:
+        text += " (answered from another client)"
+    return text
+
+
 # -- state -----------------------------------------------------------------------------------
 
 
@@ -100,7 +155,12 @@ class SessionView:
 
     @property
     def running(self) -> bool:
-        return self.turn_id is not None
+        """A turn is in progress (also while it waits for an approval: it can be interrupted)."""
+        return self.turn_id is not None or self.status == AWAITING_APPROVAL
+
+    @property
+    def awaiting_approval(self) -> bool:
+        return self.status == AWAITING_APPROVAL
 
     def find(self, item_id: str) -> int | None:
         for index in range(len(self.items) - 1, -1, -1):
@@ -123,6 +183,9 @@ class ConversationView:
         self.seq = 0
         self.connection = "connected"
         self.deleted = False
+        self.approvals: dict[str, Approval] = {}  # pending, by approvalId, oldest first
+        # Approvals this client answered (or is answering), and with what.
+        self.answered_here: dict[str, str] = {}
 
     # -- identity --------------------------------------------------------------------------
 
@@ -148,6 +211,21 @@ class ConversationView:
     def title(self) -> str:
         return str(self.conversation.get("title") or "New conversation")
 
+    def next_approval(self) -> Approval | None:
+        """The oldest pending approval this client has not answered yet."""
+        for approval in self.approvals.values():
+            if approval.approval_id not in self.answered_here:
+                return approval
+        return None
+
+    def agent_of(self, approval: Approval) -> str | None:
+        """The name of the agent asking, when it is a subagent (None for the root agent)."""
+        if not approval.session_id or approval.session_id == self.root_id:
+            return None
+        session = self.sessions.get(approval.session_id)
+        name = approval.agent or (str(session.info.get("agent") or "") if session else "")
+        return name or "subagent"
+
     # -- folding ---------------------------------------------------------------------------
 
     def load(self, snapshot: dict[str, Any], seq: int) -> list[Change]:
@@ -159,6 +237,11 @@ class ConversationView:
         for wire in snapshot.get("sessions") or []:
             session = self._session_from_wire(wire)
             self.sessions[session.session_id] = session
+        self.approvals = {}
+        for wire in snapshot.get("approvals") or []:
+            approval = Approval.from_wire(wire)
+            self.approvals[approval.approval_id] = approval
+        self.answered_here = {a: d for a, d in self.answered_here.items() if a in self.approvals}
         return [Reset(None)]
 
     def apply(self, note: Note) -> list[Change]:
@@ -246,6 +329,11 @@ class ConversationView:
         status = str(params.get("status") or "completed")
         session.info["status"] = "idle" if status == "completed" else status
         changes: list[Change] = [StatusChanged(session.session_id)]
+        stale = [a for a, p in self.approvals.items() if p.session_id == session.session_id]
+        if stale:  # the daemon resolves them first; none may outlive the turn that asked
+            for approval_id in stale:
+                del self.approvals[approval_id]
+            changes.append(ApprovalsChanged(session.session_id))
         error = params.get("error")
         if status == "failed" and isinstance(error, dict):
             session.last_error = error
@@ -340,6 +428,37 @@ class ConversationView:
         session.compacting = running
         return [StatusChanged(session.session_id)]
 
+    def _approval_requested(self, params: dict[str, Any]) -> list[Change]:
+        approval = Approval.from_wire(params)
+        if not approval.approval_id:
+            return []
+        self.approvals[approval.approval_id] = approval
+        return [ApprovalsChanged(approval.session_id or None)]
+
+    def _approval_resolved(self, params: dict[str, Any]) -> list[Change]:
+        approval_id = str(params.get("approvalId") or "")
+        approval = self.approvals.pop(approval_id, None)
+        if approval is None:
+            return []
+        decision = str(params.get("decision") or "deny")
+        by_us = self.answered_here.pop(approval_id, None) == decision
+        session = self._session({"sessionId": approval.session_id or params.get("sessionId")})
+        message = str(params.get("message") or "")
+        notice: Item = {
+            "itemId": f"{LOCAL_PREFIX}approval-{approval_id}",
+            "type": "notice",
+            "kind": "error" if decision == "deny" else "info",
+            "status": "completed",
+            "sessionId": session.session_id,
+            "text": outcome_text(approval, decision, message, by_us),
+        }
+        session.items.append(notice)
+        return [
+            ApprovalsChanged(session.session_id),
+            ItemAdded(session.session_id, notice),
+            *self._trim(session),
+        ]
+
     def _trim(self, session: SessionView) -> list[Change]:
         extra = len(session.items) - ITEM_BUDGET
         if extra <= 0:
@@ -364,6 +483,8 @@ _HANDLERS: dict[str, Any] = {
     "inbox/updated": ConversationView._inbox_updated,
     "usage/updated": ConversationView._usage_updated,
     "retry/scheduled": ConversationView._retry_scheduled,
+    "approval/requested": ConversationView._approval_requested,
+    "approval/resolved": ConversationView._approval_resolved,
     "compaction/started": lambda view, params: view._compaction(params, True),
     "compaction/completed": lambda view, params: view._compaction(params, False),
     "compaction/failed": lambda view, params: view._compaction(params, False),

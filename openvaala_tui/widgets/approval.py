@@ -1,0 +1,128 @@
+"""The approval prompt, docked above the composer: a tool call waits for the user's answer.
+
+It shows the oldest pending approval (docs/protocol.md, `approval/requested`) the user has not
+answered here yet. Its keys are single letters, so it only acts while it has focus: the app
+focuses it when it appears unless the user is typing in the composer (Ctrl+O reaches it then),
+so that a word being typed never answers it.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import Input, Label, Static
+
+from openvaala_tui import format as fmt
+from openvaala_tui.state import Approval
+
+KEYS_HINT = (
+    "y allow once · a allow for this conversation · n deny · d deny with a message · Esc interrupt"
+)
+MESSAGE_HINT = "the message the model receives · Enter denies with it · Esc goes back"
+
+
+class DenyMessage(Input):
+    """Where the user types why the call is denied."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Back")]
+
+    class Cancelled(Message):
+        pass
+
+    def action_cancel(self) -> None:
+        self.post_message(self.Cancelled())
+
+
+class ApprovalPrompt(Vertical, can_focus=True):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer('allow')", "Allow once"),
+        Binding("a", "answer('allow_conversation')", "Allow for conversation"),
+        Binding("n", "answer('deny')", "Deny"),
+        Binding("d", "deny_with_message", "Deny with message"),
+    ]
+
+    class Answered(Message):
+        """The user answered `approval_id` with `decision` (and, for a denial, `message`)."""
+
+        def __init__(self, approval_id: str, decision: str, message: str | None) -> None:
+            super().__init__()
+            self.approval_id = approval_id
+            self.decision = decision
+            self.message = message
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.approval: Approval | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Label("", id="approval-title")
+        yield Static("", id="approval-body")
+        yield Label(KEYS_HINT, id="approval-hint", classes="hint")
+        yield DenyMessage(placeholder="why not? (optional)", id="approval-message")
+
+    def on_mount(self) -> None:
+        self.display = False
+        self.query_one(DenyMessage).display = False
+
+    @property
+    def writing_message(self) -> bool:
+        return bool(self.query_one(DenyMessage).display)
+
+    def show_approval(self, approval: Approval, agent: str | None, waiting: int) -> None:
+        """Show `approval` (`agent`: the subagent asking; `waiting`: how many more wait)."""
+        if self.approval is None or self.approval.approval_id != approval.approval_id:
+            self._close_message()
+        self.approval = approval
+        who = f"Subagent {agent}" if agent else "The agent"
+        title = f"{who} asks to use {approval.tool}"
+        if waiting:
+            title += f"   ({waiting} more waiting)"
+        self.query_one("#approval-title", Label).update(Text(title))
+        body = Text()
+        body.append(approval.summary or fmt.tool_command({"arguments": approval.arguments}))
+        if approval.reason:
+            body.append(f"\n{approval.reason}", style="italic")
+        self.query_one("#approval-body", Static).update(body)
+        self.display = True
+
+    def clear(self) -> None:
+        self.approval = None
+        self._close_message()
+        self.display = False
+
+    def action_answer(self, decision: str) -> None:
+        if self.approval is not None:
+            self.post_message(self.Answered(self.approval.approval_id, decision, None))
+
+    def action_deny_with_message(self) -> None:
+        if self.approval is None:
+            return
+        field = self.query_one(DenyMessage)
+        field.display = True
+        self.query_one("#approval-hint", Label).update(MESSAGE_HINT)
+        field.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        if self.approval is None:
+            return
+        message = event.value.strip() or None
+        approval_id = self.approval.approval_id
+        self._close_message()
+        self.post_message(self.Answered(approval_id, "deny", message))
+
+    def on_deny_message_cancelled(self, event: DenyMessage.Cancelled) -> None:
+        event.stop()
+        self._close_message()
+        self.focus()
+
+    def _close_message(self) -> None:
+        field = self.query_one(DenyMessage)
+        field.value = ""
+        field.display = False
+        self.query_one("#approval-hint", Label).update(KEYS_HINT)
