@@ -242,6 +242,26 @@ class Client:
         self.last_seq.pop(conversation_id, None)
         await self.request("conversation/unsubscribe", {"conversationId": conversation_id})
 
+    async def respond_approval(
+        self,
+        conversation_id: str,
+        approval_id: str,
+        decision: str,
+        message: str | None = None,
+    ) -> dict[str, Any]:
+        """Answer an `approval/requested`: "allow", "allow_conversation" or "deny" (with an
+        optional message the model receives). Raises `RpcError` with kind `already_resolved`
+        when another client answered first."""
+        params: dict[str, Any] = {
+            "conversationId": conversation_id,
+            "approvalId": approval_id,
+            "decision": decision,
+        }
+        if message is not None:
+            params["message"] = message
+        result: dict[str, Any] = await self.request("approval/respond", params)
+        return result
+
     # -- notifications -------------------------------------------------------------------
 
     async def notifications(self) -> AsyncIterator[dict[str, Any]]:

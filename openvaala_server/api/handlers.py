@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from openvaala_server import __version__, errors
 from openvaala_server.api.connection import Connection, Reply
+from openvaala_server.domain.approvals import ANSWERS
 from openvaala_server.domain.inbox import MODES
 from openvaala_server.protocol.params import Params
 
@@ -43,6 +44,7 @@ class Dispatcher:
             "input/steer": self.input_steer,
             "input/jump": self.input_jump,
             "turn/interrupt": self.turn_interrupt,
+            "approval/respond": self.approval_respond,
             "agents/list": self.agents_list,
             "models/list": self.models_list,
             "sessions/list": self.sessions_list,
@@ -193,6 +195,14 @@ class Dispatcher:
 
     async def turn_interrupt(self, conn: Connection, p: Params) -> Any:
         return await self.runtime.interrupt(p.id("conversationId"), p.id("sessionId", None))
+
+    async def approval_respond(self, conn: Connection, p: Params) -> Any:
+        return await self.runtime.respond_approval(
+            p.id("conversationId"),
+            p.id("approvalId"),
+            p.choice("decision", ANSWERS),
+            p.string("message", None, max_len=TEXT_MAX),
+        )
 
     # -- configuration -------------------------------------------------------------------
 

@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING, Any
 from openvaala_server import errors
 from openvaala_server.domain import meta as meta_fold
 from openvaala_server.domain import records as r
+from openvaala_server.domain.approvals import Grant
 from openvaala_server.domain.context import context_items, drop_earlier_reasoning, estimate_items
 from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.meta import ConversationMeta
 from openvaala_server.domain.usage import UsageTracker, estimate_text
+from openvaala_server.runtime.approvals import ApprovalBoard
 from openvaala_server.runtime.hub import Hub
 from openvaala_server.runtime.session import LiveSession
 
@@ -45,6 +47,7 @@ class LiveConversation:
         self.runtime = runtime
         self.conversation_id = conversation_id
         self.hub = hub
+        self.approvals = ApprovalBoard(hub)
         self.meta: ConversationMeta | None = None
         self.pending: PendingConversation | None = None
         self.sessions: dict[str, LiveSession] = {}
@@ -279,6 +282,16 @@ class LiveConversation:
         if publish_usage:
             self.publish_usage(session)
 
+    async def grant(self, session: LiveSession, grants: list[Grant]) -> None:
+        """Remember "allow for this conversation" answers (durable: they survive a restart)."""
+        fresh = [g for g in grants if self.meta is None or g not in self.meta.grants]
+        if fresh:
+            await self.append_meta(*(meta_fold.grant_record(g, session.session_id) for g in fresh))
+
+    @property
+    def grants(self) -> list[Grant]:
+        return self.meta.grants if self.meta is not None else []
+
     # -- events --------------------------------------------------------------------------
 
     def publish_updated(self) -> None:
@@ -326,7 +339,11 @@ class LiveConversation:
                     "usage": session.usage.to_wire(),
                 }
             )
-        return {"conversation": self.info(), "sessions": sessions}
+        return {
+            "conversation": self.info(),
+            "sessions": sessions,
+            "approvals": self.approvals.pending(),
+        }
 
 
 def new_item(item_type: str, session_id: str, turn_id: str | None, **fields: Any) -> r.Item:

@@ -20,6 +20,7 @@ from openvaala_server import errors
 from openvaala_server.config import Config, ModelConfig, config_path
 from openvaala_server.domain import meta as meta_fold
 from openvaala_server.domain import records as r
+from openvaala_server.domain.approvals import Answer
 from openvaala_server.domain.context import context_items
 from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.inbox import Input, InputGone, Mode
@@ -602,6 +603,16 @@ class Runtime:
             f"input {input_id} is no longer waiting: it was already handled or withdrawn",
             inputId=input_id,
         )
+
+    # -- approvals -----------------------------------------------------------------------
+
+    async def respond_approval(
+        self, cid: str, approval_id: str, decision: Answer, message: str | None
+    ) -> dict[str, Any]:
+        """An answer to `approval/requested` from any client; the first one wins."""
+        conv = await self.open(cid)
+        conv.approvals.resolve(approval_id, decision, message or None)
+        return {"approvalId": approval_id, "decision": decision}
 
     # -- lifecycle -----------------------------------------------------------------------
 

@@ -24,6 +24,8 @@ class LiveTurn:
     # Set once `turn/started` is out (after its record is durable), or once the turn is over
     # without it: `input/send` answers "started" only then, so no client sees the answer first.
     announced: asyncio.Event = field(default_factory=asyncio.Event)
+    # Approvals this turn waits for (its session's status is then "awaiting_approval").
+    awaiting_approval: int = 0
 
 
 @dataclass
@@ -55,6 +57,8 @@ class LiveSession:
     def status(self) -> str:
         if self.closed:
             return "closed"
+        if self.turn is not None and self.turn.awaiting_approval:
+            return "awaiting_approval"
         if self.turn is not None or self.compacting:
             return "running"
         if self.inbox.waiting:

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
+import os
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openvaala_server import errors
 from openvaala_server.domain import records as r
+from openvaala_server.domain.approvals import Ask, Refuse, Run, decide, grants_for
 from openvaala_server.domain.context import should_compact
 from openvaala_server.domain.inbox import Input
+from openvaala_server.domain.permissions import Access, Confinement
 from openvaala_server.models.base import (
     ModelError,
     ModelRequest,
@@ -30,6 +33,7 @@ from openvaala_server.models.base import (
     UsageReported,
 )
 from openvaala_server.models.retry import RetryPolicy
+from openvaala_server.runtime.approvals import Response, access_of
 from openvaala_server.runtime.compaction import compact
 from openvaala_server.runtime.conversation import LiveConversation, new_item
 from openvaala_server.runtime.session import LiveSession, LiveTurn
@@ -372,23 +376,11 @@ class TurnRunner:
     # -- tools ---------------------------------------------------------------------------
 
     async def _run_tool(self, call: r.Item) -> None:
-        tid = self.turn.turn_id
-        result = new_item(
-            r.TOOL_RESULT,
-            self.sid,
-            tid,
-            callId=call["callId"],
-            name=call["name"],
-            output="",
-            isError=False,
-        )
-        self.turn.in_progress[result["itemId"]] = result
-        self.conv.hub.publish(
-            "item/started", {"sessionId": self.sid, "turnId": tid, "item": dict(result)}
-        )
         tools = self.runtime.tools_for(self.conv, self.session)
         tool: Tool | None = tools.get(call["name"])
         limit = self.runtime.config.server.tool_output_limit
+        confinement = self.runtime.confinement_for(self.session)
+        outcome: ToolResult | None = None
         if tool is None:
             outcome = ToolResult(
                 f"Unknown tool {call['name']!r}. Available: {', '.join(tools)}", True
@@ -396,11 +388,22 @@ class TurnRunner:
         elif not isinstance(call.get("arguments"), dict):
             outcome = ToolResult("The tool arguments were not a JSON object.", True)
         else:
+            try:
+                outcome, confinement = await self._approve(call, tool, confinement)
+            except asyncio.CancelledError:
+                # Kept in the history with the interrupted turn: the model learns nothing ran.
+                result = self._start_result(call)
+                result["output"] = NOT_RUN_INTERRUPTED
+                result["isError"] = True
+                raise
+        result = self._start_result(call)
+        if outcome is None:
+            assert tool is not None
             ctx = ToolContext(
                 cwd=Path(self.conv.cwd),
                 emit_output=lambda chunk: self._delta(result, "output", chunk),
                 output_limit=limit,
-                confinement=self.runtime.confinement_for(self.session),
+                confinement=confinement,
             )
             try:
                 outcome = await tool.run(call["arguments"], ctx)
@@ -416,6 +419,104 @@ class TurnRunner:
         if truncated or outcome.truncated:
             result["truncated"] = True
         await self.conv.persist_items(self.session, [result])
+
+    def _start_result(self, call: r.Item) -> r.Item:
+        tid = self.turn.turn_id
+        result = new_item(
+            r.TOOL_RESULT,
+            self.sid,
+            tid,
+            callId=call["callId"],
+            name=call["name"],
+            output="",
+            isError=False,
+        )
+        self.turn.in_progress[result["itemId"]] = result
+        self.conv.hub.publish(
+            "item/started", {"sessionId": self.sid, "turnId": tid, "item": dict(result)}
+        )
+        return result
+
+    # -- approvals -----------------------------------------------------------------------
+
+    async def _approve(
+        self, call: r.Item, tool: Tool, confinement: Confinement
+    ) -> tuple[ToolResult | None, Confinement]:
+        """Apply the agent's approval policy (docs/security.md) to one call.
+
+        Returns the result to report instead of running the tool (refused or denied), or None
+        and the confinement the call runs under (the sandbox's, or none for an escalation the
+        user allowed)."""
+        cwd = Path(self.conv.cwd)
+        try:
+            access = access_of(tool, call["arguments"], cwd)
+        except Exception as exc:  # never run a call whose effects could not be told
+            log.exception("tool %s could not state its access", call["name"])
+            return ToolResult(f"The call could not be checked, so it did not run: {exc}", True), (
+                confinement
+            )
+        decision = decide(
+            self.runtime.permissions_for(self.session),
+            call["name"],
+            access,
+            Path(os.path.realpath(cwd)),  # noqa: ASYNC240 - a few syscalls, cheaper than a thread hop
+            self.conv.grants,
+            confinement.protected,
+        )
+        if isinstance(decision, Refuse):
+            return ToolResult(decision.reason, True), confinement
+        escalated = replace(confinement, mode="off", network=True)
+        if isinstance(decision, Run):
+            return None, escalated if decision.outside_sandbox else confinement
+        assert access is not None  # only a call that states its access is ever asked about
+        response = await self._ask(call, access, decision)
+        if response.decision == "deny":
+            text = "The user denied this call; it did not run."
+            if response.message:
+                text += f" Their message: {response.message}"
+            return ToolResult(text, True), confinement
+        if response.decision == "allow_conversation":
+            await self.conv.grant(
+                self.session, grants_for(call["name"], access, decision.outside_sandbox)
+            )
+        return None, escalated if decision.outside_sandbox else confinement
+
+    async def _ask(self, call: r.Item, access: Access, decision: Ask) -> Response:
+        """Ask every client; the session shows "awaiting_approval" until the first answer."""
+        board = self.conv.approvals
+        pending = board.ask(
+            self.sid,
+            self.session.agent,
+            call["name"],
+            access.summary,
+            call["arguments"],
+            decision.reason,
+        )
+        self.turn.awaiting_approval += 1
+        self._publish_status()
+        try:
+            return await pending.answer
+        except asyncio.CancelledError:
+            board.cancel(pending, _CANCEL_MESSAGES.get(self.turn.stop_reason or "", "interrupted"))
+            raise
+        finally:
+            self.turn.awaiting_approval -= 1
+            self._publish_status()
+
+    def _publish_status(self) -> None:
+        self.conv.publish_session(self.session)
+        if self.session.session_id == self.conv.root_session_id:
+            self.conv.publish_updated()
+
+
+NOT_RUN_INTERRUPTED = (
+    "The turn was interrupted while this call waited for approval; it did not run."
+)
+_CANCEL_MESSAGES = {
+    "user": "The user interrupted the turn.",
+    "jump": "A new message interrupted the turn.",
+    "shutdown": "The server stopped.",
+}
 
 
 def _is_empty(item: r.Item) -> bool:
