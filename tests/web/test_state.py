@@ -61,3 +61,41 @@ def test_markdown_stream_renders_only_the_growing_block(
     assert out["code"] == "code <b>x</b>\n"
     assert "onerror" not in out["clean"] and "javascript" not in out["clean"]
     assert "<p>ok</p>" in out["clean"]
+
+
+APPROVALS = page_script("approval_fold_check.js")
+
+
+def test_approvals_fold(daemon_factory: DaemonFactory, ui_factory: UIFactory) -> None:
+    ui = ui_factory(daemon_factory(paced(0)))
+    ui.login()
+    out: dict[str, Any] = ui.page.evaluate(APPROVALS)
+    # The snapshot's pending request is a card after the tool call it is about.
+    assert out["pendingAtStart"] == ["a1"]
+    assert out["rootItems"] == ["tc:completed", "approval-a1:pending"]
+    assert out["card"]["summary"] == "echo hi"
+    assert out["card"]["agent"] == "default"
+    assert out["card"]["decision"] is None
+    assert out["rootWaits"] is True
+    assert out["busy"] == "a tool call waits for approval"
+    # A subagent's request: in its own transcript and in the root's, under its name.
+    assert out["subStatus"] == "applied"
+    assert out["subChanges"] == ["approval:a2", "itemAdded:k", "itemAdded:r"]
+    assert out["subItems"] == ["approval-a2:pending"]
+    assert out["rootAfterSub"] == ["tc:completed", "approval-a1:pending", "approval-a2:pending"]
+    assert out["subAgent"] == "helper"
+    assert out["subWaits"] is True
+    # Resolved: the same card, now its outcome, with the user's message.
+    assert out["deniedChanges"] == ["approval:a1", "itemUpdated:r"]
+    assert out["denied"]["decision"] == "deny"
+    assert out["denied"]["message"] == "not now"
+    assert out["rootAfterDeny"] == ["tc:completed", "approval-a1:resolved", "approval-a2:pending"]
+    assert out["rootWaitsAfter"] is False
+    assert out["allowed"] == "allow_conversation"
+    assert out["pendingAtEnd"] == 0
+    assert out["busyAfter"] == "a turn is running"
+    assert out["unknown"] == 0
+    assert out["repeat"] == "stale"
+    assert out["allowedStill"] == "allow_conversation"
+    assert out["first"] == "tc"
+    assert out["seq"] == 16

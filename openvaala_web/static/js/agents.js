@@ -70,7 +70,7 @@ export class AgentsView {
     const rows = sessionTree(state).map(({ session, depth }) => {
       const info = session.info;
       const isRoot = info.sessionId === state.conversation.rootSessionId;
-      const running = Boolean(session.turn) || info.status === "running";
+      const running = Boolean(session.turn) || info.status === "running" || info.status === "awaiting_approval";
       const status = info.status || "idle";
       return h(
         "li",
@@ -81,7 +81,7 @@ export class AgentsView {
         h("span", { class: `status-dot status-${status}`, title: status }),
         h("span", { class: "agent-name" }, isRoot ? `${info.agent || "agent"} (main)` : info.agent || "subagent"),
         h("span", { class: "agent-title" }, info.title || ""),
-        h("span", { class: "agent-status" }, status),
+        h("span", { class: "agent-status" }, status === "awaiting_approval" ? "awaiting approval" : status),
         h(
           "span",
           { class: "agent-actions" },

@@ -6,6 +6,7 @@
 // replays exactly what was missed (or sends a fresh snapshot when it no longer holds it).
 
 import { AgentsView } from "./agents.js";
+import { outcomeText } from "./approvals.js";
 import { Composer } from "./composer.js";
 import { $, h } from "./dom.js";
 import { Connection } from "./rpc.js";
@@ -48,6 +49,7 @@ class App {
     this.transcript = new TranscriptView($("#transcript"), {
       onAction: (action, item) => this.itemAction(action, item),
       onLoadMore: () => this.loadMore(),
+      onApprove: (approval, decision, message) => this.respondApproval(approval, decision, message),
     });
     this.composer = new Composer($("#composer"), {
       send: (text, mode) => this.send(text, mode),
@@ -173,8 +175,14 @@ class App {
   renderChanges(changes) {
     let composer = false;
     let agents = false;
+    const approvals = [];
     for (const change of changes) {
       switch (change.type) {
+        case "approval":
+          approvals.push(change.approvalId);
+          composer = true;
+          agents = true;
+          break;
         case "conversation":
           this.renderHeader();
           this.sidebar.updated(this.state.conversation);
@@ -204,6 +212,74 @@ class App {
       this.renderActivity();
     }
     if (agents) this.renderAgents();
+    for (const approvalId of approvals) this.approvalChanged(approvalId);
+  }
+
+  /** An approval was asked for or answered: say so (only that), and offer the card the focus. */
+  approvalChanged(approvalId) {
+    const approval = this.state.approvals.get(approvalId);
+    if (!approval) return;
+    if (approval.decision) {
+      this.announce(`${outcomeText(approval)}: ${approval.tool || "tool"}`);
+      return;
+    }
+    this.announce(`${approval.agent || "The agent"} waits for your approval to run ${approval.tool || "a tool"}`);
+    this.focusApproval(approvalId);
+  }
+
+  /**
+   * Move focus to a pending approval card, unless that would take it from the user: focus
+   * already on another pending card, or in a text field that holds text (someone is typing;
+   * an empty composer, as after sending, is fair game). The card itself takes the focus, not
+   * its buttons, so a keystroke meant for the composer can never answer it.
+   */
+  focusApproval(approvalId) {
+    if (this.tab !== "transcript") return;
+    const active = document.activeElement;
+    if (active && active !== document.body) {
+      if (active.closest(".approval-pending")) return;
+      const editable = active.matches("input, textarea, select, [contenteditable='true']");
+      if (editable && (active.isContentEditable ? active.textContent : active.value)) return;
+    }
+    this.transcript.focusItem(S.approvalItemId(approvalId));
+  }
+
+  /** The first pending approval shown in the transcript (after a snapshot redraw). */
+  focusFirstApproval() {
+    const session = S.session(this.state, this.viewedSessionId());
+    const shown = S.pendingApprovals(this.state).find((a) => session && session.byId.has(S.approvalItemId(a.approvalId)));
+    if (shown) this.focusApproval(shown.approvalId);
+  }
+
+  /** Tell assistive technology about a status change, and nothing else (a polite live region). */
+  announce(text) {
+    const el = $("#announce");
+    // Cleared first, so the same words said twice are announced twice.
+    el.textContent = "";
+    requestAnimationFrame(() => {
+      el.textContent = text;
+    });
+  }
+
+  /** Answer an approval. Resolves true when the daemon took it or it was already answered. */
+  async respondApproval(approval, decision, message) {
+    const params = { conversationId: this.openId, approvalId: approval.approvalId, decision };
+    if (message) params.message = message;
+    try {
+      await this.rpc.request("approval/respond", params);
+      return true;
+    } catch (err) {
+      if (err.kind === "already_resolved") {
+        this.showError(`Already answered elsewhere: the ${approval.tool || "tool"} call was decided by another client.`, "info");
+        return true;
+      }
+      if (err.kind === "not_found") {
+        this.showError("That approval is no longer waiting (its turn ended or was interrupted).", "info");
+        return false;
+      }
+      this.showError(`Answering the approval failed: ${err.message}`, err.kind);
+      return false;
+    }
   }
 
   /** Counters on <body data-*> for whoever debugs (and for the tests): no global object. */
@@ -280,6 +356,7 @@ class App {
     this.renderAgents();
     this.renderActivity();
     document.body.dataset.seq = String(this.state.seq);
+    this.focusFirstApproval();
   }
 
   renderHeader() {
@@ -320,6 +397,11 @@ class App {
     } else if (session && session.retry) {
       const r = session.retry;
       text = `The model call failed (${(r.error && r.error.message) || "error"}); retry ${r.attempt}/${r.maxAttempts} in ${r.delaySeconds}s`;
+    } else if (session && S.awaitingApproval(this.state, session)) {
+      text = "Waiting for your approval…";
+    } else if (this.state && S.pendingApprovals(this.state).length) {
+      const agent = S.pendingApprovals(this.state)[0].agent || "another agent";
+      text = `Waiting for your approval (${agent})…`;
     } else if (session && session.turn) text = "Working…";
     el.textContent = text;
     el.hidden = !text;

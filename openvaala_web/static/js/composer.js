@@ -80,7 +80,9 @@ export class Composer {
 
   /** Draw from the followed session's state. `busy` is why compaction is refused, or null. */
   render(session, busy, label) {
-    this.running = Boolean(session && session.turn);
+    // Waiting for an approval is part of a running turn: Stop interrupts it (and denies it).
+    const status = session ? session.info.status : "";
+    this.running = Boolean(session && (session.turn || status === "running" || status === "awaiting_approval"));
     this.root.dataset.running = String(this.running);
     this.mode.hidden = !this.running;
     this.stopButton.hidden = !this.running;

@@ -4,6 +4,11 @@
 // and enforces the ordering contract: every conversation notification carries `seq`, one more
 // than the last; an older or repeated one is dropped ("stale": never a duplicate delta), and a
 // jump ahead is reported as a "gap" so the caller resubscribes with `afterSeq`.
+//
+// Approvals (docs/protocol.md): each pending request is kept in `state.approvals` and shown as a
+// local item of type "approval" in the requesting session and, for a subagent's request, in the
+// root session too, so the user sees it from the main agent's transcript. Its answer (from any
+// client) turns the same item into its outcome.
 
 /** @typedef {{type: string, sessionId?: string, itemId?: string, field?: string, delta?: string}} Change */
 
@@ -14,6 +19,7 @@ export function fromSnapshot(snapshot, seq) {
     seq,
     deleted: false,
     sessions: new Map(),
+    approvals: new Map(), // approvalId -> approval (see approvalRequested)
   };
   for (const s of snapshot.sessions || []) {
     const session = newSession(s);
@@ -27,6 +33,7 @@ export function fromSnapshot(snapshot, seq) {
     session.usage = s.usage || null;
     state.sessions.set(session.info.sessionId, session);
   }
+  for (const request of snapshot.approvals || []) approvalRequested(state, request);
   return state;
 }
 
@@ -215,7 +222,74 @@ const HANDLERS = {
     s.retry = { attempt: p.attempt, maxAttempts: p.maxAttempts, delaySeconds: p.delaySeconds, error: p.error };
     return [{ type: "retry", sessionId: p.sessionId }];
   },
+  "approval/requested": approvalRequested,
+  "approval/resolved": approvalResolved,
 };
+
+/** The id of the local transcript item that shows an approval. */
+export function approvalItemId(approvalId) {
+  return `approval-${approvalId}`;
+}
+
+/** The sessions whose transcripts show an approval: the requester's, and the root's. */
+function approvalSessions(state, approval) {
+  const ids = [approval.sessionId || rootSessionId(state)];
+  if (rootSessionId(state) && !ids.includes(rootSessionId(state))) ids.push(rootSessionId(state));
+  return ids;
+}
+
+function approvalItem(approval) {
+  return {
+    itemId: approvalItemId(approval.approvalId),
+    type: "approval",
+    local: true,
+    sessionId: approval.sessionId,
+    status: approval.decision ? "resolved" : "pending",
+    approval: { ...approval },
+  };
+}
+
+function showApproval(state, approval) {
+  const changes = [{ type: "approval", approvalId: approval.approvalId }];
+  for (const sessionId of approvalSessions(state, approval)) {
+    const s = sessionFor(state, { sessionId });
+    if (!s) continue;
+    const item = approvalItem(approval);
+    changes.push({ type: addItem(s, item), sessionId, itemId: item.itemId });
+  }
+  return changes;
+}
+
+function approvalRequested(state, p) {
+  const { conversationId, seq, ...request } = p;
+  const known = state.approvals.get(p.approvalId);
+  // A request seen again (a snapshot after a replay) keeps the answer already known.
+  const approval = { ...request, decision: known ? known.decision : null, message: known ? known.message : null };
+  state.approvals.set(p.approvalId, approval);
+  return showApproval(state, approval);
+}
+
+function approvalResolved(state, p) {
+  const known = state.approvals.get(p.approvalId);
+  // Answered before this client saw the request (or it was dropped with an old snapshot):
+  // nothing is shown for it, so nothing turns into an outcome.
+  if (!known) return [];
+  known.decision = p.decision;
+  known.message = typeof p.message === "string" && p.message ? p.message : null;
+  return showApproval(state, known);
+}
+
+/** Approvals still waiting for an answer, oldest first. */
+export function pendingApprovals(state) {
+  return state ? [...state.approvals.values()].filter((a) => !a.decision) : [];
+}
+
+/** Is a session waiting (its status, or an approval of its own still unanswered)? */
+export function awaitingApproval(state, session) {
+  if (!session) return false;
+  if (session.info.status === "awaiting_approval") return true;
+  return pendingApprovals(state).some((a) => a.sessionId === session.info.sessionId);
+}
 
 /** Sessions as a tree: [{session, depth}] in display order, parents before their children. */
 export function sessionTree(state) {
@@ -247,6 +321,7 @@ export function busyReason(state) {
   for (const s of state.sessions.values()) {
     if (s.compaction && s.compaction.state === "running") return "the context is being compacted";
   }
+  if (pendingApprovals(state).length) return "a tool call waits for approval";
   for (const s of state.sessions.values()) {
     if (s.turn) return "a turn is running";
   }

@@ -9,6 +9,7 @@
 // ones, and elements past the budget are dropped at the far end. What the user looks at stays
 // put on the screen while elements come and go above it.
 
+import { buildApprovalCard } from "./approvals.js";
 import { h } from "./dom.js";
 import { MarkdownStream } from "./markdown.js";
 
@@ -19,7 +20,8 @@ export const ELEMENT_BUDGET = 300;
 export class TranscriptView {
   /**
    * @param {HTMLElement} root scrolling container
-   * @param {{onAction: (action: string, item: object) => void, onLoadMore: () => void}} handlers
+   * @param {{onAction: (action: string, item: object) => void, onLoadMore: () => void,
+   *   onApprove: (approval: object, decision: string, message: string|null) => Promise<boolean>}} handlers
    */
   constructor(root, handlers) {
     this.root = root;
@@ -256,8 +258,21 @@ export class TranscriptView {
     // A completed item replaces its streamed form; agent text gets one final full render.
     const fresh = this._build(item);
     const open = entry.el.tagName === "DETAILS" && entry.el.open;
+    // Focus inside the old form (an approval card just answered) stays on the new one, so a
+    // keyboard user keeps their place in the transcript.
+    const focused = entry.el.contains(document.activeElement);
     entry.el.replaceWith(fresh);
     if (open) fresh.open = true;
+    if (focused && fresh.hasAttribute("tabindex")) fresh.focus({ preventScroll: true });
+  }
+
+  /** Move focus to an item's element (an approval card that just appeared). */
+  focusItem(itemId) {
+    const entry = this.elements.get(itemId);
+    if (!entry) return false;
+    entry.el.focus({ preventScroll: true });
+    entry.el.scrollIntoView({ block: "nearest" });
+    return true;
   }
 
   _build(item) {
@@ -375,6 +390,9 @@ const BUILDERS = {
     const label = item.kind === "interrupted" ? "Interrupted" : item.text || "Notice";
     const failed = item.kind === "turn_failed" ? " turn-failed" : "";
     return h("div", { class: `notice notice-${item.kind || "info"}${failed}`, title: item.text || "" }, label);
+  },
+  approval(item, entry, view) {
+    return buildApprovalCard(item, (approval, decision, message) => view.handlers.onApprove(approval, decision, message));
   },
   turn_failed(item) {
     const err = item.error || {};

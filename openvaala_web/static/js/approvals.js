@@ -1,0 +1,137 @@
+// The approval card: a tool call that waits for the user's answer (docs/protocol.md, approvals).
+//
+// Everything the model controls (the summary, the arguments, the reason) goes in as text nodes
+// through h(), never as HTML. While pending the card offers Allow once, Allow for this
+// conversation, and Deny with an optional message for the model; once answered (here or by any
+// other client) it is a one-line outcome.
+//
+// The card is a labelled group that can take focus (tabindex -1) but is not itself a button, so
+// a stray Enter while focus lands on it answers nothing. It is excluded from the transcript's
+// live region: the app announces only the status change, not the whole card.
+
+import { h } from "./dom.js";
+
+export const DECISION_TEXT = {
+  allow: "Allowed once",
+  allow_conversation: "Allowed for this conversation",
+  deny: "Denied",
+};
+
+/** "Denied: message", "Allowed once", ...: what an answered approval says in one line. */
+export function outcomeText(approval) {
+  const base = DECISION_TEXT[approval.decision] || `Answered (${approval.decision})`;
+  return approval.decision === "deny" && approval.message ? `${base}: ${approval.message}` : base;
+}
+
+/** "echo hi" for a shell call; the path for a file tool; else the JSON of the arguments. */
+function summaryOf(approval) {
+  if (typeof approval.summary === "string" && approval.summary) return approval.summary;
+  const args = approval.arguments;
+  if (args && typeof args === "object") {
+    for (const key of ["command", "path"]) if (typeof args[key] === "string") return args[key];
+  }
+  return JSON.stringify(args ?? {});
+}
+
+/**
+ * @param {object} item the local "approval" item from state.js
+ * @param {(approval: object, decision: string, message: string|null) => Promise<boolean>} respond
+ *   sends the answer; resolves false when it was not taken (the card then offers its buttons again)
+ */
+export function buildApprovalCard(item, respond) {
+  const approval = item.approval;
+  const who = approval.agent || "The agent";
+  const tool = approval.tool || "a tool";
+  const summary = summaryOf(approval);
+  if (approval.decision) {
+    return h(
+      "div",
+      {
+        class: `approval approval-resolved decision-${approval.decision}`,
+        tabindex: "-1",
+        "aria-live": "off",
+        dataset: { approvalId: approval.approvalId, decision: approval.decision },
+      },
+      h("span", { class: "approval-outcome" }, outcomeText(approval)),
+      h("span", { class: "approval-what" }, h("span", { class: "tool-name" }, tool), " ", h("code", { class: "approval-summary" }, summary)),
+      approval.agent ? h("span", { class: "approval-agent" }, `(${approval.agent})`) : null,
+    );
+  }
+
+  const titleId = `approval-title-${approval.approvalId}`;
+  const message = h("input", {
+    type: "text",
+    class: "approval-message",
+    autocomplete: "off",
+    placeholder: "Message for the model (optional, sent with Deny)",
+    "aria-label": "Message for the model, sent with Deny (optional)",
+    maxlength: "2000",
+  });
+  const notice = h("span", { class: "approval-notice" });
+  const buttons = [];
+  const answer = async (decision) => {
+    for (const b of buttons) b.disabled = true;
+    message.disabled = true;
+    notice.textContent = "Sending…";
+    const text = decision === "deny" ? message.value.trim() || null : null;
+    const taken = await respond(approval, decision, text);
+    // Taken: the approval/resolved notification redraws this card as its outcome.
+    if (!taken && card.isConnected) {
+      for (const b of buttons) b.disabled = false;
+      message.disabled = false;
+      notice.textContent = "";
+    }
+  };
+  const button = (cls, label, decision, title) => {
+    const b = h("button", { type: "button", class: `approval-button ${cls}`, title, onclick: () => answer(decision) }, label);
+    buttons.push(b);
+    return b;
+  };
+  message.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.isComposing) {
+      event.preventDefault();
+      answer("deny");
+    }
+  });
+  const card = h(
+    "div",
+    {
+      class: "approval approval-pending",
+      role: "group",
+      tabindex: "-1",
+      "aria-labelledby": titleId,
+      "aria-live": "off",
+      dataset: { approvalId: approval.approvalId },
+    },
+    h(
+      "div",
+      { class: "approval-head", id: titleId },
+      h("span", { class: "approval-agent" }, who),
+      ` asks to run `,
+      h("span", { class: "tool-name" }, tool),
+    ),
+    h("code", { class: "approval-summary" }, summary),
+    approval.reason ? h("p", { class: "approval-reason" }, approval.reason) : null,
+    h(
+      "details",
+      { class: "approval-arguments" },
+      h("summary", {}, "Arguments"),
+      h("pre", {}, JSON.stringify(approval.arguments ?? {}, null, 2)),
+    ),
+    h(
+      "div",
+      { class: "approval-actions" },
+      button("approval-allow", "Allow once", "allow", "Run this call once"),
+      button(
+        "approval-allow-conversation",
+        "Allow for this conversation",
+        "allow_conversation",
+        "Run it, and run the same tool with the same command prefix or path without asking in this conversation",
+      ),
+      message,
+      button("approval-deny", "Deny", "deny", "Do not run it; the model gets the message, if any"),
+      notice,
+    ),
+  );
+  return card;
+}
