@@ -152,6 +152,14 @@ def test_the_terminal_ui_prints_the_config_error_and_exits(tmp_path: Path) -> No
         process.kill()
     os.close(primary)
     status = process.wait(timeout=30)
+    # Were the file accepted, the UI would have started a daemon on this data directory.
+    subprocess.run(
+        [sys.executable, "-m", "openvaala_server", "serve", "stop"],
+        env=_cli_env(tmp_path),
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
     text = re.sub(
         r"\x1b\[[0-9;?<]*[A-Za-z]|\x1b[()][0-9A-B]|\x1b[=>]", "", output.decode(errors="replace")
     )
