@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from openvaala_server.domain.approvals import has_control_operator
 from openvaala_server.domain.permissions import (
     APPROVAL_MODES,
     SANDBOX_MODES,
@@ -478,10 +479,19 @@ def _parse_tools(t: _Reader, known: Collection[str]) -> tuple[str, ...]:
 
 
 def _parse_permissions(t: _Reader) -> Permissions:
+    allow = tuple(t.strings("allow", [], "a list of command patterns"))
+    for pattern in allow:
+        # It could never match: an allowed command holds no control operator (docs/security.md).
+        if has_control_operator(pattern):
+            raise t.fail(
+                "allow",
+                f"{pattern!r} holds a shell control operator (; & | ` $( < > or a line break), "
+                "so it would never match: allow each command on its own",
+            )
     return Permissions(
         sandbox=t.choice("sandbox", SANDBOX_MODES, "workspace"),
         network=t.boolean("network", False),
         approval=t.choice("approval", APPROVAL_MODES, "escalate"),
-        allow=tuple(t.strings("allow", [], "a list of command patterns")),
+        allow=allow,
         deny=tuple(t.strings("deny", [], "a list of command patterns")),
     )

@@ -112,6 +112,8 @@ def test_every_tool_the_daemon_offers_may_be_listed(tmp_path: Path) -> None:
         ("allow = 'git status'", "allow", "must be a list of command patterns"),
         ("allow = ['git status', 3]", "allow", "must be a list of command patterns"),
         ("deny = ['']", "deny", "must be a list of command patterns"),
+        ("allow = ['make && make test']", "allow", "holds a shell control operator"),
+        ("allow = ['git log | head']", "allow", "would never match"),
         ("tools = 'shell'", "tools", "must be a list of tool names"),
         ("description = 3", "description", "must be a string"),
         ("instructions = ['x']", "instructions", "must be a string"),
@@ -238,3 +240,26 @@ def test_the_docs_have_toml_examples() -> None:
 @pytest.mark.parametrize("index", range(len(_doc_toml_blocks())))
 def test_every_toml_example_in_the_configuration_docs_loads(tmp_path: Path, index: int) -> None:
     _load(tmp_path, _doc_toml_blocks()[index])
+
+
+def test_an_agents_sandbox_and_approval_settings_load(tmp_path: Path) -> None:
+    config = _load(
+        tmp_path,
+        """
+[agents.careful]
+sandbox = "read-only"
+network = true
+approval = "always"
+allow = ["git status", "git diff*"]
+deny = ["rm -rf /*", "curl * | sh"]
+
+[agents.plain]
+""",
+    )
+    careful = config.agents["careful"].permissions
+    assert (careful.sandbox, careful.network, careful.approval) == ("read-only", True, "always")
+    assert careful.allow == ("git status", "git diff*")
+    assert careful.deny == ("rm -rf /*", "curl * | sh")
+    plain = config.agents["plain"].permissions
+    assert (plain.sandbox, plain.network, plain.approval) == ("workspace", False, "escalate")
+    assert plain.allow == plain.deny == ()
