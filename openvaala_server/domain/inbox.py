@@ -146,7 +146,23 @@ class Inbox:
         self.subagents_held = True
 
     def to_wire(self) -> list[dict[str, Any]]:
-        return [i.to_wire() for i in self._ordered()]
+        """The waiting inputs in the order they will be taken (what `inbox/updated` lists)."""
+        return [i.to_wire() for i in self.taking_order()]
+
+    def taking_order(self) -> list[Input]:
+        """The waiting inputs in the order the agent will read them, while a turn runs on.
+
+        A jump is next (it interrupts the turn); every turn reads the steering input at its next
+        model call, so steer inputs come before queued ones even when they arrived later; further
+        jumps wait for that turn to end; then queued user input, one turn each; then what is left
+        (subagent reports, and those held until the user speaks), as `next_turn` takes them.
+        """
+        ordered = self._ordered()
+        jumps = [i for i in ordered if i.mode == "jump"]
+        steers = [i for i in ordered if i.mode == "steer" and self._eligible(i)]
+        first = [*jumps[:1], *steers, *jumps[1:]]
+        chosen = {id(i) for i in first}
+        return first + [i for i in ordered if id(i) not in chosen]
 
     # -- internals -------------------------------------------------------------------------
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
 
 import pytest
-from hypothesis import settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
@@ -97,6 +98,78 @@ def test_after_a_user_interrupt_reports_wait_for_the_user() -> None:
     user = make("go on")
     assert inbox.add(user, turn_running=False) == "started"
     assert inbox.next_turn() == [report]
+
+
+def ids(inputs: list[Input] | list[dict[str, object]]) -> list[object]:
+    return [i.input_id if isinstance(i, Input) else i["inputId"] for i in inputs]
+
+
+def test_inbox_lists_a_later_steer_before_an_earlier_queued_input() -> None:
+    inbox = Inbox()
+    q1, s1 = make("Q1", "queue"), make("S1", "steer")
+    inbox.add(q1, turn_running=True)
+    inbox.add(s1, turn_running=True)
+    # S1 is read at the running turn's next model call; Q1 waits for the next turn.
+    assert ids(inbox.to_wire()) == [s1.input_id, q1.input_id]
+    assert inbox.take_steering() == [s1]
+    assert ids(inbox.to_wire()) == [q1.input_id]
+
+
+def test_inbox_lists_a_jump_first_and_held_reports_last() -> None:
+    inbox = Inbox()
+    report = make("child finished", "steer", "subagent")
+    q1, s1, j1 = make("Q1"), make("S1", "steer"), make("J1", "jump")
+    inbox.add(report, turn_running=True)
+    for item in (q1, s1, j1):
+        inbox.add(item, turn_running=True)
+    assert ids(inbox.to_wire()) == ids([j1, s1, report, q1])
+    inbox.on_user_interrupt()
+    assert ids(inbox.to_wire()) == ids([j1, s1, q1, report])
+
+
+def simulated_order(inbox: Inbox) -> list[Input]:
+    """What the agent takes, in order, when the running turn reads steering once more and every
+    later turn runs: the order `inbox/updated` promises."""
+    inbox = copy.deepcopy(inbox)
+    taken = [] if inbox.has_jump() else inbox.take_steering()
+    while nxt := inbox.next_turn():
+        taken += nxt
+        taken += inbox.take_steering()  # a turn reads steering input before its first call
+    return taken
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["steer", "queue", "jump"]),
+            st.sampled_from(["user", "subagent"]),
+            st.sampled_from([None, "steer", "jump", "withdraw"]),
+        ),
+        max_size=12,
+    ),
+    st.booleans(),
+)
+def test_inbox_lists_inputs_in_the_order_they_are_taken(
+    sends: list[tuple[str, str, str | None]], interrupted: bool
+) -> None:
+    inbox = Inbox()
+    sent = []
+    for mode, origin, later in sends:
+        item = make("t", mode, origin)
+        inbox.add(item, turn_running=True)
+        sent.append((item, later))
+    if interrupted:
+        inbox.on_user_interrupt()
+    for item, later in sent:
+        if later is not None and item in inbox.waiting:
+            if later == "withdraw":
+                inbox.withdraw(item.input_id)
+            else:
+                getattr(inbox, later)(item.input_id)
+    listed = ids(inbox.to_wire())
+    assert sorted(map(str, listed)) == sorted(i.input_id for i in inbox.waiting)
+    taken = ids(simulated_order(inbox))
+    assert listed[: len(taken)] == taken
 
 
 class InboxMachine(RuleBasedStateMachine):
