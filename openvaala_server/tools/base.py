@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
-from openvaala_server.domain.permissions import Confinement
+from openvaala_server.domain.permissions import Access, Confinement
 from openvaala_server.models.base import ToolSpec
 
 
@@ -40,6 +40,20 @@ class Tool(Protocol):
     def spec(self) -> ToolSpec: ...
 
     async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult: ...
+
+
+@runtime_checkable
+class StatesAccess(Protocol):
+    """A tool that can tell what a call would do before it runs (every built-in tool)."""
+
+    def access(self, arguments: dict[str, Any], cwd: Path) -> Access: ...
+
+
+def access_of(tool: Tool, arguments: dict[str, Any], cwd: Path) -> Access:
+    """What a call of `tool` would do; just its name for tools that don't say (collaboration)."""
+    if isinstance(tool, StatesAccess):
+        return tool.access(arguments, cwd)
+    return Access(summary=tool.spec.name)
 
 
 def truncate_output(text: str, limit: int) -> tuple[str, bool]:

@@ -1,10 +1,12 @@
 """The `shell` tool: run a command with bash in the conversation's directory, streaming its output.
 
-The command runs in its own session (so its own process group): a timeout, an interrupt or the
-command's end kills the whole group, background jobs and grandchildren included, so nothing the
-agent starts outlives the call. Output (stdout and stderr merged) is decoded incrementally and
-streamed through `ctx.emit_output` as it arrives; the result holds the head and tail of it plus the
-exit code. Memory stays bounded however much a command prints.
+The command runs under the call's confinement (tools/sandbox.py): inside bubblewrap, in a PID
+namespace of its own, with the daemon's private paths hidden and its secrets out of the
+environment. It also runs in its own session (so its own process group): a timeout, an interrupt
+or the command's end kills the whole group, and with it the namespace, so nothing the agent starts
+outlives the call. Output (stdout and stderr merged) is decoded incrementally and streamed
+through `ctx.emit_output` as it arrives; the result holds the head and tail of it plus the exit
+code. Memory stays bounded however much a command prints.
 """
 
 from __future__ import annotations
@@ -16,9 +18,13 @@ import os
 import shutil
 import signal
 import subprocess
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from openvaala_server.domain.permissions import Access, Confinement
 from openvaala_server.models.base import ToolSpec
+from openvaala_server.tools import sandbox
 from openvaala_server.tools.base import ToolContext, ToolResult, truncate_output, truncation_notice
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -43,7 +49,10 @@ _SPEC = ToolSpec(
         "stdout and stderr followed by its exit code. Stdin is empty (/dev/null), so interactive "
         "prompts fail instead of waiting. The call ends when the command exits; background jobs "
         "it started are killed then, so don't leave servers running across calls. Long outputs "
-        "are cut in the middle."
+        "are cut in the middle. Commands usually run in a sandbox (files outside the working "
+        "directory read-only, a private /tmp emptied after each call, often no network); if "
+        "one fails because of the sandbox, call again with outside_sandbox=true and a "
+        "justification: the user may allow it."
     ),
     parameters={
         "type": "object",
@@ -58,6 +67,18 @@ _SPEC = ToolSpec(
                 "exclusiveMinimum": 0,
                 "maximum": MAX_TIMEOUT_S,
             },
+            "outside_sandbox": {
+                "type": "boolean",
+                "description": (
+                    "Ask to run this command outside the sandbox (default false). Only when it "
+                    "needs what the sandbox blocks: writing outside the working directory, the "
+                    "network. Give a justification."
+                ),
+            },
+            "justification": {
+                "type": "string",
+                "description": "Why the command must run outside the sandbox, shown to the user.",
+            },
         },
         "required": ["command"],
         "additionalProperties": False,
@@ -65,28 +86,59 @@ _SPEC = ToolSpec(
 )
 
 
+@dataclass(frozen=True)
+class _Call:
+    command: str
+    timeout_s: float
+    outside_sandbox: bool
+    justification: str | None
+
+
 class ShellTool:
     @property
     def spec(self) -> ToolSpec:
         return _SPEC
 
+    def access(self, arguments: dict[str, Any], cwd: Path) -> Access:
+        try:
+            call = _parse_arguments(arguments)
+        except ValueError:
+            # The call will fail on its arguments without running anything.
+            return Access(summary=str(arguments.get("command") or "shell"))
+        reason = None
+        if call.outside_sandbox:
+            reason = call.justification or "(no justification given)"
+        return Access(summary=call.command, command=call.command, outside_sandbox=reason)
+
     async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
         try:
-            command, timeout_s = _parse_arguments(arguments)
+            call = _parse_arguments(arguments)
         except ValueError as exc:
             return ToolResult(str(exc), is_error=True)
         if not ctx.cwd.is_dir():
             return ToolResult(f"Working directory does not exist: {ctx.cwd}", is_error=True)
+        confinement = ctx.confinement
+        if problem := sandbox.working_dir_problem(ctx.cwd, confinement):
+            return ToolResult(problem, is_error=True)
+        try:
+            bwrap = await sandbox.usable_bwrap(confinement.mode)
+        except sandbox.SandboxUnavailable as exc:
+            return ToolResult(str(exc), is_error=True)
+        argv = _shell_argv(call.command)
+        if bwrap is not None:
+            argv = sandbox.bwrap_argv(bwrap, argv, ctx.cwd, confinement)
+        env = sandbox.sandboxed_env(sandbox.scrubbed_env(confinement.hidden_env), confinement)
         output = _Output(ctx)
         try:
-            run = await _start(command, ctx)
+            run = await _start(argv, ctx.cwd, env)
         except OSError as exc:
             return ToolResult(f"Could not start the shell: {exc}", is_error=True)
-        timed_out = await run.finish(output, timeout_s)
-        return _result(output, run.returncode, timed_out, timeout_s, ctx.output_limit)
+        timed_out = await run.finish(output, call.timeout_s)
+        result = _result(output, run.returncode, timed_out, call.timeout_s, ctx.output_limit)
+        return _with_sandbox_note(result, call, confinement)
 
 
-def _parse_arguments(arguments: dict[str, Any]) -> tuple[str, float]:
+def _parse_arguments(arguments: dict[str, Any]) -> _Call:
     command = arguments.get("command")
     if command is None:
         raise ValueError("Missing required argument 'command' (string).")
@@ -94,9 +146,23 @@ def _parse_arguments(arguments: dict[str, Any]) -> tuple[str, float]:
         raise ValueError(f"Argument 'command' must be a string, got {_type_name(command)}.")
     if not command.strip():
         raise ValueError("Argument 'command' is empty.")
+    outside = arguments.get("outside_sandbox", False)
+    if not isinstance(outside, bool):
+        raise ValueError(
+            f"Argument 'outside_sandbox' must be a boolean, got {_type_name(outside)}."
+        )
+    justification = arguments.get("justification")
+    if justification is not None and not isinstance(justification, str):
+        raise ValueError(
+            f"Argument 'justification' must be a string, got {_type_name(justification)}."
+        )
+    return _Call(command, _timeout_arg(arguments), outside, justification)
+
+
+def _timeout_arg(arguments: dict[str, Any]) -> float:
     timeout = arguments.get("timeout_s")
     if timeout is None:
-        return command, DEFAULT_TIMEOUT_S
+        return DEFAULT_TIMEOUT_S
     # bool is an int subclass, but `true` as a timeout is a mistake worth reporting.
     if isinstance(timeout, bool) or not isinstance(timeout, int | float):
         raise ValueError(f"Argument 'timeout_s' must be a number, got {_type_name(timeout)}.")
@@ -105,7 +171,7 @@ def _parse_arguments(arguments: dict[str, Any]) -> tuple[str, float]:
             f"Argument 'timeout_s' must be more than 0 and at most {MAX_TIMEOUT_S:g}, "
             f"got {timeout}."
         )
-    return command, float(timeout)
+    return float(timeout)
 
 
 def _type_name(value: object) -> str:
@@ -119,12 +185,13 @@ def _shell_argv(command: str) -> list[str]:
     return [bash, "-c", command] if bash else ["/bin/sh", "-c", command]
 
 
-async def _start(command: str, ctx: ToolContext) -> _Run:
+async def _start(argv: list[str], cwd: Path, env: dict[str, str]) -> _Run:
     loop = asyncio.get_running_loop()
     transport, protocol = await loop.subprocess_exec(
         _PipeProtocol,
-        *_shell_argv(command),
-        cwd=ctx.cwd,
+        *argv,
+        cwd=cwd,
+        env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -341,3 +408,24 @@ def _exit_line(returncode: int | None) -> str:
             name = f"signal {-returncode}"
         return f"exit code: {returncode} (killed by {name})"
     return f"exit code: {returncode}"
+
+
+def _with_sandbox_note(result: ToolResult, call: _Call, confinement: Confinement) -> ToolResult:
+    """Tell the model when a failure may be the sandbox's doing, and how to ask past it."""
+    if confinement.mode == "off" or not result.is_error:
+        return result
+    limits = {
+        "workspace": "files outside the working directory and /tmp are read-only",
+        "read-only": "every file except /tmp is read-only",
+    }[confinement.mode]
+    if not confinement.network:
+        limits += "; there is no network"
+    note = f"\n[This command ran in the sandbox ({limits}). "
+    if call.outside_sandbox:
+        note += "Running it outside the sandbox was not granted.]"
+    else:
+        note += (
+            "If it failed because of the sandbox, you may call shell again with "
+            "outside_sandbox=true and a justification; the user decides.]"
+        )
+    return ToolResult(result.output + note, is_error=True, truncated=result.truncated)

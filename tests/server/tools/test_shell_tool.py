@@ -1,18 +1,32 @@
-"""The shell tool against real processes: streaming, exit codes, timeouts, interrupts, caps."""
+"""The shell tool against real processes: streaming, exit codes, timeouts, interrupts, caps.
+
+Every test runs twice: under bubblewrap (what mode "off" uses where it is installed) and
+without it (a machine without bubblewrap), since both must keep these promises.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import os
 import re
+import secrets
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from openvaala_server.tools.base import ToolContext, ToolResult
+from openvaala_server.tools.sandbox import BWRAP_ENV
 from openvaala_server.tools.shell import ShellTool
+from tests.server.tools.processes import processes_with, survivors, wait_for_processes
+
+
+@pytest.fixture(autouse=True, params=["bwrap", "no bwrap"])
+def bwrap(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    if request.param == "no bwrap":
+        monkeypatch.setenv(BWRAP_ENV, "")
+    yield str(request.param)
 
 
 class Recorder:
@@ -42,34 +56,9 @@ async def run(cwd: Path, arguments: dict[str, Any], **kwargs: Any) -> ToolResult
     return await ShellTool().run(arguments, make_ctx(cwd, **kwargs))
 
 
-def is_alive(pid: int) -> bool:
-    """True while the process exists and is not a zombie waiting for init to reap it."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def still_alive(pids: list[int], within: float = 2.0) -> list[int]:
-    """The pids still alive after up to `within` seconds (a killed process takes a moment to go).
-
-    Polls synchronously: nothing else needs the event loop meanwhile.
-    """
-    deadline = time.monotonic() + within
-    while (alive := [pid for pid in pids if is_alive(pid)]) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return alive
-
-
-def read_pids(path: Path, count: int) -> list[int]:
-    pids = [int(line) for line in path.read_text().split()]
-    assert len(pids) == count
-    return pids
+def marker() -> str:
+    """A sleep length no other process uses, to find this test's processes in /proc."""
+    return f"100.{secrets.randbelow(10**6):06d}"
 
 
 async def test_runs_in_cwd_and_reports_exit_code(tmp_path: Path) -> None:
@@ -114,16 +103,16 @@ async def test_split_multibyte_characters_decode_whole(tmp_path: Path) -> None:
 
 
 async def test_timeout_kills_the_process_group(tmp_path: Path) -> None:
-    pid_file = tmp_path / "pids"
+    mark = marker()
     # The shell ignores SIGTERM, so SIGKILL after the grace period is needed too.
-    command = f"trap '' TERM; sleep 60 & echo $! > {pid_file}; echo $$ >> {pid_file}; wait"
+    command = f"trap '' TERM; sleep {mark} & wait"
     started = time.monotonic()
     result = await run(tmp_path, {"command": command, "timeout_s": 0.5})
     assert time.monotonic() - started < 5
     assert result.is_error
     assert "timed out after 0.5s" in result.output
     assert re.search(r"exit code: -\d+ \(killed by SIG(KILL|TERM)\)$", result.output)
-    assert still_alive(read_pids(pid_file, 2)) == []
+    assert survivors(mark) == []
 
 
 async def test_timeout_keeps_the_output_so_far(tmp_path: Path) -> None:
@@ -132,19 +121,18 @@ async def test_timeout_keeps_the_output_so_far(tmp_path: Path) -> None:
 
 
 async def test_cancellation_kills_grandchildren_and_reraises(tmp_path: Path) -> None:
-    pid_file = tmp_path / "pids"
+    mark = marker()
     command = (
         # The shell, its child, a nested shell and that one's child (a grandchild); the nested
-        # shell says "ready" once every pid is written.
-        f"echo $$ > {pid_file}; sleep 100 & echo $! >> {pid_file}; "
-        f"sh -c 'echo $$ >> {pid_file}; sleep 100 & echo $! >> {pid_file}; echo ready; wait' & "
-        "wait"
+        # shell says "ready" once both sleeps started.
+        f"sleep {mark} & sh -c 'sleep {mark} & echo ready; wait' & wait"
     )
     recorder = Recorder()
     task = asyncio.create_task(run(tmp_path, {"command": command}, recorder=recorder))
     await asyncio.wait_for(recorder.ready.wait(), 5)
-    pids = read_pids(pid_file, 4)
-    assert all(is_alive(pid) for pid in pids)
+    # "ready" can come before the second sleep has replaced its forked shell: wait for it.
+    assert len(wait_for_processes(mark, "sleep", 2)) == 2
+    assert len(processes_with(mark, "sh")) == 1
     cancelled_at = time.monotonic()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -152,19 +140,19 @@ async def test_cancellation_kills_grandchildren_and_reraises(tmp_path: Path) -> 
     assert time.monotonic() - cancelled_at < 2
     # The shell was killed and reaped before the CancelledError came out; the rest of its group
     # got SIGKILL at the same moment.
-    assert not is_alive(pids[0])
-    assert still_alive(pids, within=1.0) == []
+    assert processes_with(mark, "bash") == []
+    assert survivors(mark, within=1.0) == []
 
 
 async def test_background_jobs_do_not_outlive_the_command(tmp_path: Path) -> None:
-    pid_file = tmp_path / "pids"
+    mark = marker()
     started = time.monotonic()
     # One job keeps the output pipe open, one doesn't; neither may keep the call (or itself) alive.
-    command = f"sleep 100 & echo $! > {pid_file}; sleep 100 >/dev/null & echo $! >> {pid_file}"
+    command = f"sleep {mark} & sleep {mark} >/dev/null &"
     result = await run(tmp_path, {"command": command})
     assert time.monotonic() - started < 3
     assert result.output == "exit code: 0"
-    assert still_alive(read_pids(pid_file, 2)) == []
+    assert survivors(mark) == []
 
 
 async def test_long_output_is_truncated_with_a_notice(tmp_path: Path) -> None:
@@ -196,16 +184,16 @@ async def test_runaway_output_is_capped_in_stream_and_memory(tmp_path: Path) -> 
 
 
 async def test_emit_errors_propagate_and_kill_the_command(tmp_path: Path) -> None:
-    pid_file = tmp_path / "pids"
+    mark = marker()
 
     def failing_emit(chunk: str) -> None:
         raise RuntimeError("client gone")
 
-    command = f"sleep 100 & echo $! > {pid_file}; echo $$ >> {pid_file}; echo hi; wait"
+    command = f"sleep {mark} & echo hi; wait"
     ctx = ToolContext(cwd=tmp_path, emit_output=failing_emit)
     with pytest.raises(RuntimeError, match="client gone"):
         await asyncio.wait_for(ShellTool().run({"command": command}, ctx), 10)
-    assert still_alive(read_pids(pid_file, 2)) == []
+    assert survivors(mark) == []
 
 
 @pytest.mark.parametrize(
@@ -238,4 +226,9 @@ def test_spec_schema() -> None:
     spec = ShellTool().spec
     assert spec.name == "shell"
     assert spec.parameters["required"] == ["command"]
-    assert set(spec.parameters["properties"]) == {"command", "timeout_s"}
+    assert set(spec.parameters["properties"]) == {
+        "command",
+        "timeout_s",
+        "outside_sandbox",
+        "justification",
+    }
