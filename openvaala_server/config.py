@@ -161,11 +161,9 @@ def known_tool_names() -> tuple[str, ...]:
 
 
 def _did_you_mean(word: str, choices: Collection[str]) -> str:
-    """'; did you mean `tools`?' for the closest of `choices`, else the list of them."""
+    """'; did you mean `tools`?' for the closest of `choices`, or '' when none is close."""
     close = difflib.get_close_matches(word, list(choices), n=1)
-    if close:
-        return f"; did you mean `{close[0]}`?"
-    return f" (valid: {', '.join(sorted(choices))})"
+    return f"; did you mean `{close[0]}`?" if close else ""
 
 
 class _Reader:
@@ -186,7 +184,8 @@ class _Reader:
         """Refuse any key not in `allowed`, suggesting the closest one."""
         for key in self.table:
             if key not in allowed:
-                raise self.fail(key, "unknown key" + _did_you_mean(key, allowed))
+                hint = _did_you_mean(key, allowed) or f" (valid: {', '.join(sorted(allowed))})"
+                raise self.fail(key, "unknown key" + hint)
 
     def _get(self, key: str, kinds: tuple[type, ...], kind_name: str, default: Any) -> Any:
         if key not in self.table:
@@ -367,7 +366,7 @@ def _model_keys(provider: str) -> tuple[str, ...]:
 
 def _parse_model(path: Path | None, name: str, table: object) -> ModelConfig:
     t = _Reader(path, f"models.{name}", table)
-    t.only({key for provider in PROVIDERS for key in _model_keys(provider)})
+    _check_model_keys(t)
     provider = t.string("provider", _REQUIRED)
     if provider not in PROVIDERS:
         raise t.fail(
@@ -375,7 +374,6 @@ def _parse_model(path: Path | None, name: str, table: object) -> ModelConfig:
             f"unknown provider {provider!r} (one of {', '.join(PROVIDERS)})"
             + _did_you_mean(provider, PROVIDERS),
         )
-    _only_for_provider(t, provider)
     if provider == "demo":
         window = t.integer("context_window", DEMO_MODEL.context_window, minimum=1)
         max_out = t.integer("max_output_tokens", DEMO_MODEL.max_output_tokens, minimum=1)
@@ -403,17 +401,21 @@ def _parse_model(path: Path | None, name: str, table: object) -> ModelConfig:
     )
 
 
-def _only_for_provider(t: _Reader, provider: str) -> None:
-    """Refuse a key another provider reads but this one would ignore."""
-    allowed = _model_keys(provider)
+def _check_model_keys(t: _Reader) -> None:
+    """Refuse a key no provider reads, or one another provider reads but this one would ignore."""
+    every = {key for provider in PROVIDERS for key in _model_keys(provider)}
+    provider = t.table.get("provider")
+    own = _model_keys(provider) if provider in PROVIDERS else tuple(every)
     for key in t.table:
-        if key not in allowed:
+        if key in own:
+            continue
+        if key in every:
             owners = [p for p in PROVIDERS if key in _model_keys(p)]
             raise t.fail(
-                key,
-                f"is not a setting of provider {provider!r} (only of {', '.join(owners)})"
-                + _did_you_mean(key, allowed),
+                key, f"is not a setting of provider {provider!r} (only of {', '.join(owners)})"
             )
+        hint = _did_you_mean(key, own) or _did_you_mean(key, every)
+        raise t.fail(key, "unknown key" + (hint or f" (valid: {', '.join(sorted(own))})"))
 
 
 # -- agents -----------------------------------------------------------------------------------
@@ -472,9 +474,11 @@ def _parse_tools(t: _Reader, known: Collection[str]) -> tuple[str, ...]:
         if name.startswith("mcp:"):
             raise t.fail("tools", f"{name!r}: MCP servers are not supported yet")
         if name not in known:
-            close = difflib.get_close_matches(name, list(known), n=1)
-            hint = f"; did you mean `{close[0]}`?" if close else ""
-            raise t.fail("tools", f"unknown tool {name!r}{hint} (valid tools: {', '.join(known)})")
+            raise t.fail(
+                "tools",
+                f"unknown tool {name!r}{_did_you_mean(name, known)} "
+                f"(valid tools: {', '.join(known)})",
+            )
     return tuple(tools)
 
 
