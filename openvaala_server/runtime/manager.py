@@ -117,8 +117,10 @@ class Runtime:
         perms = self.permissions_for(session)
         cfg_file = self.config.path or config_path()
         protected: tuple[Path, ...] = (self.store.data_dir.root, cfg_file)
-        if self.config.path is None or cfg_file == config_path():
-            protected += (cfg_file.parent,)  # the default config directory holds only ours
+        if not os.environ.get("OPENVAALA_CONFIG") and cfg_file == config_path():
+            # The default config directory holds only ours; one named by OPENVAALA_CONFIG may
+            # be any directory (a project's, a test's), so only the file itself is hidden there.
+            protected += (cfg_file.parent,)
         hidden = {m.api_key_env for m in self.config.models.values() if m.api_key_env}
         hidden.update(k for k in os.environ if k.startswith("OPENVAALA_"))
         return Confinement(
