@@ -121,6 +121,19 @@ class Actions:
     async def interrupt(self, params: Params) -> Any:
         return await self.bridge.request("turn/interrupt", session_params(params))
 
+    # -- approvals -----------------------------------------------------------------------
+
+    async def respond_approval(self, params: Params) -> Any:
+        """Answer an approval: `{conversationId, approvalId, decision, message?}`."""
+        return await self.ls.approvals.respond(params)
+
+    async def approvals(self, params: Params) -> Any:
+        """The pending approvals of one conversation (watching it), or of all watched ones."""
+        cid = optional(params, "conversationId")
+        if cid is not None:
+            await self.bridge.watch(cid)
+        return {"approvals": self.ls.approvals.pending(cid)}
+
     # -- history -------------------------------------------------------------------------
 
     async def compact(self, params: Params) -> Any:

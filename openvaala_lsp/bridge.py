@@ -42,6 +42,9 @@ class Bridge:
         self.views: dict[str, ConversationView] = {}
         self.turns = TurnTracker()
         self.listeners: list[Listener] = []
+        # Called with a conversation id once its first view exists (the snapshot's state, which
+        # no notification carries).
+        self.view_listeners: list[Callable[[str], None]] = []
         self.closed = False
 
     # -- the connection ------------------------------------------------------------------
@@ -105,6 +108,11 @@ class Bridge:
             for method, params in self._buffered[cid]:
                 view.apply(method, params)
             self.views[cid] = view
+            for hook in list(self.view_listeners):
+                try:
+                    hook(cid)
+                except Exception:
+                    log.exception("view listener failed on %s", cid)
             return view
         finally:
             self._buffered.pop(cid, None)

@@ -31,6 +31,11 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "openvaala.render": ("render", ("uri",)),
     "openvaala.follow": ("follow", ("conversationId", "sessionId")),
     "openvaala.open": ("open", ("conversationId",)),
+    "openvaala.approvals": ("approvals", ("conversationId",)),
+    "openvaala.respondApproval": (
+        "respond_approval",
+        ("conversationId", "approvalId", "decision", "message"),
+    ),
 }
 SHOWS = {"fork", "rewind"}  # as commands, these open the new conversation in the editor
 

@@ -14,6 +14,7 @@ from pygls.capabilities import get_capability
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from openvaala_lsp import uris
+from openvaala_lsp.approvals import ANSWERS
 from openvaala_lsp.render import Anchor, Rendered, render
 
 if TYPE_CHECKING:
@@ -112,6 +113,20 @@ class Documents:
 def _lenses(anchor: Anchor) -> list[types.CodeLens]:
     where = types.Range(types.Position(anchor.line, 0), types.Position(anchor.line, 0))
     cid = anchor.conversation_id
+    if anchor.kind == "approval":
+        return [
+            types.CodeLens(
+                where,
+                types.Command(
+                    title=title,
+                    command="openvaala.respondApproval",
+                    arguments=[
+                        {"conversationId": cid, "approvalId": anchor.approval_id, "decision": d}
+                    ],
+                ),
+            )
+            for title, d in ANSWERS
+        ]
     if anchor.kind == "subagent":
         follow = {"conversationId": cid, "sessionId": anchor.session_id}
         return [

@@ -45,6 +45,10 @@ def _activity(method: str, params: dict[str, Any]) -> str | None:
             return f"calling {item.get('name', 'a tool')}…"
         if kind == "tool_result":
             return f"running {item.get('name', 'a tool')}…"
+    if method == "approval/requested":
+        return f"awaiting approval: {params.get('summary') or params.get('tool') or 'a tool'}"
+    if method == "approval/resolved":
+        return "denied" if params.get("decision") == "deny" else "allowed, running…"
     if method == "compaction/started":
         return "compacting…"
     if method == "retry/scheduled":

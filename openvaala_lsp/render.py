@@ -9,7 +9,7 @@ from typing import Literal
 from openvaala_lsp.usage import report
 from openvaala_lsp.view import ConversationView, Item, SessionView
 
-AnchorKind = Literal["user_message", "subagent"]
+AnchorKind = Literal["user_message", "subagent", "approval"]
 
 
 @dataclass(frozen=True)
@@ -20,6 +20,7 @@ class Anchor:
     item_id: str | None = None  # user_message: the message (rewind target)
     fork_up_to: str | None = None  # user_message: the last finished item of its exchange
     session_id: str | None = None  # subagent: the session to follow
+    approval_id: str | None = None  # approval: the request its lenses answer
 
 
 @dataclass
@@ -61,7 +62,7 @@ def render(view: ConversationView, session_id: str | None = None) -> Rendered:
     is_root = sid == root_id
     heading = title if is_root else f"{title} › {session.info.get('agent', 'agent')} (subagent)"
     out.add(f"# {heading}", "")
-    status = "compacting" if session.compacting else str(session.info.get("status", "idle"))
+    status = "compacting" if session.compacting else _status(session.info.get("status"))
     out.add(
         f"> agent **{session.info.get('agent', '?')}** · model `{session.info.get('model', '?')}`"
         f" · {status}" + ("" if is_root else f" · session `{sid}`")
@@ -74,6 +75,7 @@ def render(view: ConversationView, session_id: str | None = None) -> Rendered:
     if session.has_more:
         out.add("_Older messages are not shown here._", "")
     anchors.extend(_items(out, session, cid, forkable=is_root))
+    anchors.extend(_approvals(out, view, sid, everyone=is_root))
     if session.inbox:
         out.add("## Waiting", "")
         for entry in session.inbox:
@@ -86,7 +88,7 @@ def render(view: ConversationView, session_id: str | None = None) -> Rendered:
             anchors.append(Anchor(out.line, "subagent", cid, session_id=child.session_id))
             label = child.info.get("title") or ""
             out.add(
-                f"### ↳ {child.info.get('agent', 'agent')} — {child.info.get('status', '?')}"
+                f"### ↳ {child.info.get('agent', 'agent')} — {_status(child.info.get('status'))}"
                 + (f" · {_one_line(str(label))}" if label else ""),
                 "",
             )
@@ -131,6 +133,31 @@ def _items(out: _Writer, session: SessionView, cid: str, *, forkable: bool) -> l
         elif kind == "notice":
             out.add(f"_{_one_line(text)}_", "")
     return anchors
+
+
+def _approvals(out: _Writer, view: ConversationView, sid: str, *, everyone: bool) -> list[Anchor]:
+    """Pending approvals: the session's own, and in the root transcript its subagents' too
+    (the user reads the root transcript; a subagent waiting there would go unseen)."""
+    waiting = [a for a in view.approvals.values() if everyone or a.get("sessionId") == sid]
+    if not waiting:
+        return []
+    anchors: list[Anchor] = []
+    out.add("## Awaiting approval", "")
+    for request in waiting:
+        aid = str(request.get("approvalId"))
+        anchors.append(Anchor(out.line, "approval", view.conversation_id, approval_id=aid))
+        summary = _one_line(str(request.get("summary") or ""))
+        agent, tool = request.get("agent") or "agent", request.get("tool") or "a tool"
+        out.add(f"### ⚠ {agent} wants to use {tool}", "")
+        if summary:
+            out.block(summary, "text")
+        if reason := _one_line(str(request.get("reason") or "")):
+            out.add(f"_{reason}_", "")
+    return anchors
+
+
+def _status(status: object) -> str:
+    return "awaiting approval" if status == "awaiting_approval" else str(status or "idle")
 
 
 def _exchange_end(items: list[Item], index: int, starts: list[int]) -> str:

@@ -29,6 +29,8 @@ ROUTES: dict[str, str] = {
     "openvaala/unsubscribe": "unsubscribe",
     "openvaala/render": "render",
     "openvaala/follow": "follow",
+    "openvaala/approvals": "approvals",
+    "openvaala/approvals/respond": "respond_approval",
 }
 
 

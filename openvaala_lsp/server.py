@@ -6,7 +6,7 @@ import asyncio
 import logging
 import sys
 from collections.abc import Generator
-from typing import Any
+from typing import Any, cast
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -15,6 +15,7 @@ from pygls.protocol.language_server import lsp_method
 
 from openvaala_lsp import commands, documents, progress, requests, uris
 from openvaala_lsp.actions import Actions
+from openvaala_lsp.approvals import Approvals, ask_mode
 from openvaala_lsp.bridge import Bridge
 from openvaala_lsp.documents import Documents
 from openvaala_lsp.events import Forwarder
@@ -33,6 +34,8 @@ class OpenVaalaProtocol(LanguageServerProtocol):
         self, params: types.InitializeParams
     ) -> Generator[Any, Any, types.InitializeResult]:
         result: types.InitializeResult = yield from super().lsp_initialize(params)
+        server = cast("OpenVaalaServer", self._server)
+        server.approvals.mode, server.option_warning = ask_mode(params.initialization_options)
         workspace = params.capabilities.workspace
         if workspace is not None and workspace.text_document_content is not None:
             options = result.capabilities.workspace or types.WorkspaceOptions()
@@ -49,12 +52,16 @@ class OpenVaalaServer(LanguageServer):
         self.documents = Documents(self)
         self.turn_progress = TurnProgress(self)
         self.actions = Actions(self)
+        self.approvals = Approvals(self)
+        self.option_warning: str | None = None  # bad initializationOptions, shown once
         self._background: set[asyncio.Task[Any]] = set()
         self.bridge.listeners += [
             self.forwarder.on_note,
             self.documents.on_note,
             self.turn_progress.on_note,
+            self.approvals.on_note,
         ]
+        self.bridge.view_listeners.append(self.approvals.sync)
 
     def background(self, task: asyncio.Task[Any]) -> None:
         self._background.add(task)
@@ -75,6 +82,12 @@ def build() -> OpenVaalaServer:
 
     @ls.feature(types.INITIALIZED)
     async def initialized(ls: OpenVaalaServer, params: types.InitializedParams) -> None:
+        if ls.option_warning is not None:
+            ls.window_show_message(
+                types.ShowMessageParams(
+                    type=types.MessageType.Warning, message=f"OpenVaala: {ls.option_warning}"
+                )
+            )
         # Connect (starting the daemon if needed) now, so the first action is quick.
         try:
             await ls.bridge.client()

@@ -50,6 +50,8 @@ class ConversationView:
     seq: int
     version: int = 1  # bumped by every change that alters the rendering
     deleted: bool = False
+    # Pending approvals by approvalId, oldest first: the `approval/requested` payloads.
+    approvals: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
     def from_snapshot(cls, snapshot: dict[str, Any], seq: int) -> ConversationView:
@@ -70,8 +72,16 @@ class ConversationView:
             for item in (raw.get("turn") or {}).get("items") or []:
                 view.put(item)
             sessions[view.session_id] = view
+        pending = {
+            str(a.get("approvalId")): dict(a)
+            for a in snapshot.get("approvals") or []
+            if isinstance(a, dict)
+        }
         return cls(
-            conversation=dict(snapshot.get("conversation") or {}), sessions=sessions, seq=seq
+            conversation=dict(snapshot.get("conversation") or {}),
+            sessions=sessions,
+            seq=seq,
+            approvals=pending,
         )
 
     @property
@@ -126,6 +136,11 @@ class ConversationView:
             else:
                 self.sessions[sid] = SessionView(info=dict(info))
             return True
+        if method == "approval/requested":
+            self.approvals[str(params.get("approvalId"))] = dict(params)
+            return True
+        if method == "approval/resolved":
+            return self.approvals.pop(str(params.get("approvalId")), None) is not None
         session = self._session(params)
         if session is None:
             return False

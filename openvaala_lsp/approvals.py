@@ -1,0 +1,202 @@
+"""Approvals in the editor: each pending `approval/requested` of a watched conversation is told to
+plugins (`$/openvaala/approvalRequested`) and, unless the editor's plugin said it asks the user
+itself, put to the user as `window/showMessageRequest` with the three answers (docs/editors.md).
+
+The daemon decides everything: the first answer from any client wins, and the bridge only passes
+answers on. A prompt already shown cannot be withdrawn, so an answer that comes too late is told
+as one short message rather than an error."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+
+from openvaala_lsp import uris
+from openvaala_lsp.params import Params, optional, required
+from openvaala_server.client import SNAPSHOT
+
+if TYPE_CHECKING:
+    from openvaala_lsp.server import OpenVaalaServer
+
+log = logging.getLogger(__name__)
+
+REQUESTED = "$/openvaala/approvalRequested"
+RESOLVED = "$/openvaala/approvalResolved"
+
+# The answers as the editor shows them, in order, and the decision each one sends.
+ANSWERS: tuple[tuple[str, str], ...] = (
+    ("Allow once", "allow"),
+    ("Allow for this conversation", "allow_conversation"),
+    ("Deny", "deny"),
+)
+DECISIONS = tuple(decision for _, decision in ANSWERS)
+PAST = {"allow": "allowed", "allow_conversation": "allowed for this conversation", "deny": "denied"}
+
+# `initializationOptions.approvals`: who asks the user.
+ASK_MODES = ("prompt", "plugin")
+KEEP_RESOLVED = 256  # answers remembered, to tell a late answer how the request ended
+
+
+def ask_mode(options: Any) -> tuple[str, str | None]:
+    """The approval mode from the editor's initializationOptions, and a warning for bad input
+    (the editor still works: it falls back to the prompts)."""
+    if options is None:
+        return "prompt", None
+    if not isinstance(options, dict):
+        return "prompt", "initializationOptions must be an object; approvals are asked by prompt"
+    unknown = sorted(set(options) - {"approvals"})
+    mode = options.get("approvals", "prompt")
+    if mode not in ASK_MODES:
+        return "prompt", (
+            f"initializationOptions.approvals must be one of {', '.join(ASK_MODES)}, "
+            f"not {mode!r}; approvals are asked by prompt"
+        )
+    if unknown:
+        return mode, f"unknown initializationOptions: {', '.join(unknown)} (known: approvals)"
+    return mode, None
+
+
+def prompt_text(request: dict[str, Any]) -> str:
+    """The one message the user reads: who asks, for what, and why."""
+    agent = request.get("agent") or "the agent"
+    tool = request.get("tool") or "a tool"
+    summary = str(request.get("summary") or "").strip()
+    text = f"OpenVaala: {agent} wants to use {tool}"
+    if summary:
+        text += f": {summary}"
+    reason = str(request.get("reason") or "").strip()
+    if reason:
+        text += f"\n{reason}"
+    return text
+
+
+def resolved_text(resolved: dict[str, Any] | None) -> str:
+    decision = PAST.get(str((resolved or {}).get("decision")))
+    where = f" ({decision})" if decision else ""
+    return f"OpenVaala: that approval was already answered{where}."
+
+
+def decision_of(title: str) -> str | None:
+    return next((decision for t, decision in ANSWERS if t == title), None)
+
+
+class Approvals:
+    def __init__(self, ls: OpenVaalaServer) -> None:
+        self.ls = ls
+        self.mode = "prompt"
+        self._announced: dict[str, str] = {}  # approvalId → conversationId, told and pending
+        self._resolved: OrderedDict[str, dict[str, Any]] = OrderedDict()
+
+    # -- following the daemon ------------------------------------------------------------
+
+    def on_note(self, method: str, params: dict[str, Any]) -> None:
+        cid = params.get("conversationId")
+        if not isinstance(cid, str):
+            return
+        if method == "approval/resolved":
+            self._resolve(cid, params)
+        elif method in ("approval/requested", SNAPSHOT):
+            self.sync(cid)
+
+    def sync(self, cid: str) -> None:
+        """Tell what the bridge's view of `cid` has pending and was not told yet; a fresh
+        snapshot that lacks one told earlier means it was answered while the bridge was away."""
+        view = self.ls.bridge.views.get(cid)
+        if view is None:  # still subscribing: synced once the view exists
+            return
+        for aid, request in list(view.approvals.items()):
+            if aid not in self._announced and aid not in self._resolved:
+                self._announce(cid, {**request, "conversationId": cid})
+        for aid, owner in list(self._announced.items()):
+            if owner == cid and aid not in view.approvals:
+                self._resolve(cid, {"conversationId": cid, "approvalId": aid, "decision": None})
+
+    def pending(self, cid: str | None = None) -> list[dict[str, Any]]:
+        views = self.ls.bridge.views
+        chosen = [views[cid]] if cid is not None and cid in views else []
+        if cid is None:
+            chosen = list(views.values())
+        return [
+            {**request, "conversationId": view.conversation_id}
+            for view in chosen
+            for request in view.approvals.values()
+        ]
+
+    def _announce(self, cid: str, request: dict[str, Any]) -> None:
+        aid = str(request.get("approvalId"))
+        self._announced[aid] = cid
+        told = {
+            **request,
+            "uri": uris.conversation_uri(cid),
+            "text": prompt_text(request),
+            "answers": [{"title": t, "decision": d} for t, d in ANSWERS],
+        }
+        self.ls.protocol.notify(REQUESTED, told)
+        if self.mode == "prompt":
+            self.ls.background(asyncio.create_task(self._ask(cid, aid, told["text"])))
+
+    def _resolve(self, cid: str, params: dict[str, Any]) -> None:
+        aid = str(params.get("approvalId"))
+        self._resolved[aid] = dict(params)
+        self._resolved.move_to_end(aid)
+        while len(self._resolved) > KEEP_RESOLVED:
+            self._resolved.popitem(last=False)
+        if self._announced.pop(aid, None) is None:
+            return
+        resolved = {"conversationId": cid, "approvalId": aid, "decision": params.get("decision")}
+        for key in ("sessionId", "seq", "message"):
+            if params.get(key) is not None:
+                resolved[key] = params[key]
+        self.ls.protocol.notify(RESOLVED, resolved)
+
+    # -- answering -----------------------------------------------------------------------
+
+    async def _ask(self, cid: str, aid: str, text: str) -> None:
+        answer = await self.ls.window_show_message_request_async(
+            types.ShowMessageRequestParams(
+                type=types.MessageType.Warning,
+                message=text,
+                actions=[types.MessageActionItem(title=title) for title, _ in ANSWERS],
+            )
+        )
+        if answer is None:  # dismissed: still pending, answerable from anywhere
+            return
+        decision = decision_of(answer.title)
+        if decision is None:
+            self._show(types.MessageType.Error, f"OpenVaala: unknown answer {answer.title!r}")
+            return
+        if aid in self._resolved:  # answered elsewhere while the prompt was open
+            self._show(types.MessageType.Info, resolved_text(self._resolved[aid]))
+            return
+        try:
+            await self.respond({"conversationId": cid, "approvalId": aid, "decision": decision})
+        except JsonRpcException as exc:
+            kind = (exc.data or {}).get("kind") if isinstance(exc.data, dict) else None
+            if kind in ("already_resolved", "not_found"):
+                self._show(types.MessageType.Info, resolved_text(self._resolved.get(aid)))
+            else:
+                self._show(types.MessageType.Error, f"OpenVaala: {exc.message}")
+
+    async def respond(self, params: Params) -> Any:
+        """`approval/respond` for the editor: `{conversationId, approvalId, decision, message?}`."""
+        call: dict[str, Any] = {
+            "conversationId": required(params, "conversationId"),
+            "approvalId": required(params, "approvalId"),
+            "decision": required(params, "decision"),
+        }
+        if call["decision"] not in DECISIONS:
+            raise JsonRpcInvalidParams(
+                f"decision must be one of {', '.join(DECISIONS)}, not {call['decision']!r}",
+                data={"param": "decision"},
+            )
+        if (message := optional(params, "message")) is not None and message.strip():
+            call["message"] = message
+        return await self.ls.bridge.request("approval/respond", call)
+
+    def _show(self, kind: types.MessageType, message: str) -> None:
+        self.ls.window_show_message(types.ShowMessageParams(type=kind, message=message))
