@@ -16,7 +16,8 @@
     ├── NotAvailable               -32009  not_available   (a method a later version adds)
     ├── StorageFailed              -32010  storage_failed  (disk full, I/O error: nothing was lost)
     ├── ConversationUnreadable     -32011  unreadable      (newer format, broken metadata)
-    └── AlreadyResolved            -32012  already_resolved (an approval another answer settled)
+    ├── CompactionFailed           -32012  compaction_failed (in runtime/compaction.py)
+    └── AlreadyResolved            -32013  already_resolved (an approval another answer settled)
 
 Messages are written for a person; they never carry a stack trace or a secret.
 """
@@ -104,4 +105,4 @@ class ConversationUnreadable(OpenVaalaError):
 
 
 class AlreadyResolved(OpenVaalaError):
-    code, kind = -32012, "already_resolved"
+    code, kind = -32013, "already_resolved"
