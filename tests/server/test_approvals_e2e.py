@@ -338,3 +338,32 @@ async def test_never_refuses_a_blocked_write_without_asking(
     [out] = completed_items(notes, "tool_result")
     assert out["isError"] and str(outside) in out["output"] and "never" in out["output"]
     assert not outside.exists()
+
+
+async def test_a_shell_call_asking_to_leave_the_sandbox_runs_outside_once_allowed(
+    connect: Connect, daemon_factory: DemoFactory, fake: FakeProvider, tmp_path: Path
+) -> None:
+    d = daemon_factory(fake_config(fake, "escalate"))
+    client = await connect(d)
+    cid = await new_conversation(client, str(d.workdir))
+    outside = tmp_path / "shared" / "flag"
+    outside.parent.mkdir()
+    touch = {"command": f"touch {outside}"}
+    escalated = {**touch, "outside_sandbox": True, "justification": "the flag lives in shared/"}
+    fake.enqueue(
+        Reply().tool_call("shell", touch),
+        Reply().tool_call("shell", escalated),
+        Reply().text("Done."),
+    )
+    await send(client, cid, "set the flag")
+    asked = await requested(client)
+    # The sandboxed attempt ran without asking, and could not write there.
+    assert not outside.exists()
+    assert asked["tool"] == "shell" and asked["reason"] == "the flag lives in shared/"
+    await respond(client, cid, asked["approvalId"], "allow")
+    await collect_until(client, turn_ended())
+    items = (await client.request("conversation/read", {"conversationId": cid}))["items"]
+    first, second = [i for i in items if i["type"] == "tool_result"]
+    assert "exit code: 0" not in first["output"]
+    assert not second["isError"] and "exit code: 0" in second["output"]
+    assert outside.exists()
