@@ -367,3 +367,25 @@ async def test_a_shell_call_asking_to_leave_the_sandbox_runs_outside_once_allowe
     assert "exit code: 0" not in first["output"]
     assert not second["isError"] and "exit code: 0" in second["output"]
     assert outside.exists()
+
+
+async def test_a_pending_approval_is_lost_when_the_daemon_stops(
+    connect: Connect, daemon_factory: DemoFactory
+) -> None:
+    d = daemon_factory(demo_config())
+    client = await connect(d, "a")
+    cid = await new_conversation(client, str(d.workdir))
+    await send(client, cid, "run: touch marker")
+    asked = await requested(client)
+    d.stop()
+    d.start()
+    client = await connect(d, "b")
+    snapshot = (await client.subscribe(cid))["snapshot"]
+    assert snapshot["approvals"] == []
+    assert snapshot["sessions"][0]["status"] == "interrupted"
+    [out] = [i for i in snapshot["sessions"][0]["items"] if i["type"] == "tool_result"]
+    assert out["isError"] and "did not run" in out["output"]
+    with pytest.raises(RpcError) as gone:
+        await respond(client, cid, asked["approvalId"], "allow")
+    assert gone.value.kind == "not_found"
+    assert not (d.workdir / "marker").exists()
