@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import orjson
 
 
 class DecodeError(ValueError):
-    pass
+    """A frame that is not JSON the daemon can use. `value` is what the lenient standard
+    parser read of a frame orjson refuses only for its values (a lone surrogate escape such as
+    ``"\\ud800"``), so a caller can still answer the message's id."""
+
+    def __init__(self, message: str, value: Any = None) -> None:
+        super().__init__(message)
+        self.value = value
 
 
 def dumps(value: Any) -> bytes:
@@ -23,4 +30,15 @@ def loads(data: str | bytes) -> Any:
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        raise DecodeError(str(exc)) from None
+        error = str(exc)
+    # orjson refuses a lone surrogate escape; the standard parser reads it, so the frame's
+    # shape (and its id) is known though its values cannot be used.
+    try:
+        value = json.loads(data, parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        raise DecodeError(error) from None
+    raise DecodeError(error, value)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")

@@ -53,7 +53,11 @@ def _valid_id(value: object) -> bool:
 def parse(frame: str | bytes) -> Incoming:
     try:
         message = codec.loads(frame)
-    except codec.DecodeError:
+    except codec.DecodeError as exc:
+        if isinstance(exc.value, dict) and _valid_id(exc.value.get("id")):
+            return Invalid(
+                exc.value["id"], errors.ParseError(f"the frame is not usable JSON: {exc}")
+            )
         return Invalid(None, errors.ParseError("the frame is not valid JSON"))
     if isinstance(message, list):
         return Invalid(
