@@ -261,24 +261,27 @@ class App {
     });
   }
 
-  /** Answer an approval. Resolves true when the daemon took it or it was already answered. */
+  /**
+   * Answer an approval. `taken`: the daemon took it, or another client's answer did (the
+   * card then waits for approval/resolved to show the outcome); `notice`: what the card says.
+   */
   async respondApproval(approval, decision, message) {
     const params = { conversationId: this.openId, approvalId: approval.approvalId, decision };
     if (message) params.message = message;
     try {
       await this.rpc.request("approval/respond", params);
-      return true;
+      return { taken: true, notice: "" };
     } catch (err) {
       if (err.kind === "already_resolved") {
-        this.showError(`Already answered elsewhere: the ${approval.tool || "tool"} call was decided by another client.`, "info");
-        return true;
+        this.showError(`Already answered elsewhere: the ${approval.tool || "tool"} call was decided by another client first.`, "info");
+        return { taken: true, notice: "Already answered elsewhere" };
       }
       if (err.kind === "not_found") {
         this.showError("That approval is no longer waiting (its turn ended or was interrupted).", "info");
-        return false;
+        return { taken: false, notice: "No longer waiting" };
       }
       this.showError(`Answering the approval failed: ${err.message}`, err.kind);
-      return false;
+      return { taken: false, notice: "" };
     }
   }
 

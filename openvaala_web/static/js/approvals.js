@@ -35,8 +35,9 @@ function summaryOf(approval) {
 
 /**
  * @param {object} item the local "approval" item from state.js
- * @param {(approval: object, decision: string, message: string|null) => Promise<boolean>} respond
- *   sends the answer; resolves false when it was not taken (the card then offers its buttons again)
+ * @param {(approval: object, decision: string, message: string|null) => Promise<{taken: boolean, notice: string}>} respond
+ *   sends the answer; `taken` false: the card offers its buttons again. `notice`: a short word
+ *   shown on the card until the outcome replaces it ("Already answered elsewhere").
  */
 export function buildApprovalCard(item, respond) {
   const approval = item.approval;
@@ -74,12 +75,12 @@ export function buildApprovalCard(item, respond) {
     message.disabled = true;
     notice.textContent = "Sending…";
     const text = decision === "deny" ? message.value.trim() || null : null;
-    const taken = await respond(approval, decision, text);
+    const { taken, notice: said } = await respond(approval, decision, text);
     // Taken: the approval/resolved notification redraws this card as its outcome.
-    if (!taken && card.isConnected) {
+    notice.textContent = said || "";
+    if (!taken) {
       for (const b of buttons) b.disabled = false;
       message.disabled = false;
-      notice.textContent = "";
     }
   };
   const button = (cls, label, decision, title) => {
@@ -113,12 +114,6 @@ export function buildApprovalCard(item, respond) {
     h("code", { class: "approval-summary" }, summary),
     approval.reason ? h("p", { class: "approval-reason" }, approval.reason) : null,
     h(
-      "details",
-      { class: "approval-arguments" },
-      h("summary", {}, "Arguments"),
-      h("pre", {}, JSON.stringify(approval.arguments ?? {}, null, 2)),
-    ),
-    h(
       "div",
       { class: "approval-actions" },
       button("approval-allow", "Allow once", "allow", "Run this call once"),
@@ -131,6 +126,13 @@ export function buildApprovalCard(item, respond) {
       message,
       button("approval-deny", "Deny", "deny", "Do not run it; the model gets the message, if any"),
       notice,
+    ),
+    // After the answers in the tab order: the full arguments are there to check, not in the way.
+    h(
+      "details",
+      { class: "approval-arguments" },
+      h("summary", {}, "Arguments"),
+      h("pre", {}, JSON.stringify(approval.arguments ?? {}, null, 2)),
     ),
   );
   return card;

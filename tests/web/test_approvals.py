@@ -1,0 +1,291 @@
+"""Approvals in the browser: a shell call the agent's policy asks about shows a card in every
+page on the conversation; Allow runs it, Deny (with a message) refuses it, an answer from
+another client resolves the card, and the whole thing works from the keyboard alone."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Locator, Page, WebSocketRoute, expect
+
+from openvaala_server.client import Client
+from tests.support.daemon import Daemon
+from tests.web.conftest import WebUI, run_async
+
+DaemonFactory = Callable[..., Daemon]
+# What `echo hi` printed, as the shell tool reports it (a line "hi", then its exit code).
+PRINTED_HI = re.compile(r"^hi$", re.MULTILINE)
+UIFactory = Callable[[Daemon], WebUI]
+
+# Every shell command asks first; "echo hi" is not in `allow`.
+ASKING_CONFIG = """
+[models.demo]
+provider = "demo"
+pace_ms = 0
+
+[agents.default]
+description = "General assistant"
+model = "demo"
+approval = "always"
+"""
+
+
+@pytest.fixture
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The conversations' directory, outside the daemon's config directory (which tools must
+    not touch) that the daemon fixture keeps in the test's tmp_path."""
+    return tmp_path_factory.mktemp("approvals-work")
+
+
+def card(page: Page) -> Locator:
+    return page.locator("#transcript .item[data-type='approval']")
+
+
+def pending_card(page: Page) -> Locator:
+    return page.locator("#transcript .approval-pending")
+
+
+def expect_pending(ui: WebUI, command: str = "echo hi") -> None:
+    page = ui.page
+    expect(pending_card(page)).to_have_count(1)
+    expect(pending_card(page).locator(".approval-summary")).to_have_text(command)
+    expect(pending_card(page).locator(".tool-name")).to_have_text("shell")
+    expect(pending_card(page).locator(".approval-agent")).to_have_text("default")
+    expect(pending_card(page)).to_have_attribute("role", "group")
+    expect(page.locator("#activity")).to_have_text("Waiting for your approval…")
+    # The turn is in progress: Stop is offered.
+    expect(page.locator("#composer")).to_have_attribute("data-running", "true")
+    expect(page.locator("#stop")).to_be_visible()
+
+
+def tool_result(page: Page) -> Locator:
+    return page.locator("#transcript .item[data-type='tool_result']")
+
+
+def test_allow_from_one_page_runs_the_command_and_resolves_the_other(
+    daemon_factory: DaemonFactory, ui_factory: UIFactory, workdir: Path
+) -> None:
+    daemon = daemon_factory(ASKING_CONFIG)
+    one = ui_factory(daemon)
+    one.login()
+    cid = one.new_conversation(str(workdir))
+    two = ui_factory(daemon)
+    two.login(cid)
+    expect(two.page.locator("#composer-text")).to_be_enabled()
+
+    one.send("run: echo hi")
+    for ui in (one, two):
+        expect_pending(ui)
+    # Nothing ran while it waits.
+    expect(tool_result(one.page).locator(".tool-output")).to_have_count(0)
+    one.screenshot("approval-card")
+
+    pending_card(one.page).get_by_role("button", name="Allow once").click()
+    for ui in (one, two):
+        expect(card(ui.page).locator(".approval-outcome")).to_have_text("Allowed once")
+        expect(pending_card(ui.page)).to_have_count(0)
+        expect(tool_result(ui.page).locator(".tool-output")).to_have_text(PRINTED_HI)
+        ui.wait_idle()
+        expect(ui.page.locator(".tool-status")).to_have_text("done")
+        expect(ui.page.locator("#activity")).to_be_hidden()
+    assert one.console_errors == [] and two.console_errors == []
+
+
+def test_deny_with_a_message_reaches_the_model_and_the_other_page(
+    daemon_factory: DaemonFactory, ui_factory: UIFactory, workdir: Path
+) -> None:
+    daemon = daemon_factory(ASKING_CONFIG)
+    one = ui_factory(daemon)
+    one.login()
+    cid = one.new_conversation(str(workdir))
+    two = ui_factory(daemon)
+    two.login(cid)
+    expect(two.page.locator("#composer-text")).to_be_enabled()
+
+    one.send("run: echo hi")
+    expect_pending(two)
+    # Model-controlled text shows as text: the message box takes plain text too.
+    two.page.locator(".approval-pending .approval-message").fill("not <b>now</b>, use printf")
+    two.page.locator(".approval-pending").get_by_role("button", name="Deny").click()
+    for ui in (one, two):
+        outcome = card(ui.page).locator(".approval-outcome")
+        expect(outcome).to_have_text("Denied: not <b>now</b>, use printf")
+        expect(outcome.locator("b")).to_have_count(0)
+        ui.wait_idle()
+        result = tool_result(ui.page)
+        expect(result.locator(".tool-status")).to_have_text("error")
+        expect(result.locator(".tool-output")).to_contain_text("not <b>now</b>, use printf")
+        expect(result.locator(".tool-output")).not_to_have_text(PRINTED_HI)
+
+
+def test_an_answer_from_a_python_client_resolves_the_card(
+    daemon_factory: DaemonFactory, ui_factory: UIFactory, workdir: Path
+) -> None:
+    daemon = daemon_factory(ASKING_CONFIG)
+    ui = ui_factory(daemon)
+    ui.login()
+    cid = ui.new_conversation(str(workdir))
+    ui.send("run: echo hi")
+    expect_pending(ui)
+    approval_id = pending_card(ui.page).get_attribute("data-approval-id")
+    assert approval_id
+
+    async def answer() -> dict[str, Any]:
+        client: Client = await daemon.client()
+        try:
+            snapshot = await client.subscribe(cid)
+            pending = [a["approvalId"] for a in snapshot["snapshot"]["approvals"]]
+            assert pending == [approval_id]  # the page shows the daemon's request
+            return await client.respond_approval(cid, approval_id, "allow_conversation")
+        finally:
+            await client.close()
+
+    assert run_async(answer)["decision"] == "allow_conversation"
+    expect(card(ui.page).locator(".approval-outcome")).to_have_text("Allowed for this conversation")
+    expect(tool_result(ui.page).locator(".tool-output")).to_have_text(PRINTED_HI)
+    ui.wait_idle()
+
+
+def test_the_card_is_answered_from_the_keyboard(
+    daemon_factory: DaemonFactory, ui_factory: UIFactory, workdir: Path
+) -> None:
+    daemon = daemon_factory(ASKING_CONFIG)
+    ui = ui_factory(daemon)
+    ui.login()
+    ui.new_conversation(str(workdir))
+    page = ui.page
+    page.focus("#composer-text")
+    page.keyboard.type("run: echo hi")
+    page.keyboard.press("Enter")
+    expect_pending(ui)
+    # The composer was left empty by the send: focus moves to the card (not to a button).
+    expect(pending_card(page)).to_be_focused()
+    page.keyboard.press("Enter")  # a stray Enter on the card answers nothing
+    expect(pending_card(page)).to_have_count(1)
+    page.keyboard.press("Tab")
+    expect(pending_card(page).get_by_role("button", name="Allow once")).to_be_focused()
+    page.keyboard.press("Tab")
+    allow_all = pending_card(page).get_by_role("button", name="Allow for this conversation")
+    expect(allow_all).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(pending_card(page).locator(".approval-message")).to_be_focused()
+    page.keyboard.type("no thanks")
+    page.keyboard.press("Tab")
+    expect(pending_card(page).get_by_role("button", name="Deny")).to_be_focused()
+    page.keyboard.press("Enter")
+    outcome = card(page).locator(".approval-outcome")
+    expect(outcome).to_have_text("Denied: no thanks")
+    # Focus stays on the answered card (its outcome), and the status change is announced.
+    expect(card(page)).to_be_focused()
+    expect(page.locator("#announce")).to_have_text("Denied: no thanks: shell")
+    ui.wait_idle()
+    expect(tool_result(page).locator(".tool-output")).to_contain_text("no thanks")
+
+
+def test_a_card_does_not_take_focus_from_someone_typing(
+    daemon_factory: DaemonFactory, ui_factory: UIFactory, workdir: Path
+) -> None:
+    daemon = daemon_factory(ASKING_CONFIG)
+    ui = ui_factory(daemon)
+    ui.login()
+    cid = ui.new_conversation(str(workdir))
+    page = ui.page
+    page.fill("#composer-text", "half a thought")
+    page.focus("#composer-text")
+
+    async def ask() -> None:
+        client: Client = await daemon.client()
+        try:
+            await client.request(
+                "input/send", {"conversationId": cid, "text": "run: echo hi", "mode": "queue"}
+            )
+        finally:
+            await client.close()
+
+    run_async(ask)
+    expect_pending(ui)
+    expect(page.locator("#announce")).to_have_text("default waits for your approval to run shell")
+    expect(page.locator("#composer-text")).to_be_focused()
+    expect(page.locator("#composer-text")).to_have_value("half a thought")
+    # Stop interrupts the turn waiting for the answer: the card resolves as denied.
+    page.click("#stop")
+    expect(card(page).locator(".approval-outcome")).to_contain_text("Denied")
+    ui.wait_idle()
+
+
+class HeldNotifications:
+    """The page's websocket, routed through Playwright: while `holding`, notifications from the
+    daemon wait here (answers to the page's requests still pass); `release` delivers them in
+    order. This makes the page answer an approval it has not yet heard was answered."""
+
+    def __init__(self) -> None:
+        self.holding = False
+        self.held: list[str | bytes] = []
+        self.page_side: WebSocketRoute | None = None
+
+    def route(self, ws: WebSocketRoute) -> None:
+        self.page_side = ws
+        server = ws.connect_to_server()
+
+        def from_daemon(message: str | bytes) -> None:
+            if self.holding and '"method"' in str(message):
+                self.held.append(message)
+            else:
+                ws.send(message)
+
+        server.on_message(from_daemon)
+
+    def release(self) -> None:
+        self.holding = False
+        assert self.page_side is not None
+        for message in self.held:
+            self.page_side.send(message)
+        self.held.clear()
+
+
+def test_an_answer_that_lost_the_race_shows_a_notice(
+    daemon_factory: DaemonFactory, ui_factory: UIFactory, workdir: Path
+) -> None:
+    daemon = daemon_factory(ASKING_CONFIG)
+    ui = ui_factory(daemon)
+    socket = HeldNotifications()
+    ui.page.route_web_socket(re.compile(r"/ws$"), socket.route)
+    ui.login()
+    cid = ui.new_conversation(str(workdir))
+    page = ui.page
+    ui.send("run: echo hi")
+    expect_pending(ui)
+    approval_id = pending_card(page).get_attribute("data-approval-id")
+    assert approval_id
+
+    # Another client answers first; the page does not know yet.
+    socket.holding = True
+
+    async def answer_first() -> None:
+        client: Client = await daemon.client()
+        try:
+            await client.respond_approval(cid, approval_id, "deny", "mine was first")
+        finally:
+            await client.close()
+
+    run_async(answer_first)
+    pending_card(page).get_by_role("button", name="Allow once").click()
+    # The daemon refuses the second answer: the card and the error strip say so, quietly.
+    expect(pending_card(page).locator(".approval-notice")).to_have_text(
+        "Already answered elsewhere"
+    )
+    expect(page.locator("#errors .error[data-kind='info']")).to_contain_text(
+        "Already answered elsewhere"
+    )
+    for button in pending_card(page).get_by_role("button").all():
+        expect(button).to_be_disabled()
+    # The news arrives: the card shows the answer that won.
+    socket.release()
+    expect(card(page).locator(".approval-outcome")).to_have_text("Denied: mine was first")
+    ui.wait_idle()
+    expect(tool_result(page).locator(".tool-output")).to_contain_text("mine was first")
+    expect(tool_result(page).locator(".tool-output")).not_to_have_text(PRINTED_HI)
