@@ -252,7 +252,7 @@ def _block_for(item: Item) -> tuple[str, dict[str, Any]] | None:
         text = str(item.get("text", ""))
         return ("user", _text(text)) if text else None
     if kind == AGENT_MESSAGE:
-        text = str(item.get("text", ""))
+        text = http.agent_text(item)
         # The API rejects empty text blocks and (in the final message) trailing whitespace.
         return ("assistant", _text(text)) if text.strip() else None
     if kind == REASONING:
@@ -274,7 +274,7 @@ def _block_for(item: Item) -> tuple[str, dict[str, Any]] | None:
             {
                 "type": "tool_result",
                 "tool_use_id": str(item.get("callId", "")),
-                "content": http.tool_output_text(item),
+                "content": http.tool_result_text(item),
                 "is_error": bool(item.get("isError")),
             },
         )

@@ -370,6 +370,9 @@ INTERRUPTED_RESULT = (
 )
 SUMMARY_PREFIX = "Summary of the earlier conversation (it replaces the messages it summarizes):\n\n"
 NOTICE_PREFIX = "[Note from OpenVaala, not written by the user] "
+# Appended to an agent message or tool output that a turn's end cut short (`marked`).
+INTERRUPTED_MARK = "[interrupted before it finished]"
+FAILED_MARK = "[stopped by an error before it finished]"
 
 
 def summary_text(item: Item) -> str:
@@ -383,6 +386,41 @@ def notice_text(item: Item) -> str:
 def tool_output_text(item: Item) -> str:
     output = item.get("output", "")
     return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+
+
+def cut_short_mark(item: Item) -> str | None:
+    """The mark of an item the turn's end cut short, or `None` for a finished one.
+
+    An interrupted (or failed) turn keeps what it produced: partial text, partial tool output.
+    Sent as is, the model cannot tell a cut-off answer or an empty tool message from a finished
+    one, so the text it is sent says so.
+    """
+    status = item.get("status")
+    if status == INTERRUPTED:
+        return INTERRUPTED_MARK
+    if status == FAILED:
+        return FAILED_MARK
+    return None
+
+
+def tool_result_text(item: Item) -> str:
+    """What a tool result says to the model: its output, marked if it was cut short (an empty
+    output is then the mark alone)."""
+    output = tool_output_text(item)
+    mark = cut_short_mark(item)
+    if mark is None:
+        return output
+    return f"{output.rstrip()}\n{mark}" if output.strip() else mark
+
+
+def agent_text(item: Item) -> str:
+    """What an agent message says to the model: its text, marked if it was cut short. A message
+    without text stays without (providers send nothing for it)."""
+    text = str(item.get("text", ""))
+    mark = cut_short_mark(item)
+    if mark is None or not text.strip():
+        return text
+    return f"{text.rstrip()}\n{mark}"
 
 
 def pair_tool_calls(items: list[Item]) -> list[Item]:

@@ -231,7 +231,7 @@ def item_wire(item: Item) -> Wire:
     if kind == USER_MESSAGE:
         return False, {"role": "user", "content": str(item.get("text", ""))}, None
     if kind == AGENT_MESSAGE:
-        text = str(item.get("text", ""))
+        text = http.agent_text(item)
         # An interrupted message may be empty; the API rejects empty assistant messages.
         return (False, {"role": "assistant", "content": text}, None) if text else None
     if kind == TOOL_CALL:
@@ -245,7 +245,7 @@ def item_wire(item: Item) -> Wire:
         }
         return True, call, {"role": "assistant", "content": None, "tool_calls": [call]}
     if kind == TOOL_RESULT:
-        output = http.tool_output_text(item)
+        output = http.tool_result_text(item)
         if item.get("isError"):
             output = f"Error: {output}"
         call_id = str(item.get("callId", ""))

@@ -262,7 +262,7 @@ def item_wire(item: Item) -> Wire:
     if kind == USER_MESSAGE:
         return False, _message("user", str(item.get("text", "")))
     if kind == AGENT_MESSAGE:
-        text = str(item.get("text", ""))
+        text = http.agent_text(item)
         return (False, _message("assistant", text)) if text else None
     if kind == REASONING:
         reasoning = _reasoning_input(item)
@@ -275,7 +275,7 @@ def item_wire(item: Item) -> Wire:
             "arguments": json.dumps(item.get("arguments") or {}, ensure_ascii=False),
         }
     if kind == TOOL_RESULT:
-        output = http.tool_output_text(item)
+        output = http.tool_result_text(item)
         return False, {
             "type": "function_call_output",
             "call_id": str(item.get("callId", "")),

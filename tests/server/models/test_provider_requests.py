@@ -6,7 +6,12 @@ from typing import Any
 
 from openvaala_server.models.anthropic import AnthropicProvider
 from openvaala_server.models.base import ModelRequest, ToolSpec
-from openvaala_server.models.http import INTERRUPTED_RESULT, NOTICE_PREFIX, SUMMARY_PREFIX
+from openvaala_server.models.http import (
+    INTERRUPTED_MARK,
+    INTERRUPTED_RESULT,
+    NOTICE_PREFIX,
+    SUMMARY_PREFIX,
+)
 from openvaala_server.models.openai_chat import OpenAIChatProvider
 from openvaala_server.models.openai_responses import OpenAIResponsesProvider
 from tests.fakes import API_KEY_ENV, FakeProvider, Reply
@@ -117,7 +122,8 @@ async def test_chat_interrupted_call_gets_a_synthetic_result(fake_openai: FakePr
     body = await send(OpenAIChatProvider(fake_openai.model_config()), fake_openai, INTERRUPTED)
     messages = body["messages"][1:]
     assert messages[1]["role"] == "assistant"
-    assert messages[1]["content"] == "Start"  # partial text kept, calls attached to it
+    # Partial text kept and marked as cut short, calls attached to it.
+    assert messages[1]["content"] == "Start\n" + INTERRUPTED_MARK
     assert messages[1]["tool_calls"][0]["id"] == "c9"
     assert messages[2] == {
         "role": "tool",
@@ -301,7 +307,7 @@ async def test_anthropic_interrupted_call_and_notice_merge(fake_anthropic: FakeP
     body = await send(AnthropicProvider(fake_anthropic.model_config()), fake_anthropic, INTERRUPTED)
     messages = body["messages"]
     assert [m["role"] for m in messages] == ["user", "assistant", "user"]
-    assert messages[1]["content"][0] == {"type": "text", "text": "Start"}
+    assert messages[1]["content"][0] == {"type": "text", "text": "Start\n" + INTERRUPTED_MARK}
     last = messages[2]["content"]
     assert last[0] == {
         "type": "tool_result",
