@@ -1,6 +1,7 @@
 """The approvals a conversation waits for: asked of every client, settled by the first answer.
 
-A turn that must ask (domain/approvals.py) calls `ApprovalBoard.ask`, which publishes
+`approve` is the agent loop's check before each tool call: it applies the policy
+(domain/approvals.py) and, for a call that must ask, calls `ApprovalBoard.ask`, which publishes
 `approval/requested` and returns a future; `approval/respond` from any client calls `resolve`,
 which publishes `approval/resolved` and settles the future in the same step, so a second answer
 finds the id already resolved. An interrupt resolves the approval as "deny" (`cancel`).
@@ -13,19 +14,37 @@ Pending approvals live in memory only: when the daemon stops, the turn waiting o
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from openvaala_server import errors
-from openvaala_server.domain.approvals import Answer
+from openvaala_server.domain.approvals import Answer, Ask, Refuse, Run, decide, grants_for
 from openvaala_server.domain.ids import new_id
-from openvaala_server.domain.permissions import Access
+from openvaala_server.domain.permissions import Access, Confinement
+from openvaala_server.domain.records import Item
 from openvaala_server.runtime.hub import Hub
+from openvaala_server.tools.base import ToolResult
+
+if TYPE_CHECKING:
+    from openvaala_server.runtime.conversation import LiveConversation
+    from openvaala_server.runtime.session import LiveSession, LiveTurn
+    from openvaala_server.tools.base import Tool
+
+log = logging.getLogger(__name__)
 
 # How many answered ids are remembered, to tell "already answered" from "never existed".
 RESOLVED_KEPT = 1000
+# The message of the "deny" an interrupt resolves a pending approval with, by its reason.
+_CANCEL_MESSAGES = {
+    "user": "The user interrupted the turn.",
+    "jump": "A new message interrupted the turn.",
+    "close": "The subagent was closed.",
+    "shutdown": "The server stopped.",
+}
 
 
 @dataclass(frozen=True)
@@ -115,6 +134,83 @@ class ApprovalBoard:
     def pending(self) -> list[dict[str, Any]]:
         """The pending `approval/requested` params, oldest first."""
         return [p.request for p in self._pending.values()]
+
+
+async def approve(
+    conv: LiveConversation,
+    session: LiveSession,
+    call: Item,
+    tool: Tool,
+    confinement: Confinement,
+) -> tuple[ToolResult | None, Confinement]:
+    """Apply the agent's approval policy (domain/approvals.py) to one call of a running turn.
+
+    Returns the result to report instead of running the tool (refused or denied), or None and
+    the confinement the call runs under: the sandbox's, or none for a call the user let out."""
+    cwd = Path(conv.cwd)
+    try:
+        access = access_of(tool, call["arguments"], cwd)
+    except Exception as exc:  # never run a call whose effects could not be told
+        log.exception("tool %s could not state its access", call["name"])
+        return ToolResult(f"The call could not be checked, so it did not run: {exc}", True), (
+            confinement
+        )
+    decision = decide(
+        conv.runtime.permissions_for(session),
+        call["name"],
+        access,
+        Path(os.path.realpath(cwd)),  # noqa: ASYNC240 - a few syscalls, cheaper than a thread hop
+        conv.grants,
+        confinement.protected,
+    )
+    if isinstance(decision, Refuse):
+        return ToolResult(decision.reason, True), confinement
+    escalated = replace(confinement, mode="off", network=True)
+    if isinstance(decision, Run):
+        return None, escalated if decision.outside_sandbox else confinement
+    assert access is not None  # only a call that states its access is ever asked about
+    response = await _ask(conv, session, call, access, decision)
+    if response.decision == "deny":
+        text = "The user denied this call; it did not run."
+        if response.message:
+            text += f" Their message: {response.message}"
+        return ToolResult(text, True), confinement
+    if response.decision == "allow_conversation":
+        await conv.grant(session, grants_for(call["name"], access, decision.outside_sandbox))
+    return None, escalated if decision.outside_sandbox else confinement
+
+
+async def _ask(
+    conv: LiveConversation, session: LiveSession, call: Item, access: Access, decision: Ask
+) -> Response:
+    """Ask every client; the session shows "awaiting_approval" until the first answer."""
+    turn: LiveTurn | None = session.turn
+    assert turn is not None  # asked only from a running turn
+    pending = conv.approvals.ask(
+        session.session_id,
+        session.agent,
+        call["name"],
+        access.summary,
+        call["arguments"],
+        decision.reason,
+    )
+    turn.awaiting_approval += 1
+    _publish_status(conv, session)
+    try:
+        return await pending.answer
+    except asyncio.CancelledError:
+        reason = _CANCEL_MESSAGES.get(turn.stop_reason or "", "The turn was interrupted.")
+        conv.approvals.cancel(pending, reason)
+        raise
+    finally:
+        turn.awaiting_approval -= 1
+        _publish_status(conv, session)
+
+
+def _publish_status(conv: LiveConversation, session: LiveSession) -> None:
+    conv.publish_session(session)
+    if session.session_id == conv.root_session_id:
+        conv.publish_updated()
 
 
 def access_of(tool: object, arguments: dict[str, Any], cwd: Path) -> Access | None:

@@ -11,17 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openvaala_server import errors
 from openvaala_server.domain import records as r
-from openvaala_server.domain.approvals import Ask, Refuse, Run, decide, grants_for
 from openvaala_server.domain.context import should_compact
 from openvaala_server.domain.inbox import Input
-from openvaala_server.domain.permissions import Access, Confinement
 from openvaala_server.models.base import (
     ModelError,
     ModelRequest,
@@ -33,7 +30,7 @@ from openvaala_server.models.base import (
     UsageReported,
 )
 from openvaala_server.models.retry import RetryPolicy
-from openvaala_server.runtime.approvals import Response, access_of
+from openvaala_server.runtime.approvals import approve
 from openvaala_server.runtime.compaction import compact
 from openvaala_server.runtime.conversation import LiveConversation, new_item
 from openvaala_server.runtime.session import LiveSession, LiveTurn
@@ -389,11 +386,15 @@ class TurnRunner:
             outcome = ToolResult("The tool arguments were not a JSON object.", True)
         else:
             try:
-                outcome, confinement = await self._approve(call, tool, confinement)
+                outcome, confinement = await approve(
+                    self.conv, self.session, call, tool, confinement
+                )
             except asyncio.CancelledError:
                 # Kept in the history with the interrupted turn: the model learns nothing ran.
                 result = self._start_result(call)
-                result["output"] = NOT_RUN_INTERRUPTED
+                result["output"] = (
+                    "The turn was interrupted while this call waited for approval; it did not run."
+                )
                 result["isError"] = True
                 raise
         result = self._start_result(call)
@@ -436,87 +437,6 @@ class TurnRunner:
             "item/started", {"sessionId": self.sid, "turnId": tid, "item": dict(result)}
         )
         return result
-
-    # -- approvals -----------------------------------------------------------------------
-
-    async def _approve(
-        self, call: r.Item, tool: Tool, confinement: Confinement
-    ) -> tuple[ToolResult | None, Confinement]:
-        """Apply the agent's approval policy (docs/security.md) to one call.
-
-        Returns the result to report instead of running the tool (refused or denied), or None
-        and the confinement the call runs under (the sandbox's, or none for an escalation the
-        user allowed)."""
-        cwd = Path(self.conv.cwd)
-        try:
-            access = access_of(tool, call["arguments"], cwd)
-        except Exception as exc:  # never run a call whose effects could not be told
-            log.exception("tool %s could not state its access", call["name"])
-            return ToolResult(f"The call could not be checked, so it did not run: {exc}", True), (
-                confinement
-            )
-        decision = decide(
-            self.runtime.permissions_for(self.session),
-            call["name"],
-            access,
-            Path(os.path.realpath(cwd)),  # noqa: ASYNC240 - a few syscalls, cheaper than a thread hop
-            self.conv.grants,
-            confinement.protected,
-        )
-        if isinstance(decision, Refuse):
-            return ToolResult(decision.reason, True), confinement
-        escalated = replace(confinement, mode="off", network=True)
-        if isinstance(decision, Run):
-            return None, escalated if decision.outside_sandbox else confinement
-        assert access is not None  # only a call that states its access is ever asked about
-        response = await self._ask(call, access, decision)
-        if response.decision == "deny":
-            text = "The user denied this call; it did not run."
-            if response.message:
-                text += f" Their message: {response.message}"
-            return ToolResult(text, True), confinement
-        if response.decision == "allow_conversation":
-            await self.conv.grant(
-                self.session, grants_for(call["name"], access, decision.outside_sandbox)
-            )
-        return None, escalated if decision.outside_sandbox else confinement
-
-    async def _ask(self, call: r.Item, access: Access, decision: Ask) -> Response:
-        """Ask every client; the session shows "awaiting_approval" until the first answer."""
-        board = self.conv.approvals
-        pending = board.ask(
-            self.sid,
-            self.session.agent,
-            call["name"],
-            access.summary,
-            call["arguments"],
-            decision.reason,
-        )
-        self.turn.awaiting_approval += 1
-        self._publish_status()
-        try:
-            return await pending.answer
-        except asyncio.CancelledError:
-            board.cancel(pending, _CANCEL_MESSAGES.get(self.turn.stop_reason or "", "interrupted"))
-            raise
-        finally:
-            self.turn.awaiting_approval -= 1
-            self._publish_status()
-
-    def _publish_status(self) -> None:
-        self.conv.publish_session(self.session)
-        if self.session.session_id == self.conv.root_session_id:
-            self.conv.publish_updated()
-
-
-NOT_RUN_INTERRUPTED = (
-    "The turn was interrupted while this call waited for approval; it did not run."
-)
-_CANCEL_MESSAGES = {
-    "user": "The user interrupted the turn.",
-    "jump": "A new message interrupted the turn.",
-    "shutdown": "The server stopped.",
-}
 
 
 def _is_empty(item: r.Item) -> bool:
