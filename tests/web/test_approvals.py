@@ -289,3 +289,52 @@ def test_an_answer_that_lost_the_race_shows_a_notice(
     ui.wait_idle()
     expect(tool_result(page).locator(".tool-output")).to_contain_text("mine was first")
     expect(tool_result(page).locator(".tool-output")).not_to_have_text(PRINTED_HI)
+
+
+# The main agent never asks; the helper it starts asks before every shell command.
+SUBAGENT_CONFIG = """
+default_agent = "default"
+
+[models.demo]
+provider = "demo"
+pace_ms = 0
+
+[agents.helper]
+description = "Runs commands"
+model = "demo"
+approval = "always"
+
+[agents.default]
+description = "General assistant"
+model = "demo"
+"""
+
+
+def test_a_subagents_request_shows_in_the_main_transcript_with_its_name(
+    daemon_factory: DaemonFactory, ui_factory: UIFactory, workdir: Path
+) -> None:
+    daemon = daemon_factory(SUBAGENT_CONFIG)
+    ui = ui_factory(daemon)
+    ui.login()
+    ui.new_conversation(str(workdir))
+    page = ui.page
+    ui.send("spawn: run: echo hi")
+    pending = pending_card(page)
+    expect(pending).to_have_count(1)
+    expect(pending.locator(".approval-agent")).to_have_text("helper")
+    expect(pending.locator(".approval-summary")).to_have_text("echo hi")
+    expect(page.locator("#activity")).to_contain_text("Waiting for your approval")
+    # The helper waits: the Agents tab says so, and its Interrupt button works then.
+    page.click("#tab-agents")
+    helper = page.locator("#agents .agent[data-depth='1']")
+    expect(helper.locator(".agent-status")).to_have_text("awaiting approval")
+    expect(helper.locator(".agent-interrupt")).to_be_enabled()
+    # Followed, the helper's own transcript shows the same request.
+    helper.locator(".agent-follow").click()
+    expect(pending_card(page).locator(".approval-agent")).to_have_text("helper")
+    pending_card(page).get_by_role("button", name="Allow once").click()
+    expect(card(page).locator(".approval-outcome")).to_have_text("Allowed once")
+    expect(tool_result(page).locator(".tool-output")).to_have_text(PRINTED_HI)
+    page.click("#follow-back")
+    expect(card(page).locator(".approval-outcome")).to_have_text("Allowed once")
+    assert ui.console_errors == []

@@ -66,7 +66,6 @@ export function buildApprovalCard(item, respond) {
     autocomplete: "off",
     placeholder: "Message for the model (optional, sent with Deny)",
     "aria-label": "Message for the model, sent with Deny (optional)",
-    maxlength: "2000",
   });
   const notice = h("span", { class: "approval-notice" });
   const buttons = [];
