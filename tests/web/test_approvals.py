@@ -14,7 +14,9 @@ from playwright.sync_api import Locator, Page, WebSocketRoute, expect
 
 from openvaala_server.client import Client
 from tests.support.daemon import Daemon
+from tests.support.events import collect_until, method_is, turn_ended
 from tests.web.conftest import WebUI, run_async
+from tests.web.test_state import page_script
 
 DaemonFactory = Callable[..., Daemon]
 # What `echo hi` printed, as the shell tool reports it (a line "hi", then its exit code).
@@ -338,3 +340,55 @@ def test_a_subagents_request_shows_in_the_main_transcript_with_its_name(
     page.click("#follow-back")
     expect(card(page).locator(".approval-outcome")).to_have_text("Allowed once")
     assert ui.console_errors == []
+
+
+RECORDED_FOLD = page_script("recorded_fold_check.js")
+
+
+def test_the_fold_of_a_recorded_approval_turn(
+    daemon_factory: DaemonFactory, ui_factory: UIFactory, workdir: Path
+) -> None:
+    daemon = daemon_factory(ASKING_CONFIG)
+
+    async def record() -> dict[str, Any]:
+        client: Client = await daemon.client()
+        late: Client = await daemon.client()
+        try:
+            created = await client.request("conversation/create", {"cwd": str(workdir)})
+            cid = created["conversation"]["conversationId"]
+            before = await client.subscribe(cid)
+            await client.request(
+                "input/send", {"conversationId": cid, "text": "run: echo hi", "mode": "queue"}
+            )
+            notes = await collect_until(client, method_is("approval/requested"))
+            during = await late.subscribe(cid)
+            approval_id = notes[-1]["params"]["approvalId"]
+            await client.respond_approval(cid, approval_id, "deny", "recorded: no")
+            notes += await collect_until(client, turn_ended())
+            return {"before": before, "during": during, "notes": notes, "id": approval_id}
+        finally:
+            await late.close()
+            await client.close()
+
+    recorded = run_async(record)
+    ui = ui_factory(daemon)
+    ui.login()
+    out: dict[str, Any] = ui.page.evaluate(RECORDED_FOLD, recorded)
+    assert set(out["statuses"]) == {"applied"}
+    waiting = out["whileWaiting"]
+    assert waiting is not None, "the daemon never said the session awaits approval"
+    assert waiting["awaiting"] is True
+    assert waiting["pending"] == ["shell echo hi"]
+    assert waiting["busy"] == "a tool call waits for approval"
+    assert waiting["items"][-2:] == ["tool_call:completed", "approval:pending"]
+    # Answered: the card, now its outcome, sits between the call and its (refused) result.
+    kinds = [i.split(":")[0] for i in out["items"]]
+    assert kinds.index("tool_call") < kinds.index("approval") < kinds.index("tool_result")
+    assert "approval:resolved" in out["items"]
+    assert out["approval"] == [["default", "shell", "echo hi", "deny", "recorded: no"]]
+    assert out["awaitingAtEnd"] is False
+    # A client that joined while it waited sees the same request and the same end.
+    assert out["midPending"] == [recorded["id"]]
+    assert out["midStatus"] == "awaiting_approval"
+    assert "applied" in out["midStatuses"] and "gap" not in out["midStatuses"]
+    assert out["midItems"] == out["items"]
