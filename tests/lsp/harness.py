@@ -50,6 +50,12 @@ class Recorder:
     fallback_refreshed: list[str] = field(default_factory=list)  # uris ($/openvaala/refresh)
     composer: list[dict[str, Any]] = field(default_factory=list)
     connection: list[str] = field(default_factory=list)
+    approvals_requested: list[dict[str, Any]] = field(default_factory=list)
+    approvals_resolved: list[dict[str, Any]] = field(default_factory=list)
+    # window/showMessageRequest: each prompt and the future the test answers it with.
+    prompts: list[tuple[types.ShowMessageRequestParams, asyncio.Future[Any]]] = field(
+        default_factory=list
+    )
     changed: asyncio.Event = field(default_factory=asyncio.Event)
 
     def poke(self) -> None:
@@ -83,8 +89,12 @@ def capabilities(editor: str, *, text_document_content: bool = False) -> types.C
 
 
 async def start_lsp(
-    daemon: Daemon, caps: types.ClientCapabilities, root: str | None = None
+    daemon: Daemon,
+    caps: types.ClientCapabilities,
+    root: str | None = None,
+    options: Any = None,
 ) -> tuple[LanguageClient, Recorder, types.InitializeResult]:
+    """`options`: the editor's initializationOptions."""
     client = make_test_lsp_client()
     rec = Recorder()
 
@@ -113,6 +123,25 @@ async def start_lsp(
         rec.connection.append(plain(params)["state"])
         rec.poke()
 
+    @client.feature("$/openvaala/approvalRequested")
+    def on_approval_requested(params: Any) -> None:
+        rec.approvals_requested.append(plain(params))
+        rec.poke()
+
+    @client.feature("$/openvaala/approvalResolved")
+    def on_approval_resolved(params: Any) -> None:
+        rec.approvals_resolved.append(plain(params))
+        rec.poke()
+
+    @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    async def on_prompt(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
+        answer: asyncio.Future[types.MessageActionItem | None] = (
+            asyncio.get_running_loop().create_future()
+        )
+        rec.prompts.append((params, answer))
+        rec.poke()
+        return await answer
+
     @client.feature(types.WORKSPACE_TEXT_DOCUMENT_CONTENT_REFRESH)
     def on_content_refresh(params: types.TextDocumentContentRefreshParams) -> None:
         rec.refreshed.append(params.uri)
@@ -130,6 +159,7 @@ async def start_lsp(
                 capabilities=caps,
                 root_uri=f"file://{root}",
                 workspace_folders=[types.WorkspaceFolder(uri=f"file://{root}", name="work")],
+                initialization_options=options,
             )
         )
     except BaseException:
