@@ -150,6 +150,32 @@ def test_an_answer_from_a_python_client_resolves_the_card(
     expect(card(ui.page).locator(".approval-outcome")).to_have_text("Allowed for this conversation")
     expect(tool_result(ui.page).locator(".tool-output")).to_have_text(PRINTED_HI)
     ui.wait_idle()
+    # Allowed for the conversation: the same command runs again without a card.
+    ui.send("run: echo hi")
+    expect(tool_result(ui.page)).to_have_count(2)
+    expect(tool_result(ui.page).last.locator(".tool-output")).to_have_text(PRINTED_HI)
+    ui.wait_idle()
+    expect(card(ui.page)).to_have_count(1)
+
+
+def test_the_command_in_a_card_is_text_not_markup(
+    daemon_factory: DaemonFactory, ui_factory: UIFactory, workdir: Path
+) -> None:
+    daemon = daemon_factory(ASKING_CONFIG)
+    ui = ui_factory(daemon)
+    ui.login()
+    ui.new_conversation(str(workdir))
+    command = "echo '<img src=x onerror=alert(1)><b>bold</b>'"
+    ui.send(f"run: {command}")
+    pending = pending_card(ui.page)
+    expect(pending.locator(".approval-summary")).to_have_text(command)
+    expect(pending.locator("img, b")).to_have_count(0)
+    pending.get_by_role("button", name="Deny").click()
+    expect(card(ui.page).locator(".approval-outcome")).to_have_text("Denied")
+    expect(card(ui.page).locator(".approval-summary")).to_have_text(command)
+    ui.wait_idle()
+    expect(ui.page.locator("#transcript img, #transcript b")).to_have_count(0)
+    assert ui.console_errors == []
 
 
 def test_the_card_is_answered_from_the_keyboard(
