@@ -2,13 +2,18 @@
 
 Relative paths resolve against the conversation's working directory. Mistakes the model makes (a
 missing file, a wrong argument type, an ambiguous edit) come back as error results with a message
-it can act on; they are never raised. The file system work runs in a worker thread so a large file
-cannot stall the daemon's event loop.
+it can act on; they are never raised. The file system work runs in a thread of its own so a large
+file or a stuck read stalls neither the daemon's event loop nor other calls (tools/threads.py).
+
+Every path is checked against the call's confinement after resolving symlinks (tools/guard.py):
+the daemon's private paths are out of reach, "read-only" writes nothing, "workspace" writes only
+inside the working directory; FIFOs, sockets and devices are refused before anything opens them.
 """
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
+import io
 import os
 import secrets
 import stat
@@ -17,11 +22,16 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from openvaala_server.domain.permissions import Access, Confinement
 from openvaala_server.models.base import ToolSpec
+from openvaala_server.tools import guard
 from openvaala_server.tools.base import ToolContext, ToolResult, truncate_output
+from openvaala_server.tools.threads import run_in_own_thread
 
 DEFAULT_READ_LINES = 2000
 MAX_LIST_ENTRIES = 1000
+# edit_file holds the whole file in memory, twice: past this it refuses rather than risk the daemon.
+MAX_EDIT_BYTES = 16 * 1024 * 1024
 # A NUL byte in the first block is how `grep` and `git` tell binary files apart too.
 _BINARY_SNIFF_BYTES = 8192
 
@@ -79,18 +89,39 @@ def bool_arg(arguments: dict[str, Any], name: str, *, default: bool) -> bool:
 
 
 def path_arg(arguments: dict[str, Any], ctx: ToolContext, *, default: str | None = None) -> Path:
+    return _path_in(arguments, ctx.cwd, default=default)
+
+
+def _path_in(arguments: dict[str, Any], cwd: Path, *, default: str | None = None) -> Path:
     raw = string_arg(arguments, "path", default=default)
     if not raw.strip():
         raise ToolArgumentError("Argument 'path' is empty.")
     path = Path(raw).expanduser()
-    return path if path.is_absolute() else ctx.cwd / path
+    return path if path.is_absolute() else cwd / path
+
+
+def _shown(path: Path, cwd: Path) -> str:
+    """A path as a user reads it in an approval prompt: relative when inside the directory."""
+    root = guard.real(cwd)
+    return str(path.relative_to(root)) if path.is_relative_to(root) and path != root else str(path)
+
+
+def _access(verb: str, arguments: dict[str, Any], cwd: Path, *, writes: bool) -> Access:
+    try:
+        path = _path_in(arguments, cwd, default="." if verb == "list" else None)
+    except ToolArgumentError:
+        # The call will fail on its arguments without touching anything.
+        return Access(summary=verb)
+    target = guard.real(path)
+    summary = f"{verb} {_shown(target, cwd)}"
+    return Access(summary=summary, writes=(target,)) if writes else Access(summary=summary)
 
 
 async def _run_in_thread(work: Callable[[], str], ctx: ToolContext) -> ToolResult:
     """Run blocking file work; turn the model's mistakes and OS errors into error results."""
     try:
-        text = await asyncio.to_thread(work)
-    except (ToolArgumentError, ToolFailure) as exc:
+        text = await run_in_own_thread(work, name="openvaala-file-tool")
+    except (ToolArgumentError, ToolFailure, guard.Refused) as exc:
         return ToolResult(str(exc), is_error=True)
     except OSError as exc:
         detail = exc.strerror or str(exc)
@@ -118,10 +149,10 @@ _PATH_PROPERTY = {
 # --- shared file helpers -----------------------------------------------------------------------
 
 
-def _check_regular_file(path: Path) -> None:
-    if not path.exists():
+def _check_regular_file(path: Path, real: Path) -> None:
+    if not real.exists():
         raise ToolFailure(f"File not found: {path}")
-    if path.is_dir():
+    if real.is_dir():
         raise ToolFailure(f"{path} is a directory, not a file; use list_dir to see its entries.")
 
 
@@ -129,30 +160,49 @@ def _looks_binary(head: bytes) -> bool:
     return b"\0" in head
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
+def _write_atomically(target: Path, data: bytes, ctx: ToolContext) -> None:
     """Write via a temporary file in the same directory and rename it over the target.
 
     Readers then see the old or the new content, never a half-written file. An existing file's
     permissions are kept; a new one gets the usual umask-derived mode (mkstemp's 0600 would not).
+    `target` is a real path the confinement allows; the directory is checked again once open and
+    used by descriptor, so a directory swapped for a symlink meanwhile cannot redirect the write.
     """
-    target = Path(os.path.realpath(path))  # write through a symlink rather than replacing it
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except FileExistsError as exc:
         raise ToolFailure(f"Cannot create directory {target.parent}: it exists as a file.") from exc
-    old_mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else None
-    temp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    folder = guard.checked_dir(target.parent, ctx.cwd, ctx.confinement)
+    try:
+        _write_in(folder, target, data)
+    finally:
+        os.close(folder)
+
+
+def _write_in(folder: int, target: Path, data: bytes) -> None:
+    name = target.name
+    try:
+        old = os.stat(name, dir_fd=folder, follow_symlinks=False)
+    except FileNotFoundError:
+        old = None
+    if old is not None and stat.S_ISLNK(old.st_mode):
+        raise ToolFailure(f"{target} changed into a symlink while being written; not written.")
+    if old is not None:
+        guard.refuse_special(target, old.st_mode)
+    temp = f".{name}.{secrets.token_hex(4)}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(temp, flags, 0o666, dir_fd=folder)
     try:
         with os.fdopen(fd, "wb") as file:
             file.write(data)
             file.flush()
+            if old is not None:
+                os.fchmod(file.fileno(), stat.S_IMODE(old.st_mode))
             os.fsync(file.fileno())
-        if old_mode is not None:
-            os.chmod(temp, old_mode)
-        os.replace(temp, target)
+        os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
     except BaseException:
-        temp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            os.unlink(temp, dir_fd=folder)
         raise
 
 
@@ -189,6 +239,9 @@ class ReadFileTool:
     def spec(self) -> ToolSpec:
         return _READ_SPEC
 
+    def access(self, arguments: dict[str, Any], cwd: Path) -> Access:
+        return _access("read", arguments, cwd, writes=False)
+
     async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return await _run_in_thread(lambda: _read_file(arguments, ctx), ctx)
 
@@ -197,13 +250,15 @@ def _read_file(arguments: dict[str, Any], ctx: ToolContext) -> str:
     path = path_arg(arguments, ctx)
     offset = int_arg(arguments, "offset", default=1, minimum=1)
     limit = int_arg(arguments, "limit", default=DEFAULT_READ_LINES, minimum=1)
-    _check_regular_file(path)
-    with path.open("rb") as file:
-        if _looks_binary(file.read(_BINARY_SNIFF_BYTES)):
-            size = path.stat().st_size
+    real = guard.check_read(path, ctx.confinement)
+    _check_regular_file(path, real)
+    with os.fdopen(guard.open_for_reading(real, ctx.confinement), "rb") as raw:
+        if _looks_binary(raw.read(_BINARY_SNIFF_BYTES)):
+            size = os.fstat(raw.fileno()).st_size
             raise ToolFailure(f"{path} looks like a binary file ({size} bytes); not shown.")
-    # newline="\n": only LF ends a line, so numbering matches `cat -n`, grep and editors.
-    with path.open(encoding="utf-8", errors="replace", newline="\n") as file:
+        raw.seek(0)
+        # newline="\n": only LF ends a line, so numbering matches `cat -n`, grep and editors.
+        file = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="\n")
         shown = list(islice(file, offset - 1, offset - 1 + limit))
         total = offset - 1 + len(shown) + sum(1 for _ in file)
     if not shown:
@@ -244,6 +299,9 @@ class WriteFileTool:
     def spec(self) -> ToolSpec:
         return _WRITE_SPEC
 
+    def access(self, arguments: dict[str, Any], cwd: Path) -> Access:
+        return _access("write", arguments, cwd, writes=True)
+
     async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return await _run_in_thread(lambda: _write_file(arguments, ctx), ctx)
 
@@ -251,11 +309,12 @@ class WriteFileTool:
 def _write_file(arguments: dict[str, Any], ctx: ToolContext) -> str:
     path = path_arg(arguments, ctx)
     content = string_arg(arguments, "content")
-    if path.is_dir():
+    target = guard.check_write(path, ctx.cwd, ctx.confinement)
+    if target.is_dir():
         raise ToolFailure(f"{path} is a directory; cannot write a file there.")
-    existed = path.exists()
+    existed = target.exists()
     data = content.encode("utf-8")
-    _write_atomically(path, data)
+    _write_atomically(target, data, ctx)
     verb = "Overwrote" if existed else "Created"
     return f"{verb} {path} ({len(data)} bytes written)."
 
@@ -289,6 +348,9 @@ class EditFileTool:
     def spec(self) -> ToolSpec:
         return _EDIT_SPEC
 
+    def access(self, arguments: dict[str, Any], cwd: Path) -> Access:
+        return _access("edit", arguments, cwd, writes=True)
+
     async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return await _run_in_thread(lambda: _edit_file(arguments, ctx), ctx)
 
@@ -302,7 +364,8 @@ def _edit_file(arguments: dict[str, Any], ctx: ToolContext) -> str:
         raise ToolArgumentError("Argument 'old_text' is empty; use write_file to create files.")
     if old_text == new_text:
         raise ToolArgumentError("old_text and new_text are identical; nothing to change.")
-    content = _read_text_for_edit(path)
+    target = guard.check_write(path, ctx.cwd, ctx.confinement)
+    content = _read_text_for_edit(path, target, ctx.confinement)
     old_text, new_text = _match_line_endings(content, old_text, new_text)
     count = content.count(old_text)
     if count == 0:
@@ -315,14 +378,20 @@ def _edit_file(arguments: dict[str, Any], ctx: ToolContext) -> str:
             f"old_text occurs {count} times in {path}. Include more surrounding text to make "
             "it unique, or pass replace_all=true to replace every occurrence."
         )
-    _write_atomically(path, content.replace(old_text, new_text).encode("utf-8"))
+    _write_atomically(target, content.replace(old_text, new_text).encode("utf-8"), ctx)
     plural = "occurrence" if count == 1 else "occurrences"
     return f"Replaced {count} {plural} in {path}."
 
 
-def _read_text_for_edit(path: Path) -> str:
-    _check_regular_file(path)
-    data = path.read_bytes()
+def _read_text_for_edit(path: Path, real: Path, confinement: Confinement) -> str:
+    _check_regular_file(path, real)
+    with os.fdopen(guard.open_for_reading(real, confinement), "rb") as file:
+        data = file.read(MAX_EDIT_BYTES + 1)
+    if len(data) > MAX_EDIT_BYTES:
+        raise ToolFailure(
+            f"{path} is larger than {MAX_EDIT_BYTES // (1024 * 1024)} MiB; too large to edit "
+            "here (use the shell tool)."
+        )
     if _looks_binary(data[:_BINARY_SNIFF_BYTES]):
         raise ToolFailure(f"{path} looks like a binary file; cannot edit it as text.")
     try:
@@ -365,17 +434,21 @@ class ListDirTool:
     def spec(self) -> ToolSpec:
         return _LIST_SPEC
 
+    def access(self, arguments: dict[str, Any], cwd: Path) -> Access:
+        return _access("list", arguments, cwd, writes=False)
+
     async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return await _run_in_thread(lambda: _list_dir(arguments, ctx), ctx)
 
 
 def _list_dir(arguments: dict[str, Any], ctx: ToolContext) -> str:
     path = path_arg(arguments, ctx, default=".")
-    if not path.exists():
+    real = guard.check_read(path, ctx.confinement)
+    if not real.exists():
         raise ToolFailure(f"Directory not found: {path}")
-    if not path.is_dir():
+    if not real.is_dir():
         raise ToolFailure(f"{path} is a file, not a directory; use read_file to read it.")
-    with os.scandir(path) as scan:
+    with os.scandir(real) as scan:
         entries = sorted(scan, key=lambda entry: entry.name)
         names = [_entry_name(entry) for entry in entries]
     if not names:
