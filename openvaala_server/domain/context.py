@@ -4,6 +4,12 @@ The context of a session is its latest `summary` item followed by every item aft
 summary covers (`coversUpTo`); with no summary, the whole history. The full history always stays
 on disk and in clients: only what is sent to the model shrinks.
 
+What a request costs before the provider reports it (`estimate_request`): the system prompt, the
+tool schemas and the items the provider is sent back — Chat Completions never gets reasoning, and
+with the `current_turn` reasoning mode earlier turns' reasoning is not in context. The mode is the
+one the provider applied: reported by the last call, else stamped on the latest reasoning item
+(`providerData.reasoningContext`, so it survives a restart), else the configured one.
+
 Compaction keeps "the recent part": at least `keep_ratio` of the window (when the history allows),
 cut only at step boundaries — never between a tool call and its result, never starting the kept
 part with a tool result whose call would be summarized away.
@@ -12,11 +18,25 @@ part with a tool result whose call would be summarized away.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from openvaala_server.domain.records import REASONING, SUMMARY, TOOL_CALL, TOOL_RESULT, Item
-from openvaala_server.domain.usage import estimate_item, threshold
+from openvaala_server.domain.usage import (
+    ToolSchema,
+    estimate_item,
+    estimate_text,
+    estimate_tool,
+    threshold,
+)
 
 KEEP_RATIO = 0.2
+
+# Reasoning context modes (`reasoning_context` of openai_responses models, docs/configuration.md).
+ALL_TURNS: Final = "all_turns"
+CURRENT_TURN: Final = "current_turn"
+REASONING_CONTEXTS: Final = (ALL_TURNS, CURRENT_TURN)
+# The mode a provider applies when nobody asks for one.
+DEFAULT_REASONING_CONTEXT: Final = {"openai_responses": CURRENT_TURN}
 
 
 def latest_summary_index(items: Sequence[Item]) -> int | None:
@@ -49,6 +69,61 @@ def drop_earlier_reasoning(items: Sequence[Item]) -> list[Item]:
 
 def estimate_items(items: Sequence[Item]) -> int:
     return sum(estimate_item(i) for i in items)
+
+
+def stamped_reasoning_context(items: Sequence[Item]) -> str | None:
+    """The mode the provider applied to the latest reasoning it returned, as stamped on it."""
+    for item in reversed(items):
+        if item.get("type") != REASONING:
+            continue
+        data = item.get("providerData")
+        mode = data.get("reasoningContext") if isinstance(data, dict) else None
+        if mode in REASONING_CONTEXTS:
+            return str(mode)
+    return None
+
+
+def reasoning_context(
+    items: Sequence[Item], provider: str, reported: str | None, configured: str | None
+) -> str | None:
+    """The reasoning mode in effect: the one the provider last `reported`, else the one stamped
+    in the history, else the `configured` one, else the provider's default (`None`: every
+    reasoning item counts)."""
+    return (
+        reported
+        or stamped_reasoning_context(items)
+        or configured
+        or DEFAULT_REASONING_CONTEXT.get(provider)
+    )
+
+
+def sent_items(items: Sequence[Item], provider: str, mode: str | None) -> list[Item]:
+    """The context items whose text a request carries."""
+    if provider == "openai":
+        return [i for i in items if i.get("type") != REASONING]  # never sent back
+    if mode == CURRENT_TURN:
+        return drop_earlier_reasoning(items)
+    return list(items)
+
+
+def estimate_request(
+    instructions: str,
+    tools: Sequence[ToolSchema],
+    items: Sequence[Item],
+    *,
+    provider: str,
+    reported_context: str | None = None,
+    configured_context: str | None = None,
+) -> int:
+    """An estimate of the whole next request: system prompt, tool schemas and context `items`
+    (`context_items` of the history). `provider` is the model's provider name; the reasoning
+    mode is resolved by `reasoning_context`."""
+    mode = reasoning_context(items, provider, reported_context, configured_context)
+    return (
+        estimate_text(instructions)
+        + sum(estimate_tool(tool) for tool in tools)
+        + estimate_items(sent_items(items, provider, mode))
+    )
 
 
 def should_compact(used: int, context_window: int, max_output_tokens: int) -> bool:

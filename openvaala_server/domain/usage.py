@@ -2,13 +2,17 @@
 
 used = the input+output tokens the provider reported for the last request + an estimate of every
 item added since (about four characters per token plus a per-message overhead). With no report
-yet, the whole context is estimated. Pure: the runtime feeds it items and reports.
+yet, the whole request is estimated — the system prompt and the tool schemas included, as every
+request carries them (`domain/context.py`, `estimate_request`). Pure: the runtime feeds it items
+and reports.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from openvaala_server.domain.records import Item
 
@@ -30,6 +34,30 @@ def estimate_item(item: Item) -> int:
         parts.append(str(item.get("arguments") or ""))
         parts.append(str(item.get("name") or ""))
     return MESSAGE_OVERHEAD_TOKENS + sum(estimate_text(p) for p in parts)
+
+
+class ToolSchema(Protocol):
+    """What a request says about one tool (`models.base.ToolSpec` is one)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def parameters(self) -> Mapping[str, Any]: ...
+
+
+def estimate_tool(tool: ToolSchema) -> int:
+    """A tool's schema as every request sends it: name, description, JSON schema."""
+    schema = json.dumps(tool.parameters, ensure_ascii=False, separators=(",", ":"), default=str)
+    return (
+        MESSAGE_OVERHEAD_TOKENS
+        + estimate_text(tool.name)
+        + estimate_text(tool.description)
+        + estimate_text(schema)
+    )
 
 
 def threshold(context_window: int, max_output_tokens: int) -> int:

@@ -15,7 +15,10 @@ newer OpenAI models accept); it is left out otherwise, because older models reje
 reasoning fields. The mode the provider applied is read from the echo ``response.reasoning.context``
 in ``response.created``/``response.completed``. **Assumption:** when the provider echoes nothing,
 the mode we applied to the input (the requested one) is what took effect; that is what
-`UsageReported.reasoning_context` reports.
+`UsageReported.reasoning_context` reports. Each reasoning item the provider returns is stamped with
+the mode known when it finished (``providerData.reasoningContext``: the ``response.created`` echo,
+else the requested mode), so it is persisted with the history (domain/context.py,
+`reasoning_context`).
 
 Options: `reasoning_effort` and `reasoning_summary` (e.g. "auto", needed to receive reasoning
 summaries) go into the `reasoning` object; they too are opt-in because non-reasoning models reject
@@ -32,6 +35,7 @@ from typing import Any
 import httpx
 
 from openvaala_server.config import ModelConfig
+from openvaala_server.domain.context import ALL_TURNS, CURRENT_TURN
 from openvaala_server.domain.records import (
     AGENT_MESSAGE,
     NOTICE,
@@ -57,8 +61,6 @@ from openvaala_server.models.base import (
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 PROVIDER_TAG = "openai_responses"  # marks reasoning provider_data this provider can send back
-ALL_TURNS = "all_turns"
-CURRENT_TURN = "current_turn"
 
 _INCOMPLETE_REASONS = {"max_output_tokens": "max_tokens", "content_filter": "content_filter"}
 
@@ -136,7 +138,7 @@ class OpenAIResponsesProvider:
                         called_tools = True
                         yield _tool_call(item)
                     elif isinstance(item, dict) and item.get("type") == "reasoning":
-                        yield _reasoning_done(item)
+                        yield _reasoning_done(item, applied)
                 elif kind == "response.created":
                     applied = _echoed_context(data) or applied
                 elif kind in ("response.completed", "response.incomplete"):
@@ -198,7 +200,7 @@ def _tool_call(item: dict[str, Any]) -> ToolCallRequested:
     )
 
 
-def _reasoning_done(item: dict[str, Any]) -> ReasoningDone:
+def _reasoning_done(item: dict[str, Any], applied: str) -> ReasoningDone:
     summary = [
         part for part in item.get("summary") or [] if isinstance(part, dict) and "text" in part
     ]
@@ -207,7 +209,13 @@ def _reasoning_done(item: dict[str, Any]) -> ReasoningDone:
         part for part in item.get("content") or [] if isinstance(part, dict) and "text" in part
     ]
     text = "\n\n".join(str(part["text"]) for part in summary or content)
-    data: dict[str, Any] = {"provider": PROVIDER_TAG, "id": item.get("id"), "summary": summary}
+    data: dict[str, Any] = {
+        "provider": PROVIDER_TAG,
+        "id": item.get("id"),
+        "summary": summary,
+        # Kept with the item, so the usage estimate knows the mode after a restart too.
+        "reasoningContext": applied,
+    }
     if isinstance(item.get("encrypted_content"), str):
         data["encrypted_content"] = item["encrypted_content"]
     return ReasoningDone(text=text, provider_data=data)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from openvaala_server.models.anthropic import AnthropicProvider
-from openvaala_server.models.base import ModelRequest, ToolSpec
+from openvaala_server.models.base import ModelRequest, ReasoningDone, ToolSpec
 from openvaala_server.models.http import (
     INTERRUPTED_MARK,
     INTERRUPTED_RESULT,
@@ -334,3 +334,23 @@ async def test_no_key_configured_sends_no_auth(fake_openai: FakeProvider) -> Non
     await send(OpenAIChatProvider(config), fake_openai, HISTORY[:2])
     assert "authorization" not in fake_openai.last_request.headers
     assert API_KEY_ENV not in str(config)
+
+
+async def test_responses_stamps_reasoning_with_the_applied_mode(
+    fake_responses: FakeProvider,
+) -> None:
+    """The mode the provider applied rides on each reasoning item into the history, so the
+    usage estimate knows it after a restart."""
+    provider = OpenAIResponsesProvider(fake_responses.model_config())
+    req = ModelRequest(model=provider.config, instructions="", items=HISTORY[:2])
+
+    fake_responses.enqueue(Reply().reasoning("hmm", opaque="E").text("ok"))  # nothing echoed
+    [done] = [e async for e in provider.stream(req) if isinstance(e, ReasoningDone)]
+    assert done.provider_data is not None
+    assert done.provider_data["reasoningContext"] == "current_turn"  # the default applied
+
+    echoing = Reply().reasoning("hmm", opaque="E").text("ok").reasoning_context("all_turns")
+    fake_responses.enqueue(echoing)
+    [done] = [e async for e in provider.stream(req) if isinstance(e, ReasoningDone)]
+    assert done.provider_data is not None
+    assert done.provider_data["reasoningContext"] == "all_turns"
