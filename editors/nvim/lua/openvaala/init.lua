@@ -6,6 +6,7 @@
 -- Everything is a request to the bridge; the only state kept here is what the UI shows: the
 -- current conversation, the latest streamed reply, the usage report and the waiting inputs.
 
+local approvals = require("openvaala.approvals")
 local buffer = require("openvaala.buffer")
 
 local M = {}
@@ -17,6 +18,9 @@ M.config = {
   on_event = nil,
   -- Called with the text a rewind gives back; the default asks for it in vim.ui.input.
   on_composer = nil,
+  -- Called with each approval request ($/openvaala/approvalRequested) instead of asking with
+  -- vim.ui.select; answer with require("openvaala.approvals").respond(request, decision, message).
+  on_approval = nil,
 }
 
 M.state = {
@@ -25,7 +29,7 @@ M.state = {
   replies = {}, -- cid -> text of the latest agent message (streamed)
   reply_item = {}, -- cid -> itemId of that message
   usage = {}, -- cid -> usage report of the root agent ($/openvaala/usage)
-  status = {}, -- cid -> root status ("running", "idle", …)
+  status = {}, -- cid -> root status ("running", "awaiting_approval", "idle", …)
   inbox = {}, -- cid -> waiting inputs of the root agent
   events = 0,
 }
@@ -83,6 +87,8 @@ local handlers = {
     buffer.refresh(params.uri)
   end,
   ["$/openvaala/composer"] = on_composer,
+  ["$/openvaala/approvalRequested"] = approvals.on_requested,
+  ["$/openvaala/approvalResolved"] = approvals.on_resolved,
   ["$/openvaala/connection"] = function(_, params)
     if params.state == "reconnecting" then
       notify("connection to the daemon lost, reconnecting…", vim.log.levels.WARN)
@@ -103,6 +109,8 @@ function M.client()
     cmd_env = M.config.cmd_env,
     root_dir = vim.fn.getcwd(),
     handlers = handlers,
+    -- The plugin asks about approvals itself (vim.ui.select): no showMessageRequest as well.
+    init_options = { approvals = "plugin" },
   }, { attach = false })
   M.state.client_id = id
   return id and vim.lsp.get_client_by_id(id)
@@ -309,8 +317,10 @@ function M.statusline()
   if not report then
     return ""
   end
-  local running = M.state.status[cid] == "running" and " ●" or ""
-  return "OpenVaala " .. report.text .. running
+  local status = M.state.status[cid]
+  local running = (status == "running" or status == "awaiting_approval") and " ●" or ""
+  local waiting = approvals.count(cid) > 0 and " ⚠ approval" or ""
+  return "OpenVaala " .. report.text .. running .. waiting
 end
 
 local function ask_and_send(mode)
@@ -370,6 +380,7 @@ local function define_commands()
     end,
     desc = "Edit, withdraw, steer or jump a waiting input",
   })
+  command("OpenVaalaApprovals", approvals.pick, { desc = "Answer a waiting approval" })
   command("OpenVaalaUsage", function()
     M.usage(function(err, r)
       if not err then
@@ -383,6 +394,7 @@ function M.setup(opts)
   M.config = vim.tbl_deep_extend("force", M.config, opts or {})
   define_commands()
   buffer.setup(M)
+  approvals.setup(M)
 end
 
 return M
