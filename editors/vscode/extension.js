@@ -2,7 +2,8 @@
 // `npm install` here, then load the folder as an extension (see docs/editors.md).
 //
 // The bridge does the work; this file adds the UI: palette commands (openvaala.ui.*), a status
-// bar item with the context usage, and the read-only transcript documents (openvaala://…).
+// bar item with the context usage, the read-only transcript documents (openvaala://…), and the
+// approval buttons (the extension asks itself, so it tells the bridge `approvals: "plugin"`).
 // The bridge's own commands (openvaala.fork, openvaala.rewind, openvaala.follow, … used by the
 // transcript's code lenses) are registered by the language client from executeCommandProvider.
 "use strict";
@@ -13,7 +14,22 @@ const { LanguageClient } = require("vscode-languageclient/node");
 const SCHEME = "openvaala";
 let client;
 let status;
-const state = { current: undefined, usage: new Map(), running: new Map(), inbox: new Map() };
+const state = {
+  current: undefined,
+  usage: new Map(),
+  running: new Map(),
+  inbox: new Map(),
+  approvals: new Map(), // approvalId -> $/openvaala/approvalRequested params, while unanswered
+};
+
+const DENY_WITH_MESSAGE = "Deny with a message…";
+const ANSWERS = {
+  "Allow once": "allow",
+  "Allow for this conversation": "allow_conversation",
+  Deny: "deny",
+  [DENY_WITH_MESSAGE]: "deny",
+};
+const ALREADY = "OpenVaala: that approval was already answered.";
 
 function conversationOf(uri) {
   if (!uri || uri.scheme !== SCHEME) return undefined;
@@ -49,7 +65,9 @@ function updateStatus() {
     status.tooltip = "OpenVaala: no conversation";
   } else {
     const busy = state.running.get(cid) ? "$(sync~spin) " : "";
-    status.text = `${busy}$(comment-discussion) ${report.text}`;
+    const waiting = [...state.approvals.values()].some((a) => a.conversationId === cid) ? " $(warning) approval" : "";
+    status.text = `${busy}$(comment-discussion) ${report.text}${waiting}`;
+    status.command = waiting ? "openvaala.ui.approvals" : "openvaala.ui.usage";
     status.tooltip = `Context: ${report.used} of ${report.contextWindow} tokens (${report.source}); compaction at ${report.threshold}`;
   }
   status.show();
@@ -85,6 +103,27 @@ class FallbackContent {
   async provideTextDocumentContent(uri) {
     const result = await request("openvaala/render", { uri: uri.toString() });
     return result.text;
+  }
+}
+
+// Ask about one approval with buttons; a dismissed one stays pending (openvaala.ui.approvals).
+async function askApproval(request) {
+  const pick = await vscode.window.showWarningMessage(request.text, { modal: false }, ...Object.keys(ANSWERS));
+  if (!pick) return;
+  let message;
+  if (pick === DENY_WITH_MESSAGE) {
+    message = await vscode.window.showInputBox({ prompt: "Message to the agent (why it is denied)" });
+    if (message === undefined) return;
+  }
+  if (!state.approvals.has(request.approvalId)) return vscode.window.showInformationMessage(ALREADY);
+  const args = { conversationId: request.conversationId, approvalId: request.approvalId, decision: ANSWERS[pick] };
+  if (message) args.message = message;
+  try {
+    await client.sendRequest("workspace/executeCommand", { command: "openvaala.respondApproval", arguments: [args] });
+  } catch (err) {
+    const kind = err && err.data && err.data.kind;
+    if (kind === "already_resolved" || kind === "not_found") vscode.window.showInformationMessage(ALREADY);
+    else vscode.window.showErrorMessage(`OpenVaala: ${err.message || err}`);
   }
 }
 
@@ -170,6 +209,15 @@ const commands = {
     const pick = await vscode.window.showQuickPick(items, { placeHolder: "Agent" });
     if (pick) await vscode.window.showTextDocument(vscode.Uri.parse(pick.uri), { preview: false });
   },
+  "openvaala.ui.approvals": async () => {
+    const waiting = [...state.approvals.values()];
+    if (!waiting.length) return vscode.window.showInformationMessage("OpenVaala: no approval is waiting.");
+    const pick = await vscode.window.showQuickPick(
+      waiting.map((a) => ({ label: `${a.agent}: ${a.summary || a.tool}`, description: a.reason, request: a })),
+      { placeHolder: "Waiting approval" }
+    );
+    if (pick) await askApproval(pick.request);
+  },
   "openvaala.ui.usage": async () => {
     const cid = requireCurrent();
     if (!cid) return;
@@ -184,7 +232,7 @@ async function activate(context) {
     "openvaala",
     "OpenVaala",
     { command, args },
-    { documentSelector: [{ scheme: SCHEME }] }
+    { documentSelector: [{ scheme: SCHEME }], initializationOptions: { approvals: "plugin" } }
   );
   status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 100);
   status.command = "openvaala.ui.usage";
@@ -211,11 +259,21 @@ async function activate(context) {
   client.onNotification("$/openvaala/event", (event) => {
     const p = event.params || {};
     if (event.method === "conversation/updated" && p.conversation) {
-      state.running.set(event.conversationId, p.conversation.status === "running");
+      const busy = p.conversation.status === "running" || p.conversation.status === "awaiting_approval";
+      state.running.set(event.conversationId, busy);
       updateStatus();
     } else if (event.method === "inbox/updated") {
       state.inbox.set(event.conversationId, p.inputs || []);
     }
+  });
+  client.onNotification("$/openvaala/approvalRequested", (request) => {
+    state.approvals.set(request.approvalId, request);
+    updateStatus();
+    return askApproval(request);
+  });
+  client.onNotification("$/openvaala/approvalResolved", ({ approvalId }) => {
+    state.approvals.delete(approvalId);
+    updateStatus();
   });
   client.onNotification("$/openvaala/composer", async ({ conversationId, text }) => {
     state.current = conversationId;

@@ -1,6 +1,7 @@
 """editors/vscode/extension.js activated in Node against stand-ins for the VS Code API and the
-language client: it registers its commands and the fallback transcript provider, and its status
-bar follows the bridge's usage and events. (The bridge itself is tested as VS Code elsewhere.)"""
+language client: it registers its commands and the fallback transcript provider, its status
+bar follows the bridge's usage and events, and approval requests become buttons answered through
+the bridge's `openvaala.respondApproval`. (The bridge itself is tested as VS Code elsewhere.)"""
 
 from __future__ import annotations
 
@@ -42,8 +43,48 @@ def test_extension_activates_and_shows_usage() -> None:
     ]
     assert seen["status"][-1] == "$(sync~spin) $(comment-discussion) 77/32k (0%, reported)"
     assert seen["handlers"] == [
+        "$/openvaala/approvalRequested",
+        "$/openvaala/approvalResolved",
         "$/openvaala/composer",
         "$/openvaala/event",
         "$/openvaala/refresh",
         "$/openvaala/usage",
     ]
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_extension_answers_approvals_with_buttons() -> None:
+    assert NODE is not None
+    run = subprocess.run(
+        [NODE, str(Path(__file__).with_name("vscode_smoke.js")), str(ROOT / "editors" / "vscode")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    seen = json.loads(run.stdout)
+    # It asks itself, so the bridge sends no showMessageRequest as well.
+    assert seen["initializationOptions"] == {"approvals": "plugin"}
+    buttons = ["Allow once", "Allow for this conversation", "Deny", "Deny with a message…"]
+    assert [(a["message"], a["options"], a["items"]) for a in seen["asked"]] == [
+        (f"OpenVaala: default wants to use shell: echo {i}", {"modal": False}, buttons)
+        for i in ("one", "two", "three", "late", "four")
+    ]
+    answered = [
+        params["arguments"][0]
+        for method, params in seen["requests"]
+        if method == "workspace/executeCommand"
+    ]
+    cid = "a" * 32
+    assert answered == [
+        {"conversationId": cid, "approvalId": "one", "decision": "allow"},
+        {"conversationId": cid, "approvalId": "two", "decision": "deny", "message": "typed text"},
+        {"conversationId": cid, "approvalId": "late", "decision": "deny"},
+    ]
+    # "three" was answered elsewhere while its buttons were up; "late" just as this answer left.
+    assert seen["notifications"] == ["OpenVaala: that approval was already answered."] * 2
+    # Waiting shows in the status bar; what the bridge has not yet told resolved (the dismissed
+    # "four" among them) can be answered from the palette.
+    assert seen["status_waiting"].endswith("$(warning) approval")
+    assert seen["pending"] == ["default: echo hi"] * 3

@@ -4,7 +4,9 @@
 const Module = require("module");
 const path = require("path");
 
-const seen = { commands: [], requests: [], providers: [], status: [], notifications: [] };
+const seen = { commands: [], requests: [], providers: [], status: [], notifications: [], asked: [] };
+// The user's answers to the approval buttons, in order (a function: answered later).
+const answers = [];
 const handlers = {};
 const registered = {};
 class EventEmitter {
@@ -13,6 +15,8 @@ class EventEmitter {
 }
 const statusItem = { show() { seen.status.push(this.text); } };
 const vscode = {
+  // Runs a palette command and returns the items it offered in a quick pick.
+  _pick: async (name) => { seen.picked = []; await registered[name](); return seen.picked; },
   StatusBarAlignment: { Right: 2 },
   EventEmitter,
   Uri: { parse: (s) => ({ scheme: s.split(":")[0], path: s.replace(/^[a-z]+:\/\/conversation/, ""), toString: () => s }) },
@@ -22,9 +26,16 @@ const vscode = {
     onDidChangeActiveTextEditor: () => ({ dispose() {} }),
     showInputBox: async () => "typed text",
     showInformationMessage: (m) => seen.notifications.push(m),
-    showWarningMessage: (m) => seen.notifications.push(m),
+    showWarningMessage: async (m, ...rest) => {
+      if (!rest.length || typeof rest[0] !== "object") return seen.notifications.push(m);
+      const [options, ...items] = rest;
+      seen.asked.push({ message: m, options, items });
+      const answer = answers.shift();
+      return typeof answer === "function" ? answer() : answer;
+    },
     showErrorMessage: (m) => seen.notifications.push(m),
     showTextDocument: async () => ({}),
+    showQuickPick: async (items) => { seen.picked = items; return undefined; },
   },
   workspace: {
     getConfiguration: () => ({ get: () => ["openvaala", "lsp"] }),
@@ -37,13 +48,20 @@ const vscode = {
   },
 };
 class LanguageClient {
-  constructor(id, name, server, options) { seen.server = server; seen.selector = options.documentSelector; }
+  constructor(id, name, server, options) {
+    seen.server = server;
+    seen.selector = options.documentSelector;
+    seen.initializationOptions = options.initializationOptions;
+  }
   async start() { this.initializeResult = { capabilities: { workspace: {} } }; }
   onNotification(method, handler) { handlers[method] = handler; }
   async sendRequest(method, params) {
     seen.requests.push([method, params]);
     if (method === "openvaala/conversations/new") return { conversation: { conversationId: "a".repeat(32) } };
     if (method === "openvaala/render") return { text: "# rendered" };
+    if (method === "workspace/executeCommand" && params.arguments[0].approvalId === "late") {
+      throw Object.assign(new Error("approval late was already answered"), { data: { kind: "already_resolved" } });
+    }
     return {};
   }
   stop() {}
@@ -66,6 +84,31 @@ require.cache["vscode-languageclient/node"] = { id: "lc", filename: "lc", loaded
   await registered["openvaala.ui.send"]();
   handlers["$/openvaala/event"]({ conversationId: "a".repeat(32), seq: 1, method: "conversation/updated", params: { conversation: { status: "running" } } });
   handlers["$/openvaala/usage"]({ conversationId: "a".repeat(32), root: true, text: "77/32k (0%, reported)", used: 77, contextWindow: 32000, source: "reported", threshold: 25600 });
+  // Approvals: buttons, answered through the bridge's command.
+  const cid = "a".repeat(32);
+  const approval = (id) => ({ conversationId: cid, approvalId: id, agent: "default", tool: "shell", summary: "echo hi", text: `OpenVaala: default wants to use shell: echo ${id}` });
+  answers.push("Allow once");
+  await handlers["$/openvaala/approvalRequested"](approval("one"));
+  seen.status_waiting = seen.status[seen.status.length - 1];
+  handlers["$/openvaala/approvalResolved"]({ conversationId: cid, approvalId: "one", decision: "allow" });
+  answers.push("Deny with a message…");
+  await handlers["$/openvaala/approvalRequested"](approval("two"));
+  // Answered elsewhere while the buttons were up: nothing is sent, one short message.
+  answers.push(() => {
+    handlers["$/openvaala/approvalResolved"]({ conversationId: cid, approvalId: "three", decision: "deny" });
+    return "Allow once";
+  });
+  await handlers["$/openvaala/approvalRequested"](approval("three"));
+  // Answered elsewhere just as this answer left: the bridge's already_resolved, one short message.
+  answers.push("Deny");
+  await handlers["$/openvaala/approvalRequested"](approval("late"));
+  // Dismissed: nothing is sent; it stays pending.
+  answers.push(undefined);
+  await handlers["$/openvaala/approvalRequested"](approval("four"));
+  seen.pending = (await vscode._pick("openvaala.ui.approvals")).map((i) => i.label);
+  for (const id of ["two", "late", "four"]) {
+    handlers["$/openvaala/approvalResolved"]({ conversationId: cid, approvalId: id, decision: "deny" });
+  }
   seen.rendered = await vscode._provider.provideTextDocumentContent(vscode.Uri.parse("openvaala://conversation/" + "a".repeat(32)));
   process.stdout.write(JSON.stringify(seen));
 })().catch((err) => { console.error(err); process.exit(1); });
