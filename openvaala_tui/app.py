@@ -454,6 +454,10 @@ class VaalaApp(CommandsMixin, App[int]):
         params: dict[str, Any] = {"conversationId": self.view.conversation_id}
         if session_id and session_id != self.view.root_id:
             params["sessionId"] = session_id
+        stopped = session_id or self.view.root_id
+        for approval in self.view.approvals.values():
+            if approval.session_id == stopped:  # the interrupt denies them: it was us
+                self.view.answered_here.setdefault(approval.approval_id, "deny")
         try:
             await self.client.request("turn/interrupt", params)
         except (RpcError, ConnectionLost) as exc:

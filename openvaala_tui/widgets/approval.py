@@ -84,7 +84,8 @@ class ApprovalPrompt(Vertical, can_focus=True):
             title += f"   ({waiting} more waiting)"
         self.query_one("#approval-title", Label).update(Text(title))
         body = Text()
-        body.append(approval.summary or fmt.tool_command({"arguments": approval.arguments}))
+        what = approval.summary or fmt.tool_command({"arguments": approval.arguments})
+        body.append(what, style="bold")
         if approval.reason:
             body.append(f"\n{approval.reason}", style="italic")
         self.query_one("#approval-body", Static).update(body)

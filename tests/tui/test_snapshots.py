@@ -10,6 +10,7 @@ from textual.widgets import Collapsible, Input, OptionList, Switch
 from openvaala_server.client import Client
 from openvaala_tui.app import VaalaApp
 from openvaala_tui.screens import AgentsScreen, ListPicker, ResumeScreen
+from openvaala_tui.widgets.approval import DenyMessage
 from openvaala_tui.widgets.inbox import InboxList, InboxPanel
 from openvaala_tui.widgets.items import Reasoning, ToolBlock
 from tests.tui import fixed
@@ -239,3 +240,55 @@ def test_context_detail(snap_compare: Any) -> None:
         ]
 
     assert snap_compare(fixed_app(client), terminal_size=SIZE, run_before=run_before)
+
+
+def approval_requested(approval_id: str, session: str, agent: str, command: str) -> dict[str, Any]:
+    return {
+        "method": "approval/requested",
+        "params": {
+            "conversationId": fixed.CID,
+            "sessionId": session,
+            "approvalId": approval_id,
+            "tool": "shell",
+            "summary": command,
+            "arguments": {"command": command},
+            "reason": "the agent's approval setting is 'always'",
+            "agent": agent,
+        },
+    }
+
+
+def test_approval_prompt(snap_compare: Any) -> None:
+    """A subagent asks to run a command, a second request waits behind it: the prompt above the
+    composer names the subagent, the command and why it asks; it has the focus, so the footer
+    lists its keys."""
+
+    async def run_before(pilot: Pilot[int]) -> None:
+        app = pilot.app
+        assert isinstance(app, VaalaApp)
+        first = approval_requested("ap1", fixed.CHILD, "explorer", "rm -rf build/ && make")
+        await app.draw(app.view.apply(first))
+        second = approval_requested("ap2", fixed.ROOT, "default", "git push")
+        await app.draw(app.view.apply(second))
+        await pilot.pause()
+        prompt = app.approval_prompt
+        assert prompt.display and prompt.has_focus
+        assert prompt.approval is not None and prompt.approval.approval_id == "ap1"
+
+    assert snap_compare(fixed_app(), terminal_size=SIZE, run_before=run_before)
+
+
+def test_approval_deny_message(snap_compare: Any) -> None:
+    """`d` opens the line where the user types what the model is told."""
+
+    async def run_before(pilot: Pilot[int]) -> None:
+        app = pilot.app
+        assert isinstance(app, VaalaApp)
+        await app.draw(app.view.apply(approval_requested("ap1", fixed.ROOT, "default", "ls /")))
+        await pilot.pause()
+        await pilot.press("d", *"use the docs")
+        field = app.approval_prompt.query_one(DenyMessage)
+        field.cursor_blink = False
+        assert field.has_focus and field.value == "use the docs"
+
+    assert snap_compare(fixed_app(), terminal_size=SIZE, run_before=run_before)
