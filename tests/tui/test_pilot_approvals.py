@@ -250,3 +250,49 @@ async def test_several_approvals_are_answered_one_after_another(
         assert results and "child-ran" in str(results[-1].get("output"))
         denied = [i for i in root.items if i.get("type") == "tool_result"]
         assert "The user denied this call" in str(denied[-1].get("output"))
+
+
+async def test_esc_interrupts_a_turn_that_waits_and_its_approval_is_denied(
+    daemon_factory: Any, clients: Clients, workdir: Path
+) -> None:
+    daemon = daemon_factory(approval_config())
+    app = VaalaApp(cwd=str(workdir), client=await clients(daemon))
+    async with app.run_test(size=(100, 40)) as pilot:
+        await asked(pilot, "echo never")
+        prompt = app.approval_prompt
+        await pilot.press("tab")  # the focus can leave the prompt, which stays
+        assert app.composer.has_focus and prompt.display
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not prompt.display, what="the prompt to go")
+        root = app.view.root
+        assert root is not None
+        await wait_for(pilot, lambda: not root.running, what="the turn to end")
+        assert root.status == "interrupted"
+        # This client interrupted: the denial is not put down to another client.
+        assert "Denied · shell: echo never · “The user interrupted the turn.”" in notices(app)
+
+
+async def test_a_conversation_opened_while_a_call_waits_shows_the_prompt(
+    daemon_factory: Any, clients: Clients, workdir: Path
+) -> None:
+    """The question was asked before this UI subscribed: it comes with the snapshot."""
+    daemon = daemon_factory(approval_config())
+    other: Client = await clients(daemon, "other")
+    created = await other.request("conversation/create", {"cwd": str(workdir)})
+    cid = str(created["conversation"]["conversationId"])
+    await other.subscribe(cid)
+    await other.request("input/send", {"conversationId": cid, "text": "run: echo late"})
+    while (await other.next_notification())["method"] != "approval/requested":
+        pass
+    app = VaalaApp(cwd=str(workdir), client=await clients(daemon), conversation_id=cid)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await ready(pilot)
+        prompt = app.approval_prompt
+        await wait_for(pilot, lambda: prompt.display, what="the prompt")
+        assert prompt.approval is not None and prompt.approval.summary == "echo late"
+        assert prompt.has_focus
+        assert state_label(app) == "waiting for your approval"
+        await pilot.press("a")
+        block = await turn_over(pilot, app)
+        assert "late" in block._output()
+        assert "Allowed for this conversation · shell: echo late" in notices(app)

@@ -292,3 +292,19 @@ def test_approval_deny_message(snap_compare: Any) -> None:
         assert field.has_focus and field.value == "use the docs"
 
     assert snap_compare(fixed_app(), terminal_size=SIZE, run_before=run_before)
+
+
+async def test_help_lists_the_approval_keys() -> None:
+    app = fixed_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "/help")
+        await wait_for(pilot, lambda: any("Approvals" in n for n in notices(app)), what="help")
+        text = " ".join(" ".join(n.split()) for n in notices(app))
+        for keys in (
+            "Ctrl+O reaches it",
+            "y allow once",
+            "a allow for this conversation",
+            "n deny",
+            "d deny with a message the model receives (Enter denies, Esc goes back)",
+        ):
+            assert keys in text
