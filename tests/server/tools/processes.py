@@ -19,7 +19,7 @@ def is_alive(pid: int) -> bool:
         return False
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
+    except OSError:  # gone between the two looks (ENOENT or ESRCH)
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
