@@ -23,7 +23,7 @@ from openvaala_server.api.security import Credentials
 from openvaala_server.config import Config
 from openvaala_server.runtime.manager import Runtime
 from openvaala_server.store.lock import RuntimeLock
-from openvaala_server.store.paths import DataDir
+from openvaala_server.store.paths import DataDir, StoreError
 from openvaala_server.store.store import Store
 
 log = logging.getLogger("openvaala.server")
@@ -67,6 +67,19 @@ def bind_loopback(port: int) -> socket.socket:
     return sock
 
 
+class _OneLine(logging.Filter):
+    """uvicorn logs a client's invalid UTF-8 frame with a traceback: any client could fill the
+    log with them. One line each says all there is (the connection is closed with 1007)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and str(record.msg).startswith("Invalid UTF-8"):
+            record.msg = "closed a websocket (1007): a text frame was not valid UTF-8"
+            record.exc_info = None
+            record.exc_text = None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
 class _DaemonServer(uvicorn.Server):
     """uvicorn, but a stop signal first interrupts and saves running turns."""
 
@@ -90,16 +103,34 @@ class _DaemonServer(uvicorn.Server):
             self.should_exit = True
 
 
+def _unusable(data_dir: DataDir, exc: OSError) -> StoreError:
+    where = exc.filename or data_dir.root
+    return StoreError(f"cannot write to {where}: {exc.strerror or exc}")
+
+
 async def serve(data_dir: DataDir, config: Config, port: int) -> None:
-    data_dir.ensure()
-    lock = RuntimeLock(data_dir.lock_path)
-    lock.acquire()  # raises LockHeld naming the running server
+    # A read-only or foreign data directory is a message naming it, not a traceback.
+    try:
+        data_dir.ensure()
+        lock = RuntimeLock(data_dir.lock_path)
+        lock.acquire()  # raises LockHeld naming the running server
+    except OSError as exc:
+        raise _unusable(data_dir, exc) from None
     try:
         sock = bind_loopback(port)
         actual_port = sock.getsockname()[1]
-        token = write_token(data_dir.token_path)
+        try:
+            token = write_token(data_dir.token_path)
+        except OSError as exc:
+            sock.close()
+            raise _unusable(data_dir, exc) from None
         credentials = Credentials(token, secrets.token_urlsafe(32), actual_port)
-        store = await Store.open(data_dir)
+        try:
+            store = await Store.open(data_dir)
+        except BaseException:
+            sock.close()
+            data_dir.token_path.unlink(missing_ok=True)
+            raise
         runtime = Runtime(config, store)
         try:
             await runtime.recover_cut_turns()
@@ -119,6 +150,7 @@ async def serve(data_dir: DataDir, config: Config, port: int) -> None:
                 log_level="warning",
                 timeout_graceful_shutdown=3,
             )
+            logging.getLogger("uvicorn.error").addFilter(_OneLine())
             server = _DaemonServer(uv_config, runtime)
             lock.set_address(f"127.0.0.1:{actual_port}")
             log.info("OpenVaala serving on http://127.0.0.1:%d (pid %d)", actual_port, os.getpid())

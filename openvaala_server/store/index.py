@@ -311,11 +311,22 @@ def needs_rebuild(path: Path) -> str | None:
             clean = conn.execute("SELECT value FROM state WHERE key = 'clean'").fetchone()
             if clean != ("1",):
                 return "the last server did not close it cleanly"
+            # Damaged pages past the first rows show only when a query reaches them: check
+            # every page once at open (a few ms per MB) rather than fail later, mid-recovery.
+            problems = conn.execute("PRAGMA quick_check").fetchall()
+            if problems != [("ok",)]:
+                return f"damaged ({problems[0][0].splitlines()[-1]})"
         finally:
             conn.close()
     except sqlite3.Error as exc:
         return f"unreadable ({exc})"
     return None
+
+
+def is_corruption(exc: BaseException) -> bool:
+    """A damaged or foreign file, as opposed to a busy, full or read-only disk."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(code, int) and code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
 
 
 def create_schema(conn: sqlite3.Connection) -> None:

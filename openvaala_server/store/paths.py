@@ -80,6 +80,29 @@ def is_real_file(path: Path) -> bool:
         return False
 
 
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+
+
+def _scan(directory: Path) -> list[os.DirEntry[str]]:
+    with os.scandir(directory) as entries:
+        return list(entries)
+
+
+def tighten(path: Path, entry: os.DirEntry[str] | None = None) -> None:
+    """Take group and other permissions off a directory (0700) or regular file (0600).
+    Symlinks are left alone (chmod would follow them out of the data directory)."""
+    st = entry.stat(follow_symlinks=False) if entry is not None else os.lstat(path)
+    if stat.S_ISDIR(st.st_mode):
+        wanted = DIR_MODE
+    elif stat.S_ISREG(st.st_mode):
+        wanted = FILE_MODE
+    else:
+        return
+    if stat.S_IMODE(st.st_mode) & 0o077:
+        os.chmod(path, wanted)
+
+
 _PATH_CACHE_SIZE = 4096
 
 
@@ -101,9 +124,22 @@ class DataDir:
         return cls(Path.home() / ".local" / "share" / "openvaala")
 
     def ensure(self) -> None:
-        """Create the root (0700: it holds the token and every conversation) and conversations/."""
+        """Create the root (0700: it holds the token and every conversation) and conversations/,
+        and tighten what is there to the modes this version creates: directories 0700, files
+        0600 (message text must not be readable by other users, the index's WAL included).
+        Raises OSError when the directory cannot be created or changed (read-only, not ours)."""
         self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.conversations_dir.mkdir(mode=0o700, exist_ok=True)
+        tighten(self.root)
+        for entry in _scan(self.root):
+            if entry.name != self.conversations_dir.name:
+                tighten(Path(entry.path), entry)
+        tighten(self.conversations_dir)
+        for entry in _scan(self.conversations_dir):
+            tighten(Path(entry.path), entry)
+            if entry.is_dir(follow_symlinks=False):
+                for inner in _scan(Path(entry.path)):
+                    tighten(Path(inner.path), inner)
 
     @property
     def metadata_db(self) -> Path:

@@ -261,6 +261,9 @@ def build(data_dir: DataDir, db_path: Path) -> ReindexReport:
     """Write a complete index of `data_dir` into the new file `db_path` (synchronous)."""
     started = time.perf_counter()
     report = ReindexReport()
+    # Created here 0600, as SQLite would make it 0644: the index holds message text, and its
+    # -wal and -shm files later take the database file's mode.
+    os.close(os.open(db_path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
     # Used by the texts loader's thread too, never by two threads at once.
     conn = sqlite3.connect(db_path, isolation_level=None, check_same_thread=False)
     loader: _TextsLoader | None = None

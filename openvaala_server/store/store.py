@@ -95,21 +95,22 @@ class Store:
         self._writes = 0
         self._no_writes = asyncio.Event()
         self._no_writes.set()
+        self._rebuilding = asyncio.Lock()  # one rebuild of a damaged index at a time
 
     @classmethod
     async def open(cls, data_dir: DataDir) -> Store:
+        """Raises `StoreError` naming the problem when the data directory cannot be used (not
+        writable, metadata.db not a file); a damaged index is rebuilt instead."""
         await asyncio.to_thread(ix.check_sqlite)
         await asyncio.to_thread(data_dir.ensure)
-        reason = await asyncio.to_thread(ix.needs_rebuild, data_dir.metadata_db)
-        if reason is not None:
-            log.warning("rebuilding %s: %s", data_dir.metadata_db, reason)
-            report = await reindex(data_dir)
-            log.warning(
-                "reindex: %d conversations indexed, %d skipped",
-                len(report.indexed),
-                len(report.skipped),
-            )
-        index = await ix.Index.open(data_dir.metadata_db)
+        try:
+            index = await _open_index(data_dir)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the index {data_dir.metadata_db}: {exc}") from None
+        except OSError as exc:
+            raise StoreError(
+                f"cannot rebuild the index {data_dir.metadata_db}: {exc.strerror or exc}"
+            ) from None
         writer = JournalWriter()
         await writer.start()
         store = cls(data_dir, writer, index)
@@ -177,12 +178,29 @@ class Store:
         if payload["formatVersion"] != r.FORMAT_VERSION:
             raise FormatTooNew(f"this OpenVaala writes format {r.FORMAT_VERSION} only")
 
+        metadata = self.data_dir.metadata_file(cid)
+
         def make_dir() -> None:
-            directory.mkdir(mode=0o700)  # FileExistsError: ids are never reused
+            try:
+                directory.mkdir(mode=0o700)
+            except FileExistsError:
+                # Ids are never reused: only an earlier attempt at this very creation, which
+                # failed before its first record was durable, may have left the directory.
+                if not is_real_dir(directory) or _has_records(metadata):
+                    raise
             journal.fsync_dir(directory.parent)
 
-        await asyncio.to_thread(make_dir)
-        stamped = await self._writer.append(self.data_dir.metadata_file(cid), [payload])
+        try:
+            await asyncio.to_thread(make_dir)
+            stamped = await self._writer.append(metadata, [payload])
+        except FileExistsError:
+            raise
+        except Exception:
+            # A full or read-only disk, no file descriptor left: no conversation was created,
+            # so none may be left behind to block a retry or show up in every reindex.
+            await self._writer.forget(directory)
+            await asyncio.to_thread(_remove_new_dir, directory)
+            raise
         meta, _ = ix.fold_conversation(stamped)
         self._remember(cid, meta, stamped[-1]["seq"])
         self._update_index(self._index.put_conversation(meta))
@@ -341,17 +359,76 @@ class Store:
     ) -> tuple[list[tuple[str, str]], str | None]:
         """As `list_conversations`, each summary as (conversation id, JSON text): what the
         daemon sends on as it is (see `index.SUMMARY_JSON`)."""
-        return await self._index.list_summaries(
-            archived=archived, search=search, limit=limit, cursor=cursor
+        return await self._read_index(
+            lambda index: index.list_summaries(
+                archived=archived, search=search, limit=limit, cursor=cursor
+            )
         )
 
     async def get_summary(self, cid: str) -> dict[str, Any] | None:
         check_id(cid)
-        return await self._index.get_summary(cid)
+        return await self._read_index(lambda index: index.get_summary(cid))
 
     async def dump_index(self) -> dict[str, list[ix.Row]]:
         """Every row of the live index (for tests and `reindex --check`)."""
-        return await self._index.dump()
+        return await self._read_index(lambda index: index.dump())
+
+    async def _read_index(self, read: Callable[[ix.Index], Awaitable[T]]) -> T:
+        """A read of the index; one that finds it damaged rebuilds it from the directories
+        (the index is disposable) and reads again, rather than fail every later request."""
+        index = self._index
+        try:
+            return await read(index)
+        except sqlite3.DatabaseError as exc:
+            if not ix.is_corruption(exc):
+                raise
+            async with self._rebuilding:
+                if self._index is index:  # not rebuilt meanwhile by another reader
+                    log.error("the index is damaged (%s): rebuilding it", exc)
+                    report = await self.reindex()
+                    log.warning("reindex: %d conversations indexed", len(report.indexed))
+        return await read(self._index)
+
+
+def _has_records(metadata: Path) -> bool:
+    try:
+        return os.lstat(metadata).st_size > 0
+    except FileNotFoundError:
+        return False
+
+
+def _remove_new_dir(directory: Path) -> None:
+    try:
+        shutil.rmtree(directory)
+        journal.fsync_dir(directory.parent)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:  # the retry reuses it (see `create_conversation`)
+        log.warning("could not remove %s after a failed creation: %s", directory, exc)
+
+
+async def _rebuild(data_dir: DataDir, reason: str) -> None:
+    log.warning("rebuilding %s: %s", data_dir.metadata_db, reason)
+    report = await reindex(data_dir)
+    log.warning(
+        "reindex: %d conversations indexed, %d skipped", len(report.indexed), len(report.skipped)
+    )
+
+
+async def _open_index(data_dir: DataDir) -> ix.Index:
+    """The index, rebuilt first if it is missing, damaged, stale or of another schema."""
+    if data_dir.metadata_db.is_dir():
+        raise StoreError(f"{data_dir.metadata_db} is a directory: move it away, it is rebuilt")
+    reason = await asyncio.to_thread(ix.needs_rebuild, data_dir.metadata_db)
+    if reason is None:
+        try:
+            return await ix.Index.open(data_dir.metadata_db)
+        except sqlite3.DatabaseError as exc:
+            if not ix.is_corruption(exc):
+                raise
+            reason = f"damaged ({exc})"
+    await _rebuild(data_dir, reason)
+    return await ix.Index.open(data_dir.metadata_db)
 
 
 def _item(record: r.Record) -> dict[str, Any]:
