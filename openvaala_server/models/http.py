@@ -466,7 +466,7 @@ def pair_tool_calls(items: list[Item]) -> list[Item]:
                 note = {
                     "type": NOTICE,
                     "text": f"Result of an earlier {item.get('name', 'tool')} call: "
-                    + tool_output_text(item),
+                    + tool_result_text(item),
                 }
                 # Inside an open group the note waits until the group's results are out.
                 (notes if calls else out).append(note)

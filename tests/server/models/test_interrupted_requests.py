@@ -13,6 +13,7 @@ from openvaala_server.models.http import (
     INTERRUPTED_MARK,
     NOTICE_PREFIX,
     agent_text,
+    pair_tool_calls,
     tool_result_text,
 )
 from openvaala_server.models.openai_chat import OpenAIChatProvider
@@ -188,3 +189,16 @@ def test_finished_items_are_sent_unchanged() -> None:
     assert agent_text(answer) == "Done. "
     # An interrupted message without text still sends nothing.
     assert agent_text({"type": "agent_message", "text": "", "status": "interrupted"}) == ""
+
+
+def test_an_interrupted_result_whose_call_was_compacted_away_is_marked_in_its_note() -> None:
+    orphan = {
+        "type": "tool_result",
+        "callId": "gone",
+        "name": "shell",
+        "output": "half of it",
+        "status": "interrupted",
+    }
+    [note] = pair_tool_calls([orphan])
+    assert note["type"] == "notice"
+    assert note["text"] == "Result of an earlier shell call: half of it\n" + INTERRUPTED_MARK
