@@ -90,6 +90,26 @@ class ApprovalPrompt(Vertical, can_focus=True):
             body.append(f"\n{approval.reason}", style="italic")
         self.query_one("#approval-body", Static).update(body)
         self.display = True
+        self._show_reach()
+
+    # Unfocused, the prompt's letters would go to the composer: its border says how to reach it.
+    def on_focus(self) -> None:
+        self._mark_focus()
+
+    def on_blur(self) -> None:
+        self._mark_focus()
+
+    def on_descendant_focus(self) -> None:
+        self._mark_focus()
+
+    def on_descendant_blur(self) -> None:
+        self._mark_focus()
+
+    def _mark_focus(self) -> None:
+        self.call_after_refresh(self._show_reach)
+
+    def _show_reach(self) -> None:
+        self.border_subtitle = None if self.has_focus_within else "Ctrl+O to answer"
 
     def clear(self) -> None:
         self.approval = None

@@ -148,6 +148,7 @@ async def test_typing_in_the_composer_is_not_taken_by_the_prompt(
         prompt = app.approval_prompt
         await wait_for(pilot, lambda: prompt.display, what="the approval prompt")
         assert app.composer.has_focus
+        assert prompt.border_subtitle == "Ctrl+O to answer"
         await pilot.press("y", "a")  # typed into the draft, not answers
         assert app.composer.text == "drafty" + "a"
         assert prompt.approval is not None and not app.view.answered_here
