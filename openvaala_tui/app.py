@@ -130,10 +130,11 @@ class VaalaApp(CommandsMixin, App[int]):
             self.composer.placeholder = "Connecting to the OpenVaala daemon…"
             try:
                 self.client = await Client.connect(client_name="openvaala-tui")
-            except Exception as exc:  # no daemon and none could be started
+            except Exception as exc:  # no daemon and none could be started (e.g. a bad config)
+                reason = str(exc).replace(": openvaala: ", ": ")  # `serve start`'s own prefix
                 self.exit(
                     return_code=1,
-                    message=f"openvaala: could not reach or start the daemon: {exc}",
+                    message=f"openvaala: could not reach or start the daemon: {reason}",
                 )
                 return
         self.run_worker(self._pump(), name="pump", group="pump")
