@@ -13,6 +13,7 @@ from pytest_lsp import LanguageClient
 
 from tests.lsp.harness import Recorder, capabilities, command, request, start_lsp, stop_lsp
 from tests.support.daemon import Daemon
+from tests.support.events import collect_until, method_is, new_conversation
 
 ALWAYS_ASK = """
 [models.demo]
@@ -201,5 +202,49 @@ async def test_a_dismissed_prompt_stays_pending_and_a_lens_answers_it(
         result = await _ended(rec, cid)
         assert result["output"].splitlines()[0] == "hi"
         assert rec.approvals_resolved[-1]["decision"] == "allow" and client.messages == []
+    finally:
+        await stop_lsp(client)
+
+
+async def test_a_request_pending_before_the_editor_watches_is_asked(daemon_factory: Any) -> None:
+    daemon: Daemon = daemon_factory(config=ALWAYS_ASK)
+    python = await daemon.client("other")
+    client, rec, _ = await start_lsp(daemon, capabilities("neovim"))
+    try:
+        cid = await new_conversation(python, str(daemon.workdir))
+        await python.request(
+            "input/send", {"conversationId": cid, "text": "run: echo hi", "mode": "queue"}
+        )
+        waiting = (await collect_until(python, method_is("approval/requested")))[-1]["params"]
+        # The editor opens the conversation after the request went out: the snapshot has it.
+        await request(client, "openvaala/subscribe", {"conversationId": cid})
+        told = await rec.until(lambda: rec.approvals_requested)
+        assert [t["approvalId"] for t in told] == [waiting["approvalId"]]
+        prompt, answer = (await rec.until(lambda: rec.prompts))[0]
+        assert prompt.message.startswith("OpenVaala: default wants to use shell: echo hi")
+        answer.set_result(types.MessageActionItem(title="Allow for this conversation"))
+        result = await _ended(rec, cid)
+        assert result["output"].splitlines()[0] == "hi"
+        assert rec.approvals_resolved[-1]["decision"] == "allow_conversation"
+        assert len(rec.prompts) == 1
+    finally:
+        await python.close()
+        await stop_lsp(client)
+
+
+async def test_an_interrupt_denies_what_waits(daemon_factory: Any) -> None:
+    daemon: Daemon = daemon_factory(config=ALWAYS_ASK)
+    client, rec, _ = await start_lsp(
+        daemon, capabilities("neovim"), options={"approvals": "plugin"}
+    )
+    try:
+        cid, told = await _ask(client, rec)
+        await request(client, "openvaala/interrupt", {"conversationId": cid})
+        resolved = await rec.until(lambda: rec.approvals_resolved)
+        assert resolved[0]["approvalId"] == told["approvalId"]
+        assert resolved[0]["decision"] == "deny"
+        await rec.until(lambda: "turn/ended" in rec.methods(cid))
+        assert (await request(client, "openvaala/approvals", {}))["approvals"] == []
+        assert "## Awaiting approval" not in await _render(client, cid)
     finally:
         await stop_lsp(client)
