@@ -105,9 +105,8 @@ class ShellTool:
         except ValueError:
             # The call will fail on its arguments without running anything.
             return Access(summary=str(arguments.get("command") or "shell"))
-        reason = None
-        if call.outside_sandbox:
-            reason = call.justification or "(no justification given)"
+        # "" when the model gave no reason: the prompt then says so.
+        reason = (call.justification or "") if call.outside_sandbox else None
         return Access(summary=call.command, command=call.command, outside_sandbox=reason)
 
     async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:

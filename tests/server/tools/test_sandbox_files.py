@@ -157,6 +157,8 @@ def test_access_of_each_builtin_tool(places: Places) -> None:
     assert shell.access(
         {"command": "curl x", "outside_sandbox": True, "justification": "fetch the docs"}, cwd
     ) == Access(summary="curl x", command="curl x", outside_sandbox="fetch the docs")
+    asked = shell.access({"command": "curl x", "outside_sandbox": True}, cwd)
+    assert asked.outside_sandbox == ""  # asked, without a reason: still a request
     real_work = Path(os.path.realpath(cwd))
     assert WriteFileTool().access({"path": "a/b.txt", "content": ""}, cwd) == Access(
         summary="write a/b.txt", writes=(real_work / "a" / "b.txt",)
