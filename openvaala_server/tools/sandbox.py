@@ -143,9 +143,11 @@ def bwrap_argv(bwrap: str, argv: list[str], cwd: Path, confinement: Confinement)
     else:
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
         args += _run_dir_args()
-        # Bound again after the private /tmp, which would otherwise cover a directory under it.
+        # Bound again after the private /tmp, which would otherwise cover a directory under it;
+        # by its real path, which a symlinked working directory leads to.
         bind = "--bind" if confinement.mode == "workspace" else "--ro-bind"
-        args += [bind, str(cwd), str(cwd)]
+        real = os.path.realpath(cwd)
+        args += [bind, real, real]
     args += hide_args(confinement.protected)
     return [*args, "--chdir", str(cwd), "--", *argv]
 

@@ -36,11 +36,7 @@ def agents_toml(model: str) -> str:
 
 @pytest.fixture
 def start_daemon(places: Places) -> Iterator[Callable[[str], Daemon]]:
-    """Starts a daemon whose data and config directories are the places' protected ones.
-
-    The config sits in a directory of its own: the daemon hides the directory of the config
-    file it was given, which must not be the one holding the workspace.
-    """
+    """Starts a daemon whose data directory and config file are the places' protected ones."""
     started: list[Daemon] = []
 
     def start(config: str) -> Daemon:

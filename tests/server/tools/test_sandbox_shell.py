@@ -75,6 +75,16 @@ def remove_if_there(path: str) -> bool:
 
 
 @pytest.mark.parametrize("mode", MODES)
+async def test_a_symlinked_working_directory(places: Places, mode: SandboxMode) -> None:
+    linked = places.root / "linked-work"
+    linked.symlink_to(places.work)
+    ctx = ToolContext(cwd=linked, emit_output=lambda _: None, confinement=places.confinement(mode))
+    result = await ShellTool().run({"command": "pwd; echo x > via-link.txt"}, ctx)
+    assert result.output.startswith(f"{linked}\n")
+    assert (places.work / "via-link.txt").exists() == (mode != "read-only")
+
+
+@pytest.mark.parametrize("mode", MODES)
 async def test_tmp_is_private_and_writable(places: Places, mode: SandboxMode) -> None:
     scratch = f"/tmp/openvaala-test-{secrets.token_hex(4)}"
     command = f"echo x > {scratch} && cat {scratch}"
