@@ -55,6 +55,18 @@ async def _ended(rec: Recorder, cid: str) -> dict[str, Any]:
     return result
 
 
+async def _awaiting(rec: Recorder, sid: str) -> None:
+    """Until the editor has the session's "awaiting_approval" status (it follows the request)."""
+    await rec.until(
+        lambda: any(
+            e["method"] == "session/updated"
+            and e["params"]["session"]["sessionId"] == sid
+            and e["params"]["session"]["status"] == "awaiting_approval"
+            for e in rec.events
+        )
+    )
+
+
 async def _render(client: LanguageClient, cid: str) -> str:
     rendered = await request(client, "openvaala/render", {"uri": f"openvaala://conversation/{cid}"})
     return str(rendered["text"])
@@ -74,6 +86,7 @@ async def test_allow_once_from_the_prompt_runs_the_command(
         assert told["reason"] in prompt.message
         assert [a.title for a in prompt.actions or []] == ANSWERS
         # While it waits, the transcript says so and shows the request.
+        await _awaiting(rec, told["sessionId"])
         text = await _render(client, cid)
         assert "· awaiting approval" in text and "## Awaiting approval" in text
 
@@ -246,5 +259,60 @@ async def test_an_interrupt_denies_what_waits(daemon_factory: Any) -> None:
         await rec.until(lambda: "turn/ended" in rec.methods(cid))
         assert (await request(client, "openvaala/approvals", {}))["approvals"] == []
         assert "## Awaiting approval" not in await _render(client, cid)
+    finally:
+        await stop_lsp(client)
+
+
+SUBAGENT_ASKS = """
+default_agent = "main"
+
+[models.demo]
+provider = "demo"
+pace_ms = 0
+
+[agents.worker]
+description = "Asks first"
+approval = "always"
+
+[agents.main]
+description = "Root"
+model = "demo"
+"""
+
+
+async def test_a_subagents_request_names_the_subagent(daemon_factory: Any) -> None:
+    daemon: Daemon = daemon_factory(config=SUBAGENT_ASKS)
+    client, rec, _ = await start_lsp(daemon, capabilities("visual-studio-code"))
+    try:
+        new = await request(client, "openvaala/conversations/new", {})
+        cid = new["conversation"]["conversationId"]
+        await request(
+            client,
+            "openvaala/send",
+            {"conversationId": cid, "text": "spawn: run: echo from-worker"},
+        )
+        prompt, answer = (await rec.until(lambda: rec.prompts))[0]
+        assert prompt.message.startswith("OpenVaala: worker wants to use shell: echo from-worker")
+        told = rec.approvals_requested[0]
+        # The root transcript shows the subagent waiting, and its request.
+        await _awaiting(rec, told["sessionId"])
+        text = await _render(client, cid)
+        assert "### ↳ worker — awaiting approval" in text
+        assert "### ⚠ worker wants to use shell" in text
+        answer.set_result(types.MessageActionItem(title="Allow once"))
+        await rec.until(
+            lambda: any(
+                e["method"] == "turn/ended" and e["params"]["sessionId"] == told["sessionId"]
+                for e in rec.events
+            )
+        )
+        outputs = [
+            e["params"]["item"]["output"]
+            for e in rec.events
+            if e["method"] == "item/completed"
+            and e["params"]["item"]["type"] == "tool_result"
+            and e["params"]["sessionId"] == told["sessionId"]
+        ]
+        assert [o.splitlines()[0] for o in outputs] == ["from-worker"]
     finally:
         await stop_lsp(client)
