@@ -118,9 +118,7 @@ class Approvals:
 
     def pending(self, cid: str | None = None) -> list[dict[str, Any]]:
         views = self.ls.bridge.views
-        chosen = [views[cid]] if cid is not None and cid in views else []
-        if cid is None:
-            chosen = list(views.values())
+        chosen = list(views.values()) if cid is None else [v for v in (views.get(cid),) if v]
         return [
             {**request, "conversationId": view.conversation_id}
             for view in chosen

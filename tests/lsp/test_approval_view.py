@@ -7,6 +7,7 @@ from typing import Any
 
 from openvaala_lsp.approvals import ask_mode, prompt_text
 from openvaala_lsp.documents import _lenses
+from openvaala_lsp.progress import _activity
 from openvaala_lsp.render import render
 from openvaala_lsp.view import ConversationView
 
@@ -105,3 +106,13 @@ def test_approval_option_from_initialization_options() -> None:
     assert mode == "prompt" and warning and "approval" in warning
     mode, warning = ask_mode(["plugin"])
     assert mode == "prompt" and warning and "must be an object" in warning
+
+
+def test_progress_says_what_the_turn_waits_for() -> None:
+    assert _activity("approval/requested", _request("1", ROOT, "default", 1)) == (
+        "awaiting approval: echo default"
+    )
+    assert _activity("approval/resolved", {"decision": "deny"}) == "denied"
+    assert _activity("approval/resolved", {"decision": "allow_conversation"}) == (
+        "allowed, running…"
+    )
