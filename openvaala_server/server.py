@@ -9,6 +9,7 @@ the token removed and the lock released — in that order.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import secrets
@@ -19,6 +20,7 @@ from types import FrameType
 import uvicorn
 
 from openvaala_server.api.app import build_app
+from openvaala_server.api.listener import Guard, GuardedH11Protocol, Limits, accept_forever
 from openvaala_server.api.security import Credentials
 from openvaala_server.config import Config
 from openvaala_server.runtime.manager import Runtime
@@ -83,10 +85,40 @@ class _OneLine(logging.Filter):
 class _DaemonServer(uvicorn.Server):
     """uvicorn, but a stop signal first interrupts and saves running turns."""
 
-    def __init__(self, config: uvicorn.Config, runtime: Runtime) -> None:
+    def __init__(self, config: uvicorn.Config, runtime: Runtime, limits: Limits) -> None:
         super().__init__(config)
         self.runtime = runtime
         self._stopping = False
+        self._guard = Guard(limits)
+        self._accepting: asyncio.Task[None] | None = None
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        # uvicorn would accept through asyncio's loop, which floods the log when out of file
+        # descriptors and has no header deadline: the daemon accepts itself (listener.py).
+        await super().startup(sockets=[])
+        config, state = self.config, self.server_state
+
+        def protocol() -> asyncio.Protocol:
+            return GuardedH11Protocol(
+                config=config, server_state=state, app_state=self.lifespan.state, guard=self._guard
+            )
+
+        if not sockets:
+            raise ValueError("the daemon serves the socket it bound (bind_loopback)")
+        self._accepting = asyncio.create_task(accept_forever(sockets[0], protocol, self._guard))
+        self._accepting.add_done_callback(self._accept_ended)
+
+    def _accept_ended(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            log.error("the accept loop failed: stopping", exc_info=exc)
+            self.should_exit = True
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        if self._accepting is not None:
+            self._accepting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._accepting
+        await super().shutdown(sockets)
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         if self._stopping:
@@ -151,7 +183,7 @@ async def serve(data_dir: DataDir, config: Config, port: int) -> None:
                 timeout_graceful_shutdown=3,
             )
             logging.getLogger("uvicorn.error").addFilter(_OneLine())
-            server = _DaemonServer(uv_config, runtime)
+            server = _DaemonServer(uv_config, runtime, Limits.from_file_limit())
             lock.set_address(f"127.0.0.1:{actual_port}")
             log.info("OpenVaala serving on http://127.0.0.1:%d (pid %d)", actual_port, os.getpid())
             await server.serve(sockets=[sock])
