@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-import pytest
 from playwright.sync_api import Locator, Page, WebSocketRoute, expect
 
 from openvaala_server.client import Client
@@ -34,13 +32,6 @@ description = "General assistant"
 model = "demo"
 approval = "always"
 """
-
-
-@pytest.fixture
-def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The conversations' directory, outside the daemon's config directory (which tools must
-    not touch) that the daemon fixture keeps in the test's tmp_path."""
-    return tmp_path_factory.mktemp("approvals-work")
 
 
 def card(page: Page) -> Locator:
@@ -69,12 +60,12 @@ def tool_result(page: Page) -> Locator:
 
 
 def test_allow_from_one_page_runs_the_command_and_resolves_the_other(
-    daemon_factory: DaemonFactory, ui_factory: UIFactory, workdir: Path
+    daemon_factory: DaemonFactory, ui_factory: UIFactory
 ) -> None:
     daemon = daemon_factory(ASKING_CONFIG)
     one = ui_factory(daemon)
     one.login()
-    cid = one.new_conversation(str(workdir))
+    cid = one.new_conversation()
     two = ui_factory(daemon)
     two.login(cid)
     expect(two.page.locator("#composer-text")).to_be_enabled()
@@ -98,12 +89,12 @@ def test_allow_from_one_page_runs_the_command_and_resolves_the_other(
 
 
 def test_deny_with_a_message_reaches_the_model_and_the_other_page(
-    daemon_factory: DaemonFactory, ui_factory: UIFactory, workdir: Path
+    daemon_factory: DaemonFactory, ui_factory: UIFactory
 ) -> None:
     daemon = daemon_factory(ASKING_CONFIG)
     one = ui_factory(daemon)
     one.login()
-    cid = one.new_conversation(str(workdir))
+    cid = one.new_conversation()
     two = ui_factory(daemon)
     two.login(cid)
     expect(two.page.locator("#composer-text")).to_be_enabled()
@@ -125,12 +116,12 @@ def test_deny_with_a_message_reaches_the_model_and_the_other_page(
 
 
 def test_an_answer_from_a_python_client_resolves_the_card(
-    daemon_factory: DaemonFactory, ui_factory: UIFactory, workdir: Path
+    daemon_factory: DaemonFactory, ui_factory: UIFactory
 ) -> None:
     daemon = daemon_factory(ASKING_CONFIG)
     ui = ui_factory(daemon)
     ui.login()
-    cid = ui.new_conversation(str(workdir))
+    cid = ui.new_conversation()
     ui.send("run: echo hi")
     expect_pending(ui)
     approval_id = pending_card(ui.page).get_attribute("data-approval-id")
@@ -159,12 +150,12 @@ def test_an_answer_from_a_python_client_resolves_the_card(
 
 
 def test_the_command_in_a_card_is_text_not_markup(
-    daemon_factory: DaemonFactory, ui_factory: UIFactory, workdir: Path
+    daemon_factory: DaemonFactory, ui_factory: UIFactory
 ) -> None:
     daemon = daemon_factory(ASKING_CONFIG)
     ui = ui_factory(daemon)
     ui.login()
-    ui.new_conversation(str(workdir))
+    ui.new_conversation()
     command = "echo '<img src=x onerror=alert(1)><b>bold</b>'"
     ui.send(f"run: {command}")
     pending = pending_card(ui.page)
@@ -179,12 +170,12 @@ def test_the_command_in_a_card_is_text_not_markup(
 
 
 def test_the_card_is_answered_from_the_keyboard(
-    daemon_factory: DaemonFactory, ui_factory: UIFactory, workdir: Path
+    daemon_factory: DaemonFactory, ui_factory: UIFactory
 ) -> None:
     daemon = daemon_factory(ASKING_CONFIG)
     ui = ui_factory(daemon)
     ui.login()
-    ui.new_conversation(str(workdir))
+    ui.new_conversation()
     page = ui.page
     page.focus("#composer-text")
     page.keyboard.type("run: echo hi")
@@ -215,12 +206,12 @@ def test_the_card_is_answered_from_the_keyboard(
 
 
 def test_a_card_does_not_take_focus_from_someone_typing(
-    daemon_factory: DaemonFactory, ui_factory: UIFactory, workdir: Path
+    daemon_factory: DaemonFactory, ui_factory: UIFactory
 ) -> None:
     daemon = daemon_factory(ASKING_CONFIG)
     ui = ui_factory(daemon)
     ui.login()
-    cid = ui.new_conversation(str(workdir))
+    cid = ui.new_conversation()
     page = ui.page
     page.fill("#composer-text", "half a thought")
     page.focus("#composer-text")
@@ -276,14 +267,14 @@ class HeldNotifications:
 
 
 def test_an_answer_that_lost_the_race_shows_a_notice(
-    daemon_factory: DaemonFactory, ui_factory: UIFactory, workdir: Path
+    daemon_factory: DaemonFactory, ui_factory: UIFactory
 ) -> None:
     daemon = daemon_factory(ASKING_CONFIG)
     ui = ui_factory(daemon)
     socket = HeldNotifications()
     ui.page.route_web_socket(re.compile(r"/ws$"), socket.route)
     ui.login()
-    cid = ui.new_conversation(str(workdir))
+    cid = ui.new_conversation()
     page = ui.page
     ui.send("run: echo hi")
     expect_pending(ui)
@@ -339,12 +330,12 @@ model = "demo"
 
 
 def test_a_subagents_request_shows_in_the_main_transcript_with_its_name(
-    daemon_factory: DaemonFactory, ui_factory: UIFactory, workdir: Path
+    daemon_factory: DaemonFactory, ui_factory: UIFactory
 ) -> None:
     daemon = daemon_factory(SUBAGENT_CONFIG)
     ui = ui_factory(daemon)
     ui.login()
-    ui.new_conversation(str(workdir))
+    ui.new_conversation()
     page = ui.page
     ui.send("spawn: run: echo hi")
     pending = pending_card(page)
@@ -372,7 +363,7 @@ RECORDED_FOLD = page_script("recorded_fold_check.js")
 
 
 def test_the_fold_of_a_recorded_approval_turn(
-    daemon_factory: DaemonFactory, ui_factory: UIFactory, workdir: Path
+    daemon_factory: DaemonFactory, ui_factory: UIFactory
 ) -> None:
     daemon = daemon_factory(ASKING_CONFIG)
 
@@ -380,7 +371,7 @@ def test_the_fold_of_a_recorded_approval_turn(
         client: Client = await daemon.client()
         late: Client = await daemon.client()
         try:
-            created = await client.request("conversation/create", {"cwd": str(workdir)})
+            created = await client.request("conversation/create", {"cwd": str(daemon.workdir)})
             cid = created["conversation"]["conversationId"]
             before = await client.subscribe(cid)
             await client.request(

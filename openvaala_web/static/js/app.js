@@ -234,7 +234,14 @@ class App {
    * its buttons, so a keystroke meant for the composer can never answer it.
    */
   focusApproval(approvalId) {
-    if (this.tab !== "transcript") return;
+    const approval = this.state && this.state.approvals.get(approvalId);
+    if (!approval || approval.decision || this.tab !== "transcript") return;
+    if (this.composer.sending) {
+      // The message that started this turn may still be in the composer: decide once it left.
+      const again = () => this.focusApproval(approvalId);
+      this.composer.sending.then(again, again);
+      return;
+    }
     const active = document.activeElement;
     if (active && active !== document.body) {
       if (active.closest(".approval-pending")) return;

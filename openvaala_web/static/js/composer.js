@@ -33,6 +33,7 @@ export class Composer {
     this.target = $("#composer-target", root);
     this.running = false;
     this.editing = null; // inputId being edited in place
+    this.sending = null; // the submit in flight (a promise), if any
 
     root.addEventListener("submit", (event) => {
       event.preventDefault();
@@ -65,10 +66,20 @@ export class Composer {
     this.text.focus();
   }
 
-  async submit() {
+  submit() {
     const text = this.text.value;
-    if (!text.trim()) return;
+    if (!text.trim()) return Promise.resolve();
     const mode = this.running ? this.mode.value : "queue";
+    // Held while in flight: what the turn does may arrive before the daemon's answer (an
+    // approval card), and whether the user is still typing is clear only once the box is emptied.
+    const done = this._send(text, mode).finally(() => {
+      if (this.sending === done) this.sending = null;
+    });
+    this.sending = done;
+    return done;
+  }
+
+  async _send(text, mode) {
     this.sendButton.disabled = true;
     try {
       await this.actions.send(text, mode);
