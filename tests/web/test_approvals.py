@@ -236,12 +236,22 @@ def test_a_card_does_not_take_focus_from_someone_typing(
     ui.wait_idle()
 
 
-class HeldNotifications:
-    """The page's websocket, routed through Playwright: while `holding`, notifications from the
-    daemon wait here (answers to the page's requests still pass); `release` delivers them in
-    order. This makes the page answer an approval it has not yet heard was answered."""
+def is_notification(message: str | bytes) -> bool:
+    return '"method"' in str(message)
 
-    def __init__(self) -> None:
+
+def is_answer(message: str | bytes) -> bool:
+    return not is_notification(message)
+
+
+class HeldMessages:
+    """The page's websocket, routed through Playwright: while `holding`, the daemon's messages
+    that `hold` picks (notifications, or answers to the page's requests) wait here and the rest
+    pass; `release` delivers the held ones in order. This lets a test decide which of two
+    messages the page sees first."""
+
+    def __init__(self, hold: Callable[[str | bytes], bool]) -> None:
+        self.hold = hold
         self.holding = False
         self.held: list[str | bytes] = []
         self.page_side: WebSocketRoute | None = None
@@ -251,7 +261,7 @@ class HeldNotifications:
         server = ws.connect_to_server()
 
         def from_daemon(message: str | bytes) -> None:
-            if self.holding and '"method"' in str(message):
+            if self.holding and self.hold(message):
                 self.held.append(message)
             else:
                 ws.send(message)
@@ -266,12 +276,35 @@ class HeldNotifications:
         self.held.clear()
 
 
+def test_a_card_shown_before_the_send_is_answered_takes_focus_after_it(
+    daemon_factory: DaemonFactory, ui_factory: UIFactory
+) -> None:
+    daemon = daemon_factory(ASKING_CONFIG)
+    ui = ui_factory(daemon)
+    socket = HeldMessages(is_answer)
+    ui.page.route_web_socket(re.compile(r"/ws$"), socket.route)
+    ui.login()
+    ui.new_conversation()
+    page = ui.page
+    page.fill("#composer-text", "run: echo hi")
+    socket.holding = True
+    page.press("#composer-text", "Enter")
+    # The turn's card arrives while the composer still holds the message being sent.
+    waiting = pending_card(page)
+    expect(waiting).to_have_count(1)
+    expect(page.locator("#composer-text")).to_have_value("run: echo hi")
+    expect(page.locator("#composer-text")).to_be_focused()
+    socket.release()
+    expect(page.locator("#composer-text")).to_have_value("")
+    expect(waiting).to_be_focused()
+
+
 def test_an_answer_that_lost_the_race_shows_a_notice(
     daemon_factory: DaemonFactory, ui_factory: UIFactory
 ) -> None:
     daemon = daemon_factory(ASKING_CONFIG)
     ui = ui_factory(daemon)
-    socket = HeldNotifications()
+    socket = HeldMessages(is_notification)
     ui.page.route_web_socket(re.compile(r"/ws$"), socket.route)
     ui.login()
     cid = ui.new_conversation()
