@@ -73,6 +73,9 @@ def test_allow_from_one_page_runs_the_command_and_resolves_the_other(
     one.send("run: echo hi")
     for ui in (one, two):
         expect_pending(ui)
+        # The conversation list says it waits for the user.
+        row = ui.page.locator(f"#conv-list [data-conversation-id='{cid}']")
+        expect(row).to_have_attribute("data-status", "awaiting_approval")
     # Nothing ran while it waits.
     expect(tool_result(one.page).locator(".tool-output")).to_have_count(0)
     one.screenshot("approval-card")
@@ -113,6 +116,7 @@ def test_deny_with_a_message_reaches_the_model_and_the_other_page(
         expect(result.locator(".tool-status")).to_have_text("error")
         expect(result.locator(".tool-output")).to_contain_text("not <b>now</b>, use printf")
         expect(result.locator(".tool-output")).not_to_have_text(PRINTED_HI)
+    one.screenshot("approval-denied")
 
 
 def test_an_answer_from_a_python_client_resolves_the_card(
