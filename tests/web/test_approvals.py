@@ -234,7 +234,7 @@ def test_a_card_does_not_take_focus_from_someone_typing(
     expect(page.locator("#announce")).to_have_text("default waits for your approval to run shell")
     expect(page.locator("#composer-text")).to_be_focused()
     expect(page.locator("#composer-text")).to_have_value("half a thought")
-    # The card is the last thing above the composer: Shift+Tab reaches it (its arguments, then Deny).
+    # The card is the last thing above the composer: Shift+Tab reaches it (arguments, then Deny).
     page.keyboard.press("Shift+Tab")
     expect(pending_card(page).locator(".approval-arguments summary")).to_be_focused()
     page.keyboard.press("Shift+Tab")
