@@ -22,6 +22,7 @@ import uvicorn
 from openvaala_server.api.app import build_app
 from openvaala_server.api.listener import Guard, GuardedH11Protocol, Limits, accept_forever
 from openvaala_server.api.security import Credentials
+from openvaala_server.api.websocket import ClosingWebSocketProtocol
 from openvaala_server.config import Config
 from openvaala_server.runtime.manager import Runtime
 from openvaala_server.store.lock import RuntimeLock
@@ -169,7 +170,7 @@ async def serve(data_dir: DataDir, config: Config, port: int) -> None:
             app = build_app(runtime, credentials)
             uv_config = uvicorn.Config(
                 app,
-                ws="websockets-sansio",
+                ws=ClosingWebSocketProtocol,
                 ws_max_size=config.server.max_frame_bytes,
                 # Small frames on loopback gain nothing from compression, and deflating each
                 # frame once per client cost ~10% of the daemon's CPU when fanning out.

@@ -4,6 +4,10 @@ Every outgoing frame — responses and the notifications of every conversation t
 subscribes to — goes through one bounded queue drained by one sender task, so a response is never
 overtaken by events it precedes. A client that stops reading fills its queue and is dropped (close
 1013); it never slows the turn or the other clients, and memory stays bounded.
+
+Back-pressure, not drops, for a client's own requests: while half its queue waits to be sent, its
+next request is not read (its frames wait in the socket), so a client that sends many requests
+without waiting for answers is slowed to the pace it reads them, never dropped for it.
 """
 
 from __future__ import annotations
@@ -57,6 +61,10 @@ class Connection:
         self._sender: asyncio.Task[None] | None = None
         self._receiver: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()  # long requests under way
+        # Requests are read only while fewer than this many frames wait (see the docstring).
+        self._read_below = max(1, queue_limit // 2)
+        self._room = asyncio.Event()  # set by the sender when the queue is below `_read_below`
+        self._room.set()
 
     # -- Subscriber ----------------------------------------------------------------------
 
@@ -105,9 +113,17 @@ class Connection:
         while True:
             frame = await self.queue.get()
             await send({"type": "websocket.send", "text": frame})
+            if self.queue.qsize() < self._read_below:
+                self._room.set()
+
+    async def _wait_for_room(self) -> None:
+        if self.queue.qsize() >= self._read_below:
+            self._room.clear()
+            await self._room.wait()
 
     async def _receive_loop(self) -> None:
         while True:
+            await self._wait_for_room()
             try:
                 message = await self.websocket.receive()
             except WebSocketDisconnect:
