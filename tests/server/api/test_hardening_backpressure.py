@@ -39,7 +39,7 @@ async def test_many_requests_without_waiting_are_all_answered(daemon_factory) ->
     for n in range(1, count + 1):
         ws.protocol.send_text(f'{{"jsonrpc":"2.0","id":{n},"method":"initialize"}}'.encode())
     ws.transport.write(b"".join(ws.protocol.data_to_send()))
-    answered = set()
+    answered: set[int] = set()
     while len(answered) < count:
         reply = orjson.loads(await asyncio.wait_for(ws.recv(), 30))
         assert "result" in reply, reply
