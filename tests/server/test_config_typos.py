@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from openvaala_server.config import Config, ConfigError, load_config
+from openvaala_server.config import PROVIDER_OPTIONS, PROVIDERS, Config, ConfigError, load_config
 from openvaala_server.tools.collab import COLLAB_TOOL_NAMES
 from openvaala_server.tools.registry import BUILTIN_TOOLS
 
@@ -263,3 +263,22 @@ deny = ["rm -rf /*", "curl * | sh"]
     plain = config.agents["plain"].permissions
     assert (plain.sandbox, plain.network, plain.approval) == ("workspace", False, "escalate")
     assert plain.allow == plain.deny == ()
+
+
+MODELS = Path(__file__).resolve().parents[2] / "openvaala_server" / "models"
+PROVIDER_SOURCES = {
+    "demo": ("demo.py",),
+    "openai": ("openai_chat.py", "http.py"),
+    "openai_responses": ("openai_responses.py", "http.py"),
+    "anthropic": ("anthropic.py", "http.py"),
+}
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_the_accepted_options_are_the_ones_the_provider_reads(provider: str) -> None:
+    """A provider reading an option the config refuses, or the reverse, is caught here."""
+    source = "".join((MODELS / name).read_text() for name in PROVIDER_SOURCES[provider])
+    read = set(re.findall(r'options\.get\("(\w+)"', source))
+    accepted = set(PROVIDER_OPTIONS[provider])
+    assert read <= accepted
+    assert {name for name in accepted if f'"{name}"' not in source} == set()
