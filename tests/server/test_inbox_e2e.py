@@ -4,7 +4,7 @@ releases step by step: steer, queue, jump, editing waiting input, and interrupts
 from __future__ import annotations
 
 import asyncio
-import os
+import secrets
 from typing import Any
 
 import orjson
@@ -14,6 +14,7 @@ from websockets.asyncio.client import connect
 from openvaala_server.client import Client, RpcError
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Gate, Reply
+from tests.server.tools.processes import survivors, wait_for_processes
 from tests.support.daemon import Daemon
 from tests.support.events import (
     collect_until,
@@ -236,23 +237,21 @@ async def test_interrupt_during_reasoning_keeps_it_marked(
 async def test_interrupt_kills_a_running_shell_command(
     daemon_factory: Any, fake_openai: FakeProvider
 ) -> None:
-    d, client, cid = await _start(daemon_factory, fake_openai)
-    pid_file = d.workdir / "pid"
-    command = f"sleep 300 & echo $! > {pid_file}; echo started; wait"
+    _d, client, cid = await _start(daemon_factory, fake_openai)
+    # Found by its unique sleep: inside the sandbox's PID namespace `$!` is not a host pid.
+    mark = f"300.{secrets.randbelow(10**6):06d}"
+    command = f"sleep {mark} & echo started; wait"
     fake_openai.enqueue(Reply().tool_call("shell", {"command": command}))
     await _send(client, cid, "run it", "queue")
     await collect_until(
         client, lambda n: n["method"] == "item/delta" and n["params"]["field"] == "output"
     )
-    child = int(pid_file.read_text())
+    assert len(wait_for_processes(mark, "sleep", 1)) == 1
     await client.request("turn/interrupt", {"conversationId": cid})
     notes = await collect_until(client, turn_ended())
     [result] = completed_items(notes, "tool_result")
     assert result["status"] == "interrupted" and "started" in result["output"]
-    with pytest.raises(ProcessLookupError):
-        for _ in range(100):
-            os.kill(child, 0)
-            await asyncio.sleep(0.02)
+    assert survivors(mark) == []
     await client.close()
 
 
