@@ -344,6 +344,7 @@ async def _ripgrep(rg: str, query: _Query, place: _Place, confinement: Confineme
     hits = _Hits(query.max_results, query.context)
     assert process.stdout is not None and process.stderr is not None
     errors = asyncio.create_task(process.stderr.read())
+    read_all = False
     try:
         async for raw in process.stdout:
             if raw.startswith(b"--") and b"\0" not in raw:
@@ -356,9 +357,13 @@ async def _ripgrep(rg: str, query: _Query, place: _Place, confinement: Confineme
             text = parsed[3].decode("utf-8", errors="replace").removesuffix("\r")
             if not hits.add(path, int(parsed[1]), parsed[2] == b":", text):
                 break
+        else:
+            read_all = True
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            if process.returncode is None:
+        # Only a search stopped early (or interrupted) is killed: killing one that has exited
+        # would reap it behind asyncio's back, and its exit status would be lost.
+        if not read_all and process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
                 process.kill()
         code = await process.wait()
         stderr = await errors
