@@ -83,7 +83,9 @@ def _kind(mode: int) -> str | None:
 def refuse_special(path: Path, mode: int) -> None:
     """Refuse anything but a regular file (directories get their own message from the caller)."""
     if (kind := _kind(mode)) is not None:
-        raise Refused(f"{path} is {kind}, not a regular file; the file tools read only files.")
+        raise Refused(
+            f"{path} is {kind}, not a regular file; the file tools work only on regular files."
+        )
 
 
 def open_for_reading(path: Path, confinement: Confinement) -> int:

@@ -55,6 +55,8 @@ class SandboxUnavailable(Exception):
 class _Probe:
     ok: bool
     detail: str = ""
+    # False for an answer a loaded machine may change (a timeout): asked again next call.
+    final: bool = True
 
 
 # One probe per bwrap path: namespaces don't come and go while the daemon runs.
@@ -82,7 +84,8 @@ async def usable_bwrap(mode: str) -> str | None:
         problem = "bubblewrap (`bwrap`) is not installed"
     else:
         probe = _probes.get(path) or await _probe(path)
-        _probes[path] = probe
+        if probe.final:
+            _probes[path] = probe
         if not probe.ok:
             problem = f"bubblewrap ({path}) cannot create a sandbox here: {probe.detail}"
     if problem is None:
@@ -118,7 +121,7 @@ async def _probe(path: str) -> _Probe:
     except TimeoutError:
         process.kill()
         await process.wait()
-        return _Probe(False, f"`bwrap … true` did not finish in {_PROBE_TIMEOUT_S:g} s")
+        return _Probe(False, f"`bwrap … true` did not finish in {_PROBE_TIMEOUT_S:g} s", False)
     if process.returncode != 0:
         text = stderr.decode(errors="replace").strip() or f"exit code {process.returncode}"
         return _Probe(False, text + " (are unprivileged user namespaces disabled?)")
