@@ -82,6 +82,37 @@ async def test_each_agent_gets_the_sandbox_its_config_names(
     await client.close()
 
 
+async def test_the_network_setting_is_the_one_enforced(
+    places: Places, start_daemon: Callable[[str], Daemon]
+) -> None:
+    networked = (
+        '[agents.online]\ndescription = "net"\nmodel = "demo"\nsandbox = "workspace"\n'
+        'network = true\napproval = "never"\n'
+    )
+    daemon = start_daemon(
+        '[models.demo]\nprovider = "demo"\npace_ms = 0\n\n' + agents_toml("demo") + networked
+    )
+
+    async def greet(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"hello from the host\n")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(greet, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    client = await daemon.client()
+    command = f"exec 3<>/dev/tcp/127.0.0.1/{port} && cat <&3"
+    try:
+        offline = await shell_output(client, places.work, AGENTS["workspace"], command)
+        online = await shell_output(client, places.work, "online", command)
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert "hello from the host" not in offline
+    assert online.startswith("hello from the host\n")
+    await client.close()
+
+
 async def test_the_api_key_never_reaches_a_command(
     places: Places,
     start_daemon: Callable[[str], Daemon],
