@@ -12,14 +12,14 @@ from typing import Any
 import pytest
 
 from openvaala_server.domain.permissions import Access, SandboxMode
-from openvaala_server.tools.base import ToolContext, ToolResult, access_of
+from openvaala_server.tools.base import Tool, ToolContext, ToolResult, access_of
 from openvaala_server.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
 from openvaala_server.tools.registry import BUILTIN_TOOLS
 from openvaala_server.tools.shell import ShellTool
 from tests.server.tools.sandbox_places import TOKEN, Places
 
 MODES: list[SandboxMode] = ["workspace", "read-only", "off"]
-TOOLS = {
+TOOLS: dict[str, Tool] = {
     "read_file": ReadFileTool(),
     "write_file": WriteFileTool(),
     "edit_file": EditFileTool(),
