@@ -110,11 +110,16 @@ class Connection:
 
     async def _send_loop(self) -> None:
         send = self.websocket.send
-        while True:
-            frame = await self.queue.get()
-            await send({"type": "websocket.send", "text": frame})
-            if self.queue.qsize() < self._read_below:
-                self._room.set()
+        try:
+            while True:
+                frame = await self.queue.get()
+                await send({"type": "websocket.send", "text": frame})
+                if self.queue.qsize() < self._read_below:
+                    self._room.set()
+        finally:
+            # Gone (the client disconnected): the receiver must not wait for room, but read
+            # on and see the disconnect.
+            self._room.set()
 
     async def _wait_for_room(self) -> None:
         if self.queue.qsize() >= self._read_below:
