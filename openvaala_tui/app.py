@@ -19,6 +19,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Footer
 
 from openvaala_server.client import Client, ConnectionLost, RpcError
+from openvaala_server.config import config_path
 from openvaala_tui import commands
 from openvaala_tui import format as fmt
 from openvaala_tui.actions import CommandsMixin
@@ -43,6 +44,7 @@ from openvaala_tui.widgets.composer import Composer
 from openvaala_tui.widgets.inbox import InboxList, InboxPanel
 from openvaala_tui.widgets.status import StatusBar
 from openvaala_tui.widgets.transcript import FIRST_PAGE, Transcript
+from openvaala_tui.widgets.welcome import welcome_text
 
 DOUBLE_ESCAPE_S = 0.8
 
@@ -53,7 +55,7 @@ class VaalaApp(CommandsMixin, App[int]):
     COMMANDS: ClassVar[set[Any]] = App.COMMANDS | {commands.SlashCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "escape", "Interrupt", show=True),
-        Binding("ctrl+w", "focus_inbox", "Waiting", priority=True),
+        Binding("ctrl+w", "focus_inbox", "Waiting", priority=True, show=False),
         Binding("ctrl+o", "focus_approval", "Approval", priority=True, show=False),
         Binding("f1", "slash('help')", "Help"),
         Binding("ctrl+r", "slash('rewind')", "Rewind", show=False),
@@ -113,6 +115,7 @@ class VaalaApp(CommandsMixin, App[int]):
                 self.view.load(self.fixed_snapshot, 0)
                 self.following = self.view.root_id
                 await self.redraw()
+                self.show_welcome()
             return
         self.run_worker(self._boot(), name="boot", exclusive=True, group="boot")
 
@@ -178,6 +181,7 @@ class VaalaApp(CommandsMixin, App[int]):
             self._held = []
             self.following = self.view.root_id
             await self.redraw()
+            self.show_welcome()
             # What is alive once the conversation is shown (modules, styles, the widgets and
             # items of the page) is left out of the garbage collector's full passes: with it
             # they took 25-45 ms each, every few seconds while a reply streams.
@@ -186,6 +190,20 @@ class VaalaApp(CommandsMixin, App[int]):
             if composer_text is not None:
                 self.composer.set_text(composer_text)
             await self._warn_about(self.view.conversation)
+
+    def show_welcome(self) -> None:
+        """The first screen's text, from the conversation shown (used while it is empty)."""
+        conversation = self.view.conversation
+        info = self.client.server_info if self.client is not None else {}
+        config = info.get("configPath") or str(config_path())  # what the daemon read, if it says
+        self.transcript.set_welcome(
+            welcome_text(
+                str(conversation.get("cwd") or self.cwd),
+                str(conversation.get("agent") or "?"),
+                str(conversation.get("model") or "?"),
+                str(config),
+            )
+        )
 
     async def _warn_about(self, conversation: dict[str, Any]) -> None:
         if conversation.get("cwdExists") is False:

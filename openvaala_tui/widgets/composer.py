@@ -16,10 +16,11 @@ SEND_KEYS = {"enter": "steer", "tab": "queue", "alt+enter": "queue", "ctrl+g": "
 class Composer(TextArea):
     # Handled in `_on_key` (before TextArea inserts them); listed here for the footer.
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "submit('steer')", "Send/steer"),
+        # The footer has 80 columns at least: /help lists the rest (steer, newline, ...).
+        Binding("enter", "submit('steer')", "Send"),
         Binding("tab", "submit('queue')", "Queue"),
-        Binding("ctrl+g", "submit('jump')", "Jump"),
-        Binding("ctrl+j", "newline", "Newline"),
+        Binding("ctrl+g", "submit('jump')", "Jump", show=False),
+        Binding("ctrl+j", "newline", "Newline", show=False),
     ]
 
     class Submitted(Message):

@@ -48,7 +48,7 @@ class InboxPanel(Vertical):
         self.inputs: list[dict[str, Any]] = []
 
     def compose(self) -> ComposeResult:
-        yield Label("Waiting  (e edit · w withdraw · s hand to turn · j jump)", id="inbox-title")
+        yield Label("Waiting (^w) · e edit · w withdraw · s to turn · j jump", id="inbox-title")
         yield InboxList(id="inbox-list")
 
     def on_mount(self) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from functools import partial
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.message import Message
@@ -18,6 +19,7 @@ from textual.widgets import Static
 
 from openvaala_tui.state import Item
 from openvaala_tui.widgets.items import ItemWidget, ToolBlock, make_item_widget
+from openvaala_tui.widgets.welcome import Welcome
 
 FIRST_PAGE = 20
 WIDGET_BUDGET = 60
@@ -44,6 +46,18 @@ class Transcript(VerticalScroll):
 
     def compose(self) -> ComposeResult:
         yield Static("↑ scroll up for earlier messages", id="older-hint", classes="hint")
+        yield Welcome(id="welcome")
+
+    def set_welcome(self, text: Text | str) -> None:
+        """What the first screen says; shown while no item is."""
+        welcome = self.query_one(Welcome)
+        welcome.update(text)
+        self._show_welcome()
+
+    def _show_welcome(self) -> None:
+        welcome = self.query_one(Welcome)
+        empty = not self.by_id and not self.more_above
+        welcome.display = empty and bool(str(welcome.content))
 
     def on_mount(self) -> None:
         self.anchor()
@@ -85,6 +99,7 @@ class Transcript(VerticalScroll):
         more_above = more_above or len(items) > len(page)
         self._set_more_above(more_above or split > 0)
         self._asked_older = split > 0  # no earlier page until this one is all mounted
+        self._show_welcome()
         self.anchor()
         self.scroll_end(animate=False, immediate=True)
         if split > 0:
@@ -169,6 +184,7 @@ class Transcript(VerticalScroll):
         widgets = self._build([item])
         if widgets:
             await self.mount_all(widgets)
+        self._show_welcome()
         await self._prune()
 
     async def delta(self, item_id: str, field: str, delta: str) -> None:

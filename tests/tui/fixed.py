@@ -236,6 +236,7 @@ class FixedClient:
 
     def __init__(self, usage: list[dict[str, Any]] | None = None) -> None:
         self.usage = list(usage or [])
+        self.server_info: dict[str, Any] = {}
         self.requests: list[tuple[str, dict[str, Any]]] = []
 
     async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
