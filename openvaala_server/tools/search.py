@@ -17,6 +17,7 @@ import contextlib
 import os
 import re
 import shutil
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +46,8 @@ DEFAULT_PATHS = 100
 MAX_PATHS = 5000
 # Longer lines (minified files) are cut to this many characters.
 MAX_LINE_CHARS = 500
+# The fallback reads each file whole; larger ones are left out (and named in the result).
+MAX_FALLBACK_BYTES = 64 * 1024 * 1024
 # ripgrep's output lines are read whole; a line cut by --max-columns stays far below this.
 _READ_LIMIT = 1 << 22
 
@@ -77,6 +80,8 @@ def _place(arguments: dict[str, Any], ctx: ToolContext) -> _Place:
         raise ToolFailure(f"Path not found: {raw}")
     file = None
     if not real.is_dir():
+        # A FIFO or a device would block the search (ripgrep's too) until something wrote.
+        guard.refuse_special(path, real.stat().st_mode)
         real, file = real.parent, real.name
     cwd = guard.real(ctx.cwd)
     if real == cwd:
@@ -197,6 +202,7 @@ class _Hits:
     files: dict[str, list[tuple[int, bool, str]]] = field(default_factory=dict)
     matches: int = 0
     more: bool = False  # matches past the limit exist and were not collected
+    too_large: list[str] = field(default_factory=list)  # files the fallback did not read
 
     def add(self, path: str, number: int, is_match: bool, text: str) -> bool:
         """Record one line; False once the limit is passed (the caller stops searching)."""
@@ -240,15 +246,22 @@ class GrepTool:
             if rg is not None:
                 hits = await _ripgrep(rg, query, place, ctx.confinement)
             else:
-                hits = await run_in_own_thread(lambda: _python_grep(query, place), "openvaala-grep")
+                hits = await _in_thread(query, place)
         except (ToolArgumentError, ToolFailure, guard.Refused) as exc:
             return ToolResult(str(exc), is_error=True)
         return _grep_result(hits, query, place, ctx.output_limit)
 
 
+async def _in_thread(query: _Query, place: _Place) -> _Hits:
+    stop = threading.Event()
+    try:
+        return await run_in_own_thread(lambda: _python_grep(query, place, stop), "openvaala-grep")
+    except asyncio.CancelledError:
+        stop.set()  # an interrupted search stops at the next file instead of running on
+        raise
+
+
 def _grep_result(hits: _Hits, query: _Query, place: _Place, limit: int) -> ToolResult:
-    if not hits.files:
-        return ToolResult(f"No matches for {query.pattern!r}.")
     out: list[str] = []
     size = shown = 0
     cut = False
@@ -259,6 +272,8 @@ def _grep_result(hits: _Hits, query: _Query, place: _Place, limit: int) -> ToolR
             break
         out.append(line)
         shown += is_match
+    if not out:
+        out.append(f"No matches for {query.pattern!r}.")
     if cut:
         out.append(
             f"[… output cut at {limit} characters: {hits.matches - shown} more matching lines "
@@ -269,7 +284,14 @@ def _grep_result(hits: _Hits, query: _Query, place: _Place, limit: int) -> ToolR
             f"[… stopped at {hits.matches} matching lines; there are more: narrow the pattern, "
             "path or glob, or raise max_results …]"
         )
-    return ToolResult("\n".join(out), truncated=cut or hits.more)
+    if hits.too_large:
+        names = ", ".join(place.prefix + name for name in hits.too_large[:5])
+        more = f" and {len(hits.too_large) - 5} more" if len(hits.too_large) > 5 else ""
+        out.append(
+            f"[{len(hits.too_large)} files over {MAX_FALLBACK_BYTES // (1024 * 1024)} MiB were "
+            f"not searched ({names}{more}): without ripgrep, grep reads each file whole]"
+        )
+    return ToolResult("\n".join(out), truncated=cut or hits.more or bool(hits.too_large))
 
 
 def _grep_lines_shown(hits: _Hits, context: int, prefix: str) -> Iterator[tuple[str, bool]]:
@@ -378,7 +400,7 @@ async def _ripgrep(rg: str, query: _Query, place: _Place, confinement: Confineme
 # --- grep in Python ----------------------------------------------------------------------------
 
 
-def _python_grep(query: _Query, place: _Place) -> _Hits:
+def _python_grep(query: _Query, place: _Place, stop: threading.Event) -> _Hits:
     flags = re.IGNORECASE if query.case_insensitive else 0
     try:
         line_regex = re.compile(query.pattern, flags)
@@ -387,8 +409,13 @@ def _python_grep(query: _Query, place: _Place) -> _Hits:
         raise ToolFailure(f"Invalid regular expression {query.pattern!r}: {exc}.") from exc
     hits = _Hits(query.max_results, query.context)
     for relative, path in _python_files(query, place):
+        if stop.is_set():
+            break
         try:
             with open(path, "rb") as file:
+                if os.fstat(file.fileno()).st_size > MAX_FALLBACK_BYTES:
+                    hits.too_large.append(relative)
+                    continue
                 data = file.read()
         except OSError:
             continue

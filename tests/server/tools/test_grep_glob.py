@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from openvaala_server.domain.permissions import Confinement
+from openvaala_server.tools import search
 from openvaala_server.tools.base import ToolContext, ToolResult
 from openvaala_server.tools.search import GlobTool, GrepTool, find_ripgrep
 from tests.server.tools.sandbox_places import TOKEN, Places
@@ -111,6 +112,7 @@ async def test_grep_in_a_subdirectory_or_file_shows_paths_from_the_working_direc
     grep: GrepTool, tmp_path: Path
 ) -> None:
     make_tree(tmp_path)
+    (tmp_path / "src/web/trace.log").write_text("helper\n")  # ignored by the top .gitignore
     inside = await run(grep, tmp_path, pattern="helper", path="src/web")
     assert inside.output.splitlines() == [
         "src/web/app.js:1:function helper() {}",
@@ -169,6 +171,27 @@ async def test_grep_never_searches_protected_paths(grep: GrepTool, places: Place
     direct = await run(grep, places.work, confinement, pattern="x", path=str(places.data))
     assert direct.is_error
     assert "keeps private" in direct.output
+
+
+async def test_grep_refuses_a_fifo_rather_than_block(grep: GrepTool, tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    result = await run(grep, tmp_path, pattern="x", path="pipe")
+    assert result.is_error
+    assert "is a FIFO (named pipe), not a regular file" in result.output
+
+
+async def test_fallback_names_the_files_too_large_to_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search, "MAX_FALLBACK_BYTES", 1024 * 1024)
+    (tmp_path / "big.txt").write_text("helper\n" * 200_000)
+    (tmp_path / "small.txt").write_text("helper\n")
+    result = await run(GrepTool(ripgrep=_no_ripgrep), tmp_path, pattern="helper")
+    assert result.output.splitlines() == [
+        "small.txt:1:helper",
+        "[1 files over 1 MiB were not searched (big.txt): without ripgrep, grep reads each "
+        "file whole]",
+    ]
 
 
 async def test_the_ripgrep_lookup_decides_which_engine_runs(tmp_path: Path) -> None:
