@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,6 @@ from openvaala_server.tools.files import (
     MAX_EDIT_BYTES,
     ToolArgumentError,
     ToolFailure,
-    _read_text_for_edit,
     _write_atomically,
     string_arg,
 )
@@ -116,30 +115,69 @@ def _describe(change: FileChange) -> str:
 
 @dataclass
 class _Plan:
-    """What the patch does to each real path: its content before and after (None: absent)."""
+    """What the patch does to each real path: its bytes before and after (None: absent)."""
 
-    before: dict[Path, str | None]
-    after: dict[Path, str | None]
-    lines: list[str]  # the summary, one line per file change
-    diffs: list[str]
+    ctx: ToolContext
+    before: dict[Path, bytes | None] = field(default_factory=dict)
+    after: dict[Path, bytes | None] = field(default_factory=dict)
+    lines: list[str] = field(default_factory=list)  # the summary, one line per file change
+    diffs: list[str] = field(default_factory=list)
 
-    def current(self, path: Path, shown: str, ctx: ToolContext) -> str | None:
-        """The content of `path` as earlier changes of this patch left it."""
+    def raw(self, path: Path, shown: str) -> bytes | None:
+        """The bytes of `path` as earlier changes of this patch left it."""
         if path in self.after:
             return self.after[path]
-        if not path.exists():
-            self.before[path] = None
-            return None
-        if path.is_dir():
-            raise ToolFailure(f"{shown} is a directory, not a file.")
-        text = _read_text_for_edit(Path(shown), path, ctx.confinement)
-        self.before[path] = text
-        return text
+        if path not in self.before:
+            self.before[path] = _read(path, shown, self.ctx)
+        return self.before[path]
+
+    def text(self, path: Path, shown: str) -> str | None:
+        data = self.raw(path, shown)
+        return None if data is None else _decode(data, shown)
+
+    def change(self, path: Path, content: str | None) -> None:
+        self.after[path] = None if content is None else content.encode("utf-8")
+
+
+def _read(path: Path, shown: str, ctx: ToolContext) -> bytes | None:
+    if not path.exists():
+        return None
+    if path.is_dir():
+        raise ToolFailure(f"{shown} is a directory, not a file.")
+    with os.fdopen(guard.open_for_reading(path, ctx.confinement), "rb") as file:
+        data = file.read(MAX_EDIT_BYTES + 1)
+    if len(data) > MAX_EDIT_BYTES:
+        raise ToolFailure(
+            f"{shown} is larger than {MAX_EDIT_BYTES // (1024 * 1024)} MiB; too large to change "
+            "with a patch (use the shell tool)."
+        )
+    return data
+
+
+def _decode(data: bytes, shown: str) -> str:
+    if b"\0" in data[:8192]:
+        raise ToolFailure(f"{shown} looks like a binary file; a patch cannot change it as text.")
+    try:
+        # Strict, and no newline translation: bytes outside the chunks must stay as they are.
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ToolFailure(f"{shown} is not valid UTF-8 ({exc.reason}); cannot patch it.") from exc
+
+
+def _diff(old: bytes | None, new: str | None, old_path: str, new_path: str) -> str:
+    try:
+        old_text = None if old is None else _decode(old, old_path)
+    except ToolFailure:
+        gone = "/dev/null" if new is None else f"b/{new_path}"
+        return (
+            f"diff --git a/{old_path} b/{new_path}\nBinary files a/{old_path} and {gone} differ\n"
+        )
+    return unified_diff(old_text, new, old_path, new_path)
 
 
 def _apply(arguments: dict[str, Any], ctx: ToolContext) -> str:
     changes = parse_patch(string_arg(arguments, "input"))
-    plan = _Plan(before={}, after={}, lines=[], diffs=[])
+    plan = _Plan(ctx)
     for change in changes:
         _plan_change(change, plan, ctx)
     _write_all(plan, ctx)
@@ -158,37 +196,38 @@ def _target(raw: str, ctx: ToolContext) -> Path:
 def _plan_change(change: FileChange, plan: _Plan, ctx: ToolContext) -> None:
     source = _target(change.path, ctx)
     if isinstance(change, AddFile):
-        old = plan.current(source, change.path, ctx)
+        existing = plan.raw(source, change.path)
         if len(change.contents.encode()) > MAX_EDIT_BYTES:
             raise ToolFailure(f"Add File: {change.path} is too large to write with a patch.")
-        plan.after[source] = change.contents
-        plan.lines.append(f"{'M' if old is not None else 'A'} {change.path}")
-        plan.diffs.append(unified_diff(old, change.contents, change.path, change.path))
+        plan.change(source, change.contents)
+        plan.lines.append(f"{'M' if existing is not None else 'A'} {change.path}")
+        plan.diffs.append(_diff(existing, change.contents, change.path, change.path))
         return
-    old = plan.current(source, change.path, ctx)
-    if old is None:
-        verb = "Delete" if isinstance(change, DeleteFile) else "Update"
-        raise ToolFailure(f"{verb} File: {change.path} does not exist.")
     if isinstance(change, DeleteFile):
-        plan.after[source] = None
+        data = plan.raw(source, change.path)
+        if data is None:
+            raise ToolFailure(f"Delete File: {change.path} does not exist.")
+        plan.change(source, None)
         plan.lines.append(f"D {change.path}")
-        plan.diffs.append(unified_diff(old, None, change.path, change.path))
+        plan.diffs.append(_diff(data, None, change.path, change.path))
         return
+    old = plan.text(source, change.path)
+    if old is None:
+        raise ToolFailure(f"Update File: {change.path} does not exist.")
     new = apply_chunks(old, change.chunks, change.path)
     if change.move_to is None:
-        plan.after[source] = new
+        plan.change(source, new)
         plan.lines.append(f"M {change.path}")
         plan.diffs.append(unified_diff(old, new, change.path, change.path))
         return
     destination = _target(change.move_to, ctx)
     if destination != source:
-        existing = plan.current(destination, change.move_to, ctx)
-        if existing is not None:
+        if plan.raw(destination, change.move_to) is not None:
             raise ToolFailure(
                 f"Move to: {change.move_to} already exists; delete it first or pick another path."
             )
-        plan.after[source] = None
-    plan.after[destination] = new
+        plan.change(source, None)
+    plan.change(destination, new)
     plan.lines.append(f"R {change.path} -> {change.move_to}")
     plan.diffs.append(unified_diff(old, new, change.path, change.move_to))
 
@@ -208,9 +247,9 @@ def _write_all(plan: _Plan, ctx: ToolContext) -> None:
         raise
 
 
-def _put(path: Path, content: str | None, ctx: ToolContext) -> None:
+def _put(path: Path, content: bytes | None, ctx: ToolContext) -> None:
     if content is not None:
-        _write_atomically(path, content.encode("utf-8"), ctx)
+        _write_atomically(path, content, ctx)
         return
     folder = guard.checked_dir(path.parent, ctx.cwd, ctx.confinement)
     try:

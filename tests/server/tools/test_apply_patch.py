@@ -167,3 +167,33 @@ def test_access_names_every_written_path(tmp_path: Path) -> None:
         "apply_patch: add docs/notes.md, update src/app.py, move src/util.py to lib/util.py, "
         "delete old.txt"
     )
+
+
+async def test_binary_files_can_be_deleted_and_are_put_back_byte_for_byte(tmp_path: Path) -> None:
+    make_tree(tmp_path)
+    blob = bytes(range(256)) * 4
+    (tmp_path / "blob.bin").write_bytes(blob)
+    failing = (
+        "*** Begin Patch\n*** Delete File: blob.bin\n*** Add File: old.txt/inner.txt\n+x\n"
+        "*** End Patch"
+    )
+    result = await apply(tmp_path, failing)
+    assert result.is_error
+    assert (tmp_path / "blob.bin").read_bytes() == blob
+    deleted = await apply(tmp_path, "*** Begin Patch\n*** Delete File: blob.bin\n*** End Patch")
+    assert not deleted.is_error, deleted.output
+    assert "Binary files a/blob.bin and /dev/null differ" in deleted.output
+    assert not (tmp_path / "blob.bin").exists()
+    update = await apply(
+        tmp_path,
+        "*** Begin Patch\n*** Update File: src/app.py\n@@\n-import os\n+import re\n"
+        "*** Update File: latin1.txt\n@@\n-x\n+y\n*** End Patch",
+    )
+    assert (
+        "latin1.txt" in update.output and "Update File: latin1.txt does not exist" in update.output
+    )
+    (tmp_path / "latin1.txt").write_bytes(b"caf\xe9\n")
+    latin = await apply(
+        tmp_path, "*** Begin Patch\n*** Update File: latin1.txt\n@@\n-x\n+y\n*** End Patch"
+    )
+    assert "latin1.txt is not valid UTF-8" in latin.output
