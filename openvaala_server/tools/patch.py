@@ -84,9 +84,9 @@ class ApplyPatchTool:
         writes: list[Path] = []
         words: list[str] = []
         for change in changes:
-            writes.append(guard.real(cwd / change.path))
+            writes.append(guard.real(cwd / Path(change.path).expanduser()))
             if isinstance(change, UpdateFile) and change.move_to is not None:
-                writes.append(guard.real(cwd / change.move_to))
+                writes.append(guard.real(cwd / Path(change.move_to).expanduser()))
             words.append(_describe(change))
         return Access(summary="apply_patch: " + ", ".join(words), writes=tuple(writes))
 

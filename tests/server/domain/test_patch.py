@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import difflib
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from openvaala_server.domain.patch import (
     AddFile,
@@ -143,3 +147,41 @@ def test_unified_diff_of_add_update_delete_and_rename() -> None:
     assert "deleted file\n--- a/g\n+++ /dev/null\n@@ -1 +0,0 @@\n-z\n" in unified_diff(
         "z\n", None, "g", "g"
     )
+
+
+def _patch_between(old: list[str], new: list[str]) -> str:
+    """An Update File patch the way a model writes one: chunks with 3 lines of context."""
+    out = ["*** Begin Patch", "*** Update File: f"]
+    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+    for group in matcher.get_grouped_opcodes(3):
+        out.append("@@")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                out += [" " + line for line in old[i1:i2]]
+                continue
+            out += ["-" + line for line in old[i1:i2]]
+            out += ["+" + line for line in new[j1:j2]]
+    return "\n".join([*out, "*** End Patch"])
+
+
+_WORDS = st.lists(
+    st.text(alphabet="abcdef ", min_size=1, max_size=6).map(str.strip).filter(bool),
+    unique=True,
+    min_size=1,
+    max_size=30,
+)
+
+
+@given(_WORDS, st.data())
+def test_a_patch_made_from_a_diff_turns_the_old_file_into_the_new(
+    words: list[str], data: st.DataObject
+) -> None:
+    old = words[: len(words) // 2 + 1]
+    # The new file: some old lines kept, others dropped, moved or new, in any order.
+    shuffled = data.draw(st.permutations(words))
+    new = shuffled[: data.draw(st.integers(min_value=1, max_value=len(words)))]
+    if old == new:
+        return
+    (change,) = parse_patch(_patch_between(old, new))
+    assert isinstance(change, UpdateFile)
+    assert apply_chunks("\n".join(old) + "\n", change.chunks, "f") == "\n".join(new) + "\n"
