@@ -14,7 +14,15 @@ from pygls.exceptions import JsonRpcException
 from openvaala_lsp.turns import TurnTracker
 from openvaala_lsp.version import __version__
 from openvaala_lsp.view import ConversationView
-from openvaala_server.client import CONNECTION, SNAPSHOT, Client, ConnectionLost, RpcError
+from openvaala_server.client import (
+    CONNECTION,
+    SNAPSHOT,
+    Client,
+    ConnectionLost,
+    RpcError,
+    find_server,
+)
+from openvaala_server.store.paths import DataDir
 
 log = logging.getLogger(__name__)
 
@@ -22,6 +30,8 @@ Listener = Callable[[str, dict[str, Any]], None]
 
 # Bridge-side errors, below the daemon's own codes.
 UNAVAILABLE = -32090
+DAEMON_LOST = -32091
+RESTART_GRACE_S = 5.0  # how long a lost daemon's replacement may take before the bridge starts one
 
 
 class DaemonError(JsonRpcException):
@@ -30,6 +40,16 @@ class DaemonError(JsonRpcException):
 
 def _unavailable(message: str) -> DaemonError:
     return DaemonError(message, UNAVAILABLE, {"kind": "daemon_unavailable"})
+
+
+def daemon_lost() -> DaemonError:
+    """What a request waiting on the daemon (a prompt's turn) gets when the daemon goes away."""
+    return DaemonError(
+        "the OpenVaala daemon stopped during this request; the turn was cut short"
+        " (the bridge starts a new daemon: send the message again)",
+        DAEMON_LOST,
+        {"kind": "daemon_lost"},
+    )
 
 
 class Bridge:
@@ -46,6 +66,7 @@ class Bridge:
         # no notification carries).
         self.view_listeners: list[Callable[[str], None]] = []
         self.closed = False
+        self._reviving: asyncio.Task[None] | None = None
 
     # -- the connection ------------------------------------------------------------------
 
@@ -57,9 +78,19 @@ class Bridge:
                 if self.closed:
                     raise _unavailable("the editor bridge is shutting down")
                 try:
-                    client = await Client.connect(client_name=f"openvaala-lsp/{__version__}")
+                    # No reconnection inside the client: it would only find a daemon again,
+                    # never start one; the bridge reconnects as it connected (docs/editors.md).
+                    client = await Client.connect(
+                        client_name=f"openvaala-lsp/{__version__}", reconnect=False
+                    )
                 except (OSError, RuntimeError, RpcError, TimeoutError) as exc:
-                    raise _unavailable(f"cannot reach the OpenVaala daemon: {exc}") from None
+                    raise _unavailable(
+                        f"cannot reach the OpenVaala daemon: {exc}"
+                        " (check `openvaala serve status` and the daemon's server.log)"
+                    ) from None
+                if self.closed:  # shut down while connecting
+                    await client.close()
+                    raise _unavailable("the editor bridge is shutting down")
                 self._client = client
                 self._pump = asyncio.create_task(self._run_pump(client))
         return self._client
@@ -69,10 +100,12 @@ class Bridge:
         client, self._client = self._client, None
         if client is not None:
             await client.close()
-        if self._pump is not None:
-            self._pump.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._pump
+        for task in (self._pump, self._reviving):
+            if task is not None and task is not asyncio.current_task():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self.turns.lose(daemon_lost())
 
     async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
         client = await self.client()
@@ -129,6 +162,49 @@ class Bridge:
     async def _run_pump(self, client: Client) -> None:
         async for note in client.notifications():
             self.dispatch(str(note.get("method")), note.get("params") or {})
+        # The connection is gone (the daemon stopped or crashed).
+        if self._client is client and not self.closed:
+            self._client = None
+            self._reviving = asyncio.create_task(self._revive())
+
+    async def _reconnect(self) -> Client:
+        # A daemon being restarted by someone else (`openvaala serve stop` + `start`) gets a
+        # moment to come up first: starting a second one at once would lose the lock race.
+        data = DataDir.resolve()
+        deadline = asyncio.get_running_loop().time() + RESTART_GRACE_S
+        while asyncio.get_running_loop().time() < deadline:
+            if await asyncio.to_thread(find_server, data) is not None:
+                break
+            await asyncio.sleep(0.1)
+        failure: DaemonError | None = None
+        for _ in range(3):
+            try:
+                return await self.client()
+            except DaemonError as exc:
+                failure = exc
+                await asyncio.sleep(1)
+        assert failure is not None
+        raise failure
+
+    async def _revive(self) -> None:
+        """After the daemon went away: fail what waited on it, connect as at startup (starting a
+        daemon if none runs), and redraw every watched conversation from a fresh snapshot."""
+        self.dispatch(CONNECTION, {"state": "reconnecting"})
+        self.turns.lose(daemon_lost())
+        try:
+            client = await self._reconnect()
+            for cid in list(self.views):
+                result = await client.subscribe(cid)
+                self.dispatch(
+                    SNAPSHOT,
+                    {"conversationId": cid, "seq": result["seq"], "snapshot": result["snapshot"]},
+                )
+        except (DaemonError, RpcError, ConnectionLost, TimeoutError) as exc:
+            message = getattr(exc, "message", None) or str(exc)
+            log.warning("the daemon stopped and could not be restarted: %s", message)
+            self.dispatch(CONNECTION, {"state": "disconnected", "message": message})
+            return
+        self.dispatch(CONNECTION, {"state": "connected", "restarted": True})
 
     def dispatch(self, method: str, params: dict[str, Any]) -> None:
         cid = params.get("conversationId")

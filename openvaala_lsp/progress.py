@@ -13,6 +13,8 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.exceptions import JsonRpcException
 
+from openvaala_server.client import CONNECTION
+
 if TYPE_CHECKING:
     from openvaala_lsp.server import OpenVaalaServer
 
@@ -66,6 +68,12 @@ class TurnProgress:
         return bool(get_capability(caps, "window.work_done_progress", False))
 
     def on_note(self, method: str, params: dict[str, Any]) -> None:
+        if method == CONNECTION and params.get("state") == "reconnecting":
+            # The daemon went away: its turns never end, so their progress ends here.
+            for turn in self._turns.values():
+                turn.queue.put_nowait(_END)
+                turn.queue.put_nowait("the daemon stopped")
+            return
         cid = params.get("conversationId")
         if not isinstance(cid, str) or cid not in self.ls.forwarder.conversations:
             return

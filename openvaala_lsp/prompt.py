@@ -9,7 +9,7 @@ import asyncio
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from openvaala_lsp.bridge import DaemonError
+from openvaala_lsp.bridge import DaemonError, daemon_lost
 from openvaala_lsp.params import Params, session_params
 
 if TYPE_CHECKING:
@@ -34,12 +34,15 @@ async def run(actions: Actions, params: Params) -> dict[str, Any]:
 async def _prompt(actions: Actions, params: Params, cancel: asyncio.Event) -> dict[str, Any]:
     bridge, turns = actions.bridge, actions.bridge.turns
     sent = await actions.send(params)
+    epoch = turns.epoch
     input_id = str(sent["inputId"])
     turn_id = await _unless(turns.turn_of(input_id), cancel)
     ended = None
     if turn_id is not None:
         ended = await _unless(turns.ended(turn_id), cancel)
     if ended is None:  # cancelled
+        if turns.epoch != epoch:  # the daemon that had the message is gone
+            raise daemon_lost()
         turn_id = turn_id or turns.known_turn_of(input_id)
         if turn_id is None:
             try:
@@ -49,6 +52,8 @@ async def _prompt(actions: Actions, params: Params, cancel: asyncio.Event) -> di
                 turn_id = await turns.turn_of(input_id)
         if not turns.has_ended(turn_id):
             await bridge.request("turn/interrupt", session_params(params))
+        if turns.epoch != epoch:
+            raise daemon_lost()
         ended = await turns.ended(turn_id)
     sid = ended.get("sessionId")
     result: dict[str, Any] = {

@@ -41,6 +41,12 @@ class _Futures:
             return None
         return future.result()
 
+    def fail_pending(self, exc: BaseException) -> None:
+        for key, future in list(self._map.items()):
+            if not future.done():
+                future.set_exception(exc)
+                del self._map[key]
+
     def drop_pending(self, key: str) -> None:
         future = self._map.get(key)
         if future is not None and not future.done():
@@ -52,6 +58,7 @@ class TurnTracker:
     def __init__(self) -> None:
         self._turn_of_input = _Futures()
         self._ended = _Futures()
+        self.epoch = 0  # connections lost so far: turns from an older epoch never end
 
     def observe(self, method: str, params: dict[str, Any]) -> None:
         if method == "item/completed":
@@ -60,6 +67,13 @@ class TurnTracker:
                 self._turn_of_input.settle(str(item["inputId"]), str(item["turnId"]))
         elif method == "turn/ended" and params.get("turnId"):
             self._ended.settle(str(params["turnId"]), params)
+
+    def lose(self, exc: BaseException) -> None:
+        """The daemon went away: whoever waits for a turn gets `exc` instead of waiting forever,
+        and turns that were running never end (a new daemon does not continue them)."""
+        self._turn_of_input.fail_pending(exc)
+        self._ended.fail_pending(exc)
+        self.epoch += 1
 
     async def turn_of(self, input_id: str) -> str:
         future = self._turn_of_input.get(input_id)

@@ -262,9 +262,25 @@ async function activate(context) {
       const busy = p.conversation.status === "running" || p.conversation.status === "awaiting_approval";
       state.running.set(event.conversationId, busy);
       updateStatus();
+    } else if (event.method === "conversation/snapshot" && p.snapshot) {
+      // A redraw from scratch (e.g. a new daemon after a crash) replaces a stale running marker.
+      const s = p.snapshot.conversation && p.snapshot.conversation.status;
+      state.running.set(event.conversationId, s === "running" || s === "awaiting_approval");
+      updateStatus();
     } else if (event.method === "inbox/updated") {
       state.inbox.set(event.conversationId, p.inputs || []);
     }
+  });
+  client.onNotification("$/openvaala/connection", ({ state: connection, restarted, message }) => {
+    if (connection === "reconnecting") {
+      state.running.clear(); // the lost daemon's turns never end
+      vscode.window.setStatusBarMessage("OpenVaala: connection to the daemon lost, reconnecting…", 5000);
+    } else if (connection === "connected") {
+      vscode.window.setStatusBarMessage(`OpenVaala: reconnected${restarted ? " (a new daemon was started)" : ""}`, 5000);
+    } else if (connection === "disconnected") {
+      vscode.window.showErrorMessage(`OpenVaala: the daemon is gone (${message}); start it with \`openvaala serve start\`.`);
+    }
+    updateStatus();
   });
   client.onNotification("$/openvaala/approvalRequested", (request) => {
     state.approvals.set(request.approvalId, request);

@@ -50,6 +50,9 @@ local function on_event(_, event)
     state.replies[cid] = p.item.text or state.replies[cid]
   elseif event.method == "conversation/updated" and p.conversation then
     state.status[cid] = p.conversation.status
+  elseif event.method == "conversation/snapshot" and p.snapshot then
+    -- A redraw from scratch (e.g. a new daemon after a crash): its status replaces a stale one.
+    state.status[cid] = p.snapshot.conversation and p.snapshot.conversation.status or nil
   elseif event.method == "inbox/updated" then
     state.inbox[cid] = p.inputs or {}
   end
@@ -90,9 +93,17 @@ local handlers = {
   ["$/openvaala/approvalRequested"] = approvals.on_requested,
   ["$/openvaala/approvalResolved"] = approvals.on_resolved,
   ["$/openvaala/connection"] = function(_, params)
+    M.state.connection = params.state
     if params.state == "reconnecting" then
+      -- Turns the lost daemon ran never end: no conversation stays marked as running.
+      M.state.status = {}
       notify("connection to the daemon lost, reconnecting…", vim.log.levels.WARN)
+    elseif params.state == "connected" then
+      notify("reconnected to the daemon" .. (params.restarted and " (a new one was started)" or ""))
+    elseif params.state == "disconnected" then
+      notify("the daemon is gone: " .. (params.message or "") .. " — start it with `openvaala serve start`", vim.log.levels.ERROR)
     end
+    vim.cmd("redrawstatus")
   end,
 }
 
