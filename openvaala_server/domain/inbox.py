@@ -105,8 +105,8 @@ class Inbox:
     # -- what the agent loop does ----------------------------------------------------------
 
     def take_steering(self) -> list[Input]:
-        """At a model-call boundary of a running turn: every steer input, user first."""
-        taken = [i for i in self._ordered() if i.mode == "steer" and self._eligible(i)]
+        """At a model-call boundary of a running turn: the steer inputs it reads now."""
+        taken = self._steering()
         for item in taken:
             self.waiting.remove(item)
         return taken
@@ -152,19 +152,33 @@ class Inbox:
     def taking_order(self) -> list[Input]:
         """The waiting inputs in the order the agent will read them, while a turn runs on.
 
-        A jump is next (it interrupts the turn); every turn reads the steering input at its next
-        model call, so steer inputs come before queued ones even when they arrived later; further
-        jumps wait for that turn to end; then queued user input, one turn each; then what is left
-        (subagent reports, and those held until the user speaks), as `next_turn` takes them.
+        A jump is next (it interrupts the turn); the turn reads steering input at its next model
+        call, so it comes before queued input even when it arrived later; further jumps wait for
+        that turn to end; then queued user input, one turn each; then subagent reports (and
+        those held until the user speaks), as `next_turn` takes them.
         """
-        ordered = self._ordered()
-        jumps = [i for i in ordered if i.mode == "jump"]
-        steers = [i for i in ordered if i.mode == "steer" and self._eligible(i)]
-        first = [*jumps[:1], *steers, *jumps[1:]]
-        chosen = {id(i) for i in first}
-        return first + [i for i in ordered if id(i) not in chosen]
+        # Played out on a copy by the same rules the agent loop follows, so the list cannot
+        # drift from what happens.
+        sim = Inbox(list(self.waiting), self.subagents_held)
+        taken = [] if sim.has_jump() else sim.take_steering()
+        while nxt := sim.next_turn():
+            taken += nxt
+            taken += sim.take_steering()  # a turn reads steering input before its first call
+        return taken + sim._ordered()  # held reports, until the user speaks
 
     # -- internals -------------------------------------------------------------------------
+
+    def _steering(self) -> list[Input]:
+        """What a running turn reads at its next model call: the user's steer inputs, and
+        subagent reports sent as steering only while no user message waits — the user's
+        messages are always handled before subagents' (docs/protocol.md, inbox/updated)."""
+        ordered = self._ordered()
+        steers = [i for i in ordered if i.mode == "steer" and i.origin == "user"]
+        if any(i.origin == "user" and i.mode != "steer" for i in self.waiting):
+            return steers
+        return steers + [
+            i for i in ordered if i.mode == "steer" and i.origin == "subagent" and self._eligible(i)
+        ]
 
     def _eligible(self, item: Input) -> bool:
         return item.origin == "user" or not self.subagents_held

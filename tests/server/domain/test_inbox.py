@@ -122,7 +122,8 @@ def test_inbox_lists_a_jump_first_and_held_reports_last() -> None:
     inbox.add(report, turn_running=True)
     for item in (q1, s1, j1):
         inbox.add(item, turn_running=True)
-    assert ids(inbox.to_wire()) == ids([j1, s1, report, q1])
+    # The user's messages are handled before subagents': the report waits behind Q1.
+    assert ids(inbox.to_wire()) == ids([j1, s1, q1, report])
     inbox.on_user_interrupt()
     assert ids(inbox.to_wire()) == ids([j1, s1, q1, report])
 
