@@ -128,6 +128,9 @@ async def test_both_clients_see_the_request_and_a_deny_runs_nothing(
     assert snapshot["approvals"] == [seen_a]
     assert snapshot["sessions"][0]["status"] == "awaiting_approval"
 
+    with pytest.raises(RpcError) as bad:
+        await respond(b, cid, seen_a["approvalId"], "maybe")
+    assert bad.value.kind == "invalid_params" and bad.value.data["param"] == "decision"
     result = await respond(b, cid, seen_a["approvalId"], "deny", "not in my repo")
     assert result == {"approvalId": seen_a["approvalId"], "decision": "deny"}
     for client in (a, b, late):
