@@ -41,11 +41,20 @@ class ClosingWebSocketProtocol(WebSocketsSansIOProtocol):
             if self._write_paused:
                 self.writable.clear()
         if self.close_timer is not None:
+            # uvicorn closes `close_timeout` after sending the close; here, that long after the
+            # client has read it (up to GIVE_UP_S).
             self.close_timer.cancel()
-            self.close_timer = self.loop.call_later(GIVE_UP_S, self._give_up)
+            self._close_later(self.loop.time() + GIVE_UP_S)
 
-    def _give_up(self) -> None:
-        if self.transport.get_write_buffer_size():
+    def _close_later(self, give_up_at: float) -> None:
+        self.close_timer = self.loop.call_later(
+            self.close_timeout, self._close_when_read, give_up_at
+        )
+
+    def _close_when_read(self, give_up_at: float) -> None:
+        if not self.transport.get_write_buffer_size():
+            self.transport.close()
+        elif self.loop.time() >= give_up_at:
             self.transport.abort()
         else:
-            self.transport.close()
+            self._close_later(give_up_at)
