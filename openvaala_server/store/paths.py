@@ -89,18 +89,20 @@ def _scan(directory: Path) -> list[os.DirEntry[str]]:
         return list(entries)
 
 
-def tighten(path: Path, entry: os.DirEntry[str] | None = None) -> None:
-    """Take group and other permissions off a directory (0700) or regular file (0600).
-    Symlinks are left alone (chmod would follow them out of the data directory)."""
+def tighten(path: Path, entry: os.DirEntry[str] | None = None) -> bool:
+    """Take group and other permissions off a directory (0700) or regular file (0600); whether
+    there were any. Symlinks are left alone (chmod would follow them out of the data directory)."""
     st = entry.stat(follow_symlinks=False) if entry is not None else os.lstat(path)
     if stat.S_ISDIR(st.st_mode):
         wanted = DIR_MODE
     elif stat.S_ISREG(st.st_mode):
         wanted = FILE_MODE
     else:
-        return
-    if stat.S_IMODE(st.st_mode) & 0o077:
-        os.chmod(path, wanted)
+        return False
+    if not stat.S_IMODE(st.st_mode) & 0o077:
+        return False
+    os.chmod(path, wanted)
+    return True
 
 
 _PATH_CACHE_SIZE = 4096
@@ -130,14 +132,18 @@ class DataDir:
         Raises OSError when the directory cannot be created or changed (read-only, not ours)."""
         self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.conversations_dir.mkdir(mode=0o700, exist_ok=True)
-        tighten(self.root)
+        loose = tighten(self.root)
         for entry in _scan(self.root):
             if entry.name != self.conversations_dir.name:
                 tighten(Path(entry.path), entry)
-        tighten(self.conversations_dir)
+        loose = tighten(self.conversations_dir) or loose
+        # Under a 0700 root, nothing is in other users' reach whatever its mode: the
+        # conversations are walked (10,000 directories take a while) only when the root or
+        # conversations/ was open, and a conversation's files only when its directory was.
+        if not loose:
+            return
         for entry in _scan(self.conversations_dir):
-            tighten(Path(entry.path), entry)
-            if entry.is_dir(follow_symlinks=False):
+            if tighten(Path(entry.path), entry) and entry.is_dir(follow_symlinks=False):
                 for inner in _scan(Path(entry.path)):
                     tighten(Path(inner.path), inner)
 
