@@ -17,10 +17,10 @@ from openvaala_server import errors
 from openvaala_server.domain import meta as meta_fold
 from openvaala_server.domain import records as r
 from openvaala_server.domain.approvals import Grant
-from openvaala_server.domain.context import context_items, drop_earlier_reasoning, estimate_items
+from openvaala_server.domain.context import context_items, estimate_request
 from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.meta import ConversationMeta
-from openvaala_server.domain.usage import UsageTracker, estimate_text
+from openvaala_server.domain.usage import UsageTracker
 from openvaala_server.runtime.approvals import ApprovalBoard
 from openvaala_server.runtime.hub import Hub
 from openvaala_server.runtime.session import LiveSession
@@ -185,14 +185,17 @@ class LiveConversation:
 
     def refresh_usage_estimate(self, session: LiveSession) -> None:
         """A full estimate of the next request: what usage shows until the provider reports."""
-        items = self.model_context(session)
         model = self.runtime.config.models.get(session.model)
-        if model is not None and model.provider == "openai":
-            items = [i for i in items if i.get("type") != r.REASONING]  # never sent back
-        elif session.reasoning_context == "current_turn":
-            items = drop_earlier_reasoning(items)
-        base = estimate_text(self.instructions_for(session))
-        session.usage.reset_estimate(base + estimate_items(items))
+        session.usage.reset_estimate(
+            estimate_request(
+                self.instructions_for(session),
+                [tool.spec for tool in self.runtime.tools_for(self, session).values()],
+                self.model_context(session),
+                provider=model.provider if model else "",
+                reported_context=session.reasoning_context,
+                configured_context=model.reasoning_context if model else None,
+            )
+        )
 
     # -- history loading -----------------------------------------------------------------
 

@@ -158,7 +158,9 @@ class Runtime:
         conv = LiveConversation(self, cid, Hub(cid, self.config.server.replay_events))
         conv.pending = PendingConversation(cwd, agent_name, model_name, title, r.utc_now())
         conv.root_session_id = new_id()
-        conv.make_session(conv.root_session_id, None, agent_name, model_name, title or "", 0)
+        root = conv.make_session(conv.root_session_id, None, agent_name, model_name, title or "", 0)
+        # Usage counts the system prompt and the tool schemas from the first message on.
+        conv.refresh_usage_estimate(root)
         self.conversations[cid] = conv
         self._evict_idle(keep=cid)
         return conv
