@@ -17,10 +17,10 @@ import io
 import os
 import secrets
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from openvaala_server.domain.permissions import Access, Confinement
 from openvaala_server.models.base import ToolSpec
@@ -34,6 +34,9 @@ MAX_LIST_ENTRIES = 1000
 MAX_EDIT_BYTES = 16 * 1024 * 1024
 # A NUL byte in the first block is how `grep` and `git` tell binary files apart too.
 _BINARY_SNIFF_BYTES = 8192
+# One line is read at most this much at a time: a file of one huge line (minified JS, a
+# database dump) is cut, not loaded whole into the daemon's memory.
+MAX_LINE_CHARS = 10_000
 
 
 class ToolArgumentError(Exception):
@@ -259,8 +262,9 @@ def _read_file(arguments: dict[str, Any], ctx: ToolContext) -> str:
         raw.seek(0)
         # newline="\n": only LF ends a line, so numbering matches `cat -n`, grep and editors.
         file = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="\n")
-        shown = list(islice(file, offset - 1, offset - 1 + limit))
-        total = offset - 1 + len(shown) + sum(1 for _ in file)
+        read = _bounded_lines(file)
+        shown = list(islice(read, offset - 1, offset - 1 + limit))
+        total = offset - 1 + len(shown) + sum(1 for _ in read)
     if not shown:
         if total == 0 and offset == 1:
             return f"({path} is empty)"
@@ -270,6 +274,21 @@ def _read_file(arguments: dict[str, Any], ctx: ToolContext) -> str:
     if last < total:
         lines.append(f"[… lines {last + 1}-{total} not shown; pass offset={last + 1} to read on …]")
     return "\n".join(lines)
+
+
+def _bounded_lines(file: IO[str]) -> Iterator[str]:
+    """The file's lines, each cut at MAX_LINE_CHARS with a note of how much was left out."""
+    while line := file.readline(MAX_LINE_CHARS):
+        if len(line) == MAX_LINE_CHARS and not line.endswith("\n"):
+            rest = 0
+            while more := file.readline(MAX_LINE_CHARS):
+                if more.endswith("\n"):
+                    rest += len(more) - 1
+                    break
+                rest += len(more)
+            if rest:
+                line += f" [… {rest} more characters of this line not shown …]\n"
+        yield line
 
 
 def _strip_eol(line: str) -> str:

@@ -13,7 +13,13 @@ import pytest
 
 from openvaala_server.domain.permissions import Access, SandboxMode
 from openvaala_server.tools.base import Tool, ToolContext, ToolResult, access_of
-from openvaala_server.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
+from openvaala_server.tools.files import (
+    MAX_LINE_CHARS,
+    EditFileTool,
+    ListDirTool,
+    ReadFileTool,
+    WriteFileTool,
+)
 from openvaala_server.tools.registry import BUILTIN_TOOLS
 from openvaala_server.tools.shell import ShellTool
 from tests.server.tools.sandbox_places import TOKEN, Places
@@ -181,3 +187,13 @@ def test_access_of_a_tool_without_the_method_is_its_name(places: Places) -> None
             return ToolResult("")
 
     assert access_of(Collaboration(), {"to": "x"}, places.work) == Access(summary="send_message")
+
+
+async def test_a_huge_line_is_cut_not_loaded_whole(places: Places) -> None:
+    (places.work / "minified.js").write_text("x" * 5_000_000 + "\nsecond\n")
+    result = await call(places, "workspace", "read_file", path="minified.js")
+    first, second = result.output.split("\n")
+    assert first == "     1\t" + "x" * MAX_LINE_CHARS + (
+        f" [… {5_000_000 - MAX_LINE_CHARS} more characters of this line not shown …]"
+    )
+    assert second == "     2\tsecond"
