@@ -9,7 +9,7 @@ from textual.app import App
 
 from openvaala_server.client import Client, ConnectionLost, RpcError
 from openvaala_server.protocol.display import format_tokens
-from openvaala_tui import commands
+from openvaala_tui import commands, errors
 from openvaala_tui import format as fmt
 from openvaala_tui.screens import (
     AgentsScreen,
@@ -23,15 +23,6 @@ from openvaala_tui.widgets.composer import Composer
 from openvaala_tui.widgets.transcript import Transcript
 
 _local_ids = itertools.count(1)
-
-FRIENDLY = {
-    "cwd_missing": "The working directory no longer exists: recreate it to continue here, or "
-    "open another conversation (/resume, /new in another directory with --cwd).",
-    "model_missing": "The model of this conversation is not configured: pick one with /model.",
-    "not_idle": "Not now: something is still running or waiting. Interrupt it (Esc) first.",
-    "turn_running": "A turn is running: interrupt it (Esc) first.",
-    "input_consumed": "That input was already taken into the turn (or withdrawn).",
-}
 
 
 class CommandsMixin(App[int]):
@@ -80,14 +71,12 @@ class CommandsMixin(App[int]):
 
     async def show_error(self, exc: Exception) -> None:
         if isinstance(exc, ConnectionLost):
-            self.notify("The connection to the daemon was lost; reconnecting…", severity="warning")
+            self.notify(errors.describe(exc), severity="warning")
             return
         if not isinstance(exc, RpcError):
-            self.notify(str(exc), severity="error")
+            self.notify(errors.describe(exc), severity="error")
             return
-        friendly = FRIENDLY.get(exc.kind)
-        text = f"{friendly} ({exc.message})" if friendly else exc.message
-        await self.local_notice(text, error=True)
+        await self.local_notice(errors.describe(exc), error=True)
         if exc.kind == "model_missing":
             self.run_slash("model", "")
 
@@ -106,7 +95,7 @@ class CommandsMixin(App[int]):
             return
         try:
             await handler(arg)
-        except (RpcError, ConnectionLost) as exc:
+        except (RpcError, ConnectionLost, TimeoutError) as exc:
             await self.show_error(exc)
 
     async def call(self, method: str, **params: Any) -> Any:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import itertools
 import os
 import time
 from typing import Any, ClassVar
@@ -25,11 +26,13 @@ from openvaala_tui import format as fmt
 from openvaala_tui.actions import CommandsMixin
 from openvaala_tui.screens import AgentsScreen
 from openvaala_tui.state import (
+    LOCAL_PREFIX,
     ApprovalsChanged,
     Change,
     ConversationView,
     Deleted,
     InboxChanged,
+    Item,
     ItemAdded,
     ItemDelta,
     ItemRemoved,
@@ -47,6 +50,7 @@ from openvaala_tui.widgets.transcript import FIRST_PAGE, Transcript
 from openvaala_tui.widgets.welcome import welcome_text
 
 DOUBLE_ESCAPE_S = 0.8
+SEND_TIMEOUT_S = 600  # how long a message sent while the daemon is away waits for it
 
 
 class VaalaApp(CommandsMixin, App[int]):
@@ -85,6 +89,9 @@ class VaalaApp(CommandsMixin, App[int]):
         self._held: list[Note] = []
         self._last_escape = 0.0
         self._owns_client = client is None
+        self._sending = asyncio.Lock()  # messages reach the daemon in the order they were sent
+        self._pending: dict[str, Item] = {}  # sent while disconnected, not delivered yet
+        self._pending_ids = itertools.count(1)
 
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
@@ -280,6 +287,8 @@ class VaalaApp(CommandsMixin, App[int]):
             await self.transcript.show([], False)
         else:
             await self.transcript.show(session.items, session.has_more)
+        for pending in self._pending.values():
+            await self.transcript.add(pending)
         self.refresh_inbox()
         self.refresh_status()
         self.refresh_approvals()
@@ -377,12 +386,34 @@ class VaalaApp(CommandsMixin, App[int]):
         if self.following and self.following != self.view.root_id:
             params["sessionId"] = self.following
         self.composer.clear()
-        try:
-            await self.client.request("input/send", params)
-        except (RpcError, ConnectionLost) as exc:
-            if self.composer.is_empty:
-                self.composer.set_text(text)
-            await self.show_error(exc)
+        pending: Item | None = None
+        if not self.client.connected:
+            pending = {
+                "itemId": f"{LOCAL_PREFIX}pending-{next(self._pending_ids)}",
+                "type": "user_message",
+                "status": "pending",
+                "text": text,
+            }
+            self._pending[str(pending["itemId"])] = pending
+            await self.transcript.add(pending)
+        # A worker: while the daemon is away the request waits for it, and the app must not.
+        self.run_worker(self._deliver(params, pending), group="send")
+
+    async def _deliver(self, params: dict[str, Any], pending: Item | None) -> None:
+        """Send one message, after those sent before it; a pending one leaves the transcript
+        once delivered (the daemon's own item replaces it), or goes back to the composer."""
+        assert self.client is not None
+        async with self._sending:
+            try:
+                await self.client.request("input/send", params, timeout=SEND_TIMEOUT_S)
+            except (RpcError, ConnectionLost, TimeoutError) as exc:
+                if self.composer.is_empty:
+                    self.composer.set_text(str(params["text"]))
+                await self.show_error(exc)
+            finally:
+                if pending is not None:
+                    self._pending.pop(str(pending["itemId"]), None)
+                    await self.transcript.remove_item(str(pending["itemId"]))
 
     async def save_edit(self, input_id: str, text: str) -> None:
         assert self.client is not None

@@ -57,10 +57,15 @@ def context_report(usage: dict[str, Any]) -> str:
     )
 
 
-def retry_text(retry: dict[str, Any]) -> str:
-    delay = float(retry.get("delaySeconds") or 0)
-    shown = f"{delay:.0f}" if delay >= 1 else f"{delay:.1f}"
-    return f"retrying {retry.get('attempt')}/{retry.get('maxAttempts')} in {shown} s"
+def retry_text(retry: dict[str, Any], remaining: float | None = None) -> str:
+    """ "retrying 3/10 in 12 s: why" — `remaining` seconds (counted down by the caller), else
+    the delay the daemon announced."""
+    delay = float(retry.get("delaySeconds") or 0) if remaining is None else remaining
+    when = "now" if delay <= 0 else f"in {delay:.0f} s" if delay >= 1 else f"in {delay:.1f} s"
+    text = f"retrying {retry.get('attempt')}/{retry.get('maxAttempts')} {when}"
+    error = retry.get("error")
+    reason = str(error.get("message") or "") if isinstance(error, dict) else ""
+    return f"{text}: {first_line(reason, 120)}" if reason.strip() else text
 
 
 def turn_state(status: str, running: bool, compacting: bool) -> str:

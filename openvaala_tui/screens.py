@@ -14,6 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Switch
 from textual.widgets.option_list import Option
 
+from openvaala_tui import errors
 from openvaala_tui import format as fmt
 
 Choice = tuple[str, str]  # (value, label)
@@ -145,7 +146,7 @@ class ResumeScreen(ModalScreen[str | None]):
         try:
             conversations = await self.load(search, archived)
         except Exception as exc:  # shown, never fatal
-            self.notify(str(exc), severity="error")
+            self.notify(errors.describe(exc), severity="error")
             return
         options = self.query_one(OptionList)
         options.clear_options()

@@ -90,11 +90,16 @@ class UserMessage(ItemWidget):
             self.border_title = "parent agent"
         else:
             self.border_title = "you"
+        if self.item.get("status") == "pending":  # sent while the daemon is away
+            self.add_class("-pending")
+            self.border_subtitle = "pending: not delivered yet, waits for the daemon"
 
     def render(self) -> Text:  # one widget per message: no child to mount
         origin = self.item.get("origin", "user")
         prefix = ""
-        if origin == "subagent":
+        if self.item.get("status") == "pending":
+            prefix = "⧗ pending: not delivered yet, waits for the daemon\n"
+        elif origin == "subagent":
             prefix = "↳ report from a subagent\n"
         elif self.item.get("fromSessionId"):
             prefix = "↳ from the parent agent\n"

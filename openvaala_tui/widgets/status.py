@@ -2,33 +2,69 @@
 
 from __future__ import annotations
 
+import math
+import time
 from typing import Any
 
 from textual.app import ComposeResult
-from textual.containers import Horizontal
+from textual.containers import Horizontal, Vertical
+from textual.timer import Timer
 from textual.widgets import Label
 
 from openvaala_tui import format as fmt
+from openvaala_tui.errors import START_DAEMON
 from openvaala_tui.state import ConversationView
 
 LEVELS = ("ok", "warn", "full", "unknown")
 
 
-class StatusBar(Horizontal):
+class StatusBar(Vertical):
     """Refreshed after most notifications: only the labels whose text or state changed are
-    touched, since updating a label redoes the screen's layout."""
+    touched, since updating a label redoes the screen's layout. A retry and a lost daemon get
+    a line of their own under it: their reason and what to do must fit in 80 columns."""
 
     def compose(self) -> ComposeResult:
-        yield Label("", id="status-title")
-        yield Label("", id="status-model")
-        yield Label("", id="status-state")
+        with Horizontal(id="status-line"):
+            yield Label("", id="status-title")
+            yield Label("", id="status-model")
+            yield Label("", id="status-state")
+            yield Label("", id="status-meter")
         yield Label("", id="status-retry")
-        yield Label("", id="status-meter")
         yield Label("", id="status-connection")
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._shown: dict[str, str] = {}  # label selector → the text it shows
+        self._retry: dict[str, Any] | None = None  # the retry/scheduled shown, counted down
+        self._retry_due = 0.0  # monotonic time of that retry
+        self._ticker: Timer | None = None
+
+    def on_mount(self) -> None:
+        self._ticker = self.set_interval(1.0, self._tick, pause=True)
+
+    def _tick(self) -> None:
+        """The countdown of the retry shown: one step a second until it is due."""
+        if self._retry is None:
+            return
+        self._set("#status-retry", fmt.retry_text(self._retry, self._remaining()))
+
+    def _remaining(self) -> float:
+        return max(0.0, math.ceil(self._retry_due - time.monotonic()))
+
+    def _follow_retry(self, retry: dict[str, Any] | None) -> str:
+        if retry is not self._retry:  # a new retry/scheduled (or none any more)
+            self._retry = retry
+            delay = float(retry.get("delaySeconds") or 0) if retry else 0.0
+            self._retry_due = time.monotonic() + delay
+            if self._ticker is not None:
+                if retry is not None:
+                    self._ticker.reset()
+                    self._ticker.resume()
+                else:
+                    self._ticker.pause()
+        if retry is None:
+            return ""
+        return fmt.retry_text(retry, self._remaining())
 
     def refresh_from(self, view: ConversationView, session_id: str | None) -> None:
         session = view.sessions.get(session_id or view.root_id)
@@ -45,8 +81,10 @@ class StatusBar(Horizontal):
         usage: dict[str, Any] = {}
         if session is not None:
             state = fmt.turn_state(session.status, session.running, session.compacting)
-            retry = fmt.retry_text(session.retry) if session.retry else ""
+            retry = self._follow_retry(session.retry)
             usage = session.usage
+        else:
+            self._follow_retry(None)
         self._set("#status-state", state)
         self._set("#status-retry", retry, display=bool(retry))
         meter = self._set("#status-meter", fmt.meter(usage) if usage else "")
@@ -55,7 +93,9 @@ class StatusBar(Horizontal):
             meter.set_class(level == name, f"-{name}")
         reconnecting = view.connection != "connected"
         self._set(
-            "#status-connection", "reconnecting…" if reconnecting else "", display=reconnecting
+            "#status-connection",
+            f"daemon gone, reconnecting… start it: {START_DAEMON}" if reconnecting else "",
+            display=reconnecting,
         )
 
     def _set(self, selector: str, text: str, display: bool | None = None) -> Label:

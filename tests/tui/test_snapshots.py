@@ -48,7 +48,13 @@ def test_retry_and_reconnecting_in_the_status_bar(snap_compare: Any) -> None:
     async def run_before(pilot: Pilot[int]) -> None:
         app = pilot.app
         assert isinstance(app, VaalaApp)
-        retry = {"sessionId": fixed.ROOT, "attempt": 3, "maxAttempts": 10, "delaySeconds": 4}
+        retry = {
+            "sessionId": fixed.ROOT,
+            "attempt": 3,
+            "maxAttempts": 10,
+            "delaySeconds": 4,
+            "error": {"kind": "unavailable", "message": "cannot connect to 127.0.0.1:9"},
+        }
         await app.draw(app.view.apply({"method": "retry/scheduled", "params": retry}))
         await app.draw(
             app.view.apply({"method": "client/connection", "params": {"state": "reconnecting"}})

@@ -1,0 +1,50 @@
+"""What the user reads when a request fails: what happened and what to do, in their words.
+
+The protocol's method names ("conversation/list") mean nothing to a user and never reach the
+screen: a message that carries one (the client's "connection lost during …") is reworded.
+"""
+
+from __future__ import annotations
+
+import re
+
+from openvaala_server.client import ConnectionLost, RpcError
+
+START_DAEMON = "openvaala serve start"
+LOST = (
+    f"The connection to the daemon was lost; reconnecting… If it stopped, start it: {START_DAEMON}"
+)
+TIMEOUT = f"The daemon did not answer in time. If it stopped, start it: {START_DAEMON}"
+
+FRIENDLY = {
+    "cwd_missing": "The working directory no longer exists: recreate it to continue here, or "
+    "open another conversation (/resume, /new in another directory with --cwd).",
+    "model_missing": "The model of this conversation is not configured: pick one with /model.",
+    "not_idle": "Not now: something is still running or waiting. Interrupt it (Esc) first.",
+    "turn_running": "A turn is running: interrupt it (Esc) first.",
+    "input_consumed": "That input was already taken into the turn (or withdrawn).",
+}
+
+# A protocol method name: a known namespace, a slash, a name ("session/updated").
+METHOD = re.compile(
+    r"\b(?:conversation|conversations|input|turn|approval|session|sessions|item|models|agents|"
+    r"retry|compaction|usage|inbox|client)/[A-Za-z]+\b"
+)
+
+
+def scrub(text: str) -> str:
+    """`text` with protocol method names replaced by plain words."""
+    return METHOD.sub("a request to the daemon", text)
+
+
+def describe(exc: BaseException) -> str:
+    """The sentence a user reads for `exc`."""
+    if isinstance(exc, ConnectionLost):
+        return LOST
+    if isinstance(exc, TimeoutError):
+        return TIMEOUT
+    if isinstance(exc, RpcError):
+        friendly = FRIENDLY.get(exc.kind)
+        message = scrub(exc.message)
+        return f"{friendly} ({message})" if friendly else message
+    return scrub(str(exc)) or type(exc).__name__
