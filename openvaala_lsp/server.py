@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import sys
 from collections.abc import Generator
@@ -10,7 +11,6 @@ from typing import Any, cast
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 from openvaala_lsp import commands, documents, progress, requests, uris
@@ -21,11 +21,12 @@ from openvaala_lsp.documents import Documents
 from openvaala_lsp.events import Forwarder
 from openvaala_lsp.progress import TurnProgress
 from openvaala_lsp.version import __version__
+from openvaala_lsp.wire import WireProtocol, quiet_pygls
 
 log = logging.getLogger(__name__)
 
 
-class OpenVaalaProtocol(LanguageServerProtocol):
+class OpenVaalaProtocol(WireProtocol):
     """Adds what pygls does not advertise by itself: `workspace.textDocumentContent` (LSP 3.18),
     only for editors that can use it."""
 
@@ -62,6 +63,12 @@ class OpenVaalaServer(LanguageServer):
             self.approvals.on_note,
         ]
         self.bridge.view_listeners.append(self.approvals.sync)
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        if isinstance(error, json.JSONDecodeError):
+            cast(OpenVaalaProtocol, self.protocol).parse_error(error)
+            return
+        super().report_server_error(error, source)
 
     def background(self, task: asyncio.Task[Any]) -> None:
         self._background.add(task)
@@ -108,5 +115,6 @@ def main() -> int:
     logging.basicConfig(
         level=logging.WARNING, stream=sys.stderr, format="openvaala-lsp %(levelname)s %(message)s"
     )
+    quiet_pygls()
     build().start_io()
     return 0
