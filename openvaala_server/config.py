@@ -25,7 +25,17 @@ from openvaala_server.domain.permissions import (
 )
 
 PROVIDERS = ("openai", "openai_responses", "anthropic", "demo")
-DEFAULT_TOOLS = ("shell", "read_file", "write_file", "edit_file", "list_dir", "spawn_agent")
+DEFAULT_TOOLS = (
+    "shell",
+    "read_file",
+    "write_file",
+    "edit_file",
+    "list_dir",
+    "grep",
+    "glob",
+    "apply_patch",
+    "spawn_agent",
+)
 DEFAULT_PORT = 7450
 
 

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 
 from openvaala_server.tools.base import Tool
 from openvaala_server.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
+from openvaala_server.tools.patch import ApplyPatchTool
+from openvaala_server.tools.search import GlobTool, GrepTool
 from openvaala_server.tools.shell import ShellTool
 
 
@@ -14,7 +16,14 @@ def _by_name(*tools: Tool) -> dict[str, Tool]:
 
 
 BUILTIN_TOOLS: dict[str, Tool] = _by_name(
-    ShellTool(), ReadFileTool(), WriteFileTool(), EditFileTool(), ListDirTool()
+    ShellTool(),
+    ReadFileTool(),
+    WriteFileTool(),
+    EditFileTool(),
+    ListDirTool(),
+    GrepTool(),
+    GlobTool(),
+    ApplyPatchTool(),
 )
 
 
