@@ -6,7 +6,16 @@ from openvaala_server.tools.registry import BUILTIN_TOOLS, tools_for
 
 
 def test_builtin_tools_are_keyed_by_spec_name() -> None:
-    assert set(BUILTIN_TOOLS) == {"shell", "read_file", "write_file", "edit_file", "list_dir"}
+    assert set(BUILTIN_TOOLS) == {
+        "shell",
+        "read_file",
+        "write_file",
+        "edit_file",
+        "list_dir",
+        "grep",
+        "glob",
+        "apply_patch",
+    }
     for name, tool in BUILTIN_TOOLS.items():
         assert tool.spec.name == name
         assert tool.spec.description
