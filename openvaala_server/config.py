@@ -102,6 +102,38 @@ class SubagentConfig:
 
 
 @dataclass(frozen=True)
+class McpServerConfig:
+    """One `[mcp_servers.NAME]` table: how to reach an MCP server and which of its tools to offer.
+
+    Exactly one transport: `command` (stdio: the daemon runs it) or `url` (streamable HTTP).
+    """
+
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    # The only variables the server gets besides PATH, HOME and LANG: never the daemon's secrets.
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    # The variable holding a token sent as `Authorization: Bearer …` (read when the server starts).
+    bearer_token_env: str | None = None
+    enabled_tools: tuple[str, ...] | None = None
+    disabled_tools: tuple[str, ...] = ()
+    startup_timeout_s: float = 10.0
+    tool_timeout_s: float = 60.0
+    # True: calls never ask; else they follow the agent's approval rules, asking at least once
+    # per conversation and tool.
+    trust: bool = False
+
+    def offers(self, tool: str) -> bool:
+        """Whether the server's tool `tool` passes `enabled_tools` and `disabled_tools`."""
+        if self.enabled_tools is not None and tool not in self.enabled_tools:
+            return False
+        return tool not in self.disabled_tools
+
+
+@dataclass(frozen=True)
 class Config:
     default_agent: str
     models: dict[str, ModelConfig]
@@ -110,6 +142,7 @@ class Config:
     server: ServerConfig = ServerConfig()
     subagents: SubagentConfig = SubagentConfig()
     path: Path | None = None
+    mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
 
 
 DEMO_MODEL = ModelConfig(
@@ -247,7 +280,7 @@ class _Reader:
 
 
 _REQUIRED = object()
-_TOP_KEYS = ("default_agent", "models", "agents", "retry", "server", "subagents")
+_TOP_KEYS = ("default_agent", "models", "agents", "retry", "server", "subagents", "mcp_servers")
 
 
 def _keys(cls: type) -> tuple[str, ...]:
@@ -261,10 +294,14 @@ def parse_config(raw: dict[str, Any], path: Path | None = None) -> Config:
     models: dict[str, ModelConfig] = {"demo": DEMO_MODEL}
     for name, table in top.table_of("models").items():
         models[name] = _parse_model(path, name, table)
+    mcp_servers = {
+        name: _parse_mcp_server(path, name, table)
+        for name, table in top.table_of("mcp_servers").items()
+    }
     tool_names = known_tool_names()
     agents: dict[str, AgentConfig] = {}
     for name, table in top.table_of("agents").items():
-        agents[name] = _parse_agent(path, name, table, models, tool_names)
+        agents[name] = _parse_agent(path, name, table, models, tool_names, mcp_servers)
     if not agents:
         agents["default"] = DEFAULT_AGENT
     default_agent = top.string("default_agent", next(iter(agents)))
@@ -278,6 +315,7 @@ def parse_config(raw: dict[str, Any], path: Path | None = None) -> Config:
         server=_parse_server(_Reader(path, "server", top.table_of("server"))),
         subagents=_parse_subagents(_Reader(path, "subagents", top.table_of("subagents"))),
         path=path,
+        mcp_servers=mcp_servers,
     )
 
 
@@ -450,6 +488,7 @@ def _parse_agent(
     table: object,
     models: dict[str, ModelConfig],
     tool_names: Collection[str],
+    mcp_servers: Collection[str] = (),
 ) -> AgentConfig:
     t = _Reader(path, f"agents.{name}", table)
     t.only(_AGENT_KEYS)
@@ -473,16 +512,26 @@ def _parse_agent(
         model=model,
         compact_model=compact_model,
         instructions=t.string("instructions", ""),
-        tools=_parse_tools(t, tool_names),
+        tools=_parse_tools(t, tool_names, mcp_servers),
         model_set=model_set,
     )
 
 
-def _parse_tools(t: _Reader, known: Collection[str]) -> tuple[str, ...]:
+def _parse_tools(
+    t: _Reader, known: Collection[str], mcp_servers: Collection[str] = ()
+) -> tuple[str, ...]:
     tools: list[str] = t.strings("tools", list(DEFAULT_TOOLS), "a list of tool names")
     for name in tools:
         if name.startswith("mcp:"):
-            raise t.fail("tools", f"{name!r}: MCP servers are not supported yet")
+            server = name.removeprefix("mcp:")
+            if server not in mcp_servers and not (server == "*" and mcp_servers):
+                have = ", ".join(mcp_servers) or "none"
+                raise t.fail(
+                    "tools",
+                    f"{name!r} names no MCP server{_did_you_mean(server, mcp_servers)} "
+                    f"(configured in [mcp_servers]: {have})",
+                )
+            continue
         if name not in known:
             raise t.fail(
                 "tools",
@@ -490,6 +539,75 @@ def _parse_tools(t: _Reader, known: Collection[str]) -> tuple[str, ...]:
                 f"(valid tools: {', '.join(known)})",
             )
     return tuple(tools)
+
+
+# -- MCP servers ------------------------------------------------------------------------------
+
+_MCP_STDIO_KEYS = ("command", "args", "env", "cwd")
+_MCP_HTTP_KEYS = ("url", "headers", "bearer_token_env")
+_MCP_KEYS = (
+    *_MCP_STDIO_KEYS,
+    *_MCP_HTTP_KEYS,
+    "enabled_tools",
+    "disabled_tools",
+    "startup_timeout_s",
+    "tool_timeout_s",
+    "trust",
+)
+
+
+def _string_table(t: _Reader, key: str) -> dict[str, str]:
+    value = t.table_of(key)
+    for name, text in value.items():
+        if not isinstance(text, str):
+            raise t.fail(f"{key}.{name}", "must be a string")
+    return value
+
+
+def _parse_mcp_server(path: Path | None, name: str, table: object) -> McpServerConfig:
+    t = _Reader(path, f"mcp_servers.{name}", table)
+    t.only(_MCP_KEYS)
+    if not name or "__" in name or not all(c.isalnum() or c in "-_" for c in name):
+        # The model sees `mcp__NAME__TOOL`: a name with `__` or odd characters would be ambiguous
+        # or refused by providers.
+        raise ConfigError(
+            path, f"mcp_servers.{name}", "a server name is letters, digits, - and _ (no `__`)"
+        )
+    command, url = t.string("command"), t.string("url")
+    if (command is None) == (url is None):
+        raise t.fail("command", "set exactly one of `command` (stdio) or `url` (streamable HTTP)")
+    wrong = _MCP_HTTP_KEYS if command is not None else _MCP_STDIO_KEYS
+    for key in wrong:
+        if key in t.table:
+            transport = "`command` (stdio)" if command is not None else "`url` (HTTP)"
+            raise t.fail(key, f"is not a setting of a server reached by {transport}")
+    if url is not None and not url.startswith(("http://", "https://")):
+        raise t.fail("url", "must start with http:// or https://")
+    enabled = t.table.get("enabled_tools")
+    startup = t.number("startup_timeout_s", McpServerConfig.startup_timeout_s)
+    tool_timeout = t.number("tool_timeout_s", McpServerConfig.tool_timeout_s)
+    for key, value in (("startup_timeout_s", startup), ("tool_timeout_s", tool_timeout)):
+        if value == 0:
+            raise t.fail(key, "must be above 0")
+    return McpServerConfig(
+        name=name,
+        command=command,
+        args=tuple(t.strings("args", [], "a list of strings")),
+        env=_string_table(t, "env"),
+        cwd=t.string("cwd"),
+        url=url,
+        headers=_string_table(t, "headers"),
+        bearer_token_env=t.string("bearer_token_env"),
+        enabled_tools=(
+            None
+            if enabled is None
+            else tuple(t.strings("enabled_tools", [], "a list of tool names"))
+        ),
+        disabled_tools=tuple(t.strings("disabled_tools", [], "a list of tool names")),
+        startup_timeout_s=startup,
+        tool_timeout_s=tool_timeout,
+        trust=t.boolean("trust", False),
+    )
 
 
 def _parse_permissions(t: _Reader) -> Permissions:

@@ -86,10 +86,10 @@ def test_an_unknown_tool_names_the_key_the_closest_tool_and_every_valid_one(
         assert name in message
 
 
-def test_mcp_tools_are_refused_until_mcp_servers_are_supported(tmp_path: Path) -> None:
+def test_mcp_tools_naming_no_configured_server_are_refused(tmp_path: Path) -> None:
     for name in ("mcp:github", "mcp:*"):
         message = _error(tmp_path, f"[agents.a]\ntools = ['shell', '{name}']\n")
-        assert f"agents.a.tools: '{name}': MCP servers are not supported yet" in message
+        assert f"agents.a.tools: '{name}' names no MCP server" in message
 
 
 def test_every_tool_the_daemon_offers_may_be_listed(tmp_path: Path) -> None:

@@ -1,0 +1,276 @@
+"""One configured MCP server: its process or HTTP session, its tools, and its status.
+
+The official SDK's transports and `ClientSession` are async context managers that must be entered
+and exited in one task, so each running server lives in its own long-lived task (`_serve`), which
+holds the session open until asked to stop or until the connection ends. Calls are sent from the
+callers' own tasks over that session: the SDK routes each answer to the request that awaits it,
+so calls from several conversations run side by side on one server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import IO, Any, Literal
+
+from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.types import CONNECTION_CLOSED, CallToolResult, PaginatedRequestParams
+from mcp.types import Tool as McpToolInfo
+
+from openvaala_server.config import McpServerConfig
+
+log = logging.getLogger(__name__)
+
+Status = Literal["stopped", "starting", "ready", "failed"]
+
+# The variables a stdio server inherits from the daemon (besides its configured `env`): enough to
+# find programs and read text, so API keys and OPENVAALA_* never reach it. (The SDK adds its own
+# harmless defaults under these: LOGNAME, SHELL, TERM, USER.)
+BASE_ENV = ("PATH", "HOME", "LANG")
+# How long a server whose start failed is left alone before the next need tries it again, so
+# every turn does not wait out `startup_timeout_s` once more.
+RETRY_START_AFTER_S = 30.0
+# The last characters of a failed server's stderr quoted in its status.
+STDERR_TAIL = 500
+
+
+class McpCallError(Exception):
+    """A call that did not reach a result: the message is what the model and user read."""
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    name: str
+    status: Status
+    tools: tuple[str, ...]
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "status": self.status, "tools": list(self.tools)}
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
+def server_env(config: McpServerConfig) -> dict[str, str]:
+    """The whole environment of a stdio server: the base variables and its configured `env`."""
+    base = {key: os.environ[key] for key in BASE_ENV if key in os.environ}
+    return {**base, **config.env}
+
+
+class McpConnection:
+    """A configured server, started on first need and restarted after it ended."""
+
+    def __init__(self, config: McpServerConfig) -> None:
+        self.config = config
+        self.status: Status = "stopped"
+        self.error: str | None = None
+        # The server's tools that pass enabled_tools / disabled_tools, from its last listing.
+        self.tools: tuple[McpToolInfo, ...] = ()
+        self._session: ClientSession | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._ready = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._start_lock = asyncio.Lock()
+        self._failed_at = 0.0
+        # Set when the connection ended after a good start: restart at the next need, at once.
+        self._ended = False
+        self._stderr: IO[str] | None = None
+        self._stderr_text = ""
+
+    def snapshot(self) -> ServerStatus:
+        names = tuple(tool.name for tool in self.tools) if self.status == "ready" else ()
+        return ServerStatus(self.config.name, self.status, names, self.error)
+
+    async def ensure_started(self, *, retry_failed: bool = True) -> bool:
+        """Start the server unless it runs; True once it is ready, False when it failed.
+
+        Never waits longer than `startup_timeout_s`; concurrent callers share one start.
+        """
+        async with self._start_lock:
+            if self.status == "ready" and self._session is not None:
+                return True
+            if self.status == "failed" and not self._ended:
+                waited = time.monotonic() - self._failed_at
+                if not retry_failed and waited < RETRY_START_AFTER_S:
+                    return False
+            await self._start()
+            return self.status == "ready"
+
+    async def _start(self) -> None:
+        await self._discard_task()
+        self.status, self.error, self._ended = "starting", None, False
+        self._ready, self._stop = asyncio.Event(), asyncio.Event()
+        self._task = asyncio.create_task(self._serve(), name=f"mcp:{self.config.name}")
+        timeout = self.config.startup_timeout_s
+        try:
+            await asyncio.wait_for(self._ready.wait(), timeout)
+        except TimeoutError:
+            self._fail(f"did not start within startup_timeout_s = {timeout:g} s")
+            tail = self._stderr_tail()
+            if tail:
+                self.error = f"{self.error}; its stderr: {tail}"
+            self._stop.set()
+            if self._task is not None:
+                self._task.cancel()
+
+    async def _discard_task(self) -> None:
+        """Let a previous run's task finish its teardown (bounded by the SDK) before a new one."""
+        task, self._task = self._task, None
+        if task is not None and not task.done():
+            self._stop.set()
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(asyncio.shield(task), 5.0)
+
+    def _fail(self, reason: str) -> None:
+        self.status, self.error, self._session = "failed", reason, None
+        self._failed_at = time.monotonic()
+        self._ready.set()
+
+    async def _serve(self) -> None:
+        """The server's own task: open the session, list the tools, hold it until stopped."""
+        try:
+            async with self._open() as session:
+                await session.initialize()
+                listed = await _list_all_tools(session)
+                self.tools = tuple(t for t in listed if self.config.offers(t.name))
+                self._session, self.status = session, "ready"
+                self._ready.set()
+                await self._stop.wait()
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # any failure of the server becomes its status
+            reason = self._describe_failure(exc)
+            log.info("MCP server %s: %s", self.config.name, reason)
+            if self.status == "ready":
+                self._ended = True
+            if self.status != "failed":
+                self._fail(reason)
+        finally:
+            self._session = None
+            if self.status == "ready":  # stopped on request
+                self.status = "stopped"
+
+    @contextlib.asynccontextmanager
+    async def _open(self) -> AsyncIterator[ClientSession]:
+        cfg = self.config
+        if cfg.command is not None:
+            params = StdioServerParameters(
+                command=cfg.command, args=list(cfg.args), env=server_env(cfg), cwd=cfg.cwd
+            )
+            # The server's stderr is kept to quote in its status when it fails.
+            with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as errlog:
+                self._stderr, self._stderr_text = errlog, ""
+                try:
+                    async with (
+                        stdio_client(params, errlog=errlog) as (read, write),
+                        ClientSession(read, write) as session,
+                    ):
+                        yield session
+                finally:
+                    self._stderr_text = self._stderr_tail()
+            return
+        assert cfg.url is not None
+        headers = dict(cfg.headers)
+        if cfg.bearer_token_env is not None:
+            token = os.environ.get(cfg.bearer_token_env)
+            if not token:
+                raise McpCallError(f"bearer_token_env: ${cfg.bearer_token_env} is not set")
+            headers["Authorization"] = f"Bearer {token}"
+        async with (
+            create_mcp_http_client(headers=headers) as http,
+            streamable_http_client(cfg.url, http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            yield session
+
+    def _describe_failure(self, exc: BaseException) -> str:
+        while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+            exc = exc.exceptions[0]
+        if isinstance(exc, FileNotFoundError):
+            text = f"cannot run {self.config.command!r}: no such program"
+        elif isinstance(exc, McpCallError):
+            text = str(exc)
+        elif isinstance(exc, MCPError):
+            text = f"the server ended the connection ({exc.message})"
+        else:
+            text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        tail = self._stderr_text
+        return f"{text}; its stderr: {tail}" if tail else text
+
+    def _stderr_tail(self) -> str:
+        if self._stderr is None or self._stderr.closed:
+            return ""
+        with contextlib.suppress(OSError, ValueError):
+            self._stderr.flush()
+            self._stderr.seek(0)
+            return self._stderr.read()[-STDERR_TAIL:].strip()
+        return ""
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> CallToolResult:
+        """Call one of the server's tools, starting (or restarting) the server first.
+
+        Raises `McpCallError` with a message for the model when there is no result: the server
+        could not start, the call timed out, or the connection ended during the call (the
+        server is then restarted by the next call).
+        """
+        name = self.config.name
+        if not await self.ensure_started():
+            raise McpCallError(f"MCP server {name!r} is not available: {self.error}")
+        session = self._session
+        assert session is not None
+        timeout = self.config.tool_timeout_s
+        try:
+            return await asyncio.wait_for(session.call_tool(tool, arguments), timeout)
+        except TimeoutError:
+            raise McpCallError(
+                f"{name}: {tool} did not finish within tool_timeout_s = {timeout:g} s"
+            ) from None
+        except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED or self._session is not session:
+                raise self._lost(tool) from None
+            # The server answered with a protocol error (unknown tool, bad arguments).
+            raise McpCallError(f"{name}: {tool} failed: {exc.message}") from None
+        except (OSError, EOFError, RuntimeError) as exc:
+            log.info("MCP server %s: call failed: %r", name, exc)
+            raise self._lost(tool) from None
+
+    def _lost(self, tool: str) -> McpCallError:
+        """The connection ended during a call: say so, and restart at the next call."""
+        self._ended = True
+        if self.status == "ready":
+            self._fail(f"stopped during a call of {tool}; it restarts at the next call")
+        return McpCallError(
+            f"MCP server {self.config.name!r} stopped during the call of {tool}; "
+            "it will be restarted for the next call"
+        )
+
+    async def stop(self) -> None:
+        """End the session and the server's process (the SDK terminates it, then kills it)."""
+        self._stop.set()
+        task, self._task = self._task, None
+        if task is not None:
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(task, 10.0)
+        self.status, self._session = "stopped", None
+
+
+async def _list_all_tools(session: ClientSession) -> list[McpToolInfo]:
+    tools: list[McpToolInfo] = []
+    cursor: str | None = None
+    while True:
+        params = PaginatedRequestParams(cursor=cursor) if cursor else None
+        page = await session.list_tools(params=params)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            return tools

@@ -1,0 +1,59 @@
+"""Every configured MCP server for the whole daemon: started on first need, shared, stopped once.
+
+One `McpManager` per daemon. A conversation's agent asks for servers with `mcp:NAME` / `mcp:*` in
+its `tools`; `tools_for` starts those not running yet (each bounded by its `startup_timeout_s`) and
+returns their tools. A server whose start failed still offers the tools it listed before (or its
+`enabled_tools`), so the model's call gets a tool error saying why instead of a missing tool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from mcp.types import Tool as McpToolInfo
+
+from openvaala_server.config import McpServerConfig
+from openvaala_server.mcp.connection import McpConnection
+from openvaala_server.mcp.tool import McpTool
+from openvaala_server.tools.base import Tool
+
+
+def servers_named(tools: Iterable[str], configured: Iterable[str]) -> list[str]:
+    """The servers an agent's `tools` ask for (`mcp:NAME`, `mcp:*`), in configuration order."""
+    wanted = {name.removeprefix("mcp:") for name in tools if name.startswith("mcp:")}
+    return [name for name in configured if "*" in wanted or name in wanted]
+
+
+class McpManager:
+    def __init__(self, servers: Mapping[str, McpServerConfig]) -> None:
+        self.connections = {name: McpConnection(cfg) for name, cfg in servers.items()}
+
+    async def tools_for(self, tools: Sequence[str]) -> list[Tool]:
+        """The MCP tools an agent's `tools` list asks for, starting the servers it needs."""
+        names = servers_named(tools, self.connections)
+        conns = [self.connections[name] for name in names]
+        await asyncio.gather(*(c.ensure_started(retry_failed=False) for c in conns))
+        out: list[Tool] = []
+        for conn in conns:
+            out.extend(McpTool(conn, info) for info in _offered(conn))
+        return out
+
+    def statuses(self) -> list[dict[str, Any]]:
+        """`mcp/list`: [{name, status, tools: [names], error?}] for every configured server."""
+        return [conn.snapshot().to_dict() for conn in self.connections.values()]
+
+    async def shutdown(self) -> None:
+        await asyncio.gather(*(conn.stop() for conn in self.connections.values()))
+
+
+def _offered(conn: McpConnection) -> tuple[McpToolInfo, ...]:
+    if conn.tools or conn.config.enabled_tools is None:
+        return conn.tools
+    # Never listed (its start failed): offer the allow-listed names so a call explains why.
+    return tuple(
+        McpToolInfo(name=name, input_schema={"type": "object"})
+        for name in conn.config.enabled_tools
+        if conn.config.offers(name)
+    )

@@ -1,0 +1,77 @@
+"""A small MCP server written with the official SDK, run by the tests and bench/mcp.py.
+
+`python mcp_test_server.py stdio` speaks over stdin/stdout; `... http PORT` serves streamable
+HTTP on 127.0.0.1:PORT/mcp; `... hang` starts but never answers (a server that never starts).
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import sys
+import time
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.utilities.types import Image
+
+# A 1×1 PNG.
+PIXEL = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
+)
+
+server = MCPServer("openvaala-test")
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Return the text unchanged."""
+    return text
+
+
+@server.tool()
+def add(a: int, b: int) -> int:
+    """Add two whole numbers."""
+    return a + b
+
+
+@server.tool()
+def pid() -> str:
+    """The server's process id."""
+    return str(os.getpid())
+
+
+@server.tool()
+def env(name: str) -> str:
+    """One environment variable of the server, or <unset>."""
+    return os.environ.get(name, "<unset>")
+
+
+@server.tool(structured_output=False)
+def picture() -> list[object]:
+    """A caption and a one-pixel PNG."""
+    return ["a pixel", Image(data=PIXEL, format="png")]
+
+
+@server.tool()
+def crash() -> str:
+    """Exit the server's process in the middle of the call."""
+    os._exit(3)
+
+
+@server.tool()
+def sleep(seconds: float) -> str:
+    """Answer after `seconds`."""
+    time.sleep(seconds)
+    return "slept"
+
+
+if __name__ == "__main__":
+    mode = sys.argv[1]
+    if mode == "stdio":
+        server.run("stdio")
+    elif mode == "http":
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    elif mode == "hang":
+        time.sleep(3600)
+    else:
+        sys.exit(f"unknown mode {mode!r}")
