@@ -20,6 +20,7 @@ from openvaala_server import errors
 from openvaala_server.config import Config, ModelConfig, config_path
 from openvaala_server.domain import meta as meta_fold
 from openvaala_server.domain import records as r
+from openvaala_server.domain import recovery
 from openvaala_server.domain.approvals import Answer
 from openvaala_server.domain.context import context_items
 from openvaala_server.domain.ids import new_id
@@ -33,6 +34,7 @@ from openvaala_server.runtime.conversation import (
     SNAPSHOT_PAGE,
     LiveConversation,
     PendingConversation,
+    new_item,
 )
 from openvaala_server.runtime.hub import Hub
 from openvaala_server.runtime.session import LiveSession, LiveTurn
@@ -210,24 +212,6 @@ class Runtime:
         conv = LiveConversation(self, cid, Hub(cid, self.config.server.replay_events))
         conv.meta = meta
         conv.root_session_id = meta.root_session_id
-        # A turn with no end was cut by a crash or a kill: it ended interrupted.
-        cut = meta.running_turns()
-        if cut:
-            await conv.append_meta(
-                *(
-                    {
-                        "type": r.TURN_ENDED,
-                        "sessionId": t.session_id,
-                        "turnId": t.turn_id,
-                        "status": "interrupted",
-                        "error": {
-                            "kind": "server_stopped",
-                            "message": "the server stopped during this turn",
-                        },
-                    }
-                    for t in cut
-                )
-            )
         for sid, smeta in meta.sessions.items():
             depth = 0
             parent = smeta.parent_session_id
@@ -243,6 +227,10 @@ class Runtime:
                 self.store.read_items(cid, sid, limit=SNAPSHOT_PAGE)
             )
             session.history_complete = not more
+        cut = meta.running_turns()
+        if cut:
+            await self._recover(conv, cut)
+        for sid, session in conv.sessions.items():
             status = meta_fold.session_status(meta, sid)
             session.closed = status == "closed"
             session.last_status = status if status in ("failed", "interrupted") else "idle"
@@ -250,6 +238,64 @@ class Runtime:
                 conv.refresh_usage_estimate(session)
         conv.load_history_in_background()
         return conv
+
+    async def _recover(self, conv: LiveConversation, cut: list[meta_fold.TurnMeta]) -> None:
+        """End turns a crash or a kill cut short, so nothing looks pending forever.
+
+        Their unanswered tool calls get interrupted results and each turn a `server_stopped`
+        notice (kept: every client and the model see why it stopped), then the end record.
+        Items first: a crash in between leaves the turn open, and the next open completes it
+        without writing anything twice."""
+        for t in cut:
+            session = conv.sessions.get(t.session_id)
+            if session is None:
+                continue
+            if not session.history_complete:
+                # A cut turn is at the end, but its calls may be further back than one page.
+                session.items = await self.store_call(
+                    self.store.read_all_items(conv.conversation_id, session.session_id)
+                )
+                session.history_complete = True
+            items: list[r.Item] = [
+                new_item(
+                    r.TOOL_RESULT,
+                    session.session_id,
+                    t.turn_id,
+                    status=r.INTERRUPTED,
+                    callId=call["callId"],
+                    name=call.get("name", ""),
+                    output=recovery.STOPPED_RESULT,
+                    isError=True,
+                )
+                for call in recovery.unanswered_calls(session.items, t.turn_id)
+            ]
+            if not recovery.has_stopped_notice(session.items, t.turn_id):
+                items.append(
+                    new_item(
+                        r.NOTICE,
+                        session.session_id,
+                        t.turn_id,
+                        status=r.COMPLETED,
+                        kind=recovery.SERVER_STOPPED,
+                        text=recovery.STOPPED_NOTICE,
+                    )
+                )
+            await conv.persist_items(session, items, publish_usage=False)
+        await conv.append_meta(
+            *(
+                {
+                    "type": r.TURN_ENDED,
+                    "sessionId": t.session_id,
+                    "turnId": t.turn_id,
+                    "status": "interrupted",
+                    "error": {
+                        "kind": recovery.SERVER_STOPPED,
+                        "message": "the server stopped during this turn",
+                    },
+                }
+                for t in cut
+            )
+        )
 
     async def recover_cut_turns(self) -> None:
         """At start: close turns a crash left open, so lists show them interrupted."""
