@@ -49,7 +49,7 @@ def ask_mode(options: Any) -> tuple[str, str | None]:
         return "prompt", None
     if not isinstance(options, dict):
         return "prompt", "initializationOptions must be an object; approvals are asked by prompt"
-    unknown = sorted(set(options) - {"approvals"})
+    unknown = sorted(set(options) - {"approvals", "progress"})
     mode = options.get("approvals", "prompt")
     if mode not in ASK_MODES:
         return "prompt", (
@@ -57,7 +57,8 @@ def ask_mode(options: Any) -> tuple[str, str | None]:
             f"not {mode!r}; approvals are asked by prompt"
         )
     if unknown:
-        return mode, f"unknown initializationOptions: {', '.join(unknown)} (known: approvals)"
+        known = "approvals, progress"
+        return mode, f"unknown initializationOptions: {', '.join(unknown)} (known: {known})"
     return mode, None
 
 

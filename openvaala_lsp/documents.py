@@ -24,6 +24,9 @@ log = logging.getLogger(__name__)
 
 REFRESH = "$/openvaala/refresh"  # fallback clients: re-request `openvaala/render`
 DEBOUNCE_S = 0.05
+# VS Code closes and reopens a document to change its language (setTextDocumentLanguage): a
+# closed transcript is forgotten only if it was not reopened within this time.
+REOPEN_GRACE_S = 2.0
 Mode = Literal["content", "fallback"]
 
 
@@ -38,6 +41,7 @@ class Documents:
         self.ls = ls
         self.known: dict[str, Known] = {}
         self._pending: dict[str, asyncio.Task[None]] = {}
+        self._closing: dict[str, asyncio.TimerHandle] = {}
 
     def client_has_content(self) -> bool:
         caps = self.ls.client_capabilities
@@ -67,6 +71,27 @@ class Documents:
 
     def forget(self, uri: str) -> None:
         self.known.pop(uri, None)
+
+    def closed(self, uri: str) -> None:
+        if uri in self.known and uri not in self._closing:
+            loop = asyncio.get_running_loop()
+            self._closing[uri] = loop.call_later(REOPEN_GRACE_S, self._closed_for_good, uri)
+
+    def _closed_for_good(self, uri: str) -> None:
+        self._closing.pop(uri, None)
+        self.forget(uri)
+
+    def opened(self, uri: str) -> None:
+        """An editor opened (or reopened) a transcript: keep it refreshed."""
+        if (timer := self._closing.pop(uri, None)) is not None:
+            timer.cancel()
+        ref = uris.parse(uri)
+        if ref is None or ref.uri in self.known:
+            return
+        view = self.ls.bridge.views.get(ref.conversation_id)
+        mode: Mode = "content" if self.client_has_content() else "fallback"
+        # Unknown version: the next change to the conversation refreshes it.
+        self.known[ref.uri] = Known(mode, view.version if view is not None else -1)
 
     # -- refresh -------------------------------------------------------------------------
 
@@ -164,4 +189,8 @@ def register(ls: OpenVaalaServer) -> None:
 
     @ls.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: OpenVaalaServer, params: types.DidCloseTextDocumentParams) -> None:
-        ls.documents.forget(params.text_document.uri)
+        ls.documents.closed(params.text_document.uri)
+
+    @ls.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: OpenVaalaServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.documents.opened(params.text_document.uri)

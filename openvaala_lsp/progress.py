@@ -62,10 +62,11 @@ class TurnProgress:
     def __init__(self, ls: OpenVaalaServer) -> None:
         self.ls = ls
         self._turns: dict[str, _Turn] = {}  # by token
+        self.wanted = True  # initializationOptions.progress: false turns it off
 
     def enabled(self) -> bool:
         caps = self.ls.client_capabilities
-        return bool(get_capability(caps, "window.work_done_progress", False))
+        return self.wanted and bool(get_capability(caps, "window.work_done_progress", False))
 
     def on_note(self, method: str, params: dict[str, Any]) -> None:
         if method == CONNECTION and params.get("state") == "reconnecting":

@@ -36,7 +36,10 @@ class OpenVaalaProtocol(WireProtocol):
     ) -> Generator[Any, Any, types.InitializeResult]:
         result: types.InitializeResult = yield from super().lsp_initialize(params)
         server = cast("OpenVaalaServer", self._server)
-        server.approvals.mode, server.option_warning = ask_mode(params.initialization_options)
+        options = params.initialization_options
+        server.approvals.mode, server.option_warning = ask_mode(options)
+        if isinstance(options, dict) and options.get("progress") is False:
+            server.turn_progress.wanted = False  # the editor shows turns its own way
         workspace = params.capabilities.workspace
         if workspace is not None and workspace.text_document_content is not None:
             options = result.capabilities.workspace or types.WorkspaceOptions()

@@ -50,6 +50,7 @@ function requireCurrent() {
 
 async function request(method, params) {
   try {
+    await ensureClient();
     return await client.sendRequest(method, params || {});
   } catch (err) {
     vscode.window.showErrorMessage(`OpenVaala: ${err.message || err}`);
@@ -78,8 +79,36 @@ async function openConversation(cid) {
   state.current = cid;
   const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(`${SCHEME}://conversation/${cid}`));
   await vscode.window.showTextDocument(doc, { preview: false });
-  await vscode.languages.setTextDocumentLanguage(doc, "markdown");
-  updateStatus();
+  updateStatus(); // Markdown: set by onDidOpenTextDocument, for every transcript
+}
+
+// Every transcript (opened here, or by the bridge's fork, rewind and follow) reads as Markdown.
+// VS Code closes and reopens the document to change its language; the bridge keeps it live.
+function markdown(doc) {
+  if (doc.uri.scheme === SCHEME && doc.languageId !== "markdown") {
+    return vscode.languages.setTextDocumentLanguage(doc, "markdown");
+  }
+}
+
+// The running turn of each conversation, shown with the extension's own cancellable progress
+// (the language client's work-done progress has no cancel button): cancelling interrupts it.
+const turns = new Map(); // cid -> resolve of its progress
+
+function showRunning(cid, busy) {
+  if (busy && !turns.has(cid)) {
+    vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: "OpenVaala: working…", cancellable: true },
+      (_progress, token) =>
+        new Promise((resolve) => {
+          turns.set(cid, resolve);
+          token.onCancellationRequested(() => request("openvaala/interrupt", { conversationId: cid }).catch(() => {}));
+        })
+    );
+  } else if (!busy && turns.has(cid)) {
+    const resolve = turns.get(cid);
+    turns.delete(cid);
+    resolve();
+  }
 }
 
 function sendWith(mode) {
@@ -119,6 +148,7 @@ async function askApproval(request) {
   const args = { conversationId: request.conversationId, approvalId: request.approvalId, decision: ANSWERS[pick] };
   if (message) args.message = message;
   try {
+    await ensureClient();
     await client.sendRequest("workspace/executeCommand", { command: "openvaala.respondApproval", arguments: [args] });
   } catch (err) {
     const kind = err && err.data && err.data.kind;
@@ -175,7 +205,7 @@ const commands = {
   },
   "openvaala.ui.fork": async () => {
     const cid = requireCurrent();
-    if (cid) await client.sendRequest("workspace/executeCommand", { command: "openvaala.fork", arguments: [{ conversationId: cid }] });
+    if (cid) await request("workspace/executeCommand", { command: "openvaala.fork", arguments: [{ conversationId: cid }] });
   },
   "openvaala.ui.rewind": async () => {
     const cid = requireCurrent();
@@ -188,7 +218,7 @@ const commands = {
       { placeHolder: "Rewind to just before…" }
     );
     if (pick) {
-      await client.sendRequest("workspace/executeCommand", {
+      await request("workspace/executeCommand", {
         command: "openvaala.rewind",
         arguments: [{ conversationId: cid, messageId: pick.id }],
       });
@@ -226,30 +256,41 @@ const commands = {
   },
 };
 
-async function activate(context) {
+let extensionContext;
+let starting;
+const fallback = new FallbackContent();
+let fallbackRegistration;
+
+// The bridge starts on first use (a command, or a transcript being opened), not in every window.
+function ensureClient() {
+  if (!starting) {
+    starting = startClient(extensionContext).catch((err) => {
+      starting = undefined; // the next use tries again
+      throw err;
+    });
+  }
+  return starting;
+}
+
+async function startClient(context) {
   const [command, ...args] = vscode.workspace.getConfiguration("openvaala").get("command");
   client = new LanguageClient(
     "openvaala",
     "OpenVaala",
     { command, args },
-    { documentSelector: [{ scheme: SCHEME }], initializationOptions: { approvals: "plugin" } }
+    {
+      documentSelector: [{ scheme: SCHEME }],
+      // The extension asks about approvals and shows turns (with a cancel button) itself.
+      initializationOptions: { approvals: "plugin", progress: false },
+    }
   );
-  status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 100);
-  status.command = "openvaala.ui.usage";
-  context.subscriptions.push(status);
-  for (const [name, run] of Object.entries(commands)) {
-    context.subscriptions.push(vscode.commands.registerCommand(name, run));
-  }
-  context.subscriptions.push(vscode.window.onDidChangeActiveTextEditor(updateStatus));
-
   await client.start();
   context.subscriptions.push(client);
-
   const caps = client.initializeResult && client.initializeResult.capabilities;
   const served = caps && caps.workspace && caps.workspace.textDocumentContent;
-  const fallback = new FallbackContent();
-  if (!served) {
-    context.subscriptions.push(vscode.workspace.registerTextDocumentContentProvider(SCHEME, fallback));
+  if (served && fallbackRegistration) {
+    fallbackRegistration.dispose(); // the language client serves transcripts itself
+    fallbackRegistration = undefined;
   }
   client.onNotification("$/openvaala/refresh", ({ uri }) => fallback.changed.fire(vscode.Uri.parse(uri)));
   client.onNotification("$/openvaala/usage", (report) => {
@@ -261,11 +302,13 @@ async function activate(context) {
     if (event.method === "conversation/updated" && p.conversation) {
       const busy = p.conversation.status === "running" || p.conversation.status === "awaiting_approval";
       state.running.set(event.conversationId, busy);
+      showRunning(event.conversationId, busy);
       updateStatus();
     } else if (event.method === "conversation/snapshot" && p.snapshot) {
       // A redraw from scratch (e.g. a new daemon after a crash) replaces a stale running marker.
       const s = p.snapshot.conversation && p.snapshot.conversation.status;
       state.running.set(event.conversationId, s === "running" || s === "awaiting_approval");
+      showRunning(event.conversationId, state.running.get(event.conversationId));
       updateStatus();
     } else if (event.method === "inbox/updated") {
       state.inbox.set(event.conversationId, p.inputs || []);
@@ -274,6 +317,7 @@ async function activate(context) {
   client.onNotification("$/openvaala/connection", ({ state: connection, restarted, message }) => {
     if (connection === "reconnecting") {
       state.running.clear(); // the lost daemon's turns never end
+      for (const cid of [...turns.keys()]) showRunning(cid, false);
       vscode.window.setStatusBarMessage("OpenVaala: connection to the daemon lost, reconnecting…", 5000);
     } else if (connection === "connected") {
       vscode.window.setStatusBarMessage(`OpenVaala: reconnected${restarted ? " (a new daemon was started)" : ""}`, 5000);
@@ -296,6 +340,30 @@ async function activate(context) {
     const edited = await vscode.window.showInputBox({ prompt: "OpenVaala (rewound)", value: text });
     if (edited) await request("openvaala/send", { conversationId, text: edited, mode: "queue" });
   });
+  updateStatus();
+}
+
+async function activate(context) {
+  extensionContext = context;
+  // Registered now, so a transcript opened before the bridge runs (a restored tab) resolves.
+  fallbackRegistration = vscode.workspace.registerTextDocumentContentProvider(SCHEME, fallback);
+  context.subscriptions.push({ dispose: () => fallbackRegistration && fallbackRegistration.dispose() });
+  status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 100);
+  status.command = "openvaala.ui.usage";
+  context.subscriptions.push(status);
+  for (const [name, run] of Object.entries(commands)) {
+    context.subscriptions.push(vscode.commands.registerCommand(name, run));
+  }
+  context.subscriptions.push(vscode.window.onDidChangeActiveTextEditor(updateStatus));
+  context.subscriptions.push(
+    vscode.workspace.onDidOpenTextDocument((doc) => {
+      if (doc.uri.scheme !== SCHEME) return;
+      ensureClient().then(() => markdown(doc));
+    })
+  );
+  for (const doc of vscode.workspace.textDocuments || []) {
+    if (doc.uri.scheme === SCHEME) ensureClient().then(() => markdown(doc));
+  }
   updateStatus();
 }
 

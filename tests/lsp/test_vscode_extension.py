@@ -41,11 +41,13 @@ def test_extension_activates_and_shows_usage() -> None:
         "openvaala/subscribe",
         "openvaala/send",
     ]
-    assert seen["status"][-1] == "$(sync~spin) $(comment-discussion) 77/32k (0%, reported)"
+    assert "$(sync~spin) $(comment-discussion) 77/32k (0%, reported)" in seen["status"]
+    assert seen["status"][-1] == "$(comment-discussion) 77/32k (0%, reported)"  # idle again
     assert seen["handlers"] == [
         "$/openvaala/approvalRequested",
         "$/openvaala/approvalResolved",
         "$/openvaala/composer",
+        "$/openvaala/connection",
         "$/openvaala/event",
         "$/openvaala/refresh",
         "$/openvaala/usage",
@@ -65,7 +67,7 @@ def test_extension_answers_approvals_with_buttons() -> None:
     assert run.returncode == 0, run.stderr
     seen = json.loads(run.stdout)
     # It asks itself, so the bridge sends no showMessageRequest as well.
-    assert seen["initializationOptions"] == {"approvals": "plugin"}
+    assert seen["initializationOptions"] == {"approvals": "plugin", "progress": False}
     buttons = ["Allow once", "Allow for this conversation", "Deny", "Deny with a message…"]
     assert [(a["message"], a["options"], a["items"]) for a in seen["asked"]] == [
         (f"OpenVaala: default wants to use shell: echo {i}", {"modal": False}, buttons)
@@ -88,3 +90,28 @@ def test_extension_answers_approvals_with_buttons() -> None:
     # "four" among them) can be answered from the palette.
     assert seen["status_waiting"].endswith("$(warning) approval")
     assert seen["pending"] == ["default: echo hi"] * 3
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_extension_starts_on_first_use_sets_markdown_and_cancels_its_progress() -> None:
+    assert NODE is not None
+    run = subprocess.run(
+        [NODE, str(Path(__file__).with_name("vscode_smoke.js")), str(ROOT / "editors" / "vscode")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    seen = json.loads(run.stdout)
+    manifest = json.loads((ROOT / "editors" / "vscode" / "package.json").read_text())
+    # Not in every window: activation registers commands; the bridge starts on first use.
+    assert "onStartupFinished" not in manifest["activationEvents"]
+    assert seen["started_at_activation"] is False and seen["started"] is True
+    # Every transcript, whoever opened it (here a fork), is Markdown; other files are untouched.
+    assert seen["languages"] == [[f"openvaala://conversation/{'b' * 32}", "markdown"]]
+    # A running turn shows the extension's own progress with a cancel button, which interrupts
+    # the turn; the progress ends when the conversation is idle again.
+    assert seen["progress"] == [{"title": "OpenVaala: working…", "cancellable": True, "done": True}]
+    interrupts = [p for m, p in seen["requests"] if m == "openvaala/interrupt"]
+    assert interrupts == [{"conversationId": "a" * 32}]

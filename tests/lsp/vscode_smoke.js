@@ -1,23 +1,26 @@
 // Activates editors/vscode/extension.js against stand-ins for `vscode` and
 // `vscode-languageclient/node`, then plays the bridge's notifications; prints what it saw as JSON.
 "use strict";
-const Module = require("module");
-const path = require("path");
-
-const seen = { commands: [], requests: [], providers: [], status: [], notifications: [], asked: [] };
-// The user's answers to the approval buttons, in order (a function: answered later).
-const answers = [];
-const handlers = {};
-const registered = {};
 class EventEmitter {
   constructor() { this.listeners = []; this.event = (l) => this.listeners.push(l); }
   fire(v) { this.listeners.forEach((l) => l(v)); }
 }
+const Module = require("module");
+const path = require("path");
+
+const seen = { commands: [], requests: [], providers: [], status: [], notifications: [], asked: [], languages: [], progress: [] };
+const opened = new EventEmitter();
+const cancels = []; // the cancel of each progress the extension showed
+// The user's answers to the approval buttons, in order (a function: answered later).
+const answers = [];
+const handlers = {};
+const registered = {};
 const statusItem = { show() { seen.status.push(this.text); } };
 const vscode = {
   // Runs a palette command and returns the items it offered in a quick pick.
   _pick: async (name) => { seen.picked = []; await registered[name](); return seen.picked; },
   StatusBarAlignment: { Right: 2 },
+  ProgressLocation: { Notification: 15 },
   EventEmitter,
   Uri: { parse: (s) => ({ scheme: s.split(":")[0], path: s.replace(/^[a-z]+:\/\/conversation/, ""), toString: () => s }) },
   window: {
@@ -36,13 +39,23 @@ const vscode = {
     showErrorMessage: (m) => seen.notifications.push(m),
     showTextDocument: async () => ({}),
     showQuickPick: async (items) => { seen.picked = items; return undefined; },
+    setStatusBarMessage: (m) => seen.notifications.push(m),
+    withProgress: (options, task) => {
+      const cancel = new EventEmitter();
+      cancels.push(() => cancel.fire());
+      const entry = { title: options.title, cancellable: options.cancellable, done: false };
+      seen.progress.push(entry);
+      return task({ report() {} }, { onCancellationRequested: cancel.event }).then(() => { entry.done = true; });
+    },
   },
   workspace: {
     getConfiguration: () => ({ get: () => ["openvaala", "lsp"] }),
     registerTextDocumentContentProvider: (scheme, p) => { seen.providers.push(scheme); vscode._provider = p; return { dispose() {} }; },
+    onDidOpenTextDocument: (listener) => { opened.event(listener); return { dispose() {} }; },
+    textDocuments: [],
     openTextDocument: async (uri) => ({ uri }),
   },
-  languages: { setTextDocumentLanguage: async () => ({}) },
+  languages: { setTextDocumentLanguage: async (doc, language) => { seen.languages.push([doc.uri.toString(), language]); return doc; } },
   commands: {
     registerCommand: (name, run) => { seen.commands.push(name); registered[name] = run; return { dispose() {} }; },
   },
@@ -53,7 +66,7 @@ class LanguageClient {
     seen.selector = options.documentSelector;
     seen.initializationOptions = options.initializationOptions;
   }
-  async start() { this.initializeResult = { capabilities: { workspace: {} } }; }
+  async start() { seen.started = true; this.initializeResult = { capabilities: { workspace: {} } }; }
   onNotification(method, handler) { handlers[method] = handler; }
   async sendRequest(method, params) {
     seen.requests.push([method, params]);
@@ -79,10 +92,19 @@ require.cache["vscode-languageclient/node"] = { id: "lc", filename: "lc", loaded
   const ext = require(path.resolve(process.argv[2], "extension.js"));
   const context = { subscriptions: [] };
   await ext.activate(context);
-  seen.handlers = Object.keys(handlers).sort();
+  seen.started_at_activation = Boolean(seen.started);
   await registered["openvaala.ui.new"]();
+  seen.handlers = Object.keys(handlers).sort();
+  // A transcript opened by a fork (the bridge's showDocument) becomes Markdown too.
+  const forked = { uri: vscode.Uri.parse("openvaala://conversation/" + "b".repeat(32)), languageId: "plaintext" };
+  opened.fire(forked);
+  opened.fire({ uri: vscode.Uri.parse("file:///tmp/x.py"), languageId: "python" });
+  await new Promise((r) => setTimeout(r, 10));
   await registered["openvaala.ui.send"]();
   handlers["$/openvaala/event"]({ conversationId: "a".repeat(32), seq: 1, method: "conversation/updated", params: { conversation: { status: "running" } } });
+  // The running turn has a cancel button: it interrupts the conversation's turn.
+  cancels[0]();
+  await new Promise((r) => setTimeout(r, 10));
   handlers["$/openvaala/usage"]({ conversationId: "a".repeat(32), root: true, text: "77/32k (0%, reported)", used: 77, contextWindow: 32000, source: "reported", threshold: 25600 });
   // Approvals: buttons, answered through the bridge's command.
   const cid = "a".repeat(32);
@@ -109,6 +131,8 @@ require.cache["vscode-languageclient/node"] = { id: "lc", filename: "lc", loaded
   for (const id of ["two", "late", "four"]) {
     handlers["$/openvaala/approvalResolved"]({ conversationId: cid, approvalId: id, decision: "deny" });
   }
+  handlers["$/openvaala/event"]({ conversationId: cid, seq: 2, method: "conversation/updated", params: { conversation: { status: "idle" } } });
+  await new Promise((r) => setTimeout(r, 10));
   seen.rendered = await vscode._provider.provideTextDocumentContent(vscode.Uri.parse("openvaala://conversation/" + "a".repeat(32)));
   process.stdout.write(JSON.stringify(seen));
 })().catch((err) => { console.error(err); process.exit(1); });
