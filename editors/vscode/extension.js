@@ -9,7 +9,16 @@
 "use strict";
 
 const vscode = require("vscode");
-const { LanguageClient } = require("vscode-languageclient/node");
+// A packaged extension carries the language client bundled (dist/, made by `npm run bundle`, which
+// `vsce package` runs first); a checkout loaded as a folder uses node_modules.
+function languageClientModule() {
+  try {
+    return require("./dist/languageclient");
+  } catch {
+    return require("vscode-languageclient/node");
+  }
+}
+const { LanguageClient } = languageClientModule();
 
 const SCHEME = "openvaala";
 let client;
