@@ -17,7 +17,8 @@
     ├── StorageFailed              -32010  storage_failed  (disk full, I/O error: nothing was lost)
     ├── ConversationUnreadable     -32011  unreadable      (newer format, broken metadata)
     ├── CompactionFailed           -32012  compaction_failed (in runtime/compaction.py)
-    └── AlreadyResolved            -32013  already_resolved (an approval another answer settled)
+    ├── AlreadyResolved            -32013  already_resolved (an approval another answer settled)
+    └── AgentMissing               -32014  agent_missing   (the agent is not configured)
 
 Messages are written for a person; they never carry a stack trace or a secret.
 """
@@ -106,3 +107,7 @@ class ConversationUnreadable(OpenVaalaError):
 
 class AlreadyResolved(OpenVaalaError):
     code, kind = -32013, "already_resolved"
+
+
+class AgentMissing(OpenVaalaError):
+    code, kind = -32014, "agent_missing"

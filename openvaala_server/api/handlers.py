@@ -38,6 +38,8 @@ class Dispatcher:
             "conversation/rewind": self.conversation_rewind,
             "conversation/compact": self.conversation_compact,
             "conversation/setModel": self.conversation_set_model,
+            "conversation/setAgent": self.conversation_set_agent,
+            "conversation/setCwd": self.conversation_set_cwd,
             "input/send": self.input_send,
             "input/edit": self.input_edit,
             "input/withdraw": self.input_withdraw,
@@ -163,6 +165,14 @@ class Dispatcher:
         await self.runtime.set_model(
             p.id("conversationId"), p.id("sessionId", None), p.string("model", max_len=200)
         )
+        return {}
+
+    async def conversation_set_agent(self, conn: Connection, p: Params) -> Any:
+        await self.runtime.set_agent(p.id("conversationId"), p.string("agent", max_len=200))
+        return {}
+
+    async def conversation_set_cwd(self, conn: Connection, p: Params) -> Any:
+        await self.runtime.set_cwd(p.id("conversationId"), p.string("cwd", max_len=4096))
         return {}
 
     # -- input ---------------------------------------------------------------------------

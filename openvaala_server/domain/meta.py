@@ -140,6 +140,21 @@ def apply(meta: ConversationMeta, record: r.Record) -> None:
             session.model = str(record["model"])
             if session.session_id == meta.root_session_id:
                 meta.model = session.model
+    elif kind == r.SESSION_AGENT_SET:
+        session = meta.sessions.get(str(record.get("sessionId")))
+        agent = record.get("agent")
+        if session is None or not isinstance(agent, str) or not agent:
+            meta.unknown_records += 1  # a damaged record changes nothing
+        else:
+            session.agent = agent
+            if session.session_id == meta.root_session_id:
+                meta.agent = agent
+    elif kind == r.CONVERSATION_CWD_SET:
+        cwd = record.get("cwd")
+        if not isinstance(cwd, str) or not cwd:
+            meta.unknown_records += 1
+        else:
+            meta.cwd = cwd
     elif kind == r.SESSION_CLOSED:
         session = meta.sessions.get(str(record.get("sessionId")))
         if session is not None:

@@ -21,6 +21,10 @@ CONVERSATION_ARCHIVED: Final = "conversation_archived"
 CONVERSATION_UNARCHIVED: Final = "conversation_unarchived"
 SESSION_CREATED: Final = "session_created"
 SESSION_MODEL_SET: Final = "session_model_set"
+# {sessionId, agent}: the user chose another agent (conversation/setAgent, the root session).
+SESSION_AGENT_SET: Final = "session_agent_set"
+# {cwd}: the conversation's working directory moved (conversation/setCwd).
+CONVERSATION_CWD_SET: Final = "conversation_cwd_set"
 SESSION_CLOSED: Final = "session_closed"
 TURN_STARTED: Final = "turn_started"
 TURN_ENDED: Final = "turn_ended"
@@ -37,6 +41,8 @@ METADATA_RECORD_TYPES: Final = frozenset(
         CONVERSATION_UNARCHIVED,
         SESSION_CREATED,
         SESSION_MODEL_SET,
+        SESSION_AGENT_SET,
+        CONVERSATION_CWD_SET,
         SESSION_CLOSED,
         TURN_STARTED,
         TURN_ENDED,

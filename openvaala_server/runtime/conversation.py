@@ -133,6 +133,7 @@ class LiveConversation:
             "rootSessionId": self.root_session_id,
             "cwdExists": os.path.isdir(self.cwd),
             "modelAvailable": root.model in self.runtime.config.models,
+            "agentAvailable": root.agent in self.runtime.config.agents,
         }
 
     # -- building ------------------------------------------------------------------------

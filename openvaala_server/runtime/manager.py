@@ -98,6 +98,17 @@ class Runtime:
             )
         return model
 
+    def require_agent(self, name: str) -> None:
+        """An agent the conversation names but this machine lacks (after a move or a config
+        edit) is refused like a missing model: running it would mean no prompt and no tools."""
+        if name not in self.config.agents:
+            raise errors.AgentMissing(
+                f"agent {name!r} is not configured on this machine; choose another with "
+                f"conversation/setAgent (available: {', '.join(self.config.agents)})",
+                agent=name,
+                available=list(self.config.agents),
+            )
+
     def provider(self, name: str) -> Provider:
         if name not in self._providers:
             self._providers[name] = make_provider(self.model_config(name))
@@ -404,6 +415,47 @@ class Runtime:
         if session.session_id == conv.root_session_id:
             conv.publish_updated()
 
+    async def set_agent(self, cid: str, agent: str) -> None:
+        """Choose the root session's agent (its prompt and tools); its model stays."""
+        conv = await self.open(cid)
+        await conv.ensure_history()
+        self.require_agent(agent)
+        _refuse_while_running(conv, "change the agent")
+        root = conv.root
+        if conv.meta is not None:
+            await conv.append_meta(
+                {"type": r.SESSION_AGENT_SET, "sessionId": root.session_id, "agent": agent}
+            )
+        elif conv.pending is not None:
+            conv.pending.agent = agent
+        root.agent = agent
+        if root.model in self.config.models:
+            conv.refresh_usage_estimate(root)
+        conv.publish_session(root)
+        conv.publish_usage(root)
+        conv.publish_updated()
+
+    async def set_cwd(self, cid: str, cwd: str) -> None:
+        """Point the conversation at another working directory (its own moved or is gone)."""
+        if not os.path.isabs(cwd):
+            raise errors.InvalidParams('"cwd" must be an absolute path', param="cwd")
+        cwd = os.path.normpath(cwd)  # noqa: ASYNC240 - pure string work, no I/O
+        conv = await self.open(cid)
+        await conv.ensure_history()
+        if not os.path.isdir(cwd):  # noqa: ASYNC240 - one stat, cheaper than a thread hop
+            raise errors.CwdMissing(f"the directory {cwd} does not exist", cwd=cwd)
+        _refuse_while_running(conv, "change the working directory")
+        if conv.meta is not None:
+            await conv.append_meta({"type": r.CONVERSATION_CWD_SET, "cwd": cwd})
+        elif conv.pending is not None:
+            conv.pending.cwd = cwd
+        for session in conv.sessions.values():
+            session.agents_md = None  # the new directory's AGENTS.md, read at the next turn
+            if session.model in self.config.models and session.history_complete:
+                conv.refresh_usage_estimate(session)
+                conv.publish_usage(session)
+        conv.publish_updated()
+
     # -- history -------------------------------------------------------------------------
 
     async def adopt(self, created: dict[str, Any], items: list[r.Item]) -> LiveConversation:
@@ -498,9 +550,11 @@ class Runtime:
             raise errors.Busy("the server is shutting down")
         if not os.path.isdir(conv.cwd):  # noqa: ASYNC240 - one stat, cheaper than a thread hop
             raise errors.CwdMissing(
-                f"the working directory {conv.cwd} no longer exists: recreate it to continue",
+                f"the working directory {conv.cwd} no longer exists: recreate it, or point the "
+                "conversation at another one with conversation/setCwd",
                 cwd=conv.cwd,
             )
+        self.require_agent(session.agent)
         self.model_config(session.model)
         if session.closed:
             raise errors.NotIdle("this subagent session was closed")
@@ -677,6 +731,12 @@ class Runtime:
                     self.interrupt_session(conv, session, "shutdown")
         if tasks:
             await asyncio.wait(tasks, timeout=timeout)
+
+
+def _refuse_while_running(conv: LiveConversation, what: str) -> None:
+    for session in conv.sessions.values():
+        if session.turn is not None or session.compacting:
+            raise errors.TurnRunning(f"a turn is running: {what} when it has finished")
 
 
 def _clean_title(title: str) -> str:

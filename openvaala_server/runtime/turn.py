@@ -222,6 +222,7 @@ class TurnRunner:
     # -- model calls ---------------------------------------------------------------------
 
     def _request(self) -> ModelRequest:
+        self.runtime.require_agent(self.session.agent)  # e.g. queued before a config reload
         model = self.runtime.model_config(self.session.model)
         return ModelRequest(
             model=model,
