@@ -1,0 +1,52 @@
+"""Real MCP servers (tests/server/mcp/mcp_test_server.py, built with the official SDK)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+SERVER = Path(__file__).with_name("mcp_test_server.py")
+# Starting Python with the SDK imported takes seconds on a loaded machine.
+STARTUP_S = 45.0
+
+
+def stdio_args(mode: str = "stdio") -> tuple[str, ...]:
+    return (str(SERVER), mode)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@pytest.fixture
+def http_server() -> Iterator[str]:
+    """A streamable-HTTP server on 127.0.0.1; yields its URL."""
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, str(SERVER), "http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + STARTUP_S
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("the test MCP server did not start") from None
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(10)

@@ -1,0 +1,204 @@
+"""MCP servers through the manager and the tool adapter, against real SDK-built servers."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from openvaala_server.config import McpServerConfig
+from openvaala_server.mcp.manager import McpManager
+from openvaala_server.mcp.tool import McpTool, McpToolResult
+from openvaala_server.tools.base import Tool, ToolContext, ToolResult, access_of
+from tests.server.mcp.conftest import STARTUP_S, stdio_args
+
+
+def stdio(name: str = "t", **kwargs: Any) -> McpServerConfig:
+    kwargs.setdefault("startup_timeout_s", STARTUP_S)
+    return McpServerConfig(name=name, command=sys.executable, args=stdio_args(), **kwargs)
+
+
+@pytest.fixture
+async def managers() -> AsyncIterator[list[McpManager]]:
+    made: list[McpManager] = []
+    yield made
+    for manager in made:
+        await manager.shutdown()
+
+
+def manager_of(made: list[McpManager], *servers: McpServerConfig) -> McpManager:
+    manager = McpManager({cfg.name: cfg for cfg in servers})
+    made.append(manager)
+    return manager
+
+
+async def tools_of(manager: McpManager, names: list[str]) -> dict[str, Tool]:
+    return {tool.spec.name: tool for tool in await manager.tools_for(names)}
+
+
+async def call(tool: Tool, **arguments: Any) -> ToolResult:
+    ctx = ToolContext(cwd=Path.cwd(), emit_output=lambda _: None)
+    return await tool.run(arguments, ctx)
+
+
+async def test_a_stdio_servers_tools_carry_its_own_schemas(managers: list[McpManager]) -> None:
+    manager = manager_of(managers, stdio())
+    tools = await tools_of(manager, ["shell", "mcp:t"])
+    assert "mcp__t__add" in tools and "mcp__t__echo" in tools
+    spec = tools["mcp__t__add"].spec
+    assert spec.description == "Add two whole numbers."
+    assert spec.parameters["properties"]["a"]["type"] == "integer"
+    assert sorted(spec.parameters["required"]) == ["a", "b"]
+    [status] = manager.statuses()
+    assert status["name"] == "t" and status["status"] == "ready"
+    assert "add" in status["tools"] and "error" not in status
+
+
+async def test_a_call_returns_the_servers_result_with_text_and_images(
+    managers: list[McpManager],
+) -> None:
+    tools = await tools_of(manager_of(managers, stdio()), ["mcp:*"])
+    added = await call(tools["mcp__t__add"], a=2, b=40)
+    assert (added.output, added.is_error) == ("42", False)
+    picture = await call(tools["mcp__t__picture"])
+    assert isinstance(picture, McpToolResult)
+    assert picture.output == "a pixel\n[image 1: image/png, 68 bytes]"
+    [image] = picture.images
+    assert image.mime_type == "image/png" and image.data.startswith("iVBORw0KGgo")
+    assert image.to_dict()["mimeType"] == "image/png"
+
+
+async def test_a_streamable_http_server(managers: list[McpManager], http_server: str) -> None:
+    server = McpServerConfig(name="web", url=http_server, startup_timeout_s=STARTUP_S)
+    manager = manager_of(managers, server)
+    tools = await tools_of(manager, ["mcp:web"])
+    assert tools["mcp__web__echo"].spec.parameters["properties"]["text"]["type"] == "string"
+    result = await call(tools["mcp__web__echo"], text="över http")
+    assert (result.output, result.is_error) == ("över http", False)
+    assert manager.statuses()[0]["status"] == "ready"
+
+
+async def test_enabled_and_disabled_tools_filter_what_the_model_sees(
+    managers: list[McpManager],
+) -> None:
+    only = stdio("only", enabled_tools=("echo", "add"), disabled_tools=("add",))
+    manager = manager_of(managers, only)
+    tools = await tools_of(manager, ["mcp:only"])
+    assert list(tools) == ["mcp__only__echo"]
+    assert manager.statuses()[0]["tools"] == ["echo"]
+
+
+async def test_an_agent_gets_only_the_servers_it_names(managers: list[McpManager]) -> None:
+    manager = manager_of(managers, stdio("a"), stdio("b", enabled_tools=("pid",)))
+    assert list(await tools_of(manager, ["mcp:b"])) == ["mcp__b__pid"]
+    assert [s["status"] for s in manager.statuses()] == ["stopped", "ready"]
+    assert await manager.tools_for(["shell"]) == []
+
+
+async def test_a_server_crashing_mid_call_is_a_tool_error_and_restarts_for_the_next_call(
+    managers: list[McpManager],
+) -> None:
+    manager = manager_of(managers, stdio())
+    tools = await tools_of(manager, ["mcp:t"])
+    before = (await call(tools["mcp__t__pid"])).output
+    crashed = await call(tools["mcp__t__crash"])
+    assert crashed.is_error
+    assert crashed.output == (
+        "MCP server 't' stopped during the call of crash; it will be restarted for the next call"
+    )
+    assert manager.statuses()[0]["status"] == "failed"
+    after = await call(tools["mcp__t__pid"])
+    assert not after.is_error and after.output.isdigit() and after.output != before
+    assert manager.statuses()[0]["status"] == "ready"
+
+
+async def test_a_server_that_never_starts_fails_within_its_startup_timeout(
+    managers: list[McpManager],
+) -> None:
+    hung = McpServerConfig(
+        name="hung",
+        command=sys.executable,
+        args=stdio_args("hang"),
+        startup_timeout_s=1,
+        enabled_tools=("echo",),
+    )
+    manager = manager_of(managers, hung)
+    tools = await asyncio.wait_for(tools_of(manager, ["mcp:hung"]), 30)
+    [status] = manager.statuses()
+    assert status == {
+        "name": "hung",
+        "status": "failed",
+        "tools": [],
+        "error": "did not start within startup_timeout_s = 1 s",
+    }
+    # Its allow-listed tool stays visible, so the model's call learns why it cannot run.
+    result = await asyncio.wait_for(call(tools["mcp__hung__echo"], text="x"), 30)
+    assert result.is_error
+    assert "MCP server 'hung' is not available: did not start within startup_timeout_s" in (
+        result.output
+    )
+
+
+async def test_a_server_that_cannot_run_says_why(managers: list[McpManager]) -> None:
+    gone = McpServerConfig(name="gone", command="openvaala-no-such-mcp-server")
+    manager = manager_of(managers, gone)
+    assert await manager.tools_for(["mcp:gone"]) == []
+    [status] = manager.statuses()
+    assert status["status"] == "failed"
+    assert status["error"] == "cannot run 'openvaala-no-such-mcp-server': no such program"
+
+
+async def test_a_call_past_tool_timeout_is_a_tool_error(managers: list[McpManager]) -> None:
+    tools = await tools_of(manager_of(managers, stdio(tool_timeout_s=0.5)), ["mcp:t"])
+    result = await call(tools["mcp__t__sleep"], seconds=10)
+    assert result.is_error
+    assert result.output == "t: sleep did not finish within tool_timeout_s = 0.5 s"
+    assert (await call(tools["mcp__t__echo"], text="still here")).output == "still here"
+
+
+async def test_two_conversations_share_one_server_process(managers: list[McpManager]) -> None:
+    manager = manager_of(managers, stdio())
+    first, second = await asyncio.gather(tools_of(manager, ["mcp:t"]), tools_of(manager, ["mcp:*"]))
+    pids = await asyncio.gather(
+        call(first["mcp__t__pid"]), call(second["mcp__t__pid"]), call(first["mcp__t__pid"])
+    )
+    assert len({r.output for r in pids}) == 1 and pids[0].output.isdigit()
+
+
+async def test_a_stdio_server_gets_its_env_but_never_the_daemons_secrets(
+    managers: list[McpManager], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    monkeypatch.setenv("OPENVAALA_TOKEN", "secret")
+    tools = await tools_of(manager_of(managers, stdio(env={"GREETING": "hei"})), ["mcp:t"])
+    env = tools["mcp__t__env"]
+    assert (await call(env, name="GREETING")).output == "hei"
+    assert (await call(env, name="OPENAI_API_KEY")).output == "<unset>"
+    assert (await call(env, name="OPENVAALA_TOKEN")).output == "<unset>"
+    assert (await call(env, name="PATH")).output == os.environ["PATH"]
+
+
+async def test_shutdown_stops_the_server_process(managers: list[McpManager]) -> None:
+    manager = manager_of(managers, stdio())
+    tools = await tools_of(manager, ["mcp:t"])
+    pid = int((await call(tools["mcp__t__pid"])).output)
+    await manager.shutdown()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert manager.statuses()[0]["status"] == "stopped"
+
+
+async def test_a_call_states_its_access_for_the_approval_prompt(
+    managers: list[McpManager],
+) -> None:
+    tools = await tools_of(manager_of(managers, stdio(trust=True)), ["mcp:t"])
+    echo = tools["mcp__t__echo"]
+    access = access_of(echo, {"text": "hi"}, Path.cwd())
+    assert access.summary == 't: echo("text": "hi")'
+    assert access.command is None and access.writes == ()
+    assert isinstance(echo, McpTool) and echo.trust is True
