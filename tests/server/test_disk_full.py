@@ -3,6 +3,7 @@ instead of being lost, the daemon keeps serving, and everything resumes once the
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import subprocess
 from collections.abc import Iterator
@@ -55,6 +56,13 @@ async def test_a_full_disk_loses_nothing(tmp_path: Path, tiny_disk: Path) -> Non
         client = await d.client()
         cid = await new_conversation(client, str(d.workdir))
         await run_turn(client, cid, "hello")
+        # The index commits behind the durable append: let it catch up before the disk fills,
+        # or the listing below would miss a conversation whose journal is safe.
+        for _ in range(200):
+            listed_before = await client.request("conversation/list")
+            if listed_before["conversations"]:
+                break
+            await asyncio.sleep(0.05)
         filler = tiny_disk / "filler"
         _fill(filler)
 
