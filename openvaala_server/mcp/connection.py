@@ -19,9 +19,11 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import IO, Any, Literal
 
-from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
 from mcp.types import CONNECTION_CLOSED, CallToolResult, PaginatedRequestParams
 from mcp.types import Tool as McpToolInfo
 
