@@ -148,10 +148,18 @@ class CommandsMixin(App[int]):
         )
         if not chosen:
             return
+        before = self.view.title
+        label = dict(choices).get(chosen, "")
         result = await self.call("conversation/rewind", conversationId=self.cid, messageId=chosen)
+        created = result["conversation"]
         await self.open_conversation(
-            str(result["conversation"]["conversationId"]),
+            str(created["conversationId"]),
             composer_text=str(result.get("composerText") or ""),
+        )
+        await self.local_notice(
+            f"Rewound: this is a new conversation, “{created.get('title')}”, with what came "
+            f"before “{label}”; that message is back in the composer. “{before}” is unchanged "
+            "(/resume opens it)."
         )
 
     async def cmd_compact(self, arg: str) -> None:

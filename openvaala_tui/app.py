@@ -24,6 +24,7 @@ from openvaala_server.config import config_path
 from openvaala_tui import commands
 from openvaala_tui import format as fmt
 from openvaala_tui.actions import CommandsMixin
+from openvaala_tui.completion import attach_mentions
 from openvaala_tui.screens import AgentsScreen
 from openvaala_tui.state import (
     LOCAL_PREFIX,
@@ -43,6 +44,7 @@ from openvaala_tui.state import (
     StatusChanged,
 )
 from openvaala_tui.widgets.approval import ApprovalPrompt
+from openvaala_tui.widgets.completions import CompletionPopup
 from openvaala_tui.widgets.composer import Composer
 from openvaala_tui.widgets.inbox import InboxList, InboxPanel
 from openvaala_tui.widgets.status import StatusBar
@@ -50,6 +52,7 @@ from openvaala_tui.widgets.transcript import FIRST_PAGE, Transcript
 from openvaala_tui.widgets.welcome import welcome_text
 
 DOUBLE_ESCAPE_S = 0.8
+DOUBLE_CTRL_C_S = 2.0  # a second Ctrl+C within this many seconds quits
 SEND_TIMEOUT_S = 600  # how long a message sent while the daemon is away waits for it
 
 
@@ -59,6 +62,7 @@ class VaalaApp(CommandsMixin, App[int]):
     COMMANDS: ClassVar[set[Any]] = App.COMMANDS | {commands.SlashCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "escape", "Interrupt", show=True),
+        Binding("ctrl+c", "ctrl_c", "Clear/quit", priority=True, show=False),
         Binding("ctrl+w", "focus_inbox", "Waiting", priority=True, show=False),
         Binding("ctrl+o", "focus_approval", "Approval", priority=True, show=False),
         Binding("f1", "slash('help')", "Help"),
@@ -88,6 +92,7 @@ class VaalaApp(CommandsMixin, App[int]):
         self._opening: str | None = None  # conversation being subscribed: its notes wait
         self._held: list[Note] = []
         self._last_escape = 0.0
+        self._last_ctrl_c = 0.0
         self._owns_client = client is None
         self._sending = asyncio.Lock()  # messages reach the daemon in the order they were sent
         self._pending: dict[str, Item] = {}  # sent while disconnected, not delivered yet
@@ -98,6 +103,7 @@ class VaalaApp(CommandsMixin, App[int]):
         yield Transcript(id="transcript")
         yield InboxPanel(id="inbox")
         yield ApprovalPrompt(id="approval")
+        yield CompletionPopup(id="completions")
         yield Composer(id="composer")
         yield Footer()
 
@@ -115,6 +121,8 @@ class VaalaApp(CommandsMixin, App[int]):
 
     async def on_mount(self) -> None:
         gc.freeze()  # the modules and the app: long-lived, nothing for the collector to find
+        self.composer.popup = self.query_one(CompletionPopup)
+        self.composer.cwd = self.cwd
         self.composer.focus()
         if self.fixed_snapshot is not None:
             self.composer.cursor_blink = False  # a fixed picture for appearance tests
@@ -187,6 +195,7 @@ class VaalaApp(CommandsMixin, App[int]):
             self._opening = None
             self._held = []
             self.following = self.view.root_id
+            self.composer.cwd = str(self.view.conversation.get("cwd") or self.cwd)
             await self.redraw()
             self.show_welcome()
             # What is alive once the conversation is shown (modules, styles, the widgets and
@@ -378,9 +387,15 @@ class VaalaApp(CommandsMixin, App[int]):
         if message.composer.editing_input is not None:
             await self.save_edit(message.composer.editing_input, text)
             return
+        cwd = str(self.view.conversation.get("cwd") or self.cwd)
+        attached = attach_mentions(text, cwd)
+        for problem in attached.problems:
+            self.notify(problem, severity="warning")
+        if attached.files:
+            self.notify("Attached: " + ", ".join(attached.files))
         params: dict[str, Any] = {
             "conversationId": self.view.conversation_id,
-            "text": text,
+            "text": attached.text,
             "mode": message.mode,
         }
         if self.following and self.following != self.view.root_id:
@@ -497,6 +512,27 @@ class VaalaApp(CommandsMixin, App[int]):
             self.run_slash("rewind", "")
         else:
             self._last_escape = now
+
+    async def action_ctrl_c(self) -> None:
+        """Ctrl+C clears the composer; a second one (within two seconds) quits."""
+        now = time.monotonic()
+        if now - self._last_ctrl_c <= DOUBLE_CTRL_C_S:
+            await self.action_quit()
+            return
+        self._last_ctrl_c = now
+        if self.composer.editing_input is not None:
+            self.composer.editing_input = None
+            self.refresh_status()
+        self.composer.clear()
+        self.notify("Ctrl+C again to quit.", timeout=DOUBLE_CTRL_C_S)
+
+    async def action_quit(self) -> None:
+        """Quit, printing how to come back to this conversation (when it was stored)."""
+        cid = self.view.conversation_id
+        if cid and self.view.conversation.get("persisted"):
+            self.exit(0, message=f"To come back to this conversation: openvaala --resume {cid}")
+        else:
+            self.exit(0)
 
     async def interrupt(self, session_id: str | None = None) -> None:
         if self.client is None:

@@ -29,7 +29,8 @@ HELP = "\n".join(
     [
         "Keys: Enter send (steers a running turn) · Tab queue · Ctrl+G jump the queue ·",
         "Shift+Enter / Ctrl+J newline · Esc interrupt · Esc Esc rewind · Ctrl+P palette ·",
-        "Ctrl+W waiting inputs · Ctrl+C quit.",
+        "Ctrl+W waiting inputs · Ctrl+C clears the message, a second Ctrl+C quits (so does",
+        "Ctrl+Q) · @path sends a file's content with the message · Tab completes / and @.",
         "Approvals (the prompt above the composer; it takes the focus when it appears, unless",
         "you are typing: then Ctrl+O reaches it): y allow once · a allow for this conversation ·",
         "n deny · d deny with a message the model receives (Enter denies, Esc goes back) ·",

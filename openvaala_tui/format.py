@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 from openvaala_server.protocol.display import format_tokens as tokens
@@ -100,6 +101,19 @@ def tool_status(call: Item | None, result: Item | None) -> str:
     if result.get("status") == "in_progress":
         return "running"
     return "error" if result.get("isError") else "done"
+
+
+def local_time(stamp: str) -> str:
+    """An ISO timestamp from the wire as the user's local "YYYY-MM-DD HH:MM" ("" if none)."""
+    if not stamp:
+        return ""
+    try:
+        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return stamp
+    if moment.tzinfo is not None:
+        moment = moment.astimezone()
+    return moment.strftime("%Y-%m-%d %H:%M")
 
 
 def first_line(text: str, limit: int = 80) -> str:

@@ -150,13 +150,11 @@ class ResumeScreen(ModalScreen[str | None]):
             return
         options = self.query_one(OptionList)
         options.clear_options()
+        titles = {str(c.get("conversationId")): str(c.get("title") or "") for c in conversations}
         for conv in conversations:
-            label = Text()
-            label.append(str(conv.get("title") or "Untitled"), style="bold")
-            label.append(f"  {conv.get('cwd') or ''}", style="dim")
-            if conv.get("status") not in (None, "idle"):
-                label.append(f"  [{conv.get('status')}]")
-            options.add_option(Option(label, id=str(conv.get("conversationId"))))
+            options.add_option(
+                Option(conversation_label(conv, titles), id=str(conv.get("conversationId")))
+            )
         if conversations:
             options.highlighted = 0
         else:
@@ -165,6 +163,29 @@ class ResumeScreen(ModalScreen[str | None]):
     @on(OptionList.OptionSelected)
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)
+
+
+def conversation_label(conv: dict[str, Any], titles: dict[str, str]) -> Text:
+    """One line of the conversation list: title, when, how much, where, and where it came
+    from (a fork or a rewind of another conversation, named when it is in the list)."""
+    label = Text()
+    label.append(str(conv.get("title") or "Untitled"), style="bold")
+    when = fmt.local_time(str(conv.get("updatedAt") or conv.get("createdAt") or ""))
+    if when:
+        label.append(f"  {when}")
+    messages = conv.get("messageCount")
+    if isinstance(messages, int):
+        label.append(f"  {messages} message{'' if messages == 1 else 's'}", style="dim")
+    label.append(f"  {conv.get('cwd') or ''}", style="dim")
+    origin = conv.get("forkedFrom")
+    if isinstance(origin, dict) and origin.get("conversationId"):
+        source = str(origin["conversationId"])
+        name = titles.get(source) or source[:8]
+        how = "rewound from" if origin.get("kind") == "rewind" else "fork of"
+        label.append(f"  ({how} “{name}”)", style="italic")
+    if conv.get("status") not in (None, "idle"):
+        label.append(f"  [{conv.get('status')}]")
+    return label
 
 
 class AgentsScreen(ModalScreen[tuple[str, str] | None]):

@@ -9,7 +9,11 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import TextArea
 
+from openvaala_tui.completion import complete
+from openvaala_tui.widgets.completions import CompletionPopup
+
 NEWLINE_KEYS = ("shift+enter", "ctrl+j", "newline")
+POPUP_KEYS = ("tab", "enter", "escape", "up", "down")
 SEND_KEYS = {"enter": "steer", "tab": "queue", "alt+enter": "queue", "ctrl+g": "jump"}
 
 
@@ -39,6 +43,49 @@ class Composer(TextArea):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
         self.editing_input: str | None = None  # the waiting input being edited, if any
+        self.popup: CompletionPopup | None = None  # set by the app
+        self.cwd = "."  # where `@path` completes (the conversation's directory)
+
+    @property
+    def cursor_offset(self) -> int:
+        row, column = self.cursor_location
+        lines = self.text.split("\n")
+        return sum(len(line) + 1 for line in lines[:row]) + column
+
+    def update_completion(self) -> None:
+        if self.popup is not None:
+            self.popup.show(complete(self.text, self.cursor_offset, self.cwd))
+
+    def accept_completion(self) -> None:
+        """Put the highlighted completion in place of what it completes."""
+        popup = self.popup
+        if popup is None or popup.completion is None or popup.chosen is None:
+            return
+        chosen = popup.chosen
+        offset = self.cursor_offset
+        text = self.text
+        more = chosen.endswith("/") and chosen.startswith("@")  # a directory: go on typing
+        inserted = chosen if more else chosen + " "
+        start = popup.completion.start
+        self.load_text(text[:start] + inserted + text[offset:])
+        new_offset = start + len(inserted)
+        row = text[:start].count("\n") + inserted.count("\n")
+        column = new_offset - (text[:start].rfind("\n") + 1)
+        self.move_cursor((row, column))
+        if more:
+            self.update_completion()
+        else:
+            popup.show(None)
+
+    def _completed_already(self) -> bool:
+        popup = self.popup
+        if popup is None or popup.completion is None:
+            return True
+        typed = self.text[popup.completion.start : self.cursor_offset]
+        return popup.chosen in (None, typed)
+
+    def _on_text_area_changed(self, event: TextArea.Changed) -> None:
+        self.update_completion()
 
     @property
     def is_empty(self) -> bool:
@@ -56,6 +103,21 @@ class Composer(TextArea):
         self.insert("\n")
 
     async def _on_key(self, event: events.Key) -> None:
+        popup = self.popup
+        if popup is not None and popup.display and event.key in POPUP_KEYS:
+            if event.key in ("tab", "enter") and self._completed_already():
+                popup.show(None)  # "/fork" typed in full: Enter sends it
+                await self._on_key(event)
+                return
+            event.stop()
+            event.prevent_default()
+            if event.key in ("tab", "enter"):
+                self.accept_completion()
+            elif event.key == "escape":
+                popup.show(None)
+            else:
+                popup.move(-1 if event.key == "up" else 1)
+            return
         if event.key in NEWLINE_KEYS:
             event.stop()
             event.prevent_default()

@@ -15,6 +15,7 @@ from openvaala_tui.state import Item
 from openvaala_tui.widgets.markdown_render import RenderedMarkdown, StreamedMarkdown
 
 OUTPUT_LINES = 200  # lines of tool output kept on screen (the full output stays on the item)
+LIVE_LINES = 10  # ... of which this many, the last ones, while the tool still runs
 ENDED = ("interrupted", "failed")
 FRAME_S = 0.03  # streamed deltas are drawn at most this often per item
 
@@ -164,10 +165,12 @@ class AgentMessage(ItemWidget):
 
 
 class Reasoning(ItemWidget):
-    """The model's reasoning, collapsed by default."""
+    """The model's reasoning: open while it streams, folded once it is done (Enter or a
+    click opens it again)."""
 
     def compose(self) -> ComposeResult:
-        with Collapsible(title=self._title(), collapsed=True):
+        streaming = self.item.get("status") == "in_progress"
+        with Collapsible(title=self._title(), collapsed=not streaming):
             yield Static(Text(str(self.item.get("text") or "")), classes="reasoning-text")
 
     KIND = "reasoning"
@@ -190,7 +193,9 @@ class Reasoning(ItemWidget):
     async def complete(self, item: Item) -> None:
         await super().complete(item)
         self.query_one(".reasoning-text", Static).update(Text(str(item.get("text") or "")))
-        self.query_one(Collapsible).title = self._title()
+        collapsible = self.query_one(Collapsible)
+        collapsible.title = self._title()
+        collapsible.collapsed = True
 
 
 class ToolBlock(ItemWidget):
@@ -204,6 +209,7 @@ class ToolBlock(ItemWidget):
         self.result: Item | None = item if item.get("type") == "tool_result" else None
         self.call_id = str(item.get("callId") or "")
         self._restyle()
+        self._was_running = self.status == "running"
 
     @property
     def status(self) -> str:
@@ -211,7 +217,7 @@ class ToolBlock(ItemWidget):
 
     def compose(self) -> ComposeResult:
         yield Static(self._header(), classes="tool-header")
-        with Collapsible(title=self._output_title(), collapsed=True):
+        with Collapsible(title=self._output_title(), collapsed=self.status != "running"):
             yield Static(Text(self._output()), classes="tool-output")
 
     def attach_result(self, result: Item) -> None:
@@ -242,7 +248,12 @@ class ToolBlock(ItemWidget):
             return  # compose draws the rest
         self.query_one(".tool-header", Static).update(self._header())
         self.query_one(".tool-output", Static).update(Text(self._output()))
-        self.query_one(Collapsible).title = self._output_title()
+        collapsible = self.query_one(Collapsible)
+        collapsible.title = self._output_title()
+        running = self.status == "running"
+        if running != self._was_running:  # open while it runs, folded once done
+            self._was_running = running
+            collapsible.collapsed = not running
 
     def _restyle(self) -> None:
         status = self.status
@@ -264,8 +275,9 @@ class ToolBlock(ItemWidget):
     def _output(self) -> str:
         output = str((self.result or {}).get("output") or "")
         lines = output.splitlines()
-        if len(lines) > OUTPUT_LINES:
-            lines = [f"… {len(lines) - OUTPUT_LINES} earlier lines", *lines[-OUTPUT_LINES:]]
+        keep = LIVE_LINES if self.status == "running" else OUTPUT_LINES  # its tail, while live
+        if len(lines) > keep:
+            lines = [f"… {len(lines) - keep} earlier lines", *lines[-keep:]]
         return "\n".join(lines)
 
     def _output_title(self) -> str:

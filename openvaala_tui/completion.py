@@ -1,0 +1,107 @@
+"""What the composer's popup offers, and what `@path` mentions attach. No Textual here.
+
+`/na` at the start of the message completes a slash command; `@sr` anywhere completes a path
+under the conversation's directory (hidden entries only once the user types the dot). When a
+message is sent, each `@path` naming a readable text file goes with it: its content is appended
+to the message as a fenced block headed by the path, so the model reads the file as the user
+saw it when sending (a later edit does not change what was sent).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from openvaala_tui.commands import COMMANDS
+
+MAX_CANDIDATES = 12
+MAX_ATTACHED_BYTES = 200_000  # one file; larger ones are named, not attached
+MENTION = re.compile(r"(?:(?<=\s)|^)@([^\s@]+)")
+
+
+@dataclass(frozen=True)
+class Completion:
+    """Replace the text from `start` to the cursor with one of `candidates` (value, help)."""
+
+    start: int
+    candidates: list[tuple[str, str]]
+
+
+def complete(text: str, cursor: int, cwd: str) -> Completion | None:
+    """The completion for the word before `cursor` in `text`, or None."""
+    before = text[:cursor]
+    if before.startswith("/") and " " not in before and "\n" not in before:
+        typed = before[1:].lower()
+        hits = [(f"/{n}", h) for n, h in COMMANDS.items() if n.startswith(typed)]
+        return Completion(0, hits) if hits else None
+    match = re.search(r"(?:(?<=\s)|^)@([^\s@]*)$", before)
+    if match is None:
+        return None
+    hits = [(f"@{p}", "") for p in paths(match.group(1), cwd)]
+    return Completion(match.start(), hits) if hits else None
+
+
+def paths(typed: str, cwd: str) -> list[str]:
+    """Entries of the directory `typed` names (relative to `cwd`) that start with its last
+    part; directories end with "/"."""
+    folder, _, prefix = typed.rpartition("/")
+    base = os.path.join(cwd, os.path.expanduser(folder)) if folder else cwd
+    try:
+        entries = sorted(os.scandir(base), key=lambda e: e.name)
+    except OSError:
+        return []
+    found: list[str] = []
+    for entry in entries:
+        if not entry.name.startswith(prefix):
+            continue
+        if entry.name.startswith(".") and not prefix.startswith("."):
+            continue
+        slash = "/" if entry.is_dir() else ""
+        found.append(f"{folder}/{entry.name}{slash}" if folder else f"{entry.name}{slash}")
+        if len(found) >= MAX_CANDIDATES:
+            break
+    return found
+
+
+@dataclass(frozen=True)
+class Attached:
+    text: str  # the message with the files' contents appended
+    files: list[str]  # the paths attached
+    problems: list[str]  # mentions of files that could not go with it, and why
+
+
+def attach_mentions(text: str, cwd: str) -> Attached:
+    """`text` with the content of each `@path` file it mentions appended (once per file).
+    A mention of something that is not a file (an @handle, a directory) is left as it is."""
+    blocks: list[str] = []
+    files: list[str] = []
+    problems: list[str] = []
+    for name in dict.fromkeys(m.group(1).rstrip(".,;:!?)") for m in MENTION.finditer(text)):
+        path = os.path.join(cwd, os.path.expanduser(name))
+        if not os.path.isfile(path):
+            continue
+        try:
+            if os.path.getsize(path) > MAX_ATTACHED_BYTES:
+                problems.append(f"@{name} is over {MAX_ATTACHED_BYTES // 1000} kB: not attached")
+                continue
+            with open(path, encoding="utf-8") as handle:
+                content = handle.read()
+        except UnicodeDecodeError:
+            problems.append(f"@{name} is not a UTF-8 text file: not attached")
+            continue
+        except OSError as exc:
+            problems.append(f"@{name} could not be read ({exc.strerror}): not attached")
+            continue
+        fence = "`" * max(3, _longest_backtick_run(content) + 1)
+        body = content if content.endswith("\n") or not content else content + "\n"
+        blocks.append(f"{fence}{name}\n{body}{fence}")
+        files.append(name)
+    if not blocks:
+        return Attached(text, [], problems)
+    return Attached(text.rstrip() + "\n\n" + "\n\n".join(blocks), files, problems)
+
+
+def _longest_backtick_run(text: str) -> int:
+    runs = re.findall(r"`+", text)
+    return max((len(r) for r in runs), default=0)

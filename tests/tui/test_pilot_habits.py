@@ -1,0 +1,178 @@
+"""Habits users bring from other agent UIs: a completion popup for slash commands and `@path`
+(the file goes with the message), Ctrl+C to clear and twice to quit, how to come back after
+quitting, reasoning visible while it streams, what a rewind created, where a listed
+conversation came from."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from textual.widgets import Collapsible
+
+from openvaala_tui.app import VaalaApp
+from openvaala_tui.screens import ListPicker, conversation_label
+from openvaala_tui.widgets.completions import CompletionPopup
+from openvaala_tui.widgets.items import Reasoning, UserMessage
+from tests.fakes.providers import FakeProvider
+from tests.fakes.script import Gate, Reply
+from tests.tui.conftest import Clients, demo_config, notices, ready, type_and_send, wait_for
+
+AGENT_ON_FAKE = """
+[agents.default]
+description = "General assistant"
+model = "fake"
+"""
+
+
+def popup_values(app: VaalaApp) -> list[str]:
+    popup = app.query_one(CompletionPopup)
+    if not popup.display or popup.completion is None:
+        return []
+    return [value for value, _ in popup.completion.candidates]
+
+
+async def test_slash_completion_popup(daemon_factory: Any, clients: Clients) -> None:
+    daemon = daemon_factory(demo_config())
+    app = VaalaApp(cwd=str(daemon.workdir), client=await clients(daemon))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        await pilot.press("/", "r", "e")
+        await wait_for(pilot, lambda: popup_values(app) == ["/resume", "/rewind", "/rename"])
+        await pilot.press("down", "down", "tab")
+        assert app.composer.text == "/rename "
+        assert not popup_values(app)
+        await pilot.press("ctrl+c")
+        await pilot.press("/", "h", "e")
+        await wait_for(pilot, lambda: popup_values(app) == ["/help"])
+        await pilot.press("enter")  # takes the completion ...
+        assert app.composer.text == "/help "
+        await pilot.press("enter")  # ... and then runs it
+        await wait_for(pilot, lambda: any("Commands:" in n for n in notices(app)))
+
+
+async def test_at_path_completes_and_sends_the_file(daemon_factory: Any, clients: Clients) -> None:
+    daemon = daemon_factory(demo_config())
+    (daemon.workdir / "notes.txt").write_text("remember the milk\n")
+    (daemon.workdir / "src").mkdir()
+    (daemon.workdir / "src" / "main.py").write_text("print('hi')\n")
+    app = VaalaApp(cwd=str(daemon.workdir), client=await clients(daemon))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        await pilot.press(*"read @n")
+        await wait_for(pilot, lambda: popup_values(app) == ["@notes.txt"])
+        await pilot.press("tab")
+        assert app.composer.text == "read @notes.txt "
+        await pilot.press(*"and @s", "tab")
+        assert app.composer.text == "read @notes.txt and @src/"
+        await wait_for(pilot, lambda: popup_values(app) == ["@src/main.py"])
+        await pilot.press("tab", "enter")
+        await wait_for(pilot, lambda: bool(app.transcript.query(UserMessage)), what="the message")
+        sent = str(app.transcript.query_one(UserMessage).item.get("text"))
+        assert sent.startswith("read @notes.txt and @src/main.py")
+        assert "```notes.txt\nremember the milk\n```" in sent
+        assert "```src/main.py\nprint('hi')\n```" in sent
+
+
+async def test_ctrl_c_clears_then_quits_and_says_how_to_come_back(
+    daemon_factory: Any, clients: Clients, capsys: pytest.CaptureFixture[str]
+) -> None:
+    daemon = daemon_factory(demo_config())
+    app = VaalaApp(cwd=str(daemon.workdir), client=await clients(daemon))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        await type_and_send(pilot, "hello")  # stored from now on: it can be resumed
+        root = app.view.root
+        assert root is not None
+        await wait_for(pilot, lambda: bool(app.view.conversation.get("persisted")))
+        await wait_for(pilot, lambda: not root.running, what="the turn")
+        app.composer.set_text("a draft")
+        await pilot.press("ctrl+c")
+        assert app.composer.is_empty
+        assert app.is_running
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+    assert app.return_code == 0
+    said = " ".join(capsys.readouterr().err.split())
+    assert f"openvaala --resume {app.view.conversation_id}" in said
+
+
+async def test_reasoning_open_while_it_streams_folded_after(
+    fake_openai: FakeProvider, daemon_factory: Any, clients: Clients
+) -> None:
+    gate = Gate()
+    fake_openai.enqueue(Reply().reasoning("weighing the options").wait(gate).text("Done."))
+    daemon = daemon_factory(fake_openai.config_toml("fake") + AGENT_ON_FAKE)
+    app = VaalaApp(cwd=str(daemon.workdir), client=await clients(daemon))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        await type_and_send(pilot, "think")
+        await wait_for(pilot, lambda: bool(app.transcript.query(Reasoning)), what="reasoning")
+        collapsible = app.transcript.query_one(Reasoning).query_one(Collapsible)
+        assert not collapsible.collapsed
+        await wait_for(
+            pilot,
+            lambda: (
+                "weighing the options" in str(app.transcript.query_one(".reasoning-text").render())
+            ),
+            what="the reasoning text on screen",
+        )
+        gate.open()
+        root = app.view.root
+        assert root is not None
+        await wait_for(pilot, lambda: not root.running, what="the turn")
+        await wait_for(pilot, lambda: collapsible.collapsed, what="folded")
+
+
+def test_the_resume_list_says_when_how_much_and_where_from() -> None:
+    original = {
+        "conversationId": "a" * 32,
+        "title": "Fix the loader",
+        "cwd": "/p",
+        "updatedAt": "2026-12-01T10:00:00Z",
+        "messageCount": 4,
+        "status": "idle",
+    }
+    rewound = {
+        "conversationId": "b" * 32,
+        "title": "Fix the loader (rewind)",
+        "cwd": "/p",
+        "updatedAt": "2026-12-02T10:00:00Z",
+        "messageCount": 1,
+        "forkedFrom": {"conversationId": "a" * 32, "kind": "rewind"},
+    }
+    titles = {"a" * 32: "Fix the loader", "b" * 32: "Fix the loader (rewind)"}
+    line = conversation_label(rewound, titles).plain
+    assert "2026-12-0" in line  # the date, in the local zone
+    assert "1 message " in line + " "
+    assert "rewound from “Fix the loader”" in line
+    assert "4 messages" in conversation_label(original, titles).plain
+    fork = {**rewound, "forkedFrom": {"conversationId": "c" * 32, "kind": "fork"}}
+    assert "fork of “cccccccc”" in conversation_label(fork, titles).plain
+
+
+async def test_rewind_says_what_it_created(daemon_factory: Any, clients: Clients) -> None:
+    daemon = daemon_factory(demo_config())
+    app = VaalaApp(cwd=str(daemon.workdir), client=await clients(daemon))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        for count, text in enumerate(("first", "second"), 1):
+            await type_and_send(pilot, text)
+            await wait_for(
+                pilot,
+                lambda n=count: (  # type: ignore[misc]
+                    app.view.root is not None
+                    and not app.view.root.running
+                    and len(app.transcript.query(UserMessage)) == n
+                ),
+                what="a turn",
+            )
+        original = app.view.conversation_id
+        app.run_slash("rewind", "")
+        await wait_for(pilot, lambda: isinstance(app.screen, ListPicker), what="the picker")
+        await pilot.press("enter")  # the last message: "second"
+        await wait_for(pilot, lambda: app.view.conversation_id != original, what="the rewind")
+        await wait_for(pilot, lambda: any(n.startswith("Rewound") for n in notices(app)))
+        notice = next(n for n in notices(app) if n.startswith("Rewound"))
+        assert "new conversation" in notice and "“second”" in notice
+        assert app.composer.text == "second"
