@@ -262,6 +262,19 @@ class Client:
         result: dict[str, Any] = await self.request("approval/respond", params)
         return result
 
+    async def set_agent(self, conversation_id: str, agent: str) -> None:
+        """Choose the conversation's agent, e.g. when its own is not configured here
+        (`agentAvailable` false). Raises `RpcError` `agent_missing` for an unknown name and
+        `turn_running` while a turn runs."""
+        await self.request(
+            "conversation/setAgent", {"conversationId": conversation_id, "agent": agent}
+        )
+
+    async def set_cwd(self, conversation_id: str, cwd: str) -> None:
+        """Point the conversation at another working directory (absolute, existing), e.g. when
+        its own was moved (`cwdExists` false)."""
+        await self.request("conversation/setCwd", {"conversationId": conversation_id, "cwd": cwd})
+
     # -- notifications -------------------------------------------------------------------
 
     async def notifications(self) -> AsyncIterator[dict[str, Any]]:

@@ -89,7 +89,7 @@ async def test_a_missing_agent_is_refused_and_another_can_be_chosen(
             )
         assert unknown.value.kind == "agent_missing"
 
-        await client.request("conversation/setAgent", {"conversationId": cid, "agent": "default"})
+        await client.set_agent(cid, "default")
         notes = await collect_until(client, lambda n: n["method"] == "conversation/updated")
         assert notes[-1]["params"]["conversation"]["agent"] == "default"
         assert notes[-1]["params"]["conversation"]["agentAvailable"] is True
@@ -156,7 +156,7 @@ async def test_a_missing_directory_can_be_pointed_elsewhere(daemon: Daemon, tmp_
             with pytest.raises(RpcError) as refused:
                 await client.request("conversation/setCwd", {"conversationId": cid, "cwd": bad})
             assert refused.value.kind == kind
-        await client.request("conversation/setCwd", {"conversationId": cid, "cwd": str(moved)})
+        await client.set_cwd(cid, str(moved))
         notes = await collect_until(client, lambda n: n["method"] == "conversation/updated")
         updated = notes[-1]["params"]["conversation"]
         assert (updated["cwd"], updated["cwdExists"]) == (str(moved), True)
