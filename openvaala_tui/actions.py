@@ -120,15 +120,16 @@ class CommandsMixin(App[int]):
         if cid is not None:
             await self.open_conversation(cid)
 
-    async def cmd_resume(self, arg: str) -> None:
-        async def load(search: str, archived: bool) -> list[dict[str, Any]]:
-            params: dict[str, Any] = {"archived": archived, "limit": 100}
-            if search:
-                params["search"] = search
-            result = await self.call("conversation/list", **params)
-            return list(result.get("conversations") or [])
+    async def load_conversations(self, search: str, archived: bool) -> list[dict[str, Any]]:
+        """The resume list's rows (newest first)."""
+        params: dict[str, Any] = {"archived": archived, "limit": 100}
+        if search:
+            params["search"] = search
+        result = await self.call("conversation/list", **params)
+        return list(result.get("conversations") or [])
 
-        chosen = await self.push_screen_wait(ResumeScreen(load))
+    async def cmd_resume(self, arg: str) -> None:
+        chosen = await self.push_screen_wait(ResumeScreen(self.load_conversations))
         if chosen:
             await self.open_conversation(chosen)
 

@@ -12,6 +12,7 @@ import contextlib
 import gc
 import itertools
 import os
+import sys
 import time
 from typing import Any, ClassVar
 
@@ -25,7 +26,7 @@ from openvaala_tui import commands
 from openvaala_tui import format as fmt
 from openvaala_tui.actions import CommandsMixin
 from openvaala_tui.completion import attach_mentions
-from openvaala_tui.screens import AgentsScreen
+from openvaala_tui.screens import AgentsScreen, ResumeScreen
 from openvaala_tui.state import (
     LOCAL_PREFIX,
     ApprovalsChanged,
@@ -52,6 +53,7 @@ from openvaala_tui.widgets.transcript import FIRST_PAGE, Transcript
 from openvaala_tui.widgets.welcome import welcome_text
 
 DOUBLE_ESCAPE_S = 0.8
+LIST_PAGES = 10  # --continue looks this far back (pages of 200 conversations)
 DOUBLE_CTRL_C_S = 2.0  # a second Ctrl+C within this many seconds quits
 SEND_TIMEOUT_S = 600  # how long a message sent while the daemon is away waits for it
 
@@ -77,13 +79,21 @@ class VaalaApp(CommandsMixin, App[int]):
         conversation_id: str | None = None,
         snapshot: dict[str, Any] | None = None,
         connect: bool = True,
+        continue_last: bool = False,
+        resume_id: str | None = None,
+        pick: bool = False,
     ) -> None:
         """`client`: an already connected client (tests); else one is connected at start.
-        `snapshot`: draw this fixed snapshot with no daemon at all (appearance tests)."""
+        `snapshot`: draw this fixed snapshot with no daemon at all (appearance tests).
+        What opens first: `conversation_id` or `resume_id` (`openvaala --resume ID`); with
+        `continue_last`, the conversation last active in `cwd` (`--continue`); with `pick`,
+        the conversation list (`--resume`); else a new conversation in `cwd`."""
         super().__init__()
+        self.continue_last = continue_last
+        self.pick = pick
         self.cwd = os.path.abspath(cwd or os.getcwd())
         self.client = client
-        self.start_conversation = conversation_id
+        self.start_conversation = conversation_id or resume_id
         self.fixed_snapshot = snapshot
         self.should_connect = connect and snapshot is None
         self.view = ConversationView()
@@ -93,6 +103,7 @@ class VaalaApp(CommandsMixin, App[int]):
         self._held: list[Note] = []
         self._last_escape = 0.0
         self._last_ctrl_c = 0.0
+        self._continued: str | None = None  # what --continue found
         self._owns_client = client is None
         self._sending = asyncio.Lock()  # messages reach the daemon in the order they were sent
         self._pending: dict[str, Item] = {}  # sent while disconnected, not delivered yet
@@ -157,15 +168,52 @@ class VaalaApp(CommandsMixin, App[int]):
                 return
         self.run_worker(self._pump(), name="pump", group="pump")
         try:
-            if self.start_conversation is None:
-                cid = await self.create_conversation(self.cwd)
-                if cid is None:
-                    return
-            else:
-                cid = self.start_conversation
-            await self.open_conversation(cid)
+            cid = await self._first_conversation()
+            if cid is None:
+                return
+            try:
+                await self.open_conversation(cid)
+            except RpcError as exc:
+                if exc.kind != "not_found" or cid != self.start_conversation:
+                    raise
+                self.exit(
+                    return_code=1, message=f"openvaala: no conversation {cid} (--resume lists them)"
+                )
+                return
+            if self.continue_last and cid != self._continued:
+                await self.local_notice(
+                    f"No earlier conversation in {self.cwd}: this is a new one."
+                )
         except (RpcError, ConnectionLost) as exc:
             await self.show_error(exc)
+
+    async def _first_conversation(self) -> str | None:
+        if self.start_conversation is not None:
+            return self.start_conversation
+        if self.continue_last:
+            self._continued = await self.last_conversation_in(self.cwd)
+            if self._continued is not None:
+                return self._continued
+        if self.pick:
+            chosen = await self.push_screen_wait(ResumeScreen(self.load_conversations))
+            if chosen:
+                return chosen
+        return await self.create_conversation(self.cwd)
+
+    async def last_conversation_in(self, cwd: str) -> str | None:
+        """The conversation last active in `cwd` (the list is newest first), if any."""
+        assert self.client is not None
+        params: dict[str, Any] = {"archived": False, "limit": 200}
+        here = {cwd, os.path.realpath(cwd)}
+        for _ in range(LIST_PAGES):
+            result = await self.client.request("conversation/list", params)
+            for conv in result.get("conversations") or []:
+                if conv.get("cwd") in here:
+                    return str(conv["conversationId"])
+            if not result.get("nextCursor"):
+                break
+            params["cursor"] = result["nextCursor"]
+        return None
 
     async def create_conversation(self, cwd: str) -> str | None:
         assert self.client is not None
@@ -530,9 +578,12 @@ class VaalaApp(CommandsMixin, App[int]):
         """Quit, printing how to come back to this conversation (when it was stored)."""
         cid = self.view.conversation_id
         if cid and self.view.conversation.get("persisted"):
-            self.exit(0, message=f"To come back to this conversation: openvaala --resume {cid}")
+            self.exit(
+                return_code=0,
+                message=f"To come back to this conversation: openvaala --resume {cid}",
+            )
         else:
-            self.exit(0)
+            self.exit(return_code=0)
 
     async def interrupt(self, session_id: str | None = None) -> None:
         if self.client is None:
@@ -565,8 +616,19 @@ class VaalaApp(CommandsMixin, App[int]):
         self.run_slash(name, "")
 
 
-def main(cwd: str | None = None) -> int:
-    """`openvaala`: open the terminal UI on a new conversation in `cwd` (default: here)."""
-    app = VaalaApp(cwd=cwd)
+def main(
+    cwd: str | None = None,
+    *,
+    continue_last: bool = False,
+    resume_id: str | None = None,
+    pick: bool = False,
+) -> int:
+    """`openvaala [--cwd DIR] [--continue | --resume [ID]]`: open the terminal UI. A working
+    directory that does not exist fails here, before the screen is taken over."""
+    if cwd is not None and not os.path.isdir(cwd):
+        what = "does not exist" if not os.path.exists(cwd) else "is not a directory"
+        print(f"openvaala: --cwd {cwd} {what}", file=sys.stderr)
+        return 2
+    app = VaalaApp(cwd=cwd, continue_last=continue_last, resume_id=resume_id, pick=pick)
     app.run()
     return app.return_code or 0
