@@ -204,7 +204,7 @@ class VaalaApp(CommandsMixin, App[int]):
         """The conversation last active in `cwd` (the list is newest first), if any."""
         assert self.client is not None
         params: dict[str, Any] = {"archived": False, "limit": 200}
-        here = {cwd, os.path.realpath(cwd)}
+        here = {cwd, await asyncio.to_thread(os.path.realpath, cwd)}
         for _ in range(LIST_PAGES):
             result = await self.client.request("conversation/list", params)
             for conv in result.get("conversations") or []:
