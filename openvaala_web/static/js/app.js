@@ -10,6 +10,7 @@ import { outcomeText } from "./approvals.js";
 import { Composer } from "./composer.js";
 import { $, h } from "./dom.js";
 import { Connection } from "./rpc.js";
+import { SettingsPanel } from "./settings.js";
 import { Sidebar } from "./sidebar.js";
 import * as S from "./state.js";
 import { TranscriptView } from "./transcript.js";
@@ -71,6 +72,11 @@ class App {
         const params = { conversationId: this.openId, ...this.sessionArg(sessionId), text, mode: "steer" };
         return Boolean(await this.call("input/send", params, "Message"));
       },
+    });
+    this.settings = new SettingsPanel($("#settings"), {
+      agents: async () => (await this.rpc.request("agents/list", {})).agents,
+      setAgent: async (agent) => Boolean(await this.call("conversation/setAgent", { conversationId: this.openId, agent }, "Changing the agent")),
+      setCwd: async (cwd) => Boolean(await this.call("conversation/setCwd", { conversationId: this.openId, cwd }, "Changing the directory")),
     });
     this.bindHeader();
     this.transcript.clear("Pick a conversation, or start one with New.");
@@ -372,10 +378,11 @@ class App {
   renderHeader() {
     const conv = this.state ? this.state.conversation : null;
     $("#conv-title").textContent = conv ? conv.title || "Untitled" : "OpenVaala";
-    const info = conv ? [conv.cwd, conv.model, conv.persisted === false ? "not saved until the first message" : null] : [];
+    const info = conv ? [conv.cwd, conv.agent, conv.model, conv.persisted === false ? "not saved until the first message" : null] : [];
     $("#conv-info").textContent = info.filter(Boolean).join(" · ");
     $("#conv-header").dataset.status = conv ? conv.status || "idle" : "";
-    for (const id of ["#rename", "#archive", "#delete"]) $(id).disabled = !conv;
+    for (const id of ["#change-agent", "#rename", "#archive", "#delete"]) $(id).disabled = !conv;
+    this.settings.render(conv);
     $("#archive").textContent = conv && conv.archived ? "Unarchive" : "Archive";
     if (conv && conv.title) document.title = `${conv.title} — OpenVaala`;
   }
@@ -433,6 +440,7 @@ class App {
     $("#tab-transcript").addEventListener("click", () => this.selectTab("transcript"));
     $("#tab-agents").addEventListener("click", () => this.selectTab("agents"));
     $("#follow-back").addEventListener("click", () => this.follow(this.state.conversation.rootSessionId));
+    $("#change-agent").addEventListener("click", () => this.settings.openPicker());
     const renameForm = $("#rename-form");
     $("#rename").addEventListener("click", () => {
       $("#rename-input").value = this.state ? this.state.conversation.title || "" : "";
