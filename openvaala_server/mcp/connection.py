@@ -88,7 +88,15 @@ class McpConnection:
         self._stderr: IO[str] | None = None
         self._stderr_text = ""
 
+    def _check_alive(self) -> None:
+        """Notice a server that ended while idle, so its status says so and the next call restarts
+        it instead of failing."""
+        if self.status == "ready" and self._session is not None and _closed(self._session):
+            self._ended = True
+            self._fail("the server exited; it restarts at the next call")
+
     def snapshot(self) -> ServerStatus:
+        self._check_alive()
         names = tuple(tool.name for tool in self.tools) if self.status == "ready" else ()
         return ServerStatus(self.config.name, self.status, names, self.error)
 
@@ -98,6 +106,7 @@ class McpConnection:
         Never waits longer than `startup_timeout_s`; concurrent callers share one start.
         """
         async with self._start_lock:
+            self._check_alive()
             if self.status == "ready" and self._session is not None:
                 return True
             if self.status == "failed" and not self._ended:
@@ -276,3 +285,14 @@ async def _list_all_tools(session: ClientSession) -> list[McpToolInfo]:
         cursor = page.next_cursor
         if not cursor:
             return tools
+
+
+def _closed(session: ClientSession) -> bool:
+    """Whether the session's connection has ended (the stdio server exited, the HTTP stream closed).
+
+    The SDK exposes no public flag for it; its dispatcher's `_closed` is read, and a missing
+    attribute (another SDK version) means "open", so a dead server is then only noticed by the
+    next call's error.
+    """
+    dispatcher = getattr(session, "_dispatcher", None)
+    return bool(getattr(dispatcher, "_closed", False))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import os
 import sys
+import threading
 import time
 
 from mcp.server.mcpserver import MCPServer
@@ -56,6 +57,13 @@ def picture() -> list[object]:
 def crash() -> str:
     """Exit the server's process in the middle of the call."""
     os._exit(3)
+
+
+@server.tool()
+def exit_soon() -> str:
+    """Answer, then exit the server's process while it is idle."""
+    threading.Timer(0.2, os._exit, (4,)).start()
+    return "exiting"
 
 
 @server.tool()

@@ -117,6 +117,27 @@ async def test_a_server_crashing_mid_call_is_a_tool_error_and_restarts_for_the_n
     assert manager.statuses()[0]["status"] == "ready"
 
 
+async def test_a_server_that_exits_while_idle_shows_failed_and_the_next_call_restarts_it(
+    managers: list[McpManager],
+) -> None:
+    manager = manager_of(managers, stdio())
+    tools = await tools_of(manager, ["mcp:t"])
+    before = (await call(tools["mcp__t__pid"])).output
+    assert (await call(tools["mcp__t__exit_soon"])).output == "exiting"
+    for _ in range(600):  # the process exits 0.2 s after answering
+        if manager.statuses()[0]["status"] != "ready":
+            break
+        await asyncio.sleep(0.05)
+    assert manager.statuses()[0] == {
+        "name": "t",
+        "status": "failed",
+        "tools": [],
+        "error": "the server exited; it restarts at the next call",
+    }
+    after = await call(tools["mcp__t__pid"])
+    assert not after.is_error and after.output.isdigit() and after.output != before
+
+
 async def test_a_server_that_never_starts_fails_within_its_startup_timeout(
     managers: list[McpManager],
 ) -> None:
