@@ -209,6 +209,8 @@ class McpConnection:
             exc = exc.exceptions[0]
         if isinstance(exc, FileNotFoundError):
             text = f"cannot run {self.config.command!r}: no such program"
+        elif self.config.url is not None and type(exc).__module__.startswith("httpx"):
+            text = f"cannot reach {self.config.url}: {exc}"
         elif isinstance(exc, McpCallError):
             text = str(exc)
         elif isinstance(exc, MCPError):

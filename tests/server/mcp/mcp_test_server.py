@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.utilities.types import Image
 
 # A 1×1 PNG.
@@ -57,6 +57,14 @@ def picture() -> list[object]:
 def crash() -> str:
     """Exit the server's process in the middle of the call."""
     os._exit(3)
+
+
+@server.tool()
+def header(name: str, ctx: Context) -> str:
+    """One header of the HTTP request that carried the call, or <unset>."""
+    request = ctx.request_context.request
+    headers = getattr(request, "headers", None)
+    return str(headers.get(name, "<unset>")) if headers is not None else "<no request>"
 
 
 @server.tool()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -81,6 +82,48 @@ async def test_a_streamable_http_server(managers: list[McpManager], http_server:
     result = await call(tools["mcp__web__echo"], text="över http")
     assert (result.output, result.is_error) == ("över http", False)
     assert manager.statuses()[0]["status"] == "ready"
+
+
+async def test_an_http_server_gets_the_configured_headers_and_bearer_token(
+    managers: list[McpManager], http_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TEST_MCP_TOKEN", "t0ken")
+    server = McpServerConfig(
+        name="web",
+        url=http_server,
+        headers={"X-Team": "blue"},
+        bearer_token_env="TEST_MCP_TOKEN",
+        startup_timeout_s=STARTUP_S,
+    )
+    tools = await tools_of(manager_of(managers, server), ["mcp:web"])
+    assert (await call(tools["mcp__web__header"], name="x-team")).output == "blue"
+    token = await call(tools["mcp__web__header"], name="authorization")
+    assert token.output == "Bearer t0ken"
+
+
+async def test_an_http_server_nobody_answers_at_is_failed_with_the_reason(
+    managers: list[McpManager],
+) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"  # bound, never listening
+        server = McpServerConfig(name="web", url=url, startup_timeout_s=STARTUP_S)
+        manager = manager_of(managers, server)
+        assert await manager.tools_for(["mcp:web"]) == []
+    [status] = manager.statuses()
+    assert status["status"] == "failed"
+    assert status["error"].startswith(f"cannot reach {url}: "), status
+
+
+async def test_a_missing_bearer_token_variable_is_named(managers: list[McpManager]) -> None:
+    server = McpServerConfig(
+        name="web", url="http://127.0.0.1:9/mcp", bearer_token_env="OPENVAALA_TEST_UNSET_TOKEN"
+    )
+    manager = manager_of(managers, server)
+    await manager.tools_for(["mcp:web"])
+    assert manager.statuses()[0]["error"] == (
+        "bearer_token_env: $OPENVAALA_TEST_UNSET_TOKEN is not set"
+    )
 
 
 async def test_enabled_and_disabled_tools_filter_what_the_model_sees(
