@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,14 +35,24 @@ from openvaala_server.tools.base import ToolContext, ToolResult, truncate_output
 PREFIX = "mcp__"
 # A short rendering of the arguments in an approval prompt.
 SUMMARY_ARGS = 120
+# What every provider accepts as a tool name (OpenAI and Anthropic: ^[a-zA-Z0-9_-]{1,64}$).
+MAX_NAME = 64
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
 def tool_name(server: str, tool: str) -> str:
-    return f"{PREFIX}{server}__{tool}"
+    """`mcp__SERVER__TOOL`, made a name providers accept: other characters become `_`, and a
+    name past 64 characters is cut and ends with a hash of the whole, so it stays unique."""
+    name = f"{PREFIX}{server}__{_UNSAFE.sub('_', tool)}"
+    if len(name) <= MAX_NAME and name == f"{PREFIX}{server}__{tool}":
+        return name
+    digest = hashlib.sha256(tool.encode()).hexdigest()[:8]
+    return f"{name[: MAX_NAME - 9]}_{digest}"
 
 
 def split_tool_name(name: str) -> tuple[str, str] | None:
-    """(server, tool) of an `mcp__SERVER__TOOL` name, or None for any other tool."""
+    """(server, tool) of an `mcp__SERVER__TOOL` name, or None for any other tool (the tool part
+    is as the model sees it: `McpTool.tool` holds the server's own name)."""
     if not name.startswith(PREFIX):
         return None
     server, sep, tool = name[len(PREFIX) :].partition("__")

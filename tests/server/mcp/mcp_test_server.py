@@ -67,6 +67,12 @@ def header(name: str, ctx: Context) -> str:
     return str(headers.get(name, "<unset>")) if headers is not None else "<no request>"
 
 
+@server.tool(name="files.read")
+def files_read() -> str:
+    """A tool whose name holds a dot, which model providers refuse in tool names."""
+    return "read"
+
+
 @server.tool()
 def exit_soon() -> str:
     """Answer, then exit the server's process while it is idle."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import socket
 import sys
 from collections.abc import AsyncIterator
@@ -124,6 +125,27 @@ async def test_a_missing_bearer_token_variable_is_named(managers: list[McpManage
     assert manager.statuses()[0]["error"] == (
         "bearer_token_env: $OPENVAALA_TEST_UNSET_TOKEN is not set"
     )
+
+
+async def test_a_tool_name_providers_would_refuse_is_made_safe_and_still_calls_the_tool(
+    managers: list[McpManager],
+) -> None:
+    tools = await tools_of(manager_of(managers, stdio()), ["mcp:t"])
+    [name] = [name for name in tools if name.startswith("mcp__t__files_read")]
+    assert re.fullmatch(r"[A-Za-z0-9_-]{1,64}", name)
+    assert (await call(tools[name])).output == "read"
+
+
+async def test_an_interrupted_call_stops_at_once_and_the_server_keeps_serving(
+    managers: list[McpManager],
+) -> None:
+    tools = await tools_of(manager_of(managers, stdio()), ["mcp:t"])
+    slow = asyncio.create_task(call(tools["mcp__t__sleep"], seconds=30))
+    await asyncio.sleep(0.5)
+    slow.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await slow
+    assert (await call(tools["mcp__t__echo"], text="after")).output == "after"
 
 
 async def test_enabled_and_disabled_tools_filter_what_the_model_sees(
