@@ -27,6 +27,8 @@ Goal (issue 8): last screen of a 10,000-message conversation drawn in < 300 ms; 
 stalls input for more than 50 ms.
 
 Run: ``python bench/tui.py [--quick]``  (--quick: one open instead of cold + warm, shorter turns)
+``python bench/tui.py --startup``: from running ``openvaala`` to its first drawn screen, with a
+daemon running and with none (issue 21; see bench/tui_startup.py for the figures).
 
 Results on this machine (2 cores, Python 3.11, textual 8.2.8, shared: load average 2-2.7
 during these runs). Old code (f8bc232) and new code run back to back, twice each, full run;
@@ -338,7 +340,17 @@ async def open_once(daemon: BenchDaemon, cid: str, label: str, stream: bool, wor
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="one open, shorter turns")
+    parser.add_argument(
+        "--startup",
+        action="store_true",
+        help="only the time from `openvaala` to its first screen (bench/tui_startup.py)",
+    )
     args = parser.parse_args()
+    if args.startup:
+        import tui_startup  # bench/ is on sys.path (above)
+
+        tui_startup.main()
+        return
     logging.getLogger("openvaala_server").setLevel(logging.ERROR)
     print(f"load average at start: {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory(prefix="ovbench-tui-") as tmp:

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Collapsible, Markdown, Static
+from textual.widgets import Collapsible, Static
 
 from openvaala_tui import format as fmt
 from openvaala_tui.state import Item
-from openvaala_tui.widgets.markdown_render import RenderedMarkdown, StreamedMarkdown
+
+if TYPE_CHECKING:
+    from openvaala_tui.widgets.markdown_render import RenderedMarkdown, StreamedMarkdown
 
 OUTPUT_LINES = 200  # lines of tool output kept on screen (the full output stays on the item)
 LIVE_LINES = 10  # ... of which this many, the last ones, while the tool still runs
@@ -116,6 +119,11 @@ class AgentMessage(ItemWidget):
     KIND = "agent"
 
     def __init__(self, item: Item) -> None:
+        # Imported with the first agent message, not with the app: Markdown parsing (markdown-it,
+        # Rich's Markdown, Pygments) is a tenth of the app's import time, and a new conversation's
+        # first screen has no Markdown to draw (bench/tui_startup.py).
+        from openvaala_tui.widgets.markdown_render import RenderedMarkdown, StreamedMarkdown
+
         super().__init__(item)
         self._shown = str(item.get("text") or "")
         self._body: RenderedMarkdown | StreamedMarkdown = (
@@ -147,6 +155,8 @@ class AgentMessage(ItemWidget):
             self._draw_stream()
 
     def _draw_stream(self) -> None:
+        from openvaala_tui.widgets.markdown_render import StreamedMarkdown  # see __init__
+
         if self._body.text == self._shown:
             return
         if isinstance(self._body, StreamedMarkdown):
@@ -308,6 +318,8 @@ class Summary(ItemWidget):
     KIND = "summary"
 
     def compose(self) -> ComposeResult:
+        from textual.widgets import Markdown  # with the first summary: see AgentMessage
+
         with Collapsible(title=fmt.summary_title(self.item), collapsed=True):
             yield Markdown(str(self.item.get("text") or ""))
 

@@ -18,7 +18,8 @@ def test_openvaala_opens_the_tui_and_quits(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
     config = tmp_path / "config.toml"
-    config.write_text(demo_config())
+    # A free port: the default one may be taken by another daemon on this machine.
+    config.write_text("[server]\nport = 0\n" + demo_config())
     env = dict(os.environ)
     env.update(
         OPENVAALA_HOME=str(home),

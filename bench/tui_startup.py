@@ -1,0 +1,132 @@
+"""TUI start-up: from running `openvaala` to its first drawn screen (issue 21).
+
+What it measures
+    The real command (``python -m openvaala_server --cwd DIR``, what the ``openvaala`` script
+    runs) in a pseudo-terminal of 100×30, with a temporary ``OPENVAALA_HOME`` and a config on the
+    demo model (``[server] port = 0``). Two moments, from the spawn:
+      - first frame: the terminal shows the footer ("Interrupt"): the app is drawn;
+      - first screen: the welcome ("Type a message"): the conversation is open, which is what
+        a user waits for.
+    Two cases: a daemon already running (started once before, warm), and none (each run stops
+    it first, so `openvaala` starts one: ``serve start`` in a subprocess, waiting for its lock).
+    Ctrl+Q quits after each run. Figures are the median and the spread of ``--runs`` runs.
+
+Goal: under 0.5 s with a daemon running, under 1.2 s with none.
+
+Run: ``python bench/tui_startup.py [--runs N]`` (also ``python bench/tui.py --startup``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pexpect
+
+CONFIG = """
+[server]
+port = 0
+
+[models.demo]
+provider = "demo"
+pace_ms = 0
+
+[agents.default]
+description = "General assistant"
+model = "demo"
+"""
+
+
+def _env(root: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        OPENVAALA_HOME=str(root / "home"),
+        OPENVAALA_CONFIG=str(root / "config.toml"),
+        TERM="xterm-256color",
+        COLUMNS="100",
+        LINES="30",
+    )
+    return env
+
+
+def _serve(action: str, env: dict[str, str]) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "openvaala_server", "serve", action],
+        env=env,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def one_run(root: Path, env: dict[str, str]) -> tuple[float, float]:
+    """(first frame, first screen) in seconds from the spawn."""
+    start = time.perf_counter()
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "openvaala_server", "--cwd", str(root / "work")],
+        env=env,  # type: ignore[arg-type]
+        cwd=str(root / "work"),
+        dimensions=(30, 100),
+        timeout=60,
+        encoding="utf-8",
+        codec_errors="replace",
+    )
+    seen = ""
+    frame = screen = 0.0
+    try:
+        while not screen:  # both may come in one write: look at everything read so far
+            seen += child.read_nonblocking(65536, timeout=60)
+            now = time.perf_counter() - start
+            if not frame and "Interrupt" in seen:
+                frame = now
+            if "Type a message" in seen:
+                screen = now
+                frame = frame or now
+        child.sendcontrol("q")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    return frame, screen
+
+
+def report(name: str, runs: list[tuple[float, float]]) -> None:
+    for index, label in ((0, "first frame"), (1, "first screen")):
+        values = sorted(r[index] * 1000 for r in runs)
+        print(
+            f"  {name:<18} {label:<13} median {statistics.median(values):6.0f} ms"
+            f"  (min {values[0]:.0f}, max {values[-1]:.0f}, {len(values)} runs)"
+        )
+
+
+def main(runs: int = 5) -> None:
+    with tempfile.TemporaryDirectory(prefix="ov-tui-startup-") as tmp:
+        root = Path(tmp)
+        (root / "work").mkdir()
+        (root / "config.toml").write_text(CONFIG)
+        env = _env(root)
+        try:
+            cold = []
+            for _ in range(runs):
+                _serve("stop", env)
+                cold.append(one_run(root, env))
+            _serve("start", env)
+            one_run(root, env)  # the first conversation and imports in the daemon: not counted
+            warm = [one_run(root, env) for _ in range(runs)]
+        finally:
+            _serve("stop", env)
+    print("openvaala to its first drawn screen (100x30 pty, demo model):")
+    report("daemon running", warm)
+    report("no daemon", cold)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    main(parser.parse_args().runs)
