@@ -31,6 +31,7 @@ Listener = Callable[[str, dict[str, Any]], None]
 # Bridge-side errors, below the daemon's own codes.
 UNAVAILABLE = -32090
 DAEMON_LOST = -32091
+RETRY_DELAYS_S = (0.2, 0.5, 1.0, 2.0, 4.0)
 RESTART_GRACE_S = 5.0  # how long a lost daemon's replacement may take before the bridge starts one
 
 
@@ -83,7 +84,7 @@ class Bridge:
                     client = await Client.connect(
                         client_name=f"openvaala-lsp/{__version__}", reconnect=False
                     )
-                except (OSError, RuntimeError, RpcError, TimeoutError) as exc:
+                except Exception as exc:  # refused, handshake, a stale lock: all say why
                     raise _unavailable(
                         f"cannot reach the OpenVaala daemon: {exc}"
                         " (check `openvaala serve status` and the daemon's server.log)"
@@ -176,13 +177,15 @@ class Bridge:
             if await asyncio.to_thread(find_server, data) is not None:
                 break
             await asyncio.sleep(0.1)
+        # Right after a crash the lock can still name the dead daemon for a moment: retry a few
+        # times before telling the editor to start one.
         failure: DaemonError | None = None
-        for _ in range(3):
+        for delay in RETRY_DELAYS_S:
             try:
                 return await self.client()
             except DaemonError as exc:
                 failure = exc
-                await asyncio.sleep(1)
+                await asyncio.sleep(delay)
         assert failure is not None
         raise failure
 

@@ -114,7 +114,7 @@ def _items(out: _Writer, session: SessionView, cid: str, *, forkable: bool) -> l
                     )
                 )
             who = "You" if item.get("origin", "user") == "user" else "Subagent report"
-            out.add(f"## {who}", "", text, "")
+            out.add(f"## {who}", "", _no_headings(text), "")
         elif kind == "agent_message":
             out.add("## Assistant", "", text + _status_mark(item), "")
         elif kind == "reasoning":
@@ -182,3 +182,22 @@ def _status_mark(item: Item) -> str:
 def _one_line(text: str, limit: int = 120) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _no_headings(text: str) -> str:
+    """User text as it was, except that a line that would read as a heading (`## Assistant`) is
+    escaped: the transcript's own headings are the only ones (code blocks are left alone)."""
+    out: list[str] = []
+    fence: str | None = None
+    for line in text.split("\n"):
+        stripped = line.lstrip()
+        marker = stripped[:3]
+        if marker in ("```", "~~~"):
+            if fence is None:
+                fence = marker
+            elif marker == fence:
+                fence = None
+        elif fence is None and stripped.startswith("#") and len(line) - len(stripped) < 4:
+            line = line[: len(line) - len(stripped)] + "\\" + stripped
+        out.append(line)
+    return "\n".join(out)

@@ -121,3 +121,17 @@ async def test_shutdown_after_a_crash_exits(
     with contextlib.suppress(JsonRpcException, asyncio.CancelledError):
         await asyncio.wait_for(prompt, 5)
     await client.stop()
+
+
+async def test_kill_while_idle_reconnects_without_any_request(
+    crashing: tuple[Daemon, LanguageClient, Recorder],
+) -> None:
+    """Nobody asks anything after the crash: the bridge reconnects by itself (right after a
+    crash the lock may still name the dead daemon for a moment)."""
+    daemon, client, rec = crashing
+    new = await request(client, "openvaala/conversations/new", {})
+    cid = new["conversation"]["conversationId"]
+    await request(client, "openvaala/prompt", {"conversationId": cid, "text": "before"})
+    daemon.kill()
+    await rec.until(lambda: rec.connection[-2:] == ["reconnecting", "connected"], timeout=30)
+    assert find_server(daemon.data_dir) is not None

@@ -8,8 +8,32 @@ local ov -- the openvaala module (set in setup)
 local PATTERN = "^openvaala://conversation/(%x+)"
 
 function M.conversation_of(bufnr)
-  local name = vim.api.nvim_buf_get_name(bufnr == 0 and vim.api.nvim_get_current_buf() or bufnr)
-  return name:match(PATTERN)
+  bufnr = bufnr == 0 and vim.api.nvim_get_current_buf() or bufnr
+  return vim.b[bufnr].openvaala_cid or vim.api.nvim_buf_get_name(bufnr):match(PATTERN)
+end
+
+local diff = (vim.text and vim.text.diff) or vim.diff
+
+--- Replace the buffer's lines with `lines`, touching only the hunks that changed (a streamed
+--- reply changes a few lines at the end and the usage line: the rest is not redrawn).
+function M.patch(bufnr, lines)
+  local old = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
+  if #old == 0 or (#old == 1 and old[1] == "") then
+    return vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, lines)
+  end
+  local a = table.concat(old, "\n") .. "\n"
+  local b = table.concat(lines, "\n") .. "\n"
+  if a == b then
+    return
+  end
+  local hunks = diff(a, b, { result_type = "indices", algorithm = "myers" })
+  -- Last hunk first, so earlier line numbers stay right.
+  for i = #hunks, 1, -1 do
+    local start_a, count_a, start_b, count_b = unpack(hunks[i])
+    local first = count_a == 0 and start_a or start_a - 1
+    local new = vim.list_slice(lines, start_b, start_b + count_b - 1)
+    vim.api.nvim_buf_set_lines(bufnr, first, first + count_a, false, new)
+  end
 end
 
 local function draw(bufnr, text)
@@ -25,7 +49,7 @@ local function draw(bufnr, text)
     follow = follow or vim.api.nvim_win_get_cursor(win)[1] >= vim.api.nvim_buf_line_count(bufnr)
   end
   vim.bo[bufnr].modifiable = true
-  vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, lines)
+  M.patch(bufnr, lines)
   vim.bo[bufnr].modifiable = false
   vim.bo[bufnr].modified = false
   if follow then -- keep the end in view while the reply streams

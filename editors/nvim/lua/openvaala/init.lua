@@ -8,6 +8,7 @@
 
 local approvals = require("openvaala.approvals")
 local buffer = require("openvaala.buffer")
+local chat = require("openvaala.chat")
 
 local M = {}
 
@@ -21,6 +22,8 @@ M.config = {
   -- Called with each approval request ($/openvaala/approvalRequested) instead of asking with
   -- vim.ui.select; answer with require("openvaala.approvals").respond(request, decision, message).
   on_approval = nil,
+  -- Height of the composer window below the transcript in the chat layout.
+  composer_height = 8,
 }
 
 M.state = {
@@ -74,12 +77,9 @@ local function on_composer(_, params)
     return M.config.on_composer(params)
   end
   M.state.current = params.conversationId
+  -- The rewound message goes back into the composer as it was (every line, code blocks too).
   vim.schedule(function()
-    vim.ui.input({ prompt = "OpenVaala (rewound): ", default = params.text }, function(text)
-      if text and text ~= "" then
-        M.send(text)
-      end
-    end)
+    chat.compose(params.conversationId, params.text, true)
   end)
 end
 
@@ -163,13 +163,25 @@ function M.new_conversation(cwd, callback)
   end)
 end
 
+--- Open a conversation in the chat layout (transcript in a split, composer below).
 function M.open(cid)
-  M.request("openvaala/subscribe", { conversationId = cid }, function(err, result)
+  M.request("openvaala/subscribe", { conversationId = cid }, function(err)
     if not err then
-      M.state.current = cid
-      vim.cmd.edit(vim.fn.fnameescape(result.uri))
+      chat.open(cid)
     end
   end)
+end
+
+--- A directory argument as an absolute path: relative to Neovim's cwd, `~` expanded.
+function M.resolve_dir(arg)
+  if not arg or arg == "" then
+    return nil
+  end
+  local path = vim.fn.fnamemodify(vim.fn.expand(arg), ":p"):gsub("(.)/$", "%1")
+  if vim.fn.isdirectory(path) == 0 then
+    return nil, "not a directory: " .. arg
+  end
+  return path
 end
 
 --- Send a message (mode "queue", "steer" or "jump"); callback(err, {inputId, disposition}).
@@ -239,7 +251,9 @@ function M.rewind(cid)
     vim.ui.select(choices, {
       prompt = "Rewind to before:",
       format_item = function(item)
-        return (item.text:gsub("\n", " "))
+        local lines = vim.split(item.text, "\n", { plain = true })
+        local more = #lines > 1 and string.format("  (+%d lines)", #lines - 1) or ""
+        return lines[1] .. more
       end,
     }, function(item)
       if item then
@@ -275,6 +289,21 @@ function M.follow(cid)
   end, cid)
 end
 
+--- One picker line: date, short id, the first words, and where it came from (fork or rewind).
+function M.describe(c)
+  local date = tostring(c.updatedAt or c.createdAt or ""):sub(1, 16):gsub("T", " ")
+  local words = vim.split(vim.trim(c.title or ""), "%s+")
+  local first = table.concat(vim.list_slice(words, 1, 8), " ")
+  local origin = ""
+  local from = c.forkedFrom
+  if type(from) == "table" and from.conversationId then
+    local kind = from.kind == "rewind" and "rewind" or "fork"
+    origin = string.format("  [%s of %s]", kind, from.conversationId:sub(1, 8))
+  end
+  local status = c.status and c.status ~= "idle" and ("  (" .. c.status .. ")") or ""
+  return string.format("%s  %s  %s%s%s", date, c.conversationId:sub(1, 8), first, origin, status)
+end
+
 function M.list()
   M.request("openvaala/conversations/list", vim.empty_dict(), function(err, result)
     if err then
@@ -282,9 +311,7 @@ function M.list()
     end
     vim.ui.select(result.conversations, {
       prompt = "Conversation:",
-      format_item = function(c)
-        return c.title .. "  (" .. c.status .. ", " .. c.cwd .. ")"
-      end,
+      format_item = M.describe,
     }, function(c)
       if c then
         M.open(c.conversationId)
@@ -336,12 +363,17 @@ end
 
 local function ask_and_send(mode)
   return function(opts)
+    -- With a range (:'<,'>OpenVaalaSend …), the lines go along: file path, line range and code.
+    local context = (opts.range or 0) > 0 and chat.context(0, opts.line1, opts.line2) or nil
+    local function send(text)
+      M.send(context and (text .. "\n\n" .. context) or text, mode)
+    end
     if opts.args ~= "" then
-      return M.send(opts.args, mode)
+      return send(opts.args)
     end
     vim.ui.input({ prompt = "OpenVaala (" .. mode .. "): " }, function(text)
       if text and text ~= "" then
-        M.send(text, mode)
+        send(text)
       end
     end)
   end
@@ -350,17 +382,37 @@ end
 local function define_commands()
   local command = vim.api.nvim_create_user_command
   command("OpenVaalaNew", function(o)
-    M.new_conversation(o.args, function(err, result)
+    local dir, problem = M.resolve_dir(o.args)
+    if problem then
+      return notify(problem, vim.log.levels.ERROR)
+    end
+    M.new_conversation(dir, function(err, result)
       if not err then
-        vim.cmd.edit(vim.fn.fnameescape(result.uri))
+        chat.open(result.conversation.conversationId)
       end
     end)
-  end, { nargs = "?", complete = "dir", desc = "Start a conversation (in [dir])" })
+  end, { nargs = "?", complete = "dir", desc = "Start a conversation (in [dir]) and open its chat" })
+  command("OpenVaalaChat", function()
+    local cid = current()
+    if cid then
+      M.open(cid)
+    end
+  end, { desc = "Open the chat of the current conversation" })
+  command("OpenVaalaContext", function(o)
+    local cid = current()
+    if cid then
+      chat.compose(cid, chat.context(0, o.line1, o.line2))
+    end
+  end, { range = "%", desc = "Add the buffer (or the selected lines) to the composer as context" })
   command("OpenVaalaList", M.list, { desc = "Pick a conversation" })
   command("OpenVaalaOpen", function(o)
     M.open(o.args)
   end, { nargs = 1, desc = "Open a conversation by id" })
-  command("OpenVaalaSend", ask_and_send("queue"), { nargs = "*", desc = "Send (queue)" })
+  command("OpenVaalaSend", ask_and_send("queue"), {
+    nargs = "*",
+    range = true,
+    desc = "Send (queue); with a range, the selected lines go with it as context",
+  })
   command("OpenVaalaSteer", ask_and_send("steer"), { nargs = "*", desc = "Send into the running turn" })
   command("OpenVaalaJump", ask_and_send("jump"), { nargs = "*", desc = "Interrupt and send" })
   command("OpenVaalaInterrupt", function()
@@ -406,6 +458,7 @@ function M.setup(opts)
   define_commands()
   buffer.setup(M)
   approvals.setup(M)
+  chat.setup(M)
 end
 
 return M
