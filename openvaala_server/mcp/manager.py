@@ -32,11 +32,23 @@ class McpManager:
 
     async def tools_for(self, tools: Sequence[str]) -> list[Tool]:
         """The MCP tools an agent's `tools` list asks for, starting the servers it needs."""
+        await self.start(tools)
+        return self.current_tools(tools)
+
+    async def start(self, tools: Sequence[str]) -> None:
+        """Start the servers an agent's `tools` name that are not running, side by side; returns
+        when each is ready or failed (within its `startup_timeout_s`)."""
         names = servers_named(tools, self.connections)
-        conns = [self.connections[name] for name in names]
-        await asyncio.gather(*(c.ensure_started(retry_failed=False) for c in conns))
+        await asyncio.gather(
+            *(self.connections[n].ensure_started(retry_failed=False) for n in names)
+        )
+
+    def current_tools(self, tools: Sequence[str]) -> list[Tool]:
+        """The tools of the servers `tools` names, as last listed, without starting any: for a
+        caller that cannot wait (a usage estimate) after `start` ran for the turn."""
         out: list[Tool] = []
-        for conn in conns:
+        for name in servers_named(tools, self.connections):
+            conn = self.connections[name]
             out.extend(McpTool(conn, info) for info in _offered(conn))
         return out
 

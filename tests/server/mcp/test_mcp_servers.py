@@ -160,7 +160,9 @@ async def test_enabled_and_disabled_tools_filter_what_the_model_sees(
 
 async def test_an_agent_gets_only_the_servers_it_names(managers: list[McpManager]) -> None:
     manager = manager_of(managers, stdio("a"), stdio("b", enabled_tools=("pid",)))
+    assert manager.current_tools(["mcp:b"]) == []  # nothing started yet
     assert list(await tools_of(manager, ["mcp:b"])) == ["mcp__b__pid"]
+    assert [t.spec.name for t in manager.current_tools(["mcp:*"])] == ["mcp__b__pid"]
     assert [s["status"] for s in manager.statuses()] == ["stopped", "ready"]
     assert await manager.tools_for(["shell"]) == []
 
