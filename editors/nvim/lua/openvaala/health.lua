@@ -1,14 +1,14 @@
--- :checkhealth openvaala — what the plugin needs: Neovim 0.10+, setup() called, the bridge
+-- :checkhealth openvaala — what the plugin needs: Neovim 0.11+, setup() called, the bridge
 -- command runnable, and the bridge connected to the daemon.
 local M = {}
 
 function M.check()
   local health = vim.health
   health.start("openvaala")
-  if vim.fn.has("nvim-0.10") == 1 then
+  if vim.fn.has("nvim-0.11") == 1 then
     health.ok("Neovim " .. tostring(vim.version()))
   else
-    health.error("Neovim 0.10 or newer is needed", { "upgrade Neovim" })
+    health.error("Neovim 0.11 or newer is needed", { "upgrade Neovim" })
   end
   local ok, ov = pcall(require, "openvaala")
   if not ok then
