@@ -163,7 +163,8 @@ class VaalaApp(CommandsMixin, App[int]):
                 reason = str(exc).replace(": openvaala: ", ": ")  # `serve start`'s own prefix
                 self.exit(
                     return_code=1,
-                    message=f"openvaala: could not reach or start the daemon: {reason}",
+                    message=f"openvaala: could not reach or start the daemon: {reason}\n"
+                    "Run it in the foreground to see why: openvaala serve",
                 )
                 return
         self.run_worker(self._pump(), name="pump", group="pump")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from typing import Any
 
 from textual.app import ComposeResult
@@ -38,6 +39,7 @@ class StatusBar(Vertical):
         self._retry: dict[str, Any] | None = None  # the retry/scheduled shown, counted down
         self._retry_due = 0.0  # monotonic time of that retry
         self._ticker: Timer | None = None
+        self.clock: Callable[[], float] = time.monotonic  # a fixed one in appearance tests
 
     def on_mount(self) -> None:
         self._ticker = self.set_interval(1.0, self._tick, pause=True)
@@ -49,13 +51,13 @@ class StatusBar(Vertical):
         self._set("#status-retry", fmt.retry_text(self._retry, self._remaining()))
 
     def _remaining(self) -> float:
-        return max(0.0, math.ceil(self._retry_due - time.monotonic()))
+        return max(0.0, math.ceil(self._retry_due - self.clock()))
 
     def _follow_retry(self, retry: dict[str, Any] | None) -> str:
         if retry is not self._retry:  # a new retry/scheduled (or none any more)
             self._retry = retry
             delay = float(retry.get("delaySeconds") or 0) if retry else 0.0
-            self._retry_due = time.monotonic() + delay
+            self._retry_due = self.clock() + delay
             if self._ticker is not None:
                 if retry is not None:
                     self._ticker.reset()

@@ -13,6 +13,7 @@ from openvaala_tui.screens import AgentsScreen, ListPicker, ResumeScreen
 from openvaala_tui.widgets.approval import DenyMessage
 from openvaala_tui.widgets.inbox import InboxList, InboxPanel
 from openvaala_tui.widgets.items import Reasoning, ToolBlock
+from openvaala_tui.widgets.status import StatusBar
 from tests.tui import fixed
 from tests.tui.conftest import notices, type_and_send, wait_for
 
@@ -48,6 +49,7 @@ def test_retry_and_reconnecting_in_the_status_bar(snap_compare: Any) -> None:
     async def run_before(pilot: Pilot[int]) -> None:
         app = pilot.app
         assert isinstance(app, VaalaApp)
+        app.query_one(StatusBar).clock = lambda: 0.0  # the countdown stands still
         retry = {
             "sessionId": fixed.ROOT,
             "attempt": 3,
