@@ -61,7 +61,7 @@ class McpManager:
 
 
 def _offered(conn: McpConnection) -> tuple[McpToolInfo, ...]:
-    if conn.tools or conn.config.enabled_tools is None:
+    if conn.tools or conn.config.enabled_tools is None or conn.status != "failed":
         return conn.tools
     # Never listed (its start failed): offer the allow-listed names so a call explains why.
     return tuple(
