@@ -208,7 +208,10 @@ class Actions:
         return {"conversationId": cid, "sessions": roots}
 
     async def render(self, params: Params) -> Any:
-        return await self.ls.documents.content(required(params, "uri"), "fallback")
+        since = params.get("since")
+        if since is not None and not isinstance(since, int):
+            raise JsonRpcInvalidParams("'since' must be an integer", data={"param": "since"})
+        return await self.ls.documents.content(required(params, "uri"), "fallback", since)
 
     # -- showing documents ---------------------------------------------------------------
 

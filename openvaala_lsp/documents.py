@@ -15,6 +15,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from openvaala_lsp import uris
 from openvaala_lsp.approvals import ANSWERS
+from openvaala_lsp.edits import line_edits
 from openvaala_lsp.render import Anchor, Rendered, render
 
 if TYPE_CHECKING:
@@ -42,6 +43,8 @@ class Documents:
         self.known: dict[str, Known] = {}
         self._pending: dict[str, asyncio.Task[None]] = {}
         self._closing: dict[str, asyncio.TimerHandle] = {}
+        # The last text served per uri (render requests): what `since` edits start from.
+        self._served: dict[str, tuple[int, list[str]]] = {}
 
     def client_has_content(self) -> bool:
         caps = self.ls.client_capabilities
@@ -54,13 +57,23 @@ class Documents:
         view = await self.ls.bridge.watch(ref.conversation_id)
         return ref, render(view, ref.session_id), view.version
 
-    async def content(self, uri: str, mode: Mode) -> dict[str, Any]:
+    async def content(self, uri: str, mode: Mode, since: int | None = None) -> dict[str, Any]:
+        """The transcript's text; with `since` (the version the editor shows, which it got from
+        here) only the line edits from that version, when the bridge still has it."""
         ref, rendered, version = await self.rendered(uri)
         known = self.known.get(ref.uri)
         # Once served through textDocumentContent, refreshes go that way.
         self.known[ref.uri] = Known(
             "content" if known and known.mode == "content" else mode, version
         )
+        lines = rendered.text.split("\n")
+        if lines[-1] == "":  # lines as an editor's buffer has them: no empty one after the end
+            lines.pop()
+        last = self._served.get(ref.uri)
+        self._served[ref.uri] = (version, lines)
+        if since is not None and last is not None and last[0] == since:
+            edits = line_edits(last[1], lines)
+            return {"uri": ref.uri, "version": version, "since": since, "edits": edits}
         return {"uri": ref.uri, "text": rendered.text, "version": version}
 
     async def lenses(self, uri: str) -> list[types.CodeLens]:
@@ -71,6 +84,7 @@ class Documents:
 
     def forget(self, uri: str) -> None:
         self.known.pop(uri, None)
+        self._served.pop(uri, None)
 
     def closed(self, uri: str) -> None:
         if uri in self.known and uri not in self._closing:

@@ -100,3 +100,29 @@ async def test_code_lenses_fork_and_rewind(lsp: tuple[LanguageClient, Recorder])
     text = (await request(client, "openvaala/render", {"uri": forked["uri"]}))["text"]
     assert "You said: “one”" in text and "two" not in text
     assert [d.uri for d in client.shown_documents] == [result["uri"], forked["uri"]]
+
+
+async def test_render_since_a_version_answers_with_line_edits(daemon: Daemon) -> None:
+    """An editor that shows version v asks `openvaala/render` with `since: v` and gets only the
+    line edits to the new version; applied to what it shows, they give the new text."""
+    client, _, _ = await start_lsp(daemon, capabilities("neovim"))
+    try:
+        cid = await _conversation(client, "first message")
+        uri = f"openvaala://conversation/{cid}"
+        shown = await request(client, "openvaala/render", {"uri": uri})
+        lines = shown["text"].split("\n")[:-1]
+        await request(client, "openvaala/prompt", {"conversationId": cid, "text": "second one"})
+        update = await request(client, "openvaala/render", {"uri": uri, "since": shown["version"]})
+        assert "text" not in update and update["since"] == shown["version"]
+        for edit in update["edits"]:
+            lines[edit["start"] : edit["end"]] = edit["lines"]
+        full = await request(client, "openvaala/render", {"uri": uri})
+        assert full["version"] == update["version"]
+        assert "\n".join(lines) + "\n" == full["text"]
+        # Not everything was sent again: the first exchange is untouched.
+        assert sum(len(e["lines"]) for e in update["edits"]) < len(lines)
+        # A version it no longer has: the whole text.
+        stale = await request(client, "openvaala/render", {"uri": uri, "since": 1})
+        assert stale["text"] == full["text"]
+    finally:
+        await stop_lsp(client)

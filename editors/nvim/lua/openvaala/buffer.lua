@@ -36,37 +36,51 @@ function M.patch(bufnr, lines)
   end
 end
 
-local function draw(bufnr, text)
+-- Draw the bridge's answer: line edits from the version shown, or the whole text (patched in
+-- by diff hunks, so unchanged lines are not touched either way).
+local function draw(bufnr, result)
   if not vim.api.nvim_buf_is_valid(bufnr) then
     return
-  end
-  local lines = vim.split(text, "\n", { plain = true })
-  if lines[#lines] == "" then
-    table.remove(lines)
   end
   local follow = false
   for _, win in ipairs(vim.fn.win_findbuf(bufnr)) do
     follow = follow or vim.api.nvim_win_get_cursor(win)[1] >= vim.api.nvim_buf_line_count(bufnr)
   end
   vim.bo[bufnr].modifiable = true
-  M.patch(bufnr, lines)
+  if result.edits then
+    for _, edit in ipairs(result.edits) do -- last first: line numbers stay right
+      vim.api.nvim_buf_set_lines(bufnr, edit.start, edit["end"], false, edit.lines)
+    end
+  else
+    local lines = vim.split(result.text, "\n", { plain = true })
+    if lines[#lines] == "" then
+      table.remove(lines)
+    end
+    M.patch(bufnr, lines)
+  end
   vim.bo[bufnr].modifiable = false
   vim.bo[bufnr].modified = false
+  vim.b[bufnr].openvaala_version = result.version
   if follow then -- keep the end in view while the reply streams
+    local last = vim.api.nvim_buf_line_count(bufnr)
     for _, win in ipairs(vim.fn.win_findbuf(bufnr)) do
-      vim.api.nvim_win_set_cursor(win, { #lines, 0 })
+      vim.api.nvim_win_set_cursor(win, { last, 0 })
     end
   end
   vim.lsp.codelens.refresh({ bufnr = bufnr })
 end
 
-function M.render(bufnr)
+function M.render(bufnr, full)
   local uri = vim.api.nvim_buf_get_name(bufnr)
-  ov.request("openvaala/render", { uri = uri }, function(err, result)
-    if not err then
-      draw(bufnr, result.text)
-      vim.b[bufnr].openvaala_version = result.version
+  local since = not full and vim.b[bufnr].openvaala_version or nil
+  ov.request("openvaala/render", { uri = uri, since = since }, function(err, result)
+    if err or not vim.api.nvim_buf_is_valid(bufnr) then
+      return
     end
+    if result.edits and result.since ~= vim.b[bufnr].openvaala_version then
+      return M.render(bufnr, true) -- edits from a version this buffer no longer shows
+    end
+    draw(bufnr, result)
   end)
 end
 

@@ -1,0 +1,62 @@
+-- Driven by bench/nvim.py: seed a transcript of about $BENCH_LINES lines, then measure Neovim's
+-- own CPU time (user + system, from getrusage) for one streamed turn shown in the transcript.
+vim.opt.rtp:prepend(os.getenv("BENCH_PLUGIN"))
+local out = {}
+local ok, err = pcall(function()
+  local ov = require("openvaala")
+  ov.setup({ cmd = { os.getenv("BENCH_PYTHON"), "-m", "openvaala_server", "lsp" } })
+  local function wait(what, cond)
+    assert(vim.wait(120000, cond, 10), "timed out: " .. what)
+  end
+  local created
+  ov.new_conversation(nil, function(e, r)
+    created = e or r
+  end)
+  wait("new", function()
+    return created ~= nil
+  end)
+  local cid = created.conversation.conversationId
+  vim.cmd.edit(vim.fn.fnameescape(created.uri))
+  local bufnr = vim.api.nvim_get_current_buf()
+  local lines = {}
+  for i = 1, tonumber(os.getenv("BENCH_LINES")) do
+    lines[i] = "seed line " .. i .. " of the earlier conversation"
+  end
+  local seeded
+  ov.prompt(table.concat(lines, "\n"), "queue", function(e, r)
+    seeded = e or r
+  end)
+  wait("seeded", function()
+    return seeded ~= nil and vim.b[bufnr].openvaala_version ~= nil
+      and table.concat(vim.api.nvim_buf_get_lines(bufnr, -6, -1, false), "\n"):find("real work", 1, true)
+  end)
+  vim.wait(300, function()
+    return false
+  end)
+  out.lines_before = vim.api.nvim_buf_line_count(bufnr)
+  local before = vim.uv.getrusage()
+  local t0 = vim.uv.hrtime()
+  local done
+  ov.prompt("stream a reply of some forty words into this transcript please", "queue", function(e, r)
+    done = e or r
+  end)
+  wait("turn", function()
+    local tail = table.concat(vim.api.nvim_buf_get_lines(bufnr, -8, -1, false), "\n")
+    return done ~= nil and tail:find("stream a reply", 1, true) and tail:find("real work", 1, true)
+  end)
+  local after = vim.uv.getrusage()
+  local function secs(t)
+    return t.sec + t.usec / 1e6
+  end
+  out.cpu_s = (secs(after.utime) - secs(before.utime)) + (secs(after.stime) - secs(before.stime))
+  out.wall_s = (vim.uv.hrtime() - t0) / 1e9
+  out.lines_after = vim.api.nvim_buf_line_count(bufnr)
+  out.status = done.status
+end)
+if not ok then
+  out.error = tostring(err)
+end
+local f = assert(io.open(os.getenv("BENCH_OUT"), "w"))
+f:write(vim.json.encode(out))
+f:close()
+vim.cmd("qa!")
