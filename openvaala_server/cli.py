@@ -17,7 +17,7 @@ def _parser() -> argparse.ArgumentParser:
         "With no command, opens the terminal UI (starting the daemon if needed).",
     )
     parser.add_argument("--version", action="version", version=f"openvaala {__version__}")
-    parser.add_argument("--cwd", help="working directory of a new conversation (default: here)")
+    _tui_options(parser)
     commands = parser.add_subparsers(dest="command")
 
     serve = commands.add_parser(
@@ -29,8 +29,31 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("reindex", help="rebuild metadata.db from the conversation directories")
     commands.add_parser("web", help="open the web UI in a browser (starting the daemon if needed)")
     commands.add_parser("lsp", help="run the editor bridge (LSP over stdio)")
-    commands.add_parser("tui", help="open the terminal UI (the default)")
+    # SUPPRESS: `openvaala --cwd X tui` keeps X (a subparser's defaults would overwrite it).
+    tui = commands.add_parser(
+        "tui", help="open the terminal UI (the default)", argument_default=argparse.SUPPRESS
+    )
+    _tui_options(tui)
     return parser
+
+
+def _tui_options(parser: argparse.ArgumentParser) -> None:
+    """`openvaala [OPTIONS]` and `openvaala tui [OPTIONS]` take the same ones."""
+    parser.add_argument("--cwd", help="working directory of a new conversation (default: here)")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
+        "--continue",
+        dest="continue_last",
+        action="store_true",
+        help="open the last conversation in this directory (a new one if there is none)",
+    )
+    which.add_argument(
+        "--resume",
+        nargs="?",
+        const="",
+        metavar="ID",
+        help="open conversation ID; with no ID, pick one from the list",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -54,7 +77,11 @@ def main(argv: list[str] | None = None) -> int:
         return commands.open_web()
     if args.command == "lsp":
         return commands.run_lsp()
-    return commands.run_tui(args.cwd)
+    return commands.run_tui(
+        getattr(args, "cwd", None),
+        continue_last=getattr(args, "continue_last", False),
+        resume=getattr(args, "resume", None),
+    )
 
 
 if __name__ == "__main__":

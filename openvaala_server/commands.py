@@ -194,10 +194,11 @@ def run_lsp() -> int:
     return int(lsp.main())
 
 
-def run_tui(cwd: str | None) -> int:
+def run_tui(cwd: str | None, *, continue_last: bool = False, resume: str | None = None) -> int:
+    """`resume`: None (not asked), "" (`--resume` alone: the list) or a conversation id."""
     try:
         from openvaala_tui.app import main as tui_main
     except ImportError:
         _err("the terminal UI is not available in this build")
         return 1
-    return tui_main(cwd)
+    return tui_main(cwd, continue_last=continue_last, resume_id=resume or None, pick=resume == "")
