@@ -78,6 +78,11 @@ def test_a_missing_agent_offers_a_picker(
     expect(page.locator("#agent-missing-note")).to_contain_text('"reviewer" is not configured')
     expect(page.locator("#agent-cancel")).to_be_hidden()
     expect(page.locator("#agent-select option")).to_have_count(1)
+    page.fill("#composer-text", "still there?")
+    page.click("#send")
+    expect(page.locator("#errors .error")).to_contain_text("not configured on this machine")
+    expect(page.locator("#composer-text")).to_have_value("still there?")  # nothing lost
+    page.fill("#composer-text", "")
     page.click("#agent-use")
     expect(page.locator("#agent-form")).to_be_hidden()
     expect(page.locator("#conv-info")).to_contain_text("default")

@@ -21,6 +21,8 @@ const ERROR_SHOW_MS = 10_000;
 
 const FRIENDLY = {
   not_idle: "is not possible now: something is running or waiting. Stop it or let it finish first",
+  agent_missing: "is not possible: that agent is not configured on this machine. Choose another one above",
+  turn_running: "is not possible while a turn runs. Stop it or let it finish first",
 };
 
 class App {
