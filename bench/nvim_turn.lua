@@ -34,6 +34,8 @@ local ok, err = pcall(function()
     return false
   end)
   out.lines_before = vim.api.nvim_buf_line_count(bufnr)
+  out.treesitter = vim.treesitter.highlighter.active[bufnr] ~= nil
+  out.syntax = vim.bo[bufnr].syntax
   local before = vim.uv.getrusage()
   local t0 = vim.uv.hrtime()
   local done

@@ -36,6 +36,24 @@ function M.patch(bufnr, lines)
   end
 end
 
+local lens_timers = {} -- bufnr -> pending lens refresh
+
+--- Code lenses follow the transcript at most every LENS_DELAY_MS: a streamed reply redraws many
+--- times a second, and each lens refresh costs a request and a redraw of every lens.
+local LENS_DELAY_MS = 300
+function M.refresh_lenses(bufnr)
+  if lens_timers[bufnr] then
+    return
+  end
+  lens_timers[bufnr] = true
+  vim.defer_fn(function()
+    lens_timers[bufnr] = nil
+    if vim.api.nvim_buf_is_valid(bufnr) then
+      vim.lsp.codelens.refresh({ bufnr = bufnr })
+    end
+  end, LENS_DELAY_MS)
+end
+
 -- Draw the bridge's answer: line edits from the version shown, or the whole text (patched in
 -- by diff hunks, so unchanged lines are not touched either way).
 local function draw(bufnr, result)
@@ -67,13 +85,24 @@ local function draw(bufnr, result)
       vim.api.nvim_win_set_cursor(win, { last, 0 })
     end
   end
-  vim.lsp.codelens.refresh({ bufnr = bufnr })
+  M.refresh_lenses(bufnr)
 end
 
+local inflight = {} -- bufnr -> true while a render request is out; "again" if asked meanwhile
+
 function M.render(bufnr, full)
+  -- One request at a time per buffer: overlapping ones would each start from a version the
+  -- other replaces, and the bridge would have to send the whole text.
+  if inflight[bufnr] then
+    inflight[bufnr] = "again"
+    return
+  end
+  inflight[bufnr] = true
   local uri = vim.api.nvim_buf_get_name(bufnr)
   local since = not full and vim.b[bufnr].openvaala_version or nil
   ov.request("openvaala/render", { uri = uri, since = since }, function(err, result)
+    local again = inflight[bufnr] == "again"
+    inflight[bufnr] = nil
     if err or not vim.api.nvim_buf_is_valid(bufnr) then
       return
     end
@@ -81,6 +110,9 @@ function M.render(bufnr, full)
       return M.render(bufnr, true) -- edits from a version this buffer no longer shows
     end
     draw(bufnr, result)
+    if again then
+      M.render(bufnr)
+    end
   end)
 end
 
