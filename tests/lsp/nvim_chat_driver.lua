@@ -122,6 +122,11 @@ local ok, err = pcall(function()
   results.closed = { before = before, after = #vim.api.nvim_tabpage_list_wins(0) }
   results.rewound_chat_gone = chat.chats[ov.state.current] == nil
 
+  -- :checkhealth openvaala reports the bridge connected to the daemon.
+  vim.cmd("checkhealth openvaala")
+  results.health = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+  vim.cmd("tabclose")
+
   -- kill -9 of the daemon: the bridge starts a new one and a prompt works again.
   vim.uv.kill(tonumber(os.getenv("OPENVAALA_TEST_DAEMON_PID")), "sigkill")
   wait("reconnected", function()

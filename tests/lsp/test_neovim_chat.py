@@ -120,5 +120,9 @@ async def test_neovim_chat(daemon_factory: Any, fake_openai: FakeProvider, tmp_p
     assert result["rewound_composer"] == ["line one", "## Assistant", "line three"]
     assert result["closed"]["after"] == result["closed"]["before"] - 2
     assert result["rewound_chat_gone"] is True
+    # :checkhealth openvaala: setup, the bridge command, and the daemon reached.
+    health = "\n".join(result["health"])
+    assert "setup() called" in health and "connected to the daemon; agents: default" in health
+    assert "ERROR" not in health
     # After kill -9: reconnected to a new daemon, and the prompt worked.
     assert result["after_crash"]["status"] == "completed"
