@@ -84,6 +84,8 @@ export class Composer {
     try {
       await this.actions.send(text, mode);
       if (this.text.value === text) this.text.value = "";
+    } catch {
+      // Not sent: the app has said why, and the text stays in the box to try again.
     } finally {
       this.sendButton.disabled = this.text.disabled;
     }
