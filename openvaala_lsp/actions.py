@@ -121,6 +121,26 @@ class Actions:
     async def interrupt(self, params: Params) -> Any:
         return await self.bridge.request("turn/interrupt", session_params(params))
 
+    # -- fixing a moved conversation ----------------------------------------------------
+
+    async def set_agent(self, params: Params) -> Any:
+        """Choose the conversation's agent (its own is not configured here): `{}`, then
+        `conversation/updated`; an unknown name is `agent_missing` with `data.available`."""
+        call = {
+            "conversationId": required(params, "conversationId"),
+            "agent": required(params, "agent"),
+        }
+        return await self.bridge.request("conversation/setAgent", call)
+
+    async def set_cwd(self, params: Params) -> Any:
+        """Point the conversation at another directory (absolute, existing): `{}`, then
+        `conversation/updated`; a missing one is `cwd_missing`."""
+        call = {
+            "conversationId": required(params, "conversationId"),
+            "cwd": required(params, "cwd"),
+        }
+        return await self.bridge.request("conversation/setCwd", call)
+
     # -- approvals -----------------------------------------------------------------------
 
     async def respond_approval(self, params: Params) -> Any:

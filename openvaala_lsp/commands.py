@@ -32,6 +32,8 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "openvaala.follow": ("follow", ("conversationId", "sessionId")),
     "openvaala.open": ("open", ("conversationId",)),
     "openvaala.approvals": ("approvals", ("conversationId",)),
+    "openvaala.setAgent": ("set_agent", ("conversationId", "agent")),
+    "openvaala.setCwd": ("set_cwd", ("conversationId", "cwd")),
     "openvaala.respondApproval": (
         "respond_approval",
         ("conversationId", "approvalId", "decision", "message"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from openvaala_lsp.usage import report
 from openvaala_lsp.view import ConversationView, Item, SessionView
@@ -70,6 +70,7 @@ def render(view: ConversationView, session_id: str | None = None) -> Rendered:
     if session.usage:
         out.add(f"> context {report(cid, sid, session.usage)['text']}")
     out.add(f"> `{conv.get('cwd', '')}`", "")
+    out.add(*_missing(conv))
     if view.deleted:
         out.add("_This conversation was deleted._", "")
     if session.has_more:
@@ -93,6 +94,23 @@ def render(view: ConversationView, session_id: str | None = None) -> Rendered:
                 "",
             )
     return Rendered("\n".join(out.lines).rstrip("\n") + "\n", anchors)
+
+
+def _missing(conv: dict[str, Any]) -> list[str]:
+    """Warnings for a conversation that cannot run here (moved, or its config edited), each
+    naming the command that fixes it; the daemon refuses input until then."""
+    lines: list[str] = []
+    if conv.get("agentAvailable") is False:
+        lines.append(
+            f"> ⚠ agent **{conv.get('agent', '?')}** is not configured here: choose another"
+            " with `openvaala.setAgent` (`:OpenVaalaAgent`, or OpenVaala: Change Agent…)"
+        )
+    if conv.get("cwdExists") is False:
+        lines.append(
+            "> ⚠ the working directory does not exist: point the conversation elsewhere"
+            " with `openvaala.setCwd` (`:OpenVaalaCwd`, or OpenVaala: Change Working Directory…)"
+        )
+    return [*lines, ""] if lines else []
 
 
 def _items(out: _Writer, session: SessionView, cid: str, *, forkable: bool) -> list[Anchor]:

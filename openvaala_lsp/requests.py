@@ -31,6 +31,8 @@ ROUTES: dict[str, str] = {
     "openvaala/follow": "follow",
     "openvaala/approvals": "approvals",
     "openvaala/approvals/respond": "respond_approval",
+    "openvaala/setAgent": "set_agent",
+    "openvaala/setCwd": "set_cwd",
 }
 
 
