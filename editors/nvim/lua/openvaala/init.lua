@@ -184,6 +184,75 @@ function M.resolve_dir(arg)
   return path
 end
 
+--- Choose the conversation's agent (e.g. when its own is not configured here): `name`, or one
+--- picked with vim.ui.select among the configured agents. callback(err, {}).
+function M.set_agent(name, cid, callback)
+  cid = current(cid)
+  if not cid then
+    return
+  end
+  local function set(agent)
+    M.request("openvaala/setAgent", { conversationId = cid, agent = agent }, function(err, result)
+      if not err then
+        notify("agent: " .. agent)
+      end
+      if callback then
+        callback(err, result)
+      end
+    end)
+  end
+  if name and name ~= "" then
+    return set(name)
+  end
+  M.request("openvaala/agents", vim.empty_dict(), function(err, result)
+    if err then
+      return
+    end
+    vim.ui.select(result.agents, {
+      prompt = "Agent:",
+      format_item = function(a)
+        return a.name .. ((a.description or "") ~= "" and (" — " .. a.description) or "")
+      end,
+    }, function(a)
+      if a then
+        set(a.name)
+      end
+    end)
+  end)
+end
+
+--- Point the conversation at another working directory (e.g. after a move): `dir` relative to
+--- Neovim's cwd or with `~`, by default Neovim's cwd. callback(err, {}).
+function M.set_cwd(dir, cid, callback)
+  cid = current(cid)
+  if not cid then
+    return
+  end
+  local path, problem = M.resolve_dir((dir and dir ~= "") and dir or vim.fn.getcwd())
+  if problem then
+    return notify(problem, vim.log.levels.ERROR)
+  end
+  M.request("openvaala/setCwd", { conversationId = cid, cwd = path }, function(err, result)
+    if not err then
+      notify("working directory: " .. path)
+    end
+    if callback then
+      callback(err, result)
+    end
+  end)
+end
+
+--- The configured agents' names, for completing :OpenVaalaAgent.
+local function agent_names()
+  local client = M.client()
+  local answer = client and client:request_sync("openvaala/agents", vim.empty_dict(), 2000)
+  local names = {}
+  for _, a in ipairs(answer and answer.result and answer.result.agents or {}) do
+    table.insert(names, a.name)
+  end
+  return names
+end
+
 --- Send a message (mode "queue", "steer" or "jump"); callback(err, {inputId, disposition}).
 function M.send(text, mode, callback, cid)
   cid = current(cid)
@@ -443,6 +512,16 @@ local function define_commands()
     end,
     desc = "Edit, withdraw, steer or jump a waiting input",
   })
+  command("OpenVaalaAgent", function(o)
+    M.set_agent(o.args)
+  end, {
+    nargs = "?",
+    complete = agent_names,
+    desc = "Choose the conversation's agent (picked from the configured ones without [name])",
+  })
+  command("OpenVaalaCwd", function(o)
+    M.set_cwd(o.args)
+  end, { nargs = "?", complete = "dir", desc = "Point the conversation at [dir] (default: the current directory)" })
   command("OpenVaalaApprovals", approvals.pick, { desc = "Answer a waiting approval" })
   command("OpenVaalaUsage", function()
     M.usage(function(err, r)
