@@ -257,6 +257,42 @@ const commands = {
     );
     if (pick) await askApproval(pick.request);
   },
+  // A conversation whose agent or directory is missing here (moved, or the config edited): the
+  // transcript says so and names these.
+  "openvaala.ui.setAgent": async () => {
+    const cid = requireCurrent();
+    if (!cid) return;
+    const { agents } = await request("openvaala/agents", {});
+    const pick = await vscode.window.showQuickPick(
+      agents.map((a) => ({ label: a.name, description: a.description, name: a.name })),
+      { placeHolder: "Agent for this conversation" }
+    );
+    if (!pick) return;
+    await request("workspace/executeCommand", {
+      command: "openvaala.setAgent",
+      arguments: [{ conversationId: cid, agent: pick.name }],
+    });
+    vscode.window.showInformationMessage(`OpenVaala: agent ${pick.name}.`);
+  },
+  "openvaala.ui.setCwd": async () => {
+    const cid = requireCurrent();
+    if (!cid) return;
+    const folders = vscode.workspace.workspaceFolders || [];
+    const picked = await vscode.window.showOpenDialog({
+      canSelectFiles: false,
+      canSelectFolders: true,
+      canSelectMany: false,
+      defaultUri: folders.length ? folders[0].uri : undefined,
+      openLabel: "Use as Working Directory",
+    });
+    if (!picked || !picked.length) return;
+    const cwd = picked[0].fsPath;
+    await request("workspace/executeCommand", {
+      command: "openvaala.setCwd",
+      arguments: [{ conversationId: cid, cwd }],
+    });
+    vscode.window.showInformationMessage(`OpenVaala: working directory ${cwd}.`);
+  },
   "openvaala.ui.usage": async () => {
     const cid = requireCurrent();
     if (!cid) return;

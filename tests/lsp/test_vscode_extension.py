@@ -115,3 +115,46 @@ def test_extension_starts_on_first_use_sets_markdown_and_cancels_its_progress() 
     assert seen["progress"] == [{"title": "OpenVaala: working…", "cancellable": True, "done": True}]
     interrupts = [p for m, p in seen["requests"] if m == "openvaala/interrupt"]
     assert interrupts == [{"conversationId": "a" * 32}]
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_extension_changes_agent_and_working_directory() -> None:
+    assert NODE is not None
+    run = subprocess.run(
+        [NODE, str(Path(__file__).with_name("vscode_smoke.js")), str(ROOT / "editors" / "vscode")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    seen = json.loads(run.stdout)
+    manifest = json.loads((ROOT / "editors" / "vscode" / "package.json").read_text())
+    titles = {c["command"]: c["title"] for c in manifest["contributes"]["commands"]}
+    assert titles["openvaala.ui.setAgent"] == "Change Agent…"
+    assert titles["openvaala.ui.setCwd"] == "Change Working Directory…"
+    # The configured agents are offered; the one picked is set through the bridge's command.
+    assert seen["agentChoices"] == ["default: General", "other: Another"]
+    cid = "a" * 32
+    assert seen["fix"] == [
+        ["openvaala/agents", {}],
+        [
+            "workspace/executeCommand",
+            {
+                "command": "openvaala.setAgent",
+                "arguments": [{"conversationId": cid, "agent": "other"}],
+            },
+        ],
+        [
+            "workspace/executeCommand",
+            {
+                "command": "openvaala.setCwd",
+                "arguments": [{"conversationId": cid, "cwd": "/tmp/moved here"}],
+            },
+        ],
+    ]
+    assert seen["folderDialog"]["canSelectFolders"] is True
+    assert seen["fixNotes"] == [
+        "OpenVaala: agent other.",
+        "OpenVaala: working directory /tmp/moved here.",
+    ]

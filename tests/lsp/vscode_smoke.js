@@ -38,7 +38,8 @@ const vscode = {
     },
     showErrorMessage: (m) => seen.notifications.push(m),
     showTextDocument: async () => ({}),
-    showQuickPick: async (items) => { seen.picked = items; return undefined; },
+    showQuickPick: async (items) => { seen.picked = items; return vscode._choose ? vscode._choose(items) : undefined; },
+    showOpenDialog: async (options) => { seen.folderDialog = options; return [{ fsPath: "/tmp/moved here" }]; },
     setStatusBarMessage: (m) => seen.notifications.push(m),
     withProgress: (options, task) => {
       const cancel = new EventEmitter();
@@ -72,6 +73,7 @@ class LanguageClient {
     seen.requests.push([method, params]);
     if (method === "openvaala/conversations/new") return { conversation: { conversationId: "a".repeat(32) } };
     if (method === "openvaala/render") return { text: "# rendered" };
+    if (method === "openvaala/agents") return { agents: [{ name: "default", description: "General" }, { name: "other", description: "Another" }] };
     if (method === "workspace/executeCommand" && params.arguments[0].approvalId === "late") {
       throw Object.assign(new Error("approval late was already answered"), { data: { kind: "already_resolved" } });
     }
@@ -134,5 +136,15 @@ require.cache["vscode-languageclient/node"] = { id: "lc", filename: "lc", loaded
   handlers["$/openvaala/event"]({ conversationId: cid, seq: 2, method: "conversation/updated", params: { conversation: { status: "idle" } } });
   await new Promise((r) => setTimeout(r, 10));
   seen.rendered = await vscode._provider.provideTextDocumentContent(vscode.Uri.parse("openvaala://conversation/" + "a".repeat(32)));
+  // A moved conversation fixed from the palette: the agent from a quick pick, the directory from
+  // a folder picker, each through the bridge's command (kept apart from the approvals' requests).
+  const requestsBefore = seen.requests.length;
+  const notesBefore = seen.notifications.length;
+  vscode._choose = (items) => items.find((i) => i.label === "other");
+  seen.agentChoices = (await vscode._pick("openvaala.ui.setAgent")).map((i) => `${i.label}: ${i.description}`);
+  vscode._choose = undefined;
+  await registered["openvaala.ui.setCwd"]();
+  seen.fix = seen.requests.splice(requestsBefore);
+  seen.fixNotes = seen.notifications.splice(notesBefore);
   process.stdout.write(JSON.stringify(seen));
 })().catch((err) => { console.error(err); process.exit(1); });
