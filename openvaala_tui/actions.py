@@ -225,6 +225,33 @@ class CommandsMixin(App[int]):
             )
             self.notify(f"Model: {arg}")
 
+    async def cmd_agent(self, arg: str) -> None:
+        """`/agent NAME` chooses the conversation's agent; alone, a list to pick from. The
+        status bar shows it once the daemon says so (`conversation/updated`)."""
+        if not arg:
+            result = await self.call("agents/list")
+            agents = list(result.get("agents") or [])
+            choices = [(str(a["name"]), agent_label(a)) for a in agents]
+            picked = await self.push_screen_wait(ListPicker("Choose the agent", choices))
+            arg = picked or ""
+        if arg:
+            await self.call("conversation/setAgent", conversationId=self.cid, agent=arg)
+            self.notify(f"Agent: {arg}")
+
+    async def cmd_cwd(self, arg: str) -> None:
+        """`/cwd PATH` points the conversation at another directory: absolute, or relative to
+        its current one; `~` is expanded."""
+        current = str(self.view.conversation.get("cwd") or self.cwd)
+        if not arg:
+            await self.local_notice(
+                f"The working directory is {current}. /cwd PATH points this conversation at "
+                "another one."
+            )
+            return
+        path = commands.resolve_dir(arg, current)
+        await self.call("conversation/setCwd", conversationId=self.cid, cwd=path)
+        self.notify(f"Working directory: {path}")
+
     async def cmd_rename(self, arg: str) -> None:
         title: str | None = arg
         if not title:
@@ -244,6 +271,12 @@ class CommandsMixin(App[int]):
             return
         await self.call("conversation/delete", conversationId=self.cid)
         await self.cmd_new("")
+
+
+def agent_label(agent: dict[str, Any]) -> str:
+    default = ", the default" if agent.get("default") else ""
+    description = f": {agent['description']}" if agent.get("description") else ""
+    return f"{agent.get('name')}  ({agent.get('model')}{default}){description}"
 
 
 def model_label(model: dict[str, Any]) -> str:

@@ -273,8 +273,14 @@ class VaalaApp(CommandsMixin, App[int]):
     async def _warn_about(self, conversation: dict[str, Any]) -> None:
         if conversation.get("cwdExists") is False:
             await self.local_notice(
-                f"The working directory {conversation.get('cwd')} does not exist: recreate it "
-                "to continue here, or start openvaala in another directory.",
+                f"The working directory {conversation.get('cwd')} does not exist: point it "
+                "elsewhere with /cwd PATH (or recreate it).",
+                error=True,
+            )
+        if conversation.get("agentAvailable") is False:
+            await self.local_notice(
+                f"The agent {conversation.get('agent')!r} is not configured here; choose "
+                "another with /agent NAME (/agent alone lists them).",
                 error=True,
             )
         if conversation.get("modelAvailable") is False:
@@ -375,6 +381,8 @@ class VaalaApp(CommandsMixin, App[int]):
 
     def refresh_status(self) -> None:
         self.query_one(StatusBar).refresh_from(self.view, self.following)
+        # /cwd (here or from another client) moves where @path completes and reads.
+        self.composer.cwd = str(self.view.conversation.get("cwd") or self.cwd)
         session = self.view.sessions.get(self.following or "")
         running = session is not None and session.running
         title: str | None = None

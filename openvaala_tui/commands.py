@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from functools import partial
 from typing import TYPE_CHECKING, cast
 
@@ -19,6 +20,8 @@ COMMANDS: dict[str, str] = {
     "context": "How full the context is",
     "agents": "The agents of this conversation: follow, interrupt, message",
     "model": "Switch the model",
+    "agent": "Choose this conversation's agent: /agent NAME (alone: the list)",
+    "cwd": "Point this conversation at another directory: /cwd PATH",
     "rename": "Rename this conversation",
     "archive": "Archive this conversation",
     "delete": "Delete this conversation",
@@ -49,6 +52,11 @@ def parse(text: str) -> tuple[str, str] | None:
     if not head or "/" in head:  # "/usr/bin is…" is a message, not a command
         return None
     return head.lower(), rest.strip()
+
+
+def resolve_dir(typed: str, current: str) -> str:
+    """The absolute directory `/cwd typed` names: `~` expanded, relative to `current`."""
+    return os.path.normpath(os.path.join(current, os.path.expanduser(typed)))
 
 
 class SlashCommands(Provider):

@@ -34,6 +34,9 @@ def complete(text: str, cursor: int, cwd: str) -> Completion | None:
     if before.startswith("/") and " " not in before and "\n" not in before:
         typed = before[1:].lower()
         hits = [(f"/{n}", h) for n, h in COMMANDS.items() if n.startswith(typed)]
+        # A name typed in full comes first, so Enter sends "/agent" rather than complete it
+        # to "/agents".
+        hits.sort(key=lambda hit: hit[0] != f"/{typed}")
         return Completion(0, hits) if hits else None
     match = re.search(r"(?:(?<=\s)|^)@([^\s@]*)$", before)
     if match is None:

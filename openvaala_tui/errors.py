@@ -17,8 +17,6 @@ LOST = (
 TIMEOUT = f"The daemon did not answer in time. If it stopped, start it: {START_DAEMON}"
 
 FRIENDLY = {
-    "cwd_missing": "The working directory no longer exists: recreate it to continue here, or "
-    "open another conversation (/resume, /new in another directory with --cwd).",
     "model_missing": "The model of this conversation is not configured: pick one with /model.",
     "not_idle": "Not now: something is still running or waiting. Interrupt it (Esc) first.",
     "turn_running": "A turn is running: interrupt it (Esc) first.",
@@ -37,6 +35,23 @@ def scrub(text: str) -> str:
     return METHOD.sub("a request to the daemon", text)
 
 
+def agent_missing(agent: str, available: list[str]) -> str:
+    """What to do when `agent` is not configured here (docs/protocol.md, `agent_missing`)."""
+    others = ", ".join(available) if available else "none configured"
+    return (
+        f"The agent {agent!r} is not configured here: choose another with /agent NAME "
+        f"(available: {others})."
+    )
+
+
+def cwd_missing(cwd: str) -> str:
+    """What to do when the directory `cwd` does not exist (docs/protocol.md, `cwd_missing`)."""
+    where = f"The directory {cwd}" if cwd else "The working directory"
+    return (
+        f"{where} does not exist: point this conversation elsewhere with /cwd PATH, or recreate it."
+    )
+
+
 def describe(exc: BaseException) -> str:
     """The sentence a user reads for `exc`."""
     if isinstance(exc, ConnectionLost):
@@ -44,6 +59,14 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, TimeoutError):
         return TIMEOUT
     if isinstance(exc, RpcError):
+        # These two carry what the daemon's message says in data, and its message names the
+        # protocol method to call: the slash command is said instead.
+        if exc.kind == "agent_missing":
+            available = exc.data.get("available")
+            names = [str(a) for a in available] if isinstance(available, list) else []
+            return agent_missing(str(exc.data.get("agent") or "?"), names)
+        if exc.kind == "cwd_missing":
+            return cwd_missing(str(exc.data.get("cwd") or ""))
         friendly = FRIENDLY.get(exc.kind)
         message = scrub(exc.message)
         return f"{friendly} ({message})" if friendly else message
