@@ -185,11 +185,13 @@ class InboxMachine(RuleBasedStateMachine):
         self.handled: list[str] = []
         self.returned: list[str] = []
         self.user_since_interrupt = True
+        # Reports the user made jump: the user's own choice, so they may go before user input.
+        self.jumped: set[str] = set()
 
     def _take(self, taken: list[Input]) -> None:
         origins = [i.origin for i in taken]
         assert origins == sorted(origins, key=lambda o: o != "user"), "user input first"
-        if any(o == "subagent" for o in origins):
+        if any(i.origin == "subagent" and i.input_id not in self.jumped for i in taken):
             assert self.user_since_interrupt, "reports wait after a user interrupt"
             # No user input may be left waiting when a report is handled at a turn boundary.
         self.handled.extend(i.input_id for i in taken)
@@ -231,6 +233,7 @@ class InboxMachine(RuleBasedStateMachine):
     def jump(self, index: int) -> None:
         if (iid := self._waiting_id(index)) is not None:
             self.inbox.jump(iid)
+            self.jumped.add(iid)
             self.user_since_interrupt = True  # the user's own action
             self.running = False  # the jump interrupts the turn
             self._take(self.inbox.next_turn())
@@ -245,7 +248,7 @@ class InboxMachine(RuleBasedStateMachine):
     @rule()
     def turn_ends(self) -> None:
         nxt = self.inbox.next_turn()
-        if any(i.origin == "subagent" for i in nxt):
+        if any(i.origin == "subagent" and i.input_id not in self.jumped for i in nxt):
             assert not any(i.origin == "user" for i in self.inbox.waiting)
         self._take(nxt)
         self.running = bool(nxt)
