@@ -40,6 +40,7 @@ class Dispatcher:
             "conversation/setModel": self.conversation_set_model,
             "conversation/setAgent": self.conversation_set_agent,
             "conversation/setCwd": self.conversation_set_cwd,
+            "mcp/list": self.mcp_list,
             "input/send": self.input_send,
             "input/edit": self.input_edit,
             "input/withdraw": self.input_withdraw,
@@ -229,6 +230,9 @@ class Dispatcher:
                 for a in config.agents.values()
             ]
         }
+
+    async def mcp_list(self, conn: Connection, p: Params) -> Any:
+        return {"servers": self.runtime.mcp.statuses()}
 
     async def models_list(self, conn: Connection, p: Params) -> Any:
         return {

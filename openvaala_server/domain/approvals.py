@@ -79,7 +79,7 @@ class Grant:
     """
 
     tool: str
-    kind: Literal["command", "path"]
+    kind: Literal["command", "path", "tool"]
     pattern: str
     outside_sandbox: bool = False
 

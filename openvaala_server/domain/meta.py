@@ -186,7 +186,7 @@ def _grant(record: r.Record) -> Grant | None:
     outside = record.get("outsideSandbox", False)
     if not (isinstance(tool, str) and isinstance(pattern, str) and pattern):
         return None
-    if kind not in ("command", "path") or not isinstance(outside, bool):
+    if kind not in ("command", "path", "tool") or not isinstance(outside, bool):
         return None
     return Grant(tool, kind, pattern, outside)
 

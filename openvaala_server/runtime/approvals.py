@@ -22,10 +22,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openvaala_server import errors
-from openvaala_server.domain.approvals import Answer, Ask, Refuse, Run, decide, grants_for
+from openvaala_server.domain.approvals import (
+    Answer,
+    Ask,
+    Decision,
+    Grant,
+    Refuse,
+    Run,
+    decide,
+    grants_for,
+)
 from openvaala_server.domain.ids import new_id
+from openvaala_server.domain.mcp_approvals import decide_mcp
 from openvaala_server.domain.permissions import Access, Confinement
 from openvaala_server.domain.records import Item
+from openvaala_server.mcp.tool import McpTool
 from openvaala_server.runtime.hub import Hub
 from openvaala_server.tools.base import ToolResult
 
@@ -155,14 +166,20 @@ async def approve(
         return ToolResult(f"The call could not be checked, so it did not run: {exc}", True), (
             confinement
         )
-    decision = decide(
-        conv.runtime.permissions_for(session),
-        call["name"],
-        access,
-        Path(os.path.realpath(cwd)),  # noqa: ASYNC240 - a few syscalls, cheaper than a thread hop
-        conv.grants,
-        confinement.protected,
-    )
+    decision: Decision
+    if isinstance(tool, McpTool):  # outside our sandbox: judged by the tool alone
+        granted = {g.tool for g in conv.grants if g.kind == "tool"}
+        perms = conv.runtime.permissions_for(session)
+        decision = decide_mcp(perms.approval, call["name"], tool.server, tool.trust, granted)
+    else:
+        decision = decide(
+            conv.runtime.permissions_for(session),
+            call["name"],
+            access,
+            Path(os.path.realpath(cwd)),  # noqa: ASYNC240 - a few syscalls, cheaper than a hop
+            conv.grants,
+            confinement.protected,
+        )
     if isinstance(decision, Refuse):
         return ToolResult(decision.reason, True), confinement
     escalated = replace(confinement, mode="off", network=True)
@@ -176,7 +193,12 @@ async def approve(
             text += f" Their message: {response.message}"
         return ToolResult(text, True), confinement
     if response.decision == "allow_conversation":
-        await conv.grant(session, grants_for(call["name"], access, decision.outside_sandbox))
+        grants = (
+            [Grant(call["name"], "tool", "*")]
+            if isinstance(tool, McpTool)
+            else grants_for(call["name"], access, decision.outside_sandbox)
+        )
+        await conv.grant(session, grants)
     return None, escalated if decision.outside_sandbox else confinement
 
 

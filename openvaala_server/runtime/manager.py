@@ -26,6 +26,7 @@ from openvaala_server.domain.context import context_items
 from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.inbox import Input, InputGone, Mode
 from openvaala_server.domain.permissions import Confinement, Permissions
+from openvaala_server.mcp.manager import McpManager
 from openvaala_server.models.base import Provider
 from openvaala_server.models.registry import make_provider
 from openvaala_server.runtime import history
@@ -64,6 +65,8 @@ class Runtime:
         self._inputs: dict[str, tuple[str, str]] = {}
         self.shutting_down = False
         self.subagents = SubagentService(self)
+        # MCP servers, started when a turn of an agent naming them first needs them, shared.
+        self.mcp = McpManager(config.mcp_servers)
 
     # -- services used by the loop -------------------------------------------------------
 
@@ -119,6 +122,8 @@ class Runtime:
         names = agent.tools if agent else ()
         tools = {t.spec.name: t for t in builtin_tools(names)}
         tools.update(self.subagents.tools_for(conv, session))
+        # As last listed: `TurnRunner` starts the servers before each model call.
+        tools.update({t.spec.name: t for t in self.mcp.current_tools(names)})
         return tools
 
     def permissions_for(self, session: LiveSession) -> Permissions:
@@ -731,6 +736,7 @@ class Runtime:
                     self.interrupt_session(conv, session, "shutdown")
         if tasks:
             await asyncio.wait(tasks, timeout=timeout)
+        await self.mcp.shutdown()
 
 
 def _refuse_while_running(conv: LiveConversation, what: str) -> None:

@@ -236,6 +236,9 @@ class TurnRunner:
         policy = RetryPolicy.from_config(self.runtime.config.retry)
         provider = self.runtime.provider(self.session.model)
         await self._compact_if_needed()
+        agent = self.runtime.config.agents.get(self.session.agent)
+        if agent is not None:  # bounded by each server's startup_timeout_s
+            await self.runtime.mcp.start(agent.tools)
         request = self._request()
         attempt = 0
         compacted_for_overflow = False
