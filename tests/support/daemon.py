@@ -3,6 +3,7 @@ directory and config. Tests talk to it over the real websocket with the real cli
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -130,6 +131,10 @@ class Daemon:
 def make_daemon(tmp_path: Path, config: str = DEFAULT_CONFIG, name: str = "home") -> Daemon:
     home = tmp_path / name  # the daemon creates it, as on a fresh machine
     config_path = tmp_path / f"{name}-config.toml"
+    if "[server]" not in config:
+        # A daemon a client starts by itself (`serve start`) takes a free port too: the default
+        # one may be held by another test, or by a daemon of the machine's user.
+        config += "\n[server]\nport = 0\n"
     config_path.write_text(config)
     workdir = tmp_path / f"{name}-work"
     workdir.mkdir()
@@ -150,6 +155,24 @@ def daemon_factory(tmp_path: Path) -> Iterator[object]:
     yield factory
     for d in started:
         d.stop()
+        stop_any_server(d)
+
+
+def stop_any_server(d: Daemon) -> None:
+    """Stop a server some client started on this data directory by itself (the editor bridge and
+    the TUI restart a daemon that died), so no test leaves one running."""
+    if not is_locked(d.data_dir.lock_path):
+        return
+    info = read_lock(d.data_dir.lock_path)
+    if info is None or info.pid is None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(info.pid, signal.SIGTERM)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and is_locked(d.data_dir.lock_path):
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(info.pid, signal.SIGKILL)
 
 
 @pytest.fixture
