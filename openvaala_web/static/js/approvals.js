@@ -70,6 +70,9 @@ export function buildApprovalCard(item, respond) {
   const notice = h("span", { class: "approval-notice" });
   const buttons = [];
   const answer = async (decision) => {
+    // Disabling the focused button would drop focus to the page: hold it on the card, so the
+    // outcome that replaces the card keeps the keyboard user's place.
+    if (card.contains(document.activeElement)) card.focus({ preventScroll: true });
     for (const b of buttons) b.disabled = true;
     message.disabled = true;
     notice.textContent = "Sending…";
