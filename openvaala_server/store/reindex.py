@@ -60,6 +60,8 @@ class ReindexReport:
     torn_repaired: list[Path] = field(default_factory=list)  # the sidecars written
     deletions_finished: list[str] = field(default_factory=list)
     problems: list[tuple[Path, journal.JournalProblem]] = field(default_factory=list)
+    # (fork, parent): a fork or rewind whose parent conversation is not in this data directory.
+    orphans: list[tuple[str, str]] = field(default_factory=list)
     bytes_read: int = 0
     seconds: float = 0.0
 
@@ -71,7 +73,16 @@ class ReindexReport:
         lines += [f"moved a torn last line to {p}" for p in self.torn_repaired]
         lines += [f"finished deleting {cid}" for cid in self.deletions_finished]
         lines += [f"{path}:{p.line_no}: {p.kind}: {p.detail}" for path, p in self.problems]
+        lines += [
+            f"fork {fork}: its parent {parent} is missing (copy the parent's directory too, "
+            "or the history it shares with it cannot be read)"
+            for fork, parent in self.orphans
+        ]
         return "\n".join(lines)
+
+
+def _orphans(parents: dict[str, str], present: set[str]) -> list[tuple[str, str]]:
+    return sorted((fork, parent) for fork, parent in parents.items() if parent not in present)
 
 
 def read_meta(path: Path) -> tuple[m.ConversationMeta, journal.JournalRead]:
@@ -283,6 +294,7 @@ def build(data_dir: DataDir, db_path: Path) -> ReindexReport:
         conversations: list[ix.Row] = []
         sessions: list[ix.Row] = []
         turns: list[ix.Row] = []
+        parents: dict[str, str] = {}  # fork → the conversation it was forked from
         try:
             names = sorted(os.listdir(data_dir.conversations_dir))
         except FileNotFoundError:
@@ -308,12 +320,16 @@ def build(data_dir: DataDir, db_path: Path) -> ReindexReport:
                 continue
             meta, stats = result
             report.indexed.append(name)
+            parent = (meta.forked_from or {}).get("conversationId")
+            if isinstance(parent, str):
+                parents[name] = parent
             conversations.append(ix.conversation_row(meta, stats.message_count, stats.updated_at))
             sessions += ix.session_rows(meta)
             turns += ix.turn_rows(meta)
             loader.add(name, ix.TITLE, [meta.title])
             loader.add(name, ix.MESSAGE, stats.texts)
         loader.finish()
+        report.orphans = _orphans(parents, set(report.indexed))
         conn.executemany(ix.INSERT_CONVERSATION, conversations)
         conn.executemany(ix.UPSERT_SESSION, sessions)
         conn.executemany(ix.UPSERT_TURN, turns)
