@@ -79,7 +79,7 @@ class AgentConfig:
 
 @dataclass(frozen=True)
 class RetryConfig:
-    max_attempts: int = 10
+    max_retries: int = 10  # retries after the first call of a temporary failure
     base_delay_s: float = 1.0
     max_delay_s: float = 30.0
 
@@ -339,7 +339,7 @@ def _parse_server(t: _Reader) -> ServerConfig:
 def _parse_retry(t: _Reader) -> RetryConfig:
     t.only(_keys(RetryConfig))
     return RetryConfig(
-        max_attempts=t.integer("max_attempts", RetryConfig.max_attempts, minimum=1),
+        max_retries=t.integer("max_retries", RetryConfig.max_retries, minimum=0),
         base_delay_s=t.number("base_delay_s", RetryConfig.base_delay_s),
         max_delay_s=t.number("max_delay_s", RetryConfig.max_delay_s),
     )

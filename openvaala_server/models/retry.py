@@ -42,9 +42,7 @@ class RetryPolicy:
 
     @classmethod
     def from_config(cls, config: RetryConfig) -> RetryPolicy:
-        # `[retry] max_attempts` counts the retries after the first call, as the spec words it
-        # ("retried up to 10 times"); see docs/configuration.md.
-        return cls(config.max_attempts, config.base_delay_s, config.max_delay_s)
+        return cls(config.max_retries, config.base_delay_s, config.max_delay_s)
 
     @property
     def max_attempts(self) -> int:

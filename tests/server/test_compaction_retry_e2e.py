@@ -18,7 +18,7 @@ async def test_a_compaction_retry_is_announced(
     config = (
         fake_openai.config_toml("fake", context_window=100_000, max_output_tokens=1000)
         + '\n[agents.default]\ndescription = "t"\nmodel = "fake"\n'
-        + "\n[retry]\nbase_delay_s = 0.01\nmax_delay_s = 0.05\nmax_attempts = 3\n"
+        + "\n[retry]\nbase_delay_s = 0.01\nmax_delay_s = 0.05\nmax_retries = 3\n"
     )
     d: Daemon = daemon_factory(config=config)
     client: Client = await d.client()

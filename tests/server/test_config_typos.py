@@ -38,7 +38,7 @@ ANTHROPIC = "[models.c]\nprovider = 'anthropic'\ncontext_window = 200000\n"
         ("default_agnet = 'a'\n", "default_agnet", "default_agent"),
         ("[model.x]\nprovider = 'demo'\n", "model", "models"),
         ("[server]\nprot = 1\n", "server.prot", "port"),
-        ("[retry]\nmax_attemps = 3\n", "retry.max_attemps", "max_attempts"),
+        ("[retry]\nmax_retry = 3\n", "retry.max_retry", "max_retries"),
         ("[subagents]\nmax_dept = 1\n", "subagents.max_dept", "max_depth"),
         ("[models.x]\nprovder = 'demo'\n", "models.x.provder", "provider"),
         ("[models.x]\nprovider = 'demo'\npace = 0\n", "models.x.pace", "pace_ms"),
@@ -64,7 +64,7 @@ def test_an_unknown_key_in_any_table_is_named_with_the_closest_valid_one(
 def test_an_unknown_key_with_no_close_match_lists_the_valid_keys(tmp_path: Path) -> None:
     message = _error(tmp_path, "[retry]\ncolour = 'blue'\n")
     assert "retry.colour: unknown key" in message
-    assert "max_attempts, max_delay_s" in message
+    assert "max_delay_s, max_retries" in message
 
 
 def test_a_setting_of_another_provider_is_refused_naming_the_providers_it_belongs_to(

@@ -24,7 +24,7 @@ description = "General assistant"
 model = "fake"
 
 [retry]
-max_attempts = 3
+max_retries = 3
 base_delay_s = 30
 """
 
