@@ -61,6 +61,13 @@ def serve_start(port: int | None) -> int:
     data_dir = DataDir.resolve()
     address = running_address(data_dir)
     if address:
+        running_port = address.rsplit(":", 1)[-1]
+        if port not in (None, 0) and str(port) != running_port:
+            _err(
+                f"OpenVaala is already running at http://{address}, not on port {port}: "
+                "stop it first (`openvaala serve stop`) to start it on another port"
+            )
+            return 1
         print(f"OpenVaala is already running at http://{address}")
         return 0
     try:

@@ -48,6 +48,11 @@ def test_detached_start_status_and_stop(daemon_factory: Any) -> None:
     assert "http://127.0.0.1:" in started.stdout
     again = d.cli("serve", "start")
     assert again.returncode == 0 and "already running" in again.stdout
+    # Asked for another port while one runs: said, not a silent success on the old port.
+    running = int(started.stdout.strip().rsplit(":", 1)[-1].split("/")[0].split()[0])
+    other = running + 1 if running < 65535 else running - 1
+    elsewhere = d.cli("serve", "start", "--port", str(other))
+    assert elsewhere.returncode == 1 and f"not on port {other}" in elsewhere.stderr
     status = d.cli("serve", "status")
     assert status.returncode == 0 and "running" in status.stdout
     stopped = d.cli("serve", "stop")
