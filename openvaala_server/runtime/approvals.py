@@ -38,7 +38,7 @@ from openvaala_server.domain.permissions import Access, Confinement
 from openvaala_server.domain.records import Item
 from openvaala_server.mcp.tool import McpTool
 from openvaala_server.runtime.hub import Hub
-from openvaala_server.tools.base import ToolResult
+from openvaala_server.tools.base import ToolResult, access_of
 
 if TYPE_CHECKING:
     from openvaala_server.runtime.conversation import LiveConversation
@@ -185,7 +185,6 @@ async def approve(
     escalated = replace(confinement, mode="off", network=True)
     if isinstance(decision, Run):
         return None, escalated if decision.outside_sandbox else confinement
-    assert access is not None  # only a call that states its access is ever asked about
     response = await _ask(conv, session, call, access, decision)
     if response.decision == "deny":
         text = "The user denied this call; it did not run."
@@ -233,34 +232,3 @@ def _publish_status(conv: LiveConversation, session: LiveSession) -> None:
     conv.publish_session(session)
     if session.session_id == conv.root_session_id:
         conv.publish_updated()
-
-
-def access_of(tool: object, arguments: dict[str, Any], cwd: Path) -> Access | None:
-    """What a call would do, as the tool states it (`access(arguments, cwd)`).
-
-    A tool that states nothing yet is described here from its well-known arguments, so the
-    built-in shell and file tools are guarded in any case; any other such tool touches nothing
-    the sandbox guards (the collaboration tools)."""
-    method = getattr(tool, "access", None)
-    if callable(method):
-        access = method(arguments, cwd)
-        return access if isinstance(access, Access) else None
-    spec = getattr(tool, "spec", None)
-    name = getattr(spec, "name", "")
-    if name == "shell":
-        command = arguments.get("command")
-        if not isinstance(command, str):
-            return None  # the tool itself reports the bad argument
-        outside = None
-        if arguments.get("outside_sandbox") is True:
-            justification = arguments.get("justification")
-            outside = justification if isinstance(justification, str) else ""
-        return Access(summary=command, command=command, outside_sandbox=outside)
-    if name in ("write_file", "edit_file"):
-        raw = arguments.get("path")
-        if not isinstance(raw, str) or not raw.strip():
-            return None
-        path = Path(raw).expanduser()
-        resolved = (path if path.is_absolute() else cwd / path).resolve()
-        return Access(summary=f"{name} {resolved}", writes=(resolved,))
-    return None

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from openvaala_server import errors
-from openvaala_server.runtime.approvals import ApprovalBoard, Response, access_of
+from openvaala_server.runtime.approvals import ApprovalBoard, Response
 from openvaala_server.runtime.hub import Hub
+from openvaala_server.tools.base import access_of
 from openvaala_server.tools.files import WriteFileTool
 from openvaala_server.tools.shell import ShellTool
 
