@@ -26,6 +26,16 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("action", nargs="?", choices=["start", "stop", "status"])
     serve.add_argument("--port", type=int, help="port on 127.0.0.1 (0 picks a free one)")
 
+    _exec_options(
+        commands.add_parser(
+            "exec",
+            help="run one turn for a script and print the reply (like `codex exec`)",
+            description="Send PROMPT (or stdin) to an agent through the daemon (starting it "
+            "if needed) and print its reply to stdout as it streams. Exit status: 0 completed, "
+            "1 failed, 2 bad arguments, 3 an approval no --allow rule grants, 4 no daemon, "
+            "130 interrupted.",
+        )
+    )
     commands.add_parser("reindex", help="rebuild metadata.db from the conversation directories")
     commands.add_parser("web", help="open the web UI in a browser (starting the daemon if needed)")
     commands.add_parser("lsp", help="run the editor bridge (LSP over stdio)")
@@ -35,6 +45,22 @@ def _parser() -> argparse.ArgumentParser:
     )
     _tui_options(tui)
     return parser
+
+
+def _exec_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("prompt", nargs="?", help="the message (default or `-`: read stdin)")
+    parser.add_argument("--json", action="store_true", help="print every event as a JSON line")
+    parser.add_argument("--agent", help="the agent of a new conversation (default: configured)")
+    parser.add_argument("--model", help="the model to use (default: the agent's)")
+    parser.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help="answer an approval it matches with allow: TOOL, TOOL(PATTERN) "
+        "(e.g. 'shell(git diff*)') or * (repeatable; unmatched approvals fail the call)",
+    )
+    _tui_options(parser)
 
 
 def _tui_options(parser: argparse.ArgumentParser) -> None:
@@ -71,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
             level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
         )
         return commands.serve_foreground(args.port)
+    if args.command == "exec":
+        return commands.run_exec(args)
     if args.command == "reindex":
         return asyncio.run(commands.reindex())
     if args.command == "web":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import signal
@@ -199,6 +200,29 @@ def run_lsp() -> int:
         _err("the editor bridge is not available in this build")
         return 1
     return int(lsp.main())
+
+
+def run_exec(args: argparse.Namespace) -> int:
+    from openvaala_server import exec as one_turn
+
+    if args.resume == "":
+        _err("exec --resume needs a conversation ID (`openvaala exec --continue` takes the last)")
+        return one_turn.EXIT_USAGE
+    try:
+        request = one_turn.ExecRequest(
+            prompt=one_turn.read_prompt(args.prompt, sys.stdin),
+            cwd=args.cwd or os.getcwd(),
+            agent=args.agent,
+            model=args.model,
+            continue_last=args.continue_last,
+            resume=args.resume or None,
+            json=args.json,
+            allow=[one_turn.AllowRule.parse(rule) for rule in args.allow],
+        )
+    except one_turn.UsageError as exc:
+        _err(str(exc))
+        return one_turn.EXIT_USAGE
+    return one_turn.run(request)
 
 
 def run_tui(cwd: str | None, *, continue_last: bool = False, resume: str | None = None) -> int:

@@ -6,9 +6,9 @@ screen: a message that carries one (the client's "connection lost during …") i
 
 from __future__ import annotations
 
-import re
-
 from openvaala_server.client import ConnectionLost, RpcError
+from openvaala_server.protocol.display import METHOD as METHOD  # tests look names up here
+from openvaala_server.protocol.display import scrub
 
 START_DAEMON = "openvaala serve start"
 LOST = (
@@ -22,17 +22,6 @@ FRIENDLY = {
     "turn_running": "A turn is running: interrupt it (Esc) first.",
     "input_consumed": "That input was already taken into the turn (or withdrawn).",
 }
-
-# A protocol method name: a known namespace, a slash, a name ("session/updated").
-METHOD = re.compile(
-    r"\b(?:conversation|conversations|input|turn|approval|session|sessions|item|models|agents|"
-    r"retry|compaction|usage|inbox|client)/[A-Za-z]+\b"
-)
-
-
-def scrub(text: str) -> str:
-    """`text` with protocol method names replaced by plain words."""
-    return METHOD.sub("a request to the daemon", text)
 
 
 def agent_missing(agent: str, available: list[str]) -> str:

@@ -2,6 +2,20 @@
 
 from __future__ import annotations
 
+import re
+
+# A protocol method name: a known namespace, a slash, a name ("session/updated").
+METHOD = re.compile(
+    r"\b(?:conversation|conversations|input|turn|approval|session|sessions|item|models|agents|"
+    r"retry|compaction|usage|inbox|client|config|mcp)/[A-Za-z]+\b"
+)
+
+
+def scrub(text: str) -> str:
+    """`text` with protocol method names replaced by plain words: the daemon's error messages
+    name the method to call for a developer; a user reads what to do in their client instead."""
+    return METHOD.sub("a request to the daemon", text)
+
 
 def format_tokens(n: int) -> str:
     """A token count as people read it in a status line: 950, 1.2k, 12k, 1.3M."""

@@ -1,0 +1,406 @@
+"""`openvaala exec "prompt"`: one turn through the daemon, for scripts (like `codex exec`).
+
+The reply goes to stdout as it streams (`--json`: every notification of the conversation as one
+JSON line); everything else — tool calls, retries, errors, the conversation id — goes to stderr,
+so `openvaala exec "…" > out.txt` holds the answer alone.
+
+Nobody is there to answer an approval: one the agent asks fails the call (the turn is interrupted,
+exit 3) unless an `--allow` rule matches it, which answers "allow" for that one call. A rule is a
+tool name (`write_file`, `mcp__srv__tool`), `TOOL(PATTERN)` (`shell(git diff*)`: `PATTERN` uses the
+syntax of an agent's `allow` patterns, docs/configuration.md, and is matched against the command,
+or the file path of a file tool), or `*` (every call). As in the config, a shell pattern never
+matches a command holding a control operator (docs/security.md).
+
+Exit status (docs/design.md, "openvaala exec"): see the `EXIT_*` constants.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import signal
+import sys
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TextIO
+
+from openvaala_server.domain.approvals import allowed_by, has_control_operator, pattern_matches
+from openvaala_server.protocol.display import scrub
+
+if TYPE_CHECKING:
+    from openvaala_server.client import Client
+
+EXIT_OK = 0  # the turn completed
+EXIT_FAILED = 1  # the turn failed (the model or a provider error), or the daemon refused a request
+EXIT_USAGE = 2  # bad arguments: no prompt, a bad --allow rule, a missing --cwd (argparse uses 2)
+EXIT_APPROVAL = 3  # the agent asked for an approval no --allow rule grants
+EXIT_NO_DAEMON = 4  # the daemon could not be reached or started, or it went away mid-turn
+EXIT_INTERRUPTED = 130  # Ctrl+C / SIGTERM, or another client interrupted the turn
+
+_RULE = re.compile(r"^(?P<tool>\*|[A-Za-z0-9_.-]+)(?:\((?P<pattern>.+)\))?$", re.DOTALL)
+
+
+class UsageError(Exception):
+    """A mistake on the command line, reported before anything reaches the daemon."""
+
+
+@dataclass(frozen=True)
+class AllowRule:
+    tool: str  # a tool name, or "*" for every tool
+    pattern: str | None = None  # None: every call of the tool
+
+    @classmethod
+    def parse(cls, text: str) -> AllowRule:
+        match = _RULE.match(text.strip())
+        if match is None:
+            raise UsageError(
+                f"--allow {text!r}: a rule is TOOL, TOOL(PATTERN) or * "
+                "(e.g. --allow 'shell(git diff*)' --allow write_file)"
+            )
+        pattern = match["pattern"]
+        if match["tool"] == "shell" and pattern is not None and has_control_operator(pattern):
+            raise UsageError(
+                f"--allow {text!r}: a shell pattern holding a control operator (; & | ` $( < >) "
+                "would never match: allow each command on its own"
+            )
+        return cls(match["tool"], pattern)
+
+    def allows(self, tool: str, arguments: dict[str, Any], summary: str) -> bool:
+        if self.tool not in ("*", tool):
+            return False
+        if self.pattern is None:
+            return True
+        command = arguments.get("command")
+        if tool == "shell" and isinstance(command, str):
+            return allowed_by([self.pattern], command) is not None
+        path = arguments.get("path")
+        return pattern_matches(self.pattern, path if isinstance(path, str) else summary)
+
+
+def first_allowing(rules: Sequence[AllowRule], approval: dict[str, Any]) -> AllowRule | None:
+    """The rule that answers an `approval/requested` with "allow", if any."""
+    tool = str(approval.get("tool") or "")
+    arguments = approval.get("arguments")
+    args = arguments if isinstance(arguments, dict) else {}
+    summary = str(approval.get("summary") or "")
+    return next((r for r in rules if r.allows(tool, args, summary)), None)
+
+
+@dataclass
+class ExecRequest:
+    prompt: str
+    cwd: str
+    agent: str | None = None
+    model: str | None = None
+    continue_last: bool = False
+    resume: str | None = None
+    json: bool = False
+    allow: list[AllowRule] = field(default_factory=list)
+
+
+@dataclass
+class TurnFollower:
+    """The fold of one conversation's notifications into what `exec` prints and when it ends.
+
+    Pure: `feed` takes a notification and returns what to do; the I/O is `_follow`'s.
+    """
+
+    input_id: str
+    root_session: str
+    out: TextIO
+    err: TextIO
+    json_lines: bool = False
+    turn_id: str | None = None
+    # agent_message items of the root session being streamed, and whether output ended in "\n".
+    streaming: set[str] = field(default_factory=set)
+    printed_any: bool = False
+    at_line_start: bool = True
+    status: str | None = None  # set when our turn ended
+    error: dict[str, Any] | None = None
+
+    def write(self, text: str) -> None:
+        if not text:
+            return
+        self.out.write(text)
+        self.out.flush()
+        self.printed_any = True
+        self.at_line_start = text.endswith("\n")
+
+    def feed(self, note: dict[str, Any]) -> None:
+        method, params = note.get("method"), note.get("params") or {}
+        if self.json_lines:
+            from openvaala_server.protocol import codec
+
+            self.out.write(codec.dumps({"method": method, "params": params}).decode() + "\n")
+            self.out.flush()
+        own = params.get("sessionId") == self.root_session
+        if method == "item/completed" and own:
+            item = params.get("item") or {}
+            if item.get("type") == "user_message" and item.get("inputId") == self.input_id:
+                self.turn_id = item.get("turnId")
+            elif item.get("type") == "agent_message" and item.get("turnId") == self.turn_id:
+                self._message_done(str(item.get("itemId")), str(item.get("text") or ""))
+            elif item.get("type") == "tool_call" and item.get("turnId") == self.turn_id:
+                self._diag(f"tool {item.get('name')}")
+        elif method == "item/started" and own:
+            item = params.get("item") or {}
+            if item.get("type") == "agent_message" and item.get("turnId") == self.turn_id:
+                self.streaming.add(str(item.get("itemId")))
+                if self.printed_any and not self.json_lines:
+                    self.write("\n" if self.at_line_start else "\n\n")
+        elif method == "item/delta" and own and params.get("itemId") in self.streaming:
+            if params.get("field") == "text" and not self.json_lines:
+                self.write(str(params.get("delta") or ""))
+        elif method == "retry/scheduled" and own:
+            error = params.get("error") or {}
+            self._diag(
+                f"retrying {params.get('attempt')}/{params.get('maxAttempts')} in "
+                f"{params.get('delaySeconds')} s: {error.get('message')}"
+            )
+        elif method == "turn/ended" and own and params.get("turnId") == self.turn_id:
+            self.status = str(params.get("status"))
+            self.error = params.get("error")
+
+    def _message_done(self, item_id: str, text: str) -> None:
+        """A message not seen streaming (e.g. delivered whole) is printed when it completes."""
+        if item_id in self.streaming:
+            self.streaming.discard(item_id)
+            return
+        if self.json_lines or not text:
+            return
+        if self.printed_any:
+            self.write("\n" if self.at_line_start else "\n\n")
+        self.write(text)
+
+    def _diag(self, text: str) -> None:
+        if not self.json_lines:
+            print(f"openvaala: {text}", file=self.err)
+
+    def finish_output(self) -> None:
+        if self.printed_any and not self.at_line_start:
+            self.write("\n")
+
+
+def read_prompt(argument: str | None, stdin: TextIO) -> str:
+    """The prompt argument, or stdin when it is missing or `-`; stdin piped in beside a prompt
+    argument is appended to it (`git diff | openvaala exec "review this"`)."""
+    if argument is None or argument == "-":
+        if stdin.isatty():
+            raise UsageError('no prompt: pass one (openvaala exec "…") or pipe it on stdin')
+        text = stdin.read()
+    elif not stdin.isatty() and _has_data(stdin):
+        text = f"{argument}\n\n{stdin.read()}"
+    else:
+        text = argument
+    if not text.strip():
+        raise UsageError("the prompt is empty")
+    return text
+
+
+def _has_data(stdin: TextIO) -> bool:
+    """Whether stdin is a pipe or file (not a terminal, not /dev/null) a caller filled."""
+    import stat
+
+    try:
+        mode = os.fstat(stdin.fileno()).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or (stat.S_ISREG(mode) and os.fstat(stdin.fileno()).st_size > 0)
+
+
+def run(request: ExecRequest) -> int:
+    if not os.path.isdir(request.cwd):
+        _err(f"--cwd {request.cwd} does not exist or is not a directory")
+        return EXIT_USAGE
+    request.cwd = os.path.abspath(request.cwd)
+    try:
+        return asyncio.run(_run(request))
+    except BrokenPipeError:  # the reader went away (`| head`): stop, as other tools do
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so the exit's flush does not fail again
+        return EXIT_FAILED
+
+
+# Refusals that mean the command line named something that is not there.
+_USAGE_KINDS = ("invalid_params", "not_found", "model_missing", "agent_missing", "cwd_missing")
+
+
+def _refusal(kind: str, message: str, data: dict[str, Any]) -> str:
+    """The daemon's refusal in the words of this command: its options, not protocol methods."""
+    available = ", ".join(str(a) for a in data.get("available") or [])
+    if kind == "model_missing":
+        return f"model {data.get('model')!r} is not configured: pass --model NAME ({available})"
+    if kind == "agent_missing":
+        return f"agent {data.get('agent')!r} is not configured: pass --agent NAME ({available})"
+    return scrub(message)
+
+
+def _err(text: str) -> None:
+    print(f"openvaala: {text}", file=sys.stderr)
+
+
+async def _run(request: ExecRequest) -> int:
+    from openvaala_server.client import Client, ConnectionLost, RpcError
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        client = await Client.connect(client_name="openvaala-exec", reconnect=False)
+    except (RuntimeError, OSError) as exc:
+        _err(f"cannot reach the daemon: {exc}")
+        return EXIT_NO_DAEMON
+    try:
+        return await _exec(client, request, stop)
+    except RpcError as exc:
+        _err(_refusal(exc.kind, exc.message, exc.data))
+        return EXIT_USAGE if exc.kind in _USAGE_KINDS else EXIT_FAILED
+    except ConnectionLost:
+        _err("the daemon went away during the turn")
+        return EXIT_NO_DAEMON
+    finally:
+        await client.close()
+
+
+async def _exec(client: Client, request: ExecRequest, stop: asyncio.Event) -> int:
+    cid, existing = await _conversation(client, request)
+    snapshot = (await client.subscribe(cid))["snapshot"] or {}
+    root = str(snapshot.get("conversation", {}).get("rootSessionId") or "")
+    if existing and request.agent:
+        await client.request(
+            "conversation/setAgent", {"conversationId": cid, "agent": request.agent}
+        )
+    if existing and request.model:
+        await client.request(
+            "conversation/setModel", {"conversationId": cid, "model": request.model}
+        )
+    sent = await client.request(
+        "input/send", {"conversationId": cid, "text": request.prompt, "mode": "queue"}
+    )
+    follower = TurnFollower(
+        input_id=str(sent["inputId"]),
+        root_session=root,
+        out=sys.stdout,
+        err=sys.stderr,
+        json_lines=request.json,
+    )
+    code = await _follow(client, cid, follower, request.allow, stop)
+    follower.finish_output()
+    if request.json:  # the last line says how it ended, whatever the reason
+        follower.feed({"method": "exec/ended", "params": {"conversationId": cid, "exitCode": code}})
+    _err(f'conversation {cid} (go on: openvaala exec --resume {cid} "…")')
+    return code
+
+
+async def _conversation(client: Client, request: ExecRequest) -> tuple[str, bool]:
+    """The conversation's id, and whether it existed before."""
+    if request.resume:
+        return request.resume, True
+    if request.continue_last:
+        here = {request.cwd, await asyncio.to_thread(os.path.realpath, request.cwd)}
+        last = await _last_in(client, here)
+        if last is not None:
+            return last, True
+        _err(f"no earlier conversation in {request.cwd}: starting a new one")
+    params: dict[str, Any] = {"cwd": request.cwd}
+    if request.agent:
+        params["agent"] = request.agent
+    if request.model:
+        params["model"] = request.model
+    result = await client.request("conversation/create", params)
+    return str(result["conversation"]["conversationId"]), False
+
+
+async def _last_in(client: Client, here: set[str]) -> str | None:
+    """The conversation last active in the directory `here` names (the list is newest first),
+    as the TUI's --continue finds it."""
+    params: dict[str, Any] = {"archived": False, "limit": 200}
+    for _ in range(10):
+        result = await client.request("conversation/list", params)
+        for conv in result.get("conversations") or []:
+            if conv.get("cwd") in here:
+                return str(conv["conversationId"])
+        if not result.get("nextCursor"):
+            return None
+        params["cursor"] = result["nextCursor"]
+    return None
+
+
+async def _follow(
+    client: Client,
+    cid: str,
+    follower: TurnFollower,
+    rules: Sequence[AllowRule],
+    stop: asyncio.Event,
+) -> int:
+    refused: str | None = None
+    notes = client.notifications().__aiter__()
+    stopping = asyncio.ensure_future(stop.wait())
+    try:
+        while follower.status is None:
+            nxt = asyncio.ensure_future(notes.__anext__())
+            done, _ = await asyncio.wait({nxt, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            if nxt not in done:
+                nxt.cancel()
+                with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+                    await nxt
+                if follower.turn_id is None:  # still waiting behind another turn: take it back
+                    await _quietly(client.request("input/withdraw", {"inputId": follower.input_id}))
+                else:
+                    await _interrupt(client, cid)
+                _err("interrupted")
+                return EXIT_INTERRUPTED
+            try:
+                note = nxt.result()
+            except StopAsyncIteration:
+                _err("the daemon went away during the turn")
+                return EXIT_NO_DAEMON
+            follower.feed(note)
+            if note.get("method") == "approval/requested" and refused is None:
+                refused = await _answer(client, cid, note.get("params") or {}, rules)
+    finally:
+        stopping.cancel()
+    if refused is not None:
+        _err(
+            f"the agent asked to run {refused}, which no --allow rule grants: the turn was "
+            "stopped (allow it with e.g. --allow 'shell(git status*)' or --allow write_file)"
+        )
+        return EXIT_APPROVAL
+    if follower.status == "completed":
+        return EXIT_OK
+    if follower.status == "interrupted":
+        _err("the turn was interrupted")
+        return EXIT_INTERRUPTED
+    error = follower.error or {}
+    _err(f"the turn failed: {scrub(str(error.get('message') or follower.status))}")
+    return EXIT_FAILED
+
+
+async def _answer(
+    client: Client, cid: str, approval: dict[str, Any], rules: Sequence[AllowRule]
+) -> str | None:
+    """Allow a call an `--allow` rule grants; otherwise stop the turn and say what was asked."""
+    rule = first_allowing(rules, approval)
+    if rule is not None:
+        await client.request(
+            "approval/respond",
+            {"conversationId": cid, "approvalId": approval["approvalId"], "decision": "allow"},
+        )
+        return None
+    await _interrupt(client, cid)
+    return f"`{approval.get('summary')}` ({approval.get('tool')})"
+
+
+async def _interrupt(client: Client, cid: str) -> None:
+    await _quietly(client.request("turn/interrupt", {"conversationId": cid}, timeout=10))
+
+
+async def _quietly(call: Awaitable[Any]) -> None:
+    """A request made on the way out: its failure changes nothing about the exit status."""
+    from openvaala_server.client import ConnectionLost, RpcError
+
+    with contextlib.suppress(RpcError, ConnectionLost, TimeoutError):
+        await call
