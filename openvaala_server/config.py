@@ -95,6 +95,16 @@ class ServerConfig:
 
 
 @dataclass(frozen=True)
+class CheckpointConfig:
+    """`[checkpoints]`: the files each turn changed, kept to restore them (docs/storage.md)."""
+
+    enabled: bool = True
+    max_mb: int = 512  # the snapshot store of one conversation; the oldest turns go first
+    max_file_mb: int = 10  # a larger file is not captured (the call says so in the report)
+    snapshot_timeout_s: float = 20.0  # a whole-tree snapshot (around `shell`) taking longer
+
+
+@dataclass(frozen=True)
 class SubagentConfig:
     max_depth: int = 3
     max_concurrent: int = 8
@@ -141,6 +151,7 @@ class Config:
     retry: RetryConfig = RetryConfig()
     server: ServerConfig = ServerConfig()
     subagents: SubagentConfig = SubagentConfig()
+    checkpoints: CheckpointConfig = CheckpointConfig()
     path: Path | None = None
     mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
 
@@ -280,7 +291,16 @@ class _Reader:
 
 
 _REQUIRED = object()
-_TOP_KEYS = ("default_agent", "models", "agents", "retry", "server", "subagents", "mcp_servers")
+_TOP_KEYS = (
+    "default_agent",
+    "models",
+    "agents",
+    "retry",
+    "server",
+    "subagents",
+    "mcp_servers",
+    "checkpoints",
+)
 
 
 def _keys(cls: type) -> tuple[str, ...]:
@@ -314,6 +334,7 @@ def parse_config(raw: dict[str, Any], path: Path | None = None) -> Config:
         retry=_parse_retry(_Reader(path, "retry", top.table_of("retry"))),
         server=_parse_server(_Reader(path, "server", top.table_of("server"))),
         subagents=_parse_subagents(_Reader(path, "subagents", top.table_of("subagents"))),
+        checkpoints=_parse_checkpoints(_Reader(path, "checkpoints", top.table_of("checkpoints"))),
         path=path,
         mcp_servers=mcp_servers,
     )
@@ -342,6 +363,16 @@ def _parse_retry(t: _Reader) -> RetryConfig:
         max_retries=t.integer("max_retries", RetryConfig.max_retries, minimum=0),
         base_delay_s=t.number("base_delay_s", RetryConfig.base_delay_s),
         max_delay_s=t.number("max_delay_s", RetryConfig.max_delay_s),
+    )
+
+
+def _parse_checkpoints(t: _Reader) -> CheckpointConfig:
+    t.only(_keys(CheckpointConfig))
+    return CheckpointConfig(
+        enabled=t.boolean("enabled", CheckpointConfig.enabled),
+        max_mb=t.integer("max_mb", CheckpointConfig.max_mb, minimum=1),
+        max_file_mb=t.integer("max_file_mb", CheckpointConfig.max_file_mb, minimum=1),
+        snapshot_timeout_s=t.number("snapshot_timeout_s", CheckpointConfig.snapshot_timeout_s),
     )
 
 

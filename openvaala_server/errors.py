@@ -18,7 +18,9 @@
     ├── ConversationUnreadable     -32011  unreadable      (newer format, broken metadata)
     ├── CompactionFailed           -32012  compaction_failed (in runtime/compaction.py)
     ├── AlreadyResolved            -32013  already_resolved (an approval another answer settled)
-    └── AgentMissing               -32014  agent_missing   (the agent is not configured)
+    ├── AgentMissing               -32014  agent_missing   (the agent is not configured)
+    ├── FilesConflict              -32030  files_conflict  (a restore would overwrite user edits)
+    └── BundleInvalid              -32031  bundle_invalid  (an import refused; nothing written)
 
 Messages are written for a person; they never carry a stack trace or a secret.
 """
@@ -111,3 +113,11 @@ class AlreadyResolved(OpenVaalaError):
 
 class AgentMissing(OpenVaalaError):
     code, kind = -32014, "agent_missing"
+
+
+class FilesConflict(OpenVaalaError):
+    code, kind = -32030, "files_conflict"
+
+
+class BundleInvalid(OpenVaalaError):
+    code, kind = -32031, "bundle_invalid"

@@ -36,6 +36,8 @@ class Dispatcher:
             "conversation/usage": self.conversation_usage,
             "conversation/fork": self.conversation_fork,
             "conversation/rewind": self.conversation_rewind,
+            "conversation/undo": self.conversation_undo,
+            "conversation/checkpoints": self.conversation_checkpoints,
             "conversation/compact": self.conversation_compact,
             "conversation/setModel": self.conversation_set_model,
             "conversation/setAgent": self.conversation_set_agent,
@@ -133,7 +135,19 @@ class Dispatcher:
         return await self.runtime.fork(p.id("conversationId"), p.id("upToItemId", None))
 
     async def conversation_rewind(self, conn: Connection, p: Params) -> Any:
-        return await self.runtime.rewind(p.id("conversationId"), p.id("messageId"))
+        return await self.runtime.rewind(
+            p.id("conversationId"),
+            p.id("messageId"),
+            restore_files=p.boolean("restoreFiles", False),
+            force=p.boolean("force", False),
+        )
+
+    async def conversation_undo(self, conn: Connection, p: Params) -> Any:
+        return await self.runtime.undo_files(p.id("conversationId"), p.boolean("force", False))
+
+    async def conversation_checkpoints(self, conn: Connection, p: Params) -> Any:
+        conv = await self.runtime.open(p.id("conversationId"))
+        return await conv.checkpoints.report()
 
     async def conversation_compact(self, conn: Connection, p: Params) -> Any:
         return await self.runtime.compact_now(p.id("conversationId"))

@@ -22,6 +22,7 @@ from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.meta import ConversationMeta
 from openvaala_server.domain.usage import UsageTracker
 from openvaala_server.runtime.approvals import ApprovalBoard
+from openvaala_server.runtime.checkpoints import Checkpoints
 from openvaala_server.runtime.hub import Hub
 from openvaala_server.runtime.session import LiveSession
 
@@ -48,6 +49,7 @@ class LiveConversation:
         self.conversation_id = conversation_id
         self.hub = hub
         self.approvals = ApprovalBoard(hub)
+        self.checkpoints = Checkpoints(self)
         self.meta: ConversationMeta | None = None
         self.pending: PendingConversation | None = None
         self.sessions: dict[str, LiveSession] = {}

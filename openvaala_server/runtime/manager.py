@@ -477,12 +477,28 @@ class Runtime:
         new = await history.fork(self, conv, up_to_item_id)
         return {"conversation": new.info()}
 
-    async def rewind(self, cid: str, message_id: str) -> dict[str, Any]:
+    async def rewind(
+        self, cid: str, message_id: str, restore_files: bool = False, force: bool = False
+    ) -> dict[str, Any]:
         conv = await self.open(cid)
         await conv.ensure_history()
         items, text = history.rewind_target(conv, message_id)
+        files = None
+        if restore_files:  # first: a conflict refuses the whole rewind (docs/protocol.md)
+            _refuse_while_running(conv, "restore files")
+            turn_id = next(i.get("turnId") for i in conv.root.items if i["itemId"] == message_id)
+            files = await conv.checkpoints.restore_since(turn_id, force)
         new = await history.fork(self, conv, kind="rewind", items=items)
-        return {"conversation": new.info(), "composerText": text}
+        result: dict[str, Any] = {"conversation": new.info(), "composerText": text}
+        if files is not None:
+            result["files"] = files
+        return result
+
+    async def undo_files(self, cid: str, force: bool) -> dict[str, Any]:
+        """Put back the files the last turn that changed any changed (conversation/undo)."""
+        conv = await self.open(cid)
+        _refuse_while_running(conv, "undo")
+        return await conv.checkpoints.undo_last(force)
 
     async def read(
         self, cid: str, sid: str | None, before: str | None, limit: int

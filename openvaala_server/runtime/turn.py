@@ -410,6 +410,10 @@ class TurnRunner:
                 output_limit=limit,
                 confinement=confinement,
             )
+            # Checkpoints (docs/storage.md): what the call changes can be restored later.
+            capture = await self.conv.checkpoints.before_call(
+                self.session, self.turn.turn_id, tool, call["arguments"]
+            )
             try:
                 outcome = await tool.run(call["arguments"], ctx)
             except asyncio.CancelledError:
@@ -417,6 +421,9 @@ class TurnRunner:
             except Exception as exc:
                 log.exception("tool %s crashed", call["name"])
                 outcome = ToolResult(f"The tool failed: {type(exc).__name__}: {exc}", True)
+            finally:
+                if capture is not None:
+                    await self.conv.checkpoints.after_call(capture)
         output, truncated = truncate_output(outcome.output, limit)
         result["output"] = output
         result["isError"] = outcome.is_error

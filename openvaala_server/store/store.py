@@ -28,9 +28,11 @@ from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 
 from openvaala_server.domain import meta as m
 from openvaala_server.domain import records as r
+from openvaala_server.domain.checkpoints import RECORD_TYPES as CHECKPOINT_RECORDS
 from openvaala_server.domain.ids import is_valid_id
 from openvaala_server.store import index as ix
 from openvaala_server.store import journal
+from openvaala_server.store.checkpoints import JOURNAL_NAME
 from openvaala_server.store.journal import JournalWriteError, JournalWriter
 from openvaala_server.store.paths import (
     TRASH_PREFIX,
@@ -331,6 +333,23 @@ class Store:
     def _session_path(self, cid: str, sid: str) -> Path:
         self._existing(cid)
         return self.data_dir.session_file(cid, sid)
+
+    # --- checkpoints (docs/storage.md, "Checkpoints") ---------------------------------------
+
+    def checkpoints_journal(self, cid: str) -> Path:
+        return self._existing(cid).parent / JOURNAL_NAME
+
+    async def append_checkpoints(self, cid: str, payloads: list[dict[str, Any]]) -> None:
+        """Append `files_changed` / `files_restored` records (durable) to checkpoints.jsonl."""
+        await self._writer.append(self.checkpoints_journal(cid), payloads)
+
+    async def read_checkpoints(self, cid: str) -> list[r.Record]:
+        path = self.checkpoints_journal(cid)
+        try:
+            read = await asyncio.to_thread(journal.read_journal, path, CHECKPOINT_RECORDS)
+        except FileNotFoundError:
+            return []
+        return read.records
 
     # --- the index ---------------------------------------------------------------------------
 

@@ -1,0 +1,207 @@
+"""Checkpoints: what each turn did to the files of its working directory, and how to undo it.
+
+Pure. The runtime records, after each tool call that changed files, a `files_changed` record
+(docs/storage.md, "Checkpoints") naming each path with its content before and after, as a git
+blob id and mode; a restore appends `files_restored`. `fold` turns those records into one
+`TurnFiles` per turn, and `plan_restore` decides what undoing some turns writes and which paths
+the user changed since (conflicts, never overwritten without `force`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Final, TypedDict
+
+FILES_CHANGED: Final = "files_changed"
+FILES_RESTORED: Final = "files_restored"
+# {turnIds}: the snapshots of these turns were dropped to keep the store within its bound.
+FILES_PRUNED: Final = "files_pruned"
+RECORD_TYPES: Final = frozenset({FILES_CHANGED, FILES_RESTORED, FILES_PRUNED})
+
+FILE_MODE: Final = "100644"
+EXEC_MODE: Final = "100755"
+LINK_MODE: Final = "120000"
+MODES: Final = frozenset({FILE_MODE, EXEC_MODE, LINK_MODE})
+
+
+@dataclass(frozen=True)
+class Blob:
+    """One version of a file: its git blob id and git mode."""
+
+    sha: str
+    mode: str = FILE_MODE
+
+    def to_wire(self) -> dict[str, str]:
+        return {"sha": self.sha, "mode": self.mode}
+
+
+State = Blob | None  # None: the path did not exist
+
+
+class FileChangeWire(TypedDict):
+    path: str
+    before: dict[str, str] | None
+    after: dict[str, str] | None
+
+
+@dataclass
+class FileChange:
+    path: str
+    before: State
+    after: State
+
+
+@dataclass
+class TurnFiles:
+    turn_id: str
+    session_id: str
+    files: dict[str, FileChange] = field(default_factory=dict)
+    restored: bool = False
+
+
+class RestoreConflict(TypedDict):
+    path: str
+    reason: str  # "changed_since" | "deleted_since" | "created_since"
+
+
+@dataclass
+class RestorePlan:
+    """What a restore writes (`targets`: path → state to put back) and where it conflicts."""
+
+    targets: dict[str, State]
+    conflicts: list[RestoreConflict]
+    turn_ids: list[str]
+
+
+def blob_from_wire(value: Any) -> State:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ValueError("not an object")
+    sha, mode = value.get("sha"), value.get("mode", FILE_MODE)
+    if not is_sha(sha) or mode not in MODES:
+        raise ValueError("bad blob")
+    assert isinstance(sha, str)
+    return Blob(sha, str(mode))
+
+
+def is_sha(value: object) -> bool:
+    return (
+        isinstance(value, str) and len(value) == 40 and all(c in "0123456789abcdef" for c in value)
+    )
+
+
+def is_safe_relpath(path: object) -> bool:
+    """A path relative to the working directory that stays inside it."""
+    if not isinstance(path, str) or not path or "\0" in path or path.startswith("/"):
+        return False
+    return all(part not in ("", ".", "..") for part in path.split("/"))
+
+
+def changed_record(turn_id: str, session_id: str, changes: Iterable[FileChange]) -> dict[str, Any]:
+    files: list[FileChangeWire] = [
+        {
+            "path": c.path,
+            "before": c.before.to_wire() if c.before else None,
+            "after": c.after.to_wire() if c.after else None,
+        }
+        for c in changes
+    ]
+    return {"type": FILES_CHANGED, "turnId": turn_id, "sessionId": session_id, "files": files}
+
+
+def restored_record(turn_ids: list[str], paths: list[str]) -> dict[str, Any]:
+    return {"type": FILES_RESTORED, "turnIds": turn_ids, "paths": paths}
+
+
+def fold(records: Iterable[dict[str, Any]]) -> dict[str, TurnFiles]:
+    """Turns by id in the order they first changed a file. Damaged entries are skipped."""
+    turns: dict[str, TurnFiles] = {}
+    for record in records:
+        kind = record.get("type")
+        if kind == FILES_CHANGED:
+            tid, sid = record.get("turnId"), record.get("sessionId")
+            files = record.get("files")
+            if not isinstance(tid, str) or not isinstance(files, list):
+                continue
+            turn = turns.setdefault(tid, TurnFiles(tid, str(sid or "")))
+            for entry in files:
+                if not isinstance(entry, dict) or not is_safe_relpath(entry.get("path")):
+                    continue
+                try:
+                    before = blob_from_wire(entry.get("before"))
+                    after = blob_from_wire(entry.get("after"))
+                except ValueError:
+                    continue
+                path = str(entry["path"])
+                known = turn.files.get(path)
+                if known is None:
+                    turn.files[path] = FileChange(path, before, after)
+                else:
+                    known.after = after  # the first before stays: the state before the turn
+        elif kind in (FILES_RESTORED, FILES_PRUNED):
+            ids = record.get("turnIds")
+            for tid in ids if isinstance(ids, list) else ():
+                if isinstance(tid, str) and tid in turns:
+                    if kind == FILES_PRUNED:
+                        del turns[tid]
+                    else:
+                        turns[tid].restored = True
+    return turns
+
+
+def plan_restore(turns: list[TurnFiles], current: dict[str, State]) -> RestorePlan:
+    """Undo `turns` (oldest first): each path goes back to its state before the first of them
+    that changed it. A path whose content now differs from what the last of them left there was
+    changed by someone else since: a conflict. `current` holds every path of every turn."""
+    first_before: dict[str, State] = {}
+    last_after: dict[str, State] = {}
+    for turn in turns:
+        for path, change in turn.files.items():
+            first_before.setdefault(path, change.before)
+            last_after[path] = change.after
+    targets: dict[str, State] = {}
+    conflicts: list[RestoreConflict] = []
+    for path in sorted(first_before):
+        now, left = current.get(path), last_after[path]
+        if now == first_before[path]:
+            continue  # already as it was
+        if now != left:
+            if now is None:
+                reason = "deleted_since"
+            elif left is None:
+                reason = "created_since"
+            else:
+                reason = "changed_since"
+            conflicts.append({"path": path, "reason": reason})
+        targets[path] = first_before[path]
+    return RestorePlan(targets, conflicts, [t.turn_id for t in turns])
+
+
+def pruned_record(turn_ids: list[str]) -> dict[str, Any]:
+    return {"type": FILES_PRUNED, "turnIds": turn_ids}
+
+
+def blobs_of(turns: Iterable[TurnFiles]) -> set[str]:
+    """Every blob id the turns refer to: what the store must keep."""
+    keep: set[str] = set()
+    for turn in turns:
+        for change in turn.files.values():
+            keep.update(b.sha for b in (change.before, change.after) if b is not None)
+    return keep
+
+
+def change_kind(change: FileChange) -> str:
+    if change.before is None:
+        return "created"
+    if change.after is None:
+        return "deleted"
+    return "modified"
+
+
+def undoable(turns: dict[str, TurnFiles], order: list[str]) -> list[TurnFiles]:
+    """The turns not yet restored, in `order` (turn ids as they started)."""
+    rank = {tid: i for i, tid in enumerate(order)}
+    live = [t for t in turns.values() if not t.restored and t.files]
+    return sorted(live, key=lambda t: rank.get(t.turn_id, len(rank)))

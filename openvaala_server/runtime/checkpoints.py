@@ -1,0 +1,270 @@
+"""A conversation's checkpoints: capture around each tool call that changes files, and restore.
+
+Before a call that states the files it writes (write_file, edit_file, apply_patch), their content
+is stored; before a `shell` call, the whole working directory is snapshot, and again after it.
+What changed goes to `checkpoints.jsonl` as one durable `files_changed` record per call, so a crash
+mid-turn loses nothing already changed. Undo and rewind restore from there
+(domain/checkpoints.py decides what, and which paths conflict with edits made since).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from openvaala_server import errors
+from openvaala_server.domain import checkpoints as ck
+from openvaala_server.store.checkpoints import SnapshotError, SnapshotStore
+from openvaala_server.tools.base import access_of
+
+if TYPE_CHECKING:
+    from openvaala_server.runtime.conversation import LiveConversation
+    from openvaala_server.runtime.session import LiveSession
+    from openvaala_server.tools.base import Tool
+
+log = logging.getLogger(__name__)
+MB = 1024 * 1024
+
+
+@dataclass
+class Capture:
+    """What was recorded before one call: the named files' states, or a whole-tree snapshot."""
+
+    turn_id: str
+    session_id: str
+    store: SnapshotStore
+    before: dict[str, ck.State]
+    tree: str | None = None
+
+
+class Checkpoints:
+    def __init__(self, conv: LiveConversation) -> None:
+        self.conv = conv
+        self._git = asyncio.Lock()  # one git command at a time on the shared private index
+        self._turns: dict[str, ck.TurnFiles] | None = None
+        self._bytes: int | None = None
+        self.skipped: list[str] = []  # why something was not captured (reported)
+
+    @property
+    def _config(self) -> Any:
+        return self.conv.runtime.config.checkpoints
+
+    def _store(self) -> SnapshotStore:
+        runtime = self.conv.runtime
+        cwd = Path(self.conv.cwd).resolve()
+        excludes: list[str] = []
+        data_root = runtime.store.data_dir.root.resolve()
+        if data_root.is_relative_to(cwd) and data_root != cwd:
+            excludes.append(str(data_root.relative_to(cwd)))
+        return SnapshotStore(
+            runtime.store.data_dir.conversation_dir(self.conv.conversation_id),
+            cwd,
+            excludes=tuple(excludes),
+            max_file_bytes=self._config.max_file_mb * MB,
+            timeout_s=self._config.snapshot_timeout_s,
+        )
+
+    async def turns(self) -> dict[str, ck.TurnFiles]:
+        if self._turns is None:
+            records = await self.conv.runtime.store_call(
+                self.conv.runtime.store.read_checkpoints(self.conv.conversation_id)
+            )
+            self._turns = ck.fold(records)
+        return self._turns
+
+    # -- around a tool call --------------------------------------------------------------
+
+    async def before_call(
+        self, session: LiveSession, turn_id: str, tool: Tool, arguments: dict[str, Any]
+    ) -> Capture | None:
+        if not self._config.enabled or self.conv.meta is None:
+            return None
+        store = self._store()
+        try:
+            access = access_of(tool, arguments, store.work_tree)
+        except Exception:  # a call the tool itself will refuse: nothing to capture
+            return None
+        capture = Capture(turn_id, session.session_id, store, {})
+        try:
+            if access.writes:
+                paths = [p for p in (_inside(w, store.work_tree) for w in access.writes) if p]
+                if not paths:
+                    return None
+                async with self._git:
+                    capture.before = await asyncio.to_thread(_states, store, paths)
+            elif access.command is not None:
+                async with self._git:
+                    capture.tree = await store.snapshot()
+            else:
+                return None
+        except (SnapshotError, OSError) as exc:
+            self._skip(f"{tool.spec.name}: {exc}")
+            return None
+        return capture
+
+    async def after_call(self, capture: Capture) -> None:
+        store = capture.store
+        try:
+            async with self._git:
+                if capture.tree is not None:
+                    after_tree = await store.snapshot()
+                    diff = await store.diff(capture.tree, after_tree)
+                    changes = [ck.FileChange(p, b, a) for p, b, a in diff if b != a]
+                else:
+                    after = await asyncio.to_thread(_states, store, list(capture.before))
+                    changes = [
+                        ck.FileChange(p, capture.before[p], after[p])
+                        for p in capture.before
+                        if capture.before[p] != after[p]
+                    ]
+        except (SnapshotError, OSError) as exc:
+            self._skip(str(exc))
+            return
+        if not changes:
+            return
+        record = ck.changed_record(capture.turn_id, capture.session_id, changes)
+        await self.conv.runtime.store_call(
+            self.conv.runtime.store.append_checkpoints(self.conv.conversation_id, [record])
+        )
+        turns = await self.turns()
+        if capture.turn_id in turns:
+            _merge(turns[capture.turn_id], changes)
+        else:
+            turns.update(ck.fold([record]))
+        await self._bound(store, whole_tree=capture.tree is not None)
+
+    def _skip(self, why: str) -> None:
+        log.warning("checkpoint of %s skipped: %s", self.conv.conversation_id, why)
+        self.skipped = [*self.skipped[-19:], why]
+
+    async def _bound(self, store: SnapshotStore, whole_tree: bool) -> None:
+        """Keep the store under `max_mb`: drop the oldest turns' snapshots first."""
+        if self._bytes is None or whole_tree or self._bytes > self._config.max_mb * MB // 2:
+            self._bytes = await asyncio.to_thread(store.size_bytes)
+        else:
+            self._bytes += 1  # an estimate between measures; measured again past half
+        limit = self._config.max_mb * MB
+        turns = await self.turns()
+        while self._bytes > limit and turns:
+            oldest = next(iter(turns))
+            await self.conv.runtime.store_call(
+                self.conv.runtime.store.append_checkpoints(
+                    self.conv.conversation_id, [ck.pruned_record([oldest])]
+                )
+            )
+            del turns[oldest]
+            async with self._git:
+                await asyncio.to_thread(store.gc, ck.blobs_of(turns.values()))
+                self._bytes = await asyncio.to_thread(store.size_bytes)
+            log.info("checkpoints of turn %s dropped: the store is over its bound", oldest)
+
+    # -- restore -------------------------------------------------------------------------
+
+    def _order(self) -> list[str]:
+        return list(self.conv.meta.turns) if self.conv.meta else []
+
+    async def undo_last(self, force: bool) -> dict[str, Any]:
+        turns = ck.undoable(await self.turns(), self._order())
+        if not turns:
+            raise errors.NotFound("no turn with file changes left to undo")
+        return await self._restore(turns[-1:], force)
+
+    async def restore_since(self, turn_id: str | None, force: bool) -> dict[str, Any]:
+        """Undo every turn from `turn_id` on (every turn when it is not one of this
+        conversation's: the message was copied from the conversation it was forked from)."""
+        order = self._order()
+        start = order.index(turn_id) if turn_id in order else 0
+        later = set(order[start:])
+        turns = [t for t in ck.undoable(await self.turns(), order) if t.turn_id in later]
+        return await self._restore(turns, force)
+
+    async def _restore(self, turns: list[ck.TurnFiles], force: bool) -> dict[str, Any]:
+        if not turns:
+            return {"restored": [], "conflicts": [], "turnIds": []}
+        store = self._store()
+        paths = sorted({p for t in turns for p in t.files})
+        async with self._git:
+            current = await asyncio.to_thread(_states, store, paths, False)
+            plan = ck.plan_restore(turns, current)
+            if plan.conflicts and not force:
+                names = ", ".join(c["path"] for c in plan.conflicts[:5])
+                raise errors.FilesConflict(
+                    f"{len(plan.conflicts)} file(s) changed since the agent wrote them ({names}): "
+                    "nothing was restored; repeat with force to overwrite them",
+                    conflicts=plan.conflicts,
+                )
+            try:
+                await asyncio.to_thread(_put_back, store, plan.targets)
+            except (SnapshotError, OSError) as exc:
+                raise errors.StorageFailed(f"could not restore the files: {exc}") from None
+        await self.conv.runtime.store_call(
+            self.conv.runtime.store.append_checkpoints(
+                self.conv.conversation_id,
+                [ck.restored_record(plan.turn_ids, sorted(plan.targets))],
+            )
+        )
+        for turn in turns:
+            turn.restored = True
+        return {
+            "restored": sorted(plan.targets),
+            "conflicts": plan.conflicts,
+            "turnIds": plan.turn_ids,
+        }
+
+    async def report(self) -> dict[str, Any]:
+        turns = await self.turns()
+        store = self._store()
+        size = await asyncio.to_thread(store.size_bytes) if store.git_dir.exists() else 0
+        self._bytes = size
+        return {
+            "enabled": bool(self._config.enabled),
+            "bytes": size,
+            "limitBytes": self._config.max_mb * MB,
+            "skipped": list(self.skipped),
+            "turns": [
+                {
+                    "turnId": t.turn_id,
+                    "sessionId": t.session_id,
+                    "restored": t.restored,
+                    "files": [
+                        {"path": c.path, "change": ck.change_kind(c)} for c in t.files.values()
+                    ],
+                }
+                for t in ck.undoable(turns, self._order())
+                + [t for t in turns.values() if t.restored]
+            ],
+        }
+
+
+def _merge(turn: ck.TurnFiles, changes: list[ck.FileChange]) -> None:
+    for change in changes:
+        known = turn.files.get(change.path)
+        if known is None:
+            turn.files[change.path] = change
+        else:
+            known.after = change.after
+
+
+def _inside(path: Path, root: Path) -> str | None:
+    try:
+        rel = os.path.relpath(path, root)
+    except ValueError:
+        return None
+    if rel.startswith("..") or os.path.isabs(rel) or rel == ".":
+        return None
+    return rel.replace(os.sep, "/")
+
+
+def _states(store: SnapshotStore, paths: list[str], keep: bool = True) -> dict[str, ck.State]:
+    if keep:
+        store.ensure()
+    return {p: store.state(p, store=keep) for p in paths}
+
+
+def _put_back(store: SnapshotStore, targets: dict[str, ck.State]) -> None:
+    for path, target in targets.items():
+        store.put_back(path, target)

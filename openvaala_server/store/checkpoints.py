@@ -1,0 +1,250 @@
+"""The snapshot store of one conversation: a private git object store in its directory.
+
+`<conversation>/checkpoints/` is a bare git repository that only OpenVaala uses, with the
+conversation's working directory as its work tree for the duration of one command
+(`git --git-dir=… --work-tree=…`). Nothing is ever written to the user's own repository, no commit
+is ever made, no ref is kept: the blob ids live in `checkpoints.jsonl` (docs/storage.md).
+
+Files a tool names (write_file, edit_file, apply_patch) are hashed and stored here in Python, as
+git loose objects (no process to start). A `shell` call, which may change anything, is bracketed by
+two snapshots of the whole tree (`git add -A` into the private index, which keeps stat data so
+only changed files are read again, then `git write-tree`), compared with `git diff-tree`. The
+user's `.gitignore` files apply, as they do for git itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import os
+import shutil
+import stat
+import tempfile
+import zlib
+from pathlib import Path
+from typing import Final
+
+from openvaala_server.domain.checkpoints import (
+    EXEC_MODE,
+    FILE_MODE,
+    LINK_MODE,
+    MODES,
+    Blob,
+    State,
+    is_safe_relpath,
+)
+
+GIT_DIR_NAME: Final = "checkpoints"
+JOURNAL_NAME: Final = "checkpoints.jsonl"
+
+
+class SnapshotError(Exception):
+    """A snapshot could not be taken (git failed, timed out, or the file is too large)."""
+
+
+def blob_sha(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def _git_env() -> dict[str, str]:
+    # Hermetic: no GIT_DIR/GIT_INDEX_FILE of the daemon's environment, no user or system config
+    # (hooks, fsmonitor, filters): this repository is ours alone.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, LC_ALL="C")
+    return env
+
+
+class SnapshotStore:
+    def __init__(
+        self,
+        conversation_dir: Path,
+        work_tree: Path,
+        *,
+        excludes: tuple[str, ...] = (),
+        max_file_bytes: int = 10 * 1024 * 1024,
+        timeout_s: float = 20.0,
+    ) -> None:
+        self.git_dir = conversation_dir / GIT_DIR_NAME
+        self.work_tree = work_tree
+        self.excludes = excludes
+        self.max_file_bytes = max_file_bytes
+        self.timeout_s = timeout_s
+
+    # -- the repository -----------------------------------------------------------------
+
+    def ensure(self) -> None:
+        if (self.git_dir / "objects").is_dir():
+            return
+        self.git_dir.mkdir(mode=0o700, exist_ok=True)
+        for sub in ("objects", "refs", "info"):
+            (self.git_dir / sub).mkdir(mode=0o700, exist_ok=True)
+        (self.git_dir / "HEAD").write_text("ref: refs/heads/main\n")
+        (self.git_dir / "config").write_text(
+            "[core]\n\trepositoryformatversion = 0\n\tbare = true\n\tautocrlf = false\n"
+            "\tfilemode = true\n\tsymlinks = true\n[gc]\n\tauto = 0\n"
+        )
+
+    def size_bytes(self) -> int:
+        total = 0
+        for dirpath, _dirs, files in os.walk(self.git_dir):
+            for name in files:
+                with contextlib.suppress(OSError):
+                    total += os.lstat(os.path.join(dirpath, name)).st_size
+        return total
+
+    def _object_path(self, sha: str) -> Path:
+        return self.git_dir / "objects" / sha[:2] / sha[2:]
+
+    def _write_object(self, sha: str, data: bytes) -> None:
+        path = self._object_path(sha)
+        if path.exists():
+            return
+        path.parent.mkdir(mode=0o700, exist_ok=True)
+        packed = zlib.compress(b"blob %d\0" % len(data) + data, 1)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(packed)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+
+    def read_blob(self, sha: str) -> bytes:
+        try:
+            raw = zlib.decompress(self._object_path(sha).read_bytes())
+        except FileNotFoundError:
+            raise SnapshotError(f"the snapshot {sha} is no longer stored") from None
+        return raw[raw.index(b"\0") + 1 :]
+
+    def gc(self, keep: set[str]) -> None:
+        """Remove every object not in `keep`, and the index (its stat cache names objects; the
+        next snapshot of the whole tree reads every file again)."""
+        objects = self.git_dir / "objects"
+        for sub in os.listdir(objects) if objects.is_dir() else ():
+            if len(sub) != 2:
+                continue
+            for name in os.listdir(objects / sub):
+                if sub + name not in keep:
+                    (objects / sub / name).unlink(missing_ok=True)
+        (self.git_dir / "index").unlink(missing_ok=True)
+
+    def remove(self) -> None:
+        shutil.rmtree(self.git_dir, ignore_errors=True)
+
+    # -- single files (in a thread) -----------------------------------------------------
+
+    def _abs(self, rel: str) -> Path:
+        if not is_safe_relpath(rel):
+            raise SnapshotError(f"not a path inside the working directory: {rel!r}")
+        return self.work_tree / rel
+
+    def state(self, rel: str, *, store: bool) -> State:
+        """The path's content now (None: absent, or not a file or symlink), stored if `store`."""
+        path = self._abs(rel)
+        try:
+            st = os.lstat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if stat.S_ISLNK(st.st_mode):
+            data = os.fsencode(os.readlink(path))
+            mode = LINK_MODE
+        elif stat.S_ISREG(st.st_mode):
+            if st.st_size > self.max_file_bytes:
+                raise SnapshotError(
+                    f"{rel} is larger than the checkpoint limit of {self.max_file_bytes} bytes"
+                )
+            data = path.read_bytes()
+            mode = EXEC_MODE if st.st_mode & 0o111 else FILE_MODE
+        else:
+            return None
+        sha = blob_sha(data)
+        if store:
+            self._write_object(sha, data)
+        return Blob(sha, mode)
+
+    def put_back(self, rel: str, target: State) -> None:
+        """Make the path hold `target` again (None: remove it)."""
+        path = self._abs(rel)
+        if target is None:
+            try:
+                if not path.is_dir() or path.is_symlink():
+                    path.unlink()
+            except FileNotFoundError:
+                pass
+            return
+        data = self.read_blob(target.sha)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_symlink() or (path.exists() and not path.is_dir()):
+            path.unlink()
+        if target.mode == LINK_MODE:
+            os.symlink(os.fsdecode(data), path)
+            return
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.chmod(tmp, 0o755 if target.mode == EXEC_MODE else 0o644)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    # -- the whole tree (git) -----------------------------------------------------------
+
+    async def _git(self, *args: str) -> bytes:
+        proc = await asyncio.create_subprocess_exec(
+            "git",
+            f"--git-dir={self.git_dir}",
+            f"--work-tree={self.work_tree}",
+            *args,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=self.work_tree,
+            env=_git_env(),
+        )
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(), self.timeout_s)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
+            raise SnapshotError(
+                f"a snapshot of {self.work_tree} took longer than {self.timeout_s:g} s"
+            ) from None
+        except asyncio.CancelledError:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+            raise
+        if proc.returncode != 0:
+            message = err.decode(errors="replace").strip().splitlines()
+            raise SnapshotError(f"git {args[0]} failed: {message[-1] if message else '?'}")
+        return out
+
+    async def snapshot(self) -> str:
+        """The id of a tree holding every (not ignored) file of the work tree now."""
+        await asyncio.to_thread(self.ensure)
+        spec = [".", *(f":(exclude){e}" for e in self.excludes)]
+        await self._git("add", "-A", "--ignore-errors", "--", *spec)
+        return (await self._git("write-tree")).decode().strip()
+
+    async def diff(self, before: str, after: str) -> list[tuple[str, State, State]]:
+        """(path, before, after) of every file that differs between two snapshots."""
+        if before == after:
+            return []
+        out = await self._git("diff-tree", "-r", "-z", "--no-renames", before, after)
+        fields = out.split(b"\0")
+        changes: list[tuple[str, State, State]] = []
+        for i in range(0, len(fields) - 1, 2):
+            meta, path = fields[i].decode(), os.fsdecode(fields[i + 1])
+            old_mode, new_mode, old_sha, new_sha, _status = meta.lstrip(":").split(" ")
+            changes.append((path, _state(old_mode, old_sha), _state(new_mode, new_sha)))
+        return changes
+
+
+def _state(mode: str, sha: str) -> State:
+    if mode not in MODES or set(sha) == {"0"}:
+        return None  # absent, or a nested repository (160000), which is not ours to restore
+    return Blob(sha, mode)
