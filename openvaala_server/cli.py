@@ -39,6 +39,7 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("reindex", help="rebuild metadata.db from the conversation directories")
     commands.add_parser("web", help="open the web UI in a browser (starting the daemon if needed)")
     commands.add_parser("lsp", help="run the editor bridge (LSP over stdio)")
+    commands.add_parser("acp", help="run the Agent Client Protocol agent (over stdio)")
     # SUPPRESS: `openvaala --cwd X tui` keeps X (a subparser's defaults would overwrite it).
     tui = commands.add_parser(
         "tui", help="open the terminal UI (the default)", argument_default=argparse.SUPPRESS
@@ -105,6 +106,10 @@ def main(argv: list[str] | None = None) -> int:
         return commands.open_web()
     if args.command == "lsp":
         return commands.run_lsp()
+    if args.command == "acp":
+        from openvaala_acp.main import main as run_acp
+
+        return run_acp()
     return commands.run_tui(
         getattr(args, "cwd", None),
         continue_last=getattr(args, "continue_last", False),

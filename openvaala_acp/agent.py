@@ -1,0 +1,363 @@
+"""The ACP agent: each ACP method as daemon requests (docs/editors.md, "Agent Client Protocol").
+
+An ACP session is a daemon conversation and its id is the conversation id, so `session/load`
+and `session/list` need nothing but the daemon. Prompts are `input/send` with mode `queue`, the
+daemon's default: a prompt sent while a turn runs (one started from another client) waits for
+it and starts its own turn, so each prompt's answer is the end of exactly its own turn."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable
+from typing import Any, TypeVar
+
+from acp import PROTOCOL_VERSION, RequestError
+from acp.interfaces import Client
+from acp.schema import (
+    AgentCapabilities,
+    AgentMessageChunk,
+    AvailableCommandsUpdate,
+    Implementation,
+    InitializeResponse,
+    ListSessionsResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+    SessionCapabilities,
+    SessionConfigOptionSelect,
+    SessionInfo,
+    SessionListCapabilities,
+    SessionModeState,
+    SetSessionConfigOptionResponse,
+    SetSessionModeResponse,
+    TextContentBlock,
+)
+
+from openvaala_acp import __version__, commands, content, options
+from openvaala_acp.link import DaemonLink, daemon_lost
+from openvaala_acp.outbox import Outbox
+from openvaala_acp.permissions import Permissions
+from openvaala_acp.stream import SessionStream, usage_update
+from openvaala_server.client import SNAPSHOT
+from openvaala_server.domain.ids import is_valid_id
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+HISTORY_LIMIT = 2000  # items replayed by session/load (the newest ones)
+
+
+class OpenVaalaAgent:
+    def __init__(self, link: DaemonLink | None = None) -> None:
+        self.link = link or DaemonLink()
+        self.outbox = Outbox()
+        self.permissions = Permissions(self.link, self.outbox)
+        self.sessions: dict[str, SessionStream] = {}
+        self._cancels: dict[str, asyncio.Event] = {}  # running prompts, by session
+        self._models: list[dict[str, Any]] = []
+        self.link.listeners.append(self._on_note)
+
+    def on_connect(self, conn: Client) -> None:
+        self.permissions.conn = conn
+        self.outbox.start(conn)
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: Any = None,
+        client_info: Any = None,
+        **kw: Any,
+    ) -> InitializeResponse:
+        return InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(image=True, embedded_context=True),
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+            ),
+            agent_info=Implementation(name="openvaala", title="OpenVaala", version=__version__),
+            auth_methods=[],
+        )
+
+    async def authenticate(self, method_id: str, **kw: Any) -> None:
+        return None  # the daemon's token is read from its data directory: nothing to ask
+
+    async def new_session(self, cwd: str, mcp_servers: Any = None, **kw: Any) -> NewSessionResponse:
+        created = await self.link.request("conversation/create", {"cwd": cwd})
+        cid = str(created["conversation"]["conversationId"])
+        stream, modes, models = await self._open(cid)
+        self._announce(stream)
+        return NewSessionResponse(session_id=cid, modes=modes, config_options=[models])
+
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: Any = None, **kw: Any
+    ) -> LoadSessionResponse:
+        _check_id(session_id)
+        stream, modes, models = await self._open(session_id, replay=True)
+        self._announce(stream)
+        await self.outbox.flush()  # the whole history is out before the answer
+        return LoadSessionResponse(modes=modes, config_options=[models])
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kw: Any
+    ) -> ListSessionsResponse:
+        params: dict[str, Any] = {"limit": 100}
+        if cursor:
+            params["cursor"] = cursor
+        page = await self.link.request("conversation/list", params)
+        sessions = [
+            SessionInfo(
+                session_id=str(c["conversationId"]),
+                cwd=str(c["cwd"]),
+                title=c.get("title"),
+                updated_at=c.get("updatedAt"),
+            )
+            for c in page.get("conversations") or []
+            if cwd is None or c.get("cwd") == cwd
+        ]
+        return ListSessionsResponse(sessions=sessions, next_cursor=page.get("nextCursor"))
+
+    async def set_session_mode(
+        self, session_id: str, mode_id: str, **kw: Any
+    ) -> SetSessionModeResponse:
+        stream = self._session(session_id)
+        await self.link.request(
+            "conversation/setAgent", {"conversationId": stream.conversation_id, "agent": mode_id}
+        )
+        return SetSessionModeResponse()
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kw: Any
+    ) -> SetSessionConfigOptionResponse:
+        stream = self._session(session_id)
+        if config_id != options.MODEL_OPTION or not isinstance(value, str):
+            raise RequestError.invalid_params({"configId": config_id, "message": "unknown option"})
+        await self.link.request(
+            "conversation/setModel", {"conversationId": stream.conversation_id, "model": value}
+        )
+        stream.model = value
+        return SetSessionConfigOptionResponse(
+            config_options=[options.model_option(self._models, value)]
+        )
+
+    # -- opening a session ---------------------------------------------------------------
+
+    async def _open(
+        self, cid: str, *, replay: bool = False
+    ) -> tuple[SessionStream, SessionModeState, SessionConfigOptionSelect]:
+        agents = (await self.link.request("agents/list", {})).get("agents") or []
+        self._models = (await self.link.request("models/list", {})).get("models") or []
+        subscribed = await self.link.subscribe(cid)
+        snapshot = subscribed["snapshot"]
+        info = snapshot["conversation"]
+        root_id = info["rootSessionId"]
+        sessions: list[dict[str, Any]] = snapshot.get("sessions") or []
+        root: dict[str, Any] = next((s for s in sessions if s.get("sessionId") == root_id), {})
+        stream = SessionStream(
+            conversation_id=cid,
+            root_session_id=str(info["rootSessionId"]),
+            cwd=str(info["cwd"]),
+            title=str(info.get("title") or ""),
+            agent=str(root.get("agent") or info.get("agent") or ""),
+            model=str(root.get("model") or info.get("model") or ""),
+            model_options=lambda model: options.model_update(self._models, model),
+        )
+        self.sessions[cid] = stream
+        if replay:
+            items = await self._history(cid, root)
+            for update in stream.replay(items):
+                self.outbox.put(cid, update)
+            running = (root.get("turn") or {}).get("items") or []
+            for item in running:  # what the running turn streamed so far; deltas follow
+                for update in stream.on_note("item/started", {"item": item}):
+                    self.outbox.put(cid, update)
+        for approval in snapshot.get("approvals") or []:
+            self.permissions.requested(stream, approval)
+        return (
+            stream,
+            options.modes(agents, stream.agent),
+            options.model_option(self._models, stream.model),
+        )
+
+    async def _history(self, cid: str, root: dict[str, Any]) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = list(root.get("items") or [])
+        more = bool(root.get("hasMore"))
+        while more and items and len(items) < HISTORY_LIMIT:
+            page = await self.link.request(
+                "conversation/read",
+                {"conversationId": cid, "beforeItem": items[0]["itemId"], "limit": 500},
+            )
+            items = list(page.get("items") or []) + items
+            more = bool(page.get("hasMore")) and bool(page.get("items"))
+        return items
+
+    def _announce(self, stream: SessionStream) -> None:
+        """What the editor shows around the chat: the commands and the context usage. Queued
+        last in the request, so it follows the response that names the session."""
+        cid = stream.conversation_id
+        self.outbox.put(
+            cid,
+            AvailableCommandsUpdate(
+                session_update="available_commands_update", available_commands=commands.COMMANDS
+            ),
+        )
+
+    def _session(self, session_id: str) -> SessionStream:
+        stream = self.sessions.get(session_id)
+        if stream is None:
+            raise RequestError.invalid_params(
+                {"sessionId": session_id, "message": "no such session here: use session/load"}
+            )
+        return stream
+
+    # -- daemon events -------------------------------------------------------------------
+
+    def _on_note(self, method: str, params: dict[str, Any]) -> None:
+        stream = self.sessions.get(str(params.get("conversationId")))
+        if stream is None:
+            if method == "client/connection" and params.get("state") == "reconnecting":
+                self.permissions.drop_all()
+            return
+        if method == "approval/requested":
+            self.permissions.requested(stream, params)
+            return
+        if method == "approval/resolved":
+            self.permissions.resolved(params)
+            return
+        if method == SNAPSHOT:  # the daemon restarted: questions it had are gone
+            for approval in params["snapshot"].get("approvals") or []:
+                self.permissions.requested(stream, approval)
+            return
+        for update in stream.on_note(method, params):
+            self.outbox.put(stream.conversation_id, update)
+
+    # -- prompts -------------------------------------------------------------------------
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kw: Any) -> PromptResponse:
+        stream = self._session(session_id)
+        try:
+            message = content.from_blocks(prompt)
+        except content.UnsupportedContent as exc:
+            raise RequestError.invalid_params({"message": str(exc)}) from None
+        command = commands.parse(message.text) if not message.images else None
+        if command is not None:
+            text = await commands.run(self.link, stream.conversation_id, *command)
+            self.outbox.put(
+                session_id,
+                AgentMessageChunk(
+                    session_update="agent_message_chunk",
+                    content=TextContentBlock(type="text", text=text),
+                ),
+            )
+            if command[0] == "usage":
+                usage = await self.link.request(
+                    "conversation/usage", {"conversationId": session_id}
+                )
+                if (update := usage_update(usage)) is not None:
+                    self.outbox.put(session_id, update)
+            await self.outbox.flush()
+            return PromptResponse(stop_reason="end_turn")
+        if not message.text and not message.images:
+            raise RequestError.invalid_params({"message": "the prompt is empty"})
+        cancel = asyncio.Event()
+        self._cancels[session_id] = cancel
+        try:
+            ended = await self._turn(stream, message, cancel)
+        finally:
+            if self._cancels.get(session_id) is cancel:
+                del self._cancels[session_id]
+        await self.outbox.flush()
+        return PromptResponse(stop_reason=_stop_reason(ended))
+
+    async def _turn(
+        self, stream: SessionStream, message: content.PromptInput, cancel: asyncio.Event
+    ) -> dict[str, Any]:
+        link, turns = self.link, self.link.turns
+        params: dict[str, Any] = {
+            "conversationId": stream.conversation_id,
+            "text": message.text or "(image)",
+            "mode": "queue",
+        }
+        if message.images:
+            params["images"] = message.images
+        stream.own_texts.append(params["text"])
+        try:
+            sent = await link.request("input/send", params)
+        except RequestError:
+            stream.own_texts.remove(params["text"])
+            raise
+        epoch = turns.epoch
+        input_id = str(sent["inputId"])
+        turn_id = await _unless(turns.turn_of(input_id), cancel)
+        ended = await _unless(turns.ended(turn_id), cancel) if turn_id is not None else None
+        if ended is not None:
+            return ended
+        # session/cancel: withdraw the message if no turn took it yet, else interrupt the turn.
+        if turns.epoch != epoch:
+            raise daemon_lost()
+        turn_id = turn_id or turns.known_turn_of(input_id)
+        if turn_id is None:
+            try:
+                await link.request("input/withdraw", {"inputId": input_id})
+                return {"status": "interrupted"}
+            except RequestError:  # taken into a turn meanwhile
+                turn_id = await turns.turn_of(input_id)
+        if not turns.has_ended(turn_id):
+            await link.request("turn/interrupt", {"conversationId": stream.conversation_id})
+        return await turns.ended(turn_id)
+
+    async def cancel(self, session_id: str, **kw: Any) -> None:
+        cancel = self._cancels.get(session_id)
+        if cancel is not None:
+            cancel.set()
+        elif session_id in self.sessions:  # a turn started elsewhere: stop it too
+            await self.link.request("turn/interrupt", {"conversationId": session_id})
+
+    async def close(self) -> None:
+        self.permissions.drop_all()
+        await self.outbox.close()
+        await self.link.close()
+
+
+def _check_id(session_id: str) -> None:
+    if not is_valid_id(session_id):
+        raise RequestError.invalid_params(
+            {"sessionId": session_id, "message": "not an OpenVaala conversation id"}
+        )
+
+
+def _stop_reason(ended: dict[str, Any]) -> Any:
+    status = ended.get("status")
+    if status == "interrupted":
+        return "cancelled"
+    if status == "failed":
+        error = ended.get("error") or {}
+        raise RequestError(
+            -32000,
+            str(error.get("message") or "the turn failed"),
+            {"kind": error.get("kind", "internal")},
+        )
+    model_stop = ended.get("modelStop")
+    if model_stop == "max_tokens":
+        return "max_tokens"
+    if model_stop == "content_filter":
+        return "refusal"
+    return "end_turn"
+
+
+async def _unless(work: Awaitable[T], cancel: asyncio.Event) -> T | None:
+    """The result of `work`, or None if `cancel` is set first."""
+    task = asyncio.ensure_future(work)
+    stop = asyncio.ensure_future(cancel.wait())
+    try:
+        done, _ = await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stop.cancel()
+    if task in done:
+        return task.result()
+    task.cancel()
+    return None

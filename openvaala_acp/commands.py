@@ -1,0 +1,112 @@
+"""Slash commands (`available_commands_update`): /compact, /fork, /rewind, /agents, /usage.
+
+A prompt that starts with one of them runs it on the daemon instead of being sent to the model;
+what it did comes back as the agent's message. Fork and rewind make a new conversation (the
+original is unchanged, docs/protocol.md): the message names it, and the editor opens it from its
+session history (`session/list`, `session/load`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
+
+from openvaala_acp.link import DaemonLink
+
+COMMANDS = [
+    AvailableCommand(name="compact", description="Summarize the history now to free context"),
+    AvailableCommand(
+        name="fork", description="Copy this conversation into a new one (the session history)"
+    ),
+    AvailableCommand(
+        name="rewind",
+        description="Start a new conversation from before one of your messages",
+        input=AvailableCommandInput(
+            root=UnstructuredCommandInput(hint="how many of your messages back (default 1)")
+        ),
+    ),
+    AvailableCommand(
+        name="agents",
+        description="List the agents, or switch to one",
+        input=AvailableCommandInput(root=UnstructuredCommandInput(hint="agent name (optional)")),
+    ),
+    AvailableCommand(name="usage", description="How full the context window is"),
+]
+NAMES = {command.name for command in COMMANDS}
+
+
+def parse(text: str) -> tuple[str, str] | None:
+    """(name, argument) when the prompt is one of these commands."""
+    if not text.startswith("/"):
+        return None
+    name, _, argument = text[1:].partition(" ")
+    return (name, argument.strip()) if name in NAMES else None
+
+
+async def run(link: DaemonLink, cid: str, name: str, argument: str) -> str:
+    if name == "compact":
+        result = await link.request("conversation/compact", {"conversationId": cid})
+        if result.get("compacted"):
+            return (
+                "Compacted: the history is summarized, and the model sees the summary from now on."
+            )
+        return f"Nothing to compact: {result.get('reason') or 'the history is too short'}."
+    if name == "fork":
+        info = (await link.request("conversation/fork", {"conversationId": cid}))["conversation"]
+        return _new_conversation("Forked into", info)
+    if name == "rewind":
+        return await _rewind(link, cid, argument)
+    if name == "agents":
+        return await _agents(link, cid, argument)
+    usage = await link.request("conversation/usage", {"conversationId": cid})
+    return usage_text(usage)
+
+
+def usage_text(usage: dict[str, Any]) -> str:
+    used, window = int(usage.get("used") or 0), int(usage.get("contextWindow") or 0)
+    share = f" ({100 * used / window:.0f}%)" if window else ""
+    return (
+        f"Context: {used:,} of {window:,} tokens{share}; automatic compaction at"
+        f" {int(usage.get('threshold') or 0):,} ({usage.get('source', 'estimated')})."
+    )
+
+
+def _new_conversation(verb: str, info: dict[str, Any]) -> str:
+    return (
+        f"{verb} a new conversation, “{info.get('title')}” (`{info.get('conversationId')}`)."
+        " Open it from the session history; this one is unchanged."
+    )
+
+
+async def _rewind(link: DaemonLink, cid: str, argument: str) -> str:
+    back = int(argument) if argument.isdigit() and int(argument) > 0 else 1
+    read = await link.request("conversation/read", {"conversationId": cid, "limit": 500})
+    mine = [
+        item
+        for item in read.get("items") or []
+        if item.get("type") == "user_message" and item.get("origin", "user") == "user"
+    ]
+    if len(mine) < back:
+        return f"There are only {len(mine)} messages of yours to rewind to."
+    target = mine[-back]
+    result = await link.request(
+        "conversation/rewind", {"conversationId": cid, "messageId": target["itemId"]}
+    )
+    text = str(result.get("composerText") or "")
+    quoted = "\n".join(f"> {line}" for line in text.splitlines())
+    return _new_conversation("Rewound into", result["conversation"]) + (
+        f" Your message, to edit and send again there:\n\n{quoted}" if quoted else ""
+    )
+
+
+async def _agents(link: DaemonLink, cid: str, argument: str) -> str:
+    if argument:
+        await link.request("conversation/setAgent", {"conversationId": cid, "agent": argument})
+        return f"This conversation now uses the agent `{argument}`."
+    agents = (await link.request("agents/list", {})).get("agents") or []
+    lines = [
+        f"- `{a['name']}`{' (default)' if a.get('default') else ''}: {a.get('description') or ''}"
+        f" — model {a.get('model')}"
+        for a in agents
+    ]
+    return "Agents (switch with `/agents NAME` or the mode selector):\n" + "\n".join(lines)

@@ -1,0 +1,32 @@
+"""`openvaala acp`: run the agent over stdio until the editor closes it. Logs go to stderr
+(stdout carries the protocol)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sys
+from typing import cast
+
+from acp import Agent, run_agent
+
+from openvaala_acp.agent import OpenVaalaAgent
+
+
+async def serve() -> None:
+    agent = OpenVaalaAgent()
+    try:
+        # The router finds handlers by name; what is not implemented answers method_not_found.
+        await run_agent(cast(Agent, agent))
+    finally:
+        await agent.close()
+
+
+def main() -> int:
+    logging.basicConfig(
+        level=logging.WARNING, stream=sys.stderr, format="openvaala-acp %(levelname)s %(message)s"
+    )
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve())
+    return 0

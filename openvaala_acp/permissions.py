@@ -1,0 +1,131 @@
+"""Approvals (docs/protocol.md "Approvals") as `session/request_permission`.
+
+Each `approval/requested` of an open session asks the editor with three options — allow once,
+allow for this conversation, deny — and the answer goes back through `approval/respond`, so the
+first answer from any client wins: when another client answers first (`approval/resolved`), the
+editor's question is dropped and a late answer from it is ignored (`already_resolved`). ACP has
+no way to withdraw a question already shown, so the editor may keep its dialog open; answering
+it then does nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Protocol
+
+from acp import RequestError
+from acp.schema import (
+    AllowedOutcome,
+    ContentToolCallContent,
+    PermissionOption,
+    RequestPermissionResponse,
+    TextContentBlock,
+    ToolCallStart,
+    ToolCallUpdate,
+)
+
+from openvaala_acp import tools
+from openvaala_acp.link import DaemonLink
+from openvaala_acp.outbox import Outbox
+from openvaala_acp.stream import SessionStream
+
+log = logging.getLogger(__name__)
+
+# The option ids are the daemon's decisions.
+OPTIONS = [
+    PermissionOption(option_id="allow", name="Allow once", kind="allow_once"),
+    PermissionOption(
+        option_id="allow_conversation", name="Allow for this conversation", kind="allow_always"
+    ),
+    PermissionOption(option_id="deny", name="Deny", kind="reject_once"),
+]
+_DECISIONS = {option.option_id for option in OPTIONS}
+
+
+class Asker(Protocol):
+    async def request_permission(
+        self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption], **kw: Any
+    ) -> RequestPermissionResponse: ...
+
+
+class Permissions:
+    def __init__(self, link: DaemonLink, outbox: Outbox) -> None:
+        self.link = link
+        self.outbox = outbox
+        self.conn: Asker | None = None
+        self._asks: dict[str, asyncio.Task[None]] = {}
+
+    def requested(self, stream: SessionStream, params: dict[str, Any]) -> None:
+        approval_id = str(params.get("approvalId"))
+        if approval_id in self._asks or self.conn is None:
+            return
+        task = asyncio.create_task(self._ask(self.conn, stream, params))
+        self._asks[approval_id] = task
+        task.add_done_callback(lambda _t: self._asks.pop(approval_id, None))
+
+    def resolved(self, params: dict[str, Any]) -> None:
+        task = self._asks.pop(str(params.get("approvalId")), None)
+        if task is not None:
+            task.cancel()
+
+    def drop_all(self) -> None:
+        for task in list(self._asks.values()):
+            task.cancel()
+        self._asks.clear()
+
+    async def _ask(self, conn: Asker, stream: SessionStream, params: dict[str, Any]) -> None:
+        approval_id = str(params.get("approvalId"))
+        name = str(params.get("tool") or "")
+        arguments = params.get("arguments") if isinstance(params.get("arguments"), dict) else {}
+        assert isinstance(arguments, dict)
+        call_id = stream.pending_call(name, arguments)
+        if call_id is None:  # a subagent's call: the editor has not seen it yet
+            call_id = approval_id
+            self.outbox.put(
+                stream.conversation_id,
+                ToolCallStart(
+                    session_update="tool_call",
+                    tool_call_id=call_id,
+                    title=str(params.get("summary") or name),
+                    kind=tools.kind(name),
+                    status="pending",
+                    raw_input=arguments,
+                ),
+            )
+        await self.outbox.flush()  # the call is shown before the question about it
+        reason = str(params.get("reason") or "")
+        tool_call = ToolCallUpdate(
+            tool_call_id=call_id,
+            title=str(params.get("summary") or name),
+            kind=tools.kind(name),
+            status="pending",
+            raw_input=arguments,
+            content=[
+                ContentToolCallContent(
+                    type="content", content=TextContentBlock(type="text", text=reason)
+                )
+            ]
+            if reason
+            else None,
+        )
+        try:
+            response = await conn.request_permission(
+                session_id=stream.conversation_id, tool_call=tool_call, options=OPTIONS
+            )
+        except (ConnectionError, RequestError) as exc:
+            log.warning("the editor did not answer approval %s: %s", approval_id, exc)
+            return
+        outcome = response.outcome
+        if not isinstance(outcome, AllowedOutcome) or outcome.option_id not in _DECISIONS:
+            return  # cancelled: the prompt was cancelled, which interrupts (and denies) it
+        try:
+            await self.link.request(
+                "approval/respond",
+                {
+                    "conversationId": stream.conversation_id,
+                    "approvalId": approval_id,
+                    "decision": outcome.option_id,
+                },
+            )
+        except RequestError as exc:  # answered elsewhere first, or the daemon forgot it
+            log.info("approval %s: %s", approval_id, exc)

@@ -1,0 +1,311 @@
+"""One ACP session's view of its conversation: daemon notifications in, `session/update`s out.
+
+Pure (no I/O, no event loop): `SessionStream.on_note` takes one notification and returns the
+updates to send, in order; `SessionStream.replay` turns saved items into the updates that redraw
+them (`session/load`). Only the root session's items are shown: a subagent's work reaches the
+editor as its parent's `spawn_agent` call and report, as in the other clients.
+
+What maps to what (docs/editors.md):
+- `agent_message` text → `agent_message_chunk`; `reasoning` → `agent_thought_chunk`;
+- `tool_call` → `tool_call` (kind, title, locations, proposed diff, raw input); its streamed
+  output and its `tool_result` → `tool_call_update` (content, status, raw output);
+- a `user_message` sent by another client → `user_message_chunk` (this editor's own are not
+  echoed back);
+- `notice` items (a failed turn, a crash) → an agent message in italics;
+- `usage/updated` → `usage_update`; a title change → `session_info_update`; the plan →
+  `plan`; the root's agent → `current_mode_update`; its model → `config_option_update`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from acp.schema import (
+    AgentMessageChunk,
+    AgentPlanUpdate,
+    AgentThoughtChunk,
+    ConfigOptionUpdate,
+    CurrentModeUpdate,
+    PlanEntry,
+    SessionInfoUpdate,
+    TextContentBlock,
+    ToolCallProgress,
+    ToolCallStart,
+    UsageUpdate,
+    UserMessageChunk,
+)
+
+from openvaala_acp import tools
+
+Update = (
+    UserMessageChunk
+    | AgentMessageChunk
+    | AgentThoughtChunk
+    | ToolCallStart
+    | ToolCallProgress
+    | AgentPlanUpdate
+    | CurrentModeUpdate
+    | ConfigOptionUpdate
+    | SessionInfoUpdate
+    | UsageUpdate
+)
+Item = dict[str, Any]
+PLAN_METHOD = "plan/updated"
+
+
+def _text(text: str) -> TextContentBlock:
+    return TextContentBlock(type="text", text=text)
+
+
+def usage_update(usage: dict[str, Any]) -> UsageUpdate | None:
+    used, size = usage.get("used"), usage.get("contextWindow")
+    if not isinstance(used, int) or not isinstance(size, int):
+        return None
+    return UsageUpdate(session_update="usage_update", used=max(used, 0), size=max(size, 0))
+
+
+def plan_update(entries: list[dict[str, Any]]) -> AgentPlanUpdate:
+    status_of = {"pending": "pending", "in_progress": "in_progress", "completed": "completed"}
+    return AgentPlanUpdate(
+        session_update="plan",
+        entries=[
+            PlanEntry(
+                content=str(entry.get("step") or entry.get("content") or ""),
+                priority="medium",
+                status=status_of.get(str(entry.get("status")), "pending"),  # type: ignore[arg-type]
+            )
+            for entry in entries
+            if isinstance(entry, dict)
+        ],
+    )
+
+
+@dataclass
+class SessionStream:
+    conversation_id: str
+    root_session_id: str
+    cwd: str
+    title: str = ""
+    agent: str = ""
+    model: str = ""
+    # Builds the model selector's current state (the agent module knows the model list).
+    model_options: Callable[[str], ConfigOptionUpdate | None] = lambda _model: None
+    # Texts this editor sent that the daemon has not echoed yet: their `user_message` is skipped.
+    own_texts: list[str] = field(default_factory=list)
+    # Items seen starting or streaming, by id: their type and whether text already went out.
+    _types: dict[str, str] = field(default_factory=dict)
+    _streamed: set[str] = field(default_factory=set)
+    # Tool calls by callId (name, arguments) and the output streamed so far per result item.
+    calls: dict[str, Item] = field(default_factory=dict)
+    _outputs: dict[str, str] = field(default_factory=dict)
+    _result_call: dict[str, str] = field(default_factory=dict)  # tool_result itemId -> callId
+    _finished: set[str] = field(default_factory=set)  # callIds with a result
+
+    # -- notifications -------------------------------------------------------------------
+
+    def on_note(self, method: str, params: dict[str, Any]) -> list[Update]:
+        sid = params.get("sessionId")
+        if method == "conversation/updated":
+            return self._conversation(params.get("conversation") or {})
+        if sid is not None and sid != self.root_session_id:
+            return []
+        if method == "item/started":
+            return self._started(params.get("item") or {})
+        if method == "item/delta":
+            return self._delta(params)
+        if method == "item/completed":
+            return self._completed(params.get("item") or {})
+        if method == "usage/updated":
+            update = usage_update(params.get("usage") or {})
+            return [update] if update else []
+        if method == "session/updated":
+            return self._session(params.get("session") or {})
+        if method == PLAN_METHOD:
+            return [plan_update(list(params.get("plan") or params.get("entries") or []))]
+        return []
+
+    def _conversation(self, info: dict[str, Any]) -> list[Update]:
+        title = info.get("title")
+        if not isinstance(title, str) or title == self.title:
+            return []
+        self.title = title
+        return [
+            SessionInfoUpdate(
+                session_update="session_info_update", title=title, updated_at=info.get("updatedAt")
+            )
+        ]
+
+    def _session(self, session: dict[str, Any]) -> list[Update]:
+        updates: list[Update] = []
+        agent, model = session.get("agent"), session.get("model")
+        if isinstance(agent, str) and agent != self.agent:
+            self.agent = agent
+            updates.append(
+                CurrentModeUpdate(session_update="current_mode_update", current_mode_id=agent)
+            )
+        if isinstance(model, str) and model != self.model:
+            self.model = model
+            if (options := self.model_options(model)) is not None:
+                updates.append(options)
+        return updates
+
+    def _started(self, item: Item) -> list[Update]:
+        item_id, kind = str(item.get("itemId")), str(item.get("type"))
+        self._types[item_id] = kind
+        if kind == "tool_call":
+            return [self.tool_call(item)]
+        if kind == "tool_result":
+            self._result_call[item_id] = str(item.get("callId"))
+            return [self._progress(item, "in_progress")]
+        if kind in ("agent_message", "reasoning") and item.get("text"):
+            self._streamed.add(item_id)
+            return [self._chunk(kind, str(item["text"]), item_id)]
+        return []
+
+    def _delta(self, params: dict[str, Any]) -> list[Update]:
+        item_id, delta = str(params.get("itemId")), str(params.get("delta") or "")
+        kind = self._types.get(item_id)
+        if not delta or kind is None:
+            return []
+        if kind in ("agent_message", "reasoning"):
+            self._streamed.add(item_id)
+            return [self._chunk(kind, delta, item_id)]
+        if kind == "tool_result":
+            self._outputs[item_id] = self._outputs.get(item_id, "") + delta
+            return [self._output(item_id)]
+        return []
+
+    def _completed(self, item: Item) -> list[Update]:
+        item_id, kind = str(item.get("itemId")), str(item.get("type"))
+        self._types.pop(item_id, None)
+        streamed = item_id in self._streamed
+        self._streamed.discard(item_id)
+        if kind == "user_message":
+            text = str(item.get("text") or "")
+            if text in self.own_texts:
+                self.own_texts.remove(text)
+                return []
+            return [UserMessageChunk(session_update="user_message_chunk", content=_text(text))]
+        if kind in ("agent_message", "reasoning"):
+            return [] if streamed or not item.get("text") else self.replay([item])
+        if kind == "tool_call":
+            if item.get("callId") in self.calls:
+                return []
+            return [self.tool_call(item)]
+        if kind == "tool_result":
+            self._outputs.pop(item_id, None)
+            self._result_call.pop(item_id, None)
+            return [self.tool_result(item)]
+        if kind == "notice":
+            return self.replay([item])
+        return []
+
+    # -- pieces --------------------------------------------------------------------------
+
+    def _chunk(self, kind: str, text: str, item_id: str) -> AgentMessageChunk | AgentThoughtChunk:
+        if kind == "reasoning":
+            return AgentThoughtChunk(
+                session_update="agent_thought_chunk", content=_text(text), message_id=item_id
+            )
+        return AgentMessageChunk(
+            session_update="agent_message_chunk", content=_text(text), message_id=item_id
+        )
+
+    def tool_call(self, item: Item) -> ToolCallStart:
+        call_id = str(item.get("callId"))
+        name = str(item.get("name"))
+        arguments = item.get("arguments") if isinstance(item.get("arguments"), dict) else {}
+        assert isinstance(arguments, dict)
+        self.calls[call_id] = {"name": name, "arguments": arguments}
+        diffs = tools.diffs(name, arguments, self.cwd)
+        return ToolCallStart(
+            session_update="tool_call",
+            tool_call_id=call_id,
+            title=tools.title(name, arguments),
+            kind=tools.kind(name),
+            status="pending",
+            locations=tools.locations(name, arguments, self.cwd) or None,
+            content=list(diffs) or None,
+            raw_input=arguments,
+        )
+
+    def _call_name(self, call_id: str) -> str:
+        return str(self.calls.get(call_id, {}).get("name", ""))
+
+    def _progress(self, item: Item, status: str) -> ToolCallProgress:
+        return ToolCallProgress(
+            session_update="tool_call_update",
+            tool_call_id=str(item.get("callId")),
+            status=status,  # type: ignore[arg-type]
+        )
+
+    def _output(self, item_id: str) -> ToolCallProgress:
+        # ACP replaces a call's content with each update: send all the output so far.
+        call_id = self._result_call.get(item_id, item_id)
+        return ToolCallProgress(
+            session_update="tool_call_update",
+            tool_call_id=call_id,
+            status="in_progress",
+            content=[tools.output(self._call_name(call_id), self._outputs[item_id])],
+        )
+
+    def tool_result(self, item: Item) -> ToolCallProgress:
+        call_id = str(item.get("callId"))
+        self._finished.add(call_id)
+        name = str(item.get("name") or self._call_name(call_id))
+        call = self.calls.get(call_id) or {"arguments": {}}
+        content: list[tools.ToolContent] = []
+        content.extend(
+            tools.result_diffs(item, self.cwd) or tools.diffs(name, call["arguments"], self.cwd)
+        )
+        text = str(item.get("output") or "")
+        if text:
+            content.append(tools.output(name, text))
+        failed = bool(item.get("isError")) or item.get("status") in ("interrupted", "failed")
+        return ToolCallProgress(
+            session_update="tool_call_update",
+            tool_call_id=call_id,
+            status="failed" if failed else "completed",
+            content=content or None,
+            raw_output={"output": text, "isError": bool(item.get("isError"))},
+        )
+
+    def pending_call(self, name: str, arguments: dict[str, Any]) -> str | None:
+        """The callId of the latest call without a result that matches (what an approval is
+        about: `approval/requested` names the tool and arguments, not the call)."""
+        for call_id in reversed(list(self.calls)):
+            call = self.calls[call_id]
+            if call_id not in self._finished and (call["name"], call["arguments"]) == (
+                name,
+                arguments,
+            ):
+                return call_id
+        return None
+
+    # -- history -------------------------------------------------------------------------
+
+    def replay(self, items: list[Item]) -> list[Update]:
+        """The updates that show saved items as they happened."""
+        updates: list[Update] = []
+        for item in items:
+            kind, item_id = str(item.get("type")), str(item.get("itemId"))
+            text = str(item.get("text") or "")
+            if kind == "user_message" and item.get("origin", "user") == "user":
+                updates.append(
+                    UserMessageChunk(
+                        session_update="user_message_chunk", content=_text(text), message_id=item_id
+                    )
+                )
+            elif kind in ("agent_message", "reasoning") and text:
+                updates.append(self._chunk(kind, text, item_id))
+            elif kind == "tool_call":
+                updates.append(self.tool_call(item))
+            elif kind == "tool_result":
+                updates.append(self.tool_result(item))
+            elif kind == "notice" and item.get("kind") != "interrupted" and text:
+                updates.append(self._chunk("agent_message", f"\n\n_{text}_\n", item_id))
+            elif kind == "summary" and text:
+                updates.append(self._chunk("reasoning", text, item_id))
+        return updates

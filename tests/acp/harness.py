@@ -1,0 +1,144 @@
+"""A real ACP client, built from the same `agent-client-protocol` package as the agent, driving
+`openvaala acp` in a subprocess against a daemon from `tests.support.daemon`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acp import PROTOCOL_VERSION, spawn_agent_process
+from acp.core import ClientSideConnection
+from acp.schema import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    ClientCapabilities,
+    Implementation,
+    PermissionOption,
+    RequestPermissionResponse,
+    ToolCallProgress,
+    ToolCallStart,
+    ToolCallUpdate,
+    UserMessageChunk,
+)
+
+from tests.support.daemon import Daemon
+
+# A demo model slow enough to cancel mid-turn.
+PACED_CONFIG = """
+[models.demo]
+provider = "demo"
+pace_ms = 40
+
+[agents.default]
+description = "General assistant"
+model = "demo"
+"""
+
+# Every shell command asks first.
+ASKING_CONFIG = """
+[models.demo]
+provider = "demo"
+pace_ms = 0
+
+[agents.default]
+description = "General assistant"
+model = "demo"
+approval = "always"
+"""
+
+
+@dataclass
+class Recorder:
+    """What the agent sent: every session/update, and the permission questions, each with the
+    future the test answers it through."""
+
+    updates: list[tuple[str, Any]] = field(default_factory=list)
+    questions: list[tuple[str, ToolCallUpdate, asyncio.Future[RequestPermissionResponse]]] = (
+        field(default_factory=list)
+    )
+    stamps: list[float] = field(default_factory=list)  # perf_counter at each update's arrival
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    # -- the ACP Client interface the connection calls --
+    async def session_update(self, session_id: str, update: Any, **kw: Any) -> None:
+        self.stamps.append(time.perf_counter())
+        self.updates.append((session_id, update))
+        self.changed.set()
+
+    async def request_permission(
+        self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption], **kw: Any
+    ) -> RequestPermissionResponse:
+        answer: asyncio.Future[RequestPermissionResponse] = (
+            asyncio.get_running_loop().create_future()
+        )
+        self.questions.append((session_id, tool_call, answer))
+        self.changed.set()
+        return await answer
+
+    def on_connect(self, conn: Any) -> None:
+        pass
+
+    # -- reading it --
+    def of(self, session_id: str, kind: type | tuple[type, ...] | None = None) -> list[Any]:
+        return [
+            u for s, u in self.updates if s == session_id and (kind is None or isinstance(u, kind))
+        ]
+
+    def text(self, session_id: str) -> str:
+        return "".join(u.content.text for u in self.of(session_id, AgentMessageChunk))
+
+    def thoughts(self, session_id: str) -> str:
+        return "".join(u.content.text for u in self.of(session_id, AgentThoughtChunk))
+
+    def user_texts(self, session_id: str) -> list[str]:
+        return [u.content.text for u in self.of(session_id, UserMessageChunk)]
+
+    def tool_calls(self, session_id: str) -> list[ToolCallStart]:
+        return self.of(session_id, ToolCallStart)
+
+    def tool_updates(self, session_id: str, call_id: str) -> list[ToolCallProgress]:
+        return [u for u in self.of(session_id, ToolCallProgress) if u.tool_call_id == call_id]
+
+    async def until(self, check: Callable[[], Any], timeout: float = 15) -> Any:
+        deadline = time.monotonic() + timeout
+        while True:
+            result = check()
+            if result:
+                return result
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                kinds = [type(u).__name__ for _, u in self.updates[-12:]]
+                raise AssertionError(f"timed out; last updates: {kinds}")
+            self.changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.changed.wait(), min(remaining, 0.2))
+
+
+@contextlib.asynccontextmanager
+async def acp_agent(
+    daemon: Daemon, log_dir: Path
+) -> AsyncIterator[tuple[ClientSideConnection, Recorder]]:
+    """`openvaala acp` started by a real ACP client and initialized."""
+    rec = Recorder()
+    with open(log_dir / "acp-stderr.log", "ab") as stderr:
+        async with spawn_agent_process(
+            rec,
+            sys.executable,
+            "-m",
+            "openvaala_server",
+            "acp",
+            env=daemon.env,
+            transport_kwargs={"stderr": stderr.fileno()},
+        ) as (conn, _process):
+            await conn.initialize(
+                protocol_version=PROTOCOL_VERSION,
+                client_capabilities=ClientCapabilities(),
+                client_info=Implementation(name="pytest", version="1"),
+            )
+            yield conn, rec

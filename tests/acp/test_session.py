@@ -1,0 +1,61 @@
+"""initialize, session/new and a prompt on the demo model that runs a tool, through a real ACP
+client spawning `openvaala acp` against a real daemon."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from acp import PROTOCOL_VERSION, text_block
+from acp.schema import AvailableCommandsUpdate, ClientCapabilities, Implementation
+
+from tests.acp.harness import acp_agent
+from tests.support.daemon import Daemon
+
+
+async def test_initialize_advertises_load_images_and_context(daemon: Daemon, tmp_path: Path) -> None:
+    async with acp_agent(daemon, tmp_path) as (conn, _rec):
+        result = await conn.initialize(
+            protocol_version=PROTOCOL_VERSION,
+            client_capabilities=ClientCapabilities(),
+            client_info=Implementation(name="pytest", version="1"),
+        )
+    caps = result.agent_capabilities
+    assert caps is not None and caps.load_session is True
+    assert caps.prompt_capabilities is not None
+    assert caps.prompt_capabilities.image is True
+    assert caps.prompt_capabilities.embedded_context is True
+    assert caps.session_capabilities is not None and caps.session_capabilities.list is not None
+    assert result.agent_info is not None and result.agent_info.name == "openvaala"
+
+
+async def test_prompt_runs_a_tool_and_streams_text(daemon: Daemon, tmp_path: Path) -> None:
+    async with acp_agent(daemon, tmp_path) as (conn, rec):
+        session = await conn.new_session(cwd=str(daemon.workdir), mcp_servers=[])
+        sid = session.session_id
+        # The session is a daemon conversation: the other clients see it under the same id.
+        assert session.modes is not None and session.modes.current_mode_id == "default"
+        assert session.config_options and session.config_options[0].current_value == "demo"
+
+        response = await conn.prompt(session_id=sid, prompt=[text_block("run: echo hi")])
+        assert response.stop_reason == "end_turn"
+
+        calls = rec.tool_calls(sid)
+        assert [(c.kind, c.title, c.status) for c in calls] == [("execute", "echo hi", "pending")]
+        assert calls[0].raw_input == {"command": "echo hi"}
+        final = rec.tool_updates(sid, calls[0].tool_call_id)[-1]
+        assert final.status == "completed"
+        assert final.content and "hi" in final.content[-1].content.text
+        assert "hi" in rec.text(sid)  # the demo model describes what the command printed
+        assert rec.of(sid, AvailableCommandsUpdate)
+        names = {c.name for c in rec.of(sid, AvailableCommandsUpdate)[0].available_commands}
+        assert names == {"compact", "fork", "rewind", "agents", "usage"}
+        # Its own message is not echoed back as a user message.
+        assert rec.user_texts(sid) == []
+
+    client = await daemon.client()
+    try:
+        snap = (await client.subscribe(sid))["snapshot"]
+        types = [i["type"] for i in snap["sessions"][0]["items"]]
+        assert types[:3] == ["user_message", "tool_call", "tool_result"]
+    finally:
+        await client.close()
