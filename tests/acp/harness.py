@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
@@ -59,8 +60,8 @@ class Recorder:
     future the test answers it through."""
 
     updates: list[tuple[str, Any]] = field(default_factory=list)
-    questions: list[tuple[str, ToolCallUpdate, asyncio.Future[RequestPermissionResponse]]] = (
-        field(default_factory=list)
+    questions: list[tuple[str, ToolCallUpdate, asyncio.Future[RequestPermissionResponse]]] = field(
+        default_factory=list
     )
     stamps: list[float] = field(default_factory=list)  # perf_counter at each update's arrival
     changed: asyncio.Event = field(default_factory=asyncio.Event)
@@ -126,7 +127,9 @@ async def acp_agent(
 ) -> AsyncIterator[tuple[ClientSideConnection, Recorder]]:
     """`openvaala acp` started by a real ACP client and initialized."""
     rec = Recorder()
-    with open(log_dir / "acp-stderr.log", "ab") as stderr:
+    # The agent's log goes to a file: an undrained pipe could block it.
+    stderr = os.open(log_dir / "acp-stderr.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    try:
         async with spawn_agent_process(
             rec,
             sys.executable,
@@ -134,7 +137,7 @@ async def acp_agent(
             "openvaala_server",
             "acp",
             env=daemon.env,
-            transport_kwargs={"stderr": stderr.fileno()},
+            transport_kwargs={"stderr": stderr},
         ) as (conn, _process):
             await conn.initialize(
                 protocol_version=PROTOCOL_VERSION,
@@ -142,3 +145,5 @@ async def acp_agent(
                 client_info=Implementation(name="pytest", version="1"),
             )
             yield conn, rec
+    finally:
+        os.close(stderr)

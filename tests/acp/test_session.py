@@ -12,7 +12,9 @@ from tests.acp.harness import acp_agent
 from tests.support.daemon import Daemon
 
 
-async def test_initialize_advertises_load_images_and_context(daemon: Daemon, tmp_path: Path) -> None:
+async def test_initialize_advertises_load_images_and_context(
+    daemon: Daemon, tmp_path: Path
+) -> None:
     async with acp_agent(daemon, tmp_path) as (conn, _rec):
         result = await conn.initialize(
             protocol_version=PROTOCOL_VERSION,
