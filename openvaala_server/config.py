@@ -34,6 +34,7 @@ DEFAULT_TOOLS = (
     "grep",
     "glob",
     "apply_patch",
+    "update_plan",
     "spawn_agent",
 )
 DEFAULT_PORT = 7450
@@ -209,9 +210,10 @@ def known_tool_names() -> tuple[str, ...]:
     The import waits until then because the tools' modules import `ModelConfig` from here.
     """
     from openvaala_server.tools.collab import COLLAB_TOOL_NAMES
+    from openvaala_server.tools.plan import UPDATE_PLAN_TOOL
     from openvaala_server.tools.registry import BUILTIN_TOOLS
 
-    return tuple(dict.fromkeys([*BUILTIN_TOOLS, *COLLAB_TOOL_NAMES]))
+    return tuple(dict.fromkeys([*BUILTIN_TOOLS, UPDATE_PLAN_TOOL, *COLLAB_TOOL_NAMES]))
 
 
 def _did_you_mean(word: str, choices: Collection[str]) -> str:

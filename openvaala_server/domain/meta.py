@@ -11,6 +11,7 @@ from typing import Any
 
 from openvaala_server.domain import records as r
 from openvaala_server.domain.approvals import Grant
+from openvaala_server.domain.plan import Plan, plan_from_record
 
 
 class MetaError(ValueError):
@@ -37,6 +38,8 @@ class SessionMeta:
     created_at: str
     closed: bool = False
     last_turn_id: str | None = None
+    # The checklist of its last `update_plan` call (None: it never made one).
+    plan: Plan | None = None
 
 
 @dataclass
@@ -177,6 +180,13 @@ def apply(meta: ConversationMeta, record: r.Record) -> None:
             meta.unknown_records += 1  # a damaged record grants nothing
         elif grant not in meta.grants:
             meta.grants.append(grant)
+    elif kind == r.PLAN_UPDATED:
+        session = meta.sessions.get(str(record.get("sessionId")))
+        plan = plan_from_record(record.get("plan"))
+        if session is None or plan is None:
+            meta.unknown_records += 1  # a damaged record changes nothing
+        else:
+            session.plan = plan
     else:
         meta.unknown_records += 1
 

@@ -31,6 +31,9 @@ TURN_ENDED: Final = "turn_ended"
 # {tool, kind: "command" | "path", pattern, outsideSandbox, sessionId}: an "allow for this
 # conversation" answer (domain/approvals.py `Grant`).
 APPROVAL_GRANTED: Final = "approval_granted"
+# {sessionId, plan: {steps: [{step, status}], explanation?}}: the session's `update_plan` call
+# replaced its plan (domain/plan.py).
+PLAN_UPDATED: Final = "plan_updated"
 ITEM: Final = "item"
 
 METADATA_RECORD_TYPES: Final = frozenset(
@@ -47,6 +50,7 @@ METADATA_RECORD_TYPES: Final = frozenset(
         TURN_STARTED,
         TURN_ENDED,
         APPROVAL_GRANTED,
+        PLAN_UPDATED,
     }
 )
 

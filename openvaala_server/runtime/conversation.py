@@ -20,6 +20,7 @@ from openvaala_server.domain.approvals import Grant
 from openvaala_server.domain.context import context_items, estimate_request
 from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.meta import ConversationMeta
+from openvaala_server.domain.plan import Plan
 from openvaala_server.domain.usage import UsageTracker
 from openvaala_server.runtime.approvals import ApprovalBoard
 from openvaala_server.runtime.checkpoints import Checkpoints
@@ -294,6 +295,17 @@ class LiveConversation:
         if fresh:
             await self.append_meta(*(meta_fold.grant_record(g, session.session_id) for g in fresh))
 
+    async def set_plan(self, session: LiveSession, plan: Plan) -> None:
+        """Replace the session's plan (`update_plan`): durable, then `plan/updated` to all."""
+        await self.append_meta(
+            {"type": r.PLAN_UPDATED, "sessionId": session.session_id, "plan": plan}
+        )
+        self.hub.publish("plan/updated", {"sessionId": session.session_id, "plan": plan})
+
+    def plan_of(self, session_id: str) -> Plan | None:
+        smeta = self.meta.sessions.get(session_id) if self.meta is not None else None
+        return smeta.plan if smeta is not None else None
+
     @property
     def grants(self) -> list[Grant]:
         return self.meta.grants if self.meta is not None else []
@@ -343,6 +355,7 @@ class LiveConversation:
                     ),
                     "inbox": session.inbox.to_wire(),
                     "usage": session.usage.to_wire(),
+                    "plan": self.plan_of(session.session_id),
                 }
             )
         return {

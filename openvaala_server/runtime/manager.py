@@ -42,6 +42,7 @@ from openvaala_server.runtime.session import LiveSession, LiveTurn
 from openvaala_server.runtime.subagents import SubagentService
 from openvaala_server.runtime.turn import TurnRunner
 from openvaala_server.store.index import parse_summaries
+from openvaala_server.tools.plan import UPDATE_PLAN_TOOL, UpdatePlanTool
 from openvaala_server.tools.registry import tools_for as builtin_tools
 
 if TYPE_CHECKING:
@@ -121,6 +122,8 @@ class Runtime:
         agent = self.config.agents.get(session.agent)
         names = agent.tools if agent else ()
         tools = {t.spec.name: t for t in builtin_tools(names)}
+        if UPDATE_PLAN_TOOL in names:  # bound to the session whose plan it replaces
+            tools[UPDATE_PLAN_TOOL] = UpdatePlanTool(conv, session)
         tools.update(self.subagents.tools_for(conv, session))
         # As last listed: `TurnRunner` starts the servers before each model call.
         tools.update({t.spec.name: t for t in self.mcp.current_tools(names)})

@@ -430,6 +430,8 @@ class TurnRunner:
         result["status"] = r.COMPLETED
         if truncated or outcome.truncated:
             result["truncated"] = True
+        if outcome.changes:
+            result["changes"] = list(outcome.changes)
         await self.conv.persist_items(self.session, [result])
 
     def _start_result(self, call: r.Item) -> r.Item:

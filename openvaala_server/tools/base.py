@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from openvaala_server.domain.diffs import FileDiff
 from openvaala_server.domain.permissions import Access, Confinement
 from openvaala_server.models.base import ToolSpec
 
@@ -33,6 +34,8 @@ class ToolResult:
     output: str
     is_error: bool = False
     truncated: bool = False
+    # The files the call changed, for clients to render (the result's `changes`).
+    changes: tuple[FileDiff, ...] = ()
 
 
 class Tool(Protocol):

@@ -22,6 +22,7 @@ from itertools import islice
 from pathlib import Path
 from typing import IO, Any
 
+from openvaala_server.domain.diffs import FileDiff, file_diff
 from openvaala_server.domain.permissions import Access, Confinement
 from openvaala_server.models.base import ToolSpec
 from openvaala_server.tools import guard
@@ -120,18 +121,26 @@ def _access(verb: str, arguments: dict[str, Any], cwd: Path, *, writes: bool) ->
     return Access(summary=summary, writes=(target,)) if writes else Access(summary=summary)
 
 
-async def _run_in_thread(work: Callable[[], str], ctx: ToolContext) -> ToolResult:
-    """Run blocking file work; turn the model's mistakes and OS errors into error results."""
+async def _run_in_thread(
+    work: Callable[[], str | tuple[str, FileDiff]], ctx: ToolContext
+) -> ToolResult:
+    """Run blocking file work; turn the model's mistakes and OS errors into error results.
+
+    Work that changed a file returns its `FileDiff` with the text, for clients to render."""
+    changes: tuple[FileDiff, ...] = ()
     try:
-        text = await run_in_own_thread(work, name="openvaala-file-tool")
+        done = await run_in_own_thread(work, name="openvaala-file-tool")
     except (ToolArgumentError, ToolFailure, guard.Refused) as exc:
         return ToolResult(str(exc), is_error=True)
     except OSError as exc:
         detail = exc.strerror or str(exc)
         where = f": {exc.filename}" if exc.filename else ""
         return ToolResult(f"{detail}{where}", is_error=True)
-    text, truncated = truncate_output(text, ctx.output_limit)
-    return ToolResult(text, truncated=truncated)
+    if isinstance(done, tuple):
+        done, change = done
+        changes = (change,)
+    text, truncated = truncate_output(done, ctx.output_limit)
+    return ToolResult(text, truncated=truncated, changes=changes)
 
 
 def _object_schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -374,7 +383,7 @@ class EditFileTool:
         return await _run_in_thread(lambda: _edit_file(arguments, ctx), ctx)
 
 
-def _edit_file(arguments: dict[str, Any], ctx: ToolContext) -> str:
+def _edit_file(arguments: dict[str, Any], ctx: ToolContext) -> tuple[str, FileDiff]:
     path = path_arg(arguments, ctx)
     old_text = string_arg(arguments, "old_text")
     new_text = string_arg(arguments, "new_text")
@@ -397,9 +406,11 @@ def _edit_file(arguments: dict[str, Any], ctx: ToolContext) -> str:
             f"old_text occurs {count} times in {path}. Include more surrounding text to make "
             "it unique, or pass replace_all=true to replace every occurrence."
         )
-    _write_atomically(target, content.replace(old_text, new_text).encode("utf-8"), ctx)
+    changed = content.replace(old_text, new_text)
+    _write_atomically(target, changed.encode("utf-8"), ctx)
     plural = "occurrence" if count == 1 else "occurrences"
-    return f"Replaced {count} {plural} in {path}."
+    shown = str(arguments["path"])
+    return f"Replaced {count} {plural} in {path}.", file_diff(content, changed, shown)
 
 
 def _read_text_for_edit(path: Path, real: Path, confinement: Confinement) -> str:

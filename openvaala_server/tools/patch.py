@@ -4,7 +4,8 @@ All files or none: every path is checked against the call's confinement (like `w
 symlinks resolved, the `Move to` target included) and every new content is computed before the
 first write; should a write still fail (a full disk), the files already written get their old
 content back. The result is a summary line per file and a git-style diff of each change, so the
-model sees what it did and clients can render the diff (domain/patch.py has the format).
+model sees what it did; the same changes go to clients as the result's `changes`
+(domain/diffs.py), which they render as diffs.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from openvaala_server.domain.diffs import ChangeKind, FileDiff, binary_diff, file_diff
 from openvaala_server.domain.patch import (
     AddFile,
     DeleteFile,
@@ -23,7 +25,6 @@ from openvaala_server.domain.patch import (
     UpdateFile,
     apply_chunks,
     parse_patch,
-    unified_diff,
 )
 from openvaala_server.domain.permissions import Access
 from openvaala_server.models.base import ToolSpec
@@ -92,7 +93,9 @@ class ApplyPatchTool:
 
     async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
         try:
-            text = await run_in_own_thread(lambda: _apply(arguments, ctx), name="openvaala-patch")
+            text, changes = await run_in_own_thread(
+                lambda: _apply(arguments, ctx), name="openvaala-patch"
+            )
         except (ToolArgumentError, ToolFailure, PatchError, guard.Refused) as exc:
             return ToolResult(f"apply_patch: {exc}\nNothing was changed.", is_error=True)
         except OSError as exc:
@@ -100,7 +103,7 @@ class ApplyPatchTool:
             detail = exc.strerror or str(exc)
             return ToolResult(f"apply_patch: {detail}{where}\nNothing was changed.", is_error=True)
         text, truncated = truncate_output(text, ctx.output_limit)
-        return ToolResult(text, truncated=truncated)
+        return ToolResult(text, truncated=truncated, changes=tuple(changes))
 
 
 def _describe(change: FileChange) -> str:
@@ -121,7 +124,7 @@ class _Plan:
     before: dict[Path, bytes | None] = field(default_factory=dict)
     after: dict[Path, bytes | None] = field(default_factory=dict)
     lines: list[str] = field(default_factory=list)  # the summary, one line per file change
-    diffs: list[str] = field(default_factory=list)
+    changes: list[FileDiff] = field(default_factory=list)
 
     def raw(self, path: Path, shown: str) -> bytes | None:
         """The bytes of `path` as earlier changes of this patch left it."""
@@ -164,18 +167,16 @@ def _decode(data: bytes, shown: str) -> str:
         raise ToolFailure(f"{shown} is not valid UTF-8 ({exc.reason}); cannot patch it.") from exc
 
 
-def _diff(old: bytes | None, new: str | None, old_path: str, new_path: str) -> str:
+def _diff(old: bytes | None, new: str | None, path: str) -> FileDiff:
     try:
-        old_text = None if old is None else _decode(old, old_path)
+        old_text = None if old is None else _decode(old, path)
     except ToolFailure:
-        gone = "/dev/null" if new is None else f"b/{new_path}"
-        return (
-            f"diff --git a/{old_path} b/{new_path}\nBinary files a/{old_path} and {gone} differ\n"
-        )
-    return unified_diff(old_text, new, old_path, new_path)
+        kind: ChangeKind = "delete" if new is None else "update"
+        return binary_diff(path, kind)
+    return file_diff(old_text, new, path)
 
 
-def _apply(arguments: dict[str, Any], ctx: ToolContext) -> str:
+def _apply(arguments: dict[str, Any], ctx: ToolContext) -> tuple[str, list[FileDiff]]:
     changes = parse_patch(string_arg(arguments, "input"))
     plan = _Plan(ctx)
     for change in changes:
@@ -183,7 +184,8 @@ def _apply(arguments: dict[str, Any], ctx: ToolContext) -> str:
     _write_all(plan, ctx)
     count = len(changes)
     header = f"Applied the patch: {count} file change{'s' if count != 1 else ''}."
-    return "\n".join([header, *plan.lines, "", *plan.diffs]).rstrip("\n")
+    diffs = [change["diff"] for change in plan.changes]
+    return "\n".join([header, *plan.lines, "", *diffs]).rstrip("\n"), plan.changes
 
 
 def _target(raw: str, ctx: ToolContext) -> Path:
@@ -201,7 +203,7 @@ def _plan_change(change: FileChange, plan: _Plan, ctx: ToolContext) -> None:
             raise ToolFailure(f"Add File: {change.path} is too large to write with a patch.")
         plan.change(source, change.contents)
         plan.lines.append(f"{'M' if existing is not None else 'A'} {change.path}")
-        plan.diffs.append(_diff(existing, change.contents, change.path, change.path))
+        plan.changes.append(_diff(existing, change.contents, change.path))
         return
     if isinstance(change, DeleteFile):
         data = plan.raw(source, change.path)
@@ -209,7 +211,7 @@ def _plan_change(change: FileChange, plan: _Plan, ctx: ToolContext) -> None:
             raise ToolFailure(f"Delete File: {change.path} does not exist.")
         plan.change(source, None)
         plan.lines.append(f"D {change.path}")
-        plan.diffs.append(_diff(data, None, change.path, change.path))
+        plan.changes.append(_diff(data, None, change.path))
         return
     old = plan.text(source, change.path)
     if old is None:
@@ -218,7 +220,7 @@ def _plan_change(change: FileChange, plan: _Plan, ctx: ToolContext) -> None:
     if change.move_to is None:
         plan.change(source, new)
         plan.lines.append(f"M {change.path}")
-        plan.diffs.append(unified_diff(old, new, change.path, change.path))
+        plan.changes.append(file_diff(old, new, change.path))
         return
     destination = _target(change.move_to, ctx)
     if destination != source:
@@ -229,7 +231,7 @@ def _plan_change(change: FileChange, plan: _Plan, ctx: ToolContext) -> None:
         plan.change(source, None)
     plan.change(destination, new)
     plan.lines.append(f"R {change.path} -> {change.move_to}")
-    plan.diffs.append(unified_diff(old, new, change.path, change.move_to))
+    plan.changes.append(file_diff(old, new, change.path, change.move_to))
 
 
 def _write_all(plan: _Plan, ctx: ToolContext) -> None:
