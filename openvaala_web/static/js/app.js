@@ -9,6 +9,7 @@ import { AgentsView } from "./agents.js";
 import { outcomeText } from "./approvals.js";
 import { Composer } from "./composer.js";
 import { $, h } from "./dom.js";
+import { bindTabs, Drawer, EscapeStack, markTab } from "./layout.js";
 import { Connection } from "./rpc.js";
 import { SettingsPanel } from "./settings.js";
 import { Sidebar } from "./sidebar.js";
@@ -80,6 +81,10 @@ class App {
       setAgent: async (agent) => Boolean(await this.call("conversation/setAgent", { conversationId: this.openId, agent }, "Changing the agent")),
       setCwd: async (cwd) => Boolean(await this.call("conversation/setCwd", { conversationId: this.openId, cwd }, "Changing the directory")),
     });
+    this.drawer = new Drawer();
+    this.escape = new EscapeStack(this.drawer);
+    this.escape.add($("#new-form"), () => this.sidebar.closeForm());
+    this.escape.add($("#agent-form"), () => this.settings.closePicker());
     this.bindHeader();
     this.transcript.clear("Pick a conversation, or start one with New.");
     this.renderHeader();
@@ -317,6 +322,7 @@ class App {
     this.followed = null;
     if (location.hash.slice(1) !== conversationId) history.replaceState(null, "", `#${conversationId}`);
     this.sidebar.select(conversationId);
+    this.drawer.close();
     this.transcript.clear("Loading…");
     this.composer.setEnabled(false);
     this.renderHeader();
@@ -430,17 +436,14 @@ class App {
     this.tab = tab;
     $("#transcript").hidden = tab !== "transcript";
     $("#agents").hidden = tab !== "agents";
-    for (const name of ["transcript", "agents"]) {
-      const button = $(`#tab-${name}`);
-      button.classList.toggle("active", name === tab);
-      button.setAttribute("aria-selected", String(name === tab));
-    }
+    markTab($("#conv-header [role='tablist']"), tab);
     if (tab === "agents") this.renderAgents();
   }
 
   bindHeader() {
     $("#tab-transcript").addEventListener("click", () => this.selectTab("transcript"));
     $("#tab-agents").addEventListener("click", () => this.selectTab("agents"));
+    bindTabs($("#conv-header [role='tablist']"), (name) => this.selectTab(name));
     $("#follow-back").addEventListener("click", () => this.follow(this.state.conversation.rootSessionId));
     $("#change-agent").addEventListener("click", () => this.settings.openPicker());
     const renameForm = $("#rename-form");
@@ -451,9 +454,12 @@ class App {
       $("#rename-input").focus();
     });
     const closeRename = () => {
+      const inside = renameForm.contains(document.activeElement);
       renameForm.hidden = true;
       $("#conv-title").hidden = false;
+      if (inside) $("#rename").focus();
     };
+    this.escape.add(renameForm, closeRename);
     $("#rename-cancel").addEventListener("click", closeRename);
     renameForm.addEventListener("submit", async (event) => {
       event.preventDefault();

@@ -48,6 +48,7 @@ export class Sidebar {
   }
 
   closeForm() {
+    if (this.form.contains(document.activeElement)) $("#new-conv", this.root).focus();
     this.form.hidden = true;
     this.formError.textContent = "";
   }
