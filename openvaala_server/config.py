@@ -59,6 +59,9 @@ class ModelConfig:
     base_url: str | None = None
     api_key_env: str | None = None
     reasoning_context: str | None = None
+    # Whether the model accepts images (docs/configuration.md); without it images are refused at
+    # send time and read_file answers an image with a notice.
+    vision: bool = False
     # Provider-specific settings (`pace_ms` for demo, `num_ctx` for Ollama, `headers`, …), each
     # checked against PROVIDER_OPTIONS when the file is loaded.
     options: dict[str, Any] = field(default_factory=dict)
@@ -88,7 +91,8 @@ class RetryConfig:
 @dataclass(frozen=True)
 class ServerConfig:
     port: int = DEFAULT_PORT
-    max_frame_bytes: int = 1024 * 1024
+    # Room for a message with its images (4 × 5 MiB, base64): docs/protocol.md, input/send.
+    max_frame_bytes: int = 32 * 1024 * 1024
     tool_output_limit: int = 20_000
     client_queue_limit: int = 1000  # events waiting for one slow client before it is dropped
     replay_events: int = 10_000  # events kept per conversation for `afterSeq` resumption
@@ -163,6 +167,7 @@ DEMO_MODEL = ModelConfig(
     model="demo",
     context_window=32_000,
     max_output_tokens=4_000,
+    vision=True,  # the demo answers an image with what it is (kind and size)
     options={"pace_ms": 30},
 )
 DEFAULT_AGENT = AgentConfig(
@@ -438,7 +443,7 @@ _PROVIDER_FIELDS: dict[str, tuple[str, ...]] = {
     "openai_responses": (*_HTTP_FIELDS, "reasoning_context"),
     "anthropic": _HTTP_FIELDS,
 }
-_MODEL_FIELDS = ("provider", "model", "context_window", "max_output_tokens")
+_MODEL_FIELDS = ("provider", "model", "context_window", "max_output_tokens", "vision")
 
 
 def _model_keys(provider: str) -> tuple[str, ...]:
@@ -478,6 +483,7 @@ def _parse_model(path: Path | None, name: str, table: object) -> ModelConfig:
         base_url=t.string("base_url"),
         api_key_env=t.string("api_key_env"),
         reasoning_context=t.choice("reasoning_context", ("all_turns", "current_turn")),
+        vision=t.boolean("vision", provider == "demo"),
         options=options,
     )
 

@@ -20,6 +20,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket
 
+from openvaala_server.api import attachments
 from openvaala_server.api.connection import Connection
 from openvaala_server.api.handlers import Dispatcher
 from openvaala_server.api.security import COOKIE_NAME, Credentials, SecurityMiddleware
@@ -63,6 +64,7 @@ def build_app(runtime: Runtime, credentials: Credentials) -> SecurityMiddleware:
     routes: list[Route | WebSocketRoute | Mount] = [
         Route("/", index),
         Route("/healthz", healthz),
+        Route("/attachments/{cid}/{sha}", attachments.endpoint(runtime.store.data_dir)),
         WebSocketRoute("/ws", websocket_endpoint),
     ]
     if static is not None:

@@ -10,6 +10,7 @@ from openvaala_server.api.connection import Connection, Reply
 from openvaala_server.domain.approvals import ANSWERS
 from openvaala_server.domain.inbox import MODES
 from openvaala_server.protocol.params import Params
+from openvaala_server.runtime import images as runtime_images
 
 if TYPE_CHECKING:
     from openvaala_server.runtime.manager import Runtime
@@ -193,11 +194,16 @@ class Dispatcher:
     # -- input ---------------------------------------------------------------------------
 
     async def input_send(self, conn: Connection, p: Params) -> Any:
-        text = p.string("text", max_len=TEXT_MAX)
-        if not text.strip():
+        images = runtime_images.parse(p.raw.get("images"))
+        text = p.string("text", "" if images else None, max_len=TEXT_MAX)
+        if not text.strip() and not images:
             raise errors.InvalidParams("the message is empty", param="text")
         return await self.runtime.send_input(
-            p.id("conversationId"), p.id("sessionId", None), text, p.choice("mode", MODES, "queue")
+            p.id("conversationId"),
+            p.id("sessionId", None),
+            text,
+            p.choice("mode", MODES, "queue"),
+            images=images,
         )
 
     async def input_edit(self, conn: Connection, p: Params) -> Any:

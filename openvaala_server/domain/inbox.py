@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from openvaala_server.domain.images import ImageRef
+
 Mode = Literal["steer", "queue", "jump"]
 Origin = Literal["user", "subagent"]
 MODES: tuple[str, ...] = ("steer", "queue", "jump")
@@ -37,6 +39,8 @@ class Input:
     # For subagent reports: which child session sent it (shown in clients, kept on the item).
     from_session_id: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # The images sent with it, already in the conversation's attachments (domain/images.py).
+    images: list[ImageRef] = field(default_factory=list)
 
     def to_wire(self) -> dict[str, Any]:
         wire: dict[str, Any] = {
@@ -47,6 +51,8 @@ class Input:
         }
         if self.from_session_id:
             wire["fromSessionId"] = self.from_session_id
+        if self.images:
+            wire["images"] = self.images
         return wire
 
 

@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 
 from openvaala_server.config import ModelConfig
+from openvaala_server.domain.images import ImageRef
 from openvaala_server.domain.records import (
     AGENT_MESSAGE,
     NOTICE,
@@ -31,7 +32,7 @@ from openvaala_server.domain.records import (
     USER_MESSAGE,
     Item,
 )
-from openvaala_server.models import http
+from openvaala_server.models import http, image_parts
 from openvaala_server.models.base import (
     ModelEvent,
     ModelRequest,
@@ -80,7 +81,7 @@ class AnthropicProvider:
         body: dict[str, Any] = {
             "model": self.config.model,
             "max_tokens": self.config.max_output_tokens,
-            "messages": to_messages(request.items, self.wire_cache),
+            "messages": to_messages(request.items, self.wire_cache, request.images),
             "stream": True,
         }
         if request.instructions:
@@ -285,8 +286,8 @@ def _block_for(item: Item) -> tuple[str, dict[str, Any]] | None:
     return None
 
 
-# The wire form of one item: (role, content block, a message of that block alone), or None.
-Wire = tuple[str, dict[str, Any], dict[str, Any]] | None
+# The wire form of one item: (role, content block or blocks, a message of them alone), or None.
+Wire = tuple[str, dict[str, Any] | list[dict[str, Any]], dict[str, Any]] | None
 
 
 def item_wire(item: Item) -> Wire:
@@ -298,8 +299,36 @@ def item_wire(item: Item) -> Wire:
     return role, block, {"role": role, "content": [block]}
 
 
+def _image_block(ref: ImageRef, b64: str) -> dict[str, Any]:
+    return {
+        "type": "image",
+        "source": {"type": "base64", "media_type": ref["mediaType"], "data": b64},
+    }
+
+
+def item_wire_images(item: Item, data: Mapping[str, str]) -> Wire:
+    """`item_wire` of an item with images: image blocks with base64 sources, before the text of
+    a user message (as Anthropic advises) or inside a tool result's content."""
+    wire = item_wire(item)
+    sent, notes = image_parts.split(item, data)
+    blocks = [_image_block(ref, b64) for ref, b64 in sent]
+    if item.get("type") == TOOL_RESULT and wire is not None:
+        role, block, _ = wire
+        assert isinstance(block, dict)
+        text = image_parts.with_notes(str(block["content"]), notes)
+        result = {**block, "content": [*([_text(text)] if text else []), *blocks]}
+        return role, result, {"role": role, "content": [result]}
+    text = image_parts.with_notes(str(item.get("text", "")), notes)
+    content = [*blocks, *([_text(text)] if text.strip() else [])]
+    if not content:
+        return None
+    return "user", content, {"role": "user", "content": content}
+
+
 def to_messages(
-    items: list[Item], cache: http.WireCache[Wire] | None = None
+    items: list[Item],
+    cache: http.WireCache[Wire] | None = None,
+    images: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """The `messages` of a request; with `cache`, finished items' wire forms are reused.
 
@@ -307,7 +336,7 @@ def to_messages(
     gets a second block is first replaced by a copy this call owns.
     """
     paired = http.pair_tool_calls(items)
-    wires = cache.wire(paired) if cache is not None else [item_wire(i) for i in paired]
+    wires = image_parts.wires(paired, cache, item_wire, item_wire_images, images or {})
     messages: list[dict[str, Any]] = []
     append = messages.append
     last_role = None
@@ -325,7 +354,9 @@ def to_messages(
         if content is None:
             content = list(messages[-1]["content"])
             messages[-1] = {"role": role, "content": content}
-        if block["type"] == "tool_result":
+        if isinstance(block, list):
+            content.extend(block)  # a user message with its images
+        elif block["type"] == "tool_result":
             # Tool results must lead a user message; a note merged before them moves after.
             position = sum(1 for b in content if b["type"] == "tool_result")
             content.insert(position, block)

@@ -8,7 +8,7 @@ the loop never sees a provider's JSON. Errors are `ModelError`s with a stable `k
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -32,6 +32,9 @@ class ModelRequest:
     # Raised by the loop when the last turn of this history was interrupted, so the provider-neutral
     # notice item is already in `items`; kept here for providers that want a system hint instead.
     purpose: str = "turn"  # "turn" | "compaction" | "title"
+    # The base64 data of the images the items refer to, by SHA-256 (domain/images.py). Empty for
+    # a model without vision: providers then send each image's text placeholder instead.
+    images: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ import asyncio
 from collections.abc import AsyncIterator
 
 from openvaala_server.config import ModelConfig
+from openvaala_server.domain import images
 from openvaala_server.domain.records import TOOL_RESULT, USER_MESSAGE, Item
 from openvaala_server.domain.usage import estimate_item, estimate_text
 from openvaala_server.models.base import (
@@ -85,7 +86,7 @@ class DemoProvider:
                     await self._pause()
                     yield ReasoningDelta(word)
                 yield ReasoningDone(thought)
-            reply = _reply_to(prompt)
+            reply = _reply_to(prompt) + _images_seen(request)
         async for event in self._words(reply):
             yield event
         yield UsageReported(input_tokens, estimate_text(reply))
@@ -114,6 +115,21 @@ def _last_user_text(items: list[Item]) -> str:
     for item in reversed(items):
         if item.get("type") == USER_MESSAGE:
             return str(item.get("text") or "").strip()
+    return ""
+
+
+def _images_seen(request: ModelRequest) -> str:
+    """What the demo says of the last user message's images: their kind and size, and whether
+    their data reached it (a model with vision gets the data)."""
+    for item in reversed(request.items):
+        if item.get("type") == USER_MESSAGE:
+            refs = images.refs_of(item.get("images"))
+            seen = [
+                f"{ref['mediaType']} of {ref['size']} bytes"
+                + ("" if ref["sha256"] in request.images else " (data not received)")
+                for ref in refs
+            ]
+            return f" I received {len(refs)} image(s): {', '.join(seen)}." if refs else ""
     return ""
 
 

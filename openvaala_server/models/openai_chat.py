@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
@@ -37,7 +37,7 @@ from openvaala_server.domain.records import (
     USER_MESSAGE,
     Item,
 )
-from openvaala_server.models import http
+from openvaala_server.models import http, image_parts
 from openvaala_server.models.base import (
     ModelEvent,
     ModelRequest,
@@ -257,6 +257,40 @@ def item_wire(item: Item) -> Wire:
     return None  # reasoning: not sent back (see module docstring)
 
 
+def _image_parts(item: Item, data: Mapping[str, str]) -> tuple[list[str], list[dict[str, Any]]]:
+    sent, notes = image_parts.split(item, data)
+    parts = [
+        {"type": "image_url", "image_url": {"url": image_parts.data_url(ref, b64)}}
+        for ref, b64 in sent
+    ]
+    return notes, parts
+
+
+def item_wire_images(item: Item, data: Mapping[str, str]) -> Wire:
+    """`item_wire` of an item with images: user content parts with `image_url` data URLs. A tool
+    message holds text only, so a tool result's images follow in a user message of their own
+    (`_images_after_tools` moves it past the rest of the tool messages of its group)."""
+    wire = item_wire(item)
+    if wire is None:
+        return None
+    _, value, alone = wire
+    notes, parts = _image_parts(item, data)
+    if item.get("type") == TOOL_RESULT:
+        value = {**value, "content": image_parts.with_notes(value["content"], notes)}
+        if parts:
+            label = f"The images returned by the {item.get('name', 'tool')} call above:"
+            follow = {"role": "user", "content": [{"type": "text", "text": label}, *parts]}
+            value = {**value, _FOLLOWUP: follow}
+        return False, value, alone
+    text = image_parts.with_notes(str(value.get("content") or ""), notes)
+    content = [*([{"type": "text", "text": text}] if text else []), *parts]
+    return False, {**value, "content": content}, alone
+
+
+# Key (never sent) on a tool message whose images follow in a user message.
+_FOLLOWUP = "_openvaala_images"
+
+
 def to_messages(
     request: ModelRequest, cache: http.WireCache[Wire] | None = None
 ) -> list[dict[str, Any]]:
@@ -266,17 +300,25 @@ def to_messages(
     message that gets (more) tool calls is first replaced by a copy this call owns.
     """
     paired = http.pair_tool_calls(request.items)
-    wires = cache.wire(paired) if cache is not None else [item_wire(i) for i in paired]
+    wires = image_parts.wires(paired, cache, item_wire, item_wire_images, request.images)
     messages: list[dict[str, Any]] = []
     if request.instructions:
         messages.append({"role": "system", "content": request.instructions})
     append = messages.append
     owned: list[dict[str, Any]] | None = None  # the last message's tool calls, if this call owns it
+    held: list[dict[str, Any]] = []  # tool results' images, sent once their tool messages end
     for wire in wires:
         if wire is None:
             continue
         is_call, value, alone = wire
+        if held and (is_call or value.get("role") != "tool"):
+            messages.extend(held)  # the tool messages of a group stay together
+            held.clear()
+            owned = None
         if not is_call:
+            if _FOLLOWUP in value:
+                held.append(value[_FOLLOWUP])
+                value = {k: v for k, v in value.items() if k != _FOLLOWUP}
             append(value)
             owned = None
         elif owned is not None:
@@ -289,4 +331,5 @@ def to_messages(
         else:
             assert alone is not None  # a call's wire form always has it
             append(alone)
+    messages.extend(held)
     return messages

@@ -28,7 +28,7 @@ them.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import aclosing
 from typing import Any
 
@@ -46,7 +46,7 @@ from openvaala_server.domain.records import (
     USER_MESSAGE,
     Item,
 )
-from openvaala_server.models import http
+from openvaala_server.models import http, image_parts
 from openvaala_server.models.base import (
     ModelEvent,
     ModelRequest,
@@ -81,7 +81,9 @@ class OpenAIResponsesProvider:
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.config.model,
-            "input": to_input(request.items, self.reasoning_context, self.wire_cache),
+            "input": to_input(
+                request.items, self.reasoning_context, self.wire_cache, request.images
+            ),
             "stream": True,
             "store": False,
             "include": ["reasoning.encrypted_content"],
@@ -296,12 +298,38 @@ def item_wire(item: Item) -> Wire:
     return None
 
 
+def item_wire_images(item: Item, data: Mapping[str, str]) -> Wire:
+    """`item_wire` of an item with images: `input_image` parts with data URLs, in the user
+    message or in the function call's output (which then is a list of parts)."""
+    wire = item_wire(item)
+    if wire is None:
+        return None
+    _, value = wire
+    sent, notes = image_parts.split(item, data)
+    parts: list[dict[str, Any]] = [
+        {"type": "input_image", "image_url": image_parts.data_url(ref, b64), "detail": "auto"}
+        for ref, b64 in sent
+    ]
+    if item.get("type") == TOOL_RESULT:
+        text = image_parts.with_notes(str(value["output"]), notes)
+        output: str | list[dict[str, Any]] = text
+        if parts:
+            output = [{"type": "input_text", "text": text}, *parts]
+        return False, {**value, "output": output}
+    text = image_parts.with_notes(str(item.get("text", "")), notes)
+    content = [*([{"type": "input_text", "text": text}] if text else []), *parts]
+    return False, {**value, "content": content}
+
+
 def to_input(
-    items: list[Item], reasoning_context: str, cache: http.WireCache[Wire] | None = None
+    items: list[Item],
+    reasoning_context: str,
+    cache: http.WireCache[Wire] | None = None,
+    images: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """The `input` of a request; with `cache`, finished items' wire forms are reused."""
     paired = http.pair_tool_calls(items)
-    wires = cache.wire(paired) if cache is not None else [item_wire(i) for i in paired]
+    wires = image_parts.wires(paired, cache, item_wire, item_wire_images, images or {})
     # Reasoning before this index belongs to earlier turns (sent back only with all_turns).
     turn_start = -1 if reasoning_context == ALL_TURNS else http.last_user_index(paired)
     out: list[dict[str, Any]] = []

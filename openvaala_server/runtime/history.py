@@ -82,7 +82,7 @@ async def fork(
         "forkedFrom": forked_from,
         "formatVersion": r.FORMAT_VERSION,
     }
-    new = await runtime.adopt(created, copied)
+    new = await runtime.adopt(created, copied, images_from=conv.conversation_id)
     return new
 
 

@@ -24,12 +24,14 @@ from openvaala_server.domain import recovery
 from openvaala_server.domain.approvals import Answer
 from openvaala_server.domain.context import context_items
 from openvaala_server.domain.ids import new_id
+from openvaala_server.domain.images import Image
 from openvaala_server.domain.inbox import Input, InputGone, Mode
 from openvaala_server.domain.permissions import Confinement, Permissions
 from openvaala_server.mcp.manager import McpManager
 from openvaala_server.models.base import Provider
 from openvaala_server.models.registry import make_provider
 from openvaala_server.runtime import history
+from openvaala_server.runtime import images as runtime_images
 from openvaala_server.runtime.compaction import compact
 from openvaala_server.runtime.conversation import (
     SNAPSHOT_PAGE,
@@ -466,10 +468,15 @@ class Runtime:
 
     # -- history -------------------------------------------------------------------------
 
-    async def adopt(self, created: dict[str, Any], items: list[r.Item]) -> LiveConversation:
-        """Write a new conversation that starts with `items` (a fork), and open it."""
+    async def adopt(
+        self, created: dict[str, Any], items: list[r.Item], *, images_from: str | None = None
+    ) -> LiveConversation:
+        """Write a new conversation that starts with `items` (a fork), and open it. The images
+        the items refer to are copied from conversation `images_from` first."""
         cid = created["conversationId"]
         await self.store_call(self.store.create_conversation(created))
+        if images_from is not None:
+            await runtime_images.copy(self, images_from, cid, items)
         if items:
             await self.store_call(self.store.append_items(cid, created["rootSessionId"], items))
         return await self.open(cid)
@@ -566,6 +573,8 @@ class Runtime:
         mode: Mode,
         origin: str = "user",
         from_session_id: str | None = None,
+        *,
+        images: list[Image] | None = None,
     ) -> dict[str, Any]:
         conv = await self.open(cid)
         session = conv.session(sid)
@@ -579,7 +588,7 @@ class Runtime:
                 cwd=conv.cwd,
             )
         self.require_agent(session.agent)
-        self.model_config(session.model)
+        runtime_images.require_vision(self.model_config(session.model), len(images or ()))
         if session.closed:
             raise errors.NotIdle("this subagent session was closed")
         if not conv.persisted:
@@ -587,8 +596,10 @@ class Runtime:
             async with lock:
                 await conv.ensure_persisted(text)
             self._persist_locks.pop(cid, None)
+        refs = await runtime_images.store(self, cid, images or ())
         # From here on nothing awaits: the inbox and the turn change together.
         inp = Input(new_id(), text, mode, origin, from_session_id)  # type: ignore[arg-type]
+        inp.images = refs
         busy = session.turn is not None or session.compacting
         disposition = session.inbox.add(inp, turn_running=busy)
         if disposition == "started":
@@ -704,7 +715,7 @@ class Runtime:
         self._inputs.pop(input_id, None)
         conv.publish_inbox(session)
         conv.publish_session(session)
-        return {"text": inp.text}
+        return {"text": inp.text, **({"images": inp.images} if inp.images else {})}
 
     def steer_input(self, input_id: str) -> None:
         conv, session = self._owner(input_id)

@@ -33,6 +33,7 @@ from openvaala_server.models.retry import RetryPolicy
 from openvaala_server.runtime.approvals import approve
 from openvaala_server.runtime.compaction import compact
 from openvaala_server.runtime.conversation import LiveConversation, new_item
+from openvaala_server.runtime.images import with_images
 from openvaala_server.runtime.session import LiveSession, LiveTurn
 from openvaala_server.tools.base import ToolContext, ToolResult, truncate_output
 
@@ -214,6 +215,8 @@ class TurnRunner:
             }
             if inp.from_session_id:
                 fields["fromSessionId"] = inp.from_session_id
+            if inp.images:
+                fields["images"] = inp.images
             items.append(
                 new_item(r.USER_MESSAGE, self.sid, self.turn.turn_id, status=r.COMPLETED, **fields)
             )
@@ -239,7 +242,7 @@ class TurnRunner:
         agent = self.runtime.config.agents.get(self.session.agent)
         if agent is not None:  # bounded by each server's startup_timeout_s
             await self.runtime.mcp.start(agent.tools)
-        request = self._request()
+        request = await with_images(self.conv, self._request())
         attempt = 0
         compacted_for_overflow = False
         while True:
@@ -258,7 +261,7 @@ class TurnRunner:
                         self.conv, self.session, "auto", turn_id=self.turn.turn_id, keep_ratio=0.1
                     )
                     if summary is not None:
-                        request = self._request()
+                        request = await with_images(self.conv, self._request())
                         attempt -= 1
                         continue
                 if exc.kind == "context_overflow":

@@ -115,7 +115,7 @@ async def test_bad_input_answers_an_error_and_the_connection_survives(
 async def test_oversized_frame_closes_with_1009(daemon: Daemon) -> None:
     ws = await _raw(daemon)
     await _call(ws, _req("initialize"))
-    big = _req("input/send", {"text": "x" * (1024 * 1024 + 10)})
+    big = _req("input/send", {"text": "x" * (32 * 1024 * 1024 + 10)})
     with pytest.raises(ConnectionClosed) as closed:
         await ws.send(big)
         await ws.recv()
