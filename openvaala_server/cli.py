@@ -23,7 +23,14 @@ def _parser() -> argparse.ArgumentParser:
     serve = commands.add_parser(
         "serve", help="run the daemon (foreground), or start/stop/status it"
     )
-    serve.add_argument("action", nargs="?", choices=["start", "stop", "status"])
+    serve.add_argument(
+        "action",
+        nargs="?",
+        choices=["start", "stop", "restart", "status"],
+        help="start: in the background; stop: gracefully (running turns are saved); restart: "
+        "stop, then start with the current config.toml; status: whether it runs "
+        "(none: run in the foreground)",
+    )
     serve.add_argument("--port", type=int, help="port on 127.0.0.1 (0 picks a free one)")
 
     _exec_options(
@@ -92,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
             return commands.serve_start(args.port)
         if args.action == "stop":
             return commands.serve_stop()
+        if args.action == "restart":
+            return commands.serve_restart(args.port)
         if args.action == "status":
             return commands.serve_status()
         logging.basicConfig(

@@ -125,6 +125,19 @@ def serve_stop() -> int:
     return 1
 
 
+def serve_restart(port: int | None) -> int:
+    """Stop the daemon (if it runs) and start it again: what a `[server]` change needs."""
+    try:
+        load_config()  # a broken file must not stop a working daemon
+    except ConfigError as exc:
+        _err(f"configuration error: {exc}; the running daemon was left as it is")
+        return 2
+    stopped = serve_stop()
+    if stopped != 0:
+        return stopped
+    return serve_start(port)
+
+
 def serve_status() -> int:
     data_dir = DataDir.resolve()
     info = read_lock(data_dir.lock_path)

@@ -13,6 +13,7 @@ import contextlib
 import logging
 import os
 import secrets
+import signal
 import socket
 from pathlib import Path
 from types import FrameType
@@ -25,6 +26,7 @@ from openvaala_server.api.security import Credentials
 from openvaala_server.api.websocket import ClosingWebSocketProtocol
 from openvaala_server.config import Config
 from openvaala_server.runtime.manager import Runtime
+from openvaala_server.runtime.reload import ConfigWatcher
 from openvaala_server.store.lock import RuntimeLock
 from openvaala_server.store.paths import DataDir, StoreError
 from openvaala_server.store.store import Store
@@ -165,6 +167,7 @@ async def serve(data_dir: DataDir, config: Config, port: int) -> None:
             data_dir.token_path.unlink(missing_ok=True)
             raise
         runtime = Runtime(config, store)
+        watcher = runtime.config_watch = ConfigWatcher(runtime)
         try:
             await runtime.recover_cut_turns()
             app = build_app(runtime, credentials)
@@ -187,7 +190,11 @@ async def serve(data_dir: DataDir, config: Config, port: int) -> None:
             server = _DaemonServer(uv_config, runtime, Limits.from_file_limit())
             lock.set_address(f"127.0.0.1:{actual_port}")
             log.info("OpenVaala serving on http://127.0.0.1:%d (pid %d)", actual_port, os.getpid())
+            watcher.start()
+            reload_now = lambda: asyncio.ensure_future(watcher.check(force=True))  # noqa: E731
+            asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, reload_now)
             await server.serve(sockets=[sock])
+            await watcher.stop()
             await runtime.shutdown()
         finally:
             await store.close()

@@ -69,6 +69,15 @@ class CommandsMixin(App[int]):
             }
         )
 
+    async def show_config(self, status: dict[str, Any]) -> None:
+        """A `config/error` or `config/reloaded` of the daemon (or `initialize`'s `config`)."""
+        message = str(status.get("message") or "")
+        if status.get("state") == "error":
+            await self.local_notice(f"Config error: {message}", error=True)
+            self.notify(f"Config error: {message}", severity="error", timeout=20)
+        else:
+            await self.local_notice(message[:1].upper() + message[1:])
+
     async def show_error(self, exc: Exception) -> None:
         if isinstance(exc, ConnectionLost):
             self.notify(errors.describe(exc), severity="warning")

@@ -185,6 +185,9 @@ class VaalaApp(CommandsMixin, App[int]):
                 await self.local_notice(
                     f"No earlier conversation in {self.cwd}: this is a new one."
                 )
+            config = self.client.server_info.get("config") if self.client else None
+            if isinstance(config, dict) and config.get("state") == "error":
+                await self.show_config(config)  # broken before this client connected
         except (RpcError, ConnectionLost) as exc:
             await self.show_error(exc)
 
@@ -298,6 +301,9 @@ class VaalaApp(CommandsMixin, App[int]):
 
     async def handle_note(self, note: Note) -> None:
         params = note.get("params") or {}
+        if str(note.get("method")).startswith("config/"):  # the whole daemon's, no conversation
+            await self.show_config(params)
+            return
         cid = params.get("conversationId")
         async with self._lock:
             if cid is not None and cid != self.view.conversation_id:

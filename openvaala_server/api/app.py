@@ -41,7 +41,12 @@ def build_app(runtime: Runtime, credentials: Credentials) -> SecurityMiddleware:
     static = web_root()
 
     async def websocket_endpoint(websocket: WebSocket) -> None:
-        await Connection(websocket, dispatcher, runtime.config.server.client_queue_limit).serve()
+        conn = Connection(websocket, dispatcher, runtime.config.server.client_queue_limit)
+        runtime.broadcast.join(conn)  # config/reloaded, config/error (docs/protocol.md)
+        try:
+            await conn.serve()
+        finally:
+            runtime.broadcast.leave(conn)
 
     async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "ok"})

@@ -72,7 +72,10 @@ class Dispatcher:
             raise errors.InvalidParams('"clientInfo" must be an object', param="clientInfo")
         conn.client_info = info
         conn.initialized = True
+        watch = self.runtime.config_watch
         return {
+            # A client that connects after a bad edit learns of it at once (docs/protocol.md).
+            "config": watch.status.to_wire() if watch is not None else None,
             "serverInfo": {"name": "openvaala", "version": __version__},
             "protocolVersion": PROTOCOL_VERSION,
             "capabilities": {

@@ -87,6 +87,11 @@ class McpConnection:
         self._ended = False
         self._stderr: IO[str] | None = None
         self._stderr_text = ""
+        # Calls under way, and set when there are none: a server retired by a config reload is
+        # stopped once its calls have finished.
+        self.calls = 0
+        self.idle = asyncio.Event()
+        self.idle.set()
 
     def _check_alive(self) -> None:
         """Notice a server that ended while idle, so its status says so and the next call restarts
@@ -242,6 +247,8 @@ class McpConnection:
         session = self._session
         assert session is not None
         timeout = self.config.tool_timeout_s
+        self.calls += 1
+        self.idle.clear()
         try:
             return await asyncio.wait_for(session.call_tool(tool, arguments), timeout)
         except TimeoutError:
@@ -256,6 +263,10 @@ class McpConnection:
         except (OSError, EOFError, RuntimeError) as exc:
             log.info("MCP server %s: call failed: %r", name, exc)
             raise self._lost(tool) from None
+        finally:
+            self.calls -= 1
+            if not self.calls:
+                self.idle.set()
 
     def _lost(self, tool: str) -> McpCallError:
         """The connection ended during a call: say so, and restart at the next call."""

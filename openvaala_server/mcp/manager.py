@@ -29,6 +29,29 @@ def servers_named(tools: Iterable[str], configured: Iterable[str]) -> list[str]:
 class McpManager:
     def __init__(self, servers: Mapping[str, McpServerConfig]) -> None:
         self.connections = {name: McpConnection(cfg) for name, cfg in servers.items()}
+        self._retiring: set[asyncio.Task[None]] = set()
+
+    def reconfigure(self, servers: Mapping[str, McpServerConfig]) -> list[str]:
+        """Take a reloaded `[mcp_servers]`: a server whose table is unchanged keeps running; one
+        changed or removed is stopped once its calls under way have finished (a changed one starts
+        again, with its new settings, at the next need). Returns the names restarted or removed."""
+        kept: dict[str, McpConnection] = {}
+        retired: list[McpConnection] = []
+        for name, cfg in servers.items():
+            old = self.connections.get(name)
+            if old is not None and old.config == cfg:
+                kept[name] = old
+                continue
+            kept[name] = McpConnection(cfg)
+            if old is not None:
+                retired.append(old)
+        retired += [conn for name, conn in self.connections.items() if name not in servers]
+        self.connections = kept
+        for conn in retired:
+            task = asyncio.create_task(_retire(conn), name=f"mcp-retire:{conn.config.name}")
+            self._retiring.add(task)
+            task.add_done_callback(self._retiring.discard)
+        return [conn.config.name for conn in retired]
 
     async def tools_for(self, tools: Sequence[str]) -> list[Tool]:
         """The MCP tools an agent's `tools` list asks for, starting the servers it needs."""
@@ -58,6 +81,13 @@ class McpManager:
 
     async def shutdown(self) -> None:
         await asyncio.gather(*(conn.stop() for conn in self.connections.values()))
+        if self._retiring:
+            await asyncio.wait(set(self._retiring), timeout=15)
+
+
+async def _retire(conn: McpConnection) -> None:
+    await conn.idle.wait()  # each call is bounded by its tool_timeout_s
+    await conn.stop()
 
 
 def _offered(conn: McpConnection) -> tuple[McpToolInfo, ...]:

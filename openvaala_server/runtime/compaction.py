@@ -45,10 +45,11 @@ async def compact(
     """Summarize the older part of `session`'s context. Returns the summary item, or None when
     the history is too short to have an older part."""
     runtime = conv.runtime
-    model = runtime.model_config(session.model)
-    agent = runtime.config.agents.get(session.agent)
+    config = runtime.config_for(session)  # a running turn's, if one runs
+    model = runtime.model_config(session.model, config)
+    agent = config.agents.get(session.agent)
     compact_name = (agent.compact_model if agent else None) or session.model
-    compact_model = runtime.model_config(compact_name)
+    compact_model = runtime.model_config(compact_name, config)
     current = context_items(session.items)
     earlier = current[:1] if current and current[0].get("type") == r.SUMMARY else []
     body = current[len(earlier) :]
@@ -108,8 +109,9 @@ async def _summarize(
     conv: LiveConversation, session: LiveSession, model_name: str, request: ModelRequest
 ) -> str:
     runtime = conv.runtime
-    policy = RetryPolicy.from_config(runtime.config.retry)
-    provider = runtime.provider(model_name)
+    config = runtime.config_for(session)
+    policy = RetryPolicy.from_config(config.retry)
+    provider = runtime.provider(model_name, config)
     attempt = 0
     while True:
         attempt += 1

@@ -174,7 +174,7 @@ class LiveConversation:
             return None
 
     def instructions_for(self, session: LiveSession) -> str:
-        agent = self.runtime.config.agents.get(session.agent)
+        agent = self.runtime.config_for(session).agents.get(session.agent)
         parts = [agent.instructions if agent else ""]
         parts.append(f"Working directory: {self.cwd}")
         if session.agents_md is None:

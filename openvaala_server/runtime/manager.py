@@ -32,6 +32,7 @@ from openvaala_server.models.base import Provider
 from openvaala_server.models.registry import make_provider
 from openvaala_server.runtime import history
 from openvaala_server.runtime import images as runtime_images
+from openvaala_server.runtime.broadcast import Broadcast
 from openvaala_server.runtime.compaction import compact
 from openvaala_server.runtime.conversation import (
     SNAPSHOT_PAGE,
@@ -48,6 +49,7 @@ from openvaala_server.tools.plan import UPDATE_PLAN_TOOL, UpdatePlanTool
 from openvaala_server.tools.registry import tools_for as builtin_tools
 
 if TYPE_CHECKING:
+    from openvaala_server.runtime.reload import ConfigWatcher
     from openvaala_server.store.store import Store
     from openvaala_server.tools.base import Tool
 
@@ -61,7 +63,8 @@ class Runtime:
         self.config = config
         self.store = store
         self.conversations: dict[str, LiveConversation] = {}
-        self._providers: dict[str, Provider] = {}
+        # By model name, with the configuration each was made from (a reload may change it).
+        self._providers: dict[str, tuple[ModelConfig, Provider]] = {}
         self._open_locks: dict[str, asyncio.Lock] = {}
         self._persist_locks: dict[str, asyncio.Lock] = {}
         # Which conversation and session a waiting input belongs to, for input/* by id.
@@ -70,6 +73,9 @@ class Runtime:
         self.subagents = SubagentService(self)
         # MCP servers, started when a turn of an agent naming them first needs them, shared.
         self.mcp = McpManager(config.mcp_servers)
+        # Daemon-wide notifications (config/reloaded, config/error), and the config file's state.
+        self.broadcast = Broadcast()
+        self.config_watch: ConfigWatcher | None = None
 
     # -- services used by the loop -------------------------------------------------------
 
@@ -93,35 +99,48 @@ class Runtime:
                 raise errors.StorageFailed(f"storage failed: {exc}") from None
             raise
 
-    def model_config(self, name: str) -> ModelConfig:
-        model = self.config.models.get(name)
+    def config_for(self, session: LiveSession) -> Config:
+        """The configuration `session` runs with: its running turn's, else the current one."""
+        turn = session.turn
+        return turn.config if turn is not None and turn.config is not None else self.config
+
+    def model_config(self, name: str, config: Config | None = None) -> ModelConfig:
+        config = config or self.config
+        model = config.models.get(name)
         if model is None:
             raise errors.ModelMissing(
                 f"model {name!r} is not configured on this machine; choose another with "
-                f"conversation/setModel (available: {', '.join(self.config.models)})",
+                f"conversation/setModel (available: {', '.join(config.models)})",
                 model=name,
-                available=list(self.config.models),
+                available=list(config.models),
             )
         return model
 
-    def require_agent(self, name: str) -> None:
+    def require_agent(self, name: str, config: Config | None = None) -> None:
         """An agent the conversation names but this machine lacks (after a move or a config
         edit) is refused like a missing model: running it would mean no prompt and no tools."""
-        if name not in self.config.agents:
+        config = config or self.config
+        if name not in config.agents:
             raise errors.AgentMissing(
                 f"agent {name!r} is not configured on this machine; choose another with "
-                f"conversation/setAgent (available: {', '.join(self.config.agents)})",
+                f"conversation/setAgent (available: {', '.join(config.agents)})",
                 agent=name,
-                available=list(self.config.agents),
+                available=list(config.agents),
             )
 
-    def provider(self, name: str) -> Provider:
-        if name not in self._providers:
-            self._providers[name] = make_provider(self.model_config(name))
-        return self._providers[name]
+    def provider(self, name: str, config: Config | None = None) -> Provider:
+        """The provider of model `name` as `config` (default: the current one) defines it."""
+        model = self.model_config(name, config)
+        cached = self._providers.get(name)
+        if cached is not None and cached[0] == model:
+            return cached[1]
+        provider = make_provider(model)
+        if model == self.config.models.get(name):  # a running turn's older model: not kept
+            self._providers[name] = (model, provider)
+        return provider
 
     def tools_for(self, conv: LiveConversation, session: LiveSession) -> dict[str, Tool]:
-        agent = self.config.agents.get(session.agent)
+        agent = self.config_for(session).agents.get(session.agent)
         names = agent.tools if agent else ()
         tools = {t.spec.name: t for t in builtin_tools(names)}
         if UPDATE_PLAN_TOOL in names:  # bound to the session whose plan it replaces
@@ -132,7 +151,7 @@ class Runtime:
         return tools
 
     def permissions_for(self, session: LiveSession) -> Permissions:
-        agent = self.config.agents.get(session.agent)
+        agent = self.config_for(session).agents.get(session.agent)
         return agent.permissions if agent else Permissions()
 
     def confinement_for(self, session: LiveSession) -> Confinement:
@@ -618,7 +637,7 @@ class Runtime:
     def start_turn(
         self, conv: LiveConversation, session: LiveSession, inputs: list[Input]
     ) -> LiveTurn:
-        turn = LiveTurn(new_id())
+        turn = LiveTurn(new_id(), config=self.config)
         session.turn = turn
         runner = TurnRunner(conv, session, turn)
         turn.task = asyncio.create_task(runner.run(inputs), name=f"turn-{turn.turn_id}")

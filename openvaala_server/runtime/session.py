@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from openvaala_server.domain.inbox import Inbox
 from openvaala_server.domain.records import Item
 from openvaala_server.domain.usage import UsageTracker
+
+if TYPE_CHECKING:
+    from openvaala_server.config import Config
 
 
 @dataclass
@@ -26,6 +29,8 @@ class LiveTurn:
     announced: asyncio.Event = field(default_factory=asyncio.Event)
     # Approvals this turn waits for (its session's status is then "awaiting_approval").
     awaiting_approval: int = 0
+    # The configuration when the turn started: a reload meanwhile applies from the next turn.
+    config: Config | None = None
 
 
 @dataclass

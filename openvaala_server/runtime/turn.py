@@ -70,6 +70,8 @@ class TurnRunner:
         self.session = session
         self.turn = turn
         self.runtime = conv.runtime
+        # What the turn started with: a config reload meanwhile applies from the next turn.
+        self.config = turn.config or self.runtime.config
         self.sid = session.session_id
         # Inputs taken for this turn but not yet on disk: if saving them fails, they go back to
         # the waiting list instead of being lost.
@@ -225,8 +227,8 @@ class TurnRunner:
     # -- model calls ---------------------------------------------------------------------
 
     def _request(self) -> ModelRequest:
-        self.runtime.require_agent(self.session.agent)  # e.g. queued before a config reload
-        model = self.runtime.model_config(self.session.model)
+        self.runtime.require_agent(self.session.agent, self.config)  # e.g. removed meanwhile
+        model = self.runtime.model_config(self.session.model, self.config)
         return ModelRequest(
             model=model,
             instructions=self.conv.instructions_for(self.session),
@@ -236,10 +238,10 @@ class TurnRunner:
 
     async def _call_model(self) -> list[r.Item]:
         """One model call, retried on temporary errors. Returns the tool calls it asked for."""
-        policy = RetryPolicy.from_config(self.runtime.config.retry)
-        provider = self.runtime.provider(self.session.model)
+        policy = RetryPolicy.from_config(self.config.retry)
+        provider = self.runtime.provider(self.session.model, self.config)
         await self._compact_if_needed()
-        agent = self.runtime.config.agents.get(self.session.agent)
+        agent = self.config.agents.get(self.session.agent)
         if agent is not None:  # bounded by each server's startup_timeout_s
             await self.runtime.mcp.start(agent.tools)
         request = await with_images(self.conv, self._request())
@@ -382,7 +384,7 @@ class TurnRunner:
     async def _run_tool(self, call: r.Item) -> None:
         tools = self.runtime.tools_for(self.conv, self.session)
         tool: Tool | None = tools.get(call["name"])
-        limit = self.runtime.config.server.tool_output_limit
+        limit = self.config.server.tool_output_limit
         confinement = self.runtime.confinement_for(self.session)
         outcome: ToolResult | None = None
         if tool is None:

@@ -1,0 +1,135 @@
+"""Reloading `config.toml` while the daemon runs (docs/configuration.md, "Changing the file").
+
+The watcher looks at the file's size, change time and inode twice a second (a stat: nothing to
+install, and it sees an editor's save-by-rename as well as an in-place write), and on SIGHUP.
+A file that loads replaces the configuration: new conversations, turns and MCP starts use it, while
+a turn already running keeps the one it started with (`LiveTurn.config`). A file that does not load
+changes nothing: the daemon keeps its last good configuration and every client is told what is
+wrong (`config/error`), and told again when a fixed file loads (`config/reloaded`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from openvaala_server.config import Config, ConfigError, config_path, load_config
+
+if TYPE_CHECKING:
+    from openvaala_server.runtime.manager import Runtime
+
+log = logging.getLogger(__name__)
+
+POLL_S = 0.5
+# What changes with a reload, in the order a message lists them. `[server]` settings are read at
+# start (the port, frame and queue limits): a change there needs `openvaala serve restart`.
+SECTIONS = ("default_agent", "models", "agents", "mcp_servers", "retry", "subagents", "server")
+RESTART_SECTIONS = ("server",)
+
+Signature = tuple[int, int, int] | None  # (size, mtime_ns, inode) of the file, None: no file
+
+
+@dataclass(frozen=True)
+class ConfigStatus:
+    """What `initialize` tells a client that connects later, and the notifications carry."""
+
+    path: str
+    state: Literal["ok", "error"]
+    message: str
+    key: str | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        wire: dict[str, Any] = {"path": self.path, "state": self.state, "message": self.message}
+        if self.key is not None:
+            wire["key"] = self.key
+        return wire
+
+
+def changed_sections(old: Config, new: Config) -> list[str]:
+    return [name for name in SECTIONS if getattr(old, name) != getattr(new, name)]
+
+
+def _signature(path: str) -> Signature:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+class ConfigWatcher:
+    def __init__(self, runtime: Runtime, poll_s: float = POLL_S) -> None:
+        self.runtime = runtime
+        self.path = str(runtime.config.path or config_path())
+        self.poll_s = poll_s
+        self.status = ConfigStatus(self.path, "ok", "loaded at start")
+        self._seen: Signature = _signature(self.path)
+        self._task: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._watch(), name="config-watch")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(self.poll_s)
+            try:
+                await self.check()
+            except Exception:  # the watcher must outlive any surprise
+                log.exception("checking %s failed", self.path)
+
+    async def check(self, *, force: bool = False) -> None:
+        """Reload when the file changed since last seen (or always, with `force`)."""
+        async with self._lock:
+            seen = await asyncio.to_thread(_signature, self.path)
+            if seen == self._seen and not force:
+                return
+            self._seen = seen
+            try:
+                config = await asyncio.to_thread(load_config)
+            except ConfigError as exc:
+                self.status = ConfigStatus(
+                    self.path,
+                    "error",
+                    f"{exc} — the daemon keeps its last good configuration",
+                    key=exc.key,
+                )
+                log.warning("config not reloaded: %s", exc)
+                self.runtime.broadcast.publish("config/error", self.status.to_wire())
+                return
+            self._apply(config)
+
+    def _apply(self, config: Config) -> None:
+        old = self.runtime.config
+        changed = changed_sections(old, config)
+        was_error = self.status.state == "error"
+        if not changed and not was_error:
+            return  # saved without a change (or only comments)
+        self.runtime.config = config
+        restarted = self.runtime.mcp.reconfigure(config.mcp_servers)
+        restart = [name for name in changed if name in RESTART_SECTIONS]
+        words = ", ".join(changed) if changed else "nothing"
+        message = f"reloaded {self.path}: {words} changed"
+        if restart:
+            message += f" ([{', '.join(restart)}] applies after `openvaala serve restart`)"
+        self.status = ConfigStatus(self.path, "ok", message)
+        log.info("%s", message)
+        self.runtime.broadcast.publish(
+            "config/reloaded",
+            {
+                **self.status.to_wire(),
+                "changed": changed,
+                "restartNeeded": restart,
+                "mcpRestarted": restarted,
+            },
+        )
