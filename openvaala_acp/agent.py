@@ -332,6 +332,8 @@ def _check_id(session_id: str) -> None:
 
 def _stop_reason(ended: dict[str, Any]) -> Any:
     status = ended.get("status")
+    if status == "interrupted" and ended.get("interruptedBy") == "shutdown":
+        raise daemon_lost()  # not the user's doing: say so rather than "cancelled"
     if status == "interrupted":
         return "cancelled"
     if status == "failed":

@@ -22,6 +22,9 @@ class LiveTurn:
     in_progress: dict[str, Item] = field(default_factory=dict)
     # Why the turn is being stopped: "user" | "jump" | "shutdown" (None while it runs on).
     stop_reason: str | None = None
+    # Why the provider ended the turn's last model call ("stop", "max_tokens",
+    # "content_filter", ...): `turn/ended.modelStop`, which editors map to their stop reasons.
+    model_stop: str | None = None
     # Set by the task's first step: a task cancelled before that would never run its cleanup.
     started: bool = False
     # Set once `turn/started` is out (after its record is durable), or once the turn is over

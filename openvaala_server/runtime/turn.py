@@ -199,6 +199,10 @@ class TurnRunner:
         }
         if error:
             ended["error"] = error
+        if status == "completed" and self.turn.model_stop:
+            ended["modelStop"] = self.turn.model_stop
+        if status == "interrupted" and self.turn.stop_reason:
+            ended["interruptedBy"] = self.turn.stop_reason
         self.conv.hub.publish("turn/ended", ended)
         self.conv.publish_session(self.session)
         if self.session.session_id == self.conv.root_session_id:
@@ -369,7 +373,7 @@ class TurnRunner:
             self.session.usage.report(event.input_tokens, event.output_tokens, r.utc_now())
             self.conv.publish_usage(self.session)
         elif isinstance(event, StreamEnded):
-            pass
+            self.turn.model_stop = event.stop_reason
 
     def _discard(self, state: _Attempt) -> None:
         """Withdraw what a failed attempt streamed, so no client shows it twice."""

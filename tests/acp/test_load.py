@@ -1,0 +1,92 @@
+"""session/load replays a conversation's history; session/list is the daemon's conversation
+list; a daemon restart under a live session."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import RequestError, text_block
+from acp.schema import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    ToolCallProgress,
+    ToolCallStart,
+    UserMessageChunk,
+)
+
+from tests.acp.harness import PACED_CONFIG, acp_agent
+from tests.support.daemon import Daemon
+
+
+async def _converse(daemon: Daemon, *texts: str) -> str:
+    """A conversation made by another client, each text a finished turn."""
+    ws = await daemon.client("ws")
+    try:
+        cid = (await ws.request("conversation/create", {"cwd": str(daemon.workdir)}))[
+            "conversation"
+        ]["conversationId"]
+        await ws.subscribe(cid)
+        for text in texts:
+            await ws.request("input/send", {"conversationId": cid, "text": text})
+            while (await ws.next_notification(10))["method"] != "turn/ended":
+                pass
+        return str(cid)
+    finally:
+        await ws.close()
+
+
+async def test_load_replays_history_and_list_finds_it(daemon: Daemon, tmp_path: Path) -> None:
+    cid = await _converse(daemon, "run: echo hi", "think: about it")
+    async with acp_agent(daemon, tmp_path) as (conn, rec):
+        listed = await conn.list_sessions(cwd=str(daemon.workdir))
+        assert [s.session_id for s in listed.sessions] == [cid]
+        assert listed.sessions[0].title == "run: echo hi"
+
+        await conn.load_session(cwd=str(daemon.workdir), session_id=cid, mcp_servers=[])
+        kinds = [type(u) for u in rec.of(cid)]
+        # The history arrives before the answer, in order.
+        shown = [k for k in kinds if k is not type(rec.of(cid)[-1]) or k is AgentMessageChunk]
+        assert shown[:6] == [
+            UserMessageChunk,
+            ToolCallStart,
+            ToolCallProgress,
+            AgentMessageChunk,
+            UserMessageChunk,
+            AgentThoughtChunk,
+        ]
+        assert rec.user_texts(cid) == ["run: echo hi", "think: about it"]
+        assert "The user asked me to think about: about it" in rec.thoughts(cid)
+        done = rec.of(cid, ToolCallProgress)[0]
+        assert done.status == "completed" and "hi" in done.content[-1].content.text
+
+        # The loaded session goes on like a new one.
+        response = await conn.prompt(session_id=cid, prompt=[text_block("and now")])
+        assert response.stop_reason == "end_turn"
+        assert "You said: “and now”" in rec.text(cid)
+
+        with pytest.raises(RequestError):
+            await conn.load_session(cwd=str(daemon.workdir), session_id="nope", mcp_servers=[])
+
+
+async def test_daemon_restart_under_a_live_session(daemon_factory: Any, tmp_path: Path) -> None:
+    daemon: Daemon = daemon_factory(PACED_CONFIG)
+    async with acp_agent(daemon, tmp_path) as (conn, rec):
+        sid = (await conn.new_session(cwd=str(daemon.workdir), mcp_servers=[])).session_id
+        assert (await conn.prompt(session_id=sid, prompt=[text_block("one")])).stop_reason
+        # A turn cut by the daemon stopping answers with a clear error, not a hang.
+        task = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text_block("two")]))
+        await rec.until(lambda: "You said: “two”" in rec.text(sid))
+        await asyncio.to_thread(daemon.stop)
+        with pytest.raises(RequestError) as lost:
+            await asyncio.wait_for(task, 15)
+        assert lost.value.data["kind"] == "daemon_lost"
+        assert "daemon stopped" in str(lost.value)
+        # The daemon comes back (here started by hand; with none, `openvaala acp` starts one):
+        # the same session goes on, without a new session/load.
+        await asyncio.to_thread(daemon.start)
+        response = await conn.prompt(session_id=sid, prompt=[text_block("three")])
+        assert response.stop_reason == "end_turn"
+        await rec.until(lambda: "You said: “three”" in rec.text(sid))

@@ -1,0 +1,92 @@
+"""Approvals as session/request_permission: answered from the editor, or from a websocket client
+first (the first answer wins either way, docs/protocol.md "Approvals")."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from acp import text_block
+from acp.schema import AllowedOutcome, RequestPermissionResponse
+
+from tests.acp.harness import ASKING_CONFIG, acp_agent
+from tests.support.daemon import Daemon
+
+
+async def test_permission_answered_in_the_editor(daemon_factory: Any, tmp_path: Path) -> None:
+    daemon: Daemon = daemon_factory(ASKING_CONFIG)
+    ws = await daemon.client("ws")
+    try:
+        async with acp_agent(daemon, tmp_path) as (conn, rec):
+            sid = (await conn.new_session(cwd=str(daemon.workdir), mcp_servers=[])).session_id
+            await ws.subscribe(sid)
+            task = asyncio.create_task(
+                conn.prompt(session_id=sid, prompt=[text_block("run: echo asked")])
+            )
+            await rec.until(lambda: rec.questions)
+            session_id, tool_call, answer = rec.questions[0]
+            assert session_id == sid
+            # The question is about the call the editor already shows.
+            call = rec.tool_calls(sid)[0]
+            assert tool_call.tool_call_id == call.tool_call_id
+            assert tool_call.title == "echo asked"
+            answer.set_result(
+                RequestPermissionResponse(
+                    outcome=AllowedOutcome(outcome="selected", option_id="allow_conversation")
+                )
+            )
+            assert (await asyncio.wait_for(task, 15)).stop_reason == "end_turn"
+            final = rec.tool_updates(sid, call.tool_call_id)[-1]
+            assert final.status == "completed" and "asked" in final.content[-1].content.text
+
+            resolved = None
+            while resolved is None:
+                note = await ws.next_notification(10)
+                if note["method"] == "approval/resolved":
+                    resolved = note["params"]
+            assert resolved["decision"] == "allow_conversation"
+
+            # "For this conversation" was remembered: the same command runs without asking.
+            await conn.prompt(session_id=sid, prompt=[text_block("run: echo asked")])
+            assert len(rec.questions) == 1
+    finally:
+        await ws.close()
+
+
+async def test_permission_answered_from_a_websocket_client(
+    daemon_factory: Any, tmp_path: Path
+) -> None:
+    daemon: Daemon = daemon_factory(ASKING_CONFIG)
+    ws = await daemon.client("ws")
+    try:
+        async with acp_agent(daemon, tmp_path) as (conn, rec):
+            sid = (await conn.new_session(cwd=str(daemon.workdir), mcp_servers=[])).session_id
+            await ws.subscribe(sid)
+            task = asyncio.create_task(
+                conn.prompt(session_id=sid, prompt=[text_block("run: echo elsewhere")])
+            )
+            await rec.until(lambda: rec.questions)
+            requested = None
+            while requested is None:
+                note = await ws.next_notification(10)
+                if note["method"] == "approval/requested":
+                    requested = note["params"]
+            await ws.respond_approval(sid, requested["approvalId"], "deny", "not now")
+            assert (await asyncio.wait_for(task, 15)).stop_reason == "end_turn"
+            call = rec.tool_calls(sid)[0]
+            final = rec.tool_updates(sid, call.tool_call_id)[-1]
+            assert final.status == "failed"
+            assert "not now" in final.content[-1].content.text
+            # A late answer from the editor changes nothing: the first answer won.
+            _sid, _call, answer = rec.questions[0]
+            answer.set_result(
+                RequestPermissionResponse(
+                    outcome=AllowedOutcome(outcome="selected", option_id="allow")
+                )
+            )
+            snap = (await ws.subscribe(sid))["snapshot"]
+            results = [i for i in snap["sessions"][0]["items"] if i["type"] == "tool_result"]
+            assert len(results) == 1 and results[0]["isError"] is True
+    finally:
+        await ws.close()

@@ -1,0 +1,71 @@
+"""Cancelling a turn, and live sync both ways between an ACP session and a websocket client."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from acp import text_block
+from acp.schema import AgentMessageChunk
+
+from tests.acp.harness import PACED_CONFIG, acp_agent
+from tests.support.daemon import Daemon
+
+
+async def test_cancel_mid_turn_keeps_the_partial_text(daemon_factory: Any, tmp_path: Path) -> None:
+    daemon: Daemon = daemon_factory(PACED_CONFIG)
+    async with acp_agent(daemon, tmp_path) as (conn, rec):
+        sid = (await conn.new_session(cwd=str(daemon.workdir), mcp_servers=[])).session_id
+        prompt = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text_block("hello")]))
+        await rec.until(lambda: len(rec.of(sid, AgentMessageChunk)) >= 3)
+        await conn.cancel(session_id=sid)
+        response = await asyncio.wait_for(prompt, 15)
+        assert response.stop_reason == "cancelled"
+        partial = rec.text(sid)
+        assert partial.startswith("You said:")
+
+    client = await daemon.client()
+    try:
+        snap = (await client.subscribe(sid))["snapshot"]
+        items = snap["sessions"][0]["items"]
+        message = next(i for i in items if i["type"] == "agent_message")
+        assert message["status"] == "interrupted"
+        # What the editor showed is what the daemon kept: nothing lost, nothing invented.
+        assert message["text"].startswith(partial.strip()[:20])
+        assert (
+            len(message["text"])
+            < len(
+                "You said: “hello”. I am OpenVaala's offline demo model, so I can only echo and run"
+            )
+            + 200
+        )
+    finally:
+        await client.close()
+
+
+async def test_live_sync_both_ways(daemon: Daemon, tmp_path: Path) -> None:
+    ws = await daemon.client("ws")
+    try:
+        async with acp_agent(daemon, tmp_path) as (conn, rec):
+            sid = (await conn.new_session(cwd=str(daemon.workdir), mcp_servers=[])).session_id
+            await ws.subscribe(sid)
+
+            # ACP → websocket: the editor's prompt and its answer reach the other client live.
+            await conn.prompt(session_id=sid, prompt=[text_block("from the editor")])
+            seen: list[dict[str, Any]] = []
+            while not any(n["method"] == "turn/ended" for n in seen):
+                seen.append(await ws.next_notification(10))
+            items = [n["params"]["item"] for n in seen if n["method"] == "item/completed"]
+            assert [i["text"] for i in items if i["type"] == "user_message"] == ["from the editor"]
+            assert any(i["type"] == "agent_message" for i in items)
+
+            # websocket → ACP: a turn started elsewhere streams into the editor's session.
+            await ws.request(
+                "input/send", {"conversationId": sid, "text": "from the terminal", "mode": "queue"}
+            )
+            await rec.until(lambda: "from the terminal" in rec.user_texts(sid))
+            await rec.until(lambda: "You said: “from the terminal”" in rec.text(sid))
+            assert rec.user_texts(sid) == ["from the terminal"]  # its own prompt is not echoed
+    finally:
+        await ws.close()
