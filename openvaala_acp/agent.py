@@ -279,7 +279,7 @@ class OpenVaalaAgent:
         link, turns = self.link, self.link.turns
         params: dict[str, Any] = {
             "conversationId": stream.conversation_id,
-            "text": message.text or "(image)",
+            "text": message.text,
             "mode": "queue",
         }
         if message.images:

@@ -29,11 +29,12 @@ Block = (
 )
 
 
-class Image(TypedDict):
-    """An image as `input/send` takes it (docs/protocol.md)."""
+class Image(TypedDict, total=False):
+    """An image as `input/send` takes it (docs/protocol.md, "Images")."""
 
-    mimeType: str
-    data: str  # base64
+    data: str  # standard base64
+    mediaType: str
+    name: str
 
 
 @dataclass
@@ -58,7 +59,10 @@ def from_blocks(blocks: list[Block]) -> PromptInput:
         if isinstance(block, TextContentBlock):
             parts.append(block.text)
         elif isinstance(block, ImageContentBlock):
-            result.images.append({"mimeType": block.mime_type, "data": block.data})
+            image: Image = {"data": block.data, "mediaType": block.mime_type}
+            if block.uri:
+                image["name"] = _shown(block.uri).rsplit("/", 1)[-1][:255]
+            result.images.append(image)
         elif isinstance(block, ResourceContentBlock):
             parts.append(f"[{block.name}]({_shown(block.uri)})")
         elif isinstance(block, EmbeddedResourceContentBlock):
@@ -70,7 +74,8 @@ def from_blocks(blocks: list[Block]) -> PromptInput:
             elif isinstance(resource, BlobResourceContents):
                 mime = resource.mime_type or ""
                 if mime.startswith("image/"):
-                    result.images.append({"mimeType": mime, "data": resource.blob})
+                    name = _shown(resource.uri).rsplit("/", 1)[-1][:255]
+                    result.images.append({"data": resource.blob, "mediaType": mime, "name": name})
                 else:
                     parts.append(f"[{_shown(resource.uri)} ({mime or 'binary'}, not included)]")
         else:

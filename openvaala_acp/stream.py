@@ -187,7 +187,7 @@ class SessionStream:
             if text in self.own_texts:
                 self.own_texts.remove(text)
                 return []
-            return [UserMessageChunk(session_update="user_message_chunk", content=_text(text))]
+            return [self._user(item)]
         if kind in ("agent_message", "reasoning"):
             return [] if streamed or not item.get("text") else self.replay([item])
         if kind == "tool_call":
@@ -203,6 +203,20 @@ class SessionStream:
         return []
 
     # -- pieces --------------------------------------------------------------------------
+
+    def _user(self, item: Item) -> UserMessageChunk:
+        # Images are named, not resent: their bytes stay on the daemon (`/attachments`).
+        names = [
+            f"[image: {ref.get('name') or ref.get('mediaType')}]"
+            for ref in item.get("images") or []
+            if isinstance(ref, dict)
+        ]
+        text = " ".join([str(item.get("text") or ""), *names]).strip()
+        return UserMessageChunk(
+            session_update="user_message_chunk",
+            content=_text(text),
+            message_id=str(item.get("itemId")),
+        )
 
     def _chunk(self, kind: str, text: str, item_id: str) -> AgentMessageChunk | AgentThoughtChunk:
         if kind == "reasoning":
@@ -293,11 +307,7 @@ class SessionStream:
             kind, item_id = str(item.get("type")), str(item.get("itemId"))
             text = str(item.get("text") or "")
             if kind == "user_message" and item.get("origin", "user") == "user":
-                updates.append(
-                    UserMessageChunk(
-                        session_update="user_message_chunk", content=_text(text), message_id=item_id
-                    )
-                )
+                updates.append(self._user(item))
             elif kind in ("agent_message", "reasoning") and text:
                 updates.append(self._chunk(kind, text, item_id))
             elif kind == "tool_call":

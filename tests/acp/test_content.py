@@ -7,11 +7,18 @@ import json
 from pathlib import Path
 from typing import Any
 
-from acp import embedded_text_resource, resource_block, resource_link_block, text_block
+from acp import (
+    embedded_text_resource,
+    image_block,
+    resource_block,
+    resource_link_block,
+    text_block,
+)
 
 from tests.acp.harness import acp_agent
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
+from tests.support.daemon import Daemon
 
 
 def _config(fake: FakeProvider) -> str:
@@ -61,3 +68,29 @@ async def test_embedded_context_and_links_reach_the_model(
     assert "line one\\nline two" in sent
     assert f"<context file='{notes}'>" in sent
     assert f"[main.py]({daemon.workdir}/main.py)" in sent
+
+
+DOT_PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAAC0lEQVR42mNgYAAAAAMAAWgmWQ0AAAAASUVORK5CYII="
+)
+
+
+async def test_images_in_a_prompt(daemon: Daemon, tmp_path: Path) -> None:
+    async with acp_agent(daemon, tmp_path) as (conn, rec):
+        sid = (await conn.new_session(cwd=str(daemon.workdir), mcp_servers=[])).session_id
+        response = await conn.prompt(
+            session_id=sid,
+            prompt=[text_block("what is this?"), image_block(DOT_PNG, "image/png")],
+        )
+        assert response.stop_reason == "end_turn"
+        # The demo model (vision) says what reached it: the image's kind, size, and its data.
+        assert "I received 1 image(s): image/png of 68 bytes." in rec.text(sid)
+
+        # An image alone is a message too.
+        await conn.prompt(session_id=sid, prompt=[image_block(DOT_PNG, "image/png")])
+        assert rec.text(sid).count("I received 1 image(s)") == 2
+
+    # A session loaded elsewhere names the images of the history.
+    async with acp_agent(daemon, tmp_path) as (conn, rec):
+        await conn.load_session(cwd=str(daemon.workdir), session_id=sid, mcp_servers=[])
+        assert rec.user_texts(sid)[0] == "what is this? [image: image/png]"
