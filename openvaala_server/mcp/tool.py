@@ -27,6 +27,8 @@ from mcp.types import (
 )
 from mcp.types import Tool as McpToolInfo
 
+from openvaala_server.domain import images
+from openvaala_server.domain.images import Image
 from openvaala_server.domain.permissions import Access
 from openvaala_server.mcp.connection import McpCallError, McpConnection
 from openvaala_server.models.base import ToolSpec
@@ -111,8 +113,22 @@ class McpTool:
         text, images = render_result(result)
         output, truncated = truncate_output(text, ctx.output_limit)
         return McpToolResult(
-            output=output, is_error=result.is_error, truncated=truncated, images=images
+            output=output,
+            is_error=result.is_error,
+            truncated=truncated,
+            images=images,
+            attachments=tuple(filter(None, map(as_attachment, images))),
         )
+
+
+def as_attachment(image: McpImage) -> Image | None:
+    """The image as a conversation attachment, or None if it is not one we accept (too big, not
+    PNG/JPEG/GIF/WebP by content): its placeholder in the text still says it came back."""
+    try:
+        what = "an image of the tool's result"
+        return images.check(images.decode(image.data, what=what), what=what)
+    except images.ImageError:
+        return None
 
 
 def render_result(result: CallToolResult) -> tuple[str, tuple[McpImage, ...]]:

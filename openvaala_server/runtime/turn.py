@@ -33,6 +33,7 @@ from openvaala_server.models.retry import RetryPolicy
 from openvaala_server.runtime.approvals import approve
 from openvaala_server.runtime.compaction import compact
 from openvaala_server.runtime.conversation import LiveConversation, new_item
+from openvaala_server.runtime.images import store as store_images
 from openvaala_server.runtime.images import with_images
 from openvaala_server.runtime.session import LiveSession, LiveTurn
 from openvaala_server.tools.base import ToolContext, ToolResult, truncate_output
@@ -441,6 +442,9 @@ class TurnRunner:
             result["truncated"] = True
         if outcome.changes:
             result["changes"] = list(outcome.changes)
+        if outcome.attachments:  # on disk before the result that refers to them
+            refs = await store_images(self.runtime, self.conv.conversation_id, outcome.attachments)
+            result["images"] = refs
         await self.conv.persist_items(self.session, [result])
 
     def _start_result(self, call: r.Item) -> r.Item:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from openvaala_server.domain.diffs import FileDiff
+from openvaala_server.domain.images import Image
 from openvaala_server.domain.permissions import Access, Confinement
 from openvaala_server.models.base import ToolSpec
 
@@ -36,6 +37,9 @@ class ToolResult:
     truncated: bool = False
     # The files the call changed, for clients to render (the result's `changes`).
     changes: tuple[FileDiff, ...] = ()
+    # Images the call returned (read_file on an image, an MCP tool's image content): stored in
+    # the conversation's attachments and referred to by the result's `images` (docs/storage.md).
+    attachments: tuple[Image, ...] = ()
 
 
 class Tool(Protocol):

@@ -22,6 +22,7 @@ from itertools import islice
 from pathlib import Path
 from typing import IO, Any
 
+from openvaala_server.domain import images
 from openvaala_server.domain.diffs import FileDiff, file_diff
 from openvaala_server.domain.permissions import Access, Confinement
 from openvaala_server.models.base import ToolSpec
@@ -122,7 +123,7 @@ def _access(verb: str, arguments: dict[str, Any], cwd: Path, *, writes: bool) ->
 
 
 async def _run_in_thread(
-    work: Callable[[], str | tuple[str, FileDiff]], ctx: ToolContext
+    work: Callable[[], str | tuple[str, FileDiff] | ToolResult], ctx: ToolContext
 ) -> ToolResult:
     """Run blocking file work; turn the model's mistakes and OS errors into error results.
 
@@ -136,6 +137,8 @@ async def _run_in_thread(
         detail = exc.strerror or str(exc)
         where = f": {exc.filename}" if exc.filename else ""
         return ToolResult(f"{detail}{where}", is_error=True)
+    if isinstance(done, ToolResult):
+        return done
     if isinstance(done, tuple):
         done, change = done
         changes = (change,)
@@ -225,7 +228,7 @@ _READ_SPEC = ToolSpec(
     description=(
         "Read a text file. Lines come numbered like `cat -n`. Reads up to "
         f"{DEFAULT_READ_LINES} lines by default; use offset and limit for other parts of long "
-        "files."
+        "files. A PNG, JPEG, GIF or WebP image is returned as the image itself."
     ),
     parameters=_object_schema(
         {
@@ -258,14 +261,17 @@ class ReadFileTool:
         return await _run_in_thread(lambda: _read_file(arguments, ctx), ctx)
 
 
-def _read_file(arguments: dict[str, Any], ctx: ToolContext) -> str:
+def _read_file(arguments: dict[str, Any], ctx: ToolContext) -> str | ToolResult:
     path = path_arg(arguments, ctx)
     offset = int_arg(arguments, "offset", default=1, minimum=1)
     limit = int_arg(arguments, "limit", default=DEFAULT_READ_LINES, minimum=1)
     real = guard.check_read(path, ctx.confinement)
     _check_regular_file(path, real)
     with os.fdopen(guard.open_for_reading(real, ctx.confinement), "rb") as raw:
-        if _looks_binary(raw.read(_BINARY_SNIFF_BYTES)):
+        head = raw.read(_BINARY_SNIFF_BYTES)
+        if images.sniff(head) is not None:
+            return _read_image(path, head + raw.read(images.MAX_IMAGE_BYTES + 1 - len(head)))
+        if _looks_binary(head):
             size = os.fstat(raw.fileno()).st_size
             raise ToolFailure(f"{path} looks like a binary file ({size} bytes); not shown.")
         raw.seek(0)
@@ -283,6 +289,17 @@ def _read_file(arguments: dict[str, Any], ctx: ToolContext) -> str:
     if last < total:
         lines.append(f"[… lines {last + 1}-{total} not shown; pass offset={last + 1} to read on …]")
     return "\n".join(lines)
+
+
+def _read_image(path: Path, data: bytes) -> ToolResult:
+    """An image file: its bytes go to the model as an image (a model without vision gets the
+    text, with a notice that the image is not shown: models/image_parts.py)."""
+    try:
+        image = images.check(data, what=str(path), name=path.name)
+    except images.ImageError as exc:
+        raise ToolFailure(f"{exc}; not shown.") from None
+    text = f"{path} is an image: {images.placeholder(image.ref())}"
+    return ToolResult(text, attachments=(image,))
 
 
 def _bounded_lines(file: IO[str]) -> Iterator[str]:
