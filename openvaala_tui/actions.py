@@ -123,6 +123,12 @@ class CommandsMixin(App[int]):
     async def cmd_help(self, arg: str) -> None:
         await self.local_notice(commands.HELP)
 
+    async def cmd_mcp(self, arg: str) -> None:
+        from openvaala_tui.mcp_status import mcp_status_text
+
+        result = await self.call("mcp/list")
+        await self.local_notice(mcp_status_text(list(result.get("servers") or [])))
+
     async def cmd_new(self, arg: str) -> None:
         cwd = str(self.view.conversation.get("cwd") or self.cwd)
         cid = await self.create_conversation(cwd)

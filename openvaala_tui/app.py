@@ -40,6 +40,7 @@ from openvaala_tui.state import (
     ItemRemoved,
     ItemUpdated,
     Note,
+    PlanChanged,
     Reset,
     SessionsChanged,
     StatusChanged,
@@ -48,6 +49,7 @@ from openvaala_tui.widgets.approval import ApprovalPrompt
 from openvaala_tui.widgets.completions import CompletionPopup
 from openvaala_tui.widgets.composer import Composer
 from openvaala_tui.widgets.inbox import InboxList, InboxPanel
+from openvaala_tui.widgets.plan import PlanPanel
 from openvaala_tui.widgets.status import StatusBar
 from openvaala_tui.widgets.transcript import FIRST_PAGE, Transcript
 from openvaala_tui.widgets.welcome import welcome_text
@@ -111,6 +113,7 @@ class VaalaApp(CommandsMixin, App[int]):
 
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
+        yield PlanPanel(id="plan")
         yield Transcript(id="transcript")
         yield InboxPanel(id="inbox")
         yield ApprovalPrompt(id="approval")
@@ -327,6 +330,9 @@ class VaalaApp(CommandsMixin, App[int]):
             if isinstance(change, ApprovalsChanged):
                 self.refresh_approvals()  # whichever session asks: the user answers here
                 continue
+            if isinstance(change, PlanChanged):
+                self.refresh_plan()
+                continue
             if isinstance(change, Deleted):
                 await self.local_notice(
                     "This conversation was deleted. /new starts another one.", error=True
@@ -362,6 +368,12 @@ class VaalaApp(CommandsMixin, App[int]):
         self.refresh_inbox()
         self.refresh_status()
         self.refresh_approvals()
+        self.refresh_plan()
+
+    def refresh_plan(self) -> None:
+        """The followed session's plan above the transcript (hidden while it has none)."""
+        session = self.view.sessions.get(self.following or "")
+        self.query_one(PlanPanel).show_plan(session.plan if session else None)
 
     def refresh_inbox(self) -> None:
         session = self.view.sessions.get(self.following or "")

@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "model": "Switch the model",
     "agent": "Choose this conversation's agent: /agent NAME (alone: the list)",
     "cwd": "Point this conversation at another directory: /cwd PATH",
+    "mcp": "MCP servers: starting, ready with their tools, or failed and why",
     "rename": "Rename this conversation",
     "archive": "Archive this conversation",
     "delete": "Delete this conversation",

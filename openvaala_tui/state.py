@@ -82,6 +82,11 @@ class Deleted(Change):
 
 
 @dataclass(frozen=True)
+class PlanChanged(Change):
+    """The session's plan (`update_plan`) changed: the plan panel redraws."""
+
+
+@dataclass(frozen=True)
 class ApprovalsChanged(Change):
     """An approval was asked or resolved: the prompt shows the next pending one, if any."""
 
@@ -148,6 +153,7 @@ class SessionView:
     retry: dict[str, Any] | None = None  # the last retry/scheduled, until the call goes on
     compacting: bool = False
     last_error: dict[str, Any] | None = None  # of the last failed turn
+    plan: dict[str, Any] | None = None  # the agent's checklist (docs/protocol.md, "Plan")
 
     @property
     def status(self) -> str:
@@ -274,7 +280,8 @@ class ConversationView:
     # -- handlers --------------------------------------------------------------------------
 
     def _session_from_wire(self, wire: dict[str, Any]) -> SessionView:
-        info = {k: v for k, v in wire.items() if k not in ("items", "turn", "inbox", "usage")}
+        skip = ("items", "turn", "inbox", "usage", "plan")
+        info = {k: v for k, v in wire.items() if k not in skip}
         session = SessionView(session_id=str(wire.get("sessionId")), info=info)
         session.items = [dict(i) for i in wire.get("items") or []]
         session.has_more = bool(wire.get("hasMore"))
@@ -284,6 +291,8 @@ class ConversationView:
             session.items.extend(dict(i) for i in turn.get("items") or [])
         session.inbox = list(wire.get("inbox") or [])
         session.usage = dict(wire.get("usage") or {})
+        plan = wire.get("plan")
+        session.plan = dict(plan) if isinstance(plan, dict) else None
         return session
 
     def _session(self, params: dict[str, Any]) -> SessionView:
@@ -418,6 +427,12 @@ class ConversationView:
         session.usage = dict(usage)
         return [StatusChanged(session.session_id)]
 
+    def _plan_updated(self, params: dict[str, Any]) -> list[Change]:
+        session = self._session(params)
+        plan = params.get("plan")
+        session.plan = dict(plan) if isinstance(plan, dict) else None
+        return [PlanChanged(session.session_id)]
+
     def _retry_scheduled(self, params: dict[str, Any]) -> list[Change]:
         session = self._session(params)
         session.retry = dict(params)
@@ -483,6 +498,7 @@ _HANDLERS: dict[str, Any] = {
     "inbox/updated": ConversationView._inbox_updated,
     "usage/updated": ConversationView._usage_updated,
     "retry/scheduled": ConversationView._retry_scheduled,
+    "plan/updated": ConversationView._plan_updated,
     "approval/requested": ConversationView._approval_requested,
     "approval/resolved": ConversationView._approval_resolved,
     "compaction/started": lambda view, params: view._compaction(params, True),

@@ -12,6 +12,7 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
 from openvaala_tui import format as fmt
+from openvaala_tui.diff_render import changes_text, changes_title
 from openvaala_tui.state import Item
 
 if TYPE_CHECKING:
@@ -227,8 +228,9 @@ class ToolBlock(ItemWidget):
 
     def compose(self) -> ComposeResult:
         yield Static(self._header(), classes="tool-header")
-        with Collapsible(title=self._output_title(), collapsed=self.status != "running"):
-            yield Static(Text(self._output()), classes="tool-output")
+        open_ = self.status == "running" or bool(self._changes())
+        with Collapsible(title=self._output_title(), collapsed=not open_):
+            yield Static(self._body(), classes="tool-output")
 
     def attach_result(self, result: Item) -> None:
         self.result = result
@@ -257,13 +259,13 @@ class ToolBlock(ItemWidget):
         if not self.is_mounted:
             return  # compose draws the rest
         self.query_one(".tool-header", Static).update(self._header())
-        self.query_one(".tool-output", Static).update(Text(self._output()))
+        self.query_one(".tool-output", Static).update(self._body())
         collapsible = self.query_one(Collapsible)
         collapsible.title = self._output_title()
         running = self.status == "running"
         if running != self._was_running:  # open while it runs, folded once done
             self._was_running = running
-            collapsible.collapsed = not running
+            collapsible.collapsed = not running and not self._changes()  # a diff stays open
 
     def _restyle(self) -> None:
         status = self.status
@@ -282,6 +284,15 @@ class ToolBlock(ItemWidget):
         header.append(f"  [{status}]", style="dim")
         return header
 
+    def _changes(self) -> list[Item]:
+        """The files the call changed (`changes` of an apply_patch / edit_file result)."""
+        changes = (self.result or {}).get("changes")
+        return [c for c in changes if isinstance(c, dict)] if isinstance(changes, list) else []
+
+    def _body(self) -> Text:
+        changes = self._changes()
+        return changes_text(changes) if changes else Text(self._output())
+
     def _output(self) -> str:
         output = str((self.result or {}).get("output") or "")
         lines = output.splitlines()
@@ -294,6 +305,8 @@ class ToolBlock(ItemWidget):
         output = str((self.result or {}).get("output") or "")
         if self.result is None:
             return "output"
+        if self._changes():
+            return changes_title(self._changes())
         count = len(output.splitlines())
         last = fmt.first_line(output.splitlines()[-1], 60) if count else "(none)"
         truncated = " (truncated)" if self.result.get("truncated") else ""
