@@ -7,7 +7,7 @@ import asyncio
 import logging
 import sys
 
-from openvaala_server import __version__
+from openvaala_server import __version__, bundle_cli
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -44,6 +44,7 @@ def _parser() -> argparse.ArgumentParser:
         )
     )
     commands.add_parser("reindex", help="rebuild metadata.db from the conversation directories")
+    bundle_cli.add_commands(commands)
     commands.add_parser("web", help="open the web UI in a browser (starting the daemon if needed)")
     commands.add_parser("lsp", help="run the editor bridge (LSP over stdio)")
     commands.add_parser("acp", help="run the Agent Client Protocol agent (over stdio)")
@@ -109,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
         return commands.serve_foreground(args.port)
     if args.command == "exec":
         return commands.run_exec(args)
+    if args.command in bundle_cli.COMMANDS:
+        return bundle_cli.run(args)
     if args.command == "reindex":
         return asyncio.run(commands.reindex())
     if args.command == "web":

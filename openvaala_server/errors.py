@@ -20,7 +20,8 @@
     ├── AlreadyResolved            -32013  already_resolved (an approval another answer settled)
     ├── AgentMissing               -32014  agent_missing   (the agent is not configured)
     ├── FilesConflict              -32030  files_conflict  (a restore would overwrite user edits)
-    └── BundleInvalid              -32031  bundle_invalid  (an import refused; nothing written)
+    ├── BundleInvalid              -32031  bundle_invalid  (an import refused; nothing written)
+    └── ImportConflict             -32032  import_conflict (the bundle's conversations exist here)
 
 Messages are written for a person; they never carry a stack trace or a secret.
 """
@@ -121,3 +122,7 @@ class FilesConflict(OpenVaalaError):
 
 class BundleInvalid(OpenVaalaError):
     code, kind = -32031, "bundle_invalid"
+
+
+class ImportConflict(OpenVaalaError):
+    code, kind = -32032, "import_conflict"

@@ -21,6 +21,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket
 
 from openvaala_server.api import attachments
+from openvaala_server.api.bundle_routes import bundle_routes
 from openvaala_server.api.connection import Connection
 from openvaala_server.api.handlers import Dispatcher
 from openvaala_server.api.security import COOKIE_NAME, Credentials, SecurityMiddleware
@@ -71,6 +72,7 @@ def build_app(runtime: Runtime, credentials: Credentials) -> SecurityMiddleware:
         Route("/healthz", healthz),
         Route("/attachments/{cid}/{sha}", attachments.endpoint(runtime.store.data_dir)),
         WebSocketRoute("/ws", websocket_endpoint),
+        *bundle_routes(runtime),
     ]
     if static is not None:
         routes.append(Mount("/static", StaticFiles(directory=static), name="static"))

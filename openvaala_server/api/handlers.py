@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING, Any
 from openvaala_server import __version__, errors
 from openvaala_server.api.connection import Connection, Reply
 from openvaala_server.domain.approvals import ANSWERS
+from openvaala_server.domain.bundle import ON_CONFLICT
 from openvaala_server.domain.inbox import MODES
 from openvaala_server.protocol.params import Params
+from openvaala_server.runtime import bundles
 from openvaala_server.runtime import images as runtime_images
 
 if TYPE_CHECKING:
@@ -39,6 +41,8 @@ class Dispatcher:
             "conversation/rewind": self.conversation_rewind,
             "conversation/undo": self.conversation_undo,
             "conversation/checkpoints": self.conversation_checkpoints,
+            "conversation/export": self.conversation_export,
+            "conversation/import": self.conversation_import,
             "conversation/compact": self.conversation_compact,
             "conversation/setModel": self.conversation_set_model,
             "conversation/setAgent": self.conversation_set_agent,
@@ -152,6 +156,19 @@ class Dispatcher:
     async def conversation_checkpoints(self, conn: Connection, p: Params) -> Any:
         conv = await self.runtime.open(p.id("conversationId"))
         return await conv.checkpoints.report()
+
+    async def conversation_export(self, conn: Connection, p: Params) -> Any:
+        return await bundles.export_to_file(
+            self.runtime, p.id("conversationId"), p.string("path", max_len=4096)
+        )
+
+    async def conversation_import(self, conn: Connection, p: Params) -> Any:
+        return await bundles.import_from_file(
+            self.runtime,
+            p.string("path", max_len=4096),
+            p.string("cwd", None, max_len=4096),
+            p.choice("onConflict", ON_CONFLICT, "ask"),
+        )
 
     async def conversation_compact(self, conn: Connection, p: Params) -> Any:
         return await self.runtime.compact_now(p.id("conversationId"))

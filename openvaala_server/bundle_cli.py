@@ -1,0 +1,86 @@
+"""`openvaala export` and `openvaala import`: bundles of conversations through the daemon.
+
+The daemon reads and writes the files (it owns the data directory); these commands only name
+them. docs/storage.md, "Export and import".
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from typing import Any
+
+from openvaala_server.client import Client, RpcError
+
+COMMANDS = ("export", "import")
+
+
+def add_commands(commands: Any) -> None:
+    export = commands.add_parser(
+        "export", help="write a conversation, its ancestors and attachments to one bundle file"
+    )
+    export.add_argument("id", help="the conversation id")
+    export.add_argument("-o", "--output", help="the bundle file (default: ID.openvaala.tar)")
+    imp = commands.add_parser("import", help="import a bundle made by `openvaala export`")
+    imp.add_argument("file", help="the bundle file")
+    imp.add_argument("--cwd", dest="import_cwd", help="the working directory to give it here")
+    imp.add_argument(
+        "--on-conflict",
+        choices=["keep-both", "skip"],
+        help="when a conversation already exists here: keep both (new ids) or skip it "
+        "(default: ask on a terminal, else fail)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        if args.command == "export":
+            output = os.path.abspath(args.output or f"{args.id}.openvaala.tar")
+            return asyncio.run(_export(args.id, output))
+        cwd = os.path.abspath(args.import_cwd) if args.import_cwd else None
+        return asyncio.run(_import(os.path.abspath(args.file), cwd, args.on_conflict))
+    except RpcError as exc:
+        print(f"openvaala: {exc.message}", file=sys.stderr)
+        return 1
+    except (OSError, RuntimeError) as exc:
+        print(f"openvaala: {exc}", file=sys.stderr)
+        return 1
+
+
+async def _export(cid: str, output: str) -> int:
+    async with await Client.connect(client_name="openvaala-export", reconnect=False) as client:
+        result = await client.request(
+            "conversation/export", {"conversationId": cid, "path": output}
+        )
+    extra = len(result["conversations"]) - 1
+    also = f" with {extra} ancestor(s)" if extra else ""
+    print(f"exported {cid}{also} to {result['path']} ({result['bytes']} bytes)")
+    for missing in result["missingAncestors"]:
+        print(f"note: ancestor {missing} is not in this data directory", file=sys.stderr)
+    return 0
+
+
+async def _import(path: str, cwd: str | None, on_conflict: str | None) -> int:
+    params: dict[str, Any] = {"path": path, "onConflict": on_conflict or "ask"}
+    if cwd is not None:
+        params["cwd"] = cwd
+    async with await Client.connect(client_name="openvaala-import", reconnect=False) as client:
+        try:
+            result = await client.request("conversation/import", params)
+        except RpcError as exc:
+            if exc.kind != "import_conflict" or on_conflict or not sys.stdin.isatty():
+                if exc.kind == "import_conflict":
+                    print(f"openvaala: {exc.message}; pass --on-conflict", file=sys.stderr)
+                    return 1
+                raise
+            question = f"{exc.message}. Keep both or skip? [k/s] "
+            answer = (await asyncio.to_thread(input, question)).strip().lower()
+            params["onConflict"] = "keep-both" if answer.startswith("k") else "skip"
+            result = await client.request("conversation/import", params)
+    if result["conversationId"]:
+        print(f"imported {result['conversationId']} ({len(result['imported'])} conversation(s))")
+    else:
+        print("skipped: the conversation already exists here")
+    return 0

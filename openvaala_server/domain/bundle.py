@@ -1,0 +1,163 @@
+"""Conversation bundles (`openvaala export` / `import`): the manifest and the rules a bundle obeys.
+
+Pure. A bundle is an uncompressed tar archive:
+
+    manifest.json                        the Manifest below, first
+    conversations/<id>/<path>            each conversation's directory, files only
+
+It holds the exported conversation and every conversation it was forked or rewound from
+(`forkedFrom`, `olderHistory`), so older history and the tree come along. docs/storage.md,
+"Export and import", is the user's description.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, TypedDict
+
+from openvaala_server.domain.ids import is_valid_id
+
+FORMAT: Final = "openvaala-bundle"
+VERSION: Final = 1
+MANIFEST: Final = "manifest.json"
+PREFIX: Final = "conversations/"
+MAX_MANIFEST_BYTES: Final = 16 * 1024 * 1024
+MAX_MEMBER_BYTES: Final = 1024 * 1024 * 1024  # one file
+MAX_TOTAL_BYTES: Final = 8 * 1024 * 1024 * 1024
+MAX_MEMBERS: Final = 200_000
+MAX_DEPTH: Final = 16  # path components under a conversation directory
+ON_CONFLICT: Final = ("ask", "keep-both", "skip")
+
+
+class BundleError(ValueError):
+    """Why a bundle is refused, for a person to read."""
+
+
+class FileEntry(TypedDict):
+    path: str  # relative to the conversation's directory
+    size: int
+    sha256: str
+
+
+class ConversationEntry(TypedDict):
+    conversationId: str
+    title: str
+    role: str  # "exported" | "ancestor"
+    files: list[FileEntry]
+
+
+class Manifest(TypedDict):
+    format: str
+    version: int
+    conversationId: str
+    exportedAt: str
+    conversations: list[ConversationEntry]
+
+
+def excluded(rel: str) -> bool:
+    """Files of a conversation directory a bundle leaves out: locks, the snapshot store's stat
+    cache (it describes this machine's files), temporary files."""
+    name = rel.rsplit("/", 1)[-1]
+    return (
+        name.endswith(".lock")
+        or name.startswith(".tmp-")
+        or rel == "checkpoints/index"
+        or (name.startswith(".") and ".tmp" in name)
+    )
+
+
+def safe_relpath(rel: str) -> bool:
+    if not rel or "\0" in rel or "\\" in rel or rel.startswith("/"):
+        return False
+    parts = rel.split("/")
+    return len(parts) <= MAX_DEPTH and all(p not in ("", ".", "..") for p in parts)
+
+
+def split_member(name: str) -> tuple[str, str]:
+    """(conversation id, path inside its directory) of a member name; BundleError if it is not
+    one a bundle may hold (absolute, `..`, another top directory, an invalid id)."""
+    if not name.startswith(PREFIX):
+        raise BundleError(f"member {name[:200]!r} is outside conversations/")
+    cid, _, rel = name[len(PREFIX) :].partition("/")
+    if not is_valid_id(cid):
+        raise BundleError(f"member {name[:200]!r}: {cid[:60]!r} is not a conversation id")
+    if not safe_relpath(rel):
+        raise BundleError(f"member {name[:200]!r} has an unsafe path")
+    return cid, rel
+
+
+def parse_manifest(value: Any) -> Manifest:
+    if not isinstance(value, dict) or value.get("format") != FORMAT:
+        raise BundleError("not an OpenVaala bundle: manifest.json has no format 'openvaala-bundle'")
+    version = value.get("version")
+    if not isinstance(version, int):
+        raise BundleError("manifest.json: version is not a number")
+    if version > VERSION:
+        raise BundleError(
+            f"this bundle was made by a newer OpenVaala (bundle format {version}; this version "
+            f"reads format {VERSION}): upgrade OpenVaala to import it"
+        )
+    main = value.get("conversationId")
+    entries = value.get("conversations")
+    if not is_valid_id(main) or not isinstance(entries, list) or not entries:
+        raise BundleError("manifest.json: conversationId or conversations is missing")
+    seen: set[str] = set()
+    for entry in entries:
+        if not isinstance(entry, dict) or not is_valid_id(entry.get("conversationId")):
+            raise BundleError("manifest.json: a conversation entry has no valid id")
+        cid = entry["conversationId"]
+        if cid in seen:
+            raise BundleError(f"manifest.json: conversation {cid} is listed twice")
+        seen.add(cid)
+        files = entry.get("files")
+        if not isinstance(files, list):
+            raise BundleError(f"manifest.json: conversation {cid} has no file list")
+        for f in files:
+            ok = (
+                isinstance(f, dict)
+                and isinstance(f.get("path"), str)
+                and safe_relpath(f["path"])
+                and isinstance(f.get("size"), int)
+                and 0 <= f["size"] <= MAX_MEMBER_BYTES
+                and isinstance(f.get("sha256"), str)
+                and len(f["sha256"]) == 64
+            )
+            if not ok:
+                raise BundleError(f"manifest.json: a file entry of {cid} is malformed")
+    if main not in seen:
+        raise BundleError("manifest.json: the exported conversation is not in the bundle")
+    return value  # type: ignore[return-value]
+
+
+def ancestors_of(created: dict[str, Any]) -> list[str]:
+    """The conversations a `conversation_created` record refers to: the one it was forked or
+    rewound from, and the one holding its older history."""
+    forked = created.get("forkedFrom")
+    if not isinstance(forked, dict):
+        return []
+    found = [forked.get("conversationId")]
+    older = forked.get("olderHistory")
+    if isinstance(older, dict):
+        found.append(older.get("conversationId"))
+    return [c for c in dict.fromkeys(found) if isinstance(c, str) and is_valid_id(c)]
+
+
+def remap_created(created: dict[str, Any], ids: dict[str, str]) -> dict[str, Any]:
+    """The creation record with conversation ids replaced by `ids` (an import keeping both)."""
+    out = dict(created)
+    cid = out.get("conversationId")
+    out["conversationId"] = ids.get(cid, cid) if isinstance(cid, str) else cid
+    forked = out.get("forkedFrom")
+    if isinstance(forked, dict):
+        forked = dict(forked)
+        parent = forked.get("conversationId")
+        if isinstance(parent, str):
+            forked["conversationId"] = ids.get(parent, parent)
+        older = forked.get("olderHistory")
+        if isinstance(older, dict):
+            older = dict(older)
+            source = older.get("conversationId")
+            if isinstance(source, str):
+                older["conversationId"] = ids.get(source, source)
+            forked["olderHistory"] = older
+        out["forkedFrom"] = forked
+    return out
