@@ -17,6 +17,7 @@ from openvaala_lsp import commands, documents, progress, requests, uris
 from openvaala_lsp.actions import Actions
 from openvaala_lsp.approvals import Approvals, ask_mode
 from openvaala_lsp.bridge import Bridge
+from openvaala_lsp.config_status import ConfigStatus
 from openvaala_lsp.documents import Documents
 from openvaala_lsp.events import Forwarder
 from openvaala_lsp.progress import TurnProgress
@@ -57,6 +58,7 @@ class OpenVaalaServer(LanguageServer):
         self.turn_progress = TurnProgress(self)
         self.actions = Actions(self)
         self.approvals = Approvals(self)
+        self.config_status = ConfigStatus(self)
         self.option_warning: str | None = None  # bad initializationOptions, shown once
         self._background: set[asyncio.Task[Any]] = set()
         self.bridge.listeners += [
@@ -64,6 +66,7 @@ class OpenVaalaServer(LanguageServer):
             self.documents.on_note,
             self.turn_progress.on_note,
             self.approvals.on_note,
+            self.config_status.on_note,
         ]
         self.bridge.view_listeners.append(self.approvals.sync)
 
@@ -100,7 +103,8 @@ def build() -> OpenVaalaServer:
             )
         # Connect (starting the daemon if needed) now, so the first action is quick.
         try:
-            await ls.bridge.client()
+            client = await ls.bridge.client()
+            ls.config_status.show_if_broken(client.server_info.get("config"))
         except Exception as exc:  # shown, not fatal: every action retries
             ls.window_show_message(
                 types.ShowMessageParams(type=types.MessageType.Warning, message=str(exc))

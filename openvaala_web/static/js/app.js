@@ -8,6 +8,7 @@
 import { AgentsView } from "./agents.js";
 import { outcomeText } from "./approvals.js";
 import { Composer } from "./composer.js";
+import { ConfigStatus } from "./config_status.js";
 import { $, h } from "./dom.js";
 import { bindTabs, Drawer, EscapeStack, markTab } from "./layout.js";
 import { Connection } from "./rpc.js";
@@ -42,8 +43,9 @@ class App {
       initializeParams: { clientInfo: { name: "openvaala-web", version: "0.1.0" }, protocolVersion: PROTOCOL_VERSION },
       onNotification: (note) => this.onNotification(note),
       onState: (state) => this.onConnectionState(state),
-      onOnline: () => this.onOnline(),
+      onOnline: (init) => this.onOnline(init),
     });
+    this.configStatus = new ConfigStatus($("#config-status"));
 
     this.sidebar = new Sidebar($("#sidebar"), {
       list: async (opts) => (await this.rpc.request("conversation/list", { limit: 200, ...opts })).conversations,
@@ -120,7 +122,8 @@ class App {
     if (state === "online" && this.state) this.renderComposer();
   }
 
-  async onOnline() {
+  async onOnline(init) {
+    this.configStatus.show(init && init.config, { atConnect: true });
     this.sidebar.refresh();
     if (this.openId) await this.subscribe(this.openId, { resume: true });
     else if (location.hash.length > 1) await this.openConversation(location.hash.slice(1));
@@ -160,6 +163,10 @@ class App {
   }
 
   onNotification(note) {
+    if (note.method === "config/error" || note.method === "config/reloaded") {
+      this.configStatus.show(note.params); // the whole daemon's: no conversation
+      return;
+    }
     const state = this.state;
     const p = note.params;
     if (!state || !p || p.conversationId !== state.conversationId) return;
