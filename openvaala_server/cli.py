@@ -21,7 +21,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command")
 
     serve = commands.add_parser(
-        "serve", help="run the daemon (foreground), or start/stop/status it"
+        "serve", help="run the daemon (foreground), or start, stop, restart it or ask its status"
     )
     serve.add_argument(
         "action",
@@ -53,7 +53,19 @@ def _parser() -> argparse.ArgumentParser:
         "tui", help="open the terminal UI (the default)", argument_default=argparse.SUPPRESS
     )
     _tui_options(tui)
+    _describe(parser)
     return parser
+
+
+def _describe(parser: argparse.ArgumentParser) -> None:
+    """Each subcommand's `--help` opens with what it does: its line in `openvaala --help`,
+    unless it has a longer description of its own (argparse shows neither by default)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for choice in action._choices_actions:
+                sub = action.choices[choice.dest]
+                sub.description = sub.description or choice.help
+                _describe(sub)
 
 
 def _exec_options(parser: argparse.ArgumentParser) -> None:
