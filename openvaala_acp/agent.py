@@ -39,7 +39,7 @@ from openvaala_acp import __version__, commands, content, options
 from openvaala_acp.link import DaemonLink, daemon_lost
 from openvaala_acp.outbox import Outbox
 from openvaala_acp.permissions import Permissions
-from openvaala_acp.stream import SessionStream, usage_update
+from openvaala_acp.stream import SessionStream, plan_update, usage_update
 from openvaala_server.client import SNAPSHOT
 from openvaala_server.domain.ids import is_valid_id
 
@@ -171,6 +171,8 @@ class OpenVaalaAgent:
             items = await self._history(cid, root)
             for update in stream.replay(items):
                 self.outbox.put(cid, update)
+            if root.get("plan"):
+                self.outbox.put(cid, plan_update(root["plan"]))
             running = (root.get("turn") or {}).get("items") or []
             for item in running:  # what the running turn streamed so far; deltas follow
                 for update in stream.on_note("item/started", {"item": item}):

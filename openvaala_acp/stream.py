@@ -29,6 +29,7 @@ from acp.schema import (
     ConfigOptionUpdate,
     CurrentModeUpdate,
     PlanEntry,
+    PlanEntryStatus,
     SessionInfoUpdate,
     TextContentBlock,
     ToolCallProgress,
@@ -66,20 +67,28 @@ def usage_update(usage: dict[str, Any]) -> UsageUpdate | None:
     return UsageUpdate(session_update="usage_update", used=max(used, 0), size=max(size, 0))
 
 
-def plan_update(entries: list[dict[str, Any]]) -> AgentPlanUpdate:
-    status_of = {"pending": "pending", "in_progress": "in_progress", "completed": "completed"}
+def plan_update(plan: dict[str, Any]) -> AgentPlanUpdate:
+    """The daemon's Plan (`{explanation?, steps: [{step, status}]}`, docs/protocol.md "Plan") as
+    ACP's: the whole list each time, which the editor replaces."""
     return AgentPlanUpdate(
         session_update="plan",
         entries=[
             PlanEntry(
-                content=str(entry.get("step") or entry.get("content") or ""),
-                priority="medium",
-                status=status_of.get(str(entry.get("status")), "pending"),  # type: ignore[arg-type]
+                content=str(step.get("step") or ""),
+                priority="medium",  # the daemon's plan has no priorities
+                status=_STEP_STATUS.get(str(step.get("status")), "pending"),
             )
-            for entry in entries
-            if isinstance(entry, dict)
+            for step in plan.get("steps") or []
+            if isinstance(step, dict)
         ],
     )
+
+
+_STEP_STATUS: dict[str, PlanEntryStatus] = {
+    "pending": "pending",
+    "in_progress": "in_progress",
+    "completed": "completed",
+}
 
 
 @dataclass
@@ -123,7 +132,7 @@ class SessionStream:
         if method == "session/updated":
             return self._session(params.get("session") or {})
         if method == PLAN_METHOD:
-            return [plan_update(list(params.get("plan") or params.get("entries") or []))]
+            return [plan_update(params.get("plan") or {})]
         return []
 
     def _conversation(self, info: dict[str, Any]) -> list[Update]:
@@ -271,9 +280,8 @@ class SessionStream:
         name = str(item.get("name") or self._call_name(call_id))
         call = self.calls.get(call_id) or {"arguments": {}}
         content: list[tools.ToolContent] = []
-        content.extend(
-            tools.result_diffs(item, self.cwd) or tools.diffs(name, call["arguments"], self.cwd)
-        )
+        changes = tools.changes(item, self.cwd)
+        content.extend(changes or tools.diffs(name, call["arguments"], self.cwd))
         text = str(item.get("output") or "")
         if text:
             content.append(tools.output(name, text))

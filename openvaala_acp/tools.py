@@ -136,25 +136,28 @@ def _diff(path: str, old: str | None, new: str) -> FileEditToolCallContent:
     return FileEditToolCallContent(type="diff", path=path, old_text=old, new_text=new)
 
 
-def result_diffs(item: dict[str, Any], cwd: str) -> list[FileEditToolCallContent]:
-    """Structured diffs a tool result carries (`diffs: [{path, oldText, newText}]`), when the
-    daemon gives them: they show the whole change as applied."""
-    found: list[FileEditToolCallContent] = []
-    for raw in item.get("diffs") or []:
-        if not isinstance(raw, dict) or not isinstance(raw.get("path"), str):
+def changes(item: dict[str, Any], cwd: str) -> list[ToolContent]:
+    """The files a tool result changed, as applied (its `changes`, docs/protocol.md
+    "FileChange"): a diff of the whole text when the daemon sent both sides, else its unified
+    diff as text (a big or binary file)."""
+    found: list[ToolContent] = []
+    for change in item.get("changes") or []:
+        if not isinstance(change, dict) or not isinstance(change.get("path"), str):
             continue
-        old, new = raw.get("oldText"), raw.get("newText")
-        found.append(
-            _diff(
-                _absolute(raw["path"], cwd),
-                old if isinstance(old, str) else None,
-                new if isinstance(new, str) else "",
-            )
-        )
+        path = _absolute(str(change.get("movePath") or change["path"]), cwd)
+        old, new = change.get("oldText"), change.get("newText")
+        kind = change.get("kind")
+        if isinstance(new, str) or (kind == "delete" and isinstance(old, str)):
+            found.append(_diff(path, old if isinstance(old, str) else None, new or ""))
+        elif isinstance(change.get("diff"), str):
+            found.append(_content(f"```diff\n{change['diff'].rstrip()}\n```"))
     return found
+
+
+def _content(text: str) -> ContentToolCallContent:
+    return ContentToolCallContent(type="content", content=TextContentBlock(type="text", text=text))
 
 
 def output(name: str, text: str) -> ContentToolCallContent:
     """A tool's output as content: a shell's in a code block, so it keeps its layout."""
-    body = f"```\n{text.rstrip()}\n```" if name == "shell" and text.strip() else text
-    return ContentToolCallContent(type="content", content=TextContentBlock(type="text", text=body))
+    return _content(f"```\n{text.rstrip()}\n```" if name == "shell" and text.strip() else text)

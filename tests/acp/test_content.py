@@ -14,6 +14,7 @@ from acp import (
     resource_link_block,
     text_block,
 )
+from acp.schema import AgentPlanUpdate, FileEditToolCallContent
 
 from tests.acp.harness import acp_agent
 from tests.fakes.providers import FakeProvider
@@ -94,3 +95,40 @@ async def test_images_in_a_prompt(daemon: Daemon, tmp_path: Path) -> None:
     async with acp_agent(daemon, tmp_path) as (conn, rec):
         await conn.load_session(cwd=str(daemon.workdir), session_id=sid, mcp_servers=[])
         assert rec.user_texts(sid)[0] == "what is this? [image: image/png]"
+
+
+async def test_plan_and_patch_diffs(
+    fake_openai: FakeProvider, daemon_factory: Any, tmp_path: Path
+) -> None:
+    daemon = daemon_factory(_config(fake_openai))
+    (daemon.workdir / "keep.py").write_text("a = 1\nb = 2\n")
+    steps = [
+        {"step": "Read the code", "status": "completed"},
+        {"step": "Fix it", "status": "in_progress"},
+    ]
+    patch = "*** Begin Patch\n*** Update File: keep.py\n@@\n a = 1\n-b = 2\n+b = 3\n*** End Patch"
+    fake_openai.enqueue(
+        Reply().tool_call("update_plan", {"plan": steps}),
+        Reply().tool_call("apply_patch", {"input": patch}, call_id="patch-1"),
+        Reply().text("fixed"),
+    )
+    async with acp_agent(daemon, tmp_path) as (conn, rec):
+        sid = (await conn.new_session(cwd=str(daemon.workdir), mcp_servers=[])).session_id
+        await conn.prompt(session_id=sid, prompt=[text_block("fix keep.py")])
+        [plan] = rec.of(sid, AgentPlanUpdate)
+        assert [(e.content, e.status) for e in plan.entries] == [
+            ("Read the code", "completed"),
+            ("Fix it", "in_progress"),
+        ]
+        [start] = [c for c in rec.tool_calls(sid) if c.tool_call_id == "patch-1"]
+        assert (start.kind, start.title) == ("edit", "Patch keep.py")
+        assert start.locations and start.locations[0].path == str(daemon.workdir / "keep.py")
+        final = rec.tool_updates(sid, "patch-1")[-1]
+        [diff] = [c for c in final.content or [] if isinstance(c, FileEditToolCallContent)]
+        # The applied change, whole file on both sides (the result's `changes`).
+        assert (diff.old_text, diff.new_text) == ("a = 1\nb = 2\n", "a = 1\nb = 3\n")
+
+    # Loading the conversation shows its current plan.
+    async with acp_agent(daemon, tmp_path) as (conn, rec):
+        await conn.load_session(cwd=str(daemon.workdir), session_id=sid, mcp_servers=[])
+        assert rec.of(sid, AgentPlanUpdate)[-1].entries[1].content == "Fix it"
