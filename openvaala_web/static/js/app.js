@@ -15,6 +15,7 @@ import { Connection } from "./rpc.js";
 import { SettingsPanel } from "./settings.js";
 import { Sidebar } from "./sidebar.js";
 import * as S from "./state.js";
+import { McpPanel, renderPlan } from "./toolbox.js";
 import { TranscriptView } from "./transcript.js";
 
 const PROTOCOL_VERSION = 1;
@@ -83,6 +84,7 @@ class App {
       setAgent: async (agent) => Boolean(await this.call("conversation/setAgent", { conversationId: this.openId, agent }, "Changing the agent")),
       setCwd: async (cwd) => Boolean(await this.call("conversation/setCwd", { conversationId: this.openId, cwd }, "Changing the directory")),
     });
+    this.mcp = new McpPanel($("#mcp-panel"), $("#mcp-open"), (method, params) => this.rpc.request(method, params));
     this.drawer = new Drawer();
     this.escape = new EscapeStack(this.drawer);
     this.escape.add($("#new-form"), () => this.sidebar.closeForm());
@@ -217,6 +219,9 @@ class App {
         case "itemRemoved":
           if (change.sessionId === this.viewedSessionId()) this.transcript.apply(change);
           break;
+        case "plan":
+          this.renderPlan();
+          break;
         case "retry":
         case "compaction":
           this.renderActivity();
@@ -348,6 +353,7 @@ class App {
     this.composer.render(null, null, "");
     this.renderHeader();
     this.renderAgents();
+    this.renderPlan();
   }
 
   async createConversation(cwd) {
@@ -386,8 +392,15 @@ class App {
     this.renderComposer();
     this.renderAgents();
     this.renderActivity();
+    this.renderPlan();
     document.body.dataset.seq = String(this.state.seq);
     this.focusFirstApproval();
+  }
+
+  /** The followed agent's plan above the transcript (hidden while it has none). */
+  renderPlan() {
+    const session = this.state ? S.session(this.state, this.viewedSessionId()) : null;
+    renderPlan($("#plan"), session ? session.plan : null);
   }
 
   renderHeader() {

@@ -31,6 +31,7 @@ export function fromSnapshot(snapshot, seq) {
     }
     session.inbox = s.inbox || [];
     session.usage = s.usage || null;
+    session.plan = s.plan || null;
     state.sessions.set(session.info.sessionId, session);
   }
   for (const request of snapshot.approvals || []) approvalRequested(state, request);
@@ -38,7 +39,7 @@ export function fromSnapshot(snapshot, seq) {
 }
 
 function newSession(wire) {
-  const { items, hasMore, turn, inbox, usage, ...info } = wire;
+  const { items, hasMore, turn, inbox, usage, plan, ...info } = wire;
   return {
     info,
     items: [],
@@ -49,6 +50,7 @@ function newSession(wire) {
     usage: null,
     retry: null,
     compaction: null,
+    plan: null, // the agent's checklist (docs/protocol.md, "Plan")
   };
 }
 
@@ -117,6 +119,12 @@ function sessionFor(state, p) {
 }
 
 const HANDLERS = {
+  "plan/updated"(state, p) {
+    const s = sessionFor(state, p);
+    if (!s) return [];
+    s.plan = p.plan || null;
+    return [{ type: "plan", sessionId: p.sessionId }];
+  },
   "conversation/updated"(state, p) {
     state.conversation = { ...state.conversation, ...p.conversation };
     return [{ type: "conversation" }];

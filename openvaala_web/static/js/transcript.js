@@ -12,6 +12,7 @@
 import { buildApprovalCard } from "./approvals.js";
 import { h } from "./dom.js";
 import { MarkdownStream } from "./markdown.js";
+import { diffView } from "./toolbox.js";
 
 const NEAR_BOTTOM_PX = 80;
 export const PAGE = 100;
@@ -357,6 +358,8 @@ const BUILDERS = {
   },
   tool_result(item, entry) {
     entry.output = h("pre", { class: "tool-output" }, item.output || "");
+    // A call that changed files shows their diffs (its text output says the same, for the model).
+    const body = Array.isArray(item.changes) && item.changes.length ? diffView(item.changes) : entry.output;
     let status = "running";
     if (item.status === "completed") status = item.isError ? "error" : "done";
     else if (item.status !== "in_progress") status = item.status;
@@ -370,7 +373,7 @@ const BUILDERS = {
         h("span", { class: "tool-status", dataset: { status } }, status),
         item.truncated ? h("span", { class: "tool-truncated" }, "output truncated") : null,
       ),
-      entry.output,
+      body,
     );
   },
   summary(item) {

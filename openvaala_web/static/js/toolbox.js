@@ -1,0 +1,124 @@
+// The agent's toolbox in the page: its plan (docs/protocol.md, "Plan"), the diffs of the files a
+// tool call changed (a tool_result's `changes`, FileChange), and the MCP servers' state (mcp/list).
+
+import { h } from "./dom.js";
+
+const MARKS = { completed: "✓", in_progress: "▸", pending: "○" };
+const STATUS_WORDS = { completed: "done", in_progress: "in progress", pending: "to do" };
+
+/** Draw `plan` (or hide the panel when there is none) into `el`. */
+export function renderPlan(el, plan) {
+  const steps = plan && Array.isArray(plan.steps) ? plan.steps : [];
+  el.hidden = steps.length === 0;
+  el.replaceChildren();
+  if (!steps.length) return;
+  const done = steps.filter((s) => s.status === "completed").length;
+  el.append(
+    h(
+      "div",
+      { class: "plan-head" },
+      h("span", { class: "plan-title" }, "Plan"),
+      h("span", { class: "plan-count" }, `${done}/${steps.length}`),
+      plan.explanation ? h("span", { class: "plan-explanation" }, plan.explanation) : null,
+    ),
+    h(
+      "ol",
+      { class: "plan-steps" },
+      steps.map((s) =>
+        h(
+          "li",
+          { class: `plan-step step-${s.status}`, dataset: { status: s.status } },
+          h("span", { class: "plan-mark", "aria-hidden": "true" }, MARKS[s.status] || "○"),
+          h("span", { class: "plan-text" }, s.step),
+          h("span", { class: "sr-only" }, ` (${STATUS_WORDS[s.status] || s.status})`),
+        ),
+      ),
+    ),
+  );
+}
+
+function lineClass(line) {
+  if (line.startsWith("+++") || line.startsWith("---") || line.startsWith("diff --git")) return "diff-file";
+  if (line.startsWith("+")) return "diff-add";
+  if (line.startsWith("-")) return "diff-del";
+  if (line.startsWith("@@")) return "diff-hunk";
+  return "diff-ctx";
+}
+
+const KIND_WORDS = { add: "added", update: "changed", delete: "deleted", move: "moved" };
+
+/** The diffs of a tool_result's `changes`: one block per file, lines styled added/removed. */
+export function diffView(changes) {
+  return h(
+    "div",
+    { class: "diffs" },
+    changes.map((c) => {
+      const name = c.kind === "move" && c.movePath ? `${c.path} → ${c.movePath}` : c.path;
+      const lines = String(c.diff || "").replace(/\n$/, "").split("\n");
+      return h(
+        "details",
+        { class: "diff", open: true, dataset: { kind: c.kind } },
+        h("summary", { class: "diff-name" }, h("span", { class: `diff-kind kind-${c.kind}` }, KIND_WORDS[c.kind] || c.kind), " ", name),
+        h(
+          "pre",
+          { class: "diff-body" },
+          lines.map((line) => h("span", { class: `diff-line ${lineClass(line)}` }, `${line}\n`)),
+        ),
+      );
+    }),
+  );
+}
+
+function serverLine(s) {
+  const tools = Array.isArray(s.tools) ? s.tools : [];
+  let text;
+  if (s.status === "ready") text = `ready, ${tools.length} tool${tools.length === 1 ? "" : "s"}${tools.length ? `: ${tools.join(", ")}` : ""}`;
+  else if (s.status === "failed") text = `failed: ${s.error || "no reason given"}`;
+  else if (s.status === "starting") text = "starting…";
+  else text = "not started yet (starts when an agent that lists it first needs it)";
+  return h(
+    "li",
+    { class: `mcp-server mcp-${s.status}`, dataset: { name: s.name, status: s.status } },
+    h("span", { class: "mcp-name" }, s.name),
+    " ",
+    h("span", { class: "mcp-state" }, text),
+  );
+}
+
+/** The MCP servers panel: a button in the sidebar opens it, and it reads mcp/list each time. */
+export class McpPanel {
+  constructor(el, button, request) {
+    this.el = el;
+    this.button = button;
+    this.request = request;
+    button.addEventListener("click", () => (this.el.hidden ? this.open() : this.close()));
+  }
+
+  async open() {
+    this.el.hidden = false;
+    this.button.setAttribute("aria-expanded", "true");
+    await this.refresh();
+  }
+
+  close() {
+    this.el.hidden = true;
+    this.button.setAttribute("aria-expanded", "false");
+  }
+
+  async refresh() {
+    let servers;
+    try {
+      servers = (await this.request("mcp/list", {})).servers || [];
+    } catch (err) {
+      this.el.replaceChildren(h("p", { class: "mcp-error" }, `Could not read the MCP servers: ${err.message || err}`));
+      return;
+    }
+    const refresh = h("button", { type: "button", class: "mcp-refresh", onclick: () => this.refresh() }, "Refresh");
+    this.el.replaceChildren(
+      h("div", { class: "mcp-head" }, h("span", {}, "MCP servers"), refresh),
+      servers.length
+        ? h("ul", { class: "mcp-list" }, servers.map(serverLine))
+        : h("p", { class: "mcp-none" }, "None configured ([mcp_servers.NAME] in config.toml)."),
+    );
+  }
+}
