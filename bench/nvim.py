@@ -5,8 +5,8 @@ streams about forty words at `--pace-ms`. The transcript is first seeded with on
 lines (20, then 2,000); then one short prompt is sent and Neovim's own CPU time (getrusage, user +
 system) is measured until the reply is drawn. Headless Neovim has no UI, so the script redraws
 after each batch of changes as the main loop would; the transcript is highlighted by Neovim's
-Markdown syntax, or with `--treesitter` by tree-sitter. The goal: the long transcript costs within 1.5× of
-the short one (the plugin redraws only the lines that changed).
+Markdown syntax, or with `--treesitter` by tree-sitter. The goal: the long transcript costs
+within 1.5× of the short one (the plugin redraws only the lines that changed).
 
     python bench/nvim.py [--runs 3] [--pace-ms 20] [--treesitter]
 """

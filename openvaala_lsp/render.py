@@ -122,7 +122,7 @@ def _who(view: ConversationView, session: SessionView, item: Item, first: bool) 
     sender = item.get("fromSessionId")
     if isinstance(sender, str) and sender and sender != session.session_id:
         name = _agent(view.sessions.get(sender))
-        return f"Task from {name} (parent agent)" if first else f"Message from {name} (parent agent)"
+        return f"{'Task' if first else 'Message'} from {name} (parent agent)"
     if item.get("copiedFrom"):
         return "You (from the parent's history)"
     return "You"

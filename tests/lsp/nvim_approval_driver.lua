@@ -2,25 +2,11 @@
 -- ask for approval, answered through the plugin's vim.ui.select (stubbed here as a user would
 -- pick): "Allow once", then "Deny with a message…" and a typed message. Writes what it saw as
 -- JSON to $OPENVAALA_TEST_OUT and quits.
-local out_path = os.getenv("OPENVAALA_TEST_OUT")
-local cid = os.getenv("OPENVAALA_TEST_CID")
-vim.opt.rtp:prepend(os.getenv("OPENVAALA_TEST_PLUGIN"))
-
-local results = { steps = {}, selects = {}, inputs = {}, prompts = {} }
-
-local function finish()
-  local f = assert(io.open(out_path, "w"))
-  f:write(vim.json.encode(results))
-  f:close()
-  vim.cmd("qa!")
-end
-
-local function wait(what, cond, timeout)
-  if not vim.wait(timeout or 15000, cond, 20) then
-    error("timed out waiting for " .. what)
-  end
-  table.insert(results.steps, what)
-end
+local T = dofile(vim.fs.dirname(debug.getinfo(1, "S").source:sub(2)) .. "/nvim_support.lua")
+local cid, results, wait = T.cid, T.results, T.wait
+results.selects = {}
+results.inputs = {}
+results.prompts = {}
 
 -- The user: picks the next planned answer in vim.ui.select, types the deny message.
 local picks = { "Allow once", "Deny with a message…" }
@@ -43,9 +29,7 @@ vim.lsp.handlers["window/showMessageRequest"] = function(_, params)
   return vim.NIL
 end
 
-local ok, err = pcall(function()
-  local ov = require("openvaala")
-  ov.setup({ cmd = { os.getenv("OPENVAALA_TEST_PYTHON"), "-m", "openvaala_server", "lsp" } })
+T.run(function(ov)
 
   local subscribed
   ov.request("openvaala/subscribe", { conversationId = cid }, function(e, r)
@@ -90,8 +74,3 @@ local ok, err = pcall(function()
   end)
   results.transcript = rendered.text
 end)
-
-if not ok then
-  results.error = tostring(err)
-end
-finish()

@@ -1,23 +1,7 @@
 -- Drives the chat layout of editors/nvim in a headless Neovim for tests/lsp/test_neovim_chat.py;
 -- writes what it saw as JSON to $OPENVAALA_TEST_OUT and quits.
-local out_path = os.getenv("OPENVAALA_TEST_OUT")
-vim.opt.rtp:prepend(os.getenv("OPENVAALA_TEST_PLUGIN"))
-
-local results = { steps = {} }
-
-local function finish()
-  local f = assert(io.open(out_path, "w"))
-  f:write(vim.json.encode(results))
-  f:close()
-  vim.cmd("qa!")
-end
-
-local function wait(what, cond, timeout)
-  if not vim.wait(timeout or 20000, cond, 20) then
-    error("timed out waiting for " .. what)
-  end
-  table.insert(results.steps, what)
-end
+local T = dofile(vim.fs.dirname(debug.getinfo(1, "S").source:sub(2)) .. "/nvim_support.lua")
+local results, wait = T.results, T.wait
 
 local function layout()
   local wins = {}
@@ -39,10 +23,8 @@ local function press(lhs, mode)
   map.callback()
 end
 
-local ok, err = pcall(function()
-  local ov = require("openvaala")
+T.run(function(ov)
   local chat = require("openvaala.chat")
-  ov.setup({ cmd = { os.getenv("OPENVAALA_TEST_PYTHON"), "-m", "openvaala_server", "lsp" } })
 
   vim.cmd.edit("code.py")
   local code_win = vim.api.nvim_get_current_win()
@@ -141,8 +123,3 @@ local ok, err = pcall(function()
   end, 30000)
   results.after_crash = again
 end)
-
-if not ok then
-  results.error = tostring(err)
-end
-finish()

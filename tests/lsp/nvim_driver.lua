@@ -1,28 +1,9 @@
 -- Drives editors/nvim in a headless Neovim for tests/lsp/test_neovim.py; writes what it saw as
 -- JSON to $OPENVAALA_TEST_OUT and quits.
-local out_path = os.getenv("OPENVAALA_TEST_OUT")
-local cid = os.getenv("OPENVAALA_TEST_CID")
-vim.opt.rtp:prepend(os.getenv("OPENVAALA_TEST_PLUGIN"))
+local T = dofile(vim.fs.dirname(debug.getinfo(1, "S").source:sub(2)) .. "/nvim_support.lua")
+local cid, results, wait = T.cid, T.results, T.wait
 
-local results = { steps = {} }
-
-local function finish()
-  local f = assert(io.open(out_path, "w"))
-  f:write(vim.json.encode(results))
-  f:close()
-  vim.cmd("qa!")
-end
-
-local function wait(what, cond, timeout)
-  if not vim.wait(timeout or 15000, cond, 20) then
-    error("timed out waiting for " .. what)
-  end
-  table.insert(results.steps, what)
-end
-
-local ok, err = pcall(function()
-  local ov = require("openvaala")
-  ov.setup({ cmd = { os.getenv("OPENVAALA_TEST_PYTHON"), "-m", "openvaala_server", "lsp" } })
+T.run(function(ov)
 
   local subscribed
   ov.request("openvaala/subscribe", { conversationId = cid }, function(e, r)
@@ -84,8 +65,3 @@ local ok, err = pcall(function()
   end)
   results.statusline_after = ov.statusline()
 end)
-
-if not ok then
-  results.error = tostring(err)
-end
-finish()

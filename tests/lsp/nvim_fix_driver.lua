@@ -1,25 +1,9 @@
 -- Drives editors/nvim in a headless Neovim for tests/lsp/test_neovim_fix.py: a conversation
 -- whose agent is not configured is fixed with :OpenVaalaAgent and pointed elsewhere with
 -- :OpenVaalaCwd. Writes what it saw as JSON to $OPENVAALA_TEST_OUT and quits.
-local out_path = os.getenv("OPENVAALA_TEST_OUT")
-local cid = os.getenv("OPENVAALA_TEST_CID")
-vim.opt.rtp:prepend(os.getenv("OPENVAALA_TEST_PLUGIN"))
-
-local results = { steps = {}, selects = {} }
-
-local function finish()
-  local f = assert(io.open(out_path, "w"))
-  f:write(vim.json.encode(results))
-  f:close()
-  vim.cmd("qa!")
-end
-
-local function wait(what, cond, timeout)
-  if not vim.wait(timeout or 15000, cond, 20) then
-    error("timed out waiting for " .. what)
-  end
-  table.insert(results.steps, what)
-end
+local T = dofile(vim.fs.dirname(debug.getinfo(1, "S").source:sub(2)) .. "/nvim_support.lua")
+local cid, results, wait = T.cid, T.results, T.wait
+results.selects = {}
 
 -- The picker answers with the agent the test names.
 vim.ui.select = function(items, opts, on_choice)
@@ -36,9 +20,7 @@ vim.ui.select = function(items, opts, on_choice)
   on_choice(nil)
 end
 
-local ok, err = pcall(function()
-  local ov = require("openvaala")
-  ov.setup({ cmd = { os.getenv("OPENVAALA_TEST_PYTHON"), "-m", "openvaala_server", "lsp" } })
+T.run(function(ov)
   ov.state.current = cid
   vim.cmd.edit("openvaala://conversation/" .. cid)
   local bufnr = vim.api.nvim_get_current_buf()
@@ -80,7 +62,3 @@ local ok, err = pcall(function()
   results.transcript = text()
   results.cwd = vim.fn.getcwd()
 end)
-if not ok then
-  results.error = tostring(err)
-end
-finish()

@@ -12,6 +12,12 @@ function M.conversation_of(bufnr)
   return vim.b[bufnr].openvaala_cid or vim.api.nvim_buf_get_name(bufnr):match(PATTERN)
 end
 
+--- The subagent session a transcript buffer shows (`…/session/<id>`), or nil for the root's.
+function M.session_of(bufnr)
+  bufnr = bufnr == 0 and vim.api.nvim_get_current_buf() or bufnr
+  return vim.api.nvim_buf_get_name(bufnr):match("^openvaala://conversation/%x+/session/(%x+)")
+end
+
 local diff = (vim.text and vim.text.diff) or vim.diff
 
 --- Replace the buffer's lines with `lines`, touching only the hunks that changed (a streamed

@@ -32,6 +32,7 @@ M.state = {
   replies = {}, -- cid -> text of the latest agent message (streamed)
   reply_item = {}, -- cid -> itemId of that message
   usage = {}, -- cid -> usage report of the root agent ($/openvaala/usage)
+  session_usage = {}, -- sessionId -> usage report of that agent (root or subagent)
   status = {}, -- cid -> root status ("running", "awaiting_approval", "idle", …)
   inbox = {}, -- cid -> waiting inputs of the root agent
   events = 0,
@@ -68,8 +69,9 @@ end
 local function on_usage(_, report)
   if report.root then
     M.state.usage[report.conversationId] = report
-    vim.cmd("redrawstatus")
   end
+  M.state.session_usage[report.sessionId] = report -- a subagent's transcript shows its own
+  vim.cmd("redrawstatus")
 end
 
 local function on_composer(_, params)
@@ -417,10 +419,12 @@ function M.input(action, cid)
   end)
 end
 
---- For the statusline: "OpenVaala 1.2k/32k (4%, reported)" for the current conversation.
+--- For the statusline: "OpenVaala 1.2k/32k (4%, reported)" for the current conversation (in a
+--- subagent's transcript, that subagent's own usage).
 function M.statusline()
   local cid = buffer.conversation_of(0) or M.state.current
-  local report = cid and M.state.usage[cid]
+  local sid = buffer.session_of(0)
+  local report = sid and M.state.session_usage[sid] or (cid and M.state.usage[cid])
   if not report then
     return ""
   end
