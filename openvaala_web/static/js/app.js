@@ -59,7 +59,7 @@ class App {
       onApprove: (approval, decision, message) => this.respondApproval(approval, decision, message),
     });
     this.composer = new Composer($("#composer"), {
-      send: (text, mode) => this.send(text, mode),
+      send: (text, mode, images) => this.send(text, mode, images),
       stop: () => this.call("turn/interrupt", { conversationId: this.openId, ...this.sessionParam() }, "Stop"),
       compact: () => this.compact(),
       edit: (inputId, text) => this.call("input/edit", { inputId, text }, "Edit"),
@@ -70,6 +70,7 @@ class App {
       steer: (inputId) => this.call("input/steer", { inputId }, "Hand to turn"),
       jump: (inputId) => this.call("input/jump", { inputId }, "Jump"),
       redraw: () => this.renderComposer(),
+      warn: (message) => this.showError(message, "info"),
     });
     this.agents = new AgentsView($("#agents"), {
       follow: (sessionId) => this.follow(sessionId),
@@ -527,11 +528,11 @@ class App {
     }
   }
 
-  async send(text, mode) {
+  async send(text, mode, images = []) {
     if (!this.openId) return;
     const result = await this.call(
       "input/send",
-      { conversationId: this.openId, ...this.sessionParam(), text, mode },
+      { conversationId: this.openId, ...this.sessionParam(), text, mode, ...(images.length ? { images } : {}) },
       "Send",
     );
     if (!result) throw new Error("not sent");

@@ -1,6 +1,7 @@
 // The composer: the text box, Send (and, while a turn runs, steer / queue / jump), Stop, the
 // waiting messages (edit, withdraw, hand to the turn, jump), the context meter and Compact.
 
+import { AttachmentTray } from "./attachments.js";
 import { $, compactNumber, h } from "./dom.js";
 
 const MODE_HELP = {
@@ -34,6 +35,7 @@ export class Composer {
     this.running = false;
     this.editing = null; // inputId being edited in place
     this.sending = null; // the submit in flight (a promise), if any
+    this.attachments = new AttachmentTray(root, this.text, (message) => this.actions.warn?.(message));
 
     root.addEventListener("submit", (event) => {
       event.preventDefault();
@@ -55,6 +57,7 @@ export class Composer {
   setEnabled(enabled) {
     this.text.disabled = !enabled;
     this.sendButton.disabled = !enabled;
+    this.attachments.setEnabled(enabled);
     if (!enabled) {
       this.stopButton.hidden = true;
       this.compactButton.disabled = true;
@@ -68,21 +71,23 @@ export class Composer {
 
   submit() {
     const text = this.text.value;
-    if (!text.trim()) return Promise.resolve();
+    const images = this.attachments.params();
+    if (!text.trim() && !images.length) return Promise.resolve();
     const mode = this.running ? this.mode.value : "queue";
     // Held while in flight: what the turn does may arrive before the daemon's answer (an
     // approval card), and whether the user is still typing is clear only once the box is emptied.
-    const done = this._send(text, mode).finally(() => {
+    const done = this._send(text, mode, images).finally(() => {
       if (this.sending === done) this.sending = null;
     });
     this.sending = done;
     return done;
   }
 
-  async _send(text, mode) {
+  async _send(text, mode, images) {
     this.sendButton.disabled = true;
     try {
-      await this.actions.send(text, mode);
+      await this.actions.send(text, mode, images);
+      if (images.length) this.attachments.clear();
       if (this.text.value === text) this.text.value = "";
     } catch {
       // Not sent: the app has said why, and the text stays in the box to try again.

@@ -10,6 +10,7 @@
 // put on the screen while elements come and go above it.
 
 import { buildApprovalCard } from "./approvals.js";
+import { thumbnails } from "./attachments.js";
 import { h } from "./dom.js";
 import { MarkdownStream } from "./markdown.js";
 import { diffView } from "./toolbox.js";
@@ -321,6 +322,7 @@ const BUILDERS = {
       { class: `user-message origin-${item.origin || "user"}${item.fromSessionId ? " from-parent" : ""}` },
       h("div", { class: "who" }, who),
       entry.textEl,
+      thumbnails(item),
       !mine
         ? null
         : view._actions(item, [
@@ -374,6 +376,7 @@ const BUILDERS = {
         item.truncated ? h("span", { class: "tool-truncated" }, "output truncated") : null,
       ),
       body,
+      thumbnails(item),
     );
   },
   summary(item) {
