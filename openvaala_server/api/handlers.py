@@ -11,7 +11,7 @@ from openvaala_server.domain.approvals import ANSWERS
 from openvaala_server.domain.bundle import ON_CONFLICT
 from openvaala_server.domain.inbox import MODES
 from openvaala_server.protocol.params import Params
-from openvaala_server.runtime import bundles
+from openvaala_server.runtime import bundles, history
 from openvaala_server.runtime import images as runtime_images
 
 if TYPE_CHECKING:
@@ -42,6 +42,7 @@ class Dispatcher:
             "conversation/undo": self.conversation_undo,
             "conversation/checkpoints": self.conversation_checkpoints,
             "conversation/export": self.conversation_export,
+            "conversation/tree": self.conversation_tree,
             "conversation/import": self.conversation_import,
             "conversation/compact": self.conversation_compact,
             "conversation/setModel": self.conversation_set_model,
@@ -156,6 +157,9 @@ class Dispatcher:
     async def conversation_checkpoints(self, conn: Connection, p: Params) -> Any:
         conv = await self.runtime.open(p.id("conversationId"))
         return await conv.checkpoints.report()
+
+    async def conversation_tree(self, conn: Connection, p: Params) -> Any:
+        return await history.tree(self.runtime, p.id("conversationId"))
 
     async def conversation_export(self, conn: Connection, p: Params) -> Any:
         return await bundles.export_to_file(

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from openvaala_server import errors
 from openvaala_server.domain import records as r
+from openvaala_server.domain import tree as conversation_tree
 from openvaala_server.domain.context import latest_summary_index
 from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.title import TITLE_LIMIT
@@ -70,7 +71,7 @@ async def fork(
         forked_from["olderHistory"] = older_from  # the original's own older part, still elsewhere
     new_root = new_id()
     copied = [{**item, "sessionId": new_root} for item in selected]
-    title = _fork_title(conv.meta.title)
+    title = _fork_title(conv.meta.title, kind)
     created = {
         "conversationId": new_id(),
         "cwd": conv.meta.cwd,
@@ -86,9 +87,10 @@ async def fork(
     return new
 
 
-def _fork_title(title: str) -> str:
-    suffix = " (fork)"
-    base = title.removesuffix(suffix)
+def _fork_title(title: str, kind: str) -> str:
+    """` (fork)` or ` (rewind)` after the title (once): the list tells them apart."""
+    suffix = f" ({kind})"
+    base = title.removesuffix(" (fork)").removesuffix(" (rewind)")
     if len(base) + len(suffix) > TITLE_LIMIT + 20:
         base = base[: TITLE_LIMIT + 20 - len(suffix) - 1].rstrip() + "…"
     return base + suffix
@@ -142,3 +144,30 @@ def missing_history_notice(conv: LiveConversation, source_id: str) -> r.Item:
             "not on this machine. Copy that conversation's directory here too to see it."
         ),
     }
+
+
+async def tree(runtime: Runtime, cid: str) -> dict[str, Any]:
+    """The conversation tree `cid` belongs to (docs/protocol.md, conversation/tree)."""
+    store = runtime.store
+    summaries = {s["conversationId"]: s for s in await runtime.store_call(store.fork_summaries())}
+    current: str | None = cid
+    seen: set[str] = set()
+    while current is not None and current not in seen:  # up the parents, fetching non-forks
+        seen.add(current)
+        summary = summaries.get(current)
+        if summary is None:
+            summary = await runtime.store_call(store.get_summary(current))
+            if summary is None:
+                break
+            summaries[current] = summary
+        current = conversation_tree.parent_of(summary)
+    if cid not in summaries:
+        raise errors.NotFound(
+            f"no saved conversation {cid} (a conversation is saved with its first message)",
+            param="conversationId",
+        )
+    for live_id, live in runtime.conversations.items():
+        if live_id in summaries and live.sessions:
+            summaries[live_id] = {**summaries[live_id], "status": live.status}
+    root = conversation_tree.root_of(cid, summaries)
+    return {"conversationId": cid, "root": conversation_tree.build(root, summaries)}

@@ -620,6 +620,15 @@ class Index:
 
         return await self._read(run)
 
+    async def fork_summaries(self) -> list[dict[str, Any]]:
+        """The summary of every fork and rewind (the conversation tree's branches)."""
+
+        def run(db: sqlite3.Connection) -> list[dict[str, Any]]:
+            rows = db.execute("SELECT summary FROM conversations WHERE forked_from IS NOT NULL")
+            return parse_summaries([row[0] for row in rows])
+
+        return await self._read(run)
+
     async def dump(self) -> dict[str, list[Row]]:
         return await self._read(dump)
 

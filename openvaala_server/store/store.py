@@ -395,6 +395,9 @@ class Store:
         check_id(cid)
         return await self._read_index(lambda index: index.get_summary(cid))
 
+    async def fork_summaries(self) -> list[dict[str, Any]]:
+        return await self._read_index(lambda index: index.fork_summaries())
+
     async def dump_index(self) -> dict[str, list[ix.Row]]:
         """Every row of the live index (for tests and `reindex --check`)."""
         return await self._read_index(lambda index: index.dump())
