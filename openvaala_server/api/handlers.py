@@ -11,7 +11,7 @@ from openvaala_server.domain.approvals import ANSWERS
 from openvaala_server.domain.bundle import ON_CONFLICT
 from openvaala_server.domain.inbox import MODES
 from openvaala_server.protocol.params import Params
-from openvaala_server.runtime import bundles, history
+from openvaala_server.runtime import bundles, history, resume
 from openvaala_server.runtime import images as runtime_images
 
 if TYPE_CHECKING:
@@ -55,6 +55,7 @@ class Dispatcher:
             "input/steer": self.input_steer,
             "input/jump": self.input_jump,
             "turn/interrupt": self.turn_interrupt,
+            "turn/resume": self.turn_resume,
             "approval/respond": self.approval_respond,
             "agents/list": self.agents_list,
             "models/list": self.models_list,
@@ -250,6 +251,9 @@ class Dispatcher:
 
     async def turn_interrupt(self, conn: Connection, p: Params) -> Any:
         return await self.runtime.interrupt(p.id("conversationId"), p.id("sessionId", None))
+
+    async def turn_resume(self, conn: Connection, p: Params) -> Any:
+        return await resume.resume(self.runtime, p.id("conversationId"), p.id("sessionId", None))
 
     async def approval_respond(self, conn: Connection, p: Params) -> Any:
         return await self.runtime.respond_approval(

@@ -38,3 +38,18 @@ def has_stopped_notice(items: Sequence[Item], turn_id: str) -> bool:
         i.get("type") == NOTICE and i.get("turnId") == turn_id and i.get("kind") == SERVER_STOPPED
         for i in items
     )
+
+
+RESUMED: Final = "resumed"
+RESUME_NOTICE: Final = (
+    "The previous turn was cut when the server stopped (see above). Continue it from where it "
+    "stopped: the history above is everything that was saved. Tool calls marked interrupted did "
+    "not finish and were not run again; check what they did before repeating them."
+)
+
+
+def was_cut(status: str, error: object) -> bool:
+    """A turn a crash or a kill cut (recovery recorded it as `server_stopped`)."""
+    return (
+        status == "interrupted" and isinstance(error, dict) and error.get("kind") == SERVER_STOPPED
+    )

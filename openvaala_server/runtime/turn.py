@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from openvaala_server import errors
 from openvaala_server.domain import records as r
+from openvaala_server.domain import recovery
 from openvaala_server.domain.context import should_compact
 from openvaala_server.domain.inbox import Input
 from openvaala_server.models.base import (
@@ -86,7 +87,10 @@ class TurnRunner:
         try:
             self._unsaved = list(inputs)
             await self._start()
-            await self._add_inputs(inputs)
+            if inputs:
+                await self._add_inputs(inputs)
+            else:  # turn/resume: no new message, a notice tells the model what happened
+                await self.conv.persist_items(self.session, [_resume_notice(self)])
             self._unsaved = []
             # Only now may `input/send` answer: its message is durable (docs/protocol.md).
             self.turn.announced.set()
@@ -463,6 +467,17 @@ class TurnRunner:
             "item/started", {"sessionId": self.sid, "turnId": tid, "item": dict(result)}
         )
         return result
+
+
+def _resume_notice(runner: TurnRunner) -> r.Item:
+    return new_item(
+        r.NOTICE,
+        runner.sid,
+        runner.turn.turn_id,
+        status=r.COMPLETED,
+        kind=recovery.RESUMED,
+        text=recovery.RESUME_NOTICE,
+    )
 
 
 def _is_empty(item: r.Item) -> bool:
