@@ -108,8 +108,13 @@ def test_extension_starts_on_first_use_sets_markdown_and_cancels_its_progress() 
     # Not in every window: activation registers commands; the bridge starts on first use.
     assert "onStartupFinished" not in manifest["activationEvents"]
     assert seen["started_at_activation"] is False and seen["started"] is True
-    # Every transcript, whoever opened it (here a fork), is Markdown; other files are untouched.
-    assert seen["languages"] == [[f"openvaala://conversation/{'b' * 32}", "markdown"]]
+    # Every transcript, whoever opened it (fork, rewind, follow), is Markdown, once; other files
+    # are untouched.
+    assert seen["languages"] == [
+        [f"openvaala://conversation/{'b' * 32}", "markdown"],
+        [f"openvaala://conversation/{'c' * 32}", "markdown"],
+        [f"openvaala://conversation/{'a' * 32}/session/{'d' * 32}", "markdown"],
+    ]
     # A running turn shows the extension's own progress with a cancel button, which interrupts
     # the turn; the progress ends when the conversation is idle again.
     assert seen["progress"] == [{"title": "OpenVaala: working…", "cancellable": True, "done": True}]

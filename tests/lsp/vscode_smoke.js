@@ -97,9 +97,14 @@ require.cache["vscode-languageclient/node"] = { id: "lc", filename: "lc", loaded
   seen.started_at_activation = Boolean(seen.started);
   await registered["openvaala.ui.new"]();
   seen.handlers = Object.keys(handlers).sort();
-  // A transcript opened by a fork (the bridge's showDocument) becomes Markdown too.
-  const forked = { uri: vscode.Uri.parse("openvaala://conversation/" + "b".repeat(32)), languageId: "plaintext" };
-  opened.fire(forked);
+  // Transcripts opened by Fork, Rewind (a new conversation each) and Follow (a subagent's
+  // session), through the bridge's showDocument, become Markdown too; VS Code then reopens each
+  // as Markdown, which is left alone (no loop).
+  for (const tail of ["b".repeat(32), "c".repeat(32), "a".repeat(32) + "/session/" + "d".repeat(32)]) {
+    const uri = vscode.Uri.parse("openvaala://conversation/" + tail);
+    opened.fire({ uri, languageId: "plaintext" });
+    opened.fire({ uri, languageId: "markdown" });
+  }
   opened.fire({ uri: vscode.Uri.parse("file:///tmp/x.py"), languageId: "python" });
   await new Promise((r) => setTimeout(r, 10));
   await registered["openvaala.ui.send"]();
