@@ -227,6 +227,19 @@ class Actions:
             (parent["children"] if parent else roots).append(node)
         return {"conversationId": cid, "sessions": roots}
 
+    async def mcp_servers(self, params: Params) -> Any:
+        """The MCP servers' state (`mcp/list`) and a line of text saying it, also shown to the
+        user as a message: an editor without a plugin shows no command result."""
+        from openvaala_lsp.toolbox import mcp_report
+
+        result = await self.bridge.request("mcp/list", {})
+        servers = list(result.get("servers") or [])
+        text = mcp_report(servers)
+        failed = any(s.get("status") == "failed" for s in servers)
+        kind = types.MessageType.Warning if failed else types.MessageType.Info
+        self.ls.window_show_message(types.ShowMessageParams(type=kind, message=text))
+        return {"servers": servers, "text": text}
+
     async def render(self, params: Params) -> Any:
         since = params.get("since")
         if since is not None and not isinstance(since, int):

@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "openvaala.approvals": ("approvals", ("conversationId",)),
     "openvaala.setAgent": ("set_agent", ("conversationId", "agent")),
     "openvaala.setCwd": ("set_cwd", ("conversationId", "cwd")),
+    "openvaala.mcp": ("mcp_servers", ()),
     "openvaala.respondApproval": (
         "respond_approval",
         ("conversationId", "approvalId", "decision", "message"),

@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from openvaala_lsp.toolbox import change_heading, changes_of, plan_lines
 from openvaala_lsp.usage import report
 from openvaala_lsp.view import ConversationView, Item, SessionView
 
@@ -79,6 +80,7 @@ def render(view: ConversationView, session_id: str | None = None) -> Rendered:
         out.add("_Older messages are not shown here._", "")
     anchors.extend(_items(out, view, session, forkable=is_root))
     anchors.extend(_approvals(out, view, sid, everyone=is_root))
+    out.add(*plan_lines(session.plan))
     if session.inbox:
         out.add("## Waiting", "")
         for entry in session.inbox:
@@ -179,6 +181,10 @@ def _items(
             args = item.get("arguments")
             shown = json.dumps(args, ensure_ascii=False) if args else item.get("argumentsText", "")
             out.add(f"**⚙ {item.get('name', 'tool')}** `{_one_line(str(shown))}`", "")
+        elif kind == "tool_result" and changes_of(item):
+            for change in changes_of(item):  # the files it changed, as diffs
+                out.add(change_heading(change))
+                out.block(str(change.get("diff") or ""), "diff")
         elif kind == "tool_result":
             out.block(str(item.get("output") or ""), "text")
             if item.get("isError"):

@@ -33,6 +33,7 @@ ROUTES: dict[str, str] = {
     "openvaala/approvals/respond": "respond_approval",
     "openvaala/setAgent": "set_agent",
     "openvaala/setCwd": "set_cwd",
+    "openvaala/mcp": "mcp_servers",
 }
 
 

@@ -19,6 +19,7 @@ class SessionView:
     inbox: list[dict[str, Any]] = field(default_factory=list)
     usage: dict[str, Any] | None = None
     compacting: bool = False
+    plan: dict[str, Any] | None = None  # the agent's checklist (docs/protocol.md, "Plan")
 
     @property
     def session_id(self) -> str:
@@ -60,7 +61,7 @@ class ConversationView:
             info = {
                 k: v
                 for k, v in raw.items()
-                if k not in {"items", "hasMore", "turn", "inbox", "usage"}
+                if k not in {"items", "hasMore", "turn", "inbox", "usage", "plan"}
             }
             view = SessionView(
                 info=info,
@@ -68,6 +69,7 @@ class ConversationView:
                 has_more=bool(raw.get("hasMore")),
                 inbox=list(raw.get("inbox") or []),
                 usage=raw.get("usage"),
+                plan=raw.get("plan") if isinstance(raw.get("plan"), dict) else None,
             )
             for item in (raw.get("turn") or {}).get("items") or []:
                 view.put(item)
@@ -162,6 +164,10 @@ class ConversationView:
             return index is not None
         if method == "inbox/updated":
             session.inbox = list(params.get("inputs") or [])
+            return True
+        if method == "plan/updated":
+            plan = params.get("plan")
+            session.plan = plan if isinstance(plan, dict) else None
             return True
         if method == "usage/updated":
             session.usage = params.get("usage")

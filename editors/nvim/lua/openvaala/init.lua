@@ -527,6 +527,9 @@ local function define_commands()
     M.set_cwd(o.args)
   end, { nargs = "?", complete = "dir", desc = "Point the conversation at [dir] (default: the current directory)" })
   command("OpenVaalaApprovals", approvals.pick, { desc = "Answer a waiting approval" })
+  command("OpenVaalaMcp", function()
+    M.request("openvaala/mcp", nil, nil) -- the bridge shows the servers' state as a message
+  end, { desc = "Show the MCP servers: ready with their tools, starting, or failed and why" })
   command("OpenVaalaUsage", function()
     M.usage(function(err, r)
       if not err then

@@ -1,0 +1,59 @@
+"""The agent's toolbox in the editor's transcript: its plan as a Markdown checklist, the files a
+tool call changed as ```diff blocks, and the MCP servers' state for `openvaala.mcp`. Pure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_STEP = {"completed": "- [x] {}", "in_progress": "- [ ] **{}** _(in progress)_"}
+
+
+def plan_lines(plan: dict[str, Any] | None) -> list[str]:
+    """`## Plan 1/3`, the explanation, one checklist line per step (empty: no plan)."""
+    steps = [s for s in (plan or {}).get("steps") or [] if isinstance(s, dict)]
+    if not steps or plan is None:
+        return []
+    done = sum(1 for s in steps if s.get("status") == "completed")
+    lines = [f"## Plan {done}/{len(steps)}", ""]
+    explanation = plan.get("explanation")
+    if isinstance(explanation, str) and explanation:
+        lines += [f"_{' '.join(explanation.split())}_", ""]
+    for step in steps:
+        text = " ".join(str(step.get("step") or "").split())
+        lines.append(_STEP.get(str(step.get("status")), "- [ ] {}").format(text))
+    return [*lines, ""]
+
+
+def changes_of(item: dict[str, Any]) -> list[dict[str, Any]]:
+    """The `changes` of a tool_result (docs/protocol.md, FileChange), or none."""
+    changes = item.get("changes")
+    return [c for c in changes if isinstance(c, dict)] if isinstance(changes, list) else []
+
+
+def change_heading(change: dict[str, Any]) -> str:
+    kind = str(change.get("kind") or "update")
+    path = str(change.get("path") or "")
+    if kind == "move" and change.get("movePath"):
+        path = f"{path} → {change['movePath']}"
+    word = {"add": "added", "update": "changed", "delete": "deleted", "move": "moved"}.get(kind)
+    return f"_{word or kind}_ `{path}`"
+
+
+def server_line(server: dict[str, Any]) -> str:
+    name = str(server.get("name") or "?")
+    status = str(server.get("status") or "?")
+    tools = [str(t) for t in server.get("tools") or []]
+    if status == "ready":
+        noun = "tool" if len(tools) == 1 else "tools"
+        return f"{name}: ready, {len(tools)} {noun}" + (f" ({', '.join(tools)})" if tools else "")
+    if status == "failed":
+        return f"{name}: failed: {server.get('error') or 'no reason given'}"
+    if status == "starting":
+        return f"{name}: starting"
+    return f"{name}: not started yet"
+
+
+def mcp_report(servers: list[dict[str, Any]]) -> str:
+    if not servers:
+        return "No MCP servers are configured ([mcp_servers.NAME] in config.toml)."
+    return "MCP servers: " + "; ".join(server_line(s) for s in servers)
