@@ -22,10 +22,12 @@ from textual.widgets import Footer
 
 from openvaala_server.client import Client, ConnectionLost, RpcError
 from openvaala_server.config import config_path
+from openvaala_server.domain.images import Image
 from openvaala_tui import commands
 from openvaala_tui import format as fmt
 from openvaala_tui.actions import CommandsMixin
 from openvaala_tui.completion import attach_mentions
+from openvaala_tui.image_actions import ImagesMixin
 from openvaala_tui.screens import AgentsScreen, ResumeScreen
 from openvaala_tui.state import (
     LOCAL_PREFIX,
@@ -60,7 +62,7 @@ DOUBLE_CTRL_C_S = 2.0  # a second Ctrl+C within this many seconds quits
 SEND_TIMEOUT_S = 600  # how long a message sent while the daemon is away waits for it
 
 
-class VaalaApp(CommandsMixin, App[int]):
+class VaalaApp(ImagesMixin, CommandsMixin, App[int]):
     CSS_PATH = "vaala.tcss"
     TITLE = "OpenVaala"
     COMMANDS: ClassVar[set[Any]] = App.COMMANDS | {commands.SlashCommands}
@@ -462,6 +464,9 @@ class VaalaApp(CommandsMixin, App[int]):
         if message.composer.editing_input is not None:
             await self.save_edit(message.composer.editing_input, text)
             return
+        images = await self.images_for(text)
+        if images is None:  # only image paths: they wait for the message
+            return
         cwd = str(self.view.conversation.get("cwd") or self.cwd)
         attached = attach_mentions(text, cwd)
         for problem in attached.problems:
@@ -475,6 +480,8 @@ class VaalaApp(CommandsMixin, App[int]):
         }
         if self.following and self.following != self.view.root_id:
             params["sessionId"] = self.following
+        if images:
+            params["images"] = self.image_params(images)
         self.composer.clear()
         pending: Item | None = None
         if not self.client.connected:
@@ -487,9 +494,11 @@ class VaalaApp(CommandsMixin, App[int]):
             self._pending[str(pending["itemId"])] = pending
             await self.transcript.add(pending)
         # A worker: while the daemon is away the request waits for it, and the app must not.
-        self.run_worker(self._deliver(params, pending), group="send")
+        self.run_worker(self._deliver(params, pending, images), group="send")
 
-    async def _deliver(self, params: dict[str, Any], pending: Item | None) -> None:
+    async def _deliver(
+        self, params: dict[str, Any], pending: Item | None, images: list[Image] | None = None
+    ) -> None:
         """Send one message, after those sent before it; a pending one leaves the transcript
         once delivered (the daemon's own item replaces it), or goes back to the composer."""
         assert self.client is not None
@@ -499,6 +508,7 @@ class VaalaApp(CommandsMixin, App[int]):
             except (RpcError, ConnectionLost, TimeoutError) as exc:
                 if self.composer.is_empty:
                     self.composer.set_text(str(params["text"]))
+                self.images_back(images or [])
                 await self.show_error(exc)
             finally:
                 if pending is not None:

@@ -13,6 +13,7 @@ from textual.widgets import Collapsible, Static
 
 from openvaala_tui import format as fmt
 from openvaala_tui.diff_render import changes_text, changes_title
+from openvaala_tui.images import transcript_lines
 from openvaala_tui.state import Item
 
 if TYPE_CHECKING:
@@ -108,7 +109,11 @@ class UserMessage(ItemWidget):
             prefix = "↳ report from a subagent\n"
         elif self.item.get("fromSessionId"):
             prefix = "↳ from the parent agent\n"
-        return Text(prefix + str(self.item.get("text") or ""))
+        text = str(self.item.get("text") or "")
+        pictures = "\n".join(transcript_lines(self.item))
+        if pictures:
+            text = f"{text}\n{pictures}" if text else pictures
+        return Text(prefix + text)
 
 
 class AgentMessage(ItemWidget):
