@@ -45,7 +45,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands.add_parser("reindex", help="rebuild metadata.db from the conversation directories")
     bundle_cli.add_commands(commands)
-    commands.add_parser("web", help="open the web UI in a browser (starting the daemon if needed)")
+    commands.add_parser(
+        "web", help="open the web UI in a browser (starting the daemon if needed)"
+    ).add_argument("--logout-all", action="store_true", help="sign every browser out of the web UI")
     commands.add_parser("lsp", help="run the editor bridge (LSP over stdio)")
     commands.add_parser("acp", help="run the Agent Client Protocol agent (over stdio)")
     # SUPPRESS: `openvaala --cwd X tui` keeps X (a subparser's defaults would overwrite it).
@@ -127,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "reindex":
         return asyncio.run(commands.reindex())
     if args.command == "web":
-        return commands.open_web()
+        return commands.open_web(logout_all=args.logout_all)
     if args.command == "lsp":
         return commands.run_lsp()
     if args.command == "acp":

@@ -23,6 +23,7 @@ import uvicorn
 from openvaala_server.api.app import build_app
 from openvaala_server.api.listener import Guard, GuardedH11Protocol, Limits, accept_forever
 from openvaala_server.api.security import Credentials
+from openvaala_server.api.web_login import WebLogins
 from openvaala_server.api.websocket import ClosingWebSocketProtocol
 from openvaala_server.config import Config
 from openvaala_server.runtime.manager import Runtime
@@ -159,7 +160,12 @@ async def serve(data_dir: DataDir, config: Config, port: int) -> None:
         except OSError as exc:
             sock.close()
             raise _unusable(data_dir, exc) from None
-        credentials = Credentials(token, secrets.token_urlsafe(32), actual_port)
+        try:
+            logins = WebLogins.open(data_dir.root)
+        except OSError as exc:
+            sock.close()
+            raise _unusable(data_dir, exc) from None
+        credentials = Credentials(token, actual_port, logins)
         try:
             store = await Store.open(data_dir)
         except BaseException:

@@ -1,5 +1,8 @@
 """The Starlette app: the websocket endpoint, the web app's files, the browser login, health.
 
+The web app lives under `/s/<pathKey>/` (its page, `static/` and `ws`), where the browser's
+session cookie is scoped (`web_login.py`); other clients use `/ws` with the token.
+
 Thin: authentication is the middleware's (`security.py`), the logic is the runtime's.
 """
 
@@ -24,7 +27,8 @@ from openvaala_server.api import attachments
 from openvaala_server.api.bundle_routes import bundle_routes
 from openvaala_server.api.connection import Connection
 from openvaala_server.api.handlers import Dispatcher
-from openvaala_server.api.security import COOKIE_NAME, Credentials, SecurityMiddleware
+from openvaala_server.api.security import Credentials, SecurityMiddleware
+from openvaala_server.api.web_login import SESSION_TTL
 from openvaala_server.runtime.manager import Runtime
 
 
@@ -52,29 +56,65 @@ def build_app(runtime: Runtime, credentials: Credentials) -> SecurityMiddleware:
     async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
-    async def index(request: Request) -> Response:
-        token = request.query_params.get("token")
-        if token is not None:
-            if not credentials.token_ok(token):
-                return PlainTextResponse("Wrong token: open the web UI with `openvaala web`", 401)
-            # Trade the token for a cookie and drop it from the address bar and history.
-            response = RedirectResponse("/", status_code=303)
-            response.set_cookie(
-                COOKIE_NAME, credentials.cookie_secret, httponly=True, samesite="strict", path="/"
+    logins = credentials.logins
+
+    async def root(request: Request) -> Response:
+        return PlainTextResponse("OpenVaala is running. Open the web UI with `openvaala web`.")
+
+    async def login(request: Request) -> Response:
+        # Trade a one-time code for a session cookie scoped to the app's path.
+        code = request.query_params.get("code")
+        secret = logins.redeem(code) if code else None
+        if secret is None:
+            return PlainTextResponse(
+                "This sign-in link was already used or has expired: run `openvaala web` again.",
+                401,
             )
-            return response
+        response = RedirectResponse(logins.app_path, status_code=303)
+        response.set_cookie(
+            logins.cookie_name,
+            secret,
+            max_age=int(SESSION_TTL),
+            path=logins.app_path,
+            httponly=True,
+            samesite="strict",
+        )
+        return response
+
+    async def login_code(request: Request) -> Response:
+        # Reached with the token only: a browser session cannot mint codes (not in its path).
+        code = logins.new_code()
+        return JSONResponse({"code": code, "path": f"/login?code={code}"})
+
+    async def logout_all(request: Request) -> Response:
+        return JSONResponse({"revoked": logins.revoke_all()})
+
+    async def index(request: Request) -> Response:
         if static is None or not (static / "index.html").is_file():
             return PlainTextResponse("OpenVaala is running. The web UI is not installed.")
         return FileResponse(static / "index.html", media_type="text/html")
 
-    routes: list[Route | WebSocketRoute | Mount] = [
+    app_routes: list[Route | WebSocketRoute | Mount] = [
         Route("/", index),
-        Route("/healthz", healthz),
         Route("/attachments/{cid}/{sha}", attachments.endpoint(runtime.store.data_dir)),
         WebSocketRoute("/ws", websocket_endpoint),
         *bundle_routes(runtime),
     ]
     if static is not None:
-        routes.append(Mount("/static", StaticFiles(directory=static), name="static"))
+        app_routes.append(Mount("/static", StaticFiles(directory=static), name="static"))
+    routes: list[Route | WebSocketRoute | Mount] = [
+        Route("/", root),
+        Route("/healthz", healthz),
+        Route("/login", login),
+        Route("/login/code", login_code, methods=["POST"]),
+        Route("/login/revoke", logout_all, methods=["POST"]),
+        # The same routes as the app's, for clients with the token (the browser uses the app's).
+        Route("/attachments/{cid}/{sha}", attachments.endpoint(runtime.store.data_dir)),
+        *bundle_routes(runtime),
+        WebSocketRoute("/ws", websocket_endpoint),
+        # The key in the path is checked by the middleware (a session is valid only under its
+        # daemon's current key); the token opens every path.
+        Mount("/s/{key}", routes=app_routes),
+    ]
     app = Starlette(routes=routes)
     return SecurityMiddleware(app, credentials)

@@ -3,8 +3,9 @@
 The daemon runs tools with the user's rights, so reaching it must be as hard as logging in:
 - `Host` must be exactly 127.0.0.1:port, localhost:port or [::1]:port (defeats DNS rebinding);
 - `Origin` must be absent (TUI, LSP, scripts) or exactly the daemon's own origin (the browser);
-- every route but `/healthz` needs the token: `Authorization: Bearer <token>`, or the session
-  cookie the browser got by presenting the token once at `/?token=…`.
+- every route but `/healthz` and `/login` needs the token, `Authorization: Bearer <token>`, or,
+  under the web app's own path only, a browser session cookie (`web_login.py`: the browser gets it
+  for a one-time login code, never for the token).
 Refusals happen before a websocket is accepted: 403 for Host/Origin, 401 for a missing or wrong
 token. The token is compared in constant time and never logged.
 """
@@ -16,13 +17,14 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from http.cookies import SimpleCookie
 from typing import Any
 
+from openvaala_server.api.web_login import WebLogins
+
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-COOKIE_NAME = "openvaala_session"
 # Sent with every HTTP response: the web app loads nothing from outside the daemon, runs no
 # inline script, and no other site may frame it. No CORS header is ever sent.
 SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
@@ -36,16 +38,17 @@ SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
     (b"referrer-policy", b"no-referrer"),
     (b"cache-control", b"no-store"),
 )
-PUBLIC_PATHS = frozenset({"/healthz"})
+# `/login` checks its one-time code itself (and answers 401 without a good one).
+PUBLIC_PATHS = frozenset({"/healthz", "/login"})
 
 
 class Credentials:
-    """The secrets of one server start: the token clients present, and the browser's cookie."""
+    """The secrets of one server start: the token clients present, and the browser sessions."""
 
-    def __init__(self, token: str, cookie_secret: str, port: int) -> None:
+    def __init__(self, token: str, port: int, logins: WebLogins) -> None:
         self.token = token
-        self.cookie_secret = cookie_secret
         self.port = port
+        self.logins = logins
 
     @property
     def allowed_hosts(self) -> frozenset[str]:
@@ -56,10 +59,10 @@ class Credentials:
             presented.encode(), self.token.encode()
         )
 
-    def cookie_ok(self, presented: str | None) -> bool:
-        return presented is not None and hmac.compare_digest(
-            presented.encode(), self.cookie_secret.encode()
-        )
+    def session_ok(self, scope: Scope) -> bool:
+        """A browser session cookie, presented under the web app's path (and only there)."""
+        presented = cookie(scope, self.logins.cookie_name)
+        return self.logins.session_ok(presented, str(scope.get("path", "")))
 
 
 def header(scope: Scope, name: bytes) -> str | None:
@@ -76,7 +79,7 @@ def bearer(scope: Scope) -> str | None:
     return None
 
 
-def cookie(scope: Scope) -> str | None:
+def cookie(scope: Scope, name: str) -> str | None:
     raw = header(scope, b"cookie")
     if not raw:
         return None
@@ -85,7 +88,7 @@ def cookie(scope: Scope) -> str | None:
         jar.load(raw)
     except Exception:
         return None
-    morsel = jar.get(COOKIE_NAME)
+    morsel = jar.get(name)
     return morsel.value if morsel else None
 
 
@@ -112,16 +115,12 @@ class SecurityMiddleware:
         if path in PUBLIC_PATHS or self.authenticated(scope):
             await self.app(scope, receive, send)
             return
-        # The browser login: `/?token=…` is checked by the route itself, which sets the cookie.
-        if scope["type"] == "http" and path == "/" and _query_token(scope) is not None:
-            await self.app(scope, receive, send)
-            return
         await _refuse(
             scope, send, 401, "Authentication required: open the web UI with `openvaala web`"
         )
 
     def authenticated(self, scope: Scope) -> bool:
-        return self.credentials.token_ok(bearer(scope)) or self.credentials.cookie_ok(cookie(scope))
+        return self.credentials.token_ok(bearer(scope)) or self.credentials.session_ok(scope)
 
 
 def _with_security_headers(send: Send) -> Send:
@@ -131,14 +130,6 @@ def _with_security_headers(send: Send) -> Send:
         await send(message)
 
     return wrapped
-
-
-def _query_token(scope: Scope) -> str | None:
-    from urllib.parse import parse_qs
-
-    query = parse_qs(bytes(scope.get("query_string", b"")).decode("latin-1"))
-    values = query.get("token")
-    return values[0] if values else None
 
 
 async def _refuse(scope: Scope, send: Send, status: int, reason: str) -> None:

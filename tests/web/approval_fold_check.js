@@ -1,6 +1,6 @@
 // Evaluated in the page by test_state.py: folds approvals from a snapshot and notifications.
 (async () => {
-  const S = await import('/static/js/state.js');
+  const S = await import('./static/js/state.js');
   const conv = {conversationId: 'c1', rootSessionId: 'r', title: 't'};
   const call = {itemId: 'tc', type: 'tool_call', name: 'shell', arguments: {command: 'echo hi'}, status: 'completed'};
   // The snapshot holds one request already waiting (asked before this client subscribed).

@@ -10,7 +10,9 @@ import threading
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
+import httpx
 import pytest
 from playwright.sync_api import (
     Browser,
@@ -119,11 +121,32 @@ class WebUI:
             self.console_errors.append(message.text)
 
     @property
-    def base(self) -> str:
+    def origin(self) -> str:
         return f"http://{self.daemon.address}"
 
+    @property
+    def base(self) -> str:
+        """The web app's address (its path is the daemon's own, see docs/security.md), without
+        the trailing slash: `f"{ui.base}/#{id}"` opens a conversation."""
+        if not self.app_path:
+            raise RuntimeError("log in first: the app's path is learnt at login")
+        return f"{self.origin}{self.app_path.rstrip('/')}"
+
+    app_path = ""
+
+    def login_url(self) -> str:
+        """A one-time sign-in address, as `openvaala web` gets it (POST /login/code, token)."""
+        answer = httpx.post(
+            f"{self.origin}/login/code",
+            headers={"Authorization": f"Bearer {self.daemon.token}"},
+            timeout=10,
+        )
+        answer.raise_for_status()
+        return f"{self.origin}{answer.json()['path']}"
+
     def login(self, fragment: str = "") -> None:
-        self.page.goto(f"{self.base}/?token={self.daemon.token}")
+        self.page.goto(self.login_url())
+        self.app_path = urlsplit(self.page.url).path
         if fragment:
             self.page.goto(f"{self.base}/#{fragment}")
         self.wait_online()

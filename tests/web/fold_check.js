@@ -1,6 +1,6 @@
 // Evaluated in the page by test_state.py: folds a scripted event sequence.
 (async () => {
-  const S = await import('/static/js/state.js');
+  const S = await import('./static/js/state.js');
   const conv = {conversationId: 'c1', rootSessionId: 'r', title: 't'};
   const snap = {conversation: conv, sessions: [{sessionId: 'r', parentSessionId: null, status: 'running',
     agent: 'default', items: [{itemId: 'u1', type: 'user_message', text: 'hi', status: 'completed'}],

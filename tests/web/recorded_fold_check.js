@@ -2,7 +2,7 @@
 // shell call waited for an approval, folded from the snapshot before it and from a snapshot
 // taken while it waited.
 (async (rec) => {
-  const S = await import('/static/js/state.js');
+  const S = await import('./static/js/state.js');
   const out = {statuses: [], whileWaiting: null};
   const st = S.fromSnapshot(rec.before.snapshot, rec.before.seq);
   const root = st.conversation.rootSessionId;

@@ -1,6 +1,6 @@
 // Evaluated in the page by test_state.py: streams Markdown in small chunks.
 (async () => {
-  const M = await import('/static/js/markdown.js');
+  const M = await import('./static/js/markdown.js');
   const text = '# Title\n\nFirst paragraph with **bold**.\n\n- one\n- two\n\n```\ncode <b>x</b>\n```\n\nLast words here';
   const el = document.createElement('div');
   const stream = new M.MarkdownStream(el);

@@ -100,7 +100,7 @@ def test_the_app_loads_only_from_the_daemon(
     allowed = (origin, f"ws://{daemon.address}/", "data:")
     assert all(u.startswith(allowed) for u in requested), requested
     csp = ui.page.evaluate(
-        "async () => (await fetch('/static/app.css')).headers.get('content-security-policy')"
+        "async () => (await fetch('static/app.css')).headers.get('content-security-policy')"
     )
     assert "script-src 'self'" in csp
     # No CSP violation (inline script, style or handler) was reported while all that ran.

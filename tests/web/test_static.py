@@ -24,7 +24,7 @@ def test_no_inline_script_style_or_handler() -> None:
     assert re.search(r"\sstyle=", html) is None
     assert re.search(r"\son[a-z]+=", html) is None
     for src in re.findall(r'(?:src|href)="([^"]+)"', html):
-        assert src.startswith(("/static/", "data:", "#")), src  # "#": in-page (skip link)
+        assert src.startswith(("static/", "data:", "#")), src  # "#": in-page (skip link)
     for js in (root / "js").glob("*.js"):
         text = js.read_text()
         assert "innerHTML" not in text, js.name

@@ -40,7 +40,8 @@ class App {
 
     const scheme = location.protocol === "https:" ? "wss:" : "ws:";
     this.rpc = new Connection({
-      url: `${scheme}//${location.host}/ws`,
+      // The app and its websocket live under the daemon's app path (docs/security.md).
+      url: `${scheme}//${location.host}${location.pathname.replace(/[^/]*$/, "")}ws`,
       initializeParams: { clientInfo: { name: "openvaala-web", version: "0.1.0" }, protocolVersion: PROTOCOL_VERSION },
       onNotification: (note) => this.onNotification(note),
       onState: (state) => this.onConnectionState(state),
@@ -116,7 +117,7 @@ class App {
       banner.textContent = "";
     } else if (state === "unauthorized") {
       banner.hidden = false;
-      banner.textContent = "Signed out: the daemon restarted or the session expired. Run `openvaala web` to open the UI again.";
+      banner.textContent = "Signed out: this browser session ended (expired, or `openvaala web --logout-all`). Run `openvaala web` to sign in again.";
     } else {
       banner.hidden = false;
       banner.textContent = state === "connecting" ? "Connecting to the daemon…" : "Offline: the connection to the daemon dropped. Reconnecting…";

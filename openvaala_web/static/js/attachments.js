@@ -4,8 +4,8 @@
 // shown in a tray above the composer's buttons, and sent with the message as `input/send`
 // `images: [{data, mediaType, name}]` (docs/protocol.md). The daemon checks the kind from the
 // bytes and the size again; the checks here only spare a round trip.
-// Thumbnails of sent images load from `/attachments/<conversationId>/<sha256>`, which the
-// session cookie authenticates like every route.
+// Thumbnails of sent images load from `attachments/<conversationId>/<sha256>`, relative to the
+// app's path, where the session cookie authenticates them (docs/security.md).
 
 import { h } from "./dom.js";
 
@@ -140,7 +140,7 @@ export function thumbnails(item) {
     { class: "thumbs" },
     refs.map((ref) => {
       const label = `${ref.name || "image"} (${ref.mediaType}, ${ref.size} bytes)`;
-      const url = `/attachments/${encodeURIComponent(cid)}/${encodeURIComponent(ref.sha256)}`;
+      const url = `attachments/${encodeURIComponent(cid)}/${encodeURIComponent(ref.sha256)}`; // relative: the app's path (docs/security.md)
       return h(
         "a",
         { class: "thumb-link", href: url, target: "_blank", rel: "noopener", title: label },

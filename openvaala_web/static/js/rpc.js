@@ -1,7 +1,7 @@
 // The websocket to the daemon: JSON-RPC requests, notifications, reconnection with backoff.
 //
-// Authentication is the HttpOnly session cookie the browser got at `/?token=…`; the browser
-// sends it with the upgrade by itself. After every (re)connection the first request is
+// Authentication is the HttpOnly session cookie the browser got for a one-time login code, scoped
+// to the app's path (docs/security.md); the browser sends it with the upgrade by itself. After every (re)connection the first request is
 // `initialize`; only then is the connection "online" and `onOnline` called, so the caller can
 // resubscribe (with `afterSeq`) before anything else.
 
@@ -145,7 +145,7 @@ export class Connection {
   /** A refused upgrade looks like any drop; ask plain HTTP whether the cookie is still good. */
   async _checkLogin() {
     try {
-      const response = await fetch("/", { method: "GET", cache: "no-store", credentials: "same-origin" });
+      const response = await fetch("./", { method: "GET", cache: "no-store", credentials: "same-origin" });
       if (response.status === 401) this._setState("unauthorized");
     } catch {
       // the daemon is down: stay "offline"

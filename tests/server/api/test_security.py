@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
+from openvaala_server.api.web_login import WebLogins
 from tests.support.daemon import Daemon
 
 
@@ -70,17 +73,23 @@ async def test_every_route_needs_the_token_but_healthz(daemon: Daemon) -> None:
     class _Runtime:
         config = None
 
-    app = build_app(_Runtime(), Credentials("t", "c", 1))  # type: ignore[arg-type]
+    scratch = daemon.home.parent / "routes-enumerated"
+    scratch.mkdir(exist_ok=True)
+    app = build_app(_Runtime(), Credentials("t", 1, WebLogins.open(scratch)))  # type: ignore[arg-type]
     paths = {getattr(r, "path", "") for r in app.app.routes}  # type: ignore[attr-defined]
-    assert {"/", "/healthz", "/ws"} <= paths
+    assert {"/", "/healthz", "/ws", "/login", "/login/code", "/login/revoke", "/s/{key}"} <= paths
+    app_path = _app_path(daemon)
+    probes = paths - {"/s/{key}"} | {app_path, f"{app_path}static/app.css", "/nope"}
     async with httpx.AsyncClient() as http:
-        for path in sorted(paths | {"/static/app.js", "/nope"}):
+        for path in sorted(probes):
             if path == "/ws":
                 assert await _ws_status(daemon, {}) == 401
                 continue
             response = await http.get(f"http://{daemon.address}{path}")
             expected = 200 if path == "/healthz" else 401
             assert response.status_code == expected, path
+            if path == "/login":
+                continue  # public, and wants a one-time code even with the token (tested below)
             authed = await http.get(
                 f"http://{daemon.address}{path}",
                 headers={"Authorization": f"Bearer {daemon.token}"},
@@ -88,19 +97,100 @@ async def test_every_route_needs_the_token_but_healthz(daemon: Daemon) -> None:
             assert authed.status_code != 401, path
 
 
-async def test_browser_login_trades_the_token_for_a_cookie(daemon: Daemon) -> None:
+def _app_path(daemon: Daemon) -> str:
+    data = json.loads((daemon.home / "web-sessions.json").read_text())
+    return f"/s/{data['pathKey']}/"
+
+
+async def _login(http: httpx.AsyncClient, daemon: Daemon) -> httpx.Response:
+    code = await http.post(
+        f"http://{daemon.address}/login/code",
+        headers={"Authorization": f"Bearer {daemon.token}"},
+    )
+    assert code.status_code == 200
+    return await http.get(f"http://{daemon.address}{code.json()['path']}")
+
+
+async def test_browser_login_trades_a_one_time_code_for_a_path_bound_cookie(
+    daemon: Daemon,
+) -> None:
+    base = f"http://{daemon.address}"
     async with httpx.AsyncClient() as http:
-        bad = await http.get(f"http://{daemon.address}/?token=wrong")
-        assert bad.status_code == 401
-        login = await http.get(f"http://{daemon.address}/?token={daemon.token}")
-        assert login.status_code == 303 and login.headers["location"] == "/"
-        cookie = login.headers["set-cookie"]
-        assert "HttpOnly" in cookie and "SameSite=strict" in cookie.replace("Strict", "strict")
-        assert daemon.token not in cookie
-        page = await http.get(f"http://{daemon.address}/")
-        assert page.status_code == 200
+        # No token in any URL: the old `/?token=` login is gone; codes come only with the token.
+        assert (await http.get(f"{base}/login?code=guess")).status_code == 401
+        assert (await http.get(f"{base}/login")).status_code == 401
+        assert (await http.post(f"{base}/login/code")).status_code == 401
+        code = await http.post(
+            f"{base}/login/code", headers={"Authorization": f"Bearer {daemon.token}"}
+        )
+        login = await http.get(f"{base}{code.json()['path']}")
+        app_path = _app_path(daemon)
+        assert login.status_code == 303 and login.headers["location"] == app_path
+        again = await http.get(f"{base}{code.json()['path']}")
+        assert again.status_code == 401  # single use
+        header = login.headers["set-cookie"]
+        assert "HttpOnly" in header and "samesite=strict" in header.lower()
+        assert f"Path={app_path}" in header
+        assert daemon.token not in header
+        name, secret = header.split(";", 1)[0].split("=", 1)
+        assert name.startswith("openvaala_") and name != "openvaala_session"
+
+        http.cookies.clear()  # sent by hand below, exactly where each check says
+        jar = {"Cookie": f"{name}={secret}"}
+        page = await http.get(f"{base}{app_path}", headers=jar)
+        assert page.status_code == 200 and "<html" in page.text
         assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
         assert "access-control-allow-origin" not in page.headers
+        assert (await http.get(f"{base}{app_path}static/app.css", headers=jar)).status_code == 200
+        # Replayed without the binding: outside the app's path, under another key, or forged.
+        assert (await http.get(f"{base}/", headers=jar)).status_code == 401
+        assert (await http.get(f"{base}/s/otherkey/", headers=jar)).status_code == 401
+        forged = {"Cookie": f"{name}={secret[:-2]}xx"}
+        assert (await http.get(f"{base}{app_path}", headers=forged)).status_code == 401
+    cookie_header = {"Cookie": f"{name}={secret}"}
+    assert await _ws_status(daemon, cookie_header) == 401  # /ws takes the token only
+    assert await _ws_app_status(daemon, app_path, cookie_header) == 101
+    assert await _ws_app_status(daemon, "/s/otherkey/", cookie_header) == 401
+    # The session file keeps no usable secret.
+    stored = (daemon.home / "web-sessions.json").read_text()
+    assert secret not in stored and daemon.token not in stored
+    assert (daemon.home / "web-sessions.json").stat().st_mode & 0o777 == 0o600
+
+
+async def _ws_app_status(daemon: Daemon, app_path: str, headers: dict[str, str]) -> int:
+    uri = f"ws://{daemon.address}{app_path}ws"
+    try:
+        async with connect(uri, additional_headers=headers, open_timeout=5):
+            return 101
+    except InvalidStatus as exc:
+        return _status(exc)
+
+
+async def test_sessions_survive_a_restart_and_logout_all_ends_them(daemon: Daemon) -> None:
+    async with httpx.AsyncClient() as http:
+        login = await _login(http, daemon)
+        name, secret = login.headers["set-cookie"].split(";", 1)[0].split("=", 1)
+        http.cookies.clear()
+        app_path = _app_path(daemon)
+        daemon.restart()
+        page = await http.get(
+            f"http://{daemon.address}{app_path}", headers={"Cookie": f"{name}={secret}"}
+        )
+        assert page.status_code == 200  # same session, new token, new port
+
+        done = daemon.cli("web", "--logout-all")
+        assert done.returncode == 0, done.stderr
+        assert "Signed out 1 browser session." in done.stdout
+        gone = await http.get(
+            f"http://{daemon.address}{app_path}", headers={"Cookie": f"{name}={secret}"}
+        )
+        assert gone.status_code == 401
+        assert _app_path(daemon) != app_path  # the app moved: old addresses lead nowhere
+        # Without a daemon running, the CLI revokes in the data directory itself.
+        await _login(http, daemon)
+        daemon.stop()
+        done = daemon.cli("web", "--logout-all")
+        assert done.returncode == 0 and "Signed out 1 browser session." in done.stdout
 
 
 async def test_token_file_is_private(daemon: Daemon) -> None:
