@@ -44,7 +44,7 @@ def test_an_attached_image_is_sent_and_shown_as_a_thumbnail(
 
     message = page.locator(".item[data-type='user_message']")
     thumb = message.locator("img.thumb")
-    expect(thumb).to_have_attribute("src", f"/attachments/{cid}/{PNG_SHA}")
+    expect(thumb).to_have_attribute("src", f"attachments/{cid}/{PNG_SHA}")
     loaded(thumb)
     agent = page.locator(".item[data-type='agent_message'][data-status='completed']")
     expect(agent).to_contain_text(f"I received 1 image(s): image/png of {len(PNG)} bytes.")

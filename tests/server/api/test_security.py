@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import httpx
 import pytest
@@ -72,6 +73,7 @@ async def test_every_route_needs_the_token_but_healthz(daemon: Daemon) -> None:
     # Enumerate the app's real routes, so a route added later cannot slip past this test.
     class _Runtime:
         config = None
+        store = SimpleNamespace(data_dir=daemon.data_dir)
 
     scratch = daemon.home.parent / "routes-enumerated"
     scratch.mkdir(exist_ok=True)
