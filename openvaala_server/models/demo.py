@@ -4,6 +4,8 @@ It shows the whole loop working in a minute:
 - `run: <command>` — calls the `shell` tool, then describes what the command printed;
 - `spawn: <task>` — starts a subagent with `spawn_agent` (the first configured agent) on the task;
 - `think: <text>` — streams some reasoning before answering;
+- `call: <tool> <JSON arguments>` — calls any tool the agent has (`call: mcp__docs__search
+  {"query": "x"}`, `call: update_plan {"plan": [...]}`), then describes its result;
 - anything else — a short reply, streamed word by word.
 It reports token usage the way a real provider does (estimated from the request it got).
 The pace between words is `pace_ms` in the model's config (0 for tests that want it instant).
@@ -12,7 +14,9 @@ The pace between words is `pace_ms` in the model's config (0 for tests that want
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
+from typing import Any
 
 from openvaala_server.config import ModelConfig
 from openvaala_server.domain import images
@@ -66,6 +70,17 @@ class DemoProvider:
             yield UsageReported(input_tokens, estimate_text(task) + 10)
             yield StreamEnded("tool_calls")
             return
+        elif prompt.startswith("call:") and (called := _called(prompt, request)):
+            name, arguments, text = called
+            yield ToolCallRequested(
+                call_id=f"demo-{len(request.items)}",
+                name=name,
+                arguments=arguments,
+                arguments_text=text,
+            )
+            yield UsageReported(input_tokens, estimate_text(text) + 10)
+            yield StreamEnded("tool_calls")
+            return
         elif prompt.startswith("run:") and _tool(request, "shell"):
             command = prompt.removeprefix("run:").strip()
             yield ToolCallRequested(
@@ -104,6 +119,18 @@ class DemoProvider:
 
 def _tool(request: ModelRequest, name: str) -> ToolSpec | None:
     return next((t for t in request.tools if t.name == name), None)
+
+
+def _called(prompt: str, request: ModelRequest) -> tuple[str, dict[str, Any], str] | None:
+    """`call: NAME {json}` naming a tool the request offers: (name, arguments, their text)."""
+    name, _, text = prompt.removeprefix("call:").strip().partition(" ")
+    if _tool(request, name) is None:
+        return None
+    try:
+        arguments = json.loads(text or "{}")
+    except ValueError:
+        return None
+    return (name, arguments, text or "{}") if isinstance(arguments, dict) else None
 
 
 def _split_words(text: str) -> list[str]:
@@ -149,6 +176,8 @@ def _describe_result(result: Item) -> str:
     if result.get("name") == "spawn_agent":
         return f"I started a subagent; it will report back when it finishes its turn. ({output})"
     status = "failed" if result.get("isError") else "finished"
+    if result.get("name") not in (None, "shell"):
+        return f"The {result.get('name')} call {status}. It returned:\n\n```\n{output}\n```"
     return f"The command {status}. It printed:\n\n```\n{output}\n```"
 
 

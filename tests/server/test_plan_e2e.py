@@ -107,3 +107,19 @@ async def test_a_plan_with_two_steps_in_progress_is_refused_and_the_old_plan_sta
         assert snapshot["sessions"][0]["plan"] == {"steps": STEPS}
     finally:
         await client.close()
+
+
+async def test_the_demo_model_calls_update_plan_on_request(daemon_factory: Factory) -> None:
+    d = daemon_factory()  # the built-in demo model: `call: TOOL {json}` calls any tool it has
+    client = await d.client()
+    try:
+        cid = await new_conversation(client, str(d.workdir))
+        text = 'call: update_plan {"plan": [{"step": "Try the demo", "status": "in_progress"}]}'
+        await client.request("input/send", {"conversationId": cid, "text": text, "mode": "queue"})
+        notes = await collect_until(client, turn_ended())
+        [update] = [n["params"] for n in notes if n["method"] == "plan/updated"]
+        assert update["plan"] == {"steps": [{"step": "Try the demo", "status": "in_progress"}]}
+        [answer] = completed_items(notes, "agent_message")
+        assert answer["text"].startswith("The update_plan call finished.")
+    finally:
+        await client.close()
