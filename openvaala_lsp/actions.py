@@ -12,6 +12,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from openvaala_lsp import prompt, uris
 from openvaala_lsp.bridge import Bridge
+from openvaala_lsp.images import image_params
 from openvaala_lsp.params import Params, optional, required, session_params
 from openvaala_lsp.usage import report
 
@@ -92,17 +93,21 @@ class Actions:
     # -- input and turns -----------------------------------------------------------------
 
     async def send(self, params: Params) -> Any:
-        """Send a message; answers as soon as the daemon took it (`{inputId, disposition}`)."""
+        """Send a message; answers as soon as the daemon took it (`{inputId, disposition}`).
+        `images`: `file://` URIs (or absolute paths) of images sent with it."""
         cid = required(params, "conversationId")
-        text = required(params, "text")
+        images = image_params(params.get("images"))
+        # With images the text may be empty (the images are the message).
+        text = required(params, "text") if not images or params.get("text") else ""
         mode = params.get("mode") or "queue"
         if mode not in MODES:
             raise JsonRpcInvalidParams(f"mode must be one of {', '.join(MODES)}")
         if cid not in self.ls.forwarder.conversations:
             await self.subscribe({"conversationId": cid})
-        return await self.bridge.request(
-            "input/send", {**session_params(params), "text": text, "mode": mode}
-        )
+        call: dict[str, Any] = {**session_params(params), "text": text, "mode": mode}
+        if images:
+            call["images"] = images
+        return await self.bridge.request("input/send", call)
 
     async def prompt(self, params: Params) -> Any:
         """Send a message and answer when the turn that took it ends: `{turnId, status, usage}`.

@@ -18,15 +18,16 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
-from openvaala_server import __version__
+from openvaala_server import __version__, client_images
 from openvaala_server.protocol import codec, jsonrpc
 from openvaala_server.store.lock import is_locked, read_lock
 from openvaala_server.store.paths import DataDir
@@ -241,6 +242,33 @@ class Client:
     async def unsubscribe(self, conversation_id: str) -> None:
         self.last_seq.pop(conversation_id, None)
         await self.request("conversation/unsubscribe", {"conversationId": conversation_id})
+
+    async def send(
+        self,
+        conversation_id: str,
+        text: str,
+        *,
+        mode: str = "queue",
+        session_id: str | None = None,
+        images: Sequence[str | os.PathLike[str] | bytes] = (),
+    ) -> dict[str, Any]:
+        """`input/send`; `images` are image files (paths or `file://` URIs) or raw bytes, sent
+        with the message (docs/protocol.md, input/send). A file that is not a PNG, JPEG, GIF or
+        WebP image, or is over 5 MiB, raises `client_images.ImageError` before anything is sent."""
+        params: dict[str, Any] = {"conversationId": conversation_id, "text": text, "mode": mode}
+        if session_id is not None:
+            params["sessionId"] = session_id
+        if images:
+            params["images"] = [
+                client_images.from_bytes(i)
+                if isinstance(i, bytes)
+                else client_images.from_uri(i)
+                if isinstance(i, str) and i.startswith("file://")
+                else client_images.from_path(i)
+                for i in images
+            ]
+        result: dict[str, Any] = await self.request("input/send", params)
+        return result
 
     async def respond_approval(
         self,

@@ -12,11 +12,13 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from openvaala_server.client import Client, RpcError
+from openvaala_server.client_images import ImageError
 from tests.fakes.providers import API_KEY_ENV, FakeProvider
 from tests.fakes.script import Reply
 from tests.fakes.wire import ANTHROPIC, CHAT, RESPONSES
@@ -198,3 +200,21 @@ async def test_an_image_alone_is_a_message_and_a_gif_is_a_gif(
     assert block["source"]["media_type"] == "image/gif"
     sha = hashlib.sha256(GIF).hexdigest()
     assert (d.home / "conversations" / cid / "attachments" / f"{sha}.gif").is_file()
+
+
+async def test_the_python_client_sends_image_files_and_bytes(
+    shared: tuple[FakeProvider, Daemon], client: Client, tmp_path: Path
+) -> None:
+    fake, d = shared
+    fake.enqueue(Reply().text("two"))
+    picture = tmp_path / "dot.png"
+    picture.write_bytes(PNG)
+    cid = await new_conversation(client, str(d.workdir), model="responses")
+    await client.send(cid, "these", images=[picture.as_uri(), GIF])
+    await collect_until(client, turn_ended())
+    content = fake.requests[-1].json["input"][-1]["content"]
+    assert [part["type"] for part in content] == ["input_text", "input_image", "input_image"]
+    assert content[2]["image_url"].startswith("data:image/gif;base64,")
+    with pytest.raises(ImageError, match=r"notes\.txt is not a PNG"):
+        (tmp_path / "notes.txt").write_text("words")
+        await client.send(cid, "no", images=[tmp_path / "notes.txt"])
