@@ -66,20 +66,40 @@ def find_server(data_dir: DataDir | None = None) -> tuple[str, str] | None:
     return info.address, token
 
 
+# A `serve start` begun by `start_server_early`, which `ensure_server` waits for.
+_early_start: subprocess.Popen[str] | None = None
+
+
+def _serve_start() -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "openvaala_server", "serve", "start"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def start_server_early(data_dir: DataDir | None = None) -> None:
+    """Begin starting the server, if none runs, without waiting for it: the terminal UI imports
+    its toolkit meanwhile (docs/design.md, "Start-up time"). `ensure_server` then waits for this
+    start instead of beginning a second one."""
+    global _early_start
+    if _early_start is None and find_server(data_dir) is None:
+        _early_start = _serve_start()
+
+
 def ensure_server(data_dir: DataDir | None = None) -> tuple[str, str]:
     """Find the server, starting one with `openvaala serve start` if none runs."""
+    global _early_start
     found = find_server(data_dir)
     if found:
         return found
-    result = subprocess.run(
-        [sys.executable, "-m", "openvaala_server", "serve", "start"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    starting, _early_start = _early_start, None
+    _, stderr = (starting or _serve_start()).communicate()
     found = find_server(data_dir)
     if found is None:
-        raise RuntimeError(f"could not start the OpenVaala server: {result.stderr.strip()}")
+        raise RuntimeError(f"could not start the OpenVaala server: {stderr.strip()}")
     return found
 
 

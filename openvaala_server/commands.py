@@ -1,4 +1,8 @@
-"""What each `openvaala` command does, as plain functions returning an exit code."""
+"""What each `openvaala` command does, as plain functions returning an exit code.
+
+Heavy modules (the configuration, the daemon, the terminal UI) are imported by the commands that
+need them, so `openvaala exec` and the terminal UI start without them (docs/design.md).
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,6 @@ import subprocess
 import sys
 import time
 
-from openvaala_server.config import ConfigError, load_config
 from openvaala_server.store.lock import LockHeld, is_locked, read_lock
 from openvaala_server.store.paths import DataDir, StoreError
 
@@ -23,6 +26,7 @@ def _err(message: str) -> None:
 
 
 def serve_foreground(port: int | None) -> int:
+    from openvaala_server.config import ConfigError, load_config
     from openvaala_server.server import PortInUse, serve
 
     try:
@@ -59,6 +63,8 @@ def running_address(data_dir: DataDir) -> str | None:
 
 
 def serve_start(port: int | None) -> int:
+    from openvaala_server.config import ConfigError, load_config
+
     data_dir = DataDir.resolve()
     address = running_address(data_dir)
     if address:
@@ -127,6 +133,8 @@ def serve_stop() -> int:
 
 def serve_restart(port: int | None) -> int:
     """Stop the daemon (if it runs) and start it again: what a `[server]` change needs."""
+    from openvaala_server.config import ConfigError, load_config
+
     try:
         load_config()  # a broken file must not stop a working daemon
     except ConfigError as exc:
@@ -171,12 +179,18 @@ async def reindex() -> int:
 
 
 def _healthy(address: str) -> bool:
-    import httpx
+    # The standard library's client: httpx would add its import time to every start.
+    import http.client
 
+    host, _, port = address.rpartition(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=1.0)
     try:
-        return httpx.get(f"http://{address}/healthz", timeout=1.0).status_code == 200
-    except httpx.HTTPError:
+        connection.request("GET", "/healthz")
+        return connection.getresponse().status == 200
+    except (OSError, http.client.HTTPException):
         return False
+    finally:
+        connection.close()
 
 
 def _tail(path: os.PathLike[str], lines: int = 20) -> str:
@@ -277,6 +291,10 @@ def run_exec(args: argparse.Namespace) -> int:
 
 def run_tui(cwd: str | None, *, continue_last: bool = False, resume: str | None = None) -> int:
     """`resume`: None (not asked), "" (`--resume` alone: the list) or a conversation id."""
+    if cwd is None or os.path.isdir(cwd):  # a bad --cwd fails without starting anything
+        from openvaala_server.client import start_server_early
+
+        start_server_early()  # overlaps the daemon's start with the terminal UI's imports
     try:
         from openvaala_tui.app import main as tui_main
     except ImportError:

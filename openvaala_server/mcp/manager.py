@@ -4,20 +4,42 @@ One `McpManager` per daemon. A conversation's agent asks for servers with `mcp:N
 its `tools`; `tools_for` starts those not running yet (each bounded by its `startup_timeout_s`) and
 returns their tools. A server whose start failed still offers the tools it listed before (or its
 `enabled_tools`), so the model's call gets a tool error saying why instead of a missing tool.
+
+The MCP SDK takes longer to import than the rest of the daemon together (its pydantic types):
+it is imported when a server is configured, never by a daemon that has none (docs/design.md,
+"Start-up time").
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
-
-from mcp.types import Tool as McpToolInfo
+from typing import TYPE_CHECKING, Any
 
 from openvaala_server.config import McpServerConfig
-from openvaala_server.mcp.connection import McpConnection
-from openvaala_server.mcp.tool import McpTool
 from openvaala_server.tools.base import Tool
+
+if TYPE_CHECKING:
+    from mcp.types import Tool as McpToolInfo
+
+    from openvaala_server.mcp.connection import McpConnection
+    from openvaala_server.mcp.tool import McpTool
+
+_TOOL_MODULE = "openvaala_server.mcp.tool"
+
+
+def as_mcp_tool(tool: object) -> McpTool | None:
+    """`tool` if it is an MCP server's tool. Without importing the SDK: until a server is
+    configured the module is not loaded, and then no tool can be one of its."""
+    module = sys.modules.get(_TOOL_MODULE)
+    return tool if module is not None and isinstance(tool, module.McpTool) else None
+
+
+def _connect(cfg: McpServerConfig) -> McpConnection:
+    from openvaala_server.mcp.connection import McpConnection  # the SDK: see the docstring
+
+    return McpConnection(cfg)
 
 
 def servers_named(tools: Iterable[str], configured: Iterable[str]) -> list[str]:
@@ -28,7 +50,7 @@ def servers_named(tools: Iterable[str], configured: Iterable[str]) -> list[str]:
 
 class McpManager:
     def __init__(self, servers: Mapping[str, McpServerConfig]) -> None:
-        self.connections = {name: McpConnection(cfg) for name, cfg in servers.items()}
+        self.connections = {name: _connect(cfg) for name, cfg in servers.items()}
         self._retiring: set[asyncio.Task[None]] = set()
 
     def reconfigure(self, servers: Mapping[str, McpServerConfig]) -> list[str]:
@@ -42,7 +64,7 @@ class McpManager:
             if old is not None and old.config == cfg:
                 kept[name] = old
                 continue
-            kept[name] = McpConnection(cfg)
+            kept[name] = _connect(cfg)
             if old is not None:
                 retired.append(old)
         retired += [conn for name, conn in self.connections.items() if name not in servers]
@@ -70,7 +92,12 @@ class McpManager:
         """The tools of the servers `tools` names, as last listed, without starting any: for a
         caller that cannot wait (a usage estimate) after `start` ran for the turn."""
         out: list[Tool] = []
-        for name in servers_named(tools, self.connections):
+        names = servers_named(tools, self.connections)
+        if not names:
+            return out
+        from openvaala_server.mcp.tool import McpTool  # loaded with the connections (see above)
+
+        for name in names:
             conn = self.connections[name]
             out.extend(McpTool(conn, info) for info in _offered(conn))
         return out
@@ -94,6 +121,8 @@ def _offered(conn: McpConnection) -> tuple[McpToolInfo, ...]:
     if conn.tools or conn.config.enabled_tools is None or conn.status != "failed":
         return conn.tools
     # Never listed (its start failed): offer the allow-listed names so a call explains why.
+    from mcp.types import Tool as McpToolInfo
+
     return tuple(
         McpToolInfo(name=name, input_schema={"type": "object"})
         for name in conn.config.enabled_tools

@@ -36,7 +36,7 @@ from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.mcp_approvals import decide_mcp
 from openvaala_server.domain.permissions import Access, Confinement
 from openvaala_server.domain.records import Item
-from openvaala_server.mcp.tool import McpTool
+from openvaala_server.mcp.manager import as_mcp_tool
 from openvaala_server.runtime.hub import Hub
 from openvaala_server.tools.base import ToolResult, access_of
 
@@ -167,10 +167,13 @@ async def approve(
             confinement
         )
     decision: Decision
-    if isinstance(tool, McpTool):  # outside our sandbox: judged by the tool alone
+    mcp_tool = as_mcp_tool(tool)
+    if mcp_tool is not None:  # outside our sandbox: judged by the tool alone
         granted = {g.tool for g in conv.grants if g.kind == "tool"}
         perms = conv.runtime.permissions_for(session)
-        decision = decide_mcp(perms.approval, call["name"], tool.server, tool.trust, granted)
+        decision = decide_mcp(
+            perms.approval, call["name"], mcp_tool.server, mcp_tool.trust, granted
+        )
     else:
         decision = decide(
             conv.runtime.permissions_for(session),
@@ -194,7 +197,7 @@ async def approve(
     if response.decision == "allow_conversation":
         grants = (
             [Grant(call["name"], "tool", "*")]
-            if isinstance(tool, McpTool)
+            if mcp_tool is not None
             else grants_for(call["name"], access, decision.outside_sandbox)
         )
         await conv.grant(session, grants)
