@@ -83,9 +83,31 @@ class DaemonLink:
                         f"cannot reach the OpenVaala daemon: {exc}"
                         " (check `openvaala serve status` and the daemon's server.log)"
                     ) from None
+                # After a loss, every open session is subscribed again before anyone may use
+                # the new connection: a prompt must not send into a conversation whose events
+                # it would not hear.
+                fresh = await self._resubscribe(client)
                 self._client = client
                 self._pump = asyncio.create_task(self._run_pump(client))
+                for cid, result in fresh:
+                    self.dispatch(
+                        SNAPSHOT,
+                        {
+                            "conversationId": cid,
+                            "seq": result["seq"],
+                            "snapshot": result["snapshot"],
+                        },
+                    )
         return self._client
+
+    async def _resubscribe(self, client: Client) -> list[tuple[str, dict[str, Any]]]:
+        fresh: list[tuple[str, dict[str, Any]]] = []
+        for cid in sorted(self.subscribed):
+            try:
+                fresh.append((cid, await client.subscribe(cid)))
+            except (RpcError, ConnectionLost, TimeoutError) as exc:
+                log.warning("could not subscribe again to %s: %s", cid, exc)
+        return fresh
 
     async def close(self) -> None:
         self.closed = True
@@ -163,13 +185,7 @@ class DaemonLink:
         self.dispatch(CONNECTION, {"state": "reconnecting"})
         self.turns.lose(daemon_lost())
         try:
-            client = await self._reconnect()
-            for cid in sorted(self.subscribed):
-                result = await client.subscribe(cid)
-                self.dispatch(
-                    SNAPSHOT,
-                    {"conversationId": cid, "seq": result["seq"], "snapshot": result["snapshot"]},
-                )
+            await self._reconnect()  # which subscribes every open session again
         except (RequestError, RpcError, ConnectionLost, TimeoutError) as exc:
             log.warning("the daemon stopped and could not be restarted: %s", exc)
             self.dispatch(CONNECTION, {"state": "disconnected", "message": str(exc)})
