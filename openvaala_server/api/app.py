@@ -52,6 +52,7 @@ def build_app(runtime: Runtime, credentials: Credentials) -> SecurityMiddleware:
             await conn.serve()
         finally:
             runtime.broadcast.leave(conn)
+            runtime.list_feed.leave(conn)
 
     async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "ok"})

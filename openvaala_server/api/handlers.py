@@ -31,6 +31,8 @@ class Dispatcher:
             "conversation/create": self.conversation_create,
             "conversation/subscribe": self.conversation_subscribe,
             "conversation/unsubscribe": self.conversation_unsubscribe,
+            "conversation/watchList": self.conversation_watch_list,
+            "conversation/unwatchList": self.conversation_unwatch_list,
             "conversation/read": self.conversation_read,
             "conversation/rename": self.conversation_rename,
             "conversation/archive": self.conversation_archive,
@@ -132,6 +134,14 @@ class Dispatcher:
 
     async def conversation_unsubscribe(self, conn: Connection, p: Params) -> Any:
         return {"unsubscribed": conn.unsubscribe(p.id("conversationId"))}
+
+    async def conversation_watch_list(self, conn: Connection, p: Params) -> Any:
+        self.runtime.list_feed.join(conn)  # left when the connection closes (app.py)
+        return {"watching": True}
+
+    async def conversation_unwatch_list(self, conn: Connection, p: Params) -> Any:
+        self.runtime.list_feed.leave(conn)
+        return {"watching": False}
 
     async def conversation_read(self, conn: Connection, p: Params) -> Any:
         return await self.runtime.read(

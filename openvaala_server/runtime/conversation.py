@@ -313,7 +313,9 @@ class LiveConversation:
     # -- events --------------------------------------------------------------------------
 
     def publish_updated(self) -> None:
-        self.hub.publish("conversation/updated", {"conversation": self.info()})
+        info = self.info()
+        self.hub.publish("conversation/updated", {"conversation": info})
+        self.runtime.list_feed.changed(info)
 
     def publish_session(self, session: LiveSession) -> None:
         self.hub.publish("session/updated", {"session": session.to_wire()})

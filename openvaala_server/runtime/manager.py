@@ -41,6 +41,7 @@ from openvaala_server.runtime.conversation import (
     new_item,
 )
 from openvaala_server.runtime.hub import Hub
+from openvaala_server.runtime.list_feed import ListFeed
 from openvaala_server.runtime.session import LiveSession, LiveTurn
 from openvaala_server.runtime.subagents import SubagentService
 from openvaala_server.runtime.turn import TurnRunner
@@ -75,6 +76,7 @@ class Runtime:
         self.mcp = McpManager(config.mcp_servers)
         # Daemon-wide notifications (config/reloaded, config/error), and the config file's state.
         self.broadcast = Broadcast()
+        self.list_feed = ListFeed()  # conversation/listChanged to whoever watches the list
         self.config_watch: ConfigWatcher | None = None
 
     # -- services used by the loop -------------------------------------------------------
@@ -422,6 +424,7 @@ class Runtime:
         self.conversations.pop(cid, None)
         conv.hub.publish("conversation/deleted", {})
         conv.hub.close()
+        self.list_feed.deleted(cid)
 
     async def set_model(self, cid: str, sid: str | None, model: str) -> None:
         conv = await self.open(cid)
@@ -504,7 +507,9 @@ class Runtime:
         conv = await self.open(cid)
         await conv.ensure_history()
         new = await history.fork(self, conv, up_to_item_id)
-        return {"conversation": new.info()}
+        info = new.info()
+        self.list_feed.changed(info)
+        return {"conversation": info}
 
     async def rewind(
         self, cid: str, message_id: str, restore_files: bool = False, force: bool = False
@@ -518,7 +523,9 @@ class Runtime:
             turn_id = next(i.get("turnId") for i in conv.root.items if i["itemId"] == message_id)
             files = await conv.checkpoints.restore_since(turn_id, force)
         new = await history.fork(self, conv, kind="rewind", items=items)
-        result: dict[str, Any] = {"conversation": new.info(), "composerText": text}
+        info = new.info()
+        self.list_feed.changed(info)
+        result: dict[str, Any] = {"conversation": info, "composerText": text}
         if files is not None:
             result["files"] = files
         return result

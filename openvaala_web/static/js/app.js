@@ -19,7 +19,6 @@ import { McpPanel, renderPlan } from "./toolbox.js";
 import { TranscriptView } from "./transcript.js";
 
 const PROTOCOL_VERSION = 1;
-const LIST_REFRESH_MS = 15_000;
 const ERROR_SHOW_MS = 10_000;
 
 const FRIENDLY = {
@@ -50,9 +49,13 @@ class App {
     this.configStatus = new ConfigStatus($("#config-status"));
 
     this.sidebar = new Sidebar($("#sidebar"), {
-      list: async (opts) => (await this.rpc.request("conversation/list", { limit: 200, ...opts })).conversations,
-      create: (cwd) => this.createConversation(cwd),
+      list: (opts) => this.rpc.request("conversation/list", opts),
+      create: (opts) => this.createConversation(opts),
       open: (id) => this.openConversation(id),
+      choices: async () => {
+        const [agents, models] = await Promise.all([this.rpc.request("agents/list", {}), this.rpc.request("models/list", {})]);
+        return { agents: agents.agents, models: models.models };
+      },
     });
     this.transcript = new TranscriptView($("#transcript"), {
       onAction: (action, item) => this.itemAction(action, item),
@@ -98,9 +101,6 @@ class App {
 
   start() {
     this.rpc.start();
-    setInterval(() => {
-      if (this.rpc.state === "online" && !document.hidden) this.sidebar.refresh();
-    }, LIST_REFRESH_MS);
     window.addEventListener("hashchange", () => {
       const id = location.hash.slice(1);
       if (id && id !== this.openId) this.openConversation(id);
@@ -128,6 +128,9 @@ class App {
 
   async onOnline(init) {
     this.configStatus.show(init && init.config, { atConnect: true });
+    // The live list (docs/protocol.md, conversation/watchList): watched first, then listed, so
+    // no change falls between the two.
+    this.rpc.request("conversation/watchList", {}).catch(() => {});
     this.sidebar.refresh();
     if (this.openId) await this.subscribe(this.openId, { resume: true });
     else if (location.hash.length > 1) await this.openConversation(location.hash.slice(1));
@@ -167,6 +170,12 @@ class App {
   }
 
   onNotification(note) {
+    if (note.method === "conversation/listChanged") {
+      const p = note.params || {};
+      if (p.deleted) this.sidebar.removed(p.conversationId);
+      else if (p.conversation) this.sidebar.changed(p.conversation);
+      return;
+    }
     if (note.method === "config/error" || note.method === "config/reloaded") {
       this.configStatus.show(note.params); // the whole daemon's: no conversation
       return;
@@ -358,8 +367,8 @@ class App {
     this.renderPlan();
   }
 
-  async createConversation(cwd) {
-    const result = await this.rpc.request("conversation/create", { cwd });
+  async createConversation(opts) {
+    const result = await this.rpc.request("conversation/create", typeof opts === "string" ? { cwd: opts } : opts);
     await this.openConversation(result.conversation.conversationId);
     this.composer.text.focus();
   }

@@ -1,20 +1,31 @@
 // The conversation list: newest first, search, the archived toggle, and "New conversation"
-// (which asks for the working directory, defaulting to the most recent conversation's).
+// (which asks for the working directory, agent and model, defaulting to the most recent
+// conversation's directory and the configured default agent).
+//
+// Long lists load page by page (conversation/list `nextCursor`) as the user scrolls to the end.
+// The list is live: the app watches it (conversation/watchList) and hands each
+// conversation/listChanged to `changed` / `removed`, so another client's work shows at once.
+// Forks and rewinds say so, with a link to the conversation they came from.
 
-import { $, h, relativeTime } from "./dom.js";
+import { $, h } from "./dom.js";
 
 const SEARCH_DELAY_MS = 250;
+export const LIST_PAGE = 100;
 
 export class Sidebar {
   /**
    * @param {HTMLElement} root
-   * @param {{list: (opts: object) => Promise<object[]>, create: (cwd: string) => Promise<void>,
-   *   open: (id: string) => void}} actions
+   * @param {{list: (opts: object) => Promise<{conversations: object[], nextCursor?: string}>,
+   *   create: (opts: {cwd: string, agent?: string, model?: string}) => Promise<void>,
+   *   open: (id: string) => void, choices?: () => Promise<{agents: object[], models: object[]}>}} actions
    */
   constructor(root, actions) {
     this.root = root;
     this.actions = actions;
     this.conversations = [];
+    this.byId = new Map();
+    this.nextCursor = null;
+    this.loadingPage = false;
     this.currentId = null;
     this.recentCwd = "";
     this.listEl = $("#conv-list", root);
@@ -22,9 +33,19 @@ export class Sidebar {
     this.archived = $("#show-archived", root);
     this.form = $("#new-form", root);
     this.cwdInput = $("#new-cwd", root);
+    this.agentSelect = $("#new-agent", root);
+    this.modelSelect = $("#new-model", root);
     this.formError = $("#new-error", root);
     this.timer = null;
     this.generation = 0;
+    this.sentinel = h("li", { class: "list-more", "aria-hidden": "true" }, "Loading more…");
+    this.observer = new IntersectionObserver(
+      (entries) => {
+        if (entries.some((e) => e.isIntersecting)) this.loadMore();
+      },
+      { root: this.listEl, rootMargin: "0px 0px 300px 0px" },
+    );
+    this.observer.observe(this.sentinel);
 
     this.search.addEventListener("input", () => {
       clearTimeout(this.timer);
@@ -45,6 +66,31 @@ export class Sidebar {
     if (!this.cwdInput.value) this.cwdInput.value = this.recentCwd;
     this.cwdInput.focus();
     this.cwdInput.select();
+    this.fillChoices();
+  }
+
+  /** The agents and models the daemon has configured, for the New form's pickers. */
+  async fillChoices() {
+    if (!this.actions.choices || !this.agentSelect) return;
+    let choices;
+    try {
+      choices = await this.actions.choices();
+    } catch {
+      return; // offline: the daemon's defaults are used
+    }
+    const agentValue = this.agentSelect.value;
+    const agents = choices.agents || [];
+    this.agentSelect.replaceChildren(
+      ...agents.map((a) => h("option", { value: a.name }, a.description ? `${a.name} — ${a.description}` : a.name)),
+    );
+    const keep = agents.find((a) => a.name === agentValue) || agents.find((a) => a.default) || agents[0];
+    if (keep) this.agentSelect.value = keep.name;
+    const modelValue = this.modelSelect.value;
+    this.modelSelect.replaceChildren(
+      h("option", { value: "" }, "The agent's model"),
+      ...(choices.models || []).map((m) => h("option", { value: m.name }, m.name)),
+    );
+    this.modelSelect.value = modelValue;
   }
 
   closeForm() {
@@ -59,47 +105,115 @@ export class Sidebar {
       this.formError.textContent = "Enter the working directory (an absolute path).";
       return;
     }
+    const opts = { cwd };
+    if (this.agentSelect && this.agentSelect.value) opts.agent = this.agentSelect.value;
+    if (this.modelSelect && this.modelSelect.value) opts.model = this.modelSelect.value;
     try {
-      await this.actions.create(cwd);
+      await this.actions.create(opts);
       this.closeForm();
     } catch (err) {
       this.formError.textContent = err.message;
     }
   }
 
+  _filters() {
+    const search = this.search.value.trim();
+    return { archived: this.archived.checked, search: search || undefined };
+  }
+
+  /** The first page again (search or filter changed, reconnected, or after an action). */
   async refresh() {
     const generation = ++this.generation;
-    const search = this.search.value.trim();
-    let conversations;
+    let page;
     try {
-      conversations = await this.actions.list({ archived: this.archived.checked, search: search || undefined });
+      page = await this.actions.list({ ...this._filters(), limit: LIST_PAGE });
     } catch {
       return; // offline: keep what is shown; refreshed again when back online
     }
     if (generation !== this.generation) return; // a newer refresh is on its way
-    this.conversations = conversations;
-    if (!search && !this.archived.checked && conversations.length) {
-      const newest = conversations.reduce((a, b) => ((a.updatedAt || "") >= (b.updatedAt || "") ? a : b));
-      this.recentCwd = newest.cwd || this.recentCwd;
-    }
+    this.conversations = [];
+    this.byId.clear();
+    this._add(page.conversations || []);
+    this.nextCursor = page.nextCursor || null;
+    const f = this._filters();
+    if (!f.search && !f.archived && this.conversations.length) this.recentCwd = this.conversations[0].cwd || this.recentCwd;
     this.render();
   }
 
-  /** A conversation changed (from its subscription): update its row without a round trip. */
-  updated(conversation) {
-    const index = this.conversations.findIndex((c) => c.conversationId === conversation.conversationId);
-    if (index >= 0) {
-      this.conversations[index] = { ...this.conversations[index], ...conversation };
-      if (Boolean(conversation.archived) !== this.archived.checked) this.conversations.splice(index, 1);
+  /** The next page, when the user scrolled to the end of what is shown. */
+  async loadMore() {
+    if (!this.nextCursor || this.loadingPage) return;
+    this.loadingPage = true;
+    const generation = this.generation;
+    try {
+      const page = await this.actions.list({ ...this._filters(), limit: LIST_PAGE, cursor: this.nextCursor });
+      if (generation !== this.generation) return;
+      this._add(page.conversations || []);
+      this.nextCursor = page.nextCursor || null;
       this.render();
-    } else if (conversation.persisted && Boolean(conversation.archived) === this.archived.checked) {
-      this.refresh();
+    } catch {
+      // offline, or the cursor is stale (the list changed a lot): the next refresh starts over
+    } finally {
+      this.loadingPage = false;
     }
-    if (conversation.cwd) this.recentCwd = conversation.cwd;
+    // Still at the end (a tall screen, short pages): go on.
+    requestAnimationFrame(() => {
+      if (this.nextCursor && this._sentinelVisible()) this.loadMore();
+    });
+  }
+
+  _sentinelVisible() {
+    if (!this.sentinel.isConnected) return false;
+    const box = this.listEl.getBoundingClientRect();
+    const at = this.sentinel.getBoundingClientRect();
+    return at.top <= box.bottom + 300;
+  }
+
+  _add(conversations) {
+    for (const c of conversations) {
+      if (this.byId.has(c.conversationId)) continue;
+      this.byId.set(c.conversationId, c);
+      this.conversations.push(c);
+    }
+  }
+
+  _matches(c) {
+    const f = this._filters();
+    if (Boolean(c.archived) !== f.archived) return false;
+    if (f.search) {
+      // Search is the daemon's (titles and text); a live change is shown only when its title
+      // matches, the rest waits for the next search.
+      return (c.title || "").toLowerCase().includes(f.search.toLowerCase());
+    }
+    return true;
+  }
+
+  /** A conversation was saved or changed (the live list, or the open conversation's update). */
+  changed(conversation) {
+    if (conversation.persisted === false) return;
+    const known = this.byId.get(conversation.conversationId);
+    const merged = { ...(known || {}), ...conversation };
+    if (!this._matches(merged)) {
+      if (known) this.removed(conversation.conversationId);
+      return;
+    }
+    this.byId.set(merged.conversationId, merged);
+    if (known) this.conversations[this.conversations.indexOf(known)] = merged;
+    else this.conversations.push(merged);
+    if (merged.cwd && !this._filters().search) this.recentCwd = merged.cwd;
+    this.render();
+  }
+
+  /** Kept for the hooks that call it: the same as `changed`. */
+  updated(conversation) {
+    this.changed(conversation);
   }
 
   removed(conversationId) {
-    this.conversations = this.conversations.filter((c) => c.conversationId !== conversationId);
+    const known = this.byId.get(conversationId);
+    if (!known) return;
+    this.byId.delete(conversationId);
+    this.conversations.splice(this.conversations.indexOf(known), 1);
     this.render();
   }
 
@@ -109,31 +223,85 @@ export class Sidebar {
   }
 
   render() {
-    const sorted = [...this.conversations].sort((a, b) => (b.updatedAt || "").localeCompare(a.updatedAt || ""));
-    if (!sorted.length) {
-      const empty = this.search.value.trim() ? "No conversation matches." : this.archived.checked ? "No archived conversations." : "No conversations yet.";
+    // Newest first; rows beyond the pages loaded come with the next page.
+    this.conversations.sort((a, b) => (b.updatedAt || "").localeCompare(a.updatedAt || ""));
+    this.root.dataset.loaded = String(this.conversations.length);
+    this.root.dataset.more = String(Boolean(this.nextCursor));
+    if (!this.conversations.length) {
+      const f = this._filters();
+      const empty = f.search ? "No conversation matches." : f.archived ? "No archived conversations." : "No conversations yet.";
       this.listEl.replaceChildren(h("li", { class: "empty" }, empty));
       return;
     }
-    this.listEl.replaceChildren(
-      ...sorted.map((c) =>
+    const rows = this.conversations.map((c) => this._row(c));
+    if (this.nextCursor) rows.push(this.sentinel);
+    this.listEl.replaceChildren(...rows);
+  }
+
+  _row(c) {
+    const status = c.status || "idle";
+    const origin = c.forkedFrom && c.forkedFrom.conversationId ? c.forkedFrom : null;
+    const kind = origin ? (origin.kind === "rewind" ? "rewind" : "fork") : null;
+    const parent = origin ? this.byId.get(origin.conversationId) : null;
+    return h(
+      "li",
+      {
+        class: `conv${c.conversationId === this.currentId ? " current" : ""}${kind ? ` is-${kind}` : ""}`,
+        dataset: { conversationId: c.conversationId, status },
+      },
+      h(
+        "button",
+        {
+          type: "button",
+          class: "conv-open",
+          title: c.cwd || "",
+          "aria-current": c.conversationId === this.currentId ? "true" : null,
+          onclick: () => this.actions.open(c.conversationId),
+        },
+        h("span", { class: `status-dot status-${status}`, title: status, "aria-label": `status: ${status}`, role: "img" }),
+        h("span", { class: "conv-title" }, kind ? h("span", { class: `conv-kind kind-${kind}` }, kind) : null, c.title || "Untitled"),
         h(
-          "li",
-          {
-            class: `conv${c.conversationId === this.currentId ? " current" : ""}`,
-            dataset: { conversationId: c.conversationId, status: c.status || "idle" },
-          },
-          h(
-            "button",
-            { type: "button", class: "conv-open", title: c.cwd || "", onclick: () => this.actions.open(c.conversationId) },
-            h("span", { class: `status-dot status-${c.status || "idle"}`, title: c.status || "idle" }),
-            h("span", { class: "conv-title" }, c.title || "Untitled"),
-            h("span", { class: "conv-meta" }, `${basename(c.cwd)} · ${relativeTime(c.updatedAt)}`),
-          ),
+          "span",
+          { class: "conv-meta" },
+          h("time", { datetime: c.updatedAt || "", title: fullDate(c.updatedAt) }, shortDate(c.updatedAt)),
+          ` · ${basename(c.cwd)}`,
         ),
       ),
+      origin
+        ? h(
+            "a",
+            {
+              class: "conv-origin",
+              href: `#${origin.conversationId}`,
+              title: `Open the conversation this ${kind} came from`,
+              onclick: (event) => {
+                event.preventDefault();
+                this.actions.open(origin.conversationId);
+              },
+            },
+            `${kind === "rewind" ? "rewound" : "forked"} from ${parent ? parent.title || "Untitled" : "another conversation"}`,
+          )
+        : null,
     );
   }
+}
+
+/** "14:05" today, "Tue 14:05" this week, "3 Dec" this year, else "3 Dec 2025". */
+export function shortDate(iso, now = new Date()) {
+  const t = new Date(iso);
+  if (Number.isNaN(t.getTime())) return "";
+  const time = t.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
+  const sameDay = t.toDateString() === now.toDateString();
+  if (sameDay) return time;
+  const days = (now - t) / 86_400_000;
+  if (days >= 0 && days < 6) return `${t.toLocaleDateString(undefined, { weekday: "short" })} ${time}`;
+  if (t.getFullYear() === now.getFullYear()) return t.toLocaleDateString(undefined, { day: "numeric", month: "short" });
+  return t.toLocaleDateString(undefined, { day: "numeric", month: "short", year: "numeric" });
+}
+
+function fullDate(iso) {
+  const t = new Date(iso);
+  return Number.isNaN(t.getTime()) ? "" : `Last activity ${t.toLocaleString()}`;
 }
 
 function basename(path) {

@@ -1,0 +1,21 @@
+"""The live conversation list (docs/protocol.md, `conversation/watchList`): clients that asked are
+told at once when a saved conversation appears, changes (title, status, archived, model…) or is
+deleted, so a sidebar needs no polling. No `seq`: a client that reconnects lists again."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openvaala_server.runtime.broadcast import Broadcast
+
+METHOD = "conversation/listChanged"
+
+
+class ListFeed(Broadcast):
+    def changed(self, info: dict[str, Any]) -> None:
+        # An unsaved conversation (no message yet) is not listed, so nobody hears of it.
+        if info.get("persisted", True):
+            self.publish(METHOD, {"conversation": info})
+
+    def deleted(self, conversation_id: str) -> None:
+        self.publish(METHOD, {"conversationId": conversation_id, "deleted": True})
