@@ -18,6 +18,9 @@ from openvaala_server.domain.records import Item
 
 CHARS_PER_TOKEN = 4
 MESSAGE_OVERHEAD_TOKENS = 4
+# An image costs what its pixels cost, which we do not measure: Anthropic's largest images are
+# about 1,600 tokens and OpenAI's 1024×1024 high-detail one ~765, so this errs on the full side.
+IMAGE_TOKENS = 1_600
 
 
 def estimate_text(text: str) -> int:
@@ -33,7 +36,9 @@ def estimate_item(item: Item) -> int:
     if item.get("type") == "tool_call" and not item.get("argumentsText"):
         parts.append(str(item.get("arguments") or ""))
         parts.append(str(item.get("name") or ""))
-    return MESSAGE_OVERHEAD_TOKENS + sum(estimate_text(p) for p in parts)
+    images = item.get("images")
+    pictures = IMAGE_TOKENS * len(images) if isinstance(images, list) else 0
+    return MESSAGE_OVERHEAD_TOKENS + pictures + sum(estimate_text(p) for p in parts)
 
 
 class ToolSchema(Protocol):

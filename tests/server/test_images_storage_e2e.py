@@ -4,7 +4,6 @@ sent again to the model after the move."""
 
 from __future__ import annotations
 
-import base64
 import shutil
 from collections.abc import Callable
 
@@ -146,7 +145,3 @@ async def test_the_attachment_route_serves_an_image_only_with_credentials_and_fo
         ):
             missing = await http.get(f"{base}/attachments/{path}", headers=auth)
             assert missing.status_code == 404, path
-
-
-def test_png_fixture_is_a_png() -> None:
-    assert base64.b64decode(PNG_B64) == PNG and PNG.startswith(b"\x89PNG")
