@@ -111,8 +111,10 @@ class Runtime:
         model = config.models.get(name)
         if model is None:
             raise errors.ModelMissing(
-                f"model {name!r} is not configured on this machine; choose another with "
-                f"conversation/setModel (available: {', '.join(config.models)})",
+                # Also the text of a turn's failure notice, which every client shows as it is:
+                # no protocol method names (the kind and `available` say it to a program).
+                f"model {name!r} is not configured on this machine: choose another model for "
+                f"this conversation (available: {', '.join(config.models)})",
                 model=name,
                 available=list(config.models),
             )
@@ -124,8 +126,8 @@ class Runtime:
         config = config or self.config
         if name not in config.agents:
             raise errors.AgentMissing(
-                f"agent {name!r} is not configured on this machine; choose another with "
-                f"conversation/setAgent (available: {', '.join(config.agents)})",
+                f"agent {name!r} is not configured on this machine: choose another agent for "
+                f"this conversation (available: {', '.join(config.agents)})",
                 agent=name,
                 available=list(config.agents),
             )

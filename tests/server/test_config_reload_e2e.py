@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from openvaala_server.client import Client
+from openvaala_server.protocol.display import METHOD
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Gate, Reply
 from tests.fakes.wire import CHAT
@@ -143,5 +144,36 @@ async def test_agents_and_permissions_reload_for_new_conversations(
         notes = await run_turn(client, cid, "run: touch made-here")
         assert notes[-1]["params"]["status"] == "completed"
         assert not (d.workdir / "made-here").exists()  # the new agent's read-only sandbox
+    finally:
+        await client.close()
+
+
+async def test_a_turn_queued_before_its_model_was_removed_fails_saying_what_to_do(
+    daemon_factory: DemoFactory, fakes: tuple[FakeProvider, FakeProvider]
+) -> None:
+    old, _new = fakes
+    d = daemon_factory(old.config_toml("fake") + AGENT)
+    gate = Gate()
+    old.enqueue(Reply().text("first ").wait(gate).text("answer"))
+    client = await d.client()
+    try:
+        cid = await new_conversation(client, str(d.workdir))
+        await client.request("input/send", {"conversationId": cid, "text": "one"})
+        assert await gate.wait_reached()
+        await client.request("input/send", {"conversationId": cid, "text": "two", "mode": "queue"})
+        # The model goes away while the first turn runs and the second waits.
+        d.config_path.write_text(
+            '[agents.default]\ndescription = "test"\nmodel = "demo"\n\n[server]\nport = 0\n'
+        )
+        await reloaded(client)
+        gate.open()
+        first = await collect_until(client, turn_ended())
+        assert first[-1]["params"]["status"] == "completed"  # it kept its model
+        second = await collect_until(client, turn_ended())
+        assert second[-1]["params"]["status"] == "failed"
+        [notice] = completed_items(second, "notice")
+        assert "model 'fake' is not configured" in notice["text"]
+        assert "choose another model" in notice["text"] and "(available: demo)" in notice["text"]
+        assert not METHOD.search(notice["text"])  # every client shows it as it is
     finally:
         await client.close()
