@@ -10,6 +10,7 @@ mid-turn loses nothing already changed. Undo and rewind restore from there
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 from dataclasses import dataclass
@@ -111,8 +112,7 @@ class Checkpoints:
         try:
             async with self._git:
                 if capture.tree is not None:
-                    after_tree = await store.snapshot()
-                    diff = await store.diff(capture.tree, after_tree)
+                    diff = await store.changes_since(capture.tree)
                     changes = [ck.FileChange(p, b, a) for p, b, a in diff if b != a]
                 else:
                     after = await asyncio.to_thread(_states, store, list(capture.before))
@@ -135,19 +135,23 @@ class Checkpoints:
             _merge(turns[capture.turn_id], changes)
         else:
             turns.update(ck.fold([record]))
-        await self._bound(store, whole_tree=capture.tree is not None)
+        await self._bound(store, changes)
 
     def _skip(self, why: str) -> None:
         log.warning("checkpoint of %s skipped: %s", self.conv.conversation_id, why)
         self.skipped = [*self.skipped[-19:], why]
 
-    async def _bound(self, store: SnapshotStore, whole_tree: bool) -> None:
-        """Keep the store under `max_mb`: drop the oldest turns' snapshots first."""
-        if self._bytes is None or whole_tree or self._bytes > self._config.max_mb * MB // 2:
+    async def _bound(self, store: SnapshotStore, changes: list[ck.FileChange]) -> None:
+        """Keep the store under `max_mb`: drop the oldest turns' snapshots first.
+
+        The store is measured (a walk of its objects) when first needed and again once the
+        estimate passes half the bound; in between each change adds its file's size, an upper
+        bound of its compressed object."""
+        limit = self._config.max_mb * MB
+        if self._bytes is None or self._bytes > limit // 2:
             self._bytes = await asyncio.to_thread(store.size_bytes)
         else:
-            self._bytes += 1  # an estimate between measures; measured again past half
-        limit = self._config.max_mb * MB
+            self._bytes += await asyncio.to_thread(_sizes, store, changes)
         turns = await self.turns()
         while self._bytes > limit and turns:
             oldest = next(iter(turns))
@@ -263,6 +267,14 @@ def _states(store: SnapshotStore, paths: list[str], keep: bool = True) -> dict[s
     if keep:
         store.ensure()
     return {p: store.state(p, store=keep) for p in paths}
+
+
+def _sizes(store: SnapshotStore, changes: list[ck.FileChange]) -> int:
+    total = 0
+    for change in changes:
+        with contextlib.suppress(OSError):
+            total += os.lstat(store.work_tree / change.path).st_size
+    return total
 
 
 def _put_back(store: SnapshotStore, targets: dict[str, ck.State]) -> None:

@@ -7,9 +7,9 @@ is ever made, no ref is kept: the blob ids live in `checkpoints.jsonl` (docs/sto
 
 Files a tool names (write_file, edit_file, apply_patch) are hashed and stored here in Python, as
 git loose objects (no process to start). A `shell` call, which may change anything, is bracketed by
-two snapshots of the whole tree (`git add -A` into the private index, which keeps stat data so
-only changed files are read again, then `git write-tree`), compared with `git diff-tree`. The
-user's `.gitignore` files apply, as they do for git itself.
+a snapshot of the whole tree (`git add -A` into the private index, which keeps stat data so only
+changed files are read again, then `git write-tree`) and, after it, a second `git add -A` compared
+with that tree (`git diff-index`). The user's `.gitignore` files apply, as they do for git itself.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ class SnapshotStore:
         (self.git_dir / "HEAD").write_text("ref: refs/heads/main\n")
         (self.git_dir / "config").write_text(
             "[core]\n\trepositoryformatversion = 0\n\tbare = true\n\tautocrlf = false\n"
-            "\tfilemode = true\n\tsymlinks = true\n[gc]\n\tauto = 0\n"
+            "\tfilemode = true\n\tsymlinks = true\n\tuntrackedCache = true\n[gc]\n\tauto = 0\n"
         )
 
     def size_bytes(self) -> int:
@@ -223,25 +223,33 @@ class SnapshotStore:
             raise SnapshotError(f"git {args[0]} failed: {message[-1] if message else '?'}")
         return out
 
+    async def _add_all(self) -> None:
+        spec = [".", *(f":(exclude){e}" for e in self.excludes)]
+        await self._git("add", "-A", "--ignore-errors", "--", *spec)
+
     async def snapshot(self) -> str:
         """The id of a tree holding every (not ignored) file of the work tree now."""
         await asyncio.to_thread(self.ensure)
-        spec = [".", *(f":(exclude){e}" for e in self.excludes)]
-        await self._git("add", "-A", "--ignore-errors", "--", *spec)
+        await self._add_all()
         return (await self._git("write-tree")).decode().strip()
 
-    async def diff(self, before: str, after: str) -> list[tuple[str, State, State]]:
-        """(path, before, after) of every file that differs between two snapshots."""
-        if before == after:
-            return []
-        out = await self._git("diff-tree", "-r", "-z", "--no-renames", before, after)
-        fields = out.split(b"\0")
-        changes: list[tuple[str, State, State]] = []
-        for i in range(0, len(fields) - 1, 2):
-            meta, path = fields[i].decode(), os.fsdecode(fields[i + 1])
-            old_mode, new_mode, old_sha, new_sha, _status = meta.lstrip(":").split(" ")
-            changes.append((path, _state(old_mode, old_sha), _state(new_mode, new_sha)))
-        return changes
+    async def changes_since(self, tree: str) -> list[tuple[str, State, State]]:
+        """(path, before, after) of every file that differs from the snapshot `tree` now: the
+        private index is brought up to date (`add -A`) and compared with `tree` (`diff-index`)."""
+        await self._add_all()
+        out = await self._git("diff-index", "--cached", "-z", "--raw", "--no-renames", tree)
+        return _parse_raw(out)
+
+
+def _parse_raw(out: bytes) -> list[tuple[str, State, State]]:
+    """`--raw -z` output: `:old_mode new_mode old_sha new_sha status NUL path NUL`, repeated."""
+    fields = out.split(b"\0")
+    changes: list[tuple[str, State, State]] = []
+    for i in range(0, len(fields) - 1, 2):
+        meta, path = fields[i].decode(), os.fsdecode(fields[i + 1])
+        old_mode, new_mode, old_sha, new_sha, _status = meta.lstrip(":").split(" ")
+        changes.append((path, _state(old_mode, old_sha), _state(new_mode, new_sha)))
+    return changes
 
 
 def _state(mode: str, sha: str) -> State:

@@ -1,0 +1,288 @@
+"""Checkpoints and bundles benchmark, against the real daemon.
+
+What it measures
+1. Checkpoint cost of a turn that edits 10 files in a 10,000-file repository (100 directories of
+   100 files, ~1 KiB each). The demo model's `run: CMD` makes the turn one `shell` call
+   (`sed -i` on 10 files): the worst case, a whole-tree snapshot (`git add -A` + `write-tree`
+   into the conversation's private store) before and after the call, and a `diff-tree`. Two
+   daemons on two copies of the repository, one with `[checkpoints] enabled = false`; turns
+   alternate between them, timed from `input/send` to `turn/ended`; the figure is the difference
+   of the medians. The first shell turn of a conversation (which stores every file once) is
+   reported apart.
+   Files the tools name (write_file, edit_file, apply_patch) are captured without git, file by
+   file: that cost is measured in-process on the same repository (10 files, state before and
+   after, as the daemon does around each call).
+2. Export and import of a conversation of 10,000 items (generated journals, ~1 KiB messages)
+   through `conversation/export` and `conversation/import` into a second daemon, against a raw
+   copy of the conversation directory (`shutil.copytree`, and the same with an fsync of every
+   file, which import does). Medians of N rounds.
+
+Goals (issue 23): checkpoint cost under 50 ms added per turn; export and import at least 1/3 of
+raw copy speed.
+
+Run: ``python bench/checkpoints.py [--rounds N] [--files N] [--items N]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._daemon import DEMO_CONFIG, BenchDaemon, RawClient
+from openvaala_server.domain.ids import new_id
+from openvaala_server.domain.records import utc_now
+from openvaala_server.store.checkpoints import SnapshotStore
+from openvaala_server.store.paths import DataDir
+
+OFF = "\n[checkpoints]\nenabled = false\n"
+
+
+def make_repo(root: Path, files: int) -> list[str]:
+    per_dir = 100
+    names = []
+    for i in range(files):
+        d = root / f"pkg{i // per_dir:03d}"
+        d.mkdir(exist_ok=True)
+        path = d / f"mod{i % per_dir:03d}.py"
+        path.write_text(f"# module {i}\n" + f"def handler_{i}(x):\n    return x + 1\n" * 20)
+        names.append(str(path.relative_to(root)))
+    return names
+
+
+async def run_turn(client: RawClient, cid: str, text: str) -> float:
+    start = time.perf_counter()
+    await client.send("input/send", {"conversationId": cid, "text": text, "mode": "queue"})
+    while True:
+        message = orjson.loads(await client.ws.recv())
+        if message.get("method") == "turn/ended":
+            status = message["params"]["status"]
+            if status != "completed":
+                raise RuntimeError(f"turn {status}: {message['params']}")
+            return time.perf_counter() - start
+
+
+async def turn_cost(rounds: int, files: int) -> dict[str, Any]:
+    on, off = BenchDaemon(DEMO_CONFIG), BenchDaemon(DEMO_CONFIG + OFF)
+    try:
+        names: list[str] = []
+        for d in (on, off):
+            names = make_repo(d.workdir, files)
+        targets = names[:: max(1, len(names) // 10)][:10]
+        on.start()
+        off.start()
+        clients, cids = [], []
+        for d in (on, off):
+            client = await RawClient.connect(d.address, d.token)
+            cid = (await client.request("conversation/create", {"cwd": str(d.workdir)}))[
+                "conversation"
+            ]["conversationId"]
+            await client.request("conversation/subscribe", {"conversationId": cid})
+            clients.append(client)
+            cids.append(cid)
+        first = [await run_turn(c, cid, "run: true") for c, cid in zip(clients, cids, strict=True)]
+        times: list[list[float]] = [[], []]
+        for r in range(rounds):
+            command = f"run: sed -i '1s/.*/# round {r}/' " + " ".join(targets)
+            for k in (0, 1) if r % 2 == 0 else (1, 0):
+                times[k].append(await run_turn(clients[k], cids[k], command))
+        report = await clients[0].request("conversation/checkpoints", {"conversationId": cids[0]})
+        changed = {f["path"] for t in report["turns"] for f in t["files"]}
+        assert changed == set(targets), changed
+        for c in clients:
+            await c.close()
+        return {
+            "first_on": first[0],
+            "first_off": first[1],
+            "on": statistics.median(times[0]),
+            "off": statistics.median(times[1]),
+            "store_bytes": report["bytes"],
+        }
+    finally:
+        on.cleanup()
+        off.cleanup()
+
+
+def file_capture_cost(files: int, rounds: int) -> float:
+    """In-process: the daemon's per-file capture of 10 named files, before and after."""
+    with tempfile.TemporaryDirectory(prefix="ovbench-") as tmp:
+        root = Path(tmp) / "repo"
+        root.mkdir()
+        names = make_repo(root, files)
+        targets = names[:: max(1, len(names) // 10)][:10]
+        conv = Path(tmp) / "conv"
+        conv.mkdir()
+        store = SnapshotStore(conv, root)
+        store.ensure()
+        costs = []
+        for r in range(rounds):
+            start = time.perf_counter()
+            for name in targets:
+                store.state(name, store=True)
+            costs.append(time.perf_counter() - start)
+            for name in targets:
+                (root / name).write_text(f"changed {r}\n")
+            start = time.perf_counter()
+            for name in targets:
+                store.state(name, store=True)
+            costs[-1] += time.perf_counter() - start
+        return statistics.median(costs)
+
+
+def make_conversation(home: Path, items: int) -> tuple[str, int]:
+    data_dir = DataDir(home)
+    data_dir.ensure()
+    cid, sid = new_id(), new_id()
+    directory = data_dir.conversation_dir(cid)
+    directory.mkdir()
+    ts = utc_now()
+    created = {
+        "seq": 1,
+        "ts": ts,
+        "type": "conversation_created",
+        "conversationId": cid,
+        "cwd": str(home),
+        "agent": "default",
+        "model": "demo",
+        "title": "bench",
+        "titleSource": "auto",
+        "rootSessionId": sid,
+        "forkedFrom": None,
+        "formatVersion": 1,
+    }
+    lines = [orjson.dumps(created)]
+    session = []
+    seq = 0
+    for t in range(items // 2):
+        tid = new_id()
+        lines.append(
+            orjson.dumps(
+                {
+                    "seq": len(lines) + 1,
+                    "ts": ts,
+                    "type": "turn_started",
+                    "turnId": tid,
+                    "sessionId": sid,
+                }
+            )
+        )
+        lines.append(
+            orjson.dumps(
+                {
+                    "seq": len(lines) + 1,
+                    "ts": ts,
+                    "type": "turn_ended",
+                    "turnId": tid,
+                    "sessionId": sid,
+                    "status": "completed",
+                }
+            )
+        )
+        for kind in ("user_message", "agent_message"):
+            seq += 1
+            item = {
+                "itemId": new_id(),
+                "type": kind,
+                "sessionId": sid,
+                "turnId": tid,
+                "createdAt": ts,
+                "status": "completed",
+                "text": f"message {t} " + "the parser buffers the tail " * 35,
+            }
+            session.append(orjson.dumps({"seq": seq, "ts": ts, "type": "item", "item": item}))
+    (directory / "metadata.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    (directory / f"{sid}.jsonl").write_bytes(b"\n".join(session) + b"\n")
+    size = sum(p.stat().st_size for p in directory.iterdir())
+    return cid, size
+
+
+def raw_copy(source: Path, target: Path, sync: bool) -> float:
+    start = time.perf_counter()
+    shutil.copytree(source, target)
+    if sync:
+        for path in target.iterdir():
+            fd = os.open(path, os.O_RDONLY)
+            os.fsync(fd)
+            os.close(fd)
+    return time.perf_counter() - start
+
+
+async def bundle_cost(rounds: int, items: int) -> dict[str, Any]:
+    source = BenchDaemon(DEMO_CONFIG)
+    cid, size = make_conversation(source.home, items)
+    source.start()
+    results: dict[str, list[float]] = {"export": [], "import": [], "copy": [], "copy_fsync": []}
+    try:
+        client = await RawClient.connect(source.address, source.token)
+        for r in range(rounds):
+            work = Path(source._tmp.name)
+            out = work / f"bundle-{r}.tar"
+            start = time.perf_counter()
+            await client.request("conversation/export", {"conversationId": cid, "path": str(out)})
+            results["export"].append(time.perf_counter() - start)
+            target = BenchDaemon(DEMO_CONFIG).start()
+            try:
+                other = await RawClient.connect(target.address, target.token)
+                start = time.perf_counter()
+                await other.request("conversation/import", {"path": str(out)})
+                results["import"].append(time.perf_counter() - start)
+                await other.close()
+            finally:
+                target.cleanup()
+            conv_dir = DataDir(source.home).conversation_dir(cid)
+            results["copy"].append(raw_copy(conv_dir, work / f"copy-{r}", sync=False))
+            results["copy_fsync"].append(raw_copy(conv_dir, work / f"copyf-{r}", sync=True))
+            out.unlink()
+        await client.close()
+    finally:
+        source.cleanup()
+    medians = {k: statistics.median(v) for k, v in results.items()}
+    return {"bytes": size, **medians}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--files", type=int, default=10_000)
+    parser.add_argument("--items", type=int, default=10_000)
+    args = parser.parse_args()
+
+    turn = asyncio.run(turn_cost(args.rounds, args.files))
+    print(f"checkpoints: a shell turn editing 10 of {args.files} files, median of {args.rounds}")
+    print(f"  turn with checkpoints    {turn['on'] * 1000:8.1f} ms")
+    print(f"  turn without             {turn['off'] * 1000:8.1f} ms")
+    added = (turn["on"] - turn["off"]) * 1000
+    print(f"  added                    {added:8.1f} ms   (goal < 50 ms)")
+    print(
+        f"  first shell turn of a conversation (stores every file once): "
+        f"{turn['first_on'] * 1000:.0f} ms with, {turn['first_off'] * 1000:.0f} ms without; "
+        f"store {turn['store_bytes'] / 1e6:.1f} MB"
+    )
+    per_file = file_capture_cost(args.files, args.rounds)
+    print(f"  10 files named by a tool, before + after (in-process): {per_file * 1000:.2f} ms")
+
+    cost = asyncio.run(bundle_cost(max(3, args.rounds // 3), args.items))
+    mb = cost["bytes"] / 1e6
+    print(f"bundles: a conversation of {args.items} items ({mb:.1f} MB), median")
+    for key in ("copy", "copy_fsync", "export", "import"):
+        print(f"  {key:<12} {cost[key] * 1000:8.1f} ms  {mb / cost[key]:8.1f} MB/s")
+    print(
+        f"  export at {cost['copy'] / cost['export']:.2f} of raw copy speed, import at "
+        f"{cost['copy'] / cost['import']:.2f} (at {cost['copy_fsync'] / cost['import']:.2f} of "
+        "a copy that fsyncs as import does)   (goal >= 0.33)"
+    )
+
+
+if __name__ == "__main__":
+    main()
