@@ -89,7 +89,7 @@ async def import_from(
     except OSError as exc:
         raise errors.StorageFailed(f"could not import: {exc.strerror or exc}") from None
     for cid in result.imported:
-        await runtime.store_call(runtime.store.index_new(cid))
+        await runtime.store_call(runtime.store.index_new(*result.index[cid]))
     return {
         "conversationId": result.conversation_id
         if result.conversation_id in result.imported

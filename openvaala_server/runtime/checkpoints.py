@@ -49,6 +49,7 @@ class Checkpoints:
         self._turns: dict[str, ck.TurnFiles] | None = None
         self._bytes: int | None = None
         self.skipped: list[str] = []  # why something was not captured (reported)
+        self._warming: asyncio.Future[None] | None = None
 
     @property
     def _config(self) -> Any:
@@ -77,6 +78,28 @@ class Checkpoints:
             self._turns = ck.fold(records)
         return self._turns
 
+    def warm(self) -> None:
+        """At a turn's start: the first whole-tree snapshot of a conversation reads and stores
+        every file (seconds in a large repository); begin it now, while the model thinks, so a
+        `shell` call of this turn finds the private index warm. Once per load, and only when
+        the store has no index yet."""
+        if self._warming is not None or not self._config.enabled or self.conv.meta is None:
+            return
+        store = self._store()
+        if (store.git_dir / "index").exists():
+            self._warming = asyncio.get_running_loop().create_future()
+            self._warming.set_result(None)
+            return
+
+        async def snapshot() -> None:
+            async with self._git:
+                try:
+                    await store.snapshot()
+                except (SnapshotError, OSError) as exc:
+                    self._skip(f"first snapshot: {exc}")
+
+        self._warming = asyncio.ensure_future(snapshot())
+
     # -- around a tool call --------------------------------------------------------------
 
     async def before_call(
@@ -95,8 +118,8 @@ class Checkpoints:
                 paths = [p for p in (_inside(w, store.work_tree) for w in access.writes) if p]
                 if not paths:
                     return None
-                async with self._git:
-                    capture.before = await asyncio.to_thread(_states, store, paths)
+                # No lock: objects are written atomically, and git's index is not touched.
+                capture.before = await asyncio.to_thread(_states, store, paths)
             elif access.command is not None:
                 async with self._git:
                     capture.tree = await store.snapshot()
@@ -110,17 +133,17 @@ class Checkpoints:
     async def after_call(self, capture: Capture) -> None:
         store = capture.store
         try:
-            async with self._git:
-                if capture.tree is not None:
+            if capture.tree is not None:
+                async with self._git:
                     diff = await store.changes_since(capture.tree)
-                    changes = [ck.FileChange(p, b, a) for p, b, a in diff if b != a]
-                else:
-                    after = await asyncio.to_thread(_states, store, list(capture.before))
-                    changes = [
-                        ck.FileChange(p, capture.before[p], after[p])
-                        for p in capture.before
-                        if capture.before[p] != after[p]
-                    ]
+                changes = [ck.FileChange(p, b, a) for p, b, a in diff if b != a]
+            else:
+                after = await asyncio.to_thread(_states, store, list(capture.before))
+                changes = [
+                    ck.FileChange(p, capture.before[p], after[p])
+                    for p in capture.before
+                    if capture.before[p] != after[p]
+                ]
         except (SnapshotError, OSError) as exc:
             self._skip(str(exc))
             return

@@ -52,6 +52,8 @@ class ImportResult:
     imported: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     renamed: dict[str, str] = field(default_factory=dict)  # bundle id → new id (keep both)
+    # What the index needs of each imported conversation (folded and counted while checking).
+    index: dict[str, tuple[m.ConversationMeta, ix.ItemStats]] = field(default_factory=dict)
 
 
 # -- export -----------------------------------------------------------------------------------
@@ -204,9 +206,24 @@ def import_bundle(
     staging.mkdir(mode=0o700)
     try:
         manifest = _unpack(source, staging)
-        for entry in manifest["conversations"]:
-            _check_conversation(staging / entry["conversationId"], entry["conversationId"])
-        return _commit(data_dir, staging, manifest, exists, on_conflict, cwd)
+        checked = {
+            entry["conversationId"]: _check_conversation(
+                staging / entry["conversationId"], entry["conversationId"]
+            )
+            for entry in manifest["conversations"]
+        }
+        result = _commit(data_dir, staging, manifest, exists, on_conflict, cwd)
+        for cid, (meta, stats) in checked.items():
+            if cid in result.skipped:
+                continue
+            # As `_rewrite_meta` wrote it: new ids, the new working directory.
+            meta.conversation_id = result.renamed.get(cid, cid)
+            remapped = b.remap_created({"forkedFrom": meta.forked_from}, result.renamed)
+            meta.forked_from = remapped["forkedFrom"]
+            if cwd is not None:
+                meta.cwd = cwd
+            result.index[meta.conversation_id] = (meta, stats)
+        return result
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
@@ -332,7 +349,7 @@ def _check_journal(path: Path, known: frozenset[str]) -> list[r.Record]:
     return read.records
 
 
-def _check_conversation(directory: Path, cid: str) -> None:
+def _check_conversation(directory: Path, cid: str) -> tuple[m.ConversationMeta, ix.ItemStats]:
     meta_path = directory / METADATA_FILE
     if not meta_path.is_file():
         raise b.BundleError(f"conversation {cid} has no metadata.jsonl")
@@ -340,14 +357,16 @@ def _check_conversation(directory: Path, cid: str) -> None:
     if not records or records[0].get("conversationId") != cid:
         raise b.BundleError(f"conversation {cid}: metadata.jsonl does not describe it")
     try:
-        m.fold(records)
+        meta, _skipped = ix.fold_conversation(records)
     except m.MetaError as exc:
         raise b.BundleError(f"conversation {cid}: {exc}") from None
-    for path in directory.iterdir():
+    stats = ix.ItemStats()
+    for path in sorted(directory.iterdir()):
         if path.name.endswith(".jsonl") and is_valid_id(path.name.removesuffix(".jsonl")):
-            _check_journal(path, journal.KNOWN_TYPES)
+            stats.add(_check_journal(path, journal.KNOWN_TYPES))
         elif path.name == JOURNAL_NAME:
             _check_journal(path, CHECKPOINT_RECORDS)
+    return meta, stats
 
 
 def _commit(
@@ -405,13 +424,3 @@ def _rewrite_meta(path: Path, renamed: dict[str, str], cwd: str | None) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
-
-
-def index_stats(data_dir: DataDir, cid: str) -> tuple[m.ConversationMeta, ix.ItemStats]:
-    """What the index needs of a conversation just moved into place."""
-    records = journal.read_journal(data_dir.metadata_file(cid)).records
-    meta, _ = ix.fold_conversation(records)
-    stats = ix.ItemStats()
-    for _sid, path in data_dir.session_files(cid):
-        stats.add(journal.read_journal(path).records)
-    return meta, stats

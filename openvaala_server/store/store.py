@@ -32,7 +32,6 @@ from openvaala_server.domain.checkpoints import RECORD_TYPES as CHECKPOINT_RECOR
 from openvaala_server.domain.ids import is_valid_id
 from openvaala_server.store import index as ix
 from openvaala_server.store import journal
-from openvaala_server.store.bundle import index_stats
 from openvaala_server.store.checkpoints import JOURNAL_NAME
 from openvaala_server.store.journal import JournalWriteError, JournalWriter
 from openvaala_server.store.paths import (
@@ -352,9 +351,10 @@ class Store:
             return []
         return read.records
 
-    async def index_new(self, cid: str) -> None:
-        """Index a conversation directory just moved into place (an import)."""
-        meta, stats = await asyncio.to_thread(index_stats, self.data_dir, check_id(cid))
+    async def index_new(self, meta: m.ConversationMeta, stats: ix.ItemStats) -> None:
+        """Index a conversation directory just moved into place (an import), folded and
+        counted as it was checked."""
+        cid = check_id(meta.conversation_id)
         self._update_index(self._index.put_conversation(meta))
         self._update_index(self._index.add_items(cid, stats))
 
