@@ -98,7 +98,7 @@ async def test_slash_commands(daemon: Daemon, tmp_path: Path) -> None:
             if len(titles) == 3:
                 break
             await asyncio.sleep(0.1)
-        assert titles == ["first", "first (fork)", "first (fork)"]
+        assert titles == ["first", "first (fork)", "first (rewind)"]
 
         await conn.prompt(session_id=sid, prompt=[text_block("/compact")])
         assert "ompact" in rec.text(sid)[-200:]
