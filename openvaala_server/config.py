@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from openvaala_server.config_context import CONTEXT_KEYS, parse_context_keys
 from openvaala_server.domain.approvals import has_control_operator
 from openvaala_server.domain.permissions import (
     APPROVAL_MODES,
@@ -36,6 +37,7 @@ DEFAULT_TOOLS = (
     "apply_patch",
     "update_plan",
     "spawn_agent",
+    "search_history",
 )
 DEFAULT_PORT = 7450
 
@@ -79,6 +81,12 @@ class AgentConfig:
     # parent's model) rather than filled in with the default.
     model_set: bool = True
     permissions: Permissions = field(default_factory=Permissions)
+    # Context steering (docs/configuration.md): compaction at this fraction of the usable window
+    # (None: the default threshold; 0: never automatically), a summary prepared in the
+    # background from `early_compaction` on, and a refresh summary every `refresh_every` replies.
+    compact_threshold: float | None = None
+    early_compaction: float | None = None
+    refresh_every: int | None = None
 
 
 @dataclass(frozen=True)
@@ -215,10 +223,13 @@ def known_tool_names() -> tuple[str, ...]:
     The import waits until then because the tools' modules import `ModelConfig` from here.
     """
     from openvaala_server.tools.collab import COLLAB_TOOL_NAMES
+    from openvaala_server.tools.history import SEARCH_HISTORY
     from openvaala_server.tools.plan import UPDATE_PLAN_TOOL
     from openvaala_server.tools.registry import BUILTIN_TOOLS
 
-    return tuple(dict.fromkeys([*BUILTIN_TOOLS, UPDATE_PLAN_TOOL, *COLLAB_TOOL_NAMES]))
+    return tuple(
+        dict.fromkeys([*BUILTIN_TOOLS, UPDATE_PLAN_TOOL, *COLLAB_TOOL_NAMES, SEARCH_HISTORY])
+    )
 
 
 def _did_you_mean(word: str, choices: Collection[str]) -> str:
@@ -518,6 +529,7 @@ _AGENT_KEYS = (
     "approval",
     "allow",
     "deny",
+    *CONTEXT_KEYS,
 )
 
 
@@ -553,6 +565,7 @@ def _parse_agent(
         instructions=t.string("instructions", ""),
         tools=_parse_tools(t, tool_names, mcp_servers),
         model_set=model_set,
+        **parse_context_keys(t),
     )
 
 

@@ -7,12 +7,14 @@ from typing import TYPE_CHECKING, Any
 
 from openvaala_server import __version__, errors
 from openvaala_server.api.connection import Connection, Reply
+from openvaala_server.api.context_methods import context_methods
 from openvaala_server.domain.approvals import ANSWERS
 from openvaala_server.domain.bundle import ON_CONFLICT
 from openvaala_server.domain.inbox import MODES
 from openvaala_server.protocol.params import Params
 from openvaala_server.runtime import bundles, history, resume
 from openvaala_server.runtime import images as runtime_images
+from openvaala_server.runtime.context_view import usage_wire
 
 if TYPE_CHECKING:
     from openvaala_server.runtime.manager import Runtime
@@ -63,6 +65,7 @@ class Dispatcher:
             "models/list": self.models_list,
             "sessions/list": self.sessions_list,
         }
+        self.methods.update(context_methods(runtime))
 
     async def dispatch(self, conn: Connection, method: str, raw: dict[str, Any]) -> Any:
         handler = self.methods.get(method)
@@ -210,7 +213,7 @@ class Dispatcher:
         conv = await self.runtime.open(p.id("conversationId"))
         session = conv.session(p.id("sessionId", None))
         await conv.ensure_history()  # the estimate needs the whole context
-        return session.usage.to_wire()
+        return usage_wire(conv, session)
 
     async def conversation_set_model(self, conn: Connection, p: Params) -> Any:
         await self.runtime.set_model(

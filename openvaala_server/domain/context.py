@@ -17,10 +17,17 @@ part with a tool result whose call would be summarized away.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Final
 
-from openvaala_server.domain.records import REASONING, SUMMARY, TOOL_CALL, TOOL_RESULT, Item
+from openvaala_server.domain.records import (
+    AGENT_MESSAGE,
+    REASONING,
+    SUMMARY,
+    TOOL_CALL,
+    TOOL_RESULT,
+    Item,
+)
 from openvaala_server.domain.usage import (
     ToolSchema,
     estimate_item,
@@ -46,19 +53,32 @@ def latest_summary_index(items: Sequence[Item]) -> int | None:
     return None
 
 
-def context_items(items: Sequence[Item]) -> list[Item]:
-    """The latest summary, then the items after the point it covers (summaries left out)."""
+def covered_start(items: Sequence[Item], summary: Item) -> int:
+    """The index of the first item after what `summary` covers. When its end is not here (a
+    fork after compaction copies from the summary on), what comes before the summary: only the
+    pinned items the fork copied (runtime/history.py)."""
+    covers = summary.get("coversUpTo")
+    own = summary.get("itemId")
+    at = 0
+    for index, item in enumerate(items):
+        item_id = item.get("itemId")
+        if item_id == covers:
+            return index + 1
+        if item_id == own:
+            at = index
+    return at
+
+
+def context_items(items: Sequence[Item], pinned: Collection[str] = ()) -> list[Item]:
+    """The latest summary, then the pinned items it covers (verbatim, in their order), then the
+    items after the point it covers (summaries left out)."""
     at = latest_summary_index(items)
     if at is None:
         return [i for i in items if i.get("type") != SUMMARY]
     summary = items[at]
-    covers = summary.get("coversUpTo")
-    start = 0
-    for index, item in enumerate(items):
-        if item.get("itemId") == covers:
-            start = index + 1
-            break
-    return [summary, *(i for i in items[start:] if i.get("type") != SUMMARY)]
+    start = covered_start(items, summary)
+    kept = [i for i in items[:start] if i.get("itemId") in pinned] if pinned else []
+    return [summary, *kept, *(i for i in items[start:] if i.get("type") != SUMMARY)]
 
 
 def drop_earlier_reasoning(items: Sequence[Item]) -> list[Item]:
@@ -126,9 +146,13 @@ def estimate_request(
     )
 
 
-def should_compact(used: int, context_window: int, max_output_tokens: int) -> bool:
-    """Before a model call: would this request reach the threshold?"""
-    return used >= threshold(context_window, max_output_tokens)
+def should_compact(
+    used: int, context_window: int, max_output_tokens: int, fraction: float | None = None
+) -> bool:
+    """Before a model call: would this request reach the threshold? Never with a
+    `compact_threshold` of 0 (automatic compaction off)."""
+    limit = threshold(context_window, max_output_tokens, fraction)
+    return limit > 0 and used >= limit
 
 
 def valid_boundaries(items: Sequence[Item]) -> list[int]:
@@ -165,3 +189,15 @@ def split_point(items: Sequence[Item], context_window: int, keep_ratio: float = 
         if suffix_tokens[boundary] >= keep_tokens:
             return boundary
     return 0
+
+
+def replies_since_summary(items: Sequence[Item]) -> int:
+    """How many turns have answered (an agent message) since the latest summary: what
+    `refresh_every` counts."""
+    at = latest_summary_index(items)
+    turns = {
+        i.get("turnId")
+        for i in items[(at + 1 if at is not None else 0) :]
+        if i.get("type") == AGENT_MESSAGE
+    }
+    return len(turns)

@@ -60,6 +60,8 @@ class ConversationMeta:
     turns: dict[str, TurnMeta] = field(default_factory=dict)
     # What the user allowed for the whole conversation, oldest first.
     grants: list[Grant] = field(default_factory=list)
+    # Pinned item ids per session, in the order they were pinned.
+    pins: dict[str, list[str]] = field(default_factory=dict)
     unknown_records: int = 0
 
     @property
@@ -187,6 +189,16 @@ def apply(meta: ConversationMeta, record: r.Record) -> None:
             meta.unknown_records += 1  # a damaged record changes nothing
         else:
             session.plan = plan
+    elif kind in (r.ITEM_PINNED, r.ITEM_UNPINNED):
+        owner, item_id = record.get("sessionId"), record.get("itemId")
+        if not (isinstance(owner, str) and isinstance(item_id, str)):
+            meta.unknown_records += 1  # a damaged record pins nothing
+            return
+        pins = meta.pins.setdefault(owner, [])
+        if kind == r.ITEM_PINNED and item_id not in pins:
+            pins.append(item_id)
+        elif kind == r.ITEM_UNPINNED and item_id in pins:
+            pins.remove(item_id)
     else:
         meta.unknown_records += 1
 

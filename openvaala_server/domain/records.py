@@ -34,6 +34,10 @@ APPROVAL_GRANTED: Final = "approval_granted"
 # {sessionId, plan: {steps: [{step, status}], explanation?}}: the session's `update_plan` call
 # replaced its plan (domain/plan.py).
 PLAN_UPDATED: Final = "plan_updated"
+# {sessionId, itemId}: the user pinned an item of that session's history, or unpinned it: a pinned
+# item is never summarized away (docs/storage.md).
+ITEM_PINNED: Final = "item_pinned"
+ITEM_UNPINNED: Final = "item_unpinned"
 ITEM: Final = "item"
 
 METADATA_RECORD_TYPES: Final = frozenset(
@@ -51,6 +55,8 @@ METADATA_RECORD_TYPES: Final = frozenset(
         TURN_ENDED,
         APPROVAL_GRANTED,
         PLAN_UPDATED,
+        ITEM_PINNED,
+        ITEM_UNPINNED,
     }
 )
 

@@ -65,9 +65,13 @@ def estimate_tool(tool: ToolSchema) -> int:
     )
 
 
-def threshold(context_window: int, max_output_tokens: int) -> int:
-    """Compaction triggers at min(80% of the window, window − max output)."""
-    return min(context_window * 8 // 10, context_window - max_output_tokens)
+def threshold(context_window: int, max_output_tokens: int, fraction: float | None = None) -> int:
+    """Compaction triggers at min(80% of the window, window − max output); an agent's
+    `compact_threshold` (`fraction`) moves it to that fraction of the usable window (window −
+    max output), and 0 turns automatic compaction off (docs/configuration.md)."""
+    if fraction is None:
+        return min(context_window * 8 // 10, context_window - max_output_tokens)
+    return int(fraction * max(0, context_window - max_output_tokens))
 
 
 @dataclass
@@ -79,6 +83,22 @@ class UsageTracker:
     reported: int | None = None
     reported_at: str | None = None
     estimated_since: int = 0
+    # The agent's `compact_threshold` (None: the spec's default threshold; 0: no automatic
+    # compaction), set by the runtime from the agent's configuration.
+    compact_fraction: float | None = None
+    # What compaction calls cost so far (early, background ones included).
+    compaction_calls: int = 0
+    compaction_input_tokens: int = 0
+    compaction_output_tokens: int = 0
+
+    @property
+    def threshold(self) -> int:
+        return threshold(self.context_window, self.max_output_tokens, self.compact_fraction)
+
+    def add_compaction_cost(self, input_tokens: int, output_tokens: int) -> None:
+        self.compaction_calls += 1
+        self.compaction_input_tokens += input_tokens
+        self.compaction_output_tokens += output_tokens
 
     def report(self, input_tokens: int, output_tokens: int, at: str) -> None:
         self.reported = input_tokens + output_tokens
@@ -102,9 +122,15 @@ class UsageTracker:
         wire: dict[str, Any] = {
             "used": self.used,
             "contextWindow": self.context_window,
-            "threshold": threshold(self.context_window, self.max_output_tokens),
+            "threshold": self.threshold,
+            "autoCompact": self.compact_fraction != 0,
             "maxOutputTokens": self.max_output_tokens,
             "source": "reported" if self.reported is not None else "estimated",
+            "compaction": {
+                "calls": self.compaction_calls,
+                "inputTokens": self.compaction_input_tokens,
+                "outputTokens": self.compaction_output_tokens,
+            },
         }
         if self.reported_at:
             wire["reportedAt"] = self.reported_at

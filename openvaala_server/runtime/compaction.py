@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass
+from typing import Any
 
 from openvaala_server import errors
 from openvaala_server.domain import records as r
 from openvaala_server.domain.context import KEEP_RATIO, context_items, split_point
-from openvaala_server.models.base import ModelError, ModelRequest, TextDelta
+from openvaala_server.models.base import ModelError, ModelRequest, TextDelta, UsageReported
 from openvaala_server.models.retry import RetryPolicy
 from openvaala_server.runtime.conversation import LiveConversation, new_item
 from openvaala_server.runtime.session import LiveSession
+from openvaala_server.tools.history import offers_search
 
 log = logging.getLogger(__name__)
 
@@ -27,11 +30,63 @@ COMPACT_INSTRUCTIONS = (
     "next steps. If the conversation starts with an earlier summary, fold it into yours: your "
     "summary replaces it. Be concise and concrete; keep exact names, paths and numbers."
 )
+SEARCH_HINT = (
+    " The agent has a search_history tool that finds older messages of this conversation, these "
+    "included, by their words: a detail you leave out can still be looked up."
+)
 COMPACT_REQUEST = "Summarize the conversation above, following your instructions."
 
 
 class CompactionFailed(errors.OpenVaalaError):
     code, kind = -32012, "compaction_failed"
+
+
+@dataclass
+class Plan:
+    """What a compaction summarizes: the summary it folds in (if any) and the items it covers.
+    Pinned items are never covered: they stay verbatim after the summary."""
+
+    earlier: list[r.Item]
+    covered: list[r.Item]
+    pinned: tuple[str, ...]
+
+
+def plan(conv: LiveConversation, session: LiveSession, keep_ratio: float) -> Plan | None:
+    """The older part of `session`'s context to summarize, or None when there is none."""
+    model = conv.runtime.model_config(session.model, conv.runtime.config_for(session))
+    pins = tuple(conv.pinned(session))
+    current = context_items(session.items, pins)
+    earlier = current[:1] if current and current[0].get("type") == r.SUMMARY else []
+    body = [i for i in current[len(earlier) :] if i.get("itemId") not in pins]
+    cut = split_point(body, model.context_window, keep_ratio)
+    if cut == 0:
+        return None
+    return Plan(earlier, body[:cut], pins)
+
+
+def compaction_request(
+    conv: LiveConversation, session: LiveSession, items: list[r.Item], turn_id: str | None
+) -> ModelRequest:
+    agent = conv.runtime.config_for(session).agents.get(session.agent)
+    compact_name = (agent.compact_model if agent else None) or session.model
+    instructions = COMPACT_INSTRUCTIONS
+    if agent is not None and session.session_id == conv.root_session_id and offers_search(agent):
+        instructions += SEARCH_HINT
+    return ModelRequest(
+        model=conv.runtime.model_config(compact_name, conv.runtime.config_for(session)),
+        instructions=instructions,
+        items=[
+            *items,
+            new_item(
+                r.USER_MESSAGE,
+                session.session_id,
+                turn_id,
+                status=r.COMPLETED,
+                text=COMPACT_REQUEST,
+            ),
+        ],
+        purpose="compaction",
+    )
 
 
 async def compact(
@@ -44,33 +99,14 @@ async def compact(
 ) -> r.Item | None:
     """Summarize the older part of `session`'s context. Returns the summary item, or None when
     the history is too short to have an older part."""
-    runtime = conv.runtime
-    config = runtime.config_for(session)  # a running turn's, if one runs
-    model = runtime.model_config(session.model, config)
-    agent = config.agents.get(session.agent)
-    compact_name = (agent.compact_model if agent else None) or session.model
-    compact_model = runtime.model_config(compact_name, config)
-    current = context_items(session.items)
-    earlier = current[:1] if current and current[0].get("type") == r.SUMMARY else []
-    body = current[len(earlier) :]
-    cut = split_point(body, model.context_window, keep_ratio)
-    if cut == 0:
+    todo = plan(conv, session, keep_ratio)
+    if todo is None:
         return None
-    covered = body[:cut]
     sid = session.session_id
     conv.hub.publish("compaction/started", {"sessionId": sid, "reason": reason})
-    request = ModelRequest(
-        model=compact_model,
-        instructions=COMPACT_INSTRUCTIONS,
-        items=[
-            *earlier,
-            *covered,
-            new_item(r.USER_MESSAGE, sid, turn_id, status=r.COMPLETED, text=COMPACT_REQUEST),
-        ],
-        purpose="compaction",
-    )
+    request = compaction_request(conv, session, [*todo.earlier, *todo.covered], turn_id)
     try:
-        text = await _summarize(conv, session, compact_name, request)
+        text = await summarize(conv, session, request)
     except ModelError as exc:
         message = f"compaction failed: {exc.message}"
         conv.hub.publish(
@@ -83,19 +119,46 @@ async def compact(
         error = {"kind": "interrupted", "message": "compaction interrupted"}
         conv.hub.publish("compaction/failed", {"sessionId": sid, "reason": reason, "error": error})
         raise
-    summary = new_item(
-        r.SUMMARY,
-        sid,
-        turn_id,
-        status=r.COMPLETED,
-        text=text,
-        coversUpTo=covered[-1]["itemId"],
-        coveredItems=len(covered) + len(earlier),
-        reason=reason,
-        model=compact_name,
+    return await commit(
+        conv, session, todo, text, reason, turn_id=turn_id, model=request.model.name
     )
+
+
+async def commit(
+    conv: LiveConversation,
+    session: LiveSession,
+    todo: Plan,
+    text: str,
+    reason: str,
+    *,
+    turn_id: str | None,
+    model: str,
+    early: bool = False,
+) -> r.Item:
+    """Persist the summary of `todo` and switch the context to it."""
+    sid = session.session_id
+    covered = todo.covered
+    first, last = covered[0]["itemId"], covered[-1]["itemId"]
+    fields: dict[str, Any] = {
+        "text": text,
+        "coversUpTo": last,
+        "coveredItems": len(covered) + len(todo.earlier),
+        "reason": reason,
+        "model": model,
+        # What this summary replaced (docs/protocol.md "What a summary replaced"): the items from
+        # `replacesFrom` to `coversUpTo` but the pinned ones, and the summary it folded in.
+        "replacesFrom": first,
+        "replacedItems": len(covered),
+        "keptPinned": [p for p in todo.pinned if _between(session.items, p, first, last)],
+    }
+    if todo.earlier:
+        fields["replacesSummary"] = todo.earlier[0]["itemId"]
+    if early:
+        fields["early"] = True
+    summary = new_item(r.SUMMARY, sid, turn_id, status=r.COMPLETED, **fields)
     await conv.persist_items(session, [summary], count_in_usage=False, publish_usage=False)
     session.agents_md = None  # AGENTS.md is read again for the compacted context
+    session.prepared = None
     conv.refresh_usage_estimate(session)
     conv.publish_usage(session)
     conv.hub.publish(
@@ -105,13 +168,24 @@ async def compact(
     return summary
 
 
-async def _summarize(
-    conv: LiveConversation, session: LiveSession, model_name: str, request: ModelRequest
-) -> str:
+def _between(items: list[r.Item], item_id: str, first: str, last: str) -> bool:
+    inside = False
+    for item in items:
+        if item["itemId"] == first:
+            inside = True
+        if inside and item["itemId"] == item_id:
+            return True
+        if item["itemId"] == last:
+            return False
+    return False
+
+
+async def summarize(conv: LiveConversation, session: LiveSession, request: ModelRequest) -> str:
+    """One compaction call (retried on temporary errors); its cost goes into the usage."""
     runtime = conv.runtime
     config = runtime.config_for(session)
     policy = RetryPolicy.from_config(config.retry)
-    provider = runtime.provider(model_name, config)
+    provider = runtime.provider(request.model.name, config)
     attempt = 0
     while True:
         attempt += 1
@@ -120,6 +194,8 @@ async def _summarize(
             async for event in provider.stream(request):
                 if isinstance(event, TextDelta):
                     parts.append(event.text)
+                elif isinstance(event, UsageReported):
+                    session.usage.add_compaction_cost(event.input_tokens, event.output_tokens)
         except ModelError as exc:
             if not policy.should_retry(exc, attempt):
                 raise

@@ -17,11 +17,11 @@ from openvaala_server import errors
 from openvaala_server.domain import meta as meta_fold
 from openvaala_server.domain import records as r
 from openvaala_server.domain.approvals import Grant
-from openvaala_server.domain.context import context_items, estimate_request
 from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.meta import ConversationMeta
 from openvaala_server.domain.plan import Plan
 from openvaala_server.domain.usage import UsageTracker
+from openvaala_server.runtime import context_view
 from openvaala_server.runtime.approvals import ApprovalBoard
 from openvaala_server.runtime.checkpoints import Checkpoints
 from openvaala_server.runtime.hub import Hub
@@ -174,32 +174,19 @@ class LiveConversation:
             return None
 
     def instructions_for(self, session: LiveSession) -> str:
-        agent = self.runtime.config_for(session).agents.get(session.agent)
-        parts = [agent.instructions if agent else ""]
-        parts.append(f"Working directory: {self.cwd}")
-        if session.agents_md is None:
-            session.agents_md = self.read_agents_md() or ""
-        if session.agents_md:
-            parts.append("Instructions from AGENTS.md:\n" + session.agents_md)
-        return "\n\n".join(p for p in parts if p)
+        return "".join(part.text for part in context_view.instruction_parts(self, session))
+
+    def pinned(self, session: LiveSession) -> list[str]:
+        return context_view.pinned(self, session)
 
     def model_context(self, session: LiveSession) -> list[r.Item]:
         """The items the next request sends (see domain/context.py)."""
-        return context_items(session.items)
+        return context_view.model_context(self, session)
 
     def refresh_usage_estimate(self, session: LiveSession) -> None:
-        """A full estimate of the next request: what usage shows until the provider reports."""
-        model = self.runtime.config.models.get(session.model)
-        session.usage.reset_estimate(
-            estimate_request(
-                self.instructions_for(session),
-                [tool.spec for tool in self.runtime.tools_for(self, session).values()],
-                self.model_context(session),
-                provider=model.provider if model else "",
-                reported_context=session.reasoning_context,
-                configured_context=model.reasoning_context if model else None,
-            )
-        )
+        """A full estimate of the next request (the total of its trace, domain/trace.py): what
+        usage shows until the provider reports."""
+        session.usage.reset_estimate(context_view.trace_of(self, session)["total"])
 
     # -- history loading -----------------------------------------------------------------
 
@@ -322,7 +309,8 @@ class LiveConversation:
 
     def publish_usage(self, session: LiveSession) -> None:
         self.hub.publish(
-            "usage/updated", {"sessionId": session.session_id, "usage": session.usage.to_wire()}
+            "usage/updated",
+            {"sessionId": session.session_id, "usage": context_view.usage_wire(self, session)},
         )
 
     def publish_inbox(self, session: LiveSession) -> None:
@@ -356,8 +344,9 @@ class LiveConversation:
                         else None
                     ),
                     "inbox": session.inbox.to_wire(),
-                    "usage": session.usage.to_wire(),
+                    "usage": context_view.usage_wire(self, session),
                     "plan": self.plan_of(session.session_id),
+                    "pinned": self.pinned(session),
                 }
             )
         return {

@@ -44,6 +44,7 @@ async def fork(
     *,
     kind: str = "fork",
     items: list[r.Item] | None = None,
+    pinned: list[str] | tuple[str, ...] = (),
 ) -> LiveConversation:
     if conv.meta is None:
         raise errors.NotFound("this conversation has no messages yet: nothing to fork")
@@ -66,7 +67,10 @@ async def fork(
             "conversationId": conv.conversation_id,
             "upToItemId": covers,
         }
-        selected = [summary, *(i for i in selected[start:] if i is not summary)]
+        # Pinned items the summary covers are sent after it: copied too, before it as in the
+        # original (docs/protocol.md).
+        kept = [i for i in selected[:start] if i["itemId"] in pinned]
+        selected = [*kept, summary, *(i for i in selected[start:] if i is not summary)]
     elif older_from:
         forked_from["olderHistory"] = older_from  # the original's own older part, still elsewhere
     new_root = new_id()
@@ -127,7 +131,10 @@ async def root_history(runtime: Runtime, conv: LiveConversation) -> list[r.Item]
     cut = older.get("upToItemId")
     if cut and any(i["itemId"] == cut for i in source_items):
         source_items = _cut_after(source_items, str(cut))
-    return [*(dict(i, fromConversationId=source_id) for i in source_items), *local]
+    # A pinned item the fork copied (its model sees it after the summary) shows once, in place.
+    earlier = [dict(i, fromConversationId=source_id) for i in source_items]
+    seen = {i["itemId"] for i in earlier}
+    return [*earlier, *(i for i in local if i["itemId"] not in seen)]
 
 
 def missing_history_notice(conv: LiveConversation, source_id: str) -> r.Item:

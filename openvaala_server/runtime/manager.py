@@ -22,7 +22,6 @@ from openvaala_server.domain import meta as meta_fold
 from openvaala_server.domain import records as r
 from openvaala_server.domain import recovery
 from openvaala_server.domain.approvals import Answer
-from openvaala_server.domain.context import context_items
 from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.images import Image
 from openvaala_server.domain.inbox import Input, InputGone, Mode
@@ -30,10 +29,11 @@ from openvaala_server.domain.permissions import Confinement, Permissions
 from openvaala_server.mcp.manager import McpManager
 from openvaala_server.models.base import Provider
 from openvaala_server.models.registry import make_provider
-from openvaala_server.runtime import history
+from openvaala_server.runtime import early, history
 from openvaala_server.runtime import images as runtime_images
 from openvaala_server.runtime.broadcast import Broadcast
 from openvaala_server.runtime.compaction import compact
+from openvaala_server.runtime.context_view import copy_pins, history_tools
 from openvaala_server.runtime.conversation import (
     SNAPSHOT_PAGE,
     LiveConversation,
@@ -152,6 +152,7 @@ class Runtime:
         tools.update(self.subagents.tools_for(conv, session))
         # As last listed: `TurnRunner` starts the servers before each model call.
         tools.update({t.spec.name: t for t in self.mcp.current_tools(names)})
+        tools.update(history_tools(conv, session, lambda: history.root_history(self, conv)))
         return tools
 
     def permissions_for(self, session: LiveSession) -> Permissions:
@@ -175,9 +176,6 @@ class Runtime:
             protected=tuple(p.resolve() for p in protected),
             hidden_env=frozenset(hidden),
         )
-
-    def context_items(self, session: LiveSession) -> list[r.Item]:
-        return context_items(session.items)
 
     # -- conversations -------------------------------------------------------------------
 
@@ -508,7 +506,8 @@ class Runtime:
     async def fork(self, cid: str, up_to_item_id: str | None) -> dict[str, Any]:
         conv = await self.open(cid)
         await conv.ensure_history()
-        new = await history.fork(self, conv, up_to_item_id)
+        new = await history.fork(self, conv, up_to_item_id, pinned=conv.pinned(conv.root))
+        await copy_pins(conv, new)
         info = new.info()
         self.list_feed.changed(info)
         return {"conversation": info}
@@ -524,7 +523,10 @@ class Runtime:
             _refuse_while_running(conv, "restore files")
             turn_id = next(i.get("turnId") for i in conv.root.items if i["itemId"] == message_id)
             files = await conv.checkpoints.restore_since(turn_id, force)
-        new = await history.fork(self, conv, kind="rewind", items=items)
+        new = await history.fork(
+            self, conv, kind="rewind", items=items, pinned=conv.pinned(conv.root)
+        )
+        await copy_pins(conv, new)
         info = new.info()
         self.list_feed.changed(info)
         result: dict[str, Any] = {"conversation": info, "composerText": text}
@@ -570,6 +572,7 @@ class Runtime:
         if conv.meta is None:
             return {"compacted": False, "reason": "the conversation has no messages yet"}
         root.compacting = True
+        early.cancel(root)
         conv.publish_session(root)
         # By hand, everything but the latest step is summarized. A task, so turn/interrupt
         # can stop it like a turn.
@@ -686,6 +689,7 @@ class Runtime:
             # waits stays waiting until the user acts (send, jump, steer).
             return
         self._start_waiting(conv, session)
+        early.maybe_prepare(conv, session)
 
     def return_inputs(
         self, conv: LiveConversation, session: LiveSession, inputs: list[Input]
@@ -789,6 +793,7 @@ class Runtime:
         tasks = []
         for conv in self.conversations.values():
             for session in conv.sessions.values():
+                early.cancel(session)
                 if session.turn is not None and session.turn.task is not None:
                     tasks.append(session.turn.task)
                     self.interrupt_session(conv, session, "shutdown")

@@ -60,6 +60,10 @@ class LiveSession:
     # A manual compaction is running: input waits as if a turn ran.
     compacting: bool = False
     compaction_task: asyncio.Task[Any] | None = None
+    # Early compaction (runtime/early.py): a summary prepared in the background while the session
+    # waits for the user, and the task preparing it.
+    prepared: Any = None
+    preparing: asyncio.Task[Any] | None = None
 
     @property
     def status(self) -> str:

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 from openvaala_server import errors
 from openvaala_server.domain import records as r
 from openvaala_server.domain import recovery
-from openvaala_server.domain.context import should_compact
 from openvaala_server.domain.inbox import Input
 from openvaala_server.models.base import (
     ModelError,
@@ -31,6 +30,7 @@ from openvaala_server.models.base import (
     UsageReported,
 )
 from openvaala_server.models.retry import RetryPolicy
+from openvaala_server.runtime import early
 from openvaala_server.runtime.approvals import approve
 from openvaala_server.runtime.compaction import compact
 from openvaala_server.runtime.conversation import LiveConversation, new_item
@@ -78,6 +78,7 @@ class TurnRunner:
         # Inputs taken for this turn but not yet on disk: if saving them fails, they go back to
         # the waiting list instead of being lost.
         self._unsaved: list[Input] = []
+        self._called = False  # a model call was made (a refresh is due only before the first)
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -242,7 +243,7 @@ class TurnRunner:
         return ModelRequest(
             model=model,
             instructions=self.conv.instructions_for(self.session),
-            items=self.runtime.context_items(self.session),
+            items=self.conv.model_context(self.session),
             tools=[t.spec for t in self.runtime.tools_for(self.conv, self.session).values()],
         )
 
@@ -319,9 +320,9 @@ class TurnRunner:
         return state.tool_calls
 
     async def _compact_if_needed(self) -> None:
-        usage = self.session.usage
-        if should_compact(usage.used, usage.context_window, usage.max_output_tokens):
-            await compact(self.conv, self.session, "auto", turn_id=self.turn.turn_id)
+        first_call = not self._called
+        self._called = True
+        await early.before_call(self.conv, self.session, self.turn.turn_id, first_call=first_call)
 
     def _start_item(self, state: _Attempt, item: r.Item) -> r.Item:
         state.items.append(item)

@@ -629,6 +629,25 @@ class Index:
 
         return await self._read(run)
 
+    async def search_messages(self, cids: list[str], search: str, limit: int) -> list[str]:
+        """The message texts of these conversations that match `search` (every word, as a
+        prefix), best match first: what `search_history` looks up (tools/history.py)."""
+        query = fts_query(search)
+        if not query or not cids:
+            return []
+        marks = ",".join("?" * len(cids))
+        sql = (
+            "SELECT DISTINCT t.text FROM search JOIN texts t ON t.rowid = search.rowid "
+            f"WHERE search MATCH ? AND t.kind = ? AND t.conversation_id IN ({marks}) "
+            "ORDER BY search.rank LIMIT ?"
+        )
+        params = [query, MESSAGE, *cids, max(0, limit)]
+
+        def run(db: sqlite3.Connection) -> list[str]:
+            return [row[0] for row in db.execute(sql, params).fetchall()]
+
+        return await self._read(run)
+
     async def dump(self) -> dict[str, list[Row]]:
         return await self._read(dump)
 

@@ -398,6 +398,11 @@ class Store:
     async def fork_summaries(self) -> list[dict[str, Any]]:
         return await self._read_index(lambda index: index.fork_summaries())
 
+    async def search_messages(self, cids: list[str], search: str, limit: int) -> list[str]:
+        for cid in cids:
+            check_id(cid)
+        return await self._read_index(lambda index: index.search_messages(cids, search, limit))
+
     async def dump_index(self) -> dict[str, list[ix.Row]]:
         """Every row of the live index (for tests and `reindex --check`)."""
         return await self._read_index(lambda index: index.dump())

@@ -1,0 +1,51 @@
+"""The context methods (docs/protocol.md "Context"): the trace of the next request, pins, and
+what a summary replaced. Read params, call runtime/context_view.py, shape the result."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from openvaala_server.api.connection import Connection
+from openvaala_server.protocol.params import Params
+from openvaala_server.runtime import context_view, history
+
+if TYPE_CHECKING:
+    from openvaala_server.runtime.manager import Runtime
+
+Handler = Callable[[Connection, Params], Awaitable[Any]]
+
+
+def context_methods(runtime: Runtime) -> dict[str, Handler]:
+    async def context(conn: Connection, p: Params) -> Any:
+        conv = await runtime.open(p.id("conversationId"))
+        session = conv.session(p.id("sessionId", None))
+        return await context_view.context_result(conv, session, p.boolean("includeBody", False))
+
+    async def pin(conn: Connection, p: Params) -> Any:
+        return await _set_pin(p, True)
+
+    async def unpin(conn: Connection, p: Params) -> Any:
+        return await _set_pin(p, False)
+
+    async def _set_pin(p: Params, on: bool) -> Any:
+        conv = await runtime.open(p.id("conversationId"))
+        session = conv.session(p.id("sessionId", None))
+        return await context_view.set_pinned(conv, session, p.id("itemId"), on)
+
+    async def replaced(conn: Connection, p: Params) -> Any:
+        conv = await runtime.open(p.id("conversationId"))
+        session = conv.session(p.id("sessionId", None))
+        await conv.ensure_history()
+        if session.session_id == conv.root_session_id:
+            items = await history.root_history(runtime, conv)
+        else:
+            items = session.items
+        return context_view.replaced_by(items, p.id("summaryItemId"))
+
+    return {
+        "conversation/context": context,
+        "conversation/pin": pin,
+        "conversation/unpin": unpin,
+        "conversation/replaced": replaced,
+    }

@@ -1,0 +1,162 @@
+"""The context trace: the next request of a session, in labelled parts with their estimated tokens.
+
+What `conversation/context` answers (docs/protocol.md): the system prompt, AGENTS.md, the summary,
+the pinned items it kept verbatim, the recent history and the tool schemas, each with its token
+estimate (domain/usage.py), plus what was left out of the request and why. The sum of the parts
+is the session's usage estimate: the runtime computes that estimate with this function, so the
+two cannot drift apart. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Literal, NotRequired, TypedDict
+
+from openvaala_server.domain.context import (
+    covered_start,
+    reasoning_context,
+    sent_items,
+)
+from openvaala_server.domain.records import REASONING, SUMMARY, Item
+from openvaala_server.domain.usage import ToolSchema, estimate_item, estimate_text, estimate_tool
+
+PartKind = Literal["system", "agents_md", "summary", "pinned", "history", "tools"]
+
+
+class TracePart(TypedDict):
+    kind: PartKind
+    label: str
+    tokens: int
+    itemIds: NotRequired[list[str]]
+
+
+class Omitted(TypedDict):
+    itemIds: list[str]
+    reason: str
+
+
+class Trace(TypedDict):
+    parts: list[TracePart]
+    total: int
+    omitted: list[Omitted]
+
+
+@dataclass(frozen=True)
+class InstructionPart:
+    """One piece of the system prompt as the request joins them (`text` includes its separator
+    from the piece before, so the pieces' estimates add up to the prompt's)."""
+
+    kind: Literal["system", "agents_md"]
+    label: str
+    text: str
+
+
+def trace(
+    instructions: Sequence[InstructionPart],
+    tools: Sequence[ToolSchema],
+    history: Sequence[Item],
+    context: Sequence[Item],
+    *,
+    pinned: Collection[str] = (),
+    provider: str,
+    reported_context: str | None = None,
+    configured_context: str | None = None,
+) -> Trace:
+    """The parts of the next request. `history` is the session's whole history in memory,
+    `context` what `context_items(history, pinned)` made of it (the items the request sends)."""
+    parts: list[TracePart] = []
+    for piece in instructions:
+        if piece.text:
+            parts.append(
+                {"kind": piece.kind, "label": piece.label, "tokens": estimate_text(piece.text)}
+            )
+    mode = reasoning_context(context, provider, reported_context, configured_context)
+    sent = sent_items(context, provider, mode)
+    sent_ids = {i.get("itemId") for i in sent}
+    summary = context[0] if context and context[0].get("type") == SUMMARY else None
+    rest = list(sent[1:] if summary is not None and sent and sent[0] is summary else sent)
+    if summary is not None:
+        parts.append(
+            {
+                "kind": "summary",
+                "label": "Summary",
+                "tokens": estimate_item(summary),
+                "itemIds": [str(summary["itemId"])],
+            }
+        )
+    kept = [i for i in rest if i.get("itemId") in pinned] if summary is not None else []
+    start = covered_start(history, summary) if summary is not None else 0
+    covered_ids = {i.get("itemId") for i in history[:start]}
+    kept = [i for i in kept if i.get("itemId") in covered_ids]
+    if kept:
+        parts.append(
+            {
+                "kind": "pinned",
+                "label": f"Pinned ({len(kept)})",
+                "tokens": sum(estimate_item(i) for i in kept),
+                "itemIds": [str(i["itemId"]) for i in kept],
+            }
+        )
+    kept_ids = {i.get("itemId") for i in kept}
+    recent = [i for i in rest if i.get("itemId") not in kept_ids]
+    parts.append(
+        {
+            "kind": "history",
+            "label": f"Recent history ({len(recent)} items)",
+            "tokens": sum(estimate_item(i) for i in recent),
+            "itemIds": [str(i["itemId"]) for i in recent],
+        }
+    )
+    if tools:
+        parts.append(
+            {
+                "kind": "tools",
+                "label": "Tools: " + ", ".join(t.name for t in tools),
+                "tokens": sum(estimate_tool(t) for t in tools),
+            }
+        )
+    return {
+        "parts": parts,
+        "total": sum(p["tokens"] for p in parts),
+        "omitted": _omitted(history, context, sent_ids, summary, provider),
+    }
+
+
+def _omitted(
+    history: Sequence[Item],
+    context: Sequence[Item],
+    sent_ids: set[object],
+    summary: Item | None,
+    provider: str,
+) -> list[Omitted]:
+    in_context = {i.get("itemId") for i in context}
+    summarized: list[str] = []
+    summaries: list[str] = []
+    reasoning: list[str] = []
+    for item in history:
+        item_id = item.get("itemId")
+        if item_id in sent_ids:
+            continue
+        if item.get("type") == SUMMARY:
+            if summary is None or item_id != summary.get("itemId"):
+                summaries.append(str(item_id))
+        elif item_id not in in_context:
+            summarized.append(str(item_id))
+        elif item.get("type") == REASONING:
+            reasoning.append(str(item_id))
+    omitted: list[Omitted] = []
+    if summarized:
+        omitted.append({"itemIds": summarized, "reason": "replaced by the summary"})
+    if summaries:
+        omitted.append(
+            {"itemIds": summaries, "reason": "an earlier summary, folded into the latest"}
+        )
+    if reasoning:
+        why = (
+            "this provider is never sent reasoning back"
+            if provider == "openai"
+            else "reasoning of earlier turns is not sent (current_turn reasoning context)"
+        )
+        omitted.append({"itemIds": reasoning, "reason": why})
+    return omitted

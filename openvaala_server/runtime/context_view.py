@@ -1,0 +1,302 @@
+"""Context a user can see and steer: the trace of the next request, pins, what a summary replaced,
+the gauge's figures. The runtime side of docs/protocol.md "Context"; the pure parts are
+domain/trace.py and domain/context.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from openvaala_server import errors
+from openvaala_server.domain import records as r
+from openvaala_server.domain.context import KEEP_RATIO, context_items, replies_since_summary
+from openvaala_server.domain.trace import InstructionPart, Trace, trace
+from openvaala_server.domain.usage import estimate_item, threshold
+from openvaala_server.models.base import ModelRequest
+from openvaala_server.tools.history import SearchHistoryTool, offers_search
+
+if TYPE_CHECKING:
+    from openvaala_server.runtime.conversation import LiveConversation
+    from openvaala_server.runtime.session import LiveSession
+    from openvaala_server.tools.base import Tool
+
+PINNABLE = (r.USER_MESSAGE, r.AGENT_MESSAGE)
+
+
+class PinRefused(errors.OpenVaalaError):
+    code, kind = -32021, "pin_refused"
+
+
+# -- what the next request holds -------------------------------------------------------------
+
+
+def instruction_parts(conv: LiveConversation, session: LiveSession) -> list[InstructionPart]:
+    """The system prompt in its pieces; joined, they are exactly the request's instructions."""
+    agent = conv.runtime.config_for(session).agents.get(session.agent)
+    own = "\n\n".join(
+        p for p in (agent.instructions if agent else "", f"Working directory: {conv.cwd}") if p
+    )
+    parts = [InstructionPart("system", "System prompt", own)]
+    if session.agents_md is None:
+        session.agents_md = conv.read_agents_md() or ""
+    if session.agents_md:
+        text = "\n\nInstructions from AGENTS.md:\n" + session.agents_md
+        parts.append(InstructionPart("agents_md", "AGENTS.md", text))
+    return parts
+
+
+def pinned(conv: LiveConversation, session: LiveSession) -> list[str]:
+    meta = conv.meta
+    return list(meta.pins.get(session.session_id, ())) if meta is not None else []
+
+
+def model_context(conv: LiveConversation, session: LiveSession) -> list[r.Item]:
+    return context_items(session.items, pinned(conv, session))
+
+
+def trace_of(conv: LiveConversation, session: LiveSession) -> Trace:
+    runtime = conv.runtime
+    model = runtime.config_for(session).models.get(session.model)
+    return trace(
+        instruction_parts(conv, session),
+        [tool.spec for tool in runtime.tools_for(conv, session).values()],
+        session.items,
+        model_context(conv, session),
+        pinned=set(pinned(conv, session)),
+        provider=model.provider if model else "",
+        reported_context=session.reasoning_context,
+        configured_context=model.reasoning_context if model else None,
+    )
+
+
+def request_body(conv: LiveConversation, session: LiveSession) -> dict[str, Any] | None:
+    """The exact JSON body the provider would be sent next ("copy as JSON"); None for a
+    provider without one (demo)."""
+    runtime = conv.runtime
+    config = runtime.config_for(session)
+    model = runtime.model_config(session.model, config)
+    provider = runtime.provider(session.model, config)
+    build = getattr(provider, "build_body", None)
+    if build is None:
+        return None
+    request = ModelRequest(
+        model=model,
+        instructions=conv.instructions_for(session),
+        items=model_context(conv, session),
+        tools=[t.spec for t in runtime.tools_for(conv, session).values()],
+    )
+    body: dict[str, Any] = build(request)
+    return body
+
+
+async def context_result(
+    conv: LiveConversation, session: LiveSession, include_body: bool
+) -> dict[str, Any]:
+    await conv.ensure_history()
+    result: dict[str, Any] = {"sessionId": session.session_id, **trace_of(conv, session)}
+    result["usage"] = usage_wire(conv, session)
+    if include_body:
+        result["body"] = request_body(conv, session)
+    return result
+
+
+# -- the gauge -------------------------------------------------------------------------------
+
+
+def sync_usage(conv: LiveConversation, session: LiveSession) -> None:
+    """The agent's `compact_threshold` as the usage tracker applies it (read each time: the
+    configuration may be reloaded, the agent changed)."""
+    agent = conv.runtime.config_for(session).agents.get(session.agent)
+    session.usage.compact_fraction = agent.compact_threshold if agent else None
+
+
+def early_threshold(conv: LiveConversation, session: LiveSession) -> int | None:
+    agent = conv.runtime.config_for(session).agents.get(session.agent)
+    if agent is None or agent.early_compaction is None:
+        return None
+    u = session.usage
+    return threshold(u.context_window, u.max_output_tokens, agent.early_compaction)
+
+
+def replies_until_refresh(conv: LiveConversation, session: LiveSession) -> int | None:
+    agent = conv.runtime.config_for(session).agents.get(session.agent)
+    if agent is None or agent.refresh_every is None:
+        return None
+    return max(0, agent.refresh_every - replies_since_summary(session.items))
+
+
+def usage_wire(conv: LiveConversation, session: LiveSession) -> dict[str, Any]:
+    sync_usage(conv, session)
+    wire = session.usage.to_wire()
+    agent = conv.runtime.config_for(session).agents.get(session.agent)
+    early = early_threshold(conv, session)
+    if early is not None:
+        prepared = session.prepared
+        state = "preparing" if session.preparing is not None else "ready" if prepared else "idle"
+        wire["earlyCompaction"] = {"threshold": early, "state": state}
+    if agent is not None and agent.refresh_every is not None:
+        wire["refreshEvery"] = agent.refresh_every
+        wire["repliesUntilRefresh"] = replies_until_refresh(conv, session)
+    return wire
+
+
+# -- pins ------------------------------------------------------------------------------------
+
+
+def _find(session: LiveSession, item_id: str) -> r.Item:
+    for item in session.items:
+        if item["itemId"] == item_id:
+            return item
+    raise errors.NotFound(f"no item {item_id} in this session's history", param="itemId")
+
+
+def pin_budget(conv: LiveConversation, session: LiveSession) -> int:
+    """How many tokens the pinned items may take together: what the threshold leaves once the
+    system prompt, AGENTS.md, the tool schemas and the recent part compaction keeps are in."""
+    sync_usage(conv, session)
+    u = session.usage
+    limit = u.threshold or (u.context_window - u.max_output_tokens)
+    fixed = sum(
+        p["tokens"]
+        for p in trace_of(conv, session)["parts"]
+        if p["kind"] in ("system", "agents_md", "tools")
+    )
+    return limit - fixed - int(u.context_window * KEEP_RATIO)
+
+
+async def set_pinned(
+    conv: LiveConversation, session: LiveSession, item_id: str, on: bool
+) -> dict[str, Any]:
+    await conv.ensure_history()
+    if conv.meta is None:
+        raise errors.NotFound("this conversation has no messages yet: nothing to pin")
+    item = _find(session, item_id)
+    pins = pinned(conv, session)
+    in_context = any(i["itemId"] == item_id for i in model_context(conv, session))
+    if on and item_id not in pins:
+        if item.get("type") not in PINNABLE:
+            raise errors.InvalidParams(
+                "only messages can be pinned (a user's or the agent's)", param="itemId"
+            )
+        if item.get("status") != r.COMPLETED:
+            raise errors.InvalidParams("only a finished message can be pinned", param="itemId")
+        by_id = {i["itemId"]: i for i in session.items}
+        tokens = sum(estimate_item(by_id[p]) for p in pins if p in by_id) + estimate_item(item)
+        budget = pin_budget(conv, session)
+        if tokens > budget:
+            raise PinRefused(
+                f"this pin would not fit: pinned items would take about {tokens} tokens, and "
+                f"the context leaves {max(0, budget)} for pins (the compaction threshold less "
+                "the system prompt, the tools and the recent part compaction keeps). Unpin "
+                "something, or pin a shorter message.",
+                tokens=tokens,
+                budget=max(0, budget),
+            )
+        await conv.append_meta(
+            {"type": r.ITEM_PINNED, "sessionId": session.session_id, "itemId": item_id}
+        )
+    elif not on and item_id in pins:
+        await conv.append_meta(
+            {"type": r.ITEM_UNPINNED, "sessionId": session.session_id, "itemId": item_id}
+        )
+    else:
+        return {"pinned": pinned(conv, session), "changed": False}
+    session.prepared = None  # a summary prepared early may have summarized it
+    publish_pins(conv, session)
+    if in_context != any(i["itemId"] == item_id for i in model_context(conv, session)):
+        # It came back after the summary, or left: the provider's last report no longer holds.
+        conv.refresh_usage_estimate(session)
+    conv.publish_usage(session)
+    return {"pinned": pinned(conv, session), "changed": True}
+
+
+def publish_pins(conv: LiveConversation, session: LiveSession) -> None:
+    conv.hub.publish(
+        "pins/updated", {"sessionId": session.session_id, "itemIds": pinned(conv, session)}
+    )
+
+
+async def copy_pins(source: LiveConversation, new: LiveConversation) -> None:
+    """A fork keeps the pins of the items it copied (docs/protocol.md)."""
+    pins = pinned(source, source.root)
+    copied = {i["itemId"] for i in new.root.items}
+    records = [
+        {"type": r.ITEM_PINNED, "sessionId": new.root_session_id, "itemId": p}
+        for p in pins
+        if p in copied
+    ]
+    if records:
+        await new.append_meta(*records)
+
+
+# -- what a summary replaced -----------------------------------------------------------------
+
+
+def replaced_by(history: list[r.Item], summary_id: str) -> dict[str, Any]:
+    """The items a summary replaced: from its `replacesFrom` (or the end of the summary before
+    it) to its `coversUpTo`, without summaries and the pinned items it kept verbatim."""
+    at = next((i for i, it in enumerate(history) if it["itemId"] == summary_id), None)
+    if at is None or history[at].get("type") != r.SUMMARY:
+        raise errors.NotFound(f"no summary {summary_id} in this history", param="summaryItemId")
+    summary = history[at]
+    ids = [i["itemId"] for i in history]
+    end_id = summary.get("coversUpTo")
+    end = ids.index(end_id) if end_id in ids else -1
+    start_id = summary.get("replacesFrom")
+    if start_id in ids:
+        start = ids.index(start_id)
+    else:  # a summary written before `replacesFrom` existed: after the previous one's end
+        start = 0
+        for earlier in history[:at]:
+            if earlier.get("type") == r.SUMMARY and earlier.get("coversUpTo") in ids:
+                start = max(start, ids.index(earlier["coversUpTo"]) + 1)
+    kept = set(summary.get("keptPinned") or ())
+    items = [
+        i
+        for i in history[start : end + 1]
+        if i.get("type") != r.SUMMARY and i["itemId"] not in kept
+    ]
+    return {
+        "summaryItemId": summary_id,
+        "fromItemId": items[0]["itemId"] if items else None,
+        "toItemId": end_id,
+        "replacesSummary": summary.get("replacesSummary"),
+        "keptPinned": sorted(kept),
+        "itemIds": [i["itemId"] for i in items],
+        "items": items,
+    }
+
+
+# -- recall ----------------------------------------------------------------------------------
+
+
+def history_tools(
+    conv: LiveConversation,
+    session: LiveSession,
+    root_history: Callable[[], Awaitable[list[r.Item]]],
+) -> dict[str, Tool]:
+    """`search_history` for the root agent, when its agent lists it (the default).
+    `root_history` reads the root's whole history (runtime/history.py)."""
+    agent = conv.runtime.config_for(session).agents.get(session.agent)
+    if agent is None or not offers_search(agent) or session.session_id != conv.root_session_id:
+        return {}
+    runtime = conv.runtime
+
+    async def search(query: str, limit: int) -> list[str]:
+        await conv.ensure_history()
+        history = await root_history()
+        cids = list(
+            dict.fromkeys(str(i.get("fromConversationId") or conv.conversation_id) for i in history)
+        )
+        if conv.conversation_id not in cids:
+            cids.append(conv.conversation_id)
+        return await runtime.store_call(runtime.store.search_messages(cids, query, limit))
+
+    async def history() -> tuple[list[r.Item], set[str]]:
+        await conv.ensure_history()
+        items = await root_history()
+        return items, {i["itemId"] for i in model_context(conv, session)}
+
+    tool = SearchHistoryTool(search, history)
+    return {tool.spec.name: tool}
