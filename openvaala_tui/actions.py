@@ -187,12 +187,6 @@ class CommandsMixin(App[int]):
             reason = result.get("reason") or "nothing to compact"
             await self.local_notice(f"Nothing compacted: {reason}.")
 
-    async def cmd_context(self, arg: str) -> None:
-        usage = await self.call(
-            "conversation/usage", conversationId=self.cid, **self._session_param()
-        )
-        await self.local_notice(fmt.context_report(usage))
-
     def session_infos(self) -> list[dict[str, Any]]:
         """The sessions as `sessions/list` gives them, from the live view."""
         return [dict(s.info, sessionId=sid) for sid, s in self.view.sessions.items()]

@@ -154,6 +154,7 @@ class SessionView:
     compacting: bool = False
     last_error: dict[str, Any] | None = None  # of the last failed turn
     plan: dict[str, Any] | None = None  # the agent's checklist (docs/protocol.md, "Plan")
+    pinned: list[str] = field(default_factory=list)  # pinned item ids (docs/protocol.md, Context)
 
     @property
     def status(self) -> str:
@@ -280,7 +281,7 @@ class ConversationView:
     # -- handlers --------------------------------------------------------------------------
 
     def _session_from_wire(self, wire: dict[str, Any]) -> SessionView:
-        skip = ("items", "turn", "inbox", "usage", "plan")
+        skip = ("items", "turn", "inbox", "usage", "plan", "pinned")
         info = {k: v for k, v in wire.items() if k not in skip}
         session = SessionView(session_id=str(wire.get("sessionId")), info=info)
         session.items = [dict(i) for i in wire.get("items") or []]
@@ -293,6 +294,7 @@ class ConversationView:
         session.usage = dict(wire.get("usage") or {})
         plan = wire.get("plan")
         session.plan = dict(plan) if isinstance(plan, dict) else None
+        session.pinned = [str(p) for p in wire.get("pinned") or []]
         return session
 
     def _session(self, params: dict[str, Any]) -> SessionView:
@@ -474,6 +476,12 @@ class ConversationView:
             *self._trim(session),
         ]
 
+    def _pins_updated(self, params: dict[str, Any]) -> list[Change]:
+        session = self.sessions.get(str(params.get("sessionId")))
+        if session is not None:
+            session.pinned = [str(p) for p in params.get("itemIds") or []]
+        return []
+
     def _trim(self, session: SessionView) -> list[Change]:
         extra = len(session.items) - ITEM_BUDGET
         if extra <= 0:
@@ -499,6 +507,7 @@ _HANDLERS: dict[str, Any] = {
     "usage/updated": ConversationView._usage_updated,
     "retry/scheduled": ConversationView._retry_scheduled,
     "plan/updated": ConversationView._plan_updated,
+    "pins/updated": ConversationView._pins_updated,
     "approval/requested": ConversationView._approval_requested,
     "approval/resolved": ConversationView._approval_resolved,
     "compaction/started": lambda view, params: view._compaction(params, True),

@@ -13,6 +13,7 @@ from textual.timer import Timer
 from textual.widgets import Label
 
 from openvaala_tui import format as fmt
+from openvaala_tui.context_format import gauge_suffix
 from openvaala_tui.errors import START_DAEMON
 from openvaala_tui.state import ConversationView
 
@@ -89,7 +90,7 @@ class StatusBar(Vertical):
             self._follow_retry(None)
         self._set("#status-state", state)
         self._set("#status-retry", retry, display=bool(retry))
-        meter = self._set("#status-meter", fmt.meter(usage) if usage else "")
+        meter = self._set("#status-meter", fmt.meter(usage) + gauge_suffix(usage) if usage else "")
         level = fmt.meter_level(usage)
         for name in LEVELS:
             meter.set_class(level == name, f"-{name}")

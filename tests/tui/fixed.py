@@ -232,7 +232,8 @@ CONVERSATIONS: list[dict[str, Any]] = [
 class FixedClient:
     """Stands in for `openvaala_server.client.Client` where a screen asks the daemon something:
     `conversation/list` (the archived flag and the search, each word a prefix of a title word)
-    from CONVERSATIONS, `conversation/usage` from `usage` (a list: one answer per call)."""
+    from CONVERSATIONS, `conversation/usage` and `conversation/context` from `usage` (a list:
+    one answer per call)."""
 
     def __init__(self, usage: list[dict[str, Any]] | None = None) -> None:
         self.usage = list(usage or [])
@@ -257,6 +258,18 @@ class FixedClient:
             }
         if method == "conversation/usage":
             return self.usage.pop(0)
+        if method == "conversation/context":
+            usage = self.usage.pop(0)
+            system, tools = 1_200, 3_300
+            parts = [
+                {"kind": "system", "label": "System prompt", "tokens": system},
+                {"kind": "summary", "label": "Summary", "tokens": 900, "itemIds": ["s"]},
+                {"kind": "history", "label": "Recent history (40 items)", "tokens": 0},
+                {"kind": "tools", "label": "Tools: shell, read_file", "tokens": tools},
+            ]
+            parts[2]["tokens"] = int(usage["used"]) - system - 900 - tools
+            omitted = [{"itemIds": ["a", "b", "c"], "reason": "replaced by the summary"}]
+            return {"parts": parts, "total": usage["used"], "omitted": omitted, "usage": usage}
         raise AssertionError(f"the fixed client has no answer for {method}")
 
     async def close(self) -> None:

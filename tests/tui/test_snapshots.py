@@ -240,12 +240,16 @@ def test_context_detail(snap_compare: Any) -> None:
         await app.draw(app.view.apply(note))
         await type_and_send(pilot, "/context")
         await wait_for(pilot, lambda: len(notices(app)) == 3, what="the second report")
-        assert notices(app)[1:] == [
+        first, second = notices(app)[1:]
+        assert first.startswith(
             "Context: 70,000 of 100,000 tokens (70.0%, reported); compaction at 80,000; "
-            "10,000 left before it.",
+            "10,000 left before it.\nNext request, about 70,000 tokens:"
+        )
+        assert second.startswith(
             "Context: 74,500 of 100,000 tokens (74.5%, estimated); compaction at 80,000; "
-            "5,500 left before it.",
-        ]
+            "5,500 left before it.\nNext request, about 74,500 tokens:"
+        )
+        assert "Left out: 3 items, replaced by the summary." in second
 
     assert snap_compare(fixed_app(client), terminal_size=SIZE, run_before=run_before)
 
