@@ -76,9 +76,9 @@ DOT_PNG = (
 )
 
 
-async def test_images_in_a_prompt(daemon: Daemon, tmp_path: Path) -> None:
-    async with acp_agent(daemon, tmp_path) as (conn, rec):
-        sid = (await conn.new_session(cwd=str(daemon.workdir), mcp_servers=[])).session_id
+async def test_images_in_a_prompt(shared_daemon: Daemon, workdir: Path, tmp_path: Path) -> None:
+    async with acp_agent(shared_daemon, tmp_path) as (conn, rec):
+        sid = (await conn.new_session(cwd=str(workdir), mcp_servers=[])).session_id
         response = await conn.prompt(
             session_id=sid,
             prompt=[text_block("what is this?"), image_block(DOT_PNG, "image/png")],
@@ -92,8 +92,8 @@ async def test_images_in_a_prompt(daemon: Daemon, tmp_path: Path) -> None:
         assert rec.text(sid).count("I received 1 image(s)") == 2
 
     # A session loaded elsewhere names the images of the history.
-    async with acp_agent(daemon, tmp_path) as (conn, rec):
-        await conn.load_session(cwd=str(daemon.workdir), session_id=sid, mcp_servers=[])
+    async with acp_agent(shared_daemon, tmp_path) as (conn, rec):
+        await conn.load_session(cwd=str(workdir), session_id=sid, mcp_servers=[])
         assert rec.user_texts(sid)[0] == "what is this? [image: image/png]"
 
 

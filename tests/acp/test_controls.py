@@ -73,9 +73,9 @@ async def test_modes_models_and_usage(daemon_factory: Any, tmp_path: Path) -> No
         await ws.close()
 
 
-async def test_slash_commands(daemon: Daemon, tmp_path: Path) -> None:
-    async with acp_agent(daemon, tmp_path) as (conn, rec):
-        sid = (await conn.new_session(cwd=str(daemon.workdir), mcp_servers=[])).session_id
+async def test_slash_commands(shared_daemon: Daemon, workdir: Path, tmp_path: Path) -> None:
+    async with acp_agent(shared_daemon, tmp_path) as (conn, rec):
+        sid = (await conn.new_session(cwd=str(workdir), mcp_servers=[])).session_id
         await conn.prompt(session_id=sid, prompt=[text_block("first")])
         await conn.prompt(session_id=sid, prompt=[text_block("second")])
 
@@ -93,7 +93,7 @@ async def test_slash_commands(daemon: Daemon, tmp_path: Path) -> None:
         await conn.prompt(session_id=sid, prompt=[text_block("/fork")])
         # The list comes from the index, which follows the journals a moment later.
         for _ in range(50):
-            listed = await conn.list_sessions()
+            listed = await conn.list_sessions(cwd=str(workdir))
             titles = sorted(s.title or "" for s in listed.sessions)
             if len(titles) == 3:
                 break

@@ -21,13 +21,13 @@ from tests.acp.harness import PACED_CONFIG, acp_agent
 from tests.support.daemon import Daemon
 
 
-async def _converse(daemon: Daemon, *texts: str) -> str:
+async def _converse(daemon: Daemon, cwd: Path, *texts: str) -> str:
     """A conversation made by another client, each text a finished turn."""
     ws = await daemon.client("ws")
     try:
-        cid = (await ws.request("conversation/create", {"cwd": str(daemon.workdir)}))[
-            "conversation"
-        ]["conversationId"]
+        cid = (await ws.request("conversation/create", {"cwd": str(cwd)}))["conversation"][
+            "conversationId"
+        ]
         await ws.subscribe(cid)
         for text in texts:
             await ws.request("input/send", {"conversationId": cid, "text": text})
@@ -38,14 +38,16 @@ async def _converse(daemon: Daemon, *texts: str) -> str:
         await ws.close()
 
 
-async def test_load_replays_history_and_list_finds_it(daemon: Daemon, tmp_path: Path) -> None:
-    cid = await _converse(daemon, "run: echo hi", "think: about it")
-    async with acp_agent(daemon, tmp_path) as (conn, rec):
-        listed = await conn.list_sessions(cwd=str(daemon.workdir))
+async def test_load_replays_history_and_list_finds_it(
+    shared_daemon: Daemon, workdir: Path, tmp_path: Path
+) -> None:
+    cid = await _converse(shared_daemon, workdir, "run: echo hi", "think: about it")
+    async with acp_agent(shared_daemon, tmp_path) as (conn, rec):
+        listed = await conn.list_sessions(cwd=str(workdir))
         assert [s.session_id for s in listed.sessions] == [cid]
         assert listed.sessions[0].title == "run: echo hi"
 
-        await conn.load_session(cwd=str(daemon.workdir), session_id=cid, mcp_servers=[])
+        await conn.load_session(cwd=str(workdir), session_id=cid, mcp_servers=[])
         kinds = [type(u) for u in rec.of(cid)]
         # The history arrives before the answer, in order.
         shown = [k for k in kinds if k is not type(rec.of(cid)[-1]) or k is AgentMessageChunk]
@@ -68,7 +70,7 @@ async def test_load_replays_history_and_list_finds_it(daemon: Daemon, tmp_path: 
         assert "You said: “and now”" in rec.text(cid)
 
         with pytest.raises(RequestError):
-            await conn.load_session(cwd=str(daemon.workdir), session_id="nope", mcp_servers=[])
+            await conn.load_session(cwd=str(workdir), session_id="nope", mcp_servers=[])
 
 
 async def test_daemon_restart_under_a_live_session(daemon_factory: Any, tmp_path: Path) -> None:

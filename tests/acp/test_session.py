@@ -12,27 +12,25 @@ from tests.acp.harness import acp_agent
 from tests.support.daemon import Daemon
 
 
-async def test_initialize_advertises_load_images_and_context(
-    daemon: Daemon, tmp_path: Path
+async def test_prompt_runs_a_tool_and_streams_text(
+    shared_daemon: Daemon, workdir: Path, tmp_path: Path
 ) -> None:
-    async with acp_agent(daemon, tmp_path) as (conn, _rec):
+    async with acp_agent(shared_daemon, tmp_path) as (conn, rec):
+        # What initialize advertised (the harness initialized already; ask again to read it).
         result = await conn.initialize(
             protocol_version=PROTOCOL_VERSION,
             client_capabilities=ClientCapabilities(),
             client_info=Implementation(name="pytest", version="1"),
         )
-    caps = result.agent_capabilities
-    assert caps is not None and caps.load_session is True
-    assert caps.prompt_capabilities is not None
-    assert caps.prompt_capabilities.image is True
-    assert caps.prompt_capabilities.embedded_context is True
-    assert caps.session_capabilities is not None and caps.session_capabilities.list is not None
-    assert result.agent_info is not None and result.agent_info.name == "openvaala"
+        caps = result.agent_capabilities
+        assert caps is not None and caps.load_session is True
+        assert caps.prompt_capabilities is not None
+        assert caps.prompt_capabilities.image is True
+        assert caps.prompt_capabilities.embedded_context is True
+        assert caps.session_capabilities is not None and caps.session_capabilities.list is not None
+        assert result.agent_info is not None and result.agent_info.name == "openvaala"
 
-
-async def test_prompt_runs_a_tool_and_streams_text(daemon: Daemon, tmp_path: Path) -> None:
-    async with acp_agent(daemon, tmp_path) as (conn, rec):
-        session = await conn.new_session(cwd=str(daemon.workdir), mcp_servers=[])
+        session = await conn.new_session(cwd=str(workdir), mcp_servers=[])
         sid = session.session_id
         # The session is a daemon conversation: the other clients see it under the same id.
         assert session.modes is not None and session.modes.current_mode_id == "default"
@@ -54,7 +52,7 @@ async def test_prompt_runs_a_tool_and_streams_text(daemon: Daemon, tmp_path: Pat
         # Its own message is not echoed back as a user message.
         assert rec.user_texts(sid) == []
 
-    client = await daemon.client()
+    client = await shared_daemon.client()
     try:
         snap = (await client.subscribe(sid))["snapshot"]
         types = [i["type"] for i in snap["sessions"][0]["items"]]

@@ -44,11 +44,11 @@ async def test_cancel_mid_turn_keeps_the_partial_text(daemon_factory: Any, tmp_p
         await client.close()
 
 
-async def test_live_sync_both_ways(daemon: Daemon, tmp_path: Path) -> None:
-    ws = await daemon.client("ws")
+async def test_live_sync_both_ways(shared_daemon: Daemon, workdir: Path, tmp_path: Path) -> None:
+    ws = await shared_daemon.client("ws")
     try:
-        async with acp_agent(daemon, tmp_path) as (conn, rec):
-            sid = (await conn.new_session(cwd=str(daemon.workdir), mcp_servers=[])).session_id
+        async with acp_agent(shared_daemon, tmp_path) as (conn, rec):
+            sid = (await conn.new_session(cwd=str(workdir), mcp_servers=[])).session_id
             await ws.subscribe(sid)
 
             # ACP → websocket: the editor's prompt and its answer reach the other client live.
