@@ -34,6 +34,7 @@ from acp.schema import (
     TextContentBlock,
     ToolCallProgress,
     ToolCallStart,
+    ToolCallStatus,
     UsageUpdate,
     UserMessageChunk,
 )
@@ -56,6 +57,17 @@ Item = dict[str, Any]
 PLAN_METHOD = "plan/updated"
 
 
+STREAMED_OUTPUT_LIMIT = 16_000  # characters of a running tool's output resent with each delta
+
+
+def _tail(output: str) -> str:
+    # Each delta resends the output so far (ACP replaces a call's content): a long-running
+    # command shows its last lines while it runs, and the whole output once it finishes.
+    if len(output) <= STREAMED_OUTPUT_LIMIT:
+        return output
+    return "…\n" + output[-STREAMED_OUTPUT_LIMIT:].split("\n", 1)[-1]
+
+
 def _text(text: str) -> TextContentBlock:
     return TextContentBlock(type="text", text=text)
 
@@ -65,6 +77,23 @@ def usage_update(usage: dict[str, Any]) -> UsageUpdate | None:
     if not isinstance(used, int) or not isinstance(size, int):
         return None
     return UsageUpdate(session_update="usage_update", used=max(used, 0), size=max(size, 0))
+
+
+def _status_note(method: str, params: dict[str, Any]) -> str | None:
+    """What the daemon is doing between model calls, which ACP has no update for: shown as a
+    line of the agent's thoughts (a retry after a provider error, a compaction)."""
+    if method == "retry/scheduled":
+        error = params.get("error") or {}
+        return (
+            f"\n(The model call failed: {error.get('message', 'error')}. Retrying in"
+            f" {params.get('delaySeconds')} s, attempt {params.get('attempt')} of"
+            f" {params.get('maxAttempts')}.)\n"
+        )
+    if method == "compaction/started":
+        return "\n(Compacting the conversation: summarizing the history to free context…)\n"
+    if method == "compaction/failed":
+        return f"\n({(params.get('error') or {}).get('message', 'compaction failed')})\n"
+    return None
 
 
 def plan_update(plan: dict[str, Any]) -> AgentPlanUpdate:
@@ -133,6 +162,8 @@ class SessionStream:
             return self._session(params.get("session") or {})
         if method == PLAN_METHOD:
             return [plan_update(params.get("plan") or {})]
+        if (note := _status_note(method, params)) is not None:
+            return [AgentThoughtChunk(session_update="agent_thought_chunk", content=_text(note))]
         return []
 
     def _conversation(self, info: dict[str, Any]) -> list[Update]:
@@ -257,11 +288,9 @@ class SessionStream:
     def _call_name(self, call_id: str) -> str:
         return str(self.calls.get(call_id, {}).get("name", ""))
 
-    def _progress(self, item: Item, status: str) -> ToolCallProgress:
+    def _progress(self, item: Item, status: ToolCallStatus) -> ToolCallProgress:
         return ToolCallProgress(
-            session_update="tool_call_update",
-            tool_call_id=str(item.get("callId")),
-            status=status,  # type: ignore[arg-type]
+            session_update="tool_call_update", tool_call_id=str(item.get("callId")), status=status
         )
 
     def _output(self, item_id: str) -> ToolCallProgress:
@@ -271,7 +300,7 @@ class SessionStream:
             session_update="tool_call_update",
             tool_call_id=call_id,
             status="in_progress",
-            content=[tools.output(self._call_name(call_id), self._outputs[item_id])],
+            content=[tools.output(self._call_name(call_id), _tail(self._outputs[item_id]))],
         )
 
     def tool_result(self, item: Item) -> ToolCallProgress:

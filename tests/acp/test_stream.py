@@ -127,3 +127,38 @@ def test_prompt_blocks_become_one_message() -> None:
     )
     assert message.text == "fix \n<context file='/w/a.py'>\nx = 1\n</context>"
     assert message.images == [{"data": "AAAA", "mediaType": "image/png", "name": "shot.png"}]
+
+
+def test_retries_and_compactions_show_as_thoughts_and_long_output_is_cut_while_running() -> None:
+    from acp.schema import AgentThoughtChunk
+
+    from openvaala_acp.stream import STREAMED_OUTPUT_LIMIT
+
+    s = _stream()
+    [retry] = s.on_note(
+        "retry/scheduled",
+        {
+            "sessionId": "root",
+            "attempt": 1,
+            "maxAttempts": 3,
+            "delaySeconds": 0.5,
+            "error": {"kind": "provider_unavailable", "message": "overloaded"},
+        },
+    )
+    assert isinstance(retry, AgentThoughtChunk)
+    assert "overloaded" in retry.content.text and "attempt 1 of 3" in retry.content.text
+    [compacting] = s.on_note("compaction/started", {"sessionId": "root", "reason": "auto"})
+    assert "Compacting" in compacting.content.text
+
+    s.on_note(
+        "item/started",
+        {"sessionId": "root", "item": {"itemId": "r", "type": "tool_result", "callId": "k"}},
+    )
+    line = "x" * 99 + "\n"
+    [update] = s.on_note(
+        "item/delta",
+        {"sessionId": "root", "itemId": "r", "field": "output", "delta": line * 1000},
+    )
+    shown = update.content[0].content.text
+    assert shown.startswith("…\n") and len(shown) <= STREAMED_OUTPUT_LIMIT + 10
+    assert shown.endswith(line)
