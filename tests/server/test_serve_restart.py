@@ -1,0 +1,49 @@
+"""`openvaala serve restart`: what a `[server]` change needs (the daemon says so when the file
+changes there); it refuses to stop a working daemon while config.toml has an error."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openvaala_server.client import Client
+from openvaala_server.store.lock import read_lock
+from tests.support.daemon import Daemon
+from tests.support.events import collect_until, method_is
+
+
+def pid_of(d: Daemon) -> int | None:
+    info = read_lock(d.data_dir.lock_path)
+    return info.pid if info else None
+
+
+async def test_serve_restart_applies_server_settings_and_refuses_a_broken_file(
+    daemon_factory: Any,
+) -> None:
+    d: Daemon = daemon_factory(start=False)
+    started = d.cli("serve", "start")
+    assert started.returncode == 0, started.stderr
+    first = pid_of(d)
+    good = d.config_path.read_text()
+
+    client = await Client.connect(data_dir=d.data_dir, start=False, reconnect=False)
+    try:
+        d.config_path.write_text(good.replace("port = 0", "port = 0\nreplay_events = 50"))
+        notes = await collect_until(client, method_is("config/reloaded"))
+        reloaded = notes[-1]["params"]
+        assert reloaded["restartNeeded"] == ["server"]
+        assert "openvaala serve restart" in reloaded["message"]
+    finally:
+        await client.close()
+
+    restarted = d.cli("serve", "restart")
+    assert restarted.returncode == 0, restarted.stderr
+    assert "stopped" in restarted.stdout and "running at http://127.0.0.1:" in restarted.stdout
+    second = pid_of(d)
+    assert second is not None and second != first
+
+    d.config_path.write_text(good.replace("[agents.default]", "[agents.default]\ncolour = 1"))
+    refused = d.cli("serve", "restart")
+    assert refused.returncode == 2
+    assert "agents.default.colour" in refused.stderr and "left as it is" in refused.stderr
+    assert d.cli("serve", "status").returncode == 0 and pid_of(d) == second
+    assert d.cli("serve", "stop").returncode == 0
