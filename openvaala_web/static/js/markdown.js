@@ -11,6 +11,7 @@
 
 import { Marked } from "../vendor/marked.esm.js";
 import DOMPurify from "../vendor/purify.es.mjs";
+import { enhanceCode } from "./reading.js";
 
 const md = new Marked({ gfm: true, breaks: false, async: false });
 
@@ -22,6 +23,11 @@ md.use({
   renderer: {
     html(token) {
       return escapeHtml(token.text);
+    },
+    checkbox({ checked }) {
+      // A task list's box: shown, not an <input> (forms are not let through the sanitizer).
+      const label = checked ? "done" : "to do";
+      return `<span class="task-box${checked ? " is-done" : ""}" role="img" aria-label="${label}">${checked ? "☑" : "☐"}</span> `;
     },
     image(token) {
       if (INLINE_IMAGE.test(token.href || "")) return false; // marked's own rendering
@@ -92,6 +98,11 @@ export class MarkdownStream {
     this._update();
   }
 
+  /** The message is complete: its last block is final too. */
+  finish() {
+    enhanceCode(this.el);
+  }
+
   append(delta) {
     this.text += delta.replace(/\r\n?/g, "\n");
     this._update();
@@ -110,6 +121,7 @@ export class MarkdownStream {
         const block = document.createElement("div");
         block.className = "md-block";
         block.append(renderTokens([token], tokens.links));
+        enhanceCode(block); // final: its code gets colours and a copy button now
         this.renders += 1;
         this.el.insertBefore(block, this.tail);
       }

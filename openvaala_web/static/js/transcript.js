@@ -13,6 +13,7 @@ import { buildApprovalCard } from "./approvals.js";
 import { thumbnails } from "./attachments.js";
 import { h } from "./dom.js";
 import { MarkdownStream } from "./markdown.js";
+import { copyText } from "./reading.js";
 import { diffView } from "./toolbox.js";
 
 const NEAR_BOTTOM_PX = 80;
@@ -259,7 +260,7 @@ export class TranscriptView {
   _refresh(entry, item) {
     // A completed item replaces its streamed form; agent text gets one final full render.
     const fresh = this._build(item);
-    const open = entry.el.tagName === "DETAILS" && entry.el.open;
+    const open = entry.el.tagName === "DETAILS" && entry.el.open && entry.el.dataset.auto !== "1";
     // Focus inside the old form (an approval card just answered) stays on the new one, so a
     // keyboard user keeps their place in the transcript.
     const focused = entry.el.contains(document.activeElement);
@@ -302,11 +303,34 @@ export class TranscriptView {
     return h(
       "div",
       { class: "item-actions" },
-      actions.map(([action, label, title]) =>
-        h("button", { type: "button", class: `act act-${action}`, title, onclick: () => this.handlers.onAction(action, item) }, label),
-      ),
+      actions.map(([action, label, title]) => {
+        const button = h("button", { type: "button", class: `act act-${action}`, title }, label);
+        // Copy is the view's own; the rest are the app's.
+        const run = action === "copy" ? () => copyText(item.text || "", button) : () => this.handlers.onAction(action, item);
+        button.addEventListener("click", run);
+        return button;
+      }),
     );
   }
+}
+
+const COPY = ["copy", "Copy", "Copy this message's text"];
+const COLLAPSE_CHARS = 1200;
+const COLLAPSE_LINES = 14;
+
+/** A long message shows its start and a "Show more" button (the whole text stays in the page). */
+function collapsible(textEl, text) {
+  const lines = (text.match(/\n/g) || []).length + 1;
+  if (text.length <= COLLAPSE_CHARS && lines <= COLLAPSE_LINES) return null;
+  textEl.classList.add("collapsed");
+  textEl.id = `msg-${Math.random().toString(36).slice(2, 10)}`;
+  const toggle = h("button", { type: "button", class: "show-more", "aria-expanded": "false", "aria-controls": textEl.id }, "Show more");
+  toggle.addEventListener("click", () => {
+    const collapsed = textEl.classList.toggle("collapsed");
+    toggle.textContent = collapsed ? "Show more" : "Show less";
+    toggle.setAttribute("aria-expanded", String(!collapsed));
+  });
+  return toggle;
 }
 
 const BUILDERS = {
@@ -314,39 +338,57 @@ const BUILDERS = {
     let who = "You";
     if (item.origin === "subagent") who = "Subagent report";
     else if (item.fromSessionId) who = "From the parent agent";
-    entry.textEl = h("div", { class: "text" }, item.text || "");
+    let body;
+    if (item.origin === "subagent") {
+      // A subagent's report is the subagent model's Markdown: rendered, like any agent reply.
+      body = h("div", { class: "markdown text-markdown" });
+      new MarkdownStream(body, item.text || "").finish();
+    } else {
+      entry.textEl = h("div", { class: "text" }, item.text || "");
+      body = entry.textEl;
+    }
+    const more = collapsible(body, item.text || "");
     // Restart and Fork work on the main agent's history, from the user's own messages.
     const mine = item.origin !== "subagent" && !item.fromSessionId && view.isRoot();
     return h(
       "div",
       { class: `user-message origin-${item.origin || "user"}${item.fromSessionId ? " from-parent" : ""}` },
       h("div", { class: "who" }, who),
-      entry.textEl,
+      body,
+      more,
       thumbnails(item),
-      !mine
-        ? null
-        : view._actions(item, [
-            ["restart", "Restart from here", "Start a new conversation from just before this message, with it in the composer"],
-            ["fork", "Fork", "Copy the conversation up to here into a new one"],
-          ]),
+      view._actions(item, [
+        COPY,
+        ...(mine
+          ? [
+              ["restart", "Restart from here", "Start a new conversation from just before this message, with it in the composer"],
+              ["fork", "Fork", "Copy the conversation up to here into a new one"],
+            ]
+          : []),
+      ]),
     );
   },
   agent_message(item, entry, view) {
     const body = h("div", { class: "markdown" });
     entry.stream = new MarkdownStream(body, item.text || "");
-    return h(
-      "div",
-      { class: "agent-message" },
-      body,
-      item.status === "in_progress" || !view.isRoot()
-        ? null
-        : view._actions(item, [["fork", "Fork", "Copy the conversation up to here into a new one"]]),
-    );
+    if (item.status !== "in_progress") entry.stream.finish();
+    let actions = null;
+    if (item.status !== "in_progress") {
+      actions = view._actions(item, view.isRoot() ? [COPY, ["fork", "Fork", "Copy the conversation up to here into a new one"]] : [COPY]);
+    }
+    return h("div", { class: "agent-message" }, body, actions);
   },
   reasoning(item, entry) {
     entry.textEl = h("div", { class: "text" }, item.text || "");
-    const label = item.status === "in_progress" ? "Thinking…" : "Reasoning";
-    return h("details", { class: "reasoning" }, h("summary", {}, label), entry.textEl);
+    const streaming = item.status === "in_progress";
+    // Open while it streams, so the thinking can be read as it comes; folded once done (unless
+    // the user opened or closed it by hand, which _refresh keeps).
+    const summary = h("summary", {}, streaming ? "Thinking…" : "Reasoning");
+    const el = h("details", { class: "reasoning", open: streaming, dataset: { auto: "1" } }, summary, entry.textEl);
+    summary.addEventListener("click", () => {
+      el.dataset.auto = "0";
+    });
+    return el;
   },
   tool_call(item) {
     const args = item.arguments && typeof item.arguments === "object" ? item.arguments : null;
@@ -382,7 +424,7 @@ const BUILDERS = {
   summary(item) {
     // The compaction marker: everything above it reaches the model only as this summary.
     const body = h("div", { class: "markdown summary-text" });
-    new MarkdownStream(body, item.text || "");
+    new MarkdownStream(body, item.text || "").finish();
     const how = item.reason === "manual" ? "by hand" : "automatically";
     const count = Number.isInteger(item.coveredItems) && item.coveredItems > 0 ? `, ${item.coveredItems} items` : "";
     return h(
