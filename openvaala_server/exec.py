@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
 from openvaala_server.domain.approvals import allowed_by, has_control_operator, pattern_matches
+from openvaala_server.protocol import codec
 from openvaala_server.protocol.display import scrub
 
 if TYPE_CHECKING:
@@ -131,8 +132,6 @@ class TurnFollower:
     def feed(self, note: dict[str, Any]) -> None:
         method, params = note.get("method"), note.get("params") or {}
         if self.json_lines:
-            from openvaala_server.protocol import codec
-
             self.out.write(codec.dumps({"method": method, "params": params}).decode() + "\n")
             self.out.flush()
         own = params.get("sessionId") == self.root_session
