@@ -10,7 +10,6 @@ from textual.app import App
 from openvaala_server.client import Client, ConnectionLost, RpcError
 from openvaala_server.protocol.display import format_tokens
 from openvaala_tui import commands, errors
-from openvaala_tui import format as fmt
 from openvaala_tui.screens import (
     AgentsScreen,
     ConfirmScreen,
@@ -152,31 +151,6 @@ class CommandsMixin(App[int]):
         result = await self.call("conversation/fork", conversationId=self.cid)
         await self.open_conversation(str(result["conversation"]["conversationId"]))
         self.notify("Forked: you are in the copy now.")
-
-    async def cmd_rewind(self, arg: str) -> None:
-        root = self.view.root
-        messages = root.user_messages() if root else []
-        choices = [
-            (str(m["itemId"]), fmt.first_line(str(m.get("text") or ""), 100)) for m in messages
-        ]
-        chosen = await self.push_screen_wait(
-            ListPicker("Rewind to before which message?", choices, empty="No message yet.")
-        )
-        if not chosen:
-            return
-        before = self.view.title
-        label = dict(choices).get(chosen, "")
-        result = await self.call("conversation/rewind", conversationId=self.cid, messageId=chosen)
-        created = result["conversation"]
-        await self.open_conversation(
-            str(created["conversationId"]),
-            composer_text=str(result.get("composerText") or ""),
-        )
-        await self.local_notice(
-            f"Rewound: this is a new conversation, “{created.get('title')}”, with what came "
-            f"before “{label}”; that message is back in the composer. “{before}” is unchanged "
-            "(/resume opens it)."
-        )
 
     async def cmd_compact(self, arg: str) -> None:
         self.notify("Compacting the history…")

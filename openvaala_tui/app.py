@@ -27,6 +27,7 @@ from openvaala_tui import commands
 from openvaala_tui import format as fmt
 from openvaala_tui.completion import attach_mentions
 from openvaala_tui.context_panel import ContextCommands
+from openvaala_tui.history_actions import HistoryMixin
 from openvaala_tui.image_actions import ImagesMixin
 from openvaala_tui.screens import AgentsScreen, ResumeScreen
 from openvaala_tui.state import (
@@ -62,7 +63,7 @@ DOUBLE_CTRL_C_S = 2.0  # a second Ctrl+C within this many seconds quits
 SEND_TIMEOUT_S = 600  # how long a message sent while the daemon is away waits for it
 
 
-class VaalaApp(ImagesMixin, ContextCommands, App[int]):
+class VaalaApp(ImagesMixin, HistoryMixin, ContextCommands, App[int]):
     CSS_PATH = "vaala.tcss"
     TITLE = "OpenVaala"
     COMMANDS: ClassVar[set[Any]] = App.COMMANDS | {commands.SlashCommands}

@@ -1,0 +1,131 @@
+"""Checkpoints and the conversation tree in the terminal UI: `/rewind` (asking whether to restore
+the files too), `/undo`, `/tree`, `/continue` (docs/protocol.md: conversation/rewind with
+`restoreFiles`, conversation/undo, conversation/tree, turn/resume)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openvaala_server.client import RpcError
+from openvaala_tui import format as fmt
+from openvaala_tui.actions import CommandsMixin
+from openvaala_tui.screens import ConfirmScreen, ListPicker
+
+_SHOWN = 8  # paths listed in a question before "and N more"
+
+
+def _paths(paths: list[str]) -> str:
+    shown = ", ".join(paths[:_SHOWN])
+    return shown + (f" and {len(paths) - _SHOWN} more" if len(paths) > _SHOWN else "")
+
+
+def tree_lines(node: dict[str, Any], current: str, depth: int = 0) -> list[tuple[str, str]]:
+    """(conversation id, label) of every node, depth first, indented, the current one marked."""
+    mark = "● " if node["conversationId"] == current else "  "
+    how = {"fork": " · fork", "rewind": " · rewind"}.get(str(node.get("kind")), "")
+    gone = " · its parent is not here" if node.get("parentMissing") else ""
+    label = f"{'   ' * depth}{'└ ' if depth else ''}{mark}{node.get('title') or '(untitled)'}"
+    label += f"{how}{gone} · {fmt.first_line(str(node.get('updatedAt') or ''), 16)}"
+    lines = [(str(node["conversationId"]), label)]
+    for child in node.get("children") or []:
+        lines += tree_lines(child, current, depth + 1)
+    return lines
+
+
+class HistoryMixin(CommandsMixin):
+    async def _files_since(self, message_id: str) -> list[str]:
+        """The files that turns from this message on changed and that could be restored: the
+        turns of the root before the message are the only ones left alone."""
+        root = self.view.root
+        items = root.items if root else []
+        index = next((i for i, m in enumerate(items) if m["itemId"] == message_id), len(items))
+        message_turn = items[index].get("turnId") if index < len(items) else None
+        earlier = {m.get("turnId") for m in items[:index]} - {message_turn}
+        report = await self.call("conversation/checkpoints", conversationId=self.cid)
+        return sorted(
+            {
+                str(f["path"])
+                for t in report.get("turns") or []
+                if not t.get("restored") and t["turnId"] not in earlier
+                for f in t.get("files") or []
+            }
+        )
+
+    async def _with_conflicts(self, method: str, **params: Any) -> Any | None:
+        """Call a restoring method; on `files_conflict`, ask before overwriting (None: no)."""
+        try:
+            return await self.call(method, **params)
+        except RpcError as exc:
+            if exc.kind != "files_conflict":
+                raise
+            paths = [str(c.get("path")) for c in exc.data.get("conflicts") or []]
+            sure = await self.push_screen_wait(
+                ConfirmScreen(
+                    f"Changed since the agent wrote them: {_paths(paths)}. Overwrite them too?"
+                )
+            )
+            if not sure:
+                await self.local_notice("Nothing was restored: your changes are kept.")
+                return None
+            return await self.call(method, force=True, **params)
+
+    async def cmd_rewind(self, arg: str) -> None:
+        root = self.view.root
+        messages = root.user_messages() if root else []
+        choices = [
+            (str(m["itemId"]), fmt.first_line(str(m.get("text") or ""), 100)) for m in messages
+        ]
+        chosen = await self.push_screen_wait(
+            ListPicker("Rewind to before which message?", choices, empty="No message yet.")
+        )
+        if not chosen:
+            return
+        params: dict[str, Any] = {"conversationId": self.cid, "messageId": chosen}
+        files = await self._files_since(chosen)
+        if files:
+            question = f"Also restore the files the agent changed since then? {_paths(files)}"
+            if await self.push_screen_wait(ConfirmScreen(question)):
+                params["restoreFiles"] = True
+        before = self.view.title
+        label = dict(choices).get(chosen, "")
+        result = await self._with_conflicts("conversation/rewind", **params)
+        if result is None:
+            return
+        created = result["conversation"]
+        await self.open_conversation(
+            str(created["conversationId"]),
+            composer_text=str(result.get("composerText") or ""),
+        )
+        restored = (result.get("files") or {}).get("restored") or []
+        files_note = f" Files restored: {_paths(restored)}." if restored else ""
+        await self.local_notice(
+            f"Rewound: this is a new conversation, “{created.get('title')}”, with what came "
+            f"before “{label}”; that message is back in the composer. “{before}” is unchanged "
+            f"(/resume or /tree opens it).{files_note}"
+        )
+
+    async def cmd_undo(self, arg: str) -> None:
+        try:
+            result = await self._with_conflicts("conversation/undo", conversationId=self.cid)
+        except RpcError as exc:
+            if exc.kind != "not_found":
+                raise
+            await self.local_notice("Nothing to undo: no turn changed files that are not restored.")
+            return
+        if result is not None:
+            await self.local_notice(
+                f"Undone: the last turn's file changes ({_paths(result['restored'])}). "
+                "The conversation is unchanged; /undo again goes one turn further back."
+            )
+
+    async def cmd_tree(self, arg: str) -> None:
+        result = await self.call("conversation/tree", conversationId=self.cid)
+        choices = tree_lines(result["root"], self.cid)
+        chosen = await self.push_screen_wait(
+            ListPicker("Forks and rewinds of this conversation: open which?", choices)
+        )
+        if chosen and chosen != self.cid:
+            await self.open_conversation(chosen)
+
+    async def cmd_continue(self, arg: str) -> None:
+        await self.call("turn/resume", conversationId=self.cid, **self._session_param())
