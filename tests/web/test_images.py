@@ -101,3 +101,29 @@ def test_a_pasted_image_alone_is_a_message_and_a_wrong_file_is_refused(
     expect(page.locator(".item[data-type='user_message']").last.locator("img.thumb")).to_have_count(
         1
     )
+
+
+def test_a_waiting_message_shows_its_images_and_withdraw_puts_them_back(
+    daemon_factory: DaemonFactory, ui_factory: UIFactory, tmp_path: Path
+) -> None:
+    daemon = daemon_factory(paced(300))  # "first" is answered slowly: the second one waits
+    ui = ui_factory(daemon)
+    ui.login()
+    ui.new_conversation()
+    page = ui.page
+    ui.send("first")
+    expect(page.locator("#composer")).to_have_attribute("data-running", "true")
+    page.select_option("#send-mode", "queue")
+    picture = tmp_path / "dot.png"
+    picture.write_bytes(PNG)
+    page.set_input_files("#attach-input", str(picture))
+    ui.send("second")
+    row = page.locator("#inbox li.waiting")
+    expect(row.locator(".waiting-images")).to_have_text("🖼 1")
+    row.locator(".w-withdraw").click()
+    expect(page.locator("#composer-text")).to_have_value("second")
+    expect(page.locator("#attachments .attachment-name")).to_have_text(["dot.png"])
+    loaded(page.locator("#attachments img.thumb"))
+    page.click("#stop")
+    ui.wait_idle()
+    assert ui.console_errors == []

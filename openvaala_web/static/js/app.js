@@ -69,6 +69,7 @@ class App {
       edit: (inputId, text) => this.call("input/edit", { inputId, text }, "Edit"),
       withdraw: async (inputId) => {
         const result = await this.call("input/withdraw", { inputId }, "Withdraw");
+        if (result && result.images) this.composer.attachments.restore(result.images);
         return result ? result.text : null;
       },
       steer: (inputId) => this.call("input/steer", { inputId }, "Hand to turn"),

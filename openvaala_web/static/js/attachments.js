@@ -90,6 +90,25 @@ export class AttachmentTray {
     this.render();
   }
 
+  /** Put back the images of a withdrawn message (`[ImageRef]`), read from the daemon. */
+  async restore(refs) {
+    const cid = location.hash.slice(1);
+    for (const ref of refs || []) {
+      if (this.images.length >= MAX_IMAGES) break;
+      try {
+        // Relative: under the app's path, where the session cookie goes (docs/security.md).
+        const response = await fetch(`attachments/${encodeURIComponent(cid)}/${encodeURIComponent(ref.sha256)}`);
+        if (!response.ok) throw new Error(`HTTP ${response.status}`);
+        const blob = await response.blob();
+        const dataUrl = await readDataUrl(blob);
+        this.images.push({ name: ref.name || "image", mediaType: ref.mediaType, dataUrl });
+      } catch (err) {
+        this.warn(`Could not put ${ref.name || "an image"} back: ${err.message}.`);
+      }
+    }
+    this.render();
+  }
+
   /** What input/send takes: [{data, mediaType, name}] (base64 without the data: prefix). */
   params() {
     return this.images.map((i) => ({ data: i.dataUrl.slice(i.dataUrl.indexOf(",") + 1), mediaType: i.mediaType, name: i.name }));
@@ -126,6 +145,13 @@ export class AttachmentTray {
       ),
     );
   }
+}
+
+/** A short mark for a waiting message's images ("🖼 2"), or null. */
+export function imageMark(input) {
+  const count = Array.isArray(input.images) ? input.images.length : 0;
+  if (!count) return null;
+  return h("span", { class: "waiting-images", title: `${count} image${count > 1 ? "s" : ""}` }, `🖼 ${count}`);
 }
 
 /** Thumbnails of an item's images (`images: [ImageRef]`), or null when it has none. */

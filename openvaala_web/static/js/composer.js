@@ -1,7 +1,7 @@
 // The composer: the text box, Send (and, while a turn runs, steer / queue / jump), Stop, the
 // waiting messages (edit, withdraw, hand to the turn, jump), the context meter and Compact.
 
-import { AttachmentTray } from "./attachments.js";
+import { AttachmentTray, imageMark } from "./attachments.js";
 import { $, compactNumber, h } from "./dom.js";
 
 const MODE_HELP = {
@@ -162,6 +162,7 @@ export class Composer {
       { class: `waiting mode-${input.mode}`, dataset: { inputId: input.inputId, mode: input.mode } },
       h("span", { class: "waiting-mode" }, mine ? input.mode : "subagent"),
       h("span", { class: "waiting-text" }, input.text),
+      imageMark(input),
       mine
         ? h(
             "span",
