@@ -87,6 +87,8 @@ class App {
     });
     this.settings = new SettingsPanel($("#settings"), {
       agents: async () => (await this.rpc.request("agents/list", {})).agents,
+      models: async () => (await this.rpc.request("models/list", {})).models,
+      setModel: async (model) => Boolean(await this.call("conversation/setModel", { conversationId: this.openId, model }, "Changing the model")),
       setAgent: async (agent) => Boolean(await this.call("conversation/setAgent", { conversationId: this.openId, agent }, "Changing the agent")),
       setCwd: async (cwd) => Boolean(await this.call("conversation/setCwd", { conversationId: this.openId, cwd }, "Changing the directory")),
     });
@@ -421,7 +423,10 @@ class App {
     const info = conv ? [conv.cwd, conv.agent, conv.model, conv.persisted === false ? "not saved until the first message" : null] : [];
     $("#conv-info").textContent = info.filter(Boolean).join(" · ");
     $("#conv-header").dataset.status = conv ? conv.status || "idle" : "";
-    for (const id of ["#change-agent", "#rename", "#archive", "#delete"]) $(id).disabled = !conv;
+    for (const id of ["#change-agent", "#change-model", "#rename", "#archive", "#delete"]) $(id).disabled = !conv;
+    // Which agent and model are in use, on the buttons that change them.
+    $("#change-agent").textContent = conv ? `Agent: ${conv.agent}` : "Agent";
+    $("#change-model").textContent = conv ? `Model: ${conv.model}` : "Model";
     this.settings.render(conv);
     $("#archive").textContent = conv && conv.archived ? "Unarchive" : "Archive";
     if (conv && conv.title) document.title = `${conv.title} — OpenVaala`;
@@ -478,6 +483,8 @@ class App {
     bindTabs($("#conv-header [role='tablist']"), (name) => this.selectTab(name));
     $("#follow-back").addEventListener("click", () => this.follow(this.state.conversation.rootSessionId));
     $("#change-agent").addEventListener("click", () => this.settings.openPicker());
+    $("#change-model").addEventListener("click", () => this.settings.openModelPicker());
+    this.escape.add($("#model-form"), () => this.settings.closeModelPicker());
     const renameForm = $("#rename-form");
     $("#rename").addEventListener("click", () => {
       $("#rename-input").value = this.state ? this.state.conversation.title || "" : "";

@@ -50,7 +50,50 @@ export class SettingsPanel {
       const cwd = this.cwdInput.value.trim();
       if (cwd) await this.actions.setCwd(cwd);
     });
-    this.root.replaceChildren(this.agentForm, this.cwdForm);
+    // The model of the main agent (conversation/setModel), changed any time from the header.
+    this.choosingModel = false;
+    this.modelSelect = h("select", { id: "model-select", "aria-label": "Model" });
+    this.modelForm = h(
+      "form",
+      { id: "model-form", class: "settings-form", hidden: true, dataset: { missing: "false" } },
+      h("p", { class: "settings-note" }, "Choose the model the main agent uses from its next call on."),
+      h("div", { class: "form-row" },
+        this.modelSelect,
+        h("button", { type: "submit", id: "model-use" }, "Use this model"),
+        h("button", { type: "button", id: "model-cancel", onclick: () => this.closeModelPicker() }, "Cancel")),
+    );
+    this.modelForm.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const model = this.modelSelect.value;
+      if (model && this.actions.setModel && (await this.actions.setModel(model))) this.closeModelPicker();
+    });
+    this.root.replaceChildren(this.agentForm, this.modelForm, this.cwdForm);
+  }
+
+  /** Open the model picker (the header's model button). */
+  async openModelPicker() {
+    this.choosingModel = true;
+    this.render(this.conv);
+    await this.fillModels(this.conv ? this.conv.model : null);
+    this.modelSelect.focus();
+  }
+
+  closeModelPicker() {
+    const inside = this.modelForm.contains(document.activeElement);
+    this.choosingModel = false;
+    this.render(this.conv);
+    if (inside) document.getElementById("change-model")?.focus();
+  }
+
+  async fillModels(current) {
+    let models = [];
+    try {
+      models = this.actions.models ? await this.actions.models() : [];
+    } catch {
+      models = [];
+    }
+    this.modelSelect.replaceChildren(...models.map((m) => h("option", { value: m.name }, m.name)));
+    if (models.some((m) => m.name === current)) this.modelSelect.value = current;
   }
 
   /** Open the agent picker by hand (the header's Agent button). */
@@ -69,6 +112,7 @@ export class SettingsPanel {
   render(conv) {
     if (!conv || conv.conversationId !== this.conversationId) {
       this.choosing = false;
+      this.choosingModel = false;
       this.cwdInput.value = "";
       this.conversationId = conv ? conv.conversationId : null;
     }
@@ -87,7 +131,8 @@ export class SettingsPanel {
     if (cwdMissing) {
       this.cwdNote.textContent = `The working directory ${conv.cwd} no longer exists: point the conversation at another one.`;
     }
-    this.root.hidden = !showPicker && !cwdMissing;
+    this.modelForm.hidden = !(conv && this.choosingModel);
+    this.root.hidden = !showPicker && !cwdMissing && this.modelForm.hidden;
   }
 
   async fillAgents(current) {
