@@ -293,6 +293,10 @@ const commands = {
     });
     vscode.window.showInformationMessage(`OpenVaala: working directory ${cwd}.`);
   },
+  // The bridge answers with the servers and also shows their state as a message.
+  "openvaala.ui.mcp": async () => {
+    await request("openvaala/mcp", {});
+  },
   "openvaala.ui.usage": async () => {
     const cid = requireCurrent();
     if (!cid) return;

@@ -138,6 +138,8 @@ def test_extension_changes_agent_and_working_directory() -> None:
     titles = {c["command"]: c["title"] for c in manifest["contributes"]["commands"]}
     assert titles["openvaala.ui.setAgent"] == "Change Agent…"
     assert titles["openvaala.ui.setCwd"] == "Change Working Directory…"
+    assert titles["openvaala.ui.mcp"] == "Show MCP Servers"
+    assert seen["mcp"] == [["openvaala/mcp", {}]]  # the bridge shows the servers' state
     # The configured agents are offered; the one picked is set through the bridge's command.
     assert seen["agentChoices"] == ["default: General", "other: Another"]
     cid = "a" * 32

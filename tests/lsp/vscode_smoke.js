@@ -151,5 +151,8 @@ require.cache["vscode-languageclient/node"] = { id: "lc", filename: "lc", loaded
   await registered["openvaala.ui.setCwd"]();
   seen.fix = seen.requests.splice(requestsBefore);
   seen.fixNotes = seen.notifications.splice(notesBefore);
+  const beforeMcp = seen.requests.length;
+  await registered["openvaala.ui.mcp"]();
+  seen.mcp = seen.requests.splice(beforeMcp);
   process.stdout.write(JSON.stringify(seen));
 })().catch((err) => { console.error(err); process.exit(1); });
