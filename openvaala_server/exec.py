@@ -40,6 +40,7 @@ EXIT_APPROVAL = 3  # the agent asked for an approval no --allow rule grants
 EXIT_NO_DAEMON = 4  # the daemon could not be reached or started, or it went away mid-turn
 EXIT_INTERRUPTED = 130  # Ctrl+C / SIGTERM, or another client interrupted the turn
 
+REPORT_WAIT_S = 60.0  # for a subagent's report after its turn ended
 _RULE = re.compile(r"^(?P<tool>\*|[A-Za-z0-9_.-]+)(?:\((?P<pattern>.+)\))?$", re.DOTALL)
 
 
@@ -101,11 +102,18 @@ class ExecRequest:
     allow: list[AllowRule] = field(default_factory=list)
 
 
+# Session statuses during which more is to come (docs/protocol.md, Session).
+ACTIVE = ("running", "awaiting_approval", "waiting")
+
+
 @dataclass
 class TurnFollower:
     """The fold of one conversation's notifications into what `exec` prints and when it ends.
 
-    Pure: `feed` takes a notification and returns what to do; the I/O is `_follow`'s.
+    It follows the turn that took its input and, when that turn started subagents, the root
+    turns their reports start, until the conversation is quiet: what `spawn_agent` promises
+    ("it will report back") is then in the answer. Pure: `feed` takes a notification; the I/O
+    is `_follow`'s.
     """
 
     input_id: str
@@ -113,13 +121,33 @@ class TurnFollower:
     out: TextIO
     err: TextIO
     json_lines: bool = False
-    turn_id: str | None = None
+    turn_id: str | None = None  # the turn that took our input
+    turn_ids: set[str] = field(default_factory=set)  # it, and the root turns after it
+    statuses: dict[str, str] = field(default_factory=dict)  # by session id
+    # Subagents whose turn ended since ours started: their report to the root is on its way.
+    reports_due: set[str] = field(default_factory=set)
     # agent_message items of the root session being streamed, and whether output ended in "\n".
     streaming: set[str] = field(default_factory=set)
     printed_any: bool = False
     at_line_start: bool = True
-    status: str | None = None  # set when our turn ended
+    status: str | None = None  # of the last root turn followed, once it ended
     error: dict[str, Any] | None = None
+
+    @property
+    def done(self) -> bool:
+        if self.status is None:
+            return False
+        if self.status != "completed":
+            return True
+        return not self.reports_due and not any(s in ACTIVE for s in self.statuses.values())
+
+    @property
+    def only_reports_due(self) -> bool:
+        return (
+            self.status == "completed"
+            and bool(self.reports_due)
+            and not any(s in ACTIVE for s in self.statuses.values())
+        )
 
     def write(self, text: str) -> None:
         if not text:
@@ -134,21 +162,21 @@ class TurnFollower:
         if self.json_lines:
             self.out.write(codec.dumps({"method": method, "params": params}).decode() + "\n")
             self.out.flush()
-        own = params.get("sessionId") == self.root_session
-        if method == "item/completed" and own:
-            item = params.get("item") or {}
-            if item.get("type") == "user_message" and item.get("inputId") == self.input_id:
-                self.turn_id = item.get("turnId")
-            elif item.get("type") == "agent_message" and item.get("turnId") == self.turn_id:
-                self._message_done(str(item.get("itemId")), str(item.get("text") or ""))
-            elif item.get("type") == "tool_call" and item.get("turnId") == self.turn_id:
-                self._diag(f"tool {item.get('name')}")
+        sid = params.get("sessionId")
+        own = sid == self.root_session
+        if method in ("session/updated", "session/started"):
+            session = params.get("session") or {}
+            self.statuses[str(session.get("sessionId"))] = str(session.get("status"))
+        elif method == "turn/started" and own and self.turn_id is not None:
+            self.turn_ids.add(str(params.get("turnId")))
+            self.status = None  # a report started another root turn: follow it too
+        elif method == "item/completed" and own:
+            self._root_item(params.get("item") or {})
         elif method == "item/started" and own:
             item = params.get("item") or {}
-            if item.get("type") == "agent_message" and item.get("turnId") == self.turn_id:
+            if item.get("type") == "agent_message" and item.get("turnId") in self.turn_ids:
                 self.streaming.add(str(item.get("itemId")))
-                if self.printed_any and not self.json_lines:
-                    self.write("\n" if self.at_line_start else "\n\n")
+                self._separate()
         elif method == "item/delta" and own and params.get("itemId") in self.streaming:
             if params.get("field") == "text" and not self.json_lines:
                 self.write(str(params.get("delta") or ""))
@@ -158,9 +186,37 @@ class TurnFollower:
                 f"retrying {params.get('attempt')}/{params.get('maxAttempts')} in "
                 f"{params.get('delaySeconds')} s: {error.get('message')}"
             )
-        elif method == "turn/ended" and own and params.get("turnId") == self.turn_id:
+        elif method == "turn/ended" and own and params.get("turnId") in self.turn_ids:
             self.status = str(params.get("status"))
             self.error = params.get("error")
+        elif (
+            method == "turn/ended"
+            and not own
+            and self.turn_id is not None
+            and params.get("status") in ("completed", "failed", "interrupted")
+        ):
+            self.reports_due.add(str(sid))
+        if self.statuses.get(str(sid)) == "closed":  # a closed subagent reports nothing
+            self.reports_due.discard(str(sid))
+
+    def _root_item(self, item: dict[str, Any]) -> None:
+        kind = item.get("type")
+        if kind == "user_message" and item.get("inputId") == self.input_id:
+            self.turn_id = str(item.get("turnId"))
+            self.turn_ids.add(self.turn_id)
+        elif kind == "user_message" and item.get("fromSessionId"):
+            self.reports_due.discard(str(item["fromSessionId"]))
+        elif item.get("turnId") not in self.turn_ids:
+            return
+        elif kind == "agent_message":
+            self._message_done(str(item.get("itemId")), str(item.get("text") or ""))
+        elif kind == "tool_call":
+            self._diag(f"tool {item.get('name')}")
+
+    def _separate(self) -> None:
+        """One blank line between two messages."""
+        if self.printed_any and not self.json_lines:
+            self.write("\n" if self.at_line_start else "\n\n")
 
     def _message_done(self, item_id: str, text: str) -> None:
         """A message not seen streaming (e.g. delivered whole) is printed when it completes."""
@@ -169,8 +225,7 @@ class TurnFollower:
             return
         if self.json_lines or not text:
             return
-        if self.printed_any:
-            self.write("\n" if self.at_line_start else "\n\n")
+        self._separate()
         self.write(text)
 
     def _diag(self, text: str) -> None:
@@ -282,6 +337,10 @@ async def _exec(client: Client, request: ExecRequest, stop: asyncio.Event) -> in
     follower = TurnFollower(
         input_id=str(sent["inputId"]),
         root_session=root,
+        statuses={
+            str(session.get("sessionId")): str(session.get("status"))
+            for session in snapshot.get("sessions") or []
+        },
         out=sys.stdout,
         err=sys.stderr,
         json_lines=request.json,
@@ -339,9 +398,19 @@ async def _follow(
     notes = client.notifications().__aiter__()
     stopping = asyncio.ensure_future(stop.wait())
     try:
-        while follower.status is None:
+        while not follower.done:
             nxt = asyncio.ensure_future(notes.__anext__())
-            done, _ = await asyncio.wait({nxt, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            # A report that never comes (dropped by the daemon) must not hang a script.
+            wait = REPORT_WAIT_S if follower.only_reports_due else None
+            done, _ = await asyncio.wait(
+                {nxt, stopping}, timeout=wait, return_when=asyncio.FIRST_COMPLETED
+            )
+            if not done:
+                nxt.cancel()
+                with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+                    await nxt
+                _err("a subagent's report did not arrive: ending here")
+                break
             if nxt not in done:
                 nxt.cancel()
                 with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):

@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,7 +42,9 @@ def fake() -> Iterator[FakeProvider]:
 def home(fake: FakeProvider, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     config = (
         fake.config_toml("fake")
-        + '\n[agents.default]\ndescription = "test"\nmodel = "fake"\n'
+        + '\n[agents.default]\ndescription = "test"\nmodel = "fake"\ninstructions = "ROLE: root"\n'
+        + '\n[agents.worker]\ndescription = "helps"\nmodel = "fake"\n'
+        + 'instructions = "ROLE: worker"\n'
         + '\n[agents.careful]\ndescription = "asks first"\nmodel = "fake"\napproval = "always"\n'
         + "\n[retry]\nmax_retries = 0\n"
     )
@@ -250,3 +253,35 @@ def test_exec_help_documents_the_exit_codes(home: Daemon) -> None:
     for code in ("0", "1", "2", "3", "4", "130"):
         assert code in done.stdout
     assert Path(home.workdir).is_dir()
+
+
+def role_is(who: str, *, with_text: str | None = None, without: str | None = None) -> Any:
+    """A request of the agent whose instructions start with `ROLE: who`."""
+
+    def match(req: Any) -> bool:
+        messages = req.json["messages"]
+        system = " ".join(str(m["content"]) for m in messages if m["role"] == "system")
+        users = " ".join(str(m["content"]) for m in messages if m["role"] == "user")
+        return (
+            f"ROLE: {who}" in system
+            and (with_text is None or with_text in users)
+            and (without is None or without not in users)
+        )
+
+    return match
+
+
+def test_a_subagents_report_is_awaited_and_its_answer_printed(
+    home: Daemon, fake: FakeProvider
+) -> None:
+    report = "Report from subagent"
+    fake.enqueue(
+        Reply().tool_call("spawn_agent", {"agent": "worker", "task": "TASK-X count"}),
+        Reply().text("I started a helper."),
+        when=role_is("root", without=report),
+    )
+    fake.enqueue(Reply().text("SUB-RESULT 42"), when=role_is("worker"))
+    fake.enqueue(Reply().text("The helper found 42."), when=role_is("root", with_text=report))
+    done = run_exec(home, fake, "count with a helper")
+    assert done.returncode == EXIT_OK, done.stderr
+    assert done.stdout == "I started a helper.\n\nThe helper found 42.\n"
