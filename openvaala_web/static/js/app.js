@@ -10,7 +10,7 @@ import { outcomeText } from "./approvals.js";
 import { Composer } from "./composer.js";
 import { ConfigStatus } from "./config_status.js";
 import { $, h } from "./dom.js";
-import { bindTabs, Drawer, EscapeStack, markTab } from "./layout.js";
+import { bindSkipLink, bindTabs, Drawer, EscapeStack, markTab } from "./layout.js";
 import { Connection } from "./rpc.js";
 import { SettingsPanel } from "./settings.js";
 import { Sidebar } from "./sidebar.js";
@@ -94,6 +94,7 @@ class App {
     });
     this.mcp = new McpPanel($("#mcp-panel"), $("#mcp-open"), (method, params) => this.rpc.request(method, params));
     this.drawer = new Drawer();
+    bindSkipLink();
     this.escape = new EscapeStack(this.drawer);
     this.escape.add($("#new-form"), () => this.sidebar.closeForm());
     this.escape.add($("#agent-form"), () => this.settings.closePicker());

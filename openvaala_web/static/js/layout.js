@@ -42,6 +42,18 @@ export class Drawer {
   }
 }
 
+/** The skip link moves the focus itself: following `#composer-text` would change the address's
+ * fragment, which names the open conversation. */
+export function bindSkipLink() {
+  const link = $(".skip-link");
+  if (!link) return;
+  link.addEventListener("click", (event) => {
+    event.preventDefault();
+    const target = $(link.getAttribute("href"));
+    if (target) target.focus();
+  });
+}
+
 /**
  * The tab pattern (WAI-ARIA Authoring Practices): one tab in the tab order, Left/Right/Home/End
  * move between tabs and select them.
