@@ -9,6 +9,7 @@ import { AgentsView } from "./agents.js";
 import { outcomeText } from "./approvals.js";
 import { Composer } from "./composer.js";
 import { ConfigStatus } from "./config_status.js";
+import { ContextPanel } from "./context.js";
 import { $, h } from "./dom.js";
 import { bindSkipLink, bindTabs, Drawer, EscapeStack, markTab } from "./layout.js";
 import { Connection } from "./rpc.js";
@@ -77,6 +78,7 @@ class App {
       redraw: () => this.renderComposer(),
       warn: (message) => this.showError(message, "info"),
     });
+    this.context = new ContextPanel(this);
     this.agents = new AgentsView($("#agents"), {
       follow: (sessionId) => this.follow(sessionId),
       interrupt: (sessionId) => this.call("turn/interrupt", { conversationId: this.openId, ...this.sessionArg(sessionId) }, "Interrupt"),
@@ -236,6 +238,9 @@ class App {
           break;
         case "plan":
           this.renderPlan();
+          break;
+        case "pins":
+          this.context.renderPins();
           break;
         case "retry":
         case "compaction":
@@ -408,6 +413,7 @@ class App {
     this.renderAgents();
     this.renderActivity();
     this.renderPlan();
+    this.context.renderPins();
     document.body.dataset.seq = String(this.state.seq);
     this.focusFirstApproval();
   }
@@ -566,6 +572,7 @@ class App {
 
   async itemAction(action, item) {
     if (!this.openId) return;
+    if (action === "pin") return this.context.togglePin(item);
     if (action === "restart") {
       const result = await this.call("conversation/rewind", { conversationId: this.openId, messageId: item.itemId }, "Restart from here");
       if (result && result.conversation) {
@@ -596,6 +603,7 @@ class App {
       if (state !== this.state || sessionId !== this.viewedSessionId()) return;
       const fresh = S.prependItems(state, sessionId, result.items || [], Boolean(result.hasMore));
       this.transcript.prepended(fresh);
+      this.context.renderPins();
     } catch (err) {
       if (err.kind !== "offline") this.showError(`Could not load earlier messages: ${err.message}`);
     } finally {

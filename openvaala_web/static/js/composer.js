@@ -2,6 +2,7 @@
 // waiting messages (edit, withdraw, hand to the turn, jump), the context meter and Compact.
 
 import { AttachmentTray, imageMark } from "./attachments.js";
+import { gaugeText } from "./context.js";
 import { $, compactNumber, h } from "./dom.js";
 
 const MODE_HELP = {
@@ -131,12 +132,13 @@ export class Composer {
     this.meterFill.className = `meter-fill fill-${Math.min(20, Math.round(ratio * 20))}`;
     const approx = usage.source === "estimated" ? "~" : "";
     this.meterLabel.textContent = `${approx}${compactNumber(usage.used)} / ${compactNumber(usage.contextWindow)}`;
-    this.meterSource.textContent = usage.source === "reported" ? "reported" : "estimated";
+    const gauge = gaugeText(usage); // the threshold's companions (context.js)
+    this.meterSource.textContent = (usage.source === "reported" ? "reported" : "estimated") + (gauge ? ` · ${gauge}` : "");
     const how =
       usage.source === "reported"
         ? "reported by the model provider (plus an estimate of what was added since)"
         : "estimated (no report from the model provider yet)";
-    this.meter.title = `Context: ${usage.used.toLocaleString()} of ${usage.contextWindow.toLocaleString()} tokens, ${how}. Compaction at ${threshold.toLocaleString()}.`;
+    this.meter.title = `Context: ${usage.used.toLocaleString()} of ${usage.contextWindow.toLocaleString()} tokens, ${how}. Compaction at ${threshold.toLocaleString()}.${gauge ? ` ${gauge}.` : ""} Click for what the next request holds.`;
   }
 
   renderInbox(inputs) {

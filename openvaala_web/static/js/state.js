@@ -32,6 +32,7 @@ export function fromSnapshot(snapshot, seq) {
     session.inbox = s.inbox || [];
     session.usage = s.usage || null;
     session.plan = s.plan || null;
+    session.pinned = s.pinned || [];
     state.sessions.set(session.info.sessionId, session);
   }
   for (const request of snapshot.approvals || []) approvalRequested(state, request);
@@ -39,7 +40,7 @@ export function fromSnapshot(snapshot, seq) {
 }
 
 function newSession(wire) {
-  const { items, hasMore, turn, inbox, usage, plan, ...info } = wire;
+  const { items, hasMore, turn, inbox, usage, plan, pinned, ...info } = wire;
   return {
     info,
     items: [],
@@ -51,6 +52,7 @@ function newSession(wire) {
     retry: null,
     compaction: null,
     plan: null, // the agent's checklist (docs/protocol.md, "Plan")
+    pinned: [], // pinned item ids (docs/protocol.md, "Context")
   };
 }
 
@@ -119,6 +121,12 @@ function sessionFor(state, p) {
 }
 
 const HANDLERS = {
+  "pins/updated"(state, p) {
+    const s = sessionFor(state, p);
+    if (!s) return [];
+    s.pinned = p.itemIds || [];
+    return [{ type: "pins", sessionId: p.sessionId }];
+  },
   "plan/updated"(state, p) {
     const s = sessionFor(state, p);
     if (!s) return [];

@@ -333,6 +333,9 @@ function collapsible(textEl, text) {
   return toggle;
 }
 
+// Pinned messages are never summarized away (docs/protocol.md "Context"; context.js names it).
+const PIN_ACTION = ["pin", "Pin", "Keep this message verbatim when the context is compacted"];
+
 const BUILDERS = {
   user_message(item, entry, view) {
     let who = "You";
@@ -363,6 +366,7 @@ const BUILDERS = {
           ? [
               ["restart", "Restart from here", "Start a new conversation from just before this message, with it in the composer"],
               ["fork", "Fork", "Copy the conversation up to here into a new one"],
+              PIN_ACTION,
             ]
           : []),
       ]),
@@ -374,7 +378,7 @@ const BUILDERS = {
     if (item.status !== "in_progress") entry.stream.finish();
     let actions = null;
     if (item.status !== "in_progress") {
-      actions = view._actions(item, view.isRoot() ? [COPY, ["fork", "Fork", "Copy the conversation up to here into a new one"]] : [COPY]);
+      actions = view._actions(item, view.isRoot() ? [COPY, ["fork", "Fork", "Copy the conversation up to here into a new one"], PIN_ACTION] : [COPY]);
     }
     return h("div", { class: "agent-message" }, body, actions);
   },
