@@ -169,12 +169,14 @@ class OpenVaalaAgent:
         self.sessions[cid] = stream
         if replay:
             items = await self._history(cid, root)
-            for update in stream.replay(items):
+            # A call of the history that never got a result (cut by a crash) shows as failed.
+            running = (root.get("turn") or {}).get("turnId")
+            for update in [*stream.replay(items), *stream.settle(running)]:
                 self.outbox.put(cid, update)
             if root.get("plan"):
                 self.outbox.put(cid, plan_update(root["plan"]))
-            running = (root.get("turn") or {}).get("items") or []
-            for item in running:  # what the running turn streamed so far; deltas follow
+            # What the running turn streamed so far; its deltas follow.
+            for item in (root.get("turn") or {}).get("items") or []:
                 for update in stream.on_note("item/started", {"item": item}):
                     self.outbox.put(cid, update)
         for approval in snapshot.get("approvals") or []:

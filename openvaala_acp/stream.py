@@ -162,6 +162,14 @@ class SessionStream:
             return self._session(params.get("session") or {})
         if method == PLAN_METHOD:
             return [plan_update(params.get("plan") or {})]
+        if method == "item/discarded":
+            item_id = str(params.get("itemId"))
+            self._types.pop(item_id, None)
+            self._streamed.discard(item_id)
+            self._outputs.pop(item_id, None)
+            return []
+        if method == "turn/ended":
+            return self.settle()
         if (note := _status_note(method, params)) is not None:
             return [AgentThoughtChunk(session_update="agent_thought_chunk", content=_text(note))]
         return []
@@ -272,7 +280,7 @@ class SessionStream:
         name = str(item.get("name"))
         arguments = item.get("arguments") if isinstance(item.get("arguments"), dict) else {}
         assert isinstance(arguments, dict)
-        self.calls[call_id] = {"name": name, "arguments": arguments}
+        self.calls[call_id] = {"name": name, "arguments": arguments, "turnId": item.get("turnId")}
         diffs = tools.diffs(name, arguments, self.cwd)
         return ToolCallStart(
             session_update="tool_call",
@@ -322,6 +330,22 @@ class SessionStream:
             content=content or None,
             raw_output={"output": text, "isError": bool(item.get("isError"))},
         )
+
+    def settle(self, running_turn: str | None = None) -> list[Update]:
+        """A turn that ended leaves no call running in the editor: one without a result (cut by
+        an interrupt or a failure before it ran) is marked failed — except the running turn's."""
+        updates: list[Update] = []
+        for call_id, call in self.calls.items():
+            if call_id in self._finished:
+                continue
+            if running_turn is None or call.get("turnId") != running_turn:
+                self._finished.add(call_id)
+                updates.append(
+                    ToolCallProgress(
+                        session_update="tool_call_update", tool_call_id=call_id, status="failed"
+                    )
+                )
+        return updates
 
     def pending_call(self, name: str, arguments: dict[str, Any]) -> str | None:
         """The callId of the latest call without a result that matches (what an approval is

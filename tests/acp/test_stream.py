@@ -162,3 +162,17 @@ def test_retries_and_compactions_show_as_thoughts_and_long_output_is_cut_while_r
     shown = update.content[0].content.text
     assert shown.startswith("…\n") and len(shown) <= STREAMED_OUTPUT_LIMIT + 10
     assert shown.endswith(line)
+
+
+def test_a_call_left_without_result_fails_when_its_turn_ends() -> None:
+    s = _stream()
+    call = {"itemId": "i", "type": "tool_call", "callId": "k", "name": "shell", "arguments": {}}
+    s.on_note("item/started", {"sessionId": "root", "item": call})
+    [failed] = s.on_note(
+        "turn/ended", {"sessionId": "root", "turnId": "t", "status": "interrupted"}
+    )
+    assert isinstance(failed, ToolCallProgress)
+    assert (failed.tool_call_id, failed.status) == ("k", "failed")
+    assert (
+        s.on_note("turn/ended", {"sessionId": "root", "turnId": "t2", "status": "completed"}) == []
+    )
