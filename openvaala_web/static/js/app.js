@@ -10,6 +10,7 @@ import { outcomeText } from "./approvals.js";
 import { Composer } from "./composer.js";
 import { ConfigStatus } from "./config_status.js";
 import { ContextPanel } from "./context.js";
+import { HistoryPanel } from "./history.js";
 import { $, h } from "./dom.js";
 import { bindSkipLink, bindTabs, Drawer, EscapeStack, markTab } from "./layout.js";
 import { Connection } from "./rpc.js";
@@ -93,6 +94,14 @@ class App {
       setModel: async (model) => Boolean(await this.call("conversation/setModel", { conversationId: this.openId, model }, "Changing the model")),
       setAgent: async (agent) => Boolean(await this.call("conversation/setAgent", { conversationId: this.openId, agent }, "Changing the agent")),
       setCwd: async (cwd) => Boolean(await this.call("conversation/setCwd", { conversationId: this.openId, cwd }, "Changing the directory")),
+    });
+    const owner = this;
+    this.history = new HistoryPanel({
+      rpc: this.rpc,
+      get openId() { return owner.openId; },
+      openConversation: (id) => this.openConversation(id),
+      showError: (message, kind) => this.showError(message, kind),
+      refreshList: () => this.sidebar.refresh(),
     });
     this.mcp = new McpPanel($("#mcp-panel"), $("#mcp-open"), (method, params) => this.rpc.request(method, params));
     this.drawer = new Drawer();
@@ -435,6 +444,7 @@ class App {
     $("#change-agent").textContent = conv ? `Agent: ${conv.agent}` : "Agent";
     $("#change-model").textContent = conv ? `Model: ${conv.model}` : "Model";
     this.settings.render(conv);
+    this.history.setConversation(conv && conv.persisted !== false ? this.openId : null);
     $("#archive").textContent = conv && conv.archived ? "Unarchive" : "Archive";
     if (conv && conv.title) document.title = `${conv.title} — OpenVaala`;
   }
@@ -574,7 +584,8 @@ class App {
     if (!this.openId) return;
     if (action === "pin") return this.context.togglePin(item);
     if (action === "restart") {
-      const result = await this.call("conversation/rewind", { conversationId: this.openId, messageId: item.itemId }, "Restart from here");
+      const root = this.state && S.session(this.state, null);
+      const result = await this.history.rewind(item, root ? root.items : []);
       if (result && result.conversation) {
         await this.openConversation(result.conversation.conversationId);
         this.composer.setText(result.composerText || "");

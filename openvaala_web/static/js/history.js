@@ -1,0 +1,180 @@
+// Checkpoints, the conversation tree and bundles in the web UI (docs/protocol.md: conversation/
+// rewind with restoreFiles, conversation/undo, conversation/tree, turn/resume, and the bundle
+// routes api/conversations/<id>/export and api/import, relative: the app's path, docs/security.md).
+//
+// A "History" button in the conversation header opens a panel: the tree of forks and rewinds
+// (click one to open it), "Undo file changes", "Continue the cut turn", "Download bundle" and
+// "Import bundle". Restart-from-here asks whether to restore files when turns changed some, and
+// asks again before overwriting files the user changed since.
+
+import { $, h } from "./dom.js";
+
+function shortList(paths) {
+  const shown = paths.slice(0, 8).join(", ");
+  return paths.length > 8 ? `${shown} and ${paths.length - 8} more` : shown;
+}
+
+export class HistoryPanel {
+  /** app: {rpc, openId, openConversation(id), showError(msg, kind), refreshList(), setComposer(text)} */
+  constructor(app) {
+    this.app = app;
+    this.button = h("button", { type: "button", id: "history-open", disabled: true,
+      "aria-controls": "history-panel", "aria-expanded": "false",
+      title: "Forks and rewinds, undo file changes, export and import",
+      onclick: () => this.toggle() }, "History");
+    const actions = document.querySelector(".conv-actions");
+    if (actions) actions.prepend(this.button);
+    this.panel = h("section", { id: "history-panel", "aria-label": "History", hidden: true });
+    // Kept across redraws: what the last action did stays on screen when the panel redraws.
+    this.status = h("p", { class: "history-status", role: "status" });
+    const settings = $("#settings");
+    settings.parentNode.insertBefore(this.panel, settings.nextSibling);
+  }
+
+  setConversation(conversationId) {
+    this.button.disabled = !conversationId;
+    if (!this.panel.hidden) this.render();
+  }
+
+  toggle() {
+    this.panel.hidden = !this.panel.hidden;
+    this.button.setAttribute("aria-expanded", String(!this.panel.hidden));
+    if (!this.panel.hidden) this.render();
+  }
+
+  async request(method, params) {
+    return this.app.rpc.request(method, params);
+  }
+
+  async render() {
+    const cid = this.app.openId;
+    if (!cid) return;
+    const [tree, report] = await Promise.all([
+      this.request("conversation/tree", { conversationId: cid }).catch(() => null),
+      this.request("conversation/checkpoints", { conversationId: cid }).catch(() => null),
+    ]);
+    const status = this.status;
+    const pending = report ? report.turns.filter((t) => !t.restored) : [];
+    const importInput = h("input", { type: "file", id: "history-import-file", accept: ".tar,application/x-tar",
+      "aria-label": "Bundle file to import", onchange: () => this.importFile(importInput, status) });
+    this.panel.replaceChildren(
+      h("h2", {}, "History"),
+      h("div", { class: "history-actions" },
+        h("button", { type: "button", id: "history-undo", disabled: pending.length === 0,
+          onclick: () => this.undo(status) }, "Undo file changes"),
+        h("button", { type: "button", id: "history-continue", onclick: () => this.resume(status) },
+          "Continue the cut turn"),
+        h("a", { id: "history-export", href: `api/conversations/${encodeURIComponent(cid)}/export`, download: `${cid}.openvaala.tar` },
+          "Download bundle"),
+        h("label", { for: "history-import-file" }, "Import bundle"), importInput),
+      status,
+      report ? h("p", { class: "history-space" },
+        `Snapshots: ${(report.bytes / 1e6).toFixed(1)} MB of ${(report.limitBytes / 1e6).toFixed(0)} MB; ` +
+        `${pending.length} turn(s) with file changes to undo.`) : null,
+      tree ? h("ul", { id: "history-tree", class: "history-tree" }, this.node(tree.root, cid)) : null,
+    );
+  }
+
+  node(node, current) {
+    const kind = node.kind === "root" ? "" : ` · ${node.kind}`;
+    const gone = node.parentMissing ? " · its parent is not here" : "";
+    const label = `${node.title || "Untitled"}${kind}${gone}`;
+    const entry = node.conversationId === current
+      ? h("span", { class: "history-current", "aria-current": "true" }, label)
+      : h("a", { href: `#${node.conversationId}`, dataset: { conversationId: node.conversationId },
+        onclick: (event) => { event.preventDefault(); this.app.openConversation(node.conversationId); } }, label);
+    const children = (node.children || []).map((child) => this.node(child, current));
+    return h("li", { dataset: { kind: node.kind } }, entry, children.length ? h("ul", {}, children) : null);
+  }
+
+  /** Call a restoring method; on files_conflict ask before overwriting. Null when declined. */
+  async withConflicts(method, params) {
+    try {
+      return await this.request(method, params);
+    } catch (err) {
+      if (err.kind !== "files_conflict") throw err;
+      const paths = ((err.data && err.data.conflicts) || []).map((c) => c.path);
+      if (!window.confirm(`Changed since the agent wrote them: ${shortList(paths)}. Overwrite them too?`)) {
+        return null;
+      }
+      return this.request(method, { ...params, force: true });
+    }
+  }
+
+  async undo(status) {
+    try {
+      const result = await this.withConflicts("conversation/undo", { conversationId: this.app.openId });
+      status.textContent = result
+        ? `Undone: ${shortList(result.restored)}.`
+        : "Nothing was restored: your changes are kept.";
+    } catch (err) {
+      status.textContent = err.kind === "not_found" ? "Nothing to undo." : `Undo failed: ${err.message}`;
+    }
+    this.render().catch(() => {});
+  }
+
+  async resume(status) {
+    try {
+      await this.request("turn/resume", { conversationId: this.app.openId });
+      status.textContent = "The cut turn continues.";
+    } catch (err) {
+      status.textContent = err.kind === "not_idle" ? "No turn was cut here: nothing to continue." : `Continue failed: ${err.message}`;
+    }
+  }
+
+  async importFile(input, status, onConflict = "ask") {
+    const file = input.files && input.files[0];
+    if (!file) return;
+    const response = await fetch(`api/import?onConflict=${encodeURIComponent(onConflict)}`, {
+      method: "POST", body: file, credentials: "same-origin",
+      headers: { "Content-Type": "application/x-tar" },
+    });
+    const body = await response.json().catch(() => ({}));
+    if (response.status === 409) {
+      const keep = window.confirm("This conversation is already here. Keep both (OK) or skip (Cancel)?");
+      return this.importFile(input, status, keep ? "keep-both" : "skip");
+    }
+    if (!response.ok) {
+      status.textContent = `Import refused: ${(body.error && body.error.message) || response.statusText}`;
+      return;
+    }
+    input.value = "";
+    this.app.refreshList();
+    if (body.conversationId) {
+      status.textContent = "Imported.";
+      await this.app.openConversation(body.conversationId);
+    } else {
+      status.textContent = "Skipped: it is already here.";
+    }
+  }
+
+  /** Restart from here (a rewind), asking whether to restore the files too. */
+  async rewind(item, conversationState) {
+    const cid = this.app.openId;
+    const params = { conversationId: cid, messageId: item.itemId };
+    const files = await this.filesSince(item, conversationState);
+    if (files.length && window.confirm(`Also restore the files the agent changed since then? ${shortList(files)}`)) {
+      params.restoreFiles = true;
+    }
+    try {
+      return await this.withConflicts("conversation/rewind", params);
+    } catch (err) {
+      this.app.showError(`Restart from here failed: ${err.message}`, err.kind);
+      return null;
+    }
+  }
+
+  async filesSince(item, rootItems) {
+    const items = rootItems || [];
+    const index = items.findIndex((i) => i.itemId === item.itemId);
+    const earlier = new Set(items.slice(0, index < 0 ? 0 : index).map((i) => i.turnId));
+    earlier.delete(item.turnId);
+    const report = await this.request("conversation/checkpoints", { conversationId: this.app.openId }).catch(() => null);
+    const paths = new Set();
+    for (const turn of (report && report.turns) || []) {
+      if (turn.restored || earlier.has(turn.turnId)) continue;
+      for (const f of turn.files || []) paths.add(f.path);
+    }
+    return [...paths].sort();
+  }
+}

@@ -1,0 +1,80 @@
+"""Checkpoints, the tree and bundles in the browser, against a real daemon: the History panel
+undoes a turn's files and shows the tree, Restart from here asks whether to restore files (and
+again before overwriting an edit of the user), a bundle downloads and uploads back (keep both)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from playwright.sync_api import Dialog, expect
+
+from tests.support.daemon import Daemon
+from tests.web.conftest import WebUI, paced
+
+DaemonFactory = Callable[..., Daemon]
+UIFactory = Callable[[Daemon], WebUI]
+CONFIG = paced(0) + 'approval = "never"\n'
+
+
+def test_history_panel_undo_rewind_with_files_and_bundles(
+    daemon_factory: DaemonFactory, ui_factory: UIFactory, tmp_path: Path
+) -> None:
+    daemon = daemon_factory(CONFIG)
+    work = daemon.workdir
+    ui = ui_factory(daemon)
+    page = ui.page
+    questions: list[str] = []
+
+    def answer(dialog: Dialog) -> None:
+        questions.append(dialog.message)
+        dialog.accept()
+
+    page.on("dialog", answer)
+    ui.login()
+    cid = ui.new_conversation()
+    ui.send("run: echo one > a.txt")
+    ui.wait_idle()
+    ui.send("run: echo two > b.txt")
+    ui.wait_idle()
+    assert (work / "b.txt").exists()
+
+    page.click("#history-open")
+    expect(page.locator("#history-tree .history-current")).to_have_count(1)
+    page.click("#history-undo")
+    expect(page.locator(".history-status")).to_contain_text("Undone: b.txt")
+    assert not (work / "b.txt").exists() and (work / "a.txt").read_text() == "one\n"
+
+    # Restart from the first message, restoring files; the user changed a.txt since.
+    (work / "a.txt").write_text("my edit\n")
+    first = page.locator(".item[data-type='user_message']").first
+    first.hover()
+    first.locator(".act-restart").click()
+    page.wait_for_function("(old) => location.hash.slice(1) !== old", arg=cid)
+    expect(page.locator("#composer-text")).to_have_value("run: echo one > a.txt")
+    assert not (work / "a.txt").exists()
+    assert "Also restore the files" in questions[0] and "a.txt" in questions[0]
+    assert "Changed since the agent wrote them: a.txt" in questions[1]
+
+    # The tree: the original and its rewind; a click opens the original.
+    if page.locator("#history-panel").is_hidden():
+        page.click("#history-open")
+    tree = page.locator("#history-tree")
+    expect(tree.locator("li[data-kind='rewind'] .history-current")).to_have_count(1)
+    tree.locator(f"a[data-conversation-id='{cid}']").click()
+    page.wait_for_function("(id) => location.hash.slice(1) === id", arg=cid)
+
+    # Download the bundle, upload it back: already here, so keep both.
+    with page.expect_download() as download:
+        page.click("#history-export")
+    bundle = tmp_path / "bundle.tar"
+    download.value.save_as(bundle)
+    assert bundle.stat().st_size > 0
+    page.set_input_files("#history-import-file", str(bundle))
+    page.wait_for_function("(id) => location.hash.slice(1) !== id", arg=cid)
+    assert "Keep both" in questions[-1]
+    expect(page.locator(".history-status")).to_contain_text("Imported")
+    expect(page.locator("#conv-list li")).to_have_count(3)  # original, rewind, the copy
+    # The 409 of the first upload is the expected "already here" answer the browser logs.
+    errors = [e for e in ui.console_errors if "409 (Conflict)" not in e]
+    assert not errors, errors
