@@ -7,6 +7,8 @@ whole list and at most one step is in progress.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterable, Mapping
 from typing import Any, Final, Literal, NotRequired, TypedDict, cast
 
 StepStatus = Literal["pending", "in_progress", "completed"]
@@ -77,6 +79,25 @@ def plan_from_record(value: Any) -> Plan | None:
         return parse_plan({"plan": value.get("steps"), "explanation": value.get("explanation")})
     except PlanError:
         return None
+
+
+def plan_in(items: Iterable[Mapping[str, Any]]) -> Plan | None:
+    """The plan as of the end of `items`: the last `update_plan` call whose result is not an
+    error (a fork or rewind starts with the plan of the point it copies)."""
+    calls: dict[str, Mapping[str, Any]] = {}
+    plan: Plan | None = None
+    for item in items:
+        if item.get("name") != "update_plan":
+            continue
+        if item.get("type") == "tool_call":
+            calls[str(item.get("callId"))] = item
+        elif item.get("type") == "tool_result" and not item.get("isError"):
+            call = calls.get(str(item.get("callId")))
+            arguments = call.get("arguments") if call is not None else None
+            if isinstance(arguments, dict):
+                with contextlib.suppress(PlanError):  # it was accepted: it parses again
+                    plan = parse_plan(arguments)
+    return plan
 
 
 def render_plan(plan: Plan) -> str:

@@ -16,6 +16,7 @@ from openvaala_server.domain import records as r
 from openvaala_server.domain import tree as conversation_tree
 from openvaala_server.domain.context import latest_summary_index
 from openvaala_server.domain.ids import new_id
+from openvaala_server.domain.plan import plan_in
 from openvaala_server.domain.title import TITLE_LIMIT
 from openvaala_server.runtime.conversation import LiveConversation
 
@@ -56,6 +57,7 @@ async def fork(
         "kind": kind,
         "upToItemId": selected[-1]["itemId"] if selected else None,
     }
+    planned = selected  # before a compaction's cut: the plan may be older than the summary
     at = latest_summary_index(selected)
     older_from = conv.meta.forked_from.get("olderHistory") if conv.meta.forked_from else None
     if at is not None:
@@ -88,6 +90,9 @@ async def fork(
         "formatVersion": r.FORMAT_VERSION,
     }
     new = await runtime.adopt(created, copied, images_from=conv.conversation_id)
+    plan = plan_in(planned)  # the plan as it was where the copy ends (docs/protocol.md, Plan)
+    if plan is not None:
+        await new.set_plan(new.root, plan)
     return new
 
 

@@ -123,3 +123,36 @@ async def test_the_demo_model_calls_update_plan_on_request(daemon_factory: Facto
         assert answer["text"].startswith("The update_plan call finished.")
     finally:
         await client.close()
+
+
+async def test_a_fork_starts_with_the_plan_of_the_point_it_copies(
+    daemon_factory: Factory, fake: FakeProvider
+) -> None:
+    d = daemon_factory(config(fake))
+    later = [{"step": s["step"], "status": "completed"} for s in STEPS]
+    fake.enqueue(
+        Reply().tool_call("update_plan", {"plan": STEPS}),
+        Reply().text("first"),
+        Reply().tool_call("update_plan", {"plan": later}),
+        Reply().text("second"),
+    )
+    client = await d.client()
+    try:
+        cid = await new_conversation(client, str(d.workdir))
+        for text in ("one", "two"):
+            await client.request(
+                "input/send", {"conversationId": cid, "text": text, "mode": "queue"}
+            )
+            await collect_until(client, turn_ended())
+        read = await client.request("conversation/read", {"conversationId": cid})
+        end_of_first = next(i for i in read["items"] if i.get("text") == "first")["itemId"]
+
+        async def plan_of_fork(**params: str) -> object:
+            forked = await client.request("conversation/fork", {"conversationId": cid, **params})
+            fork_id = forked["conversation"]["conversationId"]
+            return (await client.subscribe(fork_id))["snapshot"]["sessions"][0]["plan"]
+
+        assert await plan_of_fork(upToItemId=end_of_first) == {"steps": STEPS}
+        assert await plan_of_fork() == {"steps": later}
+    finally:
+        await client.close()
