@@ -290,6 +290,17 @@ class Client:
         result: dict[str, Any] = await self.request("input/send", params)
         return result
 
+    async def attachment(self, conversation_id: str, sha256: str) -> bytes:
+        """The bytes of one of the conversation's images (`GET /attachments/…`, with the token).
+        Raises `httpx.HTTPError` when the daemon does not serve it."""
+        import httpx  # only clients that read images need it
+
+        url = f"http://{self.address}/attachments/{conversation_id}/{sha256}"
+        async with httpx.AsyncClient(timeout=30) as http:
+            response = await http.get(url, headers={"Authorization": f"Bearer {self.token}"})
+            response.raise_for_status()
+            return response.content
+
     async def respond_approval(
         self,
         conversation_id: str,

@@ -543,6 +543,7 @@ class VaalaApp(ImagesMixin, HistoryMixin, ContextCommands, App[int]):
                 result = await self.client.request("input/withdraw", {"inputId": message.input_id})
                 current = self.composer.text
                 withdrawn = str(result.get("text") or "")
+                await self.withdrawn_images(result.get("images"))
                 self.composer.set_text(f"{current}\n{withdrawn}" if current.strip() else withdrawn)
                 self.composer.focus()
             elif message.action in ("steer", "jump"):

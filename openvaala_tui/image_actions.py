@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
+
+from openvaala_server.domain import images as img
 from openvaala_server.domain.images import Image
 from openvaala_tui import images as tui_images
 from openvaala_tui.actions import CommandsMixin
@@ -69,3 +72,17 @@ class ImagesMixin(CommandsMixin):
     def images_back(self, images: list[Image]) -> None:
         """A send that failed: its images wait again."""
         self.pending_images.add(images)
+
+    async def withdrawn_images(self, refs: object) -> None:
+        """A withdrawn message's images (`[ImageRef]`) wait again for the next message."""
+        if self.client is None:
+            return
+        loaded = tui_images.Loaded()
+        for ref in img.refs_of(refs):
+            name = ref.get("name")
+            try:
+                data = await self.client.attachment(self.view.conversation_id, ref["sha256"])
+                loaded.images.append(img.check(data, what=name or "an image", name=name))
+            except (httpx.HTTPError, img.ImageError) as exc:
+                loaded.problems.append(f"{name or 'an image'} could not be put back: {exc}")
+        await self._attach_images(loaded)

@@ -65,6 +65,9 @@ class InboxPanel(Vertical):
             if inp.get("origin") == "subagent":
                 label.append("(subagent) ", style="italic")
             label.append(fmt.first_line(str(inp.get("text") or ""), 100))
+            images = inp.get("images")
+            if isinstance(images, list) and images:
+                label.append(f"  🖼 {len(images)}", style="dim")
             options.add_option(Option(label, id=str(inp.get("inputId"))))
         if self.inputs:
             options.highlighted = min(highlighted or 0, len(self.inputs) - 1)

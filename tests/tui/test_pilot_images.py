@@ -7,9 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 from openvaala_tui.app import VaalaApp
+from openvaala_tui.widgets.inbox import InboxList, InboxPanel
 from openvaala_tui.widgets.items import AgentMessage, UserMessage
 from tests.server.test_images_e2e import GIF, PNG, PNG_SHA
 from tests.tui.conftest import Clients, demo_config, notices, ready, type_and_send, wait_for
+from tests.tui.test_pilot_inbox import start_sleep
 
 
 async def test_image_command_attaches_to_the_next_message(
@@ -69,3 +71,30 @@ async def test_a_pasted_image_path_attaches_it(daemon_factory: Any, clients: Cli
         kinds = [ref["mediaType"] for ref in message.item["images"]]
         assert kinds == ["image/gif", "image/png"]
         assert "🖼 [image: my shot.gif, image/gif" in str(message.render())
+
+
+async def test_a_waiting_message_shows_its_images_and_withdraw_keeps_them(
+    daemon_factory: Any, clients: Clients
+) -> None:
+    daemon = daemon_factory(demo_config())
+    (daemon.workdir / "dot.png").write_bytes(PNG)
+    client = await clients(daemon)
+    app = VaalaApp(cwd=str(daemon.workdir), client=client)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await ready(pilot)
+        await start_sleep(pilot, app, 10)  # Esc ends it
+        await type_and_send(pilot, "/image dot.png")
+        await type_and_send(pilot, "queued with a picture", key="tab")
+        panel = app.query_one(InboxPanel)
+        await wait_for(pilot, lambda: len(panel.inputs) == 1, what="the waiting input")
+        assert not app.pending_images.waiting  # they went with the message
+        label = str(app.query_one(InboxList).get_option_at_index(0).prompt)
+        assert label.endswith("queued with a picture  🖼 1")
+        await pilot.press("ctrl+w")
+        await pilot.press("w")
+        await wait_for(pilot, lambda: not panel.inputs, what="the withdrawal")
+        await wait_for(pilot, lambda: bool(app.pending_images.waiting), what="the image back")
+        assert app.composer.text == "queued with a picture"
+        [image] = app.pending_images.waiting
+        assert image.sha256 == PNG_SHA and image.name == "dot.png"
+        await pilot.press("escape")
