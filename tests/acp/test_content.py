@@ -26,37 +26,23 @@ def _config(fake: FakeProvider) -> str:
     return fake.config_toml("fake") + '\n[agents.default]\ndescription = "d"\nmodel = "fake"\n'
 
 
-async def test_stop_reasons_follow_the_provider(
+async def test_stop_reasons_and_embedded_context(
     fake_openai: FakeProvider, daemon_factory: Any, tmp_path: Path
 ) -> None:
     daemon = daemon_factory(_config(fake_openai))
     fake_openai.enqueue(
         Reply().text("a long answer that got ").stop_reason("max_tokens"),
         Reply().text("I can't help with that.").stop_reason("content_filter"),
-        Reply().text("done"),
+        Reply().text("ok"),
     )
+    notes = daemon.workdir / "notes.md"
     async with acp_agent(daemon, tmp_path) as (conn, rec):
         sid = (await conn.new_session(cwd=str(daemon.workdir), mcp_servers=[])).session_id
+        # The provider's own stop reason decides ACP's.
         cut = await conn.prompt(session_id=sid, prompt=[text_block("write a lot")])
         refused = await conn.prompt(session_id=sid, prompt=[text_block("something bad")])
-        normal = await conn.prompt(session_id=sid, prompt=[text_block("fine")])
-        assert (cut.stop_reason, refused.stop_reason, normal.stop_reason) == (
-            "max_tokens",
-            "refusal",
-            "end_turn",
-        )
-        assert "a long answer that got" in rec.text(sid)
-
-
-async def test_embedded_context_and_links_reach_the_model(
-    fake_openai: FakeProvider, daemon_factory: Any, tmp_path: Path
-) -> None:
-    daemon = daemon_factory(_config(fake_openai))
-    fake_openai.enqueue(Reply().text("ok"))
-    notes = daemon.workdir / "notes.md"
-    async with acp_agent(daemon, tmp_path) as (conn, _rec):
-        sid = (await conn.new_session(cwd=str(daemon.workdir), mcp_servers=[])).session_id
-        await conn.prompt(
+        # An @-mentioned file with its text, and a link to one, reach the model in the message.
+        normal = await conn.prompt(
             session_id=sid,
             prompt=[
                 text_block("summarize "),
@@ -65,7 +51,13 @@ async def test_embedded_context_and_links_reach_the_model(
                 resource_link_block(name="main.py", uri=f"file://{daemon.workdir}/main.py"),
             ],
         )
-    sent = json.dumps(fake_openai.requests[-1].json["messages"])
+        assert (cut.stop_reason, refused.stop_reason, normal.stop_reason) == (
+            "max_tokens",
+            "refusal",
+            "end_turn",
+        )
+        assert "a long answer that got" in rec.text(sid)
+    sent = json.dumps(fake_openai.requests[-1].json["messages"][-1])
     assert "line one\\nline two" in sent
     assert f"<context file='{notes}'>" in sent
     assert f"[main.py]({daemon.workdir}/main.py)" in sent

@@ -4,18 +4,31 @@ first (the first answer wins either way, docs/protocol.md "Approvals")."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
+import pytest
 from acp import text_block
 from acp.schema import AllowedOutcome, RequestPermissionResponse
 
 from tests.acp.harness import ASKING_CONFIG, acp_agent
-from tests.support.daemon import Daemon
+from tests.support.daemon import Daemon, make_daemon, stop_any_server
 
 
-async def test_permission_answered_in_the_editor(daemon_factory: Any, tmp_path: Path) -> None:
-    daemon: Daemon = daemon_factory(ASKING_CONFIG)
+@pytest.fixture(scope="module")
+def asking_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+    """One daemon whose agent asks before every command, shared: grants are per conversation."""
+    daemon = make_daemon(tmp_path_factory.mktemp("asking"), ASKING_CONFIG)
+    try:
+        daemon.start()
+        yield daemon
+    finally:
+        daemon.stop()
+        stop_any_server(daemon)
+
+
+async def test_permission_answered_in_the_editor(asking_daemon: Daemon, tmp_path: Path) -> None:
+    daemon = asking_daemon
     ws = await daemon.client("ws")
     try:
         async with acp_agent(daemon, tmp_path) as (conn, rec):
@@ -55,9 +68,9 @@ async def test_permission_answered_in_the_editor(daemon_factory: Any, tmp_path: 
 
 
 async def test_permission_answered_from_a_websocket_client(
-    daemon_factory: Any, tmp_path: Path
+    asking_daemon: Daemon, tmp_path: Path
 ) -> None:
-    daemon: Daemon = daemon_factory(ASKING_CONFIG)
+    daemon = asking_daemon
     ws = await daemon.client("ws")
     try:
         async with acp_agent(daemon, tmp_path) as (conn, rec):
