@@ -16,6 +16,9 @@ ChangeKind = Literal["add", "update", "delete", "move"]
 MAX_TEXT_CHARS: Final = 32_000
 # A diff past this many characters is cut, with a notice line.
 MAX_DIFF_CHARS: Final = 64_000
+# What one result's changes may carry in all (texts and diffs): a patch of many files keeps its
+# items and events a bounded size; past it, texts are left out, then diffs are named only.
+MAX_TOTAL_CHARS: Final = 512_000
 
 
 class FileDiff(TypedDict):
@@ -68,3 +71,23 @@ def binary_diff(path: str, kind: ChangeKind, move_path: str | None = None) -> Fi
     if kind == "move" and move_path is not None:
         change["movePath"] = move_path
     return change
+
+
+def bounded(changes: list[FileDiff], budget: int = MAX_TOTAL_CHARS) -> list[FileDiff]:
+    """`changes` in order, within `budget` characters in all: a file whose texts do not fit
+    keeps its diff only, and one whose diff does not fit either gets a line saying so."""
+    out: list[FileDiff] = []
+    for change in changes:
+        texts = len(change.get("oldText", "")) + len(change.get("newText", ""))
+        if texts + len(change["diff"]) <= budget:
+            out.append(change)
+            budget -= texts + len(change["diff"])
+            continue
+        slim: FileDiff = {"path": change["path"], "kind": change["kind"], "diff": change["diff"]}
+        if "movePath" in change:
+            slim["movePath"] = change["movePath"]
+        if len(slim["diff"]) > budget:
+            slim["diff"] = f"[the diff of {change['path']} is left out: the result is too large]\n"
+        budget = max(0, budget - len(slim["diff"]))
+        out.append(slim)
+    return out

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from openvaala_server.domain.diffs import ChangeKind, FileDiff, binary_diff, file_diff
+from openvaala_server.domain.diffs import ChangeKind, FileDiff, binary_diff, bounded, file_diff
 from openvaala_server.domain.patch import (
     AddFile,
     DeleteFile,
@@ -103,7 +103,7 @@ class ApplyPatchTool:
             detail = exc.strerror or str(exc)
             return ToolResult(f"apply_patch: {detail}{where}\nNothing was changed.", is_error=True)
         text, truncated = truncate_output(text, ctx.output_limit)
-        return ToolResult(text, truncated=truncated, changes=tuple(changes))
+        return ToolResult(text, truncated=truncated, changes=tuple(bounded(changes)))
 
 
 def _describe(change: FileChange) -> str:
