@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from acp import PROTOCOL_VERSION, text_block
+import pytest
+from acp import PROTOCOL_VERSION, RequestError, text_block
 from acp.schema import AvailableCommandsUpdate, ClientCapabilities, Implementation
 
 from tests.acp.harness import acp_agent
@@ -51,6 +52,15 @@ async def test_prompt_runs_a_tool_and_streams_text(
         assert names == {"compact", "fork", "rewind", "agents", "usage"}
         # Its own message is not echoed back as a user message.
         assert rec.user_texts(sid) == []
+
+        # Bad input gets a clear error naming what is wrong; the agent keeps serving.
+        with pytest.raises(RequestError) as missing:
+            await conn.new_session(cwd=str(workdir / "gone"), mcp_servers=[])
+        assert missing.value.data["kind"] == "cwd_missing"
+        with pytest.raises(RequestError) as unknown:
+            await conn.prompt(session_id="0" * 32, prompt=[text_block("hi")])
+        assert "no such session" in str(unknown.value.data)
+        assert (await conn.prompt(session_id=sid, prompt=[text_block("still here")])).stop_reason
 
     client = await shared_daemon.client()
     try:
