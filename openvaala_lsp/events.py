@@ -49,7 +49,12 @@ class Forwarder:
     def push_usage(self, cid: str, sid: str, usage: dict[str, Any]) -> None:
         if cid not in self.conversations:
             return
-        key = (usage.get("used"), usage.get("contextWindow"), usage.get("source"))
+        key = (
+            usage.get("used"),
+            usage.get("contextWindow"),
+            usage.get("source"),
+            usage.get("repliesUntilRefresh"),
+        )
         if self._last_usage.get((cid, sid)) == key:
             return
         self._last_usage[(cid, sid)] = key

@@ -13,7 +13,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.protocol.language_server import lsp_method
 
-from openvaala_lsp import commands, documents, progress, requests, uris
+from openvaala_lsp import commands, context, documents, progress, requests, uris
 from openvaala_lsp.actions import Actions
 from openvaala_lsp.approvals import Approvals, ask_mode
 from openvaala_lsp.bridge import Bridge
@@ -90,6 +90,7 @@ def build() -> OpenVaalaServer:
     ls = OpenVaalaServer()
     requests.register(ls)
     commands.register(ls)
+    context.register(ls)
     documents.register(ls)
     progress.register(ls)
 

@@ -26,4 +26,15 @@ def report(conversation_id: str, session_id: str, usage: dict[str, Any]) -> dict
     }
     if usage.get("reportedAt"):
         out["reportedAt"] = usage["reportedAt"]
+    # The gauge's two triggers (docs/protocol.md "Context"): the threshold, a refresh countdown.
+    threshold = int(usage.get("threshold") or 0)
+    if usage.get("autoCompact") is False:
+        out["autoCompact"] = False
+        out["text"] += " · no auto-compact"
+    elif threshold and "autoCompact" in usage:
+        out["thresholdPercent"] = round(100 * used / threshold)
+    left = usage.get("repliesUntilRefresh")
+    if isinstance(left, int):
+        out["repliesUntilRefresh"] = left
+        out["text"] += f" · refresh in {left}"
     return out

@@ -1,0 +1,134 @@
+"""Context for editors (docs/editors.md, docs/protocol.md "Context"): the trace of the next
+request with its lines for a hover or a picker (`openvaala/context`, `openvaala.context`), its
+provider body to copy (`openvaala.contextJson`), pins (`openvaala/pin`, `openvaala/unpin`) and
+what a summary replaced, with a jump to it in the conversation's document (`openvaala/replaced`,
+`openvaala.replaced` shows the document there)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, cast
+
+from lsprotocol import types
+from pygls.capabilities import get_capability
+from pygls.lsp.server import LanguageServer
+
+from openvaala_lsp import uris
+from openvaala_lsp.params import Params, as_params, from_arguments, required, session_params
+from openvaala_lsp.render import render
+from openvaala_lsp.usage import report
+
+if TYPE_CHECKING:
+    from openvaala_lsp.server import OpenVaalaServer
+
+Run = Callable[["OpenVaalaServer", Params], Awaitable[Any]]
+
+
+def trace_lines(result: dict[str, Any]) -> list[str]:
+    """The trace as plain lines: one per part with its tokens, then what was left out."""
+    lines = [f"Next request: about {int(result.get('total') or 0):,} tokens"]
+    for part in result.get("parts") or []:
+        lines.append(f"{part.get('label')}: {int(part.get('tokens') or 0):,}")
+    for omitted in result.get("omitted") or []:
+        count = len(omitted.get("itemIds") or [])
+        lines.append(f"Left out: {count} item{'s' * (count != 1)}, {omitted.get('reason')}")
+    return lines
+
+
+async def context(ls: OpenVaalaServer, params: Params) -> Any:
+    call = session_params(params)
+    call["includeBody"] = bool(params.get("includeBody"))
+    result: dict[str, Any] = await ls.bridge.request("conversation/context", call)
+    result["lines"] = trace_lines(result)
+    result["gauge"] = report(call["conversationId"], result["sessionId"], result.get("usage") or {})
+    return result
+
+
+async def context_json(ls: OpenVaalaServer, params: Params) -> Any:
+    """The provider body of the next request, as text to put on the clipboard."""
+    call = {**session_params(params), "includeBody": True}
+    result = await ls.bridge.request("conversation/context", call)
+    body = result.get("body")
+    return {"body": body, "json": json.dumps(body, indent=2, ensure_ascii=False) if body else ""}
+
+
+async def pin(ls: OpenVaalaServer, params: Params) -> Any:
+    call = {**session_params(params), "itemId": required(params, "itemId")}
+    return await ls.bridge.request("conversation/pin", call)
+
+
+async def unpin(ls: OpenVaalaServer, params: Params) -> Any:
+    call = {**session_params(params), "itemId": required(params, "itemId")}
+    return await ls.bridge.request("conversation/unpin", call)
+
+
+async def replaced(ls: OpenVaalaServer, params: Params, *, show: bool = False) -> Any:
+    """What a summary replaced; `location` is where the conversation's document shows the first
+    of those messages (when it does), and `show` opens the document there."""
+    call = {**session_params(params), "summaryItemId": required(params, "summaryItemId")}
+    result: dict[str, Any] = await ls.bridge.request("conversation/replaced", call)
+    cid = call["conversationId"]
+    view = ls.bridge.views.get(cid)
+    if view is not None:
+        ids = set(result.get("itemIds") or [])
+        rendered = render(view, call.get("sessionId"))
+        line = next((a.line for a in rendered.anchors if a.item_id in ids), None)
+        if line is not None:
+            uri = uris.conversation_uri(cid, call.get("sessionId"))
+            result["location"] = {"uri": uri, "line": line}
+            if show and get_capability(
+                ls.client_capabilities, "window.show_document.support", False
+            ):
+                spot = types.Range(types.Position(line, 0), types.Position(line, 0))
+                await ls.window_show_document_async(
+                    types.ShowDocumentParams(uri=uri, take_focus=True, selection=spot)
+                )
+    return result
+
+
+async def _replaced_shown(ls: OpenVaalaServer, params: Params) -> Any:
+    return await replaced(ls, params, show=True)
+
+
+REQUESTS: dict[str, Run] = {
+    "openvaala/context": context,
+    "openvaala/pin": pin,
+    "openvaala/unpin": unpin,
+    "openvaala/replaced": replaced,
+}
+COMMANDS: dict[str, tuple[Run, tuple[str, ...]]] = {
+    "openvaala.context": (context, ("conversationId", "sessionId")),
+    "openvaala.contextJson": (context_json, ("conversationId", "sessionId")),
+    "openvaala.pin": (pin, ("conversationId", "itemId", "sessionId")),
+    "openvaala.unpin": (unpin, ("conversationId", "itemId", "sessionId")),
+    "openvaala.replaced": (_replaced_shown, ("conversationId", "summaryItemId", "sessionId")),
+}
+
+
+def register(ls: OpenVaalaServer) -> None:
+    for method, run in REQUESTS.items():
+        _request(ls, method, run)
+    for name, (run, positional) in COMMANDS.items():
+        _command(ls, name, run, positional)
+
+
+def _request(ls: OpenVaalaServer, method: str, run: Run) -> None:
+    @ls.feature(method)
+    async def handle(server: LanguageServer, params: Any) -> Any:
+        return await run(_ours(server), as_params(params))
+
+    handle.__name__ = f"request_{run.__name__}"
+
+
+def _command(ls: OpenVaalaServer, name: str, run: Run, positional: tuple[str, ...]) -> None:
+    # pygls reads the annotations at run time: the server is typed as the pygls base class.
+    @ls.command(name)
+    async def handle(server: LanguageServer, *arguments: Any) -> Any:
+        return await run(_ours(server), from_arguments(list(arguments), positional))
+
+    handle.__name__ = f"command_{run.__name__}"
+
+
+def _ours(server: LanguageServer) -> OpenVaalaServer:
+    return cast("OpenVaalaServer", server)
