@@ -12,6 +12,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from openvaala_lsp import prompt, uris
 from openvaala_lsp.bridge import Bridge
+from openvaala_lsp.history import HistoryActions
 from openvaala_lsp.images import image_params
 from openvaala_lsp.params import Params, optional, required, session_params
 from openvaala_lsp.usage import report
@@ -24,7 +25,7 @@ INPUT_ACTIONS = ("edit", "withdraw", "steer", "jump")
 COMPOSER = "$/openvaala/composer"  # rewind from a command: the text to put back in the composer
 
 
-class Actions:
+class Actions(HistoryActions):
     def __init__(self, ls: OpenVaalaServer) -> None:
         self.ls = ls
 
@@ -173,11 +174,15 @@ class Actions:
         return await self._opened(result, show)
 
     async def rewind(self, params: Params, *, show: bool = False) -> Any:
-        call = {
+        call: dict[str, Any] = {
             "conversationId": required(params, "conversationId"),
             "messageId": required(params, "messageId"),
         }
-        result = await self.bridge.request("conversation/rewind", call)
+        # From a command the user is asked whether to restore files (openvaala_lsp/history.py).
+        await self.rewind_files(call, params, ask=show)
+        result = await self.with_conflicts("conversation/rewind", call, ask=show)
+        if result is None:
+            return {"cancelled": True}
         result = await self._opened(result, show)
         if show:
             self.ls.protocol.notify(

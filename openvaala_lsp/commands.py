@@ -23,7 +23,13 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "openvaala.interrupt": ("interrupt", ("conversationId", "sessionId")),
     "openvaala.compact": ("compact", ("conversationId",)),
     "openvaala.fork": ("fork", ("conversationId", "upToItemId")),
-    "openvaala.rewind": ("rewind", ("conversationId", "messageId")),
+    "openvaala.rewind": ("rewind", ("conversationId", "messageId", "restoreFiles", "force")),
+    "openvaala.undo": ("undo", ("conversationId", "force")),
+    "openvaala.tree": ("tree", ("conversationId",)),
+    "openvaala.resume": ("resume", ("conversationId", "sessionId")),
+    "openvaala.checkpoints": ("checkpoints", ("conversationId",)),
+    "openvaala.export": ("export_bundle", ("conversationId", "path")),
+    "openvaala.import": ("import_bundle", ("path", "cwd", "onConflict")),
     "openvaala.usage": ("usage", ("conversationId", "sessionId")),
     "openvaala.agents": ("agents", ("conversationId",)),
     "openvaala.subscribe": ("subscribe", ("conversationId",)),
@@ -40,7 +46,8 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
         ("conversationId", "approvalId", "decision", "message"),
     ),
 }
-SHOWS = {"fork", "rewind"}  # as commands, these open the new conversation in the editor
+# As commands, these open the new conversation in the editor (and ask the user what they must).
+SHOWS = {"fork", "rewind", "undo"}
 
 
 def register(ls: OpenVaalaServer) -> None:

@@ -1,0 +1,132 @@
+"""Checkpoints, the conversation tree, resuming and bundles for editors (docs/editors.md).
+
+Every editor gets the questions a rewind asks through `window/showMessageRequest` ("restore the
+files too?", then "overwrite the files you changed?"), as approvals do, so no plugin is needed;
+a caller that passes `restoreFiles` / `force` is not asked. The other actions are daemon requests
+passed through (`conversation/undo`, `conversation/tree`, `turn/resume`, `conversation/export`,
+`conversation/import`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from openvaala_lsp import uris
+from openvaala_lsp.bridge import Bridge, DaemonError
+from openvaala_lsp.params import Params, optional, required, session_params
+
+if TYPE_CHECKING:
+    from openvaala_lsp.server import OpenVaalaServer
+
+RESTORE, KEEP = "Restore files", "Keep files as they are"
+OVERWRITE, CANCEL = "Overwrite them", "Cancel"
+_SHOWN = 8
+
+
+def _paths(paths: list[str]) -> str:
+    shown = ", ".join(paths[:_SHOWN])
+    return shown + (f" and {len(paths) - _SHOWN} more" if len(paths) > _SHOWN else "")
+
+
+class HistoryActions:
+    ls: OpenVaalaServer
+
+    @property
+    def bridge(self) -> Bridge:
+        return self.ls.bridge
+
+    async def _ask(self, message: str, yes: str, no: str) -> bool:
+        answer = await self.ls.window_show_message_request_async(
+            types.ShowMessageRequestParams(
+                type=types.MessageType.Warning,
+                message=message,
+                actions=[types.MessageActionItem(title=yes), types.MessageActionItem(title=no)],
+            )
+        )
+        return answer is not None and answer.title == yes
+
+    async def files_since(self, cid: str, message_id: str) -> list[str]:
+        """The files turns from this message on changed, not restored yet."""
+        read = await self.bridge.request("conversation/read", {"conversationId": cid})
+        items: list[dict[str, Any]] = read.get("items") or []
+        index = next((i for i, m in enumerate(items) if m["itemId"] == message_id), len(items))
+        message_turn = items[index].get("turnId") if index < len(items) else None
+        earlier = {m.get("turnId") for m in items[:index]} - {message_turn}
+        report = await self.bridge.request("conversation/checkpoints", {"conversationId": cid})
+        return sorted(
+            {
+                str(f["path"])
+                for t in report.get("turns") or []
+                if not t.get("restored") and t["turnId"] not in earlier
+                for f in t.get("files") or []
+            }
+        )
+
+    async def rewind_files(self, call: dict[str, Any], params: Params, ask: bool) -> None:
+        """Set `restoreFiles` / `force` in a rewind's call: as given, else asked when `ask`."""
+        for key in ("restoreFiles", "force"):
+            if isinstance(params.get(key), bool):
+                call[key] = params[key]
+        if "restoreFiles" in call or not ask:
+            return
+        files = await self.files_since(call["conversationId"], call["messageId"])
+        if files:
+            question = f"OpenVaala: also restore the files the agent changed since? {_paths(files)}"
+            call["restoreFiles"] = await self._ask(question, RESTORE, KEEP)
+
+    async def with_conflicts(self, method: str, call: dict[str, Any], ask: bool) -> Any | None:
+        """The request; on `files_conflict` (and `ask`) the user decides whether to overwrite.
+        None: they did not."""
+        try:
+            return await self.bridge.request(method, call)
+        except DaemonError as exc:
+            data = exc.data if isinstance(exc.data, dict) else {}
+            if not ask or data.get("kind") != "files_conflict" or call.get("force"):
+                raise
+            paths = [str(c.get("path")) for c in data.get("conflicts") or []]
+            question = f"OpenVaala: changed since the agent wrote them: {_paths(paths)}."
+            if not await self._ask(question + " Overwrite them?", OVERWRITE, CANCEL):
+                return None
+            return await self.bridge.request(method, {**call, "force": True})
+
+    async def undo(self, params: Params, *, show: bool = False) -> Any:
+        call: dict[str, Any] = {"conversationId": required(params, "conversationId")}
+        if isinstance(params.get("force"), bool):
+            call["force"] = params["force"]
+        result = await self.with_conflicts("conversation/undo", call, ask=show)
+        return result if result is not None else {"cancelled": True}
+
+    async def tree(self, params: Params) -> Any:
+        cid = required(params, "conversationId")
+        result = await self.bridge.request("conversation/tree", {"conversationId": cid})
+        stack = [result["root"]]
+        while stack:  # each node gets the uri the editor opens it with
+            node = stack.pop()
+            node["uri"] = uris.conversation_uri(node["conversationId"])
+            stack.extend(node.get("children") or [])
+        return result
+
+    async def resume(self, params: Params) -> Any:
+        return await self.bridge.request("turn/resume", session_params(params))
+
+    async def checkpoints(self, params: Params) -> Any:
+        cid = required(params, "conversationId")
+        return await self.bridge.request("conversation/checkpoints", {"conversationId": cid})
+
+    async def export_bundle(self, params: Params) -> Any:
+        call = {
+            "conversationId": required(params, "conversationId"),
+            "path": required(params, "path"),
+        }
+        return await self.bridge.request("conversation/export", call)
+
+    async def import_bundle(self, params: Params) -> Any:
+        call: dict[str, Any] = {"path": required(params, "path")}
+        for key in ("cwd", "onConflict"):
+            if (value := optional(params, key)) is not None:
+                call[key] = value
+        result = await self.bridge.request("conversation/import", call)
+        if result.get("conversationId"):
+            result["uri"] = uris.conversation_uri(result["conversationId"])
+        return result
