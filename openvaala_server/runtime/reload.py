@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from openvaala_server.config import Config, ConfigError, config_path, load_config
@@ -115,7 +115,9 @@ class ConfigWatcher:
         was_error = self.status.state == "error"
         if not changed and not was_error:
             return  # saved without a change (or only comments)
-        self.runtime.config = config
+        # The listener runs with the `[server]` it started with (port, frame and queue limits):
+        # a new value there waits for `serve restart`, and is reported until then.
+        self.runtime.config = replace(config, server=old.server)
         restarted = self.runtime.mcp.reconfigure(config.mcp_servers)
         restart = [name for name in changed if name in RESTART_SECTIONS]
         words = ", ".join(changed) if changed else "nothing"

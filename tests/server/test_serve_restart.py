@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from openvaala_server.client import Client
+from openvaala_server.config import ServerConfig
 from openvaala_server.store.lock import read_lock
 from tests.support.daemon import Daemon
 from tests.support.events import collect_until, method_is
@@ -27,11 +28,15 @@ async def test_serve_restart_applies_server_settings_and_refuses_a_broken_file(
 
     client = await Client.connect(data_dir=d.data_dir, start=False, reconnect=False)
     try:
-        d.config_path.write_text(good.replace("port = 0", "port = 0\nreplay_events = 50"))
+        d.config_path.write_text(good.replace("port = 0", "port = 0\nmax_frame_bytes = 4096"))
         notes = await collect_until(client, method_is("config/reloaded"))
         reloaded = notes[-1]["params"]
         assert reloaded["restartNeeded"] == ["server"]
         assert "openvaala serve restart" in reloaded["message"]
+        # The running listener keeps its limits until the restart, and says so truly.
+        later = await Client.connect(data_dir=d.data_dir, start=False, reconnect=False)
+        assert later.server_info["capabilities"]["maxFrameBytes"] == ServerConfig.max_frame_bytes
+        await later.close()
     finally:
         await client.close()
 
@@ -40,6 +45,9 @@ async def test_serve_restart_applies_server_settings_and_refuses_a_broken_file(
     assert "stopped" in restarted.stdout and "running at http://127.0.0.1:" in restarted.stdout
     second = pid_of(d)
     assert second is not None and second != first
+    after = await Client.connect(data_dir=d.data_dir, start=False, reconnect=False)
+    assert after.server_info["capabilities"]["maxFrameBytes"] == 4096
+    await after.close()
 
     d.config_path.write_text(good.replace("[agents.default]", "[agents.default]\ncolour = 1"))
     refused = d.cli("serve", "restart")
