@@ -51,7 +51,8 @@ def servers_named(tools: Iterable[str], configured: Iterable[str]) -> list[str]:
 class McpManager:
     def __init__(self, servers: Mapping[str, McpServerConfig]) -> None:
         self.connections = {name: _connect(cfg) for name, cfg in servers.items()}
-        self._retiring: set[asyncio.Task[None]] = set()
+        # Servers a reload replaced or removed, each stopped once its calls have finished.
+        self._retiring: dict[asyncio.Task[None], McpConnection] = {}
 
     def reconfigure(self, servers: Mapping[str, McpServerConfig]) -> list[str]:
         """Take a reloaded `[mcp_servers]`: a server whose table is unchanged keeps running; one
@@ -71,8 +72,8 @@ class McpManager:
         self.connections = kept
         for conn in retired:
             task = asyncio.create_task(_retire(conn), name=f"mcp-retire:{conn.config.name}")
-            self._retiring.add(task)
-            task.add_done_callback(self._retiring.discard)
+            self._retiring[task] = conn
+            task.add_done_callback(self._retiring.pop)
         return [conn.config.name for conn in retired]
 
     async def tools_for(self, tools: Sequence[str]) -> list[Tool]:
@@ -108,8 +109,10 @@ class McpManager:
 
     async def shutdown(self) -> None:
         await asyncio.gather(*(conn.stop() for conn in self.connections.values()))
-        if self._retiring:
-            await asyncio.wait(set(self._retiring), timeout=15)
+        retiring, self._retiring = dict(self._retiring), {}
+        for task in retiring:  # the daemon stops: their calls under way end with it
+            task.cancel()
+        await asyncio.gather(*(conn.stop() for conn in retiring.values()))
 
 
 async def _retire(conn: McpConnection) -> None:

@@ -51,3 +51,20 @@ async def test_reload_restarts_changed_servers_after_their_calls(manager: McpMan
             break
         await asyncio.sleep(0.05)
     assert not alive(pid_a) and not alive(pid_c)
+
+
+async def test_shutdown_stops_a_retired_server_still_in_a_call(manager: McpManager) -> None:
+    tools = await tools_of(manager, ["mcp:a"])
+    pid_a = int((await call(tools["mcp__a__pid"])).output)
+    slow = asyncio.create_task(call(tools["mcp__a__sleep"], seconds=30))
+    await asyncio.sleep(0.1)
+    assert manager.reconfigure({}) == ["a", "b", "c"]
+    started = asyncio.get_running_loop().time()
+    await manager.shutdown()
+    assert asyncio.get_running_loop().time() - started < 15  # not the call's 30 s
+    assert (await slow).is_error  # the call ended with the server
+    for _ in range(100):
+        if not alive(pid_a):
+            break
+        await asyncio.sleep(0.05)
+    assert not alive(pid_a)
