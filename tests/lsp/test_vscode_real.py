@@ -1,0 +1,185 @@
+"""The VS Code extension in a real VS Code: code-server (VS Code's own workbench served to a
+browser) with editors/vscode installed, driven from headless Chromium (Playwright) against the
+real daemon. A transcript opened from the palette becomes Markdown (VS Code closes and reopens
+the document to change its language) and stays live: two prompts sent from the palette both show.
+
+Neither Debian nor npm has a VS Code or VSCodium that runs here (`@vscode/test-electron` downloads
+one); code-server does, from npm, installed by tests/lsp/install_code_server.sh. The test runs
+when code-server is found ($OPENVAALA_CODE_SERVER or on the PATH); without it,
+tests/lsp/test_vscode_reopen.py (VS Code's messages replayed) and test_vscode_extension.py (the
+extension against a stand-in `vscode` module) stand in."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.async_api import Page, async_playwright
+from playwright.async_api import TimeoutError as PlaywrightTimeout
+
+from tests.support.daemon import Daemon
+
+ROOT = Path(__file__).resolve().parents[2]
+CODE_SERVER = os.environ.get("OPENVAALA_CODE_SERVER") or shutil.which("code-server")
+CHROMIUM = os.environ.get("OPENVAALA_CHROMIUM", "/usr/bin/chromium")
+NPM = shutil.which("npm")
+
+pytestmark = pytest.mark.skipif(
+    CODE_SERVER is None or NPM is None or not Path(CHROMIUM).exists(),
+    reason="code-server (tests/lsp/install_code_server.sh), npm or Debian's chromium is missing",
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def extensions(tmp_path: Path) -> Path:
+    """editors/vscode installed as VS Code installs a folder extension: <publisher>.<name>-<ver>
+    in the extensions directory, with its one dependency."""
+    manifest = json.loads((ROOT / "editors" / "vscode" / "package.json").read_text())
+    folder = tmp_path / "extensions" / f"openvaala.openvaala-{manifest['version']}"
+    shutil.copytree(
+        ROOT / "editors" / "vscode", folder, ignore=shutil.ignore_patterns("node_modules", "dist")
+    )
+    assert NPM is not None
+    subprocess.run(
+        [NPM, "install", "--omit=dev", "--no-audit", "--no-fund", "--prefer-offline"],
+        cwd=folder,
+        check=True,
+        capture_output=True,
+        timeout=180,
+    )
+    return folder.parent
+
+
+@pytest.fixture
+def code_server(daemon: Daemon, extensions: Path, tmp_path: Path) -> Iterator[str]:
+    assert CODE_SERVER is not None
+    user = tmp_path / "vscode-user"
+    (user / "User").mkdir(parents=True)
+    settings = {
+        "openvaala.command": [sys.executable, "-m", "openvaala_server", "lsp"],
+        "workbench.startupEditor": "none",
+        "security.workspace.trust.enabled": False,
+        "telemetry.telemetryLevel": "off",
+        "extensions.autoCheckUpdates": False,
+    }
+    (user / "User" / "settings.json").write_text(json.dumps(settings))
+    port = _free_port()
+    env = {**daemon.env, "PYTHONPATH": str(ROOT)}
+    log = open(tmp_path / "code-server.log", "wb")  # noqa: SIM115 (closed below)
+    process = subprocess.Popen(
+        [
+            CODE_SERVER,
+            "--auth=none",
+            f"--config={tmp_path / 'code-server.yaml'}",
+            f"--bind-addr=127.0.0.1:{port}",
+            "--disable-telemetry",
+            "--disable-update-check",
+            "--disable-workspace-trust",
+            f"--extensions-dir={extensions}",
+            f"--user-data-dir={user}",
+            str(daemon.workdir),
+        ],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        for _ in range(300):
+            try:
+                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert process.poll() is None, (tmp_path / "code-server.log").read_text()
+            subprocess.run(["sleep", "0.1"], check=True)
+        yield f"{url}/?folder={daemon.workdir}"
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+
+
+async def _palette(page: Page, command: str) -> None:
+    """Run a command from the palette. The palette lists the commands known when it opens, and
+    the extension host registers ours a few seconds after the workbench shows: ask again."""
+    box = page.locator(".quick-input-widget input")
+    row = page.locator(".quick-input-list .monaco-list-row", has_text=command).first
+    for _ in range(30):
+        await page.keyboard.press("F1")
+        await box.wait_for(state="visible")
+        await box.fill(">" + command)
+        try:
+            await row.wait_for(state="visible", timeout=2000)
+        except PlaywrightTimeout:
+            await box.press("Escape")
+            continue
+        await box.press("Enter")
+        return
+    raise AssertionError(f"the palette has no {command!r}")
+
+
+async def _editor_text(page: Page) -> str:
+    text = await page.locator(".editor-instance .view-lines").first.text_content() or ""
+    return text.replace("\u00a0", " ")
+
+
+async def _until_shown(page: Page, words: str, timeout: float = 60) -> None:
+    for _ in range(int(timeout * 10)):
+        if words in await _editor_text(page):
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{words!r} not shown; the editor shows: {await _editor_text(page)!r}")
+
+
+@pytest.mark.timeout(180)  # npm install, code-server and Chromium starting on a loaded machine
+async def test_the_extension_in_vscode_keeps_a_markdown_transcript_live(
+    code_server: str, tmp_path: Path
+) -> None:
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(
+            executable_path=CHROMIUM, args=["--no-sandbox", "--headless", "--disable-gpu"]
+        )
+        page = await browser.new_page(viewport={"width": 1400, "height": 900})
+        page.set_default_timeout(60_000)
+        try:
+            await page.goto(code_server)
+            await page.locator(".monaco-workbench").wait_for()
+            await _palette(page, "OpenVaala: New Conversation")
+            await _until_shown(page, "> agent **default** · model `demo`")
+            # VS Code set the language: the status bar's language picker says Markdown.
+            language = page.locator("#status\\.editor\\.mode")
+            await language.filter(has_text="Markdown").wait_for()
+            for words in ("first from vscode", "second from vscode"):
+                await _palette(page, "OpenVaala: Send Message (queue)")
+                box = page.locator(".quick-input-widget input")
+                await box.wait_for(state="visible")
+                await box.fill(words)
+                await box.press("Enter")
+                # The reply too: the document is refreshed while the turn runs and after it.
+                await _until_shown(page, f"You said: “{words}”")
+        except BaseException:
+            await page.screenshot(path=str(tmp_path / "vscode.png"))
+            raise
+        finally:
+            await browser.close()
