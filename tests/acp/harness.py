@@ -28,18 +28,8 @@ from acp.schema import (
     UserMessageChunk,
 )
 
+from tests.fakes.providers import FakeProvider
 from tests.support.daemon import Daemon
-
-# A demo model slow enough to cancel mid-turn.
-PACED_CONFIG = """
-[models.demo]
-provider = "demo"
-pace_ms = 40
-
-[agents.default]
-description = "General assistant"
-model = "demo"
-"""
 
 # Every shell command asks first.
 ASKING_CONFIG = """
@@ -52,6 +42,11 @@ description = "General assistant"
 model = "demo"
 approval = "always"
 """
+
+
+def fake_config(fake: FakeProvider) -> str:
+    """A daemon whose default agent talks to a provider faked at the wire (tests/fakes)."""
+    return fake.config_toml("fake") + '\n[agents.default]\ndescription = "d"\nmodel = "fake"\n'
 
 
 @dataclass

@@ -16,20 +16,16 @@ from acp import (
 )
 from acp.schema import AgentPlanUpdate, FileEditToolCallContent
 
-from tests.acp.harness import acp_agent
+from tests.acp.harness import acp_agent, fake_config
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
 from tests.support.daemon import Daemon
 
 
-def _config(fake: FakeProvider) -> str:
-    return fake.config_toml("fake") + '\n[agents.default]\ndescription = "d"\nmodel = "fake"\n'
-
-
 async def test_stop_reasons_and_embedded_context(
     fake_openai: FakeProvider, daemon_factory: Any, tmp_path: Path
 ) -> None:
-    daemon = daemon_factory(_config(fake_openai))
+    daemon = daemon_factory(fake_config(fake_openai))
     fake_openai.enqueue(
         Reply().text("a long answer that got ").stop_reason("max_tokens"),
         Reply().text("I can't help with that.").stop_reason("content_filter"),
@@ -92,7 +88,7 @@ async def test_images_in_a_prompt(shared_daemon: Daemon, workdir: Path, tmp_path
 async def test_plan_and_patch_diffs(
     fake_openai: FakeProvider, daemon_factory: Any, tmp_path: Path
 ) -> None:
-    daemon = daemon_factory(_config(fake_openai))
+    daemon = daemon_factory(fake_config(fake_openai))
     (daemon.workdir / "keep.py").write_text("a = 1\nb = 2\n")
     steps = [
         {"step": "Read the code", "status": "completed"},
