@@ -7,8 +7,11 @@ What it measures
    into the conversation's private store) before and after the call, and a `diff-tree`. Two
    daemons on two copies of the repository, one with `[checkpoints] enabled = false`; turns
    alternate between them, timed from `input/send` to `turn/ended`; the figure is the difference
-   of the medians. The first shell turn of a conversation (which stores every file once) is
-   reported apart.
+   of the medians. The whole-tree snapshot "before" is taken as the turn starts, in the background
+   (it overlaps the model's answer): measured once with the instant demo model (no overlap
+   possible) and once with the demo model streaming its words `--pace-ms` apart, like a real
+   model. The first shell turn of a conversation (which stores every file once) is reported
+   apart.
    Files the tools name (write_file, edit_file, apply_patch) are captured without git, file by
    file: that cost is measured in-process on the same repository (10 files, state before and
    after, as the daemon does around each call).
@@ -73,8 +76,9 @@ async def run_turn(client: RawClient, cid: str, text: str) -> float:
             return time.perf_counter() - start
 
 
-async def turn_cost(rounds: int, files: int) -> dict[str, Any]:
-    on, off = BenchDaemon(DEMO_CONFIG), BenchDaemon(DEMO_CONFIG + OFF)
+async def turn_cost(rounds: int, files: int, pace_ms: int = 0) -> dict[str, Any]:
+    config = DEMO_CONFIG.replace("pace_ms = 0", f"pace_ms = {pace_ms}")
+    on, off = BenchDaemon(config), BenchDaemon(config + OFF)
     try:
         names: list[str] = []
         for d in (on, off):
@@ -256,10 +260,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--items", type=int, default=10_000)
+    parser.add_argument("--pace-ms", type=int, default=30, help="the paced model's word pause")
     args = parser.parse_args()
 
     turn = asyncio.run(turn_cost(args.rounds, args.files))
     print(f"checkpoints: a shell turn editing 10 of {args.files} files, median of {args.rounds}")
+    print("  (instant model: the snapshot taken as the turn starts cannot overlap its answer)")
     print(f"  turn with checkpoints    {turn['on'] * 1000:8.1f} ms")
     print(f"  turn without             {turn['off'] * 1000:8.1f} ms")
     added = (turn["on"] - turn["off"]) * 1000
@@ -268,6 +274,13 @@ def main() -> None:
         f"  first shell turn of a conversation (stores every file once): "
         f"{turn['first_on'] * 1000:.0f} ms with, {turn['first_off'] * 1000:.0f} ms without; "
         f"store {turn['store_bytes'] / 1e6:.1f} MB"
+    )
+    paced = asyncio.run(turn_cost(args.rounds, args.files, pace_ms=args.pace_ms))
+    added = (paced["on"] - paced["off"]) * 1000
+    print(
+        f"  with a model that streams its answer ({args.pace_ms} ms a word, so the snapshot "
+        f"overlaps it): {paced['on'] * 1000:.1f} against {paced['off'] * 1000:.1f} ms, "
+        f"added {added:.1f} ms"
     )
     per_file = file_capture_cost(args.files, args.rounds)
     print(f"  10 files named by a tool, before + after (in-process): {per_file * 1000:.2f} ms")

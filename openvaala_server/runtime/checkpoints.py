@@ -49,7 +49,8 @@ class Checkpoints:
         self._turns: dict[str, ck.TurnFiles] | None = None
         self._bytes: int | None = None
         self.skipped: list[str] = []  # why something was not captured (reported)
-        self._warming: asyncio.Future[None] | None = None
+        # The snapshot each session's running turn started with: session id → (turn, task).
+        self._turn_trees: dict[str, tuple[str, asyncio.Future[str | None]]] = {}
 
     @property
     def _config(self) -> Any:
@@ -78,27 +79,36 @@ class Checkpoints:
             self._turns = ck.fold(records)
         return self._turns
 
-    def warm(self) -> None:
-        """At a turn's start: the first whole-tree snapshot of a conversation reads and stores
-        every file (seconds in a large repository); begin it now, while the model thinks, so a
-        `shell` call of this turn finds the private index warm. Once per load, and only when
-        the store has no index yet."""
-        if self._warming is not None or not self._config.enabled or self.conv.meta is None:
+    def turn_started(self, session: LiveSession, turn_id: str) -> None:
+        """Snapshot the whole working directory as the turn starts, in the background: it
+        overlaps the model's first call, and a `shell` call of this turn compares with it
+        instead of scanning the tree once more before it runs (as OpenCode and Claude Code
+        take their snapshot at the prompt). Only for agents that have `shell`."""
+        self._turn_trees.pop(session.session_id, None)
+        if not self._config.enabled or self.conv.meta is None:
+            return
+        agent = self.conv.runtime.config.agents.get(session.agent)
+        if agent is None or "shell" not in agent.tools:
             return
         store = self._store()
-        if (store.git_dir / "index").exists():
-            self._warming = asyncio.get_running_loop().create_future()
-            self._warming.set_result(None)
-            return
 
-        async def snapshot() -> None:
+        async def snapshot() -> str | None:
             async with self._git:
                 try:
-                    await store.snapshot()
+                    return await store.snapshot()
                 except (SnapshotError, OSError) as exc:
-                    self._skip(f"first snapshot: {exc}")
+                    self._skip(f"snapshot at the turn's start: {exc}")
+                    return None
 
-        self._warming = asyncio.ensure_future(snapshot())
+        task = asyncio.ensure_future(snapshot())
+        self._turn_trees[session.session_id] = (turn_id, task)
+
+    async def _turn_tree(self, session_id: str, turn_id: str) -> str | None:
+        started = self._turn_trees.get(session_id)
+        if started is None or started[0] != turn_id:
+            return None
+        # Shielded: an interrupt of the call must not kill git half-way through the index.
+        return await asyncio.shield(started[1])
 
     # -- around a tool call --------------------------------------------------------------
 
@@ -121,8 +131,10 @@ class Checkpoints:
                 # No lock: objects are written atomically, and git's index is not touched.
                 capture.before = await asyncio.to_thread(_states, store, paths)
             elif access.command is not None:
-                async with self._git:
-                    capture.tree = await store.snapshot()
+                capture.tree = await self._turn_tree(session.session_id, turn_id)
+                if capture.tree is None:
+                    async with self._git:
+                        capture.tree = await store.snapshot()
             else:
                 return None
         except (SnapshotError, OSError) as exc:

@@ -88,7 +88,7 @@ class TurnRunner:
         try:
             self._unsaved = list(inputs)
             await self._start()
-            self.conv.checkpoints.warm()
+            self.conv.checkpoints.turn_started(self.session, self.turn.turn_id)
             if inputs:
                 await self._add_inputs(inputs)
             else:  # turn/resume: no new message, a notice tells the model what happened

@@ -224,6 +224,9 @@ class SnapshotStore:
         return out
 
     async def _add_all(self) -> None:
+        # Callers hold the conversation's git lock: an index.lock now is stale (a git killed by
+        # an interrupt or a crash) and would fail every later snapshot.
+        (self.git_dir / "index.lock").unlink(missing_ok=True)
         spec = [".", *(f":(exclude){e}" for e in self.excludes)]
         await self._git("add", "-A", "--ignore-errors", "--", *spec)
 
