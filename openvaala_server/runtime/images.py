@@ -86,6 +86,18 @@ async def copy(runtime: Runtime, source: str, target: str, items: Iterable[Item]
     await runtime.store_call(asyncio.to_thread(run))
 
 
+async def carry_over(
+    runtime: Runtime, conv: LiveConversation, target: str, message_id: str
+) -> list[ImageRef]:
+    """The images of message `message_id`, copied into conversation `target` (a rewind: the
+    message goes back to the composer with them)."""
+    message = next((i for i in conv.root.items if i.get("itemId") == message_id), None)
+    if message is None or not message.get("images"):
+        return []
+    await copy(runtime, conv.conversation_id, target, [message])
+    return img.refs_of(message["images"])
+
+
 def refs_in(items: Iterable[Item]) -> dict[str, ImageRef]:
     found: dict[str, ImageRef] = {}
     for item in items:

@@ -527,9 +527,13 @@ class Runtime:
             self, conv, kind="rewind", items=items, pinned=conv.pinned(conv.root)
         )
         await copy_pins(conv, new)
+        # The message's images come back with its text (copied, so the new one serves them).
+        images = await runtime_images.carry_over(self, conv, new.conversation_id, message_id)
         info = new.info()
         self.list_feed.changed(info)
         result: dict[str, Any] = {"conversation": info, "composerText": text}
+        if images:
+            result["composerImages"] = images
         if files is not None:
             result["files"] = files
         return result

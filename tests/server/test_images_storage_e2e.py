@@ -111,7 +111,7 @@ async def test_a_lost_attachment_reads_as_its_placeholder(
             await client.close()
 
 
-async def test_the_attachment_route_serves_an_image_only_with_credentials_and_forks_copy_it(
+async def test_the_attachment_route_serves_an_image_only_with_credentials_forks_and_rewinds_copy_it(
     daemon: Daemon,
 ) -> None:
     client = await daemon.client()
@@ -122,6 +122,14 @@ async def test_the_attachment_route_serves_an_image_only_with_credentials_and_fo
         await run_turn(client, other, "no image here")
         forked = await client.request("conversation/fork", {"conversationId": cid})
         fork = forked["conversation"]["conversationId"]
+        page = await client.request("conversation/read", {"conversationId": cid})
+        [message] = [i for i in page["items"] if i["type"] == "user_message"]
+        rewound = await client.request(
+            "conversation/rewind", {"conversationId": cid, "messageId": message["itemId"]}
+        )
+        rewind = rewound["conversation"]["conversationId"]
+        assert rewound["composerText"] == "look"
+        assert rewound["composerImages"] == message["images"]
     finally:
         await client.close()
     base = f"http://{daemon.address}"
@@ -136,6 +144,9 @@ async def test_the_attachment_route_serves_an_image_only_with_credentials_and_fo
         # A fork takes the images its items refer to along.
         copied = await http.get(f"{base}/attachments/{fork}/{PNG_SHA}", headers=auth)
         assert copied.status_code == 200 and copied.content == PNG
+        # A rewind to the message brings its images back, served by the new conversation.
+        back = await http.get(f"{base}/attachments/{rewind}/{PNG_SHA}", headers=auth)
+        assert back.status_code == 200 and back.content == PNG
         for path in (
             f"{other}/{PNG_SHA}",  # another conversation does not hold it
             f"{cid}/{'0' * 64}",  # no such image

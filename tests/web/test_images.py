@@ -53,6 +53,14 @@ def test_an_attached_image_is_sent_and_shown_as_a_thumbnail(
     page.reload()
     ui.wait_online()
     loaded(page.locator(".item[data-type='user_message'] img.thumb"))
+
+    # Restart from here: the message goes back to the composer with its image.
+    message.hover()
+    message.locator(".act-restart").click()
+    page.wait_for_function("(old) => location.hash.slice(1) !== old", arg=cid)
+    expect(page.locator("#composer-text")).to_have_value("what is this?")
+    expect(tray.locator(".attachment-name")).to_have_text("dot.png")
+    loaded(tray.locator("img.thumb"))
     assert ui.console_errors == []
 
 

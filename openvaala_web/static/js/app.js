@@ -589,6 +589,7 @@ class App {
       if (result && result.conversation) {
         await this.openConversation(result.conversation.conversationId);
         this.composer.setText(result.composerText || "");
+        if (result.composerImages) this.composer.attachments.restore(result.composerImages);
         this.sidebar.refresh();
       }
     } else if (action === "fork") {

@@ -90,7 +90,8 @@ export class AttachmentTray {
     this.render();
   }
 
-  /** Put back the images of a withdrawn message (`[ImageRef]`), read from the daemon. */
+  /** Put back the images of a withdrawn or rewound message (`[ImageRef]`), read from the
+   * daemon: from the open conversation (its id is the address's fragment). */
   async restore(refs) {
     const cid = location.hash.slice(1);
     for (const ref of refs || []) {
