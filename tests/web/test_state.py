@@ -59,6 +59,7 @@ def test_markdown_stream_renders_only_the_growing_block(
     assert out["renders"] <= out["chunks"] + out["blocks"] + 1
     assert out["bold"] == 1
     assert out["code"] == "code <b>x</b>\n"
+    assert out["heads"] == 1  # the finished code block got its copy bar while streaming
     assert "onerror" not in out["clean"] and "javascript" not in out["clean"]
     assert "<p>ok</p>" in out["clean"]
 

@@ -22,6 +22,9 @@ import { TranscriptView } from "./transcript.js";
 
 const PROTOCOL_VERSION = 1;
 const ERROR_SHOW_MS = 10_000;
+// Earlier history read per conversation/read when the user scrolls up: big pages, since a round
+// trip costs far more than the items (bench/web.py: 2,000 items reached in 20 reads took 5-7 s).
+const HISTORY_PAGE = 1000;
 
 const FRIENDLY = {
   not_idle: "is not possible now: something is running or waiting. Stop it or let it finish first",
@@ -610,7 +613,7 @@ class App {
     const state = this.state;
     try {
       const result = await this.rpc.request("conversation/read", {
-        conversationId: state.conversationId, sessionId, beforeItem: before, limit: 100,
+        conversationId: state.conversationId, sessionId, beforeItem: before, limit: HISTORY_PAGE,
       });
       if (state !== this.state || sessionId !== this.viewedSessionId()) return;
       const fresh = S.prependItems(state, sessionId, result.items || [], Boolean(result.hasMore));

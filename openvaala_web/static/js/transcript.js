@@ -12,8 +12,8 @@
 import { buildApprovalCard } from "./approvals.js";
 import { thumbnails } from "./attachments.js";
 import { h } from "./dom.js";
-import { MarkdownStream } from "./markdown.js";
-import { copyText } from "./reading.js";
+import { MarkdownStream, renderMarkdown } from "./markdown.js";
+import { copyText, enhanceCode } from "./reading.js";
 import { diffView } from "./toolbox.js";
 
 const NEAR_BOTTOM_PX = 80;
@@ -47,6 +47,16 @@ export class TranscriptView {
       { root: this.root, rootMargin: "200px 0px 200px 0px" },
     );
     this.observer.observe(this.more);
+    // Earlier history drawn while the user scrolls up gets its Markdown rendered only as it comes
+    // near the screen: racing to the top (Home, the scrollbar) renders only what is looked at.
+    this.pending = new IntersectionObserver(
+      (entries) => {
+        for (const entry of entries) {
+          if (entry.isIntersecting) this._renderPending(entry.target);
+        }
+      },
+      { root: this.root, rootMargin: "800px 0px 800px 0px" },
+    );
     this.observer.observe(this.newer);
   }
 
@@ -117,7 +127,10 @@ export class TranscriptView {
     if (!s) return;
     const first = this._firstShown();
     if (first > 0) {
-      this._drawOlder(s.items.slice(Math.max(0, first - PAGE), first));
+      // Hard against the top (Home, the scrollbar dragged up): the user races for the start, so
+      // bigger steps; the element that anchors the view is never among those dropped below.
+      const step = this.root.scrollTop <= 0 ? ELEMENT_BUDGET - PAGE : PAGE;
+      this._drawOlder(s.items.slice(Math.max(0, first - step), first));
     } else if (s.hasMore) {
       this.handlers.onLoadMore();
     }
@@ -152,7 +165,7 @@ export class TranscriptView {
     const anchor = this.list.firstElementChild;
     this._keepInPlace(anchor, () => {
       const fragment = document.createDocumentFragment();
-      for (const item of items) fragment.append(this._build(item));
+      for (const item of items) fragment.append(this._build(item, { lazy: true }));
       this.list.insertBefore(fragment, anchor);
       this._prune("bottom");
       this._updateMore();
@@ -269,6 +282,24 @@ export class TranscriptView {
     if (focused && fresh.hasAttribute("tabindex")) fresh.focus({ preventScroll: true });
   }
 
+  /** A completed agent reply drawn from history: its text now, its Markdown once near the screen. */
+  deferMarkdown(body, text) {
+    body.classList.add("md-pending");
+    body.textContent = text;
+    body.dataset.pending = "1";
+    this.pending.observe(body);
+  }
+
+  _renderPending(body) {
+    this.pending.unobserve(body);
+    if (body.dataset.pending !== "1") return;
+    delete body.dataset.pending;
+    body.classList.remove("md-pending");
+    const text = body.textContent;
+    body.replaceChildren(renderMarkdown(text));
+    enhanceCode(body);
+  }
+
   /** Move focus to an item's element (an approval card that just appeared). */
   focusItem(itemId) {
     const entry = this.elements.get(itemId);
@@ -278,8 +309,8 @@ export class TranscriptView {
     return true;
   }
 
-  _build(item) {
-    const entry = { item };
+  _build(item, { lazy = false } = {}) {
+    const entry = { item, lazy };
     const el = BUILDERS[item.type] ? BUILDERS[item.type](item, entry, this) : buildUnknown(item);
     el.dataset.itemId = item.itemId;
     el.dataset.type = item.type;
@@ -374,8 +405,15 @@ const BUILDERS = {
   },
   agent_message(item, entry, view) {
     const body = h("div", { class: "markdown" });
-    entry.stream = new MarkdownStream(body, item.text || "");
-    if (item.status !== "in_progress") entry.stream.finish();
+    if (item.status === "in_progress") {
+      entry.stream = new MarkdownStream(body, item.text || "");
+    } else if (entry.lazy) {
+      view.deferMarkdown(body, item.text || "");
+    } else {
+      // Complete (history, or its final form): one render and one sanitizing pass for all of it.
+      body.append(renderMarkdown(item.text || ""));
+      enhanceCode(body);
+    }
     let actions = null;
     if (item.status !== "in_progress") {
       actions = view._actions(item, view.isRoot() ? [COPY, ["fork", "Fork", "Copy the conversation up to here into a new one"], PIN_ACTION] : [COPY]);
