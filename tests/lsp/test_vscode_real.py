@@ -2,6 +2,7 @@
 browser) with editors/vscode installed, driven from headless Chromium (Playwright) against the
 real daemon. A transcript opened from the palette becomes Markdown (VS Code closes and reopens
 the document to change its language) and stays live: two prompts sent from the palette both show.
+Those opened by Fork, Rewind (its message back in an input box) and Follow are Markdown too.
 
 Neither Debian nor npm has a VS Code or VSCodium that runs here (`@vscode/test-electron` downloads
 one); code-server does, from npm, installed by tests/lsp/install_code_server.sh. The test runs
@@ -139,6 +140,25 @@ async def _palette(page: Page, command: str) -> None:
     raise AssertionError(f"the palette has no {command!r}")
 
 
+async def _pick(page: Page, label: str, index: int = 0) -> None:
+    row = page.locator(".quick-input-list .monaco-list-row", has_text=label).nth(index)
+    await row.click()
+
+
+async def _active_tab(page: Page) -> str:
+    return (await page.locator(".tabs-container .tab.active").first.inner_text()).strip()
+
+
+async def _new_tab(page: Page, seen: set[str]) -> str:
+    """The label of the editor that becomes active, once it is not one of `seen`."""
+    for _ in range(600):
+        label = await _active_tab(page)
+        if label not in seen:
+            return label
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"no new editor opened; still {label!r}")
+
+
 async def _editor_text(page: Page) -> str:
     text = await page.locator(".editor-instance .view-lines").first.text_content() or ""
     return text.replace("\u00a0", " ")
@@ -152,7 +172,7 @@ async def _until_shown(page: Page, words: str, timeout: float = 60) -> None:
     raise AssertionError(f"{words!r} not shown; the editor shows: {await _editor_text(page)!r}")
 
 
-@pytest.mark.timeout(180)  # npm install, code-server and Chromium starting on a loaded machine
+@pytest.mark.timeout(300)  # npm install, code-server and Chromium on a loaded machine
 async def test_the_extension_in_vscode_keeps_a_markdown_transcript_live(
     code_server: str, tmp_path: Path
 ) -> None:
@@ -178,6 +198,33 @@ async def test_the_extension_in_vscode_keeps_a_markdown_transcript_live(
                 await box.press("Enter")
                 # The reply too: the document is refreshed while the turn runs and after it.
                 await _until_shown(page, f"You said: “{words}”")
+            # Transcripts the bridge opens (fork, rewind) and the extension opens (follow) are
+            # Markdown too.
+            seen = {await _active_tab(page)}
+            await _palette(page, "OpenVaala: Fork")
+            seen.add(await _new_tab(page, seen))
+            await _until_shown(page, "You said: “second from vscode”")
+            await language.filter(has_text="Markdown").wait_for()
+            await _palette(page, "OpenVaala: Rewind")
+            await _pick(page, "second from vscode")
+            box = page.locator(".quick-input-widget input")
+            await box.wait_for(state="visible")
+            assert await box.input_value() == "second from vscode"  # back for editing
+            await box.press("Escape")
+            seen.add(await _new_tab(page, seen))
+            await _until_shown(page, "You said: “first from vscode”")
+            assert "second from vscode" not in await _editor_text(page)
+            await language.filter(has_text="Markdown").wait_for()
+            await _palette(page, "OpenVaala: Send Message (queue)")
+            await box.wait_for(state="visible")
+            await box.fill("spawn: count to three")
+            await box.press("Enter")
+            await _until_shown(page, "I started a subagent")
+            await _palette(page, "OpenVaala: Follow")
+            await _pick(page, "default", index=1)  # the subagent, under the root agent
+            await _new_tab(page, seen)
+            await _until_shown(page, "## Task from default (parent agent)")
+            await language.filter(has_text="Markdown").wait_for()
         except BaseException:
             await page.screenshot(path=str(tmp_path / "vscode.png"))
             raise
