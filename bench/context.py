@@ -22,8 +22,23 @@ What it measures
        the last page, ``read_items(limit=100)``; the rest loads in the background) and then warm
        ones (unsubscribe + subscribe: snapshot only). Then the same steps in-process.
 
+    3. The context trace (issue 24, ``conversation/context``): ``domain/trace.py`` over the same
+       10,000 items, uncompacted and compacted at 9,000 (two pinned items), then the request
+       through a real daemon.
+    4. The wait at the threshold with and without early compaction: a real daemon with the demo
+       model at 20 ms a word, a 4,000-token window, ~600-token messages; per turn the time from
+       ``input/send`` to the reply's first word, which turn compacted, and how many compaction
+       calls ran on that turn (the user's path) against in the background.
+
 Goal (issue 7): request assembly + threshold check < 5 ms; snapshot of a 10,000-item
-conversation < 30 ms.
+conversation < 30 ms. Goal (issue 24): the trace < 10 ms; no model call on the user's path at the
+threshold when early compaction had time.
+
+Results of parts 3 and 4 (load average 11-13 on the 2 shared cores, so times are inflated):
+    trace, no summary 21.5 / 14.8 ms (median / best): MISSED under this load; compacted 9.9 /
+    6.7 ms: ok; conversation/context through the daemon 64-90 ms (10,000 ids in the answer).
+    Wait at the threshold: plain 905 ms (1 compaction call on the path) vs early 46 ms (0 on the
+    path; 3 background calls in all); other turns 35-77 ms.
 
 Run: ``python bench/context.py [--quick]``  (--quick: fewer repetitions)
 
@@ -70,6 +85,7 @@ from openvaala_server.config import ModelConfig
 from openvaala_server.domain import records as r
 from openvaala_server.domain.context import context_items, estimate_items, should_compact
 from openvaala_server.domain.ids import new_id
+from openvaala_server.domain.trace import InstructionPart, trace
 from openvaala_server.domain.usage import UsageTracker
 from openvaala_server.models import anthropic, openai_chat, openai_responses
 from openvaala_server.models.anthropic import AnthropicProvider
@@ -390,6 +406,204 @@ def part_open(repeat: int, warm: int) -> None:
             print(f"    {name:<44} {value:8.2f}{unit}")
 
 
+# -- 3. the context trace (conversation/context, issue 24) -------------------------------------
+
+
+class _Tool:
+    """A tool schema as a request carries it (name, description, JSON schema)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.description = f"The {name} tool: does {name} things in the working directory."
+        self.parameters = {"type": "object", "properties": {"path": {"type": "string"}}}
+
+
+def part_trace(repeat: int) -> None:
+    print()
+    print(f"3. The context trace of a 10,000-item session (ms, median / best of {repeat})")
+    sid = new_id()
+    history = make_items(sid, N_ITEMS)
+    instructions = [
+        InstructionPart("system", "System prompt", "You are a helpful assistant.\n\nWd: /tmp/p"),
+        InstructionPart("agents_md", "AGENTS.md", "\n\nInstructions from AGENTS.md:\nRun tests."),
+    ]
+    tools = [_Tool(f"tool{i}") for i in range(9)]
+    for label, items in (
+        ("(a) no summary", history),
+        ("(b) compacted at 9,000", with_summary(history, 9_000)),
+    ):
+        pins = {items[10]["itemId"], items[20]["itemId"]}
+
+        def run(items: list[dict[str, Any]] = items, pins: set[str] = pins) -> Any:
+            return trace(
+                instructions,
+                tools,
+                items,
+                context_items(items, pins),
+                pinned=pins,
+                provider="anthropic",
+            )
+
+        median, best = timeit(run, repeat)
+        result = run()
+        verdict = "ok" if best < 10 else "MISSED"
+        print(
+            f"  {label}: trace {median:6.2f} / {best:6.2f}  {verdict}: goal < 10 ms "
+            f"({len(result['parts'])} parts, total {result['total']:,} tokens, "
+            f"{sum(len(o['itemIds']) for o in result['omitted']):,} items left out)"
+        )
+    with tempfile.TemporaryDirectory(prefix="ovbench-trace-") as tmp:
+        home = Path(tmp) / "home"
+        cid, _sid = asyncio.run(write_conversation(home))
+        daemon = BenchDaemon(DEMO_CONFIG, home=home)
+        try:
+            daemon.start()
+            times = asyncio.run(_context_requests(daemon.address, daemon.token, cid, repeat))
+        finally:
+            daemon.cleanup()
+        print(
+            "  through a real daemon, conversation/context (send to parsed answer, warm): "
+            f"{statistics.median(times):6.2f} / {min(times):6.2f}; with includeBody "
+            "(demo model: no body) the same request"
+        )
+
+
+async def _context_requests(address: str, token: str, cid: str, repeat: int) -> list[float]:
+    client = await RawClient.connect(address, token)
+    try:
+        await client.request("conversation/context", {"conversationId": cid})  # loads it
+        samples = []
+        for _ in range(repeat):
+            t = time.perf_counter()
+            await client.request("conversation/context", {"conversationId": cid})
+            samples.append((time.perf_counter() - t) * 1e3)
+        return samples
+    finally:
+        await client.close()
+
+
+# -- 4. the wait at the threshold, with and without early compaction ---------------------------
+
+WAIT_CONFIG = """
+[models.demo]
+provider = "demo"
+pace_ms = {pace}
+context_window = 4000
+max_output_tokens = 400
+
+[agents.plain]
+description = "compacts at the threshold"
+model = "demo"
+tools = []
+
+[agents.early]
+description = "prepares the summary from 40% on"
+model = "demo"
+tools = []
+early_compaction = 0.4
+"""
+
+
+async def _next(client: RawClient) -> dict[str, Any]:
+    message: dict[str, Any] = orjson.loads(await client.ws.recv())
+    return message
+
+
+async def _waits(
+    address: str, token: str, cwd: str, agent: str, turns: int
+) -> list[dict[str, Any]]:
+    """Send `turns` messages of ~600 tokens; per turn: the wait from send to the reply's first
+    word, and whether a compaction call ran on that path."""
+    client = await RawClient.connect(address, token)
+    out = []
+    try:
+        created = await client.request("conversation/create", {"cwd": cwd, "agent": agent})
+        cid = created["conversation"]["conversationId"]
+        await client.request("conversation/subscribe", {"conversationId": cid})
+        for n in range(turns):
+            text = f"topic {n}: " + "lorem ipsum " * 200
+            t = time.perf_counter()
+            msg_id = await client.send(
+                "input/send", {"conversationId": cid, "text": text, "mode": "queue"}
+            )
+            first: float | None = None
+            compacted = False
+            calls_before = None
+            while True:
+                m = await _next(client)
+                method = m.get("method")
+                params = m.get("params") or {}
+                if m.get("id") == msg_id:
+                    continue
+                if method == "compaction/started":
+                    compacted = True
+                if method == "usage/updated" and calls_before is None:
+                    calls_before = params["usage"]["compaction"]["calls"]
+                if method == "item/delta" and first is None:
+                    first = time.perf_counter() - t
+                if method == "turn/ended":
+                    break
+            usage = await client.request("conversation/usage", {"conversationId": cid})
+            out.append(
+                {
+                    "wait_ms": (first or 0) * 1e3,
+                    "compacted": compacted,
+                    "calls": usage["compaction"]["calls"],
+                    "used": usage["used"],
+                }
+            )
+            # The user reads the answer: let a background summary get ready (at most 10 s).
+            deadline = time.perf_counter() + 10
+            while agent == "early" and time.perf_counter() < deadline:
+                state = (usage.get("earlyCompaction") or {}).get("state")
+                if state != "preparing":
+                    break
+                m = await _next(client)
+                if m.get("method") == "usage/updated":
+                    usage = m["params"]["usage"]
+            out[-1]["calls_after_idle"] = usage["compaction"]["calls"]
+    finally:
+        await client.close()
+    return out
+
+
+def part_wait(pace_ms: int, turns: int) -> None:
+    print()
+    print(
+        f"4. The wait at the threshold (demo model at {pace_ms} ms a word; window 4,000, "
+        "threshold 3,200; ~600-token messages): send to the reply's first word"
+    )
+    daemon = BenchDaemon(WAIT_CONFIG.replace("{pace}", str(pace_ms)))
+    try:
+        daemon.start()
+        for agent in ("plain", "early"):
+            runs = asyncio.run(
+                _waits(daemon.address, daemon.token, str(daemon.workdir), agent, turns)
+            )
+            at = [r for r in runs if r["compacted"]]
+            other = [r["wait_ms"] for r in runs if not r["compacted"]]
+            calls = runs[-1]["calls"]
+            line = ", ".join(f"{r['wait_ms']:.0f}{'*' if r['compacted'] else ''}" for r in runs)
+            print(f"  {agent:>5}: waits per turn (ms, * = compacted on that turn): {line}")
+            on_path = [
+                r["calls"] - (runs[i - 1]["calls_after_idle"] if i else 0)
+                for i, r in enumerate(runs)
+                if r["compacted"]
+            ]
+            print(
+                f"         compaction calls in all: {calls}; on the user's path (during the "
+                f"turn that compacted): {', '.join(map(str, on_path)) or 'none'}"
+            )
+            if at:
+                at_ms = statistics.median([r["wait_ms"] for r in at])
+                print(
+                    f"         at the threshold {at_ms:.0f} ms"
+                    f" vs {statistics.median(other) if other else float('nan'):.0f} ms otherwise"
+                )
+    finally:
+        daemon.cleanup()
+
+
 def main() -> None:
     logging.getLogger("openvaala_server").setLevel(logging.ERROR)
     print(f"load average at start: {os.getloadavg()[0]:.1f}")
@@ -399,6 +613,8 @@ def main() -> None:
     repeat = 5 if args.quick else 21
     part_request(repeat)
     part_open(3 if args.quick else 7, 5 if args.quick else 20)
+    part_trace(repeat)
+    part_wait(20, 6 if args.quick else 8)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,12 @@ from openvaala_server.domain.context import (
     sent_items,
 )
 from openvaala_server.domain.records import REASONING, SUMMARY, Item
-from openvaala_server.domain.usage import ToolSchema, estimate_item, estimate_text, estimate_tool
+from openvaala_server.domain.usage import (
+    ToolSchema,
+    estimate_finished,
+    estimate_text,
+    estimate_tool,
+)
 
 PartKind = Literal["system", "agents_md", "summary", "pinned", "history", "tools"]
 
@@ -73,39 +78,39 @@ def trace(
             )
     mode = reasoning_context(context, provider, reported_context, configured_context)
     sent = sent_items(context, provider, mode)
-    sent_ids = {i.get("itemId") for i in sent}
     summary = context[0] if context and context[0].get("type") == SUMMARY else None
-    rest = list(sent[1:] if summary is not None and sent and sent[0] is summary else sent)
+    rest = sent[1:] if summary is not None and sent and sent[0] is summary else sent
+    kept: list[Item] = []
     if summary is not None:
         parts.append(
             {
                 "kind": "summary",
                 "label": "Summary",
-                "tokens": estimate_item(summary),
+                "tokens": estimate_finished(summary),
                 "itemIds": [str(summary["itemId"])],
             }
         )
-    kept = [i for i in rest if i.get("itemId") in pinned] if summary is not None else []
-    start = covered_start(history, summary) if summary is not None else 0
-    covered_ids = {i.get("itemId") for i in history[:start]}
-    kept = [i for i in kept if i.get("itemId") in covered_ids]
+        if pinned:  # the pinned items it covers come first, sent verbatim after it
+            start = covered_start(history, summary)
+            covered = {i.get("itemId") for i in history[:start] if i.get("itemId") in pinned}
+            kept = [i for i in rest[: len(covered)] if i.get("itemId") in covered]
     if kept:
         parts.append(
             {
                 "kind": "pinned",
                 "label": f"Pinned ({len(kept)})",
-                "tokens": sum(estimate_item(i) for i in kept),
+                "tokens": sum(estimate_finished(i) for i in kept),
                 "itemIds": [str(i["itemId"]) for i in kept],
             }
         )
-    kept_ids = {i.get("itemId") for i in kept}
-    recent = [i for i in rest if i.get("itemId") not in kept_ids]
+    recent = rest[len(kept) :]
+    ids = [str(i["itemId"]) for i in recent]
     parts.append(
         {
             "kind": "history",
             "label": f"Recent history ({len(recent)} items)",
-            "tokens": sum(estimate_item(i) for i in recent),
-            "itemIds": [str(i["itemId"]) for i in recent],
+            "tokens": sum(map(estimate_finished, recent)),
+            "itemIds": ids,
         }
     )
     if tools:
@@ -116,21 +121,23 @@ def trace(
                 "tokens": sum(estimate_tool(t) for t in tools),
             }
         )
+    whole = len(sent) == len(context) == len(history)  # nothing left out: no need to look
     return {
         "parts": parts,
         "total": sum(p["tokens"] for p in parts),
-        "omitted": _omitted(history, context, sent_ids, summary, provider),
+        "omitted": [] if whole else _omitted(history, context, sent, summary, provider),
     }
 
 
 def _omitted(
     history: Sequence[Item],
     context: Sequence[Item],
-    sent_ids: set[object],
+    sent: Sequence[Item],
     summary: Item | None,
     provider: str,
 ) -> list[Omitted]:
     in_context = {i.get("itemId") for i in context}
+    sent_ids = in_context if len(sent) == len(context) else {i.get("itemId") for i in sent}
     summarized: list[str] = []
     summaries: list[str] = []
     reasoning: list[str] = []

@@ -41,6 +41,25 @@ def estimate_item(item: Item) -> int:
     return MESSAGE_OVERHEAD_TOKENS + pictures + sum(estimate_text(p) for p in parts)
 
 
+# Estimates of finished items by id: a finished item never changes (docs/storage.md: records are
+# never rewritten), so the trace of a long session costs a lookup per item, not a recount.
+_ESTIMATES: dict[str, int] = {}
+_ESTIMATES_MAX = 500_000
+
+
+def estimate_finished(item: Item) -> int:
+    """`estimate_item`, remembered for finished items (by `itemId`)."""
+    key = item.get("itemId")
+    if not isinstance(key, str) or item.get("status") == "in_progress":
+        return estimate_item(item)
+    tokens = _ESTIMATES.get(key)
+    if tokens is None:
+        if len(_ESTIMATES) >= _ESTIMATES_MAX:
+            _ESTIMATES.clear()
+        tokens = _ESTIMATES[key] = estimate_item(item)
+    return tokens
+
+
 class ToolSchema(Protocol):
     """What a request says about one tool (`models.base.ToolSpec` is one)."""
 

@@ -77,12 +77,14 @@ async def before_call(
             await asyncio.shield(task)
     prepared = session.prepared
     if isinstance(prepared, Prepared) and _usable(conv, session, prepared):
+        reason = "refresh" if refresh and not over else "auto"
+        conv.hub.publish("compaction/started", {"sessionId": session.session_id, "reason": reason})
         await commit(
             conv,
             session,
             prepared.plan,
             prepared.text,
-            "refresh" if refresh and not over else "auto",
+            reason,
             turn_id=turn_id,
             model=prepared.model,
             early=True,

@@ -255,7 +255,8 @@ async def test_early_compaction_runs_while_idle_and_the_next_turn_needs_no_compa
     # Reaching the threshold now costs no model call: the prepared summary is used.
     notes = await run_turn(client, cid, "go on")
     assert len(fake_openai.requests) == 6
-    assert any(n["method"] == "compaction/completed" for n in notes)
+    methods = [n["method"] for n in notes]
+    assert methods.index("compaction/started") < methods.index("compaction/completed")
     main = _texts(fake_openai.requests[5])
     assert "EARLY TWO" in main[0] and main[1:] == [big[2], "third answer", "go on"]
     items = await _items(client, cid)
