@@ -4,6 +4,8 @@ conflict; `conversation/undo` undoes the last turn's files only."""
 
 from __future__ import annotations
 
+import base64
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -214,3 +216,34 @@ async def test_checkpoints_can_be_switched_off_and_config_is_strict(
         await client.close()
     with pytest.raises(ConfigError, match=r"checkpoints\.max_mbs"):
         parse_config({"checkpoints": {"max_mbs": 3}})
+
+
+async def test_the_store_stays_within_its_bound(
+    daemon_factory: Factory, fake: FakeProvider
+) -> None:
+    agent = '\n[agents.default]\ndescription = "test"\nmodel = "fake"\napproval = "never"\n'
+    big_window = fake.config_toml("fake", context_window=5_000_000, max_output_tokens=1000)
+    d = daemon_factory(big_window + agent + "\n[checkpoints]\nmax_mb = 1\n")
+    client = await d.client()
+    try:
+        cid = await new_conversation(client, str(d.workdir))
+        for name in ("big1.txt", "big2.txt"):
+            content = base64.b64encode(os.urandom(450_000)).decode()  # 600 KB, incompressible
+            fake.enqueue(
+                Reply().tool_call("write_file", {"path": name, "content": content}),
+                Reply().text("ok"),
+            )
+            notes = await run_turn(client, cid, f"write {name}")
+            results = completed_items(notes, "tool_result")
+            assert [r["isError"] for r in results] == [False], notes[-1]
+        report = await client.request("conversation/checkpoints", {"conversationId": cid})
+        # The older turn was dropped to stay under 1 MB; the newer one can still be undone.
+        assert report["limitBytes"] == 1024 * 1024 and report["bytes"] <= report["limitBytes"]
+        assert [f["path"] for t in report["turns"] for f in t["files"]] == ["big2.txt"]
+        undone = await client.request("conversation/undo", {"conversationId": cid})
+        assert undone["restored"] == ["big2.txt"] and not (d.workdir / "big2.txt").exists()
+        with pytest.raises(RpcError) as gone:
+            await client.request("conversation/undo", {"conversationId": cid})
+        assert gone.value.kind == "not_found" and (d.workdir / "big1.txt").exists()
+    finally:
+        await client.close()
