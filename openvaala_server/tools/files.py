@@ -270,6 +270,12 @@ def _read_file(arguments: dict[str, Any], ctx: ToolContext) -> str | ToolResult:
     with os.fdopen(guard.open_for_reading(real, ctx.confinement), "rb") as raw:
         head = raw.read(_BINARY_SNIFF_BYTES)
         if images.sniff(head) is not None:
+            size = os.fstat(raw.fileno()).st_size
+            if size > images.MAX_IMAGE_BYTES:
+                raise ToolFailure(
+                    f"{path} is an image of {size} bytes; images may be at most "
+                    f"{images.MAX_IMAGE_BYTES} bytes (5 MiB): not shown."
+                )
             return _read_image(path, head + raw.read(images.MAX_IMAGE_BYTES + 1 - len(head)))
         if _looks_binary(head):
             size = os.fstat(raw.fileno()).st_size

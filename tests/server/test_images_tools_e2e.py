@@ -52,6 +52,7 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FakeProvi
     fake = FakeProvider(wire=CHAT).start()
     d = make_daemon(tmp_path_factory.mktemp("tool-images"), config(fake))
     (d.workdir / "dot.png").write_bytes(PNG)
+    (d.workdir / "big.png").write_bytes(PNG[:16] + bytes(6 * 1024 * 1024))
     try:
         with pytest.MonkeyPatch.context() as patch:
             patch.setenv(API_KEY_ENV, fake.api_key or "")
@@ -149,6 +150,20 @@ async def test_a_model_without_vision_reads_a_notice_instead(
         f"[image: dot.png, image/png, {len(PNG)} bytes] "
         "(not shown: this model does not accept images)"
     )
+
+
+async def test_read_file_on_an_image_over_5_mib_is_a_clear_error(
+    shared: tuple[FakeProvider, Daemon], client: Client
+) -> None:
+    fake, d = shared
+    result, body = await call_tool(client, d, fake, "chat", "read_file", {"path": "big.png"})
+    size = 16 + 6 * 1024 * 1024
+    assert result["isError"] is True and "images" not in result
+    assert result["output"] == (
+        f"{d.workdir / 'big.png'} is an image of {size} bytes; images may be at most "
+        "5242880 bytes (5 MiB): not shown."
+    )
+    assert "image_url" not in json.dumps(body)
 
 
 @pytest.mark.timeout(120)

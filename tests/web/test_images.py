@@ -90,6 +90,21 @@ def test_a_pasted_image_alone_is_a_message_and_a_wrong_file_is_refused(
     loaded(page.locator(".item[data-type='user_message'] img.thumb"))
     ui.wait_idle()
 
+    # A file dropped on the composer is attached like a pasted one.
+    page.evaluate(
+        """(b64) => {
+          const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+          const data = new DataTransfer();
+          data.items.add(new File([bytes], "dropped.png", { type: "image/png" }));
+          const init = { dataTransfer: data, bubbles: true, cancelable: true };
+          document.querySelector("#composer-text").dispatchEvent(new DragEvent("drop", init));
+        }""",
+        PNG_B64,
+    )
+    expect(page.locator("#attachments .attachment-name")).to_have_text(["dropped.png"])
+    page.click("#attachments .attachment-remove")
+    expect(page.locator("#attachments .attachment")).to_have_count(0)
+
     # A file that is not an image is not attached, and the user is told.
     notes = tmp_path / "notes.txt"
     notes.write_text("not a picture")

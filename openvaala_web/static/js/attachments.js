@@ -57,6 +57,16 @@ export class AttachmentTray {
       event.preventDefault();
       this.addFiles(files);
     });
+    // Files dropped on the composer are attached like pasted ones.
+    composer.addEventListener("dragover", (event) => {
+      if ([...(event.dataTransfer?.types || [])].includes("Files")) event.preventDefault();
+    });
+    composer.addEventListener("drop", (event) => {
+      const files = [...(event.dataTransfer?.files || [])];
+      if (!files.length) return;
+      event.preventDefault();
+      this.addFiles(files);
+    });
     const row = composer.querySelector(".composer-row");
     composer.insertBefore(this.tray, row);
     (row || composer).prepend(this.button, this.input);
