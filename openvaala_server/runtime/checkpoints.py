@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from openvaala_server import errors
 from openvaala_server.domain import checkpoints as ck
-from openvaala_server.store.checkpoints import SnapshotError, SnapshotStore
+from openvaala_server.store.checkpoints import SnapshotError, SnapshotStore, SnapshotTimeout
 from openvaala_server.tools.base import access_of
 
 if TYPE_CHECKING:
@@ -49,6 +49,9 @@ class Checkpoints:
         self._turns: dict[str, ck.TurnFiles] | None = None
         self._bytes: int | None = None
         self.skipped: list[str] = []  # why something was not captured (reported)
+        # False once a whole-tree snapshot timed out: `shell` calls are then not captured (until
+        # the conversation is loaded again), and reported so.
+        self._whole_tree = True
         # The snapshot each session's running turn started with: session id → (turn, task).
         self._turn_trees: dict[str, tuple[str, asyncio.Future[str | None]]] = {}
 
@@ -88,7 +91,7 @@ class Checkpoints:
         if not self._config.enabled or self.conv.meta is None:
             return
         agent = self.conv.runtime.config.agents.get(session.agent)
-        if agent is None or "shell" not in agent.tools:
+        if agent is None or "shell" not in agent.tools or not self._whole_tree:
             return
         store = self._store()
 
@@ -97,7 +100,7 @@ class Checkpoints:
                 try:
                     return await store.snapshot()
                 except (SnapshotError, OSError) as exc:
-                    self._skip(f"snapshot at the turn's start: {exc}")
+                    self._skip(f"snapshot at the turn's start: {exc}", exc)
                     return None
 
         task = asyncio.ensure_future(snapshot())
@@ -131,6 +134,9 @@ class Checkpoints:
                 # No lock: objects are written atomically, and git's index is not touched.
                 capture.before = await asyncio.to_thread(_states, store, paths)
             elif access.command is not None:
+                if not self._whole_tree:
+                    self._skip(f"{tool.spec.name}: the working directory is too large to snapshot")
+                    return None
                 capture.tree = await self._turn_tree(session.session_id, turn_id)
                 if capture.tree is None:
                     async with self._git:
@@ -138,7 +144,7 @@ class Checkpoints:
             else:
                 return None
         except (SnapshotError, OSError) as exc:
-            self._skip(f"{tool.spec.name}: {exc}")
+            self._skip(f"{tool.spec.name}: {exc}", exc)
             return None
         return capture
 
@@ -157,7 +163,7 @@ class Checkpoints:
                     if capture.before[p] != after[p]
                 ]
         except (SnapshotError, OSError) as exc:
-            self._skip(str(exc))
+            self._skip(str(exc), exc)
             return
         if not changes:
             return
@@ -172,7 +178,10 @@ class Checkpoints:
             turns.update(ck.fold([record]))
         await self._bound(store, changes)
 
-    def _skip(self, why: str) -> None:
+    def _skip(self, why: str, exc: Exception | None = None) -> None:
+        if isinstance(exc, SnapshotTimeout):
+            # Too large a directory: scanning it at every turn would only waste time.
+            self._whole_tree = False
         log.warning("checkpoint of %s skipped: %s", self.conv.conversation_id, why)
         self.skipped = [*self.skipped[-19:], why]
 

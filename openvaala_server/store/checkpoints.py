@@ -43,6 +43,10 @@ class SnapshotError(Exception):
     """A snapshot could not be taken (git failed, timed out, or the file is too large)."""
 
 
+class SnapshotTimeout(SnapshotError):
+    """A whole-tree snapshot took longer than its limit: the directory is too large for it."""
+
+
 def blob_sha(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
@@ -210,7 +214,7 @@ class SnapshotStore:
         except TimeoutError:
             proc.kill()
             await proc.wait()
-            raise SnapshotError(
+            raise SnapshotTimeout(
                 f"a snapshot of {self.work_tree} took longer than {self.timeout_s:g} s"
             ) from None
         except asyncio.CancelledError:

@@ -247,3 +247,25 @@ async def test_the_store_stays_within_its_bound(
         assert gone.value.kind == "not_found" and (d.workdir / "big1.txt").exists()
     finally:
         await client.close()
+
+
+async def test_a_directory_too_large_to_snapshot_is_reported(
+    daemon_factory: Factory, fake: FakeProvider
+) -> None:
+    d = daemon_factory(config(fake, "\n[checkpoints]\nsnapshot_timeout_s = 0\n"))
+    client = await d.client()
+    try:
+        cid = await new_conversation(client, str(d.workdir))
+        fake.enqueue(
+            Reply().tool_call("shell", {"command": "echo x > by-shell.txt"}),
+            Reply().tool_call("write_file", {"path": "by-tool.txt", "content": "y\n"}),
+            Reply().text("ok"),
+        )
+        await run_turn(client, cid, "go")
+        assert (d.workdir / "by-shell.txt").exists()
+        report = await client.request("conversation/checkpoints", {"conversationId": cid})
+        # The shell call ran, uncaptured, and the report says why; the named file was captured.
+        assert any("took longer than 0 s" in why for why in report["skipped"])
+        assert [f["path"] for t in report["turns"] for f in t["files"]] == ["by-tool.txt"]
+    finally:
+        await client.close()
