@@ -241,6 +241,9 @@ def test_a_1000_item_conversation_opens_pages_in_and_prunes(
         if texts.first.inner_text() == "message 0":
             break
     expect(texts.first).to_have_text("message 0")
+    # Replies drawn while scrolling up get their Markdown once near the screen: the first is.
+    first_reply = page.locator("#transcript .item[data-type='agent_message']").first
+    expect(first_reply.locator(".markdown code").first).to_have_text("run: ls")
     expect(page.locator("#transcript .load-more")).to_be_hidden()
     assert most <= BUDGET
     expect(page.locator("#transcript .load-newer")).to_be_visible()

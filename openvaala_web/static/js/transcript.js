@@ -127,10 +127,7 @@ export class TranscriptView {
     if (!s) return;
     const first = this._firstShown();
     if (first > 0) {
-      // Hard against the top (Home, the scrollbar dragged up): the user races for the start, so
-      // bigger steps; the element that anchors the view is never among those dropped below.
-      const step = this.root.scrollTop <= 0 ? ELEMENT_BUDGET - PAGE : PAGE;
-      this._drawOlder(s.items.slice(Math.max(0, first - step), first));
+      this._drawOlder(s.items.slice(Math.max(0, first - PAGE), first));
     } else if (s.hasMore) {
       this.handlers.onLoadMore();
     }
