@@ -4,6 +4,7 @@ and jumps to it."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from textual.widgets import Button, Collapsible
@@ -11,6 +12,8 @@ from textual.widgets import Button, Collapsible
 from openvaala_tui.app import VaalaApp
 from openvaala_tui.screens import ListPicker
 from openvaala_tui.widgets.items import AgentMessage, Summary
+from tests.fakes.providers import FakeProvider
+from tests.fakes.script import Reply
 from tests.tui.conftest import Clients, demo_config, notices, ready, type_and_send, wait_for
 
 
@@ -87,3 +90,29 @@ async def test_trace_gauge_pin_and_what_a_summary_replaced(
         assert await app.jump_to(replaced["fromItemId"])
         target = next(w for w in app.transcript.item_widgets if w.item_id == replaced["fromItemId"])
         assert target.has_class("-jumped")
+
+
+async def test_context_json_copies_the_provider_body(
+    fake_openai: FakeProvider, daemon_factory: Any, clients: Clients
+) -> None:
+    config = (
+        fake_openai.config_toml("fake", context_window=100_000, max_output_tokens=1000)
+        + '\n[agents.default]\ndescription = "d"\nmodel = "fake"\ntools = ["read_file"]\n'
+    )
+    fake_openai.enqueue(Reply().text("an answer"), Reply().text("next"))
+    daemon = daemon_factory(config)
+    client = await clients(daemon)
+    app = VaalaApp(cwd=str(daemon.workdir), client=client)
+    async with app.run_test(size=(110, 44)) as pilot:
+        await ready(pilot)
+        await _turn(pilot, app, "hello")
+        await type_and_send(pilot, "/context json")
+        await wait_for(pilot, lambda: bool(app.clipboard), what="the copied body")
+        body = json.loads(app.clipboard)
+        assert body["model"] == "fake-model"
+        assert [m["content"] for m in body["messages"][1:]] == ["hello", "an answer"]
+        # It is what the provider is sent next, before the new message.
+        await _turn(pilot, app, "again")
+        sent = fake_openai.requests[-1].json
+        assert sent["messages"][:-1] == body["messages"]
+        assert sent["tools"] == body["tools"]
