@@ -77,14 +77,22 @@ async def replaced(ls: OpenVaalaServer, params: Params, *, show: bool = False) -
         if line is not None:
             uri = uris.conversation_uri(cid, call.get("sessionId"))
             result["location"] = {"uri": uri, "line": line}
-            if show and get_capability(
-                ls.client_capabilities, "window.show_document.support", False
-            ):
-                spot = types.Range(types.Position(line, 0), types.Position(line, 0))
-                await ls.window_show_document_async(
-                    types.ShowDocumentParams(uri=uri, take_focus=True, selection=spot)
-                )
+            caps = ls.client_capabilities
+            if show and get_capability(caps, "window.show_document.support", False):
+                await _show_at(ls, uri, line)
     return result
+
+
+async def _show_at(ls: OpenVaalaServer, uri: str, line: int) -> None:
+    spot = types.Range(types.Position(line, 0), types.Position(line, 0))
+    try:
+        await ls.window_show_document_async(
+            types.ShowDocumentParams(uri=uri, take_focus=True, selection=spot)
+        )
+    except Exception:
+        # The editor's own failure, e.g. Neovim placing the cursor in a transcript whose text has
+        # not arrived yet: show the document, and the plugin moves there itself.
+        await ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True))
 
 
 async def _replaced_shown(ls: OpenVaalaServer, params: Params) -> Any:

@@ -545,6 +545,7 @@ function M.setup(opts)
   buffer.setup(M)
   approvals.setup(M)
   chat.setup(M)
+  require("openvaala.context").setup(M)
 end
 
 return M
