@@ -115,6 +115,7 @@ class CheckpointConfig:
     max_mb: int = 512  # the snapshot store of one conversation; the oldest turns go first
     max_file_mb: int = 10  # a larger file is not captured (the call says so in the report)
     snapshot_timeout_s: float = 20.0  # a whole-tree snapshot (around `shell`) taking longer
+    max_files: int = 100_000  # a working directory with more is not snapshot whole (`shell`)
 
 
 @dataclass(frozen=True)
@@ -391,6 +392,7 @@ def _parse_checkpoints(t: _Reader) -> CheckpointConfig:
         max_mb=t.integer("max_mb", CheckpointConfig.max_mb, minimum=1),
         max_file_mb=t.integer("max_file_mb", CheckpointConfig.max_file_mb, minimum=1),
         snapshot_timeout_s=t.number("snapshot_timeout_s", CheckpointConfig.snapshot_timeout_s),
+        max_files=t.integer("max_files", CheckpointConfig.max_files, minimum=1),
     )
 
 

@@ -52,6 +52,7 @@ class Checkpoints:
         # False once a whole-tree snapshot timed out: `shell` calls are then not captured (until
         # the conversation is loaded again), and reported so.
         self._whole_tree = True
+        self._surveyed = False
         # The snapshot each session's running turn started with: session id → (turn, task).
         self._turn_trees: dict[str, tuple[str, asyncio.Future[str | None]]] = {}
 
@@ -98,13 +99,27 @@ class Checkpoints:
         async def snapshot() -> str | None:
             async with self._git:
                 try:
-                    return await store.snapshot()
+                    return await self._whole_snapshot(store)
                 except (SnapshotError, OSError) as exc:
                     self._skip(f"snapshot at the turn's start: {exc}", exc)
                     return None
 
         task = asyncio.ensure_future(snapshot())
         self._turn_trees[session.session_id] = (turn_id, task)
+
+    async def _whole_snapshot(self, store: SnapshotStore) -> str | None:
+        """A snapshot of the whole tree (the caller holds the git lock), or None when the
+        directory is too large. Surveyed once per load, before anything is stored: a home
+        directory or a disk's root must not be copied into the conversation."""
+        if not self._surveyed:
+            too_large = await store.survey(self._config.max_files, self._config.max_mb * MB)
+            self._surveyed = True
+            if too_large is not None:
+                self._whole_tree = False
+                self._skip(f"shell calls are not captured: {too_large}")
+        if not self._whole_tree:
+            return None
+        return await store.snapshot()
 
     async def _turn_tree(self, session_id: str, turn_id: str) -> str | None:
         started = self._turn_trees.get(session_id)
@@ -134,13 +149,15 @@ class Checkpoints:
                 # No lock: objects are written atomically, and git's index is not touched.
                 capture.before = await asyncio.to_thread(_states, store, paths)
             elif access.command is not None:
+                capture.tree = await self._turn_tree(session.session_id, turn_id)
                 if not self._whole_tree:
                     self._skip(f"{tool.spec.name}: the working directory is too large to snapshot")
                     return None
-                capture.tree = await self._turn_tree(session.session_id, turn_id)
                 if capture.tree is None:
                     async with self._git:
-                        capture.tree = await store.snapshot()
+                        capture.tree = await self._whole_snapshot(store)
+                    if capture.tree is None:
+                        return None
             else:
                 return None
         except (SnapshotError, OSError) as exc:

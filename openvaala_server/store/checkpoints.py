@@ -234,6 +234,51 @@ class SnapshotStore:
         spec = [".", *(f":(exclude){e}" for e in self.excludes)]
         await self._git("add", "-A", "--ignore-errors", "--", *spec)
 
+    async def survey(self, max_files: int, max_bytes: int) -> str | None:
+        """Why the work tree is too large for whole-tree snapshots (more files or bytes than
+        allowed, not counting what `.gitignore` leaves out), or None. Lists paths only (`git
+        ls-files`, nothing stored) and stops reading past `max_files`."""
+        await asyncio.to_thread(self.ensure)
+        spec = [".", *(f":(exclude){e}" for e in self.excludes)]
+        proc = await asyncio.create_subprocess_exec(
+            "git",
+            f"--git-dir={self.git_dir}",
+            f"--work-tree={self.work_tree}",
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+            "--",
+            *spec,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            cwd=self.work_tree,
+            env=_git_env(),
+        )
+        assert proc.stdout is not None
+        names: list[bytes] = []
+        tail = b""
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                while chunk := await proc.stdout.read(1 << 16):
+                    parts = (tail + chunk).split(b"\0")
+                    tail = parts.pop()
+                    names.extend(parts)
+                    if len(names) > max_files:
+                        return f"{self.work_tree} holds more than {max_files} files"
+        except TimeoutError:
+            return f"listing {self.work_tree} took longer than {self.timeout_s:g} s"
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+            await proc.wait()
+        total = await asyncio.to_thread(_total_size, self.work_tree, names, max_bytes)
+        if total > max_bytes:
+            return f"the files of {self.work_tree} hold more than {max_bytes // (1 << 20)} MB"
+        return None
+
     async def snapshot(self) -> str:
         """The id of a tree holding every (not ignored) file of the work tree now."""
         await asyncio.to_thread(self.ensure)
@@ -246,6 +291,18 @@ class SnapshotStore:
         await self._add_all()
         out = await self._git("diff-index", "--cached", "-z", "--raw", "--no-renames", tree)
         return _parse_raw(out)
+
+
+def _total_size(root: Path, names: list[bytes], limit: int) -> int:
+    total = 0
+    for name in names:
+        try:
+            total += os.lstat(root / os.fsdecode(name)).st_size
+        except OSError:
+            continue
+        if total > limit:
+            break
+    return total
 
 
 def _parse_raw(out: bytes) -> list[tuple[str, State, State]]:

@@ -269,3 +269,26 @@ async def test_a_directory_too_large_to_snapshot_is_reported(
         assert [f["path"] for t in report["turns"] for f in t["files"]] == ["by-tool.txt"]
     finally:
         await client.close()
+
+
+async def test_a_directory_with_too_many_files_is_not_copied(
+    daemon_factory: Factory, fake: FakeProvider
+) -> None:
+    d = daemon_factory(config(fake, "\n[checkpoints]\nmax_files = 3\n"))
+    for i in range(5):
+        (d.workdir / f"f{i}.txt").write_text("x\n")
+    client = await d.client()
+    try:
+        cid = await new_conversation(client, str(d.workdir))
+        fake.enqueue(
+            Reply().tool_call("shell", {"command": "echo y > f0.txt"}),
+            Reply().text("ok"),
+        )
+        await run_turn(client, cid, "go")
+        report = await client.request("conversation/checkpoints", {"conversationId": cid})
+        assert any("more than 3 files" in why for why in report["skipped"]), report
+        assert report["turns"] == []
+        objects = d.data_dir.conversation_dir(cid) / "checkpoints" / "objects"
+        assert not [p for p in objects.rglob("*") if p.is_file()]  # nothing was stored
+    finally:
+        await client.close()
