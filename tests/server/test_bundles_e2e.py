@@ -89,6 +89,11 @@ async def test_export_then_import_elsewhere_keeps_history_tree_and_attachments(
     project.mkdir()
     done = other.cli("import", str(bundle), "--cwd", str(project))
     assert done.returncode == 0, done.stderr
+    # Again from a script (no terminal to ask on): it says to choose, then skips when told to.
+    again = other.cli("import", str(bundle))
+    assert again.returncode == 1 and "--on-conflict" in again.stderr
+    again = other.cli("import", str(bundle), "--on-conflict", "skip")
+    assert again.returncode == 0 and "skipped" in again.stdout
     client2 = await other.client()
     try:
         assert _texts(await _read(client2, fid)) == _texts(whole)  # older history from cid
