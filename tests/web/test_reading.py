@@ -23,7 +23,10 @@ ANSWER = (
     "Here is the code:\n\n```python\n"
     + CODE
     + "\n```\n\n- [x] written\n- [ ] tested\n\n> Simple is better than complex.\n\n"
-    + "See [the docs](https://example.com/docs).\n"
+    + "See [the docs](https://example.com/docs).\n\n"
+    + "| configuration_key_name | default_value_here | what_it_does_in_a_few_words |\n"
+    + "|---|---|---|\n"
+    + "| compact_threshold_ratio | zero_point_eight | compacts_the_context_early |\n"
 )
 
 # Relative luminance and contrast ratio (WCAG 2.x), against the first opaque background up.
@@ -97,6 +100,14 @@ def test_code_is_highlighted_and_copied_and_markdown_reads_well(
         page.emulate_media(color_scheme=scheme)
         ratio = link.evaluate(CONTRAST_JS)
         assert ratio >= 4.5, (scheme, ratio)
+
+    # On a phone a wide table scrolls sideways instead of breaking every character.
+    page.set_viewport_size({"width": 390, "height": 844})
+    table = agent.locator("table")
+    assert table.evaluate("e => e.scrollWidth > e.clientWidth")
+    cell = table.locator("td").first.bounding_box()
+    assert cell is not None and cell["height"] < 40, cell
+    page.set_viewport_size({"width": 1200, "height": 800})
 
     # A whole message copies as its Markdown source.
     agent.hover()
