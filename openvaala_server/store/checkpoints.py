@@ -260,6 +260,7 @@ class SnapshotStore:
         assert proc.stdout is not None
         names: list[bytes] = []
         tail = b""
+        complete = False
         try:
             async with asyncio.timeout(self.timeout_s):
                 while chunk := await proc.stdout.read(1 << 16):
@@ -268,11 +269,13 @@ class SnapshotStore:
                     names.extend(parts)
                     if len(names) > max_files:
                         return f"{self.work_tree} holds more than {max_files} files"
+                complete = True
         except TimeoutError:
             return f"listing {self.work_tree} took longer than {self.timeout_s:g} s"
         finally:
-            if proc.returncode is None:
-                proc.kill()
+            if not complete:  # stopped early: git need not list the rest
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
             await proc.wait()
         total = await asyncio.to_thread(_total_size, self.work_tree, names, max_bytes)
         if total > max_bytes:
