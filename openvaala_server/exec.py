@@ -395,6 +395,7 @@ async def _follow(
     stop: asyncio.Event,
 ) -> int:
     refused: str | None = None
+    refused_in: str | None = None  # the session whose approval was refused
     notes = client.notifications().__aiter__()
     stopping = asyncio.ensure_future(stop.wait())
     try:
@@ -427,8 +428,15 @@ async def _follow(
                 _err("the daemon went away during the turn")
                 return EXIT_NO_DAEMON
             follower.feed(note)
+            params = note.get("params") or {}
             if note.get("method") == "approval/requested" and refused is None:
-                refused = await _answer(client, cid, note.get("params") or {}, rules)
+                refused = await _answer(client, cid, params, rules)
+                refused_in = str(params.get("sessionId")) if refused else None
+            if refused_in is not None and follower.statuses.get(refused_in) not in (
+                *ACTIVE,
+                None,
+            ):
+                break  # the session that asked has stopped: the call failed
     finally:
         stopping.cancel()
     if refused is not None:
@@ -458,12 +466,14 @@ async def _answer(
             {"conversationId": cid, "approvalId": approval["approvalId"], "decision": "allow"},
         )
         return None
-    await _interrupt(client, cid)
+    asking = approval.get("sessionId")  # the root's or a subagent's turn: it is stopped
+    await _interrupt(client, cid, asking if isinstance(asking, str) else None)
     return f"`{approval.get('summary')}` ({approval.get('tool')})"
 
 
-async def _interrupt(client: Client, cid: str) -> None:
-    await _quietly(client.request("turn/interrupt", {"conversationId": cid}, timeout=10))
+async def _interrupt(client: Client, cid: str, session_id: str | None = None) -> None:
+    params = {"conversationId": cid, **({"sessionId": session_id} if session_id else {})}
+    await _quietly(client.request("turn/interrupt", params, timeout=10))
 
 
 async def _quietly(call: Awaitable[Any]) -> None:

@@ -285,3 +285,22 @@ def test_a_subagents_report_is_awaited_and_its_answer_printed(
     done = run_exec(home, fake, "count with a helper")
     assert done.returncode == EXIT_OK, done.stderr
     assert done.stdout == "I started a helper.\n\nThe helper found 42.\n"
+
+
+def test_a_subagents_approval_fails_the_call_and_stops_the_subagent(
+    home: Daemon, fake: FakeProvider
+) -> None:
+    marker = home.workdir / "sub-made"
+    fake.enqueue(
+        Reply().tool_call("spawn_agent", {"agent": "careful", "task": "TASK-Y make it"}),
+        Reply().text("I started a careful helper."),
+        when=role_is("root"),
+    )
+    fake.enqueue(
+        Reply().tool_call("shell", {"command": f"touch {marker.name}"}),
+        when=lambda req: "TASK-Y" in str(req.json["messages"]),
+    )
+    done = run_exec(home, fake, "get it made")
+    assert done.returncode == EXIT_APPROVAL, done.stderr
+    assert f"touch {marker.name}" in done.stderr
+    assert not marker.exists()
