@@ -169,8 +169,15 @@ class SnapshotStore:
         return Blob(sha, mode)
 
     def put_back(self, rel: str, target: State) -> None:
-        """Make the path hold `target` again (None: remove it)."""
+        """Make the path hold `target` again (None: remove it). Never through a symlinked
+        directory that leads out of the working directory (one may have replaced a folder)."""
         path = self._abs(rel)
+        root = self.work_tree.resolve()
+        existing = path.parent
+        while not existing.exists() and existing != root:
+            existing = existing.parent
+        if not existing.resolve().is_relative_to(root):
+            raise SnapshotError(f"{rel}: its folder now leads outside the working directory")
         if target is None:
             try:
                 if not path.is_dir() or path.is_symlink():
