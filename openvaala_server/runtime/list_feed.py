@@ -14,8 +14,9 @@ METHOD = "conversation/listChanged"
 class ListFeed(Broadcast):
     def changed(self, info: dict[str, Any]) -> None:
         # An unsaved conversation (no message yet) is not listed, so nobody hears of it.
-        if info.get("persisted", True):
+        if self._clients and info.get("persisted", True):  # nobody watching: nothing to encode
             self.publish(METHOD, {"conversation": info})
 
     def deleted(self, conversation_id: str) -> None:
-        self.publish(METHOD, {"conversationId": conversation_id, "deleted": True})
+        if self._clients:
+            self.publish(METHOD, {"conversationId": conversation_id, "deleted": True})
