@@ -44,6 +44,7 @@ from openvaala_server.models.base import (
     ToolSpec,
     UsageReported,
 )
+from openvaala_server.models.http_client import KeptClient
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
@@ -71,11 +72,18 @@ class _Block:
 class AnthropicProvider:
     def __init__(self, config: ModelConfig, *, client: httpx.AsyncClient | None = None) -> None:
         self.config = config
-        self.client = client
+        self.client = KeptClient(http.timeout_for(config), client)
         self.base_url = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         host = http.host_label(self.base_url)
         self.label = "Anthropic" if host == "api.anthropic.com" else f"the Anthropic API at {host}"
         self.wire_cache: http.WireCache[Wire] = http.WireCache(item_wire)
+
+    def retire(self) -> None:
+        """Close the kept client once no call uses it (a reload replaced this provider)."""
+        self.client.retire()
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
 
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
         body: dict[str, Any] = {

@@ -108,3 +108,11 @@ class Provider(Protocol):
         Cancelling the iterating task must abort the underlying request at once.
         """
         ...
+
+    def retire(self) -> None:
+        """A reload replaced this provider: release its connections once no call uses them."""
+        ...
+
+    async def aclose(self) -> None:
+        """The daemon is shutting down: release its connections now."""
+        ...

@@ -41,6 +41,12 @@ class DemoProvider:
         pace = config.options.get("pace_ms", 30)
         self.pace_s = float(pace) / 1000 if isinstance(pace, int | float) else 0.03
 
+    def retire(self) -> None:
+        """Nothing to release: the demo model holds no connections."""
+
+    async def aclose(self) -> None:
+        """Nothing to release: the demo model holds no connections."""
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         input_tokens = estimate_text(request.instructions) + sum(
             estimate_item(i) for i in request.items

@@ -15,10 +15,11 @@ The API key never reaches a message: `redact` scrubs it from anything a provider
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import time
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
@@ -43,6 +44,7 @@ from openvaala_server.domain.records import (
     Item,
 )
 from openvaala_server.models.base import ModelError
+from openvaala_server.models.http_client import KeptClient
 
 PROVIDER_UNAVAILABLE = "provider_unavailable"
 AUTH_FAILED = "auth_failed"
@@ -53,6 +55,9 @@ CONTEXT_OVERFLOW = "context_overflow"
 # Model calls stream for minutes and reasoning models may think silently for a long time before
 # the first byte, so only connecting is held to a short deadline.
 DEFAULT_TIMEOUT = httpx.Timeout(connect=15.0, read=300.0, write=60.0, pool=15.0)
+
+# How long to wait for the end of a response body after its final event (see `_drain`).
+DRAIN_S = 1.0
 
 # Phrases by which providers (and OpenAI-compatible servers without error codes) say the prompt
 # does not fit the model's context window.
@@ -277,7 +282,7 @@ def transport_error(endpoint: Endpoint, exc: httpx.TransportError) -> ModelError
 
 async def sse_events(
     endpoint: Endpoint,
-    client: httpx.AsyncClient | None,
+    client: KeptClient,
     url: str,
     headers: dict[str, str],
     body: dict[str, Any],
@@ -288,15 +293,12 @@ async def sse_events(
     closes the response and with it the connection, so the provider stops generating at once.
     """
     async with AsyncExitStack() as stack:
-        if client is None:
-            # One client per call: providers have no lifecycle hook to close a shared one, and a
-            # connection setup is small next to a model call.
-            client = await stack.enter_async_context(
-                httpx.AsyncClient(timeout=timeout_for(endpoint.config))
-            )
         try:
+            # The provider's kept client (see http_client.py): one pool of connections reused
+            # from call to call, never built on the event loop.
+            http_client = await stack.enter_async_context(client.use())
             source: EventSource = await stack.enter_async_context(
-                aconnect_sse(client, "POST", url, headers=headers, json=body)
+                aconnect_sse(http_client, "POST", url, headers=headers, json=body)
             )
             response = source.response
             if response.status_code >= 400:
@@ -306,10 +308,35 @@ async def sse_events(
             if "text/event-stream" not in content_type:
                 text = (await response.aread()).decode("utf-8", "replace")
                 raise _not_a_stream(endpoint, content_type, text)
-            async for event in source.aiter_sse():
-                yield event
+            events = source.aiter_sse()
+            try:
+                async for event in events:
+                    yield event
+            except GeneratorExit:
+                await _drain(events)
+                raise
         except httpx.TransportError as exc:
             raise transport_error(endpoint, exc) from None
+
+
+async def _drain(events: AsyncIterator[ServerSentEvent]) -> None:
+    """Read to the end of a stream whose consumer stopped at its final event, briefly.
+
+    Providers stop reading at their final event (`[DONE]`, `message_stop`, ...), a moment before
+    the response body ends; a response closed before its end takes its connection with it, so
+    the next call would connect (and handshake) again. Reading the last bytes lets the kept
+    client reuse the connection. Not when the call is being cancelled: an interrupt must close
+    the connection at once, so that the provider stops generating.
+    """
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        return
+    try:
+        async with asyncio.timeout(DRAIN_S):
+            async for _ in events:
+                pass
+    except (TimeoutError, httpx.HTTPError):
+        pass  # the connection is then closed instead of reused: nothing lost
 
 
 def _not_a_stream(endpoint: Endpoint, content_type: str, text: str) -> ModelError:

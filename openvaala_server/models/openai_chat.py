@@ -49,6 +49,7 @@ from openvaala_server.models.base import (
     ToolSpec,
     UsageReported,
 )
+from openvaala_server.models.http_client import KeptClient
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OLLAMA_PORT = 11434
@@ -72,7 +73,7 @@ class _PartialCall:
 class OpenAIChatProvider:
     def __init__(self, config: ModelConfig, *, client: httpx.AsyncClient | None = None) -> None:
         self.config = config
-        self.client = client
+        self.client = KeptClient(http.timeout_for(config), client)
         self.base_url = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         self.official = urlsplit(self.base_url).hostname == "api.openai.com"
         self.label = (
@@ -81,6 +82,13 @@ class OpenAIChatProvider:
             else f"the OpenAI-compatible server at {http.host_label(self.base_url)}"
         )
         self.wire_cache: http.WireCache[Wire] = http.WireCache(item_wire)
+
+    def retire(self) -> None:
+        """Close the kept client once no call uses it (a reload replaced this provider)."""
+        self.client.retire()
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
 
     @property
     def is_ollama(self) -> bool:

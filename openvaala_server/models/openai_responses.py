@@ -58,6 +58,7 @@ from openvaala_server.models.base import (
     ToolSpec,
     UsageReported,
 )
+from openvaala_server.models.http_client import KeptClient
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 PROVIDER_TAG = "openai_responses"  # marks reasoning provider_data this provider can send back
@@ -68,11 +69,18 @@ _INCOMPLETE_REASONS = {"max_output_tokens": "max_tokens", "content_filter": "con
 class OpenAIResponsesProvider:
     def __init__(self, config: ModelConfig, *, client: httpx.AsyncClient | None = None) -> None:
         self.config = config
-        self.client = client
+        self.client = KeptClient(http.timeout_for(config), client)
         self.base_url = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         host = http.host_label(self.base_url)
         self.label = "OpenAI" if host == "api.openai.com" else f"the Responses API at {host}"
         self.wire_cache: http.WireCache[Wire] = http.WireCache(item_wire)
+
+    def retire(self) -> None:
+        """Close the kept client once no call uses it (a reload replaced this provider)."""
+        self.client.retire()
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
 
     @property
     def reasoning_context(self) -> str:

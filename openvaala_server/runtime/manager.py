@@ -139,9 +139,21 @@ class Runtime:
         if cached is not None and cached[0] == model:
             return cached[1]
         provider = make_provider(model)
-        if model == self.config.models.get(name):  # a running turn's older model: not kept
+        if model == self.config.models.get(name):
             self._providers[name] = (model, provider)
+            if cached is not None:  # made from an older config: its connections go
+                cached[1].retire()
+        else:  # a running turn's older model: not kept, its connection closes after this call
+            provider.retire()
         return provider
+
+    def retire_stale_providers(self) -> None:
+        """After a reload: providers whose model changed or went away release their connections
+        (once the turns still streaming from them are done)."""
+        for name, (model, provider) in list(self._providers.items()):
+            if self.config.models.get(name) != model:
+                del self._providers[name]
+                provider.retire()
 
     def tools_for(self, conv: LiveConversation, session: LiveSession) -> dict[str, Tool]:
         agent = self.config_for(session).agents.get(session.agent)
@@ -804,6 +816,10 @@ class Runtime:
         if tasks:
             await asyncio.wait(tasks, timeout=timeout)
         await self.mcp.shutdown()
+        providers = [provider for _, provider in self._providers.values()]
+        self._providers.clear()
+        await asyncio.gather(*(provider.aclose() for provider in providers))
+        log.info("closed the connections of %d model providers", len(providers))
 
 
 def _refuse_while_running(conv: LiveConversation, what: str) -> None:

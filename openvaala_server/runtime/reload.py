@@ -119,6 +119,7 @@ class ConfigWatcher:
         # a new value there waits for `serve restart`, and is reported until then.
         self.runtime.config = replace(config, server=old.server)
         restarted = self.runtime.mcp.reconfigure(config.mcp_servers)
+        self.runtime.retire_stale_providers()
         restart = [name for name in changed if name in RESTART_SECTIONS]
         words = ", ".join(changed) if changed else "nothing"
         message = f"reloaded {self.path}: {words} changed"

@@ -85,6 +85,18 @@ Matcher = Callable[[RecordedRequest], bool]
 
 
 @dataclass
+class FakeConnection:
+    """One TCP connection a client opened to the fake; `closed` is set when it ended."""
+
+    port: int  # the client's port, which tells connections apart
+    requests: int = 0
+    closed: threading.Event = field(default_factory=threading.Event, repr=False)
+
+    async def wait_closed(self, timeout: float = 5.0) -> bool:
+        return await asyncio.to_thread(self.closed.wait, timeout)
+
+
+@dataclass
 class _Scripted:
     reply: Reply
     when: Matcher | None
@@ -107,6 +119,7 @@ class FakeProvider:
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._writers: set[asyncio.StreamWriter] = set()
+        self.connections: list[FakeConnection] = []  # every connection accepted, in order
         self.port = 0
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -280,11 +293,16 @@ class FakeProvider:
         assert task is not None
         self._tasks.add(task)
         self._writers.add(writer)
+        peer = writer.get_extra_info("peername")
+        connection = FakeConnection(peer[1] if isinstance(peer, tuple) else 0)
+        with self._lock:
+            self.connections.append(connection)
         try:
             while True:
                 request = await _read_request(reader)
                 if request is None:
                     break
+                connection.requests += 1
                 self._record(request)
                 if not await self._respond(request, reader, writer):
                     break
@@ -298,6 +316,7 @@ class FakeProvider:
             self._writers.discard(writer)
             self._tasks.discard(task)
             writer.close()
+            connection.closed.set()
 
     async def _respond(
         self, request: RecordedRequest, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
