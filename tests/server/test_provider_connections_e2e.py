@@ -13,18 +13,20 @@ from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
 from tests.fakes.wire import ANTHROPIC, CHAT, RESPONSES
 from tests.support.daemon import Daemon
-from tests.support.events import collect_until, method_is, new_conversation, run_turn
+from tests.support.events import (
+    Note,
+    collect_until,
+    completed_items,
+    method_is,
+    new_conversation,
+    run_turn,
+)
 
 AGENT = '\n[agents.default]\ndescription = "test"\nmodel = "fake"\n'
 
 
-def answers(notes: list[dict[str, object]]) -> list[str]:
-    return [
-        str(n["params"]["item"]["text"])  # type: ignore[index]
-        for n in notes
-        if n["method"] == "item/completed"
-        and n["params"]["item"]["type"] == "agent_message"  # type: ignore[index]
-    ]
+def answers(notes: list[Note]) -> list[str]:
+    return [str(item["text"]) for item in completed_items(notes, "agent_message")]
 
 
 @pytest.mark.parametrize("wire", [CHAT, RESPONSES, ANTHROPIC])
