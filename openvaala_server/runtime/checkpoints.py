@@ -53,6 +53,7 @@ class Checkpoints:
         # the conversation is loaded again), and reported so.
         self._whole_tree = True
         self._surveyed = False
+        self._shell_seen = False  # a `shell` call ran: later turns snapshot as they start
         # The snapshot each session's running turn started with: session id → (turn, task).
         self._turn_trees: dict[str, tuple[str, asyncio.Future[str | None]]] = {}
 
@@ -87,12 +88,17 @@ class Checkpoints:
         """Snapshot the whole working directory as the turn starts, in the background: it
         overlaps the model's first call, and a `shell` call of this turn compares with it
         instead of scanning the tree once more before it runs (as OpenCode and Claude Code
-        take their snapshot at the prompt). Only for agents that have `shell`."""
+        take their snapshot at the prompt). Only for agents that have `shell`, in a
+        conversation that has run it."""
         self._turn_trees.pop(session.session_id, None)
         if not self._config.enabled or self.conv.meta is None:
             return
         agent = self.conv.runtime.config.agents.get(session.agent)
         if agent is None or "shell" not in agent.tools or not self._whole_tree:
+            return
+        if not self._shell_seen:
+            # A conversation that has not run `shell` (since it was loaded) pays nothing: its
+            # first `shell` call snapshots just before it runs instead.
             return
         store = self._store()
 
@@ -149,6 +155,7 @@ class Checkpoints:
                 # No lock: objects are written atomically, and git's index is not touched.
                 capture.before = await asyncio.to_thread(_states, store, paths)
             elif access.command is not None:
+                self._shell_seen = True
                 capture.tree = await self._turn_tree(session.session_id, turn_id)
                 if not self._whole_tree:
                     self._skip(f"{tool.spec.name}: the working directory is too large to snapshot")
