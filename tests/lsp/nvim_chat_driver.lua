@@ -71,7 +71,7 @@ T.run(function(ov)
 
   -- Context added to the composer (whole buffer): path only.
   vim.api.nvim_set_current_win(code_win)
-  vim.cmd("OpenVaalaContext")
+  vim.cmd("OpenVaalaAdd")
   results.context = vim.api.nvim_buf_get_lines(c.buf, 0, -1, false)
   vim.api.nvim_buf_set_lines(c.buf, 0, -1, false, {})
 

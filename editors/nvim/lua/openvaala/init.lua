@@ -471,7 +471,8 @@ local function define_commands()
       M.open(cid)
     end
   end, { desc = "Open the chat of the current conversation" })
-  command("OpenVaalaContext", function(o)
+  -- (:OpenVaalaContext is the context trace, in openvaala/context.lua.)
+  command("OpenVaalaAdd", function(o)
     local cid = current()
     if cid then
       chat.compose(cid, chat.context(0, o.line1, o.line2))
