@@ -568,7 +568,10 @@ class Runtime:
             items = session.items
         end = len(items)
         if before is not None:
-            index = next((i for i, it in enumerate(items) if it["itemId"] == before), None)
+            if items is session.items:  # its own history: by position, the same at any length
+                index = session.positions.find(items, before)
+            else:  # a fork's history joined with its original's, built afresh for this read
+                index = next((i for i, it in enumerate(items) if it["itemId"] == before), None)
             if index is None:
                 raise errors.NotFound(f"no item {before} in this session", param="beforeItem")
             end = index

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from openvaala_server.domain.inbox import Inbox
+from openvaala_server.domain.positions import PositionIndex
 from openvaala_server.domain.records import Item
 from openvaala_server.domain.usage import UsageTracker
 
@@ -45,6 +46,8 @@ class LiveSession:
     title: str
     usage: UsageTracker
     items: list[Item] = field(default_factory=list)
+    # Where each of `items` is by id, for paging (conversation/read with beforeItem).
+    positions: PositionIndex = field(default_factory=PositionIndex)
     # False while only the last page is loaded (a conversation just opened from disk).
     history_complete: bool = True
     inbox: Inbox = field(default_factory=Inbox)
