@@ -51,6 +51,12 @@ def blob_sha(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
+def _write_private(path: Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+
+
 def _git_env() -> dict[str, str]:
     # Hermetic: no GIT_DIR/GIT_INDEX_FILE of the daemon's environment, no user or system config
     # (hooks, fsmonitor, filters): this repository is ours alone.
@@ -83,10 +89,14 @@ class SnapshotStore:
         self.git_dir.mkdir(mode=0o700, exist_ok=True)
         for sub in ("objects", "refs", "info"):
             (self.git_dir / sub).mkdir(mode=0o700, exist_ok=True)
-        (self.git_dir / "HEAD").write_text("ref: refs/heads/main\n")
-        (self.git_dir / "config").write_text(
+        _write_private(self.git_dir / "HEAD", "ref: refs/heads/main\n")
+        # sharedRepository = 0600: git writes its objects and index for the owner only, as every
+        # other file of the data directory is (docs/security.md).
+        _write_private(
+            self.git_dir / "config",
             "[core]\n\trepositoryformatversion = 0\n\tbare = true\n\tautocrlf = false\n"
-            "\tfilemode = true\n\tsymlinks = true\n\tuntrackedCache = true\n[gc]\n\tauto = 0\n"
+            "\tfilemode = true\n\tsymlinks = true\n\tuntrackedCache = true\n"
+            "\tsharedRepository = 0600\n[gc]\n\tauto = 0\n",
         )
 
     def size_bytes(self) -> int:
@@ -215,6 +225,7 @@ class SnapshotStore:
             stderr=asyncio.subprocess.PIPE,
             cwd=self.work_tree,
             env=_git_env(),
+            umask=0o077,
         )
         try:
             out, err = await asyncio.wait_for(proc.communicate(), self.timeout_s)
@@ -263,6 +274,7 @@ class SnapshotStore:
             stderr=asyncio.subprocess.DEVNULL,
             cwd=self.work_tree,
             env=_git_env(),
+            umask=0o077,
         )
         assert proc.stdout is not None
         names: list[bytes] = []

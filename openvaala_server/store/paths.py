@@ -105,6 +105,15 @@ def tighten(path: Path, entry: os.DirEntry[str] | None = None) -> bool:
     return True
 
 
+def _tighten_tree(directory: Path) -> None:
+    """Everything under a conversation's directory: attachments/ and the snapshot store
+    (checkpoints/) hold files two levels down. Symlinks are neither followed nor changed."""
+    for inner in _scan(directory):
+        tighten(Path(inner.path), inner)
+        if inner.is_dir(follow_symlinks=False):
+            _tighten_tree(Path(inner.path))
+
+
 _PATH_CACHE_SIZE = 4096
 
 
@@ -144,8 +153,7 @@ class DataDir:
             return
         for entry in _scan(self.conversations_dir):
             if tighten(Path(entry.path), entry) and entry.is_dir(follow_symlinks=False):
-                for inner in _scan(Path(entry.path)):
-                    tighten(Path(inner.path), inner)
+                _tighten_tree(Path(entry.path))
 
     @property
     def metadata_db(self) -> Path:

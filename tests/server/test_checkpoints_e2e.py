@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import os
+import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -119,7 +120,15 @@ async def test_rewind_with_restore_puts_every_file_back_and_reports_conflicts(
         assert 0 < report["bytes"] <= report["limitBytes"]
         # The store is the conversation's own: the working directory got no repository.
         assert not (work / ".git").exists()
-        assert (d.data_dir.conversation_dir(cid) / "checkpoints" / "objects").is_dir()
+        store = d.data_dir.conversation_dir(cid) / "checkpoints"
+        assert (store / "objects").is_dir()
+        # Snapshots hold the user's file contents: private like the rest of the data directory.
+        loose = [
+            p
+            for p in [store, *store.rglob("*")]
+            if not p.is_symlink() and stat.S_IMODE(p.stat().st_mode) & 0o077
+        ]
+        assert loose == []
 
         # The user edits one of the agent's files afterwards: a conflict, nothing restored.
         (work / "edited.txt").write_text("my own edit\n")
