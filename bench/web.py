@@ -15,7 +15,9 @@ Figures are the median and range of ``--runs`` runs, each in a fresh page.
 Goal (issue 20): first paints no slower than before (0.56–0.92 s and 0.44–0.50 s on a loaded
 2-core machine), the first of 2,000 items reached in under 2 s (5.2 s before).
 
-Run: ``python bench/web.py [--items 2000] [--runs 3]``.
+Run: ``python bench/web.py [--items 2000] [--runs 3]``. For a baseline of another tree, run this
+script from that tree's directory with ``PYTHONPATH`` set to it: the daemon is started with
+``python -c``, which imports from the current directory first.
 """
 
 from __future__ import annotations

@@ -152,7 +152,10 @@ export class TranscriptView {
     const first = this._firstShown();
     const start = items.length ? this.session.items.indexOf(items[0]) : -1;
     if (start >= 0 && (first < 0 || start < first)) {
-      this._drawOlder(this.session.items.slice(start, first < 0 ? undefined : first));
+      // A read brings up to HISTORY_PAGE items: only the page next to the view is drawn now, the
+      // rest from memory as the user goes on up.
+      const end = first < 0 ? this.session.items.length : first;
+      this._drawOlder(this.session.items.slice(Math.max(start, end - PAGE), end));
     } else {
       this._updateMore();
     }
