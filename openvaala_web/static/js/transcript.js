@@ -63,6 +63,7 @@ export class TranscriptView {
   /** Draw a session from scratch (a snapshot, or switching to another session): its last page. */
   show(session) {
     this.session = session;
+    this.pending.disconnect();
     this.elements.clear();
     this.hiddenBelow = false;
     this.list.replaceChildren();
@@ -76,6 +77,7 @@ export class TranscriptView {
 
   clear(message) {
     this.session = null;
+    this.pending.disconnect();
     this.elements.clear();
     this.hiddenBelow = false;
     this.list.replaceChildren(h("p", { class: "empty" }, message || ""));
@@ -201,6 +203,8 @@ export class TranscriptView {
     const drop = () => {
       for (const gone of doomed) {
         this.elements.delete(gone.dataset.itemId);
+        // Not watched any more once gone: the observer would go on checking every one.
+        for (const body of gone.querySelectorAll(".md-pending")) this.pending.unobserve(body);
         gone.remove();
       }
     };
