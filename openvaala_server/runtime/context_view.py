@@ -38,8 +38,8 @@ def instruction_parts(conv: LiveConversation, session: LiveSession) -> list[Inst
         p for p in (agent.instructions if agent else "", f"Working directory: {conv.cwd}") if p
     )
     parts = [InstructionPart("system", "System prompt", own)]
-    if session.agents_md is None:
-        session.agents_md = conv.read_agents_md() or ""
+    # Read off the event loop by `conv.load_agents_md`, which a model call awaits first; until
+    # then (an estimate right after opening) the request is counted without it.
     if session.agents_md:
         text = "\n\nInstructions from AGENTS.md:\n" + session.agents_md
         parts.append(InstructionPart("agents_md", "AGENTS.md", text))
@@ -94,6 +94,7 @@ async def context_result(
     conv: LiveConversation, session: LiveSession, include_body: bool
 ) -> dict[str, Any]:
     await conv.ensure_history()
+    await conv.load_agents_md(session)
     result: dict[str, Any] = {"sessionId": session.session_id, **trace_of(conv, session)}
     result["usage"] = usage_wire(conv, session)
     if include_body:

@@ -8,6 +8,7 @@ snapshot taken at seq N always shows exactly the events up to N.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,10 @@ if TYPE_CHECKING:
     from openvaala_server.runtime.manager import Runtime
 
 SNAPSHOT_PAGE = 100
+
+log = logging.getLogger(__name__)
+# Strong references to the background estimate tasks (asyncio keeps only weak ones).
+_background: set[asyncio.Task[None]] = set()
 
 
 @dataclass
@@ -173,6 +178,30 @@ class LiveConversation:
         except OSError:
             return None
 
+    async def load_agents_md(self, session: LiveSession) -> None:
+        """Read the session's AGENTS.md in a worker thread, once (until the cwd changes).
+
+        A file read on the event loop stalls every conversation while the disk (or a network
+        mount) answers (docs/design.md, "Performance at scale")."""
+        while session.agents_md is None:
+            task = session.agents_md_loading
+            if task is None:
+                task = asyncio.ensure_future(asyncio.to_thread(self.read_agents_md))
+                session.agents_md_loading = task
+            text = await asyncio.shield(task)
+            if session.agents_md_loading is task:  # not a read of a cwd changed meanwhile
+                session.agents_md_loading = None
+                session.agents_md = text or ""
+
+    async def _estimate_with_agents_md(self, session: LiveSession) -> None:
+        try:
+            await self.load_agents_md(session)
+        except Exception:  # an estimate must never fail anything
+            log.exception("reading AGENTS.md failed")
+            return
+        self.refresh_usage_estimate(session)
+        self.publish_usage(session)
+
     def instructions_for(self, session: LiveSession) -> str:
         return "".join(part.text for part in context_view.instruction_parts(self, session))
 
@@ -187,6 +216,15 @@ class LiveConversation:
         """A full estimate of the next request (the total of its trace, domain/trace.py): what
         usage shows until the provider reports."""
         session.usage.reset_estimate(context_view.trace_of(self, session)["total"])
+        if session.agents_md is None and session.agents_md_loading is None:
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:  # no loop (a unit test): nothing to schedule
+                return
+            # Counted again (and published) once AGENTS.md has been read off the loop.
+            task = asyncio.create_task(self._estimate_with_agents_md(session))
+            _background.add(task)
+            task.add_done_callback(_background.discard)
 
     # -- history loading -----------------------------------------------------------------
 

@@ -255,6 +255,7 @@ class TurnRunner:
         agent = self.config.agents.get(self.session.agent)
         if agent is not None:  # bounded by each server's startup_timeout_s
             await self.runtime.mcp.start(agent.tools)
+        await self.conv.load_agents_md(self.session)
         request = await with_images(self.conv, self._request())
         attempt = 0
         compacted_for_overflow = False
