@@ -199,6 +199,8 @@ class LiveConversation:
         except Exception:  # an estimate must never fail anything
             log.exception("reading AGENTS.md failed")
             return
+        if not session.agents_md:  # no AGENTS.md: the estimate stands, nothing to announce
+            return
         self.refresh_usage_estimate(session)
         self.publish_usage(session)
 

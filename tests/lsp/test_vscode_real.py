@@ -13,12 +13,15 @@ extension against a stand-in `vscode` module) stand in."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,7 +30,7 @@ import pytest
 from playwright.async_api import Page, async_playwright
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-from tests.support.daemon import Daemon
+from tests.support.daemon import Daemon, stop_any_server
 
 ROOT = Path(__file__).resolve().parents[2]
 CODE_SERVER = os.environ.get("OPENVAALA_CODE_SERVER") or shutil.which("code-server")
@@ -99,6 +102,10 @@ def code_server(daemon: Daemon, extensions: Path, tmp_path: Path) -> Iterator[st
         stdin=subprocess.DEVNULL,
         stdout=log,
         stderr=subprocess.STDOUT,
+        # Its own process group: the extension host and the editor bridge it started are
+        # stopped with it, before the daemon fixture's teardown (a bridge outliving code-server
+        # would restart the daemon the fixture just stopped, and leave it running).
+        start_new_session=True,
     )
     try:
         url = f"http://127.0.0.1:{port}"
@@ -112,13 +119,29 @@ def code_server(daemon: Daemon, extensions: Path, tmp_path: Path) -> Iterator[st
             subprocess.run(["sleep", "0.1"], check=True)
         yield f"{url}/?folder={daemon.workdir}"
     finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        _stop_group(process)
+        stop_any_server(daemon)
         log.close()
+
+
+def _stop_group(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    # The group's other members (extension host, bridge) may outlive its leader briefly.
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(process.pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
 
 
 async def _palette(page: Page, command: str) -> None:

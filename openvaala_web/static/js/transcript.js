@@ -17,6 +17,8 @@ import { copyText, enhanceCode } from "./reading.js";
 import { diffView } from "./toolbox.js";
 
 const NEAR_BOTTOM_PX = 80;
+// Of earlier items drawn above the view, how many (nearest it) get their Markdown at once.
+const RENDER_NEAR = 30;
 export const PAGE = 100;
 export const ELEMENT_BUDGET = 300;
 
@@ -167,7 +169,11 @@ export class TranscriptView {
     const anchor = this.list.firstElementChild;
     this._keepInPlace(anchor, () => {
       const fragment = document.createDocumentFragment();
-      for (const item of items) fragment.append(this._build(item, { lazy: true }));
+      // The items next to the view get their Markdown now, inside the position keeping: rendered
+      // later, their new heights would push what the user looks at.
+      items.forEach((item, i) => {
+        fragment.append(this._build(item, { lazy: i < items.length - RENDER_NEAR }));
+      });
       this.list.insertBefore(fragment, anchor);
       this._prune("bottom");
       this._updateMore();
