@@ -192,17 +192,17 @@ class LiveConversation:
             if session.agents_md_loading is task:  # not a read of a cwd changed meanwhile
                 session.agents_md_loading = None
                 session.agents_md = text or ""
+                # Counted again at once, before any waiter goes on: a trace and the usage it
+                # reports must agree (docs/protocol.md, conversation/context).
+                if session.agents_md and session.estimate_lacks_agents_md:
+                    self.refresh_usage_estimate(session)
+                    self.publish_usage(session)
 
     async def _estimate_with_agents_md(self, session: LiveSession) -> None:
         try:
             await self.load_agents_md(session)
         except Exception:  # an estimate must never fail anything
             log.exception("reading AGENTS.md failed")
-            return
-        if not session.agents_md:  # no AGENTS.md: the estimate stands, nothing to announce
-            return
-        self.refresh_usage_estimate(session)
-        self.publish_usage(session)
 
     def instructions_for(self, session: LiveSession) -> str:
         return "".join(part.text for part in context_view.instruction_parts(self, session))
@@ -218,6 +218,7 @@ class LiveConversation:
         """A full estimate of the next request (the total of its trace, domain/trace.py): what
         usage shows until the provider reports."""
         session.usage.reset_estimate(context_view.trace_of(self, session)["total"])
+        session.estimate_lacks_agents_md = session.agents_md is None
         if session.agents_md is None and session.agents_md_loading is None:
             try:
                 asyncio.get_running_loop()

@@ -59,6 +59,7 @@ class LiveSession:
     depth: int = 0  # 0 for the root agent, 1 for its subagents, …
     agents_md: str | None = None  # None: not read yet (conversation.load_agents_md)
     agents_md_loading: asyncio.Task[str | None] | None = None
+    estimate_lacks_agents_md: bool = False  # the usage estimate was made before it was read
     # The reasoning mode the provider said it applied (openai_responses): all_turns | current_turn.
     reasoning_context: str | None = None
     # A manual compaction is running: input waits as if a turn ran.
