@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from openvaala_server.protocol.display import mcp_server_state
+
 _STEP = {"completed": "- [x] {}", "in_progress": "- [ ] **{}** _(in progress)_"}
 
 
@@ -40,17 +42,7 @@ def change_heading(change: dict[str, Any]) -> str:
 
 
 def server_line(server: dict[str, Any]) -> str:
-    name = str(server.get("name") or "?")
-    status = str(server.get("status") or "?")
-    tools = [str(t) for t in server.get("tools") or []]
-    if status == "ready":
-        noun = "tool" if len(tools) == 1 else "tools"
-        return f"{name}: ready, {len(tools)} {noun}" + (f" ({', '.join(tools)})" if tools else "")
-    if status == "failed":
-        return f"{name}: failed: {server.get('error') or 'no reason given'}"
-    if status == "starting":
-        return f"{name}: starting"
-    return f"{name}: not started yet"
+    return f"{server.get('name') or '?'}: {mcp_server_state(server)}"
 
 
 def mcp_report(servers: list[dict[str, Any]]) -> str:

@@ -4,23 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-STATES = {
-    "stopped": "not started yet (starts when an agent that lists it first needs it)",
-    "starting": "starting…",
-}
+from openvaala_server.protocol.display import mcp_server_state
+
+MARKERS = {"ready": "●", "failed": "✗"}
 
 
 def server_line(server: dict[str, Any]) -> str:
-    name = str(server.get("name") or "?")
-    status = str(server.get("status") or "?")
-    tools = [str(t) for t in server.get("tools") or []]
-    if status == "ready":
-        noun = "tool" if len(tools) == 1 else "tools"
-        listed = f": {', '.join(tools)}" if tools else ""
-        return f"● {name} — ready, {len(tools)} {noun}{listed}"
-    if status == "failed":
-        return f"✗ {name} — failed: {server.get('error') or 'no reason given'}"
-    return f"○ {name} — {STATES.get(status, status)}"
+    marker = MARKERS.get(str(server.get("status")), "○")
+    return f"{marker} {server.get('name') or '?'} — {mcp_server_state(server)}"
 
 
 def mcp_status_text(servers: list[dict[str, Any]]) -> str:

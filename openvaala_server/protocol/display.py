@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 # A protocol method name: a known namespace, a slash, a name ("session/updated").
 METHOD = re.compile(
@@ -26,3 +27,20 @@ def format_tokens(n: int) -> str:
     if n >= 1000:
         return f"{n / 1000:.1f}k"
     return str(n)
+
+
+def mcp_server_state(server: dict[str, Any]) -> str:
+    """One MCP server's state from `mcp/list` in words (docs/protocol.md): every client says it
+    the same way, each with its own layout around the name."""
+    status = str(server.get("status") or "?")
+    tools = [str(t) for t in server.get("tools") or []]
+    if status == "ready":
+        noun = "tool" if len(tools) == 1 else "tools"
+        return f"ready, {len(tools)} {noun}" + (f": {', '.join(tools)}" if tools else "")
+    if status == "failed":
+        return f"failed: {server.get('error') or 'no reason given'}"
+    if status == "starting":
+        return "starting…"
+    if status == "stopped":
+        return "not started yet (starts when an agent that lists it first needs it)"
+    return status
