@@ -83,6 +83,14 @@ def _exec_options(parser: argparse.ArgumentParser) -> None:
         help="answer an approval it matches with allow: TOOL, TOOL(PATTERN) "
         "(e.g. 'shell(git diff*)') or * (repeatable; unmatched approvals fail the call)",
     )
+    parser.add_argument(
+        "--image",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="attach an image (PNG, JPEG, GIF or WebP, up to 5 MB) to the prompt "
+        "(repeatable, at most 4)",
+    )
     _tui_options(parser)
 
 

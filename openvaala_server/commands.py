@@ -282,6 +282,7 @@ def run_exec(args: argparse.Namespace) -> int:
             resume=args.resume or None,
             json=args.json,
             allow=[one_turn.AllowRule.parse(rule) for rule in args.allow],
+            images=one_turn.read_images(args.image),
         )
     except one_turn.UsageError as exc:
         _err(str(exc))

@@ -100,6 +100,8 @@ class ExecRequest:
     resume: str | None = None
     json: bool = False
     allow: list[AllowRule] = field(default_factory=list)
+    # `input/send` image entries (client_images.from_path), checked before anything is sent.
+    images: list[dict[str, Any]] = field(default_factory=list)
 
 
 # Session statuses during which more is to come (docs/protocol.md, Session).
@@ -253,6 +255,24 @@ def read_prompt(argument: str | None, stdin: TextIO) -> str:
     return text
 
 
+def read_images(paths: Sequence[str]) -> list[dict[str, Any]]:
+    """`--image FILE` (repeatable): each file read and checked as `input/send` would (kind from
+    its bytes, size, how many), so a mistake exits 2 before a conversation is made or a daemon
+    started."""
+    from openvaala_server import client_images
+    from openvaala_server.domain.images import MAX_IMAGES_PER_MESSAGE, ImageError
+
+    if len(paths) > MAX_IMAGES_PER_MESSAGE:
+        raise UsageError(
+            f"--image: at most {MAX_IMAGES_PER_MESSAGE} images go with one message "
+            f"({len(paths)} given)"
+        )
+    try:
+        return [client_images.from_path(path) for path in paths]
+    except ImageError as exc:
+        raise UsageError(f"--image: {exc}") from None
+
+
 def _has_data(stdin: TextIO) -> bool:
     """Whether stdin is a pipe or file (not a terminal, not /dev/null) a caller filled."""
     import stat
@@ -331,9 +351,10 @@ async def _exec(client: Client, request: ExecRequest, stop: asyncio.Event) -> in
         await client.request(
             "conversation/setModel", {"conversationId": cid, "model": request.model}
         )
-    sent = await client.request(
-        "input/send", {"conversationId": cid, "text": request.prompt, "mode": "queue"}
-    )
+    params: dict[str, Any] = {"conversationId": cid, "text": request.prompt, "mode": "queue"}
+    if request.images:
+        params["images"] = request.images
+    sent = await client.request("input/send", params)
     follower = TurnFollower(
         input_id=str(sent["inputId"]),
         root_session=root,

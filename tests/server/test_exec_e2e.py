@@ -6,6 +6,7 @@ test scripts the fake provider's replies and reads stdout, stderr and the exit s
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import select
@@ -42,6 +43,7 @@ def fake() -> Iterator[FakeProvider]:
 def home(fake: FakeProvider, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     config = (
         fake.config_toml("fake")
+        + fake.config_toml("seeing", vision=True)
         + '\n[agents.default]\ndescription = "test"\nmodel = "fake"\ninstructions = "ROLE: root"\n'
         + '\n[agents.worker]\ndescription = "helps"\nmodel = "fake"\n'
         + 'instructions = "ROLE: worker"\n'
@@ -304,3 +306,50 @@ def test_a_subagents_approval_fails_the_call_and_stops_the_subagent(
     assert done.returncode == EXIT_APPROVAL, done.stderr
     assert f"touch {marker.name}" in done.stderr
     assert not marker.exists()
+
+
+# A 1×1 PNG (68 bytes) and a tiny GIF.
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAAC0lEQVR42mNgYAAAAAMAAWgmWQ0AAAAASUVORK5CYII="
+)
+GIF = b"GIF89a\x01\x00\x01\x00\x00\x00\x00;"
+
+
+def test_images_go_with_the_prompt(home: Daemon, fake: FakeProvider) -> None:
+    (home.workdir / "dot.png").write_bytes(PNG)
+    (home.workdir / "tiny.gif").write_bytes(GIF)
+    fake.enqueue(Reply().text("a dot and a gif"))
+    done = run_exec(
+        home, fake, "--model", "seeing", "--image", "dot.png", "--image", "tiny.gif", "what?"
+    )
+    assert done.returncode == EXIT_OK, done.stderr
+    assert done.stdout == "a dot and a gif\n"
+    content = fake.last_request.json["messages"][-1]["content"]
+    assert [part["type"] for part in content] == ["text", "image_url", "image_url"]
+    assert content[0]["text"] == "what?"
+    png_url = "data:image/png;base64," + base64.b64encode(PNG).decode()
+    assert content[1]["image_url"]["url"] == png_url
+    assert content[2]["image_url"]["url"].startswith("data:image/gif;base64,")
+
+
+def test_a_bad_image_exits_2_before_anything_is_sent(home: Daemon, fake: FakeProvider) -> None:
+    (home.workdir / "notes.txt").write_text("words, not pixels")
+    (home.workdir / "huge.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(6 * 1024 * 1024))
+    (home.workdir / "dot.png").write_bytes(PNG)
+    conversations = home.home / "conversations"
+    before = sorted(conversations.iterdir()) if conversations.exists() else []
+    cases = [
+        (["--image", "missing.png"], "missing.png could not be read"),
+        (["--image", "notes.txt"], "notes.txt is not a PNG"),
+        (["--image", "huge.png"], "huge.png is"),
+        (["--image", "huge.png"], "at most 5242880 bytes (5 MiB)"),
+        (["--image", "dot.png"] * 5, "at most 4"),
+    ]
+    for args, message in cases:
+        done = run_exec(home, fake, *args, "look")
+        assert done.returncode == EXIT_USAGE, (args, done.stderr)
+        assert "--image" in done.stderr and message in done.stderr, done.stderr
+        assert done.stdout == ""
+    assert fake.requests == []
+    after = sorted(conversations.iterdir()) if conversations.exists() else []
+    assert after == before  # no conversation was made for a refused call
