@@ -25,7 +25,6 @@ from openvaala_server.client import (
     RpcError,
     find_server,
 )
-from openvaala_server.store.paths import DataDir
 
 log = logging.getLogger(__name__)
 
@@ -164,11 +163,10 @@ class DaemonLink:
     async def _reconnect(self) -> Client:
         # A daemon being restarted by someone else gets a moment to come up first: starting a
         # second one at once would lose the lock race.
-        data = DataDir.resolve()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + RESTART_GRACE_S
         while loop.time() < deadline:
-            if await asyncio.to_thread(find_server, data) is not None:
+            if await asyncio.to_thread(find_server) is not None:
                 break
             await asyncio.sleep(0.1)
         failure: RequestError | None = None

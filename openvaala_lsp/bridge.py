@@ -22,7 +22,6 @@ from openvaala_server.client import (
     RpcError,
     find_server,
 )
-from openvaala_server.store.paths import DataDir
 
 log = logging.getLogger(__name__)
 
@@ -171,10 +170,9 @@ class Bridge:
     async def _reconnect(self) -> Client:
         # A daemon being restarted by someone else (`openvaala serve stop` + `start`) gets a
         # moment to come up first: starting a second one at once would lose the lock race.
-        data = DataDir.resolve()
         deadline = asyncio.get_running_loop().time() + RESTART_GRACE_S
         while asyncio.get_running_loop().time() < deadline:
-            if await asyncio.to_thread(find_server, data) is not None:
+            if await asyncio.to_thread(find_server) is not None:
                 break
             await asyncio.sleep(0.1)
         # Right after a crash the lock can still name the dead daemon for a moment: retry a few

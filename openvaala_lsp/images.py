@@ -9,7 +9,7 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from openvaala_server import client_images
+from openvaala_server.client import images as client_images
 from openvaala_server.domain.images import MAX_IMAGES_PER_MESSAGE
 
 

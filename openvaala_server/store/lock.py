@@ -11,18 +11,16 @@ from __future__ import annotations
 
 import fcntl
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
 
+# The reader side (how clients find the server) lives where the client library can use it
+# without the store.
+from openvaala_server.discovery import LockInfo, is_locked, parse_lock, read_lock
 from openvaala_server.store.paths import StoreError
 
-
-@dataclass(frozen=True)
-class LockInfo:
-    pid: int | None
-    address: str | None
+__all__ = ["LockHeld", "LockInfo", "RuntimeLock", "is_locked", "read_lock"]
 
 
 class LockHeld(StoreError):
@@ -32,48 +30,6 @@ class LockHeld(StoreError):
         super().__init__(f"another OpenVaala server runs (pid {pid}, address {address})")
         self.pid = pid
         self.address = address
-
-
-def _parse(data: bytes) -> LockInfo:
-    try:
-        value = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return LockInfo(None, None)  # the holder is between truncate and write
-    if not isinstance(value, dict):
-        return LockInfo(None, None)
-    pid, address = value.get("pid"), value.get("address")
-    return LockInfo(
-        pid if isinstance(pid, int) else None, address if isinstance(address, str) else None
-    )
-
-
-def _probe(path: Path) -> tuple[bool, bytes]:
-    """(held by someone, content), probing with a flock on a fresh descriptor."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return False, b""
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            held = True
-        else:
-            held = False
-            fcntl.flock(fd, fcntl.LOCK_UN)
-        return held, os.pread(fd, 4096, 0)
-    finally:
-        os.close(fd)
-
-
-def is_locked(path: Path) -> bool:
-    return _probe(path)[0]
-
-
-def read_lock(path: Path) -> LockInfo | None:
-    """Who holds the lock, or None if nobody does (a leftover file's content means nothing)."""
-    held, data = _probe(path)
-    return _parse(data) if held else None
 
 
 class RuntimeLock:
@@ -96,7 +52,7 @@ class RuntimeLock:
         except BlockingIOError:
             data = os.pread(fd, 4096, 0)
             os.close(fd)
-            info = _parse(data)
+            info = parse_lock(data)
             raise LockHeld(info.pid, info.address) from None
         self._fd = fd
         self.set_address(address)

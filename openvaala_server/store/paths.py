@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from openvaala_server.discovery import LOCK_FILE, TOKEN_FILE, data_root
 from openvaala_server.domain.ids import is_valid_id
 
 METADATA_FILE = "metadata.jsonl"
@@ -127,12 +128,7 @@ class DataDir:
     @classmethod
     def resolve(cls, environ: Mapping[str, str] | None = None) -> DataDir:
         """`$OPENVAALA_HOME` › `$XDG_DATA_HOME/openvaala` › `~/.local/share/openvaala`."""
-        env = os.environ if environ is None else environ
-        if env.get("OPENVAALA_HOME"):
-            return cls(Path(env["OPENVAALA_HOME"]).expanduser())
-        if env.get("XDG_DATA_HOME"):
-            return cls(Path(env["XDG_DATA_HOME"]).expanduser() / "openvaala")
-        return cls(Path.home() / ".local" / "share" / "openvaala")
+        return cls(data_root(environ))
 
     def ensure(self) -> None:
         """Create the root (0700: it holds the token and every conversation) and conversations/,
@@ -161,11 +157,11 @@ class DataDir:
 
     @property
     def lock_path(self) -> Path:
-        return self.root / "runtime.lock"
+        return self.root / LOCK_FILE
 
     @property
     def token_path(self) -> Path:
-        return self.root / "token"
+        return self.root / TOKEN_FILE
 
     @cached_property
     def conversations_dir(self) -> Path:

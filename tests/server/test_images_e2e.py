@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from openvaala_server.client import Client, RpcError
-from openvaala_server.client_images import ImageError
+from openvaala_server.client.images import ImageError
 from tests.fakes.providers import API_KEY_ENV, FakeProvider
 from tests.fakes.script import Reply
 from tests.fakes.wire import ANTHROPIC, CHAT, RESPONSES

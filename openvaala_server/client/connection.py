@@ -19,18 +19,16 @@ import contextlib
 import itertools
 import logging
 import os
-import subprocess
-import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
-from openvaala_server import __version__, client_images
+from openvaala_server import __version__
+from openvaala_server.client import images as client_images
+from openvaala_server.client.daemon import DataDirLike, ensure_server, find_server, root_of
 from openvaala_server.protocol import codec, jsonrpc
-from openvaala_server.store.lock import is_locked, read_lock
-from openvaala_server.store.paths import DataDir
 
 log = logging.getLogger(__name__)
 
@@ -49,58 +47,6 @@ class RpcError(Exception):
 
 class ConnectionLost(Exception):
     """The request could not complete because the connection dropped."""
-
-
-def find_server(data_dir: DataDir | None = None) -> tuple[str, str] | None:
-    """(address, token) of the server running on this data directory, if any."""
-    data_dir = data_dir or DataDir.resolve()
-    if not is_locked(data_dir.lock_path):
-        return None
-    info = read_lock(data_dir.lock_path)
-    if info is None or not info.address:
-        return None
-    try:
-        token = data_dir.token_path.read_text().strip()
-    except OSError:
-        return None
-    return info.address, token
-
-
-# A `serve start` begun by `start_server_early`, which `ensure_server` waits for.
-_early_start: subprocess.Popen[str] | None = None
-
-
-def _serve_start() -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "openvaala_server", "serve", "start"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def start_server_early(data_dir: DataDir | None = None) -> None:
-    """Begin starting the server, if none runs, without waiting for it: the terminal UI imports
-    its toolkit meanwhile (docs/design.md, "Start-up time"). `ensure_server` then waits for this
-    start instead of beginning a second one."""
-    global _early_start
-    if _early_start is None and find_server(data_dir) is None:
-        _early_start = _serve_start()
-
-
-def ensure_server(data_dir: DataDir | None = None) -> tuple[str, str]:
-    """Find the server, starting one with `openvaala serve start` if none runs."""
-    global _early_start
-    found = find_server(data_dir)
-    if found:
-        return found
-    starting, _early_start = _early_start, None
-    _, stderr = (starting or _serve_start()).communicate()
-    found = find_server(data_dir)
-    if found is None:
-        raise RuntimeError(f"could not start the OpenVaala server: {stderr.strip()}")
-    return found
 
 
 class Client:
@@ -137,14 +83,14 @@ class Client:
         address: str | None = None,
         token: str | None = None,
         *,
-        data_dir: DataDir | None = None,
+        data_dir: DataDirLike | None = None,
         start: bool = True,
         client_name: str = "openvaala-python",
         reconnect: bool = True,
     ) -> Client:
         locate: Callable[[], tuple[str, str] | None] | None = None
         if address is None or token is None:
-            data = data_dir or DataDir.resolve()
+            data = root_of(data_dir)
             found = await asyncio.to_thread(ensure_server if start else find_server, data)
             if found is None:
                 raise RuntimeError(

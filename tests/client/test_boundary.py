@@ -1,0 +1,30 @@
+"""The client library stands on its own: importing it loads nothing of the runtime, the store,
+the HTTP server or the model providers (docs/design.md, "One client library")."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+FORBIDDEN = (
+    "openvaala_server.runtime",
+    "openvaala_server.store",
+    "openvaala_server.api",
+    "openvaala_server.server",
+    "openvaala_server.models",
+    "openvaala_server.tools",
+    "openvaala_server.mcp",
+)
+
+
+def test_the_client_library_imports_nothing_of_the_server() -> None:
+    code = (
+        "import sys, openvaala_server.client, openvaala_server.client.images\n"
+        "print('\\n'.join(sorted(m for m in sys.modules if m.startswith('openvaala'))))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert "openvaala_server.client.connection" in out
+    leaked = [m for m in out if m.startswith(FORBIDDEN)]
+    assert leaked == [], f"the client library pulls in server modules: {leaked}"
