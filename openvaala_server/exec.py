@@ -100,7 +100,7 @@ class ExecRequest:
     resume: str | None = None
     json: bool = False
     allow: list[AllowRule] = field(default_factory=list)
-    # `input/send` image entries (client_images.from_path), checked before anything is sent.
+    # `input/send` image entries (client.images.from_path), checked before anything is sent.
     images: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -259,7 +259,7 @@ def read_images(paths: Sequence[str]) -> list[dict[str, Any]]:
     """`--image FILE` (repeatable): each file read and checked as `input/send` would (kind from
     its bytes, size, how many), so a mistake exits 2 before a conversation is made or a daemon
     started."""
-    from openvaala_server import client_images
+    from openvaala_server.client import images as client_images
     from openvaala_server.domain.images import MAX_IMAGES_PER_MESSAGE, ImageError
 
     if len(paths) > MAX_IMAGES_PER_MESSAGE:
