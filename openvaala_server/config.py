@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from openvaala_server.config_context import CONTEXT_KEYS, parse_context_keys
+from openvaala_server.domain import tool_names
 from openvaala_server.domain.approvals import has_control_operator
 from openvaala_server.domain.permissions import (
     APPROVAL_MODES,
@@ -218,19 +219,8 @@ def load_config(path: Path | None = None) -> Config:
 
 
 def known_tool_names() -> tuple[str, ...]:
-    """Every name an agent's `tools` may list: the built-in tools and the daemon's own.
-
-    Read from the tool registry when a file is checked, so a tool added there is valid at once.
-    The import waits until then because the tools' modules import `ModelConfig` from here.
-    """
-    from openvaala_server.tools.collab import COLLAB_TOOL_NAMES
-    from openvaala_server.tools.history import SEARCH_HISTORY
-    from openvaala_server.tools.plan import UPDATE_PLAN_TOOL
-    from openvaala_server.tools.registry import BUILTIN_TOOLS
-
-    return tuple(
-        dict.fromkeys([*BUILTIN_TOOLS, UPDATE_PLAN_TOOL, *COLLAB_TOOL_NAMES, SEARCH_HISTORY])
-    )
+    """Every name an agent's `tools` may list: the built-in tools and the daemon's own."""
+    return tool_names.KNOWN
 
 
 def _did_you_mean(word: str, choices: Collection[str]) -> str:

@@ -21,18 +21,25 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from openvaala_server import errors
 from openvaala_server.domain import records as r
 from openvaala_server.domain.context import context_items, valid_boundaries
 from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.title import auto_title
-from openvaala_server.tools.collab import COLLAB_TOOL_NAMES, SPAWN_TOOL, collab_tools
+from openvaala_server.tools.collab import (
+    COLLAB_TOOL_NAMES,
+    SPAWN_TOOL,
+    History,
+    SubagentError,
+    WaitResult,
+    collab_tools,
+)
 
 if TYPE_CHECKING:
-    from openvaala_server.config import SubagentConfig
+    from openvaala_server.config import AgentConfig, SubagentConfig
     from openvaala_server.runtime.conversation import LiveConversation
     from openvaala_server.runtime.manager import Runtime
     from openvaala_server.runtime.session import LiveSession
@@ -46,19 +53,6 @@ OPERATION_DEADLINE_S = 30.0
 STOP_DEADLINE_S = 10.0
 ANSWER_LIMIT = 20_000  # characters of a subagent's answer carried in a report
 ITEM_TEXT_LIMIT = 500  # characters of each item shown by inspect_agent
-
-History = Literal["none", "all"] | int
-
-
-class SubagentError(Exception):
-    """A collaboration tool was used wrongly or hit a limit: its message goes to the model."""
-
-
-@dataclass
-class WaitResult:
-    timed_out: bool
-    waited_s: float
-    agents: list[dict[str, Any]]
 
 
 class SubagentService:
@@ -74,6 +68,10 @@ class SubagentService:
     @property
     def limits(self) -> SubagentConfig:
         return self.runtime.config.subagents
+
+    @property
+    def agents(self) -> Mapping[str, AgentConfig]:
+        return self.runtime.config.agents
 
     # -- hooks the runtime calls ---------------------------------------------------------
 

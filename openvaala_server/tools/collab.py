@@ -1,37 +1,97 @@
 """The collaboration tools: `spawn_agent` and the tools a parent uses with its subagents.
 
 Each tool is bound to the conversation and the session that uses it (the runtime builds them for
-every request through `SubagentService.tools_for`); the work itself is done by the service in
-`runtime/subagents.py`. Results are JSON objects the model reads; a misuse or a limit is an error
+every request through `SubagentService.tools_for`); the work itself is done by a `Subagents`
+service, the narrow interface declared here and implemented in `runtime/subagents.py` (so the
+tools never import the runtime, docs/design.md "Untangled runtime").
+Results are JSON objects the model reads; a misuse or a limit is an error
 result (`is_error`) with a message saying what to do instead.
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from openvaala_server.domain import tool_names
 from openvaala_server.models.base import ToolSpec
 from openvaala_server.tools.base import ToolContext, ToolResult
 
 if TYPE_CHECKING:
+    from openvaala_server.config import AgentConfig, SubagentConfig
     from openvaala_server.runtime.conversation import LiveConversation
     from openvaala_server.runtime.session import LiveSession
-    from openvaala_server.runtime.subagents import History, SubagentService
     from openvaala_server.tools.base import Tool
 
-SPAWN_TOOL = "spawn_agent"
-COLLAB_TOOL_NAMES: tuple[str, ...] = (
-    SPAWN_TOOL,
-    "send_message",
-    "wait",
-    "interrupt_agent",
-    "inspect_agent",
-    "list_agents",
-    "close_agent",
-)
+SPAWN_TOOL = tool_names.SPAWN_AGENT
+COLLAB_TOOL_NAMES: tuple[str, ...] = tool_names.COLLAB
 INSPECT_ITEMS = 10
 INSPECT_ITEMS_MAX = 100
+
+History = Literal["none", "all"] | int
+
+
+class SubagentError(Exception):
+    """A collaboration tool was used wrongly or hit a limit: its message goes to the model."""
+
+
+@dataclass
+class WaitResult:
+    timed_out: bool
+    waited_s: float
+    agents: list[dict[str, Any]]
+
+
+class Subagents(Protocol):
+    """What the collaboration tools need of the runtime (`runtime/subagents.SubagentService`).
+
+    Every operation raises `SubagentError` for a misuse or a limit; the tool returns its message
+    to the model as an error result."""
+
+    @property
+    def limits(self) -> SubagentConfig: ...
+
+    @property
+    def agents(self) -> Mapping[str, AgentConfig]: ...
+
+    async def spawn(
+        self,
+        conv: LiveConversation,
+        parent: LiveSession,
+        agent_name: str,
+        task: str,
+        history: History = "none",
+    ) -> LiveSession: ...
+
+    async def send_message(
+        self, conv: LiveConversation, caller: LiveSession, agent_id: str, text: str, interrupt: bool
+    ) -> dict[str, Any]: ...
+
+    async def wait(
+        self,
+        conv: LiveConversation,
+        caller: LiveSession,
+        agent_ids: list[str] | None,
+        timeout_s: float | None,
+        until: str = "all",
+    ) -> WaitResult: ...
+
+    async def interrupt(
+        self, conv: LiveConversation, caller: LiveSession, agent_id: str
+    ) -> dict[str, Any]: ...
+
+    async def close(
+        self, conv: LiveConversation, caller: LiveSession, agent_id: str
+    ) -> list[dict[str, Any]]: ...
+
+    def inspect(
+        self, conv: LiveConversation, caller: LiveSession, agent_id: str, limit: int
+    ) -> dict[str, Any]: ...
+
+    def list(self, conv: LiveConversation, caller: LiveSession) -> list[dict[str, Any]]: ...
+
 
 _AGENT_ID = {
     "type": "string",
@@ -44,9 +104,7 @@ class _Bound:
 
     name = ""
 
-    def __init__(
-        self, service: SubagentService, conv: LiveConversation, session: LiveSession
-    ) -> None:
+    def __init__(self, service: Subagents, conv: LiveConversation, session: LiveSession) -> None:
         self.service = service
         self.conv = conv
         self.session = session
@@ -60,8 +118,6 @@ class _Bound:
         raise NotImplementedError
 
     async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        from openvaala_server.runtime.subagents import SubagentError
-
         try:
             return _ok(await self.call(arguments))
         except (SubagentError, _BadArguments) as exc:
@@ -107,7 +163,7 @@ class SpawnAgentTool(_Bound):
     name = SPAWN_TOOL
 
     def describe(self) -> tuple[str, dict[str, Any]]:
-        agents = self.service.runtime.config.agents
+        agents = self.service.agents
         listing = "\n".join(
             f"- {a.name}: {a.description or '(no description)'}" for a in agents.values()
         )
@@ -338,6 +394,6 @@ _TOOL_TYPES: tuple[type[_Bound], ...] = (
 
 
 def collab_tools(
-    service: SubagentService, conv: LiveConversation, session: LiveSession
+    service: Subagents, conv: LiveConversation, session: LiveSession
 ) -> dict[str, Tool]:
     return {t.name: t(service, conv, session) for t in _TOOL_TYPES}

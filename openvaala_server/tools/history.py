@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from openvaala_server.domain import tool_names
 from openvaala_server.domain.permissions import Access
 from openvaala_server.domain.records import Item, item_text
 from openvaala_server.models.base import ToolSpec
 from openvaala_server.tools.base import ToolContext, ToolResult
 
-SEARCH_HISTORY = "search_history"
+SEARCH_HISTORY = tool_names.SEARCH_HISTORY
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 20
 EXCERPT_CHARS = 2000

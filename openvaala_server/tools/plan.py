@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from openvaala_server import errors
+from openvaala_server.domain import tool_names
 from openvaala_server.domain.plan import STEP_STATUSES, PlanError, parse_plan, render_plan
 from openvaala_server.models.base import ToolSpec
 from openvaala_server.tools.base import ToolContext, ToolResult
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from openvaala_server.runtime.conversation import LiveConversation
     from openvaala_server.runtime.session import LiveSession
 
-UPDATE_PLAN_TOOL: Final = "update_plan"
+UPDATE_PLAN_TOOL: Final = tool_names.UPDATE_PLAN
 
 _SPEC = ToolSpec(
     name=UPDATE_PLAN_TOOL,

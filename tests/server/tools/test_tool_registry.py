@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
+from openvaala_server.domain import tool_names
 from openvaala_server.tools.registry import BUILTIN_TOOLS, tools_for
 
 
 def test_builtin_tools_are_keyed_by_spec_name() -> None:
-    assert set(BUILTIN_TOOLS) == {
-        "shell",
-        "read_file",
-        "write_file",
-        "edit_file",
-        "list_dir",
-        "grep",
-        "glob",
-        "apply_patch",
-    }
+    # The configuration checks agents' `tools` against these names without importing the tools.
+    assert tuple(BUILTIN_TOOLS) == tool_names.BUILTIN
     for name, tool in BUILTIN_TOOLS.items():
         assert tool.spec.name == name
         assert tool.spec.description
