@@ -6,16 +6,12 @@
 - Consecutive items of one role become one message (the API wants alternating roles), with tool
   results first in a user message as the API requires.
 - Input usage is `input_tokens` plus both cache counters (Anthropic reports them separately).
-- A stream is complete only with `message_stop`; an `error` event of type `overloaded_error` is a
-  retryable `provider_unavailable`.
+- The stream's events are read by the pure parser in anthropic_stream.py.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Mapping
-from contextlib import aclosing
-from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -33,40 +29,12 @@ from openvaala_server.domain.records import (
     Item,
 )
 from openvaala_server.models import http, image_parts
-from openvaala_server.models.base import (
-    ModelEvent,
-    ModelRequest,
-    ReasoningDelta,
-    ReasoningDone,
-    StreamEnded,
-    TextDelta,
-    ToolCallRequested,
-    ToolSpec,
-    UsageReported,
-)
+from openvaala_server.models.anthropic_stream import PROVIDER_TAG, AnthropicStream
+from openvaala_server.models.base import ModelEvent, ModelRequest, ToolSpec
 from openvaala_server.models.http_client import KeptClient
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
-PROVIDER_TAG = "anthropic"  # marks reasoning provider_data this provider can send back
-
-_STOP_REASONS = {
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "tool_use": "tool_calls",
-    "max_tokens": "max_tokens",
-    "refusal": "content_filter",
-}
-
-
-@dataclass
-class _Block:
-    type: str
-    text: list[str] = field(default_factory=list)
-    signature: str = ""
-    call_id: str = ""
-    name: str = ""
-    data: str = ""  # redacted_thinking payload
 
 
 class AnthropicProvider:
@@ -114,122 +82,11 @@ class AnthropicProvider:
         url = f"{self.base_url}/v1/messages"
         body = self.build_body(request)
 
-        blocks: dict[int, _Block] = {}
-        usage: dict[str, int] = {}
-        stop = "stop"
-        done = False
-        async with aclosing(http.sse_events(endpoint, self.client, url, headers, body)) as events:
-            async for event in events:
-                data = http.parse_data(endpoint, event)
-                kind = str(data.get("type") or event.event)
-                if kind == "content_block_delta":
-                    block = blocks.get(http.as_int(data.get("index")))
-                    delta = data.get("delta")
-                    if block is not None and isinstance(delta, dict):
-                        out = _apply_delta(block, delta)
-                        if out is not None:
-                            yield out
-                elif kind == "content_block_start":
-                    start = data.get("content_block")
-                    if isinstance(start, dict):
-                        blocks[http.as_int(data.get("index"))] = _start_block(start)
-                elif kind == "content_block_stop":
-                    block = blocks.pop(http.as_int(data.get("index")), None)
-                    finished = _finish_block(block) if block is not None else None
-                    if finished is not None:
-                        yield finished
-                elif kind == "message_start":
-                    message = data.get("message")
-                    _add_usage(usage, message.get("usage") if isinstance(message, dict) else None)
-                elif kind == "message_delta":
-                    _add_usage(usage, data.get("usage"))
-                    delta = data.get("delta")
-                    reason = delta.get("stop_reason") if isinstance(delta, dict) else None
-                    if isinstance(reason, str):
-                        stop = _STOP_REASONS.get(reason, reason)
-                elif kind == "message_stop":
-                    done = True
-                    break
-                elif kind == "error":
-                    error = data.get("error")
-                    error = error if isinstance(error, dict) else {}
-                    raise http.stream_error(
-                        endpoint, str(error.get("type") or ""), "", str(error.get("message") or "")
-                    )
-                # ping and unknown events: nothing to do (new event types must not break us)
-        if not done:
-            raise http.truncated(endpoint, "message_stop event")
-        yield UsageReported(
-            input_tokens=usage.get("input_tokens", 0)
-            + usage.get("cache_read_input_tokens", 0)
-            + usage.get("cache_creation_input_tokens", 0),
-            output_tokens=usage.get("output_tokens", 0),
-            cached_input_tokens=usage.get("cache_read_input_tokens", 0),
-        )
-        yield StreamEnded(stop_reason=stop)
-
-
-def _add_usage(usage: dict[str, int], raw: Any) -> None:
-    # message_delta carries cumulative counts, so later values replace earlier ones.
-    if not isinstance(raw, dict):
-        return
-    for key, value in raw.items():
-        if isinstance(value, int) and not isinstance(value, bool):
-            usage[key] = value
-
-
-def _start_block(start: dict[str, Any]) -> _Block:
-    kind = str(start.get("type", ""))
-    block = _Block(type=kind)
-    if kind == "tool_use":
-        block.call_id = str(start.get("id", ""))
-        block.name = str(start.get("name", ""))
-        # Normally `{}` with the input streamed as JSON fragments; keep any non-empty input.
-        initial = start.get("input")
-        if isinstance(initial, dict) and initial:
-            block.text.append(json.dumps(initial))
-    elif kind == "redacted_thinking":
-        block.data = str(start.get("data", ""))
-    elif kind == "text" and isinstance(start.get("text"), str):
-        block.text.append(start["text"])
-    elif kind == "thinking" and isinstance(start.get("thinking"), str):
-        block.text.append(start["thinking"])
-    return block
-
-
-def _apply_delta(block: _Block, delta: dict[str, Any]) -> ModelEvent | None:
-    kind = delta.get("type")
-    if kind == "text_delta" and isinstance(delta.get("text"), str):
-        block.text.append(delta["text"])
-        return TextDelta(delta["text"]) if delta["text"] else None
-    if kind == "thinking_delta" and isinstance(delta.get("thinking"), str):
-        block.text.append(delta["thinking"])
-        return ReasoningDelta(delta["thinking"]) if delta["thinking"] else None
-    if kind == "signature_delta" and isinstance(delta.get("signature"), str):
-        block.signature += delta["signature"]
-    elif kind == "input_json_delta" and isinstance(delta.get("partial_json"), str):
-        block.text.append(delta["partial_json"])
-    return None
-
-
-def _finish_block(block: _Block) -> ModelEvent | None:
-    if block.type == "thinking":
-        data = {"provider": PROVIDER_TAG, "signature": block.signature} if block.signature else None
-        return ReasoningDone(text="".join(block.text), provider_data=data)
-    if block.type == "redacted_thinking":
-        return ReasoningDone(
-            text="", provider_data={"provider": PROVIDER_TAG, "redacted": block.data}
-        )
-    if block.type == "tool_use":
-        text = "".join(block.text)
-        arguments = http.parse_arguments(text)
-        return ToolCallRequested(
-            call_id=block.call_id,
-            name=block.name,
-            arguments=arguments if arguments is not None else {},
-            arguments_text=text,
-        )
-    return None  # text was streamed as deltas already
+        parser = AnthropicStream(endpoint)
+        async for event in http.stream_model_events(
+            endpoint, self.client, url, headers, body, parser
+        ):
+            yield event
 
 
 def tool_spec(tool: ToolSpec) -> dict[str, Any]:

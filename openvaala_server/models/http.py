@@ -20,7 +20,7 @@ import json
 import os
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, aclosing
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from itertools import repeat
@@ -43,8 +43,9 @@ from openvaala_server.domain.records import (
     USER_MESSAGE,
     Item,
 )
-from openvaala_server.models.base import ModelError
+from openvaala_server.models.base import ModelError, ModelEvent
 from openvaala_server.models.http_client import KeptClient
+from openvaala_server.models.stream import StreamParser
 
 PROVIDER_UNAVAILABLE = "provider_unavailable"
 AUTH_FAILED = "auth_failed"
@@ -319,6 +320,27 @@ async def sse_events(
             raise transport_error(endpoint, exc) from None
 
 
+async def stream_model_events(
+    endpoint: Endpoint,
+    client: KeptClient,
+    url: str,
+    headers: dict[str, str],
+    body: dict[str, Any],
+    parser: StreamParser,
+) -> AsyncGenerator[ModelEvent, None]:
+    """POST `body` and yield the model events `parser` makes of the response (models/stream.py).
+
+    aclosing: leaving at the final event (or on an error) closes the response right away."""
+    async with aclosing(sse_events(endpoint, client, url, headers, body)) as events:
+        async for event in events:
+            for out in parser.feed(event):
+                yield out
+            if parser.done:
+                break
+    for out in parser.finish():
+        yield out
+
+
 async def _drain(events: AsyncIterator[ServerSentEvent]) -> None:
     """Read to the end of a stream whose consumer stopped at its final event, briefly.
 
@@ -356,7 +378,7 @@ def _not_a_stream(endpoint: Endpoint, content_type: str, text: str) -> ModelErro
     )
 
 
-def parse_data(endpoint: Endpoint, event: ServerSentEvent) -> dict[str, Any]:
+def parse_data(endpoint: Endpoint, event: ServerSentEvent) -> dict[str, object]:
     try:
         data = json.loads(event.data)
     except ValueError:

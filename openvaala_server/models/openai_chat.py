@@ -5,23 +5,20 @@ Notes on choices made here:
 
 - Reasoning items are not sent back: Chat Completions has no field for them (OpenAI keeps its
   reasoning hidden), and servers that stream `reasoning_content`/`reasoning` deltas do not expect
-  it back. Streamed reasoning is reported as `ReasoningDelta` and one `ReasoningDone`.
+  it back.
 - Chat has no error flag on tool results, so a failed tool's output is prefixed with "Error: ".
 - The official API gets `max_completion_tokens` (reasoning models reject `max_tokens`); other
   servers get the widely understood `max_tokens`. Option `max_tokens_field` overrides.
 - Ollama (option `ollama = true`, or a base_url on port 11434) truncates silently at its default
   context size, so every request carries `options.num_ctx` = the configured context window (or
   option `num_ctx`).
-- A stream is complete only with `data: [DONE]`; anything shorter is a retryable failure.
+- The stream's events are read by the pure parser in openai_chat_stream.py.
 """
 
 from __future__ import annotations
 
 import json
-import secrets
 from collections.abc import AsyncIterator, Mapping
-from contextlib import aclosing
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -38,36 +35,12 @@ from openvaala_server.domain.records import (
     Item,
 )
 from openvaala_server.models import http, image_parts
-from openvaala_server.models.base import (
-    ModelEvent,
-    ModelRequest,
-    ReasoningDelta,
-    ReasoningDone,
-    StreamEnded,
-    TextDelta,
-    ToolCallRequested,
-    ToolSpec,
-    UsageReported,
-)
+from openvaala_server.models.base import ModelEvent, ModelRequest, ToolSpec
 from openvaala_server.models.http_client import KeptClient
+from openvaala_server.models.openai_chat_stream import OpenAIChatStream
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OLLAMA_PORT = 11434
-
-_STOP_REASONS = {
-    "stop": "stop",
-    "tool_calls": "tool_calls",
-    "function_call": "tool_calls",
-    "length": "max_tokens",
-    "content_filter": "content_filter",
-}
-
-
-@dataclass
-class _PartialCall:
-    call_id: str = ""
-    name: str = ""
-    arguments: str = ""
 
 
 class OpenAIChatProvider:
@@ -128,93 +101,12 @@ class OpenAIChatProvider:
             headers["Authorization"] = f"Bearer {key}"
         url = f"{self.base_url}/chat/completions"
 
-        calls: dict[int, _PartialCall] = {}
-        reasoning: list[str] = []
-        reasoning_done = False
-        usage: dict[str, Any] | None = None
-        finish: str | None = None
-        done = False
-
         body = self.build_body(request)
-        # aclosing: leaving early (on [DONE] or an error) must close the response right away.
-        async with aclosing(http.sse_events(endpoint, self.client, url, headers, body)) as events:
-            async for event in events:
-                if event.data.strip() == "[DONE]":
-                    done = True
-                    break
-                data = http.parse_data(endpoint, event)
-                if "error" in data:
-                    err_type, code, message = http.error_details(data)
-                    raise http.stream_error(endpoint, err_type, code, message)
-                if isinstance(data.get("usage"), dict):
-                    usage = data["usage"]
-                for choice in data.get("choices") or []:
-                    if not isinstance(choice, dict):
-                        continue
-                    delta = choice.get("delta") or {}
-                    thought = delta.get("reasoning_content") or delta.get("reasoning")
-                    if isinstance(thought, str) and thought:
-                        reasoning.append(thought)
-                        yield ReasoningDelta(thought)
-                    content = delta.get("content")
-                    fragments = delta.get("tool_calls")
-                    if reasoning and not reasoning_done and (content or fragments):
-                        # The answer has begun, so the reasoning block is finished.
-                        reasoning_done = True
-                        yield ReasoningDone("".join(reasoning))
-                    if isinstance(content, str) and content:
-                        yield TextDelta(content)
-                    if isinstance(fragments, list):
-                        _add_fragments(calls, fragments)
-                    if isinstance(choice.get("finish_reason"), str):
-                        finish = choice["finish_reason"]
-        if not done:
-            raise http.truncated(endpoint, "data: [DONE]")
-        if reasoning and not reasoning_done:
-            yield ReasoningDone("".join(reasoning))
-        for index in sorted(calls):
-            yield _finished_call(calls[index], index)
-        if usage is not None:
-            details = usage.get("prompt_tokens_details")
-            cached = details.get("cached_tokens") if isinstance(details, dict) else 0
-            yield UsageReported(
-                input_tokens=http.as_int(usage.get("prompt_tokens")),
-                output_tokens=http.as_int(usage.get("completion_tokens")),
-                cached_input_tokens=http.as_int(cached),
-            )
-        stop = _STOP_REASONS.get(finish or "stop", finish or "stop")
-        if calls and stop == "stop":
-            stop = "tool_calls"  # some servers say "stop" even when they called tools
-        yield StreamEnded(stop_reason=stop)
-
-
-def _add_fragments(calls: dict[int, _PartialCall], fragments: list[Any]) -> None:
-    """Assemble parallel calls: each fragment names its call by `index`."""
-    for position, fragment in enumerate(fragments):
-        if not isinstance(fragment, dict):
-            continue
-        index = fragment.get("index")
-        slot = calls.setdefault(index if isinstance(index, int) else position, _PartialCall())
-        if isinstance(fragment.get("id"), str) and fragment["id"]:
-            slot.call_id = fragment["id"]
-        function = fragment.get("function") or {}
-        name = function.get("name")
-        if isinstance(name, str) and name and not slot.name:
-            slot.name = name
-        arguments = function.get("arguments")
-        if isinstance(arguments, str):
-            slot.arguments += arguments
-
-
-def _finished_call(call: _PartialCall, index: int) -> ToolCallRequested:
-    arguments = http.parse_arguments(call.arguments)
-    return ToolCallRequested(
-        # Some compatible servers omit ids; the loop needs one to pair the result.
-        call_id=call.call_id or f"call_{index}_{secrets.token_hex(6)}",
-        name=call.name,
-        arguments=arguments if arguments is not None else {},
-        arguments_text=call.arguments,
-    )
+        parser = OpenAIChatStream(endpoint)
+        async for event in http.stream_model_events(
+            endpoint, self.client, url, headers, body, parser
+        ):
+            yield event
 
 
 def tool_spec(tool: ToolSpec) -> dict[str, Any]:

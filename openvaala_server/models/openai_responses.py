@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Mapping
-from contextlib import aclosing
 from typing import Any
 
 import httpx
@@ -47,23 +46,11 @@ from openvaala_server.domain.records import (
     Item,
 )
 from openvaala_server.models import http, image_parts
-from openvaala_server.models.base import (
-    ModelEvent,
-    ModelRequest,
-    ReasoningDelta,
-    ReasoningDone,
-    StreamEnded,
-    TextDelta,
-    ToolCallRequested,
-    ToolSpec,
-    UsageReported,
-)
+from openvaala_server.models.base import ModelEvent, ModelRequest, ToolSpec
 from openvaala_server.models.http_client import KeptClient
+from openvaala_server.models.openai_responses_stream import PROVIDER_TAG, OpenAIResponsesStream
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-PROVIDER_TAG = "openai_responses"  # marks reasoning provider_data this provider can send back
-
-_INCOMPLETE_REASONS = {"max_output_tokens": "max_tokens", "content_filter": "content_filter"}
 
 
 class OpenAIResponsesProvider:
@@ -121,114 +108,11 @@ class OpenAIResponsesProvider:
         url = f"{self.base_url}/responses"
         body = self.build_body(request)
 
-        applied = self.reasoning_context
-        called_tools = False
-        final: dict[str, Any] | None = None
-        stop = "stop"
-        async with aclosing(http.sse_events(endpoint, self.client, url, headers, body)) as events:
-            async for event in events:
-                data = http.parse_data(endpoint, event)
-                kind = str(data.get("type") or event.event)
-                if kind == "response.output_text.delta":
-                    if isinstance(data.get("delta"), str) and data["delta"]:
-                        yield TextDelta(data["delta"])
-                elif kind in (
-                    "response.reasoning_summary_text.delta",
-                    "response.reasoning_text.delta",
-                ):
-                    if isinstance(data.get("delta"), str) and data["delta"]:
-                        yield ReasoningDelta(data["delta"])
-                elif kind == "response.reasoning_summary_part.added":
-                    # Summary parts are separate paragraphs; keep them apart in the live text.
-                    if http.as_int(data.get("summary_index")) > 0:
-                        yield ReasoningDelta("\n\n")
-                elif kind == "response.output_item.done":
-                    item = data.get("item")
-                    if isinstance(item, dict) and item.get("type") == "function_call":
-                        called_tools = True
-                        yield _tool_call(item)
-                    elif isinstance(item, dict) and item.get("type") == "reasoning":
-                        yield _reasoning_done(item, applied)
-                elif kind == "response.created":
-                    applied = _echoed_context(data) or applied
-                elif kind in ("response.completed", "response.incomplete"):
-                    response = data.get("response")
-                    final = response if isinstance(response, dict) else {}
-                    applied = _echoed_context(data) or applied
-                    if kind == "response.incomplete":
-                        details = final.get("incomplete_details")
-                        reason = details.get("reason") if isinstance(details, dict) else None
-                        stop = _INCOMPLETE_REASONS.get(str(reason), str(reason or "incomplete"))
-                    break
-                elif kind == "response.failed":
-                    response = data.get("response")
-                    error = response.get("error") if isinstance(response, dict) else None
-                    raise _error(endpoint, error if isinstance(error, dict) else {})
-                elif kind == "error":
-                    nested = data.get("error")
-                    raise _error(endpoint, nested if isinstance(nested, dict) else data)
-        if final is None:
-            raise http.truncated(endpoint, "response.completed event")
-        usage = final.get("usage")
-        if isinstance(usage, dict):
-            details = usage.get("input_tokens_details")
-            cached = details.get("cached_tokens") if isinstance(details, dict) else 0
-            yield UsageReported(
-                input_tokens=http.as_int(usage.get("input_tokens")),
-                output_tokens=http.as_int(usage.get("output_tokens")),
-                reasoning_context=applied,
-                cached_input_tokens=http.as_int(cached),
-            )
-        if called_tools and stop == "stop":
-            stop = "tool_calls"
-        yield StreamEnded(stop_reason=stop)
-
-
-def _echoed_context(data: dict[str, Any]) -> str | None:
-    response = data.get("response")
-    reasoning = response.get("reasoning") if isinstance(response, dict) else None
-    context = reasoning.get("context") if isinstance(reasoning, dict) else None
-    return context if isinstance(context, str) and context else None
-
-
-def _error(endpoint: http.Endpoint, error: dict[str, Any]) -> Exception:
-    err_type, code, message = (str(error.get(key) or "") for key in ("type", "code", "message"))
-    return http.stream_error(endpoint, err_type, code, message)
-
-
-def _tool_call(item: dict[str, Any]) -> ToolCallRequested:
-    text = item.get("arguments")
-    text = text if isinstance(text, str) else ""
-    arguments = http.parse_arguments(text)
-    call_id = str(item.get("call_id") or item.get("id") or "")
-    return ToolCallRequested(
-        call_id=call_id,
-        name=str(item.get("name", "")),
-        arguments=arguments if arguments is not None else {},
-        arguments_text=text,
-        provider_data={"id": item.get("id"), "call_id": call_id},
-    )
-
-
-def _reasoning_done(item: dict[str, Any], applied: str) -> ReasoningDone:
-    summary = [
-        part for part in item.get("summary") or [] if isinstance(part, dict) and "text" in part
-    ]
-    # Servers that expose raw reasoning (gpt-oss) put it in `content` instead of `summary`.
-    content = [
-        part for part in item.get("content") or [] if isinstance(part, dict) and "text" in part
-    ]
-    text = "\n\n".join(str(part["text"]) for part in summary or content)
-    data: dict[str, Any] = {
-        "provider": PROVIDER_TAG,
-        "id": item.get("id"),
-        "summary": summary,
-        # Kept with the item, so the usage estimate knows the mode after a restart too.
-        "reasoningContext": applied,
-    }
-    if isinstance(item.get("encrypted_content"), str):
-        data["encrypted_content"] = item["encrypted_content"]
-    return ReasoningDone(text=text, provider_data=data)
+        parser = OpenAIResponsesStream(endpoint, self.reasoning_context)
+        async for event in http.stream_model_events(
+            endpoint, self.client, url, headers, body, parser
+        ):
+            yield event
 
 
 def tool_spec(tool: ToolSpec) -> dict[str, Any]:
