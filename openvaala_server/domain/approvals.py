@@ -69,6 +69,10 @@ class Refuse:
 Decision = Run | Ask | Refuse
 
 
+GrantKind = Literal["command", "path", "tool"]
+GRANT_KINDS: tuple[GrantKind, ...] = ("command", "path", "tool")
+
+
 @dataclass(frozen=True)
 class Grant:
     """An "allow for this conversation": same tool, and same command prefix or same path.
@@ -79,7 +83,7 @@ class Grant:
     """
 
     tool: str
-    kind: Literal["command", "path", "tool"]
+    kind: GrantKind
     pattern: str
     outside_sandbox: bool = False
 

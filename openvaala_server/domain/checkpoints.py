@@ -9,7 +9,7 @@ the user changed since (conflicts, never overwritten without `force`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, TypedDict
 
@@ -115,7 +115,7 @@ def restored_record(turn_ids: list[str], paths: list[str]) -> dict[str, Any]:
     return {"type": FILES_RESTORED, "turnIds": turn_ids, "paths": paths}
 
 
-def fold(records: Iterable[dict[str, Any]]) -> dict[str, TurnFiles]:
+def fold(records: Iterable[Mapping[str, Any]]) -> dict[str, TurnFiles]:
     """Turns by id in the order they first changed a file. Damaged entries are skipped."""
     turns: dict[str, TurnFiles] = {}
     for record in records:

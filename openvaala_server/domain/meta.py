@@ -7,10 +7,9 @@ each record it appends, so the live view and a rebuilt one are the same function
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from openvaala_server.domain import records as r
-from openvaala_server.domain.approvals import Grant
+from openvaala_server.domain.approvals import GRANT_KINDS, Grant
 from openvaala_server.domain.plan import Plan, plan_from_record
 
 
@@ -25,7 +24,7 @@ class TurnMeta:
     started_at: str
     status: str = "running"  # running | completed | failed | interrupted
     ended_at: str | None = None
-    error: dict[str, Any] | None = None
+    error: r.ErrorInfo | None = None
 
 
 @dataclass
@@ -54,7 +53,7 @@ class ConversationMeta:
     created_at: str
     updated_at: str
     format_version: int
-    forked_from: dict[str, Any] | None = None
+    forked_from: r.ForkedFrom | None = None
     archived: bool = False
     sessions: dict[str, SessionMeta] = field(default_factory=dict)
     turns: dict[str, TurnMeta] = field(default_factory=dict)
@@ -208,12 +207,15 @@ def _grant(record: r.Record) -> Grant | None:
     outside = record.get("outsideSandbox", False)
     if not (isinstance(tool, str) and isinstance(pattern, str) and pattern):
         return None
-    if kind not in ("command", "path", "tool") or not isinstance(outside, bool):
+    if not isinstance(outside, bool):
         return None
-    return Grant(tool, kind, pattern, outside)
+    for known in GRANT_KINDS:
+        if kind == known:
+            return Grant(tool, known, pattern, outside)
+    return None
 
 
-def grant_record(grant: Grant, session_id: str) -> r.Record:
+def grant_record(grant: Grant, session_id: str) -> r.ApprovalGranted:
     """The `approval_granted` record that `apply` folds back into `grant`."""
     return {
         "type": r.APPROVAL_GRANTED,

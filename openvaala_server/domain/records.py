@@ -9,7 +9,12 @@ Records are never rewritten: a change is a new record.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Final, Literal, NotRequired, TypedDict, cast
+
+from openvaala_server.domain.diffs import FileDiff
+from openvaala_server.domain.images import ImageRef
+from openvaala_server.domain.plan import Plan
+from openvaala_server.protocol.json_types import JsonObject
 
 # The version of the journal format this code writes. A conversation whose first record names a
 # newer version is skipped by reindex (and not opened), never half-understood.
@@ -60,7 +65,7 @@ METADATA_RECORD_TYPES: Final = frozenset(
     }
 )
 
-# Item types (PROTOCOL.md "Shapes").
+# Item types (docs/protocol.md "Item").
 USER_MESSAGE: Final = "user_message"
 AGENT_MESSAGE: Final = "agent_message"
 REASONING: Final = "reasoning"
@@ -78,8 +83,335 @@ COMPLETED: Final = "completed"
 INTERRUPTED: Final = "interrupted"
 FAILED: Final = "failed"
 
-Record = dict[str, Any]
-Item = dict[str, Any]
+ItemStatus = Literal["in_progress", "completed", "interrupted", "failed"]
+ItemType = Literal[
+    "user_message", "agent_message", "reasoning", "tool_call", "tool_result", "summary", "notice"
+]
+
+
+class CopiedFrom(TypedDict):
+    """Where a subagent's history copy came from (docs/protocol.md "Item")."""
+
+    sessionId: str
+    itemId: str
+
+
+class ErrorInfo(TypedDict):
+    """`{kind, message}`: a turn's, a retry's or a compaction's error on the wire and on disk."""
+
+    kind: str
+    message: str
+
+
+# -- items, one TypedDict per kind (docs/protocol.md "Item") ---------------------------------
+# TypedDicts rather than classes: an item is read from the journal, kept in memory and sent on
+# the wire as the same dict, at no cost per item (docs/design.md "Typed core").
+
+
+class _ItemBase(TypedDict):
+    itemId: str
+    sessionId: str
+    turnId: str | None
+    createdAt: str
+    status: ItemStatus
+    # OpenVaala additions on any kind: read from a fork's original, copied into a subagent.
+    fromConversationId: NotRequired[str]
+    copiedFrom: NotRequired[CopiedFrom]
+
+
+class UserMessageItem(_ItemBase):
+    type: Literal["user_message"]
+    text: str
+    inputId: str
+    origin: Literal["user", "subagent"]
+    images: NotRequired[list[ImageRef]]
+    fromSessionId: NotRequired[str]
+
+
+class AgentMessageItem(_ItemBase):
+    type: Literal["agent_message"]
+    text: str
+
+
+class ReasoningItem(_ItemBase):
+    type: Literal["reasoning"]
+    text: str
+    providerData: NotRequired[JsonObject]
+
+
+class ToolCallItem(_ItemBase):
+    type: Literal["tool_call"]
+    callId: str
+    name: str
+    arguments: JsonObject
+    argumentsText: str
+    providerData: NotRequired[JsonObject]
+
+
+class ToolResultItem(_ItemBase):
+    type: Literal["tool_result"]
+    callId: str
+    name: str
+    output: str
+    isError: bool
+    truncated: NotRequired[bool]
+    changes: NotRequired[list[FileDiff]]
+    images: NotRequired[list[ImageRef]]
+
+
+class NoticeItem(_ItemBase):
+    type: Literal["notice"]
+    kind: str  # interrupted | turn_failed | server_stopped | resumed | history_elsewhere
+    text: str
+    errorKind: NotRequired[str]
+
+
+class SummaryItem(_ItemBase):
+    type: Literal["summary"]
+    text: str
+    coversUpTo: str
+    coveredItems: int
+    reason: Literal["auto", "manual", "refresh"]
+    model: str
+    replacesFrom: NotRequired[str]
+    replacedItems: NotRequired[int]
+    replacesSummary: NotRequired[str]
+    keptPinned: NotRequired[list[str]]
+    early: NotRequired[bool]
+
+
+ItemOfKind = (
+    UserMessageItem
+    | AgentMessageItem
+    | ReasoningItem
+    | ToolCallItem
+    | ToolResultItem
+    | NoticeItem
+    | SummaryItem
+)
+# The fields each kind declares, for the check of docs/protocol.md against these types.
+ITEM_KINDS: Final[dict[str, type]] = {
+    USER_MESSAGE: UserMessageItem,
+    AGENT_MESSAGE: AgentMessageItem,
+    REASONING: ReasoningItem,
+    TOOL_CALL: ToolCallItem,
+    TOOL_RESULT: ToolResultItem,
+    NOTICE: NoticeItem,
+    SUMMARY: SummaryItem,
+}
+
+
+class Item(TypedDict, total=False):
+    """An item of any kind: every field of every kind, each optional.
+
+    What most code handles (a history, a page, a snapshot, a provider request) mixes kinds, and a
+    provider request holds synthetic items without ids; the per-kind types above say which
+    fields a kind has. A value of a per-kind type becomes an `Item` through `as_item()`."""
+
+    itemId: str
+    type: str
+    sessionId: str
+    turnId: str | None
+    createdAt: str
+    status: str
+    fromConversationId: str
+    copiedFrom: CopiedFrom
+    text: str
+    inputId: str
+    origin: str
+    images: list[ImageRef]
+    fromSessionId: str
+    providerData: JsonObject
+    callId: str
+    name: str
+    arguments: JsonObject
+    argumentsText: str
+    output: str
+    isError: bool
+    truncated: bool
+    changes: list[FileDiff]
+    kind: str
+    errorKind: str
+    coversUpTo: str
+    coveredItems: int
+    reason: str
+    model: str
+    replacesFrom: str
+    replacedItems: int
+    replacesSummary: str
+    keptPinned: list[str]
+    early: bool
+
+
+# -- journal records (docs/storage.md) -------------------------------------------------------
+
+
+class _Stamp(TypedDict):
+    """What the journal adds to every payload once it is on disk."""
+
+    seq: int
+    ts: str
+
+
+class ForkedFrom(TypedDict):
+    conversationId: str
+    kind: Literal["fork", "rewind"]
+    upToItemId: str | None
+    olderHistory: NotRequired[OlderHistory]
+
+
+class OlderHistory(TypedDict):
+    conversationId: str
+    upToItemId: str | None
+
+
+class ConversationCreated(TypedDict):
+    type: Literal["conversation_created"]
+    conversationId: str
+    cwd: str
+    agent: str
+    model: str
+    title: str
+    titleSource: Literal["auto", "user"]
+    rootSessionId: str
+    forkedFrom: ForkedFrom | None
+    formatVersion: int
+
+
+class ConversationRenamed(TypedDict):
+    type: Literal["conversation_renamed"]
+    title: str
+    titleSource: Literal["auto", "user"]
+
+
+class ConversationArchived(TypedDict):
+    type: Literal["conversation_archived", "conversation_unarchived"]
+
+
+class ConversationCwdSet(TypedDict):
+    type: Literal["conversation_cwd_set"]
+    cwd: str
+
+
+class SessionCreated(TypedDict):
+    type: Literal["session_created"]
+    sessionId: str
+    parentSessionId: str | None
+    agent: str
+    model: str
+    title: str
+
+
+class SessionModelSet(TypedDict):
+    type: Literal["session_model_set"]
+    sessionId: str
+    model: str
+
+
+class SessionAgentSet(TypedDict):
+    type: Literal["session_agent_set"]
+    sessionId: str
+    agent: str
+
+
+class SessionClosed(TypedDict):
+    type: Literal["session_closed"]
+    sessionId: str
+
+
+class TurnStarted(TypedDict):
+    type: Literal["turn_started"]
+    sessionId: str
+    turnId: str
+
+
+class TurnEnded(TypedDict):
+    type: Literal["turn_ended"]
+    sessionId: str
+    turnId: str
+    status: str  # completed | failed | interrupted
+    error: NotRequired[ErrorInfo]
+
+
+class ApprovalGranted(TypedDict):
+    type: Literal["approval_granted"]
+    sessionId: str
+    tool: str
+    kind: Literal["command", "path", "tool"]
+    pattern: str
+    outsideSandbox: bool
+
+
+class PlanUpdated(TypedDict):
+    type: Literal["plan_updated"]
+    sessionId: str
+    plan: Plan
+
+
+class ItemPinned(TypedDict):
+    type: Literal["item_pinned", "item_unpinned"]
+    sessionId: str
+    itemId: str
+
+
+class ItemRecordPayload(TypedDict):
+    type: Literal["item"]
+    item: Item
+
+
+# What is appended to metadata.jsonl, before the journal stamps it.
+MetadataPayload = (
+    ConversationCreated
+    | ConversationRenamed
+    | ConversationArchived
+    | ConversationCwdSet
+    | SessionCreated
+    | SessionModelSet
+    | SessionAgentSet
+    | SessionClosed
+    | TurnStarted
+    | TurnEnded
+    | ApprovalGranted
+    | PlanUpdated
+    | ItemPinned
+)
+
+
+class Record(TypedDict, total=False):
+    """One journal line of any type, as read back: the stamp, the type and every payload field.
+
+    Read from disk, so nothing but `seq` and `type` is checked by the reader: code that folds
+    records (domain/meta.py) checks each field it uses."""
+
+    seq: int
+    ts: str
+    type: str
+    item: Item
+    conversationId: str
+    cwd: str
+    agent: str
+    model: str
+    title: str
+    titleSource: str
+    rootSessionId: str
+    forkedFrom: ForkedFrom | None
+    formatVersion: int
+    sessionId: str
+    parentSessionId: str | None
+    turnId: str
+    status: str
+    error: ErrorInfo
+    tool: str
+    kind: str
+    pattern: str
+    outsideSandbox: bool
+    plan: Plan
+    itemId: str
+
+
+def as_item(value: ItemOfKind) -> Item:
+    """A per-kind item as an item of any kind (every per-kind field is a field of `Item`)."""
+    return cast(Item, value)
 
 
 def utc_now() -> str:

@@ -512,7 +512,7 @@ def pair_tool_calls(items: list[Item]) -> list[Item]:
             if call_id in call_ids and call_id not in results:
                 results[call_id] = item
             else:
-                note = {
+                note: Item = {
                     "type": NOTICE,
                     "text": f"Result of an earlier {item.get('name', 'tool')} call: "
                     + tool_result_text(item),

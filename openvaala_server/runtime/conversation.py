@@ -12,7 +12,7 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from openvaala_server import errors
 from openvaala_server.domain import meta as meta_fold
@@ -282,10 +282,10 @@ class LiveConversation:
         root.title = title
         self.publish_updated()
 
-    async def append_meta(self, *payloads: dict[str, Any]) -> list[dict[str, Any]]:
+    async def append_meta(self, *payloads: r.MetadataPayload | dict[str, Any]) -> list[r.Record]:
         assert self.meta is not None
         stamped = await self.runtime.store_call(
-            self.runtime.store.append_metadata(self.conversation_id, list(payloads))
+            self.runtime.store.append_metadata(self.conversation_id, [dict(p) for p in payloads])
         )
         for record in stamped:
             meta_fold.apply(self.meta, record)
@@ -406,5 +406,5 @@ def new_item(item_type: str, session_id: str, turn_id: str | None, **fields: Any
         "createdAt": r.utc_now(),
         "status": r.IN_PROGRESS,
     }
-    item.update(fields)
+    item.update(cast(r.Item, fields))  # the callers name fields of `r.Item`
     return item

@@ -76,7 +76,7 @@ async def fork(
     elif older_from:
         forked_from["olderHistory"] = older_from  # the original's own older part, still elsewhere
     new_root = new_id()
-    copied = [{**item, "sessionId": new_root} for item in selected]
+    copied: list[r.Item] = [{**item, "sessionId": new_root} for item in selected]
     title = _fork_title(conv.meta.title, kind)
     created = {
         "conversationId": new_id(),
@@ -123,7 +123,7 @@ async def root_history(runtime: Runtime, conv: LiveConversation) -> list[r.Item]
     then this conversation's own. When the original is not here, a notice says where it is."""
     local = conv.root.items
     meta = conv.meta
-    older = (meta.forked_from or {}).get("olderHistory") if meta else None
+    older = meta.forked_from.get("olderHistory") if meta and meta.forked_from else None
     if not older:
         return local
     source_id = str(older.get("conversationId"))
@@ -137,7 +137,7 @@ async def root_history(runtime: Runtime, conv: LiveConversation) -> list[r.Item]
     if cut and any(i["itemId"] == cut for i in source_items):
         source_items = _cut_after(source_items, str(cut))
     # A pinned item the fork copied (its model sees it after the summary) shows once, in place.
-    earlier = [dict(i, fromConversationId=source_id) for i in source_items]
+    earlier: list[r.Item] = [{**i, "fromConversationId": source_id} for i in source_items]
     seen = {i["itemId"] for i in earlier}
     return [*earlier, *(i for i in local if i["itemId"] not in seen)]
 

@@ -298,7 +298,7 @@ class SubagentService:
             finished = finished[cuts[0] :] if cuts else []
         copies = []
         for item in finished:
-            copy = dict(item)
+            copy = item.copy()
             copy["itemId"] = new_id()
             copy["copiedFrom"] = {"sessionId": parent.session_id, "itemId": item["itemId"]}
             copy["turnId"] = None

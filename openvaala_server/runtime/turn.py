@@ -13,7 +13,7 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from openvaala_server import errors
 from openvaala_server.domain import records as r
@@ -333,8 +333,11 @@ class TurnRunner:
         )
         return item
 
-    def _delta(self, item: r.Item, field_name: str, delta: str) -> None:
-        item[field_name] = item.get(field_name, "") + delta
+    def _delta(self, item: r.Item, field_name: Literal["text", "output"], delta: str) -> None:
+        if field_name == "text":
+            item["text"] = item.get("text", "") + delta
+        else:
+            item["output"] = item.get("output", "") + delta
         self.conv.hub.publish(
             "item/delta",
             {"sessionId": self.sid, "itemId": item["itemId"], "field": field_name, "delta": delta},

@@ -320,7 +320,7 @@ def build(data_dir: DataDir, db_path: Path) -> ReindexReport:
                 continue
             meta, stats = result
             report.indexed.append(name)
-            parent = (meta.forked_from or {}).get("conversationId")
+            parent = meta.forked_from.get("conversationId") if meta.forked_from else None
             if isinstance(parent, str):
                 parents[name] = parent
             conversations.append(ix.conversation_row(meta, stats.message_count, stats.updated_at))

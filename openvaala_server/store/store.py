@@ -303,7 +303,7 @@ class Store:
     # --- items -------------------------------------------------------------------------------
 
     @_tracked
-    async def append_items(self, cid: str, sid: str, items: list[dict[str, Any]]) -> None:
+    async def append_items(self, cid: str, sid: str, items: list[r.Item]) -> None:
         """Append completed items to a session's journal (durable), then index them."""
         self._existing(cid)
         path = self.data_dir.session_file(cid, sid)
@@ -312,7 +312,7 @@ class Store:
         stats.add(stamped)
         self._update_index(self._index.add_items(cid, stats))
 
-    async def read_all_items(self, cid: str, sid: str) -> list[dict[str, Any]]:
+    async def read_all_items(self, cid: str, sid: str) -> list[r.Item]:
         path = self._session_path(cid, sid)
         try:
             read = await asyncio.to_thread(journal.read_journal, path)
@@ -322,7 +322,7 @@ class Store:
 
     async def read_items(
         self, cid: str, sid: str, *, before_item: str | None = None, limit: int | None = None
-    ) -> tuple[list[dict[str, Any]], bool]:
+    ) -> tuple[list[r.Item], bool]:
         """Items in order: the last `limit` before `before_item` (an itemId), and whether more
         exist before them. Reads the file backwards, so the last page of a long history is cheap."""
         if limit is None and before_item is None:
@@ -465,18 +465,16 @@ async def _open_index(data_dir: DataDir) -> ix.Index:
     return await ix.Index.open(data_dir.metadata_db)
 
 
-def _item(record: r.Record) -> dict[str, Any]:
+def _item(record: r.Record) -> r.Item:
     item = record.get("item")
     return item if isinstance(item, dict) else {}
 
 
-def _page(
-    path: Path, before_item: str | None, limit: int | None
-) -> tuple[list[dict[str, Any]], bool]:
+def _page(path: Path, before_item: str | None, limit: int | None) -> tuple[list[r.Item], bool]:
     try:
         backwards = journal.reverse_records(path)
         found = before_item is None
-        page: list[dict[str, Any]] = []
+        page: list[r.Item] = []
         for record in backwards:
             if record["type"] != r.ITEM:
                 continue
