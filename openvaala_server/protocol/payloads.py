@@ -1,0 +1,760 @@
+"""The shapes on the wire (docs/protocol.md): request params and results, notification params.
+
+TypedDicts: a payload is the very dict that is encoded (orjson) or decoded, so declaring it
+costs nothing at run time (docs/design.md "Typed core"). Names follow docs/protocol.md: a shape
+of its "Shapes" section keeps its name (`ConversationInfo`, `Usage`, `Snapshot`…); the params of
+a request are `<Name>Params` and its result `<Name>Result`; a notification's params are
+`<Name>Note`. Notification params are shown here without the `conversationId` and `seq` the hub
+adds to every one (runtime/hub.py).
+
+`NOTIFICATION_PARAMS` and `REQUEST_PARAMS` map each method (protocol/methods.py) to its
+TypedDict: tests/server/test_protocol_doc.py checks docs/protocol.md against them.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal, NotRequired, TypedDict
+
+from openvaala_server.domain.approvals import Answer as Decision
+from openvaala_server.domain.checkpoints import RestoreConflict
+from openvaala_server.domain.images import ImageRef
+from openvaala_server.domain.inbox import Mode as InputMode
+from openvaala_server.domain.inbox import Origin
+from openvaala_server.domain.plan import Plan
+from openvaala_server.domain.records import ErrorInfo, ForkedFrom, Item
+from openvaala_server.domain.trace import Omitted, TracePart
+from openvaala_server.domain.tree import TreeNode
+from openvaala_server.protocol import methods as m
+from openvaala_server.protocol.json_types import JsonObject, JsonValue
+
+SessionStatus = Literal[
+    "running", "awaiting_approval", "waiting", "idle", "interrupted", "failed", "closed"
+]
+CompactionReason = Literal["auto", "manual", "refresh"]
+
+# -- shapes (docs/protocol.md "Shapes") --------------------------------------------------------
+
+
+class ConversationSummary(TypedDict):
+    """A row of `conversation/list` (from the index)."""
+
+    conversationId: str
+    title: str
+    cwd: str
+    agent: str
+    model: str
+    createdAt: str
+    updatedAt: str
+    archived: bool
+    forkedFrom: ForkedFrom | None
+    status: str
+    messageCount: int
+    turnCount: int
+
+
+class ConversationInfo(TypedDict):
+    """What `conversation/create`, `conversation/updated` and the snapshot carry."""
+
+    conversationId: str
+    title: str
+    cwd: str
+    agent: str
+    model: str
+    createdAt: str
+    updatedAt: str
+    archived: bool
+    forkedFrom: ForkedFrom | None
+    status: str
+    persisted: bool
+    rootSessionId: str
+    cwdExists: bool
+    modelAvailable: bool
+    agentAvailable: bool
+
+
+class SessionInfo(TypedDict):
+    """A session (docs/protocol.md "Session")."""
+
+    sessionId: str
+    parentSessionId: str | None
+    agent: str
+    model: str
+    status: str
+    title: str
+    depth: int
+
+
+class CompactionCost(TypedDict):
+    calls: int
+    inputTokens: int
+    outputTokens: int
+
+
+class EarlyCompaction(TypedDict):
+    threshold: int
+    state: Literal["idle", "preparing", "ready"]
+
+
+class Usage(TypedDict):
+    used: int
+    contextWindow: int
+    threshold: int
+    maxOutputTokens: int
+    source: Literal["reported", "estimated"]
+    autoCompact: bool
+    compaction: CompactionCost
+    reportedAt: NotRequired[str]
+    earlyCompaction: NotRequired[EarlyCompaction]
+    refreshEvery: NotRequired[int]
+    repliesUntilRefresh: NotRequired[int]
+
+
+class Input(TypedDict):
+    """A waiting input: an element of `inbox/updated.inputs` and of a snapshot's `inbox`."""
+
+    inputId: str
+    text: str
+    mode: InputMode
+    origin: Origin
+    fromSessionId: NotRequired[str]
+    images: NotRequired[list[ImageRef]]
+
+
+class RunningTurn(TypedDict):
+    turnId: str
+    items: list[Item]
+
+
+class SessionSnapshot(SessionInfo):
+    items: list[Item]
+    hasMore: bool
+    turn: RunningTurn | None
+    inbox: list[Input]
+    usage: Usage
+    plan: Plan | None
+    pinned: list[str]
+
+
+class ApprovalRequestedNote(TypedDict):
+    sessionId: str
+    approvalId: str
+    tool: str
+    summary: str
+    arguments: JsonObject
+    reason: str
+    agent: str
+
+
+class PendingApproval(ApprovalRequestedNote):
+    """A pending approval in a snapshot: the `approval/requested` params it was sent with."""
+
+    conversationId: str
+    seq: int
+
+
+class Snapshot(TypedDict):
+    conversation: ConversationInfo
+    sessions: list[SessionSnapshot]
+    approvals: list[PendingApproval]
+
+
+class ConfigState(TypedDict):
+    """The configuration file's state: `initialize.config`, `config/reloaded`, `config/error`."""
+
+    path: str
+    state: Literal["ok", "error"]
+    message: str
+    key: NotRequired[str]
+
+
+class McpServerState(TypedDict):
+    name: str
+    status: str  # starting | ready | failed | stopped
+    tools: list[str]
+    error: NotRequired[str]
+
+
+class AgentInfo(TypedDict):
+    name: str
+    description: str
+    model: str
+    default: bool
+
+
+class ModelInfo(TypedDict):
+    name: str
+    provider: str
+    model: str
+    contextWindow: int
+    maxOutputTokens: int
+
+
+# -- notifications -------------------------------------------------------------------------------
+
+
+class ConversationUpdatedNote(TypedDict):
+    conversation: ConversationInfo
+
+
+class ConversationDeletedNote(TypedDict):
+    pass
+
+
+class SessionNote(TypedDict):
+    """`session/updated` and `session/started`."""
+
+    session: SessionInfo
+
+
+class TurnStartedNote(TypedDict):
+    sessionId: str
+    turnId: str
+
+
+class TurnEndedNote(TypedDict):
+    sessionId: str
+    turnId: str
+    status: Literal["completed", "failed", "interrupted"]
+    error: NotRequired[ErrorInfo]
+    modelStop: NotRequired[str]
+    interruptedBy: NotRequired[Literal["user", "jump", "close", "shutdown"]]
+
+
+class ItemStartedNote(TypedDict):
+    sessionId: str
+    turnId: str
+    item: Item
+
+
+class ItemDeltaNote(TypedDict):
+    sessionId: str
+    itemId: str
+    field: Literal["text", "output"]
+    delta: str
+
+
+class ItemCompletedNote(TypedDict):
+    sessionId: str
+    item: Item
+
+
+class ItemDiscardedNote(TypedDict):
+    sessionId: str
+    itemId: str
+
+
+class InboxUpdatedNote(TypedDict):
+    sessionId: str
+    inputs: list[Input]
+
+
+class UsageUpdatedNote(TypedDict):
+    sessionId: str
+    usage: Usage
+
+
+class RetryScheduledNote(TypedDict):
+    sessionId: str
+    attempt: int
+    maxAttempts: int
+    delaySeconds: float
+    error: ErrorInfo
+
+
+class CompactionStartedNote(TypedDict):
+    sessionId: str
+    reason: CompactionReason
+
+
+class CompactionCompletedNote(TypedDict):
+    sessionId: str
+    reason: CompactionReason
+    summaryItemId: str
+
+
+class CompactionFailedNote(TypedDict):
+    sessionId: str
+    reason: CompactionReason
+    error: ErrorInfo
+
+
+class ApprovalResolvedNote(TypedDict):
+    sessionId: str
+    approvalId: str
+    decision: Decision
+    message: NotRequired[str]
+
+
+class PlanUpdatedNote(TypedDict):
+    sessionId: str
+    plan: Plan
+
+
+class PinsUpdatedNote(TypedDict):
+    sessionId: str
+    itemIds: list[str]
+
+
+class ListChangedNote(TypedDict):
+    """`conversation/listChanged`: a conversation changed, or (`deleted`) went away."""
+
+    conversation: NotRequired[ConversationInfo]
+    conversationId: NotRequired[str]
+    deleted: NotRequired[bool]
+
+
+class ConfigErrorNote(TypedDict):
+    path: str
+    state: Literal["error"]
+    message: str
+    key: str
+
+
+class ConfigReloadedNote(TypedDict):
+    path: str
+    state: Literal["ok"]
+    message: str
+    changed: list[str]
+    restartNeeded: list[str]
+    mcpRestarted: list[str]
+
+
+NOTIFICATION_PARAMS: Final[dict[str, type]] = {
+    m.CONVERSATION_UPDATED: ConversationUpdatedNote,
+    m.CONVERSATION_DELETED: ConversationDeletedNote,
+    m.SESSION_UPDATED: SessionNote,
+    m.SESSION_STARTED: SessionNote,
+    m.TURN_STARTED: TurnStartedNote,
+    m.TURN_ENDED: TurnEndedNote,
+    m.ITEM_STARTED: ItemStartedNote,
+    m.ITEM_DELTA: ItemDeltaNote,
+    m.ITEM_COMPLETED: ItemCompletedNote,
+    m.ITEM_DISCARDED: ItemDiscardedNote,
+    m.INBOX_UPDATED: InboxUpdatedNote,
+    m.USAGE_UPDATED: UsageUpdatedNote,
+    m.RETRY_SCHEDULED: RetryScheduledNote,
+    m.COMPACTION_STARTED: CompactionStartedNote,
+    m.COMPACTION_COMPLETED: CompactionCompletedNote,
+    m.COMPACTION_FAILED: CompactionFailedNote,
+    m.APPROVAL_REQUESTED: ApprovalRequestedNote,
+    m.APPROVAL_RESOLVED: ApprovalResolvedNote,
+    m.PLAN_UPDATED: PlanUpdatedNote,
+    m.PINS_UPDATED: PinsUpdatedNote,
+    m.CONVERSATION_LIST_CHANGED: ListChangedNote,
+    m.CONFIG_RELOADED: ConfigReloadedNote,
+    m.CONFIG_ERROR: ConfigErrorNote,
+}
+
+# -- request params ------------------------------------------------------------------------------
+
+
+class ClientInfo(TypedDict, total=False):
+    name: str
+    version: str
+
+
+class InitializeParams(TypedDict, total=False):
+    clientInfo: ClientInfo
+    protocolVersion: JsonValue
+
+
+class NoParams(TypedDict):
+    pass
+
+
+class ConversationParams(TypedDict):
+    """Every request that names a conversation and nothing else."""
+
+    conversationId: str
+
+
+class SessionParams(TypedDict):
+    """A conversation and one of its sessions (the root when `sessionId` is absent)."""
+
+    conversationId: str
+    sessionId: NotRequired[str]
+
+
+class InputParams(TypedDict):
+    inputId: str
+
+
+class ListParams(TypedDict, total=False):
+    archived: bool
+    search: str
+    limit: int
+    cursor: str
+
+
+class CreateParams(TypedDict):
+    cwd: str
+    agent: NotRequired[str]
+    model: NotRequired[str]
+    title: NotRequired[str]
+
+
+class SubscribeParams(TypedDict):
+    conversationId: str
+    afterSeq: NotRequired[int]
+
+
+class ReadParams(TypedDict):
+    conversationId: str
+    sessionId: NotRequired[str]
+    beforeItem: NotRequired[str]
+    limit: NotRequired[int]
+
+
+class RenameParams(TypedDict):
+    conversationId: str
+    title: str
+
+
+class ForkParams(TypedDict):
+    conversationId: str
+    upToItemId: NotRequired[str]
+
+
+class RewindParams(TypedDict):
+    conversationId: str
+    messageId: str
+    restoreFiles: NotRequired[bool]
+    force: NotRequired[bool]
+
+
+class UndoParams(TypedDict):
+    conversationId: str
+    force: NotRequired[bool]
+
+
+class ExportParams(TypedDict):
+    conversationId: str
+    path: str
+
+
+class ImportParams(TypedDict):
+    path: str
+    cwd: NotRequired[str]
+    onConflict: NotRequired[Literal["ask", "keep-both", "skip"]]
+
+
+class ContextParams(TypedDict):
+    conversationId: str
+    sessionId: NotRequired[str]
+    includeBody: NotRequired[bool]
+
+
+class PinParams(TypedDict):
+    conversationId: str
+    sessionId: NotRequired[str]
+    itemId: str
+
+
+class ReplacedParams(TypedDict):
+    conversationId: str
+    sessionId: NotRequired[str]
+    summaryItemId: str
+
+
+class SetModelParams(TypedDict):
+    conversationId: str
+    sessionId: NotRequired[str]
+    model: str
+
+
+class SetAgentParams(TypedDict):
+    conversationId: str
+    agent: str
+
+
+class SetCwdParams(TypedDict):
+    conversationId: str
+    cwd: str
+
+
+class SendParams(TypedDict):
+    conversationId: str
+    sessionId: NotRequired[str]
+    text: str
+    mode: NotRequired[InputMode]
+    images: NotRequired[list[JsonObject]]
+
+
+class EditParams(TypedDict):
+    inputId: str
+    text: str
+
+
+class RespondParams(TypedDict):
+    conversationId: str
+    approvalId: str
+    decision: Decision
+    message: NotRequired[str]
+
+
+REQUEST_PARAMS: Final[dict[str, type]] = {
+    m.INITIALIZE: InitializeParams,
+    m.CONVERSATION_LIST: ListParams,
+    m.CONVERSATION_CREATE: CreateParams,
+    m.CONVERSATION_SUBSCRIBE: SubscribeParams,
+    m.CONVERSATION_UNSUBSCRIBE: ConversationParams,
+    m.CONVERSATION_WATCH_LIST: NoParams,
+    m.CONVERSATION_UNWATCH_LIST: NoParams,
+    m.CONVERSATION_READ: ReadParams,
+    m.CONVERSATION_RENAME: RenameParams,
+    m.CONVERSATION_ARCHIVE: ConversationParams,
+    m.CONVERSATION_UNARCHIVE: ConversationParams,
+    m.CONVERSATION_DELETE: ConversationParams,
+    m.CONVERSATION_USAGE: SessionParams,
+    m.CONVERSATION_FORK: ForkParams,
+    m.CONVERSATION_REWIND: RewindParams,
+    m.CONVERSATION_UNDO: UndoParams,
+    m.CONVERSATION_CHECKPOINTS: ConversationParams,
+    m.CONVERSATION_TREE: ConversationParams,
+    m.CONVERSATION_EXPORT: ExportParams,
+    m.CONVERSATION_IMPORT: ImportParams,
+    m.CONVERSATION_COMPACT: ConversationParams,
+    m.CONVERSATION_CONTEXT: ContextParams,
+    m.CONVERSATION_PIN: PinParams,
+    m.CONVERSATION_UNPIN: PinParams,
+    m.CONVERSATION_REPLACED: ReplacedParams,
+    m.CONVERSATION_SET_MODEL: SetModelParams,
+    m.CONVERSATION_SET_AGENT: SetAgentParams,
+    m.CONVERSATION_SET_CWD: SetCwdParams,
+    m.INPUT_SEND: SendParams,
+    m.INPUT_EDIT: EditParams,
+    m.INPUT_WITHDRAW: InputParams,
+    m.INPUT_STEER: InputParams,
+    m.INPUT_JUMP: InputParams,
+    m.TURN_INTERRUPT: SessionParams,
+    m.TURN_RESUME: SessionParams,
+    m.APPROVAL_RESPOND: RespondParams,
+    m.AGENTS_LIST: NoParams,
+    m.MODELS_LIST: NoParams,
+    m.MCP_LIST: NoParams,
+    m.SESSIONS_LIST: ConversationParams,
+}
+
+# -- results -------------------------------------------------------------------------------------
+
+
+class ServerInfo(TypedDict):
+    name: str
+    version: str
+
+
+class Capabilities(TypedDict):
+    inputModes: list[str]
+    maxFrameBytes: int
+    methods: list[str]
+
+
+class InitializeResult(TypedDict):
+    config: ConfigState | None
+    serverInfo: ServerInfo
+    protocolVersion: int
+    capabilities: Capabilities
+
+
+class ListResult(TypedDict):
+    # Rows straight from the index are sent as pre-encoded JSON (orjson.Fragment) of this shape.
+    conversations: list[ConversationSummary]
+    nextCursor: NotRequired[str]
+
+
+class ConversationResult(TypedDict):
+    """`conversation/create`, `conversation/fork`."""
+
+    conversation: ConversationInfo
+
+
+class SubscribeResult(TypedDict):
+    snapshot: Snapshot | None
+    seq: int
+    replayed: NotRequired[int]
+
+
+class UnsubscribeResult(TypedDict):
+    unsubscribed: bool
+
+
+class WatchResult(TypedDict):
+    watching: bool
+
+
+class ReadResult(TypedDict):
+    items: list[Item]
+    hasMore: bool
+
+
+class EmptyResult(TypedDict):
+    pass
+
+
+class RestoreResult(TypedDict):
+    """`conversation/undo`, and the `files` of a `conversation/rewind` with `restoreFiles`."""
+
+    restored: list[str]
+    conflicts: list[RestoreConflict]
+    turnIds: list[str]
+
+
+class RewindResult(TypedDict):
+    conversation: ConversationInfo
+    composerText: str
+    composerImages: NotRequired[list[ImageRef]]
+    files: NotRequired[RestoreResult]
+
+
+class CheckpointFile(TypedDict):
+    path: str
+    change: str
+
+
+class CheckpointTurn(TypedDict):
+    turnId: str
+    sessionId: str
+    restored: bool
+    files: list[CheckpointFile]
+
+
+class CheckpointsResult(TypedDict):
+    enabled: bool
+    bytes: int
+    limitBytes: int
+    skipped: list[str]
+    turns: list[CheckpointTurn]
+
+
+class TreeResult(TypedDict):
+    conversationId: str
+    root: TreeNode
+
+
+class ExportResult(TypedDict):
+    conversationId: str
+    conversations: list[str]
+    missingAncestors: list[str]
+    path: str
+    bytes: int
+
+
+class ImportResult(TypedDict):
+    conversationId: str | None
+    imported: list[str]
+    skipped: list[str]
+    renamed: dict[str, str]
+
+
+class CompactResult(TypedDict):
+    compacted: bool
+    summaryItemId: NotRequired[str]
+    reason: NotRequired[str]
+
+
+class ContextTrace(TypedDict):
+    sessionId: str
+    parts: list[TracePart]
+    total: int
+    omitted: list[Omitted]
+    usage: Usage
+    body: NotRequired[JsonObject | None]
+
+
+class PinResult(TypedDict):
+    pinned: list[str]
+    changed: bool
+
+
+class ReplacedResult(TypedDict):
+    summaryItemId: str
+    fromItemId: str | None
+    toItemId: str | None
+    replacesSummary: str | None
+    keptPinned: list[str]
+    itemIds: list[str]
+    items: list[Item]
+
+
+class SendResult(TypedDict):
+    inputId: str
+    disposition: str
+
+
+class WithdrawResult(TypedDict):
+    text: str
+    images: NotRequired[list[ImageRef]]
+
+
+class InterruptResult(TypedDict):
+    interrupted: bool
+
+
+class ResumeResult(TypedDict):
+    turnId: str
+    resumedTurnId: str
+
+
+class RespondResult(TypedDict):
+    approvalId: str
+    decision: Decision
+
+
+class AgentsResult(TypedDict):
+    agents: list[AgentInfo]
+
+
+class ModelsResult(TypedDict):
+    models: list[ModelInfo]
+
+
+class McpResult(TypedDict):
+    servers: list[McpServerState]
+
+
+class SessionsResult(TypedDict):
+    sessions: list[SessionInfo]
+
+
+REQUEST_RESULTS: Final[dict[str, type]] = {
+    m.INITIALIZE: InitializeResult,
+    m.CONVERSATION_LIST: ListResult,
+    m.CONVERSATION_CREATE: ConversationResult,
+    m.CONVERSATION_SUBSCRIBE: SubscribeResult,
+    m.CONVERSATION_UNSUBSCRIBE: UnsubscribeResult,
+    m.CONVERSATION_WATCH_LIST: WatchResult,
+    m.CONVERSATION_UNWATCH_LIST: WatchResult,
+    m.CONVERSATION_READ: ReadResult,
+    m.CONVERSATION_RENAME: EmptyResult,
+    m.CONVERSATION_ARCHIVE: EmptyResult,
+    m.CONVERSATION_UNARCHIVE: EmptyResult,
+    m.CONVERSATION_DELETE: EmptyResult,
+    m.CONVERSATION_USAGE: Usage,
+    m.CONVERSATION_FORK: ConversationResult,
+    m.CONVERSATION_REWIND: RewindResult,
+    m.CONVERSATION_UNDO: RestoreResult,
+    m.CONVERSATION_CHECKPOINTS: CheckpointsResult,
+    m.CONVERSATION_TREE: TreeResult,
+    m.CONVERSATION_EXPORT: ExportResult,
+    m.CONVERSATION_IMPORT: ImportResult,
+    m.CONVERSATION_COMPACT: CompactResult,
+    m.CONVERSATION_CONTEXT: ContextTrace,
+    m.CONVERSATION_PIN: PinResult,
+    m.CONVERSATION_UNPIN: PinResult,
+    m.CONVERSATION_REPLACED: ReplacedResult,
+    m.CONVERSATION_SET_MODEL: EmptyResult,
+    m.CONVERSATION_SET_AGENT: EmptyResult,
+    m.CONVERSATION_SET_CWD: EmptyResult,
+    m.INPUT_SEND: SendResult,
+    m.INPUT_EDIT: EmptyResult,
+    m.INPUT_WITHDRAW: WithdrawResult,
+    m.INPUT_STEER: EmptyResult,
+    m.INPUT_JUMP: EmptyResult,
+    m.TURN_INTERRUPT: InterruptResult,
+    m.TURN_RESUME: ResumeResult,
+    m.APPROVAL_RESPOND: RespondResult,
+    m.AGENTS_LIST: AgentsResult,
+    m.MODELS_LIST: ModelsResult,
+    m.MCP_LIST: McpResult,
+    m.SESSIONS_LIST: SessionsResult,
+}
