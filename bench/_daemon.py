@@ -154,7 +154,7 @@ class BenchDaemon:
     def emits(self) -> list[tuple[str, int, float, float]]:
         """(conversationId, seq, t_before_publish, t_after_publish); after `stop()`."""
         assert self.emit_log_path is not None
-        return [tuple(row) for row in json.loads(self.emit_log_path.read_text())]  # type: ignore[misc]
+        return [tuple(row) for row in json.loads(self.emit_log_path.read_text())]
 
     def log(self) -> str:
         try:

@@ -37,14 +37,15 @@ import asyncio
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _daemon import BenchDaemon, RawClient, check_clock, percentile
-from acp import PROTOCOL_VERSION, spawn_agent_process
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from acp import PROTOCOL_VERSION, Client, spawn_agent_process
 from acp.schema import AgentThoughtChunk, ClientCapabilities, Implementation
+
+from bench._daemon import BenchDaemon, RawClient, check_clock, percentile
 
 
 class Recorder:
@@ -58,7 +59,7 @@ class Recorder:
     async def session_update(self, session_id: str, update: Any, **kw: Any) -> None:
         now = time.perf_counter()
         if isinstance(update, AgentThoughtChunk):
-            word = update.content.text.strip()  # type: ignore[union-attr]
+            word = update.content.text.strip()
             self.arrivals.setdefault(word, now)
             if word == self.last:
                 self.done.set()
@@ -97,7 +98,7 @@ async def run(n_words: int, pace_ms: float) -> None:
         words = [f"w{i}" for i in range(n_words)]
         rec.last = words[-1]
         async with spawn_agent_process(
-            rec, sys.executable, "-m", "openvaala_server", "acp", env=daemon.env
+            cast(Client, rec), sys.executable, "-m", "openvaala_server", "acp", env=daemon.env
         ) as (conn, _proc):
             await conn.initialize(
                 protocol_version=PROTOCOL_VERSION,

@@ -73,14 +73,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _daemon import DEMO_CONFIG, BenchDaemon, RawClient
-
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench._daemon import DEMO_CONFIG, BenchDaemon, RawClient
 from openvaala_server.config import ModelConfig
 from openvaala_server.domain import records as r
 from openvaala_server.domain.context import context_items, estimate_items, should_compact
@@ -190,7 +190,7 @@ def part_request(repeat: int) -> None:
         t.spec for t in tools_for(("shell", "read_file", "write_file", "edit_file", "list_dir"))
     ]
     instructions = "You are a helpful assistant.\n\nWorking directory: /tmp/project"
-    providers = {
+    providers: dict[str, Any] = {
         "openai": OpenAIChatProvider(model("openai")),
         "anthropic": AnthropicProvider(model("anthropic")),
         "openai_responses": OpenAIResponsesProvider(model("openai_responses")),
@@ -206,11 +206,11 @@ def part_request(repeat: int) -> None:
         ctx = context_items(items)
         print(f"  {label}: context = {len(ctx):,} items, {len(orjson.dumps(ctx)) / 1e6:.1f} MB")
         check = timeit(
-            lambda u=usage: should_compact(u.used, u.context_window, u.max_output_tokens),
+            partial(should_compact, usage.used, usage.context_window, usage.max_output_tokens),
             repeat,
         )
-        select = timeit(lambda i=items: context_items(i), repeat)
-        estimate = timeit(lambda c=ctx: estimate_items(c), repeat)
+        select = timeit(partial(context_items, items), repeat)
+        estimate = timeit(partial(estimate_items, ctx), repeat)
         print(f"    threshold check (should_compact)     {check[0]:8.4f} / {check[1]:8.4f}")
         print(f"    context_items                        {select[0]:8.3f} / {select[1]:8.3f}")
         print(f"    full estimate (estimate_items)       {estimate[0]:8.3f} / {estimate[1]:8.3f}")
@@ -246,12 +246,12 @@ def part_request(repeat: int) -> None:
                 req = ModelRequest(p.config, instructions, context_items(grown[-1]), tools)
                 return p.build_body(req)
 
-            uncached = timeit(lambda p=provider, q=request: uncached_body(p, q), repeat)
+            uncached = timeit(partial(uncached_body, provider, request), repeat)
             total_cold = timeit(assemble, repeat, before=provider.wire_cache.clear)
             total_warm = timeit(warm, repeat, before=prepare_warm)
             provider.wire_cache.clear()
             built = provider.build_body(request)
-            encode = timeit(lambda b=built: orjson.dumps(b), repeat)
+            encode = timeit(partial(orjson.dumps, built), repeat)
             cold_v = "ok" if total_cold[1] < 5 else "MISSED"
             warm_v = "ok" if total_warm[1] < 5 else "MISSED"
             print(

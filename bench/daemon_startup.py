@@ -16,9 +16,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _daemon import BenchDaemon
+from bench._daemon import BenchDaemon
 
 
 def import_ms() -> float:

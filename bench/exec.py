@@ -25,10 +25,11 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import orjson
-from _daemon import BenchDaemon, RawClient
+
+from bench._daemon import BenchDaemon, RawClient
 
 PROMPT = "hello from the benchmark"
 

@@ -69,8 +69,8 @@ from pathlib import Path
 import httpx
 import orjson
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _daemon import BenchDaemon, RawClient, check_clock, percentile
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench._daemon import BenchDaemon, RawClient, check_clock, percentile
 
 DELTA_PREFIX = '{"jsonrpc":"2.0","method":"item/delta"'
 ENDED_PREFIX = '{"jsonrpc":"2.0","method":"turn/ended"'

@@ -23,8 +23,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _daemon import BenchDaemon
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench._daemon import BenchDaemon
 
 ROOT = Path(__file__).resolve().parents[1]
 NVIM = shutil.which("nvim") or shutil.which("nvim", path=str(Path(sys.executable).parent))

@@ -57,7 +57,7 @@ class SseServer:
                     b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
                     b"Transfer-Encoding: chunked\r\n\r\n"
                 )
-                frames = [
+                frames: list[dict[str, object]] = [
                     {"choices": [{"index": 0, "delta": {"content": c}, "finish_reason": None}]}
                     for c in CHUNKS
                 ]

@@ -19,9 +19,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 import time
+from pathlib import Path
 
-from _daemon import BenchDaemon, RawClient, percentile
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench._daemon import BenchDaemon, RawClient, percentile
 
 
 async def _timed(client: RawClient, method: str, params: dict[str, object]) -> float:

@@ -48,9 +48,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _daemon import percentile
 
+from bench._daemon import percentile
 from openvaala_server.domain.permissions import Confinement, SandboxMode
 from openvaala_server.tools import sandbox
 from openvaala_server.tools.base import ToolContext

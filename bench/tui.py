@@ -63,11 +63,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _daemon import BenchDaemon, percentile
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from textual.screen import Screen
 
 import openvaala_tui.app
+from bench._daemon import BenchDaemon, percentile
 from openvaala_server.client import Client
 from openvaala_server.domain import records as r
 from openvaala_server.domain.ids import new_id
@@ -347,7 +347,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.startup:
-        import tui_startup  # bench/ is on sys.path (above)
+        from bench import tui_startup
 
         tui_startup.main()
         return

@@ -71,7 +71,7 @@ def one_run(root: Path, env: dict[str, str]) -> tuple[float, float]:
     child = pexpect.spawn(
         sys.executable,
         ["-m", "openvaala_server", "--cwd", str(root / "work")],
-        env=env,  # type: ignore[arg-type]
+        env=env,
         cwd=str(root / "work"),
         dimensions=(30, 100),
         timeout=60,

@@ -11,9 +11,9 @@ import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from acp import PROTOCOL_VERSION, spawn_agent_process
+from acp import PROTOCOL_VERSION, Client, spawn_agent_process
 from acp.core import ClientSideConnection
 from acp.schema import (
     AgentMessageChunk,
@@ -126,7 +126,8 @@ async def acp_agent(
     stderr = os.open(log_dir / "acp-stderr.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     try:
         async with spawn_agent_process(
-            rec,
+            # The recorder answers what the agent calls; the SDK's Protocol lists every method.
+            cast(Client, rec),
             sys.executable,
             "-m",
             "openvaala_server",

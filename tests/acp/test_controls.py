@@ -41,6 +41,7 @@ async def test_modes_models_and_usage(daemon_factory: Any, tmp_path: Path) -> No
             sid = session.session_id
             assert session.modes is not None
             assert {m.id for m in session.modes.available_modes} == {"default", "reviewer"}
+            assert session.config_options is not None
             model = session.config_options[0]
             assert (model.id, model.category, model.current_value) == ("model", "model", "demo")
             assert {o.value for o in model.options} == {"demo", "other"}

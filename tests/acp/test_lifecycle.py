@@ -18,6 +18,7 @@ from tests.acp.harness import ASKING_CONFIG, acp_agent, fake_config
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Gate, Reply
 from tests.support.daemon import Daemon
+from tests.support.errors import error_data
 
 
 async def test_starts_the_daemon_when_none_runs(daemon_factory: Any, tmp_path: Path) -> None:
@@ -42,7 +43,7 @@ async def test_a_crash_under_a_prompt_is_a_clear_error(
         await asyncio.to_thread(daemon.stop, signal.SIGKILL)
         with pytest.raises(RequestError) as lost:
             await asyncio.wait_for(task, 20)
-        assert lost.value.data["kind"] == "daemon_lost"
+        assert error_data(lost.value)["kind"] == "daemon_lost"
         # Nobody restarts it: `openvaala acp` starts a daemon itself, and the session goes on.
         response = await asyncio.wait_for(
             conn.prompt(session_id=sid, prompt=[text_block("again")]), 30

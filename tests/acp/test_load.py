@@ -21,6 +21,7 @@ from tests.acp.harness import acp_agent, fake_config
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
 from tests.support.daemon import Daemon
+from tests.support.errors import error_data
 
 
 async def _converse(daemon: Daemon, cwd: Path, *texts: str) -> str:
@@ -92,7 +93,7 @@ async def test_daemon_restart_under_a_live_session(
         await asyncio.to_thread(daemon.stop)
         with pytest.raises(RequestError) as lost:
             await asyncio.wait_for(task, 15)
-        assert lost.value.data["kind"] == "daemon_lost"
+        assert error_data(lost.value)["kind"] == "daemon_lost"
         assert "daemon stopped" in str(lost.value)
         # The daemon comes back (here started by hand; with none, `openvaala acp` starts one):
         # the same session goes on, without a new session/load.

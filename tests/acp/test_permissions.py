@@ -51,7 +51,8 @@ async def test_permission_answered_in_the_editor(asking_daemon: Daemon, tmp_path
             )
             assert (await asyncio.wait_for(task, 15)).stop_reason == "end_turn"
             final = rec.tool_updates(sid, call.tool_call_id)[-1]
-            assert final.status == "completed" and "asked" in final.content[-1].content.text
+            assert final.status == "completed" and final.content is not None
+            assert "asked" in final.content[-1].content.text
 
             resolved = None
             while resolved is None:
@@ -89,7 +90,7 @@ async def test_permission_answered_from_a_websocket_client(
             assert (await asyncio.wait_for(task, 15)).stop_reason == "end_turn"
             call = rec.tool_calls(sid)[0]
             final = rec.tool_updates(sid, call.tool_call_id)[-1]
-            assert final.status == "failed"
+            assert final.status == "failed" and final.content is not None
             assert "not now" in final.content[-1].content.text
             # A late answer from the editor changes nothing: the first answer won.
             _sid, _call, answer = rec.questions[0]

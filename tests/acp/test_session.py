@@ -11,6 +11,7 @@ from acp.schema import AvailableCommandsUpdate, ClientCapabilities, Implementati
 
 from tests.acp.harness import acp_agent
 from tests.support.daemon import Daemon
+from tests.support.errors import error_data
 
 
 async def test_prompt_runs_a_tool_and_streams_text(
@@ -56,7 +57,7 @@ async def test_prompt_runs_a_tool_and_streams_text(
         # Bad input gets a clear error naming what is wrong; the agent keeps serving.
         with pytest.raises(RequestError) as missing:
             await conn.new_session(cwd=str(workdir / "gone"), mcp_servers=[])
-        assert missing.value.data["kind"] == "cwd_missing"
+        assert error_data(missing.value)["kind"] == "cwd_missing"
         with pytest.raises(RequestError) as unknown:
             await conn.prompt(session_id="0" * 32, prompt=[text_block("hi")])
         assert "no such session" in str(unknown.value.data)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from acp.schema import (
     AgentMessageChunk,
+    AgentThoughtChunk,
     FileEditToolCallContent,
     ToolCallProgress,
     ToolCallStart,
@@ -130,7 +131,6 @@ def test_prompt_blocks_become_one_message() -> None:
 
 
 def test_retries_and_compactions_show_as_thoughts_and_long_output_is_cut_while_running() -> None:
-    from acp.schema import AgentThoughtChunk
 
     from openvaala_acp.stream import STREAMED_OUTPUT_LIMIT
 
@@ -148,6 +148,7 @@ def test_retries_and_compactions_show_as_thoughts_and_long_output_is_cut_while_r
     assert isinstance(retry, AgentThoughtChunk)
     assert "overloaded" in retry.content.text and "attempt 1 of 3" in retry.content.text
     [compacting] = s.on_note("compaction/started", {"sessionId": "root", "reason": "auto"})
+    assert isinstance(compacting, AgentThoughtChunk)
     assert "Compacting" in compacting.content.text
 
     s.on_note(
@@ -159,6 +160,7 @@ def test_retries_and_compactions_show_as_thoughts_and_long_output_is_cut_while_r
         "item/delta",
         {"sessionId": "root", "itemId": "r", "field": "output", "delta": line * 1000},
     )
+    assert isinstance(update, ToolCallProgress) and update.content
     shown = update.content[0].content.text
     assert shown.startswith("…\n") and len(shown) <= STREAMED_OUTPUT_LIMIT + 10
     assert shown.endswith(line)

@@ -9,7 +9,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities, make_test_lsp_client
@@ -88,6 +88,14 @@ def capabilities(editor: str, *, text_document_content: bool = False) -> types.C
     return caps
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def typed_feature(client: LanguageClient) -> Callable[[str], Callable[[F], F]]:
+    """pygls's `feature` decorator, typed: it registers the handler and returns it unchanged."""
+    return cast(Callable[[str], Callable[[F], F]], client.feature)
+
+
 async def start_lsp(
     daemon: Daemon,
     caps: types.ClientCapabilities,
@@ -97,43 +105,44 @@ async def start_lsp(
     """`options`: the editor's initializationOptions."""
     client = make_test_lsp_client()
     rec = Recorder()
+    feature = typed_feature(client)
 
-    @client.feature("$/openvaala/event")
+    @feature("$/openvaala/event")
     def on_event(params: Any) -> None:
         rec.events.append(plain(params))
         rec.poke()
 
-    @client.feature("$/openvaala/usage")
+    @feature("$/openvaala/usage")
     def on_usage(params: Any) -> None:
         rec.usage.append(plain(params))
         rec.poke()
 
-    @client.feature("$/openvaala/refresh")
+    @feature("$/openvaala/refresh")
     def on_refresh(params: Any) -> None:
         rec.fallback_refreshed.append(plain(params)["uri"])
         rec.poke()
 
-    @client.feature("$/openvaala/composer")
+    @feature("$/openvaala/composer")
     def on_composer(params: Any) -> None:
         rec.composer.append(plain(params))
         rec.poke()
 
-    @client.feature("$/openvaala/connection")
+    @feature("$/openvaala/connection")
     def on_connection(params: Any) -> None:
         rec.connection.append(plain(params)["state"])
         rec.poke()
 
-    @client.feature("$/openvaala/approvalRequested")
+    @feature("$/openvaala/approvalRequested")
     def on_approval_requested(params: Any) -> None:
         rec.approvals_requested.append(plain(params))
         rec.poke()
 
-    @client.feature("$/openvaala/approvalResolved")
+    @feature("$/openvaala/approvalResolved")
     def on_approval_resolved(params: Any) -> None:
         rec.approvals_resolved.append(plain(params))
         rec.poke()
 
-    @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    @feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
     async def on_prompt(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
         answer: asyncio.Future[types.MessageActionItem | None] = (
             asyncio.get_running_loop().create_future()
@@ -142,12 +151,12 @@ async def start_lsp(
         rec.poke()
         return await answer
 
-    @client.feature(types.WORKSPACE_TEXT_DOCUMENT_CONTENT_REFRESH)
+    @feature(types.WORKSPACE_TEXT_DOCUMENT_CONTENT_REFRESH)
     def on_content_refresh(params: types.TextDocumentContentRefreshParams) -> None:
         rec.refreshed.append(params.uri)
         rec.poke()
 
-    @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
+    @feature(types.WORKSPACE_CODE_LENS_REFRESH)
     def on_lens_refresh(params: None) -> None:
         rec.poke()
 

@@ -29,7 +29,12 @@ def _request(aid: str, sid: str, agent: str, seq: int) -> dict[str, Any]:
 
 
 def _view() -> ConversationView:
-    session = {"parentSessionId": None, "agent": "default", "model": "demo", "items": []}
+    session: dict[str, Any] = {
+        "parentSessionId": None,
+        "agent": "default",
+        "model": "demo",
+        "items": [],
+    }
     snapshot = {
         "conversation": {
             "conversationId": CID,

@@ -13,6 +13,7 @@ from pytest_lsp import LanguageClient
 
 from tests.lsp.harness import Recorder, capabilities, command, request, start_lsp, stop_lsp
 from tests.support.daemon import Daemon
+from tests.support.errors import error_data
 from tests.support.events import collect_until, method_is, new_conversation
 
 ALWAYS_ASK = """
@@ -154,7 +155,7 @@ async def test_a_plugin_answers_through_the_command_with_a_message(
         # Answering again is a clear error, and so is a decision the daemon does not know.
         with pytest.raises(JsonRpcException) as again:
             await command(client, "openvaala.respondApproval", cid, told["approvalId"], "allow")
-        assert again.value.data["kind"] == "already_resolved"
+        assert error_data(again.value)["kind"] == "already_resolved"
         assert "already answered (deny)" in again.value.message
         with pytest.raises(JsonRpcInvalidParams) as unknown:
             await command(client, "openvaala.respondApproval", cid, told["approvalId"], "maybe")

@@ -20,6 +20,7 @@ from openvaala_server.client import find_server
 from openvaala_server.store.lock import read_lock
 from tests.lsp.harness import PACED_CONFIG, Recorder, capabilities, request, start_lsp, stop_lsp
 from tests.support.daemon import Daemon
+from tests.support.errors import error_data
 
 # Paced, so a turn is still running when the daemon is killed; port 0, so the daemon the
 # bridge starts (`openvaala serve start`, as at startup) takes a free port.
@@ -73,7 +74,7 @@ async def test_kill_mid_turn_restarts_the_daemon_and_prompts_work_again(
     # The cut-short prompt is answered at once, saying what happened.
     with pytest.raises(JsonRpcException) as failed:
         await asyncio.wait_for(prompt, 20)
-    assert failed.value.data["kind"] == "daemon_lost"
+    assert error_data(failed.value)["kind"] == "daemon_lost"
     assert "send the message again" in failed.value.message
 
     # A new daemon, and the editor is told it is connected again.
@@ -105,7 +106,7 @@ async def test_cancel_after_a_crash_is_answered(
     client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="cut-short"))
     with pytest.raises(JsonRpcException) as failed:
         await asyncio.wait_for(prompt, 20)
-    assert failed.value.data["kind"] == "daemon_lost"
+    assert error_data(failed.value)["kind"] == "daemon_lost"
 
 
 async def test_shutdown_after_a_crash_exits(

@@ -55,7 +55,7 @@ async def test_neovim_sends_streams_usage_and_compacts(daemon: Daemon, tmp_path:
         def second_turn_ended(note: Note) -> bool:
             nonlocal ended
             ended += note["method"] == "turn/ended"
-            return ended == 2
+            return bool(ended == 2)
 
         watch = asyncio.ensure_future(collect_until(python, second_turn_ended, timeout=40))
         output, _ = await asyncio.wait_for(nvim.communicate(), 40)

@@ -11,6 +11,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
 from tests.lsp.harness import PACED_CONFIG, Recorder, capabilities, request, start_lsp, stop_lsp
+from tests.support.errors import error_data
 
 
 async def _new(client: LanguageClient) -> str:
@@ -142,7 +143,7 @@ async def test_waiting_input_edit_and_jump_interrupt_agents_and_listing(
                 client, "openvaala/input", {"action": "withdraw", "inputId": waiting["inputId"]}
             )
         assert failed.value.code == -32007
-        assert failed.value.data["kind"] == "input_consumed"
+        assert error_data(failed.value)["kind"] == "input_consumed"
         interrupted = await request(client, "openvaala/interrupt", {"conversationId": cid})
         assert interrupted == {"interrupted": False}
 

@@ -13,6 +13,7 @@ from pygls.exceptions import JsonRpcException
 
 from tests.lsp.harness import capabilities, command, request, start_lsp, stop_lsp
 from tests.support.daemon import Daemon
+from tests.support.errors import error_data
 from tests.support.events import new_conversation, run_turn
 
 TWO_AGENTS = """
@@ -63,11 +64,11 @@ async def test_a_missing_agent_is_shown_and_set_agent_fixes_it(
         assert AGENT_WARNING in text and "openvaala.setAgent" in text
         with pytest.raises(JsonRpcException) as refused:
             await command(client, "openvaala.send", cid, "run: echo hi")
-        assert refused.value.data["kind"] == "agent_missing"
+        assert error_data(refused.value)["kind"] == "agent_missing"
         with pytest.raises(JsonRpcException) as unknown:
             await command(client, "openvaala.setAgent", cid, "nobody")
-        assert unknown.value.data["kind"] == "agent_missing"
-        assert unknown.value.data["available"] == ["default"]
+        assert error_data(unknown.value)["kind"] == "agent_missing"
+        assert error_data(unknown.value)["available"] == ["default"]
 
         assert (
             await command(client, "openvaala.setAgent", {"conversationId": cid, "agent": "default"})
@@ -96,7 +97,7 @@ async def test_a_missing_directory_is_shown_and_set_cwd_fixes_it(
         assert CWD_WARNING in text and "openvaala.setCwd" in text
         with pytest.raises(JsonRpcException) as missing:
             await command(client, "openvaala.setCwd", cid, str(tmp_path / "nowhere"))
-        assert missing.value.data["kind"] == "cwd_missing"
+        assert error_data(missing.value)["kind"] == "cwd_missing"
 
         moved = tmp_path / "moved here"
         moved.mkdir()

@@ -4,6 +4,8 @@ VS Code's recorded capabilities, with and without LSP 3.18 textDocumentContent."
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 from lsprotocol import types
 
@@ -41,7 +43,7 @@ async def test_close_and_reopen_keeps_the_transcript_refreshed(
         refreshed = rec.refreshed if content else rec.fallback_refreshed
         for n, words in enumerate(["first after reopen", "second after reopen"], 1):
             await request(client, "openvaala/prompt", {"conversationId": cid, "text": words})
-            await rec.until(lambda n=n: refreshed.count(uri) >= n)
+            await rec.until(partial(_at_least, refreshed, uri, n))
 
         if content:
             shown = await client.workspace_text_document_content_async(
@@ -50,3 +52,7 @@ async def test_close_and_reopen_keeps_the_transcript_refreshed(
             assert "second after reopen" in shown.text
     finally:
         await stop_lsp(client)
+
+
+def _at_least(seen: list[str], uri: str, n: int) -> bool:
+    return seen.count(uri) >= n

@@ -11,12 +11,12 @@ from tests.support.daemon import Daemon
 from tests.support.events import new_conversation, run_turn
 
 
-def spawn(daemon: Daemon, *args: str) -> pexpect.spawn:
+def spawn(daemon: Daemon, *args: str) -> pexpect.spawn[str]:
     env = dict(daemon.env, TERM="xterm-256color", COLUMNS="100", LINES="30")
     return pexpect.spawn(
         sys.executable,
         ["-m", "openvaala_server", *args],
-        env=env,  # type: ignore[arg-type]
+        env=env,
         cwd=str(daemon.workdir),
         dimensions=(30, 100),
         timeout=30,
@@ -35,7 +35,7 @@ async def _conversation_with(daemon: Daemon, text: str) -> str:
         await client.close()
 
 
-def _quit(child: pexpect.spawn) -> str:
+def _quit(child: pexpect.spawn[str]) -> str:
     child.sendcontrol("q")
     child.expect(pexpect.EOF)
     child.close()

@@ -180,7 +180,6 @@ async def test_fork_and_rewind(daemon_factory: Any) -> None:
     assert forked["conversationId"] != cid and not forked["archived"]
     assert forked["forkedFrom"]["conversationId"] == cid
     copy = await client.request("conversation/read", {"conversationId": forked["conversationId"]})
-    strip = lambda items: [(i["itemId"], i["type"], i.get("text")) for i in items]  # noqa: E731
     assert strip(copy["items"]) == strip(original)
 
     second = next(i for i in original if i.get("text") == "second question")
@@ -324,3 +323,7 @@ async def test_a_manual_compaction_can_be_interrupted(
     notes = await run_turn(client, cid, "third")
     assert notes[-1]["params"]["status"] == "completed"
     await client.close()
+
+
+def strip(items: list[dict[str, Any]]) -> list[tuple[str, str, str | None]]:
+    return [(i["itemId"], i["type"], i.get("text")) for i in items]

@@ -216,7 +216,7 @@ async def test_expanding_a_summary_lists_exactly_the_items_it_replaced(
 
 def _early_ready(note: dict[str, Any]) -> bool:
     early = note["params"].get("usage", {}).get("earlyCompaction", {})
-    return note["method"] == "usage/updated" and early.get("state") == "ready"
+    return bool(note["method"] == "usage/updated" and early.get("state") == "ready")
 
 
 async def test_early_compaction_runs_while_idle_and_the_next_turn_needs_no_compaction_call(

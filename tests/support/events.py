@@ -42,7 +42,9 @@ def turn_ended(session_id: str | None = None) -> Callable[[Note], bool]:
 
 def tool_started(note: Note) -> bool:
     """A tool began running (its result item started)."""
-    return note["method"] == "item/started" and note["params"]["item"]["type"] == "tool_result"
+    return bool(
+        note["method"] == "item/started" and note["params"]["item"]["type"] == "tool_result"
+    )
 
 
 def method_is(method: str) -> Callable[[Note], bool]:

@@ -114,7 +114,7 @@ def test_no_cut_falls_inside_a_fence_a_list_or_a_quote(text: str) -> None:
 
 def test_a_long_reply_renders_each_finished_block_once(monkeypatch: pytest.MonkeyPatch) -> None:
     rendered: list[str] = []
-    real = markdown_render.RichMarkdown
+    real = RichMarkdown  # the one markdown_render uses, replaced below
 
     def counting(text: str) -> RichMarkdown:
         rendered.append(text)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import time
+from functools import partial
 from typing import Any
 
 import pytest
-from textual.widgets import Collapsible, Markdown
+from textual.widgets import Collapsible, Markdown, OptionList
 
 from openvaala_tui.app import VaalaApp
 from openvaala_tui.screens import AgentsScreen, ListPicker
@@ -102,9 +103,9 @@ async def test_rename_and_resume(daemon_factory: Any, clients: Clients) -> None:
         await wait_for(
             pilot,
             lambda: (
-                app.screen.query("#resume-list")
-                and app.screen.query_one("#resume-list").option_count > 0
-            ),  # type: ignore[attr-defined]
+                bool(app.screen.query("#resume-list"))
+                and app.screen.query_one("#resume-list", OptionList).option_count > 0
+            ),
             what="the conversation list",
         )
         await pilot.press("enter", "enter")  # the search field hands over to the list
@@ -258,9 +259,7 @@ async def test_scroll_to_top_pages_in_older_items(daemon_factory: Any, clients: 
         while transcript.more_above:
             count = len(transcript.item_widgets)
             transcript.scroll_home(animate=False, immediate=True)
-            await wait_for(
-                pilot, lambda n=count: len(transcript.item_widgets) > n, what="older page"
-            )
+            await wait_for(pilot, partial(_more_than, transcript, count), what="older page")
             await pilot.pause()
         assert len(transcript.item_widgets) == 110
         assert transcript.item_widgets[0].item.get("text") == "m0"
@@ -316,3 +315,7 @@ async def test_a_long_page_shows_its_last_screen_first(monkeypatch: pytest.Monke
         ]
         assert transcript.scroll_y == transcript.max_scroll_y > 0  # still at the bottom
         assert transcript.more_above
+
+
+def _more_than(transcript: Transcript, count: int) -> bool:
+    return len(transcript.item_widgets) > count

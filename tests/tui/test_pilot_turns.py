@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from textual.geometry import Region
+from textual.widgets import Collapsible
 
 from openvaala_tui.app import VaalaApp
 from openvaala_tui.widgets.items import AgentMessage, Reasoning, ToolBlock, UserMessage
@@ -42,7 +43,7 @@ async def test_send_and_watch_a_turn_stream(daemon_factory: Any, clients: Client
         )
         assert app.transcript.query(UserMessage)
         reasoning = app.transcript.query_one(Reasoning)
-        assert reasoning.query_one("Collapsible").collapsed
+        assert reasoning.query_one(Collapsible).collapsed
         message = app.transcript.query_one(AgentMessage)
         await wait_for(
             pilot,

@@ -32,7 +32,7 @@ def test_openvaala_opens_the_tui_and_quits(tmp_path: Path) -> None:
     child = pexpect.spawn(
         sys.executable,
         ["-m", "openvaala_server", "--cwd", str(work)],
-        env=env,  # type: ignore[arg-type]
+        env=env,
         cwd=str(work),
         dimensions=(30, 100),
         timeout=30,

@@ -28,7 +28,7 @@ def item(item_id: str, type_: str = "agent_message", **fields: Any) -> dict[str,
 
 
 def snapshot(**root: Any) -> dict[str, Any]:
-    session = {
+    session: dict[str, Any] = {
         "sessionId": ROOT,
         "parentSessionId": None,
         "agent": "default",

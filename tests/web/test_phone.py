@@ -6,14 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, expect
+from playwright.sync_api import Browser, BrowserContext, ViewportSize, expect
 
 from tests.support.daemon import Daemon
 from tests.web.conftest import WebUI, paced
 
 DaemonFactory = Callable[..., Daemon]
 
-PHONE = {"width": 390, "height": 844}
+PHONE: ViewportSize = {"width": 390, "height": 844}
 
 
 @pytest.fixture

@@ -74,7 +74,7 @@ def test_unsafe_member_names_are_refused(name: str) -> None:
 
 def test_member_names_and_manifest() -> None:
     assert b.split_member(f"conversations/{ID1}/attachments/x.png") == (ID1, "attachments/x.png")
-    good = {
+    good: dict[str, Any] = {
         "format": b.FORMAT,
         "version": 1,
         "conversationId": ID1,
@@ -96,7 +96,7 @@ def test_member_names_and_manifest() -> None:
 
 
 def test_remap_keeps_the_copies_tree() -> None:
-    created = {
+    created: dict[str, Any] = {
         "conversationId": ID2,
         "forkedFrom": {"conversationId": ID1, "olderHistory": {"conversationId": ID1}},
     }

@@ -76,7 +76,7 @@ def test_waiting_input_can_be_edited_withdrawn_steered_and_jumped() -> None:
     assert inbox.next_turn()[0].text == "a2"
     for op in (inbox.edit, inbox.withdraw, inbox.steer, inbox.jump):
         with pytest.raises(InputGone):
-            op(a.input_id, *(["x"] if op == inbox.edit else []))  # type: ignore[operator]
+            op(a.input_id, *(["x"] if op == inbox.edit else []))
 
 
 def test_user_input_comes_before_subagent_reports() -> None:

@@ -3,6 +3,8 @@ Retry-After honoured up to the cap (docs/configuration.md, "Retry")."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from openvaala_server.config import RetryConfig
@@ -39,7 +41,7 @@ def test_zero_retries_means_one_call() -> None:
 @pytest.mark.parametrize("attempt", range(1, 12))
 def test_every_wait_of_the_default_policy_is_between_1_and_30_seconds(attempt: int) -> None:
     for value in RANDS:
-        assert 1.0 <= DEFAULT.delay(attempt, rand=lambda v=value: v) <= 30.0
+        assert 1.0 <= DEFAULT.delay(attempt, rand=constant(value)) <= 30.0
 
 
 def test_the_first_wait_is_at_least_a_second() -> None:
@@ -65,7 +67,7 @@ def test_backoff_doubles_with_jitter_up_to_the_cap(attempt: int, low: float, hig
 
 
 def test_jitter_remains_at_the_cap() -> None:
-    waits = {DEFAULT.delay(10, rand=lambda v=value: v) for value in RANDS}
+    waits = {DEFAULT.delay(10, rand=constant(value)) for value in RANDS}
     assert len(waits) == len(RANDS)
 
 
@@ -73,7 +75,7 @@ def test_settable_for_tests() -> None:
     fast = RetryPolicy(max_retries=2, base_delay_s=0.01, max_delay_s=0.05)
     for attempt in (1, 2, 3, 50):
         for value in RANDS:
-            assert 0.01 <= fast.delay(attempt, rand=lambda v=value: v) <= 0.05
+            assert 0.01 <= fast.delay(attempt, rand=constant(value)) <= 0.05
     assert fast.should_retry(TRANSIENT, 2) and not fast.should_retry(TRANSIENT, 3)
 
 
@@ -95,3 +97,7 @@ def test_odd_inputs() -> None:
     # A cap below the floor wins: the wait never exceeds max_delay_s.
     assert RetryPolicy(3, 5.0, 2.0).delay(1, rand=lambda: 0.0) == 2.0
     assert RetryPolicy(max_retries=-1).max_attempts == 1
+
+
+def constant(value: float) -> Callable[[], float]:
+    return lambda: value

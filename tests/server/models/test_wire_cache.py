@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 import itertools
-from typing import Any
+from typing import Any, cast
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -190,7 +190,7 @@ def test_a_copy_of_an_item_is_converted_again() -> None:
 
 def test_the_cache_is_bounded() -> None:
     for provider in providers():
-        provider.wire_cache = WireCache(provider.wire_cache.convert, generation=8)  # type: ignore[arg-type]
+        cast(Any, provider).wire_cache = WireCache(provider.wire_cache.convert, generation=8)
         session: list[dict[str, Any]] = []
         for n in range(30):
             session.extend([user(f"q{n}"), call(f"c{n}"), result(f"c{n}"), agent(f"a{n}")])
@@ -238,7 +238,9 @@ def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 @settings(max_examples=150, deadline=None)
 @given(history=histories(), cuts=st.lists(st.integers(0, 25), max_size=6))
-def test_random_sessions_cached_equals_uncached(history: list[dict[str, Any]], cuts: list[int]):
+def test_random_sessions_cached_equals_uncached(
+    history: list[dict[str, Any]], cuts: list[int]
+) -> None:
     for provider in providers():
         for cut in [*sorted(cuts), len(history), *cuts]:
             request = ModelRequest(provider.config, "S", context_items(history[:cut]), TOOLS)

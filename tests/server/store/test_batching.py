@@ -13,6 +13,7 @@ import pytest
 from openvaala_server.domain.ids import new_id
 from openvaala_server.store import index as ix
 from openvaala_server.store import journal
+from openvaala_server.store import reindex as reindex_module
 from openvaala_server.store import store as store_module
 from openvaala_server.store.paths import DataDir, StoreError
 from openvaala_server.store.store import Store
@@ -35,7 +36,7 @@ def count_batches(store: Store) -> list[int]:
 
 async def test_many_concurrent_appends_are_durable_and_indexed(
     store: Store, data_dir: DataDir, tmp_path: Path
-):
+) -> None:
     targets = []
     for n in range(12):
         c = created(f"conversation {n}")
@@ -76,7 +77,7 @@ async def test_many_concurrent_appends_are_durable_and_indexed(
     assert len(page) == 12
 
 
-async def test_a_failing_index_update_fails_only_its_caller(store: Store):
+async def test_a_failing_index_update_fails_only_its_caller(store: Store) -> None:
     targets = []
     for n in range(4):
         c = created(f"conversation {n}")
@@ -98,7 +99,7 @@ async def test_a_failing_index_update_fails_only_its_caller(store: Store):
         assert summary is not None and summary["messageCount"] == 1
 
 
-async def test_listing_pages_cover_everything_once(store: Store):
+async def test_listing_pages_cover_everything_once(store: Store) -> None:
     cids = []
     for n in range(23):
         c = created(f"conversation {n}")
@@ -118,7 +119,7 @@ async def test_listing_pages_cover_everything_once(store: Store):
     assert none == [] and cursor is None
 
 
-async def test_an_append_does_not_wait_for_the_index_but_reads_see_it(store: Store):
+async def test_an_append_does_not_wait_for_the_index_but_reads_see_it(store: Store) -> None:
     c = created("write-behind")
     cid, sid = c["conversationId"], c["rootSessionId"]
     await store.create_conversation(c)
@@ -144,7 +145,7 @@ async def test_an_append_does_not_wait_for_the_index_but_reads_see_it(store: Sto
 
 async def test_index_writes_wait_to_share_a_commit_but_never_keep_a_reader_waiting(
     data_dir: DataDir, monkeypatch: pytest.MonkeyPatch
-):
+) -> None:
     # An hour: if anything that waits for the index sat out the coalescing wait, it would hang.
     monkeypatch.setattr(ix, "COALESCE_S", 3600.0)
     store = await Store.open(data_dir)
@@ -178,7 +179,7 @@ async def test_index_writes_wait_to_share_a_commit_but_never_keep_a_reader_waiti
 
 async def test_an_index_write_failing_while_the_store_closes_leaves_it_to_be_rebuilt(
     data_dir: DataDir,
-):
+) -> None:
     store = await Store.open(data_dir)
     c = created("closing")
     await store.create_conversation(c)
@@ -194,13 +195,13 @@ async def test_an_index_write_failing_while_the_store_closes_leaves_it_to_be_reb
 
 async def test_close_lets_a_write_under_way_reach_the_index(
     data_dir: DataDir, monkeypatch: pytest.MonkeyPatch
-):
+) -> None:
     store = await Store.open(data_dir)
     c = created("closing while writing")
     cid, sid = c["conversationId"], c["rootSessionId"]
     await store.create_conversation(c)
     store._metas.clear()  # the next metadata append re-reads its file before the index update
-    real_read_meta = store_module.read_meta
+    real_read_meta = reindex_module.read_meta
 
     def slow_read_meta(path: Path) -> object:
         time.sleep(0.3)  # a slow disk: the re-read is still going when close() runs
@@ -222,7 +223,7 @@ async def test_close_lets_a_write_under_way_reach_the_index(
         await reopened.close()
 
 
-async def test_an_index_write_after_close_fails_at_once(data_dir: DataDir):
+async def test_an_index_write_after_close_fails_at_once(data_dir: DataDir) -> None:
     store = await Store.open(data_dir)
     await store.close()
 
@@ -235,7 +236,7 @@ async def test_an_index_write_after_close_fails_at_once(data_dir: DataDir):
 
 async def test_an_sqlite_too_old_for_the_index_is_named(
     data_dir: DataDir, monkeypatch: pytest.MonkeyPatch
-):
+) -> None:
     monkeypatch.setattr(sqlite3, "sqlite_version_info", (3, 26, 0))
     with pytest.raises(StoreError, match=r"needs SQLite 3\.31\.0 or newer.*SQLite 3\.26\.0"):
         await Store.open(data_dir)

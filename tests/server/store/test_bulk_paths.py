@@ -88,11 +88,11 @@ CASES = (
 
 
 @pytest.mark.parametrize("data", CASES)
-def test_parse_journal_equals_line_by_line(data: bytes):
+def test_parse_journal_equals_line_by_line(data: bytes) -> None:
     assert journal.parse_journal(data) == reference(data)
 
 
-def test_a_bad_line_in_the_middle_is_reported_via_the_fast_path():
+def test_a_bad_line_in_the_middle_is_reported_via_the_fast_path() -> None:
     data = b"".join(x + b"\n" for x in [GOOD[0], b"garbage", GOOD[1], GOOD[2]])
     read = journal.parse_journal(data)
     assert [r["seq"] for r in read.records] == [1, 2, 3]
@@ -100,14 +100,14 @@ def test_a_bad_line_in_the_middle_is_reported_via_the_fast_path():
     assert read.torn_tail is None and read.good_length == len(data)
 
 
-def test_unknown_types_are_kept_and_reported():
+def test_unknown_types_are_kept_and_reported() -> None:
     data = b"".join(x + b"\n" for x in [GOOD[0], rec(2, "from_the_future"), GOOD[2]])
     read = journal.parse_journal(data)
     assert [r["type"] for r in read.records] == ["item", "from_the_future", "item"]
     assert read.problems == [JournalProblem(2, UNKNOWN_TYPE, "from_the_future")]
 
 
-def test_torn_tail_is_detected_via_the_fast_path():
+def test_torn_tail_is_detected_via_the_fast_path() -> None:
     whole = b"".join(x + b"\n" for x in GOOD)
     read = journal.parse_journal(whole + b'{"seq": 4')
     assert read.torn_tail == b'{"seq": 4' and read.good_length == len(whole)
@@ -115,7 +115,7 @@ def test_torn_tail_is_detected_via_the_fast_path():
 
 
 @pytest.mark.parametrize("data", CASES)
-def test_read_repaired_equals_repair_then_read(tmp_path: Path, data: bytes):
+def test_read_repaired_equals_repair_then_read(tmp_path: Path, data: bytes) -> None:
     one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
     one.write_bytes(data)
     two.write_bytes(data)
@@ -152,7 +152,7 @@ TEXTS = ["plain", "a\x00b", "\x00", 'quote " back \\ slash \\u0000', "tab\t\r\n"
 
 async def test_reindex_loader_equals_row_by_row(
     data_dir: DataDir, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-):
+) -> None:
     await make_corpus(data_dir, TEXTS * 3)
     live = await rebuilt_dump(data_dir, tmp_path)  # threaded loader, chunks with NULs included
     store = await Store.open(data_dir)
@@ -195,7 +195,7 @@ def search_rows(db: Path, word: str) -> list[tuple[str, str]]:
 
 async def test_reindexed_schema_and_search_equal_a_fresh_index(
     data_dir: DataDir, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-):
+) -> None:
     await make_corpus(data_dir, TEXTS)
     first = tmp_path / "first.db"
     await reindex.reindex(data_dir, db_path=first)
@@ -263,7 +263,9 @@ _records = st.lists(
 
 
 @given(batches=st.lists(_records, max_size=3))
-def test_item_stats_fast_path_equals_the_checked_one(batches: list[list[dict[str, object]]]):
+def test_item_stats_fast_path_equals_the_checked_one(
+    batches: list[list[dict[str, object]]],
+) -> None:
     fast, checked = ix.ItemStats(), ix.ItemStats()
     for records in batches:
         fast.add(records)
@@ -271,7 +273,7 @@ def test_item_stats_fast_path_equals_the_checked_one(batches: list[list[dict[str
     assert fast == checked
 
 
-def test_item_stats_takes_the_fast_path_for_ordinary_records():
+def test_item_stats_takes_the_fast_path_for_ordinary_records() -> None:
     stats = ix.ItemStats()
     records = [
         {"type": "item", "ts": "2030-01-02", "item": {"type": "user_message", "text": "hi"}},

@@ -31,7 +31,7 @@ def child(*args: str) -> subprocess.Popen[str]:
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-async def test_sigkill_during_appends_loses_nothing_acknowledged(tmp_path: Path, seed: int):
+async def test_sigkill_during_appends_loses_nothing_acknowledged(tmp_path: Path, seed: int) -> None:
     rng = random.Random(seed)
     data_dir = DataDir(tmp_path / "home")
     proc = child("append", str(data_dir.root), "4")
@@ -77,7 +77,9 @@ async def test_sigkill_during_appends_loses_nothing_acknowledged(tmp_path: Path,
 
 
 @pytest.mark.parametrize("steps", [0, 1, 2, 3])
-async def test_crash_between_delete_steps_is_finished_by_reindex(tmp_path: Path, steps: int):
+async def test_crash_between_delete_steps_is_finished_by_reindex(
+    tmp_path: Path, steps: int
+) -> None:
     data_dir = DataDir(tmp_path / "home")
     proc = child("delete", str(data_dir.root), str(steps))
     out, _ = proc.communicate(timeout=30)
@@ -100,7 +102,7 @@ async def test_crash_between_delete_steps_is_finished_by_reindex(tmp_path: Path,
         await store.close()
 
 
-async def test_store_open_finishes_a_half_done_delete(tmp_path: Path):
+async def test_store_open_finishes_a_half_done_delete(tmp_path: Path) -> None:
     data_dir = DataDir(tmp_path / "home")
     proc = child("delete", str(data_dir.root), "1")
     out, _ = proc.communicate(timeout=30)

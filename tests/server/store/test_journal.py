@@ -7,6 +7,7 @@ import errno
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -27,7 +28,9 @@ def item(n: int, text: str = "") -> dict[str, object]:
     return {"type": "item", "item": {"itemId": f"{n:032x}", "type": "user_message", "text": text}}
 
 
-async def test_appended_records_are_stamped_and_read_back(tmp_path: Path, writer: JournalWriter):
+async def test_appended_records_are_stamped_and_read_back(
+    tmp_path: Path, writer: JournalWriter
+) -> None:
     path = tmp_path / "s.jsonl"
     stamped = await writer.append(path, [item(1, "héllo"), item(2)])
     assert [rec["seq"] for rec in stamped] == [1, 2]
@@ -40,7 +43,7 @@ async def test_appended_records_are_stamped_and_read_back(tmp_path: Path, writer
     assert len(lines) == 2 and lines[0].startswith(b'{"seq":1,"ts":')
 
 
-async def test_torn_tail_at_every_byte_offset(tmp_path: Path, writer: JournalWriter):
+async def test_torn_tail_at_every_byte_offset(tmp_path: Path, writer: JournalWriter) -> None:
     """A crash can cut the last record anywhere: it is reported, then moved aside, never fused."""
     template = tmp_path / "template.jsonl"
     await writer.append(template, [item(1, "one"), item(2, "two"), item(3, "the last, cut")])
@@ -66,7 +69,7 @@ async def test_torn_tail_at_every_byte_offset(tmp_path: Path, writer: JournalWri
         assert sidecar.read_bytes() == data[last_start:cut]  # nothing lost
 
 
-async def test_unparsable_last_line_is_torn_too(tmp_path: Path, writer: JournalWriter):
+async def test_unparsable_last_line_is_torn_too(tmp_path: Path, writer: JournalWriter) -> None:
     path = tmp_path / "s.jsonl"
     await writer.append(path, [item(1)])
     await writer.forget()
@@ -80,7 +83,7 @@ async def test_unparsable_last_line_is_torn_too(tmp_path: Path, writer: JournalW
     assert (tmp_path / "s.jsonl.torn-1").read_bytes() == b"\x00\x00\x00\n"
 
 
-async def test_second_torn_tail_gets_its_own_sidecar(tmp_path: Path, writer: JournalWriter):
+async def test_second_torn_tail_gets_its_own_sidecar(tmp_path: Path, writer: JournalWriter) -> None:
     path = tmp_path / "s.jsonl"
     for n in (1, 2):
         await writer.append(path, [item(n)])
@@ -95,7 +98,7 @@ async def test_second_torn_tail_gets_its_own_sidecar(tmp_path: Path, writer: Jou
 
 async def test_bad_line_in_the_middle_is_reported_skipped_and_kept(
     tmp_path: Path, writer: JournalWriter
-):
+) -> None:
     path = tmp_path / "s.jsonl"
     await writer.append(path, [item(1), item(2)])
     await writer.forget()
@@ -114,7 +117,7 @@ async def test_bad_line_in_the_middle_is_reported_skipped_and_kept(
     assert [p.line_no for p in journal.read_journal(path).problems] == [2, 3]
 
 
-async def test_empty_file(tmp_path: Path, writer: JournalWriter):
+async def test_empty_file(tmp_path: Path, writer: JournalWriter) -> None:
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"")
     read = journal.read_journal(path)
@@ -124,7 +127,7 @@ async def test_empty_file(tmp_path: Path, writer: JournalWriter):
     assert rec["seq"] == 1
 
 
-async def test_unknown_record_type_survives(tmp_path: Path, writer: JournalWriter):
+async def test_unknown_record_type_survives(tmp_path: Path, writer: JournalWriter) -> None:
     path = tmp_path / "metadata.jsonl"
     future = {"seq": 1, "ts": "2031-01-01T00:00:00.000000Z", "type": "hologram_added", "x": [1]}
     path.write_bytes(orjson.dumps(future) + b"\n")
@@ -139,7 +142,7 @@ async def test_unknown_record_type_survives(tmp_path: Path, writer: JournalWrite
     assert [rec["seq"] for rec in after.records] == [1, 2]
 
 
-async def test_seq_continues_across_reopen(tmp_path: Path):
+async def test_seq_continues_across_reopen(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     for expected in ([1, 2], [3], [4, 5, 6]):
         w = JournalWriter()
@@ -151,7 +154,7 @@ async def test_seq_continues_across_reopen(tmp_path: Path):
 
 async def test_concurrent_appends_to_many_files_are_durable_and_in_order(
     tmp_path: Path, writer: JournalWriter
-):
+) -> None:
     files = [tmp_path / f"{n}.jsonl" for n in range(20)]
 
     async def producer(path: Path) -> None:
@@ -168,7 +171,7 @@ async def test_concurrent_appends_to_many_files_are_durable_and_in_order(
 
 async def test_concurrent_appends_to_one_file_share_fsyncs(
     tmp_path: Path, writer: JournalWriter, monkeypatch: pytest.MonkeyPatch
-):
+) -> None:
     syncs = 0
     real_fdatasync = os.fdatasync
 
@@ -200,7 +203,7 @@ async def test_concurrent_appends_to_one_file_share_fsyncs(
 
 async def _three_files_at_once(
     tmp_path: Path, texts: tuple[str, str, str] = ("a", "b", "c")
-) -> tuple[list[Path], list[object]]:
+) -> tuple[list[Path], list[list[dict[str, Any]] | BaseException]]:
     writer = JournalWriter()
     await writer.start()
     try:
@@ -309,7 +312,7 @@ async def test_a_syncfs_error_is_pinned_on_the_files_that_failed(
 
 async def test_write_failure_fails_only_that_append(
     tmp_path: Path, writer: JournalWriter, monkeypatch: pytest.MonkeyPatch
-):
+) -> None:
     full, fine = tmp_path / "full.jsonl", tmp_path / "fine.jsonl"
     await writer.append(full, [item(1, "before")])
     size_before = full.stat().st_size
@@ -340,14 +343,18 @@ async def test_write_failure_fails_only_that_append(
     assert texts == ["before", "after"]
 
 
-async def test_append_into_missing_directory_fails_cleanly(tmp_path: Path, writer: JournalWriter):
+async def test_append_into_missing_directory_fails_cleanly(
+    tmp_path: Path, writer: JournalWriter
+) -> None:
     with pytest.raises(JournalWriteError):
         await writer.append(tmp_path / "gone" / "s.jsonl", [item(1)])
     [rec] = await writer.append(tmp_path / "s.jsonl", [item(1)])
     assert rec["seq"] == 1
 
 
-async def test_unserialisable_payload_fails_only_its_caller(tmp_path: Path, writer: JournalWriter):
+async def test_unserialisable_payload_fails_only_its_caller(
+    tmp_path: Path, writer: JournalWriter
+) -> None:
     path = tmp_path / "s.jsonl"
     results = await asyncio.gather(
         writer.append(path, [{"type": "item", "item": object()}]),
@@ -358,7 +365,7 @@ async def test_unserialisable_payload_fails_only_its_caller(tmp_path: Path, writ
     assert isinstance(results[1], list) and results[1][0]["seq"] == 1
 
 
-async def test_read_tail_reads_the_end_of_a_big_file(tmp_path: Path, writer: JournalWriter):
+async def test_read_tail_reads_the_end_of_a_big_file(tmp_path: Path, writer: JournalWriter) -> None:
     path = tmp_path / "big.jsonl"
     for start in range(0, 3000, 500):
         await writer.append(path, [item(n, "x" * 100) for n in range(start, start + 500)])

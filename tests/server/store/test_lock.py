@@ -14,7 +14,7 @@ from openvaala_server.store.lock import LockHeld, RuntimeLock, is_locked, read_l
 REPO = Path(__file__).resolve().parents[3]
 
 
-def test_second_process_is_refused_until_the_holder_is_killed(tmp_path: Path):
+def test_second_process_is_refused_until_the_holder_is_killed(tmp_path: Path) -> None:
     path = tmp_path / "runtime.lock"
     holder = subprocess.Popen(
         [
@@ -59,6 +59,6 @@ def test_second_process_is_refused_until_the_holder_is_killed(tmp_path: Path):
     assert not is_locked(path) and path.exists()
 
 
-def test_set_address_needs_the_lock(tmp_path: Path):
+def test_set_address_needs_the_lock(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError):
         RuntimeLock(tmp_path / "runtime.lock").set_address("x")

@@ -11,7 +11,7 @@ from openvaala_server.domain.ids import new_id
 from openvaala_server.store.paths import DataDir, InvalidId
 
 
-def test_resolution_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_resolution_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     env = {"OPENVAALA_HOME": "/a", "XDG_DATA_HOME": "/b"}
     assert DataDir.resolve(env).root == Path("/a")
     assert DataDir.resolve({"XDG_DATA_HOME": "/b"}).root == Path("/b/openvaala")
@@ -19,7 +19,7 @@ def test_resolution_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     assert DataDir.resolve({}).root == tmp_path / ".local/share/openvaala"
 
 
-def test_ensure_is_private(tmp_path: Path):
+def test_ensure_is_private(tmp_path: Path) -> None:
     data = DataDir(tmp_path / "home")
     data.ensure()
     assert stat.S_IMODE(data.root.stat().st_mode) == 0o700
@@ -29,7 +29,7 @@ def test_ensure_is_private(tmp_path: Path):
 
 
 @pytest.mark.parametrize("bad", ["..", "../etc", "A" * 32, "0" * 31, "", "x/" + "0" * 30])
-def test_invalid_ids_never_become_paths(tmp_path: Path, bad: str):
+def test_invalid_ids_never_become_paths(tmp_path: Path, bad: str) -> None:
     data = DataDir(tmp_path)
     with pytest.raises(InvalidId):
         data.conversation_dir(bad)

@@ -15,7 +15,7 @@ from openvaala_server.store.store import Store
 from .helpers import created, message
 
 
-async def test_skips_with_reasons_and_repairs(data_dir: DataDir, tmp_path: Path):
+async def test_skips_with_reasons_and_repairs(data_dir: DataDir, tmp_path: Path) -> None:
     store = await Store.open(data_dir)
     good, torn, newer = created("good"), created("torn"), created("newer")
     for c in (good, torn, newer):
@@ -59,7 +59,7 @@ async def test_skips_with_reasons_and_repairs(data_dir: DataDir, tmp_path: Path)
     assert again.torn_repaired == []  # the repair is done once
 
 
-async def test_moved_conversation_appears_after_reindex(tmp_path: Path):
+async def test_moved_conversation_appears_after_reindex(tmp_path: Path) -> None:
     """Back up / move: stop, copy the directory, reindex, open."""
     source, target = DataDir(tmp_path / "a"), DataDir(tmp_path / "b")
     store = await Store.open(source)
@@ -78,7 +78,7 @@ async def test_moved_conversation_appears_after_reindex(tmp_path: Path):
     await store.close()
 
 
-async def test_rebuild_is_atomic_over_a_stale_wal(data_dir: DataDir):
+async def test_rebuild_is_atomic_over_a_stale_wal(data_dir: DataDir) -> None:
     store = await Store.open(data_dir)
     await store.create_conversation(created())
     await store.close()

@@ -17,7 +17,7 @@ from openvaala_server.store.store import Store
 from .helpers import created, message, rebuilt_dump
 
 
-async def test_create_append_and_summary(store: Store, data_dir: DataDir, tmp_path: Path):
+async def test_create_append_and_summary(store: Store, data_dir: DataDir, tmp_path: Path) -> None:
     c = created("Fix the parser")
     cid, sid = c["conversationId"], c["rootSessionId"]
     meta = await store.create_conversation(c)
@@ -34,7 +34,7 @@ async def test_create_append_and_summary(store: Store, data_dir: DataDir, tmp_pa
     assert await store.dump_index() == await rebuilt_dump(data_dir, tmp_path)
 
 
-async def test_list_is_newest_first_with_an_opaque_cursor(store: Store):
+async def test_list_is_newest_first_with_an_opaque_cursor(store: Store) -> None:
     cids = []
     for n in range(7):
         c = created(f"conversation {n}")
@@ -53,7 +53,7 @@ async def test_list_is_newest_first_with_an_opaque_cursor(store: Store):
     assert seen == expected
 
 
-async def test_summaries_keep_every_character_and_type(store: Store, tmp_path: Path):
+async def test_summaries_keep_every_character_and_type(store: Store, tmp_path: Path) -> None:
     # Summaries are built by SQLite as JSON text and sent on as they are: a title with a NUL,
     # quotes, a backslash, a newline and non-ASCII, and every field's JSON type, must survive.
     title = 'a\x00b "quoted" back\\slash\nnew line – ünïcödé 🙂'
@@ -93,7 +93,7 @@ async def test_summaries_keep_every_character_and_type(store: Store, tmp_path: P
     assert listed_id == cid and orjson.loads(text) == listed
 
 
-async def test_archive_search_and_rename(store: Store):
+async def test_archive_search_and_rename(store: Store) -> None:
     a, b = created("Parser work"), created("Holiday plans")
     await store.create_conversation(a)
     await store.create_conversation(b)
@@ -114,7 +114,7 @@ async def test_archive_search_and_rename(store: Store):
     assert len((await store.list_conversations(search="lexer"))[0]) == 1
 
 
-async def test_read_items_pages_backwards(store: Store):
+async def test_read_items_pages_backwards(store: Store) -> None:
     c = created()
     cid, sid = c["conversationId"], c["rootSessionId"]
     await store.create_conversation(c)
@@ -133,7 +133,7 @@ async def test_read_items_pages_backwards(store: Store):
     assert await store.read_items(cid, new_id(), limit=4) == ([], False)
 
 
-async def test_ids_are_checked_before_touching_paths(store: Store):
+async def test_ids_are_checked_before_touching_paths(store: Store) -> None:
     with pytest.raises(InvalidId):
         await store.load_meta("../../etc")
     with pytest.raises(InvalidId):
@@ -144,7 +144,9 @@ async def test_ids_are_checked_before_touching_paths(store: Store):
     assert await store.load_meta(new_id()) is None
 
 
-async def test_symlinked_conversation_is_not_followed(store: Store, data_dir: DataDir, tmp_path):
+async def test_symlinked_conversation_is_not_followed(
+    store: Store, data_dir: DataDir, tmp_path: Path
+) -> None:
     c = created()
     await store.create_conversation(c)
     elsewhere = tmp_path / "elsewhere"
@@ -154,7 +156,7 @@ async def test_symlinked_conversation_is_not_followed(store: Store, data_dir: Da
     assert await store.load_meta(c["conversationId"]) is None
 
 
-async def test_newer_format_is_refused_clearly(store: Store, data_dir: DataDir):
+async def test_newer_format_is_refused_clearly(store: Store, data_dir: DataDir) -> None:
     with pytest.raises(FormatTooNew):
         await store.create_conversation(created(formatVersion=99))
     c = created()
@@ -166,7 +168,9 @@ async def test_newer_format_is_refused_clearly(store: Store, data_dir: DataDir):
         await store.load_meta(c["conversationId"])
 
 
-async def test_delete_is_immediate_and_complete(store: Store, data_dir: DataDir, tmp_path):
+async def test_delete_is_immediate_and_complete(
+    store: Store, data_dir: DataDir, tmp_path: Path
+) -> None:
     keep, gone = created("keep"), created("gone")
     await store.create_conversation(keep)
     await store.create_conversation(gone)
@@ -187,7 +191,7 @@ async def test_delete_is_immediate_and_complete(store: Store, data_dir: DataDir,
 )
 async def test_damaged_index_is_rebuilt_at_open(
     data_dir: DataDir, tmp_path: Path, damage: str, caplog: pytest.LogCaptureFixture
-):
+) -> None:
     store = await Store.open(data_dir)
     c = created("survivor")
     await store.create_conversation(c)
@@ -224,7 +228,9 @@ async def test_damaged_index_is_rebuilt_at_open(
     assert sum("rebuilding" in rec.message for rec in caplog.records) == 1
 
 
-async def test_unknown_metadata_record_is_kept(store: Store, data_dir: DataDir, tmp_path):
+async def test_unknown_metadata_record_is_kept(
+    store: Store, data_dir: DataDir, tmp_path: Path
+) -> None:
     c = created()
     cid = c["conversationId"]
     await store.create_conversation(c)
