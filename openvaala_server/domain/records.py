@@ -14,7 +14,7 @@ from typing import Final, Literal, NotRequired, TypedDict, cast
 from openvaala_server.domain.diffs import FileDiff
 from openvaala_server.domain.images import ImageRef
 from openvaala_server.domain.plan import Plan
-from openvaala_server.protocol.json_types import JsonObject
+from openvaala_server.protocol.json_types import JsonObject, JsonValue
 
 # The version of the journal format this code writes. A conversation whose first record names a
 # newer version is skipped by reindex (and not opened), never half-understood.
@@ -143,7 +143,9 @@ class ToolCallItem(_ItemBase):
     type: Literal["tool_call"]
     callId: str
     name: str
-    arguments: JsonObject
+    # JsonValue by name: typing.get_type_hints looks the recursive alias's inner "JsonValue"
+    # up in this module (protocol/json_types.py).
+    arguments: dict[str, JsonValue]
     argumentsText: str
     providerData: NotRequired[JsonObject]
 

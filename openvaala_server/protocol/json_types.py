@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+# A module whose TypedDicts use these imports `JsonValue` by name as well: typing.get_type_hints
+# resolves the alias's inner "JsonValue" in the TypedDict's own module.
 JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
 JsonObject = dict[str, JsonValue]
 JsonMapping = Mapping[str, object]

@@ -18,7 +18,6 @@ from openvaala_server.api.handlers import Dispatcher
 from openvaala_server.domain import records as r
 from openvaala_server.protocol import methods as m
 from openvaala_server.protocol import payloads as p
-from openvaala_server.protocol.json_types import JsonValue
 
 if typing.TYPE_CHECKING:
     from openvaala_server.runtime.manager import Runtime
@@ -93,7 +92,7 @@ def doc_fields(cell: str) -> dict[str, bool] | str | None:
 def type_fields(td: type) -> dict[str, bool]:
     """A TypedDict's keys → required. Read from the evaluated hints: with postponed annotations
     `__required_keys__` does not see `NotRequired[...]` on Python 3.11."""
-    hints = typing.get_type_hints(td, localns={"JsonValue": JsonValue}, include_extras=True)
+    hints = typing.get_type_hints(td, include_extras=True)
     out = {}
     for name, hint in hints.items():
         origin = typing.get_origin(hint)
