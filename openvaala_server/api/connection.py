@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
@@ -24,10 +24,16 @@ from openvaala_server import errors
 from openvaala_server.protocol import jsonrpc
 
 if TYPE_CHECKING:
-    from openvaala_server.api.handlers import Dispatcher
     from openvaala_server.runtime.hub import Hub
 
 log = logging.getLogger(__name__)
+
+
+class Dispatcher(Protocol):
+    """Answers one request (`api/handlers.Dispatcher`); named here so the handlers, which take
+    a `Connection`, are not imported back (docs/design.md "Untangled runtime")."""
+
+    async def dispatch(self, conn: Connection, method: str, raw: dict[str, Any]) -> Any: ...
 
 CLOSE_TRY_AGAIN = 1013  # the client fell too far behind; it may reconnect and resubscribe
 

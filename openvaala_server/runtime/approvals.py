@@ -19,7 +19,7 @@ import os
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from openvaala_server import errors
 from openvaala_server.domain.approvals import (
@@ -38,10 +38,10 @@ from openvaala_server.domain.permissions import Access, Confinement
 from openvaala_server.domain.records import Item
 from openvaala_server.mcp.manager import as_mcp_tool
 from openvaala_server.runtime.hub import Hub
+from openvaala_server.runtime.ports import Conversation
 from openvaala_server.tools.base import ToolResult, access_of
 
 if TYPE_CHECKING:
-    from openvaala_server.runtime.conversation import LiveConversation
     from openvaala_server.runtime.session import LiveSession, LiveTurn
     from openvaala_server.tools.base import Tool
 
@@ -56,6 +56,13 @@ _CANCEL_MESSAGES = {
     "close": "The subagent was closed.",
     "shutdown": "The server stopped.",
 }
+
+
+class _Host(Conversation, Protocol):
+    """The conversation an approval is asked in (`LiveConversation`), which owns the board."""
+
+    @property
+    def approvals(self) -> ApprovalBoard: ...
 
 
 @dataclass(frozen=True)
@@ -148,7 +155,7 @@ class ApprovalBoard:
 
 
 async def approve(
-    conv: LiveConversation,
+    conv: _Host,
     session: LiveSession,
     call: Item,
     tool: Tool,
@@ -205,7 +212,7 @@ async def approve(
 
 
 async def _ask(
-    conv: LiveConversation, session: LiveSession, call: Item, access: Access, decision: Ask
+    conv: _Host, session: LiveSession, call: Item, access: Access, decision: Ask
 ) -> Response:
     """Ask every client; the session shows "awaiting_approval" until the first answer."""
     turn: LiveTurn | None = session.turn
@@ -231,7 +238,7 @@ async def _ask(
         _publish_status(conv, session)
 
 
-def _publish_status(conv: LiveConversation, session: LiveSession) -> None:
+def _publish_status(conv: _Host, session: LiveSession) -> None:
     conv.publish_session(session)
     if session.session_id == conv.root_session_id:
         conv.publish_updated()

@@ -23,7 +23,7 @@ from openvaala_server.store.checkpoints import SnapshotError, SnapshotStore, Sna
 from openvaala_server.tools.base import access_of
 
 if TYPE_CHECKING:
-    from openvaala_server.runtime.conversation import LiveConversation
+    from openvaala_server.runtime.ports import Conversation
     from openvaala_server.runtime.session import LiveSession
     from openvaala_server.tools.base import Tool
 
@@ -43,7 +43,7 @@ class Capture:
 
 
 class Checkpoints:
-    def __init__(self, conv: LiveConversation) -> None:
+    def __init__(self, conv: Conversation) -> None:
         self.conv = conv
         self._git = asyncio.Lock()  # one git command at a time on the shared private index
         self._turns: dict[str, ck.TurnFiles] | None = None

@@ -17,7 +17,7 @@ from openvaala_server.models.base import ModelRequest
 from openvaala_server.tools.history import SearchHistoryTool, offers_search
 
 if TYPE_CHECKING:
-    from openvaala_server.runtime.conversation import LiveConversation
+    from openvaala_server.runtime.ports import Conversation
     from openvaala_server.runtime.session import LiveSession
     from openvaala_server.tools.base import Tool
 
@@ -31,7 +31,7 @@ class PinRefused(errors.OpenVaalaError):
 # -- what the next request holds -------------------------------------------------------------
 
 
-def instruction_parts(conv: LiveConversation, session: LiveSession) -> list[InstructionPart]:
+def instruction_parts(conv: Conversation, session: LiveSession) -> list[InstructionPart]:
     """The system prompt in its pieces; joined, they are exactly the request's instructions."""
     agent = conv.runtime.config_for(session).agents.get(session.agent)
     own = "\n\n".join(
@@ -46,16 +46,16 @@ def instruction_parts(conv: LiveConversation, session: LiveSession) -> list[Inst
     return parts
 
 
-def pinned(conv: LiveConversation, session: LiveSession) -> list[str]:
+def pinned(conv: Conversation, session: LiveSession) -> list[str]:
     meta = conv.meta
     return list(meta.pins.get(session.session_id, ())) if meta is not None else []
 
 
-def model_context(conv: LiveConversation, session: LiveSession) -> list[r.Item]:
+def model_context(conv: Conversation, session: LiveSession) -> list[r.Item]:
     return context_items(session.items, pinned(conv, session))
 
 
-def trace_of(conv: LiveConversation, session: LiveSession) -> Trace:
+def trace_of(conv: Conversation, session: LiveSession) -> Trace:
     runtime = conv.runtime
     model = runtime.config_for(session).models.get(session.model)
     return trace(
@@ -70,7 +70,7 @@ def trace_of(conv: LiveConversation, session: LiveSession) -> Trace:
     )
 
 
-def request_body(conv: LiveConversation, session: LiveSession) -> dict[str, Any] | None:
+def request_body(conv: Conversation, session: LiveSession) -> dict[str, Any] | None:
     """The exact JSON body the provider would be sent next ("copy as JSON"); None for a
     provider without one (demo)."""
     runtime = conv.runtime
@@ -91,7 +91,7 @@ def request_body(conv: LiveConversation, session: LiveSession) -> dict[str, Any]
 
 
 async def context_result(
-    conv: LiveConversation, session: LiveSession, include_body: bool
+    conv: Conversation, session: LiveSession, include_body: bool
 ) -> dict[str, Any]:
     await conv.ensure_history()
     await conv.load_agents_md(session)
@@ -105,14 +105,14 @@ async def context_result(
 # -- the gauge -------------------------------------------------------------------------------
 
 
-def sync_usage(conv: LiveConversation, session: LiveSession) -> None:
+def sync_usage(conv: Conversation, session: LiveSession) -> None:
     """The agent's `compact_threshold` as the usage tracker applies it (read each time: the
     configuration may be reloaded, the agent changed)."""
     agent = conv.runtime.config_for(session).agents.get(session.agent)
     session.usage.compact_fraction = agent.compact_threshold if agent else None
 
 
-def early_threshold(conv: LiveConversation, session: LiveSession) -> int | None:
+def early_threshold(conv: Conversation, session: LiveSession) -> int | None:
     agent = conv.runtime.config_for(session).agents.get(session.agent)
     if agent is None or agent.early_compaction is None:
         return None
@@ -120,14 +120,14 @@ def early_threshold(conv: LiveConversation, session: LiveSession) -> int | None:
     return threshold(u.context_window, u.max_output_tokens, agent.early_compaction)
 
 
-def replies_until_refresh(conv: LiveConversation, session: LiveSession) -> int | None:
+def replies_until_refresh(conv: Conversation, session: LiveSession) -> int | None:
     agent = conv.runtime.config_for(session).agents.get(session.agent)
     if agent is None or agent.refresh_every is None:
         return None
     return max(0, agent.refresh_every - replies_since_summary(session.items))
 
 
-def usage_wire(conv: LiveConversation, session: LiveSession) -> dict[str, Any]:
+def usage_wire(conv: Conversation, session: LiveSession) -> dict[str, Any]:
     sync_usage(conv, session)
     wire = session.usage.to_wire()
     agent = conv.runtime.config_for(session).agents.get(session.agent)
@@ -152,7 +152,7 @@ def _find(session: LiveSession, item_id: str) -> r.Item:
     raise errors.NotFound(f"no item {item_id} in this session's history", param="itemId")
 
 
-def pin_budget(conv: LiveConversation, session: LiveSession) -> int:
+def pin_budget(conv: Conversation, session: LiveSession) -> int:
     """How many tokens the pinned items may take together: what the threshold leaves once the
     system prompt, AGENTS.md, the tool schemas and the recent part compaction keeps are in."""
     sync_usage(conv, session)
@@ -167,7 +167,7 @@ def pin_budget(conv: LiveConversation, session: LiveSession) -> int:
 
 
 async def set_pinned(
-    conv: LiveConversation, session: LiveSession, item_id: str, on: bool
+    conv: Conversation, session: LiveSession, item_id: str, on: bool
 ) -> dict[str, Any]:
     await conv.ensure_history()
     if conv.meta is None:
@@ -212,13 +212,13 @@ async def set_pinned(
     return {"pinned": pinned(conv, session), "changed": True}
 
 
-def publish_pins(conv: LiveConversation, session: LiveSession) -> None:
+def publish_pins(conv: Conversation, session: LiveSession) -> None:
     conv.hub.publish(
         "pins/updated", {"sessionId": session.session_id, "itemIds": pinned(conv, session)}
     )
 
 
-async def copy_pins(source: LiveConversation, new: LiveConversation) -> None:
+async def copy_pins(source: Conversation, new: Conversation) -> None:
     """A fork keeps the pins of the items it copied (docs/protocol.md)."""
     pins = pinned(source, source.root)
     copied = {i["itemId"] for i in new.root.items}
@@ -273,7 +273,7 @@ def replaced_by(history: list[r.Item], summary_id: str) -> dict[str, Any]:
 
 
 def history_tools(
-    conv: LiveConversation,
+    conv: Conversation,
     session: LiveSession,
     root_history: Callable[[], Awaitable[list[r.Item]]],
 ) -> dict[str, Tool]:

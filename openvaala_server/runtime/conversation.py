@@ -29,7 +29,7 @@ from openvaala_server.runtime.hub import Hub
 from openvaala_server.runtime.session import LiveSession
 
 if TYPE_CHECKING:
-    from openvaala_server.runtime.manager import Runtime
+    from openvaala_server.runtime.ports import Services
 
 SNAPSHOT_PAGE = 100
 
@@ -50,7 +50,7 @@ class PendingConversation:
 
 
 class LiveConversation:
-    def __init__(self, runtime: Runtime, conversation_id: str, hub: Hub) -> None:
+    def __init__(self, runtime: Services, conversation_id: str, hub: Hub) -> None:
         self.runtime = runtime
         self.conversation_id = conversation_id
         self.hub = hub

@@ -9,7 +9,7 @@ one of the user's messages and gives that message's text back for the composer.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from openvaala_server import errors
 from openvaala_server.domain import records as r
@@ -19,9 +19,22 @@ from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.plan import plan_in
 from openvaala_server.domain.title import TITLE_LIMIT
 from openvaala_server.runtime.conversation import LiveConversation
+from openvaala_server.runtime.ports import Services
 
 if TYPE_CHECKING:
-    from openvaala_server.runtime.manager import Runtime
+    from openvaala_server.runtime.ports import Conversation
+
+
+class Manager(Services, Protocol):
+    """What forks and history reads use of the conversation manager."""
+
+    conversations: dict[str, LiveConversation]
+
+    async def open(self, cid: str) -> LiveConversation: ...
+
+    async def adopt(
+        self, created: dict[str, Any], items: list[r.Item], *, images_from: str | None = None
+    ) -> LiveConversation: ...
 
 
 def finished_items(conv: LiveConversation) -> list[r.Item]:
@@ -39,7 +52,7 @@ def _cut_after(items: list[r.Item], item_id: str) -> list[r.Item]:
 
 
 async def fork(
-    runtime: Runtime,
+    runtime: Manager,
     conv: LiveConversation,
     up_to_item_id: str | None = None,
     *,
@@ -118,7 +131,7 @@ def rewind_target(conv: LiveConversation, message_id: str) -> tuple[list[r.Item]
     raise errors.NotFound(f"no message {message_id} in this conversation", param="messageId")
 
 
-async def root_history(runtime: Runtime, conv: LiveConversation) -> list[r.Item]:
+async def root_history(runtime: Manager, conv: Conversation) -> list[r.Item]:
     """The root's whole history: the original's older items (for a fork after compaction),
     then this conversation's own. When the original is not here, a notice says where it is."""
     local = conv.root.items
@@ -142,7 +155,7 @@ async def root_history(runtime: Runtime, conv: LiveConversation) -> list[r.Item]
     return [*earlier, *(i for i in local if i["itemId"] not in seen)]
 
 
-def missing_history_notice(conv: LiveConversation, source_id: str) -> r.Item:
+def missing_history_notice(conv: Conversation, source_id: str) -> r.Item:
     return {
         "itemId": "0" * 32,
         "type": r.NOTICE,
@@ -158,7 +171,7 @@ def missing_history_notice(conv: LiveConversation, source_id: str) -> r.Item:
     }
 
 
-async def tree(runtime: Runtime, cid: str) -> dict[str, Any]:
+async def tree(runtime: Manager, cid: str) -> dict[str, Any]:
     """The conversation tree `cid` belongs to (docs/protocol.md, conversation/tree)."""
     store = runtime.store
     summaries = {s["conversationId"]: s for s in await runtime.store_call(store.fork_summaries())}

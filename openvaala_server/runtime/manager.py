@@ -50,6 +50,7 @@ from openvaala_server.tools.plan import UPDATE_PLAN_TOOL, UpdatePlanTool
 from openvaala_server.tools.registry import tools_for as builtin_tools
 
 if TYPE_CHECKING:
+    from openvaala_server.runtime.ports import Conversation
     from openvaala_server.runtime.reload import ConfigWatcher
     from openvaala_server.store.store import Store
     from openvaala_server.tools.base import Tool
@@ -155,7 +156,7 @@ class Runtime:
                 del self._providers[name]
                 provider.retire()
 
-    def tools_for(self, conv: LiveConversation, session: LiveSession) -> dict[str, Tool]:
+    def tools_for(self, conv: Conversation, session: LiveSession) -> dict[str, Tool]:
         agent = self.config_for(session).agents.get(session.agent)
         names = agent.tools if agent else ()
         tools = {t.spec.name: t for t in builtin_tools(names)}
@@ -675,7 +676,7 @@ class Runtime:
         turn.task = asyncio.create_task(runner.run(inputs), name=f"turn-{turn.turn_id}")
         return turn
 
-    def interrupt_session(self, conv: LiveConversation, session: LiveSession, reason: str) -> bool:
+    def interrupt_session(self, conv: Conversation, session: LiveSession, reason: str) -> bool:
         if reason == "user":
             session.inbox.on_user_interrupt()
         if session.compaction_task is not None and not session.compaction_task.done():
@@ -697,7 +698,7 @@ class Runtime:
 
     def on_turn_ended(
         self,
-        conv: LiveConversation,
+        conv: Conversation,
         session: LiveSession,
         status: str,
         error: dict[str, Any] | None,
@@ -708,12 +709,14 @@ class Runtime:
             # The disk refused a write: starting the next turn would fail the same way. What
             # waits stays waiting until the user acts (send, jump, steer).
             return
-        self._start_waiting(conv, session)
-        early.maybe_prepare(conv, session)
+        # The loaded conversation itself (the loop names it by its interface): none once deleted.
+        live = self.conversations.get(conv.conversation_id)
+        if live is None:
+            return
+        self._start_waiting(live, session)
+        early.maybe_prepare(live, session)
 
-    def return_inputs(
-        self, conv: LiveConversation, session: LiveSession, inputs: list[Input]
-    ) -> None:
+    def return_inputs(self, conv: Conversation, session: LiveSession, inputs: list[Input]) -> None:
         """Put inputs a turn could not save back at the front of the waiting list, as queued."""
         for inp in reversed(inputs):
             inp.mode = "queue"

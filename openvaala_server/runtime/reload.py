@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from openvaala_server.config import Config, ConfigError, config_path, load_config
 
 if TYPE_CHECKING:
-    from openvaala_server.runtime.manager import Runtime
+    from openvaala_server.runtime.ports import Services
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +62,7 @@ def _signature(path: str) -> Signature:
 
 
 class ConfigWatcher:
-    def __init__(self, runtime: Runtime, poll_s: float = POLL_S) -> None:
+    def __init__(self, runtime: Services, poll_s: float = POLL_S) -> None:
         self.runtime = runtime
         self.path = str(runtime.config.path or config_path())
         self.poll_s = poll_s

@@ -40,8 +40,7 @@ from openvaala_server.tools.collab import (
 
 if TYPE_CHECKING:
     from openvaala_server.config import AgentConfig, SubagentConfig
-    from openvaala_server.runtime.conversation import LiveConversation
-    from openvaala_server.runtime.manager import Runtime
+    from openvaala_server.runtime.ports import Conversation, Services
     from openvaala_server.runtime.session import LiveSession
     from openvaala_server.tools.base import Tool
 
@@ -56,7 +55,7 @@ ITEM_TEXT_LIMIT = 500  # characters of each item shown by inspect_agent
 
 
 class SubagentService:
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Services) -> None:
         self.runtime = runtime
         # Report tasks in flight (on_turn_ended is synchronous: it schedules them).
         self._tasks: set[asyncio.Task[None]] = set()
@@ -75,7 +74,7 @@ class SubagentService:
 
     # -- hooks the runtime calls ---------------------------------------------------------
 
-    def tools_for(self, conv: LiveConversation, session: LiveSession) -> dict[str, Tool]:
+    def tools_for(self, conv: Conversation, session: LiveSession) -> dict[str, Tool]:
         """The collaboration tools, for agents whose `tools` include `spawn_agent`."""
         agent = self.runtime.config.agents.get(session.agent)
         names = agent.tools if agent else ()
@@ -88,7 +87,7 @@ class SubagentService:
 
     def on_turn_ended(
         self,
-        conv: LiveConversation,
+        conv: Conversation,
         session: LiveSession,
         status: str,
         error: dict[str, Any] | None,
@@ -111,9 +110,7 @@ class SubagentService:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _report(
-        self, conv: LiveConversation, parent_id: str, child_id: str, text: str
-    ) -> None:
+    async def _report(self, conv: Conversation, parent_id: str, child_id: str, text: str) -> None:
         try:
             async with asyncio.timeout(OPERATION_DEADLINE_S):
                 await self.runtime.send_input(
@@ -143,10 +140,10 @@ class SubagentService:
 
     # -- the tree ------------------------------------------------------------------------
 
-    def children(self, conv: LiveConversation, session_id: str) -> list[LiveSession]:
+    def children(self, conv: Conversation, session_id: str) -> list[LiveSession]:
         return [s for s in conv.sessions.values() if s.parent_session_id == session_id]
 
-    def descendants(self, conv: LiveConversation, session_id: str) -> list[LiveSession]:
+    def descendants(self, conv: Conversation, session_id: str) -> list[LiveSession]:
         """Every session below `session_id`, parents before their children."""
         found: list[LiveSession] = []
         frontier = [session_id]
@@ -156,7 +153,7 @@ class SubagentService:
             frontier = [c.session_id for c in below]
         return found
 
-    def resolve(self, conv: LiveConversation, caller: LiveSession, agent_id: str) -> LiveSession:
+    def resolve(self, conv: Conversation, caller: LiveSession, agent_id: str) -> LiveSession:
         """A subagent the caller may address: one of its own, at any depth below it."""
         for session in self.descendants(conv, caller.session_id):
             if session.session_id == agent_id:
@@ -192,7 +189,7 @@ class SubagentService:
 
     async def spawn(
         self,
-        conv: LiveConversation,
+        conv: Conversation,
         parent: LiveSession,
         agent_name: str,
         task: str,
@@ -245,7 +242,7 @@ class SubagentService:
 
     async def _create(
         self,
-        conv: LiveConversation,
+        conv: Conversation,
         parent: LiveSession,
         agent_name: str,
         model: str,
@@ -309,7 +306,7 @@ class SubagentService:
         return copies
 
     async def send_message(
-        self, conv: LiveConversation, caller: LiveSession, agent_id: str, text: str, interrupt: bool
+        self, conv: Conversation, caller: LiveSession, agent_id: str, text: str, interrupt: bool
     ) -> dict[str, Any]:
         target = self.resolve(conv, caller, agent_id)
         if target.closed:
@@ -334,7 +331,7 @@ class SubagentService:
 
     async def wait(
         self,
-        conv: LiveConversation,
+        conv: Conversation,
         caller: LiveSession,
         agent_ids: list[str] | None,
         timeout_s: float | None,
@@ -377,7 +374,7 @@ class SubagentService:
         )
 
     async def interrupt(
-        self, conv: LiveConversation, caller: LiveSession, agent_id: str
+        self, conv: Conversation, caller: LiveSession, agent_id: str
     ) -> dict[str, Any]:
         target = self.resolve(conv, caller, agent_id)
         task = target.turn.task if target.turn is not None else None
@@ -389,7 +386,7 @@ class SubagentService:
         return {**self.describe(target), "interrupted": interrupted}
 
     async def close(
-        self, conv: LiveConversation, caller: LiveSession, agent_id: str
+        self, conv: Conversation, caller: LiveSession, agent_id: str
     ) -> list[dict[str, Any]]:
         """Close a subagent and everything below it: running turns stop, nothing reports."""
         target = self.resolve(conv, caller, agent_id)
@@ -420,7 +417,7 @@ class SubagentService:
         return [{"agent_id": s.session_id, "status": s.status} for s in subtree]
 
     def inspect(
-        self, conv: LiveConversation, caller: LiveSession, agent_id: str, limit: int
+        self, conv: Conversation, caller: LiveSession, agent_id: str, limit: int
     ) -> dict[str, Any]:
         target = self.resolve(conv, caller, agent_id)
         items = list(target.items)
@@ -434,7 +431,7 @@ class SubagentService:
         described["subagents"] = [c.session_id for c in self.children(conv, target.session_id)]
         return described
 
-    def list(self, conv: LiveConversation, caller: LiveSession) -> list[dict[str, Any]]:
+    def list(self, conv: Conversation, caller: LiveSession) -> list[dict[str, Any]]:
         listed = []
         for session in self.descendants(conv, caller.session_id):
             described = self.describe(session)

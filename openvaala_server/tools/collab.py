@@ -21,7 +21,7 @@ from openvaala_server.tools.base import ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from openvaala_server.config import AgentConfig, SubagentConfig
-    from openvaala_server.runtime.conversation import LiveConversation
+    from openvaala_server.runtime.ports import Conversation
     from openvaala_server.runtime.session import LiveSession
     from openvaala_server.tools.base import Tool
 
@@ -58,7 +58,7 @@ class Subagents(Protocol):
 
     async def spawn(
         self,
-        conv: LiveConversation,
+        conv: Conversation,
         parent: LiveSession,
         agent_name: str,
         task: str,
@@ -66,12 +66,12 @@ class Subagents(Protocol):
     ) -> LiveSession: ...
 
     async def send_message(
-        self, conv: LiveConversation, caller: LiveSession, agent_id: str, text: str, interrupt: bool
+        self, conv: Conversation, caller: LiveSession, agent_id: str, text: str, interrupt: bool
     ) -> dict[str, Any]: ...
 
     async def wait(
         self,
-        conv: LiveConversation,
+        conv: Conversation,
         caller: LiveSession,
         agent_ids: list[str] | None,
         timeout_s: float | None,
@@ -79,18 +79,18 @@ class Subagents(Protocol):
     ) -> WaitResult: ...
 
     async def interrupt(
-        self, conv: LiveConversation, caller: LiveSession, agent_id: str
+        self, conv: Conversation, caller: LiveSession, agent_id: str
     ) -> dict[str, Any]: ...
 
     async def close(
-        self, conv: LiveConversation, caller: LiveSession, agent_id: str
+        self, conv: Conversation, caller: LiveSession, agent_id: str
     ) -> list[dict[str, Any]]: ...
 
     def inspect(
-        self, conv: LiveConversation, caller: LiveSession, agent_id: str, limit: int
+        self, conv: Conversation, caller: LiveSession, agent_id: str, limit: int
     ) -> dict[str, Any]: ...
 
-    def list(self, conv: LiveConversation, caller: LiveSession) -> list[dict[str, Any]]: ...
+    def list(self, conv: Conversation, caller: LiveSession) -> list[dict[str, Any]]: ...
 
 
 _AGENT_ID = {
@@ -104,7 +104,7 @@ class _Bound:
 
     name = ""
 
-    def __init__(self, service: Subagents, conv: LiveConversation, session: LiveSession) -> None:
+    def __init__(self, service: Subagents, conv: Conversation, session: LiveSession) -> None:
         self.service = service
         self.conv = conv
         self.session = session
@@ -393,7 +393,5 @@ _TOOL_TYPES: tuple[type[_Bound], ...] = (
 )
 
 
-def collab_tools(
-    service: Subagents, conv: LiveConversation, session: LiveSession
-) -> dict[str, Tool]:
+def collab_tools(service: Subagents, conv: Conversation, session: LiveSession) -> dict[str, Tool]:
     return {t.name: t(service, conv, session) for t in _TOOL_TYPES}

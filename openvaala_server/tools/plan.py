@@ -7,7 +7,7 @@ docs/protocol.md, "Plan"), not a file. It touches nothing the sandbox guards, so
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from openvaala_server import errors
 from openvaala_server.domain import tool_names
@@ -16,8 +16,15 @@ from openvaala_server.models.base import ToolSpec
 from openvaala_server.tools.base import ToolContext, ToolResult
 
 if TYPE_CHECKING:
-    from openvaala_server.runtime.conversation import LiveConversation
+    from openvaala_server.domain.plan import Plan
     from openvaala_server.runtime.session import LiveSession
+
+
+class PlanOwner(Protocol):
+    """Where the plan lives: the conversation (`LiveConversation.set_plan`), durable first."""
+
+    async def set_plan(self, session: LiveSession, plan: Plan) -> None: ...
+
 
 UPDATE_PLAN_TOOL: Final = tool_names.UPDATE_PLAN
 
@@ -55,7 +62,7 @@ _SPEC = ToolSpec(
 
 
 class UpdatePlanTool:
-    def __init__(self, conv: LiveConversation, session: LiveSession) -> None:
+    def __init__(self, conv: PlanOwner, session: LiveSession) -> None:
         self.conv = conv
         self.session = session
 
