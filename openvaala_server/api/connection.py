@@ -35,6 +35,7 @@ class Dispatcher(Protocol):
 
     async def dispatch(self, conn: Connection, method: str, raw: dict[str, Any]) -> Any: ...
 
+
 CLOSE_TRY_AGAIN = 1013  # the client fell too far behind; it may reconnect and resubscribe
 
 
