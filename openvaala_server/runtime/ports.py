@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from openvaala_server.domain.meta import ConversationMeta
     from openvaala_server.domain.permissions import Confinement, Permissions
     from openvaala_server.domain.plan import Plan
-    from openvaala_server.domain.records import Item
+    from openvaala_server.domain.records import Item, MetadataPayload, Record
     from openvaala_server.mcp.manager import McpManager
     from openvaala_server.models.base import Provider
     from openvaala_server.runtime.broadcast import Broadcast
@@ -118,7 +118,7 @@ class Conversation(Protocol):
     @property
     def grants(self) -> list[Grant]: ...
 
-    async def append_meta(self, *payloads: dict[str, Any]) -> list[dict[str, Any]]: ...
+    async def append_meta(self, *payloads: MetadataPayload | dict[str, Any]) -> list[Record]: ...
 
     async def grant(self, session: LiveSession, grants: list[Grant]) -> None: ...
 
