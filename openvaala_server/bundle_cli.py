@@ -12,8 +12,6 @@ import os
 import sys
 from typing import Any
 
-from openvaala_server.client import Client, RpcError
-
 COMMANDS = ("export", "import")
 
 
@@ -35,6 +33,9 @@ def add_commands(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Here, not at the top: cli.py imports this module for every command, the TUI's start too.
+    from openvaala_server.client import RpcError
+
     try:
         if args.command == "export":
             output = os.path.abspath(args.output or f"{args.id}.openvaala.tar")
@@ -50,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _export(cid: str, output: str) -> int:
+    from openvaala_server.client import Client
+
     async with await Client.connect(client_name="openvaala-export", reconnect=False) as client:
         result = await client.request(
             "conversation/export", {"conversationId": cid, "path": output}
@@ -63,6 +66,8 @@ async def _export(cid: str, output: str) -> int:
 
 
 async def _import(path: str, cwd: str | None, on_conflict: str | None) -> int:
+    from openvaala_server.client import Client, RpcError
+
     params: dict[str, Any] = {"path": path, "onConflict": on_conflict or "ask"}
     if cwd is not None:
         params["cwd"] = cwd

@@ -18,10 +18,8 @@ from typing import Any, ClassVar
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import Footer
 
 from openvaala_server.client import Client, ConnectionLost, RpcError
-from openvaala_server.config import config_path
 from openvaala_server.domain.images import Image
 from openvaala_tui import commands
 from openvaala_tui import format as fmt
@@ -51,6 +49,7 @@ from openvaala_tui.state import (
 from openvaala_tui.widgets.approval import ApprovalPrompt
 from openvaala_tui.widgets.completions import CompletionPopup
 from openvaala_tui.widgets.composer import Composer
+from openvaala_tui.widgets.footer import QuietFooter
 from openvaala_tui.widgets.inbox import InboxList, InboxPanel
 from openvaala_tui.widgets.plan import PlanPanel
 from openvaala_tui.widgets.status import StatusBar
@@ -122,7 +121,7 @@ class VaalaApp(ImagesMixin, HistoryMixin, ContextCommands, App[int]):
         yield ApprovalPrompt(id="approval")
         yield CompletionPopup(id="completions")
         yield Composer(id="composer")
-        yield Footer()
+        yield QuietFooter()
 
     @property
     def transcript(self) -> Transcript:
@@ -269,7 +268,11 @@ class VaalaApp(ImagesMixin, HistoryMixin, ContextCommands, App[int]):
         """The first screen's text, from the conversation shown (used while it is empty)."""
         conversation = self.view.conversation
         info = self.client.server_info if self.client is not None else {}
-        config = info.get("configPath") or str(config_path())  # what the daemon read, if it says
+        config = info.get("configPath")  # what the daemon read, if it says
+        if not config:
+            from openvaala_server.config import config_path  # not on the start-up path
+
+            config = str(config_path())
         self.transcript.set_welcome(
             welcome_text(
                 str(conversation.get("cwd") or self.cwd),

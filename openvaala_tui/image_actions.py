@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
-
 from openvaala_server.domain import images as img
 from openvaala_server.domain.images import Image
 from openvaala_tui import images as tui_images
@@ -77,6 +75,8 @@ class ImagesMixin(CommandsMixin):
         """A withdrawn message's images (`[ImageRef]`) wait again for the next message."""
         if self.client is None:
             return
+        import httpx  # only here: its import (click, pygments) would slow every start (#21)
+
         loaded = tui_images.Loaded()
         for ref in img.refs_of(refs):
             name = ref.get("name")
