@@ -6,10 +6,11 @@ rebuilt index equals the live one. A missing or corrupt file, another schema ver
 last process did not close cleanly (it may have died between a journal fsync and the index update)
 is not repaired in place: `needs_rebuild` says so and the store rebuilds it from the directories.
 
-Writes go through ONE connection owned by ONE writer task, which batches whatever is pending into a
-single transaction run by one call into the writer's thread; reads use a separate connection in its
-own thread (WAL lets them run alongside the writer). Both are plain sqlite3: aiosqlite's thread
-round trip per statement cost more than the journal's fsync. The
+Writes go through ONE aiosqlite connection owned by ONE writer task, which batches whatever is
+pending into a single transaction of a few merged statements (`merge_statements`); reads use a
+second aiosqlite connection (WAL lets them run alongside the writer). The writes commit behind
+the durable journal append, off its path, so aiosqlite's thread trip per statement is paid per
+batch, not per append (docs/design.md, "Store throughput and aiosqlite"). The
 index is derived data, so it runs with ``synchronous=NORMAL``: a power cut may lose its last
 commits, which the "closed cleanly" flag (written with a full sync) turns into a rebuild.
 """
@@ -23,13 +24,13 @@ import hmac
 import logging
 import secrets
 import sqlite3
-from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, repeat
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
+import aiosqlite
 import orjson
 
 from openvaala_server.domain import meta as m
@@ -121,8 +122,11 @@ TITLE: Final = "title"
 MESSAGE: Final = "message"
 MESSAGE_TYPES: Final = frozenset({r.USER_MESSAGE, r.AGENT_MESSAGE})
 
-Row = tuple[Any, ...]
-T = TypeVar("T")
+# What SQLite stores and returns (no REAL or BLOB column here, but the type says what a row is).
+SqlValue = str | int | float | bytes | None
+Row = tuple[SqlValue, ...]
+# A ConversationSummary (docs/protocol.md) as parsed from the JSON the index stores.
+Summary = dict[str, Any]
 
 
 # --- rows: the one definition of what the index holds ------------------------------------------
@@ -334,19 +338,17 @@ def create_schema(conn: sqlite3.Connection) -> None:
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
+def _dump_sql(table: str) -> str:
+    return (
+        "SELECT conversation_id, kind, text FROM texts"
+        if table == "texts"
+        else (f"SELECT * FROM {table}")
+    )
+
+
 def dump(conn: sqlite3.Connection) -> dict[str, list[Row]]:
     """Every row of every table, sorted, without SQLite's own rowids: what 'equal indexes' means."""
-    return {
-        table: sorted(
-            conn.execute(
-                "SELECT conversation_id, kind, text FROM texts"
-                if table == "texts"
-                else f"SELECT * FROM {table}"
-            ).fetchall(),
-            key=repr,
-        )
-        for table in TABLES
-    }
+    return {table: sorted(conn.execute(_dump_sql(table)).fetchall(), key=repr) for table in TABLES}
 
 
 # --- the live index ----------------------------------------------------------------------------
@@ -357,42 +359,108 @@ def dump(conn: sqlite3.Connection) -> dict[str, list[Row]]:
 # syncfs would flush too): with 8 conversations appending at once, a third of the index's CPU.
 COALESCE_S: Final = 0.01
 
-# A write op runs inside the writer thread's open transaction: plain sqlite3 calls, no await, so
-# a batch of any size costs one hop to the writer thread and one commit.
-_Op = Callable[[sqlite3.Connection], None]
-
 ADD_ITEMS: Final = (
     "UPDATE conversations SET message_count = message_count + ?, "
     "updated_at = max(updated_at, ?) WHERE id = ?"
 )
+DELETE_TITLE: Final = "DELETE FROM texts WHERE conversation_id = ? AND kind = ?"
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One SQL statement of an index write, run once per row of parameters (executemany), and
+    the tables it changes, which say what it may be merged across (`merge_statements`)."""
+
+    sql: str
+    rows: list[Row]
+    tables: frozenset[str]
+
+
+# One index write: its statements, in order. Plain data (not a function of a connection), so
+# that a batch of writes can be merged into a few statements, each one trip to aiosqlite's thread.
+WriteOp = list[Statement]
+
+_CONVERSATIONS: Final = frozenset({"conversations"})
+_SESSIONS: Final = frozenset({"sessions"})
+_TURNS: Final = frozenset({"turns"})
+_TEXTS: Final = frozenset({"texts", "search"})  # the triggers keep `search` in step
+
+
+def merge_statements(ops: Iterable[WriteOp]) -> list[Statement]:
+    """The statements of `ops` in order, with each one merged into an earlier statement of the
+    same SQL when every statement between them changes other tables only (so the two commute):
+    a batch of item appends in 8 conversations is 2 statements, not 16.
+
+    The result leaves every table as running the ops one statement after the other would: a
+    statement only moves earlier past statements on disjoint tables, and keeps its rows' order
+    relative to every statement on its own tables."""
+    merged: list[Statement] = []
+    for op in ops:
+        for statement in op:
+            for earlier in reversed(merged):
+                if earlier.sql == statement.sql:
+                    earlier.rows.extend(statement.rows)
+                    break
+                if earlier.tables & statement.tables:
+                    merged.append(Statement(statement.sql, list(statement.rows), statement.tables))
+                    break
+            else:
+                merged.append(Statement(statement.sql, list(statement.rows), statement.tables))
+    return merged
+
+
+def put_conversation_op(
+    meta: m.ConversationMeta, *, turns: set[str] | None = None, title: bool = True
+) -> WriteOp:
+    """Upsert a conversation's metadata rows (its counts from items are kept); `turns`: only
+    these turns' rows; `title`: its searchable title too."""
+    row = conversation_row(meta, 0, meta.updated_at)
+    cid = meta.conversation_id
+    op = [Statement(UPSERT_CONVERSATION, [row], _CONVERSATIONS)]
+    if sessions := session_rows(meta):
+        op.append(Statement(UPSERT_SESSION, sessions, _SESSIONS))
+    if turn_list := turn_rows(meta, turns):
+        op.append(Statement(UPSERT_TURN, turn_list, _TURNS))
+    if title:
+        op.append(Statement(DELETE_TITLE, [(cid, TITLE)], _TEXTS))
+        op.append(Statement(INSERT_TEXT, [(cid, TITLE, meta.title)], _TEXTS))
+    return op
+
+
+def add_items_op(cid: str, stats: ItemStats) -> WriteOp:
+    op = [Statement(ADD_ITEMS, [(stats.message_count, stats.updated_at, cid)], _CONVERSATIONS)]
+    if stats.texts:
+        texts: list[Row] = [(cid, MESSAGE, text) for text in stats.texts]
+        op.append(Statement(INSERT_TEXT, texts, _TEXTS))
+    return op
+
+
+def delete_conversation_op(cid: str) -> WriteOp:
+    op = [Statement("DELETE FROM conversations WHERE id = ?", [(cid,)], _CONVERSATIONS)]
+    for table, tables in (("sessions", _SESSIONS), ("turns", _TURNS), ("texts", _TEXTS)):
+        op.append(Statement(f"DELETE FROM {table} WHERE conversation_id = ?", [(cid,)], tables))
+    return op
 
 
 @dataclass
 class _Job:
-    op: _Op
+    op: WriteOp
     future: asyncio.Future[None]
 
 
 class Index:
-    """The live index: one writer task feeding one writer thread and connection; one reader
-    thread and connection.
+    """The live index: one writer task and one aiosqlite connection that writes; another
+    aiosqlite connection that reads (WAL lets it run beside the writer).
 
-    Both connections are plain sqlite3, each used only from its own single-thread executor.
-    (aiosqlite costs a thread round trip per statement, which made the index, not the fsync,
-    the limit of concurrent appends.)
+    The writer task takes every write pending, merges their statements (`merge_statements`) and
+    runs them in one transaction: a batch costs a few trips to the writer connection's thread
+    (one per merged statement, one to commit), whatever its size. Reads are one trip each
+    (`execute_fetchall`). docs/design.md, "Store throughput and aiosqlite", has the figures.
     """
 
-    def __init__(
-        self,
-        writer: sqlite3.Connection,
-        reader: sqlite3.Connection,
-        write_pool: ThreadPoolExecutor,
-        read_pool: ThreadPoolExecutor,
-    ) -> None:
+    def __init__(self, writer: aiosqlite.Connection, reader: aiosqlite.Connection) -> None:
         self._writer = writer
         self._reader = reader
-        self._write_pool = write_pool
-        self._read_pool = read_pool
         self._jobs: asyncio.Queue[_Job | None] = asyncio.Queue()
         self._last_write: asyncio.Future[None] | None = None
         self._write_failed = False  # any write failed: the index lags the journals
@@ -404,21 +472,14 @@ class Index:
 
     @classmethod
     async def open(cls, path: Path) -> Index:
-        loop = asyncio.get_running_loop()
-        write_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="index-writer")
-        read_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="index-reader")
+        writer = await _connect(path, autocommit=False)
         try:
-            writer = await loop.run_in_executor(write_pool, _open_writer, path)
-            try:
-                reader = await loop.run_in_executor(read_pool, _connect, path)
-            except BaseException:
-                await loop.run_in_executor(write_pool, writer.close)
-                raise
+            await _prepare_writer(writer)
+            reader = await _connect(path)
         except BaseException:
-            write_pool.shutdown(wait=False)
-            read_pool.shutdown(wait=False)
+            await writer.close()
             raise
-        return cls(writer, reader, write_pool, read_pool)
+        return cls(writer, reader)
 
     async def close(self, clean: bool = True) -> None:
         """Stop the writer; `clean=False` leaves the index marked for a rebuild at next open.
@@ -430,15 +491,12 @@ class Index:
         await self._jobs.put(None)
         await self._task
         clean = clean and not self._write_failed
-        loop = asyncio.get_running_loop()
         try:
-            await loop.run_in_executor(self._write_pool, _close_writer, self._writer, clean)
-            await loop.run_in_executor(self._read_pool, self._reader.close)
+            await _close_writer(self._writer, clean)
         finally:
-            self._write_pool.shutdown(wait=False)
-            self._read_pool.shutdown(wait=False)
+            await self._reader.close()
 
-    def _enqueue(self, op: _Op, *, awaited: bool = False) -> asyncio.Future[None]:
+    def _enqueue(self, op: WriteOp, *, awaited: bool = False) -> asyncio.Future[None]:
         """Queue a write; the future settles once it is committed (or failed). `awaited`: the
         caller waits for it, so it is committed without waiting for others to join."""
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -463,10 +521,9 @@ class Index:
     async def _write_loop(self) -> None:
         """Take everything pending, run it in one transaction, settle the callers; repeat.
 
-        While one batch commits, the next accumulates: under load, the index costs one thread hop
-        and one commit per batch, not per append. The first write of a batch also waits up to
-        `COALESCE_S` for others, unless something is waiting for it (`_hurry`)."""
-        loop = asyncio.get_running_loop()
+        While one batch commits, the next accumulates: under load, the index costs one commit
+        per batch, not per append. The first write of a batch also waits up to `COALESCE_S` for
+        others, unless something is waiting for it (`_hurry`)."""
         while True:
             first = await self._jobs.get()
             if first is not None and not self._hurry.is_set():
@@ -480,10 +537,9 @@ class Index:
                 batch.append(self._jobs.get_nowait())
             jobs = [job for job in batch if job is not None]
             if jobs:
-                ops = [job.op for job in jobs]
                 try:
-                    errors = await loop.run_in_executor(self._write_pool, self._run_batch, ops)
-                except Exception as exc:  # the executor itself failed: fail every caller
+                    errors = await self._run_batch([job.op for job in jobs])
+                except Exception as exc:  # the connection itself failed: fail every caller
                     errors = [exc] * len(jobs)
                 for job, error in zip(jobs, errors, strict=True):
                     self._write_failed = self._write_failed or error is not None
@@ -491,16 +547,16 @@ class Index:
             if None in batch:
                 return
 
-    def _run_batch(self, ops: list[_Op]) -> list[BaseException | None]:
-        """(In the writer thread.) One transaction for all; if it fails, one each, so a bad op
-        fails only its own caller."""
+    async def _run_batch(self, ops: list[WriteOp]) -> list[BaseException | None]:
+        """One transaction for all; if it fails, one each, so a bad op fails only its own
+        caller."""
         try:
-            self._transaction(ops)
+            await self._transaction(merge_statements(ops))
         except Exception:
             results: list[BaseException | None] = []
             for op in ops:
                 try:
-                    self._transaction([op])
+                    await self._transaction(merge_statements([op]))
                 except Exception as exc:
                     log.exception("index update failed")
                     results.append(exc)
@@ -509,24 +565,27 @@ class Index:
             return results
         return [None] * len(ops)
 
-    def _transaction(self, ops: list[_Op]) -> None:
+    async def _transaction(self, statements: list[Statement]) -> None:
+        # The writer connection opens the transaction itself at the first statement (sqlite3's
+        # implicit BEGIN before an INSERT, UPDATE or DELETE): one trip to its thread fewer.
         db = self._writer
-        db.execute("BEGIN")
         try:
-            for op in ops:
-                op(db)
-            db.execute("COMMIT")
+            for statement in statements:
+                if len(statement.rows) == 1:
+                    await db.execute(statement.sql, statement.rows[0])
+                else:
+                    await db.executemany(statement.sql, statement.rows)
+            await db.commit()
         except BaseException:
             if db.in_transaction:
-                db.execute("ROLLBACK")
+                await db.rollback()
             raise
 
-    async def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+    async def _read(self, sql: str, params: Sequence[SqlValue] = ()) -> list[Row]:
         # Writes are queued without waiting (see `put_conversation`): a read first lets every
         # earlier one commit, so a caller always reads what it wrote.
         await self.settle_writes()
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._read_pool, fn, self._reader)
+        return [tuple(row) for row in await self._reader.execute_fetchall(sql, params)]
 
     # --- writes --------------------------------------------------------------------------------
 
@@ -538,40 +597,13 @@ class Index:
         self, meta: m.ConversationMeta, *, turns: set[str] | None = None, title: bool = True
     ) -> asyncio.Future[None]:
         """Upsert a conversation's metadata rows (its counts from items are kept)."""
-        row = conversation_row(meta, 0, meta.updated_at)
-        sessions = session_rows(meta)
-        turn_list = turn_rows(meta, turns)
-        cid = meta.conversation_id
-
-        def op(db: sqlite3.Connection) -> None:
-            db.execute(UPSERT_CONVERSATION, row)
-            db.executemany(UPSERT_SESSION, sessions)
-            if turn_list:
-                db.executemany(UPSERT_TURN, turn_list)
-            if title:
-                db.execute("DELETE FROM texts WHERE conversation_id = ? AND kind = ?", (cid, TITLE))
-                db.execute(INSERT_TEXT, (cid, TITLE, row[1]))
-
-        return self._enqueue(op)
+        return self._enqueue(put_conversation_op(meta, turns=turns, title=title))
 
     def add_items(self, cid: str, stats: ItemStats) -> asyncio.Future[None]:
-        counts = (stats.message_count, stats.updated_at, cid)
-        texts = [(cid, MESSAGE, t) for t in stats.texts]
-
-        def op(db: sqlite3.Connection) -> None:
-            db.execute(ADD_ITEMS, counts)
-            if texts:
-                db.executemany(INSERT_TEXT, texts)
-
-        return self._enqueue(op)
+        return self._enqueue(add_items_op(cid, stats))
 
     def delete_conversation(self, cid: str) -> asyncio.Future[None]:
-        def op(db: sqlite3.Connection) -> None:
-            db.execute("DELETE FROM conversations WHERE id = ?", (cid,))
-            for table in ("sessions", "turns", "texts"):
-                db.execute(f"DELETE FROM {table} WHERE conversation_id = ?", (cid,))
-
-        return self._enqueue(op, awaited=True)
+        return self._enqueue(delete_conversation_op(cid), awaited=True)
 
     # --- reads ---------------------------------------------------------------------------------
 
@@ -581,7 +613,7 @@ class Index:
         """(conversation id, ConversationSummary as JSON text) pairs, newest first, and the
         cursor of the next page (None on the last)."""
         where = ["archived = ?"]
-        params: list[Any] = [int(archived)]
+        params: list[SqlValue] = [int(archived)]
         if cursor is not None:
             updated_at, cid = decode_cursor(cursor)
             # A row value, so SQLite seeks the (archived, updated_at, id) index to the cursor
@@ -601,33 +633,22 @@ class Index:
         )
         limit = max(0, limit)
         params.append(limit + 1)
+        rows = [(str(cid), str(summary)) for cid, summary in await self._read(sql, params)]
+        more = len(rows) > limit
+        del rows[limit:]
+        if not (more and rows):
+            return rows, None
+        last = orjson.loads(rows[-1][1])
+        return rows, encode_cursor(last["updatedAt"], last["conversationId"])
 
-        def run(db: sqlite3.Connection) -> tuple[list[tuple[str, str]], str | None]:
-            rows: list[tuple[str, str]] = db.execute(sql, params).fetchall()
-            more = len(rows) > limit
-            del rows[limit:]
-            if not (more and rows):
-                return rows, None
-            last = orjson.loads(rows[-1][1])
-            return rows, encode_cursor(last["updatedAt"], last["conversationId"])
+    async def get_summary(self, cid: str) -> Summary | None:
+        rows = await self._read("SELECT summary FROM conversations WHERE id = ?", (cid,))
+        return parse_summaries([str(rows[0][0])])[0] if rows else None
 
-        return await self._read(run)
-
-    async def get_summary(self, cid: str) -> dict[str, Any] | None:
-        def run(db: sqlite3.Connection) -> dict[str, Any] | None:
-            row = db.execute("SELECT summary FROM conversations WHERE id = ?", (cid,)).fetchone()
-            return None if row is None else parse_summaries([row[0]])[0]
-
-        return await self._read(run)
-
-    async def fork_summaries(self) -> list[dict[str, Any]]:
+    async def fork_summaries(self) -> list[Summary]:
         """The summary of every fork and rewind (the conversation tree's branches)."""
-
-        def run(db: sqlite3.Connection) -> list[dict[str, Any]]:
-            rows = db.execute("SELECT summary FROM conversations WHERE forked_from IS NOT NULL")
-            return parse_summaries([row[0] for row in rows])
-
-        return await self._read(run)
+        rows = await self._read("SELECT summary FROM conversations WHERE forked_from IS NOT NULL")
+        return parse_summaries([str(row[0]) for row in rows])
 
     async def search_messages(self, cids: list[str], search: str, limit: int) -> list[str]:
         """The message texts of these conversations that match `search` (every word, as a
@@ -641,52 +662,47 @@ class Index:
             f"WHERE search MATCH ? AND t.kind = ? AND t.conversation_id IN ({marks}) "
             "ORDER BY search.rank LIMIT ?"
         )
-        params = [query, MESSAGE, *cids, max(0, limit)]
-
-        def run(db: sqlite3.Connection) -> list[str]:
-            return [row[0] for row in db.execute(sql, params).fetchall()]
-
-        return await self._read(run)
+        params: list[SqlValue] = [query, MESSAGE, *cids, max(0, limit)]
+        return [str(row[0]) for row in await self._read(sql, params)]
 
     async def dump(self) -> dict[str, list[Row]]:
-        return await self._read(dump)
+        await self.settle_writes()
+        return {table: sorted(await self._read(_dump_sql(table)), key=repr) for table in TABLES}
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    # Each connection is used by one thread at a time (its executor's); the check is off only
-    # because close() may come from another single-thread executor instance.
-    return sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+async def _connect(path: Path, *, autocommit: bool = True) -> aiosqlite.Connection:
+    # The reader runs in autocommit mode (each read sees the last commit); the writer in sqlite3's
+    # default mode, where a data statement opens a transaction that `commit()` ends.
+    if autocommit:
+        return await aiosqlite.connect(path, isolation_level=None)
+    return await aiosqlite.connect(path, isolation_level="DEFERRED")
 
 
-def _open_writer(path: Path) -> sqlite3.Connection:
-    db = _connect(path)
-    try:
-        db.execute("PRAGMA journal_mode = WAL")
-        # Until close() says otherwise, this index may lag the journals: if this process
-        # dies, the next open rebuilds it. Written with a full sync so it cannot be lost.
-        db.execute("PRAGMA synchronous = FULL")
-        db.execute("INSERT OR REPLACE INTO state VALUES ('clean', '0')")
-        db.execute("PRAGMA synchronous = NORMAL")
-    except BaseException:
-        db.close()
-        raise
-    return db
+async def _prepare_writer(db: aiosqlite.Connection) -> None:
+    await db.execute("PRAGMA journal_mode = WAL")
+    # Until close() says otherwise, this index may lag the journals: if this process
+    # dies, the next open rebuilds it. Written with a full sync so it cannot be lost.
+    await db.execute("PRAGMA synchronous = FULL")
+    await db.execute("INSERT OR REPLACE INTO state VALUES ('clean', '0')")
+    await db.commit()
+    await db.execute("PRAGMA synchronous = NORMAL")
 
 
-def _close_writer(db: sqlite3.Connection, clean: bool = True) -> None:
+async def _close_writer(db: aiosqlite.Connection, clean: bool = True) -> None:
     try:
         if clean:
-            db.execute("PRAGMA synchronous = FULL")
-            db.execute("INSERT OR REPLACE INTO state VALUES ('clean', '1')")
+            await db.execute("PRAGMA synchronous = FULL")
+            await db.execute("INSERT OR REPLACE INTO state VALUES ('clean', '1')")
+            await db.commit()
     except sqlite3.Error:
         pass  # not marked clean: the next open rebuilds the index from the journals
     finally:
-        db.close()
+        await db.close()
 
 
-def parse_summaries(texts: list[str]) -> list[dict[str, Any]]:
+def parse_summaries(texts: list[str]) -> list[Summary]:
     """JSON summaries as dicts, parsed in one call (one array) rather than one by one."""
-    parsed: list[dict[str, Any]] = orjson.loads("[" + ",".join(texts) + "]")
+    parsed: list[Summary] = orjson.loads("[" + ",".join(texts) + "]")
     return parsed
 
 

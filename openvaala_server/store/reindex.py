@@ -12,7 +12,7 @@ metadata.jsonl, a conversation written by a newer OpenVaala.
 
 It must run with the server stopped (or through `Store.reindex`, which pauses the store's files).
 The bulk work uses plain sqlite3 in a thread: one transaction, no per-row round trip; the texts and
-their search index are loaded by a second thread while the files are parsed (`_TextsLoader`).
+their search index are loaded by a second thread while the files are parsed (`_Loader`).
 """
 
 from __future__ import annotations
@@ -37,13 +37,12 @@ from openvaala_server.domain.ids import is_valid_id
 from openvaala_server.store import index as ix
 from openvaala_server.store import journal
 from openvaala_server.store.paths import (
+    JOURNAL_SUFFIX,
     METADATA_FILE,
     TRASH_PREFIX,
     CorruptConversation,
     DataDir,
     FormatTooNew,
-    is_real_dir,
-    is_real_file,
 )
 
 
@@ -106,15 +105,36 @@ def fold_meta(path: Path, read: journal.JournalRead) -> m.ConversationMeta:
     return meta
 
 
+def _journal_files(directory: str) -> tuple[Path | None, list[Path]]:
+    """metadata.jsonl (None if it is not a regular file) and every regular `<sid>.jsonl`,
+    sorted by name, from one scan of the directory: its entries' types come with the listing,
+    so no file is stat'ed on its own."""
+    meta: Path | None = None
+    sessions: list[tuple[str, str]] = []
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            name = entry.name
+            if not entry.is_file(follow_symlinks=False):
+                continue
+            if name == METADATA_FILE:
+                meta = Path(entry.path)
+            elif name.endswith(JOURNAL_SUFFIX) and is_valid_id(name[: -len(JOURNAL_SUFFIX)]):
+                sessions.append((name, entry.path))
+    sessions.sort()
+    return meta, [Path(path) for _, path in sessions]
+
+
 def _index_conversation(
-    data_dir: DataDir, cid: str, report: ReindexReport
+    directory: str, report: ReindexReport
 ) -> tuple[m.ConversationMeta, ix.ItemStats] | str:
     """The derived data of one conversation, or why it is skipped."""
-    directory = data_dir.conversation_dir(cid)
-    meta_path = directory / METADATA_FILE
-    if not is_real_file(meta_path):
+    try:
+        meta_path, session_paths = _journal_files(directory)
+    except OSError as exc:
+        return f"unreadable: {exc}"
+    if meta_path is None:
         return "no metadata.jsonl"
-    files = [meta_path] + [path for _, path in data_dir.session_files(cid)]
+    files = [meta_path, *session_paths]
     try:
         # Every file is repaired (in order) before anything is folded, as separate repair and
         # read passes would; `read_repaired` does both with one read of the file.
@@ -165,8 +185,16 @@ INDEX_TEXTS_AFTER: Final = (
     "INSERT INTO search (rowid, text) SELECT rowid, text FROM texts WHERE rowid > ?"
 )
 _JSON_NUL: Final = b"\\u0000"
-_CHUNK: Final = 8192  # texts per chunk handed to the loader thread
-_QUEUED: Final = 4  # chunks waiting for the loader thread at most
+# A chunk handed to the loader thread: at most this many texts, or this many bytes of them, or
+# this many conversations' rows. With at most `_QUEUED` chunks waiting, one being loaded and one
+# being filled, what reindex holds in memory does not grow with the data directory.
+_CHUNK: Final = 8192
+_CHUNK_BYTES: Final = 4 << 20
+_CHUNK_ROWS: Final = 256
+_QUEUED: Final = 2
+# SQLite's page cache for the build: the FTS5 load is what uses it (docs/storage.md, Benchmarks,
+# has the figures that chose it); 256 MB put the peak RSS of 50k conversations at 350 MB.
+_CACHE_KIB: Final = 8192
 
 
 @dataclass(frozen=True)
@@ -182,21 +210,40 @@ class _Group:
         return [(self.conversation_id, self.kind, text) for text in self.texts]
 
 
-class _TextsLoader:
-    """Inserts texts rows, in order, and indexes them for search, on a second thread while the
+@dataclass
+class _Chunk:
+    groups: list[_Group] = field(default_factory=list)
+    conversations: list[ix.Row] = field(default_factory=list)
+    sessions: list[ix.Row] = field(default_factory=list)
+    turns: list[ix.Row] = field(default_factory=list)
+    texts: int = 0  # in `groups`
+    text_bytes: int = 0
+
+    def full(self) -> bool:
+        return (
+            self.texts >= _CHUNK
+            or self.text_bytes >= _CHUNK_BYTES
+            or len(self.conversations) >= _CHUNK_ROWS
+        )
+
+
+class _Loader:
+    """Inserts the rows of the conversations read so far — their conversations, sessions and
+    turns rows, and their texts, in order, indexed for search — on a second thread while the
     caller reads the next files. The texts insert trigger must be dropped.
 
-    The connection belongs to the loader thread until `finish`/`close`. Without SQLite's JSON
-    functions it does it all in the caller's thread in `finish`: the rows, then one FTS5
-    'rebuild' from the finished table (about twice as fast as row by row through the trigger).
+    The caller hands over bounded chunks (`_Chunk.full`), at most `_QUEUED` waiting, so memory
+    stays flat however many conversations there are. The connection belongs to the loader thread
+    until `finish`/`close`. Without SQLite's JSON functions it does it all in the caller's
+    thread: the rows as they come, then one FTS5 'rebuild' from the finished table in `finish`
+    (about twice as fast as row by row through the trigger).
     """
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
-        self._groups: list[_Group] = []
-        self._pending = 0  # texts in `_groups`
+        self._chunk = _Chunk()
         self._error: BaseException | None = None
-        self._queue: queue.Queue[list[_Group] | None] = queue.Queue(_QUEUED)
+        self._queue: queue.Queue[_Chunk | None] = queue.Queue(_QUEUED)
         self._thread: threading.Thread | None = None
         try:
             conn.execute(_JSON_PROBE).fetchall()
@@ -205,27 +252,33 @@ class _TextsLoader:
         self._thread = threading.Thread(target=self._run, name="reindex-texts", daemon=True)
         self._thread.start()
 
-    def add(self, conversation_id: str, kind: str, texts: list[str]) -> None:
-        if not texts:
-            return
+    def add(self, meta: m.ConversationMeta, stats: ix.ItemStats) -> None:
+        cid = meta.conversation_id
+        chunk = self._chunk
+        chunk.conversations.append(ix.conversation_row(meta, stats.message_count, stats.updated_at))
+        chunk.sessions += ix.session_rows(meta)
+        chunk.turns += ix.turn_rows(meta)
+        for kind, texts in ((ix.TITLE, [meta.title]), (ix.MESSAGE, stats.texts)):
+            if not texts:
+                continue
+            data = orjson.dumps(texts) if self._thread is not None else b""
+            chunk.groups.append(_Group(cid, kind, texts, data))
+            chunk.texts += len(texts)
+            chunk.text_bytes += len(data)
         if self._thread is None:
-            self._groups.append(_Group(conversation_id, kind, texts, b""))
-            return
-        self._groups.append(_Group(conversation_id, kind, texts, orjson.dumps(texts)))
-        self._pending += len(texts)
-        if self._pending >= _CHUNK:
+            self._insert_rows(chunk)
+            for group in chunk.groups:
+                self._conn.executemany(ix.INSERT_TEXT, group.rows())
+            self._chunk = _Chunk()
+        elif chunk.full():
             self._send()
 
     def finish(self) -> None:
         """Insert what is left and wait for every row to be in; raises the loader's error."""
         if self._thread is None:
-            for group in self._groups:
-                self._conn.executemany(ix.INSERT_TEXT, group.rows())
-            self._groups = []
             self._conn.execute("INSERT INTO search (search) VALUES ('rebuild')")
             return
-        if self._groups:
-            self._send()
+        self._send()
         self.close()
         if self._error is not None:
             raise self._error
@@ -237,20 +290,26 @@ class _TextsLoader:
             self._thread = None
 
     def _send(self) -> None:
-        groups, self._groups, self._pending = self._groups, [], 0
-        self._queue.put(groups)
+        chunk, self._chunk = self._chunk, _Chunk()
+        self._queue.put(chunk)
 
     def _run(self) -> None:
         inserted = 0  # texts rowids count from 1 in the new file
-        while (groups := self._queue.get()) is not None:
+        while (chunk := self._queue.get()) is not None:
             if self._error is not None:
                 continue  # drain, so the caller never blocks; finish() raises
             try:
-                self._insert(groups)
+                self._insert_rows(chunk)
+                self._insert(chunk.groups)
                 self._conn.execute(INDEX_TEXTS_AFTER, (inserted,))
-                inserted += sum(len(group.texts) for group in groups)
+                inserted += chunk.texts
             except BaseException as exc:
                 self._error = exc
+
+    def _insert_rows(self, chunk: _Chunk) -> None:
+        self._conn.executemany(ix.INSERT_CONVERSATION, chunk.conversations)
+        self._conn.executemany(ix.UPSERT_SESSION, chunk.sessions)
+        self._conn.executemany(ix.UPSERT_TURN, chunk.turns)
 
     def _insert(self, groups: list[_Group]) -> None:
         """Insert the groups' rows in order: runs of JSON-safe groups by one statement each."""
@@ -268,6 +327,10 @@ class _TextsLoader:
                 self._conn.executemany(ix.INSERT_TEXT, group.rows())
 
 
+def _entry_name(entry: os.DirEntry[str]) -> str:
+    return entry.name
+
+
 def build(data_dir: DataDir, db_path: Path) -> ReindexReport:
     """Write a complete index of `data_dir` into the new file `db_path` (synchronous)."""
     started = time.perf_counter()
@@ -277,12 +340,12 @@ def build(data_dir: DataDir, db_path: Path) -> ReindexReport:
     os.close(os.open(db_path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
     # Used by the texts loader's thread too, never by two threads at once.
     conn = sqlite3.connect(db_path, isolation_level=None, check_same_thread=False)
-    loader: _TextsLoader | None = None
+    loader: _Loader | None = None
     try:
         # A fresh private file: no rollback journal needed, the caller fsyncs it before use.
         conn.execute("PRAGMA journal_mode = OFF")
         conn.execute("PRAGMA synchronous = OFF")
-        conn.execute("PRAGMA cache_size = -262144")  # 256 MB: the FTS build is cache-bound
+        conn.execute(f"PRAGMA cache_size = -{_CACHE_KIB}")
         ix.create_schema(conn)
         conn.execute("BEGIN")
         # Bulk load first, secondary structures after: the texts index is built once from the
@@ -290,31 +353,30 @@ def build(data_dir: DataDir, db_path: Path) -> ReindexReport:
         conn.execute("DROP INDEX texts_by_conversation")
         # The texts and their FTS index are filled by the loader, not row by row by the trigger.
         conn.execute("DROP TRIGGER texts_ai")
-        loader = _TextsLoader(conn)
-        conversations: list[ix.Row] = []
-        sessions: list[ix.Row] = []
-        turns: list[ix.Row] = []
+        loader = _Loader(conn)
         parents: dict[str, str] = {}  # fork → the conversation it was forked from
         try:
-            names = sorted(os.listdir(data_dir.conversations_dir))
+            with os.scandir(data_dir.conversations_dir) as scan:
+                # Each entry's type comes with the listing (no lstat per conversation).
+                entries = sorted(scan, key=_entry_name)
         except FileNotFoundError:
-            names = []
-        for name in names:
-            path = data_dir.conversations_dir / name
-            if name.startswith(TRASH_PREFIX) and is_real_dir(path):
-                _finish_deletion(path)
+            entries = []
+        for entry in entries:
+            name = entry.name
+            if name.startswith(TRASH_PREFIX) and entry.is_dir(follow_symlinks=False):
+                _finish_deletion(Path(entry.path))
                 report.deletions_finished.append(name.removeprefix(TRASH_PREFIX))
                 continue
             if not is_valid_id(name):
                 report.skipped.append(Skipped(name, "invalid id"))
                 continue
-            if path.is_symlink():
+            if entry.is_symlink():
                 report.skipped.append(Skipped(name, "symlinked directory"))
                 continue
-            if not is_real_dir(path):
+            if not entry.is_dir(follow_symlinks=False):
                 report.skipped.append(Skipped(name, "not a directory"))
                 continue
-            result = _index_conversation(data_dir, name, report)
+            result = _index_conversation(entry.path, report)
             if isinstance(result, str):
                 report.skipped.append(Skipped(name, result))
                 continue
@@ -323,16 +385,10 @@ def build(data_dir: DataDir, db_path: Path) -> ReindexReport:
             parent = meta.forked_from.get("conversationId") if meta.forked_from else None
             if isinstance(parent, str):
                 parents[name] = parent
-            conversations.append(ix.conversation_row(meta, stats.message_count, stats.updated_at))
-            sessions += ix.session_rows(meta)
-            turns += ix.turn_rows(meta)
-            loader.add(name, ix.TITLE, [meta.title])
-            loader.add(name, ix.MESSAGE, stats.texts)
+            loader.add(meta, stats)
+        del entries
         loader.finish()
         report.orphans = _orphans(parents, set(report.indexed))
-        conn.executemany(ix.INSERT_CONVERSATION, conversations)
-        conn.executemany(ix.UPSERT_SESSION, sessions)
-        conn.executemany(ix.UPSERT_TURN, turns)
         conn.execute(ix.TEXTS_INSERT_TRIGGER)
         conn.execute(ix.TEXTS_INDEX)
         # Consistent with the directories as of now: the next open may trust it.

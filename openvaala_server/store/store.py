@@ -60,6 +60,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 _META_CACHE_SIZE: Final = 512
+_PRESENT_SIZE: Final = 4096
 _CLOSE_WAIT_S: Final = 10.0
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -98,6 +99,7 @@ class Store:
         self._no_writes = asyncio.Event()
         self._no_writes.set()
         self._rebuilding = asyncio.Lock()  # one rebuild of a damaged index at a time
+        self._present: set[str] = set()  # conversations found on disk (see `_existing`)
 
     @classmethod
     async def open(cls, data_dir: DataDir) -> Store:
@@ -150,6 +152,7 @@ class Store:
         await self._writer.forget()
         await self._index.close()
         self._metas.clear()
+        self._present.clear()
         try:
             return await reindex(self.data_dir)
         finally:
@@ -165,8 +168,17 @@ class Store:
 
     def _existing(self, cid: str) -> Path:
         path = self.data_dir.metadata_file(check_id(cid))
+        # Every append checks that its conversation exists: two lstats, a visible share of an
+        # append's time on the event loop. A conversation seen once is taken to exist until this
+        # store deletes it (`_delete_mark`) or reindexes; one removed behind the server's back
+        # fails at the journal's own open instead.
+        if cid in self._present:
+            return path
         if not self.exists(cid):
             raise NotFound(f"no conversation {cid}")
+        if len(self._present) >= _PRESENT_SIZE:
+            self._present.clear()
+        self._present.add(cid)
         return path
 
     @_tracked
@@ -264,13 +276,17 @@ class Store:
     async def delete_conversation(self, cid: str) -> None:
         """Mark (rename to trash, fsync), unindex, remove: any crash in between is finished by
         the next open or reindex."""
-        self._existing(cid)
+        check_id(cid)
+        if not self.exists(cid):  # on disk now, not as last seen (`_existing`)
+            self._present.discard(cid)
+            raise NotFound(f"no conversation {cid}")
         await self._delete_mark(cid)
         await self._delete_unindex(cid)
         await self._delete_remove(cid)
 
     async def _delete_mark(self, cid: str) -> None:
         directory = self.data_dir.conversation_dir(cid)
+        self._present.discard(cid)
         await self._writer.forget(directory)
         self._metas.pop(cid, None)
 

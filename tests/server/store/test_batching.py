@@ -26,9 +26,9 @@ def count_batches(store: Store) -> list[int]:
     batches: list[int] = []
     run_batch = store._index._run_batch
 
-    def counting(ops: list[ix._Op]) -> list[BaseException | None]:
+    async def counting(ops: list[ix.WriteOp]) -> list[BaseException | None]:
         batches.append(len(ops))
-        return run_batch(ops)
+        return await run_batch(ops)
 
     store._index._run_batch = counting  # type: ignore[method-assign]
     return batches
@@ -84,9 +84,7 @@ async def test_a_failing_index_update_fails_only_its_caller(store: Store) -> Non
         await store.create_conversation(c)
         targets.append((c["conversationId"], c["rootSessionId"]))
 
-    def bad(db: sqlite3.Connection) -> None:
-        db.execute("INSERT INTO no_such_table VALUES (1)")
-
+    bad = [ix.Statement("INSERT INTO no_such_table VALUES (1)", [()], frozenset({"x"}))]
     results = await asyncio.gather(
         store._index._enqueue(bad),
         *(store.append_items(cid, sid, [message("fine")]) for cid, sid in targets),
@@ -124,13 +122,12 @@ async def test_an_append_does_not_wait_for_the_index_but_reads_see_it(store: Sto
     cid, sid = c["conversationId"], c["rootSessionId"]
     await store.create_conversation(c)
     gate = asyncio.Event()
-    loop = asyncio.get_running_loop()
     run_batch = store._index._run_batch
 
-    def held(ops: list[ix._Op]) -> list[BaseException | None]:
-        # The index writer thread waits here until the test lets it go.
-        asyncio.run_coroutine_threadsafe(gate.wait(), loop).result(10)
-        return run_batch(ops)
+    async def held(ops: list[ix.WriteOp]) -> list[BaseException | None]:
+        # The index writer waits here until the test lets it go.
+        await asyncio.wait_for(gate.wait(), 10)
+        return await run_batch(ops)
 
     store._index._run_batch = held  # type: ignore[method-assign]
     # The journal append is durable and the call returns while the index is still held...
@@ -184,9 +181,7 @@ async def test_an_index_write_failing_while_the_store_closes_leaves_it_to_be_reb
     c = created("closing")
     await store.create_conversation(c)
 
-    def bad(db: sqlite3.Connection) -> None:
-        db.execute("INSERT INTO no_such_table VALUES (1)")
-
+    bad = [ix.Statement("INSERT INTO no_such_table VALUES (1)", [()], frozenset({"x"}))]
     queued = store._index._enqueue(bad)  # still queued when close() starts
     store._update_index(queued)
     await store.close()
@@ -227,10 +222,7 @@ async def test_an_index_write_after_close_fails_at_once(data_dir: DataDir) -> No
     store = await Store.open(data_dir)
     await store.close()
 
-    def op(db: sqlite3.Connection) -> None:
-        db.execute("SELECT 1")
-
-    write = store._index._enqueue(op)
+    write = store._index._enqueue([ix.Statement("SELECT 1", [()], frozenset())])
     assert write.done() and isinstance(write.exception(), sqlite3.ProgrammingError)
 
 

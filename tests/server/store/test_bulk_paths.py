@@ -171,14 +171,14 @@ async def test_reindex_loader_equals_row_by_row(
     # As if SQLite had no JSON: the loader's probe fails as it would there.
     monkeypatch.setattr(reindex, "_JSON_PROBE", "SELECT value FROM no_json_each('[1]')")
 
-    def finish(loader: reindex._TextsLoader) -> None:
+    def finish(loader: reindex._Loader) -> None:
         assert loader._thread is None
         finishes.append(loader)
         real_finish(loader)
 
-    finishes: list[reindex._TextsLoader] = []
-    real_finish = reindex._TextsLoader.finish
-    monkeypatch.setattr(reindex._TextsLoader, "finish", finish)
+    finishes: list[reindex._Loader] = []
+    real_finish = reindex._Loader.finish
+    monkeypatch.setattr(reindex._Loader, "finish", finish)
 
     assert await rebuilt_dump(data_dir, tmp_path) == live
     assert len(finishes) == 1
