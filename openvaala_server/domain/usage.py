@@ -60,6 +60,16 @@ def estimate_finished(item: Item) -> int:
     return tokens
 
 
+def forget_estimates(items: list[Item]) -> None:
+    """Drop the remembered estimates of `items` (a history let go of memory: its ids would
+    otherwise stay alive here, and with them the allocator's pages they sit on)."""
+    pop = _ESTIMATES.pop
+    for item in items:
+        key = item.get("itemId")
+        if isinstance(key, str):
+            pop(key, None)
+
+
 class ToolSchema(Protocol):
     """What a request says about one tool (`models.base.ToolSpec` is one)."""
 

@@ -26,6 +26,7 @@ from openvaala_server.runtime import context_view
 from openvaala_server.runtime.approvals import ApprovalBoard
 from openvaala_server.runtime.checkpoints import Checkpoints
 from openvaala_server.runtime.hub import Hub
+from openvaala_server.runtime.residency import Residency
 from openvaala_server.runtime.session import LiveSession
 
 if TYPE_CHECKING:
@@ -62,6 +63,9 @@ class LiveConversation:
         self.root_session_id = ""
         # Loads the parts of the sessions' histories that opening skipped (see `ensure_history`).
         self._history_task: asyncio.Task[None] | None = None
+        # Lets go of the histories while nothing uses them (runtime/residency.py).
+        self.residency = Residency(self)
+        hub.on_unwatched = self.residency.check
 
     # -- identity ------------------------------------------------------------------------
 
@@ -217,6 +221,8 @@ class LiveConversation:
     def refresh_usage_estimate(self, session: LiveSession) -> None:
         """A full estimate of the next request (the total of its trace, domain/trace.py): what
         usage shows until the provider reports."""
+        if not session.history_complete:
+            return  # counted once the whole history is back (`_load_history`)
         session.usage.reset_estimate(context_view.trace_of(self, session)["total"])
         session.estimate_lacks_agents_md = session.agents_md is None
         if session.agents_md is None and session.agents_md_loading is None:
@@ -231,26 +237,34 @@ class LiveConversation:
 
     # -- history loading -----------------------------------------------------------------
 
-    def load_history_in_background(self) -> None:
+    def load_history_in_background(self, *, estimate: bool = True) -> None:
         partial = [s for s in self.sessions.values() if not s.history_complete]
         if partial:
-            self._history_task = asyncio.create_task(self._load_history(partial))
+            self._history_task = asyncio.create_task(self._load_history(partial, estimate))
 
-    async def _load_history(self, sessions: list[LiveSession]) -> None:
+    async def _load_history(self, sessions: list[LiveSession], estimate: bool) -> None:
         for session in sessions:
             items = await self.runtime.store_call(
                 self.runtime.store.read_all_items(self.conversation_id, session.session_id)
             )
-            session.items = items
+            session.items = _joined(items, session.items)
             session.history_complete = True
-            if session.model in self.runtime.config.models:
+            # After a release (runtime/residency.py) the usage was kept: it may be the
+            # provider's own count, better than an estimate.
+            if estimate and session.model in self.runtime.config.models:
                 self.refresh_usage_estimate(session)
                 self.publish_usage(session)
 
     async def ensure_history(self) -> None:
         """Wait until every session's whole history is in memory (a model call, a fork, a read
-        past the first page need it). Raises `storage_failed` if it cannot be read."""
+        past the first page need it): read back from the journal if it was let go. Raises
+        `storage_failed` if it cannot be read."""
         task = self._history_task
+        if (task is None or task.done()) and any(
+            not s.history_complete for s in self.sessions.values()
+        ):
+            self.load_history_in_background(estimate=False)
+            task = self._history_task
         if task is not None:
             await asyncio.shield(task)
 
@@ -395,6 +409,17 @@ class LiveConversation:
             "sessions": sessions,
             "approvals": self.approvals.pending(),
         }
+
+
+def _joined(read: list[r.Item], held: list[r.Item]) -> list[r.Item]:
+    """The history read from disk, plus any of the held tail saved after the read began."""
+    if not held:
+        return read
+    last = held[-1]["itemId"]
+    if any(i["itemId"] == last for i in read[-len(held) :]):
+        return read
+    on_disk = {i["itemId"] for i in read[-len(held) :]}
+    return read + [i for i in held if i["itemId"] not in on_disk]
 
 
 def new_item(item_type: str, session_id: str, turn_id: str | None, **fields: Any) -> r.Item:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from openvaala_server.protocol import jsonrpc
@@ -34,6 +35,8 @@ class Hub:
         self._log: deque[tuple[int, str]] = deque(maxlen=max(replay_limit, 0) or None)
         self._replay_enabled = replay_limit > 0
         self._subscribers: dict[Subscriber, None] = {}
+        # Called when the last subscriber leaves (the conversation may let go of its history).
+        self.on_unwatched: Callable[[], None] | None = None
 
     def publish(self, method: str, params: dict[str, Any]) -> int:
         self.seq += 1
@@ -54,7 +57,10 @@ class Hub:
         self._subscribers[subscriber] = None
 
     def unsubscribe(self, subscriber: Subscriber) -> None:
-        self._subscribers.pop(subscriber, None)
+        if subscriber in self._subscribers:
+            del self._subscribers[subscriber]
+            if not self._subscribers and self.on_unwatched is not None:
+                self.on_unwatched()
 
     def is_subscribed(self, subscriber: Subscriber) -> bool:
         return subscriber in self._subscribers

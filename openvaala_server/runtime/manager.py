@@ -578,6 +578,7 @@ class Runtime:
                 raise errors.NotFound(f"no item {before} in this session", param="beforeItem")
             end = index
         start = max(0, end - limit)
+        conv.residency.read()  # the next page may follow: keep the history a while
         return {"items": items[start:end], "hasMore": start > 0}
 
     async def compact_now(self, cid: str) -> dict[str, Any]:
@@ -715,6 +716,7 @@ class Runtime:
             return
         self._start_waiting(live, session)
         early.maybe_prepare(live, session)
+        live.residency.check()  # nobody may be watching (runtime/residency.py)
 
     def return_inputs(self, conv: Conversation, session: LiveSession, inputs: list[Input]) -> None:
         """Put inputs a turn could not save back at the front of the waiting list, as queued."""

@@ -1,0 +1,94 @@
+"""Daemon memory after opening large conversations and letting them go (issue 17, point 3).
+
+For each scenario (default: five conversations of 10,000 items; one of 50,000) the conversations
+are written with the store's own writer (bench/paging.py's `write_conversation`) into a fresh data
+directory and a real daemon is started on it. A raw websocket client then, per conversation:
+subscribes, reads the whole history back by pages of 1,000 (so all of it has been in memory),
+and unsubscribes. After the last one, with nobody subscribed and nothing running, the daemon's
+resident memory (VmRSS of its process, /proc) is printed, next to the RSS of the same daemon
+before anything was opened. Goal: < 100 MB whatever was opened.
+
+Run: ``python bench/memory.py [--scenarios 5x10000,1x50000] [--settle 1.0]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench._daemon import BenchDaemon, RawClient
+from bench._history import write_conversation
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS")
+
+
+async def read_all(client: RawClient, cid: str) -> int:
+    before: str | None = None
+    seen = 0
+    while True:
+        params: dict[str, Any] = {"conversationId": cid, "limit": 1000}
+        if before is not None:
+            params["beforeItem"] = before
+        page = await client.request("conversation/read", params)
+        seen += len(page["items"])
+        if not page["hasMore"]:
+            return seen
+        before = page["items"][0]["itemId"]
+
+
+async def measure(conversations: int, size: int, settle: float, shape: str) -> tuple[float, float]:
+    with tempfile.TemporaryDirectory(prefix="ovbench-memory-") as tmp:
+        home, cwd = Path(tmp) / "home", Path(tmp) / "work"
+        cwd.mkdir()
+        cids = [(await write_conversation(home, cwd, size, shape))[0] for _ in range(conversations)]
+        with BenchDaemon(home=home) as daemon:
+            assert daemon.process is not None
+            pid = daemon.process.pid
+            client = await RawClient.connect(daemon.address, daemon.token)
+            try:
+                await asyncio.sleep(settle)
+                idle = rss_mb(pid)
+                for cid in cids:
+                    await client.request("conversation/subscribe", {"conversationId": cid})
+                    assert await read_all(client, cid) == size
+                    await client.request("conversation/unsubscribe", {"conversationId": cid})
+                deadline = time.monotonic() + settle
+                while time.monotonic() < deadline:  # let anything deferred run
+                    await client.request("conversation/list", {})
+                    await asyncio.sleep(0.05)
+                after = rss_mb(pid)
+            finally:
+                await client.close()
+    return idle, after
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--scenarios", default="5x10000,1x50000")
+    parser.add_argument("--settle", type=float, default=1.0)
+    parser.add_argument("--shape", choices=("chat", "tools"), default="tools")
+    args = parser.parse_args()
+    for scenario in args.scenarios.split(","):
+        count, size = (int(x) for x in scenario.split("x"))
+        idle, after = asyncio.run(measure(count, size, args.settle, args.shape))
+        verdict = "ok" if after < 100 else "MISSED"
+        print(
+            f"{args.shape}: {count} x {size:,} items: RSS idle {idle:6.1f} MB, after opening and "
+            f"unsubscribing {after:6.1f} MB (goal < 100 MB: {verdict})"
+        )
+
+
+if __name__ == "__main__":
+    main()

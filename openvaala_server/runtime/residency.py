@@ -1,0 +1,144 @@
+"""How much of a conversation's history stays in memory (docs/design.md, "Performance at scale").
+
+A loaded conversation holds its sessions' whole histories only while it is live: a turn runs or
+waits, a client is subscribed, or a client read a page of it in the last `READ_GRACE_S` seconds
+(paging back through a history reads many pages in a row). Once none of that holds, every
+session keeps only its last page (what a snapshot shows) and the rest is let go: it is on disk,
+and whatever needs it again (a model call, a read past the first page, a fork) awaits
+`LiveConversation.ensure_history`, which reads it back from the journal — the state a
+conversation is in right after it was opened. So the idle daemon's memory does not grow with how
+many large conversations were opened.
+
+The released items are freed in a worker thread: dropping the last reference to 50k dicts costs
+tens of milliseconds, which on the event loop would stall every client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import ctypes.util
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from openvaala_server.domain.positions import PositionIndex
+from openvaala_server.domain.records import Item
+from openvaala_server.domain.usage import forget_estimates
+
+if TYPE_CHECKING:
+    from openvaala_server.runtime.conversation import LiveConversation
+
+log = logging.getLogger(__name__)
+
+# A reader (not subscribed) keeps the whole history in memory this long after its last page.
+READ_GRACE_S = 3.0
+# Kept per session when released: the snapshot's page (runtime/conversation.py SNAPSHOT_PAGE).
+KEEP = 100
+
+
+def _trim_heap() -> None:
+    """Give freed heap pages back to the system (glibc keeps them by default)."""
+    if _malloc_trim is not None:
+        _malloc_trim(0)
+
+
+def _load_malloc_trim() -> Callable[[int], int] | None:
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    try:
+        trim: Callable[[int], int] = ctypes.CDLL(name).malloc_trim
+    except (OSError, AttributeError):  # not glibc (musl, macOS): nothing to trim
+        return None
+    return trim
+
+
+_malloc_trim = _load_malloc_trim()
+
+
+def _free(lists: list[list[Item]]) -> None:
+    for items in lists:
+        forget_estimates(items)
+        items.clear()
+    _trim_heap()
+
+
+class Residency:
+    """Decides when one conversation lets go of its histories (see the module docstring)."""
+
+    def __init__(self, conv: LiveConversation) -> None:
+        self.conv = conv
+        self._last_read = 0.0
+        self._timer: asyncio.TimerHandle | None = None
+        self.releases = 0  # how many times the histories were let go (logged, for tests)
+
+    def read(self) -> None:
+        """A client read a page: keep the history a while (it may read the next one). A
+        subscribed reader keeps it anyway, until it leaves."""
+        if self.conv.hub.subscriber_count == 0:
+            self._last_read = time.monotonic()
+            self._schedule(READ_GRACE_S)
+
+    def check(self) -> None:
+        """Something that kept the history may have ended (a client left, a turn ended)."""
+        wait = self._last_read + READ_GRACE_S - time.monotonic()
+        if wait > 0:
+            self._schedule(wait)
+        else:
+            self._release_if_idle()
+
+    def _schedule(self, delay: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop (a unit test): nothing to schedule
+            return
+        self._timer = loop.call_later(delay, self._fire)
+
+    def _fire(self) -> None:
+        self._timer = None
+        self.check()
+
+    def _idle(self) -> bool:
+        conv = self.conv
+        return (
+            conv.persisted
+            and conv.is_dormant()
+            and all(
+                s.preparing is None and s.compaction_task is None for s in conv.sessions.values()
+            )
+        )
+
+    def _release_if_idle(self) -> None:
+        if not self._idle():
+            return
+        released: list[list[Item]] = []
+        kept = 0
+        for session in self.conv.sessions.values():
+            if not session.history_complete or len(session.items) <= KEEP:
+                continue
+            released.append(session.items)
+            session.items = session.items[-KEEP:]
+            session.positions = PositionIndex()
+            session.history_complete = False
+            kept += len(session.items)
+        if not released:
+            return
+        self.releases += 1
+        count = sum(len(items) for items in released)
+        log.info(
+            "conversation %s: history released from memory (%d items, %d kept)",
+            self.conv.conversation_id,
+            count,
+            kept,
+        )
+        # Freed beside the loop (the loop would stall for as long as that takes).
+        asyncio.get_running_loop().run_in_executor(None, _free, released)
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
