@@ -78,7 +78,7 @@ class Actions(HistoryActions):
             "uri": uris.conversation_uri(cid),
             "seq": snapshot["seq"],
             "snapshot": snapshot["snapshot"],
-            "rootSessionId": view.root_session_id,
+            "rootSessionId": view.root_id,
         }
 
     async def unsubscribe(self, params: Params) -> Any:
@@ -211,7 +211,7 @@ class Actions(HistoryActions):
         sid = call.get("sessionId")
         if sid is None:
             view = self.bridge.views.get(call["conversationId"])
-            sid = view.root_session_id if view else ""
+            sid = view.root_id if view else ""
         return report(call["conversationId"], str(sid), usage)
 
     async def agents(self, params: Params) -> Any:
@@ -271,7 +271,7 @@ class Actions(HistoryActions):
         cid = required(params, "conversationId")
         sid = optional(params, "sessionId")
         view = await self.bridge.watch(cid)
-        uri = uris.conversation_uri(cid, None if sid == view.root_session_id else sid)
+        uri = uris.conversation_uri(cid, None if sid == view.root_id else sid)
         return {"uri": uri, "shown": await self.show(uri)}
 
     async def open(self, params: Params) -> Any:

@@ -112,7 +112,7 @@ class Approvals:
             return
         for aid, request in list(view.approvals.items()):
             if aid not in self._announced and aid not in self._resolved:
-                self._announce(cid, {**request, "conversationId": cid})
+                self._announce(cid, {**request.wire, "conversationId": cid})
         for aid, owner in list(self._announced.items()):
             if owner == cid and aid not in view.approvals:
                 self._resolve(cid, {"conversationId": cid, "approvalId": aid, "decision": None})
@@ -121,7 +121,7 @@ class Approvals:
         views = self.ls.bridge.views
         chosen = list(views.values()) if cid is None else [v for v in (views.get(cid),) if v]
         return [
-            {**request, "conversationId": view.conversation_id}
+            {**request.wire, "conversationId": view.conversation_id}
             for view in chosen
             for request in view.approvals.values()
         ]

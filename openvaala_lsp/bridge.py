@@ -13,7 +13,6 @@ from pygls.exceptions import JsonRpcException
 
 from openvaala_lsp.turns import TurnTracker
 from openvaala_lsp.version import __version__
-from openvaala_lsp.view import ConversationView
 from openvaala_server.client import (
     CONNECTION,
     SNAPSHOT,
@@ -22,6 +21,7 @@ from openvaala_server.client import (
     RpcError,
     find_server,
 )
+from openvaala_server.client.view import ConversationView
 
 log = logging.getLogger(__name__)
 
@@ -137,9 +137,11 @@ class Bridge:
                 result = await client.subscribe(cid)
             except RpcError as exc:
                 raise DaemonError(exc.message, exc.code, {**exc.data, "kind": exc.kind}) from None
-            view = ConversationView.from_snapshot(result["snapshot"], int(result["seq"]))
+            view = ConversationView.from_snapshot(
+                result["snapshot"], int(result["seq"]), local_notices=False
+            )
             for method, params in self._buffered[cid]:
-                view.apply(method, params)
+                view.fold(method, params)
             self.views[cid] = view
             for hook in list(self.view_listeners):
                 try:
@@ -211,16 +213,14 @@ class Bridge:
         cid = params.get("conversationId")
         if method == SNAPSHOT and isinstance(cid, str):
             # A resubscription that could not replay: redraw from scratch, as a newer version.
-            fresh = ConversationView.from_snapshot(params["snapshot"], int(params["seq"]))
             if (old := self.views.get(cid)) is not None:
-                fresh.version = old.version + 1
-            self.views[cid] = fresh
+                old.fold(method, params)
         elif method != CONNECTION and isinstance(cid, str):
             self.turns.observe(method, params)
             if cid in self._buffered:
                 self._buffered[cid].append((method, params))
             elif (view := self.views.get(cid)) is not None:
-                view.apply(method, params)
+                view.fold(method, params)
         for listener in list(self.listeners):
             try:
                 listener(method, params)

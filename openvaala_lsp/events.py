@@ -60,7 +60,7 @@ class Forwarder:
         self._last_usage[(cid, sid)] = key
         view = self.ls.bridge.views.get(cid)
         payload = report(cid, sid, usage)
-        payload["root"] = view is not None and view.root_session_id == sid
+        payload["root"] = view is not None and view.root_id == sid
         self.ls.protocol.notify(USAGE, payload)
 
     def forget(self, cid: str) -> None:

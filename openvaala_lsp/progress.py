@@ -102,7 +102,7 @@ class TurnProgress:
         view = self.ls.bridge.views.get(turn.conversation_id)
         if view is None:
             return "OpenVaala"
-        if turn.session_id != view.root_session_id:
+        if turn.session_id != view.root_id:
             session = view.sessions.get(turn.session_id)
             agent = session.info.get("agent", "subagent") if session else "subagent"
             return f"OpenVaala: {agent} (subagent)"

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from openvaala_lsp.toolbox import change_heading, changes_of, plan_lines
 from openvaala_lsp.usage import report
-from openvaala_lsp.view import ConversationView, Item, SessionView
+from openvaala_server.client.view import ConversationView, Item, SessionView
 
 AnchorKind = Literal["user_message", "subagent", "approval"]
 
@@ -49,7 +49,7 @@ class _Writer:
 
 def render(view: ConversationView, session_id: str | None = None) -> Rendered:
     """The root agent's transcript, or one subagent's (`session_id`)."""
-    root_id = view.root_session_id
+    root_id = view.root_id
     sid = session_id or root_id
     session = view.sessions.get(sid)
     cid = view.conversation_id
@@ -199,20 +199,20 @@ def _items(
 def _approvals(out: _Writer, view: ConversationView, sid: str, *, everyone: bool) -> list[Anchor]:
     """Pending approvals: the session's own, and in the root transcript its subagents' too
     (the user reads the root transcript; a subagent waiting there would go unseen)."""
-    waiting = [a for a in view.approvals.values() if everyone or a.get("sessionId") == sid]
+    waiting = [a for a in view.approvals.values() if everyone or a.session_id == sid]
     if not waiting:
         return []
     anchors: list[Anchor] = []
     out.add("## Awaiting approval", "")
     for request in waiting:
-        aid = str(request.get("approvalId"))
+        aid = request.approval_id
         anchors.append(Anchor(out.line, "approval", view.conversation_id, approval_id=aid))
-        summary = _one_line(str(request.get("summary") or ""))
-        agent, tool = request.get("agent") or "agent", request.get("tool") or "a tool"
+        summary = _one_line(request.summary)
+        agent, tool = request.agent or "agent", request.wire.get("tool") or "a tool"
         out.add(f"### ⚠ {agent} wants to use {tool}", "")
         if summary:
             out.block(summary, "text")
-        if reason := _one_line(str(request.get("reason") or "")):
+        if reason := _one_line(request.reason):
             out.add(f"_{reason}_", "")
     return anchors
 

@@ -8,6 +8,7 @@ from typing import Any
 from textual.app import App
 
 from openvaala_server.client import Client, ConnectionLost, RpcError
+from openvaala_server.client.view import LOCAL_PREFIX, ConversationView
 from openvaala_server.protocol.display import format_tokens
 from openvaala_tui import commands, errors
 from openvaala_tui.screens import (
@@ -17,7 +18,6 @@ from openvaala_tui.screens import (
     PromptScreen,
     ResumeScreen,
 )
-from openvaala_tui.state import LOCAL_PREFIX, ConversationView
 from openvaala_tui.widgets.composer import Composer
 from openvaala_tui.widgets.transcript import Transcript
 

@@ -20,15 +20,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 
 from openvaala_server.client import Client, ConnectionLost, RpcError
-from openvaala_server.domain.images import Image
-from openvaala_tui import commands
-from openvaala_tui import format as fmt
-from openvaala_tui.completion import attach_mentions
-from openvaala_tui.context_panel import ContextCommands
-from openvaala_tui.history_actions import HistoryMixin
-from openvaala_tui.image_actions import ImagesMixin
-from openvaala_tui.screens import AgentsScreen, ResumeScreen
-from openvaala_tui.state import (
+from openvaala_server.client.view import (
     LOCAL_PREFIX,
     ApprovalsChanged,
     Change,
@@ -46,6 +38,14 @@ from openvaala_tui.state import (
     SessionsChanged,
     StatusChanged,
 )
+from openvaala_server.domain.images import Image
+from openvaala_tui import commands
+from openvaala_tui import format as fmt
+from openvaala_tui.completion import attach_mentions
+from openvaala_tui.context_panel import ContextCommands
+from openvaala_tui.history_actions import HistoryMixin
+from openvaala_tui.image_actions import ImagesMixin
+from openvaala_tui.screens import AgentsScreen, ResumeScreen
 from openvaala_tui.widgets.approval import ApprovalPrompt
 from openvaala_tui.widgets.completions import CompletionPopup
 from openvaala_tui.widgets.composer import Composer

@@ -6,8 +6,8 @@ import json
 from datetime import datetime
 from typing import Any
 
+from openvaala_server.client.view import Item
 from openvaala_server.protocol.display import format_tokens as tokens
-from openvaala_tui.state import Item
 
 
 def fullness(usage: dict[str, Any]) -> float | None:

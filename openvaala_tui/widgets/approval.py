@@ -17,8 +17,8 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Input, Label, Static
 
+from openvaala_server.client.view import Approval
 from openvaala_tui import format as fmt
-from openvaala_tui.state import Approval
 
 KEYS_HINT = (
     "y allow once · a allow for this conversation · n deny · d deny with a message · Esc interrupt"

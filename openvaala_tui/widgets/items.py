@@ -11,10 +11,10 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
+from openvaala_server.client.view import Item
 from openvaala_tui import format as fmt
 from openvaala_tui.diff_render import changes_text, changes_title
 from openvaala_tui.images import transcript_lines
-from openvaala_tui.state import Item
 
 if TYPE_CHECKING:
     from openvaala_tui.widgets.markdown_render import RenderedMarkdown, StreamedMarkdown

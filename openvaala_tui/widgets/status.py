@@ -12,10 +12,10 @@ from textual.containers import Horizontal, Vertical
 from textual.timer import Timer
 from textual.widgets import Label
 
+from openvaala_server.client.view import ConversationView
 from openvaala_tui import format as fmt
 from openvaala_tui.context_format import gauge_suffix
 from openvaala_tui.errors import START_DAEMON
-from openvaala_tui.state import ConversationView
 
 LEVELS = ("ok", "warn", "full", "unknown")
 

@@ -17,7 +17,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
 
-from openvaala_tui.state import Item
+from openvaala_server.client.view import Item
 from openvaala_tui.widgets.items import ItemWidget, ToolBlock, make_item_widget
 from openvaala_tui.widgets.welcome import Welcome
 

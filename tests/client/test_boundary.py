@@ -19,7 +19,8 @@ FORBIDDEN = (
 
 def test_the_client_library_imports_nothing_of_the_server() -> None:
     code = (
-        "import sys, openvaala_server.client, openvaala_server.client.images\n"
+        "import sys, openvaala_server.client\n"
+        "import openvaala_server.client.images, openvaala_server.client.view\n"
         "print('\\n'.join(sorted(m for m in sys.modules if m.startswith('openvaala'))))"
     )
     out = subprocess.run(

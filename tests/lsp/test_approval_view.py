@@ -9,7 +9,7 @@ from openvaala_lsp.approvals import ask_mode, prompt_text
 from openvaala_lsp.documents import _lenses
 from openvaala_lsp.progress import _activity
 from openvaala_lsp.render import render
-from openvaala_lsp.view import ConversationView
+from openvaala_server.client.view import ConversationView
 
 CID, ROOT, CHILD = "c" * 32, "a" * 32, "b" * 32
 
@@ -54,25 +54,25 @@ def _view() -> ConversationView:
         ],
         "approvals": [_request("1", ROOT, "default", 5)],
     }
-    return ConversationView.from_snapshot(snapshot, seq=10)
+    return ConversationView.from_snapshot(snapshot, seq=10, local_notices=False)
 
 
 def test_pending_approvals_fold_from_snapshot_and_events() -> None:
     view = _view()
     assert list(view.approvals) == ["1" * 32]
-    assert view.apply("approval/requested", _request("2", CHILD, "worker", 11))
+    assert view.fold("approval/requested", _request("2", CHILD, "worker", 11))
     assert list(view.approvals) == ["1" * 32, "2" * 32]
     resolved = {"conversationId": CID, "seq": 12, "approvalId": "1" * 32, "decision": "deny"}
-    assert view.apply("approval/resolved", resolved)
+    assert view.fold("approval/resolved", resolved)
     assert list(view.approvals) == ["2" * 32]
     # Already seen (an old seq), and an unknown id: nothing changes.
-    assert not view.apply("approval/resolved", {**resolved, "approvalId": "2" * 32, "seq": 12})
-    assert not view.apply("approval/resolved", {**resolved, "approvalId": "9" * 32, "seq": 13})
+    assert not view.fold("approval/resolved", {**resolved, "approvalId": "2" * 32, "seq": 12})
+    assert not view.fold("approval/resolved", {**resolved, "approvalId": "9" * 32, "seq": 13})
 
 
 def test_transcript_shows_what_waits_with_answer_lenses() -> None:
     view = _view()
-    view.apply("approval/requested", _request("2", CHILD, "worker", 11))
+    view.fold("approval/requested", _request("2", CHILD, "worker", 11))
     root = render(view)
     lines = root.text.splitlines()
     assert lines[-1].startswith("> **awaiting approval**")

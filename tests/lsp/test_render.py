@@ -6,7 +6,7 @@ from typing import Any
 
 from openvaala_lsp import uris
 from openvaala_lsp.render import render
-from openvaala_lsp.view import ConversationView
+from openvaala_server.client.view import ConversationView
 
 CID, ROOT, CHILD = "c" * 32, "a" * 32, "b" * 32
 
@@ -46,35 +46,35 @@ def _view() -> ConversationView:
             }
         ],
     }
-    return ConversationView.from_snapshot(snapshot, seq=10)
+    return ConversationView.from_snapshot(snapshot, seq=10, local_notices=False)
 
 
 def test_fold_streams_discards_and_ignores_old_seqs() -> None:
     view = _view()
     root = view.root
     assert root is not None
-    assert view.apply(
+    assert view.fold(
         "item/delta",
         {"seq": 11, "sessionId": ROOT, "itemId": "5" * 32, "field": "output", "delta": "a.txt\n"},
     )
-    assert not view.apply(
+    assert not view.fold(
         "item/delta",
         {"seq": 11, "sessionId": ROOT, "itemId": "5" * 32, "field": "output", "delta": "again"},
     )
     assert root.items[-1]["output"] == "a.txt\n"
     started = _item("6", "agent_message", text="", status="in_progress")
-    view.apply("item/started", {"seq": 12, "sessionId": ROOT, "item": started})
-    view.apply("item/discarded", {"seq": 13, "sessionId": ROOT, "itemId": "6" * 32})
+    view.fold("item/started", {"seq": 12, "sessionId": ROOT, "item": started})
+    view.fold("item/discarded", {"seq": 13, "sessionId": ROOT, "itemId": "6" * 32})
     assert [i["itemId"][0] for i in root.items] == ["1", "2", "3", "4", "5"]
     child = {"sessionId": CHILD, "parentSessionId": ROOT, "agent": "worker", "status": "running"}
-    view.apply("session/started", {"seq": 14, "session": child})
+    view.fold("session/started", {"seq": 14, "session": child})
     assert [s.session_id for s in view.children(ROOT)] == [CHILD]
     assert view.version == 5
 
 
 def test_markdown_lenses_and_subagents() -> None:
     view = _view()
-    view.apply(
+    view.fold(
         "session/started",
         {
             "seq": 11,
@@ -114,13 +114,13 @@ def test_markdown_lenses_and_subagents() -> None:
 def test_subagent_transcript_labels_its_task_and_shows_its_own_usage() -> None:
     view = _view()
     child = {"sessionId": CHILD, "parentSessionId": ROOT, "agent": "worker", "status": "idle"}
-    view.apply("session/started", {"seq": 11, "session": child})
+    view.fold("session/started", {"seq": 11, "session": child})
     task = _item("7", "user_message", CHILD, text="list the files", fromSessionId=ROOT)
     later = _item("8", "user_message", CHILD, text="and count them", fromSessionId=ROOT)
     for seq, item in enumerate((task, later), start=12):
-        view.apply("item/completed", {"seq": seq, "sessionId": CHILD, "item": item})
+        view.fold("item/completed", {"seq": seq, "sessionId": CHILD, "item": item})
     usage = {"used": 900, "contextWindow": 32000, "source": "reported"}
-    view.apply("usage/updated", {"seq": 20, "sessionId": CHILD, "usage": usage})
+    view.fold("usage/updated", {"seq": 20, "sessionId": CHILD, "usage": usage})
     lines = render(view, CHILD).text.splitlines()
     assert "> subagent of **default**" in lines
     assert "## You" not in lines  # the parent wrote these, not the user

@@ -9,9 +9,9 @@ from typing import Any
 
 from textual.widgets import Input, OptionList
 
+from openvaala_server.client.view import SessionView
 from openvaala_tui.app import VaalaApp
 from openvaala_tui.screens import AgentsScreen, PromptScreen
-from openvaala_tui.state import SessionView
 from openvaala_tui.widgets.items import AgentMessage, ToolBlock, UserMessage
 from tests.tui.conftest import Clients, demo_config, ready, type_and_send, wait_for
 

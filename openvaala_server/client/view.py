@@ -1,8 +1,15 @@
-"""The conversation as the terminal UI knows it: a pure fold of snapshot + notifications.
+"""The one fold of a conversation's event stream: a snapshot plus the notifications after it.
+
+Both Python clients draw from it: the terminal UI (openvaala_tui) and the editor bridge
+(openvaala_lsp); the web client folds the same stream in `state.js`, and a test feeds both folds
+the same recorded streams (tests/client/streams/) and compares the views.
 
 `ConversationView.apply(note)` takes one notification exactly as the client yields it
-(`{"method", "params"}`) and returns the `Change`s a screen must draw. Nothing here touches
-Textual or the network, so every rule is tested without an App.
+(`{"method", "params"}`; `fold(method, params)` is the same with the parts apart) and returns the
+`Change`s a screen must draw. `version` goes up with every change, so a client that renders whole
+documents (the editor bridge) knows when to redraw. Nothing here touches a toolkit or the
+network, so every rule is tested without a UI. It is a cache of the daemon's state, rebuilt from
+a fresh snapshot whenever the daemon sends one; a client never decides anything from it.
 
 Items are kept per session, in order, keyed by `itemId`; an item streamed with `item/delta` is
 updated in place and replaced whole by `item/completed`. A session keeps at most `ITEM_BUDGET`
@@ -10,10 +17,14 @@ items in memory: older ones are dropped and paged in again with `conversation/re
 
 Pending approvals (docs/protocol.md, `approval/requested`) are kept for the whole conversation, in
 the order they were asked: the user answers them one after another, whichever agent asked.
+When one is resolved, and when a turn fails without the daemon's notice saying why, the view
+adds a local notice item (id prefix `local-`) unless made with `local_notices=False` (the editor
+bridge shows pending approvals in its own section instead).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,10 +119,14 @@ class Approval:
     reason: str
     agent: str
     arguments: dict[str, Any] = field(default_factory=dict)
+    # The `approval/requested` payload as it came (without conversationId and seq), for a
+    # client that passes it on (the editor bridge's `openvaala/approvalRequested`).
+    wire: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @classmethod
     def from_wire(cls, params: dict[str, Any]) -> Approval:
         arguments = params.get("arguments")
+        wire = {k: v for k, v in params.items() if k not in ("conversationId", "seq")}
         return cls(
             approval_id=str(params.get("approvalId") or ""),
             session_id=str(params.get("sessionId") or ""),
@@ -120,6 +135,7 @@ class Approval:
             reason=str(params.get("reason") or ""),
             agent=str(params.get("agent") or ""),
             arguments=dict(arguments) if isinstance(arguments, dict) else {},
+            wire=wire,
         )
 
 
@@ -161,6 +177,11 @@ class SessionView:
         return str(self.info.get("status") or "idle")
 
     @property
+    def parent_id(self) -> str | None:
+        parent = self.info.get("parentSessionId")
+        return str(parent) if parent else None
+
+    @property
     def running(self) -> bool:
         """A turn is in progress (also while it waits for an approval: it can be interrupted)."""
         return self.turn_id is not None or self.status == AWAITING_APPROVAL
@@ -175,6 +196,15 @@ class SessionView:
                 return index
         return None
 
+    def put(self, item: Item) -> bool:
+        """Add `item`, or replace the one with its id; True when it is new."""
+        index = self.find(str(item.get("itemId")))
+        if index is None:
+            self.items.append(item)
+            return True
+        self.items[index] = item
+        return False
+
     def user_messages(self) -> list[Item]:
         return [
             i
@@ -184,7 +214,9 @@ class SessionView:
 
 
 class ConversationView:
-    def __init__(self) -> None:
+    def __init__(self, *, local_notices: bool = True) -> None:
+        self.local_notices = local_notices
+        self.version = 0  # goes up with every change that alters what a client draws
         self.conversation: dict[str, Any] = {}
         self.sessions: dict[str, SessionView] = {}
         self.seq = 0
@@ -214,6 +246,9 @@ class ConversationView:
     def root(self) -> SessionView | None:
         return self.sessions.get(self.root_id)
 
+    def children(self, session_id: str) -> list[SessionView]:
+        return [s for s in self.sessions.values() if s.parent_id == session_id]
+
     @property
     def title(self) -> str:
         return str(self.conversation.get("title") or "New conversation")
@@ -235,6 +270,14 @@ class ConversationView:
 
     # -- folding ---------------------------------------------------------------------------
 
+    @classmethod
+    def from_snapshot(
+        cls, snapshot: dict[str, Any], seq: int, *, local_notices: bool = True
+    ) -> ConversationView:
+        view = cls(local_notices=local_notices)
+        view.load(snapshot, seq)
+        return view
+
     def load(self, snapshot: dict[str, Any], seq: int) -> list[Change]:
         """Replace everything with a snapshot taken at `seq`."""
         self.conversation = dict(snapshot.get("conversation") or {})
@@ -249,11 +292,23 @@ class ConversationView:
             approval = Approval.from_wire(wire)
             self.approvals[approval.approval_id] = approval
         self.answered_here = {a: d for a, d in self.answered_here.items() if a in self.approvals}
+        self.version += 1
         return [Reset(None)]
 
     def apply(self, note: Note) -> list[Change]:
-        method = str(note.get("method") or "")
-        params: dict[str, Any] = note.get("params") or {}
+        """Fold one notification as the client yields it (`{"method", "params"}`)."""
+        params = note.get("params")
+        return self.fold(str(note.get("method") or ""), params if isinstance(params, dict) else {})
+
+    def fold(self, method: str, params: dict[str, Any]) -> list[Change]:
+        """Fold one notification in; what changed (nothing: an event already seen, or one
+        that changes nothing drawn)."""
+        changes = self._fold(method, params)
+        if changes and not isinstance(changes[0], Reset):  # load() counted a snapshot
+            self.version += 1
+        return changes
+
+    def _fold(self, method: str, params: dict[str, Any]) -> list[Change]:
         if method == "client/connection":
             self.connection = str(params.get("state") or "connected")
             return [StatusChanged(None)]
@@ -289,7 +344,8 @@ class ConversationView:
         turn = wire.get("turn")
         if isinstance(turn, dict):
             session.turn_id = str(turn.get("turnId"))
-            session.items.extend(dict(i) for i in turn.get("items") or [])
+            for item in turn.get("items") or []:
+                session.put(dict(item))
         session.inbox = list(wire.get("inbox") or [])
         session.usage = dict(wire.get("usage") or {})
         plan = wire.get("plan")
@@ -328,7 +384,6 @@ class ConversationView:
     def _turn_started(self, params: dict[str, Any]) -> list[Change]:
         session = self._session(params)
         session.turn_id = str(params.get("turnId"))
-        session.info["status"] = "running"
         session.retry = None
         session.last_error = None
         return [StatusChanged(session.session_id)]
@@ -337,8 +392,9 @@ class ConversationView:
         session = self._session(params)
         session.turn_id = None
         session.retry = None
+        # The session's status is the daemon's (the `session/updated` that follows), not
+        # guessed here: the web client's fold does the same (tests/client/test_fold_parity.py).
         status = str(params.get("status") or "completed")
-        session.info["status"] = "idle" if status == "completed" else status
         changes: list[Change] = [StatusChanged(session.session_id)]
         stale = [a for a, p in self.approvals.items() if p.session_id == session.session_id]
         if stale:  # the daemon resolves them first; none may outlive the turn that asked
@@ -349,7 +405,7 @@ class ConversationView:
         if status == "failed" and isinstance(error, dict):
             session.last_error = error
             turn_id = params.get("turnId")
-            if any(
+            if not self.local_notices or any(
                 i.get("type") == "notice" and i.get("turnId") == turn_id
                 for i in session.items[-20:]
             ):
@@ -460,6 +516,8 @@ class ConversationView:
         decision = str(params.get("decision") or "deny")
         by_us = self.answered_here.pop(approval_id, None) == decision
         session = self._session({"sessionId": approval.session_id or params.get("sessionId")})
+        if not self.local_notices:
+            return [ApprovalsChanged(session.session_id)]
         message = str(params.get("message") or "")
         notice: Item = {
             "itemId": f"{LOCAL_PREFIX}approval-{approval_id}",
@@ -492,7 +550,7 @@ class ConversationView:
         return [ItemRemoved(session.session_id, str(i.get("itemId"))) for i in dropped]
 
 
-_HANDLERS: dict[str, Any] = {
+_HANDLERS: dict[str, Callable[[ConversationView, dict[str, Any]], list[Change]]] = {
     "conversation/updated": ConversationView._conversation_updated,
     "conversation/deleted": ConversationView._conversation_deleted,
     "session/started": ConversationView._session_updated,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from openvaala_server.client.view import ApprovalsChanged, ItemAdded, StatusChanged
 from openvaala_tui import format as fmt
-from openvaala_tui.state import ApprovalsChanged, ItemAdded, StatusChanged
-from tests.tui.test_state import CHILD, ROOT, loaded, note, snapshot
+from tests.client.test_view import CHILD, ROOT, loaded, note, snapshot
 
 
 def requested(seq: int, approval_id: str, session: str = ROOT, **fields: Any) -> dict[str, Any]:
