@@ -10,7 +10,7 @@ import asyncio
 import logging
 import os
 import sqlite3
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -52,7 +52,7 @@ from openvaala_server.tools.registry import tools_for as builtin_tools
 if TYPE_CHECKING:
     from openvaala_server.runtime.ports import Conversation
     from openvaala_server.runtime.reload import ConfigWatcher
-    from openvaala_server.store.store import Store
+    from openvaala_server.store.interface import ConversationStore
     from openvaala_server.tools.base import Tool
 
 log = logging.getLogger(__name__)
@@ -61,9 +61,17 @@ TITLE_MAX = 200
 
 
 class Runtime:
-    def __init__(self, config: Config, store: Store) -> None:
+    def __init__(
+        self,
+        config: Config,
+        store: ConversationStore,
+        *,
+        providers: Callable[[ModelConfig], Provider] = make_provider,
+    ) -> None:
         self.config = config
         self.store = store
+        # What makes a configured model's provider: the registry; unit tests pass a scripted one.
+        self._make_provider = providers
         self.conversations: dict[str, LiveConversation] = {}
         # By model name, with the configuration each was made from (a reload may change it).
         self._providers: dict[str, tuple[ModelConfig, Provider]] = {}
@@ -139,7 +147,7 @@ class Runtime:
         cached = self._providers.get(name)
         if cached is not None and cached[0] == model:
             return cached[1]
-        provider = make_provider(model)
+        provider = self._make_provider(model)
         if model == self.config.models.get(name):
             self._providers[name] = (model, provider)
             if cached is not None:  # made from an older config: its connections go

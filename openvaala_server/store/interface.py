@@ -1,0 +1,98 @@
+"""What the runtime needs of the store: the one interface both stores implement.
+
+`store.store.Store` (journals on disk plus the SQLite index) is the daemon's; unit tests run the
+runtime on an in-memory one (tests/support/memory_store.py, docs/design.md "Fast core tests").
+The runtime is typed against this protocol, so mypy checks that both keep to it and that the
+runtime uses nothing else (the daemon's start-up and `reindex` use `Store` itself).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from openvaala_server.domain import meta as m
+from openvaala_server.domain import records as r
+from openvaala_server.store.index import ItemStats
+from openvaala_server.store.paths import DataDir
+
+
+class ConversationStore(Protocol):
+    @property
+    def data_dir(self) -> DataDir:
+        """Where attachments and file snapshots live, beside what the store keeps."""
+        ...
+
+    # --- conversations ---------------------------------------------------------------------
+
+    def exists(self, cid: str) -> bool: ...
+
+    async def create_conversation(self, created: dict[str, Any]) -> m.ConversationMeta:
+        """Create a conversation from a `conversation_created` payload (durable on return)."""
+        ...
+
+    async def append_metadata(self, cid: str, payloads: list[dict[str, Any]]) -> list[r.Record]:
+        """Append metadata records (durable on return); the records stamped with seq and ts."""
+        ...
+
+    async def load_meta(self, cid: str) -> m.ConversationMeta | None:
+        """The conversation folded from its metadata records; None if there is none."""
+        ...
+
+    async def delete_conversation(self, cid: str) -> None: ...
+
+    # --- items -----------------------------------------------------------------------------
+
+    async def append_items(self, cid: str, sid: str, items: list[dict[str, Any]]) -> None:
+        """Append finished items to a session's history (durable on return)."""
+        ...
+
+    async def read_all_items(self, cid: str, sid: str) -> list[dict[str, Any]]: ...
+
+    async def read_items(
+        self, cid: str, sid: str, *, before_item: str | None = None, limit: int | None = None
+    ) -> tuple[list[dict[str, Any]], bool]:
+        """The last `limit` items before `before_item`, and whether more exist before them."""
+        ...
+
+    # --- checkpoints -----------------------------------------------------------------------
+
+    async def append_checkpoints(self, cid: str, payloads: list[dict[str, Any]]) -> None: ...
+
+    async def read_checkpoints(self, cid: str) -> list[r.Record]: ...
+
+    # --- listing and search ----------------------------------------------------------------
+
+    async def index_new(self, meta: m.ConversationMeta, stats: ItemStats) -> None:
+        """List a conversation whose directory was just moved into place (an import)."""
+        ...
+
+    async def list_conversations(
+        self,
+        *,
+        archived: bool = False,
+        search: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> tuple[list[dict[str, Any]], str | None]: ...
+
+    async def list_summaries(
+        self,
+        *,
+        archived: bool = False,
+        search: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> tuple[list[tuple[str, str]], str | None]:
+        """(conversation id, ConversationSummary JSON) pairs, newest first, and the next
+        cursor; ValueError for a cursor this store did not give out."""
+        ...
+
+    async def get_summary(self, cid: str) -> dict[str, Any] | None: ...
+
+    async def fork_summaries(self) -> list[dict[str, Any]]:
+        """The summary of every fork and rewind."""
+        ...
+
+    async def search_messages(self, cids: list[str], search: str, limit: int) -> list[str]:
+        """Message texts of these conversations matching every word of `search` (as prefixes)."""
+        ...

@@ -1,0 +1,87 @@
+"""Compaction and fork in-process: the summary replaces the older history for the model; a fork
+is a new conversation with the history up to an item."""
+
+from __future__ import annotations
+
+from openvaala_server.models.base import TextDelta
+from tests.server.fast.conftest import Core
+
+
+async def test_manual_compaction_summarizes_and_the_model_then_sees_the_summary(
+    core: Core,
+) -> None:
+    conv, events = await core.new()
+    core.script.text("One.")
+    await core.turn(conv, "first")
+    core.script.text("Two.")
+    await core.turn(conv, "second")
+
+    core.script.text("The user said first and second.")
+    result = await core.runtime.compact_now(conv.conversation_id)
+
+    assert result["compacted"] is True
+    compaction = core.script.requests[2]
+    assert compaction.purpose == "compaction"
+    assert "first" in [i.get("text") for i in compaction.items]
+    summary = events.of("item/completed")[-1]["params"]["item"]
+    assert (summary["type"], summary["itemId"]) == ("summary", result["summaryItemId"])
+    assert summary["text"] == "The user said first and second."
+
+    core.script.text("Three.")
+    await core.turn(conv, "third")
+    sent = core.script.requests[3].items
+    assert sent[0]["type"] == "summary"
+    assert "first" not in [i.get("text") for i in sent]  # covered by the summary
+    assert sent[-1]["text"] == "third"
+
+
+async def test_compaction_of_a_short_history_does_nothing(core: Core) -> None:
+    conv, _events = await core.new()
+    assert (await core.runtime.compact_now(conv.conversation_id))["compacted"] is False
+    assert core.script.calls == []
+
+
+async def test_a_full_context_is_compacted_before_the_next_call(core: Core) -> None:
+    conv, events = await core.new()
+    # About 3,000 tokens each (the window is 8,000, compaction at 6,400): the second message
+    # takes the context past the threshold, and is itself enough to keep after the cut.
+    core.script.reply(TextDelta("Short reply."), usage=(3500, 10))  # as the provider counted
+    await core.turn(conv, "first " + "word " * 2400)
+
+    core.script.text("Summary of first.")
+    core.script.text("Answer.")
+    ended = await core.turn(conv, "second " + "word " * 2400)
+
+    assert ended["params"]["status"] == "completed"
+    assert [n["params"]["reason"] for n in events.of("compaction/started")] == ["auto"]
+    purposes = [request.purpose for request in core.script.requests]
+    assert purposes == ["turn", "compaction", "turn"]
+    assert core.script.requests[2].items[0]["type"] == "summary"
+
+
+async def test_fork_copies_the_history_up_to_an_item(core: Core) -> None:
+    conv, _events = await core.new()
+    core.script.text("One.")
+    await core.turn(conv, "first")
+    core.script.text("Two.")
+    await core.turn(conv, "second")
+    first_answer = next(i for i in conv.root.items if i.get("text") == "One.")
+
+    result = await core.runtime.fork(conv.conversation_id, first_answer["itemId"])
+
+    info = result["conversation"]
+    assert info["conversationId"] != conv.conversation_id
+    read = await core.runtime.read(info["conversationId"], None, None, 50)
+    assert [i.get("text") for i in read["items"]] == ["first", "One."]
+    # The fork is a conversation of its own: a turn there leaves the original alone.
+    fork = await core.runtime.open(info["conversationId"])
+    core.watch(fork)
+    core.script.text("Other.")
+    await core.turn(fork, "another way")
+    assert [i.get("text") for i in core.script.requests[-1].items] == [
+        "first",
+        "One.",
+        "another way",
+    ]
+    original = await core.runtime.read(conv.conversation_id, None, None, 50)
+    assert len(original["items"]) == 4
