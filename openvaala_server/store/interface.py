@@ -42,15 +42,15 @@ class ConversationStore(Protocol):
 
     # --- items -----------------------------------------------------------------------------
 
-    async def append_items(self, cid: str, sid: str, items: list[dict[str, Any]]) -> None:
+    async def append_items(self, cid: str, sid: str, items: list[r.Item]) -> None:
         """Append finished items to a session's history (durable on return)."""
         ...
 
-    async def read_all_items(self, cid: str, sid: str) -> list[dict[str, Any]]: ...
+    async def read_all_items(self, cid: str, sid: str) -> list[r.Item]: ...
 
     async def read_items(
         self, cid: str, sid: str, *, before_item: str | None = None, limit: int | None = None
-    ) -> tuple[list[dict[str, Any]], bool]:
+    ) -> tuple[list[r.Item], bool]:
         """The last `limit` items before `before_item`, and whether more exist before them."""
         ...
 

@@ -106,18 +106,18 @@ class MemoryStore:
 
     # --- items -------------------------------------------------------------------------------
 
-    async def append_items(self, cid: str, sid: str, items: list[dict[str, Any]]) -> None:
+    async def append_items(self, cid: str, sid: str, items: list[r.Item]) -> None:
         conv = self._existing(cid)
         journal = conv.sessions.setdefault(_check_id(sid), [])
         conv.stats.add(self._append(journal, [{"type": r.ITEM, "item": it} for it in items]))
 
-    async def read_all_items(self, cid: str, sid: str) -> list[dict[str, Any]]:
+    async def read_all_items(self, cid: str, sid: str) -> list[r.Item]:
         journal = self._existing(cid).sessions.get(sid, [])
         return [record["item"] for record in self._read(journal) if record["type"] == r.ITEM]
 
     async def read_items(
         self, cid: str, sid: str, *, before_item: str | None = None, limit: int | None = None
-    ) -> tuple[list[dict[str, Any]], bool]:
+    ) -> tuple[list[r.Item], bool]:
         items = await self.read_all_items(cid, sid)
         end = len(items)
         if before_item is not None:

@@ -7,10 +7,10 @@ from __future__ import annotations
 import orjson
 
 from openvaala_server.runtime.hub import Hub
-from tests.server.fast.conftest import Core, make_runtime
+from tests.server.fast.conftest import Core, Note, make_runtime
 
 
-def decoded(frames: list[str]) -> list[dict[str, object]]:
+def decoded(frames: list[str]) -> list[Note]:
     return [orjson.loads(frame) for frame in frames]
 
 
@@ -26,11 +26,11 @@ async def test_a_late_subscriber_gets_exactly_the_missed_events(core: Core) -> N
 
     assert missed is not None
     replayed = decoded(missed)
-    live = [note for note in events.notes if int(str(note["params"]["seq"])) > seen]
+    live = [note for note in events.notes if int(note["params"]["seq"]) > seen]
     assert [(n["method"], n["params"]) for n in replayed] == [
         (n["method"], n["params"]) for n in live
     ]
-    seqs = [int(str(n["params"]["seq"])) for n in replayed]
+    seqs = [int(n["params"]["seq"]) for n in replayed]
     assert seqs == list(range(seen + 1, conv.hub.seq + 1))  # numbered without gaps
     assert "turn/ended" in [n["method"] for n in replayed]
     assert conv.hub.replay_after(conv.hub.seq) == []

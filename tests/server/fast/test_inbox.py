@@ -8,12 +8,13 @@ import asyncio
 import pytest
 
 from openvaala_server import errors
+from openvaala_server.domain.records import Item
 from openvaala_server.models.base import TextDelta, ToolCallRequested
 from tests.server.fast.conftest import Core, Events
 
 
-def user_texts(items: list[dict[str, object]]) -> list[object]:
-    return [item["text"] for item in items if item["type"] == "user_message"]
+def user_texts(items: list[Item]) -> list[str]:
+    return [item.get("text", "") for item in items if item.get("type") == "user_message"]
 
 
 def held_tool_step(core: Core) -> asyncio.Event:
