@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from openvaala_server.runtime.hub import Hub
     from openvaala_server.runtime.list_feed import ListFeed
     from openvaala_server.runtime.session import LiveSession
-    from openvaala_server.store.store import Store
+    from openvaala_server.store.interface import ConversationStore
     from openvaala_server.tools.base import Tool
 
 T = TypeVar("T")
@@ -37,7 +37,7 @@ class Services(Protocol):
     """What a conversation, its turns and its subagents use of the conversation manager."""
 
     config: Config
-    store: Store
+    store: ConversationStore  # the daemon's Store; unit tests run on an in-memory one
     mcp: McpManager
     broadcast: Broadcast
     list_feed: ListFeed
