@@ -18,6 +18,7 @@ from openvaala_server.domain.context import KEEP_RATIO, context_items, split_poi
 from openvaala_server.models.base import ModelError, ModelRequest, TextDelta, UsageReported
 from openvaala_server.models.retry import RetryPolicy
 from openvaala_server.runtime.conversation import LiveConversation, new_item
+from openvaala_server.runtime.retrying import with_retries
 from openvaala_server.runtime.session import LiveSession
 from openvaala_server.tools.history import offers_search
 
@@ -187,33 +188,17 @@ async def summarize(conv: LiveConversation, session: LiveSession, request: Model
     config = runtime.config_for(session)
     policy = RetryPolicy.from_config(config.retry)
     provider = runtime.provider(request.model.name, config)
-    attempt = 0
-    while True:
-        attempt += 1
+
+    async def once() -> str:
         parts: list[str] = []
-        try:
-            async for event in provider.stream(request):
-                if isinstance(event, TextDelta):
-                    parts.append(event.text)
-                elif isinstance(event, UsageReported):
-                    session.usage.add_compaction_cost(event.input_tokens, event.output_tokens)
-        except ModelError as exc:
-            if not policy.should_retry(exc, attempt):
-                raise
-            delay = policy.delay(attempt, exc.retry_after)
-            conv.hub.publish(
-                "retry/scheduled",
-                {
-                    "sessionId": session.session_id,
-                    "attempt": attempt,
-                    "maxAttempts": policy.max_attempts,
-                    "delaySeconds": round(delay, 3),
-                    "error": {"kind": exc.kind, "message": exc.message},
-                },
-            )
-            await asyncio.sleep(delay)
-            continue
+        async for event in provider.stream(request):
+            if isinstance(event, TextDelta):
+                parts.append(event.text)
+            elif isinstance(event, UsageReported):
+                session.usage.add_compaction_cost(event.input_tokens, event.output_tokens)
         text = "".join(parts).strip()
-        if not text:
+        if not text:  # not temporary: raised at once
             raise ModelError("bad_response", "the compact model returned an empty summary")
         return text
+
+    return await with_retries(once, policy, conv.hub, session.session_id)

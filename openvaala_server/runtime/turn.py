@@ -36,6 +36,7 @@ from openvaala_server.runtime.compaction import compact
 from openvaala_server.runtime.conversation import LiveConversation, new_item
 from openvaala_server.runtime.images import store as store_images
 from openvaala_server.runtime.images import with_images
+from openvaala_server.runtime.retrying import RetriesExhausted, with_retries
 from openvaala_server.runtime.session import LiveSession, LiveTurn
 from openvaala_server.tools.base import ToolContext, ToolResult, truncate_output
 
@@ -257,53 +258,47 @@ class TurnRunner:
             await self.runtime.mcp.start(agent.tools)
         await self.conv.load_agents_md(self.session)
         request = await with_images(self.conv, self._request())
-        attempt = 0
         compacted_for_overflow = False
-        while True:
-            attempt += 1
+
+        async def once() -> _Attempt:
             state = _Attempt()
             try:
                 async for event in provider.stream(request):
                     self._on_event(state, event)
-                break
-            except ModelError as exc:
+            except ModelError:
                 self._discard(state)
-                if exc.kind == "context_overflow" and not compacted_for_overflow:
-                    # The estimate was off: compact harder and try this request once more.
-                    compacted_for_overflow = True
-                    summary = await compact(
-                        self.conv, self.session, "auto", turn_id=self.turn.turn_id, keep_ratio=0.1
-                    )
-                    if summary is not None:
-                        request = await with_images(self.conv, self._request())
-                        attempt -= 1
-                        continue
-                if exc.kind == "context_overflow":
-                    raise TurnFailed(
-                        "context_overflow",
-                        "The conversation no longer fits the model's context window, even after "
-                        f"compaction: {exc.message}",
-                    ) from None
-                if not policy.should_retry(exc, attempt):
-                    if exc.retryable:
-                        raise TurnFailed(
-                            "provider_unavailable",
-                            f"The model provider kept failing after {attempt} attempts: "
-                            f"{exc.message}",
-                        ) from None
-                    raise TurnFailed(exc.kind, exc.message) from None
-                delay = policy.delay(attempt, exc.retry_after)
-                self.conv.hub.publish(
-                    "retry/scheduled",
-                    {
-                        "sessionId": self.sid,
-                        "attempt": attempt,
-                        "maxAttempts": policy.max_attempts,
-                        "delaySeconds": round(delay, 3),
-                        "error": {"kind": exc.kind, "message": exc.message},
-                    },
+                raise
+            return state
+
+        async def recover(exc: ModelError) -> bool:
+            """After `context_overflow` the estimate was off: compact harder, once, and make
+            the call again (not counted as an attempt)."""
+            nonlocal compacted_for_overflow, request
+            if exc.kind != "context_overflow":
+                return False
+            if not compacted_for_overflow:
+                compacted_for_overflow = True
+                summary = await compact(
+                    self.conv, self.session, "auto", turn_id=self.turn.turn_id, keep_ratio=0.1
                 )
-                await asyncio.sleep(delay)
+                if summary is not None:
+                    request = await with_images(self.conv, self._request())
+                    return True
+            raise TurnFailed(
+                "context_overflow",
+                "The conversation no longer fits the model's context window, even after "
+                f"compaction: {exc.message}",
+            ) from None
+
+        try:
+            state = await with_retries(once, policy, self.conv.hub, self.sid, recover=recover)
+        except RetriesExhausted as exc:
+            raise TurnFailed(
+                "provider_unavailable",
+                f"The model provider kept failing after {exc.attempts} attempts: {exc.message}",
+            ) from None
+        except ModelError as exc:
+            raise TurnFailed(exc.kind, exc.message) from None
         for item in state.items:
             if item["type"] != r.TOOL_CALL:
                 item["status"] = r.COMPLETED
