@@ -21,14 +21,15 @@ import ctypes.util
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from openvaala_server.domain.positions import PositionIndex
 from openvaala_server.domain.records import Item
 from openvaala_server.domain.usage import forget_estimates
 
 if TYPE_CHECKING:
-    from openvaala_server.runtime.conversation import LiveConversation
+    from openvaala_server.runtime.hub import Hub
+    from openvaala_server.runtime.session import LiveSession
 
 log = logging.getLogger(__name__)
 
@@ -65,10 +66,30 @@ def _free(lists: list[list[Item]]) -> None:
     _trim_heap()
 
 
+class Owner(Protocol):
+    """The conversation whose histories this decides on (`LiveConversation`, which owns it:
+    named by this interface so the import graph has no cycle, docs/design.md "Untangled
+    runtime")."""
+
+    @property
+    def conversation_id(self) -> str: ...
+
+    @property
+    def hub(self) -> Hub: ...
+
+    @property
+    def persisted(self) -> bool: ...
+
+    @property
+    def sessions(self) -> dict[str, LiveSession]: ...
+
+    def is_dormant(self) -> bool: ...
+
+
 class Residency:
     """Decides when one conversation lets go of its histories (see the module docstring)."""
 
-    def __init__(self, conv: LiveConversation) -> None:
+    def __init__(self, conv: Owner) -> None:
         self.conv = conv
         self._last_read = 0.0
         self._timer: asyncio.TimerHandle | None = None
