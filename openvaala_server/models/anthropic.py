@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from typing import cast
 
 import httpx
 
@@ -53,8 +53,8 @@ class AnthropicProvider:
     async def aclose(self) -> None:
         await self.client.aclose()
 
-    def build_body(self, request: ModelRequest) -> dict[str, Any]:
-        body: dict[str, Any] = {
+    def build_body(self, request: ModelRequest) -> dict[str, object]:
+        body: dict[str, object] = {
             "model": self.config.model,
             "max_tokens": self.config.max_output_tokens,
             "messages": to_messages(request.items, self.wire_cache, request.images),
@@ -89,11 +89,11 @@ class AnthropicProvider:
             yield event
 
 
-def tool_spec(tool: ToolSpec) -> dict[str, Any]:
+def tool_spec(tool: ToolSpec) -> dict[str, object]:
     return {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
 
 
-def _thinking_block(item: Item) -> dict[str, Any] | None:
+def _thinking_block(item: Item) -> dict[str, object] | None:
     data = item.get("providerData")
     if not isinstance(data, dict) or data.get("provider") != PROVIDER_TAG:
         return None
@@ -108,11 +108,11 @@ def _thinking_block(item: Item) -> dict[str, Any] | None:
     return None
 
 
-def _text(text: str) -> dict[str, Any]:
+def _text(text: str) -> dict[str, object]:
     return {"type": "text", "text": text}
 
 
-def _block_for(item: Item) -> tuple[str, dict[str, Any]] | None:
+def _block_for(item: Item) -> tuple[str, dict[str, object]] | None:
     kind = item.get("type")
     if kind == USER_MESSAGE:
         text = str(item.get("text", ""))
@@ -152,7 +152,7 @@ def _block_for(item: Item) -> tuple[str, dict[str, Any]] | None:
 
 
 # The wire form of one item: (role, content block or blocks, a message of them alone), or None.
-Wire = tuple[str, dict[str, Any] | list[dict[str, Any]], dict[str, Any]] | None
+Wire = tuple[str, dict[str, object] | list[dict[str, object]], dict[str, object]] | None
 
 
 def item_wire(item: Item) -> Wire:
@@ -164,7 +164,7 @@ def item_wire(item: Item) -> Wire:
     return role, block, {"role": role, "content": [block]}
 
 
-def _image_block(ref: ImageRef, b64: str) -> dict[str, Any]:
+def _image_block(ref: ImageRef, b64: str) -> dict[str, object]:
     return {
         "type": "image",
         "source": {"type": "base64", "media_type": ref["mediaType"], "data": b64},
@@ -194,7 +194,7 @@ def to_messages(
     items: list[Item],
     cache: http.WireCache[Wire] | None = None,
     images: Mapping[str, str] | None = None,
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """The `messages` of a request; with `cache`, finished items' wire forms are reused.
 
     Cached objects are shared between requests, so they are never modified here: a message that
@@ -202,10 +202,11 @@ def to_messages(
     """
     paired = http.pair_tool_calls(items)
     wires = image_parts.wires(paired, cache, item_wire, item_wire_images, images or {})
-    messages: list[dict[str, Any]] = []
+    messages: list[dict[str, object]] = []
     append = messages.append
     last_role = None
-    content: list[dict[str, Any]] | None = None  # the last message's blocks, if this call owns it
+    # The last message's blocks, if this call owns it.
+    content: list[dict[str, object]] | None = None
     for wire in wires:
         if wire is None:
             continue
@@ -217,7 +218,8 @@ def to_messages(
             continue
         # Consecutive items of one role are one message (the API wants alternating roles).
         if content is None:
-            content = list(messages[-1]["content"])
+            # Every message here was built as {"role", "content": [blocks]} (`item_wire`).
+            content = list(cast("list[dict[str, object]]", messages[-1]["content"]))
             messages[-1] = {"role": role, "content": content}
         if isinstance(block, list):
             content.extend(block)  # a user message with its images

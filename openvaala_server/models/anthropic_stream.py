@@ -29,6 +29,7 @@ from openvaala_server.models.base import (
     UsageReported,
 )
 from openvaala_server.models.stream import integer, obj, string
+from openvaala_server.protocol.json_types import JsonObject
 
 PROVIDER_TAG = "anthropic"  # marks reasoning provider_data this provider can send back
 
@@ -156,7 +157,9 @@ def _apply_delta(block: _Block, delta: dict[str, object]) -> ModelEvent | None:
 
 def _finish_block(block: _Block) -> ModelEvent | None:
     if block.type == "thinking":
-        data = {"provider": PROVIDER_TAG, "signature": block.signature} if block.signature else None
+        data: JsonObject | None = (
+            {"provider": PROVIDER_TAG, "signature": block.signature} if block.signature else None
+        )
         return ReasoningDone(text="".join(block.text), provider_data=data)
     if block.type == "redacted_thinking":
         return ReasoningDone(

@@ -10,17 +10,18 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from openvaala_server.config import ModelConfig
 from openvaala_server.domain.records import Item
+from openvaala_server.protocol.json_types import JsonObject
 
 
 @dataclass(frozen=True)
 class ToolSpec:
     name: str
     description: str
-    parameters: dict[str, Any]  # JSON schema of the arguments object
+    parameters: JsonObject  # JSON schema of the arguments object
 
 
 @dataclass(frozen=True)
@@ -52,16 +53,16 @@ class ReasoningDone:
     """A finished reasoning block; `provider_data` round-trips opaque state (signatures, ids)."""
 
     text: str
-    provider_data: dict[str, Any] | None = None
+    provider_data: JsonObject | None = None
 
 
 @dataclass(frozen=True)
 class ToolCallRequested:
     call_id: str
     name: str
-    arguments: dict[str, Any]
+    arguments: JsonObject
     arguments_text: str = ""
-    provider_data: dict[str, Any] | None = None
+    provider_data: JsonObject | None = None
 
 
 @dataclass(frozen=True)

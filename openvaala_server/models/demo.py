@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from typing import Any
 
 from openvaala_server.config import ModelConfig
 from openvaala_server.domain import images
@@ -33,6 +32,7 @@ from openvaala_server.models.base import (
     ToolSpec,
     UsageReported,
 )
+from openvaala_server.protocol.json_types import JsonObject
 
 
 class DemoProvider:
@@ -64,9 +64,9 @@ class DemoProvider:
         if last.get("type") == TOOL_RESULT:
             reply = _describe_result(last)
         elif prompt.startswith("spawn:") and (spawn := _tool(request, "spawn_agent")):
-            agents = spawn.parameters.get("properties", {}).get("agent", {}).get("enum") or []
+            agents = _agent_names(spawn)
             task = prompt.removeprefix("spawn:").strip() or "say hello"
-            arguments = {"agent": agents[0] if agents else "default", "task": task}
+            arguments: JsonObject = {"agent": agents[0] if agents else "default", "task": task}
             yield ToolCallRequested(
                 call_id=f"demo-{len(request.items)}",
                 name="spawn_agent",
@@ -127,7 +127,15 @@ def _tool(request: ModelRequest, name: str) -> ToolSpec | None:
     return next((t for t in request.tools if t.name == name), None)
 
 
-def _called(prompt: str, request: ModelRequest) -> tuple[str, dict[str, Any], str] | None:
+def _agent_names(spawn: ToolSpec) -> list[str]:
+    """The agents `spawn_agent` offers (the enum of its `agent` parameter)."""
+    properties = spawn.parameters.get("properties")
+    agent = properties.get("agent") if isinstance(properties, dict) else None
+    names = agent.get("enum") if isinstance(agent, dict) else None
+    return [name for name in names if isinstance(name, str)] if isinstance(names, list) else []
+
+
+def _called(prompt: str, request: ModelRequest) -> tuple[str, JsonObject, str] | None:
     """`call: NAME {json}` naming a tool the request offers: (name, arguments, their text)."""
     name, _, text = prompt.removeprefix("call:").strip().partition(" ")
     if _tool(request, name) is None:

@@ -24,7 +24,7 @@ from contextlib import AsyncExitStack, aclosing
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from itertools import repeat
-from typing import Any, Generic, TypeVar
+from typing import Final, Generic, TypeVar, cast
 from urllib.parse import urlsplit
 
 import httpx
@@ -46,6 +46,7 @@ from openvaala_server.domain.records import (
 from openvaala_server.models.base import ModelError, ModelEvent
 from openvaala_server.models.http_client import KeptClient
 from openvaala_server.models.stream import StreamParser
+from openvaala_server.protocol.json_types import JsonMapping, JsonObject
 
 PROVIDER_UNAVAILABLE = "provider_unavailable"
 AUTH_FAILED = "auth_failed"
@@ -161,7 +162,7 @@ def retry_after_from(headers: Mapping[str, str]) -> float | None:
 # --- Error mapping ---------------------------------------------------------------------------
 
 
-def error_details(body: Any) -> tuple[str, str, str]:
+def error_details(body: object) -> tuple[str, str, str]:
     """(type, code, message) from an OpenAI- or Anthropic-shaped error body; empty if absent."""
     err = body.get("error") if isinstance(body, dict) else None
     if isinstance(err, str):  # some compatible servers (e.g. Ollama) send {"error": "text"}
@@ -192,7 +193,7 @@ def error_for_status(
     endpoint: Endpoint, status: int, headers: Mapping[str, str], body_text: str
 ) -> ModelError:
     try:
-        body: Any = json.loads(body_text) if body_text else None
+        body: object = json.loads(body_text) if body_text else None
     except ValueError:
         body = None
     err_type, code, detail = error_details(body)
@@ -286,7 +287,7 @@ async def sse_events(
     client: KeptClient,
     url: str,
     headers: dict[str, str],
-    body: dict[str, Any],
+    body: JsonMapping,
 ) -> AsyncGenerator[ServerSentEvent, None]:
     """POST `body` and yield the response's SSE events; every failure is a `ModelError`.
 
@@ -325,7 +326,7 @@ async def stream_model_events(
     client: KeptClient,
     url: str,
     headers: dict[str, str],
-    body: dict[str, Any],
+    body: JsonMapping,
     parser: StreamParser,
 ) -> AsyncGenerator[ModelEvent, None]:
     """POST `body` and yield the model events `parser` makes of the response (models/stream.py).
@@ -364,7 +365,7 @@ async def _drain(events: AsyncIterator[ServerSentEvent]) -> None:
 def _not_a_stream(endpoint: Endpoint, content_type: str, text: str) -> ModelError:
     # A 200 with a JSON error body is how some compatible servers fail; classify it as such.
     try:
-        body: Any = json.loads(text)
+        body: object = json.loads(text)
     except ValueError:
         body = None
     err_type, code, message = error_details(body)
@@ -396,7 +397,7 @@ def parse_data(endpoint: Endpoint, event: ServerSentEvent) -> dict[str, object]:
     return data
 
 
-def parse_arguments(text: str) -> dict[str, Any] | None:
+def parse_arguments(text: str) -> JsonObject | None:
     """Tool-call arguments as an object, or `None` when the model produced something else."""
     if not text.strip():
         return {}
@@ -405,10 +406,6 @@ def parse_arguments(text: str) -> dict[str, Any] | None:
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
-
-
-def as_int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 # --- Provider-neutral history preparation -----------------------------------------------------
@@ -487,7 +484,7 @@ def pair_tool_calls(items: list[Item]) -> list[Item]:
     out: list[Item] = []
     append = out.append
     calls: list[Item] = []  # the open group of consecutive calls
-    call_ids: set[Any] = set()  # their (hashable) callIds
+    call_ids: set[object] = set()  # their (hashable) callIds
     results: dict[str, Item] = {}
     notes: list[Item] = []
 
@@ -622,7 +619,7 @@ class WireCache(Generic[W]):
         """`[convert(item) for item in items]`, reusing earlier conversions of finished items."""
         # The lookups run at C speed; only the misses (new or unfinished items, synthetic
         # results) go through Python. A cached `None` (an item that sends nothing) is a hit.
-        out: list[Any] = list(map(self._young.get, map(id, items), repeat(_MISS)))
+        out: list[W | _Miss] = list(map(self._young.get, map(id, items), repeat(_MISS)))
         index = -1
         try:
             while True:
@@ -630,7 +627,7 @@ class WireCache(Generic[W]):
                 out[index] = self._miss(items[index])
         except ValueError:
             pass
-        return out
+        return cast("list[W]", out)  # every miss was filled in
 
     def _miss(self, item: Item) -> W:
         self.conversions += 1
@@ -657,4 +654,4 @@ class _Miss:
         return "<miss>"
 
 
-_MISS: Any = _Miss()
+_MISS: Final = _Miss()

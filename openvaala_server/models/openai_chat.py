@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -72,8 +71,8 @@ class OpenAIChatProvider:
         except ValueError:
             return False
 
-    def build_body(self, request: ModelRequest) -> dict[str, Any]:
-        body: dict[str, Any] = {
+    def build_body(self, request: ModelRequest) -> dict[str, object]:
+        body: dict[str, object] = {
             "model": self.config.model,
             "messages": to_messages(request, self.wire_cache),
             "stream": True,
@@ -109,7 +108,7 @@ class OpenAIChatProvider:
             yield event
 
 
-def tool_spec(tool: ToolSpec) -> dict[str, Any]:
+def tool_spec(tool: ToolSpec) -> dict[str, object]:
     return {
         "type": "function",
         "function": {
@@ -122,7 +121,7 @@ def tool_spec(tool: ToolSpec) -> dict[str, Any]:
 
 # The wire form of one item: (is a tool call, message or call object, for a call the assistant
 # message of that call alone), or None when the item sends nothing.
-Wire = tuple[bool, dict[str, Any], dict[str, Any] | None] | None
+Wire = tuple[bool, dict[str, object], dict[str, object] | None] | None
 
 
 def item_wire(item: Item) -> Wire:
@@ -135,7 +134,7 @@ def item_wire(item: Item) -> Wire:
         # An interrupted message may be empty; the API rejects empty assistant messages.
         return (False, {"role": "assistant", "content": text}, None) if text else None
     if kind == TOOL_CALL:
-        call = {
+        call: dict[str, object] = {
             "id": str(item.get("callId", "")),
             "type": "function",
             "function": {
@@ -157,9 +156,9 @@ def item_wire(item: Item) -> Wire:
     return None  # reasoning: not sent back (see module docstring)
 
 
-def _image_parts(item: Item, data: Mapping[str, str]) -> tuple[list[str], list[dict[str, Any]]]:
+def _image_parts(item: Item, data: Mapping[str, str]) -> tuple[list[str], list[dict[str, object]]]:
     sent, notes = image_parts.split(item, data)
-    parts = [
+    parts: list[dict[str, object]] = [
         {"type": "image_url", "image_url": {"url": image_parts.data_url(ref, b64)}}
         for ref, b64 in sent
     ]
@@ -176,7 +175,7 @@ def item_wire_images(item: Item, data: Mapping[str, str]) -> Wire:
     _, value, alone = wire
     notes, parts = _image_parts(item, data)
     if item.get("type") == TOOL_RESULT:
-        value = {**value, "content": image_parts.with_notes(value["content"], notes)}
+        value = {**value, "content": image_parts.with_notes(str(value["content"]), notes)}
         if parts:
             label = f"The images returned by the {item.get('name', 'tool')} call above:"
             follow = {"role": "user", "content": [{"type": "text", "text": label}, *parts]}
@@ -193,7 +192,7 @@ _FOLLOWUP = "_openvaala_images"
 
 def to_messages(
     request: ModelRequest, cache: http.WireCache[Wire] | None = None
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """The `messages` of a request; with `cache`, finished items' wire forms are reused.
 
     Cached objects are shared between requests, so they are never modified here: an assistant
@@ -201,12 +200,13 @@ def to_messages(
     """
     paired = http.pair_tool_calls(request.items)
     wires = image_parts.wires(paired, cache, item_wire, item_wire_images, request.images)
-    messages: list[dict[str, Any]] = []
+    messages: list[dict[str, object]] = []
     if request.instructions:
         messages.append({"role": "system", "content": request.instructions})
     append = messages.append
-    owned: list[dict[str, Any]] | None = None  # the last message's tool calls, if this call owns it
-    held: list[dict[str, Any]] = []  # tool results' images, sent once their tool messages end
+    # The last message's tool calls, if this call owns it.
+    owned: list[dict[str, object]] | None = None
+    held: list[dict[str, object]] = []  # tool results' images, sent once their tool messages end
     for wire in wires:
         if wire is None:
             continue
@@ -216,8 +216,9 @@ def to_messages(
             held.clear()
             owned = None
         if not is_call:
-            if _FOLLOWUP in value:
-                held.append(value[_FOLLOWUP])
+            follow = value.get(_FOLLOWUP)
+            if isinstance(follow, dict):
+                held.append(follow)
                 value = {k: v for k, v in value.items() if k != _FOLLOWUP}
             append(value)
             owned = None
@@ -226,7 +227,8 @@ def to_messages(
         elif messages and messages[-1]["role"] == "assistant":
             # Calls join the assistant message before them (its text, or earlier calls).
             last = messages[-1]
-            owned = [*last.get("tool_calls", ()), value]
+            calls = last.get("tool_calls")
+            owned = [*(calls if isinstance(calls, list) else ()), value]
             messages[-1] = {**last, "tool_calls": owned}
         else:
             assert alone is not None  # a call's wire form always has it

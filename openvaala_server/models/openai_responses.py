@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
 
 import httpx
 
@@ -73,8 +72,8 @@ class OpenAIResponsesProvider:
     def reasoning_context(self) -> str:
         return self.config.reasoning_context or CURRENT_TURN
 
-    def build_body(self, request: ModelRequest) -> dict[str, Any]:
-        body: dict[str, Any] = {
+    def build_body(self, request: ModelRequest) -> dict[str, object]:
+        body: dict[str, object] = {
             "model": self.config.model,
             "input": to_input(
                 request.items, self.reasoning_context, self.wire_cache, request.images
@@ -88,7 +87,7 @@ class OpenAIResponsesProvider:
             body["instructions"] = request.instructions
         if request.tools:
             body["tools"] = [tool_spec(tool) for tool in request.tools]
-        reasoning: dict[str, Any] = {}
+        reasoning: dict[str, object] = {}
         for option, key in (("reasoning_effort", "effort"), ("reasoning_summary", "summary")):
             value = self.config.options.get(option)
             if isinstance(value, str):
@@ -115,7 +114,7 @@ class OpenAIResponsesProvider:
             yield event
 
 
-def tool_spec(tool: ToolSpec) -> dict[str, Any]:
+def tool_spec(tool: ToolSpec) -> dict[str, object]:
     return {
         "type": "function",
         "name": tool.name,
@@ -126,12 +125,12 @@ def tool_spec(tool: ToolSpec) -> dict[str, Any]:
     }
 
 
-def _message(role: str, text: str) -> dict[str, Any]:
+def _message(role: str, text: str) -> dict[str, object]:
     part = "input_text" if role == "user" else "output_text"
     return {"type": "message", "role": role, "content": [{"type": part, "text": text}]}
 
 
-def _reasoning_input(item: Item) -> dict[str, Any] | None:
+def _reasoning_input(item: Item) -> dict[str, object] | None:
     data = item.get("providerData")
     if not isinstance(data, dict) or data.get("provider") != PROVIDER_TAG:
         return None  # another provider's reasoning (or a partial one) means nothing here
@@ -151,7 +150,7 @@ def _reasoning_input(item: Item) -> dict[str, Any] | None:
 
 
 # The wire form of one item: (is reasoning, input object), or None for nothing sent.
-Wire = tuple[bool, dict[str, Any]] | None
+Wire = tuple[bool, dict[str, object]] | None
 
 
 def item_wire(item: Item) -> Wire:
@@ -198,13 +197,13 @@ def item_wire_images(item: Item, data: Mapping[str, str]) -> Wire:
         return None
     _, value = wire
     sent, notes = image_parts.split(item, data)
-    parts: list[dict[str, Any]] = [
+    parts: list[dict[str, object]] = [
         {"type": "input_image", "image_url": image_parts.data_url(ref, b64), "detail": "auto"}
         for ref, b64 in sent
     ]
     if item.get("type") == TOOL_RESULT:
         text = image_parts.with_notes(str(value["output"]), notes)
-        output: str | list[dict[str, Any]] = text
+        output: str | list[dict[str, object]] = text
         if parts:
             output = [{"type": "input_text", "text": text}, *parts]
         return False, {**value, "output": output}
@@ -218,13 +217,13 @@ def to_input(
     reasoning_context: str,
     cache: http.WireCache[Wire] | None = None,
     images: Mapping[str, str] | None = None,
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """The `input` of a request; with `cache`, finished items' wire forms are reused."""
     paired = http.pair_tool_calls(items)
     wires = image_parts.wires(paired, cache, item_wire, item_wire_images, images or {})
     # Reasoning before this index belongs to earlier turns (sent back only with all_turns).
     turn_start = -1 if reasoning_context == ALL_TURNS else http.last_user_index(paired)
-    out: list[dict[str, Any]] = []
+    out: list[dict[str, object]] = []
     append = out.append
     for index, wire in enumerate(wires):
         if wire is None:

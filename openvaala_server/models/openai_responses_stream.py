@@ -27,6 +27,7 @@ from openvaala_server.models.base import (
     UsageReported,
 )
 from openvaala_server.models.stream import integer, obj, string
+from openvaala_server.protocol.json_types import JsonObject, JsonValue
 
 PROVIDER_TAG = "openai_responses"  # marks reasoning provider_data this provider can send back
 
@@ -122,11 +123,11 @@ def _tool_call(item: dict[str, object]) -> ToolCallRequested:
         name=str(item.get("name", "")),
         arguments=arguments if arguments is not None else {},
         arguments_text=text,
-        provider_data={"id": item.get("id"), "call_id": call_id},
+        provider_data={"id": string(item.get("id")), "call_id": call_id},
     )
 
 
-def _text_parts(value: object) -> list[dict[str, object]]:
+def _text_parts(value: object) -> list[JsonValue]:
     parts = value if isinstance(value, list) else []
     return [part for part in parts if isinstance(part, dict) and "text" in part]
 
@@ -135,10 +136,10 @@ def _reasoning_done(item: dict[str, object], applied: str) -> ReasoningDone:
     summary = _text_parts(item.get("summary"))
     # Servers that expose raw reasoning (gpt-oss) put it in `content` instead of `summary`.
     content = _text_parts(item.get("content"))
-    text = "\n\n".join(str(part["text"]) for part in summary or content)
-    data: dict[str, object] = {
+    text = "\n\n".join(str(obj(part).get("text")) for part in summary or content)
+    data: JsonObject = {
         "provider": PROVIDER_TAG,
-        "id": item.get("id"),
+        "id": string(item.get("id")),
         "summary": summary,
         # Kept with the item, so the usage estimate knows the mode after a restart too.
         "reasoningContext": applied,
