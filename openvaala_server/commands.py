@@ -14,8 +14,9 @@ import subprocess
 import sys
 import time
 
+from openvaala_server.errors import StoreError
 from openvaala_server.store.lock import LockHeld, is_locked, read_lock
-from openvaala_server.store.paths import DataDir, StoreError
+from openvaala_server.store.paths import DataDir
 
 START_TIMEOUT_S = 15.0
 STOP_TIMEOUT_S = 20.0

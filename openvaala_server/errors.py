@@ -16,18 +16,29 @@
     ├── NotAvailable               -32009  not_available   (a method a later version adds)
     ├── StorageFailed              -32010  storage_failed  (disk full, I/O error: nothing was lost)
     ├── ConversationUnreadable     -32011  unreadable      (newer format, broken metadata)
-    ├── CompactionFailed           -32012  compaction_failed (in runtime/compaction.py)
+    ├── CompactionFailed           -32012  compaction_failed (the summary call failed)
     ├── AlreadyResolved            -32013  already_resolved (an approval another answer settled)
     ├── AgentMissing               -32014  agent_missing   (the agent is not configured)
+    ├── PinRefused                 -32021  pin_refused     (the pins would not fit the context)
     ├── FilesConflict              -32030  files_conflict  (a restore would overwrite user edits)
     ├── BundleInvalid              -32031  bundle_invalid  (an import refused; nothing written)
     └── ImportConflict             -32032  import_conflict (the bundle's conversations exist here)
+
+    StoreError                             (internal: the data directory; `storage_failure`
+    ├── InvalidId, NotFound, …                maps it to storage_failed; store/paths.py)
+    └── LockHeld, JournalWriteError        (store/lock.py, store/journal.py)
+
+A failure below the protocol is mapped to a kind in one place: a store call's (`StoreError`,
+`OSError`, `sqlite3.Error`) by `storage_failure`, which `ConversationManager.store_call` applies
+to every store operation; a model call's `ModelError` carries its kind itself
+(models/base.py) and a turn fails with it (runtime/turn.py, docs/protocol.md "Errors").
 
 Messages are written for a person; they never carry a stack trace or a secret.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any, ClassVar
 
 
@@ -108,12 +119,20 @@ class ConversationUnreadable(OpenVaalaError):
     code, kind = -32011, "unreadable"
 
 
+class CompactionFailed(OpenVaalaError):
+    code, kind = -32012, "compaction_failed"
+
+
 class AlreadyResolved(OpenVaalaError):
     code, kind = -32013, "already_resolved"
 
 
 class AgentMissing(OpenVaalaError):
     code, kind = -32014, "agent_missing"
+
+
+class PinRefused(OpenVaalaError):
+    code, kind = -32021, "pin_refused"
 
 
 class FilesConflict(OpenVaalaError):
@@ -126,3 +145,23 @@ class BundleInvalid(OpenVaalaError):
 
 class ImportConflict(OpenVaalaError):
     code, kind = -32032, "import_conflict"
+
+
+# -- below the protocol -----------------------------------------------------------------------
+
+
+class StoreError(Exception):
+    """Base of every error the store raises on purpose (store/*). Not a protocol error itself:
+    the CLI prints it, and a client is told `storage_failure(exc)`."""
+
+
+def storage_failure(exc: Exception) -> StorageFailed | None:
+    """What a client is told when a store operation raised `exc`; None when `exc` is not a
+    storage failure (a bug, or a protocol error already)."""
+    if isinstance(exc, OSError):
+        return StorageFailed(f"could not write to the data directory: {exc.strerror or exc}")
+    if isinstance(exc, sqlite3.Error):
+        return StorageFailed(f"the conversation index failed: {exc}")
+    if isinstance(exc, StoreError):
+        return StorageFailed(f"storage failed: {exc}")
+    return None

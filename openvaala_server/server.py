@@ -26,10 +26,11 @@ from openvaala_server.api.security import Credentials
 from openvaala_server.api.web_login import WebLogins
 from openvaala_server.api.websocket import ClosingWebSocketProtocol
 from openvaala_server.config import Config
+from openvaala_server.errors import StoreError
 from openvaala_server.runtime.manager import Runtime
 from openvaala_server.runtime.reload import ConfigWatcher
 from openvaala_server.store.lock import RuntimeLock
-from openvaala_server.store.paths import DataDir, StoreError
+from openvaala_server.store.paths import DataDir
 from openvaala_server.store.store import Store
 
 log = logging.getLogger("openvaala.server")

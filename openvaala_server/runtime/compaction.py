@@ -38,10 +38,6 @@ SEARCH_HINT = (
 COMPACT_REQUEST = "Summarize the conversation above, following your instructions."
 
 
-class CompactionFailed(errors.OpenVaalaError):
-    code, kind = -32012, "compaction_failed"
-
-
 @dataclass
 class Plan:
     """What a compaction summarizes: the summary it folds in (if any) and the items it covers.
@@ -114,7 +110,7 @@ async def compact(
             "compaction/failed",
             {"sessionId": sid, "reason": reason, "error": {"kind": exc.kind, "message": message}},
         )
-        raise CompactionFailed(message) from None
+        raise errors.CompactionFailed(message) from None
     except asyncio.CancelledError:
         # Interrupted: nothing changed, and clients learn the compaction is over.
         error = {"kind": "interrupted", "message": "compaction interrupted"}

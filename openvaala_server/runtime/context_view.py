@@ -24,10 +24,6 @@ if TYPE_CHECKING:
 PINNABLE = (r.USER_MESSAGE, r.AGENT_MESSAGE)
 
 
-class PinRefused(errors.OpenVaalaError):
-    code, kind = -32021, "pin_refused"
-
-
 # -- what the next request holds -------------------------------------------------------------
 
 
@@ -186,7 +182,7 @@ async def set_pinned(
         tokens = sum(estimate_item(by_id[p]) for p in pins if p in by_id) + estimate_item(item)
         budget = pin_budget(conv, session)
         if tokens > budget:
-            raise PinRefused(
+            raise errors.PinRefused(
                 f"this pin would not fit: pinned items would take about {tokens} tokens, and "
                 f"the context leaves {max(0, budget)} for pins (the compaction threshold less "
                 "the system prompt, the tools and the recent part compaction keeps). Unpin "

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import sqlite3
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -96,19 +95,12 @@ class Runtime:
             return await call
         except errors.OpenVaalaError:
             raise
-        except OSError as exc:
-            log.error("storage failed: %s", exc)
-            raise errors.StorageFailed(
-                f"could not write to the data directory: {exc.strerror or exc}"
-            ) from None
-        except sqlite3.Error as exc:
-            log.error("the index failed: %s", exc)
-            raise errors.StorageFailed(f"the conversation index failed: {exc}") from None
         except Exception as exc:
-            if type(exc).__module__.startswith("openvaala_server.store"):
-                log.error("storage failed: %s", exc)
-                raise errors.StorageFailed(f"storage failed: {exc}") from None
-            raise
+            failure = errors.storage_failure(exc)
+            if failure is None:
+                raise
+            log.error("%s", failure.message)
+            raise failure from None
 
     def config_for(self, session: LiveSession) -> Config:
         """The configuration `session` runs with: its running turn's, else the current one."""

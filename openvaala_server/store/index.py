@@ -35,7 +35,7 @@ import orjson
 
 from openvaala_server.domain import meta as m
 from openvaala_server.domain import records as r
-from openvaala_server.store.paths import StoreError
+from openvaala_server.errors import StoreError
 
 log = logging.getLogger(__name__)
 

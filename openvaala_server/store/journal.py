@@ -37,8 +37,8 @@ from typing import Any, BinaryIO, Final, cast
 import orjson
 
 from openvaala_server.domain import records as r
+from openvaala_server.errors import StoreError
 from openvaala_server.store.durability import GroupSync
-from openvaala_server.store.paths import StoreError
 
 KNOWN_TYPES: Final = r.METADATA_RECORD_TYPES | {r.ITEM}
 TORN_TAIL: Final = "torn_tail"

@@ -18,7 +18,7 @@ import orjson
 # The reader side (how clients find the server) lives where the client library can use it
 # without the store.
 from openvaala_server.discovery import LockInfo, is_locked, parse_lock, read_lock
-from openvaala_server.store.paths import StoreError
+from openvaala_server.errors import StoreError
 
 __all__ = ["LockHeld", "LockInfo", "RuntimeLock", "is_locked", "read_lock"]
 

@@ -11,7 +11,8 @@ Contract (ARCHITECTURE.md, "Data directory")::
 Every id is checked with `is_valid_id` before it becomes a path, and a conversation directory that
 is a symlink, or whose name is not an id, is never followed.
 
-This module also holds the root of the store's exception tree, because it is the lowest layer::
+The store's exceptions (their root, `StoreError`, is in openvaala_server/errors.py with the
+protocol's errors; a store failure reaches a client as `storage_failed`)::
 
     StoreError
     ├── InvalidId            (also a ValueError) an id that may not touch the disk
@@ -32,15 +33,12 @@ from pathlib import Path
 
 from openvaala_server.discovery import LOCK_FILE, TOKEN_FILE, data_root
 from openvaala_server.domain.ids import is_valid_id
+from openvaala_server.errors import StoreError
 
 METADATA_FILE = "metadata.jsonl"
 JOURNAL_SUFFIX = ".jsonl"
 # A conversation directory renamed to this prefix is being deleted (see Store.delete_conversation).
 TRASH_PREFIX = ".trash-"
-
-
-class StoreError(Exception):
-    """Base of every error the store raises on purpose."""
 
 
 class InvalidId(StoreError, ValueError):

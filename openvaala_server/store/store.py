@@ -30,6 +30,7 @@ from openvaala_server.domain import meta as m
 from openvaala_server.domain import records as r
 from openvaala_server.domain.checkpoints import RECORD_TYPES as CHECKPOINT_RECORDS
 from openvaala_server.domain.ids import is_valid_id
+from openvaala_server.errors import StoreError
 from openvaala_server.store import index as ix
 from openvaala_server.store import journal
 from openvaala_server.store.checkpoints import JOURNAL_NAME
@@ -41,7 +42,6 @@ from openvaala_server.store.paths import (
     FormatTooNew,
     InvalidId,
     NotFound,
-    StoreError,
     check_id,
     is_real_dir,
     is_real_file,

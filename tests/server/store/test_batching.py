@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 
 from openvaala_server.domain.ids import new_id
+from openvaala_server.errors import StoreError
 from openvaala_server.store import index as ix
 from openvaala_server.store import journal
 from openvaala_server.store import reindex as reindex_module
 from openvaala_server.store import store as store_module
-from openvaala_server.store.paths import DataDir, StoreError
+from openvaala_server.store.paths import DataDir
 from openvaala_server.store.store import Store
 
 from .helpers import created, message, rebuilt_dump
