@@ -27,7 +27,7 @@ from openvaala_server.api.web_login import WebLogins
 from openvaala_server.api.websocket import ClosingWebSocketProtocol
 from openvaala_server.config import Config
 from openvaala_server.errors import StoreError
-from openvaala_server.runtime.manager import Runtime
+from openvaala_server.runtime.manager import ConversationManager
 from openvaala_server.runtime.reload import ConfigWatcher
 from openvaala_server.store.lock import RuntimeLock
 from openvaala_server.store.paths import DataDir
@@ -90,7 +90,9 @@ class _OneLine(logging.Filter):
 class _DaemonServer(uvicorn.Server):
     """uvicorn, but a stop signal first interrupts and saves running turns."""
 
-    def __init__(self, config: uvicorn.Config, runtime: Runtime, limits: Limits) -> None:
+    def __init__(
+        self, config: uvicorn.Config, runtime: ConversationManager, limits: Limits
+    ) -> None:
         super().__init__(config)
         self.runtime = runtime
         self._stopping = False
@@ -173,7 +175,7 @@ async def serve(data_dir: DataDir, config: Config, port: int) -> None:
             sock.close()
             data_dir.token_path.unlink(missing_ok=True)
             raise
-        runtime = Runtime(config, store)
+        runtime = ConversationManager(config, store)
         watcher = runtime.config_watch = ConfigWatcher(runtime)
         try:
             await runtime.recover_cut_turns()

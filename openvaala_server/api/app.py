@@ -29,7 +29,7 @@ from openvaala_server.api.connection import Connection
 from openvaala_server.api.handlers import Dispatcher
 from openvaala_server.api.security import Credentials, SecurityMiddleware
 from openvaala_server.api.web_login import SESSION_TTL
-from openvaala_server.runtime.manager import Runtime
+from openvaala_server.runtime.manager import ConversationManager
 
 
 def web_root() -> Path | None:
@@ -41,7 +41,7 @@ def web_root() -> Path | None:
     return root if root.is_dir() else None
 
 
-def build_app(runtime: Runtime, credentials: Credentials) -> SecurityMiddleware:
+def build_app(runtime: ConversationManager, credentials: Credentials) -> SecurityMiddleware:
     dispatcher = Dispatcher(runtime)
     static = web_root()
 

@@ -16,7 +16,7 @@ from openvaala_server import errors
 from openvaala_server.domain.bundle import MAX_TOTAL_BYTES
 from openvaala_server.domain.ids import is_valid_id
 from openvaala_server.runtime import bundles
-from openvaala_server.runtime.manager import Runtime
+from openvaala_server.runtime.manager import ConversationManager
 
 _CHUNK = 1 << 20
 _STATUS = {"not_found": 404, "import_conflict": 409, "storage_failed": 500}
@@ -26,7 +26,7 @@ def _error(exc: errors.OpenVaalaError) -> Response:
     return JSONResponse({"error": exc.to_wire()}, status_code=_STATUS.get(exc.kind, 400))
 
 
-def bundle_routes(runtime: Runtime) -> list[Route]:
+def bundle_routes(runtime: ConversationManager) -> list[Route]:
     async def export(request: Request) -> Response:
         cid = request.path_params["cid"]
         if not is_valid_id(cid):

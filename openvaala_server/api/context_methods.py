@@ -11,12 +11,12 @@ from openvaala_server.protocol.params import Params
 from openvaala_server.runtime import context_view, history
 
 if TYPE_CHECKING:
-    from openvaala_server.runtime.manager import Runtime
+    from openvaala_server.runtime.manager import ConversationManager
 
 Handler = Callable[[Connection, Params], Awaitable[Any]]
 
 
-def context_methods(runtime: Runtime) -> dict[str, Handler]:
+def context_methods(runtime: ConversationManager) -> dict[str, Handler]:
     async def context(conn: Connection, p: Params) -> Any:
         conv = await runtime.open(p.id("conversationId"))
         session = conv.session(p.id("sessionId", None))

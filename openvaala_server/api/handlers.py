@@ -17,7 +17,7 @@ from openvaala_server.runtime import images as runtime_images
 from openvaala_server.runtime.context_view import usage_wire
 
 if TYPE_CHECKING:
-    from openvaala_server.runtime.manager import Runtime
+    from openvaala_server.runtime.manager import ConversationManager
 
 PROTOCOL_VERSION = 1
 TEXT_MAX = 200_000  # characters of one input message
@@ -25,7 +25,7 @@ Handler = Callable[[Connection, Params], Awaitable[Any]]
 
 
 class Dispatcher:
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: ConversationManager) -> None:
         self.runtime = runtime
         self.methods: dict[str, Handler] = {
             "initialize": self.initialize,

@@ -15,7 +15,7 @@ from openvaala_server.domain.bundle import ON_CONFLICT, BundleError
 from openvaala_server.store import bundle as store_bundle
 
 if TYPE_CHECKING:
-    from openvaala_server.runtime.manager import Runtime
+    from openvaala_server.runtime.manager import ConversationManager
 
 
 def _check_path(path: str, param: str) -> str:
@@ -24,12 +24,12 @@ def _check_path(path: str, param: str) -> str:
     return os.path.normpath(path)
 
 
-async def _known(runtime: Runtime, cid: str) -> None:
+async def _known(runtime: ConversationManager, cid: str) -> None:
     if not runtime.store.exists(cid):
         raise errors.NotFound(f"no conversation {cid}", param="conversationId")
 
 
-async def export_to_file(runtime: Runtime, cid: str, path: str) -> dict[str, Any]:
+async def export_to_file(runtime: ConversationManager, cid: str, path: str) -> dict[str, Any]:
     """Write the bundle to `path`, a new file (an existing one is never overwritten)."""
     await _known(runtime, cid)
     path = _check_path(path, "path")
@@ -49,7 +49,7 @@ async def export_to_file(runtime: Runtime, cid: str, path: str) -> dict[str, Any
     return {**result, "path": path, "bytes": size}
 
 
-async def export_to(runtime: Runtime, cid: str, out: IO[bytes]) -> dict[str, Any]:
+async def export_to(runtime: ConversationManager, cid: str, out: IO[bytes]) -> dict[str, Any]:
     await _known(runtime, cid)
     data_dir = runtime.store.data_dir
     try:
@@ -65,7 +65,7 @@ async def export_to(runtime: Runtime, cid: str, out: IO[bytes]) -> dict[str, Any
 
 
 async def import_from(
-    runtime: Runtime, source: IO[bytes], cwd: str | None, on_conflict: str
+    runtime: ConversationManager, source: IO[bytes], cwd: str | None, on_conflict: str
 ) -> dict[str, Any]:
     if on_conflict not in ON_CONFLICT:
         raise errors.InvalidParams(
@@ -101,7 +101,7 @@ async def import_from(
 
 
 async def import_from_file(
-    runtime: Runtime, path: str, cwd: str | None, on_conflict: str
+    runtime: ConversationManager, path: str, cwd: str | None, on_conflict: str
 ) -> dict[str, Any]:
     path = _check_path(path, "path")
     try:

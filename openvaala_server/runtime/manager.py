@@ -1,4 +1,5 @@
-"""The runtime: every conversation the server owns, and the operations clients ask for.
+"""The conversation manager: every conversation the server owns, and the operations clients ask
+for (it was called `Runtime`; the package `runtime/` is the manager and the parts it is built of).
 
 Handlers in `api/` call these methods; they validate what only the runtime can know (is a turn
 running, does the working directory exist, is the model configured) and raise `errors.*`.
@@ -59,7 +60,10 @@ T = TypeVar("T")
 TITLE_MAX = 200
 
 
-class Runtime:
+class ConversationManager:
+    """Owns the loaded conversations and implements the services their parts use
+    (`runtime/ports.Services`)."""
+
     def __init__(
         self,
         config: Config,

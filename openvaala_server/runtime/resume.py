@@ -15,10 +15,10 @@ from openvaala_server import errors
 from openvaala_server.domain import recovery
 
 if TYPE_CHECKING:
-    from openvaala_server.runtime.manager import Runtime
+    from openvaala_server.runtime.manager import ConversationManager
 
 
-async def resume(runtime: Runtime, cid: str, sid: str | None) -> dict[str, Any]:
+async def resume(runtime: ConversationManager, cid: str, sid: str | None) -> dict[str, Any]:
     conv = await runtime.open(cid)
     session = conv.session(sid)
     await conv.ensure_history()

@@ -1,4 +1,5 @@
-"""The runtime in-process: a real `Runtime` on the in-memory store with a scripted provider.
+"""The runtime in-process: a real `ConversationManager` on the in-memory store with a scripted
+provider.
 
 No daemon, no socket, no disk journal: each test drives the runtime through the methods the API
 handlers call (`create`, `send_input`, `interrupt`, `steer_input`, `compact_now`, `fork`, ...)
@@ -21,7 +22,7 @@ import pytest
 from openvaala_server.config import Config, parse_config
 from openvaala_server.domain.inbox import Mode
 from openvaala_server.runtime.conversation import LiveConversation
-from openvaala_server.runtime.manager import Runtime
+from openvaala_server.runtime.manager import ConversationManager
 from openvaala_server.store.interface import ConversationStore
 from openvaala_server.store.paths import DataDir
 from tests.support.memory_store import MemoryStore
@@ -93,7 +94,7 @@ class Events:
 
 @dataclass
 class Core:
-    runtime: Runtime
+    runtime: ConversationManager
     store: MemoryStore
     script: Script
     cwd: Path
@@ -124,8 +125,8 @@ class Core:
         return ended[-1]
 
 
-def make_runtime(config: Config, store: ConversationStore, script: Script) -> Runtime:
-    return Runtime(config, store, providers=script.provider)
+def make_runtime(config: Config, store: ConversationStore, script: Script) -> ConversationManager:
+    return ConversationManager(config, store, providers=script.provider)
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from openvaala_server.protocol import methods as m
 from openvaala_server.protocol import payloads as p
 
 if typing.TYPE_CHECKING:
-    from openvaala_server.runtime.manager import Runtime
+    from openvaala_server.runtime.manager import ConversationManager
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "protocol.md"
 _ROW = re.compile(r"^\|\s*`([a-zA-Z]+/[a-zA-Z]+|initialize)`\s*\|(.*)$")
@@ -154,7 +154,7 @@ def test_the_doc_and_the_types_agree() -> None:
 
 
 def test_every_request_has_a_handler_and_a_params_type() -> None:
-    handled = set(Dispatcher(cast("Runtime", None)).methods)
+    handled = set(Dispatcher(cast("ConversationManager", None)).methods)
     assert handled == m.REQUESTS, (handled ^ m.REQUESTS, "handlers vs protocol/methods.py")
     assert set(p.REQUEST_PARAMS) == m.REQUESTS
     assert set(p.NOTIFICATION_PARAMS) == m.NOTIFICATIONS
