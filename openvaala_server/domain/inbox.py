@@ -38,7 +38,6 @@ class Input:
     origin: Origin = "user"
     # For subagent reports: which child session sent it (shown in clients, kept on the item).
     from_session_id: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
     # The images sent with it, already in the conversation's attachments (domain/images.py).
     images: list[ImageRef] = field(default_factory=list)
 

@@ -73,9 +73,6 @@ TOOL_CALL: Final = "tool_call"
 TOOL_RESULT: Final = "tool_result"
 SUMMARY: Final = "summary"
 NOTICE: Final = "notice"
-ITEM_TYPES: Final = frozenset(
-    {USER_MESSAGE, AGENT_MESSAGE, REASONING, TOOL_CALL, TOOL_RESULT, SUMMARY, NOTICE}
-)
 
 # Item statuses.
 IN_PROGRESS: Final = "in_progress"

@@ -561,10 +561,6 @@ def last_user_index(items: list[Item]) -> int:
     return -1
 
 
-def is_message(item: Item) -> bool:
-    return item.get("type") in (USER_MESSAGE, AGENT_MESSAGE)
-
-
 # --- Reusing the wire form of finished items --------------------------------------------------
 
 W = TypeVar("W")

@@ -22,10 +22,6 @@ def dumps(value: Any) -> bytes:
     return orjson.dumps(value)
 
 
-def dumps_text(value: Any) -> str:
-    return orjson.dumps(value).decode()
-
-
 def loads(data: str | bytes) -> Any:
     try:
         return orjson.loads(data)

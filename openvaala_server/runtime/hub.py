@@ -62,9 +62,6 @@ class Hub:
             if not self._subscribers and self.on_unwatched is not None:
                 self.on_unwatched()
 
-    def is_subscribed(self, subscriber: Subscriber) -> bool:
-        return subscriber in self._subscribers
-
     @property
     def subscriber_count(self) -> int:
         return len(self._subscribers)

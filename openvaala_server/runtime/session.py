@@ -52,8 +52,6 @@ class LiveSession:
     history_complete: bool = True
     inbox: Inbox = field(default_factory=Inbox)
     turn: LiveTurn | None = None
-    # The task that runs this session's turns one after another while input keeps coming.
-    driver: asyncio.Task[None] | None = None
     last_status: str = "idle"  # of the last finished turn: idle | failed | interrupted
     closed: bool = False
     depth: int = 0  # 0 for the root agent, 1 for its subagents, …

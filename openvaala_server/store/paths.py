@@ -1,6 +1,6 @@
 """Where OpenVaala keeps its data, and the only way the store turns an id into a path.
 
-Contract (ARCHITECTURE.md, "Data directory")::
+Contract (docs/storage.md, "Layout")::
 
     <root>/metadata.db                  derived index (SQLite, WAL)
     <root>/runtime.lock                 flock held by the running server

@@ -1,6 +1,6 @@
 """The store: conversations on disk (journals) plus their index, behind one async API.
 
-Storage contract (ARCHITECTURE.md, "Data directory"):
+Storage contract (docs/storage.md, "Layout" and "Durability order"):
 
 - Durability order: every change is appended to a journal and fsynced (`JournalWriter`) *before*
   the index is updated; the caller broadcasts only after the method returns. So the index and the

@@ -261,9 +261,3 @@ class Transcript(VerticalScroll):
         if new_value <= 0 and old_value > 0 and self.more_above and not self._asked_older:
             self._asked_older = True
             self.post_message(self.NeedOlder(self.first_item_id))
-
-    def request_older(self) -> None:
-        """Ask for earlier items now (the Home key, or tests)."""
-        if self.more_above and not self._asked_older:
-            self._asked_older = True
-            self.post_message(self.NeedOlder(self.first_item_id))
