@@ -24,6 +24,12 @@ FAST = (
     "tests/server/models/test_wire_cache.py",
     "tests/server/models/test_image_parts.py",
     "tests/server/runtime/test_approvals.py",
+    "tests/server/test_config_context.py",
+    "tests/server/test_config_typos.py",
+    "tests/server/test_import_graph.py",
+    "tests/client/test_view.py",
+    "tests/client/test_view_approvals.py",
+    "tests/client/test_fold_streams.py",
 )
 
 
