@@ -39,7 +39,7 @@ max_output_tokens = 1000
 [agents.default]
 description = "General assistant"
 model = "scripted"
-tools = ["read_file", "update_plan"]
+tools = ["read_file", "write_file", "update_plan"]
 
 [retry]
 max_retries = 2

@@ -85,3 +85,21 @@ async def test_fork_copies_the_history_up_to_an_item(core: Core) -> None:
     ]
     original = await core.runtime.read(conv.conversation_id, None, None, 50)
     assert len(original["items"]) == 4
+
+
+async def test_rewind_to_a_message_forks_before_it_and_gives_its_text_back(core: Core) -> None:
+    conv, _events = await core.new()
+    core.script.text("One.")
+    await core.turn(conv, "first")
+    core.script.text("Two.")
+    await core.turn(conv, "second")
+    second = next(i for i in conv.root.items if i.get("text") == "second")
+
+    result = await core.runtime.rewind(conv.conversation_id, second["itemId"])
+
+    assert result["composerText"] == "second"
+    new_id = result["conversation"]["conversationId"]
+    read = await core.runtime.read(new_id, None, None, 50)
+    assert [i.get("text") for i in read["items"]] == ["first", "One."]
+    tree = await core.store.fork_summaries()
+    assert [(s["conversationId"], s["forkedFrom"]["kind"]) for s in tree] == [(new_id, "rewind")]
