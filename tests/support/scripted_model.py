@@ -32,6 +32,7 @@ from openvaala_server.models.base import (
     ToolCallRequested,
     UsageReported,
 )
+from openvaala_server.protocol.json_types import JsonObject
 
 Step = ModelEvent | ModelError | asyncio.Event
 
@@ -68,7 +69,7 @@ class Script:
     def thinking(self, thought: str, answer: str) -> None:
         self.reply(ReasoningDelta(thought), ReasoningDone(thought), TextDelta(answer))
 
-    def tool_call(self, name: str, arguments: dict[str, object], text: str = "") -> str:
+    def tool_call(self, name: str, arguments: JsonObject, text: str = "") -> str:
         """A reply calling one tool (after `text`, if any); returns the call's id."""
         call_id = f"call_{next(self._ids)}"
         steps: list[Step] = [TextDelta(text)] if text else []

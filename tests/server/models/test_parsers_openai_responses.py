@@ -11,6 +11,7 @@ from openvaala_server.models.base import (
     UsageReported,
 )
 from openvaala_server.models.openai_responses_stream import OpenAIResponsesStream
+from openvaala_server.protocol.json_types import JsonValue
 from tests.server.models.recorded import endpoint, failure, run
 
 WIRE = "openai_responses"
@@ -49,7 +50,7 @@ def test_function_call() -> None:
 
 
 def test_reasoning_summary_parts_and_the_echoed_context() -> None:
-    summary = [
+    summary: list[JsonValue] = [
         {"type": "summary_text", "text": "**Checking the files**"},
         {"type": "summary_text", "text": "The answer is short."},
     ]
