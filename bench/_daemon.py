@@ -60,6 +60,44 @@ if path:
         with open(path, "w") as f:
             json.dump(_log, f)
     atexit.register(_dump)
+gc_path = os.environ.get("OPENVAALA_BENCH_GC_LOG")
+if gc_path:
+    # How long each of the daemon's garbage collections stopped it (ms).
+    import gc
+    _gc_pauses, _gc_start = [], [0.0]
+    def _on_gc(phase, info):
+        if phase == "start":
+            _gc_start[0] = time.perf_counter()
+        else:
+            _gc_pauses.append((time.perf_counter() - _gc_start[0]) * 1000)
+    gc.callbacks.append(_on_gc)
+    def _dump_gc():
+        import json
+        with open(gc_path, "w") as f:
+            json.dump(_gc_pauses, f)
+    atexit.register(_dump_gc)
+calls = os.environ.get("OPENVAALA_BENCH_CALL_LOG")
+if calls:
+    # When each model call starts (`TurnRunner._call_model`: the threshold check, the request's
+    # assembly and encoding follow) and when its body has been built (`http.sse_events`).
+    from openvaala_server.runtime import turn as _turn
+    _call = _turn.TurnRunner._call_model
+    from openvaala_server.models import http as _http
+    _sse = _http.sse_events
+    _starts, _built = [], []
+    async def _call_model(self):
+        _starts.append(time.perf_counter())
+        return await _call(self)
+    def sse_events(*args, **kwargs):  # called with the request's body built
+        _built.append(time.perf_counter())
+        return _sse(*args, **kwargs)
+    _turn.TurnRunner._call_model = _call_model
+    _http.sse_events = sse_events
+    def _dump_calls():
+        import json
+        with open(calls, "w") as f:
+            json.dump([_starts, _built], f)
+    atexit.register(_dump_calls)
 from openvaala_server.cli import main
 profile = os.environ.get("OPENVAALA_BENCH_PROFILE")
 if profile:
@@ -86,7 +124,13 @@ def check_clock() -> None:
 
 class BenchDaemon:
     def __init__(
-        self, config: str = DEMO_CONFIG, *, home: Path | None = None, emit_log: bool = False
+        self,
+        config: str = DEMO_CONFIG,
+        *,
+        home: Path | None = None,
+        emit_log: bool = False,
+        call_log: bool = False,
+        gc_log: bool = False,
     ) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="ovbench-")
         root = Path(self._tmp.name)
@@ -96,6 +140,8 @@ class BenchDaemon:
         self.workdir = root / "work"
         self.workdir.mkdir()
         self.emit_log_path = root / "emits.json" if emit_log else None
+        self.call_log_path = root / "calls.json" if call_log else None
+        self.gc_log_path = root / "gc.json" if gc_log else None
         self.process: subprocess.Popen[bytes] | None = None
         self.address = ""
         self.token = ""
@@ -108,6 +154,10 @@ class BenchDaemon:
         env["OPENVAALA_CONFIG"] = str(self.config_path)
         if self.emit_log_path is not None:
             env["OPENVAALA_BENCH_EMIT_LOG"] = str(self.emit_log_path)
+        if self.call_log_path is not None:
+            env["OPENVAALA_BENCH_CALL_LOG"] = str(self.call_log_path)
+        if self.gc_log_path is not None:
+            env["OPENVAALA_BENCH_GC_LOG"] = str(self.gc_log_path)
         return env
 
     def start(self, timeout: float = 60) -> BenchDaemon:
@@ -155,6 +205,19 @@ class BenchDaemon:
         """(conversationId, seq, t_before_publish, t_after_publish); after `stop()`."""
         assert self.emit_log_path is not None
         return [tuple(row) for row in json.loads(self.emit_log_path.read_text())]
+
+    def call_times(self) -> tuple[list[float], list[float]]:
+        """`perf_counter()` as each model call started and as its body was built (`call_log=True`);
+        after `stop()`."""
+        assert self.call_log_path is not None
+        starts, built = json.loads(self.call_log_path.read_text())
+        return [float(t) for t in starts], [float(t) for t in built]
+
+    def gc_pauses(self) -> list[float]:
+        """How long each garbage collection in the daemon took, ms (`gc_log=True`); after
+        `stop()`."""
+        assert self.gc_log_path is not None
+        return [float(t) for t in json.loads(self.gc_log_path.read_text())]
 
     def log(self) -> str:
         try:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import secrets
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from openvaala_server.domain import records as r
 from openvaala_server.store.paths import DataDir
@@ -83,6 +83,6 @@ async def write_conversation(
     )
     items = make_items(sid, count, shape)
     for start in range(0, len(items), 5_000):
-        await store.append_items(cid, sid, items[start : start + 5_000])
+        await store.append_items(cid, sid, cast("list[r.Item]", items[start : start + 5_000]))
     await store.close()
     return cid, [i["itemId"] for i in items]

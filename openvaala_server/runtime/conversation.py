@@ -22,7 +22,7 @@ from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.meta import ConversationMeta
 from openvaala_server.domain.plan import Plan
 from openvaala_server.domain.usage import UsageTracker
-from openvaala_server.runtime import context_view
+from openvaala_server.runtime import context_view, warmup
 from openvaala_server.runtime.approvals import ApprovalBoard
 from openvaala_server.runtime.checkpoints import Checkpoints
 from openvaala_server.runtime.hub import Hub
@@ -63,6 +63,8 @@ class LiveConversation:
         self.root_session_id = ""
         # Loads the parts of the sessions' histories that opening skipped (see `ensure_history`).
         self._history_task: asyncio.Task[None] | None = None
+        # Fills the providers' wire caches after an open (runtime/warmup.py).
+        self.warming: asyncio.Task[None] | None = None
         # Lets go of the histories while nothing uses them (runtime/residency.py).
         self.residency = Residency(self)
         hub.on_unwatched = self.residency.check
@@ -237,23 +239,28 @@ class LiveConversation:
 
     # -- history loading -----------------------------------------------------------------
 
-    def load_history_in_background(self, *, estimate: bool = True) -> None:
+    def load_history_in_background(self, *, opening: bool = True) -> None:
         partial = [s for s in self.sessions.values() if not s.history_complete]
         if partial:
-            self._history_task = asyncio.create_task(self._load_history(partial, estimate))
+            self._history_task = asyncio.create_task(self._load_history(partial, opening))
 
-    async def _load_history(self, sessions: list[LiveSession], estimate: bool) -> None:
+    async def _load_history(self, sessions: list[LiveSession], opening: bool) -> None:
         for session in sessions:
             items = await self.runtime.store_call(
                 self.runtime.store.read_all_items(self.conversation_id, session.session_id)
             )
+            counted = opening and session.model in self.runtime.config.models
+            if counted:  # beside the loop: the estimate below only looks them up
+                await asyncio.to_thread(warmup.estimate_all, items)
             session.items = _joined(items, session.items)
             session.history_complete = True
             # After a release (runtime/residency.py) the usage was kept: it may be the
             # provider's own count, better than an estimate.
-            if estimate and session.model in self.runtime.config.models:
+            if counted:
                 self.refresh_usage_estimate(session)
                 self.publish_usage(session)
+        if opening:  # the first request then costs what later ones do (runtime/warmup.py)
+            self.warming = asyncio.create_task(warmup.fill_wire_caches(self, sessions))
 
     async def ensure_history(self) -> None:
         """Wait until every session's whole history is in memory (a model call, a fork, a read
@@ -263,7 +270,7 @@ class LiveConversation:
         if (task is None or task.done()) and any(
             not s.history_complete for s in self.sessions.values()
         ):
-            self.load_history_in_background(estimate=False)
+            self.load_history_in_background(opening=False)
             task = self._history_task
         if task is not None:
             await asyncio.shield(task)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Protocol
 from openvaala_server.domain.positions import PositionIndex
 from openvaala_server.domain.records import Item
 from openvaala_server.domain.usage import forget_estimates
+from openvaala_server.runtime import warmup
 
 if TYPE_CHECKING:
     from openvaala_server.runtime.hub import Hub
@@ -93,7 +94,7 @@ class Residency:
         self.conv = conv
         self._last_read = 0.0
         self._timer: asyncio.TimerHandle | None = None
-        self.releases = 0  # how many times the histories were let go (logged, for tests)
+        self.freeing: asyncio.Future[None] | None = None  # the last release's freeing
 
     def read(self) -> None:
         """A client read a page: keep the history a while (it may read the next one). A
@@ -148,7 +149,6 @@ class Residency:
             kept += len(session.items)
         if not released:
             return
-        self.releases += 1
         count = sum(len(items) for items in released)
         log.info(
             "conversation %s: history released from memory (%d items, %d kept)",
@@ -156,8 +156,9 @@ class Residency:
             count,
             kept,
         )
+        warmup.forget(self.conv, released)
         # Freed beside the loop (the loop would stall for as long as that takes).
-        asyncio.get_running_loop().run_in_executor(None, _free, released)
+        self.freeing = asyncio.get_running_loop().run_in_executor(None, _free, released)
 
     def close(self) -> None:
         if self._timer is not None:

@@ -45,6 +45,7 @@ TORN_TAIL: Final = "torn_tail"
 BAD_LINE: Final = "bad_line"
 UNKNOWN_TYPE: Final = "unknown_type"
 _BLOCK: Final = 1 << 16
+_SLICE: Final = 1_000  # lines parsed per C-level pass (see `_parse_clean`)
 _SEQ: Final = itemgetter("seq")
 _TYPE: Final = itemgetter("type")
 _DICT: Final = frozenset({dict})
@@ -109,7 +110,11 @@ def _parse_clean(lines: list[bytes], known_types: frozenset[str]) -> list[r.Reco
     no problem or torn tail.
     """
     try:
-        values = list(map(orjson.loads, lines))
+        # In slices: between two the interpreter can hand the GIL to the event loop, which one
+        # C-level pass over a 50k-line file would hold up for its whole parse.
+        values: list[Any] = []
+        for start in range(0, len(lines), _SLICE):
+            values += map(orjson.loads, lines[start : start + _SLICE])
         if not _DICT.issuperset(map(type, values)):
             return None
         if not _INT.issuperset(map(type, map(_SEQ, values))):

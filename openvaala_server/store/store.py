@@ -331,10 +331,9 @@ class Store:
     async def read_all_items(self, cid: str, sid: str) -> list[r.Item]:
         path = self._session_path(cid, sid)
         try:
-            read = await asyncio.to_thread(journal.read_journal, path)
+            return await asyncio.to_thread(_read_items, path)
         except FileNotFoundError:
             return []
-        return [_item(rec) for rec in read.records if rec["type"] == r.ITEM]
 
     async def read_items(
         self, cid: str, sid: str, *, before_item: str | None = None, limit: int | None = None
@@ -479,6 +478,13 @@ async def _open_index(data_dir: DataDir) -> ix.Index:
             reason = f"damaged ({exc})"
     await _rebuild(data_dir, reason)
     return await ix.Index.open(data_dir.metadata_db)
+
+
+def _read_items(path: Path) -> list[r.Item]:
+    """Every item of a session file, picked out in the worker thread too (tens of thousands of
+    records: on the event loop that would stall every client)."""
+    read = journal.read_journal(path)
+    return [_item(rec) for rec in read.records if rec["type"] == r.ITEM]
 
 
 def _item(record: r.Record) -> r.Item:

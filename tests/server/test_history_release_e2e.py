@@ -14,7 +14,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -65,7 +65,7 @@ async def write_conversation(home: Path, cwd: Path, count: int) -> tuple[str, li
             items.append({**base, "type": r.USER_MESSAGE, "text": f"message {n}", "origin": "user"})
         else:
             items.append({**base, "type": r.AGENT_MESSAGE, "text": f"reply {n}"})
-    await store.append_items(cid, sid, items)
+    await store.append_items(cid, sid, cast("list[r.Item]", items))
     await store.close()
     return cid, [i["itemId"] for i in items]
 
