@@ -30,6 +30,7 @@ from openvaala_server.runtime import warmup
 
 if TYPE_CHECKING:
     from openvaala_server.runtime.hub import Hub
+    from openvaala_server.runtime.ports import Services
     from openvaala_server.runtime.session import LiveSession
 
 log = logging.getLogger(__name__)
@@ -74,6 +75,9 @@ class Owner(Protocol):
 
     @property
     def conversation_id(self) -> str: ...
+
+    @property
+    def runtime(self) -> Services: ...
 
     @property
     def hub(self) -> Hub: ...
@@ -156,7 +160,7 @@ class Residency:
             count,
             kept,
         )
-        warmup.forget(self.conv, released)
+        warmup.forget(self.conv.runtime, list(self.conv.sessions.values()), released)
         # Freed beside the loop (the loop would stall for as long as that takes).
         self.freeing = asyncio.get_running_loop().run_in_executor(None, _free, released)
 

@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING
 from openvaala_server.domain.records import Item
 from openvaala_server.domain.usage import estimate_finished
 from openvaala_server.models.http import WireCache
+from openvaala_server.runtime import context_view
 
 if TYPE_CHECKING:
-    from openvaala_server.runtime.conversation import LiveConversation
+    from openvaala_server.runtime.ports import Conversation, Services
     from openvaala_server.runtime.session import LiveSession
 
 log = logging.getLogger(__name__)
@@ -35,9 +36,8 @@ def estimate_all(items: list[Item]) -> None:
         estimate_finished(item)
 
 
-def wire_cache_of(conv: LiveConversation, session: LiveSession) -> WireCache[object] | None:
+def wire_cache_of(runtime: Services, session: LiveSession) -> WireCache[object] | None:
     """The wire cache of the provider the session's next request goes to, if it keeps one."""
-    runtime = conv.runtime
     if session.model not in runtime.config.models:
         return None
     try:
@@ -48,16 +48,16 @@ def wire_cache_of(conv: LiveConversation, session: LiveSession) -> WireCache[obj
     return cache if isinstance(cache, WireCache) else None
 
 
-async def fill_wire_cache(conv: LiveConversation, session: LiveSession) -> None:
+async def fill_wire_cache(conv: Conversation, session: LiveSession) -> None:
     """Convert the session's context into its provider's wire cache, a step at a time.
 
     Stops when the history is replaced meanwhile (let go of memory, or reloaded): what it
     converted after that would keep items alive that nobody holds any more."""
-    cache = wire_cache_of(conv, session)
+    cache = wire_cache_of(conv.runtime, session)
     if cache is None:
         return
     items = session.items
-    context = conv.model_context(session)[-cache.generation :]
+    context = context_view.model_context(conv, session)[-cache.generation :]
     for start in range(0, len(context), STEP):
         if session.items is not items:
             return
@@ -65,7 +65,7 @@ async def fill_wire_cache(conv: LiveConversation, session: LiveSession) -> None:
         await asyncio.sleep(0)
 
 
-async def fill_wire_caches(conv: LiveConversation, sessions: list[LiveSession]) -> None:
+async def fill_wire_caches(conv: Conversation, sessions: list[LiveSession]) -> None:
     for session in sessions:
         try:
             await fill_wire_cache(conv, session)
@@ -73,9 +73,9 @@ async def fill_wire_caches(conv: LiveConversation, sessions: list[LiveSession]) 
             log.exception("preparing the wire form of a history failed")
 
 
-def forget(conv: LiveConversation, released: list[list[Item]]) -> None:
+def forget(runtime: Services, sessions: list[LiveSession], released: list[list[Item]]) -> None:
     """The histories `released` were let go: drop their providers' cache entries too."""
-    caches = {id(c): c for s in conv.sessions.values() if (c := wire_cache_of(conv, s))}
+    caches = {id(c): c for s in sessions if (c := wire_cache_of(runtime, s))}
     for cache in caches.values():
         for items in released:
             cache.forget(items)

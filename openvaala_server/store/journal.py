@@ -112,7 +112,7 @@ def _parse_clean(lines: list[bytes], known_types: frozenset[str]) -> list[r.Reco
     try:
         # In slices: between two the interpreter can hand the GIL to the event loop, which one
         # C-level pass over a 50k-line file would hold up for its whole parse.
-        values: list[Any] = []
+        values: list[r.Record] = []
         for start in range(0, len(lines), _SLICE):
             values += map(orjson.loads, lines[start : start + _SLICE])
         if not _DICT.issuperset(map(type, values)):

@@ -2,7 +2,7 @@
 let go of memory when nobody uses it (docs/design.md, "Performance at scale";
 runtime/warmup.py, runtime/residency.py).
 
-In-process, with real parts: a `Runtime` on the real store (a temporary data directory, the
+In-process, with real parts: a `ConversationManager` on the real store (a temporary data directory, the
 conversation written with the store's own writer) and the OpenAI-compatible provider the
 registry makes (never called: its wire cache is what is looked at)."""
 
@@ -22,7 +22,7 @@ from openvaala_server.domain import usage
 from openvaala_server.domain.ids import new_id
 from openvaala_server.models.base import ModelRequest
 from openvaala_server.models.http import WireCache
-from openvaala_server.runtime.manager import Runtime
+from openvaala_server.runtime.manager import ConversationManager
 from openvaala_server.store.paths import DataDir
 from openvaala_server.store.store import Store
 
@@ -47,7 +47,7 @@ class Watcher:
 
 
 @pytest.fixture
-async def opened(tmp_path: Path) -> AsyncIterator[tuple[Runtime, str, list[str]]]:
+async def opened(tmp_path: Path) -> AsyncIterator[tuple[ConversationManager, str, list[str]]]:
     store = await Store.open(DataDir(tmp_path / "home"))
     cid, sid = new_id(), new_id()
     await store.create_conversation(
@@ -78,14 +78,14 @@ async def opened(tmp_path: Path) -> AsyncIterator[tuple[Runtime, str, list[str]]
             }
         )
     await store.append_items(cid, sid, cast("list[r.Item]", items))
-    runtime = Runtime(parse_config(tomllib.loads(CONFIG)), store)
+    runtime = ConversationManager(parse_config(tomllib.loads(CONFIG)), store)
     yield runtime, cid, [i["itemId"] for i in items]
     await runtime.shutdown(timeout=10)
     await store.close()
 
 
 async def test_the_first_request_after_an_open_converts_nothing_and_a_release_lets_go(
-    opened: tuple[Runtime, str, list[str]],
+    opened: tuple[ConversationManager, str, list[str]],
 ) -> None:
     runtime, cid, ids = opened
     conv = await runtime.open(cid)
