@@ -2,9 +2,9 @@
 let go of memory when nobody uses it (docs/design.md, "Performance at scale";
 runtime/warmup.py, runtime/residency.py).
 
-In-process, with real parts: a `ConversationManager` on the real store (a temporary data directory, the
-conversation written with the store's own writer) and the OpenAI-compatible provider the
-registry makes (never called: its wire cache is what is looked at)."""
+In-process, with real parts: a `ConversationManager` on the real store (a temporary data
+directory, the conversation written with the store's own writer) and the OpenAI-compatible
+provider the registry makes (never called: its wire cache is what is looked at)."""
 
 from __future__ import annotations
 
