@@ -49,6 +49,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 from bench._daemon import BenchDaemon, RawClient, check_clock  # noqa: E402 (after the path fix above)
 from openvaala_server.config import McpServerConfig  # noqa: E402 (after the path fix above)
 from openvaala_server.mcp.manager import McpManager  # noqa: E402 (after the path fix above)
+from openvaala_server.structured import Supervisor  # noqa: E402 (after the path fix above)
 from openvaala_server.tools.base import ToolContext  # noqa: E402 (after the path fix above)
 
 SERVER = Path(__file__).resolve().parent.parent / "tests" / "server" / "mcp" / "mcp_test_server.py"
@@ -186,28 +187,29 @@ async def in_process(calls: int, warmup: int) -> None:
     config = McpServerConfig(
         name="bench", command=sys.executable, args=(str(SERVER), "stdio"), startup_timeout_s=60
     )
-    manager = McpManager({"bench": config})
-    [tool] = [t for t in await manager.tools_for(["mcp:bench"]) if t.spec.name.endswith("echo")]
-    ctx = ToolContext(cwd=Path.cwd(), emit_output=lambda _: None)
-    params = StdioServerParameters(command=sys.executable, args=[str(SERVER), "stdio"])
-    direct: list[float] = []
-    adapter: list[float] = []
-    try:
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            for i in range(warmup + calls):
-                text = f"call {i}"
-                start = time.perf_counter()
-                raw = await session.call_tool("echo", {"text": text})
-                mid = time.perf_counter()
-                result = await tool.run({"text": text}, ctx)
-                end = time.perf_counter()
-                assert not raw.is_error and result.output == text, result
-                if i >= warmup:
-                    direct.append(mid - start)
-                    adapter.append(end - mid)
-    finally:
-        await manager.shutdown()
+    async with Supervisor("bench") as tasks:
+        manager = McpManager({"bench": config}, tasks)
+        [tool] = [t for t in await manager.tools_for(["mcp:bench"]) if t.spec.name.endswith("echo")]
+        ctx = ToolContext(cwd=Path.cwd(), emit_output=lambda _: None)
+        params = StdioServerParameters(command=sys.executable, args=[str(SERVER), "stdio"])
+        direct: list[float] = []
+        adapter: list[float] = []
+        try:
+            async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                for i in range(warmup + calls):
+                    text = f"call {i}"
+                    start = time.perf_counter()
+                    raw = await session.call_tool("echo", {"text": text})
+                    mid = time.perf_counter()
+                    result = await tool.run({"text": text}, ctx)
+                    end = time.perf_counter()
+                    assert not raw.is_error and result.output == text, result
+                    if i >= warmup:
+                        direct.append(mid - start)
+                        adapter.append(end - mid)
+        finally:
+            await manager.shutdown()
     _report(
         f"2. In process (manager + adapter, no daemon): {calls} calls each after {warmup} warm-up",
         {"SDK direct": direct, "adapter": adapter},

@@ -3,7 +3,10 @@
 Start: lock (a second server on the same data directory exits naming the first), token (new at
 every start, mode 0600), store, recovery of turns a crash cut, then uvicorn on 127.0.0.1.
 Stop (SIGTERM/SIGINT): running turns are interrupted and written, the store is flushed and closed,
-the token removed and the lock released — in that order.
+the token removed and the lock released — in that order, within `STOP_BOUND_S` (docs/design.md,
+"Structured concurrency"). Everything the daemon runs in the background belongs to one of two
+supervisors entered here: the server's (accept loop, signal-started work, config watcher) and the
+runtime's (turns, MCP servers), so nothing outlives `serve`.
 """
 
 from __future__ import annotations
@@ -15,10 +18,15 @@ import os
 import secrets
 import signal
 import socket
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from types import FrameType
+from typing import Final
 
+import anyio
 import uvicorn
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from openvaala_server.api.app import build_app
 from openvaala_server.api.listener import Guard, GuardedH11Protocol, Limits, accept_forever
@@ -32,8 +40,17 @@ from openvaala_server.runtime.reload import ConfigWatcher
 from openvaala_server.store.lock import RuntimeLock
 from openvaala_server.store.paths import DataDir
 from openvaala_server.store.store import Store
+from openvaala_server.structured import Activity, Supervisor
 
 log = logging.getLogger("openvaala.server")
+
+# Running turns get this long to write their end when the daemon stops (manager.shutdown).
+TURN_STOP_S: Final = 10.0
+# uvicorn's wait for open connections to close once the turns are stopped.
+CONNECTIONS_STOP_S: Final = 3
+# The whole stop, signal to exit: turns, connections, MCP servers and providers, the store's flush.
+# Past it whatever is left is cancelled (an `fsync` under way still completes: it is not awaitable).
+STOP_BOUND_S: Final = TURN_STOP_S + CONNECTIONS_STOP_S + 5.0
 
 
 class PortInUse(Exception):
@@ -91,13 +108,19 @@ class _DaemonServer(uvicorn.Server):
     """uvicorn, but a stop signal first interrupts and saves running turns."""
 
     def __init__(
-        self, config: uvicorn.Config, runtime: ConversationManager, limits: Limits
+        self,
+        config: uvicorn.Config,
+        runtime: ConversationManager,
+        limits: Limits,
+        tasks: Supervisor,
     ) -> None:
         super().__init__(config)
         self.runtime = runtime
+        self.tasks = tasks
         self._stopping = False
         self._guard = Guard(limits)
-        self._accepting: asyncio.Task[None] | None = None
+        self._accepting: Activity | None = None
+        self._stop_requested: anyio.Event | None = None
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         # uvicorn would accept through asyncio's loop, which floods the log when out of file
@@ -112,19 +135,22 @@ class _DaemonServer(uvicorn.Server):
 
         if not sockets:
             raise ValueError("the daemon serves the socket it bound (bind_loopback)")
-        self._accepting = asyncio.create_task(accept_forever(sockets[0], protocol, self._guard))
-        self._accepting.add_done_callback(self._accept_ended)
+        accept = partial(self._accept, sockets[0], protocol)
+        self._accepting = self.tasks.spawn(accept, "accept-loop")
+        self._stop_requested = anyio.Event()
+        self.tasks.spawn(self._stop_when_requested, "graceful-stop")
 
-    def _accept_ended(self, task: asyncio.Task[None]) -> None:
-        if not task.cancelled() and (exc := task.exception()) is not None:
-            log.error("the accept loop failed: stopping", exc_info=exc)
+    async def _accept(self, sock: socket.socket, protocol: Callable[[], asyncio.Protocol]) -> None:
+        try:
+            await accept_forever(sock, protocol, self._guard)
+        except Exception:
+            log.exception("the accept loop failed: stopping")
             self.should_exit = True
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         if self._accepting is not None:
             self._accepting.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._accepting
+            await self._accepting.wait()
         await super().shutdown(sockets)
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
@@ -132,14 +158,34 @@ class _DaemonServer(uvicorn.Server):
             super().handle_exit(sig, frame)
             return
         self._stopping = True
-        loop = asyncio.get_event_loop()
-        loop.call_soon_threadsafe(lambda: loop.create_task(self._graceful()))
+        # A signal handler runs between two bytecodes of whatever the loop was doing: hand the
+        # stop to the loop, where an activity of the server waits for it.
+        if self._stop_requested is None:  # before startup: nothing runs yet
+            super().handle_exit(sig, frame)
+            return
+        asyncio.get_event_loop().call_soon_threadsafe(self._stop_requested.set)
 
-    async def _graceful(self) -> None:
+    async def _stop_when_requested(self) -> None:
+        assert self._stop_requested is not None
+        await self._stop_requested.wait()
         try:
-            await self.runtime.shutdown()
+            with anyio.move_on_after(TURN_STOP_S + 2.0):
+                await self.runtime.shutdown(timeout=TURN_STOP_S)
         finally:
             self.should_exit = True
+
+
+def _request(requests: MemoryObjectSendStream[None]) -> None:
+    with contextlib.suppress(anyio.WouldBlock):
+        requests.send_nowait(None)
+
+
+async def _reload_on_request(
+    watcher: ConfigWatcher, requests: MemoryObjectReceiveStream[None]
+) -> None:
+    with requests:
+        async for _ in requests:
+            await watcher.check(force=True)
 
 
 def _unusable(data_dir: DataDir, exc: OSError) -> StoreError:
@@ -178,35 +224,56 @@ async def serve(data_dir: DataDir, config: Config, port: int) -> None:
         runtime = ConversationManager(config, store)
         watcher = runtime.config_watch = ConfigWatcher(runtime)
         try:
-            await runtime.recover_cut_turns()
-            app = build_app(runtime, credentials)
-            uv_config = uvicorn.Config(
-                app,
-                ws=ClosingWebSocketProtocol,
-                ws_max_size=config.server.max_frame_bytes,
-                # Small frames on loopback gain nothing from compression, and deflating each
-                # frame once per client cost ~10% of the daemon's CPU when fanning out.
-                ws_per_message_deflate=False,
-                ws_ping_interval=20,
-                ws_ping_timeout=20,
-                proxy_headers=False,
-                server_header=False,
-                lifespan="off",
-                log_level="warning",
-                timeout_graceful_shutdown=3,
-            )
-            logging.getLogger("uvicorn.error").addFilter(_OneLine())
-            server = _DaemonServer(uv_config, runtime, Limits.from_file_limit())
-            lock.set_address(f"127.0.0.1:{actual_port}")
-            log.info("OpenVaala serving on http://127.0.0.1:%d (pid %d)", actual_port, os.getpid())
-            watcher.start()
-            reload_now = lambda: asyncio.ensure_future(watcher.check(force=True))  # noqa: E731
-            asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, reload_now)
-            await server.serve(sockets=[sock])
-            await watcher.stop()
-            await runtime.shutdown()
+            async with Supervisor("server") as tasks, runtime.tasks:
+                await _serve(runtime, watcher, tasks, credentials, sock, config, lock, actual_port)
         finally:
-            await store.close()
+            with anyio.CancelScope(shield=True):  # what was acknowledged is flushed, always
+                await store.close()
             data_dir.token_path.unlink(missing_ok=True)
     finally:
         lock.release()
+
+
+async def _serve(
+    runtime: ConversationManager,
+    watcher: ConfigWatcher,
+    tasks: Supervisor,
+    credentials: Credentials,
+    sock: socket.socket,
+    config: Config,
+    lock: RuntimeLock,
+    actual_port: int,
+) -> None:
+    try:
+        await runtime.recover_cut_turns()
+        app = build_app(runtime, credentials)
+        uv_config = uvicorn.Config(
+            app,
+            ws=ClosingWebSocketProtocol,
+            ws_max_size=config.server.max_frame_bytes,
+            # Small frames on loopback gain nothing from compression, and deflating each
+            # frame once per client cost ~10% of the daemon's CPU when fanning out.
+            ws_per_message_deflate=False,
+            ws_ping_interval=20,
+            ws_ping_timeout=20,
+            proxy_headers=False,
+            server_header=False,
+            lifespan="off",
+            log_level="warning",
+            timeout_graceful_shutdown=CONNECTIONS_STOP_S,
+        )
+        logging.getLogger("uvicorn.error").addFilter(_OneLine())
+        server = _DaemonServer(uv_config, runtime, Limits.from_file_limit(), tasks)
+        lock.set_address(f"127.0.0.1:{actual_port}")
+        log.info("OpenVaala serving on http://127.0.0.1:%d (pid %d)", actual_port, os.getpid())
+        tasks.spawn(watcher.watch, "config-watch")
+        # SIGHUP reloads at once; several before the reload ran make one more.
+        requests_in, requests = anyio.create_memory_object_stream[None](1)
+        asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, _request, requests_in)
+        tasks.spawn(partial(_reload_on_request, watcher, requests), "config-reload")
+        await server.serve(sockets=[sock])
+    finally:
+        # Cancelled from the top: the supervisors' exits cancel what is left; this bounds the
+        # turns' last writes (a second signal during a stop is uvicorn's forced exit).
+        with anyio.CancelScope(shield=True), anyio.move_on_after(TURN_STOP_S + 2.0):
+            await runtime.shutdown(timeout=TURN_STOP_S)

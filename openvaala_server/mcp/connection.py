@@ -1,15 +1,15 @@
 """One configured MCP server: its process or HTTP session, its tools, and its status.
 
 The official SDK's transports and `ClientSession` are async context managers that must be entered
-and exited in one task, so each running server lives in its own long-lived task (`_serve`), which
-holds the session open until asked to stop or until the connection ends. Calls are sent from the
+and exited in one task, so each running server lives in its own long-lived activity (`_serve`) of
+the daemon's supervisor (structured.py), which holds the session open until asked to stop, until
+the connection ends or until the daemon stops. Calls are sent from the
 callers' own tasks over that session: the SDK routes each answer to the request that awaits it,
 so calls from several conversations run side by side on one server.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import os
@@ -17,8 +17,9 @@ import tempfile
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import IO, Any, Literal
+from typing import IO, Any, Final, Literal
 
+import anyio
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -28,6 +29,7 @@ from mcp.types import CONNECTION_CLOSED, CallToolResult, PaginatedRequestParams
 from mcp.types import Tool as McpToolInfo
 
 from openvaala_server.config import McpServerConfig
+from openvaala_server.structured import CANCEL_GRACE_S, Activity, Supervisor
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +44,9 @@ BASE_ENV = ("PATH", "HOME", "LANG")
 RETRY_START_AFTER_S = 30.0
 # The last characters of a failed server's stderr quoted in its status.
 STDERR_TAIL = 500
+# How long `stop` waits for a server to end its session (the SDK terminates, then kills, the
+# process) before cancelling its activity.
+STOP_S: Final = 10.0
 
 
 class McpCallError(Exception):
@@ -71,17 +76,18 @@ def server_env(config: McpServerConfig) -> dict[str, str]:
 class McpConnection:
     """A configured server, started on first need and restarted after it ended."""
 
-    def __init__(self, config: McpServerConfig) -> None:
+    def __init__(self, config: McpServerConfig, tasks: Supervisor) -> None:
         self.config = config
+        self.tasks = tasks
         self.status: Status = "stopped"
         self.error: str | None = None
         # The server's tools that pass enabled_tools / disabled_tools, from its last listing.
         self.tools: tuple[McpToolInfo, ...] = ()
         self._session: ClientSession | None = None
-        self._task: asyncio.Task[None] | None = None
-        self._ready = asyncio.Event()
-        self._stop = asyncio.Event()
-        self._start_lock = asyncio.Lock()
+        self._activity: Activity | None = None
+        self._ready = anyio.Event()
+        self._stop = anyio.Event()
+        self._start_lock = anyio.Lock()
         self._failed_at = 0.0
         # Set when the connection ended after a good start: restart at the next need, at once.
         self._ended = False
@@ -90,8 +96,13 @@ class McpConnection:
         # Calls under way, and set when there are none: a server retired by a config reload is
         # stopped once its calls have finished.
         self.calls = 0
-        self.idle = asyncio.Event()
-        self.idle.set()
+        self._idle = anyio.Event()
+        self._idle.set()
+
+    async def until_idle(self) -> None:
+        """Until no call is under way (each is bounded by its tool_timeout_s)."""
+        while self.calls:
+            await self._idle.wait()
 
     def _check_alive(self) -> None:
         """Notice a server that ended while idle, so its status says so and the next call restarts
@@ -124,28 +135,27 @@ class McpConnection:
     async def _start(self) -> None:
         await self._discard_task()
         self.status, self.error, self._ended = "starting", None, False
-        self._ready, self._stop = asyncio.Event(), asyncio.Event()
-        self._task = asyncio.create_task(self._serve(), name=f"mcp:{self.config.name}")
+        self._ready, self._stop = anyio.Event(), anyio.Event()
+        self._activity = self.tasks.spawn(self._serve, f"mcp:{self.config.name}")
         timeout = self.config.startup_timeout_s
-        try:
-            await asyncio.wait_for(self._ready.wait(), timeout)
-        except TimeoutError:
+        with anyio.move_on_after(timeout):
+            await self._ready.wait()
+        if not self._ready.is_set():
             self._fail(f"did not start within startup_timeout_s = {timeout:g} s")
             tail = self._stderr_tail()
             if tail:
                 self.error = f"{self.error}; its stderr: {tail}"
             self._stop.set()
-            if self._task is not None:
-                self._task.cancel()
+            self._activity.cancel()
 
     async def _discard_task(self) -> None:
-        """Let a previous run's task finish its teardown (bounded by the SDK) before a new one."""
-        task, self._task = self._task, None
-        if task is not None and not task.done():
+        """Let a previous run's activity finish its teardown (bounded) before a new one."""
+        activity, self._activity = self._activity, None
+        if activity is not None and not activity.finished:
             self._stop.set()
-            task.cancel()
-            with contextlib.suppress(BaseException):
-                await asyncio.wait_for(asyncio.shield(task), 5.0)
+            activity.cancel()
+            with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_GRACE_S):
+                await activity.wait()
 
     def _fail(self, reason: str) -> None:
         self.status, self.error, self._session = "failed", reason, None
@@ -162,7 +172,7 @@ class McpConnection:
                 self._session, self.status = session, "ready"
                 self._ready.set()
                 await self._stop.wait()
-        except asyncio.CancelledError:
+        except anyio.get_cancelled_exc_class():
             raise
         except BaseException as exc:  # any failure of the server becomes its status
             reason = self._describe_failure(exc)
@@ -247,10 +257,12 @@ class McpConnection:
         session = self._session
         assert session is not None
         timeout = self.config.tool_timeout_s
+        if not self.calls:
+            self._idle = anyio.Event()
         self.calls += 1
-        self.idle.clear()
         try:
-            return await asyncio.wait_for(session.call_tool(tool, arguments), timeout)
+            with anyio.fail_after(timeout):
+                return await session.call_tool(tool, arguments)
         except TimeoutError:
             raise McpCallError(
                 f"{name}: {tool} did not finish within tool_timeout_s = {timeout:g} s"
@@ -266,7 +278,7 @@ class McpConnection:
         finally:
             self.calls -= 1
             if not self.calls:
-                self.idle.set()
+                self._idle.set()
 
     def _lost(self, tool: str) -> McpCallError:
         """The connection ended during a call: say so, and restart at the next call."""
@@ -281,10 +293,14 @@ class McpConnection:
     async def stop(self) -> None:
         """End the session and the server's process (the SDK terminates it, then kills it)."""
         self._stop.set()
-        task, self._task = self._task, None
-        if task is not None:
-            with contextlib.suppress(BaseException):
-                await asyncio.wait_for(task, 10.0)
+        activity, self._activity = self._activity, None
+        if activity is not None:
+            with anyio.move_on_after(STOP_S):
+                await activity.wait()
+            if not activity.finished:
+                activity.cancel()
+                with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_GRACE_S):
+                    await activity.wait()
         self.status, self._session = "stopped", None
 
 

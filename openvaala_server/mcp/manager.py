@@ -12,12 +12,15 @@ it is imported when a server is configured, never by a daemon that has none (doc
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from openvaala_server.config import McpServerConfig
+from openvaala_server.structured import Supervisor
 from openvaala_server.tools.base import Tool
 
 if TYPE_CHECKING:
@@ -36,10 +39,10 @@ def as_mcp_tool(tool: object) -> McpTool | None:
     return tool if module is not None and isinstance(tool, module.McpTool) else None
 
 
-def _connect(cfg: McpServerConfig) -> McpConnection:
+def _connect(cfg: McpServerConfig, tasks: Supervisor) -> McpConnection:
     from openvaala_server.mcp.connection import McpConnection  # the SDK: see the docstring
 
-    return McpConnection(cfg)
+    return McpConnection(cfg, tasks)
 
 
 def servers_named(tools: Iterable[str], configured: Iterable[str]) -> list[str]:
@@ -49,10 +52,13 @@ def servers_named(tools: Iterable[str], configured: Iterable[str]) -> list[str]:
 
 
 class McpManager:
-    def __init__(self, servers: Mapping[str, McpServerConfig]) -> None:
-        self.connections = {name: _connect(cfg) for name, cfg in servers.items()}
+    def __init__(self, servers: Mapping[str, McpServerConfig], tasks: Supervisor) -> None:
+        # Each running server is an activity of `tasks` (the runtime's supervisor), so none
+        # outlives the daemon.
+        self.tasks = tasks
+        self.connections = {name: _connect(cfg, tasks) for name, cfg in servers.items()}
         # Servers a reload replaced or removed, each stopped once its calls have finished.
-        self._retiring: dict[asyncio.Task[None], McpConnection] = {}
+        self._retiring: set[McpConnection] = set()
 
     def reconfigure(self, servers: Mapping[str, McpServerConfig]) -> list[str]:
         """Take a reloaded `[mcp_servers]`: a server whose table is unchanged keeps running; one
@@ -65,15 +71,14 @@ class McpManager:
             if old is not None and old.config == cfg:
                 kept[name] = old
                 continue
-            kept[name] = _connect(cfg)
+            kept[name] = _connect(cfg, self.tasks)
             if old is not None:
                 retired.append(old)
         retired += [conn for name, conn in self.connections.items() if name not in servers]
         self.connections = kept
         for conn in retired:
-            task = asyncio.create_task(_retire(conn), name=f"mcp-retire:{conn.config.name}")
-            self._retiring[task] = conn
-            task.add_done_callback(self._retiring.pop)
+            self._retiring.add(conn)
+            self.tasks.spawn(partial(self._retire, conn), f"mcp-retire:{conn.config.name}")
         return [conn.config.name for conn in retired]
 
     async def tools_for(self, tools: Sequence[str]) -> list[Tool]:
@@ -85,9 +90,9 @@ class McpManager:
         """Start the servers an agent's `tools` name that are not running, side by side; returns
         when each is ready or failed (within its `startup_timeout_s`)."""
         names = servers_named(tools, self.connections)
-        await asyncio.gather(
-            *(self.connections[n].ensure_started(retry_failed=False) for n in names)
-        )
+        async with anyio.create_task_group() as group:
+            for name in names:
+                group.start_soon(partial(self.connections[name].ensure_started, retry_failed=False))
 
     def current_tools(self, tools: Sequence[str]) -> list[Tool]:
         """The tools of the servers `tools` names, as last listed, without starting any: for a
@@ -108,16 +113,18 @@ class McpManager:
         return [conn.snapshot().to_dict() for conn in self.connections.values()]
 
     async def shutdown(self) -> None:
-        await asyncio.gather(*(conn.stop() for conn in self.connections.values()))
-        retiring, self._retiring = dict(self._retiring), {}
-        for task in retiring:  # the daemon stops: their calls under way end with it
-            task.cancel()
-        await asyncio.gather(*(conn.stop() for conn in retiring.values()))
+        # The daemon stops: calls under way on retiring servers end with it.
+        retiring, self._retiring = set(self._retiring), set()
+        async with anyio.create_task_group() as group:
+            for conn in [*self.connections.values(), *retiring]:
+                group.start_soon(conn.stop)
 
-
-async def _retire(conn: McpConnection) -> None:
-    await conn.idle.wait()  # each call is bounded by its tool_timeout_s
-    await conn.stop()
+    async def _retire(self, conn: McpConnection) -> None:
+        try:
+            await conn.until_idle()  # each call is bounded by its tool_timeout_s
+            await conn.stop()
+        finally:
+            self._retiring.discard(conn)
 
 
 def _offered(conn: McpConnection) -> tuple[McpToolInfo, ...]:

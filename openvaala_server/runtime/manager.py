@@ -46,6 +46,7 @@ from openvaala_server.runtime.session import LiveSession, LiveTurn
 from openvaala_server.runtime.subagents import SubagentService
 from openvaala_server.runtime.turn import TurnRunner
 from openvaala_server.store.index import parse_summaries
+from openvaala_server.structured import Supervisor
 from openvaala_server.tools.plan import UPDATE_PLAN_TOOL, UpdatePlanTool
 from openvaala_server.tools.registry import tools_for as builtin_tools
 
@@ -83,9 +84,11 @@ class ConversationManager:
         # Which conversation and session a waiting input belongs to, for input/* by id.
         self._inputs: dict[str, tuple[str, str]] = {}
         self.shutting_down = False
+        # Owns turns and MCP servers; entered by the server for the daemon's life (server.py).
+        self.tasks = Supervisor("runtime")
         self.subagents = SubagentService(self)
         # MCP servers, started when a turn of an agent naming them first needs them, shared.
-        self.mcp = McpManager(config.mcp_servers)
+        self.mcp = McpManager(config.mcp_servers, self.tasks)
         # Daemon-wide notifications (config/reloaded, config/error), and the config file's state.
         self.broadcast = Broadcast()
         self.list_feed = ListFeed()  # conversation/listChanged to whoever watches the list

@@ -10,12 +10,12 @@ wrong (`config/error`), and told again when a fixed file loads (`config/reloaded
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import os
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
 
 from openvaala_server.config import Config, ConfigError, config_path, load_config
 
@@ -68,21 +68,12 @@ class ConfigWatcher:
         self.poll_s = poll_s
         self.status = ConfigStatus(self.path, "ok", "loaded at start")
         self._seen: Signature = _signature(self.path)
-        self._task: asyncio.Task[None] | None = None
-        self._lock = asyncio.Lock()
+        self._lock = anyio.Lock()
 
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._watch(), name="config-watch")
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-
-    async def _watch(self) -> None:
+    async def watch(self) -> None:
+        """Poll until cancelled (the server's supervisor owns it: server.py)."""
         while True:
-            await asyncio.sleep(self.poll_s)
+            await anyio.sleep(self.poll_s)
             try:
                 await self.check()
             except Exception:  # the watcher must outlive any surprise
@@ -91,12 +82,12 @@ class ConfigWatcher:
     async def check(self, *, force: bool = False) -> None:
         """Reload when the file changed since last seen (or always, with `force`)."""
         async with self._lock:
-            seen = await asyncio.to_thread(_signature, self.path)
+            seen = await anyio.to_thread.run_sync(_signature, self.path)
             if seen == self._seen and not force:
                 return
             self._seen = seen
             try:
-                config = await asyncio.to_thread(load_config)
+                config = await anyio.to_thread.run_sync(load_config)
             except ConfigError as exc:
                 self.status = ConfigStatus(
                     self.path,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import math
 import os
 import shutil
 import signal
@@ -21,6 +22,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import anyio
 
 from openvaala_server.domain.permissions import Access, Confinement
 from openvaala_server.models.base import ToolSpec
@@ -201,11 +204,15 @@ async def _start(argv: list[str], cwd: Path, env: dict[str, str]) -> _Run:
 
 
 class _PipeProtocol(asyncio.SubprocessProtocol):
-    """Queues the output bytes for the reading task; notes EOF and the process's exit."""
+    """Queues the output bytes for the reading task; notes EOF and the process's exit.
+
+    An asyncio protocol, not `anyio.open_process`: only the transport can pause reading the pipe
+    (flow control) — one of the exceptions named in docs/design.md, "Structured concurrency"."""
 
     def __init__(self) -> None:
-        self.chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
-        self.exited = asyncio.Event()
+        # Unbounded: `_queued` bounds it by pausing the pipe.
+        self._chunks_in, self._chunks = anyio.create_memory_object_stream[bytes | None](math.inf)
+        self.exited = anyio.Event()
         self._transport: asyncio.SubprocessTransport | None = None
         self._queued = 0
         self._paused = False
@@ -215,21 +222,30 @@ class _PipeProtocol(asyncio.SubprocessProtocol):
         self._transport = transport
 
     def pipe_data_received(self, fd: int, data: bytes | bytearray) -> None:
-        self.chunks.put_nowait(bytes(data))
+        self._put(bytes(data))
         self._queued += len(data)
         # Flow control: a consumer slower than the command must not let the queue grow unbounded.
         if self._queued > _PAUSE_READING_AT and not self._paused:
             self._set_reading(paused=True)
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        self.chunks.put_nowait(None)
+        self._put(None)
 
     def process_exited(self) -> None:
         self.exited.set()
 
+    def _put(self, data: bytes | None) -> None:
+        # The pipe may report after the call closed the queue (the transport closes last).
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._chunks_in.send_nowait(data)
+
+    def close(self) -> None:
+        self._chunks_in.close()
+        self._chunks.close()
+
     async def next_chunk(self) -> bytes | None:
         """The next bytes of output, or None at EOF (every holder of the pipe closed it)."""
-        data = await self.chunks.get()
+        data = await self._chunks.receive()
         if data is not None:
             self._queued -= len(data)
             if self._paused and self._queued <= _PAUSE_READING_AT // 2:
@@ -264,58 +280,67 @@ class _Run:
 
         Whatever way this ends — normally, by timeout, by cancellation or by an error in
         `emit_output` — the whole process group is dead and reaped and the pipe closed after it.
+        The reader is a task of this call's own task group, so it cannot outlive the call.
         """
-        reading = asyncio.create_task(self._read(output))
+        read_done = anyio.Event()
+        failure: list[Exception] = []
+
+        async def read() -> None:
+            try:
+                await self._read(output)
+            except Exception as exc:
+                # An error in emit_output ends the call now rather than when the command exits.
+                failure.append(exc)
+                group.cancel_scope.cancel()
+            finally:
+                read_done.set()
+
         try:
-            timed_out = await self._wait_exit(reading, timeout_s)
-            await self._drain(reading)
-            if reading.done():
-                reading.result()  # re-raise an error from emit_output
+            async with anyio.create_task_group() as group:
+                group.start_soon(read, name="shell-output")
+                timed_out = await self._wait_exit(timeout_s)
+                await self._drain(read_done)
+                group.cancel_scope.cancel()  # a reader still blocked on a pipe left open
+            if failure:
+                raise failure[0]
             return timed_out
         finally:
-            self._kill_group(signal.SIGKILL)
-            reading.cancel()
-            await self._reap()
-            self._transport.close()
+            with anyio.CancelScope(shield=True):
+                self._kill_group(signal.SIGKILL)
+                await self._reap()
+                self._transport.close()
+                self._protocol.close()
 
     async def _read(self, output: _Output) -> None:
         while (data := await self._protocol.next_chunk()) is not None:
             output.feed(data)
         output.feed(b"", final=True)
 
-    async def _wait_exit(self, reading: asyncio.Task[None], timeout_s: float) -> bool:
-        exit_wait = asyncio.create_task(self._protocol.exited.wait())
-        try:
-            async with asyncio.timeout(timeout_s):
-                await asyncio.wait({exit_wait, reading}, return_when=asyncio.FIRST_COMPLETED)
-                if reading.done():
-                    # An error in emit_output ends the call now rather than when the command
-                    # exits; reading also ends normally when the command closes its output early.
-                    reading.result()
-                await exit_wait
-        except TimeoutError:
-            await self._terminate()
-            return True
-        finally:
-            exit_wait.cancel()
-        return False
+    async def _wait_exit(self, timeout_s: float) -> bool:
+        # Reading may end first (the command closed its output early): the exit is still awaited.
+        with anyio.move_on_after(timeout_s):
+            await self._protocol.exited.wait()
+            return False
+        await self._terminate()
+        return True
 
     async def _terminate(self) -> None:
         # SIGTERM first so well-behaved programs can clean up (temp files, locks), then SIGKILL.
         self._kill_group(signal.SIGTERM)
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(TERM_GRACE_S):
-                await self._protocol.exited.wait()
+        with anyio.move_on_after(TERM_GRACE_S):
+            await self._protocol.exited.wait()
         self._kill_group(signal.SIGKILL)
 
-    async def _drain(self, reading: asyncio.Task[None]) -> None:
+    async def _drain(self, read_done: anyio.Event) -> None:
         # The shell has exited; background jobs it left may still hold the pipe open. Let them
         # finish writing briefly, then kill the group so they can't outlive the call.
-        await asyncio.wait({reading}, timeout=DRAIN_GRACE_S)
-        if not reading.done():
+        with anyio.move_on_after(DRAIN_GRACE_S):
+            await read_done.wait()
+        if not read_done.is_set():
             self._kill_group(signal.SIGKILL)
             # A process that left the group (setsid) may hold the pipe forever: stop waiting then.
-            await asyncio.wait({reading}, timeout=DRAIN_GRACE_S)
+            with anyio.move_on_after(DRAIN_GRACE_S):
+                await read_done.wait()
 
     def _kill_group(self, sig: signal.Signals) -> None:
         # ProcessLookupError: the group is already empty. PermissionError: on some systems
@@ -324,9 +349,8 @@ class _Run:
             os.killpg(self._pgid, sig)
 
     async def _reap(self) -> None:
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(REAP_TIMEOUT_S):
-                await self._protocol.exited.wait()
+        with anyio.move_on_after(REAP_TIMEOUT_S):
+            await self._protocol.exited.wait()
 
 
 class _Output:

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.supervisor import supervisor  # noqa: F401  (a fixture)
+
 SERVER = Path(__file__).with_name("mcp_test_server.py")
 # Starting Python with the SDK imported takes seconds on a loaded machine.
 STARTUP_S = 45.0

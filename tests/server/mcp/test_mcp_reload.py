@@ -11,12 +11,14 @@ from collections.abc import AsyncIterator
 import pytest
 
 from openvaala_server.mcp.manager import McpManager
+from openvaala_server.structured import Supervisor
 from tests.server.mcp.test_mcp_servers import call, stdio, tools_of
 
 
 @pytest.fixture
-async def manager() -> AsyncIterator[McpManager]:
-    manager = McpManager({"a": stdio("a", env={"WHO": "old"}), "b": stdio("b"), "c": stdio("c")})
+async def manager(supervisor: Supervisor) -> AsyncIterator[McpManager]:
+    servers = {"a": stdio("a", env={"WHO": "old"}), "b": stdio("b"), "c": stdio("c")}
+    manager = McpManager(servers, supervisor)
     yield manager
     await manager.shutdown()
 

@@ -16,6 +16,7 @@ import pytest
 from openvaala_server.config import McpServerConfig
 from openvaala_server.mcp.manager import McpManager
 from openvaala_server.mcp.tool import McpTool, McpToolResult
+from openvaala_server.structured import Supervisor
 from openvaala_server.tools.base import Tool, ToolContext, ToolResult, access_of
 from tests.server.mcp.conftest import STARTUP_S, stdio_args
 
@@ -25,16 +26,24 @@ def stdio(name: str = "t", **kwargs: Any) -> McpServerConfig:
     return McpServerConfig(name=name, command=sys.executable, args=stdio_args(), **kwargs)
 
 
+class Managers(list[McpManager]):
+    """The managers a test made, and the supervisor their servers run in."""
+
+    def __init__(self, tasks: Supervisor) -> None:
+        super().__init__()
+        self.tasks = tasks
+
+
 @pytest.fixture
-async def managers() -> AsyncIterator[list[McpManager]]:
-    made: list[McpManager] = []
+async def managers(supervisor: Supervisor) -> AsyncIterator[Managers]:
+    made = Managers(supervisor)
     yield made
     for manager in made:
         await manager.shutdown()
 
 
-def manager_of(made: list[McpManager], *servers: McpServerConfig) -> McpManager:
-    manager = McpManager({cfg.name: cfg for cfg in servers})
+def manager_of(made: Managers, *servers: McpServerConfig) -> McpManager:
+    manager = McpManager({cfg.name: cfg for cfg in servers}, made.tasks)
     made.append(manager)
     return manager
 
@@ -48,7 +57,7 @@ async def call(tool: Tool, **arguments: Any) -> ToolResult:
     return await tool.run(arguments, ctx)
 
 
-async def test_a_stdio_servers_tools_carry_its_own_schemas(managers: list[McpManager]) -> None:
+async def test_a_stdio_servers_tools_carry_its_own_schemas(managers: Managers) -> None:
     manager = manager_of(managers, stdio())
     tools = await tools_of(manager, ["shell", "mcp:t"])
     assert "mcp__t__add" in tools and "mcp__t__echo" in tools
@@ -62,7 +71,7 @@ async def test_a_stdio_servers_tools_carry_its_own_schemas(managers: list[McpMan
 
 
 async def test_a_call_returns_the_servers_result_with_text_and_images(
-    managers: list[McpManager],
+    managers: Managers,
 ) -> None:
     tools = await tools_of(manager_of(managers, stdio()), ["mcp:*"])
     added = await call(tools["mcp__t__add"], a=2, b=40)
@@ -75,7 +84,7 @@ async def test_a_call_returns_the_servers_result_with_text_and_images(
     assert image.to_dict()["mimeType"] == "image/png"
 
 
-async def test_a_streamable_http_server(managers: list[McpManager], http_server: str) -> None:
+async def test_a_streamable_http_server(managers: Managers, http_server: str) -> None:
     server = McpServerConfig(name="web", url=http_server, startup_timeout_s=STARTUP_S)
     manager = manager_of(managers, server)
     tools = await tools_of(manager, ["mcp:web"])
@@ -86,7 +95,7 @@ async def test_a_streamable_http_server(managers: list[McpManager], http_server:
 
 
 async def test_an_http_server_gets_the_configured_headers_and_bearer_token(
-    managers: list[McpManager], http_server: str, monkeypatch: pytest.MonkeyPatch
+    managers: Managers, http_server: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TEST_MCP_TOKEN", "t0ken")
     server = McpServerConfig(
@@ -103,7 +112,7 @@ async def test_an_http_server_gets_the_configured_headers_and_bearer_token(
 
 
 async def test_an_http_server_nobody_answers_at_is_failed_with_the_reason(
-    managers: list[McpManager],
+    managers: Managers,
 ) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -116,7 +125,7 @@ async def test_an_http_server_nobody_answers_at_is_failed_with_the_reason(
     assert status["error"].startswith(f"cannot reach {url}: "), status
 
 
-async def test_a_missing_bearer_token_variable_is_named(managers: list[McpManager]) -> None:
+async def test_a_missing_bearer_token_variable_is_named(managers: Managers) -> None:
     server = McpServerConfig(
         name="web", url="http://127.0.0.1:9/mcp", bearer_token_env="OPENVAALA_TEST_UNSET_TOKEN"
     )
@@ -128,7 +137,7 @@ async def test_a_missing_bearer_token_variable_is_named(managers: list[McpManage
 
 
 async def test_a_tool_name_providers_would_refuse_is_made_safe_and_still_calls_the_tool(
-    managers: list[McpManager],
+    managers: Managers,
 ) -> None:
     tools = await tools_of(manager_of(managers, stdio()), ["mcp:t"])
     [name] = [name for name in tools if name.startswith("mcp__t__files_read")]
@@ -137,7 +146,7 @@ async def test_a_tool_name_providers_would_refuse_is_made_safe_and_still_calls_t
 
 
 async def test_an_interrupted_call_stops_at_once_and_the_server_keeps_serving(
-    managers: list[McpManager],
+    managers: Managers,
 ) -> None:
     tools = await tools_of(manager_of(managers, stdio()), ["mcp:t"])
     slow = asyncio.create_task(call(tools["mcp__t__sleep"], seconds=30))
@@ -149,7 +158,7 @@ async def test_an_interrupted_call_stops_at_once_and_the_server_keeps_serving(
 
 
 async def test_enabled_and_disabled_tools_filter_what_the_model_sees(
-    managers: list[McpManager],
+    managers: Managers,
 ) -> None:
     only = stdio("only", enabled_tools=("echo", "add"), disabled_tools=("add",))
     manager = manager_of(managers, only)
@@ -158,7 +167,7 @@ async def test_enabled_and_disabled_tools_filter_what_the_model_sees(
     assert manager.statuses()[0]["tools"] == ["echo"]
 
 
-async def test_an_agent_gets_only_the_servers_it_names(managers: list[McpManager]) -> None:
+async def test_an_agent_gets_only_the_servers_it_names(managers: Managers) -> None:
     manager = manager_of(managers, stdio("a"), stdio("b", enabled_tools=("pid",)))
     assert manager.current_tools(["mcp:b"]) == []  # nothing started yet
     assert list(await tools_of(manager, ["mcp:b"])) == ["mcp__b__pid"]
@@ -168,7 +177,7 @@ async def test_an_agent_gets_only_the_servers_it_names(managers: list[McpManager
 
 
 async def test_a_server_crashing_mid_call_is_a_tool_error_and_restarts_for_the_next_call(
-    managers: list[McpManager],
+    managers: Managers,
 ) -> None:
     manager = manager_of(managers, stdio())
     tools = await tools_of(manager, ["mcp:t"])
@@ -185,7 +194,7 @@ async def test_a_server_crashing_mid_call_is_a_tool_error_and_restarts_for_the_n
 
 
 async def test_a_server_that_exits_while_idle_shows_failed_and_the_next_call_restarts_it(
-    managers: list[McpManager],
+    managers: Managers,
 ) -> None:
     manager = manager_of(managers, stdio())
     tools = await tools_of(manager, ["mcp:t"])
@@ -206,7 +215,7 @@ async def test_a_server_that_exits_while_idle_shows_failed_and_the_next_call_res
 
 
 async def test_a_server_that_never_starts_fails_within_its_startup_timeout(
-    managers: list[McpManager],
+    managers: Managers,
 ) -> None:
     hung = McpServerConfig(
         name="hung",
@@ -232,7 +241,7 @@ async def test_a_server_that_never_starts_fails_within_its_startup_timeout(
     )
 
 
-async def test_a_server_that_cannot_run_says_why(managers: list[McpManager]) -> None:
+async def test_a_server_that_cannot_run_says_why(managers: Managers) -> None:
     gone = McpServerConfig(name="gone", command="openvaala-no-such-mcp-server")
     manager = manager_of(managers, gone)
     assert await manager.tools_for(["mcp:gone"]) == []
@@ -241,7 +250,7 @@ async def test_a_server_that_cannot_run_says_why(managers: list[McpManager]) -> 
     assert status["error"] == "cannot run 'openvaala-no-such-mcp-server': no such program"
 
 
-async def test_a_call_past_tool_timeout_is_a_tool_error(managers: list[McpManager]) -> None:
+async def test_a_call_past_tool_timeout_is_a_tool_error(managers: Managers) -> None:
     tools = await tools_of(manager_of(managers, stdio(tool_timeout_s=0.5)), ["mcp:t"])
     result = await call(tools["mcp__t__sleep"], seconds=10)
     assert result.is_error
@@ -249,7 +258,7 @@ async def test_a_call_past_tool_timeout_is_a_tool_error(managers: list[McpManage
     assert (await call(tools["mcp__t__echo"], text="still here")).output == "still here"
 
 
-async def test_two_conversations_share_one_server_process(managers: list[McpManager]) -> None:
+async def test_two_conversations_share_one_server_process(managers: Managers) -> None:
     manager = manager_of(managers, stdio())
     first, second = await asyncio.gather(tools_of(manager, ["mcp:t"]), tools_of(manager, ["mcp:*"]))
     pids = await asyncio.gather(
@@ -259,7 +268,7 @@ async def test_two_conversations_share_one_server_process(managers: list[McpMana
 
 
 async def test_a_stdio_server_gets_its_env_but_never_the_daemons_secrets(
-    managers: list[McpManager], monkeypatch: pytest.MonkeyPatch
+    managers: Managers, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
     monkeypatch.setenv("OPENVAALA_TOKEN", "secret")
@@ -271,7 +280,7 @@ async def test_a_stdio_server_gets_its_env_but_never_the_daemons_secrets(
     assert (await call(env, name="PATH")).output == os.environ["PATH"]
 
 
-async def test_shutdown_stops_the_server_process(managers: list[McpManager]) -> None:
+async def test_shutdown_stops_the_server_process(managers: Managers) -> None:
     manager = manager_of(managers, stdio())
     tools = await tools_of(manager, ["mcp:t"])
     pid = int((await call(tools["mcp__t__pid"])).output)
@@ -282,7 +291,7 @@ async def test_shutdown_stops_the_server_process(managers: list[McpManager]) -> 
 
 
 async def test_a_call_states_its_access_for_the_approval_prompt(
-    managers: list[McpManager],
+    managers: Managers,
 ) -> None:
     tools = await tools_of(manager_of(managers, stdio(trust=True)), ["mcp:t"])
     echo = tools["mcp__t__echo"]
