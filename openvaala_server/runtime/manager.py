@@ -11,9 +11,11 @@ import asyncio
 import logging
 import os
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import anyio
 import orjson
 
 from openvaala_server import errors
@@ -46,7 +48,7 @@ from openvaala_server.runtime.session import LiveSession, LiveTurn
 from openvaala_server.runtime.subagents import SubagentService
 from openvaala_server.runtime.turn import TurnRunner
 from openvaala_server.store.index import parse_summaries
-from openvaala_server.structured import Supervisor
+from openvaala_server.structured import Activity, Supervisor
 from openvaala_server.tools.plan import UPDATE_PLAN_TOOL, UpdatePlanTool
 from openvaala_server.tools.registry import tools_for as builtin_tools
 
@@ -681,7 +683,7 @@ class ConversationManager:
         turn = LiveTurn(new_id(), config=self.config)
         session.turn = turn
         runner = TurnRunner(conv, session, turn)
-        turn.task = asyncio.create_task(runner.run(inputs), name=f"turn-{turn.turn_id}")
+        turn.task = self.tasks.spawn(partial(runner.run, inputs), f"turn-{turn.turn_id}")
         return turn
 
     def interrupt_session(self, conv: Conversation, session: LiveSession, reason: str) -> bool:
@@ -695,8 +697,7 @@ class ConversationManager:
             return False
         if turn.stop_reason is None:
             turn.stop_reason = reason
-            if turn.started:
-                turn.task.cancel()
+            session.interrupt()
         return True
 
     async def interrupt(self, cid: str, sid: str | None) -> dict[str, Any]:
@@ -822,15 +823,16 @@ class ConversationManager:
     async def shutdown(self, timeout: float = 10.0) -> None:
         """Stop every running turn (kept as interrupted) and wait until it is all on disk."""
         self.shutting_down = True
-        tasks = []
+        tasks: list[Activity] = []
         for conv in self.conversations.values():
             for session in conv.sessions.values():
                 early.cancel(session)
                 if session.turn is not None and session.turn.task is not None:
                     tasks.append(session.turn.task)
                     self.interrupt_session(conv, session, "shutdown")
-        if tasks:
-            await asyncio.wait(tasks, timeout=timeout)
+        with anyio.move_on_after(timeout):
+            for task in tasks:
+                await task.wait()
         await self.mcp.shutdown()
         providers = [provider for _, provider in self._providers.values()]
         self._providers.clear()
@@ -856,11 +858,6 @@ def _clean_title(title: str) -> str:
 
 
 async def _until_announced(turn: LiveTurn) -> None:
-    """Until the turn has published `turn/started` or is over (its task may even have been
-    cancelled before its first step, when nothing would ever announce it)."""
-    assert turn.task is not None
-    waiter = asyncio.ensure_future(turn.announced.wait())
-    try:
-        await asyncio.wait({waiter, turn.task}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        waiter.cancel()
+    """Until the turn has published `turn/started` or is over (its runner always starts, even
+    when cancelled at once, and sets `announced` as it ends)."""
+    await turn.announced.wait()

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from openvaala_server.runtime.list_feed import ListFeed
     from openvaala_server.runtime.session import LiveSession
     from openvaala_server.store.interface import ConversationStore
+    from openvaala_server.structured import Supervisor
     from openvaala_server.tools.base import Tool
 
 T = TypeVar("T")
@@ -42,6 +43,7 @@ class Services(Protocol):
     broadcast: Broadcast
     list_feed: ListFeed
     shutting_down: bool
+    tasks: Supervisor  # owns turns, subagent reports and MCP servers (structured.py)
 
     async def store_call(self, call: Awaitable[T]) -> T: ...
 

@@ -6,10 +6,13 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from openvaala_server.domain.inbox import Inbox
 from openvaala_server.domain.positions import PositionIndex
 from openvaala_server.domain.records import Item
 from openvaala_server.domain.usage import UsageTracker
+from openvaala_server.structured import Activity
 
 if TYPE_CHECKING:
     from openvaala_server.config import Config
@@ -18,7 +21,11 @@ if TYPE_CHECKING:
 @dataclass
 class LiveTurn:
     turn_id: str
-    task: asyncio.Task[None] | None = None
+    # The turn's runner, an activity of the runtime's supervisor (structured.py): shutdown waits
+    # for it, bounded; an interrupt cancels `interrupt_scope` inside it instead, so that the
+    # turn still writes its end (docs/design.md, "Structured concurrency").
+    task: Activity | None = None
+    interrupt_scope: anyio.CancelScope | None = None
     # Items being streamed, by id, in creation order: what a snapshot shows as "in progress".
     in_progress: dict[str, Item] = field(default_factory=dict)
     # Why the turn is being stopped: "user" | "jump" | "shutdown" (None while it runs on).
@@ -26,7 +33,7 @@ class LiveTurn:
     # Why the provider ended the turn's last model call ("stop", "max_tokens",
     # "content_filter", ...): `turn/ended.modelStop`, which editors map to their stop reasons.
     model_stop: str | None = None
-    # Set by the task's first step: a task cancelled before that would never run its cleanup.
+    # Set by the runner's first step; an interrupt before it is seen by the runner's loop.
     started: bool = False
     # Set once `turn/started` is out (after its record is durable), or once the turn is over
     # without it: `input/send` answers "started" only then, so no client sees the answer first.
@@ -67,6 +74,11 @@ class LiveSession:
     # waits for the user, and the task preparing it.
     prepared: Any = None
     preparing: asyncio.Task[Any] | None = None
+
+    def interrupt(self) -> None:
+        """Cancel the running turn's interrupt scope (its runner then writes it as interrupted)."""
+        if self.turn is not None and self.turn.interrupt_scope is not None:
+            self.turn.interrupt_scope.cancel()
 
     @property
     def status(self) -> str:

@@ -22,13 +22,17 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any
+
+import anyio
 
 from openvaala_server import errors
 from openvaala_server.domain import records as r
 from openvaala_server.domain.context import context_items, valid_boundaries
 from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.title import auto_title
+from openvaala_server.structured import Activity
 from openvaala_server.tools.collab import (
     COLLAB_TOOL_NAMES,
     SPAWN_TOOL,
@@ -57,8 +61,6 @@ ITEM_TEXT_LIMIT = 500  # characters of each item shown by inspect_agent
 class SubagentService:
     def __init__(self, runtime: Services) -> None:
         self.runtime = runtime
-        # Report tasks in flight (on_turn_ended is synchronous: it schedules them).
-        self._tasks: set[asyncio.Task[None]] = set()
         # Set (and replaced) whenever a subagent's turn ends or it is closed: wakes `wait`.
         self._changed: asyncio.Event | None = None
         # Spawns between their checks and their first turn, per conversation (concurrency limit).
@@ -103,12 +105,9 @@ class SubagentService:
         if parent is None or parent.closed:
             return
         text = report_text(session, status, error, last_answer(session))
-        task = asyncio.get_running_loop().create_task(
-            self._report(conv, parent_id, session.session_id, text),
-            name=f"report-{session.session_id}",
-        )
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        # An activity of the runtime: it outlives the child's turn, never the daemon.
+        report = partial(self._report, conv, parent_id, session.session_id, text)
+        self.runtime.tasks.spawn(report, f"report-{session.session_id}")
 
     async def _report(self, conv: Conversation, parent_id: str, child_id: str, text: str) -> None:
         try:
@@ -382,7 +381,8 @@ class SubagentService:
         # parent (its user) sends it something.
         interrupted = self.runtime.interrupt_session(conv, target, "user")
         if task is not None and interrupted:
-            await asyncio.wait({task}, timeout=STOP_DEADLINE_S)
+            with anyio.move_on_after(STOP_DEADLINE_S):
+                await task.wait()
         return {**self.describe(target), "interrupted": interrupted}
 
     async def close(
@@ -400,7 +400,7 @@ class SubagentService:
                     )
             except TimeoutError:
                 raise SubagentError("Closing the subagent timed out.") from None
-        tasks = []
+        tasks: list[Activity] = []
         for session in open_ones:
             session.closed = True
             had_inputs = bool(session.inbox.waiting)
@@ -412,8 +412,9 @@ class SubagentService:
                 self.runtime.interrupt_session(conv, session, "close")
             conv.publish_session(session)
         self._notify()
-        if tasks:
-            await asyncio.wait(tasks, timeout=STOP_DEADLINE_S)
+        with anyio.move_on_after(STOP_DEADLINE_S):
+            for task in tasks:
+                await task.wait()
         return [{"agent_id": s.session_id, "status": s.status} for s in subtree]
 
     def inspect(

@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import anyio
+import anyio.lowlevel
+
 from openvaala_server import errors
 from openvaala_server.domain import records as r
 from openvaala_server.domain import recovery
@@ -86,49 +89,60 @@ class TurnRunner:
     async def run(self, inputs: list[Input]) -> None:
         status, error = "completed", None
         self.turn.started = True
-        try:
-            self._unsaved = list(inputs)
-            await self._start()
-            self.conv.checkpoints.turn_started(self.session, self.turn.turn_id)
-            if inputs:
-                await self._add_inputs(inputs)
-            else:  # turn/resume: no new message, a notice tells the model what happened
-                await self.conv.persist_items(self.session, [_resume_notice(self)])
-            self._unsaved = []
-            # Only now may `input/send` answer: its message is durable (docs/protocol.md).
-            self.turn.announced.set()
-            while True:
-                if self.turn.stop_reason:  # interrupted before the task could be cancelled
-                    raise asyncio.CancelledError
-                steering = self.session.inbox.take_steering()
-                if steering:
-                    self.conv.publish_inbox(self.session)
-                    self._unsaved = steering
-                    await self._add_inputs(steering)
-                    self._unsaved = []
-                tool_calls = await self._call_model()
-                if not tool_calls:
-                    break
-                for call in tool_calls:
-                    await self._run_tool(call)
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if task is not None:
-                task.uncancel()
-            status = "interrupted"
-            error = None
-        except TurnFailed as exc:
-            status, error = "failed", {"kind": exc.kind, "message": exc.message}
-        except errors.OpenVaalaError as exc:
-            status, error = "failed", {"kind": exc.kind, "message": exc.message}
-        except Exception:  # a bug must end the turn cleanly, never wedge the session
-            log.exception("turn %s crashed", self.turn.turn_id)
-            status = "failed"
-            error = {"kind": "internal", "message": "the turn stopped on an internal error"}
+        # An interrupt is this scope's cancellation (LiveSession.interrupt); `_finish` runs
+        # outside it, so an interrupted turn is still written.
+        with anyio.CancelScope() as interrupt:
+            self.turn.interrupt_scope = interrupt
+            if self.turn.stop_reason:  # interrupted before its first step
+                interrupt.cancel()
+            try:
+                await self._steps(inputs)
+            except TurnFailed as exc:
+                status, error = "failed", {"kind": exc.kind, "message": exc.message}
+            except errors.OpenVaalaError as exc:
+                status, error = "failed", {"kind": exc.kind, "message": exc.message}
+            except Exception:  # a bug must end the turn cleanly, never wedge the session
+                log.exception("turn %s crashed", self.turn.turn_id)
+                status = "failed"
+                error = {"kind": "internal", "message": "the turn stopped on an internal error"}
+        self.turn.interrupt_scope = None
+        if interrupt.cancelled_caught:
+            status, error = "interrupted", None
         try:
             await self._finish(status, error)
         finally:
             self.turn.announced.set()  # a turn that never got to announce itself is over
+
+    async def _steps(self, inputs: list[Input]) -> None:
+        self._unsaved = list(inputs)
+        await self._start()
+        self.conv.checkpoints.turn_started(self.session, self.turn.turn_id)
+        if inputs:
+            await self._add_inputs(inputs)
+        else:  # turn/resume: no new message, a notice tells the model what happened
+            await self.conv.persist_items(self.session, [_resume_notice(self)])
+        self._unsaved = []
+        # Only now may `input/send` answer: its message is durable (docs/protocol.md).
+        self.turn.announced.set()
+        while True:
+            if self.turn.stop_reason:  # interrupted between two steps
+                await self._interrupted()
+            steering = self.session.inbox.take_steering()
+            if steering:
+                self.conv.publish_inbox(self.session)
+                self._unsaved = steering
+                await self._add_inputs(steering)
+                self._unsaved = []
+            tool_calls = await self._call_model()
+            if not tool_calls:
+                return
+            for call in tool_calls:
+                await self._run_tool(call)
+
+    async def _interrupted(self) -> None:
+        assert self.turn.interrupt_scope is not None
+        self.turn.interrupt_scope.cancel()
+        await anyio.lowlevel.checkpoint()  # where the cancellation is delivered
 
     async def _start(self) -> None:
         # Durable first, then broadcast (docs/storage.md). The `input/send` that started this
@@ -438,7 +452,9 @@ class TurnRunner:
                 outcome = ToolResult(f"The tool failed: {type(exc).__name__}: {exc}", True)
             finally:
                 if capture is not None:
-                    await self.conv.checkpoints.after_call(capture)
+                    # Runs when interrupted too: what the call changed stays restorable.
+                    with anyio.CancelScope(shield=True):
+                        await self.conv.checkpoints.after_call(capture)
         output, truncated = truncate_output(outcome.output, limit)
         result["output"] = output
         result["isError"] = outcome.is_error
