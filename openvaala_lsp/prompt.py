@@ -9,6 +9,8 @@ import asyncio
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import anyio
+
 from openvaala_lsp.bridge import DaemonError, daemon_lost
 from openvaala_lsp.params import Params, session_params
 
@@ -69,14 +71,28 @@ async def _prompt(actions: Actions, params: Params, cancel: asyncio.Event) -> di
 
 
 async def _unless(work: Awaitable[T], cancel: asyncio.Event) -> T | None:
-    """The result of `work`, or None if `cancel` is set first."""
-    task = asyncio.ensure_future(work)
-    stop = asyncio.ensure_future(cancel.wait())
-    try:
-        done, _ = await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        stop.cancel()
-    if task in done:
-        return task.result()
-    task.cancel()
-    return None
+    """The result of `work`, or None if `cancel` is set first.
+
+    Both waits are tasks of one task group, so neither outlives this call. `work` waits on the
+    daemon; it cannot wait forever on one that stopped answering: the connection's keepalive
+    closes it then, and the bridge fails every waiter (`TurnTracker.lose`)."""
+    outcome: list[T] = []
+    failure: list[Exception] = []
+
+    async def finish() -> None:
+        try:
+            outcome.append(await work)
+        except Exception as exc:  # raised as itself below, not inside an exception group
+            failure.append(exc)
+        group.cancel_scope.cancel()
+
+    async def stop() -> None:
+        await cancel.wait()
+        group.cancel_scope.cancel()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(finish)
+        group.start_soon(stop)
+    if failure:
+        raise failure[0]
+    return outcome[0] if outcome else None

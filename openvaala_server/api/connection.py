@@ -18,6 +18,8 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+import anyio
+from anyio.abc import TaskGroup
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from openvaala_server import errors
@@ -37,6 +39,7 @@ class Dispatcher(Protocol):
 
 
 CLOSE_TRY_AGAIN = 1013  # the client fell too far behind; it may reconnect and resubscribe
+CLOSE_WAIT_S = 2.0  # for the close handshake with a client that was dropped
 
 
 # Requests that may take long (a model call): they must not hold up the client's other requests.
@@ -65,9 +68,9 @@ class Connection:
         self.client_info: dict[str, Any] = {}
         self.subscriptions: dict[str, Hub] = {}
         self.dropped = False
-        self._sender: asyncio.Task[None] | None = None
-        self._receiver: asyncio.Task[None] | None = None
-        self._background: set[asyncio.Task[None]] = set()  # long requests under way
+        # The connection's tasks (its sender, its long requests) and its reading: cancelled all
+        # together when the client leaves or is dropped (docs/design.md "Structured concurrency").
+        self._group: TaskGroup | None = None
         # Requests are read only while fewer than this many frames wait (see the docstring).
         self._read_below = max(1, queue_limit // 2)
         self._room = asyncio.Event()  # set by the sender when the queue is below `_read_below`
@@ -90,30 +93,25 @@ class Connection:
         self.dropped = True
         log.info("dropping a client that stopped reading (%d frames waiting)", self.queue.qsize())
         self._unsubscribe_all()
-        if self._receiver is not None:
-            self._receiver.cancel()
+        if self._group is not None:
+            self._group.cancel_scope.cancel()
 
     # -- serving -------------------------------------------------------------------------
 
     async def serve(self) -> None:
         await self.websocket.accept()
-        self._sender = asyncio.create_task(self._send_loop())
-        self._receiver = asyncio.create_task(self._receive_loop())
         try:
-            await self._receiver
-        except asyncio.CancelledError:
-            if not self.dropped:
-                raise
+            async with anyio.create_task_group() as group:
+                self._group = group
+                group.start_soon(self._send_loop, name="ws-send")
+                await self._receive_loop()
+                group.cancel_scope.cancel()  # the client left: stop its sender and requests
         finally:
+            self._group = None
             self._unsubscribe_all()
-            for task in self._background:
-                task.cancel()
-            self._sender.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._sender
         if self.dropped:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self.websocket.close(CLOSE_TRY_AGAIN), 2)
+            with anyio.move_on_after(CLOSE_WAIT_S), contextlib.suppress(Exception):
+                await self.websocket.close(CLOSE_TRY_AGAIN)
 
     async def _send_loop(self) -> None:
         send = self.websocket.send
@@ -123,6 +121,8 @@ class Connection:
                 await send({"type": "websocket.send", "text": frame})
                 if self.queue.qsize() < self._read_below:
                     self._room.set()
+        except Exception as exc:  # the socket is gone: the receiver sees the disconnect
+            log.debug("stopped sending to a client: %r", exc)
         finally:
             # Gone (the client disconnected): the receiver must not wait for room, but read
             # on and see the disconnect.
@@ -152,9 +152,8 @@ class Connection:
                 continue
             if _is_long_running(text):
                 # Handled beside the loop, so the client can still interrupt it meanwhile.
-                task = asyncio.create_task(self._handle(text))
-                self._background.add(task)
-                task.add_done_callback(self._background.discard)
+                assert self._group is not None
+                self._group.start_soon(self._handle, text, name="ws-long-request")
             else:
                 await self._handle(text)
 

@@ -268,6 +268,13 @@ def transport_error(endpoint: Endpoint, exc: httpx.TransportError) -> ModelError
     where = host_label(endpoint.config.base_url or "") or endpoint.label
     if isinstance(exc, httpx.ConnectTimeout):
         text = f"timed out connecting to {endpoint.label} ({where})"
+    elif isinstance(exc, httpx.ReadTimeout):
+        # Headers, first byte or next chunk: the deadline is the longest silence allowed.
+        silence = timeout_for(endpoint.config).read
+        text = (
+            f"{endpoint.label} stopped responding: nothing for {silence:g} s "
+            "(the model's read_timeout_s)"
+        )
     elif isinstance(exc, httpx.TimeoutException):
         text = f"{endpoint.label} stopped responding (timed out)"
     elif isinstance(exc, httpx.ConnectError):
