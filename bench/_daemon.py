@@ -62,20 +62,47 @@ if path:
     atexit.register(_dump)
 gc_path = os.environ.get("OPENVAALA_BENCH_GC_LOG")
 if gc_path:
-    # How long each of the daemon's garbage collections stopped it (ms).
+    # How long each of the daemon's garbage collections stopped it (ms), and which generation.
     import gc
     _gc_pauses, _gc_start = [], [0.0]
     def _on_gc(phase, info):
         if phase == "start":
             _gc_start[0] = time.perf_counter()
         else:
-            _gc_pauses.append((time.perf_counter() - _gc_start[0]) * 1000)
+            _gc_pauses.append(((time.perf_counter() - _gc_start[0]) * 1000, info["generation"]))
     gc.callbacks.append(_on_gc)
     def _dump_gc():
         import json
         with open(gc_path, "w") as f:
             json.dump(_gc_pauses, f)
     atexit.register(_dump_gc)
+slow_path = os.environ.get("OPENVAALA_BENCH_SLOW_LOG")
+if slow_path:
+    # Every event-loop callback that held the loop over 5 ms: how long, and what it ran.
+    import asyncio.events as _events
+    _run, _slow = _events.Handle._run, []
+    def _timed_run(self):
+        t = time.perf_counter()
+        _run(self)
+        took = time.perf_counter() - t
+        if took > 0.005:
+            what = repr(self)[:200]
+            task = getattr(self._callback, "__self__", None)
+            coro = task.get_coro() if hasattr(task, "get_coro") else None
+            if coro is not None:  # the task's coroutine and where it waits now
+                chain = []
+                while coro is not None and hasattr(coro, "cr_code"):
+                    frame = coro.cr_frame
+                    chain.append(f"{coro.cr_code.co_qualname}:{frame.f_lineno if frame else '-'}")
+                    coro = coro.cr_await
+                what = " > ".join(chain)[:400]
+            _slow.append((took * 1000, what))
+    _events.Handle._run = _timed_run
+    def _dump_slow():
+        import json
+        with open(slow_path, "w") as f:
+            json.dump(_slow, f)
+    atexit.register(_dump_slow)
 calls = os.environ.get("OPENVAALA_BENCH_CALL_LOG")
 if calls:
     # When each model call starts (`TurnRunner._call_model`: the threshold check, the request's
@@ -131,6 +158,7 @@ class BenchDaemon:
         emit_log: bool = False,
         call_log: bool = False,
         gc_log: bool = False,
+        slow_log: bool = False,
     ) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="ovbench-")
         root = Path(self._tmp.name)
@@ -142,6 +170,7 @@ class BenchDaemon:
         self.emit_log_path = root / "emits.json" if emit_log else None
         self.call_log_path = root / "calls.json" if call_log else None
         self.gc_log_path = root / "gc.json" if gc_log else None
+        self.slow_log_path = root / "slow.json" if slow_log else None
         self.process: subprocess.Popen[bytes] | None = None
         self.address = ""
         self.token = ""
@@ -158,6 +187,8 @@ class BenchDaemon:
             env["OPENVAALA_BENCH_CALL_LOG"] = str(self.call_log_path)
         if self.gc_log_path is not None:
             env["OPENVAALA_BENCH_GC_LOG"] = str(self.gc_log_path)
+        if self.slow_log_path is not None:
+            env["OPENVAALA_BENCH_SLOW_LOG"] = str(self.slow_log_path)
         return env
 
     def start(self, timeout: float = 60) -> BenchDaemon:
@@ -213,11 +244,17 @@ class BenchDaemon:
         starts, built = json.loads(self.call_log_path.read_text())
         return [float(t) for t in starts], [float(t) for t in built]
 
-    def gc_pauses(self) -> list[float]:
-        """How long each garbage collection in the daemon took, ms (`gc_log=True`); after
-        `stop()`."""
+    def gc_pauses(self) -> list[tuple[float, int]]:
+        """How long each garbage collection in the daemon took (ms) and of which generation
+        (`gc_log=True`); after `stop()`."""
         assert self.gc_log_path is not None
-        return [float(t) for t in json.loads(self.gc_log_path.read_text())]
+        return [(float(t), int(g)) for t, g in json.loads(self.gc_log_path.read_text())]
+
+    def slow_callbacks(self) -> list[tuple[float, str]]:
+        """Event-loop callbacks that ran over 5 ms: (ms, what) (`slow_log=True`); after
+        `stop()`."""
+        assert self.slow_log_path is not None
+        return [(float(t), str(what)) for t, what in json.loads(self.slow_log_path.read_text())]
 
     def log(self) -> str:
         try:

@@ -28,6 +28,7 @@ import anyio
 import uvicorn
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from openvaala_server import gc_tuning
 from openvaala_server.api.app import build_app
 from openvaala_server.api.listener import Guard, GuardedH11Protocol, Limits, accept_forever
 from openvaala_server.api.security import Credentials
@@ -267,6 +268,7 @@ async def _serve(
         lock.set_address(f"127.0.0.1:{actual_port}")
         log.info("OpenVaala serving on http://127.0.0.1:%d (pid %d)", actual_port, os.getpid())
         tasks.spawn(watcher.watch, "config-watch")
+        gc_tuning.settle()  # start-up's objects are never walked by the collector again
         # SIGHUP reloads at once; several before the reload ran make one more.
         requests_in, requests = anyio.create_memory_object_stream[None](1)
         asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, _request, requests_in)
