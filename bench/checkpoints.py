@@ -46,8 +46,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench._daemon import DEMO_CONFIG, BenchDaemon, RawClient
 from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.records import utc_now
-from openvaala_server.store.checkpoints import SnapshotStore
+from openvaala_server.store.checkpoints import SnapshotStore, watched_changes
 from openvaala_server.store.paths import DataDir
+from openvaala_server.store.tree_watch import TreeWatch
 
 OFF = "\n[checkpoints]\nenabled = false\n"
 
@@ -142,6 +143,56 @@ def file_capture_cost(files: int, rounds: int) -> float:
                 store.state(name, store=True)
             costs[-1] += time.perf_counter() - start
         return statistics.median(costs)
+
+
+async def shell_capture_cost(files: int, rounds: int) -> dict[str, float]:
+    """In-process, the daemon's own code path for a `shell` call that edits 10 files: what
+    the call pays after it ran (the changes compared with the turn's snapshot) and what the next
+    turn's start pays (its snapshot), with the file watch (store/tree_watch.py: git is asked
+    about the paths it saw) and with a scan of the whole tree (git add -A), on two private
+    stores of the same repository. Medians of `rounds`."""
+    with tempfile.TemporaryDirectory(prefix="ovbench-") as tmp:
+        root = Path(tmp) / "repo"
+        root.mkdir()
+        names = make_repo(root, files)
+        targets = names[:: max(1, len(names) // 10)][:10]
+        watched = SnapshotStore(Path(tmp) / "a", root)
+        scanned = SnapshotStore(Path(tmp) / "b", root)
+        for store in (watched, scanned):
+            store.git_dir.parent.mkdir()
+        watch = TreeWatch(root, ignored=await watched.ignored_dirs())
+        watch.start()
+        watch.take()
+        tree_a, tree_b = await watched.snapshot(None), await scanned.snapshot(None)
+        costs: dict[str, list[float]] = {
+            "after": [],
+            "after_full": [],
+            "start": [],
+            "start_full": [],
+        }
+        for r in range(rounds):
+            for name in targets:  # what `sed -i` does: a new file renamed over the old one
+                path = root / name
+                tmp_path = path.with_name(f".sed{r}")
+                tmp_path.write_text(f"# round {r}\n" + path.read_text().split("\n", 1)[1])
+                tmp_path.replace(path)
+            start = time.perf_counter()
+            taken = watch.take()
+            assert taken is not None
+            narrow = await watched_changes(watched, watch, tree_a, taken)
+            costs["after"].append(time.perf_counter() - start)
+            start = time.perf_counter()
+            full = await scanned.changes_since(tree_b, None)
+            costs["after_full"].append(time.perf_counter() - start)
+            assert sorted(narrow) == sorted(full) and len(full) == len(targets), (narrow, full)
+            start = time.perf_counter()
+            tree_a = await watched.snapshot(watch.take())
+            costs["start"].append(time.perf_counter() - start)
+            start = time.perf_counter()
+            tree_b = await scanned.snapshot(None)
+            costs["start_full"].append(time.perf_counter() - start)
+        watch.close()
+        return {k: statistics.median(v) for k, v in costs.items()}
 
 
 def make_conversation(home: Path, items: int) -> tuple[str, int]:
@@ -261,7 +312,29 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--items", type=int, default=10_000)
     parser.add_argument("--pace-ms", type=int, default=30, help="the paced model's word pause")
+    parser.add_argument(
+        "--only",
+        choices=["capture", "turns", "bundles"],
+        help="capture: the in-process shell capture at 1k and 10k files; turns: through the "
+        "daemon; bundles: export and import",
+    )
     args = parser.parse_args()
+    if args.only in (None, "capture"):
+        for files in (1_000, 10_000):
+            c = asyncio.run(shell_capture_cost(files, args.rounds))
+            print(f"shell call editing 10 of {files} files (in-process, median of {args.rounds}):")
+            print(
+                f"  after the call: {c['after'] * 1000:6.1f} ms with the file watch, "
+                f"{c['after_full'] * 1000:6.1f} ms scanning the tree   (goal < 50 ms)"
+            )
+            print(
+                f"  next turn's snapshot: {c['start'] * 1000:6.1f} ms with the file watch, "
+                f"{c['start_full'] * 1000:6.1f} ms scanning (in the background)"
+            )
+    if args.only == "bundles":
+        bundles(args)
+    if args.only is not None:
+        return
 
     turn = asyncio.run(turn_cost(args.rounds, args.files))
     print(f"checkpoints: a shell turn editing 10 of {args.files} files, median of {args.rounds}")
@@ -285,6 +358,10 @@ def main() -> None:
     per_file = file_capture_cost(args.files, args.rounds)
     print(f"  10 files named by a tool, before + after (in-process): {per_file * 1000:.2f} ms")
 
+    bundles(args)
+
+
+def bundles(args: argparse.Namespace) -> None:
     cost = asyncio.run(bundle_cost(max(3, args.rounds // 3), args.items))
     mb = cost["bytes"] / 1e6
     print(f"bundles: a conversation of {args.items} items ({mb:.1f} MB), median")

@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, Any
 
 from openvaala_server import errors
 from openvaala_server.domain import checkpoints as ck
-from openvaala_server.store.checkpoints import SnapshotError, SnapshotStore, SnapshotTimeout
+from openvaala_server.store.checkpoints import (
+    SnapshotError,
+    SnapshotStore,
+    SnapshotTimeout,
+    watched_changes,
+)
+from openvaala_server.store.tree_watch import Changed, TreeWatch
 from openvaala_server.tools.base import access_of
 
 if TYPE_CHECKING:
@@ -56,6 +62,9 @@ class Checkpoints:
         self._shell_seen = False  # a `shell` call ran: later turns snapshot as they start
         # The snapshot each session's running turn started with: session id → (turn, task).
         self._turn_trees: dict[str, tuple[str, asyncio.Future[str | None]]] = {}
+        # What changed in the working directory since the private index was last brought up
+        # to date (store/tree_watch.py): git is asked about those paths only, not the tree.
+        self._watch: TreeWatch | None = None
 
     @property
     def _config(self) -> Any:
@@ -125,7 +134,42 @@ class Checkpoints:
                 self._skip(f"shell calls are not captured: {too_large}")
         if not self._whole_tree:
             return None
-        return await store.snapshot()
+        changed = await self._changed(store)
+        try:
+            return await store.snapshot(changed)
+        except BaseException:  # what was taken may not be in the index
+            self._index_dropped()
+            raise
+
+    async def _changed(self, store: SnapshotStore) -> Changed | None:
+        """The paths changed since the private index was last updated, None when not known
+        (the first time, or without a file watch). The caller holds the git lock and brings
+        the index up to date right after."""
+        watch = self._watch
+        if watch is not None and watch.root != store.work_tree:  # the conversation moved
+            watch.close()
+            watch = self._watch = None
+        if watch is None:
+            # Placed before the scan that follows (`take` says "scan all" this first time), so
+            # that nothing changed during it is missed.
+            ignored = await store.ignored_dirs()
+            watch = TreeWatch(store.work_tree, ignored=ignored, skip=store.excludes)
+            await asyncio.to_thread(watch.start)
+            self._watch = watch
+        return await asyncio.to_thread(watch.take)
+
+    async def _shell_changes(
+        self, store: SnapshotStore, tree: str
+    ) -> list[tuple[str, ck.State, ck.State]]:
+        """What differs from `tree` now, after a `shell` call (the caller holds the git lock)."""
+        changed = await self._changed(store)
+        if changed is None or self._watch is None:
+            return await store.changes_since(tree)
+        return await watched_changes(store, self._watch, tree, changed)
+
+    def _index_dropped(self) -> None:
+        if self._watch is not None:
+            self._watch.forget()
 
     async def _turn_tree(self, session_id: str, turn_id: str) -> str | None:
         started = self._turn_trees.get(session_id)
@@ -177,7 +221,7 @@ class Checkpoints:
         try:
             if capture.tree is not None:
                 async with self._git:
-                    diff = await store.changes_since(capture.tree)
+                    diff = await self._shell_changes(store, capture.tree)
                 changes = [ck.FileChange(p, b, a) for p, b, a in diff if b != a]
             else:
                 after = await asyncio.to_thread(_states, store, list(capture.before))
@@ -231,6 +275,7 @@ class Checkpoints:
             del turns[oldest]
             async with self._git:
                 await asyncio.to_thread(store.gc, ck.blobs_of(turns.values()))
+                self._index_dropped()
                 self._bytes = await asyncio.to_thread(store.size_bytes)
             log.info("checkpoints of turn %s dropped: the store is over its bound", oldest)
 

@@ -34,6 +34,7 @@ from openvaala_server.domain.checkpoints import (
     State,
     is_safe_relpath,
 )
+from openvaala_server.store.tree_watch import Changed, TreeWatch
 
 GIT_DIR_NAME: Final = "checkpoints"
 JOURNAL_NAME: Final = "checkpoints.jsonl"
@@ -170,7 +171,7 @@ class SnapshotStore:
                     f"{rel} is larger than the checkpoint limit of {self.max_file_bytes} bytes"
                 )
             data = path.read_bytes()
-            mode = EXEC_MODE if st.st_mode & 0o111 else FILE_MODE
+            mode = EXEC_MODE if st.st_mode & 0o100 else FILE_MODE  # git looks at the owner's bit
         else:
             return None
         sha = blob_sha(data)
@@ -214,13 +215,15 @@ class SnapshotStore:
 
     # -- the whole tree (git) -----------------------------------------------------------
 
-    async def _git(self, *args: str) -> bytes:
+    async def _git(self, *args: str, stdin: bytes | None = None, ok: int = 0) -> bytes:
+        """Run git on the private repository; `ok`: a second exit status that is not a
+        failure (`add` exits 1 when a path it was named is ignored, having done the rest)."""
         proc = await asyncio.create_subprocess_exec(
             "git",
             f"--git-dir={self.git_dir}",
             f"--work-tree={self.work_tree}",
             *args,
-            stdin=asyncio.subprocess.DEVNULL,
+            stdin=asyncio.subprocess.DEVNULL if stdin is None else asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             cwd=self.work_tree,
@@ -228,7 +231,7 @@ class SnapshotStore:
             umask=0o077,
         )
         try:
-            out, err = await asyncio.wait_for(proc.communicate(), self.timeout_s)
+            out, err = await asyncio.wait_for(proc.communicate(stdin), self.timeout_s)
         except TimeoutError:
             proc.kill()
             await proc.wait()
@@ -240,7 +243,7 @@ class SnapshotStore:
                 proc.kill()
                 await proc.wait()
             raise
-        if proc.returncode != 0:
+        if proc.returncode not in (0, ok) or b"fatal:" in err:
             message = err.decode(errors="replace").strip().splitlines()
             raise SnapshotError(f"git {args[0]} failed: {message[-1] if message else '?'}")
         return out
@@ -251,6 +254,46 @@ class SnapshotStore:
         (self.git_dir / "index.lock").unlink(missing_ok=True)
         spec = [".", *(f":(exclude){e}" for e in self.excludes)]
         await self._git("add", "-A", "--ignore-errors", "--", *spec)
+
+    async def _add(self, changed: Changed | None) -> list[str] | None:
+        """Bring the private index up to date: for the paths `changed` names (what a file
+        watch saw), or, when None, for the whole tree. Returns the pathspec used (None: all).
+
+        git refuses a pathspec that matches nothing in the index or the tree (a file made and
+        removed again), so a path that is gone is named only when the index holds it."""
+        if changed is None:
+            await self._add_all()
+            return None
+        if not changed:
+            return []
+        (self.git_dir / "index.lock").unlink(missing_ok=True)
+        paths = sorted(changed.paths)
+        gone = _missing(self.work_tree, paths)
+        if gone:
+            listed = await self._git("ls-files", "-z", "--cached", "--", *_literal(gone))
+            held = {os.fsdecode(n) for n in listed.split(b"\0") if n}
+            kept = {p for p in gone if p in held or any(h.startswith(p + "/") for h in held)}
+            paths = [p for p in paths if p not in gone or p in kept]
+        if paths:
+            spec = [*_literal(paths), *(f":(exclude){e}" for e in self.excludes)]
+            await self._git("add", "-A", "--ignore-errors", "--", *spec, ok=1)
+        return paths
+
+    async def ignored_dirs(self) -> list[str]:
+        """The directories git ignores here (`.gitignore`): a file watch need not look inside."""
+        await asyncio.to_thread(self.ensure)
+        spec = [".", *(f":(exclude){e}" for e in self.excludes)]
+        out = await self._git(
+            "ls-files",
+            "-z",
+            "--others",
+            "--ignored",
+            "--exclude-standard",
+            "--directory",
+            "--",
+            *spec,
+        )
+        return [os.fsdecode(n).rstrip("/") for n in out.split(b"\0") if n.endswith(b"/")]
 
     async def survey(self, max_files: int, max_bytes: int) -> str | None:
         """Why the work tree is too large for whole-tree snapshots (more files or bytes than
@@ -301,18 +344,147 @@ class SnapshotStore:
             return f"the files of {self.work_tree} hold more than {max_bytes // (1 << 20)} MB"
         return None
 
-    async def snapshot(self) -> str:
-        """The id of a tree holding every (not ignored) file of the work tree now."""
+    # -- a few known paths, without git (in a thread) -------------------------------------
+
+    def _tree(self, sha: str) -> dict[str, tuple[str, str]]:
+        """A tree object's entries: name → (mode, sha). Ours are loose objects (no gc)."""
+        try:
+            raw = zlib.decompress(self._object_path(sha).read_bytes())
+        except FileNotFoundError:
+            raise SnapshotError(f"the snapshot {sha} is no longer stored") from None
+        body = raw[raw.index(b"\0") + 1 :]
+        entries: dict[str, tuple[str, str]] = {}
+        at = 0
+        while at < len(body):
+            space = body.index(b" ", at)
+            nul = body.index(b"\0", space)
+            mode = body[at:space].decode()
+            entries[os.fsdecode(body[space + 1 : nul])] = (mode, body[nul + 1 : nul + 21].hex())
+            at = nul + 21
+        return entries
+
+    def quick_changes(
+        self, tree: str, changed: Changed
+    ) -> tuple[list[tuple[str, State, State]], list[tuple[str, State]]] | None:
+        """What the `changed` files hold now against the snapshot `tree`, read from the files
+        and the tree's objects without running git: a shell call that edited a few files of a
+        large tree costs a few file reads instead of git's index work (docs/design.md,
+        "Checkpoints …"). Also the paths that are new (not in `tree`): git decides whether it
+        ignores them. None when git must answer instead: a folder was created, moved or
+        removed, or a path lies in a nested repository or is too large."""
+        if changed.dirs:
+            return None
+        trees: dict[str, dict[str, tuple[str, str]]] = {}
+
+        def entries(folder: str, sha: str) -> dict[str, tuple[str, str]]:
+            if folder not in trees:
+                trees[folder] = self._tree(sha)
+            return trees[folder]
+
+        found: list[tuple[str, State, State]] = []
+        new: list[tuple[str, State]] = []
+        for rel in sorted(changed.paths):
+            before: State = None
+            folder, sha, known = "", tree, True
+            parts = rel.split("/")
+            for depth, part in enumerate(parts):
+                entry = entries(folder, sha).get(part)
+                if entry is None:
+                    known = False
+                    break
+                mode, sha = entry
+                folder = "/".join(parts[: depth + 1])
+                if depth == len(parts) - 1:
+                    if mode == "40000" or mode not in MODES:
+                        return None  # a folder or a nested repository now a file: ask git
+                    before = Blob(sha, mode)
+                elif mode != "40000":
+                    if mode == "160000":
+                        return None  # inside a nested repository
+                    known = False  # a file then, a folder now
+                    break
+            try:
+                after = self.state(rel, store=True)
+            except SnapshotError:
+                return None
+            if not known and after is not None:
+                new.append((rel, after))
+            elif before != after:
+                found.append((rel, before, after))
+        return found, new
+
+    async def not_ignored(self, paths: list[str]) -> list[str]:
+        """The paths git does not ignore (`.gitignore` files of the tree: `check-ignore`)."""
+        if not paths:
+            return []
+        listed = b"".join(p.encode() + b"\0" for p in paths)
+        out = await self._git("check-ignore", "-z", "--no-index", "--stdin", stdin=listed, ok=1)
+        ignored = {os.fsdecode(n) for n in out.split(b"\0") if n}
+        return [p for p in paths if p not in ignored]
+
+    async def snapshot(self, changed: Changed | None = None) -> str:
+        """The id of a tree holding every (not ignored) file of the work tree now. `changed`:
+        the paths changed since the index was last brought up to date (None: not known)."""
         await asyncio.to_thread(self.ensure)
-        await self._add_all()
+        await self._add(changed)
         return (await self._git("write-tree")).decode().strip()
 
-    async def changes_since(self, tree: str) -> list[tuple[str, State, State]]:
+    async def changes_since(
+        self, tree: str, changed: Changed | None = None
+    ) -> list[tuple[str, State, State]]:
         """(path, before, after) of every file that differs from the snapshot `tree` now: the
-        private index is brought up to date (`add -A`) and compared with `tree` (`diff-index`)."""
-        await self._add_all()
-        out = await self._git("diff-index", "--cached", "-z", "--raw", "--no-renames", tree)
+        private index is brought up to date (`add -A`; only for the `changed` paths when they
+        are known) and compared with `tree` (`diff-index`, for those paths)."""
+        spec = await self._add(changed)
+        if spec == []:
+            return []
+        out = await self._git(
+            "diff-index",
+            "--cached",
+            "-z",
+            "--raw",
+            "--no-renames",
+            tree,
+            *(["--", *_literal(spec)] if spec is not None else []),
+        )
         return _parse_raw(out)
+
+
+async def watched_changes(
+    store: SnapshotStore, watch: TreeWatch, tree: str, changed: Changed
+) -> list[tuple[str, State, State]]:
+    """What differs from the snapshot `tree` now, given the paths a file watch saw change
+    (`changed`, just taken; the caller holds the conversation's git lock). Files are read and
+    compared with the tree's objects without git (`quick_changes`; git only says which new
+    ones it ignores, and the private index takes them at the next snapshot); folders that
+    came, went or moved are left to git, for those paths; anything that fails is answered by a
+    scan of the whole tree, after which the watch starts again from "not known"."""
+    try:
+        quick = await asyncio.to_thread(store.quick_changes, tree, changed)
+        if quick is not None:
+            watch.again(changed)  # for the private index, at the next snapshot
+            found, new = quick
+            kept = set(await store.not_ignored([rel for rel, _after in new]))
+            return found + [(rel, None, after) for rel, after in new if rel in kept]
+        return await store.changes_since(tree, changed)
+    except SnapshotTimeout:
+        watch.forget()
+        raise
+    except (SnapshotError, OSError):
+        watch.forget()
+        return await store.changes_since(tree)  # all, to be sure
+    except BaseException:  # cancelled: what was taken is not in the index
+        watch.forget()
+        raise
+
+
+def _missing(root: Path, paths: list[str]) -> list[str]:
+    return [p for p in paths if not os.path.lexists(root / p)]
+
+
+def _literal(paths: list[str]) -> list[str]:
+    """Pathspecs that match these names exactly (a file may be called `*.py` or `:x`)."""
+    return [f":(literal){p}" for p in paths]
 
 
 def _total_size(root: Path, names: list[bytes], limit: int) -> int:

@@ -301,3 +301,61 @@ async def test_a_directory_with_too_many_files_is_not_copied(
         assert not [p for p in objects.rglob("*") if p.is_file()]  # nothing was stored
     finally:
         await client.close()
+
+
+async def test_later_shell_turns_capture_exactly_what_changed(
+    daemon_factory: Factory, fake: FakeProvider
+) -> None:
+    """After the first shell call the daemon asks git only about the paths a file watch saw
+    (store/tree_watch.py): new folders, deletions, a moved folder and appends are all captured,
+    a user's edit between turns is not the turn's, and undo puts every file back."""
+    d = daemon_factory(config(fake))
+    work = d.workdir
+    for name in ("a.txt", "c.txt", "u.txt", "d/one.txt", "d/two.txt"):
+        (work / name).parent.mkdir(exist_ok=True)
+        (work / name).write_text(f"{name}\n")
+    client = await d.client()
+
+    async def shell(command: str, text: str) -> None:
+        fake.enqueue(Reply().tool_call("shell", {"command": command}), Reply().text("ok"))
+        await run_turn(client, cid, text)
+
+    async def files_of_last_turn() -> dict[str, str]:
+        report = await client.request("conversation/checkpoints", {"conversationId": cid})
+        return {f["path"]: f["change"] for f in report["turns"][-1]["files"]}
+
+    try:
+        cid = await new_conversation(client, str(work))
+        await shell("echo one >> a.txt", "one")
+        assert await files_of_last_turn() == {"a.txt": "modified"}
+        (work / "u.txt").write_text("the user's edit between turns\n")
+        await shell(
+            "mkdir -p gen/x && echo g > gen/x/g.txt && rm a.txt && echo c >> c.txt && mv d e",
+            "two",
+        )
+        assert await files_of_last_turn() == {
+            "gen/x/g.txt": "created",
+            "a.txt": "deleted",
+            "c.txt": "modified",
+            "d/one.txt": "deleted",
+            "d/two.txt": "deleted",
+            "e/one.txt": "created",
+            "e/two.txt": "created",
+        }
+        await shell("echo more >> gen/x/g.txt && echo new > e/three.txt", "three")
+        assert await files_of_last_turn() == {"gen/x/g.txt": "modified", "e/three.txt": "created"}
+        for _ in range(3):
+            await client.request("conversation/undo", {"conversationId": cid})
+        assert sorted(str(p.relative_to(work)) for p in work.rglob("*") if p.is_file()) == [
+            "a.txt",
+            "c.txt",
+            "d/one.txt",
+            "d/two.txt",
+            "u.txt",
+        ]
+        assert (work / "a.txt").read_text() == "a.txt\n" and (
+            work / "c.txt"
+        ).read_text() == "c.txt\n"
+        assert (work / "u.txt").read_text() == "the user's edit between turns\n"
+    finally:
+        await client.close()
