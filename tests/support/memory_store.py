@@ -43,6 +43,8 @@ class MemoryStore:
         self._data_dir = data_dir
         self._conversations: dict[str, _Conversation] = {}
         self.writes = 0  # appends made (for tests that check nothing was written)
+        # Set to make every append fail as a full disk does (the record is not kept).
+        self.failing: OSError | None = None
 
     @property
     def data_dir(self) -> DataDir:
@@ -51,6 +53,8 @@ class MemoryStore:
     # --- records -----------------------------------------------------------------------------
 
     def _append(self, journal: list[bytes], payloads: list[dict[str, Any]]) -> list[r.Record]:
+        if self.failing is not None:
+            raise self.failing
         for payload in payloads:
             if not isinstance(payload.get("type"), str):
                 raise ValueError("every record needs a string 'type'")
