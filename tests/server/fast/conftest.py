@@ -10,6 +10,7 @@ docs/design.md, "Fast core tests".
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import tomllib
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -129,6 +130,35 @@ def make_runtime(config: Config, store: ConversationStore, script: Script) -> Co
     return ConversationManager(config, store, providers=script.provider)
 
 
+@contextlib.asynccontextmanager
+async def running(runtime: ConversationManager) -> AsyncIterator[ConversationManager]:
+    """The runtime with its supervisor entered (turns are its activities), as the daemon runs
+    it (server.py); on the way out it shuts down as the daemon does (turns kept as interrupted).
+
+    The supervisor is a task group, entered and left in one task of its own: a fixture's setup
+    and teardown may run in different tasks."""
+    stop = asyncio.Event()
+    started = asyncio.Event()
+
+    async def own() -> None:
+        async with runtime.tasks:
+            started.set()
+            await stop.wait()
+            await runtime.shutdown(timeout=WAIT_S)
+
+    owner = asyncio.create_task(own(), name="runtime-owner")
+    entered = asyncio.create_task(started.wait())
+    await asyncio.wait({owner, entered}, timeout=WAIT_S, return_when=asyncio.FIRST_COMPLETED)
+    entered.cancel()
+    if owner.done():
+        owner.result()  # entering failed: say why
+    try:
+        yield runtime
+    finally:
+        stop.set()
+        await asyncio.wait_for(owner, 2 * WAIT_S)
+
+
 @pytest.fixture
 async def core(tmp_path: Path) -> AsyncIterator[Core]:
     config = parse_config(tomllib.loads(CONFIG))
@@ -136,6 +166,5 @@ async def core(tmp_path: Path) -> AsyncIterator[Core]:
     script = Script()
     cwd = tmp_path / "work"
     cwd.mkdir()
-    runtime = make_runtime(config, store, script)
-    yield Core(runtime, store, script, cwd)
-    await runtime.shutdown(timeout=WAIT_S)
+    async with running(make_runtime(config, store, script)) as runtime:
+        yield Core(runtime, store, script, cwd)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import orjson
 
 from openvaala_server.runtime.hub import Hub
-from tests.server.fast.conftest import Core, Note, make_runtime
+from tests.server.fast.conftest import Core, Note, make_runtime, running
 
 
 def decoded(frames: list[str]) -> list[Note]:
@@ -64,12 +64,11 @@ async def test_a_new_runtime_reads_the_conversation_back_from_the_store(core: Co
     core.script.text("One.")
     await core.turn(conv, "first")
 
-    restarted = make_runtime(core.runtime.config, core.store, core.script)
-    reopened = await restarted.open(conv.conversation_id)
+    async with running(make_runtime(core.runtime.config, core.store, core.script)) as restarted:
+        reopened = await restarted.open(conv.conversation_id)
+        listed = await restarted.list_conversations(False, None, 10, None)
 
     assert reopened is not conv
     assert [i.get("text") for i in reopened.root.items] == ["first", "One."]
     assert reopened.status == "idle"
-    listed = await restarted.list_conversations(False, None, 10, None)
     assert [c["conversationId"] for c in listed["conversations"]] == [conv.conversation_id]
-    await restarted.shutdown()
