@@ -29,6 +29,7 @@ from openvaala_server.store.tree_watch import Changed, TreeWatch
 from openvaala_server.tools.base import access_of
 
 if TYPE_CHECKING:
+    from openvaala_server.protocol.payloads import RestoreResult
     from openvaala_server.runtime.ports import Conversation
     from openvaala_server.runtime.session import LiveSession
     from openvaala_server.tools.base import Tool
@@ -284,13 +285,13 @@ class Checkpoints:
     def _order(self) -> list[str]:
         return list(self.conv.meta.turns) if self.conv.meta else []
 
-    async def undo_last(self, force: bool) -> dict[str, Any]:
+    async def undo_last(self, force: bool) -> RestoreResult:
         turns = ck.undoable(await self.turns(), self._order())
         if not turns:
             raise errors.NotFound("no turn with file changes left to undo")
         return await self._restore(turns[-1:], force)
 
-    async def restore_since(self, turn_id: str | None, force: bool) -> dict[str, Any]:
+    async def restore_since(self, turn_id: str | None, force: bool) -> RestoreResult:
         """Undo every turn from `turn_id` on (every turn when it is not one of this
         conversation's: the message was copied from the conversation it was forked from)."""
         order = self._order()
@@ -299,7 +300,7 @@ class Checkpoints:
         turns = [t for t in ck.undoable(await self.turns(), order) if t.turn_id in later]
         return await self._restore(turns, force)
 
-    async def _restore(self, turns: list[ck.TurnFiles], force: bool) -> dict[str, Any]:
+    async def _restore(self, turns: list[ck.TurnFiles], force: bool) -> RestoreResult:
         if not turns:
             return {"restored": [], "conflicts": [], "turnIds": []}
         store = self._store()

@@ -30,6 +30,7 @@ from openvaala_server.runtime.residency import Residency
 from openvaala_server.runtime.session import LiveSession
 
 if TYPE_CHECKING:
+    from openvaala_server.protocol import payloads as p
     from openvaala_server.runtime.ports import Services
 
 SNAPSHOT_PAGE = 100
@@ -112,36 +113,33 @@ class LiveConversation:
     def any_turn_running(self) -> bool:
         return any(s.turn is not None for s in self.sessions.values())
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> p.ConversationInfo:
         root = self.root
         if self.meta is not None:
             m = self.meta
-            base = {
-                "title": m.title,
-                "cwd": m.cwd,
-                "agent": m.agent,
-                "model": root.model,
-                "createdAt": m.created_at,
-                "updatedAt": m.updated_at,
-                "archived": m.archived,
-                "forkedFrom": m.forked_from,
-            }
+            title, cwd, agent = m.title, m.cwd, m.agent
+            created, updated, archived, forked = (
+                m.created_at,
+                m.updated_at,
+                m.archived,
+                m.forked_from,
+            )
         else:
-            p = self.pending
-            assert p is not None
-            base = {
-                "title": p.title or "New conversation",
-                "cwd": p.cwd,
-                "agent": p.agent,
-                "model": root.model,
-                "createdAt": p.created_at,
-                "updatedAt": p.created_at,
-                "archived": False,
-                "forkedFrom": None,
-            }
+            pending = self.pending
+            assert pending is not None
+            title, cwd, agent = pending.title or "New conversation", pending.cwd, pending.agent
+            created = updated = pending.created_at
+            archived, forked = False, None
         return {
             "conversationId": self.conversation_id,
-            **base,
+            "title": title,
+            "cwd": cwd,
+            "agent": agent,
+            "model": root.model,
+            "createdAt": created,
+            "updatedAt": updated,
+            "archived": archived,
+            "forkedFrom": forked,
             "status": self.status,
             "persisted": self.persisted,
             "rootSessionId": self.root_session_id,

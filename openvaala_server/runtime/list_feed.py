@@ -4,17 +4,20 @@ deleted, so a sidebar needs no polling. No `seq`: a client that reconnects lists
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from openvaala_server.runtime.broadcast import Broadcast
+
+if TYPE_CHECKING:
+    from openvaala_server.protocol.payloads import ConversationInfo
 
 METHOD = "conversation/listChanged"
 
 
 class ListFeed(Broadcast):
-    def changed(self, info: dict[str, Any]) -> None:
+    def changed(self, info: ConversationInfo) -> None:
         # An unsaved conversation (no message yet) is not listed, so nobody hears of it.
-        if self._clients and info.get("persisted", True):  # nobody watching: nothing to encode
+        if self._clients and info["persisted"]:  # nobody watching: nothing to encode
             self.publish(METHOD, {"conversation": info})
 
     def deleted(self, conversation_id: str) -> None:

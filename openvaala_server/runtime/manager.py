@@ -13,7 +13,7 @@ import os
 from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import anyio
 import orjson
@@ -47,12 +47,13 @@ from openvaala_server.runtime.list_feed import ListFeed
 from openvaala_server.runtime.session import LiveSession, LiveTurn
 from openvaala_server.runtime.subagents import SubagentService
 from openvaala_server.runtime.turn import TurnRunner
-from openvaala_server.store.index import parse_summaries
+from openvaala_server.store.index import Summary, parse_summaries
 from openvaala_server.structured import Activity, Supervisor
 from openvaala_server.tools.plan import UPDATE_PLAN_TOOL, UpdatePlanTool
 from openvaala_server.tools.registry import tools_for as builtin_tools
 
 if TYPE_CHECKING:
+    from openvaala_server.protocol import payloads as p
     from openvaala_server.runtime.ports import Conversation
     from openvaala_server.runtime.reload import ConfigWatcher
     from openvaala_server.store.interface import ConversationStore
@@ -380,7 +381,7 @@ class ConversationManager:
 
     async def list_conversations(
         self, archived: bool, search: str | None, limit: int, cursor: str | None
-    ) -> dict[str, Any]:
+    ) -> p.ListResult:
         try:
             rows, next_cursor = await self.store_call(
                 self.store.list_summaries(
@@ -393,7 +394,7 @@ class ConversationManager:
             ) from None
         # Stored summaries go out as they are (no dict per row); only a conversation loaded
         # here has a fresher status than its last finished turn.
-        conversations: list[Any] = []
+        conversations: list[Summary | orjson.Fragment] = []
         for cid, text in rows:
             live = self.conversations.get(cid)
             if live is not None and live.sessions:
@@ -402,7 +403,8 @@ class ConversationManager:
                 conversations.append(summary)
             else:
                 conversations.append(orjson.Fragment(text))
-        result: dict[str, Any] = {"conversations": conversations}
+        # A pre-encoded row is the same summary on the wire (protocol/payloads.ListResult).
+        result: p.ListResult = {"conversations": cast("list[p.ConversationSummary]", conversations)}
         if next_cursor:
             result["nextCursor"] = next_cursor
         return result
@@ -526,7 +528,7 @@ class ConversationManager:
             await self.store_call(self.store.append_items(cid, created["rootSessionId"], items))
         return await self.open(cid)
 
-    async def fork(self, cid: str, up_to_item_id: str | None) -> dict[str, Any]:
+    async def fork(self, cid: str, up_to_item_id: str | None) -> p.ConversationResult:
         conv = await self.open(cid)
         await conv.ensure_history()
         new = await history.fork(self, conv, up_to_item_id, pinned=conv.pinned(conv.root))
@@ -537,7 +539,7 @@ class ConversationManager:
 
     async def rewind(
         self, cid: str, message_id: str, restore_files: bool = False, force: bool = False
-    ) -> dict[str, Any]:
+    ) -> p.RewindResult:
         conv = await self.open(cid)
         await conv.ensure_history()
         items, text = history.rewind_target(conv, message_id)
@@ -554,22 +556,20 @@ class ConversationManager:
         images = await runtime_images.carry_over(self, conv, new.conversation_id, message_id)
         info = new.info()
         self.list_feed.changed(info)
-        result: dict[str, Any] = {"conversation": info, "composerText": text}
+        result: p.RewindResult = {"conversation": info, "composerText": text}
         if images:
             result["composerImages"] = images
         if files is not None:
             result["files"] = files
         return result
 
-    async def undo_files(self, cid: str, force: bool) -> dict[str, Any]:
+    async def undo_files(self, cid: str, force: bool) -> p.RestoreResult:
         """Put back the files the last turn that changed any changed (conversation/undo)."""
         conv = await self.open(cid)
         _refuse_while_running(conv, "undo")
         return await conv.checkpoints.undo_last(force)
 
-    async def read(
-        self, cid: str, sid: str | None, before: str | None, limit: int
-    ) -> dict[str, Any]:
+    async def read(self, cid: str, sid: str | None, before: str | None, limit: int) -> p.ReadResult:
         conv = await self.open(cid)
         session = conv.session(sid)
         await conv.ensure_history()
@@ -590,7 +590,7 @@ class ConversationManager:
         conv.residency.read()  # the next page may follow: keep the history a while
         return {"items": items[start:end], "hasMore": start > 0}
 
-    async def compact_now(self, cid: str) -> dict[str, Any]:
+    async def compact_now(self, cid: str) -> p.CompactResult:
         """Manual compaction of the root agent's history, only while nothing runs or waits."""
         conv = await self.open(cid)
         await conv.ensure_history()
@@ -637,7 +637,7 @@ class ConversationManager:
         from_session_id: str | None = None,
         *,
         images: list[Image] | None = None,
-    ) -> dict[str, Any]:
+    ) -> p.SendResult:
         conv = await self.open(cid)
         session = conv.session(sid)
         await conv.ensure_history()
@@ -700,7 +700,7 @@ class ConversationManager:
             session.interrupt()
         return True
 
-    async def interrupt(self, cid: str, sid: str | None) -> dict[str, Any]:
+    async def interrupt(self, cid: str, sid: str | None) -> p.InterruptResult:
         conv = await self.open(cid)
         session = conv.session(sid)
         return {"interrupted": self.interrupt_session(conv, session, "user")}
@@ -710,7 +710,7 @@ class ConversationManager:
         conv: Conversation,
         session: LiveSession,
         status: str,
-        error: dict[str, Any] | None,
+        error: r.ErrorInfo | None,
     ) -> None:
         """Called by the loop as a turn ends (synchronously): start what waits next."""
         self.subagents.on_turn_ended(conv, session, status, error)
@@ -771,7 +771,7 @@ class ConversationManager:
             self._consumed(input_id)
         conv.publish_inbox(session)
 
-    def withdraw_input(self, input_id: str) -> dict[str, Any]:
+    def withdraw_input(self, input_id: str) -> p.WithdrawResult:
         conv, session = self._owner(input_id)
         try:
             inp = session.inbox.withdraw(input_id)
@@ -780,7 +780,10 @@ class ConversationManager:
         self._inputs.pop(input_id, None)
         conv.publish_inbox(session)
         conv.publish_session(session)
-        return {"text": inp.text, **({"images": inp.images} if inp.images else {})}
+        result: p.WithdrawResult = {"text": inp.text}
+        if inp.images:
+            result["images"] = inp.images
+        return result
 
     def steer_input(self, input_id: str) -> None:
         conv, session = self._owner(input_id)
@@ -812,7 +815,7 @@ class ConversationManager:
 
     async def respond_approval(
         self, cid: str, approval_id: str, decision: Answer, message: str | None
-    ) -> dict[str, Any]:
+    ) -> p.RespondResult:
         """An answer to `approval/requested` from any client; the first one wins."""
         conv = await self.open(cid)
         conv.approvals.resolve(approval_id, decision, message or None)

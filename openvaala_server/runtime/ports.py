@@ -20,9 +20,10 @@ if TYPE_CHECKING:
     from openvaala_server.domain.meta import ConversationMeta
     from openvaala_server.domain.permissions import Confinement, Permissions
     from openvaala_server.domain.plan import Plan
-    from openvaala_server.domain.records import Item, MetadataPayload, Record
+    from openvaala_server.domain.records import ErrorInfo, Item, MetadataPayload, Record
     from openvaala_server.mcp.manager import McpManager
     from openvaala_server.models.base import Provider
+    from openvaala_server.protocol.payloads import SendResult
     from openvaala_server.runtime.broadcast import Broadcast
     from openvaala_server.runtime.hub import Hub
     from openvaala_server.runtime.list_feed import ListFeed
@@ -72,7 +73,7 @@ class Services(Protocol):
         conv: Conversation,
         session: LiveSession,
         status: str,
-        error: dict[str, Any] | None,
+        error: ErrorInfo | None,
     ) -> None: ...
 
     def return_inputs(
@@ -87,7 +88,7 @@ class Services(Protocol):
         mode: Mode,
         origin: str = "user",
         from_session_id: str | None = None,
-    ) -> dict[str, Any]: ...
+    ) -> SendResult: ...
 
 
 class Conversation(Protocol):

@@ -92,7 +92,7 @@ class SubagentService:
         conv: Conversation,
         session: LiveSession,
         status: str,
-        error: dict[str, Any] | None,
+        error: r.ErrorInfo | None,
     ) -> None:
         """Called synchronously as any session's turn ends: a subagent reports to its parent."""
         self._notify()
@@ -462,7 +462,7 @@ def last_answer(session: LiveSession) -> str | None:
 
 
 def report_text(
-    session: LiveSession, status: str, error: dict[str, Any] | None, answer: str | None
+    session: LiveSession, status: str, error: r.ErrorInfo | None, answer: str | None
 ) -> str:
     head = (
         f"[Report from subagent {session.session_id} (agent {session.agent!r}, "

@@ -87,7 +87,8 @@ class TurnRunner:
     # -- the loop ------------------------------------------------------------------------
 
     async def run(self, inputs: list[Input]) -> None:
-        status, error = "completed", None
+        status = "completed"
+        error: r.ErrorInfo | None = None
         self.turn.started = True
         # An interrupt is this scope's cancellation (LiveSession.interrupt); `_finish` runs
         # outside it, so an interrupted turn is still written.
@@ -155,7 +156,7 @@ class TurnRunner:
         if self.session.session_id == self.conv.root_session_id:
             self.conv.publish_updated()
 
-    async def _finish(self, status: str, error: dict[str, Any] | None) -> None:
+    async def _finish(self, status: str, error: r.ErrorInfo | None) -> None:
         # Whatever was still streaming is kept, marked with how the turn ended.
         leftovers = list(self.turn.in_progress.values())
         item_status = r.INTERRUPTED if status == "interrupted" else r.FAILED
