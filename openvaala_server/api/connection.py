@@ -23,6 +23,7 @@ from anyio.abc import TaskGroup
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from openvaala_server import errors
+from openvaala_server.api.websocket import SEND_MANY
 from openvaala_server.protocol import jsonrpc
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ class Dispatcher(Protocol):
 
 
 CLOSE_TRY_AGAIN = 1013  # the client fell too far behind; it may reconnect and resubscribe
+SEND_BATCH = 256  # frames written together at most (a backlog goes out in a few writes)
 CLOSE_WAIT_S = 2.0  # for the close handshake with a client that was dropped
 
 
@@ -115,11 +117,21 @@ class Connection:
 
     async def _send_loop(self) -> None:
         send = self.websocket.send
+        queue = self.queue
+        # Frames that piled up (the loop was busy, a burst of events) go out with one socket
+        # write where the server can (api/websocket.py SEND_MANY), in order.
+        many = SEND_MANY in self.websocket.scope.get("extensions", {})
         try:
             while True:
-                frame = await self.queue.get()
-                await send({"type": "websocket.send", "text": frame})
-                if self.queue.qsize() < self._read_below:
+                frame = await queue.get()
+                if many and not queue.empty():
+                    frames = [frame]
+                    while not queue.empty() and len(frames) < SEND_BATCH:
+                        frames.append(queue.get_nowait())
+                    await send({"type": "websocket.send", "text": "", SEND_MANY: frames})
+                else:
+                    await send({"type": "websocket.send", "text": frame})
+                if queue.qsize() < self._read_below:
                     self._room.set()
         except Exception as exc:  # the socket is gone: the receiver sees the disconnect
             log.debug("stopped sending to a client: %r", exc)
