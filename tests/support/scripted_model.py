@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from openvaala_server.config import ModelConfig
@@ -35,6 +35,8 @@ from openvaala_server.models.base import (
 from openvaala_server.protocol.json_types import JsonObject
 
 Step = ModelEvent | ModelError | asyncio.Event
+# Which calls a reply is for (None: any call); a call takes the first reply it matches.
+When = Callable[[ModelRequest], bool] | None
 
 
 @dataclass
@@ -47,39 +49,46 @@ class Call:
 
 class Script:
     def __init__(self) -> None:
-        self.replies: list[list[Step]] = []
+        self.replies: list[tuple[When, list[Step]]] = []
         self.calls: list[Call] = []
         self._ids = itertools.count(1)
         self._called = asyncio.Condition()
 
     # --- scripting -------------------------------------------------------------------------
 
-    def reply(self, *steps: Step, usage: tuple[int, int] = (100, 10), stop: str = "") -> None:
-        """A reply of these steps, then usage and the end (`stop` defaults from the steps)."""
+    def reply(
+        self,
+        *steps: Step,
+        usage: tuple[int, int] = (100, 10),
+        stop: str = "",
+        when: When = None,
+    ) -> None:
+        """A reply of these steps, then usage and the end (`stop` defaults from the steps);
+        `when` reserves it for the calls it accepts (a subagent's, say)."""
         calls = any(isinstance(step, ToolCallRequested) for step in steps)
         ending: list[Step] = [
             UsageReported(*usage),
             StreamEnded(stop or ("tool_calls" if calls else "stop")),
         ]
-        self.replies.append([*steps, *ending])
+        self.replies.append((when, [*steps, *ending]))
 
-    def text(self, *chunks: str) -> None:
-        self.reply(*(TextDelta(chunk) for chunk in chunks))
+    def text(self, *chunks: str, when: When = None) -> None:
+        self.reply(*(TextDelta(chunk) for chunk in chunks), when=when)
 
     def thinking(self, thought: str, answer: str) -> None:
         self.reply(ReasoningDelta(thought), ReasoningDone(thought), TextDelta(answer))
 
-    def tool_call(self, name: str, arguments: JsonObject, text: str = "") -> str:
+    def tool_call(self, name: str, arguments: JsonObject, text: str = "", when: When = None) -> str:
         """A reply calling one tool (after `text`, if any); returns the call's id."""
         call_id = f"call_{next(self._ids)}"
         steps: list[Step] = [TextDelta(text)] if text else []
         steps.append(ToolCallRequested(call_id, name, dict(arguments), json.dumps(arguments)))
-        self.reply(*steps)
+        self.reply(*steps, when=when)
         return call_id
 
     def fail(self, error: ModelError, *before: str) -> None:
         """A reply that streams `before`, then fails with `error`."""
-        self.replies.append([*(TextDelta(chunk) for chunk in before), error])
+        self.replies.append((None, [*(TextDelta(chunk) for chunk in before), error]))
 
     def hold(self, *before: str) -> asyncio.Event:
         """A reply that streams `before` and then waits: set the returned event to let it end
@@ -111,9 +120,12 @@ class Script:
         self.calls.append(call)
         async with self._called:
             self._called.notify_all()
-        if not self.replies:
+        match = next(
+            (n for n, (when, _) in enumerate(self.replies) if when is None or when(request)), None
+        )
+        if match is None:
             raise AssertionError(f"unscripted model call ({request.purpose}): {request.items}")
-        steps = self.replies.pop(0)
+        _when, steps = self.replies.pop(match)
         try:
             for step in steps:
                 if isinstance(step, asyncio.Event):

@@ -40,7 +40,12 @@ max_output_tokens = 1000
 [agents.default]
 description = "General assistant"
 model = "scripted"
-tools = ["read_file", "write_file", "update_plan"]
+tools = ["read_file", "write_file", "update_plan", "spawn_agent"]
+
+[agents.helper]
+description = "Does one small task"
+model = "scripted"
+tools = ["read_file"]
 
 [retry]
 max_retries = 2
