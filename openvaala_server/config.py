@@ -25,8 +25,9 @@ from openvaala_server.domain.permissions import (
     SANDBOX_MODES,
     Permissions,
 )
+from openvaala_server.models import catalog
 
-PROVIDERS = ("openai", "openai_responses", "anthropic", "demo")
+PROVIDERS = catalog.NAMES
 DEFAULT_TOOLS = (
     "shell",
     "read_file",
@@ -415,37 +416,29 @@ def _headers(t: _Reader, key: str) -> object:
     return value
 
 
-_HTTP_OPTIONS: dict[str, _OptionReader] = {"headers": _headers, "read_timeout_s": _positive}
+def _option_reader(kind: catalog.OptionKind) -> _OptionReader:
+    if isinstance(kind, catalog.Choice):
+        values = kind.values
+        return lambda t, k: t.choice(k, values)
+    readers: dict[str, _OptionReader] = {
+        "string": _Reader.string,
+        "boolean": _Reader.boolean,
+        "number": _Reader.number,
+        "positive": _positive,
+        "count": lambda t, k: t.integer(k, minimum=1),
+        "headers": _headers,
+    }
+    return readers[kind]
 
-# The settings each provider reads from `ModelConfig.options` (models/*.py); any other key in a
-# model's table is an error.
+
+# The settings each provider reads from `ModelConfig.options` (models/catalog.py); any other key
+# in a model's table is an error.
 PROVIDER_OPTIONS: dict[str, dict[str, _OptionReader]] = {
-    "demo": {"pace_ms": _Reader.number},
-    "openai": {
-        **_HTTP_OPTIONS,
-        "max_tokens_field": lambda t, k: t.choice(k, ("max_tokens", "max_completion_tokens")),
-        "reasoning_effort": _Reader.string,
-        "ollama": _Reader.boolean,
-        "num_ctx": lambda t, k: t.integer(k, minimum=1),
-    },
-    "openai_responses": {
-        **_HTTP_OPTIONS,
-        "reasoning_effort": _Reader.string,
-        "reasoning_summary": _Reader.string,
-    },
-    "anthropic": {
-        **_HTTP_OPTIONS,
-        "thinking_budget_tokens": lambda t, k: t.integer(k, minimum=1),
-    },
+    kind.name: {key: _option_reader(k) for key, k in (kind.options or {}).items()}
+    for kind in catalog.KINDS
 }
 # The `ModelConfig` fields each provider reads, besides provider, model and the token limits.
-_HTTP_FIELDS = ("base_url", "api_key_env")
-_PROVIDER_FIELDS: dict[str, tuple[str, ...]] = {
-    "demo": (),
-    "openai": _HTTP_FIELDS,
-    "openai_responses": (*_HTTP_FIELDS, "reasoning_context"),
-    "anthropic": _HTTP_FIELDS,
-}
+_PROVIDER_FIELDS: dict[str, tuple[str, ...]] = {kind.name: kind.fields for kind in catalog.KINDS}
 _MODEL_FIELDS = ("provider", "model", "context_window", "max_output_tokens", "vision")
 
 

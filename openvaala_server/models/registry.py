@@ -1,26 +1,24 @@
-"""Which provider class serves a configured model."""
+"""Which provider class serves a configured model: the one in its catalog entry
+(models/catalog.py), imported when a model first needs it."""
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
+from typing import cast
+
 from openvaala_server.config import ModelConfig
+from openvaala_server.models import catalog
 from openvaala_server.models.base import Provider
 
 
+def provider_class(name: str) -> Callable[[ModelConfig], Provider]:
+    kind = catalog.BY_NAME.get(name)
+    if kind is None:
+        raise ValueError(f"unknown provider {name!r}")
+    module, _, cls = kind.provider_class.partition(":")
+    return cast("Callable[[ModelConfig], Provider]", getattr(importlib.import_module(module), cls))
+
+
 def make_provider(config: ModelConfig) -> Provider:
-    if config.provider == "demo":
-        from openvaala_server.models.demo import DemoProvider
-
-        return DemoProvider(config)
-    if config.provider == "openai":
-        from openvaala_server.models.openai_chat import OpenAIChatProvider
-
-        return OpenAIChatProvider(config)
-    if config.provider == "openai_responses":
-        from openvaala_server.models.openai_responses import OpenAIResponsesProvider
-
-        return OpenAIResponsesProvider(config)
-    if config.provider == "anthropic":
-        from openvaala_server.models.anthropic import AnthropicProvider
-
-        return AnthropicProvider(config)
-    raise ValueError(f"unknown provider {config.provider!r}")
+    return provider_class(config.provider)(config)
