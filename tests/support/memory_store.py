@@ -42,7 +42,6 @@ class MemoryStore:
     def __init__(self, data_dir: DataDir) -> None:
         self._data_dir = data_dir
         self._conversations: dict[str, _Conversation] = {}
-        self.writes = 0  # appends made (for tests that check nothing was written)
         # Set to make every append fail as a full disk does (the record is not kept).
         self.failing: OSError | None = None
 
@@ -63,7 +62,6 @@ class MemoryStore:
             {"seq": len(journal) + n + 1, "ts": ts, **payload} for n, payload in enumerate(payloads)
         ]
         journal += [orjson.dumps(record) for record in stamped]
-        self.writes += bool(stamped)
         return [orjson.loads(line) for line in journal[len(journal) - len(stamped) :]]
 
     @staticmethod

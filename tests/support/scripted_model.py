@@ -52,7 +52,6 @@ class Script:
         self.replies: list[tuple[When, list[Step]]] = []
         self.calls: list[Call] = []
         self._ids = itertools.count(1)
-        self._called = asyncio.Condition()
 
     # --- scripting -------------------------------------------------------------------------
 
@@ -103,12 +102,6 @@ class Script:
     def requests(self) -> list[ModelRequest]:
         return [call.request for call in self.calls]
 
-    async def until_calls(self, count: int) -> list[Call]:
-        """Until at least `count` model calls have started."""
-        async with self._called:
-            await self._called.wait_for(lambda: len(self.calls) >= count)
-        return self.calls
-
     # --- the provider seam -----------------------------------------------------------------
 
     def provider(self, config: ModelConfig) -> ScriptedProvider:
@@ -118,8 +111,6 @@ class Script:
     async def _stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         call = Call(request)
         self.calls.append(call)
-        async with self._called:
-            self._called.notify_all()
         match = next(
             (n for n, (when, _) in enumerate(self.replies) if when is None or when(request)), None
         )

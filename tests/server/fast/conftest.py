@@ -22,6 +22,7 @@ import pytest
 
 from openvaala_server.config import Config, parse_config
 from openvaala_server.domain.inbox import Mode
+from openvaala_server.protocol.payloads import SendResult
 from openvaala_server.runtime.conversation import LiveConversation
 from openvaala_server.runtime.manager import ConversationManager
 from openvaala_server.store.interface import ConversationStore
@@ -118,7 +119,7 @@ class Core:
 
     async def send(
         self, conv: LiveConversation, text: str, mode: Mode = "queue", sid: str | None = None
-    ) -> dict[str, Any]:
+    ) -> SendResult:
         return await self.runtime.send_input(conv.conversation_id, sid, text, mode)
 
     async def turn(self, conv: LiveConversation, text: str) -> Note:
