@@ -58,7 +58,9 @@ class HistoryMixin(CommandsMixin):
         except RpcError as exc:
             if exc.kind != "files_conflict":
                 raise
-            paths = [str(c.get("path")) for c in exc.data.get("conflicts") or []]
+            conflicts = exc.data.get("conflicts")
+            listed = conflicts if isinstance(conflicts, list) else []
+            paths = [str(c.get("path")) for c in listed if isinstance(c, dict)]
             sure = await self.push_screen_wait(
                 ConfirmScreen(
                     f"Changed since the agent wrote them: {_paths(paths)}. Overwrite them too?"

@@ -7,9 +7,12 @@
     async for note in client.notifications(): ...
 
 It finds the server from `runtime.lock` and the token file, starts one with `openvaala serve start`
-if none runs, and after a dropped connection reconnects by itself and resubscribes with `afterSeq`,
-so the notifications it yields have no gap and no duplicate. When the server can no longer replay
-what was missed it yields `{"method": "conversation/snapshot", ...}` so a UI can redraw.
+if none runs, and after a dropped connection reconnects by itself (one backoff: `backoff.py`) and
+resubscribes with `afterSeq` before any other request goes out, so the notifications it yields
+have no gap and no duplicate. When the server can no longer replay what was missed it yields
+`{"method": "conversation/snapshot", ...}` so a UI can redraw. Made with `restart=True` (the
+editor bridge, the ACP agent), it also starts a new daemon when the lost one does not come back.
+Every frame is decoded by the one codec (`protocol/jsonrpc.py`).
 """
 
 from __future__ import annotations
@@ -27,26 +30,50 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 
 from openvaala_server import __version__
 from openvaala_server.client import images as client_images
+from openvaala_server.client.backoff import BACKOFF, RESTART_GRACE_S, Backoff
 from openvaala_server.client.daemon import DataDirLike, ensure_server, find_server, root_of
-from openvaala_server.protocol import codec, jsonrpc
+from openvaala_server.protocol import jsonrpc, methods
+from openvaala_server.protocol.json_types import JsonObject, JsonValue
 
 log = logging.getLogger(__name__)
 
 SNAPSHOT = "conversation/snapshot"  # synthetic: a resubscription that could not replay
-CONNECTION = "client/connection"  # synthetic: {"state": "connected" | "reconnecting"}
+# synthetic: {"state": "connected" | "reconnecting" | "disconnected", "restarted"?, "message"?}
+CONNECTION = "client/connection"
+CLOSED = "client/closed"  # internal: ends notifications()
+
+Address = tuple[str, str]  # (host:port, token)
+Note = dict[str, Any]  # {"method", "params"}: a notification as the client yields it
 
 
 class RpcError(Exception):
-    def __init__(self, error: dict[str, Any]) -> None:
-        self.code = int(error.get("code", -32000))
-        self.message = str(error.get("message", "error"))
-        self.data = error.get("data") or {}
+    def __init__(self, error: JsonValue) -> None:
+        wire = error if isinstance(error, dict) else {}
+        code, message, data = wire.get("code"), wire.get("message"), wire.get("data")
+        self.code = code if isinstance(code, int) else -32000
+        self.message = str(message or "error")
+        self.data: JsonObject = data if isinstance(data, dict) else {}
         self.kind = str(self.data.get("kind", "error"))
         super().__init__(f"{self.kind}: {self.message}")
 
 
 class ConnectionLost(Exception):
     """The request could not complete because the connection dropped."""
+
+
+class StartFailed(Exception):
+    """No daemon runs and none could be started (`message` says why)."""
+
+
+_RETRYABLE = (
+    OSError,
+    InvalidHandshake,
+    InvalidStatus,
+    ConnectionClosed,
+    ConnectionLost,
+    RpcError,
+    TimeoutError,
+)
 
 
 class Client:
@@ -57,25 +84,33 @@ class Client:
         *,
         client_name: str = "openvaala-python",
         reconnect: bool = True,
-        locate: Callable[[], tuple[str, str] | None] | None = None,
+        locate: Callable[[], Address | None] | None = None,
+        start: Callable[[], Address] | None = None,
+        backoff: Backoff = BACKOFF,
     ) -> None:
         self.address = address
         self.token = token
         self.client_name = client_name
         self.reconnect = reconnect
         self._locate = locate  # finds the server again after a restart (new port, new token)
+        self._start = start  # starts a daemon when the lost one does not come back
+        self._backoff = backoff
         self._ids = itertools.count(1)
-        self._pending: dict[int, asyncio.Future[Any]] = {}
-        self._hooks: dict[int, Callable[[Any], None]] = {}
-        self._background: set[asyncio.Task[None]] = set()  # resubscriptions under way
-        self._notes: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._pending: dict[int, asyncio.Future[JsonValue]] = {}
+        self._hooks: dict[int, Callable[[JsonValue], None]] = {}
+        self._notes: asyncio.Queue[Note] = asyncio.Queue()
         self._ws: ClientConnection | None = None
         self._reader: asyncio.Task[None] | None = None
+        self._runner: asyncio.Task[None] | None = None
         self._connected = asyncio.Event()
         self._closed = False
+        # Why the last attempt to start a daemon failed; requests fail at once meanwhile and
+        # ask for another attempt (docs/editors.md: "every later request tries again").
+        self.failure: str | None = None
+        self._try_start = asyncio.Event()
         # Last seq seen per subscribed conversation: what a resubscription asks for.
         self.last_seq: dict[str, int] = {}
-        self.server_info: dict[str, Any] = {}
+        self.server_info: JsonObject = {}
 
     @classmethod
     async def connect(
@@ -87,8 +122,15 @@ class Client:
         start: bool = True,
         client_name: str = "openvaala-python",
         reconnect: bool = True,
+        restart: bool = False,
+        backoff: Backoff = BACKOFF,
     ) -> Client:
-        locate: Callable[[], tuple[str, str] | None] | None = None
+        """Connect to the daemon at `address` with `token`, or to the one running on the data
+        directory (starting one first when `start`). With `reconnect` the client connects again
+        after the connection drops; with `restart` too it starts a new daemon when none comes
+        back within `RESTART_GRACE_S`."""
+        locate: Callable[[], Address | None] | None = None
+        start_one: Callable[[], Address] | None = None
         if address is None or token is None:
             data = root_of(data_dir)
             found = await asyncio.to_thread(ensure_server if start else find_server, data)
@@ -98,16 +140,27 @@ class Client:
                 )
             address, token = found
             locate = lambda: find_server(data)  # noqa: E731
-        client = cls(address, token, client_name=client_name, reconnect=reconnect, locate=locate)
-        await client._open()
-        client._reader = asyncio.create_task(client._read_forever())
+            if restart:
+                start_one = lambda: ensure_server(data)  # noqa: E731
+        client = cls(
+            address,
+            token,
+            client_name=client_name,
+            reconnect=reconnect,
+            locate=locate,
+            start=start_one,
+            backoff=backoff,
+        )
+        client._use(await client._open())
+        client._connected.set()
+        client._runner = asyncio.create_task(client._run())
         return client
 
     @property
     def connected(self) -> bool:
         return self._connected.is_set()
 
-    async def _open(self) -> None:
+    async def _open(self) -> ClientConnection:
         ws = await connect(
             f"ws://{self.address}/ws",
             additional_headers={"Authorization": f"Bearer {self.token}"},
@@ -121,39 +174,40 @@ class Client:
             # not leave it open: reconnect attempts would leak one socket each.
             await ws.close()
             raise
+        return ws
+
+    def _use(self, ws: ClientConnection) -> None:
+        """Read `ws` from now on (responses included: requests may go out on it)."""
         self._ws = ws
-        self._connected.set()
+        self._reader = asyncio.create_task(self._read(ws))
 
     async def _initialize(self, ws: ClientConnection) -> None:
         # initialize goes out before the reader runs, so read its answer directly.
         init_id = next(self._ids)
-        await ws.send(
-            jsonrpc.request(
-                init_id,
-                "initialize",
-                {
-                    "clientInfo": {"name": self.client_name, "version": __version__},
-                    "protocolVersion": 1,
-                },
-            ).decode()
-        )
+        params: JsonObject = {
+            "clientInfo": {"name": self.client_name, "version": __version__},
+            "protocolVersion": 1,
+        }
+        await ws.send(jsonrpc.request(init_id, methods.INITIALIZE, params).decode())
         while True:
-            message = codec.loads(await ws.recv())
-            if message.get("id") == init_id:
-                if "error" in message:
-                    raise RpcError(message["error"])
-                self.server_info = message["result"]
+            message = jsonrpc.parse(await ws.recv())
+            if isinstance(message, jsonrpc.Response) and message.id == init_id:
+                if message.error is not None:
+                    raise RpcError(message.error)
+                self.server_info = message.result if isinstance(message.result, dict) else {}
                 return
 
     async def close(self) -> None:
         self._closed = True
-        if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._reader
+        for task in (self._runner, self._reader):
+            if task is not None and task is not asyncio.current_task():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
         if self._ws is not None:
             await self._ws.close()
         self._fail_pending()
+        self._notes.put_nowait({"method": CLOSED, "params": {}})
 
     async def __aenter__(self) -> Client:
         return self
@@ -172,16 +226,34 @@ class Client:
         on_result: Callable[[Any], None] | None = None,
     ) -> Any:
         """Send a request and await its result. `on_result` runs in the reader, before any
-        later frame is handled (a subscription must count seqs from its very first event)."""
+        later frame is handled (a subscription must count seqs from its very first event).
+        While reconnecting, waits (up to `timeout`) for the connection to be back; while no
+        daemon could be started, fails at once with `ConnectionLost` saying why, and asks the
+        client to try starting one again."""
+        if self.failure is not None and not self._connected.is_set():
+            self._try_start.set()
+            raise ConnectionLost(f"{method}: {self.failure}")
         await asyncio.wait_for(self._connected.wait(), timeout)
-        assert self._ws is not None
+        return await self._call(method, params, timeout, on_result)
+
+    async def _call(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        timeout: float,
+        on_result: Callable[[Any], None] | None = None,
+    ) -> Any:
+        """Send on the current connection, connected or not yet announced as such."""
+        ws = self._ws
+        if ws is None:
+            raise ConnectionLost(f"not connected ({method})")
         msg_id = next(self._ids)
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[JsonValue] = asyncio.get_running_loop().create_future()
         self._pending[msg_id] = future
         if on_result is not None:
             self._hooks[msg_id] = on_result
         try:
-            await self._ws.send(jsonrpc.request(msg_id, method, params or {}).decode())
+            await ws.send(jsonrpc.request(msg_id, method, params or {}).decode())
             return await asyncio.wait_for(future, timeout)
         except ConnectionClosed:
             raise ConnectionLost(f"connection lost during {method}") from None
@@ -282,18 +354,20 @@ class Client:
 
     # -- notifications -------------------------------------------------------------------
 
-    async def notifications(self) -> AsyncIterator[dict[str, Any]]:
+    async def notifications(self) -> AsyncIterator[Note]:
         while True:
             note = await self._notes.get()
-            if note.get("method") == "client/closed":
+            if note["method"] == CLOSED:
                 return
             yield note
 
-    async def next_notification(self, timeout: float = 10) -> dict[str, Any]:
+    async def next_notification(self, timeout: float = 10) -> Note:
         return await asyncio.wait_for(self._notes.get(), timeout)
 
-    def _on_notification(self, message: dict[str, Any]) -> None:
-        params = message.get("params") or {}
+    def _note(self, method: str, params: dict[str, Any]) -> None:
+        self._notes.put_nowait({"method": method, "params": params})
+
+    def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         cid = params.get("conversationId")
         seq = params.get("seq")
         if isinstance(cid, str) and isinstance(seq, int):
@@ -302,86 +376,133 @@ class Client:
             if seq <= self.last_seq[cid]:
                 return  # already seen (a replay overlapping what arrived live)
             self.last_seq[cid] = seq
-        self._notes.put_nowait({"method": message.get("method"), "params": params})
+        self._note(method, params)
 
     # -- the connection ------------------------------------------------------------------
 
-    async def _read_forever(self) -> None:
-        while not self._closed:
-            assert self._ws is not None
-            try:
-                async for frame in self._ws:
-                    message = codec.loads(frame)
-                    if "method" in message and "id" not in message:
-                        self._on_notification(message)
-                    elif isinstance(message.get("id"), int):
-                        future = self._pending.get(message["id"])
-                        if future is not None and not future.done():
-                            if "error" in message:
-                                future.set_exception(RpcError(message["error"]))
-                            else:
-                                hook = self._hooks.pop(message["id"], None)
-                                if hook is not None:
-                                    hook(message.get("result"))
-                                future.set_result(message.get("result"))
-            except ConnectionClosed:
-                pass
+    async def _read(self, ws: ClientConnection) -> None:
+        """Hand every frame of `ws` on until it closes; then nothing sent on it is answered."""
+        try:
+            with contextlib.suppress(ConnectionClosed):
+                async for frame in ws:
+                    self._handle(jsonrpc.parse(frame))
+        finally:
+            self._fail_pending()
+
+    def _handle(self, message: jsonrpc.Incoming) -> None:
+        if isinstance(message, jsonrpc.Notification):
+            self._on_notification(message.method, message.params)
+        elif isinstance(message, jsonrpc.Response) and isinstance(message.id, int):
+            future = self._pending.get(message.id)
+            if future is None or future.done():
+                return
+            if message.error is not None:
+                future.set_exception(RpcError(message.error))
+                return
+            hook = self._hooks.pop(message.id, None)
+            if hook is not None:
+                hook(message.result)
+            future.set_result(message.result)
+        elif isinstance(message, jsonrpc.Invalid):
+            log.warning("an unusable frame from the server: %s", message.error)
+
+    async def _run(self) -> None:
+        """While the client is open: wait for the connection to drop, then connect again."""
+        while True:
+            assert self._reader is not None
+            with contextlib.suppress(Exception):
+                await self._reader
             self._connected.clear()
             self._fail_pending()
             if self._closed or not self.reconnect:
-                self._notes.put_nowait({"method": "client/closed", "params": {}})
+                self._note(CLOSED, {})
                 return
-            self._notes.put_nowait({"method": CONNECTION, "params": {"state": "reconnecting"}})
-            await self._reconnect()
+            self._note(CONNECTION, {"state": "reconnecting"})
+            if not await self._reconnect():
+                return
 
-    async def _reconnect(self) -> None:
-        delay = 0.1
+    async def _reconnect(self) -> bool:
+        """Connect again with the one backoff; True once connected and resubscribed."""
+        loop = asyncio.get_running_loop()
+        lost_at = loop.time()
+        token = self.token
+        delays = self._backoff.delays()
         while not self._closed:
+            ws: ClientConnection | None = None
             try:
-                if self._locate is not None:
-                    found = await asyncio.to_thread(self._locate)
-                    if found:
-                        self.address, self.token = found
-                await self._open()
-                break
-            except (
-                OSError,
-                InvalidHandshake,
-                InvalidStatus,
-                ConnectionClosed,
-                RpcError,
-                TimeoutError,
-            ):
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 5.0)
-        self._notes.put_nowait({"method": CONNECTION, "params": {"state": "connected"}})
-        for cid, seq in list(self.last_seq.items()):
-            task = asyncio.create_task(self._resubscribe(cid, seq))
-            self._background.add(task)
-            task.add_done_callback(self._background.discard)
+                await self._find_again(loop.time() - lost_at)
+                ws = await self._open()
+                self._use(ws)
+                await self._resubscribe()
+            except StartFailed as exc:
+                if self.failure != str(exc):
+                    log.warning("no OpenVaala daemon could be started: %s", exc)
+                    self._note(CONNECTION, {"state": "disconnected", "message": str(exc)})
+                self.failure = str(exc)
+            except _RETRYABLE:
+                pass
+            else:
+                self.failure = None
+                self._connected.set()
+                state: dict[str, Any] = {"state": "connected"}
+                if self.token != token:  # a token is new with every daemon
+                    state["restarted"] = True
+                self._note(CONNECTION, state)
+                return True
+            if ws is not None:  # a connection that failed to resubscribe is not used
+                await ws.close()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._try_start.wait(), next(delays))
+        return False
 
-    async def _resubscribe(self, cid: str, seq: int) -> None:
+    async def _find_again(self, lost_for: float) -> None:
+        """Find the daemon again (it may have restarted on a new port with a new token), or
+        start one when allowed and the lost one did not come back in time."""
+        if self._locate is None:
+            return
+        found = await asyncio.to_thread(self._locate)
+        if found is None and self._start is not None:
+            asked = self._try_start.is_set()
+            if lost_for >= RESTART_GRACE_S and (self.failure is None or asked):
+                self._try_start.clear()
+                try:
+                    found = await asyncio.to_thread(self._start)
+                except (RuntimeError, OSError) as exc:
+                    raise StartFailed(str(exc)) from None
+        if found:
+            self.address, self.token = found
 
+    async def _resubscribe(self) -> None:
+        """Subscribe again to every conversation, from the last seq seen, before the
+        connection is announced: no request goes out into a conversation whose events this
+        client would not hear."""
+        results = await asyncio.gather(
+            *(self._resubscribe_one(cid, seq) for cid, seq in list(self.last_seq.items())),
+            return_exceptions=True,
+        )
+        for result in results:
+            if isinstance(result, ConnectionLost | TimeoutError):
+                raise result
+
+    async def _resubscribe_one(self, cid: str, seq: int) -> None:
         def track(result: Any) -> None:
-            if result.get("snapshot") is not None:
+            if isinstance(result, dict) and result.get("snapshot") is not None:
                 self.last_seq[cid] = result["seq"]
-                self._notes.put_nowait(
-                    {
-                        "method": SNAPSHOT,
-                        "params": {
-                            "conversationId": cid,
-                            "seq": result["seq"],
-                            "snapshot": result["snapshot"],
-                        },
-                    }
+                self._note(
+                    SNAPSHOT,
+                    {"conversationId": cid, "seq": result["seq"], "snapshot": result["snapshot"]},
                 )
 
         try:
-            await self.request(
-                "conversation/subscribe", {"conversationId": cid, "afterSeq": seq}, on_result=track
+            await self._call(
+                methods.CONVERSATION_SUBSCRIBE,
+                {"conversationId": cid, "afterSeq": seq},
+                30,
+                on_result=track,
             )
-        except (RpcError, ConnectionLost, TimeoutError) as exc:
+        except RpcError as exc:  # e.g. deleted meanwhile: nothing more will come of it
             log.warning("could not resubscribe to %s: %s", cid, exc)
+            self.last_seq.pop(cid, None)
 
     def _fail_pending(self) -> None:
         for future in self._pending.values():

@@ -1,0 +1,131 @@
+"""The one daemon connection of a long-lived client process: the editor bridge
+(openvaala_lsp/bridge.py) and the ACP agent (openvaala_acp/link.py) are both a `Link`.
+
+It connects on first use, starting a daemon if none runs. When the daemon goes away, the
+`Client` connects again by itself with the one backoff, starting a new daemon when none comes
+back (`restart=True`), and resubscribes every conversation: the events missed are replayed, or a
+`conversation/snapshot` says to redraw. What waited on the lost daemon (a prompt's turn) fails at
+once with the client's own "daemon lost" error, and every notification, the connection's state
+included, reaches the listeners. The two clients differ only in the errors they raise
+(`LinkErrors`) and in what they keep (the bridge folds transcripts)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from openvaala_server.client.connection import CONNECTION, Client, ConnectionLost, RpcError
+from openvaala_server.client.turns import TurnTracker
+
+log = logging.getLogger(__name__)
+
+Listener = Callable[[str, dict[str, Any]], None]
+
+# Errors of a link itself, below the daemon's own codes (docs/editors.md).
+UNAVAILABLE = -32090
+DAEMON_LOST = -32091
+
+
+@dataclass(frozen=True)
+class LinkErrors:
+    """How a link's client says what went wrong, in its own protocol's error type."""
+
+    unavailable: Callable[[str], Exception]  # no daemon can be reached (the message says why)
+    lost: Callable[[], Exception]  # the daemon went away while a turn was awaited
+    rpc: Callable[[RpcError], Exception]  # the daemon's error, its code and data.kind kept
+
+
+class Link:
+    def __init__(self, client_name: str, errors: LinkErrors, *, closing: str) -> None:
+        self.client_name = client_name
+        self.errors = errors
+        self._closing = closing  # what a request made while shutting down is told
+        self._client: Client | None = None
+        self._lock = asyncio.Lock()
+        self._pump: asyncio.Task[None] | None = None
+        self.turns = TurnTracker()
+        self.listeners: list[Listener] = []
+        self.closed = False
+
+    async def client(self) -> Client:
+        if self._client is not None:
+            return self._client
+        async with self._lock:
+            if self._client is None:
+                if self.closed:
+                    raise self.errors.unavailable(self._closing)
+                try:
+                    client = await Client.connect(client_name=self.client_name, restart=True)
+                except Exception as exc:  # refused, handshake, a stale lock: all say why
+                    raise self.errors.unavailable(
+                        f"cannot reach the OpenVaala daemon: {exc}"
+                        " (check `openvaala serve status` and the daemon's server.log)"
+                    ) from None
+                if self.closed:  # shut down while connecting
+                    await client.close()
+                    raise self.errors.unavailable(self._closing)
+                self._client = client
+                self._pump = asyncio.create_task(self._run_pump(client))
+        return self._client
+
+    async def close(self) -> None:
+        self.closed = True
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
+        if self._pump is not None and self._pump is not asyncio.current_task():
+            self._pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._pump
+        self.turns.lose(self.errors.lost())
+
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        client = await self.client()
+        try:
+            return await client.request(method, params or {})
+        except RpcError as exc:
+            raise self.errors.rpc(exc) from None
+        except (ConnectionLost, TimeoutError) as exc:
+            raise self.errors.unavailable(f"{method}: {exc or 'timed out'}") from None
+
+    async def subscribe(self, conversation_id: str) -> dict[str, Any]:
+        """Subscribe and return `{snapshot, seq}`; the events after it reach the listeners, and
+        the client subscribes again by itself after a reconnection."""
+        client = await self.client()
+        try:
+            return await client.subscribe(conversation_id)
+        except RpcError as exc:
+            raise self.errors.rpc(exc) from None
+        except (ConnectionLost, TimeoutError) as exc:
+            raise self.errors.unavailable(f"conversation/subscribe: {exc or 'timed out'}") from None
+
+    async def unsubscribe(self, conversation_id: str) -> None:
+        if self._client is not None:
+            with contextlib.suppress(RpcError, ConnectionLost, TimeoutError):
+                await self._client.unsubscribe(conversation_id)
+
+    # -- notifications -------------------------------------------------------------------
+
+    async def _run_pump(self, client: Client) -> None:
+        async for note in client.notifications():
+            self.dispatch(str(note["method"]), note["params"])
+
+    def dispatch(self, method: str, params: dict[str, Any]) -> None:
+        if method == CONNECTION and params.get("state") == "reconnecting":
+            # Whatever waited on the lost daemon is over: a new daemon does not continue it.
+            self.turns.lose(self.errors.lost())
+        self.on_event(method, params)
+        for listener in list(self.listeners):
+            try:
+                listener(method, params)
+            except Exception:
+                log.exception("listener failed on %s", method)
+        if method != CONNECTION:
+            self.turns.observe(method, params)
+
+    def on_event(self, method: str, params: dict[str, Any]) -> None:
+        """What a link keeps of an event, before the listeners hear of it."""
