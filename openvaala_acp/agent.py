@@ -152,7 +152,7 @@ class OpenVaalaAgent:
         agents = (await self.link.request("agents/list", {})).get("agents") or []
         self._models = (await self.link.request("models/list", {})).get("models") or []
         subscribed = await self.link.subscribe(cid)
-        snapshot = subscribed["snapshot"]
+        snapshot: dict[str, Any] = dict(subscribed["snapshot"] or {})
         info = snapshot["conversation"]
         root_id = info["rootSessionId"]
         sessions: list[dict[str, Any]] = snapshot.get("sessions") or []

@@ -79,7 +79,7 @@ class Bridge(Link):
             # Approvals have a section of their own in the transcript (render.py), so the view
             # adds no notices for them.
             view = ConversationView.from_snapshot(
-                result["snapshot"], int(result["seq"]), local_notices=False
+                result["snapshot"] or {}, result["seq"], local_notices=False
             )
             for method, params in self._buffered[cid]:
                 view.fold(method, params)

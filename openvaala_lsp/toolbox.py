@@ -3,6 +3,7 @@ tool call changed as ```diff blocks, and the MCP servers' state for `openvaala.m
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from openvaala_server.protocol.display import mcp_server_state
@@ -26,7 +27,7 @@ def plan_lines(plan: dict[str, Any] | None) -> list[str]:
     return [*lines, ""]
 
 
-def changes_of(item: dict[str, Any]) -> list[dict[str, Any]]:
+def changes_of(item: Mapping[str, object]) -> list[dict[str, Any]]:
     """The `changes` of a tool_result (docs/protocol.md, FileChange), or none."""
     changes = item.get("changes")
     return [c for c in changes if isinstance(c, dict)] if isinstance(changes, list) else []

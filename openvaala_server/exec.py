@@ -341,8 +341,8 @@ async def _run(request: ExecRequest) -> int:
 
 async def _exec(client: Client, request: ExecRequest, stop: asyncio.Event) -> int:
     cid, existing = await _conversation(client, request)
-    snapshot = (await client.subscribe(cid))["snapshot"] or {}
-    root = str(snapshot.get("conversation", {}).get("rootSessionId") or "")
+    snapshot = (await client.subscribe(cid))["snapshot"]
+    root = snapshot["conversation"]["rootSessionId"] if snapshot else ""
     if existing and request.agent:
         await client.request(
             "conversation/setAgent", {"conversationId": cid, "agent": request.agent}
@@ -360,7 +360,7 @@ async def _exec(client: Client, request: ExecRequest, stop: asyncio.Event) -> in
         root_session=root,
         statuses={
             str(session.get("sessionId")): str(session.get("status"))
-            for session in snapshot.get("sessions") or []
+            for session in (snapshot["sessions"] if snapshot else [])
         },
         out=sys.stdout,
         err=sys.stderr,

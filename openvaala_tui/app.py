@@ -246,7 +246,7 @@ class VaalaApp(ImagesMixin, HistoryMixin, ContextCommands, App[int]):
         if old:
             gc.unfreeze()  # what the last conversation left behind can be collected again
         async with self._lock:
-            self.view.load(result["snapshot"], int(result["seq"]))
+            self.view.load(result["snapshot"] or {}, result["seq"])
             for note in self._held:
                 self.view.apply(note)
             self._opening = None

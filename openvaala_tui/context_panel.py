@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from rich.text import Text
@@ -135,6 +136,6 @@ class ContextCommands(CommandsMixin):
         return False
 
 
-def _label(item: dict[str, Any]) -> str:
+def _label(item: Mapping[str, object]) -> str:
     who = "you" if item.get("type") == "user_message" else "agent"
     return f"{who}: {fmt.first_line(str(item.get('text') or ''), 70)}"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from rich.text import Text
 
@@ -21,7 +21,7 @@ def line_style(line: str) -> str:
     return ""
 
 
-def changes_text(changes: list[dict[str, Any]]) -> Text:
+def changes_text(changes: Sequence[Mapping[str, object]]) -> Text:
     """Each file's diff: added lines green, removed red, hunk headers cyan."""
     text = Text()
     drawn = 0
@@ -40,7 +40,7 @@ def changes_text(changes: list[dict[str, Any]]) -> Text:
     return text
 
 
-def changes_title(changes: list[dict[str, Any]]) -> str:
+def changes_title(changes: Sequence[Mapping[str, object]]) -> str:
     """`diff · 3 files · +4 −2`."""
     added = removed = 0
     for change in changes:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import os
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -103,7 +104,7 @@ def describe(image: Image) -> str:
     return img.placeholder(image.ref())
 
 
-def transcript_lines(item: dict[str, Any]) -> list[str]:
+def transcript_lines(item: Mapping[str, object]) -> list[str]:
     """How an item's images read in the transcript: one placeholder line each."""
     return [f"🖼 {img.placeholder(ref)}" for ref in img.refs_of(item.get("images"))]
 

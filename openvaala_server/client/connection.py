@@ -22,7 +22,7 @@ import contextlib
 import itertools
 import logging
 import os
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
@@ -32,7 +32,7 @@ from openvaala_server import __version__
 from openvaala_server.client import images as client_images
 from openvaala_server.client.backoff import BACKOFF, RESTART_GRACE_S, Backoff
 from openvaala_server.client.daemon import DataDirLike, ensure_server, find_server, root_of
-from openvaala_server.protocol import jsonrpc, methods
+from openvaala_server.protocol import jsonrpc, methods, payloads
 from openvaala_server.protocol.json_types import JsonObject, JsonValue
 
 log = logging.getLogger(__name__)
@@ -220,10 +220,10 @@ class Client:
     async def request(
         self,
         method: str,
-        params: dict[str, Any] | None = None,
+        params: Mapping[str, object] | None = None,
         timeout: float = 60,
         *,
-        on_result: Callable[[Any], None] | None = None,
+        on_result: Callable[[JsonValue], None] | None = None,
     ) -> Any:
         """Send a request and await its result. `on_result` runs in the reader, before any
         later frame is handled (a subscription must count seqs from its very first event).
@@ -239,9 +239,9 @@ class Client:
     async def _call(
         self,
         method: str,
-        params: dict[str, Any] | None,
+        params: Mapping[str, object] | None,
         timeout: float,
-        on_result: Callable[[Any], None] | None = None,
+        on_result: Callable[[JsonValue], None] | None = None,
     ) -> Any:
         """Send on the current connection, connected or not yet announced as such."""
         ws = self._ws
@@ -253,7 +253,7 @@ class Client:
         if on_result is not None:
             self._hooks[msg_id] = on_result
         try:
-            await ws.send(jsonrpc.request(msg_id, method, params or {}).decode())
+            await ws.send(jsonrpc.request(msg_id, method, dict(params or {})).decode())
             return await asyncio.wait_for(future, timeout)
         except ConnectionClosed:
             raise ConnectionLost(f"connection lost during {method}") from None
@@ -261,18 +261,22 @@ class Client:
             self._pending.pop(msg_id, None)
             self._hooks.pop(msg_id, None)
 
-    async def subscribe(self, conversation_id: str, after_seq: int | None = None) -> dict[str, Any]:
-        params: dict[str, Any] = {"conversationId": conversation_id}
+    async def subscribe(
+        self, conversation_id: str, after_seq: int | None = None
+    ) -> payloads.SubscribeResult:
+        params: payloads.SubscribeParams = {"conversationId": conversation_id}
         if after_seq is not None:
             params["afterSeq"] = after_seq
 
-        def track(result: Any) -> None:
+        def track(result: JsonValue) -> None:
+            if not isinstance(result, dict) or not isinstance(seq := result.get("seq"), int):
+                return
             if result.get("snapshot") is not None or after_seq is None:
-                self.last_seq[conversation_id] = result["seq"]
+                self.last_seq[conversation_id] = seq
             else:
                 self.last_seq[conversation_id] = after_seq  # the replay follows
 
-        result: dict[str, Any] = await self.request(
+        result: payloads.SubscribeResult = await self.request(
             "conversation/subscribe", params, on_result=track
         )
         return result
@@ -289,7 +293,7 @@ class Client:
         mode: str = "queue",
         session_id: str | None = None,
         images: Sequence[str | os.PathLike[str] | bytes] = (),
-    ) -> dict[str, Any]:
+    ) -> payloads.SendResult:
         """`input/send`; `images` are image files (paths or `file://` URIs) or raw bytes, sent
         with the message (docs/protocol.md, input/send). A file that is not a PNG, JPEG, GIF or
         WebP image, or is over 5 MiB, raises `client_images.ImageError` before anything is sent."""
@@ -305,7 +309,7 @@ class Client:
                 else client_images.from_path(i)
                 for i in images
             ]
-        result: dict[str, Any] = await self.request("input/send", params)
+        result: payloads.SendResult = await self.request(methods.INPUT_SEND, params)
         return result
 
     async def attachment(self, conversation_id: str, sha256: str) -> bytes:
@@ -325,7 +329,7 @@ class Client:
         approval_id: str,
         decision: str,
         message: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> payloads.RespondResult:
         """Answer an `approval/requested`: "allow", "allow_conversation" or "deny" (with an
         optional message the model receives). Raises `RpcError` with kind `already_resolved`
         when another client answered first."""
@@ -336,7 +340,7 @@ class Client:
         }
         if message is not None:
             params["message"] = message
-        result: dict[str, Any] = await self.request("approval/respond", params)
+        result: payloads.RespondResult = await self.request(methods.APPROVAL_RESPOND, params)
         return result
 
     async def set_agent(self, conversation_id: str, agent: str) -> None:
@@ -364,10 +368,10 @@ class Client:
     async def next_notification(self, timeout: float = 10) -> Note:
         return await asyncio.wait_for(self._notes.get(), timeout)
 
-    def _note(self, method: str, params: dict[str, Any]) -> None:
+    def _note(self, method: str, params: JsonObject) -> None:
         self._notes.put_nowait({"method": method, "params": params})
 
-    def _on_notification(self, method: str, params: dict[str, Any]) -> None:
+    def _on_notification(self, method: str, params: JsonObject) -> None:
         cid = params.get("conversationId")
         seq = params.get("seq")
         if isinstance(cid, str) and isinstance(seq, int):
@@ -444,7 +448,7 @@ class Client:
             else:
                 self.failure = None
                 self._connected.set()
-                state: dict[str, Any] = {"state": "connected"}
+                state: JsonObject = {"state": "connected"}
                 if self.token != token:  # a token is new with every daemon
                     state["restarted"] = True
                 self._note(CONNECTION, state)
@@ -485,12 +489,14 @@ class Client:
                 raise result
 
     async def _resubscribe_one(self, cid: str, seq: int) -> None:
-        def track(result: Any) -> None:
-            if isinstance(result, dict) and result.get("snapshot") is not None:
-                self.last_seq[cid] = result["seq"]
+        def track(result: JsonValue) -> None:
+            if not isinstance(result, dict) or not isinstance(seq := result.get("seq"), int):
+                return
+            if result.get("snapshot") is not None:
+                self.last_seq[cid] = seq
                 self._note(
                     SNAPSHOT,
-                    {"conversationId": cid, "seq": result["seq"], "snapshot": result["snapshot"]},
+                    {"conversationId": cid, "seq": seq, "snapshot": result["snapshot"]},
                 )
 
         try:

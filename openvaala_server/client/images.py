@@ -8,18 +8,18 @@ from __future__ import annotations
 import base64
 import os
 from pathlib import Path
-from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from openvaala_server.domain import images as img
 from openvaala_server.domain.images import ImageError
+from openvaala_server.protocol.json_types import JsonObject
 
 __all__ = ["ImageError", "from_bytes", "from_path", "from_uri"]
 
 
-def from_bytes(data: bytes, name: str | None = None) -> dict[str, Any]:
+def from_bytes(data: bytes, name: str | None = None) -> JsonObject:
     image = img.check(data, what=name or "the image", name=name)
-    param: dict[str, Any] = {
+    param: JsonObject = {
         "data": base64.b64encode(image.data).decode("ascii"),
         "mediaType": image.media_type,
     }
@@ -28,7 +28,7 @@ def from_bytes(data: bytes, name: str | None = None) -> dict[str, Any]:
     return param
 
 
-def from_path(path: str | os.PathLike[str]) -> dict[str, Any]:
+def from_path(path: str | os.PathLike[str]) -> JsonObject:
     """The image file at `path` (absolute, or relative to the current directory)."""
     file = Path(path).expanduser()
     try:
@@ -42,7 +42,7 @@ def from_path(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise ImageError(str(exc).replace(file.name, str(file), 1)) from None
 
 
-def from_uri(uri: str) -> dict[str, Any]:
+def from_uri(uri: str) -> JsonObject:
     """A `file://` URI, or an absolute path, of an image file."""
     if uri.startswith("file://"):
         parts = urlsplit(uri)

@@ -20,6 +20,7 @@ from typing import Any
 
 from openvaala_server.client.connection import CONNECTION, Client, ConnectionLost, RpcError
 from openvaala_server.client.turns import TurnTracker
+from openvaala_server.protocol import payloads
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +93,7 @@ class Link:
         except (ConnectionLost, TimeoutError) as exc:
             raise self.errors.unavailable(f"{method}: {exc or 'timed out'}") from None
 
-    async def subscribe(self, conversation_id: str) -> dict[str, Any]:
+    async def subscribe(self, conversation_id: str) -> payloads.SubscribeResult:
         """Subscribe and return `{snapshot, seq}`; the events after it reach the listeners, and
         the client subscribes again by itself after a reconnection."""
         client = await self.client()

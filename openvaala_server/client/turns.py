@@ -8,23 +8,27 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from typing import Any
+from collections.abc import Mapping
+from typing import Generic, TypeVar
+
+from openvaala_server.protocol.json_types import JsonObject, JsonValue
 
 KEEP = 512
+T = TypeVar("T")
 
 
-class _Futures:
+class _Futures(Generic[T]):
     def __init__(self) -> None:
-        self._map: OrderedDict[str, asyncio.Future[Any]] = OrderedDict()
+        self._map: OrderedDict[str, asyncio.Future[T]] = OrderedDict()
 
-    def get(self, key: str) -> asyncio.Future[Any]:
+    def get(self, key: str) -> asyncio.Future[T]:
         future = self._map.get(key)
         if future is None:
             future = asyncio.get_running_loop().create_future()
             self._map[key] = future
         return future
 
-    def settle(self, key: str, value: Any) -> None:
+    def settle(self, key: str, value: T) -> None:
         future = self.get(key)
         if not future.done():
             future.set_result(value)
@@ -35,7 +39,7 @@ class _Futures:
                 break
             del self._map[oldest]
 
-    def peek(self, key: str) -> Any:
+    def peek(self, key: str) -> T | None:
         future = self._map.get(key)
         if future is None or not future.done() or future.cancelled():
             return None
@@ -56,17 +60,19 @@ class _Futures:
 
 class TurnTracker:
     def __init__(self) -> None:
-        self._turn_of_input = _Futures()
-        self._ended = _Futures()
+        self._turn_of_input: _Futures[str] = _Futures()
+        self._ended: _Futures[JsonObject] = _Futures()  # the `turn/ended` params
         self.epoch = 0  # connections lost so far: turns from an older epoch never end
 
-    def observe(self, method: str, params: dict[str, Any]) -> None:
+    def observe(self, method: str, params: Mapping[str, JsonValue]) -> None:
         if method == "item/completed":
-            item = params.get("item") or {}
+            item = params.get("item")
+            if not isinstance(item, dict):
+                return
             if item.get("type") == "user_message" and item.get("inputId") and item.get("turnId"):
                 self._turn_of_input.settle(str(item["inputId"]), str(item["turnId"]))
         elif method == "turn/ended" and params.get("turnId"):
-            self._ended.settle(str(params["turnId"]), params)
+            self._ended.settle(str(params["turnId"]), dict(params))
 
     def lose(self, exc: BaseException) -> None:
         """The daemon went away: whoever waits for a turn gets `exc` instead of waiting forever,
@@ -90,11 +96,10 @@ class TurnTracker:
     def has_ended(self, turn_id: str) -> bool:
         return self._ended.peek(turn_id) is not None
 
-    async def ended(self, turn_id: str) -> dict[str, Any]:
+    async def ended(self, turn_id: str) -> JsonObject:
         future = self._ended.get(turn_id)
         try:
-            result: dict[str, Any] = await asyncio.shield(future)
-            return result
+            return await asyncio.shield(future)
         finally:
             if not future.done():
                 self._ended.drop_pending(turn_id)

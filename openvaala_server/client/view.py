@@ -24,12 +24,56 @@ bridge shows pending approvals in its own section instead).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import cast
 
-Item = dict[str, Any]
-Note = dict[str, Any]
+from openvaala_server.client.connection import Note
+from openvaala_server.domain.records import Item
+from openvaala_server.protocol.json_types import JsonObject
+
+__all__ = [
+    "AWAITING_APPROVAL",
+    "DECISIONS",
+    "ITEM_BUDGET",
+    "LOCAL_PREFIX",
+    "Approval",
+    "ApprovalsChanged",
+    "Change",
+    "ConversationView",
+    "Deleted",
+    "InboxChanged",
+    "Item",
+    "ItemAdded",
+    "ItemDelta",
+    "ItemRemoved",
+    "ItemUpdated",
+    "Note",
+    "PlanChanged",
+    "Reset",
+    "SessionView",
+    "SessionsChanged",
+    "StatusChanged",
+    "outcome_text",
+]
+
+Params = Mapping[str, object]  # a notification's params, as decoded (or a payload type)
+
+
+def _object(value: object) -> JsonObject:
+    # Decoded JSON (or a payload type, which is JSON too): its values are JSON values.
+    return cast(JsonObject, dict(value)) if isinstance(value, Mapping) else {}
+
+
+def _objects(value: object) -> list[JsonObject]:
+    return [_object(v) for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+
+def _item(value: object) -> Item:
+    # The daemon's items are the records' shape (domain/records.py): decoded JSON is taken as
+    # that shape here, at the one place the fold receives them.
+    return cast(Item, _object(value))
+
 
 ITEM_BUDGET = 2000  # items per session kept in memory; older ones are read again on demand
 LOCAL_PREFIX = "local-"  # item ids made by the UI (e.g. a turn's error), never sent to the daemon
@@ -118,15 +162,15 @@ class Approval:
     summary: str
     reason: str
     agent: str
-    arguments: dict[str, Any] = field(default_factory=dict)
+    arguments: JsonObject = field(default_factory=dict)
     # The `approval/requested` payload as it came (without conversationId and seq), for a
     # client that passes it on (the editor bridge's `openvaala/approvalRequested`).
-    wire: dict[str, Any] = field(default_factory=dict, compare=False)
+    wire: JsonObject = field(default_factory=dict, compare=False)
 
     @classmethod
-    def from_wire(cls, params: dict[str, Any]) -> Approval:
+    def from_wire(cls, params: Params) -> Approval:
         arguments = params.get("arguments")
-        wire = {k: v for k, v in params.items() if k not in ("conversationId", "seq")}
+        wire = _object({k: v for k, v in params.items() if k not in ("conversationId", "seq")})
         return cls(
             approval_id=str(params.get("approvalId") or ""),
             session_id=str(params.get("sessionId") or ""),
@@ -134,7 +178,7 @@ class Approval:
             summary=str(params.get("summary") or ""),
             reason=str(params.get("reason") or ""),
             agent=str(params.get("agent") or ""),
-            arguments=dict(arguments) if isinstance(arguments, dict) else {},
+            arguments=_object(arguments),
             wire=wire,
         )
 
@@ -160,16 +204,16 @@ def outcome_text(approval: Approval, decision: str, message: str, by_us: bool) -
 @dataclass
 class SessionView:
     session_id: str
-    info: dict[str, Any]
+    info: JsonObject
     items: list[Item] = field(default_factory=list)
     has_more: bool = False
     turn_id: str | None = None
-    inbox: list[dict[str, Any]] = field(default_factory=list)
-    usage: dict[str, Any] = field(default_factory=dict)
-    retry: dict[str, Any] | None = None  # the last retry/scheduled, until the call goes on
+    inbox: list[JsonObject] = field(default_factory=list)
+    usage: JsonObject = field(default_factory=dict)
+    retry: JsonObject | None = None  # the last retry/scheduled, until the call goes on
     compacting: bool = False
-    last_error: dict[str, Any] | None = None  # of the last failed turn
-    plan: dict[str, Any] | None = None  # the agent's checklist (docs/protocol.md, "Plan")
+    last_error: JsonObject | None = None  # of the last failed turn
+    plan: JsonObject | None = None  # the agent's checklist (docs/protocol.md, "Plan")
     pinned: list[str] = field(default_factory=list)  # pinned item ids (docs/protocol.md, Context)
 
     @property
@@ -217,7 +261,7 @@ class ConversationView:
     def __init__(self, *, local_notices: bool = True) -> None:
         self.local_notices = local_notices
         self.version = 0  # goes up with every change that alters what a client draws
-        self.conversation: dict[str, Any] = {}
+        self.conversation: JsonObject = {}
         self.sessions: dict[str, SessionView] = {}
         self.seq = 0
         self.connection = "connected"
@@ -272,23 +316,23 @@ class ConversationView:
 
     @classmethod
     def from_snapshot(
-        cls, snapshot: dict[str, Any], seq: int, *, local_notices: bool = True
+        cls, snapshot: Params, seq: int, *, local_notices: bool = True
     ) -> ConversationView:
         view = cls(local_notices=local_notices)
         view.load(snapshot, seq)
         return view
 
-    def load(self, snapshot: dict[str, Any], seq: int) -> list[Change]:
+    def load(self, snapshot: Params, seq: int) -> list[Change]:
         """Replace everything with a snapshot taken at `seq`."""
-        self.conversation = dict(snapshot.get("conversation") or {})
+        self.conversation = _object(snapshot.get("conversation"))
         self.sessions = {}
         self.deleted = False
         self.seq = seq
-        for wire in snapshot.get("sessions") or []:
+        for wire in _objects(snapshot.get("sessions")):
             session = self._session_from_wire(wire)
             self.sessions[session.session_id] = session
         self.approvals = {}
-        for wire in snapshot.get("approvals") or []:
+        for wire in _objects(snapshot.get("approvals")):
             approval = Approval.from_wire(wire)
             self.approvals[approval.approval_id] = approval
         self.answered_here = {a: d for a, d in self.answered_here.items() if a in self.approvals}
@@ -300,7 +344,7 @@ class ConversationView:
         params = note.get("params")
         return self.fold(str(note.get("method") or ""), params if isinstance(params, dict) else {})
 
-    def fold(self, method: str, params: dict[str, Any]) -> list[Change]:
+    def fold(self, method: str, params: Params) -> list[Change]:
         """Fold one notification in; what changed (nothing: an event already seen, or one
         that changes nothing drawn)."""
         changes = self._fold(method, params)
@@ -308,12 +352,13 @@ class ConversationView:
             self.version += 1
         return changes
 
-    def _fold(self, method: str, params: dict[str, Any]) -> list[Change]:
+    def _fold(self, method: str, params: Params) -> list[Change]:
         if method == "client/connection":
             self.connection = str(params.get("state") or "connected")
             return [StatusChanged(None)]
         if method == "conversation/snapshot":
-            return self.load(params.get("snapshot") or {}, int(params.get("seq") or 0))
+            seq = params.get("seq")
+            return self.load(_object(params.get("snapshot")), seq if isinstance(seq, int) else 0)
         seq = params.get("seq")
         if isinstance(seq, int):
             if seq <= self.seq:
@@ -335,25 +380,26 @@ class ConversationView:
 
     # -- handlers --------------------------------------------------------------------------
 
-    def _session_from_wire(self, wire: dict[str, Any]) -> SessionView:
+    def _session_from_wire(self, wire: Params) -> SessionView:
         skip = ("items", "turn", "inbox", "usage", "plan", "pinned")
-        info = {k: v for k, v in wire.items() if k not in skip}
+        info = _object({k: v for k, v in wire.items() if k not in skip})
         session = SessionView(session_id=str(wire.get("sessionId")), info=info)
-        session.items = [dict(i) for i in wire.get("items") or []]
+        session.items = [_item(i) for i in _objects(wire.get("items"))]
         session.has_more = bool(wire.get("hasMore"))
         turn = wire.get("turn")
         if isinstance(turn, dict):
             session.turn_id = str(turn.get("turnId"))
-            for item in turn.get("items") or []:
-                session.put(dict(item))
-        session.inbox = list(wire.get("inbox") or [])
-        session.usage = dict(wire.get("usage") or {})
+            for item in _objects(turn.get("items")):
+                session.put(_item(item))
+        session.inbox = _objects(wire.get("inbox"))
+        session.usage = _object(wire.get("usage"))
         plan = wire.get("plan")
         session.plan = dict(plan) if isinstance(plan, dict) else None
-        session.pinned = [str(p) for p in wire.get("pinned") or []]
+        pinned = wire.get("pinned")
+        session.pinned = [str(p) for p in pinned] if isinstance(pinned, list) else []
         return session
 
-    def _session(self, params: dict[str, Any]) -> SessionView:
+    def _session(self, params: Params) -> SessionView:
         sid = str(params.get("sessionId") or self.root_id)
         session = self.sessions.get(sid)
         if session is None:
@@ -361,16 +407,16 @@ class ConversationView:
             self.sessions[sid] = session
         return session
 
-    def _conversation_updated(self, params: dict[str, Any]) -> list[Change]:
-        self.conversation.update(params.get("conversation") or {})
+    def _conversation_updated(self, params: Params) -> list[Change]:
+        self.conversation.update(_object(params.get("conversation")))
         return [StatusChanged(None)]
 
-    def _conversation_deleted(self, params: dict[str, Any]) -> list[Change]:
+    def _conversation_deleted(self, params: Params) -> list[Change]:
         self.deleted = True
         return [Deleted(None)]
 
-    def _session_updated(self, params: dict[str, Any]) -> list[Change]:
-        wire = dict(params.get("session") or {})
+    def _session_updated(self, params: Params) -> list[Change]:
+        wire = _object(params.get("session"))
         sid = str(wire.get("sessionId") or "")
         if not sid:
             return []
@@ -381,14 +427,14 @@ class ConversationView:
             session.info.update(wire)
         return [SessionsChanged(sid), StatusChanged(sid)]
 
-    def _turn_started(self, params: dict[str, Any]) -> list[Change]:
+    def _turn_started(self, params: Params) -> list[Change]:
         session = self._session(params)
         session.turn_id = str(params.get("turnId"))
         session.retry = None
         session.last_error = None
         return [StatusChanged(session.session_id)]
 
-    def _turn_ended(self, params: dict[str, Any]) -> list[Change]:
+    def _turn_ended(self, params: Params) -> list[Change]:
         session = self._session(params)
         session.turn_id = None
         session.retry = None
@@ -423,9 +469,9 @@ class ConversationView:
             changes.append(ItemAdded(session.session_id, notice))
         return changes
 
-    def _item_started(self, params: dict[str, Any]) -> list[Change]:
+    def _item_started(self, params: Params) -> list[Change]:
         session = self._session(params)
-        item = dict(params.get("item") or {})
+        item = _item(params.get("item"))
         session.retry = None
         index = session.find(str(item.get("itemId")))
         if index is not None:
@@ -435,7 +481,7 @@ class ConversationView:
         changes: list[Change] = [ItemAdded(session.session_id, item)]
         return changes + self._trim(session)
 
-    def _item_delta(self, params: dict[str, Any]) -> list[Change]:
+    def _item_delta(self, params: Params) -> list[Change]:
         session = self._session(params)
         item_id = str(params.get("itemId"))
         index = session.find(item_id)
@@ -444,16 +490,20 @@ class ConversationView:
         name = str(params.get("field") or "text")
         delta = str(params.get("delta") or "")
         item = session.items[index]
-        item[name] = str(item.get(name) or "") + delta
+        # The two streamed fields (docs/protocol.md, item/delta).
+        if name == "output":
+            item["output"] = item.get("output", "") + delta
+        else:
+            item["text"] = item.get("text", "") + delta
         changes: list[Change] = [ItemDelta(session.session_id, item_id, name, delta)]
         if session.retry is not None:
             session.retry = None
             changes.append(StatusChanged(session.session_id))
         return changes
 
-    def _item_completed(self, params: dict[str, Any]) -> list[Change]:
+    def _item_completed(self, params: Params) -> list[Change]:
         session = self._session(params)
-        item = dict(params.get("item") or {})
+        item = _item(params.get("item"))
         index = session.find(str(item.get("itemId")))
         if index is None:
             session.items.append(item)
@@ -461,7 +511,7 @@ class ConversationView:
         session.items[index] = item
         return [ItemUpdated(session.session_id, item)]
 
-    def _item_discarded(self, params: dict[str, Any]) -> list[Change]:
+    def _item_discarded(self, params: Params) -> list[Change]:
         session = self._session(params)
         item_id = str(params.get("itemId"))
         index = session.find(item_id)
@@ -470,45 +520,45 @@ class ConversationView:
         del session.items[index]
         return [ItemRemoved(session.session_id, item_id)]
 
-    def _inbox_updated(self, params: dict[str, Any]) -> list[Change]:
+    def _inbox_updated(self, params: Params) -> list[Change]:
         session = self._session(params)
-        session.inbox = list(params.get("inputs") or [])
+        session.inbox = _objects(params.get("inputs"))
         return [InboxChanged(session.session_id)]
 
-    def _usage_updated(self, params: dict[str, Any]) -> list[Change]:
+    def _usage_updated(self, params: Params) -> list[Change]:
         session = self._session(params)
         usage = params.get("usage")
         if not isinstance(usage, dict):  # the fields may also come flat
             usage = {
                 k: v for k, v in params.items() if k not in ("sessionId", "conversationId", "seq")
             }
-        session.usage = dict(usage)
+        session.usage = _object(usage)
         return [StatusChanged(session.session_id)]
 
-    def _plan_updated(self, params: dict[str, Any]) -> list[Change]:
+    def _plan_updated(self, params: Params) -> list[Change]:
         session = self._session(params)
         plan = params.get("plan")
         session.plan = dict(plan) if isinstance(plan, dict) else None
         return [PlanChanged(session.session_id)]
 
-    def _retry_scheduled(self, params: dict[str, Any]) -> list[Change]:
+    def _retry_scheduled(self, params: Params) -> list[Change]:
         session = self._session(params)
-        session.retry = dict(params)
+        session.retry = _object(params)
         return [StatusChanged(session.session_id)]
 
-    def _compaction(self, params: dict[str, Any], running: bool) -> list[Change]:
+    def _compaction(self, params: Params, running: bool) -> list[Change]:
         session = self._session(params)
         session.compacting = running
         return [StatusChanged(session.session_id)]
 
-    def _approval_requested(self, params: dict[str, Any]) -> list[Change]:
+    def _approval_requested(self, params: Params) -> list[Change]:
         approval = Approval.from_wire(params)
         if not approval.approval_id:
             return []
         self.approvals[approval.approval_id] = approval
         return [ApprovalsChanged(approval.session_id or None)]
 
-    def _approval_resolved(self, params: dict[str, Any]) -> list[Change]:
+    def _approval_resolved(self, params: Params) -> list[Change]:
         approval_id = str(params.get("approvalId") or "")
         approval = self.approvals.pop(approval_id, None)
         if approval is None:
@@ -534,10 +584,11 @@ class ConversationView:
             *self._trim(session),
         ]
 
-    def _pins_updated(self, params: dict[str, Any]) -> list[Change]:
+    def _pins_updated(self, params: Params) -> list[Change]:
         session = self.sessions.get(str(params.get("sessionId")))
         if session is not None:
-            session.pinned = [str(p) for p in params.get("itemIds") or []]
+            pinned = params.get("itemIds")
+            session.pinned = [str(p) for p in pinned] if isinstance(pinned, list) else []
         return []
 
     def _trim(self, session: SessionView) -> list[Change]:
@@ -550,7 +601,7 @@ class ConversationView:
         return [ItemRemoved(session.session_id, str(i.get("itemId"))) for i in dropped]
 
 
-_HANDLERS: dict[str, Callable[[ConversationView, dict[str, Any]], list[Change]]] = {
+_HANDLERS: dict[str, Callable[[ConversationView, Params], list[Change]]] = {
     "conversation/updated": ConversationView._conversation_updated,
     "conversation/deleted": ConversationView._conversation_deleted,
     "session/started": ConversationView._session_updated,

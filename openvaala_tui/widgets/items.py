@@ -12,6 +12,7 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
 from openvaala_server.client.view import Item
+from openvaala_server.domain.diffs import FileDiff
 from openvaala_tui import format as fmt
 from openvaala_tui.diff_render import changes_text, changes_title
 from openvaala_tui.images import transcript_lines
@@ -289,10 +290,9 @@ class ToolBlock(ItemWidget):
         header.append(f"  [{status}]", style="dim")
         return header
 
-    def _changes(self) -> list[Item]:
+    def _changes(self) -> list[FileDiff]:
         """The files the call changed (`changes` of an apply_patch / edit_file result)."""
-        changes = (self.result or {}).get("changes")
-        return [c for c in changes if isinstance(c, dict)] if isinstance(changes, list) else []
+        return (self.result or {}).get("changes") or []
 
     def _body(self) -> Text:
         changes = self._changes()
