@@ -22,9 +22,9 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from openvaala_server.domain.approvals import allowed_by, has_control_operator, pattern_matches
 from openvaala_server.protocol import codec
@@ -32,6 +32,9 @@ from openvaala_server.protocol.display import scrub
 
 if TYPE_CHECKING:
     from openvaala_server.client import Client
+    from openvaala_server.client.connection import Note
+    from openvaala_server.protocol import payloads
+    from openvaala_server.protocol.json_types import JsonObject
 
 EXIT_OK = 0  # the turn completed
 EXIT_FAILED = 1  # the turn failed (the model or a provider error), or the daemon refused a request
@@ -69,7 +72,7 @@ class AllowRule:
             )
         return cls(match["tool"], pattern)
 
-    def allows(self, tool: str, arguments: dict[str, Any], summary: str) -> bool:
+    def allows(self, tool: str, arguments: Mapping[str, object], summary: str) -> bool:
         if self.tool not in ("*", tool):
             return False
         if self.pattern is None:
@@ -81,7 +84,7 @@ class AllowRule:
         return pattern_matches(self.pattern, path if isinstance(path, str) else summary)
 
 
-def first_allowing(rules: Sequence[AllowRule], approval: dict[str, Any]) -> AllowRule | None:
+def first_allowing(rules: Sequence[AllowRule], approval: Mapping[str, object]) -> AllowRule | None:
     """The rule that answers an `approval/requested` with "allow", if any."""
     tool = str(approval.get("tool") or "")
     arguments = approval.get("arguments")
@@ -101,7 +104,7 @@ class ExecRequest:
     json: bool = False
     allow: list[AllowRule] = field(default_factory=list)
     # `input/send` image entries (client.images.from_path), checked before anything is sent.
-    images: list[dict[str, Any]] = field(default_factory=list)
+    images: list[JsonObject] = field(default_factory=list)
 
 
 # Session statuses during which more is to come (docs/protocol.md, Session).
@@ -133,7 +136,7 @@ class TurnFollower:
     printed_any: bool = False
     at_line_start: bool = True
     status: str | None = None  # of the last root turn followed, once it ended
-    error: dict[str, Any] | None = None
+    error: JsonObject | None = None
 
     @property
     def done(self) -> bool:
@@ -159,7 +162,7 @@ class TurnFollower:
         self.printed_any = True
         self.at_line_start = text.endswith("\n")
 
-    def feed(self, note: dict[str, Any]) -> None:
+    def feed(self, note: Note) -> None:
         method, params = note.get("method"), note.get("params") or {}
         if self.json_lines:
             self.out.write(codec.dumps({"method": method, "params": params}).decode() + "\n")
@@ -173,7 +176,8 @@ class TurnFollower:
             self.turn_ids.add(str(params.get("turnId")))
             self.status = None  # a report started another root turn: follow it too
         elif method == "item/completed" and own:
-            self._root_item(params.get("item") or {})
+            completed = params.get("item")
+            self._root_item(completed if isinstance(completed, dict) else {})
         elif method == "item/started" and own:
             item = params.get("item") or {}
             if item.get("type") == "agent_message" and item.get("turnId") in self.turn_ids:
@@ -201,7 +205,7 @@ class TurnFollower:
         if self.statuses.get(str(sid)) == "closed":  # a closed subagent reports nothing
             self.reports_due.discard(str(sid))
 
-    def _root_item(self, item: dict[str, Any]) -> None:
+    def _root_item(self, item: Mapping[str, object]) -> None:
         kind = item.get("type")
         if kind == "user_message" and item.get("inputId") == self.input_id:
             self.turn_id = str(item.get("turnId"))
@@ -255,7 +259,7 @@ def read_prompt(argument: str | None, stdin: TextIO) -> str:
     return text
 
 
-def read_images(paths: Sequence[str]) -> list[dict[str, Any]]:
+def read_images(paths: Sequence[str]) -> list[JsonObject]:
     """`--image FILE` (repeatable): each file read and checked as `input/send` would (kind from
     its bytes, size, how many), so a mistake exits 2 before a conversation is made or a daemon
     started."""
@@ -301,9 +305,10 @@ def run(request: ExecRequest) -> int:
 _USAGE_KINDS = ("invalid_params", "not_found", "model_missing", "agent_missing", "cwd_missing")
 
 
-def _refusal(kind: str, message: str, data: dict[str, Any]) -> str:
+def _refusal(kind: str, message: str, data: JsonObject) -> str:
     """The daemon's refusal in the words of this command: its options, not protocol methods."""
-    available = ", ".join(str(a) for a in data.get("available") or [])
+    names = data.get("available")
+    available = ", ".join(str(a) for a in names) if isinstance(names, list) else ""
     if kind == "model_missing":
         return f"model {data.get('model')!r} is not configured: pass --model NAME ({available})"
     if kind == "agent_missing":
@@ -351,7 +356,7 @@ async def _exec(client: Client, request: ExecRequest, stop: asyncio.Event) -> in
         await client.request(
             "conversation/setModel", {"conversationId": cid, "model": request.model}
         )
-    params: dict[str, Any] = {"conversationId": cid, "text": request.prompt, "mode": "queue"}
+    params: payloads.SendParams = {"conversationId": cid, "text": request.prompt, "mode": "queue"}
     if request.images:
         params["images"] = request.images
     sent = await client.request("input/send", params)
@@ -384,7 +389,7 @@ async def _conversation(client: Client, request: ExecRequest) -> tuple[str, bool
         if last is not None:
             return last, True
         _err(f"no earlier conversation in {request.cwd}: starting a new one")
-    params: dict[str, Any] = {"cwd": request.cwd}
+    params: payloads.CreateParams = {"cwd": request.cwd}
     if request.agent:
         params["agent"] = request.agent
     if request.model:
@@ -396,7 +401,7 @@ async def _conversation(client: Client, request: ExecRequest) -> tuple[str, bool
 async def _last_in(client: Client, here: set[str]) -> str | None:
     """The conversation last active in the directory `here` names (the list is newest first),
     as the TUI's --continue finds it."""
-    params: dict[str, Any] = {"archived": False, "limit": 200}
+    params: payloads.ListParams = {"archived": False, "limit": 200}
     for _ in range(10):
         result = await client.request("conversation/list", params)
         for conv in result.get("conversations") or []:
@@ -477,7 +482,7 @@ async def _follow(
 
 
 async def _answer(
-    client: Client, cid: str, approval: dict[str, Any], rules: Sequence[AllowRule]
+    client: Client, cid: str, approval: Mapping[str, object], rules: Sequence[AllowRule]
 ) -> str | None:
     """Allow a call an `--allow` rule grants; otherwise stop the turn and say what was asked."""
     rule = first_allowing(rules, approval)
@@ -497,7 +502,7 @@ async def _interrupt(client: Client, cid: str, session_id: str | None = None) ->
     await _quietly(client.request("turn/interrupt", params, timeout=10))
 
 
-async def _quietly(call: Awaitable[Any]) -> None:
+async def _quietly(call: Awaitable[object]) -> None:
     """A request made on the way out: its failure changes nothing about the exit status."""
     from openvaala_server.client import ConnectionLost, RpcError
 
