@@ -23,7 +23,7 @@ import asyncio
 import logging
 from collections.abc import Mapping
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -36,7 +36,13 @@ from openvaala_server.structured import Activity
 from openvaala_server.tools.collab import (
     COLLAB_TOOL_NAMES,
     SPAWN_TOOL,
+    AgentState,
+    Closed,
+    Delivered,
     History,
+    Inspection,
+    Interrupted,
+    ItemBrief,
     SubagentError,
     WaitResult,
     collab_tools,
@@ -162,8 +168,8 @@ class SubagentService:
             "list_agents shows the ones you started."
         )
 
-    def describe(self, session: LiveSession) -> dict[str, Any]:
-        described: dict[str, Any] = {
+    def describe(self, session: LiveSession) -> AgentState:
+        described: AgentState = {
             "agent_id": session.session_id,
             "parent_id": session.parent_session_id,
             "agent": session.agent,
@@ -306,7 +312,7 @@ class SubagentService:
 
     async def send_message(
         self, conv: Conversation, caller: LiveSession, agent_id: str, text: str, interrupt: bool
-    ) -> dict[str, Any]:
+    ) -> Delivered:
         target = self.resolve(conv, caller, agent_id)
         if target.closed:
             raise SubagentError(f"The subagent {agent_id} was closed; start a new one instead.")
@@ -374,7 +380,7 @@ class SubagentService:
 
     async def interrupt(
         self, conv: Conversation, caller: LiveSession, agent_id: str
-    ) -> dict[str, Any]:
+    ) -> Interrupted:
         target = self.resolve(conv, caller, agent_id)
         task = target.turn.task if target.turn is not None else None
         # Like a user interrupt for the subagent: its own subagents' reports wait until its
@@ -385,9 +391,7 @@ class SubagentService:
                 await task.wait()
         return {**self.describe(target), "interrupted": interrupted}
 
-    async def close(
-        self, conv: Conversation, caller: LiveSession, agent_id: str
-    ) -> list[dict[str, Any]]:
+    async def close(self, conv: Conversation, caller: LiveSession, agent_id: str) -> list[Closed]:
         """Close a subagent and everything below it: running turns stop, nothing reports."""
         target = self.resolve(conv, caller, agent_id)
         subtree = [target, *self.descendants(conv, target.session_id)]
@@ -419,20 +423,21 @@ class SubagentService:
 
     def inspect(
         self, conv: Conversation, caller: LiveSession, agent_id: str, limit: int
-    ) -> dict[str, Any]:
+    ) -> Inspection:
         target = self.resolve(conv, caller, agent_id)
         items = list(target.items)
         if target.turn is not None:
             items += list(target.turn.in_progress.values())
-        described = self.describe(target)
-        described["recent_items"] = [_brief(i) for i in items[-limit:]] if limit else []
-        described["item_count"] = len(items)
-        described["usage"] = target.usage.to_wire()
-        described["waiting_inputs"] = len(target.inbox.waiting)
-        described["subagents"] = [c.session_id for c in self.children(conv, target.session_id)]
-        return described
+        return {
+            **self.describe(target),
+            "recent_items": [_brief(i) for i in items[-limit:]] if limit else [],
+            "item_count": len(items),
+            "usage": target.usage.to_wire(),
+            "waiting_inputs": len(target.inbox.waiting),
+            "subagents": [c.session_id for c in self.children(conv, target.session_id)],
+        }
 
-    def list(self, conv: Conversation, caller: LiveSession) -> list[dict[str, Any]]:
+    def list(self, conv: Conversation, caller: LiveSession) -> list[AgentState]:
         listed = []
         for session in self.descendants(conv, caller.session_id):
             described = self.describe(session)
@@ -482,8 +487,8 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _brief(item: r.Item) -> dict[str, Any]:
-    brief: dict[str, Any] = {"type": item.get("type"), "status": item.get("status")}
+def _brief(item: r.Item) -> ItemBrief:
+    brief: ItemBrief = {"type": str(item.get("type")), "status": str(item.get("status"))}
     kind = item.get("type")
     if kind == r.TOOL_CALL:
         brief["name"] = item.get("name")

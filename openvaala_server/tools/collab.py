@@ -13,10 +13,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, Protocol, TypedDict
 
 from openvaala_server.domain import tool_names
 from openvaala_server.models.base import ToolSpec
+from openvaala_server.protocol.json_types import JsonObject, JsonValue
 from openvaala_server.tools.base import ToolContext, ToolResult
 
 if TYPE_CHECKING:
@@ -37,11 +38,57 @@ class SubagentError(Exception):
     """A collaboration tool was used wrongly or hit a limit: its message goes to the model."""
 
 
+class AgentState(TypedDict):
+    """A subagent as the tools report it to the model."""
+
+    agent_id: str
+    parent_id: str | None
+    agent: str
+    model: str
+    title: str
+    status: str
+    depth: int
+    last_answer: NotRequired[str]
+
+
+class Interrupted(AgentState):
+    interrupted: bool
+
+
+class ItemBrief(TypedDict):
+    type: str
+    status: str
+    name: NotRequired[str | None]
+    arguments: NotRequired[str]
+    output: NotRequired[str]
+    isError: NotRequired[bool]
+    text: NotRequired[str]
+    fromSessionId: NotRequired[str | None]
+
+
+class Inspection(AgentState):
+    recent_items: list[ItemBrief]
+    item_count: int
+    usage: dict[str, Any]  # domain/usage.UsageTracker.to_wire
+    waiting_inputs: int
+    subagents: list[str]
+
+
+class Delivered(TypedDict):
+    agent_id: str
+    disposition: str
+
+
+class Closed(TypedDict):
+    agent_id: str
+    status: str
+
+
 @dataclass
 class WaitResult:
     timed_out: bool
     waited_s: float
-    agents: list[dict[str, Any]]
+    agents: list[AgentState]
 
 
 class Subagents(Protocol):
@@ -67,7 +114,7 @@ class Subagents(Protocol):
 
     async def send_message(
         self, conv: Conversation, caller: LiveSession, agent_id: str, text: str, interrupt: bool
-    ) -> dict[str, Any]: ...
+    ) -> Delivered: ...
 
     async def wait(
         self,
@@ -80,20 +127,20 @@ class Subagents(Protocol):
 
     async def interrupt(
         self, conv: Conversation, caller: LiveSession, agent_id: str
-    ) -> dict[str, Any]: ...
+    ) -> Interrupted: ...
 
     async def close(
         self, conv: Conversation, caller: LiveSession, agent_id: str
-    ) -> list[dict[str, Any]]: ...
+    ) -> list[Closed]: ...
 
     def inspect(
         self, conv: Conversation, caller: LiveSession, agent_id: str, limit: int
-    ) -> dict[str, Any]: ...
+    ) -> Inspection: ...
 
-    def list(self, conv: Conversation, caller: LiveSession) -> list[dict[str, Any]]: ...
+    def list(self, conv: Conversation, caller: LiveSession) -> list[AgentState]: ...
 
 
-_AGENT_ID = {
+_AGENT_ID: JsonObject = {
     "type": "string",
     "description": "The subagent's agent_id, as spawn_agent or list_agents returned it.",
 }
@@ -114,7 +161,7 @@ class _Bound:
         description, parameters = self.describe()
         return ToolSpec(self.name, description, parameters)
 
-    def describe(self) -> tuple[str, dict[str, Any]]:
+    def describe(self) -> tuple[str, JsonObject]:
         raise NotImplementedError
 
     async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -123,7 +170,7 @@ class _Bound:
         except (SubagentError, _BadArguments) as exc:
             return ToolResult(str(exc), True)
 
-    async def call(self, arguments: dict[str, Any]) -> Any:
+    async def call(self, arguments: Mapping[str, object]) -> object:
         raise NotImplementedError
 
 
@@ -131,20 +178,20 @@ class _BadArguments(Exception):
     pass
 
 
-def _ok(value: Any) -> ToolResult:
+def _ok(value: object) -> ToolResult:
     return ToolResult(json.dumps(value, ensure_ascii=False, indent=1))
 
 
-def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+def _schema(properties: JsonObject, required: list[str]) -> JsonObject:
     return {
         "type": "object",
         "properties": properties,
-        "required": required,
+        "required": list[JsonValue](required),
         "additionalProperties": False,
     }
 
 
-def _string(arguments: dict[str, Any], key: str, required: bool = True) -> str | None:
+def _string(arguments: Mapping[str, object], key: str, required: bool = True) -> str | None:
     value = arguments.get(key)
     if value is None and not required:
         return None
@@ -153,7 +200,7 @@ def _string(arguments: dict[str, Any], key: str, required: bool = True) -> str |
     return value
 
 
-def _agent_id(arguments: dict[str, Any]) -> str:
+def _agent_id(arguments: Mapping[str, object]) -> str:
     value = _string(arguments, "agent_id")
     assert value is not None
     return value
@@ -162,7 +209,7 @@ def _agent_id(arguments: dict[str, Any]) -> str:
 class SpawnAgentTool(_Bound):
     name = SPAWN_TOOL
 
-    def describe(self) -> tuple[str, dict[str, Any]]:
+    def describe(self) -> tuple[str, JsonObject]:
         agents = self.service.agents
         listing = "\n".join(
             f"- {a.name}: {a.description or '(no description)'}" for a in agents.values()
@@ -199,7 +246,7 @@ class SpawnAgentTool(_Bound):
             ["agent", "task"],
         )
 
-    async def call(self, arguments: dict[str, Any]) -> Any:
+    async def call(self, arguments: Mapping[str, object]) -> object:
         agent = _string(arguments, "agent")
         task = _string(arguments, "task")
         assert agent is not None and task is not None
@@ -214,7 +261,7 @@ class SpawnAgentTool(_Bound):
         }
 
 
-def _history(value: Any) -> History:
+def _history(value: object) -> History:
     if value is None or value == "none":
         return "none"
     if value == "all":
@@ -231,7 +278,7 @@ def _history(value: Any) -> History:
 class SendMessageTool(_Bound):
     name = "send_message"
 
-    def describe(self) -> tuple[str, dict[str, Any]]:
+    def describe(self) -> tuple[str, JsonObject]:
         return (
             "Send a message to one of your subagents. If it is working, the message joins its "
             "current turn; if it is idle, it starts a new turn. With interrupt=true its current "
@@ -249,7 +296,7 @@ class SendMessageTool(_Bound):
             ),
         )
 
-    async def call(self, arguments: dict[str, Any]) -> Any:
+    async def call(self, arguments: Mapping[str, object]) -> object:
         message = _string(arguments, "message")
         assert message is not None
         interrupt = arguments.get("interrupt", False)
@@ -263,7 +310,7 @@ class SendMessageTool(_Bound):
 class WaitTool(_Bound):
     name = "wait"
 
-    def describe(self) -> tuple[str, dict[str, Any]]:
+    def describe(self) -> tuple[str, JsonObject]:
         cap = self.service.limits.wait_timeout_s
         return (
             "Wait until subagents finish their current turn, or until the timeout. Returns "
@@ -291,7 +338,7 @@ class WaitTool(_Bound):
             ),
         )
 
-    async def call(self, arguments: dict[str, Any]) -> Any:
+    async def call(self, arguments: Mapping[str, object]) -> object:
         ids = arguments.get("agent_ids")
         if ids is not None and (
             not isinstance(ids, list) or not all(isinstance(i, str) for i in ids)
@@ -316,21 +363,21 @@ class WaitTool(_Bound):
 class InterruptAgentTool(_Bound):
     name = "interrupt_agent"
 
-    def describe(self) -> tuple[str, dict[str, Any]]:
+    def describe(self) -> tuple[str, JsonObject]:
         return (
             "Stop the current turn of one of your subagents. What it produced so far is kept; "
             "it stays available for send_message.",
             _schema({"agent_id": _AGENT_ID}, ["agent_id"]),
         )
 
-    async def call(self, arguments: dict[str, Any]) -> Any:
+    async def call(self, arguments: Mapping[str, object]) -> object:
         return await self.service.interrupt(self.conv, self.session, _agent_id(arguments))
 
 
 class InspectAgentTool(_Bound):
     name = "inspect_agent"
 
-    def describe(self) -> tuple[str, dict[str, Any]]:
+    def describe(self) -> tuple[str, JsonObject]:
         return (
             "Look at one of your subagents: its status, its most recent items (messages, tool "
             "calls and results, including the turn in progress) and its context usage.",
@@ -346,7 +393,7 @@ class InspectAgentTool(_Bound):
             ),
         )
 
-    async def call(self, arguments: dict[str, Any]) -> Any:
+    async def call(self, arguments: Mapping[str, object]) -> object:
         limit = arguments.get("items", INSPECT_ITEMS)
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
             raise _BadArguments('"items" must be a whole number.')
@@ -358,27 +405,27 @@ class InspectAgentTool(_Bound):
 class ListAgentsTool(_Bound):
     name = "list_agents"
 
-    def describe(self) -> tuple[str, dict[str, Any]]:
+    def describe(self) -> tuple[str, JsonObject]:
         return (
             "List your subagents (and theirs), with their status.",
             _schema({}, []),
         )
 
-    async def call(self, arguments: dict[str, Any]) -> Any:
+    async def call(self, arguments: Mapping[str, object]) -> object:
         return {"agents": self.service.list(self.conv, self.session)}
 
 
 class CloseAgentTool(_Bound):
     name = "close_agent"
 
-    def describe(self) -> tuple[str, dict[str, Any]]:
+    def describe(self) -> tuple[str, JsonObject]:
         return (
             "Close one of your subagents for good, with any subagents it started: a running "
             "turn is stopped, and it takes no more messages.",
             _schema({"agent_id": _AGENT_ID}, ["agent_id"]),
         )
 
-    async def call(self, arguments: dict[str, Any]) -> Any:
+    async def call(self, arguments: Mapping[str, object]) -> object:
         return {"closed": await self.service.close(self.conv, self.session, _agent_id(arguments))}
 
 
