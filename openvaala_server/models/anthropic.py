@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from typing import cast
 
 import httpx
 
@@ -28,6 +27,7 @@ from openvaala_server.domain.records import (
     USER_MESSAGE,
     Item,
 )
+from openvaala_server.models import anthropic_wire as wire
 from openvaala_server.models import http, image_parts
 from openvaala_server.models.anthropic_stream import PROVIDER_TAG, AnthropicStream
 from openvaala_server.models.base import ModelEvent, ModelRequest, ToolSpec
@@ -53,8 +53,8 @@ class AnthropicProvider:
     async def aclose(self) -> None:
         await self.client.aclose()
 
-    def build_body(self, request: ModelRequest) -> dict[str, object]:
-        body: dict[str, object] = {
+    def build_body(self, request: ModelRequest) -> wire.Body:
+        body: wire.Body = {
             "model": self.config.model,
             "max_tokens": self.config.max_output_tokens,
             "messages": to_messages(request.items, self.wire_cache, request.images),
@@ -89,30 +89,28 @@ class AnthropicProvider:
             yield event
 
 
-def tool_spec(tool: ToolSpec) -> dict[str, object]:
+def tool_spec(tool: ToolSpec) -> wire.Tool:
     return {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
 
 
-def _thinking_block(item: Item) -> dict[str, object] | None:
+def _thinking_block(item: Item) -> wire.ThinkingBlock | wire.RedactedThinkingBlock | None:
     data = item.get("providerData")
     if not isinstance(data, dict) or data.get("provider") != PROVIDER_TAG:
         return None
-    if isinstance(data.get("redacted"), str) and data["redacted"]:
-        return {"type": "redacted_thinking", "data": data["redacted"]}
-    if isinstance(data.get("signature"), str) and data["signature"]:
-        return {
-            "type": "thinking",
-            "thinking": str(item.get("text", "")),
-            "signature": data["signature"],
-        }
+    redacted = data.get("redacted")
+    if isinstance(redacted, str) and redacted:
+        return {"type": "redacted_thinking", "data": redacted}
+    signature = data.get("signature")
+    if isinstance(signature, str) and signature:
+        return {"type": "thinking", "thinking": str(item.get("text", "")), "signature": signature}
     return None
 
 
-def _text(text: str) -> dict[str, object]:
+def _text(text: str) -> wire.TextBlock:
     return {"type": "text", "text": text}
 
 
-def _block_for(item: Item) -> tuple[str, dict[str, object]] | None:
+def _block_for(item: Item) -> tuple[wire.Role, wire.Block] | None:
     kind = item.get("type")
     if kind == USER_MESSAGE:
         text = str(item.get("text", ""))
@@ -152,7 +150,7 @@ def _block_for(item: Item) -> tuple[str, dict[str, object]] | None:
 
 
 # The wire form of one item: (role, content block or blocks, a message of them alone), or None.
-Wire = tuple[str, dict[str, object] | list[dict[str, object]], dict[str, object]] | None
+Wire = tuple[wire.Role, wire.Block | list[wire.Block], wire.Message] | None
 
 
 def item_wire(item: Item) -> Wire:
@@ -164,7 +162,7 @@ def item_wire(item: Item) -> Wire:
     return role, block, {"role": role, "content": [block]}
 
 
-def _image_block(ref: ImageRef, b64: str) -> dict[str, object]:
+def _image_block(ref: ImageRef, b64: str) -> wire.ImageBlock:
     return {
         "type": "image",
         "source": {"type": "base64", "media_type": ref["mediaType"], "data": b64},
@@ -174,17 +172,18 @@ def _image_block(ref: ImageRef, b64: str) -> dict[str, object]:
 def item_wire_images(item: Item, data: Mapping[str, str]) -> Wire:
     """`item_wire` of an item with images: image blocks with base64 sources, before the text of
     a user message (as Anthropic advises) or inside a tool result's content."""
-    wire = item_wire(item)
+    plain = item_wire(item)
     sent, notes = image_parts.split(item, data)
     blocks = [_image_block(ref, b64) for ref, b64 in sent]
-    if item.get("type") == TOOL_RESULT and wire is not None:
-        role, block, _ = wire
-        assert isinstance(block, dict)
-        text = image_parts.with_notes(str(block["content"]), notes)
-        result = {**block, "content": [*([_text(text)] if text else []), *blocks]}
-        return role, result, {"role": role, "content": [result]}
+    if plain is not None:
+        role, block, _ = plain
+        if isinstance(block, dict) and block["type"] == "tool_result":
+            text = image_parts.with_notes(str(block["content"]), notes)
+            parts: list[wire.TextBlock | wire.ImageBlock] = [_text(text)] if text else []
+            result: wire.ToolResultBlock = {**block, "content": [*parts, *blocks]}
+            return role, result, {"role": role, "content": [result]}
     text = image_parts.with_notes(str(item.get("text", "")), notes)
-    content = [*blocks, *([_text(text)] if text.strip() else [])]
+    content: list[wire.Block] = [*blocks, *([_text(text)] if text.strip() else [])]
     if not content:
         return None
     return "user", content, {"role": "user", "content": content}
@@ -194,7 +193,7 @@ def to_messages(
     items: list[Item],
     cache: http.WireCache[Wire] | None = None,
     images: Mapping[str, str] | None = None,
-) -> list[dict[str, object]]:
+) -> list[wire.Message]:
     """The `messages` of a request; with `cache`, finished items' wire forms are reused.
 
     Cached objects are shared between requests, so they are never modified here: a message that
@@ -202,15 +201,15 @@ def to_messages(
     """
     paired = http.pair_tool_calls(items)
     wires = image_parts.wires(paired, cache, item_wire, item_wire_images, images or {})
-    messages: list[dict[str, object]] = []
+    messages: list[wire.Message] = []
     append = messages.append
     last_role = None
     # The last message's blocks, if this call owns it.
-    content: list[dict[str, object]] | None = None
-    for wire in wires:
-        if wire is None:
+    content: list[wire.Block] | None = None
+    for entry in wires:
+        if entry is None:
             continue
-        role, block, alone = wire
+        role, block, alone = entry
         if role != last_role:
             append(alone)
             last_role = role
@@ -218,8 +217,7 @@ def to_messages(
             continue
         # Consecutive items of one role are one message (the API wants alternating roles).
         if content is None:
-            # Every message here was built as {"role", "content": [blocks]} (`item_wire`).
-            content = list(cast("list[dict[str, object]]", messages[-1]["content"]))
+            content = list(messages[-1]["content"])
             messages[-1] = {"role": role, "content": content}
         if isinstance(block, list):
             content.extend(block)  # a user message with its images
