@@ -24,7 +24,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from openvaala_server import errors
 from openvaala_server.api.websocket import SEND_MANY
-from openvaala_server.protocol import jsonrpc
+from openvaala_server.protocol import jsonrpc, methods
 
 if TYPE_CHECKING:
     from openvaala_server.runtime.hub import Hub
@@ -45,7 +45,7 @@ CLOSE_WAIT_S = 2.0  # for the close handshake with a client that was dropped
 
 
 # Requests that may take long (a model call): they must not hold up the client's other requests.
-LONG_RUNNING_METHODS = frozenset({"conversation/compact"})
+LONG_RUNNING_METHODS = frozenset({methods.CONVERSATION_COMPACT})
 
 
 def _is_long_running(frame: str) -> bool:

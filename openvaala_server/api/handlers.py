@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from openvaala_server import __version__, errors
 from openvaala_server.api.connection import Connection, Reply
@@ -12,6 +12,9 @@ from openvaala_server.api.debug_methods import debug_methods
 from openvaala_server.domain.approvals import ANSWERS
 from openvaala_server.domain.bundle import ON_CONFLICT
 from openvaala_server.domain.inbox import MODES
+from openvaala_server.protocol import methods as m
+from openvaala_server.protocol import payloads as w
+from openvaala_server.protocol.json_types import JsonMapping, JsonObject
 from openvaala_server.protocol.params import Params
 from openvaala_server.runtime import bundles, history, resume
 from openvaala_server.runtime import images as runtime_images
@@ -22,68 +25,67 @@ if TYPE_CHECKING:
 
 PROTOCOL_VERSION = 1
 TEXT_MAX = 200_000  # characters of one input message
-Handler = Callable[[Connection, Params], Awaitable[Any]]
+# A handler answers with its method's result (protocol/payloads.py), or a Reply that carries it.
+Result = JsonMapping | Reply
+Handler = Callable[[Connection, Params], Awaitable[Result]]
 
 
 class Dispatcher:
     def __init__(self, runtime: ConversationManager) -> None:
         self.runtime = runtime
         self.methods: dict[str, Handler] = {
-            "initialize": self.initialize,
-            "conversation/list": self.conversation_list,
-            "conversation/create": self.conversation_create,
-            "conversation/subscribe": self.conversation_subscribe,
-            "conversation/unsubscribe": self.conversation_unsubscribe,
-            "conversation/watchList": self.conversation_watch_list,
-            "conversation/unwatchList": self.conversation_unwatch_list,
-            "conversation/read": self.conversation_read,
-            "conversation/rename": self.conversation_rename,
-            "conversation/archive": self.conversation_archive,
-            "conversation/unarchive": self.conversation_unarchive,
-            "conversation/delete": self.conversation_delete,
-            "conversation/usage": self.conversation_usage,
-            "conversation/fork": self.conversation_fork,
-            "conversation/rewind": self.conversation_rewind,
-            "conversation/undo": self.conversation_undo,
-            "conversation/checkpoints": self.conversation_checkpoints,
-            "conversation/export": self.conversation_export,
-            "conversation/tree": self.conversation_tree,
-            "conversation/import": self.conversation_import,
-            "conversation/compact": self.conversation_compact,
-            "conversation/setModel": self.conversation_set_model,
-            "conversation/setAgent": self.conversation_set_agent,
-            "conversation/setCwd": self.conversation_set_cwd,
-            "mcp/list": self.mcp_list,
-            "input/send": self.input_send,
-            "input/edit": self.input_edit,
-            "input/withdraw": self.input_withdraw,
-            "input/steer": self.input_steer,
-            "input/jump": self.input_jump,
-            "turn/interrupt": self.turn_interrupt,
-            "turn/resume": self.turn_resume,
-            "approval/respond": self.approval_respond,
-            "agents/list": self.agents_list,
-            "models/list": self.models_list,
-            "sessions/list": self.sessions_list,
+            m.INITIALIZE: self.initialize,
+            m.CONVERSATION_LIST: self.conversation_list,
+            m.CONVERSATION_CREATE: self.conversation_create,
+            m.CONVERSATION_SUBSCRIBE: self.conversation_subscribe,
+            m.CONVERSATION_UNSUBSCRIBE: self.conversation_unsubscribe,
+            m.CONVERSATION_WATCH_LIST: self.conversation_watch_list,
+            m.CONVERSATION_UNWATCH_LIST: self.conversation_unwatch_list,
+            m.CONVERSATION_READ: self.conversation_read,
+            m.CONVERSATION_RENAME: self.conversation_rename,
+            m.CONVERSATION_ARCHIVE: self.conversation_archive,
+            m.CONVERSATION_UNARCHIVE: self.conversation_unarchive,
+            m.CONVERSATION_DELETE: self.conversation_delete,
+            m.CONVERSATION_USAGE: self.conversation_usage,
+            m.CONVERSATION_FORK: self.conversation_fork,
+            m.CONVERSATION_REWIND: self.conversation_rewind,
+            m.CONVERSATION_UNDO: self.conversation_undo,
+            m.CONVERSATION_CHECKPOINTS: self.conversation_checkpoints,
+            m.CONVERSATION_EXPORT: self.conversation_export,
+            m.CONVERSATION_TREE: self.conversation_tree,
+            m.CONVERSATION_IMPORT: self.conversation_import,
+            m.CONVERSATION_COMPACT: self.conversation_compact,
+            m.CONVERSATION_SET_MODEL: self.conversation_set_model,
+            m.CONVERSATION_SET_AGENT: self.conversation_set_agent,
+            m.CONVERSATION_SET_CWD: self.conversation_set_cwd,
+            m.MCP_LIST: self.mcp_list,
+            m.INPUT_SEND: self.input_send,
+            m.INPUT_EDIT: self.input_edit,
+            m.INPUT_WITHDRAW: self.input_withdraw,
+            m.INPUT_STEER: self.input_steer,
+            m.INPUT_JUMP: self.input_jump,
+            m.TURN_INTERRUPT: self.turn_interrupt,
+            m.TURN_RESUME: self.turn_resume,
+            m.APPROVAL_RESPOND: self.approval_respond,
+            m.AGENTS_LIST: self.agents_list,
+            m.MODELS_LIST: self.models_list,
+            m.SESSIONS_LIST: self.sessions_list,
         }
         self.methods.update(context_methods(runtime))
         self.methods.update(debug_methods(runtime))  # only with OPENVAALA_DEBUG_TASKS=1
 
-    async def dispatch(self, conn: Connection, method: str, raw: dict[str, Any]) -> Any:
+    async def dispatch(self, conn: Connection, method: str, raw: JsonObject) -> Result:
         handler = self.methods.get(method)
         if handler is None:
             raise errors.MethodNotFound(f"unknown method {method[:100]!r}")
-        if not conn.initialized and method != "initialize":
+        if not conn.initialized and method != m.INITIALIZE:
             raise errors.NotInitialized("the first request on a connection must be initialize")
         return await handler(conn, Params(raw))
 
     # -- handshake -----------------------------------------------------------------------
 
-    async def initialize(self, conn: Connection, p: Params) -> Any:
-        info = p.raw.get("clientInfo") or {}
-        if not isinstance(info, dict):
-            raise errors.InvalidParams('"clientInfo" must be an object', param="clientInfo")
-        conn.client_info = info
+    async def initialize(self, conn: Connection, p: Params) -> w.InitializeResult:
+        conn.client_info = p.obj("clientInfo") or {}
         conn.initialized = True
         watch = self.runtime.config_watch
         return {
@@ -100,7 +102,7 @@ class Dispatcher:
 
     # -- conversations -------------------------------------------------------------------
 
-    async def conversation_list(self, conn: Connection, p: Params) -> Any:
+    async def conversation_list(self, conn: Connection, p: Params) -> w.ListResult:
         return await self.runtime.list_conversations(
             archived=p.boolean("archived", False),
             search=p.string("search", None, max_len=500) or None,
@@ -108,7 +110,7 @@ class Dispatcher:
             cursor=p.string("cursor", None, max_len=500),
         )
 
-    async def conversation_create(self, conn: Connection, p: Params) -> Any:
+    async def conversation_create(self, conn: Connection, p: Params) -> w.ConversationResult:
         conv = self.runtime.create(
             cwd=p.string("cwd", max_len=4096),
             agent=p.string("agent", None, max_len=200),
@@ -117,7 +119,9 @@ class Dispatcher:
         )
         return {"conversation": conv.info()}
 
-    async def conversation_subscribe(self, conn: Connection, p: Params) -> Any:
+    async def conversation_subscribe(
+        self, conn: Connection, p: Params
+    ) -> w.SubscribeResult | Reply:
         cid = p.id("conversationId")
         after = p.integer("afterSeq", None, minimum=0)
         conv = await self.runtime.open(cid)
@@ -137,18 +141,18 @@ class Dispatcher:
         conn.subscribe(cid, hub)
         return {"snapshot": snapshot, "seq": hub.seq}
 
-    async def conversation_unsubscribe(self, conn: Connection, p: Params) -> Any:
+    async def conversation_unsubscribe(self, conn: Connection, p: Params) -> w.UnsubscribeResult:
         return {"unsubscribed": conn.unsubscribe(p.id("conversationId"))}
 
-    async def conversation_watch_list(self, conn: Connection, p: Params) -> Any:
+    async def conversation_watch_list(self, conn: Connection, p: Params) -> w.WatchResult:
         self.runtime.list_feed.join(conn)  # left when the connection closes (app.py)
         return {"watching": True}
 
-    async def conversation_unwatch_list(self, conn: Connection, p: Params) -> Any:
+    async def conversation_unwatch_list(self, conn: Connection, p: Params) -> w.WatchResult:
         self.runtime.list_feed.leave(conn)
         return {"watching": False}
 
-    async def conversation_read(self, conn: Connection, p: Params) -> Any:
+    async def conversation_read(self, conn: Connection, p: Params) -> w.ReadResult:
         return await self.runtime.read(
             p.id("conversationId"),
             p.id("sessionId", None),
@@ -156,10 +160,10 @@ class Dispatcher:
             p.integer("limit", 100, minimum=1, maximum=1000),
         )
 
-    async def conversation_fork(self, conn: Connection, p: Params) -> Any:
+    async def conversation_fork(self, conn: Connection, p: Params) -> w.ConversationResult:
         return await self.runtime.fork(p.id("conversationId"), p.id("upToItemId", None))
 
-    async def conversation_rewind(self, conn: Connection, p: Params) -> Any:
+    async def conversation_rewind(self, conn: Connection, p: Params) -> w.RewindResult:
         return await self.runtime.rewind(
             p.id("conversationId"),
             p.id("messageId"),
@@ -167,22 +171,22 @@ class Dispatcher:
             force=p.boolean("force", False),
         )
 
-    async def conversation_undo(self, conn: Connection, p: Params) -> Any:
+    async def conversation_undo(self, conn: Connection, p: Params) -> w.RestoreResult:
         return await self.runtime.undo_files(p.id("conversationId"), p.boolean("force", False))
 
-    async def conversation_checkpoints(self, conn: Connection, p: Params) -> Any:
+    async def conversation_checkpoints(self, conn: Connection, p: Params) -> w.CheckpointsResult:
         conv = await self.runtime.open(p.id("conversationId"))
         return await conv.checkpoints.report()
 
-    async def conversation_tree(self, conn: Connection, p: Params) -> Any:
+    async def conversation_tree(self, conn: Connection, p: Params) -> w.TreeResult:
         return await history.tree(self.runtime, p.id("conversationId"))
 
-    async def conversation_export(self, conn: Connection, p: Params) -> Any:
+    async def conversation_export(self, conn: Connection, p: Params) -> w.ExportResult:
         return await bundles.export_to_file(
             self.runtime, p.id("conversationId"), p.string("path", max_len=4096)
         )
 
-    async def conversation_import(self, conn: Connection, p: Params) -> Any:
+    async def conversation_import(self, conn: Connection, p: Params) -> w.ImportResult:
         return await bundles.import_from_file(
             self.runtime,
             p.string("path", max_len=4096),
@@ -190,52 +194,55 @@ class Dispatcher:
             p.choice("onConflict", ON_CONFLICT, "ask"),
         )
 
-    async def conversation_compact(self, conn: Connection, p: Params) -> Any:
+    async def conversation_compact(self, conn: Connection, p: Params) -> w.CompactResult:
         return await self.runtime.compact_now(p.id("conversationId"))
 
-    async def conversation_rename(self, conn: Connection, p: Params) -> Any:
+    async def conversation_rename(self, conn: Connection, p: Params) -> w.EmptyResult:
         await self.runtime.rename(p.id("conversationId"), p.string("title", max_len=1000))
         return {}
 
-    async def conversation_archive(self, conn: Connection, p: Params) -> Any:
+    async def conversation_archive(self, conn: Connection, p: Params) -> w.EmptyResult:
         await self.runtime.set_archived(p.id("conversationId"), True)
         return {}
 
-    async def conversation_unarchive(self, conn: Connection, p: Params) -> Any:
+    async def conversation_unarchive(self, conn: Connection, p: Params) -> w.EmptyResult:
         await self.runtime.set_archived(p.id("conversationId"), False)
         return {}
 
-    async def conversation_delete(self, conn: Connection, p: Params) -> Any:
+    async def conversation_delete(self, conn: Connection, p: Params) -> w.EmptyResult:
         cid = p.id("conversationId")
         await self.runtime.delete(cid)
         conn.unsubscribe(cid)
         return {}
 
-    async def conversation_usage(self, conn: Connection, p: Params) -> Any:
+    async def conversation_usage(self, conn: Connection, p: Params) -> w.Usage:
         conv = await self.runtime.open(p.id("conversationId"))
         session = conv.session(p.id("sessionId", None))
         await conv.ensure_history()  # the estimate needs the whole context
         return usage_wire(conv, session)
 
-    async def conversation_set_model(self, conn: Connection, p: Params) -> Any:
+    async def conversation_set_model(self, conn: Connection, p: Params) -> w.EmptyResult:
         await self.runtime.set_model(
             p.id("conversationId"), p.id("sessionId", None), p.string("model", max_len=200)
         )
         return {}
 
-    async def conversation_set_agent(self, conn: Connection, p: Params) -> Any:
+    async def conversation_set_agent(self, conn: Connection, p: Params) -> w.EmptyResult:
         await self.runtime.set_agent(p.id("conversationId"), p.string("agent", max_len=200))
         return {}
 
-    async def conversation_set_cwd(self, conn: Connection, p: Params) -> Any:
+    async def conversation_set_cwd(self, conn: Connection, p: Params) -> w.EmptyResult:
         await self.runtime.set_cwd(p.id("conversationId"), p.string("cwd", max_len=4096))
         return {}
 
     # -- input ---------------------------------------------------------------------------
 
-    async def input_send(self, conn: Connection, p: Params) -> Any:
-        images = runtime_images.parse(p.raw.get("images"))
-        text = p.string("text", "" if images else None, max_len=TEXT_MAX)
+    async def input_send(self, conn: Connection, p: Params) -> w.SendResult:
+        images = runtime_images.parse(p.value("images"))
+        # Text is required unless images are sent (a missing one used to be an internal error).
+        text = (
+            p.string("text", "", max_len=TEXT_MAX) if images else p.string("text", max_len=TEXT_MAX)
+        )
         if not text.strip() and not images:
             raise errors.InvalidParams("the message is empty", param="text")
         return await self.runtime.send_input(
@@ -246,31 +253,31 @@ class Dispatcher:
             images=images,
         )
 
-    async def input_edit(self, conn: Connection, p: Params) -> Any:
+    async def input_edit(self, conn: Connection, p: Params) -> w.EmptyResult:
         text = p.string("text", max_len=TEXT_MAX)
         if not text.strip():
             raise errors.InvalidParams("the message is empty: withdraw it instead", param="text")
         self.runtime.edit_input(p.id("inputId"), text)
         return {}
 
-    async def input_withdraw(self, conn: Connection, p: Params) -> Any:
+    async def input_withdraw(self, conn: Connection, p: Params) -> w.WithdrawResult:
         return self.runtime.withdraw_input(p.id("inputId"))
 
-    async def input_steer(self, conn: Connection, p: Params) -> Any:
+    async def input_steer(self, conn: Connection, p: Params) -> w.EmptyResult:
         self.runtime.steer_input(p.id("inputId"))
         return {}
 
-    async def input_jump(self, conn: Connection, p: Params) -> Any:
+    async def input_jump(self, conn: Connection, p: Params) -> w.EmptyResult:
         self.runtime.jump_input(p.id("inputId"))
         return {}
 
-    async def turn_interrupt(self, conn: Connection, p: Params) -> Any:
+    async def turn_interrupt(self, conn: Connection, p: Params) -> w.InterruptResult:
         return await self.runtime.interrupt(p.id("conversationId"), p.id("sessionId", None))
 
-    async def turn_resume(self, conn: Connection, p: Params) -> Any:
+    async def turn_resume(self, conn: Connection, p: Params) -> w.ResumeResult:
         return await resume.resume(self.runtime, p.id("conversationId"), p.id("sessionId", None))
 
-    async def approval_respond(self, conn: Connection, p: Params) -> Any:
+    async def approval_respond(self, conn: Connection, p: Params) -> w.RespondResult:
         return await self.runtime.respond_approval(
             p.id("conversationId"),
             p.id("approvalId"),
@@ -280,7 +287,7 @@ class Dispatcher:
 
     # -- configuration -------------------------------------------------------------------
 
-    async def agents_list(self, conn: Connection, p: Params) -> Any:
+    async def agents_list(self, conn: Connection, p: Params) -> w.AgentsResult:
         config = self.runtime.config
         return {
             "agents": [
@@ -294,10 +301,10 @@ class Dispatcher:
             ]
         }
 
-    async def mcp_list(self, conn: Connection, p: Params) -> Any:
+    async def mcp_list(self, conn: Connection, p: Params) -> w.McpResult:
         return {"servers": self.runtime.mcp.statuses()}
 
-    async def models_list(self, conn: Connection, p: Params) -> Any:
+    async def models_list(self, conn: Connection, p: Params) -> w.ModelsResult:
         return {
             "models": [
                 {
@@ -311,6 +318,6 @@ class Dispatcher:
             ]
         }
 
-    async def sessions_list(self, conn: Connection, p: Params) -> Any:
+    async def sessions_list(self, conn: Connection, p: Params) -> w.SessionsResult:
         conv = await self.runtime.open(p.id("conversationId"))
         return {"sessions": [s.to_wire() for s in conv.sessions.values()]}

@@ -17,17 +17,29 @@ Any operation on an input that has already ended raises `InputGone` (the wire's 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal, NotRequired, TypedDict
 
 from openvaala_server.domain.images import ImageRef
 
 Mode = Literal["steer", "queue", "jump"]
 Origin = Literal["user", "subagent"]
-MODES: tuple[str, ...] = ("steer", "queue", "jump")
+MODES: tuple[Mode, ...] = ("steer", "queue", "jump")
 
 
 class InputGone(LookupError):
     """The input was already taken into a turn or withdrawn (or never existed)."""
+
+
+class InputWire(TypedDict):
+    """A waiting input on the wire: an element of `inbox/updated.inputs` and of a snapshot's
+    `inbox` (docs/protocol.md "Input")."""
+
+    inputId: str
+    text: str
+    mode: Mode
+    origin: Origin
+    fromSessionId: NotRequired[str]
+    images: NotRequired[list[ImageRef]]
 
 
 @dataclass
@@ -41,8 +53,8 @@ class Input:
     # The images sent with it, already in the conversation's attachments (domain/images.py).
     images: list[ImageRef] = field(default_factory=list)
 
-    def to_wire(self) -> dict[str, Any]:
-        wire: dict[str, Any] = {
+    def to_wire(self) -> InputWire:
+        wire: InputWire = {
             "inputId": self.input_id,
             "text": self.text,
             "mode": self.mode,
@@ -150,7 +162,7 @@ class Inbox:
         """The user stopped the turn: hold subagent reports until the user speaks again."""
         self.subagents_held = True
 
-    def to_wire(self) -> list[dict[str, Any]]:
+    def to_wire(self) -> list[InputWire]:
         """The waiting inputs in the order they will be taken (what `inbox/updated` lists)."""
         return [i.to_wire() for i in self.taking_order()]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, NotRequired, Protocol, TypedDict
 
 from openvaala_server.domain.records import Item
 
@@ -103,6 +103,34 @@ def threshold(context_window: int, max_output_tokens: int, fraction: float | Non
     return int(fraction * max(0, context_window - max_output_tokens))
 
 
+class CompactionCost(TypedDict):
+    calls: int
+    inputTokens: int
+    outputTokens: int
+
+
+class EarlyCompaction(TypedDict):
+    threshold: int
+    state: Literal["idle", "preparing", "ready"]
+
+
+class Usage(TypedDict):
+    """A session's usage on the wire (docs/protocol.md "Usage"); the last four fields are added by
+    the runtime from the agent's configuration (runtime/context_view.py)."""
+
+    used: int
+    contextWindow: int
+    threshold: int
+    maxOutputTokens: int
+    source: Literal["reported", "estimated"]
+    autoCompact: bool
+    compaction: CompactionCost
+    reportedAt: NotRequired[str]
+    earlyCompaction: NotRequired[EarlyCompaction]
+    refreshEvery: NotRequired[int]
+    repliesUntilRefresh: NotRequired[int]
+
+
 @dataclass
 class UsageTracker:
     """Per session. `report` after each model call; `add` for each item added to the context."""
@@ -147,8 +175,8 @@ class UsageTracker:
     def used(self) -> int:
         return (self.reported or 0) + self.estimated_since
 
-    def to_wire(self) -> dict[str, Any]:
-        wire: dict[str, Any] = {
+    def to_wire(self) -> Usage:
+        wire: Usage = {
             "used": self.used,
             "contextWindow": self.context_window,
             "threshold": self.threshold,

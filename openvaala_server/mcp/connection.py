@@ -29,6 +29,7 @@ from mcp.types import CONNECTION_CLOSED, CallToolResult, PaginatedRequestParams
 from mcp.types import Tool as McpToolInfo
 
 from openvaala_server.config import McpServerConfig
+from openvaala_server.protocol.payloads import McpServerState
 from openvaala_server.structured import CANCEL_GRACE_S, Activity, Supervisor
 
 log = logging.getLogger(__name__)
@@ -60,8 +61,8 @@ class ServerStatus:
     tools: tuple[str, ...]
     error: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name, "status": self.status, "tools": list(self.tools)}
+    def to_dict(self) -> McpServerState:
+        out: McpServerState = {"name": self.name, "status": self.status, "tools": list(self.tools)}
         if self.error is not None:
             out["error"] = self.error
         return out

@@ -15,11 +15,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 
 from openvaala_server.config import McpServerConfig
+from openvaala_server.protocol.payloads import McpServerState
 from openvaala_server.structured import Supervisor
 from openvaala_server.tools.base import Tool
 
@@ -108,7 +109,7 @@ class McpManager:
             out.extend(McpTool(conn, info) for info in _offered(conn))
         return out
 
-    def statuses(self) -> list[dict[str, Any]]:
+    def statuses(self) -> list[McpServerState]:
         """`mcp/list`: [{name, status, tools: [names], error?}] for every configured server."""
         return [conn.snapshot().to_dict() for conn in self.connections.values()]
 

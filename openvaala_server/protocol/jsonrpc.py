@@ -11,6 +11,7 @@ from typing import Any
 
 from openvaala_server import errors
 from openvaala_server.protocol import codec
+from openvaala_server.protocol.json_types import JsonMapping
 
 RequestId = int | str
 
@@ -92,7 +93,7 @@ def request(msg_id: RequestId, method: str, params: dict[str, Any] | None = None
     return codec.dumps({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params or {}})
 
 
-def notification(method: str, params: dict[str, Any]) -> bytes:
+def notification(method: str, params: JsonMapping) -> bytes:
     return codec.dumps({"jsonrpc": "2.0", "method": method, "params": params})
 
 

@@ -1,68 +1,133 @@
 """Typed reading of request params: every wrong type or missing key is an `InvalidParams`
-naming the key, and every id is checked against the id pattern before anything else sees it."""
+naming the key, and every id is checked against the id pattern before anything else sees it.
+
+Each getter without a default returns its type or raises; with a default it returns its type or
+that default (`p.string("agent", None)` is `str | None`)."""
 
 from __future__ import annotations
 
-from typing import Any
+from enum import Enum
+from typing import Final, TypeVar, overload
 
 from openvaala_server.domain.ids import is_valid_id
 from openvaala_server.errors import InvalidParams, NotFound
+from openvaala_server.protocol.json_types import JsonObject, JsonValue
 
-_MISSING: Any = object()
+T = TypeVar("T")
+S = TypeVar("S", bound=str)
+
+
+class _Missing(Enum):
+    """No default: the param is required."""
+
+    MISSING = "missing"
+
+
+_MISSING: Final = _Missing.MISSING
 
 
 class Params:
-    def __init__(self, raw: dict[str, Any]) -> None:
+    def __init__(self, raw: JsonObject) -> None:
         self.raw = raw
 
-    def _get(self, key: str, default: Any) -> Any:
-        if key not in self.raw or self.raw[key] is None:
-            if default is _MISSING:
-                raise InvalidParams(f'"{key}" is required', param=key)
-            return default
-        return self.raw[key]
+    def _get(self, key: str, required: bool) -> JsonValue:
+        """The value, or None when absent (a `null` counts as absent, docs/protocol.md)."""
+        value = self.raw.get(key)
+        if value is None and required:
+            raise InvalidParams(f'"{key}" is required', param=key)
+        return value
 
-    def string(self, key: str, default: Any = _MISSING, *, max_len: int = 1_000_000) -> Any:
-        value = self._get(key, default)
-        if value is default:
-            return value
+    def value(self, key: str) -> JsonValue:
+        """A param of no declared type (e.g. `images`, read by its own parser), None if absent."""
+        return self.raw.get(key)
+
+    @overload
+    def string(self, key: str, *, max_len: int = ...) -> str: ...
+    @overload
+    def string(self, key: str, default: T, *, max_len: int = ...) -> str | T: ...
+    def string(
+        self, key: str, default: T | _Missing = _MISSING, *, max_len: int = 1_000_000
+    ) -> str | T:
+        value = self._get(key, default is _MISSING)
+        if value is None:
+            assert not isinstance(default, _Missing)
+            return default
         if not isinstance(value, str):
             raise InvalidParams(f'"{key}" must be a string', param=key)
         if len(value) > max_len:
             raise InvalidParams(f'"{key}" is longer than {max_len} characters', param=key)
         return value
 
-    def boolean(self, key: str, default: Any = _MISSING) -> Any:
-        value = self._get(key, default)
-        if value is not default and not isinstance(value, bool):
+    @overload
+    def boolean(self, key: str) -> bool: ...
+    @overload
+    def boolean(self, key: str, default: T) -> bool | T: ...
+    def boolean(self, key: str, default: T | _Missing = _MISSING) -> bool | T:
+        value = self._get(key, default is _MISSING)
+        if value is None:
+            assert not isinstance(default, _Missing)
+            return default
+        if not isinstance(value, bool):
             raise InvalidParams(f'"{key}" must be true or false', param=key)
         return value
 
+    @overload
+    def integer(self, key: str, *, minimum: int = ..., maximum: int = ...) -> int: ...
+    @overload
     def integer(
-        self, key: str, default: Any = _MISSING, *, minimum: int = 0, maximum: int = 2**53
-    ) -> Any:
-        value = self._get(key, default)
-        if value is default:
-            return value
+        self, key: str, default: T, *, minimum: int = ..., maximum: int = ...
+    ) -> int | T: ...
+    def integer(
+        self,
+        key: str,
+        default: T | _Missing = _MISSING,
+        *,
+        minimum: int = 0,
+        maximum: int = 2**53,
+    ) -> int | T:
+        value = self._get(key, default is _MISSING)
+        if value is None:
+            assert not isinstance(default, _Missing)
+            return default
         if not isinstance(value, int) or isinstance(value, bool):
             raise InvalidParams(f'"{key}" must be a whole number', param=key)
         if not minimum <= value <= maximum:
             raise InvalidParams(f'"{key}" must be between {minimum} and {maximum}', param=key)
         return value
 
-    def choice(self, key: str, options: tuple[str, ...], default: Any = _MISSING) -> Any:
-        value = self.string(key, default)
-        if value is not default and value not in options:
-            raise InvalidParams(f'"{key}" must be one of {", ".join(options)}', param=key)
-        return value
+    @overload
+    def choice(self, key: str, options: tuple[S, ...]) -> S: ...
+    @overload
+    def choice(self, key: str, options: tuple[S, ...], default: T) -> S | T: ...
+    def choice(self, key: str, options: tuple[S, ...], default: T | _Missing = _MISSING) -> S | T:
+        value = self.string(key) if default is _MISSING else self.string(key, None)
+        if value is None:
+            assert not isinstance(default, _Missing)
+            return default
+        for option in options:
+            if value == option:
+                return option
+        raise InvalidParams(f'"{key}" must be one of {", ".join(options)}', param=key)
 
-    def id(self, key: str, default: Any = _MISSING) -> Any:
+    @overload
+    def id(self, key: str) -> str: ...
+    @overload
+    def id(self, key: str, default: T) -> str | T: ...
+    def id(self, key: str, default: T | _Missing = _MISSING) -> str | T:
         """An id param. A malformed id cannot name anything, so it is `not_found`, not a path."""
-        value = self._get(key, default)
-        if value is default:
-            return value
+        value = self._get(key, default is _MISSING)
+        if value is None:
+            assert not isinstance(default, _Missing)
+            return default
         if not isinstance(value, str):
             raise InvalidParams(f'"{key}" must be a string', param=key)
         if not is_valid_id(value):
             raise NotFound(f"no such {key.removesuffix('Id')}: {value[:80]!r}", param=key)
+        return value
+
+    def obj(self, key: str) -> JsonObject | None:
+        """An object param, None if absent."""
+        value = self._get(key, False)
+        if value is not None and not isinstance(value, dict):
+            raise InvalidParams(f'"{key}" must be an object', param=key)
         return value

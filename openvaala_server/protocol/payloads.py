@@ -18,14 +18,18 @@ from typing import Final, Literal, NotRequired, TypedDict
 from openvaala_server.domain.approvals import Answer as Decision
 from openvaala_server.domain.checkpoints import RestoreConflict
 from openvaala_server.domain.images import ImageRef
+from openvaala_server.domain.inbox import InputWire
 from openvaala_server.domain.inbox import Mode as InputMode
-from openvaala_server.domain.inbox import Origin
 from openvaala_server.domain.plan import Plan
 from openvaala_server.domain.records import ErrorInfo, ForkedFrom, Item
 from openvaala_server.domain.trace import Omitted, TracePart
 from openvaala_server.domain.tree import TreeNode
+from openvaala_server.domain.usage import Usage as Usage
 from openvaala_server.protocol import methods as m
 from openvaala_server.protocol.json_types import JsonObject, JsonValue
+
+# Declared next to the code that builds them (domain/ imports nothing of protocol/).
+Input = InputWire
 
 SessionStatus = Literal[
     "running", "awaiting_approval", "waiting", "idle", "interrupted", "failed", "closed"
@@ -35,10 +39,9 @@ CompactionReason = Literal["auto", "manual", "refresh"]
 # -- shapes (docs/protocol.md "Shapes") --------------------------------------------------------
 
 
-class ConversationSummary(TypedDict):
-    """A row of `conversation/list` (from the index)."""
+class ConversationBase(TypedDict):
+    """The fields a conversation's summary and its info share, but its id."""
 
-    conversationId: str
     title: str
     cwd: str
     agent: str
@@ -47,23 +50,21 @@ class ConversationSummary(TypedDict):
     updatedAt: str
     archived: bool
     forkedFrom: ForkedFrom | None
+
+
+class ConversationSummary(ConversationBase):
+    """A row of `conversation/list` (from the index)."""
+
+    conversationId: str
     status: str
     messageCount: int
     turnCount: int
 
 
-class ConversationInfo(TypedDict):
+class ConversationInfo(ConversationBase):
     """What `conversation/create`, `conversation/updated` and the snapshot carry."""
 
     conversationId: str
-    title: str
-    cwd: str
-    agent: str
-    model: str
-    createdAt: str
-    updatedAt: str
-    archived: bool
-    forkedFrom: ForkedFrom | None
     status: str
     persisted: bool
     rootSessionId: str
@@ -82,42 +83,6 @@ class SessionInfo(TypedDict):
     status: str
     title: str
     depth: int
-
-
-class CompactionCost(TypedDict):
-    calls: int
-    inputTokens: int
-    outputTokens: int
-
-
-class EarlyCompaction(TypedDict):
-    threshold: int
-    state: Literal["idle", "preparing", "ready"]
-
-
-class Usage(TypedDict):
-    used: int
-    contextWindow: int
-    threshold: int
-    maxOutputTokens: int
-    source: Literal["reported", "estimated"]
-    autoCompact: bool
-    compaction: CompactionCost
-    reportedAt: NotRequired[str]
-    earlyCompaction: NotRequired[EarlyCompaction]
-    refreshEvery: NotRequired[int]
-    repliesUntilRefresh: NotRequired[int]
-
-
-class Input(TypedDict):
-    """A waiting input: an element of `inbox/updated.inputs` and of a snapshot's `inbox`."""
-
-    inputId: str
-    text: str
-    mode: InputMode
-    origin: Origin
-    fromSessionId: NotRequired[str]
-    images: NotRequired[list[ImageRef]]
 
 
 class RunningTurn(TypedDict):
@@ -631,10 +596,15 @@ class TreeResult(TypedDict):
     root: TreeNode
 
 
-class ExportResult(TypedDict):
+class ExportSummary(TypedDict):
+    """What a bundle export wrote (the HTTP export route answers this)."""
+
     conversationId: str
     conversations: list[str]
     missingAncestors: list[str]
+
+
+class ExportResult(ExportSummary):
     path: str
     bytes: int
 

@@ -37,6 +37,8 @@ from openvaala_server.domain.mcp_approvals import decide_mcp
 from openvaala_server.domain.permissions import Access, Confinement
 from openvaala_server.domain.records import Item
 from openvaala_server.mcp.manager import as_mcp_tool
+from openvaala_server.protocol import methods
+from openvaala_server.protocol import payloads as wire
 from openvaala_server.runtime.hub import Hub
 from openvaala_server.runtime.ports import Conversation
 from openvaala_server.tools.base import ToolResult, access_of
@@ -77,7 +79,7 @@ class PendingApproval:
     session_id: str
     # The `approval/requested` params as published (conversationId and seq included): what a
     # subscribe snapshot lists.
-    request: dict[str, Any]
+    request: wire.PendingApproval | None
     answer: asyncio.Future[Response] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
@@ -101,7 +103,7 @@ class ApprovalBoard:
         reason: str,
     ) -> PendingApproval:
         approval_id = new_id()
-        params = {
+        params: wire.ApprovalRequestedNote = {
             "sessionId": session_id,
             "approvalId": approval_id,
             "tool": tool,
@@ -110,9 +112,9 @@ class ApprovalBoard:
             "reason": reason,
             "agent": agent,
         }
-        pending = PendingApproval(approval_id, session_id, {})
+        pending = PendingApproval(approval_id, session_id, None)
         self._pending[approval_id] = pending
-        seq = self._hub.publish("approval/requested", params)
+        seq = self._hub.publish(methods.APPROVAL_REQUESTED, params)
         pending.request = {"conversationId": self._hub.conversation_id, "seq": seq, **params}
         return pending
 
@@ -133,14 +135,14 @@ class ApprovalBoard:
         self._resolved[approval_id] = decision
         while len(self._resolved) > RESOLVED_KEPT:
             self._resolved.popitem(last=False)
-        params: dict[str, Any] = {
+        resolved: wire.ApprovalResolvedNote = {
             "sessionId": pending.session_id,
             "approvalId": approval_id,
             "decision": decision,
         }
         if message:
-            params["message"] = message
-        self._hub.publish("approval/resolved", params)
+            resolved["message"] = message
+        self._hub.publish(methods.APPROVAL_RESOLVED, resolved)
         if not pending.answer.done():
             pending.answer.set_result(Response(decision, message))
 
@@ -149,9 +151,9 @@ class ApprovalBoard:
         if pending.approval_id in self._pending:
             self.resolve(pending.approval_id, "deny", message)
 
-    def pending(self) -> list[dict[str, Any]]:
+    def pending(self) -> list[wire.PendingApproval]:
         """The pending `approval/requested` params, oldest first."""
-        return [p.request for p in self._pending.values()]
+        return [p.request for p in self._pending.values() if p.request is not None]
 
 
 async def approve(

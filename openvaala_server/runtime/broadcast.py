@@ -3,9 +3,8 @@ every connected client receives them, without subscribing (docs/protocol.md)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from openvaala_server.protocol import jsonrpc
+from openvaala_server.protocol.json_types import JsonMapping
 from openvaala_server.runtime.hub import Subscriber
 
 
@@ -19,7 +18,7 @@ class Broadcast:
     def leave(self, client: Subscriber) -> None:
         self._clients.pop(client, None)
 
-    def publish(self, method: str, params: dict[str, Any]) -> None:
+    def publish(self, method: str, params: JsonMapping) -> None:
         frame = jsonrpc.notification(method, params).decode()  # encoded once for everyone
         for client in list(self._clients):
             client.deliver(frame)

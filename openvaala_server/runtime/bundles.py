@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
 from openvaala_server import errors
 from openvaala_server.domain.bundle import ON_CONFLICT, BundleError
+from openvaala_server.protocol import payloads as wire
 from openvaala_server.store import bundle as store_bundle
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ async def _known(runtime: ConversationManager, cid: str) -> None:
         raise errors.NotFound(f"no conversation {cid}", param="conversationId")
 
 
-async def export_to_file(runtime: ConversationManager, cid: str, path: str) -> dict[str, Any]:
+async def export_to_file(runtime: ConversationManager, cid: str, path: str) -> wire.ExportResult:
     """Write the bundle to `path`, a new file (an existing one is never overwritten)."""
     await _known(runtime, cid)
     path = _check_path(path, "path")
@@ -49,7 +50,7 @@ async def export_to_file(runtime: ConversationManager, cid: str, path: str) -> d
     return {**result, "path": path, "bytes": size}
 
 
-async def export_to(runtime: ConversationManager, cid: str, out: IO[bytes]) -> dict[str, Any]:
+async def export_to(runtime: ConversationManager, cid: str, out: IO[bytes]) -> wire.ExportSummary:
     await _known(runtime, cid)
     data_dir = runtime.store.data_dir
     try:
@@ -66,7 +67,7 @@ async def export_to(runtime: ConversationManager, cid: str, out: IO[bytes]) -> d
 
 async def import_from(
     runtime: ConversationManager, source: IO[bytes], cwd: str | None, on_conflict: str
-) -> dict[str, Any]:
+) -> wire.ImportResult:
     if on_conflict not in ON_CONFLICT:
         raise errors.InvalidParams(
             f'"onConflict" must be one of {", ".join(ON_CONFLICT)}', param="onConflict"
@@ -102,7 +103,7 @@ async def import_from(
 
 async def import_from_file(
     runtime: ConversationManager, path: str, cwd: str | None, on_conflict: str
-) -> dict[str, Any]:
+) -> wire.ImportResult:
     path = _check_path(path, "path")
     try:
         source = open(path, "rb")  # noqa: ASYNC230, SIM115 - one open; reading is in a thread

@@ -29,7 +29,7 @@ from openvaala_server.store.tree_watch import Changed, TreeWatch
 from openvaala_server.tools.base import access_of
 
 if TYPE_CHECKING:
-    from openvaala_server.protocol.payloads import RestoreResult
+    from openvaala_server.protocol.payloads import CheckpointsResult, RestoreResult
     from openvaala_server.runtime.ports import Conversation
     from openvaala_server.runtime.session import LiveSession
     from openvaala_server.tools.base import Tool
@@ -333,7 +333,7 @@ class Checkpoints:
             "turnIds": plan.turn_ids,
         }
 
-    async def report(self) -> dict[str, Any]:
+    async def report(self) -> CheckpointsResult:
         turns = await self.turns()
         store = self._store()
         size = await asyncio.to_thread(store.size_bytes) if store.git_dir.exists() else 0

@@ -17,6 +17,7 @@ from openvaala_server.domain import records as r
 from openvaala_server.domain.context import KEEP_RATIO, context_items, split_point
 from openvaala_server.models.base import ModelError, ModelRequest, TextDelta, UsageReported
 from openvaala_server.models.retry import RetryPolicy
+from openvaala_server.protocol import methods
 from openvaala_server.runtime.conversation import LiveConversation, new_item
 from openvaala_server.runtime.retrying import with_retries
 from openvaala_server.runtime.session import LiveSession
@@ -100,21 +101,23 @@ async def compact(
     if todo is None:
         return None
     sid = session.session_id
-    conv.hub.publish("compaction/started", {"sessionId": sid, "reason": reason})
+    conv.hub.publish(methods.COMPACTION_STARTED, {"sessionId": sid, "reason": reason})
     request = compaction_request(conv, session, [*todo.earlier, *todo.covered], turn_id)
     try:
         text = await summarize(conv, session, request)
     except ModelError as exc:
         message = f"compaction failed: {exc.message}"
         conv.hub.publish(
-            "compaction/failed",
+            methods.COMPACTION_FAILED,
             {"sessionId": sid, "reason": reason, "error": {"kind": exc.kind, "message": message}},
         )
         raise errors.CompactionFailed(message) from None
     except asyncio.CancelledError:
         # Interrupted: nothing changed, and clients learn the compaction is over.
         error = {"kind": "interrupted", "message": "compaction interrupted"}
-        conv.hub.publish("compaction/failed", {"sessionId": sid, "reason": reason, "error": error})
+        conv.hub.publish(
+            methods.COMPACTION_FAILED, {"sessionId": sid, "reason": reason, "error": error}
+        )
         raise
     return await commit(
         conv, session, todo, text, reason, turn_id=turn_id, model=request.model.name
@@ -160,7 +163,7 @@ async def commit(
     conv.refresh_usage_estimate(session)
     conv.publish_usage(session)
     conv.hub.publish(
-        "compaction/completed",
+        methods.COMPACTION_COMPLETED,
         {"sessionId": sid, "reason": reason, "summaryItemId": summary["itemId"]},
     )
     return summary

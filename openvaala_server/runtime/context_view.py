@@ -6,7 +6,7 @@ domain/trace.py and domain/context.py.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from openvaala_server import errors
 from openvaala_server.domain import records as r
@@ -14,6 +14,8 @@ from openvaala_server.domain.context import KEEP_RATIO, context_items, replies_s
 from openvaala_server.domain.trace import InstructionPart, Trace, trace
 from openvaala_server.domain.usage import estimate_item, threshold
 from openvaala_server.models.base import ModelRequest
+from openvaala_server.protocol import methods
+from openvaala_server.protocol import payloads as wire
 from openvaala_server.tools.history import SearchHistoryTool, offers_search
 
 if TYPE_CHECKING:
@@ -88,11 +90,17 @@ def request_body(conv: Conversation, session: LiveSession) -> dict[str, Any] | N
 
 async def context_result(
     conv: Conversation, session: LiveSession, include_body: bool
-) -> dict[str, Any]:
+) -> wire.ContextTrace:
     await conv.ensure_history()
     await conv.load_agents_md(session)
-    result: dict[str, Any] = {"sessionId": session.session_id, **trace_of(conv, session)}
-    result["usage"] = usage_wire(conv, session)
+    traced = trace_of(conv, session)
+    result: wire.ContextTrace = {
+        "sessionId": session.session_id,
+        "parts": traced["parts"],
+        "total": traced["total"],
+        "omitted": traced["omitted"],
+        "usage": usage_wire(conv, session),
+    }
     if include_body:
         result["body"] = request_body(conv, session)
     return result
@@ -123,19 +131,24 @@ def replies_until_refresh(conv: Conversation, session: LiveSession) -> int | Non
     return max(0, agent.refresh_every - replies_since_summary(session.items))
 
 
-def usage_wire(conv: Conversation, session: LiveSession) -> dict[str, Any]:
+def usage_wire(conv: Conversation, session: LiveSession) -> wire.Usage:
     sync_usage(conv, session)
-    wire = session.usage.to_wire()
+    usage = session.usage.to_wire()
     agent = conv.runtime.config_for(session).agents.get(session.agent)
     early = early_threshold(conv, session)
     if early is not None:
-        prepared = session.prepared
-        state = "preparing" if session.preparing is not None else "ready" if prepared else "idle"
-        wire["earlyCompaction"] = {"threshold": early, "state": state}
+        state: Literal["idle", "preparing", "ready"] = "idle"
+        if session.preparing is not None:
+            state = "preparing"
+        elif session.prepared:
+            state = "ready"
+        usage["earlyCompaction"] = {"threshold": early, "state": state}
     if agent is not None and agent.refresh_every is not None:
-        wire["refreshEvery"] = agent.refresh_every
-        wire["repliesUntilRefresh"] = replies_until_refresh(conv, session)
-    return wire
+        usage["refreshEvery"] = agent.refresh_every
+        usage["repliesUntilRefresh"] = max(
+            0, agent.refresh_every - replies_since_summary(session.items)
+        )
+    return usage
 
 
 # -- pins ------------------------------------------------------------------------------------
@@ -164,7 +177,7 @@ def pin_budget(conv: Conversation, session: LiveSession) -> int:
 
 async def set_pinned(
     conv: Conversation, session: LiveSession, item_id: str, on: bool
-) -> dict[str, Any]:
+) -> wire.PinResult:
     await conv.ensure_history()
     if conv.meta is None:
         raise errors.NotFound("this conversation has no messages yet: nothing to pin")
@@ -210,7 +223,7 @@ async def set_pinned(
 
 def publish_pins(conv: Conversation, session: LiveSession) -> None:
     conv.hub.publish(
-        "pins/updated", {"sessionId": session.session_id, "itemIds": pinned(conv, session)}
+        methods.PINS_UPDATED, {"sessionId": session.session_id, "itemIds": pinned(conv, session)}
     )
 
 
@@ -230,7 +243,7 @@ async def copy_pins(source: Conversation, new: Conversation) -> None:
 # -- what a summary replaced -----------------------------------------------------------------
 
 
-def replaced_by(history: list[r.Item], summary_id: str) -> dict[str, Any]:
+def replaced_by(history: list[r.Item], summary_id: str) -> wire.ReplacedResult:
     """The items a summary replaced: from its `replacesFrom` (or the end of the summary before
     it) to its `coversUpTo`, without summaries and the pinned items it kept verbatim."""
     at = next((i for i, it in enumerate(history) if it["itemId"] == summary_id), None)

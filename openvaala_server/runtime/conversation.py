@@ -22,6 +22,7 @@ from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.meta import ConversationMeta
 from openvaala_server.domain.plan import Plan
 from openvaala_server.domain.usage import UsageTracker
+from openvaala_server.protocol import methods
 from openvaala_server.runtime import context_view, warmup
 from openvaala_server.runtime.approvals import ApprovalBoard
 from openvaala_server.runtime.checkpoints import Checkpoints
@@ -332,7 +333,9 @@ class LiveConversation:
             session.items.append(item)
             if count_in_usage:
                 session.usage.add(item)
-            self.hub.publish("item/completed", {"sessionId": session.session_id, "item": item})
+            self.hub.publish(
+                methods.ITEM_COMPLETED, {"sessionId": session.session_id, "item": item}
+            )
         if publish_usage:
             self.publish_usage(session)
 
@@ -347,7 +350,7 @@ class LiveConversation:
         await self.append_meta(
             {"type": r.PLAN_UPDATED, "sessionId": session.session_id, "plan": plan}
         )
-        self.hub.publish("plan/updated", {"sessionId": session.session_id, "plan": plan})
+        self.hub.publish(methods.PLAN_UPDATED, {"sessionId": session.session_id, "plan": plan})
 
     def plan_of(self, session_id: str) -> Plan | None:
         smeta = self.meta.sessions.get(session_id) if self.meta is not None else None
@@ -361,21 +364,22 @@ class LiveConversation:
 
     def publish_updated(self) -> None:
         info = self.info()
-        self.hub.publish("conversation/updated", {"conversation": info})
+        self.hub.publish(methods.CONVERSATION_UPDATED, {"conversation": info})
         self.runtime.list_feed.changed(info)
 
     def publish_session(self, session: LiveSession) -> None:
-        self.hub.publish("session/updated", {"session": session.to_wire()})
+        self.hub.publish(methods.SESSION_UPDATED, {"session": session.to_wire()})
 
     def publish_usage(self, session: LiveSession) -> None:
         self.hub.publish(
-            "usage/updated",
+            methods.USAGE_UPDATED,
             {"sessionId": session.session_id, "usage": context_view.usage_wire(self, session)},
         )
 
     def publish_inbox(self, session: LiveSession) -> None:
         self.hub.publish(
-            "inbox/updated", {"sessionId": session.session_id, "inputs": session.inbox.to_wire()}
+            methods.INBOX_UPDATED,
+            {"sessionId": session.session_id, "inputs": session.inbox.to_wire()},
         )
 
     def _has_older(self, session: LiveSession) -> bool:
@@ -385,9 +389,9 @@ class LiveConversation:
             session.session_id == self.root_session_id and forked and forked.get("olderHistory")
         )
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> p.Snapshot:
         """Everything a client needs to draw the screen, consistent with `hub.seq`."""
-        sessions = []
+        sessions: list[p.SessionSnapshot] = []
         for session in self.sessions.values():
             page = session.items[-SNAPSHOT_PAGE:]
             turn = session.turn

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from openvaala_server.domain import records as r
 from openvaala_server.domain.context import KEEP_RATIO, latest_summary_index, should_compact
 from openvaala_server.models.base import ModelError
+from openvaala_server.protocol import methods
 from openvaala_server.runtime import context_view
 from openvaala_server.runtime.compaction import Plan, commit, compact, compaction_request, plan
 from openvaala_server.runtime.compaction import summarize as summarize_call
@@ -78,7 +79,9 @@ async def before_call(
     prepared = session.prepared
     if isinstance(prepared, Prepared) and _usable(conv, session, prepared):
         reason = "refresh" if refresh and not over else "auto"
-        conv.hub.publish("compaction/started", {"sessionId": session.session_id, "reason": reason})
+        conv.hub.publish(
+            methods.COMPACTION_STARTED, {"sessionId": session.session_id, "reason": reason}
+        )
         await commit(
             conv,
             session,

@@ -18,6 +18,7 @@ from openvaala_server.domain.context import latest_summary_index
 from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.plan import plan_in
 from openvaala_server.domain.title import TITLE_LIMIT
+from openvaala_server.protocol import payloads as wire
 from openvaala_server.runtime.conversation import LiveConversation
 from openvaala_server.runtime.ports import Services
 
@@ -171,7 +172,7 @@ def missing_history_notice(conv: Conversation, source_id: str) -> r.Item:
     }
 
 
-async def tree(runtime: Manager, cid: str) -> dict[str, Any]:
+async def tree(runtime: Manager, cid: str) -> wire.TreeResult:
     """The conversation tree `cid` belongs to (docs/protocol.md, conversation/tree)."""
     store = runtime.store
     summaries = {s["conversationId"]: s for s in await runtime.store_call(store.fork_summaries())}

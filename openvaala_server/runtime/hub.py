@@ -16,9 +16,10 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
 from openvaala_server.protocol import jsonrpc
+from openvaala_server.protocol.json_types import JsonMapping
 
 
 class Subscriber(Protocol):
@@ -38,7 +39,7 @@ class Hub:
         # Called when the last subscriber leaves (the conversation may let go of its history).
         self.on_unwatched: Callable[[], None] | None = None
 
-    def publish(self, method: str, params: dict[str, Any]) -> int:
+    def publish(self, method: str, params: JsonMapping) -> int:
         self.seq += 1
         frame = jsonrpc.notification(
             method, {"conversationId": self.conversation_id, "seq": self.seq, **params}

@@ -4,18 +4,15 @@ deleted, so a sidebar needs no polling. No `seq`: a client that reconnects lists
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from openvaala_server.protocol import methods
+from openvaala_server.protocol import payloads as wire
 from openvaala_server.runtime.broadcast import Broadcast
 
-if TYPE_CHECKING:
-    from openvaala_server.protocol.payloads import ConversationInfo
-
-METHOD = "conversation/listChanged"
+METHOD = methods.CONVERSATION_LIST_CHANGED
 
 
 class ListFeed(Broadcast):
-    def changed(self, info: ConversationInfo) -> None:
+    def changed(self, info: wire.ConversationInfo) -> None:
         # An unsaved conversation (no message yet) is not listed, so nobody hears of it.
         if self._clients and info["persisted"]:  # nobody watching: nothing to encode
             self.publish(METHOD, {"conversation": info})

@@ -31,6 +31,7 @@ from openvaala_server.domain.permissions import Confinement, Permissions
 from openvaala_server.mcp.manager import McpManager
 from openvaala_server.models.base import Provider
 from openvaala_server.models.registry import make_provider
+from openvaala_server.protocol import methods
 from openvaala_server.runtime import early, history
 from openvaala_server.runtime import images as runtime_images
 from openvaala_server.runtime.broadcast import Broadcast
@@ -446,7 +447,7 @@ class ConversationManager:
             for inp in session.inbox.waiting:
                 self._inputs.pop(inp.input_id, None)
         self.conversations.pop(cid, None)
-        conv.hub.publish("conversation/deleted", {})
+        conv.hub.publish(methods.CONVERSATION_DELETED, {})
         conv.hub.close()
         self.list_feed.deleted(cid)
 

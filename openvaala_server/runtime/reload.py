@@ -13,11 +13,12 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 
 from openvaala_server.config import Config, ConfigError, config_path, load_config
+from openvaala_server.protocol import methods, payloads
 
 if TYPE_CHECKING:
     from openvaala_server.runtime.ports import Services
@@ -42,8 +43,12 @@ class ConfigStatus:
     message: str
     key: str | None = None
 
-    def to_wire(self) -> dict[str, Any]:
-        wire: dict[str, Any] = {"path": self.path, "state": self.state, "message": self.message}
+    def to_wire(self) -> payloads.ConfigState:
+        wire: payloads.ConfigState = {
+            "path": self.path,
+            "state": self.state,
+            "message": self.message,
+        }
         if self.key is not None:
             wire["key"] = self.key
         return wire
@@ -96,7 +101,7 @@ class ConfigWatcher:
                     key=exc.key,
                 )
                 log.warning("config not reloaded: %s", exc)
-                self.runtime.broadcast.publish("config/error", self.status.to_wire())
+                self.runtime.broadcast.publish(methods.CONFIG_ERROR, self.status.to_wire())
                 return
             self._apply(config)
 
@@ -119,7 +124,7 @@ class ConfigWatcher:
         self.status = ConfigStatus(self.path, "ok", message)
         log.info("%s", message)
         self.runtime.broadcast.publish(
-            "config/reloaded",
+            methods.CONFIG_RELOADED,
             {
                 **self.status.to_wire(),
                 "changed": changed,

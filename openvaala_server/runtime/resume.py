@@ -9,16 +9,17 @@ and nothing of the cut turn is run again.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from openvaala_server import errors
 from openvaala_server.domain import recovery
+from openvaala_server.protocol import payloads as wire
 
 if TYPE_CHECKING:
     from openvaala_server.runtime.manager import ConversationManager
 
 
-async def resume(runtime: ConversationManager, cid: str, sid: str | None) -> dict[str, Any]:
+async def resume(runtime: ConversationManager, cid: str, sid: str | None) -> wire.ResumeResult:
     conv = await runtime.open(cid)
     session = conv.session(sid)
     await conv.ensure_history()

@@ -12,6 +12,7 @@ from openvaala_server.domain.inbox import Inbox
 from openvaala_server.domain.positions import PositionIndex
 from openvaala_server.domain.records import Item
 from openvaala_server.domain.usage import UsageTracker
+from openvaala_server.protocol import payloads as wire
 from openvaala_server.structured import Activity
 
 if TYPE_CHECKING:
@@ -92,7 +93,7 @@ class LiveSession:
             return "waiting"
         return self.last_status
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> wire.SessionInfo:
         return {
             "sessionId": self.session_id,
             "parentSessionId": self.parent_session_id,

@@ -32,6 +32,7 @@ from openvaala_server.domain import records as r
 from openvaala_server.domain.context import context_items, valid_boundaries
 from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.title import auto_title
+from openvaala_server.protocol import methods
 from openvaala_server.structured import Activity
 from openvaala_server.tools.collab import (
     COLLAB_TOOL_NAMES,
@@ -269,7 +270,7 @@ class SubagentService:
         )
         child = conv.make_session(sid, parent.session_id, agent_name, model, title, depth)
         conv.refresh_usage_estimate(child)
-        conv.hub.publish("session/started", {"session": child.to_wire()})
+        conv.hub.publish(methods.SESSION_STARTED, {"session": child.to_wire()})
         for item in copies:
             item["sessionId"] = sid
         await conv.persist_items(child, copies)

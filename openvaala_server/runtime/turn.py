@@ -33,6 +33,7 @@ from openvaala_server.models.base import (
     UsageReported,
 )
 from openvaala_server.models.retry import RetryPolicy
+from openvaala_server.protocol import methods
 from openvaala_server.runtime import early
 from openvaala_server.runtime.approvals import approve
 from openvaala_server.runtime.compaction import compact
@@ -151,7 +152,9 @@ class TurnRunner:
         await self.conv.append_meta(
             {"type": r.TURN_STARTED, "sessionId": self.sid, "turnId": self.turn.turn_id}
         )
-        self.conv.hub.publish("turn/started", {"sessionId": self.sid, "turnId": self.turn.turn_id})
+        self.conv.hub.publish(
+            methods.TURN_STARTED, {"sessionId": self.sid, "turnId": self.turn.turn_id}
+        )
         self.conv.publish_session(self.session)
         if self.session.session_id == self.conv.root_session_id:
             self.conv.publish_updated()
@@ -167,7 +170,7 @@ class TurnRunner:
             if item not in finals:
                 self.turn.in_progress.pop(item["itemId"], None)
                 self.conv.hub.publish(
-                    "item/discarded", {"sessionId": self.sid, "itemId": item["itemId"]}
+                    methods.ITEM_DISCARDED, {"sessionId": self.sid, "itemId": item["itemId"]}
                 )
         if status == "failed" and error:
             # Kept in the history: every client (and the model, next turn) sees why it stopped.
@@ -226,7 +229,7 @@ class TurnRunner:
             ended["modelStop"] = self.turn.model_stop
         if status == "interrupted" and self.turn.stop_reason:
             ended["interruptedBy"] = self.turn.stop_reason
-        self.conv.hub.publish("turn/ended", ended)
+        self.conv.hub.publish(methods.TURN_ENDED, ended)
         self.conv.publish_session(self.session)
         if self.session.session_id == self.conv.root_session_id:
             self.conv.publish_updated()
@@ -322,7 +325,7 @@ class TurnRunner:
             if item not in finals:
                 self.turn.in_progress.pop(item["itemId"], None)
                 self.conv.hub.publish(
-                    "item/discarded", {"sessionId": self.sid, "itemId": item["itemId"]}
+                    methods.ITEM_DISCARDED, {"sessionId": self.sid, "itemId": item["itemId"]}
                 )
         for call in state.tool_calls:
             call["status"] = r.COMPLETED
@@ -339,7 +342,8 @@ class TurnRunner:
         state.items.append(item)
         self.turn.in_progress[item["itemId"]] = item
         self.conv.hub.publish(
-            "item/started", {"sessionId": self.sid, "turnId": self.turn.turn_id, "item": dict(item)}
+            methods.ITEM_STARTED,
+            {"sessionId": self.sid, "turnId": self.turn.turn_id, "item": dict(item)},
         )
         return item
 
@@ -349,7 +353,7 @@ class TurnRunner:
         else:
             item["output"] = item.get("output", "") + delta
         self.conv.hub.publish(
-            "item/delta",
+            methods.ITEM_DELTA,
             {"sessionId": self.sid, "itemId": item["itemId"], "field": field_name, "delta": delta},
         )
 
@@ -401,7 +405,7 @@ class TurnRunner:
         for item in state.items:
             self.turn.in_progress.pop(item["itemId"], None)
             self.conv.hub.publish(
-                "item/discarded", {"sessionId": self.sid, "itemId": item["itemId"]}
+                methods.ITEM_DISCARDED, {"sessionId": self.sid, "itemId": item["itemId"]}
             )
 
     # -- tools ---------------------------------------------------------------------------
@@ -482,7 +486,7 @@ class TurnRunner:
         )
         self.turn.in_progress[result["itemId"]] = result
         self.conv.hub.publish(
-            "item/started", {"sessionId": self.sid, "turnId": tid, "item": dict(result)}
+            methods.ITEM_STARTED, {"sessionId": self.sid, "turnId": tid, "item": dict(result)}
         )
         return result
 
