@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import hashlib
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -37,11 +38,16 @@ from openvaala_server.domain.checkpoints import (
 from openvaala_server.store.tree_watch import Changed, TreeWatch
 
 GIT_DIR_NAME: Final = "checkpoints"
+_UNBORN: Final = re.compile(r"error: '(.+?)/?' does not have a commit checked out")
 JOURNAL_NAME: Final = "checkpoints.jsonl"
 
 
 class SnapshotError(Exception):
     """A snapshot could not be taken (git failed, timed out, or the file is too large)."""
+
+    def __init__(self, message: str, detail: str = "") -> None:
+        super().__init__(message)
+        self.detail = detail  # git's whole error output, when git failed
 
 
 class SnapshotTimeout(SnapshotError):
@@ -245,15 +251,31 @@ class SnapshotStore:
             raise
         if proc.returncode not in (0, ok) or b"fatal:" in err:
             message = err.decode(errors="replace").strip().splitlines()
-            raise SnapshotError(f"git {args[0]} failed: {message[-1] if message else '?'}")
+            raise SnapshotError(
+                f"git {args[0]} failed: {message[-1] if message else '?'}",
+                err.decode(errors="replace"),
+            )
         return out
 
     async def _add_all(self) -> None:
         # Callers hold the conversation's git lock: an index.lock now is stale (a git killed by
         # an interrupt or a crash) and would fail every later snapshot.
         (self.git_dir / "index.lock").unlink(missing_ok=True)
-        spec = [".", *(f":(exclude){e}" for e in self.excludes)]
-        await self._git("add", "-A", "--ignore-errors", "--", *spec)
+        # A repository made inside the tree and not committed to yet (`git init`, `cargo new`)
+        # makes `git add` fail as a whole: left out, as a nested repository always is.
+        unborn: list[str] = []
+        while True:
+            spec = [".", *(f":(exclude){e}" for e in (*self.excludes, *unborn))]
+            try:
+                await self._git("add", "-A", "--ignore-errors", "--", *spec)
+                return
+            except SnapshotTimeout:
+                raise
+            except SnapshotError as exc:
+                found = [p for p in _UNBORN.findall(exc.detail) if p not in unborn]
+                if not found or len(unborn) > 100:
+                    raise
+                unborn += found
 
     async def _add(self, changed: Changed | None) -> list[str] | None:
         """Bring the private index up to date: for the paths `changed` names (what a file

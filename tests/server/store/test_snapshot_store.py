@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -74,3 +75,24 @@ def test_whole_tree_changes_follow_gitignore(tmp_path: Path) -> None:
         ("new.txt", True, False),
     ]
     assert not (root / ".git").exists()
+
+
+def test_a_repository_without_commits_inside_the_tree_is_left_out(tmp_path: Path) -> None:
+    """`git init` or `cargo new` in the working directory: git refuses to add the whole tree
+    while that repository has no commit, so every shell call would go uncaptured."""
+    root, conv = tmp_path / "w", tmp_path / "c"
+    root.mkdir()
+    conv.mkdir()
+    (root / "a.txt").write_text("a\n")
+    (root / "fresh").mkdir()
+    subprocess.run(["git", "init", "-q", str(root / "fresh")], check=True)
+    (root / "fresh" / "main.rs").write_text("fn main() {}\n")
+    store = SnapshotStore(conv, root)
+
+    async def run() -> list[str]:
+        tree = await store.snapshot()
+        (root / "a.txt").write_text("b\n")
+        (root / "fresh" / "lib.rs").write_text("\n")
+        return [p for p, _b, _a in await store.changes_since(tree)]
+
+    assert asyncio.run(run()) == ["a.txt"]
