@@ -58,16 +58,15 @@ class ApprovalPrompt(Vertical, can_focus=True):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.approval: Approval | None = None
+        self.display = False  # hidden from the first layout on, not after it (start-up time)
 
     def compose(self) -> ComposeResult:
         yield Label("", id="approval-title")
         yield Static("", id="approval-body")
         yield Label(KEYS_HINT, id="approval-hint", classes="hint")
-        yield DenyMessage(placeholder="why not? (optional)", id="approval-message")
-
-    def on_mount(self) -> None:
-        self.display = False
-        self.query_one(DenyMessage).display = False
+        message = DenyMessage(placeholder="why not? (optional)", id="approval-message")
+        message.display = False
+        yield message
 
     @property
     def writing_message(self) -> bool:

@@ -46,13 +46,11 @@ class InboxPanel(Vertical):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.inputs: list[dict[str, Any]] = []
+        self.display = False  # hidden from the first layout on, not after it (start-up time)
 
     def compose(self) -> ComposeResult:
         yield Label("Waiting (^w) · e edit · w withdraw · s to turn · j jump", id="inbox-title")
         yield InboxList(id="inbox-list")
-
-    def on_mount(self) -> None:
-        self.display = False
 
     def set_inputs(self, inputs: list[dict[str, Any]]) -> None:
         self.inputs = list(inputs)
