@@ -156,8 +156,9 @@ async def shell_capture_cost(files: int, rounds: int) -> dict[str, float]:
         root.mkdir()
         names = make_repo(root, files)
         targets = names[:: max(1, len(names) // 10)][:10]
-        watched = SnapshotStore(Path(tmp) / "a", root)
-        scanned = SnapshotStore(Path(tmp) / "b", root)
+        # A generous limit: the first snapshot stores every file, minutes on a loaded machine.
+        watched = SnapshotStore(Path(tmp) / "a", root, timeout_s=600)
+        scanned = SnapshotStore(Path(tmp) / "b", root, timeout_s=600)
         for store in (watched, scanned):
             store.git_dir.parent.mkdir()
         watch = TreeWatch(root, ignored=await watched.ignored_dirs())
