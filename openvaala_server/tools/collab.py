@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NotRequired, Protocol, TypedDict
 
 from openvaala_server.domain import tool_names
+from openvaala_server.domain.usage import Usage
 from openvaala_server.models.base import ToolSpec
 from openvaala_server.protocol.json_types import JsonObject, JsonValue
 from openvaala_server.tools.base import ToolContext, ToolResult
@@ -69,7 +70,7 @@ class ItemBrief(TypedDict):
 class Inspection(AgentState):
     recent_items: list[ItemBrief]
     item_count: int
-    usage: dict[str, Any]  # domain/usage.UsageTracker.to_wire
+    usage: Usage  # domain/usage.UsageTracker.to_wire
     waiting_inputs: int
     subagents: list[str]
 
