@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Mapping
+from typing import Literal
 from urllib.parse import urlsplit
 
 import httpx
@@ -34,6 +35,7 @@ from openvaala_server.domain.records import (
     Item,
 )
 from openvaala_server.models import http, image_parts
+from openvaala_server.models import openai_chat_wire as wire
 from openvaala_server.models.base import ModelEvent, ModelRequest, ToolSpec
 from openvaala_server.models.http_client import KeptClient
 from openvaala_server.models.openai_chat_stream import OpenAIChatStream
@@ -71,8 +73,8 @@ class OpenAIChatProvider:
         except ValueError:
             return False
 
-    def build_body(self, request: ModelRequest) -> dict[str, object]:
-        body: dict[str, object] = {
+    def build_body(self, request: ModelRequest) -> wire.Body:
+        body: wire.Body = {
             "model": self.config.model,
             "messages": to_messages(request, self.wire_cache),
             "stream": True,
@@ -81,7 +83,10 @@ class OpenAIChatProvider:
         field = self.config.options.get("max_tokens_field")
         if field not in ("max_tokens", "max_completion_tokens"):
             field = "max_completion_tokens" if self.official else "max_tokens"
-        body[str(field)] = self.config.max_output_tokens
+        if field == "max_tokens":
+            body["max_tokens"] = self.config.max_output_tokens
+        else:
+            body["max_completion_tokens"] = self.config.max_output_tokens
         if request.tools:
             body["tools"] = [tool_spec(tool) for tool in request.tools]
         effort = self.config.options.get("reasoning_effort")
@@ -108,7 +113,7 @@ class OpenAIChatProvider:
             yield event
 
 
-def tool_spec(tool: ToolSpec) -> dict[str, object]:
+def tool_spec(tool: ToolSpec) -> wire.Tool:
     return {
         "type": "function",
         "function": {
@@ -119,22 +124,33 @@ def tool_spec(tool: ToolSpec) -> dict[str, object]:
     }
 
 
-# The wire form of one item: (is a tool call, message or call object, for a call the assistant
-# message of that call alone), or None when the item sends nothing.
-Wire = tuple[bool, dict[str, object], dict[str, object] | None] | None
+# The wire form of one item: a tool call with the assistant message of that call alone; or a
+# message with, for a tool result that returned images, the user message that carries them (a
+# tool message holds text only). None when the item sends nothing.
+CallWire = tuple[Literal[True], wire.ToolCall, wire.AssistantMessage]
+MessageWire = tuple[Literal[False], wire.Message, wire.UserMessage | None]
+Wire = CallWire | MessageWire | None
+
+
+def _message(message: wire.Message, follow: wire.UserMessage | None = None) -> MessageWire:
+    return False, message, follow
+
+
+def _user(content: str | list[wire.ContentPart]) -> MessageWire:
+    return _message({"role": "user", "content": content})
 
 
 def item_wire(item: Item) -> Wire:
     """The pure per-item part of `to_messages` (cached per provider by `http.WireCache`)."""
     kind = item.get("type")
     if kind == USER_MESSAGE:
-        return False, {"role": "user", "content": str(item.get("text", ""))}, None
+        return _user(str(item.get("text", "")))
     if kind == AGENT_MESSAGE:
         text = http.agent_text(item)
         # An interrupted message may be empty; the API rejects empty assistant messages.
-        return (False, {"role": "assistant", "content": text}, None) if text else None
+        return _message({"role": "assistant", "content": text}) if text else None
     if kind == TOOL_CALL:
-        call: dict[str, object] = {
+        call: wire.ToolCall = {
             "id": str(item.get("callId", "")),
             "type": "function",
             "function": {
@@ -142,23 +158,24 @@ def item_wire(item: Item) -> Wire:
                 "arguments": json.dumps(item.get("arguments") or {}, ensure_ascii=False),
             },
         }
-        return True, call, {"role": "assistant", "content": None, "tool_calls": [call]}
+        alone: wire.AssistantMessage = {"role": "assistant", "content": None, "tool_calls": [call]}
+        return True, call, alone
     if kind == TOOL_RESULT:
         output = http.tool_result_text(item)
         if item.get("isError"):
             output = f"Error: {output}"
         call_id = str(item.get("callId", ""))
-        return False, {"role": "tool", "tool_call_id": call_id, "content": output}, None
+        return _message({"role": "tool", "tool_call_id": call_id, "content": output})
     if kind == SUMMARY:
-        return False, {"role": "user", "content": http.summary_text(item)}, None
+        return _user(http.summary_text(item))
     if kind == NOTICE:
-        return False, {"role": "user", "content": http.notice_text(item)}, None
+        return _user(http.notice_text(item))
     return None  # reasoning: not sent back (see module docstring)
 
 
-def _image_parts(item: Item, data: Mapping[str, str]) -> tuple[list[str], list[dict[str, object]]]:
+def _image_parts(item: Item, data: Mapping[str, str]) -> tuple[list[str], list[wire.ImagePart]]:
     sent, notes = image_parts.split(item, data)
-    parts: list[dict[str, object]] = [
+    parts: list[wire.ImagePart] = [
         {"type": "image_url", "image_url": {"url": image_parts.data_url(ref, b64)}}
         for ref, b64 in sent
     ]
@@ -167,32 +184,37 @@ def _image_parts(item: Item, data: Mapping[str, str]) -> tuple[list[str], list[d
 
 def item_wire_images(item: Item, data: Mapping[str, str]) -> Wire:
     """`item_wire` of an item with images: user content parts with `image_url` data URLs. A tool
-    message holds text only, so a tool result's images follow in a user message of their own
-    (`_images_after_tools` moves it past the rest of the tool messages of its group)."""
-    wire = item_wire(item)
-    if wire is None:
-        return None
-    _, value, alone = wire
+    message holds text only, so a tool result's images follow in a user message of their own,
+    which `to_messages` sends after the rest of the tool messages of its group."""
+    plain = item_wire(item)
+    if plain is None or plain[0]:
+        return plain
+    _, value, _ = plain
     notes, parts = _image_parts(item, data)
-    if item.get("type") == TOOL_RESULT:
-        value = {**value, "content": image_parts.with_notes(str(value["content"]), notes)}
-        if parts:
-            label = f"The images returned by the {item.get('name', 'tool')} call above:"
-            follow = {"role": "user", "content": [{"type": "text", "text": label}, *parts]}
-            value = {**value, _FOLLOWUP: follow}
-        return False, value, alone
+    if value["role"] == "tool":
+        result: wire.ToolMessage = {
+            **value,
+            "content": image_parts.with_notes(value["content"], notes),
+        }
+        if not parts:
+            return _message(result)
+        label: wire.TextPart = {
+            "type": "text",
+            "text": f"The images returned by the {item.get('name', 'tool')} call above:",
+        }
+        return _message(result, {"role": "user", "content": [label, *parts]})
+    if value["role"] != "user":
+        return plain  # only user messages and tool results carry images
     text = image_parts.with_notes(str(value.get("content") or ""), notes)
-    content = [*([{"type": "text", "text": text}] if text else []), *parts]
-    return False, {**value, "content": content}, alone
-
-
-# Key (never sent) on a tool message whose images follow in a user message.
-_FOLLOWUP = "_openvaala_images"
+    content: list[wire.ContentPart] = [*parts]
+    if text:
+        content.insert(0, {"type": "text", "text": text})
+    return _user(content)
 
 
 def to_messages(
     request: ModelRequest, cache: http.WireCache[Wire] | None = None
-) -> list[dict[str, object]]:
+) -> list[wire.Message]:
     """The `messages` of a request; with `cache`, finished items' wire forms are reused.
 
     Cached objects are shared between requests, so they are never modified here: an assistant
@@ -200,38 +222,36 @@ def to_messages(
     """
     paired = http.pair_tool_calls(request.items)
     wires = image_parts.wires(paired, cache, item_wire, item_wire_images, request.images)
-    messages: list[dict[str, object]] = []
+    messages: list[wire.Message] = []
     if request.instructions:
         messages.append({"role": "system", "content": request.instructions})
     append = messages.append
     # The last message's tool calls, if this call owns it.
-    owned: list[dict[str, object]] | None = None
-    held: list[dict[str, object]] = []  # tool results' images, sent once their tool messages end
-    for wire in wires:
-        if wire is None:
+    owned: list[wire.ToolCall] | None = None
+    held: list[wire.UserMessage] = []  # tool results' images, sent once their tool messages end
+    for entry in wires:
+        if entry is None:
             continue
-        is_call, value, alone = wire
-        if held and (is_call or value.get("role") != "tool"):
+        if held and (entry[0] or entry[1]["role"] != "tool"):
             messages.extend(held)  # the tool messages of a group stay together
             held.clear()
             owned = None
-        if not is_call:
-            follow = value.get(_FOLLOWUP)
-            if isinstance(follow, dict):
+        if not entry[0]:
+            _, message, follow = entry
+            if follow is not None:
                 held.append(follow)
-                value = {k: v for k, v in value.items() if k != _FOLLOWUP}
-            append(value)
+            append(message)
             owned = None
-        elif owned is not None:
-            owned.append(value)
-        elif messages and messages[-1]["role"] == "assistant":
+            continue
+        _, call, alone = entry
+        last = messages[-1] if messages else None
+        if owned is not None:
+            owned.append(call)
+        elif last is not None and last["role"] == "assistant":
             # Calls join the assistant message before them (its text, or earlier calls).
-            last = messages[-1]
-            calls = last.get("tool_calls")
-            owned = [*(calls if isinstance(calls, list) else ()), value]
+            owned = [*last.get("tool_calls", ()), call]
             messages[-1] = {**last, "tool_calls": owned}
         else:
-            assert alone is not None  # a call's wire form always has it
             append(alone)
     messages.extend(held)
     return messages
