@@ -117,6 +117,7 @@ async def record(daemon: Daemon, scenario: Scenario) -> list[object]:
         created = await client.request("conversation/create", {"cwd": str(daemon.workdir)})
         cid = created["conversation"]["conversationId"]
         subscribed = await client.subscribe(cid)
+        assert subscribed["snapshot"] is not None  # a first subscription always has one
         rec = Recorder(client, cid, subscribed["snapshot"]["conversation"]["rootSessionId"])
         rec.lines.append({"snapshot": subscribed["snapshot"], "seq": subscribed["seq"]})
         await scenario(rec)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from openvaala_server.client.view import (
     ITEM_BUDGET,
     ConversationView,
     InboxChanged,
+    Item,
     ItemAdded,
     ItemDelta,
     ItemRemoved,
@@ -23,8 +24,9 @@ ROOT = "a" * 32
 CHILD = "b" * 32
 
 
-def item(item_id: str, type_: str = "agent_message", **fields: Any) -> dict[str, Any]:
-    return {"itemId": item_id, "type": type_, "sessionId": ROOT, "status": "completed", **fields}
+def item(item_id: str, type_: str = "agent_message", **fields: Any) -> Item:
+    wire = {"itemId": item_id, "type": type_, "sessionId": ROOT, "status": "completed", **fields}
+    return cast(Item, wire)
 
 
 def snapshot(**root: Any) -> dict[str, Any]:
@@ -221,7 +223,7 @@ def test_formatting_helpers() -> None:
     assert "950 of 1,000 tokens" in fmt.context_report(usage)
     assert "compaction at 800" in fmt.context_report(usage)
     assert fmt.meter_level({}) == "unknown"
-    call = {"type": "tool_call", "name": "shell", "arguments": {"command": "ls -la"}}
+    call: Item = {"type": "tool_call", "name": "shell", "arguments": {"command": "ls -la"}}
     assert fmt.tool_command(call) == "ls -la"
     assert fmt.tool_status(call, None) == "pending"
     assert fmt.tool_status(call, {"status": "in_progress"}) == "running"
