@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from pygls.exceptions import JsonRpcException
 
@@ -16,6 +15,7 @@ from openvaala_lsp.version import __version__
 from openvaala_server.client import SNAPSHOT, RpcError
 from openvaala_server.client.link import DAEMON_LOST, UNAVAILABLE, Link, LinkErrors
 from openvaala_server.client.view import ConversationView
+from openvaala_server.protocol.json_types import JsonObject
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ class Bridge(Link):
             f"openvaala-lsp/{__version__}", ERRORS, closing="the editor bridge is shutting down"
         )
         self._watching: dict[str, asyncio.Task[ConversationView]] = {}
-        self._buffered: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+        self._buffered: dict[str, list[tuple[str, JsonObject]]] = {}
         self.views: dict[str, ConversationView] = {}
         # Called with a conversation id once its first view exists (the snapshot's state, which
         # no notification carries).
@@ -100,7 +100,7 @@ class Bridge(Link):
 
     # -- notifications -------------------------------------------------------------------
 
-    def on_event(self, method: str, params: dict[str, Any]) -> None:
+    def on_event(self, method: str, params: JsonObject) -> None:
         cid = params.get("conversationId")
         if not isinstance(cid, str):
             return

@@ -297,11 +297,11 @@ class Client:
         """`input/send`; `images` are image files (paths or `file://` URIs) or raw bytes, sent
         with the message (docs/protocol.md, input/send). A file that is not a PNG, JPEG, GIF or
         WebP image, or is over 5 MiB, raises `client_images.ImageError` before anything is sent."""
-        params: dict[str, Any] = {"conversationId": conversation_id, "text": text, "mode": mode}
+        params: JsonObject = {"conversationId": conversation_id, "text": text, "mode": mode}
         if session_id is not None:
             params["sessionId"] = session_id
         if images:
-            params["images"] = [
+            entries: list[JsonValue] = [
                 client_images.from_bytes(i)
                 if isinstance(i, bytes)
                 else client_images.from_uri(i)
@@ -309,6 +309,7 @@ class Client:
                 else client_images.from_path(i)
                 for i in images
             ]
+            params["images"] = entries
         result: payloads.SendResult = await self.request(methods.INPUT_SEND, params)
         return result
 
@@ -333,7 +334,7 @@ class Client:
         """Answer an `approval/requested`: "allow", "allow_conversation" or "deny" (with an
         optional message the model receives). Raises `RpcError` with kind `already_resolved`
         when another client answered first."""
-        params: dict[str, Any] = {
+        params: JsonObject = {
             "conversationId": conversation_id,
             "approvalId": approval_id,
             "decision": decision,

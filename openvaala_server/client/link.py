@@ -14,17 +14,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from openvaala_server.client.connection import CONNECTION, Client, ConnectionLost, RpcError
 from openvaala_server.client.turns import TurnTracker
 from openvaala_server.protocol import payloads
+from openvaala_server.protocol.json_types import JsonObject
 
 log = logging.getLogger(__name__)
 
-Listener = Callable[[str, dict[str, Any]], None]
+Listener = Callable[[str, JsonObject], None]
 
 # Errors of a link itself, below the daemon's own codes (docs/editors.md).
 UNAVAILABLE = -32090
@@ -84,7 +85,7 @@ class Link:
                 await self._pump
         self.turns.lose(self.errors.lost())
 
-    async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
+    async def request(self, method: str, params: Mapping[str, object] | None = None) -> Any:
         client = await self.client()
         try:
             return await client.request(method, params or {})
@@ -115,7 +116,7 @@ class Link:
         async for note in client.notifications():
             self.dispatch(str(note["method"]), note["params"])
 
-    def dispatch(self, method: str, params: dict[str, Any]) -> None:
+    def dispatch(self, method: str, params: JsonObject) -> None:
         if method == CONNECTION and params.get("state") == "reconnecting":
             # Whatever waited on the lost daemon is over: a new daemon does not continue it.
             self.turns.lose(self.errors.lost())
@@ -128,5 +129,5 @@ class Link:
         if method != CONNECTION:
             self.turns.observe(method, params)
 
-    def on_event(self, method: str, params: dict[str, Any]) -> None:
+    def on_event(self, method: str, params: JsonObject) -> None:
         """What a link keeps of an event, before the listeners hear of it."""
