@@ -39,19 +39,27 @@ Messages are written for a person; they never carry a stack trace or a secret.
 from __future__ import annotations
 
 import sqlite3
-from typing import Any, ClassVar
+from typing import ClassVar, TypedDict
+
+
+class WireError(TypedDict):
+    """A JSON-RPC error object as this server sends it (docs/protocol.md "Errors")."""
+
+    code: int
+    message: str
+    data: dict[str, object]
 
 
 class OpenVaalaError(Exception):
     code: ClassVar[int] = -32000
     kind: ClassVar[str] = "error"
 
-    def __init__(self, message: str, **data: Any) -> None:
+    def __init__(self, message: str, **data: object) -> None:
         super().__init__(message)
         self.message = message
-        self.data = data
+        self.data = data  # more for a program: which parameter, which models exist, …
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> WireError:
         return {
             "code": self.code,
             "message": self.message,

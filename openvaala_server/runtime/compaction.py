@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import Any
 
 from openvaala_server import errors
 from openvaala_server.domain import records as r
@@ -139,7 +138,7 @@ async def commit(
     sid = session.session_id
     covered = todo.covered
     first, last = covered[0]["itemId"], covered[-1]["itemId"]
-    fields: dict[str, Any] = {
+    fields: dict[str, object] = {
         "text": text,
         "coversUpTo": last,
         "coveredItems": len(covered) + len(todo.earlier),

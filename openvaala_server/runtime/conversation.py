@@ -431,7 +431,7 @@ def _joined(read: list[r.Item], held: list[r.Item]) -> list[r.Item]:
     return read + [i for i in held if i["itemId"] not in on_disk]
 
 
-def new_item(item_type: str, session_id: str, turn_id: str | None, **fields: Any) -> r.Item:
+def new_item(item_type: str, session_id: str, turn_id: str | None, **fields: object) -> r.Item:
     item: r.Item = {
         "itemId": new_id(),
         "type": item_type,

@@ -9,7 +9,7 @@ one of the user's messages and gives that message's text back for the composer.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from openvaala_server import errors
 from openvaala_server.domain import records as r
@@ -57,7 +57,7 @@ async def fork(
     conv: LiveConversation,
     up_to_item_id: str | None = None,
     *,
-    kind: str = "fork",
+    kind: Literal["fork", "rewind"] = "fork",
     items: list[r.Item] | None = None,
     pinned: list[str] | tuple[str, ...] = (),
 ) -> LiveConversation:
@@ -66,7 +66,7 @@ async def fork(
     selected = items if items is not None else finished_items(conv)
     if up_to_item_id is not None and items is None:
         selected = _cut_after(selected, up_to_item_id)
-    forked_from: dict[str, Any] = {
+    forked_from: r.ForkedFrom = {
         "conversationId": conv.conversation_id,
         "kind": kind,
         "upToItemId": selected[-1]["itemId"] if selected else None,
