@@ -27,6 +27,8 @@ Goal (issue 8): last screen of a 10,000-message conversation drawn in < 300 ms; 
 stalls input for more than 50 ms.
 
 Run: ``python bench/tui.py [--quick]``  (--quick: one open instead of cold + warm, shorter turns)
+``python bench/tui.py --messages 50000 --open-only``: issue 17's "TUI to the last screen of a
+50k-item conversation" (the two opens only).
 ``python bench/tui.py --startup``: from running ``openvaala`` to its first drawn screen, with a
 daemon running and with none (issue 21; see bench/tui_startup.py for the figures).
 
@@ -105,7 +107,7 @@ def answer_{n}(x: int) -> int:
 That should fix it."""
 
 
-async def write_conversation(home: Path, cwd: Path) -> str:
+async def write_conversation(home: Path, cwd: Path, messages: int = N_MESSAGES) -> str:
     store = await Store.open(DataDir(home))
     cid, sid = new_id(), new_id()
     await store.create_conversation(
@@ -122,7 +124,7 @@ async def write_conversation(home: Path, cwd: Path) -> str:
         }
     )
     batch: list[dict[str, Any]] = []
-    for n in range(N_MESSAGES):
+    for n in range(messages):
         base = {
             "itemId": new_id(),
             "sessionId": sid,
@@ -345,6 +347,10 @@ def main() -> None:
         action="store_true",
         help="only the time from `openvaala` to its first screen (bench/tui_startup.py)",
     )
+    parser.add_argument(
+        "--messages", type=int, default=N_MESSAGES, help="conversation size (issue 17: 50000)"
+    )
+    parser.add_argument("--open-only", action="store_true", help="the opens, no streaming")
     args = parser.parse_args()
     if args.startup:
         from bench import tui_startup
@@ -356,10 +362,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ovbench-tui-") as tmp:
         home = Path(tmp) / "home"
         daemon = BenchDaemon(CONFIG, home=home)
-        cid = asyncio.run(write_conversation(home, daemon.workdir))
+        cid = asyncio.run(write_conversation(home, daemon.workdir, args.messages))
         daemon.start()
         try:
-            if args.quick:
+            if args.open_only:
+                asyncio.run(open_once(daemon, cid, "open (cold daemon)", False, 0))
+                asyncio.run(open_once(daemon, cid, "open (warm daemon)", False, 0))
+            elif args.quick:
                 asyncio.run(open_once(daemon, cid, "open (cold daemon)", True, 100))
             else:
                 asyncio.run(open_once(daemon, cid, "open (cold daemon)", False, 0))
