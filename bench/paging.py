@@ -4,7 +4,8 @@ scrolling back near the end of a 50k-item conversation", "read the whole history
 For each size (default 1k / 10k / 50k items) a conversation is written with the store's own writer
 into a fresh data directory, a real daemon is started on it, and a raw websocket client:
 
-1. opens it (the first `conversation/read`, which loads the history: printed, not the figure);
+1. opens it (the first `conversation/read`: the last page, held since the open) and reads a page
+   from the middle (which waits for the whole history to be read: printed, not the figure);
 2. reads one page of 20 ending 100 items before the end (`beforeItem`), `--reads` times:
    median and p99 ms — the goal is flat across sizes, < 1 ms;
 3. pages through the whole history backwards, 1,000 items per request: total ms and items/ms.
@@ -85,6 +86,13 @@ async def measure(count: int, reads: int) -> None:
                 started = time.perf_counter()
                 await client.request("conversation/read", {"conversationId": cid, "limit": 20})
                 opened = (time.perf_counter() - started) * 1000
+                # A page older than the one held since the open waits for the whole history.
+                started = time.perf_counter()
+                await client.request(
+                    "conversation/read",
+                    {"conversationId": cid, "beforeItem": ids[count // 2], "limit": 20},
+                )
+                loaded = (time.perf_counter() - started) * 1000
                 near_end = ids[-100]
                 times: list[float] = []
                 for _ in range(reads):
@@ -113,7 +121,8 @@ async def measure(count: int, reads: int) -> None:
             finally:
                 await client.close()
     print(
-        f"{count:>7,} items: open {opened:8.1f} ms | page of 20 near the end: "
+        f"{count:>7,} items: open {opened:8.1f} ms, first older page {loaded:8.1f} ms | "
+        "page of 20 near the end: "
         f"median {statistics.median(times):6.2f} ms, p99 {percentile(times, 0.99):6.2f} ms | "
         f"whole history by 1,000: {whole:8.1f} ms ({count / whole:6.0f} items/ms)"
     )

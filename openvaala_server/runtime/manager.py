@@ -32,7 +32,7 @@ from openvaala_server.mcp.manager import McpManager
 from openvaala_server.models.base import Provider
 from openvaala_server.models.registry import make_provider
 from openvaala_server.protocol import methods
-from openvaala_server.runtime import early, history
+from openvaala_server.runtime import early, history, residency
 from openvaala_server.runtime import images as runtime_images
 from openvaala_server.runtime.broadcast import Broadcast
 from openvaala_server.runtime.compaction import compact
@@ -573,6 +573,10 @@ class ConversationManager:
     async def read(self, cid: str, sid: str | None, before: str | None, limit: int) -> p.ReadResult:
         conv = await self.open(cid)
         session = conv.session(sid)
+        conv.residency.read()  # the next page may follow: keep the history a while
+        held = residency.tail_page(session, before, limit)
+        if held is not None:  # the newest pages, without waiting for the whole history
+            return {"items": held, "hasMore": True}
         await conv.ensure_history()
         if session.session_id == conv.root_session_id:
             items = await history.root_history(self, conv)
@@ -588,7 +592,6 @@ class ConversationManager:
                 raise errors.NotFound(f"no item {before} in this session", param="beforeItem")
             end = index
         start = max(0, end - limit)
-        conv.residency.read()  # the next page may follow: keep the history a while
         return {"items": items[start:end], "hasMore": start > 0}
 
     async def compact_now(self, cid: str) -> p.CompactResult:

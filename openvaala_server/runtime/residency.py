@@ -68,6 +68,21 @@ def _free(lists: list[list[Item]]) -> None:
     _trim_heap()
 
 
+def tail_page(session: LiveSession, before: str | None, limit: int) -> list[Item] | None:
+    """A page the held tail of a partly loaded history answers (more exists before it), or
+    None: then the whole history is needed. The newest pages of a conversation just opened, or
+    let go, are read without waiting for the rest to be parsed."""
+    if session.history_complete:
+        return None
+    items = session.items
+    end = len(items)
+    if before is not None:
+        end = next((n for n, item in enumerate(items) if item.get("itemId") == before), -1)
+    if end < limit:  # not held, or not enough held before it
+        return None
+    return items[end - limit : end]
+
+
 class Owner(Protocol):
     """The conversation whose histories this decides on (`LiveConversation`, which owns it:
     named by this interface so the import graph has no cycle, docs/design.md "Untangled

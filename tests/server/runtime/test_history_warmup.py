@@ -124,3 +124,19 @@ async def test_the_first_request_after_an_open_converts_nothing_and_a_release_le
     # What needs it reads it back: the same history.
     await conv.ensure_history()
     assert [i["itemId"] for i in conv.root.items] == ids
+
+
+async def test_the_newest_pages_are_read_without_waiting_for_the_whole_history(
+    opened: tuple[ConversationManager, str, list[str]],
+) -> None:
+    runtime, cid, ids = opened
+    conv = await runtime.open(cid)
+    page = await runtime.read(cid, None, None, 20)
+    assert [i["itemId"] for i in page["items"]] == ids[-20:] and page["hasMore"]
+    page = await runtime.read(cid, None, ids[-20], 50)
+    assert [i["itemId"] for i in page["items"]] == ids[-70:-20] and page["hasMore"]
+    assert not conv.root.history_complete  # answered from the held page, the rest still loading
+    # Past what is held, a read waits for the whole history.
+    page = await runtime.read(cid, None, ids[-70], 100)
+    assert [i["itemId"] for i in page["items"]] == ids[-170:-70] and page["hasMore"]
+    assert conv.root.history_complete
