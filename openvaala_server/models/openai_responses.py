@@ -45,6 +45,7 @@ from openvaala_server.domain.records import (
     Item,
 )
 from openvaala_server.models import http, image_parts
+from openvaala_server.models import openai_responses_wire as wire
 from openvaala_server.models.base import ModelEvent, ModelRequest, ToolSpec
 from openvaala_server.models.http_client import KeptClient
 from openvaala_server.models.openai_responses_stream import PROVIDER_TAG, OpenAIResponsesStream
@@ -72,8 +73,8 @@ class OpenAIResponsesProvider:
     def reasoning_context(self) -> str:
         return self.config.reasoning_context or CURRENT_TURN
 
-    def build_body(self, request: ModelRequest) -> dict[str, object]:
-        body: dict[str, object] = {
+    def build_body(self, request: ModelRequest) -> wire.Body:
+        body: wire.Body = {
             "model": self.config.model,
             "input": to_input(
                 request.items, self.reasoning_context, self.wire_cache, request.images
@@ -87,11 +88,13 @@ class OpenAIResponsesProvider:
             body["instructions"] = request.instructions
         if request.tools:
             body["tools"] = [tool_spec(tool) for tool in request.tools]
-        reasoning: dict[str, object] = {}
-        for option, key in (("reasoning_effort", "effort"), ("reasoning_summary", "summary")):
-            value = self.config.options.get(option)
-            if isinstance(value, str):
-                reasoning[key] = value
+        reasoning: wire.ReasoningOptions = {}
+        effort = self.config.options.get("reasoning_effort")
+        if isinstance(effort, str):
+            reasoning["effort"] = effort
+        summary = self.config.options.get("reasoning_summary")
+        if isinstance(summary, str):
+            reasoning["summary"] = summary
         if self.config.reasoning_context is not None:
             reasoning["context"] = self.config.reasoning_context
         if reasoning:
@@ -114,7 +117,7 @@ class OpenAIResponsesProvider:
             yield event
 
 
-def tool_spec(tool: ToolSpec) -> dict[str, object]:
+def tool_spec(tool: ToolSpec) -> wire.Tool:
     return {
         "type": "function",
         "name": tool.name,
@@ -125,17 +128,22 @@ def tool_spec(tool: ToolSpec) -> dict[str, object]:
     }
 
 
-def _message(role: str, text: str) -> dict[str, object]:
-    part = "input_text" if role == "user" else "output_text"
-    return {"type": "message", "role": role, "content": [{"type": part, "text": text}]}
+def _user(text: str) -> wire.Message:
+    return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
 
 
-def _reasoning_input(item: Item) -> dict[str, object] | None:
+def _assistant(text: str) -> wire.Message:
+    part: wire.OutputText = {"type": "output_text", "text": text}
+    return {"type": "message", "role": "assistant", "content": [part]}
+
+
+def _reasoning_input(item: Item) -> wire.Reasoning | None:
     data = item.get("providerData")
     if not isinstance(data, dict) or data.get("provider") != PROVIDER_TAG:
         return None  # another provider's reasoning (or a partial one) means nothing here
     encrypted = data.get("encrypted_content")
-    if not isinstance(encrypted, str) or not isinstance(data.get("id"), str):
+    reasoning_id = data.get("id")
+    if not isinstance(encrypted, str) or not isinstance(reasoning_id, str):
         return None
     summary = data.get("summary")
     if not isinstance(summary, list):
@@ -143,14 +151,14 @@ def _reasoning_input(item: Item) -> dict[str, object] | None:
         summary = [{"type": "summary_text", "text": text}] if text else []
     return {
         "type": "reasoning",
-        "id": data["id"],
+        "id": reasoning_id,
         "summary": summary,
         "encrypted_content": encrypted,
     }
 
 
 # The wire form of one item: (is reasoning, input object), or None for nothing sent.
-Wire = tuple[bool, dict[str, object]] | None
+Wire = tuple[bool, wire.InputItem] | None
 
 
 def item_wire(item: Item) -> Wire:
@@ -161,55 +169,63 @@ def item_wire(item: Item) -> Wire:
     """
     kind = item.get("type")
     if kind == USER_MESSAGE:
-        return False, _message("user", str(item.get("text", "")))
+        return False, _user(str(item.get("text", "")))
     if kind == AGENT_MESSAGE:
         text = http.agent_text(item)
-        return (False, _message("assistant", text)) if text else None
+        return (False, _assistant(text)) if text else None
     if kind == REASONING:
         reasoning = _reasoning_input(item)
         return (True, reasoning) if reasoning is not None else None
     if kind == TOOL_CALL:
-        return False, {
+        call: wire.FunctionCall = {
             "type": "function_call",
             "call_id": str(item.get("callId", "")),
             "name": str(item.get("name", "")),
             "arguments": json.dumps(item.get("arguments") or {}, ensure_ascii=False),
         }
+        return False, call
     if kind == TOOL_RESULT:
         output = http.tool_result_text(item)
-        return False, {
+        result: wire.FunctionCallOutput = {
             "type": "function_call_output",
             "call_id": str(item.get("callId", "")),
             "output": f"Error: {output}" if item.get("isError") else output,
         }
+        return False, result
     if kind == SUMMARY:
-        return False, _message("user", http.summary_text(item))
+        return False, _user(http.summary_text(item))
     if kind == NOTICE:
-        return False, _message("user", http.notice_text(item))
+        return False, _user(http.notice_text(item))
     return None
 
 
 def item_wire_images(item: Item, data: Mapping[str, str]) -> Wire:
     """`item_wire` of an item with images: `input_image` parts with data URLs, in the user
     message or in the function call's output (which then is a list of parts)."""
-    wire = item_wire(item)
-    if wire is None:
+    plain = item_wire(item)
+    if plain is None:
         return None
-    _, value = wire
+    _, value = plain
     sent, notes = image_parts.split(item, data)
-    parts: list[dict[str, object]] = [
+    parts: list[wire.InputImage] = [
         {"type": "input_image", "image_url": image_parts.data_url(ref, b64), "detail": "auto"}
         for ref, b64 in sent
     ]
-    if item.get("type") == TOOL_RESULT:
+    if value["type"] == "function_call_output":
         text = image_parts.with_notes(str(value["output"]), notes)
-        output: str | list[dict[str, object]] = text
+        output: str | list[wire.InputText | wire.InputImage] = text
         if parts:
             output = [{"type": "input_text", "text": text}, *parts]
-        return False, {**value, "output": output}
+        result: wire.FunctionCallOutput = {**value, "output": output}
+        return False, result
+    if value["type"] != "message":
+        return plain  # only user messages and tool results carry images
     text = image_parts.with_notes(str(item.get("text", "")), notes)
-    content = [*([{"type": "input_text", "text": text}] if text else []), *parts]
-    return False, {**value, "content": content}
+    content: list[wire.InputText | wire.OutputText | wire.InputImage] = [*parts]
+    if text:
+        content.insert(0, {"type": "input_text", "text": text})
+    message: wire.Message = {**value, "content": content}
+    return False, message
 
 
 def to_input(
@@ -217,18 +233,18 @@ def to_input(
     reasoning_context: str,
     cache: http.WireCache[Wire] | None = None,
     images: Mapping[str, str] | None = None,
-) -> list[dict[str, object]]:
+) -> list[wire.InputItem]:
     """The `input` of a request; with `cache`, finished items' wire forms are reused."""
     paired = http.pair_tool_calls(items)
     wires = image_parts.wires(paired, cache, item_wire, item_wire_images, images or {})
     # Reasoning before this index belongs to earlier turns (sent back only with all_turns).
     turn_start = -1 if reasoning_context == ALL_TURNS else http.last_user_index(paired)
-    out: list[dict[str, object]] = []
+    out: list[wire.InputItem] = []
     append = out.append
-    for index, wire in enumerate(wires):
-        if wire is None:
+    for index, entry in enumerate(wires):
+        if entry is None:
             continue
-        is_reasoning, value = wire
+        is_reasoning, value = entry
         if not is_reasoning or index > turn_start:
             append(value)
     return out
