@@ -36,6 +36,7 @@ import orjson
 from openvaala_server.domain import meta as m
 from openvaala_server.domain import records as r
 from openvaala_server.errors import StoreError
+from openvaala_server.protocol.payloads import ConversationSummary
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +127,7 @@ MESSAGE_TYPES: Final = frozenset({r.USER_MESSAGE, r.AGENT_MESSAGE})
 SqlValue = str | int | float | bytes | None
 Row = tuple[SqlValue, ...]
 # A ConversationSummary (docs/protocol.md) as parsed from the JSON the index stores.
-Summary = dict[str, Any]
+Summary = ConversationSummary
 
 
 # --- rows: the one definition of what the index holds ------------------------------------------

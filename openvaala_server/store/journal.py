@@ -28,16 +28,17 @@ import os
 import queue
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, BinaryIO, Final, cast
+from typing import BinaryIO, Final, cast
 
 import orjson
 
 from openvaala_server.domain import records as r
 from openvaala_server.errors import StoreError
+from openvaala_server.protocol.json_types import JsonMapping
 from openvaala_server.store.durability import GroupSync
 
 KNOWN_TYPES: Final = r.METADATA_RECORD_TYPES | {r.ITEM}
@@ -359,7 +360,7 @@ class _Batch:
 @dataclass
 class _Append:
     path: Path
-    payloads: list[dict[str, Any]]
+    payloads: Sequence[JsonMapping]
     future: asyncio.Future[list[r.Record]]
     loop: asyncio.AbstractEventLoop
 
@@ -425,7 +426,7 @@ class JournalWriter:
         await self._stopped
         self._thread.join()
 
-    async def append(self, path: Path, payloads: list[dict[str, Any]]) -> list[r.Record]:
+    async def append(self, path: Path, payloads: Sequence[JsonMapping]) -> list[r.Record]:
         """Append records to `path` (which must exist or whose directory must); return them
         stamped with ``seq`` and ``ts`` once they are fsynced."""
         if self._thread is None or self._closed:

@@ -22,15 +22,16 @@ import os
 import shutil
 import sqlite3
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import Any, Concatenate, Final, ParamSpec, TypeVar
+from typing import Concatenate, Final, ParamSpec, TypeVar
 
 from openvaala_server.domain import meta as m
 from openvaala_server.domain import records as r
 from openvaala_server.domain.checkpoints import RECORD_TYPES as CHECKPOINT_RECORDS
 from openvaala_server.domain.ids import is_valid_id
 from openvaala_server.errors import StoreError
+from openvaala_server.protocol.json_types import JsonMapping
 from openvaala_server.store import index as ix
 from openvaala_server.store import journal
 from openvaala_server.store.checkpoints import JOURNAL_NAME
@@ -68,7 +69,7 @@ T = TypeVar("T")
 
 def _tracked(
     method: Callable[Concatenate[Store, P], Awaitable[T]],
-) -> Callable[Concatenate[Store, P], Coroutine[Any, Any, T]]:
+) -> Callable[Concatenate[Store, P], Coroutine[object, object, T]]:
     """Count a write while it runs, so `Store.close` can wait for it to reach the index."""
 
     @functools.wraps(method)
@@ -182,7 +183,7 @@ class Store:
         return path
 
     @_tracked
-    async def create_conversation(self, created: dict[str, Any]) -> m.ConversationMeta:
+    async def create_conversation(self, created: JsonMapping) -> m.ConversationMeta:
         """Create the directory and its metadata.jsonl from a conversation_created payload."""
         cid = check_id(created.get("conversationId"))
         check_id(created.get("rootSessionId"))
@@ -221,7 +222,7 @@ class Store:
         return m.created_from(stamped[0])
 
     @_tracked
-    async def append_metadata(self, cid: str, payloads: list[dict[str, Any]]) -> list[r.Record]:
+    async def append_metadata(self, cid: str, payloads: Sequence[JsonMapping]) -> list[r.Record]:
         """Append to metadata.jsonl (durable), then update the index; return the stamped records."""
         path = self._existing(cid)
         stamped = await self._writer.append(path, payloads)
@@ -354,7 +355,7 @@ class Store:
     def checkpoints_journal(self, cid: str) -> Path:
         return self._existing(cid).parent / JOURNAL_NAME
 
-    async def append_checkpoints(self, cid: str, payloads: list[dict[str, Any]]) -> None:
+    async def append_checkpoints(self, cid: str, payloads: Sequence[JsonMapping]) -> None:
         """Append `files_changed` / `files_restored` records (durable) to checkpoints.jsonl."""
         await self._writer.append(self.checkpoints_journal(cid), payloads)
 
@@ -382,7 +383,7 @@ class Store:
         search: str | None = None,
         limit: int = 50,
         cursor: str | None = None,
-    ) -> tuple[list[dict[str, Any]], str | None]:
+    ) -> tuple[list[ix.Summary], str | None]:
         """ConversationSummary dicts, most recently updated first; `archived` picks the archived
         ones instead of the active ones. The cursor is opaque: pass back what was returned."""
         rows, next_cursor = await self.list_summaries(
@@ -406,11 +407,11 @@ class Store:
             )
         )
 
-    async def get_summary(self, cid: str) -> dict[str, Any] | None:
+    async def get_summary(self, cid: str) -> ix.Summary | None:
         check_id(cid)
         return await self._read_index(lambda index: index.get_summary(cid))
 
-    async def fork_summaries(self) -> list[dict[str, Any]]:
+    async def fork_summaries(self) -> list[ix.Summary]:
         return await self._read_index(lambda index: index.fork_summaries())
 
     async def search_messages(self, cids: list[str], search: str, limit: int) -> list[str]:
