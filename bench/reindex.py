@@ -9,8 +9,14 @@ Measures:
    (`Store.list_summaries`: each summary the JSON text SQLite stored) and as Python dicts
    (`Store.list_conversations`: the same, parsed).
 
+4. with ``--rss 1000,10000,50000``: instead of the above, the peak RSS and time of the real
+   ``openvaala reindex`` command (``python -m openvaala_server reindex``, a process of its own,
+   its peak read from ``wait4``) over data directories of that many conversations × 10 items —
+   the memory a reindex needs must not grow with the data directory (goal < 150 MB at 50k).
+   Each size runs ``--rounds`` times.
+
 Corpus: default 2,000 conversations × 200 items (--small: 200 × 50; listing uses 1,000).
-Run: ``python bench/reindex.py [--small] [--rounds N] [--dir PATH]``
+Run: ``python bench/reindex.py [--small] [--rounds N] [--dir PATH] [--rss SIZES]``
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ import asyncio
 import os
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -153,12 +161,58 @@ async def listing(directory: Path, count: int) -> None:
 BENCH_DIR = Path(__file__).resolve().parent
 
 
+def cli_reindex(home: Path) -> tuple[float, float]:
+    """Seconds and peak RSS (MB) of `openvaala reindex` over `home`, in its own process."""
+    env = dict(os.environ, OPENVAALA_HOME=str(home))
+    t = time.perf_counter()
+    # Its report goes to /dev/null; an error goes to this terminal.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "openvaala_server", "reindex"], env=env, stdout=subprocess.DEVNULL
+    )
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+    elapsed = time.perf_counter() - t
+    if status != 0:
+        sys.exit(f"openvaala reindex failed (wait status {status})")
+    return elapsed, usage.ru_maxrss / 1024  # Linux reports KiB
+
+
+def rss(directory: Path, sizes: list[int], rounds: int) -> None:
+    for size in sizes:
+        data_dir = DataDir(directory / f"rss-{size}")
+        t = time.perf_counter()
+        total = generate(data_dir, size, 10)
+        print(
+            f"{size:,} conversations × 10 items, {total / 1e6:.0f} MB "
+            f"(generated in {time.perf_counter() - t:.0f} s)",
+            flush=True,
+        )
+        runs = [cli_reindex(data_dir.root) for _ in range(rounds)]
+        peaks = [peak for _, peak in runs]
+        times = [seconds for seconds, _ in runs]
+        print(
+            f"  openvaala reindex: peak RSS {statistics.median(peaks):.0f} MB "
+            f"({min(peaks):.0f}–{max(peaks):.0f}), {statistics.median(times):.1f} s "
+            f"({min(times):.1f}–{max(times):.1f}) over {rounds} runs",
+            flush=True,
+        )
+        shutil.rmtree(data_dir.root, ignore_errors=True)
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--small", action="store_true")
     parser.add_argument("--rounds", type=int, default=5, help="raw/reindex pairs (median kept)")
     parser.add_argument("--dir", type=Path, default=BENCH_DIR)
+    parser.add_argument("--rss", help="peak RSS of `openvaala reindex` at these sizes: 1000,…")
     args = parser.parse_args()
+    if args.rss:
+        directory = Path(tempfile.mkdtemp(prefix=".bench-reindex-", dir=args.dir))
+        try:
+            rss(directory, [int(n) for n in args.rss.split(",")], args.rounds)
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+        return
     conversations, items, listed = (200, 50, 1000) if args.small else (2000, 200, 10000)
     directory = Path(tempfile.mkdtemp(prefix=".bench-reindex-", dir=args.dir))
     try:

@@ -81,3 +81,29 @@ async def test_search_finds_every_acknowledged_record_after_a_kill_mid_burst(
             assert counts[cid] >= sum(1 for _, c in seen if c == cid)
     finally:
         await client.close()
+
+
+async def test_another_client_sees_a_record_as_soon_as_it_is_acknowledged(daemon: Daemon) -> None:
+    """Index writes are batched and wait up to 10 ms for company, but a read waits for every
+    write queued before it: the moment one client is told of a message, another finds it."""
+    writer = await daemon.client(reconnect=False)
+    reader = await daemon.client(reconnect=False)
+    try:
+        cid = await new_conversation(writer, str(daemon.workdir))
+        for n in range(5):
+            word = f"seen{n}now"
+            await writer.request(
+                "input/send", {"conversationId": cid, "text": f"note {word}", "mode": "queue"}
+            )
+            async for note in writer.notifications():
+                item = note["params"].get("item", {})
+                if note["method"] == "item/completed" and item.get("type") == "user_message":
+                    break
+            listed = await reader.request("conversation/list", {"search": word})
+            assert [s["conversationId"] for s in listed["conversations"]] == [cid]
+            async for note in writer.notifications():
+                if note["method"] == "turn/ended":
+                    break
+    finally:
+        await writer.close()
+        await reader.close()
