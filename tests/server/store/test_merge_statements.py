@@ -5,6 +5,7 @@ sequences of the live store's writes: conversations put, renamed, turned, items 
 from __future__ import annotations
 
 import sqlite3
+from typing import cast
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -36,7 +37,8 @@ def _meta(cid: str, title: str, turns: int) -> m.ConversationMeta:
         "rootSessionId": ROOTS[cid],
         "type": r.CONVERSATION_CREATED,
     }
-    meta = m.created_from({**payload, "seq": 1, "ts": "2026-01-01T00:00:00.000000Z"})
+    stamp = {"seq": 1, "ts": "2026-01-01T00:00:00.000000Z"}
+    meta = m.created_from(cast(r.Record, {**payload, **stamp}))
     for n in range(turns):
         tid = f"{n:032x}"
         m.apply(
@@ -65,7 +67,8 @@ def _ops(spec: list[tuple[str, int, int]]) -> list[ix.WriteOp]:
                 ix.put_conversation_op(_meta(cid, "t", n), turns={f"{n - 1:032x}"}, title=False)
             )
         elif kind == "items":
-            stats = ix.ItemStats(n, [f"text {n} {k}" for k in range(n)], f"2026-01-0{n + 1}")
+            texts = [f"text {n} {k}" for k in range(n)] + (["nul \x00 kept"] if n == 5 else [])
+            stats = ix.ItemStats(n, texts, f"2026-01-0{n + 1}")
             ops.append(ix.add_items_op(cid, stats))
         else:
             ops.append(ix.delete_conversation_op(cid))
@@ -77,7 +80,7 @@ def _run(statements: list[ix.Statement]) -> dict[str, list[ix.Row]]:
     try:
         ix.create_schema(db)
         for statement in statements:
-            db.executemany(statement.sql, statement.rows)
+            db.executemany(*ix.plan(statement))  # as the live writer runs them
         return ix.dump(db)
     finally:
         db.close()
@@ -98,4 +101,6 @@ def test_item_appends_in_many_conversations_merge_into_two_statements() -> None:
     ops = [ix.add_items_op(cid, ix.ItemStats(1, [f"hello {cid}"], "2026")) for cid in CIDS * 4]
     merged = ix.merge_statements(ops)
     assert [s.sql for s in merged] == [ix.ADD_ITEMS, ix.INSERT_TEXT]
-    assert [len(s.rows) for s in merged] == [12, 12]
+    # One count update per conversation; the 12 texts in one statement (a JSON array).
+    assert [len(s.rows) for s in merged] == [3, 12]
+    assert ix.plan(merged[1])[0] == ix.INSERT_TEXTS_JSON
