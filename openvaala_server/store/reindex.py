@@ -294,17 +294,29 @@ class _Loader:
         self._queue.put(chunk)
 
     def _run(self) -> None:
-        inserted = 0  # texts rowids count from 1 in the new file
-        while (chunk := self._queue.get()) is not None:
+        indexed = 0  # texts rowids count from 1 in the new file: those up to here are searchable
+        pending = 0  # texts inserted since
+        while True:
+            chunk = self._queue.get()
             if self._error is not None:
+                if chunk is None:
+                    return
                 continue  # drain, so the caller never blocks; finish() raises
             try:
-                self._insert_rows(chunk)
-                self._insert(chunk.groups)
-                self._conn.execute(INDEX_TEXTS_AFTER, (inserted,))
-                inserted += chunk.texts
+                if chunk is not None:
+                    self._insert_rows(chunk)
+                    self._insert(chunk.groups)
+                    pending += chunk.texts
+                # Texts go to the search index `_CHUNK` at a time however small the chunks
+                # were cut: each such statement leaves an FTS5 segment, and more segments make
+                # every later search slower.
+                if pending and (pending >= _CHUNK or chunk is None):
+                    self._conn.execute(INDEX_TEXTS_AFTER, (indexed,))
+                    indexed, pending = indexed + pending, 0
             except BaseException as exc:
                 self._error = exc
+            if chunk is None:
+                return
 
     def _insert_rows(self, chunk: _Chunk) -> None:
         self._conn.executemany(ix.INSERT_CONVERSATION, chunk.conversations)
