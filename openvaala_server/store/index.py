@@ -36,7 +36,6 @@ import orjson
 from openvaala_server.domain import meta as m
 from openvaala_server.domain import records as r
 from openvaala_server.errors import StoreError
-from openvaala_server.protocol.payloads import ConversationSummary
 
 log = logging.getLogger(__name__)
 
@@ -126,8 +125,9 @@ MESSAGE_TYPES: Final = frozenset({r.USER_MESSAGE, r.AGENT_MESSAGE})
 # What SQLite stores and returns (no REAL or BLOB column here, but the type says what a row is).
 SqlValue = str | int | float | bytes | None
 Row = tuple[SqlValue, ...]
-# A ConversationSummary (docs/protocol.md) as parsed from the JSON the index stores.
-Summary = ConversationSummary
+# A ConversationSummary (docs/protocol.md) as parsed from the JSON the index stores; a plain dict
+# because the ConversationStore protocol (store/interface.py) and its in-memory twin say so.
+Summary = dict[str, Any]
 
 
 # --- rows: the one definition of what the index holds ------------------------------------------
