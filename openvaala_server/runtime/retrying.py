@@ -63,5 +63,5 @@ async def with_retries(
                 "delaySeconds": round(delay, 3),
                 "error": {"kind": exc.kind, "message": exc.message},
             }
-            hub.publish(methods.RETRY_SCHEDULED, dict(note))
+            hub.publish(methods.RETRY_SCHEDULED, note)
             await asyncio.sleep(delay)

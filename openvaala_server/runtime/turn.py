@@ -13,7 +13,7 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 import anyio.lowlevel
@@ -204,7 +204,7 @@ class TurnRunner:
             log.exception("could not save the end of turn %s", self.turn.turn_id)
             status = "failed"
             error = {"kind": "internal", "message": "the turn's last items could not be saved"}
-        record: dict[str, Any] = {
+        record: r.TurnEnded = {
             "type": r.TURN_ENDED,
             "sessionId": self.sid,
             "turnId": self.turn.turn_id,
@@ -218,7 +218,7 @@ class TurnRunner:
             log.error("could not record the end of turn %s", self.turn.turn_id)
         self.session.turn = None
         self.session.last_status = "idle" if status == "completed" else status
-        ended: dict[str, Any] = {
+        ended: dict[str, object] = {  # protocol/payloads.TurnEndedNote
             "sessionId": self.sid,
             "turnId": self.turn.turn_id,
             "status": status,
@@ -240,7 +240,7 @@ class TurnRunner:
     async def _add_inputs(self, inputs: list[Input]) -> None:
         items = []
         for inp in inputs:
-            fields: dict[str, Any] = {
+            fields: dict[str, object] = {
                 "text": inp.text,
                 "inputId": inp.input_id,
                 "origin": inp.origin,
@@ -382,7 +382,7 @@ class TurnRunner:
             item["status"] = r.COMPLETED
             state.reasoning = None
         elif isinstance(event, ToolCallRequested):
-            fields: dict[str, Any] = {
+            fields: dict[str, object] = {
                 "callId": event.call_id,
                 "name": event.name,
                 "arguments": event.arguments,
