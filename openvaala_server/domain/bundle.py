@@ -12,6 +12,7 @@ It holds the exported conversation and every conversation it was forked or rewou
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Final, TypedDict
 
 from openvaala_server.domain.ids import is_valid_id
@@ -85,7 +86,7 @@ def split_member(name: str) -> tuple[str, str]:
     return cid, rel
 
 
-def parse_manifest(value: Any) -> Manifest:
+def parse_manifest(value: object) -> Manifest:
     if not isinstance(value, dict) or value.get("format") != FORMAT:
         raise BundleError("not an OpenVaala bundle: manifest.json has no format 'openvaala-bundle'")
     version = value.get("version")
@@ -128,7 +129,7 @@ def parse_manifest(value: Any) -> Manifest:
     return value  # type: ignore[return-value]
 
 
-def ancestors_of(created: dict[str, Any]) -> list[str]:
+def ancestors_of(created: Mapping[str, object]) -> list[str]:
     """The conversations a `conversation_created` record refers to: the one it was forked or
     rewound from, and the one holding its older history."""
     forked = created.get("forkedFrom")

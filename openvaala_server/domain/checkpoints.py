@@ -74,7 +74,7 @@ class RestorePlan:
     turn_ids: list[str]
 
 
-def blob_from_wire(value: Any) -> State:
+def blob_from_wire(value: object) -> State:
     if value is None:
         return None
     if not isinstance(value, dict):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable, Mapping
-from typing import Any, Final, Literal, NotRequired, TypedDict, cast
+from typing import Final, Literal, NotRequired, TypedDict, cast
 
 StepStatus = Literal["pending", "in_progress", "completed"]
 STEP_STATUSES: Final[tuple[StepStatus, ...]] = ("pending", "in_progress", "completed")
@@ -33,7 +33,7 @@ class PlanError(ValueError):
     """The arguments are not a plan; the message says what to change."""
 
 
-def parse_plan(arguments: dict[str, Any]) -> Plan:
+def parse_plan(arguments: Mapping[str, object]) -> Plan:
     raw_steps = arguments.get("plan")
     if not isinstance(raw_steps, list):
         raise PlanError('"plan" must be a list of {"step", "status"} objects.')
@@ -71,7 +71,7 @@ def parse_plan(arguments: dict[str, Any]) -> Plan:
     return plan
 
 
-def plan_from_record(value: Any) -> Plan | None:
+def plan_from_record(value: object) -> Plan | None:
     """A plan read back from a journal record, or None when it is damaged."""
     if not isinstance(value, dict):
         return None
@@ -81,10 +81,10 @@ def plan_from_record(value: Any) -> Plan | None:
         return None
 
 
-def plan_in(items: Iterable[Mapping[str, Any]]) -> Plan | None:
+def plan_in(items: Iterable[Mapping[str, object]]) -> Plan | None:
     """The plan as of the end of `items`: the last `update_plan` call whose result is not an
     error (a fork or rewind starts with the plan of the point it copies)."""
-    calls: dict[str, Mapping[str, Any]] = {}
+    calls: dict[str, Mapping[str, object]] = {}
     plan: Plan | None = None
     for item in items:
         if item.get("name") != "update_plan":

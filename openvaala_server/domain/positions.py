@@ -14,18 +14,20 @@ wrongly.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
+
+Items = Sequence[Mapping[str, object]]
 
 
 class PositionIndex:
     """Positions of item ids in one list of items (`find` follows appends cheaply)."""
 
     def __init__(self) -> None:
-        self._items: list[Any] | None = None  # the list indexed (held: its id() stays unique)
+        self._items: Items | None = None  # the list indexed (held: its id() stays unique)
         self._positions: dict[str, int] = {}
         self._indexed = 0  # how many leading items of that list are in `_positions`
 
-    def find(self, items: list[Any], item_id: str) -> int | None:
+    def find(self, items: Items, item_id: str) -> int | None:
         """The position of the item `item_id` in `items`, or None when it is not there."""
         if items is not self._items:
             self._items, self._positions, self._indexed = items, {}, 0
@@ -39,7 +41,7 @@ class PositionIndex:
         pos = self._positions.get(item_id)
         return pos
 
-    def _extend(self, items: list[Any]) -> None:
+    def _extend(self, items: Items) -> None:
         positions = self._positions
         for pos in range(self._indexed, len(items)):
             item_id = items[pos].get("itemId")

@@ -8,7 +8,7 @@ Pure: built from conversation summaries (their `forkedFrom`), as `conversation/t
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypedDict
+from typing import TypedDict
 
 
 class TreeNode(TypedDict):
@@ -25,14 +25,14 @@ class TreeNode(TypedDict):
     children: list[TreeNode]
 
 
-def parent_of(summary: Mapping[str, Any]) -> str | None:
+def parent_of(summary: Mapping[str, object]) -> str | None:
     forked = summary.get("forkedFrom")
     if isinstance(forked, dict) and isinstance(forked.get("conversationId"), str):
         return str(forked["conversationId"])
     return None
 
 
-def root_of(cid: str, summaries: Mapping[str, Mapping[str, Any]]) -> str:
+def root_of(cid: str, summaries: Mapping[str, Mapping[str, object]]) -> str:
     seen = {cid}
     current = cid
     while (parent := parent_of(summaries[current])) is not None and parent in summaries:
@@ -43,7 +43,7 @@ def root_of(cid: str, summaries: Mapping[str, Mapping[str, Any]]) -> str:
     return current
 
 
-def build(root: str, summaries: Mapping[str, Mapping[str, Any]]) -> TreeNode:
+def build(root: str, summaries: Mapping[str, Mapping[str, object]]) -> TreeNode:
     """The tree under `root`, children oldest first."""
     children: dict[str, list[str]] = {}
     for cid, summary in summaries.items():
@@ -53,7 +53,8 @@ def build(root: str, summaries: Mapping[str, Mapping[str, Any]]) -> TreeNode:
 
     def node(cid: str, depth: int) -> TreeNode:
         summary = summaries[cid]
-        forked = summary.get("forkedFrom") if isinstance(summary.get("forkedFrom"), dict) else None
+        raw = summary.get("forkedFrom")
+        forked = raw if isinstance(raw, dict) else None
         parent = parent_of(summary)
         kids = sorted(children.get(cid, []), key=lambda c: str(summaries[c].get("createdAt")))
         return {
@@ -61,7 +62,7 @@ def build(root: str, summaries: Mapping[str, Mapping[str, Any]]) -> TreeNode:
             "title": str(summary.get("title") or ""),
             "kind": str(forked.get("kind") or "fork") if forked else "root",
             "parentId": parent,
-            "branchPoint": forked.get("upToItemId") if forked else None,
+            "branchPoint": _str_or_none(forked.get("upToItemId")) if forked else None,
             "parentMissing": parent is not None and parent not in summaries,
             "createdAt": str(summary.get("createdAt") or ""),
             "updatedAt": str(summary.get("updatedAt") or ""),
@@ -71,3 +72,7 @@ def build(root: str, summaries: Mapping[str, Mapping[str, Any]]) -> TreeNode:
         }
 
     return node(root, 0)
+
+
+def _str_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, NotRequired, Protocol, TypedDict
+from typing import Literal, NotRequired, Protocol, TypedDict
 
 from openvaala_server.domain.records import Item
 
@@ -80,7 +80,7 @@ class ToolSchema(Protocol):
     def description(self) -> str: ...
 
     @property
-    def parameters(self) -> Mapping[str, Any]: ...
+    def parameters(self) -> Mapping[str, object]: ...
 
 
 def estimate_tool(tool: ToolSchema) -> int:

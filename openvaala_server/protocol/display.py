@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Mapping
 
 # A protocol method name: a known namespace, a slash, a name ("session/updated").
 METHOD = re.compile(
@@ -29,11 +29,12 @@ def format_tokens(n: int) -> str:
     return str(n)
 
 
-def mcp_server_state(server: dict[str, Any]) -> str:
+def mcp_server_state(server: Mapping[str, object]) -> str:
     """One MCP server's state from `mcp/list` in words (docs/protocol.md): every client says it
     the same way, each with its own layout around the name."""
     status = str(server.get("status") or "?")
-    tools = [str(t) for t in server.get("tools") or []]
+    listed = server.get("tools")
+    tools = [str(t) for t in listed] if isinstance(listed, list) else []
     if status == "ready":
         noun = "tool" if len(tools) == 1 else "tools"
         return f"ready, {len(tools)} {noun}" + (f": {', '.join(tools)}" if tools else "")

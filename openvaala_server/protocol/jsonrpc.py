@@ -7,11 +7,11 @@ One message per websocket text frame. Batches are not part of the protocol and a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeGuard
 
 from openvaala_server import errors
 from openvaala_server.protocol import codec
-from openvaala_server.protocol.json_types import JsonMapping
+from openvaala_server.protocol.json_types import JsonMapping, JsonObject, JsonValue
 
 RequestId = int | str
 
@@ -20,20 +20,20 @@ RequestId = int | str
 class Request:
     id: RequestId
     method: str
-    params: dict[str, Any]
+    params: JsonObject
 
 
 @dataclass(frozen=True)
 class Notification:
     method: str
-    params: dict[str, Any]
+    params: JsonObject
 
 
 @dataclass(frozen=True)
 class Response:
     id: RequestId | None
-    result: Any = None
-    error: dict[str, Any] | None = None
+    result: JsonValue = None
+    error: JsonObject | None = None
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class Invalid:
 Incoming = Request | Notification | Response | Invalid
 
 
-def _valid_id(value: object) -> bool:
+def _valid_id(value: object) -> TypeGuard[RequestId]:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
@@ -55,10 +55,9 @@ def parse(frame: str | bytes) -> Incoming:
     try:
         message = codec.loads(frame)
     except codec.DecodeError as exc:
-        if isinstance(exc.value, dict) and _valid_id(exc.value.get("id")):
-            return Invalid(
-                exc.value["id"], errors.ParseError(f"the frame is not usable JSON: {exc}")
-            )
+        frame_id = exc.value.get("id") if isinstance(exc.value, dict) else None
+        if _valid_id(frame_id):
+            return Invalid(frame_id, errors.ParseError(f"the frame is not usable JSON: {exc}"))
         return Invalid(None, errors.ParseError("the frame is not valid JSON"))
     if isinstance(message, list):
         return Invalid(
@@ -72,7 +71,10 @@ def parse(frame: str | bytes) -> Incoming:
         return Invalid(msg_id, errors.InvalidRequest('"jsonrpc" must be "2.0"'))
     if "method" not in message:
         if ("result" in message or "error" in message) and "id" in message:
-            return Response(msg_id, message.get("result"), message.get("error"))
+            error = message.get("error")
+            if error is not None and not isinstance(error, dict):
+                error = {"message": str(error)}  # still an error, whatever its shape
+            return Response(msg_id, message.get("result"), error)
         return Invalid(msg_id, errors.InvalidRequest('a request needs a "method"'))
     method = message["method"]
     if not isinstance(method, str):
@@ -89,7 +91,7 @@ def parse(frame: str | bytes) -> Incoming:
     return Request(msg_id, method, params)
 
 
-def request(msg_id: RequestId, method: str, params: dict[str, Any] | None = None) -> bytes:
+def request(msg_id: RequestId, method: str, params: JsonMapping | None = None) -> bytes:
     return codec.dumps({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params or {}})
 
 
@@ -97,7 +99,7 @@ def notification(method: str, params: JsonMapping) -> bytes:
     return codec.dumps({"jsonrpc": "2.0", "method": method, "params": params})
 
 
-def result(msg_id: RequestId, value: Any) -> bytes:
+def result(msg_id: RequestId, value: object) -> bytes:
     return codec.dumps({"jsonrpc": "2.0", "id": msg_id, "result": value})
 
 

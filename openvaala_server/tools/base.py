@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from openvaala_server.domain.diffs import FileDiff
 from openvaala_server.domain.images import Image
 from openvaala_server.domain.permissions import Access, Confinement
 from openvaala_server.models.base import ToolSpec
+from openvaala_server.protocol.json_types import JsonObject
 
 
 @dataclass
@@ -46,17 +47,17 @@ class Tool(Protocol):
     @property
     def spec(self) -> ToolSpec: ...
 
-    async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult: ...
+    async def run(self, arguments: JsonObject, ctx: ToolContext) -> ToolResult: ...
 
 
 @runtime_checkable
 class StatesAccess(Protocol):
     """A tool that can tell what a call would do before it runs (every built-in tool)."""
 
-    def access(self, arguments: dict[str, Any], cwd: Path) -> Access: ...
+    def access(self, arguments: JsonObject, cwd: Path) -> Access: ...
 
 
-def access_of(tool: Tool, arguments: dict[str, Any], cwd: Path) -> Access:
+def access_of(tool: Tool, arguments: JsonObject, cwd: Path) -> Access:
     """What a call of `tool` would do; just its name for tools that don't say (collaboration)."""
     if isinstance(tool, StatesAccess):
         return tool.access(arguments, cwd)

@@ -20,12 +20,13 @@ import stat
 from collections.abc import Callable, Iterator
 from itertools import islice
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from openvaala_server.domain import images
 from openvaala_server.domain.diffs import FileDiff, file_diff
 from openvaala_server.domain.permissions import Access, Confinement
 from openvaala_server.models.base import ToolSpec
+from openvaala_server.protocol.json_types import JsonObject
 from openvaala_server.tools import guard
 from openvaala_server.tools.base import ToolContext, ToolResult, truncate_output
 from openvaala_server.tools.threads import run_in_own_thread
@@ -59,7 +60,7 @@ def _type_name(value: object) -> str:
     return names.get(type(value), "object" if isinstance(value, dict) else type(value).__name__)
 
 
-def string_arg(arguments: dict[str, Any], name: str, *, default: str | None = None) -> str:
+def string_arg(arguments: JsonObject, name: str, *, default: str | None = None) -> str:
     value = arguments.get(name)
     if value is None:
         if default is None:
@@ -70,7 +71,7 @@ def string_arg(arguments: dict[str, Any], name: str, *, default: str | None = No
     return value
 
 
-def int_arg(arguments: dict[str, Any], name: str, *, default: int, minimum: int) -> int:
+def int_arg(arguments: JsonObject, name: str, *, default: int, minimum: int) -> int:
     value = arguments.get(name)
     if value is None:
         return default
@@ -84,7 +85,7 @@ def int_arg(arguments: dict[str, Any], name: str, *, default: int, minimum: int)
     return value
 
 
-def bool_arg(arguments: dict[str, Any], name: str, *, default: bool) -> bool:
+def bool_arg(arguments: JsonObject, name: str, *, default: bool) -> bool:
     value = arguments.get(name)
     if value is None:
         return default
@@ -93,11 +94,11 @@ def bool_arg(arguments: dict[str, Any], name: str, *, default: bool) -> bool:
     return value
 
 
-def path_arg(arguments: dict[str, Any], ctx: ToolContext, *, default: str | None = None) -> Path:
+def path_arg(arguments: JsonObject, ctx: ToolContext, *, default: str | None = None) -> Path:
     return _path_in(arguments, ctx.cwd, default=default)
 
 
-def _path_in(arguments: dict[str, Any], cwd: Path, *, default: str | None = None) -> Path:
+def _path_in(arguments: JsonObject, cwd: Path, *, default: str | None = None) -> Path:
     raw = string_arg(arguments, "path", default=default)
     if not raw.strip():
         raise ToolArgumentError("Argument 'path' is empty.")
@@ -111,7 +112,7 @@ def _shown(path: Path, cwd: Path) -> str:
     return str(path.relative_to(root)) if path.is_relative_to(root) and path != root else str(path)
 
 
-def _access(verb: str, arguments: dict[str, Any], cwd: Path, *, writes: bool) -> Access:
+def _access(verb: str, arguments: JsonObject, cwd: Path, *, writes: bool) -> Access:
     try:
         path = _path_in(arguments, cwd, default="." if verb == "list" else None)
     except ToolArgumentError:
@@ -146,16 +147,16 @@ async def _run_in_thread(
     return ToolResult(text, truncated=truncated, changes=changes)
 
 
-def _object_schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+def _object_schema(properties: JsonObject, required: list[str]) -> JsonObject:
     return {
         "type": "object",
         "properties": properties,
-        "required": required,
+        "required": [*required],
         "additionalProperties": False,
     }
 
 
-_PATH_PROPERTY = {
+_PATH_PROPERTY: JsonObject = {
     "type": "string",
     "description": "File path, absolute or relative to the working directory.",
 }
@@ -254,14 +255,14 @@ class ReadFileTool:
     def spec(self) -> ToolSpec:
         return _READ_SPEC
 
-    def access(self, arguments: dict[str, Any], cwd: Path) -> Access:
+    def access(self, arguments: JsonObject, cwd: Path) -> Access:
         return _access("read", arguments, cwd, writes=False)
 
-    async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    async def run(self, arguments: JsonObject, ctx: ToolContext) -> ToolResult:
         return await _run_in_thread(lambda: _read_file(arguments, ctx), ctx)
 
 
-def _read_file(arguments: dict[str, Any], ctx: ToolContext) -> str | ToolResult:
+def _read_file(arguments: JsonObject, ctx: ToolContext) -> str | ToolResult:
     path = path_arg(arguments, ctx)
     offset = int_arg(arguments, "offset", default=1, minimum=1)
     limit = int_arg(arguments, "limit", default=DEFAULT_READ_LINES, minimum=1)
@@ -350,14 +351,14 @@ class WriteFileTool:
     def spec(self) -> ToolSpec:
         return _WRITE_SPEC
 
-    def access(self, arguments: dict[str, Any], cwd: Path) -> Access:
+    def access(self, arguments: JsonObject, cwd: Path) -> Access:
         return _access("write", arguments, cwd, writes=True)
 
-    async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    async def run(self, arguments: JsonObject, ctx: ToolContext) -> ToolResult:
         return await _run_in_thread(lambda: _write_file(arguments, ctx), ctx)
 
 
-def _write_file(arguments: dict[str, Any], ctx: ToolContext) -> str:
+def _write_file(arguments: JsonObject, ctx: ToolContext) -> str:
     path = path_arg(arguments, ctx)
     content = string_arg(arguments, "content")
     target = guard.check_write(path, ctx.cwd, ctx.confinement)
@@ -399,14 +400,14 @@ class EditFileTool:
     def spec(self) -> ToolSpec:
         return _EDIT_SPEC
 
-    def access(self, arguments: dict[str, Any], cwd: Path) -> Access:
+    def access(self, arguments: JsonObject, cwd: Path) -> Access:
         return _access("edit", arguments, cwd, writes=True)
 
-    async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    async def run(self, arguments: JsonObject, ctx: ToolContext) -> ToolResult:
         return await _run_in_thread(lambda: _edit_file(arguments, ctx), ctx)
 
 
-def _edit_file(arguments: dict[str, Any], ctx: ToolContext) -> tuple[str, FileDiff]:
+def _edit_file(arguments: JsonObject, ctx: ToolContext) -> tuple[str, FileDiff]:
     path = path_arg(arguments, ctx)
     old_text = string_arg(arguments, "old_text")
     new_text = string_arg(arguments, "new_text")
@@ -487,14 +488,14 @@ class ListDirTool:
     def spec(self) -> ToolSpec:
         return _LIST_SPEC
 
-    def access(self, arguments: dict[str, Any], cwd: Path) -> Access:
+    def access(self, arguments: JsonObject, cwd: Path) -> Access:
         return _access("list", arguments, cwd, writes=False)
 
-    async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    async def run(self, arguments: JsonObject, ctx: ToolContext) -> ToolResult:
         return await _run_in_thread(lambda: _list_dir(arguments, ctx), ctx)
 
 
-def _list_dir(arguments: dict[str, Any], ctx: ToolContext) -> str:
+def _list_dir(arguments: JsonObject, ctx: ToolContext) -> str:
     path = path_arg(arguments, ctx, default=".")
     real = guard.check_read(path, ctx.confinement)
     if not real.exists():

@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from openvaala_server.domain import tool_names
 from openvaala_server.domain.permissions import Access
 from openvaala_server.domain.records import Item, item_text
 from openvaala_server.models.base import ToolSpec
+from openvaala_server.protocol.json_types import JsonObject
 from openvaala_server.tools.base import ToolContext, ToolResult
 
 SEARCH_HISTORY = tool_names.SEARCH_HISTORY
@@ -118,11 +119,11 @@ class SearchHistoryTool:
     def spec(self) -> ToolSpec:
         return SPEC
 
-    def access(self, arguments: dict[str, Any], cwd: Path) -> Access:
+    def access(self, arguments: JsonObject, cwd: Path) -> Access:
         # Reads only this conversation's own journal: nothing the sandbox guards.
         return Access(summary=f"search history: {arguments.get('query', '')}")
 
-    async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    async def run(self, arguments: JsonObject, ctx: ToolContext) -> ToolResult:
         query = arguments.get("query")
         if not isinstance(query, str) or not query.strip():
             return ToolResult('"query" must be a non-empty string of words to look for.', True)

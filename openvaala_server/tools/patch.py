@@ -14,7 +14,6 @@ import contextlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from openvaala_server.domain.diffs import ChangeKind, FileDiff, binary_diff, bounded, file_diff
 from openvaala_server.domain.patch import (
@@ -28,6 +27,7 @@ from openvaala_server.domain.patch import (
 )
 from openvaala_server.domain.permissions import Access
 from openvaala_server.models.base import ToolSpec
+from openvaala_server.protocol.json_types import JsonObject
 from openvaala_server.tools import guard
 from openvaala_server.tools.base import ToolContext, ToolResult, truncate_output
 from openvaala_server.tools.files import (
@@ -76,7 +76,7 @@ class ApplyPatchTool:
     def spec(self) -> ToolSpec:
         return _SPEC
 
-    def access(self, arguments: dict[str, Any], cwd: Path) -> Access:
+    def access(self, arguments: JsonObject, cwd: Path) -> Access:
         try:
             changes = parse_patch(string_arg(arguments, "input"))
         except (ToolArgumentError, PatchError):
@@ -91,7 +91,7 @@ class ApplyPatchTool:
             words.append(_describe(change))
         return Access(summary="apply_patch: " + ", ".join(words), writes=tuple(writes))
 
-    async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    async def run(self, arguments: JsonObject, ctx: ToolContext) -> ToolResult:
         try:
             text, changes = await run_in_own_thread(
                 lambda: _apply(arguments, ctx), name="openvaala-patch"
@@ -176,7 +176,7 @@ def _diff(old: bytes | None, new: str | None, path: str) -> FileDiff:
     return file_diff(old_text, new, path)
 
 
-def _apply(arguments: dict[str, Any], ctx: ToolContext) -> tuple[str, list[FileDiff]]:
+def _apply(arguments: JsonObject, ctx: ToolContext) -> tuple[str, list[FileDiff]]:
     changes = parse_patch(string_arg(arguments, "input"))
     plan = _Plan(ctx)
     for change in changes:

@@ -7,12 +7,13 @@ docs/protocol.md, "Plan"), not a file. It touches nothing the sandbox guards, so
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 from openvaala_server import errors
 from openvaala_server.domain import tool_names
 from openvaala_server.domain.plan import STEP_STATUSES, PlanError, parse_plan, render_plan
 from openvaala_server.models.base import ToolSpec
+from openvaala_server.protocol.json_types import JsonObject
 from openvaala_server.tools.base import ToolContext, ToolResult
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ class UpdatePlanTool:
     def spec(self) -> ToolSpec:
         return _SPEC
 
-    async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    async def run(self, arguments: JsonObject, ctx: ToolContext) -> ToolResult:
         try:
             plan = parse_plan(arguments)
         except PlanError as exc:

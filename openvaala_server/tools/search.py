@@ -21,12 +21,12 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pathspec
 
 from openvaala_server.domain.permissions import Access, Confinement
 from openvaala_server.models.base import ToolSpec
+from openvaala_server.protocol.json_types import JsonObject
 from openvaala_server.tools import guard, sandbox
 from openvaala_server.tools.base import ToolContext, ToolResult
 from openvaala_server.tools.files import (
@@ -69,7 +69,7 @@ class _Place:
     protected: frozenset[str]  # real paths of the protected files and directories
 
 
-def _place(arguments: dict[str, Any], ctx: ToolContext) -> _Place:
+def _place(arguments: JsonObject, ctx: ToolContext) -> _Place:
     raw = string_arg(arguments, "path", default=".")
     if not raw.strip():
         raise ToolArgumentError("Argument 'path' is empty.")
@@ -97,22 +97,22 @@ def _protected(confinement: Confinement) -> frozenset[str]:
     return frozenset(str(guard.real(path)) for path in confinement.protected)
 
 
-def _summary(verb: str, arguments: dict[str, Any]) -> Access:
+def _summary(verb: str, arguments: JsonObject) -> Access:
     pattern = arguments.get("pattern")
     path = arguments.get("path") or "."
     return Access(summary=f"{verb} {pattern!r} in {path}" if isinstance(pattern, str) else verb)
 
 
-def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+def _schema(properties: JsonObject, required: list[str]) -> JsonObject:
     return {
         "type": "object",
         "properties": properties,
-        "required": required,
+        "required": [*required],
         "additionalProperties": False,
     }
 
 
-_PATH_PROPERTY = {
+_PATH_PROPERTY: JsonObject = {
     "type": "string",
     "description": "Directory or file to search, absolute or relative to the working directory "
     "(default: the working directory).",
@@ -171,7 +171,7 @@ class _Query:
     max_results: int
 
 
-def _query(arguments: dict[str, Any]) -> _Query:
+def _query(arguments: JsonObject) -> _Query:
     pattern = string_arg(arguments, "pattern")
     if not pattern:
         raise ToolArgumentError("Argument 'pattern' is empty.")
@@ -235,10 +235,10 @@ class GrepTool:
     def spec(self) -> ToolSpec:
         return _GREP_SPEC
 
-    def access(self, arguments: dict[str, Any], cwd: Path) -> Access:
+    def access(self, arguments: JsonObject, cwd: Path) -> Access:
         return _summary("grep", arguments)
 
-    async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    async def run(self, arguments: JsonObject, ctx: ToolContext) -> ToolResult:
         try:
             query = _query(arguments)
             place = _place(arguments, ctx)
@@ -434,7 +434,9 @@ def _python_files(query: _Query, place: _Place) -> Iterable[tuple[str, str]]:
     if place.file is not None:
         yield place.file, str(place.root / place.file)
         return
-    wanted: pathspec.PathSpec[Any] | None = None if query.glob is None else glob_filter(query.glob)
+    wanted: pathspec.PathSpec[pathspec.Pattern] | None = (
+        None if query.glob is None else glob_filter(query.glob)
+    )
     for relative, entry in walk_files(place.root, place.protected):
         if wanted is None or wanted.match_file(relative):
             yield relative, entry.path
@@ -497,10 +499,10 @@ class GlobTool:
     def spec(self) -> ToolSpec:
         return _GLOB_SPEC
 
-    def access(self, arguments: dict[str, Any], cwd: Path) -> Access:
+    def access(self, arguments: JsonObject, cwd: Path) -> Access:
         return _summary("glob", arguments)
 
-    async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    async def run(self, arguments: JsonObject, ctx: ToolContext) -> ToolResult:
         try:
             text, truncated = await run_in_own_thread(
                 lambda: _glob(arguments, ctx), "openvaala-glob"
@@ -510,7 +512,7 @@ class GlobTool:
         return ToolResult(text, truncated=truncated)
 
 
-def _glob(arguments: dict[str, Any], ctx: ToolContext) -> tuple[str, bool]:
+def _glob(arguments: JsonObject, ctx: ToolContext) -> tuple[str, bool]:
     pattern = string_arg(arguments, "pattern")
     if not pattern.strip():
         raise ToolArgumentError("Argument 'pattern' is empty.")

@@ -14,7 +14,6 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pathspec
 
@@ -27,7 +26,7 @@ class _Rules:
     spec: pathspec.GitIgnoreSpec
 
 
-def glob_filter(pattern: str) -> pathspec.PathSpec[Any]:
+def glob_filter(pattern: str) -> pathspec.PathSpec[pathspec.Pattern]:
     """A `--glob` filter as ripgrep reads it: gitignore syntax, with `{a,b}` alternatives."""
     return pathspec.PathSpec.from_lines("gitignore", expand_braces(pattern))
 
