@@ -3,7 +3,12 @@ is a new conversation with the history up to an item."""
 
 from __future__ import annotations
 
-from openvaala_server.models.base import TextDelta
+import asyncio
+
+import pytest
+
+from openvaala_server import errors
+from openvaala_server.models.base import ModelError, TextDelta
 from tests.server.fast.conftest import Core
 
 
@@ -103,3 +108,54 @@ async def test_rewind_to_a_message_forks_before_it_and_gives_its_text_back(core:
     assert [i.get("text") for i in read["items"]] == ["first", "One."]
     tree = await core.store.fork_summaries()
     assert [(s["conversationId"], s["forkedFrom"]["kind"]) for s in tree] == [(new_id, "rewind")]
+
+
+async def test_a_failed_compaction_changes_nothing(core: Core) -> None:
+    conv, events = await core.new()
+    core.script.text("One.")
+    await core.turn(conv, "first")
+    core.script.text("Two.")
+    await core.turn(conv, "second")
+    before = list(conv.root.items)
+
+    core.script.fail(ModelError("auth_failed", "check the key"))
+    with pytest.raises(errors.CompactionFailed, match="check the key"):
+        await core.runtime.compact_now(conv.conversation_id)
+
+    [failed] = events.of("compaction/failed")
+    assert failed["params"]["error"]["kind"] == "auth_failed"
+    assert conv.root.items == before
+    saved = await core.store.read_all_items(conv.conversation_id, conv.root_session_id)
+    assert "summary" not in [i["type"] for i in saved]
+
+
+async def test_a_temporary_compaction_failure_is_retried(core: Core) -> None:
+    conv, events = await core.new()
+    core.script.text("One.")
+    await core.turn(conv, "first")
+    core.script.text("Two.")
+    await core.turn(conv, "second")
+
+    core.script.fail(ModelError("provider_unavailable", "busy", retryable=True))
+    core.script.text("Summary.")
+    result = await core.runtime.compact_now(conv.conversation_id)
+
+    assert result["compacted"] is True
+    assert len(events.of("retry/scheduled")) == 1
+
+
+async def test_interrupting_a_manual_compaction(core: Core) -> None:
+    conv, events = await core.new()
+    core.script.text("One.")
+    await core.turn(conv, "first")
+    core.script.text("Two.")
+    await core.turn(conv, "second")
+
+    core.script.hold("Summ")
+    compaction = asyncio.create_task(core.runtime.compact_now(conv.conversation_id))
+    await events.until(lambda note: note["method"] == "compaction/started")
+    assert await core.runtime.interrupt(conv.conversation_id, None) == {"interrupted": True}
+
+    assert await compaction == {"compacted": False, "reason": "interrupted"}
+    assert core.script.calls[-1].cancelled
+    assert events.of("compaction/failed")[-1]["params"]["error"]["kind"] == "interrupted"
