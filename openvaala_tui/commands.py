@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import os
 from functools import partial
-from typing import TYPE_CHECKING, cast
+from typing import Protocol, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-if TYPE_CHECKING:
-    from openvaala_tui.app import VaalaApp
+
+class SlashRunner(Protocol):
+    """What the palette needs of the app (`VaalaApp`, through `actions.CommandsMixin`): named by
+    this interface, so this module, which the app imports, imports nothing of it back."""
+
+    def run_slash(self, name: str, arg: str) -> None: ...
+
 
 COMMANDS: dict[str, str] = {
     "new": "Start a new conversation in the same directory",
@@ -71,8 +76,8 @@ class SlashCommands(Provider):
     """The slash commands, in Textual's command palette."""
 
     @property
-    def vaala(self) -> VaalaApp:
-        return cast("VaalaApp", self.app)
+    def vaala(self) -> SlashRunner:
+        return cast("SlashRunner", self.app)
 
     async def discover(self) -> Hits:
         for name, help_text in COMMANDS.items():
