@@ -1,13 +1,18 @@
 """The bridge's one connection to the daemon (a `Link` of the client library: connecting,
 reconnecting and restarting a lost daemon are the library's), the transcripts it folds for the
 editor, and the pump that hands every notification to the bridge's listeners (forwarding,
-documents, progress, usage, turns)."""
+documents, progress, usage, turns).
+
+Subscriptions under way are activities of the bridge's supervisor (`tasks`), which the language
+server enters for its whole life (server.py `serve_io`), so none outlives it (docs/design.md,
+"Structured concurrency")."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 from collections.abc import Callable
+from functools import partial
 
 from pygls.exceptions import JsonRpcException
 
@@ -16,6 +21,7 @@ from openvaala_server.client import SNAPSHOT, RpcError
 from openvaala_server.client.link import DAEMON_LOST, UNAVAILABLE, Link, LinkErrors
 from openvaala_server.client.view import ConversationView
 from openvaala_server.protocol.json_types import JsonObject
+from openvaala_server.structured import Supervisor
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +58,9 @@ class Bridge(Link):
         super().__init__(
             f"openvaala-lsp/{__version__}", ERRORS, closing="the editor bridge is shutting down"
         )
-        self._watching: dict[str, asyncio.Task[ConversationView]] = {}
+        self.tasks = Supervisor("editor-bridge")
+        # Subscriptions under way: every caller waiting for the same view shares one.
+        self._watching: dict[str, asyncio.Future[ConversationView]] = {}
         self._buffered: dict[str, list[tuple[str, JsonObject]]] = {}
         self.views: dict[str, ConversationView] = {}
         # Called with a conversation id once its first view exists (the snapshot's state, which
@@ -66,11 +74,27 @@ class Bridge(Link):
         view = self.views.get(conversation_id)
         if view is not None:
             return view
-        task = self._watching.get(conversation_id)
-        if task is None:
-            task = asyncio.create_task(self._subscribe(conversation_id))
-            self._watching[conversation_id] = task
-        return await asyncio.shield(task)
+        pending = self._watching.get(conversation_id)
+        if pending is None:
+            pending = asyncio.get_running_loop().create_future()
+            self._watching[conversation_id] = pending
+            subscribe = partial(self._subscribe_into, conversation_id, pending)
+            self.tasks.spawn(subscribe, f"bridge-subscribe:{conversation_id}")
+        # Shielded: one caller giving up does not cancel the subscription the others wait for.
+        return await asyncio.shield(pending)
+
+    async def _subscribe_into(self, cid: str, pending: asyncio.Future[ConversationView]) -> None:
+        try:
+            view = await self._subscribe(cid)
+        except Exception as exc:
+            if not pending.done():
+                pending.set_exception(exc)
+        except BaseException:  # cancelled: the bridge is closing
+            pending.cancel()
+            raise
+        else:
+            if not pending.done():
+                pending.set_result(view)
 
     async def _subscribe(self, cid: str) -> ConversationView:
         self._buffered[cid] = []

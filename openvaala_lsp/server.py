@@ -6,10 +6,12 @@ import asyncio
 import json
 import logging
 import sys
+import threading
 from collections.abc import Generator
 from typing import Any, cast
 
 from lsprotocol import types
+from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 from pygls.protocol.language_server import lsp_method
 
@@ -124,5 +126,32 @@ def main() -> int:
         level=logging.WARNING, stream=sys.stderr, format="openvaala-lsp %(levelname)s %(message)s"
     )
     quiet_pygls()
-    build().start_io()
+    serve_io(build())
     return 0
+
+
+def serve_io(ls: OpenVaalaServer) -> None:
+    """pygls's `start_io`, with the bridge's supervisor entered around the server's life, so
+    that everything the bridge starts ends with it (docs/design.md, "Structured concurrency")."""
+    stop = ls._stop_event = threading.Event()  # what pygls's `exit` handler sets
+    reader = StdinAsyncReader(sys.stdin.buffer, ls.thread_pool)
+    ls.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+
+    async def run() -> None:
+        async with ls.bridge.tasks:
+            await run_async(
+                stop_event=stop,
+                reader=reader,
+                protocol=ls.protocol,
+                logger=log,
+                error_handler=ls.report_server_error,
+            )
+
+    try:
+        asyncio.run(run())
+    except BrokenPipeError:
+        log.error("the editor closed the connection; stopping")
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        ls.shutdown()  # type: ignore[no-untyped-call]  # pygls leaves it unannotated

@@ -78,7 +78,14 @@ class Supervisor:
         group, self._group = self._group, None
         assert group is not None
         group.cancel_scope.cancel()
-        return bool(await group.__aexit__(exc_type, exc, tb))
+        try:
+            return bool(await group.__aexit__(exc_type, exc, tb))
+        except BaseExceptionGroup as failed:
+            # Activities never raise (see `spawn`): this is the owner's own exception (pygls's
+            # `exit` raises SystemExit), passed on as itself rather than inside a group.
+            if len(failed.exceptions) == 1:
+                raise failed.exceptions[0] from exc
+            raise
 
     @property
     def running(self) -> bool:
