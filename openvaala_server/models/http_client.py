@@ -16,6 +16,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import anyio
 import httpx
 
 log = logging.getLogger(__name__)
@@ -64,7 +65,9 @@ class KeptClient:
         finally:
             self._active -= 1
             if self.retired and self._active == 0:
-                await self.aclose()
+                # Shielded: a call ended by an interrupt (a cancelled scope) still closes it.
+                with anyio.CancelScope(shield=True):
+                    await self.aclose()
 
     def retire(self) -> None:
         """No new callers will come: close now if idle, else after the last running call."""

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import anyio
 import pathspec
 
 from openvaala_server.domain.permissions import Access, Confinement
@@ -365,30 +366,40 @@ async def _ripgrep(rg: str, query: _Query, place: _Place, confinement: Confineme
     )
     hits = _Hits(query.max_results, query.context)
     assert process.stdout is not None and process.stderr is not None
-    errors = asyncio.create_task(process.stderr.read())
+    stderr_read: list[bytes] = []
+    errors = process.stderr
+
+    async def read_errors() -> None:
+        stderr_read.append(await errors.read())
+
     read_all = False
-    try:
-        async for raw in process.stdout:
-            if raw.startswith(b"--") and b"\0" not in raw:
-                continue
-            name, _, rest = raw.rstrip(b"\n").partition(b"\0")
-            parsed = _RG_LINE.fullmatch(rest)
-            if parsed is None:
-                continue  # "binary file matches" and such
-            path = os.fsdecode(name)
-            text = parsed[3].decode("utf-8", errors="replace").removesuffix("\r")
-            if not hits.add(path, int(parsed[1]), parsed[2] == b":", text):
-                break
-        else:
-            read_all = True
-    finally:
-        # Only a search stopped early (or interrupted) is killed: killing one that has exited
-        # would reap it behind asyncio's back, and its exit status would be lost.
-        if not read_all and process.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
-        code = await process.wait()
-        stderr = await errors
+    # The stderr reader is a task of this call's own group: it cannot outlive the search.
+    async with anyio.create_task_group() as group:
+        group.start_soon(read_errors, name="rg-stderr")
+        try:
+            async for raw in process.stdout:
+                if raw.startswith(b"--") and b"\0" not in raw:
+                    continue
+                name, _, rest = raw.rstrip(b"\n").partition(b"\0")
+                parsed = _RG_LINE.fullmatch(rest)
+                if parsed is None:
+                    continue  # "binary file matches" and such
+                path = os.fsdecode(name)
+                text = parsed[3].decode("utf-8", errors="replace").removesuffix("\r")
+                if not hits.add(path, int(parsed[1]), parsed[2] == b":", text):
+                    break
+            else:
+                read_all = True
+        finally:
+            # Only a search stopped early (or interrupted) is killed: killing one that has exited
+            # would reap it behind asyncio's back, and its exit status would be lost. Shielded:
+            # an interrupted turn's scope stays cancelled, and the process must still be reaped.
+            with anyio.CancelScope(shield=True):
+                if not read_all and process.returncode is None:
+                    with contextlib.suppress(ProcessLookupError):
+                        process.kill()
+                code = await process.wait()
+    stderr = b"".join(stderr_read)
     if code == 2 and not hits.files and not hits.more:
         message = stderr.decode("utf-8", errors="replace").strip()
         if "regex parse error" in message:
