@@ -388,8 +388,8 @@ class SnapshotStore:
     def quick_changes(
         self, tree: str, changed: Changed
     ) -> tuple[list[tuple[str, State, State]], list[tuple[str, State]]] | None:
-        """What the `changed` files hold now against the snapshot `tree`, read from the files
-        and the tree's objects without running git: a shell call that edited a few files of a
+        """What the `changed` files hold now against the snapshot `tree`, hashed from the files
+        and compared with the tree's objects without running git: a shell call that edited a few files of a
         large tree costs a few file reads instead of git's index work (docs/design.md,
         "Checkpoints …"). Also the paths that are new (not in `tree`): git decides whether it
         ignores them. None when git must answer instead: a folder was created, moved or
@@ -426,7 +426,9 @@ class SnapshotStore:
                     known = False  # a file then, a folder now
                     break
             try:
-                after = self.state(rel, store=True)
+                # Hashed, not stored: a restore needs only the `before` blobs, and the next
+                # snapshot stores these contents anyway (they are the next turn's `before`).
+                after = self.state(rel, store=False)
             except SnapshotError:
                 return None
             if not known and after is not None:
