@@ -389,10 +389,11 @@ class SnapshotStore:
         self, tree: str, changed: Changed
     ) -> tuple[list[tuple[str, State, State]], list[tuple[str, State]]] | None:
         """What the `changed` files hold now against the snapshot `tree`, hashed from the files
-        and compared with the tree's objects without running git: a shell call that edited a few files of a
-        large tree costs a few file reads instead of git's index work (docs/design.md,
-        "Checkpoints …"). Also the paths that are new (not in `tree`): git decides whether it
-        ignores them. None when git must answer instead: a folder was created, moved or
+        and compared with the tree's objects without running git: a shell call that edited a
+        few files of a large tree costs a few file reads instead of git's index work
+        (docs/design.md, "Checkpoints without scanning the tree"). Also the paths that are
+        new (not in `tree`): git decides whether it ignores them. None when git must answer
+        instead: a folder was created, moved or
         removed, or a path lies in a nested repository or is too large."""
         if changed.dirs:
             return None
