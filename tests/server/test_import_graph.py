@@ -205,3 +205,40 @@ def test_the_graph_sees_function_level_and_type_checking_imports(tmp_path: Path)
     found = cycles({"pkg.a", "pkg.b", "pkg.c"}, edges)
     assert found == [["pkg.a", "pkg.b"]]
     assert "pkg.a -> pkg.b (line 3, TYPE_CHECKING)" in _describe(found, edges)
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if parts[0] == "openvaala_server" and len(parts) > 1 else parts[0]
+
+
+# Which layers may not be imported from which (docs/design.md "Untangled runtime"): the pure core
+# and the store know nothing of the runtime or the server, the runtime nothing of the HTTP side.
+FORBIDDEN = {
+    "domain": {"runtime", "api", "server", "tools", "store", "models", "mcp"},
+    "protocol": {"runtime", "api", "server", "tools", "store", "models", "mcp"},
+    "store": {"runtime", "api", "server", "tools", "models", "mcp"},
+    "models": {"runtime", "api", "server", "tools", "store", "mcp"},
+    "config": {"runtime", "api", "server", "tools", "store", "mcp"},
+    "errors": {"runtime", "api", "server", "tools", "store", "models", "mcp"},
+    "mcp": {"runtime", "api", "server"},
+    "tools": {"api", "server"},
+    "runtime": {"api", "server"},
+}
+# What the tools may see of the runtime: its narrow interfaces and the session record.
+TOOLS_SEE_OF_RUNTIME = {"openvaala_server.runtime.ports", "openvaala_server.runtime.session"}
+
+
+def test_lower_layers_do_not_import_upper_ones() -> None:
+    _, edges = build_graph()
+    wrong = [
+        f"{e.source} -> {e.target} (line {e.line})"
+        for e in edges
+        if _layer(e.target) in FORBIDDEN.get(_layer(e.source), set())
+        or (
+            _layer(e.source) == "tools"
+            and _layer(e.target) == "runtime"
+            and e.target not in TOOLS_SEE_OF_RUNTIME
+        )
+    ]
+    assert not wrong, "imports against the layering:\n  " + "\n  ".join(wrong)
