@@ -14,8 +14,9 @@ import os
 import tomllib
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, fields
+from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Final, TypeVar, overload
 
 from openvaala_server.config_context import CONTEXT_KEYS, parse_context_keys
 from openvaala_server.domain import tool_names
@@ -27,6 +28,8 @@ from openvaala_server.domain.permissions import (
 )
 from openvaala_server.models import catalog
 
+T = TypeVar("T")
+S = TypeVar("S", bound=str)
 PROVIDERS = catalog.NAMES
 DEFAULT_TOOLS = (
     "shell",
@@ -68,7 +71,7 @@ class ModelConfig:
     vision: bool = False
     # Provider-specific settings (`pace_ms` for demo, `num_ctx` for Ollama, `headers`, …), each
     # checked against PROVIDER_OPTIONS when the file is loaded.
-    options: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -251,56 +254,103 @@ class _Reader:
                 hint = _did_you_mean(key, allowed) or f" (valid: {', '.join(sorted(allowed))})"
                 raise self.fail(key, "unknown key" + hint)
 
-    def _get(self, key: str, kinds: tuple[type, ...], kind_name: str, default: Any) -> Any:
+    def _get(self, key: str, kinds: tuple[type, ...], kind_name: str, required: bool) -> object:
+        """The value if it has one of `kinds`, None when absent (and not required)."""
         if key not in self.table:
-            if default is _REQUIRED:
+            if required:
                 raise self.fail(key, "is required")
-            return default
-        value = self.table[key]
+            return None
+        value: object = self.table[key]
         if isinstance(value, bool) and bool not in kinds:
             raise self.fail(key, f"must be {kind_name}")
         if not isinstance(value, kinds):
             raise self.fail(key, f"must be {kind_name}")
         return value
 
-    def string(self, key: str, default: Any = None) -> Any:
-        return self._get(key, (str,), "a string", default)
+    # Each getter: with `_REQUIRED` the value or an error; otherwise the value or `default`.
+    @overload
+    def string(self, key: str, default: _Required) -> str: ...
+    @overload
+    def string(self, key: str, default: T = ...) -> str | T: ...
+    def string(self, key: str, default: object = None) -> object:
+        value = self._get(key, (str,), "a string", default is _REQUIRED)
+        return default if value is None else value
 
-    def boolean(self, key: str, default: Any = None) -> Any:
-        return self._get(key, (bool,), "true or false", default)
+    @overload
+    def boolean(self, key: str, default: _Required) -> bool: ...
+    @overload
+    def boolean(self, key: str, default: T = ...) -> bool | T: ...
+    def boolean(self, key: str, default: object = None) -> object:
+        value = self._get(key, (bool,), "true or false", default is _REQUIRED)
+        return default if value is None else value
 
-    def integer(self, key: str, default: Any = None, minimum: int = 0) -> Any:
-        value = self._get(key, (int,), "a whole number", default)
-        if isinstance(value, int) and value < minimum:
+    @overload
+    def integer(self, key: str, default: _Required, minimum: int = ...) -> int: ...
+    @overload
+    def integer(self, key: str, default: T = ..., minimum: int = ...) -> int | T: ...
+    def integer(self, key: str, default: object = None, minimum: int = 0) -> object:
+        value = self._get(key, (int,), "a whole number", default is _REQUIRED)
+        if value is None:
+            return default
+        assert isinstance(value, int)
+        if value < minimum:
             raise self.fail(key, f"must be at least {minimum}")
         return value
 
-    def number(self, key: str, default: Any = None) -> Any:
-        value = self._get(key, (int, float), "a number", default)
-        if isinstance(value, int | float) and value < 0:
+    @overload
+    def number(self, key: str, default: float) -> float: ...
+    @overload
+    def number(self, key: str, default: None = ...) -> float | None: ...
+    def number(self, key: str, default: float | None = None) -> float | None:
+        value = self._get(key, (int, float), "a number", False)
+        if value is None:
+            return None if default is None else float(default)
+        assert isinstance(value, int | float)
+        if value < 0:
             raise self.fail(key, "must not be negative")
-        return float(value) if value is not None else None
+        return float(value)
 
-    def choice(self, key: str, choices: Collection[str], default: Any = None) -> Any:
+    @overload
+    def choice(self, key: str, choices: Collection[S], default: _Required) -> S: ...
+    @overload
+    def choice(self, key: str, choices: Collection[S], default: T = ...) -> S | T: ...
+    def choice(self, key: str, choices: Collection[S], default: object = None) -> object:
         quoted = ", ".join(f'"{c}"' for c in choices)
-        value = self._get(key, (str,), f"one of {quoted}", default)
-        if value is not None and value not in choices:
-            raise self.fail(key, f"must be one of {quoted}" + _did_you_mean(value, choices))
-        return value
+        value = self._get(key, (str,), f"one of {quoted}", default is _REQUIRED)
+        if value is None:
+            return default
+        assert isinstance(value, str)
+        for choice in choices:
+            if value == choice:
+                return choice
+        raise self.fail(key, f"must be one of {quoted}" + _did_you_mean(value, choices))
 
-    def strings(self, key: str, default: Any, kind_name: str) -> Any:
+    @overload
+    def strings(self, key: str, default: _Required, kind_name: str) -> list[str]: ...
+    @overload
+    def strings(self, key: str, default: T, kind_name: str) -> list[str] | T: ...
+    def strings(self, key: str, default: object, kind_name: str) -> object:
         """A list of non-empty strings."""
-        value = self._get(key, (list,), kind_name, default)
+        value = self._get(key, (list,), kind_name, default is _REQUIRED)
+        if value is None:
+            return default
+        assert isinstance(value, list)
         if not all(isinstance(x, str) and x.strip() for x in value):
             raise self.fail(key, f"must be {kind_name}")
-        return value
+        return [str(x) for x in value]
 
-    def table_of(self, key: str) -> dict[str, Any]:
-        value = self._get(key, (dict,), "a table", {})
-        return dict(value)
+    def table_of(self, key: str) -> dict[str, object]:
+        value = self._get(key, (dict,), "a table", False)
+        return dict(value) if isinstance(value, dict) else {}
 
 
-_REQUIRED = object()
+class _Required(Enum):
+    """No default: the key must be there."""
+
+    REQUIRED = "required"
+
+
+_REQUIRED: Final = _Required.REQUIRED
 _TOP_KEYS = (
     "default_agent",
     "models",
@@ -318,7 +368,7 @@ def _keys(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in fields(cls))
 
 
-def parse_config(raw: dict[str, Any], path: Path | None = None) -> Config:
+def parse_config(raw: dict[str, object], path: Path | None = None) -> Config:
     top = _Reader(path, "", raw)
     top.only(_TOP_KEYS)
     models: dict[str, ModelConfig] = {"demo": DEMO_MODEL}
@@ -594,11 +644,12 @@ _MCP_KEYS = (
 
 
 def _string_table(t: _Reader, key: str) -> dict[str, str]:
-    value = t.table_of(key)
-    for name, text in value.items():
+    strings: dict[str, str] = {}
+    for name, text in t.table_of(key).items():
         if not isinstance(text, str):
             raise t.fail(f"{key}.{name}", "must be a string")
-    return value
+        strings[name] = text
+    return strings
 
 
 def _parse_mcp_server(path: Path | None, name: str, table: object) -> McpServerConfig:

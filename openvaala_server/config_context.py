@@ -3,22 +3,28 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol, TypedDict
 
 CONTEXT_KEYS = ("compact_threshold", "early_compaction", "refresh_every")
 
 
+class ContextKeys(TypedDict):
+    """The fields of `AgentConfig` these keys set (None: not set)."""
+
+    compact_threshold: float | None
+    early_compaction: float | None
+    refresh_every: int | None
+
+
 class _Table(Protocol):
-    table: dict[str, Any]
+    def number(self, key: str) -> float | None: ...
 
-    def number(self, key: str, default: Any = None) -> Any: ...
-
-    def integer(self, key: str, default: Any = None, minimum: int = 0) -> Any: ...
+    def integer(self, key: str, *, minimum: int = 0) -> int | None: ...
 
     def fail(self, key: str, problem: str) -> Exception: ...
 
 
-def parse_context_keys(t: _Table) -> dict[str, Any]:
+def parse_context_keys(t: _Table) -> ContextKeys:
     threshold = t.number("compact_threshold")
     if threshold is not None and threshold > 1:
         raise t.fail("compact_threshold", "is a fraction of the usable window: 0 to 1")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, TypedDict
+from typing import Final, TypedDict
 
 FILES_CHANGED: Final = "files_changed"
 FILES_RESTORED: Final = "files_restored"
@@ -99,7 +99,9 @@ def is_safe_relpath(path: object) -> bool:
     return all(part not in ("", ".", "..") for part in path.split("/"))
 
 
-def changed_record(turn_id: str, session_id: str, changes: Iterable[FileChange]) -> dict[str, Any]:
+def changed_record(
+    turn_id: str, session_id: str, changes: Iterable[FileChange]
+) -> dict[str, object]:
     files: list[FileChangeWire] = [
         {
             "path": c.path,
@@ -111,11 +113,11 @@ def changed_record(turn_id: str, session_id: str, changes: Iterable[FileChange])
     return {"type": FILES_CHANGED, "turnId": turn_id, "sessionId": session_id, "files": files}
 
 
-def restored_record(turn_ids: list[str], paths: list[str]) -> dict[str, Any]:
+def restored_record(turn_ids: list[str], paths: list[str]) -> dict[str, object]:
     return {"type": FILES_RESTORED, "turnIds": turn_ids, "paths": paths}
 
 
-def fold(records: Iterable[Mapping[str, Any]]) -> dict[str, TurnFiles]:
+def fold(records: Iterable[Mapping[str, object]]) -> dict[str, TurnFiles]:
     """Turns by id in the order they first changed a file. Damaged entries are skipped."""
     turns: dict[str, TurnFiles] = {}
     for record in records:
@@ -179,7 +181,7 @@ def plan_restore(turns: list[TurnFiles], current: dict[str, State]) -> RestorePl
     return RestorePlan(targets, conflicts, [t.turn_id for t in turns])
 
 
-def pruned_record(turn_ids: list[str]) -> dict[str, Any]:
+def pruned_record(turn_ids: list[str]) -> dict[str, object]:
     return {"type": FILES_PRUNED, "turnIds": turn_ids}
 
 
