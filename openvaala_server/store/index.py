@@ -24,6 +24,7 @@ import hmac
 import logging
 import secrets
 import sqlite3
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, repeat
@@ -722,9 +723,14 @@ class Index:
 async def _connect(path: Path, *, autocommit: bool = True) -> aiosqlite.Connection:
     # The reader runs in autocommit mode (each read sees the last commit); the writer in sqlite3's
     # default mode, where a data statement opens a transaction that `commit()` ends.
-    if autocommit:
-        return await aiosqlite.connect(path, isolation_level=None)
-    return await aiosqlite.connect(path, isolation_level="DEFERRED")
+    conn = aiosqlite.connect(path, isolation_level=None if autocommit else "DEFERRED")
+    # aiosqlite's thread is not a daemon: a process that ends without closing the store (a start
+    # that fails later on, an unhandled error) would wait for it forever at exit. Left unclosed,
+    # the index is only marked unclean, and rebuilt at the next start.
+    thread = getattr(conn, "_thread", conn)  # aiosqlite < 0.21: the connection is the thread
+    if isinstance(thread, threading.Thread):
+        thread.daemon = True
+    return await conn
 
 
 async def _prepare_writer(db: aiosqlite.Connection) -> None:
