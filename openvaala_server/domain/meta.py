@@ -6,11 +6,17 @@ each record it appends, so the live view and a rebuilt one are the same function
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 from openvaala_server.domain import records as r
 from openvaala_server.domain.approvals import GRANT_KINDS, Grant
 from openvaala_server.domain.plan import Plan, plan_from_record
+
+# A record as read from disk: nothing but its `seq` and `type` is checked by the reader, so every
+# field is checked here before it is used (a damaged record is counted, never fatal).
+Fields = Mapping[str, object]
 
 
 class MetaError(ValueError):
@@ -78,7 +84,7 @@ class ConversationMeta:
         return [t for t in self.turns.values() if t.status == "running"]
 
 
-def created_from(record: r.Record) -> ConversationMeta:
+def created_from(record: Fields) -> ConversationMeta:
     if record.get("type") != r.CONVERSATION_CREATED:
         raise MetaError("the first record is not conversation_created")
     version = record.get("formatVersion", 1)
@@ -98,7 +104,7 @@ def created_from(record: r.Record) -> ConversationMeta:
             created_at=str(record["ts"]),
             updated_at=str(record["ts"]),
             format_version=version,
-            forked_from=record.get("forkedFrom"),
+            forked_from=_forked_from(record.get("forkedFrom")),
         )
     except KeyError as exc:
         raise MetaError(f"conversation_created lacks {exc.args[0]!r}") from None
@@ -113,7 +119,7 @@ def created_from(record: r.Record) -> ConversationMeta:
     return meta
 
 
-def apply(meta: ConversationMeta, record: r.Record) -> None:
+def apply(meta: ConversationMeta, record: Fields) -> None:
     """Apply one record after the creation record. Unknown types are counted, never fatal."""
     kind = record.get("type")
     ts = str(record.get("ts") or meta.updated_at)
@@ -132,7 +138,7 @@ def apply(meta: ConversationMeta, record: r.Record) -> None:
         sid = str(record["sessionId"])
         meta.sessions[sid] = SessionMeta(
             session_id=sid,
-            parent_session_id=record.get("parentSessionId"),
+            parent_session_id=_str_or_none(record.get("parentSessionId")),
             agent=str(record.get("agent") or meta.agent),
             model=str(record.get("model") or meta.model),
             title=str(record.get("title") or ""),
@@ -174,7 +180,7 @@ def apply(meta: ConversationMeta, record: r.Record) -> None:
         if turn is not None:
             turn.status = str(record.get("status") or "completed")
             turn.ended_at = ts
-            turn.error = record.get("error")
+            turn.error = _error(record.get("error"))
     elif kind == r.APPROVAL_GRANTED:
         grant = _grant(record)
         if grant is None:
@@ -202,7 +208,7 @@ def apply(meta: ConversationMeta, record: r.Record) -> None:
         meta.unknown_records += 1
 
 
-def _grant(record: r.Record) -> Grant | None:
+def _grant(record: Fields) -> Grant | None:
     tool, kind, pattern = record.get("tool"), record.get("kind"), record.get("pattern")
     outside = record.get("outsideSandbox", False)
     if not (isinstance(tool, str) and isinstance(pattern, str) and pattern):
@@ -227,12 +233,12 @@ def grant_record(grant: Grant, session_id: str) -> r.ApprovalGranted:
     }
 
 
-def _has_ids(record: r.Record, kind: str) -> bool:
+def _has_ids(record: Fields, kind: str) -> bool:
     needed = ("sessionId",) if kind == r.SESSION_CREATED else ("sessionId", "turnId")
     return all(isinstance(record.get(key), str) for key in needed)
 
 
-def fold(records: list[r.Record]) -> ConversationMeta:
+def fold(records: Sequence[Fields]) -> ConversationMeta:
     if not records:
         raise MetaError("metadata.jsonl is empty")
     meta = created_from(records[0])
@@ -250,3 +256,20 @@ def session_status(meta: ConversationMeta, session_id: str) -> str:
     if turn is None or turn.status == "completed":
         return "idle"
     return turn.status
+
+
+def _str_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _forked_from(value: object) -> r.ForkedFrom | None:
+    """The `forkedFrom` of a creation record as written (history.fork), or None when it is
+    absent or not one."""
+    if not isinstance(value, dict) or not isinstance(value.get("conversationId"), str):
+        return None
+    return cast(r.ForkedFrom, value)
+
+
+def _error(value: object) -> r.ErrorInfo | None:
+    """A turn's `error` as written (`{kind, message}`), or None."""
+    return cast(r.ErrorInfo, value) if isinstance(value, dict) else None

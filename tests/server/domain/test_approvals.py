@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -223,7 +224,7 @@ def test_grants_fold_from_metadata_records_and_damaged_ones_grant_nothing() -> N
         "rootSessionId": "a" * 32,
     }
     grant = Grant("shell", "command", "git push", True)
-    records = [
+    records: list[Mapping[str, object]] = [
         created,
         {"ts": "t1", **grant_record(grant, "a" * 32)},
         {"ts": "t2", **grant_record(grant, "a" * 32)},  # the same grant twice counts once

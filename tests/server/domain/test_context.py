@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -14,6 +14,7 @@ from openvaala_server.domain.context import (
     split_point,
     valid_boundaries,
 )
+from openvaala_server.domain.records import Item
 from openvaala_server.domain.usage import UsageTracker, estimate_item, threshold
 
 
@@ -39,16 +40,17 @@ def test_usage_is_the_last_report_plus_an_estimate_since() -> None:
 _counter = iter(range(10**9))
 
 
-def _item(kind: str, size: int = 40, **extra: Any) -> dict[str, Any]:
-    item = {"itemId": f"{next(_counter):032x}", "type": kind, "status": "completed", **extra}
+def _item(kind: str, size: int = 40, **extra: Any) -> Item:
+    item: Item = {"itemId": f"{next(_counter):032x}", "type": kind, "status": "completed"}
+    item.update(cast(Item, extra))
     item["output" if kind == "tool_result" else "text"] = "x" * size
     return item
 
 
 @st.composite
-def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
+def histories(draw: st.DrawFn) -> list[Item]:
     """Histories made of steps: a user message, then model output with tool calls and results."""
-    items: list[dict[str, Any]] = []
+    items: list[Item] = []
     for _ in range(draw(st.integers(1, 12))):
         items.append(_item("user_message", draw(st.integers(1, 2000))))
         for _ in range(draw(st.integers(0, 3))):
@@ -67,9 +69,7 @@ def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 @settings(max_examples=200, deadline=None)
 @given(histories(), st.sampled_from([2_000, 8_000, 32_000]))
-def test_split_keeps_whole_steps_and_at_least_20_percent(
-    items: list[dict[str, Any]], window: int
-) -> None:
+def test_split_keeps_whole_steps_and_at_least_20_percent(items: list[Item], window: int) -> None:
     cut = split_point(items, window)
     kept = items[cut:]
     summarized_calls = {i["callId"] for i in items[:cut] if i["type"] == "tool_call"}

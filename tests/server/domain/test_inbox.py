@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+from collections.abc import Mapping, Sequence
 
 import pytest
 from hypothesis import given, settings
@@ -100,7 +101,7 @@ def test_after_a_user_interrupt_reports_wait_for_the_user() -> None:
     assert inbox.next_turn() == [report]
 
 
-def ids(inputs: list[Input] | list[dict[str, object]]) -> list[object]:
+def ids(inputs: Sequence[Input] | Sequence[Mapping[str, object]]) -> list[object]:
     return [i.input_id if isinstance(i, Input) else i["inputId"] for i in inputs]
 
 

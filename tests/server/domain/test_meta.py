@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from openvaala_server.domain import records as r
 from openvaala_server.domain.meta import fold, session_status
 
 ROOT, CHILD = "a" * 32, "b" * 32
 
 
-def _records() -> list[r.Record]:
-    created = {
+def _records() -> list[Mapping[str, object]]:
+    created: dict[str, object] = {
         "type": r.CONVERSATION_CREATED,
         "ts": "t0",
         "conversationId": "c" * 32,

@@ -4,13 +4,12 @@ context, by the mode it applied — also after a restart, when only the history 
 
 from __future__ import annotations
 
-from typing import Any
-
 from openvaala_server.domain.context import (
     estimate_request,
     reasoning_context,
     stamped_reasoning_context,
 )
+from openvaala_server.domain.records import Item
 from openvaala_server.domain.usage import (
     MESSAGE_OVERHEAD_TOKENS,
     UsageTracker,
@@ -19,6 +18,7 @@ from openvaala_server.domain.usage import (
     estimate_tool,
 )
 from openvaala_server.models.base import ToolSpec
+from openvaala_server.protocol.json_types import JsonObject
 
 SYSTEM = "You are a careful coding agent. " * 40
 SHELL = ToolSpec(
@@ -32,12 +32,12 @@ SHELL = ToolSpec(
 )
 
 
-def user(text: str, turn: str) -> dict[str, Any]:
+def user(text: str, turn: str) -> Item:
     return {"type": "user_message", "text": text, "turnId": turn, "status": "completed"}
 
 
-def thought(text: str, turn: str, mode: str | None = None) -> dict[str, Any]:
-    data: dict[str, Any] = {"provider": "openai_responses", "id": f"rs_{turn}"}
+def thought(text: str, turn: str, mode: str | None = None) -> Item:
+    data: JsonObject = {"provider": "openai_responses", "id": f"rs_{turn}"}
     if mode is not None:
         data["reasoningContext"] = mode
     return {
@@ -49,7 +49,7 @@ def thought(text: str, turn: str, mode: str | None = None) -> dict[str, Any]:
     }
 
 
-def answer(text: str, turn: str) -> dict[str, Any]:
+def answer(text: str, turn: str) -> Item:
     return {"type": "agent_message", "text": text, "turnId": turn, "status": "completed"}
 
 
@@ -123,7 +123,7 @@ def test_the_mode_is_resolved_reported_then_stamped_then_configured_then_default
 
 
 def test_all_turns_keeps_every_thought_and_chat_keeps_none() -> None:
-    stamped_all = [{**i} for i in HISTORY]
+    stamped_all = [i.copy() for i in HISTORY]
     for item in stamped_all:
         if item["type"] == "reasoning":
             item["providerData"] = {**item["providerData"], "reasoningContext": "all_turns"}
