@@ -11,7 +11,7 @@ user interrupts a session, subagent inputs are held until the user sends somethi
 agent is not woken by its children.
 
 Every input ends exactly once: taken into a turn, or withdrawn (its text returned to the user).
-Any operation on an input that has already ended raises `InputGone` (the wire's `input_consumed`).
+Every operation on an input that has already ended raises `InputGone` (the wire's `input_consumed`).
 """
 
 from __future__ import annotations
