@@ -22,7 +22,7 @@ from openvaala_server.api.debug_methods import ENV
 from openvaala_server.client import Client
 from tests.fakes.providers import FakeProvider, RecordedRequest
 from tests.fakes.script import Reply
-from tests.server.tools.processes import survivors
+from tests.server.tools.processes import survivors, wait_for_processes
 from tests.support.daemon import Daemon
 from tests.support.events import Note, collect_until, method_is, new_conversation, turn_ended
 
@@ -160,19 +160,20 @@ async def test_a_turn_interrupted_at_each_await_point_leaves_no_task_behind(
         marker = "60.25031"
         fake.enqueue(Reply().tool_call("shell", {"command": f"sleep {marker}"}), when=_said("TOOL"))
 
-        async def no_sleeper(cid: str) -> None:
-            assert survivors(marker) == []
-
-        await case(
-            "TOOL",
-            lambda cid: collect_until(
+        async def sleeping(cid: str) -> None:
+            await collect_until(
                 client,
                 lambda n: (
                     n["method"] == "item/started" and n["params"]["item"]["type"] == "tool_result"
                 ),
-            ),
-            after=no_sleeper,
-        )
+            )
+            # The command itself runs: the turn is inside the shell call, not before it.
+            assert await asyncio.to_thread(wait_for_processes, marker, "sleep", 1, 15.0)
+
+        async def no_sleeper(cid: str) -> None:
+            assert survivors(marker) == []
+
+        await case("TOOL", sleeping, after=no_sleeper)
 
         # 4. While a tool call waits for the user's approval.
         fake.enqueue(Reply().tool_call("shell", {"command": "true"}), when=_said("APPROVAL"))
