@@ -231,7 +231,7 @@ async def copy_pins(source: Conversation, new: Conversation) -> None:
     """A fork keeps the pins of the items it copied (docs/protocol.md)."""
     pins = pinned(source, source.root)
     copied = {i["itemId"] for i in new.root.items}
-    records = [
+    records: list[r.ItemPinned] = [
         {"type": r.ITEM_PINNED, "sessionId": new.root_session_id, "itemId": p}
         for p in pins
         if p in copied

@@ -12,7 +12,7 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from openvaala_server import errors
 from openvaala_server.domain import meta as meta_fold
@@ -302,7 +302,7 @@ class LiveConversation:
         root.title = title
         self.publish_updated()
 
-    async def append_meta(self, *payloads: r.MetadataPayload | dict[str, Any]) -> list[r.Record]:
+    async def append_meta(self, *payloads: r.MetadataPayload) -> list[r.Record]:
         assert self.meta is not None
         stamped = await self.runtime.store_call(
             self.runtime.store.append_metadata(self.conversation_id, [dict(p) for p in payloads])

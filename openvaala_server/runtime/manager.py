@@ -347,21 +347,20 @@ class ConversationManager:
                     )
                 )
             await conv.persist_items(session, items, publish_usage=False)
-        await conv.append_meta(
-            *(
-                {
-                    "type": r.TURN_ENDED,
-                    "sessionId": t.session_id,
-                    "turnId": t.turn_id,
-                    "status": "interrupted",
-                    "error": {
-                        "kind": recovery.SERVER_STOPPED,
-                        "message": "the server stopped during this turn",
-                    },
-                }
-                for t in cut
-            )
-        )
+        ended: list[r.TurnEnded] = [
+            {
+                "type": r.TURN_ENDED,
+                "sessionId": t.session_id,
+                "turnId": t.turn_id,
+                "status": "interrupted",
+                "error": {
+                    "kind": recovery.SERVER_STOPPED,
+                    "message": "the server stopped during this turn",
+                },
+            }
+            for t in cut
+        ]
+        await conv.append_meta(*ended)
 
     async def recover_cut_turns(self) -> None:
         """At start: close turns a crash left open, so lists show them interrupted."""
@@ -431,8 +430,12 @@ class ConversationManager:
                 param="conversationId",
             )
         if conv.meta.archived != archived:
-            kind = r.CONVERSATION_ARCHIVED if archived else r.CONVERSATION_UNARCHIVED
-            await conv.append_meta({"type": kind})
+            record: r.ConversationArchived = (
+                {"type": r.CONVERSATION_ARCHIVED}
+                if archived
+                else {"type": r.CONVERSATION_UNARCHIVED}
+            )
+            await conv.append_meta(record)
         conv.publish_updated()
 
     async def delete(self, cid: str) -> None:

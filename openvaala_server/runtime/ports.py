@@ -11,7 +11,7 @@ import graph has no cycle (tests/server/test_import_graph.py). This module impor
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from openvaala_server.config import Config, ModelConfig
@@ -121,7 +121,7 @@ class Conversation(Protocol):
     @property
     def grants(self) -> list[Grant]: ...
 
-    async def append_meta(self, *payloads: MetadataPayload | dict[str, Any]) -> list[Record]: ...
+    async def append_meta(self, *payloads: MetadataPayload) -> list[Record]: ...
 
     async def grant(self, session: LiveSession, grants: list[Grant]) -> None: ...
 

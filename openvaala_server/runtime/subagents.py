@@ -399,10 +399,11 @@ class SubagentService:
         open_ones = [s for s in subtree if not s.closed]
         if open_ones:
             try:
+                closed: list[r.SessionClosed] = [
+                    {"type": r.SESSION_CLOSED, "sessionId": s.session_id} for s in open_ones
+                ]
                 async with asyncio.timeout(OPERATION_DEADLINE_S):
-                    await conv.append_meta(
-                        *({"type": r.SESSION_CLOSED, "sessionId": s.session_id} for s in open_ones)
-                    )
+                    await conv.append_meta(*closed)
             except TimeoutError:
                 raise SubagentError("Closing the subagent timed out.") from None
         tasks: list[Activity] = []
