@@ -113,6 +113,14 @@ def check(doc: str) -> list[str]:
         ("request", requests, m.REQUESTS, p.REQUEST_PARAMS, p.REQUEST_RESULTS),
         ("notification", notifications, m.NOTIFICATIONS, p.NOTIFICATION_PARAMS, {}),
     ]
+    listed = _initialize_methods(doc)
+    if listed != sorted(m.REQUESTS):
+        missing = sorted(m.REQUESTS - set(listed))
+        extra = sorted(set(listed) - m.REQUESTS)
+        problems.append(
+            f"the initialize example's methods differ: missing {missing}, unknown {extra}"
+            + ("" if missing or extra else ", or not sorted")
+        )
     for kind, rows, names, params, results in pairs:
         for name in sorted(names - set(rows)):
             problems.append(f"{kind} {name} is in protocol/methods.py but not documented")
@@ -124,6 +132,13 @@ def check(doc: str) -> list[str]:
             if name in results:
                 problems += _compare(f"request {name} result", cells[1], results[name])
     return problems
+
+
+def _initialize_methods(doc: str) -> list[str]:
+    """The `capabilities.methods` of the doc's initialize example, in its order."""
+    example = _section(doc, "## The initialize handshake")
+    start = example.index('"methods":[')
+    return re.findall(r'"([^"]+)"', example[start + len('"methods":[') : example.index("]", start)])
 
 
 def _compare(what: str, cell: str, td: type | None) -> list[str]:
@@ -170,6 +185,14 @@ def test_a_missing_row_is_named() -> None:
     )
     assert check(lacking) == [
         "notification pins/updated is in protocol/methods.py but not documented"
+    ]
+
+
+def test_a_method_missing_from_the_initialize_example_is_named() -> None:
+    doc = DOC.read_text(encoding="utf-8")
+    assert '"turn/resume"' in doc
+    assert check(doc.replace('"turn/resume"', '"turn/rsume"', 1)) == [
+        "the initialize example's methods differ: missing ['turn/resume'], unknown ['turn/rsume']"
     ]
 
 
