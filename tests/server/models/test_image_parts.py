@@ -5,9 +5,10 @@ model without the data (placeholders), and items with images never taken from th
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from typing import Any, cast
 
 from openvaala_server.config import ModelConfig
+from openvaala_server.domain.records import Item
 from openvaala_server.domain.usage import IMAGE_TOKENS, estimate_item
 from openvaala_server.models import anthropic, http, openai_chat, openai_responses
 from openvaala_server.models.base import ModelRequest
@@ -17,15 +18,17 @@ REF = {"sha256": "a" * 64, "mediaType": "image/png", "size": 3, "name": "x.png"}
 DATA = {"a" * 64: "AAAA"}
 
 
-def item(kind: str, **fields: Any) -> dict[str, Any]:
-    return {"itemId": f"{next(_ids):032x}", "type": kind, "status": "completed", **fields}
+def item(kind: str, **fields: Any) -> Item:
+    made: Item = {"itemId": f"{next(_ids):032x}", "type": kind, "status": "completed"}
+    made.update(cast(Item, fields))
+    return made
 
 
-def call(call_id: str) -> dict[str, Any]:
+def call(call_id: str) -> Item:
     return item("tool_call", callId=call_id, name="read_file", arguments={"path": call_id})
 
 
-def result(call_id: str, **fields: Any) -> dict[str, Any]:
+def result(call_id: str, **fields: Any) -> Item:
     return item("tool_result", callId=call_id, name="read_file", output=call_id, **fields)
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from openvaala_server.config import parse_config
+from openvaala_server.domain.records import Item
 from openvaala_server.domain.usage import UsageTracker
 from openvaala_server.runtime.session import LiveSession, LiveTurn
 from openvaala_server.runtime.subagents import SubagentService, last_answer, report_text
@@ -46,7 +47,7 @@ def _session(agent: str = "default", model: str = "demo") -> LiveSession:
     return LiveSession("s" * 32, None, agent, model, "t", UsageTracker(1000, 100))
 
 
-def _item(kind: str, turn: str | None, text: str = "") -> dict[str, Any]:
+def _item(kind: str, turn: str | None, text: str = "") -> Item:
     return {"itemId": kind + str(turn), "type": kind, "turnId": turn, "text": text}
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from openvaala_server.domain.ids import new_id
+from openvaala_server.domain.records import Item
 from openvaala_server.store import index as ix
 from openvaala_server.store.paths import DataDir
 from openvaala_server.store.reindex import reindex
@@ -28,7 +29,7 @@ def created(title: str = "first", **extra: Any) -> dict[str, Any]:
     return payload
 
 
-def message(text: str, kind: str = "user_message") -> dict[str, Any]:
+def message(text: str, kind: str = "user_message") -> Item:
     return {"itemId": new_id(), "type": kind, "text": text, "status": "completed"}
 
 
