@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from openvaala_server import errors
 from openvaala_server.domain import checkpoints as ck
+from openvaala_server.mcp.manager import as_mcp_tool
 from openvaala_server.store.checkpoints import (
     SnapshotError,
     SnapshotStore,
@@ -199,7 +200,9 @@ class Checkpoints:
                     return None
                 # No lock: objects are written atomically, and git's index is not touched.
                 capture.before = await asyncio.to_thread(_states, store, paths)
-            elif access.command is not None:
+            elif access.command is not None or as_mcp_tool(tool) is not None:
+                # An MCP server can change any file too (nothing says which): captured as
+                # `shell` is, which the file watch makes cheap after the first snapshot.
                 self._shell_seen = True
                 capture.tree = await self._turn_tree(session.session_id, turn_id)
                 if not self._whole_tree:

@@ -81,6 +81,14 @@ def exit_soon() -> str:
 
 
 @server.tool()
+def write_text(path: str, text: str) -> str:
+    """Write `text` to the file at the absolute `path` (a server that changes files)."""
+    with open(path, "w") as f:
+        f.write(text)
+    return "written"
+
+
+@server.tool()
 def sleep(seconds: float) -> str:
     """Answer after `seconds`."""
     time.sleep(seconds)
