@@ -99,14 +99,16 @@ class Checkpoints:
         """Snapshot the whole working directory as the turn starts, in the background: it
         overlaps the model's first call, and a `shell` call of this turn compares with it
         instead of scanning the tree once more before it runs (as OpenCode and Claude Code
-        take their snapshot at the prompt). Only for agents that have `shell`, in a
-        conversation that has run it."""
+        take their snapshot at the prompt). Only for agents that have `shell` or an MCP
+        server, in a conversation that has run one of those."""
         self._turn_trees.pop(session.session_id, None)
         if not self._config.enabled or self.conv.meta is None:
             return
         agent = self.conv.runtime.config.agents.get(session.agent)
-        if agent is None or "shell" not in agent.tools or not self._whole_tree:
+        if agent is None or not self._whole_tree:
             return
+        if not any(t == "shell" or t.startswith("mcp:") for t in agent.tools):
+            return  # nothing it can call changes unnamed files
         if not self._shell_seen:
             # A conversation that has not run `shell` (since it was loaded) pays nothing: its
             # first `shell` call snapshots just before it runs instead.
