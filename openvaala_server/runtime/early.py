@@ -126,6 +126,7 @@ def maybe_prepare(conv: LiveConversation, session: LiveSession) -> None:
 def _prepared(conv: LiveConversation, session: LiveSession) -> None:
     session.preparing = None
     conv.publish_usage(session)
+    conv.residency.check()  # it held the history; nobody else may (runtime/residency.py)
 
 
 def cancel(session: LiveSession) -> None:
