@@ -277,13 +277,13 @@ class Client:
                 self.last_seq[conversation_id] = after_seq  # the replay follows
 
         result: payloads.SubscribeResult = await self.request(
-            "conversation/subscribe", params, on_result=track
+            methods.CONVERSATION_SUBSCRIBE, params, on_result=track
         )
         return result
 
     async def unsubscribe(self, conversation_id: str) -> None:
         self.last_seq.pop(conversation_id, None)
-        await self.request("conversation/unsubscribe", {"conversationId": conversation_id})
+        await self.request(methods.CONVERSATION_UNSUBSCRIBE, {"conversationId": conversation_id})
 
     async def send(
         self,
@@ -349,13 +349,15 @@ class Client:
         (`agentAvailable` false). Raises `RpcError` `agent_missing` for an unknown name and
         `turn_running` while a turn runs."""
         await self.request(
-            "conversation/setAgent", {"conversationId": conversation_id, "agent": agent}
+            methods.CONVERSATION_SET_AGENT, {"conversationId": conversation_id, "agent": agent}
         )
 
     async def set_cwd(self, conversation_id: str, cwd: str) -> None:
         """Point the conversation at another working directory (absolute, existing), e.g. when
         its own was moved (`cwdExists` false)."""
-        await self.request("conversation/setCwd", {"conversationId": conversation_id, "cwd": cwd})
+        await self.request(
+            methods.CONVERSATION_SET_CWD, {"conversationId": conversation_id, "cwd": cwd}
+        )
 
     # -- notifications -------------------------------------------------------------------
 

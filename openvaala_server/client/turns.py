@@ -11,6 +11,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Generic, TypeVar
 
+from openvaala_server.protocol import methods
 from openvaala_server.protocol.json_types import JsonObject, JsonValue
 
 KEEP = 512
@@ -65,13 +66,13 @@ class TurnTracker:
         self.epoch = 0  # connections lost so far: turns from an older epoch never end
 
     def observe(self, method: str, params: Mapping[str, JsonValue]) -> None:
-        if method == "item/completed":
+        if method == methods.ITEM_COMPLETED:
             item = params.get("item")
             if not isinstance(item, dict):
                 return
             if item.get("type") == "user_message" and item.get("inputId") and item.get("turnId"):
                 self._turn_of_input.settle(str(item["inputId"]), str(item["turnId"]))
-        elif method == "turn/ended" and params.get("turnId"):
+        elif method == methods.TURN_ENDED and params.get("turnId"):
             self._ended.settle(str(params["turnId"]), dict(params))
 
     def lose(self, exc: BaseException) -> None:

@@ -30,6 +30,7 @@ from typing import cast
 
 from openvaala_server.client.connection import Note
 from openvaala_server.domain.records import Item
+from openvaala_server.protocol import methods
 from openvaala_server.protocol.json_types import JsonObject
 
 __all__ = [
@@ -602,24 +603,24 @@ class ConversationView:
 
 
 _HANDLERS: dict[str, Callable[[ConversationView, Params], list[Change]]] = {
-    "conversation/updated": ConversationView._conversation_updated,
-    "conversation/deleted": ConversationView._conversation_deleted,
-    "session/started": ConversationView._session_updated,
-    "session/updated": ConversationView._session_updated,
-    "turn/started": ConversationView._turn_started,
-    "turn/ended": ConversationView._turn_ended,
-    "item/started": ConversationView._item_started,
-    "item/delta": ConversationView._item_delta,
-    "item/completed": ConversationView._item_completed,
-    "item/discarded": ConversationView._item_discarded,
-    "inbox/updated": ConversationView._inbox_updated,
-    "usage/updated": ConversationView._usage_updated,
-    "retry/scheduled": ConversationView._retry_scheduled,
-    "plan/updated": ConversationView._plan_updated,
-    "pins/updated": ConversationView._pins_updated,
-    "approval/requested": ConversationView._approval_requested,
-    "approval/resolved": ConversationView._approval_resolved,
-    "compaction/started": lambda view, params: view._compaction(params, True),
-    "compaction/completed": lambda view, params: view._compaction(params, False),
-    "compaction/failed": lambda view, params: view._compaction(params, False),
+    methods.CONVERSATION_UPDATED: ConversationView._conversation_updated,
+    methods.CONVERSATION_DELETED: ConversationView._conversation_deleted,
+    methods.SESSION_STARTED: ConversationView._session_updated,
+    methods.SESSION_UPDATED: ConversationView._session_updated,
+    methods.TURN_STARTED: ConversationView._turn_started,
+    methods.TURN_ENDED: ConversationView._turn_ended,
+    methods.ITEM_STARTED: ConversationView._item_started,
+    methods.ITEM_DELTA: ConversationView._item_delta,
+    methods.ITEM_COMPLETED: ConversationView._item_completed,
+    methods.ITEM_DISCARDED: ConversationView._item_discarded,
+    methods.INBOX_UPDATED: ConversationView._inbox_updated,
+    methods.USAGE_UPDATED: ConversationView._usage_updated,
+    methods.RETRY_SCHEDULED: ConversationView._retry_scheduled,
+    methods.PLAN_UPDATED: ConversationView._plan_updated,
+    methods.PINS_UPDATED: ConversationView._pins_updated,
+    methods.APPROVAL_REQUESTED: ConversationView._approval_requested,
+    methods.APPROVAL_RESOLVED: ConversationView._approval_resolved,
+    methods.COMPACTION_STARTED: lambda view, params: view._compaction(params, True),
+    methods.COMPACTION_COMPLETED: lambda view, params: view._compaction(params, False),
+    methods.COMPACTION_FAILED: lambda view, params: view._compaction(params, False),
 }
