@@ -85,6 +85,7 @@ from openvaala_server.config import ModelConfig
 from openvaala_server.domain import records as r
 from openvaala_server.domain.context import context_items, estimate_items, should_compact
 from openvaala_server.domain.ids import new_id
+from openvaala_server.domain.records import Item
 from openvaala_server.domain.trace import InstructionPart, trace
 from openvaala_server.domain.usage import UsageTracker
 from openvaala_server.models import anthropic, openai_chat, openai_responses
@@ -102,7 +103,7 @@ SNAPSHOT_PAGE = 100  # runtime/conversation.py
 LOREM = "lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor. "
 
 
-def make_items(sid: str, n: int) -> list[dict[str, Any]]:
+def make_items(sid: str, n: int) -> list[Item]:
     items: list[dict[str, Any]] = []
     turn = 0
     while len(items) < n:
@@ -110,7 +111,7 @@ def make_items(sid: str, n: int) -> list[dict[str, Any]]:
         tid = new_id()
         call = f"call-{turn}"
 
-        def item(kind: str, **fields: Any) -> dict[str, Any]:
+        def item(kind: str, **fields: Any) -> Item:
             return {
                 "itemId": new_id(),
                 "type": kind,
@@ -140,7 +141,7 @@ def make_items(sid: str, n: int) -> list[dict[str, Any]]:
     return items[:n]
 
 
-def with_summary(items: list[dict[str, Any]], covers: int) -> list[dict[str, Any]]:
+def with_summary(items: list[dict[str, Any]], covers: int) -> list[Item]:
     summary = {
         "itemId": new_id(),
         "type": r.SUMMARY,

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from email.utils import formatdate
-from typing import Any
 
 from openvaala_server.config import ModelConfig
+from openvaala_server.domain.records import Item
 from openvaala_server.models.http import (
     INTERRUPTED_RESULT,
     Endpoint,
@@ -59,11 +59,11 @@ def test_redact_ignores_tiny_secrets() -> None:
     assert redact("x sk-1234 y", "sk-1234") == "x [redacted] y"
 
 
-def call(call_id: str, **extra: object) -> dict[str, Any]:
+def call(call_id: str, **extra: object) -> Item:
     return {"type": "tool_call", "callId": call_id, "name": "t", "arguments": {}, **extra}
 
 
-def result(call_id: str) -> dict[str, Any]:
+def result(call_id: str) -> Item:
     return {"type": "tool_result", "callId": call_id, "name": "t", "output": "ok", "isError": False}
 
 

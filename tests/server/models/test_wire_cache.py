@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from openvaala_server.config import ModelConfig
 from openvaala_server.domain.context import context_items
+from openvaala_server.domain.records import Item
 from openvaala_server.models import anthropic, http, openai_chat, openai_responses
 from openvaala_server.models.base import ModelRequest, ToolSpec
 from openvaala_server.models.http import INTERRUPTED_RESULT, WireCache, pair_tool_calls
@@ -67,27 +68,27 @@ def history_of(body: dict[str, Any]) -> Any:
     return body.get("messages", body.get("input"))
 
 
-def item(kind: str, status: str = "completed", **fields: Any) -> dict[str, Any]:
+def item(kind: str, status: str = "completed", **fields: Any) -> Item:
     return {"itemId": f"i{next(_ids)}", "type": kind, "status": status, **fields}
 
 
-def user(text: str) -> dict[str, Any]:
+def user(text: str) -> Item:
     return item("user_message", text=text)
 
 
-def agent(text: str, status: str = "completed") -> dict[str, Any]:
+def agent(text: str, status: str = "completed") -> Item:
     return item("agent_message", status, text=text)
 
 
-def call(call_id: str, status: str = "completed") -> dict[str, Any]:
+def call(call_id: str, status: str = "completed") -> Item:
     return item("tool_call", status, callId=call_id, name="shell", arguments={"cmd": call_id})
 
 
-def result(call_id: str, output: str = "ok", error: bool = False) -> dict[str, Any]:
+def result(call_id: str, output: str = "ok", error: bool = False) -> Item:
     return item("tool_result", callId=call_id, name="shell", output=output, isError=error)
 
 
-def reasoning(text: str, provider: str) -> dict[str, Any]:
+def reasoning(text: str, provider: str) -> Item:
     data: dict[str, Any] = {"provider": provider}
     if provider == "anthropic":
         data["signature"] = f"sig-{text}"
@@ -205,7 +206,7 @@ KINDS = ["user_message", "agent_message", "reasoning", "tool_call", "tool_result
 
 
 @st.composite
-def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
+def histories(draw: st.DrawFn) -> list[Item]:
     out: list[dict[str, Any]] = []
     for _ in range(draw(st.integers(0, 25))):
         kind = draw(st.sampled_from([*KINDS, "tool_call", "tool_result", "summary"]))
@@ -252,7 +253,7 @@ def test_random_sessions_cached_equals_uncached(
 # -- pair_tool_calls is written for speed; it must do what the plain version did ------------------
 
 
-def reference_pairing(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def reference_pairing(items: list[dict[str, Any]]) -> list[Item]:
     """The straightforward implementation `pair_tool_calls` replaced (same rules, slower)."""
     out: list[dict[str, Any]] = []
     calls: list[dict[str, Any]] = []
