@@ -75,7 +75,7 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -104,7 +104,7 @@ LOREM = "lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod
 
 
 def make_items(sid: str, n: int) -> list[Item]:
-    items: list[dict[str, Any]] = []
+    items: list[Item] = []
     turn = 0
     while len(items) < n:
         turn += 1
@@ -112,15 +112,18 @@ def make_items(sid: str, n: int) -> list[Item]:
         call = f"call-{turn}"
 
         def item(kind: str, **fields: Any) -> Item:
-            return {
-                "itemId": new_id(),
-                "type": kind,
-                "sessionId": sid,
-                "turnId": tid,  # noqa: B023 - used right away
-                "createdAt": r.utc_now(),
-                "status": r.COMPLETED,
-                **fields,
-            }
+            return cast(
+                Item,
+                {
+                    "itemId": new_id(),
+                    "type": kind,
+                    "sessionId": sid,
+                    "turnId": tid,  # noqa: B023 - used right away
+                    "createdAt": r.utc_now(),
+                    "status": r.COMPLETED,
+                    **fields,
+                },
+            )
 
         command = f"grep -rn pattern{turn} src/"
         items += [
@@ -141,8 +144,8 @@ def make_items(sid: str, n: int) -> list[Item]:
     return items[:n]
 
 
-def with_summary(items: list[dict[str, Any]], covers: int) -> list[Item]:
-    summary = {
+def with_summary(items: list[Item], covers: int) -> list[Item]:
+    summary: Item = {
         "itemId": new_id(),
         "type": r.SUMMARY,
         "sessionId": items[0]["sessionId"],
@@ -435,7 +438,7 @@ def part_trace(repeat: int) -> None:
     ):
         pins = {items[10]["itemId"], items[20]["itemId"]}
 
-        def run(items: list[dict[str, Any]] = items, pins: set[str] = pins) -> Any:
+        def run(items: list[Item] = items, pins: set[str] = pins) -> Any:
             return trace(
                 instructions,
                 tools,

@@ -52,9 +52,9 @@ async def write_conversation(home: Path, cwd: Path, count: int) -> tuple[str, li
     )
     prefix = secrets.token_hex(10)
     ids = [f"{prefix}{n:012x}" for n in range(count)]
-    batch: list[dict[str, Any]] = []
+    batch: list[r.Item] = []
     for n, item_id in enumerate(ids):
-        item = {
+        item: r.Item = {
             "itemId": item_id,
             "sessionId": sid,
             "turnId": f"{prefix[::-1]}{n // 2:012x}",
@@ -62,9 +62,11 @@ async def write_conversation(home: Path, cwd: Path, count: int) -> tuple[str, li
             "status": r.COMPLETED,
         }
         if n % 2 == 0:
-            item.update(type=r.USER_MESSAGE, text=f"Please look at issue {n}.", origin="user")
+            item["type"], item["origin"] = r.USER_MESSAGE, "user"
+            item["text"] = f"Please look at issue {n}."
         else:
-            item.update(type=r.AGENT_MESSAGE, text=f"Issue {n} is fixed: the loop was off by one.")
+            item["type"] = r.AGENT_MESSAGE
+            item["text"] = f"Issue {n} is fixed: the loop was off by one."
         batch.append(item)
         if len(batch) == 10_000:
             await store.append_items(cid, sid, batch)

@@ -73,6 +73,7 @@ from bench._daemon import BenchDaemon, percentile
 from openvaala_server.client import Client
 from openvaala_server.domain import records as r
 from openvaala_server.domain.ids import new_id
+from openvaala_server.protocol.payloads import SubscribeResult
 from openvaala_server.store.paths import DataDir
 from openvaala_server.store.store import Store
 from openvaala_tui.app import VaalaApp
@@ -123,9 +124,9 @@ async def write_conversation(home: Path, cwd: Path, messages: int = N_MESSAGES) 
             "formatVersion": r.FORMAT_VERSION,
         }
     )
-    batch: list[dict[str, Any]] = []
+    batch: list[r.Item] = []
     for n in range(messages):
-        base = {
+        base: r.Item = {
             "itemId": new_id(),
             "sessionId": sid,
             "turnId": None,
@@ -199,7 +200,7 @@ class BenchApp(VaalaApp):
         assert self.client is not None
         subscribe = self.client.subscribe
 
-        async def timed(conversation_id: str, after_seq: int | None = None) -> dict[str, Any]:
+        async def timed(conversation_id: str, after_seq: int | None = None) -> SubscribeResult:
             self.timeline.mark("subscribe sent")
             result = await subscribe(conversation_id, after_seq)
             self.timeline.mark("subscribe answered")

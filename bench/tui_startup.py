@@ -95,6 +95,7 @@ def one_run(root: Path, env: dict[str, str]) -> tuple[float, float, float]:
                 frame = now
             if "Type a message" in seen:
                 screen = now
+                assert child.pid is not None
                 cpu = _cpu_s(child.pid)
                 frame = frame or now
         child.sendcontrol("q")

@@ -11,6 +11,7 @@ from acp.schema import ConfigOptionUpdate, CurrentModeUpdate, UsageUpdate
 
 from tests.acp.harness import acp_agent
 from tests.support.daemon import Daemon
+from tests.support.events import snapshot_of
 
 TWO_OF_EACH = """
 [models.demo]
@@ -48,7 +49,7 @@ async def test_modes_models_and_usage(daemon_factory: Any, tmp_path: Path) -> No
 
             await conn.set_session_mode(session_id=sid, mode_id="reviewer")
             await conn.set_config_option(config_id="model", session_id=sid, value="other")
-            snap = (await ws.subscribe(sid))["snapshot"]
+            snap = await snapshot_of(ws, sid)
             assert (snap["conversation"]["agent"], snap["conversation"]["model"]) == (
                 "reviewer",
                 "other",

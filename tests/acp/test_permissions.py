@@ -13,6 +13,7 @@ from acp.schema import AllowedOutcome, RequestPermissionResponse
 
 from tests.acp.harness import ASKING_CONFIG, acp_agent
 from tests.support.daemon import Daemon, make_daemon, stop_any_server
+from tests.support.events import snapshot_of
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +100,7 @@ async def test_permission_answered_from_a_websocket_client(
                     outcome=AllowedOutcome(outcome="selected", option_id="allow")
                 )
             )
-            snap = (await ws.subscribe(sid))["snapshot"]
+            snap = await snapshot_of(ws, sid)
             results = [i for i in snap["sessions"][0]["items"] if i["type"] == "tool_result"]
             assert len(results) == 1 and results[0]["isError"] is True
     finally:

@@ -12,6 +12,7 @@ from acp.schema import AvailableCommandsUpdate, ClientCapabilities, Implementati
 from tests.acp.harness import acp_agent
 from tests.support.daemon import Daemon
 from tests.support.errors import error_data
+from tests.support.events import snapshot_of
 
 
 async def test_prompt_runs_a_tool_and_streams_text(
@@ -65,7 +66,7 @@ async def test_prompt_runs_a_tool_and_streams_text(
 
     client = await shared_daemon.client()
     try:
-        snap = (await client.subscribe(sid))["snapshot"]
+        snap = await snapshot_of(client, sid)
         types = [i["type"] for i in snap["sessions"][0]["items"]]
         assert types[:3] == ["user_message", "tool_call", "tool_result"]
     finally:

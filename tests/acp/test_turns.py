@@ -12,6 +12,7 @@ from tests.acp.harness import acp_agent, fake_config
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
 from tests.support.daemon import Daemon
+from tests.support.events import snapshot_of
 
 
 async def test_cancel_mid_turn_keeps_the_partial_text(
@@ -30,7 +31,7 @@ async def test_cancel_mid_turn_keeps_the_partial_text(
 
     client = await daemon.client()
     try:
-        snap = (await client.subscribe(sid))["snapshot"]
+        snap = await snapshot_of(client, sid)
         items = snap["sessions"][0]["items"]
         message = next(i for i in items if i["type"] == "agent_message")
         # What the editor showed is what the daemon kept: nothing lost, nothing invented.

@@ -19,12 +19,14 @@ from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
 from tests.fakes.wire import CHAT
 from tests.support.daemon import Daemon
+from tests.support.errors import error_data
 from tests.support.events import (
     Note,
     collect_until,
     completed_items,
     method_is,
     new_conversation,
+    snapshot_of,
     turn_ended,
 )
 
@@ -73,7 +75,7 @@ async def requested(client: Client) -> Note:
 async def respond(
     client: Client, cid: str, approval_id: str, decision: str, message: str | None = None
 ) -> dict[str, Any]:
-    return await client.respond_approval(cid, approval_id, decision, message)
+    return dict(await client.respond_approval(cid, approval_id, decision, message))
 
 
 Connect = Callable[..., Awaitable[Client]]
@@ -124,13 +126,13 @@ async def test_both_clients_see_the_request_and_a_deny_runs_nothing(
     assert "touch marker" in seen_a["summary"] and "always" in seen_a["reason"]
     # A client arriving now finds the question in its snapshot, and the session waiting.
     late = await connect(d, "late")
-    snapshot = (await late.subscribe(cid))["snapshot"]
+    snapshot = await snapshot_of(late, cid)
     assert snapshot["approvals"] == [seen_a]
     assert snapshot["sessions"][0]["status"] == "awaiting_approval"
 
     with pytest.raises(RpcError) as bad:
         await respond(b, cid, seen_a["approvalId"], "maybe")
-    assert bad.value.kind == "invalid_params" and bad.value.data["param"] == "decision"
+    assert bad.value.kind == "invalid_params" and error_data(bad.value)["param"] == "decision"
     result = await respond(b, cid, seen_a["approvalId"], "deny", "not in my repo")
     assert result == {"approvalId": seen_a["approvalId"], "decision": "deny"}
     for client in (a, b, late):
@@ -148,7 +150,7 @@ async def test_both_clients_see_the_request_and_a_deny_runs_nothing(
     with pytest.raises(RpcError) as unknown:
         await respond(a, cid, "f" * 32, "allow")
     assert unknown.value.kind == "not_found"
-    snapshot = (await (await connect(d, "later")).subscribe(cid))["snapshot"]
+    snapshot = await snapshot_of((await connect(d, "later")), cid)
     assert snapshot["approvals"] == []
 
 
@@ -383,7 +385,7 @@ async def test_a_pending_approval_is_lost_when_the_daemon_stops(
     d.stop()
     d.start()
     client = await connect(d, "b")
-    snapshot = (await client.subscribe(cid))["snapshot"]
+    snapshot = await snapshot_of(client, cid)
     assert snapshot["approvals"] == []
     assert snapshot["sessions"][0]["status"] == "interrupted"
     [out] = [i for i in snapshot["sessions"][0]["items"] if i["type"] == "tool_result"]

@@ -19,6 +19,7 @@ from openvaala_server.client import Client, RpcError
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
 from tests.support.daemon import Daemon
+from tests.support.errors import error_data
 from tests.support.events import new_conversation, run_turn
 
 BIG = "x" * 2000
@@ -113,7 +114,7 @@ async def test_export_then_import_elsewhere_keeps_history_tree_and_attachments(
         with pytest.raises(RpcError) as asked:
             await client2.request("conversation/import", params)
         assert asked.value.kind == "import_conflict"
-        assert sorted(asked.value.data["conversations"]) == sorted([cid, fid])
+        assert sorted(error_data(asked.value)["conversations"]) == sorted([cid, fid])
         skipped = await client2.request("conversation/import", {**params, "onConflict": "skip"})
         assert skipped["conversationId"] is None and sorted(skipped["skipped"]) == sorted(
             [cid, fid]

@@ -18,6 +18,7 @@ from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
 from tests.fakes.wire import CHAT
 from tests.support.daemon import Daemon
+from tests.support.errors import error_data
 from tests.support.events import completed_items, new_conversation, run_turn
 
 Factory = Callable[..., Daemon]
@@ -140,7 +141,7 @@ async def test_rewind_with_restore_puts_every_file_back_and_reports_conflicts(
                 {"conversationId": cid, "messageId": message["itemId"], "restoreFiles": True},
             )
         assert refused.value.kind == "files_conflict"
-        assert refused.value.data["conflicts"] == [
+        assert error_data(refused.value)["conflicts"] == [
             {"path": "edited.txt", "reason": "changed_since"}
         ]
         assert snapshot(work)["written.txt"] == "fresh\n"  # nothing was restored

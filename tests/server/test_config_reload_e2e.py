@@ -23,6 +23,7 @@ from tests.support.events import (
     run_turn,
     turn_ended,
 )
+from tests.support.json import j
 
 DemoFactory = Callable[..., Daemon]
 
@@ -106,8 +107,8 @@ async def test_a_typo_is_shown_to_every_client_and_the_last_good_config_is_kept(
 
         # A client that connects now learns of the error at once.
         later = await d.client("later")
-        assert later.server_info["config"]["state"] == "error"
-        assert later.server_info["config"]["key"] == "agents.default.modle"
+        assert j(later.server_info)["config"]["state"] == "error"
+        assert j(later.server_info)["config"]["key"] == "agents.default.modle"
 
         # Fixed, with a model added: everyone hears it, and the new model is there.
         d.config_path.write_text(good + '\n[models.second]\nprovider = "demo"\n')
@@ -117,7 +118,7 @@ async def test_a_typo_is_shown_to_every_client_and_the_last_good_config_is_kept(
         models = await later.request("models/list")
         assert [m["name"] for m in models["models"]] == ["demo", "second"]
         third = await d.client("third")
-        assert third.server_info["config"]["state"] == "ok"
+        assert j(third.server_info)["config"]["state"] == "ok"
         await third.close()
     finally:
         await watcher.close()

@@ -19,6 +19,7 @@ from tests.support.events import (
     completed_items,
     new_conversation,
     run_turn,
+    snapshot_of,
     turn_ended,
 )
 
@@ -213,7 +214,7 @@ async def test_fork_of_a_running_conversation_copies_finished_turns_only(
     await gate.wait_reached()
     await client.request("input/send", {"conversationId": cid, "text": "queued", "mode": "queue"})
     forked = (await client.request("conversation/fork", {"conversationId": cid}))["conversation"]
-    snapshot = (await client.subscribe(forked["conversationId"]))["snapshot"]
+    snapshot = await snapshot_of(client, forked["conversationId"])
     [root] = snapshot["sessions"]
     assert [i.get("text") for i in root["items"]] == ["finished turn", "done"]
     assert root["inbox"] == [] and root["turn"] is None

@@ -13,7 +13,8 @@ from openvaala_server.client import Client, RpcError
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
 from tests.support.daemon import Daemon
-from tests.support.events import collect_until, new_conversation, run_turn
+from tests.support.errors import error_data
+from tests.support.events import collect_until, new_conversation, run_turn, snapshot_of
 
 BIG = "x" * 2000  # about 500 tokens
 
@@ -131,8 +132,8 @@ async def test_a_pinned_message_survives_two_compactions_verbatim_restart_and_fo
     await client.close()
     d.restart()
     client = await d.client()
-    snapshot = await client.subscribe(cid)
-    assert snapshot["snapshot"]["sessions"][0]["pinned"] == [message["itemId"]]
+    snapshot = await snapshot_of(client, cid)
+    assert snapshot["sessions"][0]["pinned"] == [message["itemId"]]
     forked = await client.request("conversation/fork", {"conversationId": cid})
     fid = forked["conversation"]["conversationId"]
     fork_trace = await client.request("conversation/context", {"conversationId": fid})
@@ -164,13 +165,13 @@ async def test_a_pin_that_would_not_fit_is_refused_with_the_reason(
         await client.request("conversation/pin", {"conversationId": cid, "itemId": big["itemId"]})
     assert refused.value.kind == "pin_refused"
     assert "would not fit" in refused.value.message
-    assert refused.value.data["tokens"] > refused.value.data["budget"]
+    assert error_data(refused.value)["tokens"] > error_data(refused.value)["budget"]
     # A tool result or a made-up id is refused too, naming the problem.
     with pytest.raises(RpcError) as missing:
         await client.request("conversation/pin", {"conversationId": cid, "itemId": "f" * 32})
     assert missing.value.kind == "not_found"
-    snapshot = await client.subscribe(cid)
-    assert snapshot["snapshot"]["sessions"][0]["pinned"] == []
+    snapshot = await snapshot_of(client, cid)
+    assert snapshot["sessions"][0]["pinned"] == []
     await client.close()
 
 

@@ -6,10 +6,8 @@ in the history tells every client (and the model, next turn) why the turn ended.
 
 from __future__ import annotations
 
-from typing import Any
-
 from tests.support.daemon import Daemon
-from tests.support.events import collect_until, new_conversation, tool_started
+from tests.support.events import collect_until, new_conversation, snapshot_of, tool_started
 
 
 async def _kill_during_shell(daemon: Daemon) -> str:
@@ -31,9 +29,9 @@ async def test_a_shell_call_cut_by_a_crash_is_interrupted_and_says_why(daemon: D
     cid = await _kill_during_shell(daemon)
     client = await daemon.client(reconnect=False)
     try:
-        snapshot = (await client.subscribe(cid))["snapshot"]
+        snapshot = await snapshot_of(client, cid)
         [root] = snapshot["sessions"]
-        items: list[dict[str, Any]] = root["items"]
+        items = root["items"]
         [call] = [i for i in items if i["type"] == "tool_call"]
         results = [i for i in items if i["type"] == "tool_result"]
         assert [(r["callId"], r["status"], r["isError"]) for r in results] == [

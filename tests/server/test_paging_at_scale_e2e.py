@@ -45,12 +45,12 @@ async def write_conversation(home: Path, cwd: Path, count: int) -> tuple[str, li
     # Distinct valid ids without 100k calls to the random source: a random prefix, a counter.
     prefix = new_id()[:20]
     ids = [f"{prefix}{n:012x}" for n in range(count)]
-    batch: list[dict[str, Any]] = []
+    batch: list[r.Item] = []
     turn = ""
     for n, item_id in enumerate(ids):
         if n % 2 == 0:
             turn = f"{prefix[::-1]}{n:012x}"
-        base = {
+        base: r.Item = {
             "itemId": item_id,
             "sessionId": sid,
             "turnId": turn,

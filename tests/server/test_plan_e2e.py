@@ -12,7 +12,13 @@ from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
 from tests.fakes.wire import CHAT
 from tests.support.daemon import Daemon
-from tests.support.events import collect_until, completed_items, new_conversation, turn_ended
+from tests.support.events import (
+    collect_until,
+    completed_items,
+    new_conversation,
+    snapshot_of,
+    turn_ended,
+)
 
 Factory = Callable[..., Daemon]
 
@@ -66,7 +72,7 @@ async def test_update_plan_reaches_two_clients_a_late_one_and_survives_a_restart
         assert "[x] Read the failing test" in tool_messages[-1]["content"]
 
         late = await d.client("late")
-        snapshot = (await late.subscribe(cid))["snapshot"]
+        snapshot = await snapshot_of(late, cid)
         assert snapshot["sessions"][0]["plan"] == expected
         await late.close()
     finally:
@@ -76,7 +82,7 @@ async def test_update_plan_reaches_two_clients_a_late_one_and_survives_a_restart
     d.restart()
     client = await d.client("after")
     try:
-        snapshot = (await client.subscribe(cid))["snapshot"]
+        snapshot = await snapshot_of(client, cid)
         assert snapshot["sessions"][0]["plan"] == {"explanation": "Found the bug", "steps": STEPS}
     finally:
         await client.close()
@@ -103,7 +109,7 @@ async def test_a_plan_with_two_steps_in_progress_is_refused_and_the_old_plan_sta
         assert not good["isError"]
         assert two["isError"] and "at most one step may be in_progress" in two["output"]
         assert bad_status["isError"] and "'done'" in bad_status["output"]
-        snapshot = (await client.subscribe(cid))["snapshot"]
+        snapshot = await snapshot_of(client, cid)
         assert snapshot["sessions"][0]["plan"] == {"steps": STEPS}
     finally:
         await client.close()
@@ -150,7 +156,7 @@ async def test_a_fork_starts_with_the_plan_of_the_point_it_copies(
         async def plan_of_fork(**params: str) -> object:
             forked = await client.request("conversation/fork", {"conversationId": cid, **params})
             fork_id = forked["conversation"]["conversationId"]
-            return (await client.subscribe(fork_id))["snapshot"]["sessions"][0]["plan"]
+            return (await snapshot_of(client, fork_id))["sessions"][0]["plan"]
 
         assert await plan_of_fork(upToItemId=end_of_first) == {"steps": STEPS}
         assert await plan_of_fork() == {"steps": later}

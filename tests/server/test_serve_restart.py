@@ -10,6 +10,7 @@ from openvaala_server.config import ServerConfig
 from openvaala_server.store.lock import read_lock
 from tests.support.daemon import Daemon
 from tests.support.events import collect_until, method_is
+from tests.support.json import j
 
 
 def pid_of(d: Daemon) -> int | None:
@@ -35,7 +36,7 @@ async def test_serve_restart_applies_server_settings_and_refuses_a_broken_file(
         assert "openvaala serve restart" in reloaded["message"]
         # The running listener keeps its limits until the restart, and says so truly.
         later = await Client.connect(data_dir=d.data_dir, start=False, reconnect=False)
-        assert later.server_info["capabilities"]["maxFrameBytes"] == ServerConfig.max_frame_bytes
+        assert j(later.server_info)["capabilities"]["maxFrameBytes"] == ServerConfig.max_frame_bytes
         await later.close()
     finally:
         await client.close()
@@ -46,7 +47,7 @@ async def test_serve_restart_applies_server_settings_and_refuses_a_broken_file(
     second = pid_of(d)
     assert second is not None and second != first
     after = await Client.connect(data_dir=d.data_dir, start=False, reconnect=False)
-    assert after.server_info["capabilities"]["maxFrameBytes"] == 4096
+    assert j(after.server_info)["capabilities"]["maxFrameBytes"] == 4096
     await after.close()
 
     d.config_path.write_text(good.replace("[agents.default]", "[agents.default]\ncolour = 1"))

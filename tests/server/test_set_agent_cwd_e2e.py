@@ -12,8 +12,16 @@ import orjson
 import pytest
 
 from openvaala_server.client import Client, RpcError
+from openvaala_server.protocol.payloads import ConversationInfo
 from tests.support.daemon import Daemon
-from tests.support.events import collect_until, completed_items, new_conversation, run_turn
+from tests.support.errors import error_data
+from tests.support.events import (
+    collect_until,
+    completed_items,
+    new_conversation,
+    run_turn,
+    snapshot_of,
+)
 
 TWO_AGENTS = """
 [models.demo]
@@ -49,9 +57,9 @@ def _records(daemon: Daemon, cid: str) -> list[dict[str, Any]]:
     return [orjson.loads(line) for line in path.read_bytes().splitlines()]
 
 
-async def _info(client: Client, cid: str) -> dict[str, Any]:
-    snap = await client.subscribe(cid)
-    info: dict[str, Any] = snap["snapshot"]["conversation"]
+async def _info(client: Client, cid: str) -> ConversationInfo:
+    snap = await snapshot_of(client, cid)
+    info = snap["conversation"]
     return info
 
 
@@ -80,8 +88,8 @@ async def test_a_missing_agent_is_refused_and_another_can_be_chosen(
                 "input/send", {"conversationId": cid, "text": "run: echo hi", "mode": "queue"}
             )
         assert sent.value.kind == "agent_missing"
-        assert sent.value.data["agent"] == "coder"
-        assert sent.value.data["available"] == ["default"]
+        assert error_data(sent.value)["agent"] == "coder"
+        assert error_data(sent.value)["available"] == ["default"]
         assert "coder" in sent.value.message
         with pytest.raises(RpcError) as unknown:
             await client.request(

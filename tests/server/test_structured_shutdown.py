@@ -14,7 +14,6 @@ import asyncio
 import signal
 import time
 from collections.abc import Callable
-from typing import Any
 
 from openvaala_server.client import Client
 from openvaala_server.server import STOP_BOUND_S
@@ -22,7 +21,7 @@ from tests.fakes.providers import FakeProvider, RecordedRequest
 from tests.fakes.script import Reply
 from tests.server.tools.processes import survivors, wait_for_processes
 from tests.support.daemon import Daemon
-from tests.support.events import collect_until, new_conversation, tool_started
+from tests.support.events import collect_until, new_conversation, snapshot_of, tool_started
 
 MARKER = "60.7781"
 
@@ -118,7 +117,7 @@ async def test_shutdown_with_turns_subagents_and_tools_running_is_bounded_and_lo
     client = await d.client(reconnect=False)
     try:
         for cid, said in [(tool, "RUN-TOOL"), (stream, "STREAM"), (delegate, "DELEGATE")]:
-            snapshot: dict[str, Any] = (await client.subscribe(cid))["snapshot"]
+            snapshot = await snapshot_of(client, cid)
             sessions = {s["agent"]: s for s in snapshot["sessions"]}
             root = sessions["default"]
             items = root["items"]

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from openvaala_server.client import Client
+from openvaala_server.protocol.payloads import Snapshot
 
 Note = dict[str, Any]
 
@@ -69,3 +70,10 @@ async def run_turn(client: Client, cid: str, text: str, **extra: Any) -> list[No
 def completed_items(notes: list[Note], item_type: str | None = None) -> list[dict[str, Any]]:
     items = [n["params"]["item"] for n in notes if n["method"] == "item/completed"]
     return [i for i in items if item_type is None or i["type"] == item_type]
+
+
+async def snapshot_of(client: Client, conversation_id: str) -> Snapshot:
+    """Subscribe and return the conversation's snapshot (a first subscription always has one)."""
+    snapshot = (await client.subscribe(conversation_id))["snapshot"]
+    assert snapshot is not None, "a subscription without afterSeq returns a snapshot"
+    return snapshot

@@ -14,6 +14,7 @@ from openvaala_tui.screens import AgentsScreen, ListPicker
 from openvaala_tui.widgets import transcript as transcript_module
 from openvaala_tui.widgets.items import AgentMessage, Summary, UserMessage
 from openvaala_tui.widgets.transcript import FIRST_PAGE, Transcript
+from tests.support.json import j
 from tests.tui import fixed
 from tests.tui.conftest import Clients, demo_config, notices, ready, type_and_send, wait_for
 
@@ -125,7 +126,7 @@ async def test_fork(daemon_factory: Any, clients: Clients) -> None:
         await type_and_send(pilot, "/fork")
         await wait_for(pilot, lambda: app.view.conversation_id != first, what="/fork")
         # The copy is open, with the same history, and says where it came from.
-        assert app.view.conversation["forkedFrom"]["conversationId"] == first
+        assert j(app.view.conversation)["forkedFrom"]["conversationId"] == first
         await wait_for(pilot, lambda: len(app.transcript.query(AgentMessage)) == 1)
         assert [w.item["text"] for w in app.transcript.query(UserMessage)] == ["hello"]
         # It goes on by itself: the original keeps its own history.
@@ -153,7 +154,7 @@ async def test_escape_twice_rewinds(daemon_factory: Any, clients: Clients) -> No
         await wait_for(pilot, lambda: app.view.conversation_id != first, what="/rewind")
         # A new conversation up to just before that message, with it back in the composer.
         assert app.composer.text == "second message"
-        assert app.view.conversation["forkedFrom"]["kind"] == "rewind"
+        assert j(app.view.conversation)["forkedFrom"]["kind"] == "rewind"
         assert [w.item["text"] for w in app.transcript.query(UserMessage)] == ["first message"]
         assert len(app.transcript.query(AgentMessage)) == 1
         # Sending it again continues the new conversation.

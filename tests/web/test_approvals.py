@@ -12,7 +12,7 @@ from playwright.sync_api import Locator, Page, WebSocketRoute, expect
 
 from openvaala_server.client import Client
 from tests.support.daemon import Daemon
-from tests.support.events import collect_until, method_is, turn_ended
+from tests.support.events import collect_until, method_is, snapshot_of, turn_ended
 from tests.web.conftest import WebUI, run_async
 from tests.web.test_state import page_script
 
@@ -134,10 +134,10 @@ def test_an_answer_from_a_python_client_resolves_the_card(
     async def answer() -> dict[str, Any]:
         client: Client = await daemon.client()
         try:
-            snapshot = await client.subscribe(cid)
-            pending = [a["approvalId"] for a in snapshot["snapshot"]["approvals"]]
+            snapshot = await snapshot_of(client, cid)
+            pending = [a["approvalId"] for a in snapshot["approvals"]]
             assert pending == [approval_id]  # the page shows the daemon's request
-            return await client.respond_approval(cid, approval_id, "allow_conversation")
+            return dict(await client.respond_approval(cid, approval_id, "allow_conversation"))
         finally:
             await client.close()
 

@@ -12,8 +12,9 @@ from typing import Any
 from playwright.sync_api import expect
 
 from openvaala_server.client import Client
+from openvaala_server.protocol.payloads import ConversationInfo
 from tests.support.daemon import Daemon
-from tests.support.events import collect_until, new_conversation, tool_started
+from tests.support.events import collect_until, new_conversation, snapshot_of, tool_started
 from tests.web.conftest import WebUI, run_async
 
 DaemonFactory = Callable[..., Daemon]
@@ -50,12 +51,12 @@ def _conversation(daemon: Daemon, text: str, **extra: Any) -> str:
     return run_async(go)
 
 
-def _info(daemon: Daemon, cid: str) -> dict[str, Any]:
-    async def go() -> dict[str, Any]:
+def _info(daemon: Daemon, cid: str) -> ConversationInfo:
+    async def go() -> ConversationInfo:
         client: Client = await daemon.client(reconnect=False)
         try:
-            snap = await client.subscribe(cid)
-            info: dict[str, Any] = snap["snapshot"]["conversation"]
+            snap = await snapshot_of(client, cid)
+            info = snap["conversation"]
             return info
         finally:
             await client.close()

@@ -14,6 +14,7 @@ from tests.support.events import (
     completed_items,
     new_conversation,
     run_turn,
+    snapshot_of,
     tool_started,
     turn_ended,
 )
@@ -228,7 +229,7 @@ async def test_a_long_conversation_opens_from_its_last_page_and_keeps_everything
     await client.close()
     daemon.restart()
     client = await daemon.client()
-    snapshot = (await client.subscribe(cid))["snapshot"]
+    snapshot = await snapshot_of(client, cid)
     [root] = snapshot["sessions"]
     assert len(root["items"]) == 100 and root["hasMore"]
     assert root["items"][-1]["type"] == "agent_message"

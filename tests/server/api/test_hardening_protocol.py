@@ -11,6 +11,7 @@ from websockets.asyncio.client import connect
 
 from openvaala_server.client import RpcError
 from tests.support.daemon import Daemon
+from tests.support.errors import error_data
 from tests.support.events import new_conversation, run_turn
 
 
@@ -45,5 +46,5 @@ async def test_a_forged_well_formed_cursor_is_invalid_params(daemon: Daemon) -> 
         with pytest.raises(RpcError) as refused:
             await client.request("conversation/list", {"limit": 1, "cursor": cursor})
         assert refused.value.kind == "invalid_params"
-        assert refused.value.data["param"] == "cursor"
+        assert error_data(refused.value)["param"] == "cursor"
     await client.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from openvaala_server.domain import records as r
 from openvaala_server.domain.meta import fold
+from tests.support.json import j
 
 ROOT, CHILD = "a" * 32, "b" * 32
 CREATED: r.Record = {
@@ -44,7 +45,7 @@ def test_damaged_records_change_nothing_and_are_counted() -> None:
             CREATED,
             {"type": r.SESSION_AGENT_SET, "ts": "t1", "sessionId": ROOT, "agent": ""},
             {"type": r.SESSION_AGENT_SET, "ts": "t2", "sessionId": "f" * 32, "agent": "x"},
-            {"type": r.CONVERSATION_CWD_SET, "ts": "t3", "cwd": 7},
+            j({"type": r.CONVERSATION_CWD_SET, "ts": "t3", "cwd": 7}),
         ]
     )
     assert (meta.agent, meta.cwd, meta.unknown_records) == ("coder", "/old", 3)

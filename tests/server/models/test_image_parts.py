@@ -8,13 +8,15 @@ import itertools
 from typing import Any, cast
 
 from openvaala_server.config import ModelConfig
+from openvaala_server.domain.images import ImageRef
 from openvaala_server.domain.records import Item
 from openvaala_server.domain.usage import IMAGE_TOKENS, estimate_item
 from openvaala_server.models import anthropic, http, openai_chat, openai_responses
 from openvaala_server.models.base import ModelRequest
+from tests.support.json import j
 
 _ids = itertools.count()
-REF = {"sha256": "a" * 64, "mediaType": "image/png", "size": 3, "name": "x.png"}
+REF: ImageRef = {"sha256": "a" * 64, "mediaType": "image/png", "size": 3, "name": "x.png"}
 DATA = {"a" * 64: "AAAA"}
 
 
@@ -54,7 +56,7 @@ def test_chat_sends_a_tool_results_images_after_the_groups_tool_messages() -> No
         roles = [m["role"] for m in messages]
         assert roles == ["user", "assistant", "tool", "tool", "user", "assistant"]
         assert messages[2] == {"role": "tool", "tool_call_id": "c1", "content": "c1"}
-        follow = messages[4]["content"]
+        follow = j(messages[4])["content"]
         assert follow[1] == {
             "type": "image_url",
             "image_url": {"url": "data:image/png;base64,AAAA"},
@@ -68,9 +70,9 @@ def test_without_the_data_every_format_sends_a_placeholder() -> None:
     assert [m["role"] for m in chat] == ["user", "assistant", "tool", "tool", "assistant"]
     assert chat[2]["content"] == f"c1\n{note}"
     responses = openai_responses.to_input(ITEMS, "current_turn", None, {})
-    assert responses[3]["output"] == f"c1\n{note}"
+    assert j(responses[3])["output"] == f"c1\n{note}"
     claude = anthropic.to_messages(ITEMS, None, {})
-    assert claude[2]["content"][0]["content"] == [{"type": "text", "text": f"c1\n{note}"}]
+    assert j(claude[2])["content"][0]["content"] == [{"type": "text", "text": f"c1\n{note}"}]
 
 
 def test_anthropic_puts_a_messages_images_before_its_text() -> None:
@@ -81,5 +83,5 @@ def test_anthropic_puts_a_messages_images_before_its_text() -> None:
 
 def test_each_image_counts_in_the_context_estimate() -> None:
     plain = item("user_message", text="look")
-    with_two = {**plain, "images": [REF, REF]}
+    with_two: Item = {**plain, "images": [REF, REF]}
     assert estimate_item(with_two) - estimate_item(plain) == 2 * IMAGE_TOKENS

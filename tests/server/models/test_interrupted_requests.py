@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from openvaala_server.domain.records import Item
 from openvaala_server.models.anthropic import AnthropicProvider
 from openvaala_server.models.base import ModelRequest
 from openvaala_server.models.http import (
@@ -24,7 +25,7 @@ NOTICE = "The user interrupted the previous turn."
 
 # Two interrupted turns: the first while its answer streamed, the second while its second tool
 # ran (the command had printed a line); each followed by the interrupted turn's notice.
-HISTORY: list[dict[str, Any]] = [
+HISTORY: list[Item] = [
     {"type": "user_message", "text": "explain the build", "status": "completed"},
     {"type": "agent_message", "text": "The build first runs ma", "status": "interrupted"},
     {"type": "notice", "text": NOTICE, "status": "completed"},
@@ -56,7 +57,7 @@ PARTIAL_OUTPUT = "running 40 tests\n" + INTERRUPTED_MARK
 PARTIAL_ANSWER = "The build first runs ma\n" + INTERRUPTED_MARK
 
 
-async def body_for(provider: Any, fake: FakeProvider, items: list[dict[str, Any]]) -> Any:
+async def body_for(provider: Any, fake: FakeProvider, items: list[Item]) -> Any:
     fake.enqueue(Reply().text("ok"))
     request = ModelRequest(model=provider.config, instructions="SYS", items=items)
     [event async for event in provider.stream(request)]
@@ -171,28 +172,28 @@ async def test_anthropic_marks_the_interrupted_tool_result_and_answer(
 
 def test_an_empty_interrupted_tool_result_is_the_mark_alone() -> None:
     # Today's shell tool result of a command stopped before it printed anything.
-    empty = {"type": "tool_result", "callId": "c", "output": "", "status": "interrupted"}
+    empty: Item = {"type": "tool_result", "callId": "c", "output": "", "status": "interrupted"}
     assert tool_result_text(empty) == INTERRUPTED_MARK
 
 
 def test_a_failed_turns_leftovers_are_marked_too() -> None:
-    result = {"type": "tool_result", "callId": "c", "output": "half", "status": "failed"}
+    result: Item = {"type": "tool_result", "callId": "c", "output": "half", "status": "failed"}
     assert tool_result_text(result) == "half\n" + FAILED_MARK
-    answer = {"type": "agent_message", "text": "Half an ans", "status": "failed"}
+    answer: Item = {"type": "agent_message", "text": "Half an ans", "status": "failed"}
     assert agent_text(answer) == "Half an ans\n" + FAILED_MARK
 
 
 def test_finished_items_are_sent_unchanged() -> None:
-    result = {"type": "tool_result", "callId": "c", "output": "ok \n", "status": "completed"}
+    result: Item = {"type": "tool_result", "callId": "c", "output": "ok \n", "status": "completed"}
     assert tool_result_text(result) == "ok \n"
-    answer = {"type": "agent_message", "text": "Done. ", "status": "completed"}
+    answer: Item = {"type": "agent_message", "text": "Done. ", "status": "completed"}
     assert agent_text(answer) == "Done. "
     # An interrupted message without text still sends nothing.
     assert agent_text({"type": "agent_message", "text": "", "status": "interrupted"}) == ""
 
 
 def test_an_interrupted_result_whose_call_was_compacted_away_is_marked_in_its_note() -> None:
-    orphan = {
+    orphan: Item = {
         "type": "tool_result",
         "callId": "gone",
         "name": "shell",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from email.utils import formatdate
+from typing import cast
 
 from openvaala_server.config import ModelConfig
 from openvaala_server.domain.records import Item
@@ -60,7 +61,9 @@ def test_redact_ignores_tiny_secrets() -> None:
 
 
 def call(call_id: str, **extra: object) -> Item:
-    return {"type": "tool_call", "callId": call_id, "name": "t", "arguments": {}, **extra}
+    return cast(
+        Item, {"type": "tool_call", "callId": call_id, "name": "t", "arguments": {}, **extra}
+    )
 
 
 def result(call_id: str) -> Item:
@@ -68,7 +71,13 @@ def result(call_id: str) -> Item:
 
 
 def test_pairing_keeps_complete_history() -> None:
-    items = [{"type": "user_message", "text": "q"}, call("a"), call("b"), result("b"), result("a")]
+    items: list[Item] = [
+        {"type": "user_message", "text": "q"},
+        call("a"),
+        call("b"),
+        result("b"),
+        result("a"),
+    ]
     paired = pair_tool_calls(items)
     # Results follow their calls in call order.
     assert [(i["type"], i.get("callId")) for i in paired] == [
@@ -81,7 +90,7 @@ def test_pairing_keeps_complete_history() -> None:
 
 
 def test_pairing_answers_orphan_calls() -> None:
-    items = [call("a", status="interrupted"), {"type": "notice", "text": "interrupted"}]
+    items: list[Item] = [call("a", status="interrupted"), {"type": "notice", "text": "interrupted"}]
     paired = pair_tool_calls(items)
     assert paired[1]["type"] == "tool_result"
     assert paired[1]["callId"] == "a"
@@ -91,7 +100,7 @@ def test_pairing_answers_orphan_calls() -> None:
 
 
 def test_pairing_text_between_calls_and_orphan_results() -> None:
-    items = [
+    items: list[Item] = [
         call("a"),
         {"type": "agent_message", "text": "and also"},
         call("b"),
@@ -111,5 +120,5 @@ def test_pairing_text_between_calls_and_orphan_results() -> None:
 
 
 def test_sequential_rounds_stay_sequential() -> None:
-    items = [call("a"), result("a"), call("b"), result("b")]
+    items: list[Item] = [call("a"), result("a"), call("b"), result("b")]
     assert [i.get("callId") for i in pair_tool_calls(items)] == ["a", "a", "b", "b"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from openvaala_server.domain.records import Item
 from openvaala_server.models.anthropic import AnthropicProvider
 from openvaala_server.models.base import ModelRequest, ReasoningDone, ToolSpec
 from openvaala_server.models.http import (
@@ -19,7 +20,7 @@ from tests.fakes import API_KEY_ENV, FakeProvider, Reply
 TOOL = ToolSpec("shell", "Run a command", {"type": "object", "properties": {"cmd": {}}})
 
 # Two turns: the first used a tool (with reasoning), the second is in progress after a call.
-HISTORY: list[dict[str, Any]] = [
+HISTORY: list[Item] = [
     {"type": "summary", "text": "We set up the repo."},
     {"type": "user_message", "text": "list files"},
     {
@@ -45,7 +46,7 @@ HISTORY: list[dict[str, Any]] = [
     {"type": "tool_result", "callId": "c2", "name": "shell", "output": "denied", "isError": True},
 ]
 
-INTERRUPTED: list[dict[str, Any]] = [
+INTERRUPTED: list[Item] = [
     {"type": "user_message", "text": "do two things"},
     {"type": "agent_message", "text": "Start", "status": "interrupted"},
     {
@@ -60,7 +61,7 @@ INTERRUPTED: list[dict[str, Any]] = [
 ]
 
 
-async def send(provider: Any, fake: FakeProvider, items: list[dict[str, Any]]) -> Any:
+async def send(provider: Any, fake: FakeProvider, items: list[Item]) -> Any:
     fake.enqueue(Reply().text("ok"))
     req = ModelRequest(model=provider.config, instructions="SYS", items=items, tools=[TOOL])
     [e async for e in provider.stream(req)]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+from collections.abc import Mapping
 from typing import Any, cast
 
 from hypothesis import given, settings
@@ -55,7 +56,7 @@ def providers() -> list[Provider]:
     ]
 
 
-def uncached(provider: Provider, request: ModelRequest) -> list[dict[str, Any]]:
+def uncached(provider: Provider, request: ModelRequest) -> list[Any]:
     """The messages/input without any cache (the plain per-item conversion)."""
     if isinstance(provider, openai_chat.OpenAIChatProvider):
         return openai_chat.to_messages(request)
@@ -64,12 +65,12 @@ def uncached(provider: Provider, request: ModelRequest) -> list[dict[str, Any]]:
     return openai_responses.to_input(request.items, provider.reasoning_context)
 
 
-def history_of(body: dict[str, Any]) -> Any:
+def history_of(body: Mapping[str, object]) -> Any:
     return body.get("messages", body.get("input"))
 
 
 def item(kind: str, status: str = "completed", **fields: Any) -> Item:
-    return {"itemId": f"i{next(_ids)}", "type": kind, "status": status, **fields}
+    return cast(Item, {"itemId": f"i{next(_ids)}", "type": kind, "status": status, **fields})
 
 
 def user(text: str) -> Item:
@@ -97,7 +98,7 @@ def reasoning(text: str, provider: str) -> Item:
     return item("reasoning", text=text, providerData=data)
 
 
-def steps() -> list[list[dict[str, Any]]]:
+def steps() -> list[list[Item]]:
     """What is appended to the session before each model call."""
     return [
         [user("list the files")],
@@ -117,7 +118,7 @@ def steps() -> list[list[dict[str, Any]]]:
 
 def test_cached_bodies_equal_uncached_over_a_session() -> None:
     for provider in providers():
-        session: list[dict[str, Any]] = []
+        session: list[Item] = []
         built: list[tuple[ModelRequest, Any]] = []
 
         def check(
@@ -183,7 +184,7 @@ def test_a_copy_of_an_item_is_converted_again() -> None:
     for provider in providers():
         original = user("first")
         provider.build_body(ModelRequest(provider.config, "", [original], []))
-        changed = {**original, "text": "second"}  # same itemId, another object
+        changed: Item = {**original, "text": "second"}  # same itemId, another object
         body = provider.build_body(ModelRequest(provider.config, "", [changed], []))
         assert "second" in str(history_of(body))
         assert "first" not in str(history_of(body))
@@ -192,7 +193,7 @@ def test_a_copy_of_an_item_is_converted_again() -> None:
 def test_the_cache_is_bounded() -> None:
     for provider in providers():
         cast(Any, provider).wire_cache = WireCache(provider.wire_cache.convert, generation=8)
-        session: list[dict[str, Any]] = []
+        session: list[Item] = []
         for n in range(30):
             session.extend([user(f"q{n}"), call(f"c{n}"), result(f"c{n}"), agent(f"a{n}")])
             request = ModelRequest(provider.config, "S", session[-12:], TOOLS)
@@ -207,7 +208,7 @@ KINDS = ["user_message", "agent_message", "reasoning", "tool_call", "tool_result
 
 @st.composite
 def histories(draw: st.DrawFn) -> list[Item]:
-    out: list[dict[str, Any]] = []
+    out: list[Item] = []
     for _ in range(draw(st.integers(0, 25))):
         kind = draw(st.sampled_from([*KINDS, "tool_call", "tool_result", "summary"]))
         status = draw(st.sampled_from(["completed", "completed", "interrupted", "failed"]))
@@ -239,9 +240,7 @@ def histories(draw: st.DrawFn) -> list[Item]:
 
 @settings(max_examples=150, deadline=None)
 @given(history=histories(), cuts=st.lists(st.integers(0, 25), max_size=6))
-def test_random_sessions_cached_equals_uncached(
-    history: list[dict[str, Any]], cuts: list[int]
-) -> None:
+def test_random_sessions_cached_equals_uncached(history: list[Item], cuts: list[int]) -> None:
     for provider in providers():
         for cut in [*sorted(cuts), len(history), *cuts]:
             request = ModelRequest(provider.config, "S", context_items(history[:cut]), TOOLS)
@@ -253,12 +252,12 @@ def test_random_sessions_cached_equals_uncached(
 # -- pair_tool_calls is written for speed; it must do what the plain version did ------------------
 
 
-def reference_pairing(items: list[dict[str, Any]]) -> list[Item]:
+def reference_pairing(items: list[Item]) -> list[Item]:
     """The straightforward implementation `pair_tool_calls` replaced (same rules, slower)."""
-    out: list[dict[str, Any]] = []
-    calls: list[dict[str, Any]] = []
-    results: dict[str, dict[str, Any]] = {}
-    notes: list[dict[str, Any]] = []
+    out: list[Item] = []
+    calls: list[Item] = []
+    results: dict[str, Item] = {}
+    notes: list[Item] = []
 
     def flush() -> None:
         for c in calls:
@@ -292,7 +291,7 @@ def reference_pairing(items: list[dict[str, Any]]) -> list[Item]:
             if any(c.get("callId") == call_id for c in calls) and call_id not in results:
                 results[call_id] = i
             else:
-                note = {
+                note: Item = {
                     "type": "notice",
                     "text": f"Result of an earlier {i.get('name', 'tool')} call: "
                     + http.tool_output_text(i),
@@ -320,9 +319,9 @@ def reference_pairing(items: list[dict[str, Any]]) -> list[Item]:
     )
 )
 def test_pairing_matches_the_reference(spec: list[tuple[str, Any]]) -> None:
-    items: list[dict[str, Any]] = []
+    items: list[Item] = []
     for kind, call_id in spec:
-        one: dict[str, Any] = {"type": kind, "name": "shell", "output": "o", "text": "t"}
+        one: Item = {"type": kind, "name": "shell", "output": "o", "text": "t"}
         if kind == "tool_result" and not isinstance(call_id, str | None):
             call_id = str(call_id)
         if call_id != "missing":

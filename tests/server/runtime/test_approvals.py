@@ -15,6 +15,7 @@ from openvaala_server.runtime.hub import Hub
 from openvaala_server.tools.base import access_of
 from openvaala_server.tools.files import WriteFileTool
 from openvaala_server.tools.shell import ShellTool
+from tests.support.errors import error_data
 
 SID = "s" * 32
 
@@ -53,7 +54,7 @@ async def test_the_first_answer_wins_and_every_client_hears_it() -> None:
     assert board.pending() == []
     with pytest.raises(errors.AlreadyResolved) as again:
         board.resolve(pending.approval_id, "allow")
-    assert again.value.data["decision"] == "deny"
+    assert error_data(again.value)["decision"] == "deny"
     with pytest.raises(errors.NotFound):
         board.resolve("f" * 32, "allow")
     assert frames.methods() == ["approval/requested", "approval/resolved"]

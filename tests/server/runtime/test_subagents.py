@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from openvaala_server.config import parse_config
-from openvaala_server.domain.records import Item
+from openvaala_server.domain.records import ErrorInfo, Item
 from openvaala_server.domain.usage import UsageTracker
 from openvaala_server.runtime.session import LiveSession, LiveTurn
 from openvaala_server.runtime.subagents import SubagentService, last_answer, report_text
@@ -40,7 +40,7 @@ def _service(tmp_path: Path) -> SubagentService:
     path = tmp_path / "config.toml"
     path.write_text(CONFIG)
     config = parse_config(tomllib.loads(CONFIG), path)
-    return SubagentService(SimpleNamespace(config=config, shutting_down=False))  # type: ignore[arg-type]
+    return SubagentService(SimpleNamespace(config=config, shutting_down=False))
 
 
 def _session(agent: str = "default", model: str = "demo") -> LiveSession:
@@ -107,7 +107,7 @@ def test_last_answer_is_from_the_last_finished_turn_only() -> None:
     ],
 )
 def test_report_text(
-    status: str, error: dict[str, Any] | None, answer: str | None, expected: list[str]
+    status: str, error: ErrorInfo | None, answer: str | None, expected: list[str]
 ) -> None:
     text = report_text(_session("helper"), status, error, answer)
     assert text.startswith("[Report from subagent " + "s" * 32)
@@ -119,11 +119,11 @@ def test_history_copies_what_the_parents_model_sees_in_whole_steps(tmp_path: Pat
     parent = _session()
     old = _item("user_message", "t1", "old question")
     old_answer = _item("agent_message", "t1", "old answer")
-    summary = {**_item("summary", "t2", "SUMMARY"), "coversUpTo": old_answer["itemId"]}
+    summary: Item = {**_item("summary", "t2", "SUMMARY"), "coversUpTo": old_answer["itemId"]}
     summary["status"] = "completed"
     ask = _item("user_message", "t3", "run it")
-    call = {**_item("tool_call", "t3"), "callId": "c1"}
-    result = {**_item("tool_result", "t3"), "callId": "c1"}
+    call: Item = {**_item("tool_call", "t3"), "callId": "c1"}
+    result: Item = {**_item("tool_result", "t3"), "callId": "c1"}
     answer = _item("agent_message", "t3", "done")
     parent.items = [old, old_answer, ask, call, result, answer, summary]
     copies = service._history_copy(parent, "all")

@@ -11,11 +11,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from openvaala_server.domain.records import Record
 from openvaala_server.store import index as ix
 from openvaala_server.store import journal, reindex
 from openvaala_server.store.journal import BAD_LINE, TORN_TAIL, UNKNOWN_TYPE, JournalProblem
 from openvaala_server.store.paths import DataDir
 from openvaala_server.store.store import Store
+from tests.support.json import j
 
 from .helpers import created, message, rebuilt_dump
 
@@ -223,7 +225,7 @@ def test_an_item_with_a_nonsense_type_does_not_stop_a_reindex() -> None:
     stats = ItemStats()
     stats.add(
         [
-            {"type": "item", "ts": "2026-01-01T00:00:00Z", "item": {"type": ["a", "list"]}},
+            j({"type": "item", "ts": "2026-01-01T00:00:00Z", "item": {"type": ["a", "list"]}}),
             {
                 "type": "item",
                 "ts": "2026-01-01T00:00:01Z",
@@ -264,7 +266,7 @@ _records = st.lists(
 
 @given(batches=st.lists(_records, max_size=3))
 def test_item_stats_fast_path_equals_the_checked_one(
-    batches: list[list[dict[str, object]]],
+    batches: list[list[Record]],
 ) -> None:
     fast, checked = ix.ItemStats(), ix.ItemStats()
     for records in batches:
@@ -275,7 +277,7 @@ def test_item_stats_fast_path_equals_the_checked_one(
 
 def test_item_stats_takes_the_fast_path_for_ordinary_records() -> None:
     stats = ix.ItemStats()
-    records = [
+    records: list[Record] = [
         {"type": "item", "ts": "2030-01-02", "item": {"type": "user_message", "text": "hi"}},
         {"type": "item", "ts": "2030-01-01", "item": {"type": "tool_call", "text": "x"}},
         {"type": "item", "ts": "2030-01-03", "item": {"type": "agent_message", "text": ""}},

@@ -7,11 +7,11 @@ import errno
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
 
+from openvaala_server.domain.records import Record
 from openvaala_server.store import durability, journal
 from openvaala_server.store.journal import JournalProblem, JournalWriteError, JournalWriter
 
@@ -203,7 +203,7 @@ async def test_concurrent_appends_to_one_file_share_fsyncs(
 
 async def _three_files_at_once(
     tmp_path: Path, texts: tuple[str, str, str] = ("a", "b", "c")
-) -> tuple[list[Path], list[list[dict[str, Any]] | BaseException]]:
+) -> tuple[list[Path], list[list[Record] | BaseException]]:
     writer = JournalWriter()
     await writer.start()
     try:

@@ -55,12 +55,22 @@ def rename(root: Path) -> None:
     (root / "pkg3").rename(root / "moved3")
 
 
+def relink(root: Path) -> None:
+    os.unlink(root / "link")
+    os.symlink("pkg0", root / "link")
+
+
+def made_and_removed(root: Path) -> None:
+    (root / "tmp.txt").write_text("x")
+    (root / "tmp.txt").unlink()
+
+
 CHANGES: list[tuple[str, Callable[[Path], object]]] = [
     ("edit", lambda r: (r / "pkg0" / "m1.py").write_text("edited\n")),
     ("create", lambda r: (r / "new.txt").write_text("new\n")),
     ("delete", lambda r: (r / "pkg1" / "m2.py").unlink()),
     ("chmod", lambda r: os.chmod(r / "run.sh", 0o755)),
-    ("relink", lambda r: (os.unlink(r / "link"), os.symlink("pkg0", r / "link"))),
+    ("relink", relink),
     ("ignored", lambda r: (r / "debug.log").write_text("ignored")),
     ("ignored dir", lambda r: (r / "build" / "more.o").write_text("ignored")),
     ("in empty dir", lambda r: (r / "empty" / "first.txt").write_text("first\n")),
@@ -69,7 +79,7 @@ CHANGES: list[tuple[str, Callable[[Path], object]]] = [
     ("move a dir", rename),
     ("edit in moved dir", lambda r: (r / "moved3" / "m0.py").write_text("after move\n")),
     ("remove a dir", lambda r: shutil.rmtree(r / "pkg4")),
-    ("made and removed", lambda r: ((r / "tmp.txt").write_text("x"), (r / "tmp.txt").unlink())),
+    ("made and removed", made_and_removed),
     ("in nested repo", lambda r: (r / "vendor" / "lib" / "more.txt").write_text("nested")),
     ("sed -i", sed_i),
     ("new and ignored", lambda r: ((r / "n.txt").write_text("n"), (r / "n.log").write_text("l"))),

@@ -20,6 +20,7 @@ from openvaala_server.tools.base import ToolContext, ToolResult
 from openvaala_server.tools.sandbox import BWRAP_ENV
 from openvaala_server.tools.shell import ShellTool
 from tests.server.tools.processes import processes_with, survivors, wait_for_processes
+from tests.support.json import j
 
 
 @pytest.fixture(autouse=True, params=["bwrap", "no bwrap"])
@@ -226,7 +227,7 @@ def test_spec_schema() -> None:
     spec = ShellTool().spec
     assert spec.name == "shell"
     assert spec.parameters["required"] == ["command"]
-    assert set(spec.parameters["properties"]) == {
+    assert set(j(spec.parameters)["properties"]) == {
         "command",
         "timeout_s",
         "outside_sandbox",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from openvaala_server.domain import tool_names
 from openvaala_server.tools.registry import BUILTIN_TOOLS, tools_for
+from tests.support.json import j
 
 
 def test_builtin_tools_are_keyed_by_spec_name() -> None:
@@ -13,7 +14,9 @@ def test_builtin_tools_are_keyed_by_spec_name() -> None:
         assert tool.spec.name == name
         assert tool.spec.description
         assert tool.spec.parameters["type"] == "object"
-        assert set(tool.spec.parameters["required"]) <= set(tool.spec.parameters["properties"])
+        assert set(j(tool.spec.parameters)["required"]) <= set(
+            j(tool.spec.parameters)["properties"]
+        )
 
 
 def test_tools_for_keeps_order_skips_unknown_and_duplicates() -> None:
