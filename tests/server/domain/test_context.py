@@ -44,7 +44,7 @@ def _item(kind: str, size: int = 40, **extra: Any) -> Item:
     item: Item = {"itemId": f"{next(_counter):032x}", "type": kind, "status": "completed"}
     item.update(cast(Item, extra))
     item["output" if kind == "tool_result" else "text"] = "x" * size
-    return cast(Item, item)
+    return item
 
 
 @st.composite
