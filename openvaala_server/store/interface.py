@@ -8,11 +8,13 @@ runtime uses nothing else (the daemon's start-up and `reindex` use `Store` itsel
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import Protocol
 
 from openvaala_server.domain import meta as m
 from openvaala_server.domain import records as r
-from openvaala_server.store.index import ItemStats
+from openvaala_server.protocol.json_types import JsonMapping
+from openvaala_server.store.index import ItemStats, Summary
 from openvaala_server.store.paths import DataDir
 
 
@@ -26,11 +28,11 @@ class ConversationStore(Protocol):
 
     def exists(self, cid: str) -> bool: ...
 
-    async def create_conversation(self, created: dict[str, Any]) -> m.ConversationMeta:
+    async def create_conversation(self, created: JsonMapping) -> m.ConversationMeta:
         """Create a conversation from a `conversation_created` payload (durable on return)."""
         ...
 
-    async def append_metadata(self, cid: str, payloads: list[dict[str, Any]]) -> list[r.Record]:
+    async def append_metadata(self, cid: str, payloads: Sequence[JsonMapping]) -> list[r.Record]:
         """Append metadata records (durable on return); the records stamped with seq and ts."""
         ...
 
@@ -56,7 +58,7 @@ class ConversationStore(Protocol):
 
     # --- checkpoints -----------------------------------------------------------------------
 
-    async def append_checkpoints(self, cid: str, payloads: list[dict[str, Any]]) -> None: ...
+    async def append_checkpoints(self, cid: str, payloads: Sequence[JsonMapping]) -> None: ...
 
     async def read_checkpoints(self, cid: str) -> list[r.Record]: ...
 
@@ -73,7 +75,7 @@ class ConversationStore(Protocol):
         search: str | None = None,
         limit: int = 50,
         cursor: str | None = None,
-    ) -> tuple[list[dict[str, Any]], str | None]: ...
+    ) -> tuple[list[Summary], str | None]: ...
 
     async def list_summaries(
         self,
@@ -87,9 +89,9 @@ class ConversationStore(Protocol):
         cursor; ValueError for a cursor this store did not give out."""
         ...
 
-    async def get_summary(self, cid: str) -> dict[str, Any] | None: ...
+    async def get_summary(self, cid: str) -> Summary | None: ...
 
-    async def fork_summaries(self) -> list[dict[str, Any]]:
+    async def fork_summaries(self) -> list[Summary]:
         """The summary of every fork and rewind."""
         ...
 

@@ -9,15 +9,17 @@ here as it would on disk.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import orjson
 
 from openvaala_server.domain import meta as m
 from openvaala_server.domain import records as r
 from openvaala_server.domain.ids import is_valid_id
+from openvaala_server.protocol.json_types import JsonMapping
 from openvaala_server.store import index as ix
+from openvaala_server.store.index import Summary
 from openvaala_server.store.paths import DataDir, FormatTooNew, InvalidId, NotFound
 
 
@@ -51,7 +53,7 @@ class MemoryStore:
 
     # --- records -----------------------------------------------------------------------------
 
-    def _append(self, journal: list[bytes], payloads: list[dict[str, Any]]) -> list[r.Record]:
+    def _append(self, journal: list[bytes], payloads: Sequence[JsonMapping]) -> list[r.Record]:
         if self.failing is not None:
             raise self.failing
         for payload in payloads:
@@ -79,7 +81,7 @@ class MemoryStore:
     def exists(self, cid: str) -> bool:
         return is_valid_id(cid) and cid in self._conversations
 
-    async def create_conversation(self, created: dict[str, Any]) -> m.ConversationMeta:
+    async def create_conversation(self, created: JsonMapping) -> m.ConversationMeta:
         cid = _check_id(created.get("conversationId"))
         _check_id(created.get("rootSessionId"))
         if cid in self._conversations:
@@ -92,7 +94,7 @@ class MemoryStore:
         stamped = self._append(conv.metadata, [payload])
         return m.created_from(stamped[0])
 
-    async def append_metadata(self, cid: str, payloads: list[dict[str, Any]]) -> list[r.Record]:
+    async def append_metadata(self, cid: str, payloads: Sequence[JsonMapping]) -> list[r.Record]:
         return self._append(self._existing(cid).metadata, payloads)
 
     async def load_meta(self, cid: str) -> m.ConversationMeta | None:
@@ -132,7 +134,7 @@ class MemoryStore:
 
     # --- checkpoints -------------------------------------------------------------------------
 
-    async def append_checkpoints(self, cid: str, payloads: list[dict[str, Any]]) -> None:
+    async def append_checkpoints(self, cid: str, payloads: Sequence[JsonMapping]) -> None:
         self._append(self._existing(cid).checkpoints, payloads)
 
     async def read_checkpoints(self, cid: str) -> list[r.Record]:
@@ -143,7 +145,7 @@ class MemoryStore:
     async def index_new(self, meta: m.ConversationMeta, stats: ix.ItemStats) -> None:
         raise NotImplementedError("imports move directories: test them against the real store")
 
-    def _summary(self, cid: str, conv: _Conversation) -> dict[str, Any]:
+    def _summary(self, cid: str, conv: _Conversation) -> Summary:
         """The ConversationSummary the index computes (index.SUMMARY_JSON), from the records."""
         meta, _skipped = ix.fold_conversation(self._read(conv.metadata))
         (
@@ -175,7 +177,7 @@ class MemoryStore:
             "forkedFrom": meta.forked_from,
         }
 
-    def _matches(self, conv: _Conversation, summary: dict[str, Any], search: str) -> bool:
+    def _matches(self, conv: _Conversation, summary: Summary, search: str) -> bool:
         texts = [str(summary["title"]), *conv.stats.texts]
         words = search.lower().split()
         return all(
@@ -190,7 +192,7 @@ class MemoryStore:
         search: str | None = None,
         limit: int = 50,
         cursor: str | None = None,
-    ) -> tuple[list[dict[str, Any]], str | None]:
+    ) -> tuple[list[Summary], str | None]:
         rows, next_cursor = await self.list_summaries(
             archived=archived, search=search, limit=limit, cursor=cursor
         )
@@ -222,11 +224,11 @@ class MemoryStore:
         rows = [(s["conversationId"], orjson.dumps(s).decode()) for s in page]
         return rows, next_cursor
 
-    async def get_summary(self, cid: str) -> dict[str, Any] | None:
+    async def get_summary(self, cid: str) -> Summary | None:
         conv = self._conversations.get(_check_id(cid))
         return None if conv is None else self._summary(cid, conv)
 
-    async def fork_summaries(self) -> list[dict[str, Any]]:
+    async def fork_summaries(self) -> list[Summary]:
         return [
             summary
             for cid, conv in self._conversations.items()
