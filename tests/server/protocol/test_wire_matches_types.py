@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import types
 import typing
+from collections.abc import Callable
 from typing import Any, Literal, NotRequired, Required, Union
 
 from openvaala_server.client import Client
@@ -165,3 +166,76 @@ def test_the_checker_names_what_is_wrong() -> None:
     assert typeddict_problems({"sessionId": "s"}, p.TurnStartedNote, "turn/started") == [
         "turn/started: TurnStartedNote lacks 'turnId'"
     ]
+
+
+APPROVING = """
+[models.demo]
+provider = "demo"
+pace_ms = 0
+
+[agents.default]
+description = "General assistant"
+model = "demo"
+approval = "always"
+"""
+
+
+async def test_approvals_deletion_and_config_frames_have_the_declared_shapes(
+    daemon_factory: Callable[..., Daemon],
+) -> None:
+    d = daemon_factory(config=APPROVING)
+    client = await d.client()
+    notes: list[Note] = []
+    results: list[tuple[str, object, object]] = []
+    try:
+        results.append(("initialize", client.server_info, p.InitializeResult))
+        cid = await new_conversation(client, str(d.workdir))
+        await client.request(m.INPUT_SEND, {"conversationId": cid, "text": "run: rm -f x.log"})
+        asked = await collect_until(client, lambda n: n["method"] == m.APPROVAL_REQUESTED)
+        approval = asked[-1]["params"]["approvalId"]
+        snapshot = await client.request(m.CONVERSATION_SUBSCRIBE, {"conversationId": cid})
+        results.append(("subscribe", snapshot, p.SubscribeResult))
+        answer = {
+            "conversationId": cid,
+            "approvalId": approval,
+            "decision": "deny",
+            "message": "no",
+        }
+        results.append(
+            ("respond", await client.request(m.APPROVAL_RESPOND, answer), p.RespondResult)
+        )
+        notes += asked + await collect_until(client, turn_ended())
+        good = d.config_path.read_text()
+        d.config_path.write_text(good.replace('model = "demo"', 'modle = "demo"'))
+        notes += await collect_until(client, lambda n: n["method"] == m.CONFIG_ERROR)
+        d.config_path.write_text(good + '\n[models.second]\nprovider = "demo"\n')
+        notes += await collect_until(client, lambda n: n["method"] == m.CONFIG_RELOADED)
+        await client.request(m.CONVERSATION_DELETE, {"conversationId": cid})
+        notes += await collect_until(client, lambda n: n["method"] == m.CONVERSATION_DELETED)
+        for method, declared in [
+            (m.AGENTS_LIST, p.AgentsResult),
+            (m.MODELS_LIST, p.ModelsResult),
+            (m.MCP_LIST, p.McpResult),
+        ]:
+            results.append((method, await client.request(method, {}), declared))
+    finally:
+        await client.close()
+    seen = {n["method"] for n in notes}
+    assert {
+        m.APPROVAL_REQUESTED,
+        m.APPROVAL_RESOLVED,
+        m.CONFIG_ERROR,
+        m.CONFIG_RELOADED,
+        m.CONVERSATION_DELETED,
+    } <= seen, seen
+    wrong: list[str] = []
+    for note in notes:
+        method = note["method"]
+        if method not in m.NOTIFICATIONS:
+            continue
+        daemon_wide = method in (m.CONFIG_ERROR, m.CONFIG_RELOADED)
+        stamp = frozenset() if daemon_wide else frozenset(STAMP)
+        wrong += typeddict_problems(note["params"], p.NOTIFICATION_PARAMS[method], method, stamp)
+    for name, value, shape in results:
+        wrong += problems(value, shape, name)
+    assert not wrong, "\n".join(dict.fromkeys(wrong))
