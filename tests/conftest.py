@@ -28,6 +28,7 @@ FAST = (
     "tests/server/test_config_typos.py",
     "tests/server/test_import_graph.py",
     "tests/server/test_error_tree.py",
+    "tests/server/test_structured_supervisor.py",
     "tests/server/runtime/test_retrying.py",
     "tests/server/runtime/test_subagents.py",
     "tests/server/models/test_catalog.py",
