@@ -4,7 +4,7 @@ Each is a daemon request (or a few); nothing here keeps conversation state."""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
@@ -13,12 +13,10 @@ from pygls.exceptions import JsonRpcInvalidParams
 from openvaala_lsp import prompt, uris
 from openvaala_lsp.bridge import Bridge
 from openvaala_lsp.history import HistoryActions
+from openvaala_lsp.host import Host
 from openvaala_lsp.images import image_params
 from openvaala_lsp.params import Params, optional, required, session_params
 from openvaala_lsp.usage import report
-
-if TYPE_CHECKING:
-    from openvaala_lsp.server import OpenVaalaServer
 
 MODES = ("steer", "queue", "jump")
 INPUT_ACTIONS = ("edit", "withdraw", "steer", "jump")
@@ -26,7 +24,7 @@ COMPOSER = "$/openvaala/composer"  # rewind from a command: the text to put back
 
 
 class Actions(HistoryActions):
-    def __init__(self, ls: OpenVaalaServer) -> None:
+    def __init__(self, ls: Host) -> None:
         self.ls = ls
 
     @property

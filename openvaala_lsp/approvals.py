@@ -11,17 +11,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from openvaala_lsp import uris
+from openvaala_lsp.host import Host
 from openvaala_lsp.params import Params, optional, required
 from openvaala_server.client import SNAPSHOT
-
-if TYPE_CHECKING:
-    from openvaala_lsp.server import OpenVaalaServer
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +85,7 @@ def decision_of(title: str) -> str | None:
 
 
 class Approvals:
-    def __init__(self, ls: OpenVaalaServer) -> None:
+    def __init__(self, ls: Host) -> None:
         self.ls = ls
         self.mode = "prompt"
         self._announced: dict[str, str] = {}  # approvalId → conversationId, told and pending

@@ -4,14 +4,12 @@ code lenses). Arguments are one object with the request's params, or positional 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from pygls.lsp.server import LanguageServer
 
+from openvaala_lsp.host import Host
 from openvaala_lsp.params import from_arguments
-
-if TYPE_CHECKING:
-    from openvaala_lsp.server import OpenVaalaServer
 
 # command → (action, positional argument names)
 COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -50,18 +48,18 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
 SHOWS = {"fork", "rewind", "undo"}
 
 
-def register(ls: OpenVaalaServer) -> None:
+def register(ls: Host) -> None:
     for name, (action, positional) in COMMANDS.items():
         _command(ls, name, action, positional)
 
 
-def _command(ls: OpenVaalaServer, name: str, action: str, positional: tuple[str, ...]) -> None:
+def _command(ls: Host, name: str, action: str, positional: tuple[str, ...]) -> None:
     # pygls reads this handler's annotations at run time to convert the arguments: they must
     # resolve there, so the server is typed as the pygls base class it is.
     @ls.command(name)
     async def run(server: LanguageServer, *arguments: Any) -> Any:
         params = from_arguments(list(arguments), positional)
-        actions = cast("OpenVaalaServer", server).actions
+        actions = cast(Host, server).actions
         handler: Callable[..., Awaitable[Any]] = getattr(actions, action)
         if action in SHOWS:
             return await handler(params, show=True)

@@ -8,21 +8,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.lsp.server import LanguageServer
 
 from openvaala_lsp import uris
+from openvaala_lsp.host import Host
 from openvaala_lsp.params import Params, as_params, from_arguments, required, session_params
 from openvaala_lsp.render import render
 from openvaala_lsp.usage import report
 
-if TYPE_CHECKING:
-    from openvaala_lsp.server import OpenVaalaServer
-
-Run = Callable[["OpenVaalaServer", Params], Awaitable[Any]]
+Run = Callable[[Host, Params], Awaitable[Any]]
 
 
 def trace_lines(result: dict[str, Any]) -> list[str]:
@@ -36,7 +34,7 @@ def trace_lines(result: dict[str, Any]) -> list[str]:
     return lines
 
 
-async def context(ls: OpenVaalaServer, params: Params) -> Any:
+async def context(ls: Host, params: Params) -> Any:
     call = session_params(params)
     call["includeBody"] = bool(params.get("includeBody"))
     result: dict[str, Any] = await ls.bridge.request("conversation/context", call)
@@ -45,7 +43,7 @@ async def context(ls: OpenVaalaServer, params: Params) -> Any:
     return result
 
 
-async def context_json(ls: OpenVaalaServer, params: Params) -> Any:
+async def context_json(ls: Host, params: Params) -> Any:
     """The provider body of the next request, as text to put on the clipboard."""
     call = {**session_params(params), "includeBody": True}
     result = await ls.bridge.request("conversation/context", call)
@@ -53,17 +51,17 @@ async def context_json(ls: OpenVaalaServer, params: Params) -> Any:
     return {"body": body, "json": json.dumps(body, indent=2, ensure_ascii=False) if body else ""}
 
 
-async def pin(ls: OpenVaalaServer, params: Params) -> Any:
+async def pin(ls: Host, params: Params) -> Any:
     call = {**session_params(params), "itemId": required(params, "itemId")}
     return await ls.bridge.request("conversation/pin", call)
 
 
-async def unpin(ls: OpenVaalaServer, params: Params) -> Any:
+async def unpin(ls: Host, params: Params) -> Any:
     call = {**session_params(params), "itemId": required(params, "itemId")}
     return await ls.bridge.request("conversation/unpin", call)
 
 
-async def replaced(ls: OpenVaalaServer, params: Params, *, show: bool = False) -> Any:
+async def replaced(ls: Host, params: Params, *, show: bool = False) -> Any:
     """What a summary replaced; `location` is where the conversation's document shows the first
     of those messages (when it does), and `show` opens the document there."""
     call = {**session_params(params), "summaryItemId": required(params, "summaryItemId")}
@@ -83,7 +81,7 @@ async def replaced(ls: OpenVaalaServer, params: Params, *, show: bool = False) -
     return result
 
 
-async def _show_at(ls: OpenVaalaServer, uri: str, line: int) -> None:
+async def _show_at(ls: Host, uri: str, line: int) -> None:
     spot = types.Range(types.Position(line, 0), types.Position(line, 0))
     try:
         await ls.window_show_document_async(
@@ -95,7 +93,7 @@ async def _show_at(ls: OpenVaalaServer, uri: str, line: int) -> None:
         await ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True))
 
 
-async def _replaced_shown(ls: OpenVaalaServer, params: Params) -> Any:
+async def _replaced_shown(ls: Host, params: Params) -> Any:
     return await replaced(ls, params, show=True)
 
 
@@ -114,14 +112,14 @@ COMMANDS: dict[str, tuple[Run, tuple[str, ...]]] = {
 }
 
 
-def register(ls: OpenVaalaServer) -> None:
+def register(ls: Host) -> None:
     for method, run in REQUESTS.items():
         _request(ls, method, run)
     for name, (run, positional) in COMMANDS.items():
         _command(ls, name, run, positional)
 
 
-def _request(ls: OpenVaalaServer, method: str, run: Run) -> None:
+def _request(ls: Host, method: str, run: Run) -> None:
     @ls.feature(method)
     async def handle(server: LanguageServer, params: Any) -> Any:
         return await run(_ours(server), as_params(params))
@@ -129,7 +127,7 @@ def _request(ls: OpenVaalaServer, method: str, run: Run) -> None:
     handle.__name__ = f"request_{run.__name__}"
 
 
-def _command(ls: OpenVaalaServer, name: str, run: Run, positional: tuple[str, ...]) -> None:
+def _command(ls: Host, name: str, run: Run, positional: tuple[str, ...]) -> None:
     # pygls reads the annotations at run time: the server is typed as the pygls base class.
     @ls.command(name)
     async def handle(server: LanguageServer, *arguments: Any) -> Any:
@@ -138,5 +136,5 @@ def _command(ls: OpenVaalaServer, name: str, run: Run, positional: tuple[str, ..
     handle.__name__ = f"command_{run.__name__}"
 
 
-def _ours(server: LanguageServer) -> OpenVaalaServer:
-    return cast("OpenVaalaServer", server)
+def _ours(server: LanguageServer) -> Host:
+    return cast(Host, server)

@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
@@ -16,10 +16,8 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from openvaala_lsp import uris
 from openvaala_lsp.approvals import ANSWERS
 from openvaala_lsp.edits import line_edits
+from openvaala_lsp.host import Host, Mode
 from openvaala_lsp.render import Anchor, Rendered, render
-
-if TYPE_CHECKING:
-    from openvaala_lsp.server import OpenVaalaServer
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +26,6 @@ DEBOUNCE_S = 0.05
 # VS Code closes and reopens a document to change its language (setTextDocumentLanguage): a
 # closed transcript is forgotten only if it was not reopened within this time.
 REOPEN_GRACE_S = 2.0
-Mode = Literal["content", "fallback"]
 
 
 @dataclass
@@ -38,7 +35,7 @@ class Known:
 
 
 class Documents:
-    def __init__(self, ls: OpenVaalaServer) -> None:
+    def __init__(self, ls: Host) -> None:
         self.ls = ls
         self.known: dict[str, Known] = {}
         self._pending: dict[str, asyncio.Task[None]] = {}
@@ -186,25 +183,25 @@ def _lenses(anchor: Anchor) -> list[types.CodeLens]:
     ]
 
 
-def register(ls: OpenVaalaServer) -> None:
+def register(ls: Host) -> None:
     @ls.feature(
         types.WORKSPACE_TEXT_DOCUMENT_CONTENT,
         types.TextDocumentContentOptions(schemes=[uris.SCHEME]),
     )
     async def text_document_content(
-        ls: OpenVaalaServer, params: types.TextDocumentContentParams
+        ls: Host, params: types.TextDocumentContentParams
     ) -> types.TextDocumentContentResult:
         result = await ls.documents.content(params.uri, "content")
         return types.TextDocumentContentResult(text=result["text"])
 
     @ls.feature(types.TEXT_DOCUMENT_CODE_LENS)
-    async def code_lens(ls: OpenVaalaServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+    async def code_lens(ls: Host, params: types.CodeLensParams) -> list[types.CodeLens]:
         return await ls.documents.lenses(params.text_document.uri)
 
     @ls.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: OpenVaalaServer, params: types.DidCloseTextDocumentParams) -> None:
+    def did_close(ls: Host, params: types.DidCloseTextDocumentParams) -> None:
         ls.documents.closed(params.text_document.uri)
 
     @ls.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: OpenVaalaServer, params: types.DidOpenTextDocumentParams) -> None:
+    def did_open(ls: Host, params: types.DidOpenTextDocumentParams) -> None:
         ls.documents.opened(params.text_document.uri)

@@ -3,13 +3,11 @@ state, and the usage report for a status line (`$/openvaala/usage`, only when it
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from openvaala_lsp.host import Host
 from openvaala_lsp.usage import report
 from openvaala_server.client import CONNECTION, SNAPSHOT
-
-if TYPE_CHECKING:
-    from openvaala_lsp.server import OpenVaalaServer
 
 EVENT = "$/openvaala/event"
 USAGE = "$/openvaala/usage"
@@ -17,7 +15,7 @@ CONNECTION_STATE = "$/openvaala/connection"
 
 
 class Forwarder:
-    def __init__(self, ls: OpenVaalaServer) -> None:
+    def __init__(self, ls: Host) -> None:
         self.ls = ls
         self.conversations: set[str] = set()  # the editor subscribed to these
         self._last_usage: dict[tuple[str, str], tuple[Any, ...]] = {}

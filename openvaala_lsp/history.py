@@ -8,16 +8,14 @@ passed through (`conversation/undo`, `conversation/tree`, `turn/resume`, `conver
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 
 from openvaala_lsp import uris
 from openvaala_lsp.bridge import Bridge, DaemonError
+from openvaala_lsp.host import Host
 from openvaala_lsp.params import Params, optional, required, session_params
-
-if TYPE_CHECKING:
-    from openvaala_lsp.server import OpenVaalaServer
 
 RESTORE, KEEP = "Restore files", "Keep files as they are"
 OVERWRITE, CANCEL = "Overwrite them", "Cancel"
@@ -30,7 +28,7 @@ def _paths(paths: list[str]) -> str:
 
 
 class HistoryActions:
-    ls: OpenVaalaServer
+    ls: Host
 
     @property
     def bridge(self) -> Bridge:

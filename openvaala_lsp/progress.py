@@ -7,16 +7,14 @@ import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.exceptions import JsonRpcException
 
+from openvaala_lsp.host import Host
 from openvaala_server.client import CONNECTION
-
-if TYPE_CHECKING:
-    from openvaala_lsp.server import OpenVaalaServer
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +57,7 @@ def _activity(method: str, params: dict[str, Any]) -> str | None:
 
 
 class TurnProgress:
-    def __init__(self, ls: OpenVaalaServer) -> None:
+    def __init__(self, ls: Host) -> None:
         self.ls = ls
         self._turns: dict[str, _Turn] = {}  # by token
         self.wanted = True  # initializationOptions.progress: false turns it off
@@ -153,7 +151,7 @@ class TurnProgress:
                     await turn.task
 
 
-def register(ls: OpenVaalaServer) -> None:
+def register(ls: Host) -> None:
     @ls.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
-    def cancel(ls: OpenVaalaServer, params: types.WorkDoneProgressCancelParams) -> None:
+    def cancel(ls: Host, params: types.WorkDoneProgressCancelParams) -> None:
         ls.turn_progress.cancel(params.token)

@@ -7,17 +7,25 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import anyio
 
-from openvaala_lsp.bridge import DaemonError, daemon_lost
+from openvaala_lsp.bridge import Bridge, DaemonError, daemon_lost
 from openvaala_lsp.params import Params, session_params
 
-if TYPE_CHECKING:
-    from openvaala_lsp.actions import Actions
-
 T = TypeVar("T")
+
+
+class Actions(Protocol):
+    """What a prompt uses of the editor actions (actions.Actions, which calls `run`)."""
+
+    @property
+    def bridge(self) -> Bridge: ...
+
+    async def send(self, params: Params) -> Any: ...
+
+    async def usage(self, params: Params) -> Any: ...
 
 
 async def run(actions: Actions, params: Params) -> dict[str, Any]:

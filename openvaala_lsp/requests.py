@@ -3,15 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from openvaala_lsp.host import Host
 from openvaala_lsp.params import Params, as_params
-
-if TYPE_CHECKING:
-    from openvaala_lsp.actions import Actions
-    from openvaala_lsp.server import OpenVaalaServer
-
-Action = Callable[["Actions", Params], Awaitable[Any]]
 
 ROUTES: dict[str, str] = {
     "openvaala/conversations/list": "list_conversations",
@@ -37,14 +32,14 @@ ROUTES: dict[str, str] = {
 }
 
 
-def register(ls: OpenVaalaServer) -> None:
+def register(ls: Host) -> None:
     for method, action in ROUTES.items():
         _route(ls, method, action)
 
 
-def _route(ls: OpenVaalaServer, method: str, action: str) -> None:
+def _route(ls: Host, method: str, action: str) -> None:
     @ls.feature(method)
-    async def handle(ls: OpenVaalaServer, params: Any) -> Any:
+    async def handle(ls: Host, params: Any) -> Any:
         run: Callable[[Params], Awaitable[Any]] = getattr(ls.actions, action)
         return await run(as_params(params))
 

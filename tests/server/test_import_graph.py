@@ -22,13 +22,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("openvaala_server", "openvaala_tui", "openvaala_lsp", "openvaala_acp", "openvaala_web")
 
-# The editor bridge's feature modules still annotate with the server class that owns them, under
-# `if TYPE_CHECKING:` only. That cycle is reported and may not grow or gain a real (run-time)
-# import; every other package has none at all.
-TYPE_ONLY_CYCLES_LEFT = {
-    "openvaala_lsp": 11,
-}
-
 
 @dataclass(frozen=True)
 class Edge:
@@ -171,22 +164,11 @@ def _describe(found: list[list[str]], edges: list[Edge]) -> str:
 
 
 def test_the_server_and_the_clients_have_no_import_cycle() -> None:
+    """Every package, the editor bridge included (its features annotate with `openvaala_lsp.host`,
+    never the server class that imports them): no cycle at all, none tolerated."""
     nodes, edges = build_graph()
     found = cycles(nodes, edges)
-    strict = [c for c in found if c[0].split(".")[0] not in TYPE_ONLY_CYCLES_LEFT]
-    assert not strict, "import cycles:\n" + _describe(strict, edges)
-
-
-def test_the_lsp_cycle_is_type_only_and_does_not_grow() -> None:
-    nodes, edges = build_graph()
-    found = cycles(nodes, edges)
-    runtime_edges = [e for e in edges if not e.type_only]
-    real = cycles(nodes, runtime_edges)
-    assert not real, "import cycles even without TYPE_CHECKING:\n" + _describe(real, runtime_edges)
-    for package, most in TYPE_ONLY_CYCLES_LEFT.items():
-        mine = [c for c in found if c[0].split(".")[0] == package]
-        size = sum(len(c) for c in mine)
-        assert size <= most, f"{package} has more modules in cycles:\n" + _describe(mine, edges)
+    assert not found, "import cycles:\n" + _describe(found, edges)
 
 
 def test_the_graph_sees_function_level_and_type_checking_imports(tmp_path: Path) -> None:
