@@ -143,7 +143,9 @@ def serve_io(ls: OpenVaalaServer) -> None:
                 stop_event=stop,
                 reader=reader,
                 protocol=ls.protocol,
-                logger=log,
+                # pygls's own logger, as its `start_io` passes: `quiet_pygls` drops its
+                # traceback for invalid JSON, which `report_server_error` answers as one line.
+                logger=logging.getLogger("pygls.server"),
                 error_handler=ls.report_server_error,
             )
 
