@@ -12,6 +12,8 @@ import os
 import sys
 from typing import Any
 
+from openvaala_server.protocol import methods
+
 COMMANDS = ("export", "import")
 
 
@@ -55,7 +57,7 @@ async def _export(cid: str, output: str) -> int:
 
     async with await Client.connect(client_name="openvaala-export", reconnect=False) as client:
         result = await client.request(
-            "conversation/export", {"conversationId": cid, "path": output}
+            methods.CONVERSATION_EXPORT, {"conversationId": cid, "path": output}
         )
     extra = len(result["conversations"]) - 1
     also = f" with {extra} ancestor(s)" if extra else ""
@@ -73,7 +75,7 @@ async def _import(path: str, cwd: str | None, on_conflict: str | None) -> int:
         params["cwd"] = cwd
     async with await Client.connect(client_name="openvaala-import", reconnect=False) as client:
         try:
-            result = await client.request("conversation/import", params)
+            result = await client.request(methods.CONVERSATION_IMPORT, params)
         except RpcError as exc:
             if exc.kind != "import_conflict" or on_conflict or not sys.stdin.isatty():
                 if exc.kind == "import_conflict":
@@ -83,7 +85,7 @@ async def _import(path: str, cwd: str | None, on_conflict: str | None) -> int:
             question = f"{exc.message}. Keep both or skip? [k/s] "
             answer = (await asyncio.to_thread(input, question)).strip().lower()
             params["onConflict"] = "keep-both" if answer.startswith("k") else "skip"
-            result = await client.request("conversation/import", params)
+            result = await client.request(methods.CONVERSATION_IMPORT, params)
     if result["conversationId"]:
         print(f"imported {result['conversationId']} ({len(result['imported'])} conversation(s))")
     else:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
 from openvaala_server.domain.approvals import allowed_by, has_control_operator, pattern_matches
-from openvaala_server.protocol import codec
+from openvaala_server.protocol import codec, methods
 from openvaala_server.protocol.display import scrub
 
 if TYPE_CHECKING:
@@ -169,34 +169,34 @@ class TurnFollower:
             self.out.flush()
         sid = params.get("sessionId")
         own = sid == self.root_session
-        if method in ("session/updated", "session/started"):
+        if method in (methods.SESSION_UPDATED, methods.SESSION_STARTED):
             session = params.get("session") or {}
             self.statuses[str(session.get("sessionId"))] = str(session.get("status"))
-        elif method == "turn/started" and own and self.turn_id is not None:
+        elif method == methods.TURN_STARTED and own and self.turn_id is not None:
             self.turn_ids.add(str(params.get("turnId")))
             self.status = None  # a report started another root turn: follow it too
-        elif method == "item/completed" and own:
+        elif method == methods.ITEM_COMPLETED and own:
             completed = params.get("item")
             self._root_item(completed if isinstance(completed, dict) else {})
-        elif method == "item/started" and own:
+        elif method == methods.ITEM_STARTED and own:
             item = params.get("item") or {}
             if item.get("type") == "agent_message" and item.get("turnId") in self.turn_ids:
                 self.streaming.add(str(item.get("itemId")))
                 self._separate()
-        elif method == "item/delta" and own and params.get("itemId") in self.streaming:
+        elif method == methods.ITEM_DELTA and own and params.get("itemId") in self.streaming:
             if params.get("field") == "text" and not self.json_lines:
                 self.write(str(params.get("delta") or ""))
-        elif method == "retry/scheduled" and own:
+        elif method == methods.RETRY_SCHEDULED and own:
             error = params.get("error") or {}
             self._diag(
                 f"retrying {params.get('attempt')}/{params.get('maxAttempts')} in "
                 f"{params.get('delaySeconds')} s: {error.get('message')}"
             )
-        elif method == "turn/ended" and own and params.get("turnId") in self.turn_ids:
+        elif method == methods.TURN_ENDED and own and params.get("turnId") in self.turn_ids:
             self.status = str(params.get("status"))
             self.error = params.get("error")
         elif (
-            method == "turn/ended"
+            method == methods.TURN_ENDED
             and not own
             and self.turn_id is not None
             and params.get("status") in ("completed", "failed", "interrupted")
@@ -350,16 +350,16 @@ async def _exec(client: Client, request: ExecRequest, stop: asyncio.Event) -> in
     root = snapshot["conversation"]["rootSessionId"] if snapshot else ""
     if existing and request.agent:
         await client.request(
-            "conversation/setAgent", {"conversationId": cid, "agent": request.agent}
+            methods.CONVERSATION_SET_AGENT, {"conversationId": cid, "agent": request.agent}
         )
     if existing and request.model:
         await client.request(
-            "conversation/setModel", {"conversationId": cid, "model": request.model}
+            methods.CONVERSATION_SET_MODEL, {"conversationId": cid, "model": request.model}
         )
     params: payloads.SendParams = {"conversationId": cid, "text": request.prompt, "mode": "queue"}
     if request.images:
         params["images"] = request.images
-    sent = await client.request("input/send", params)
+    sent = await client.request(methods.INPUT_SEND, params)
     follower = TurnFollower(
         input_id=str(sent["inputId"]),
         root_session=root,
@@ -394,7 +394,7 @@ async def _conversation(client: Client, request: ExecRequest) -> tuple[str, bool
         params["agent"] = request.agent
     if request.model:
         params["model"] = request.model
-    result = await client.request("conversation/create", params)
+    result = await client.request(methods.CONVERSATION_CREATE, params)
     return str(result["conversation"]["conversationId"]), False
 
 
@@ -403,7 +403,7 @@ async def _last_in(client: Client, here: set[str]) -> str | None:
     as the TUI's --continue finds it."""
     params: payloads.ListParams = {"archived": False, "limit": 200}
     for _ in range(10):
-        result = await client.request("conversation/list", params)
+        result = await client.request(methods.CONVERSATION_LIST, params)
         for conv in result.get("conversations") or []:
             if conv.get("cwd") in here:
                 return str(conv["conversationId"])
@@ -443,7 +443,9 @@ async def _follow(
                 with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
                     await nxt
                 if follower.turn_id is None:  # still waiting behind another turn: take it back
-                    await _quietly(client.request("input/withdraw", {"inputId": follower.input_id}))
+                    await _quietly(
+                        client.request(methods.INPUT_WITHDRAW, {"inputId": follower.input_id})
+                    )
                 else:
                     await _interrupt(client, cid)
                 _err("interrupted")
@@ -455,7 +457,7 @@ async def _follow(
                 return EXIT_NO_DAEMON
             follower.feed(note)
             params = note.get("params") or {}
-            if note.get("method") == "approval/requested" and refused is None:
+            if note.get("method") == methods.APPROVAL_REQUESTED and refused is None:
                 refused = await _answer(client, cid, params, rules)
                 refused_in = str(params.get("sessionId")) if refused else None
             if refused_in is not None and follower.statuses.get(refused_in) not in (
@@ -488,7 +490,7 @@ async def _answer(
     rule = first_allowing(rules, approval)
     if rule is not None:
         await client.request(
-            "approval/respond",
+            methods.APPROVAL_RESPOND,
             {"conversationId": cid, "approvalId": approval["approvalId"], "decision": "allow"},
         )
         return None
@@ -499,7 +501,7 @@ async def _answer(
 
 async def _interrupt(client: Client, cid: str, session_id: str | None = None) -> None:
     params = {"conversationId": cid, **({"sessionId": session_id} if session_id else {})}
-    await _quietly(client.request("turn/interrupt", params, timeout=10))
+    await _quietly(client.request(methods.TURN_INTERRUPT, params, timeout=10))
 
 
 async def _quietly(call: Awaitable[object]) -> None:

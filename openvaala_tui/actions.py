@@ -9,6 +9,7 @@ from textual.app import App
 
 from openvaala_server.client import Client, ConnectionLost, RpcError
 from openvaala_server.client.view import LOCAL_PREFIX, ConversationView
+from openvaala_server.protocol import methods
 from openvaala_server.protocol.display import format_tokens
 from openvaala_tui import commands, errors
 from openvaala_tui.screens import (
@@ -125,7 +126,7 @@ class CommandsMixin(App[int]):
     async def cmd_mcp(self, arg: str) -> None:
         from openvaala_tui.mcp_status import mcp_status_text
 
-        result = await self.call("mcp/list")
+        result = await self.call(methods.MCP_LIST)
         await self.local_notice(mcp_status_text(list(result.get("servers") or [])))
 
     async def cmd_new(self, arg: str) -> None:
@@ -139,7 +140,7 @@ class CommandsMixin(App[int]):
         params: dict[str, Any] = {"archived": archived, "limit": 100}
         if search:
             params["search"] = search
-        result = await self.call("conversation/list", **params)
+        result = await self.call(methods.CONVERSATION_LIST, **params)
         return list(result.get("conversations") or [])
 
     async def cmd_resume(self, arg: str) -> None:
@@ -148,13 +149,13 @@ class CommandsMixin(App[int]):
             await self.open_conversation(chosen)
 
     async def cmd_fork(self, arg: str) -> None:
-        result = await self.call("conversation/fork", conversationId=self.cid)
+        result = await self.call(methods.CONVERSATION_FORK, conversationId=self.cid)
         await self.open_conversation(str(result["conversation"]["conversationId"]))
         self.notify("Forked: you are in the copy now.")
 
     async def cmd_compact(self, arg: str) -> None:
         self.notify("Compacting the history…")
-        result = await self.call("conversation/compact", conversationId=self.cid)
+        result = await self.call(methods.CONVERSATION_COMPACT, conversationId=self.cid)
         if result.get("compacted"):
             self.notify("Compacted: the summary replaces the older history for the model.")
         else:
@@ -166,7 +167,7 @@ class CommandsMixin(App[int]):
         return [dict(s.info, sessionId=sid) for sid, s in self.view.sessions.items()]
 
     async def cmd_agents(self, arg: str) -> None:
-        result = await self.call("sessions/list", conversationId=self.cid)
+        result = await self.call(methods.SESSIONS_LIST, conversationId=self.cid)
         listed = {str(s.get("sessionId")): s for s in result.get("sessions") or []}
         live = {str(s["sessionId"]): s for s in self.session_infos()}
         sessions = list({**listed, **live}.values())  # the live view has the latest status
@@ -193,18 +194,21 @@ class CommandsMixin(App[int]):
                 params: dict[str, Any] = {"conversationId": self.cid, "text": text}
                 if sid != self.view.root_id:
                     params["sessionId"] = sid
-                await self.call("input/send", **params, mode="steer")
+                await self.call(methods.INPUT_SEND, **params, mode="steer")
                 self.notify(f"Sent to {name}.")
 
     async def cmd_model(self, arg: str) -> None:
         if not arg:
-            result = await self.call("models/list")
+            result = await self.call(methods.MODELS_LIST)
             choices = [(str(m["name"]), model_label(m)) for m in result.get("models") or []]
             picked = await self.push_screen_wait(ListPicker("Switch the model", choices))
             arg = picked or ""
         if arg:
             await self.call(
-                "conversation/setModel", conversationId=self.cid, model=arg, **self._session_param()
+                methods.CONVERSATION_SET_MODEL,
+                conversationId=self.cid,
+                model=arg,
+                **self._session_param(),
             )
             self.notify(f"Model: {arg}")
 
@@ -212,13 +216,13 @@ class CommandsMixin(App[int]):
         """`/agent NAME` chooses the conversation's agent; alone, a list to pick from. The
         status bar shows it once the daemon says so (`conversation/updated`)."""
         if not arg:
-            result = await self.call("agents/list")
+            result = await self.call(methods.AGENTS_LIST)
             agents = list(result.get("agents") or [])
             choices = [(str(a["name"]), agent_label(a)) for a in agents]
             picked = await self.push_screen_wait(ListPicker("Choose the agent", choices))
             arg = picked or ""
         if arg:
-            await self.call("conversation/setAgent", conversationId=self.cid, agent=arg)
+            await self.call(methods.CONVERSATION_SET_AGENT, conversationId=self.cid, agent=arg)
             self.notify(f"Agent: {arg}")
 
     async def cmd_cwd(self, arg: str) -> None:
@@ -232,7 +236,7 @@ class CommandsMixin(App[int]):
             )
             return
         path = commands.resolve_dir(arg, current)
-        await self.call("conversation/setCwd", conversationId=self.cid, cwd=path)
+        await self.call(methods.CONVERSATION_SET_CWD, conversationId=self.cid, cwd=path)
         self.notify(f"Working directory: {path}")
 
     async def cmd_rename(self, arg: str) -> None:
@@ -242,17 +246,17 @@ class CommandsMixin(App[int]):
                 PromptScreen("Rename the conversation", value=self.view.title)
             )
         if title:
-            await self.call("conversation/rename", conversationId=self.cid, title=title)
+            await self.call(methods.CONVERSATION_RENAME, conversationId=self.cid, title=title)
 
     async def cmd_archive(self, arg: str) -> None:
-        await self.call("conversation/archive", conversationId=self.cid)
+        await self.call(methods.CONVERSATION_ARCHIVE, conversationId=self.cid)
         self.notify("Archived. /resume shows it with the archived switch on.")
 
     async def cmd_delete(self, arg: str) -> None:
         sure = await self.push_screen_wait(ConfirmScreen(f"Delete “{self.view.title}” for good?"))
         if not sure:
             return
-        await self.call("conversation/delete", conversationId=self.cid)
+        await self.call(methods.CONVERSATION_DELETE, conversationId=self.cid)
         await self.cmd_new("")
 
 

@@ -39,6 +39,7 @@ from openvaala_server.client.view import (
     StatusChanged,
 )
 from openvaala_server.domain.images import Image
+from openvaala_server.protocol import methods
 from openvaala_tui import commands
 from openvaala_tui import format as fmt
 from openvaala_tui.completion import attach_mentions
@@ -215,7 +216,7 @@ class VaalaApp(ImagesMixin, HistoryMixin, ContextCommands, App[int]):
         params: dict[str, Any] = {"archived": False, "limit": 200}
         here = {cwd, await asyncio.to_thread(os.path.realpath, cwd)}
         for _ in range(LIST_PAGES):
-            result = await self.client.request("conversation/list", params)
+            result = await self.client.request(methods.CONVERSATION_LIST, params)
             for conv in result.get("conversations") or []:
                 if conv.get("cwd") in here:
                     return str(conv["conversationId"])
@@ -227,7 +228,7 @@ class VaalaApp(ImagesMixin, HistoryMixin, ContextCommands, App[int]):
     async def create_conversation(self, cwd: str) -> str | None:
         assert self.client is not None
         try:
-            result = await self.client.request("conversation/create", {"cwd": cwd})
+            result = await self.client.request(methods.CONVERSATION_CREATE, {"cwd": cwd})
         except RpcError as exc:
             await self.show_error(exc)
             return None
@@ -434,7 +435,7 @@ class VaalaApp(ImagesMixin, HistoryMixin, ContextCommands, App[int]):
             return
         try:
             result = await self.client.request(
-                "conversation/read",
+                methods.CONVERSATION_READ,
                 {
                     "conversationId": self.view.conversation_id,
                     "sessionId": session.session_id,
@@ -508,7 +509,7 @@ class VaalaApp(ImagesMixin, HistoryMixin, ContextCommands, App[int]):
         assert self.client is not None
         async with self._sending:
             try:
-                await self.client.request("input/send", params, timeout=SEND_TIMEOUT_S)
+                await self.client.request(methods.INPUT_SEND, params, timeout=SEND_TIMEOUT_S)
             except (RpcError, ConnectionLost, TimeoutError) as exc:
                 if self.composer.is_empty:
                     self.composer.set_text(str(params["text"]))
@@ -522,7 +523,7 @@ class VaalaApp(ImagesMixin, HistoryMixin, ContextCommands, App[int]):
     async def save_edit(self, input_id: str, text: str) -> None:
         assert self.client is not None
         try:
-            await self.client.request("input/edit", {"inputId": input_id, "text": text})
+            await self.client.request(methods.INPUT_EDIT, {"inputId": input_id, "text": text})
         except (RpcError, ConnectionLost) as exc:
             self.composer.editing_input = None
             self.refresh_status()
@@ -543,7 +544,9 @@ class VaalaApp(ImagesMixin, HistoryMixin, ContextCommands, App[int]):
                 self.composer.focus()
                 self.refresh_status()
             elif message.action == "withdraw":
-                result = await self.client.request("input/withdraw", {"inputId": message.input_id})
+                result = await self.client.request(
+                    methods.INPUT_WITHDRAW, {"inputId": message.input_id}
+                )
                 current = self.composer.text
                 withdrawn = str(result.get("text") or "")
                 await self.withdrawn_images(result.get("images"))
@@ -568,7 +571,7 @@ class VaalaApp(ImagesMixin, HistoryMixin, ContextCommands, App[int]):
         if message.message:
             params["message"] = message.message
         try:
-            await self.client.request("approval/respond", params)
+            await self.client.request(methods.APPROVAL_RESPOND, params)
         except (RpcError, ConnectionLost) as exc:
             self.view.answered_here.pop(message.approval_id, None)
             self.refresh_approvals()  # still pending (e.g. the connection dropped): ask again
@@ -638,7 +641,7 @@ class VaalaApp(ImagesMixin, HistoryMixin, ContextCommands, App[int]):
             if approval.session_id == stopped:  # the interrupt denies them: it was us
                 self.view.answered_here.setdefault(approval.approval_id, "deny")
         try:
-            await self.client.request("turn/interrupt", params)
+            await self.client.request(methods.TURN_INTERRUPT, params)
         except (RpcError, ConnectionLost) as exc:
             await self.show_error(exc)
 

@@ -13,6 +13,7 @@ from textual import on
 from textual.widgets import Button, Collapsible, Static
 
 from openvaala_server.client import ConnectionLost, RpcError
+from openvaala_server.protocol import methods
 from openvaala_tui import format as fmt
 from openvaala_tui.actions import CommandsMixin
 from openvaala_tui.context_format import replaced_text, trace_text
@@ -29,7 +30,7 @@ class ContextCommands(CommandsMixin):
     async def cmd_context(self, arg: str) -> None:
         params: dict[str, Any] = {"conversationId": self.cid, **self._session_param()}
         if arg.strip().lower() == "json":
-            result = await self.call("conversation/context", includeBody=True, **params)
+            result = await self.call(methods.CONVERSATION_CONTEXT, includeBody=True, **params)
             body = result.get("body")
             if body is None:
                 await self.local_notice("This model's provider has no request body to copy.")
@@ -38,7 +39,7 @@ class ContextCommands(CommandsMixin):
             self.copy_to_clipboard(text)
             self.notify(f"Copied the request body ({len(text):,} characters) to the clipboard.")
             return
-        result = await self.call("conversation/context", **params)
+        result = await self.call(methods.CONVERSATION_CONTEXT, **params)
         usage = result.get("usage") or {}
         await self.local_notice(fmt.context_report(usage) + "\n" + trace_text(result))
 
@@ -74,7 +75,7 @@ class ContextCommands(CommandsMixin):
             await self._set_pin(chosen, False)
 
     async def _set_pin(self, item_id: str, on: bool) -> None:
-        method = "conversation/pin" if on else "conversation/unpin"
+        method = methods.CONVERSATION_PIN if on else methods.CONVERSATION_UNPIN
         try:
             await self.call(
                 method, conversationId=self.cid, itemId=item_id, **self._session_param()
@@ -103,7 +104,7 @@ class ContextCommands(CommandsMixin):
             return
         try:
             result = await self.call(
-                "conversation/replaced",
+                methods.CONVERSATION_REPLACED,
                 conversationId=self.cid,
                 summaryItemId=summary.item_id,
                 **self._session_param(),

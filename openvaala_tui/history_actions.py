@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from openvaala_server.client import RpcError
+from openvaala_server.protocol import methods
 from openvaala_tui import format as fmt
 from openvaala_tui.actions import CommandsMixin
 from openvaala_tui.screens import ConfirmScreen, ListPicker
@@ -41,7 +42,7 @@ class HistoryMixin(CommandsMixin):
         index = next((i for i, m in enumerate(items) if m["itemId"] == message_id), len(items))
         message_turn = items[index].get("turnId") if index < len(items) else None
         earlier = {m.get("turnId") for m in items[:index]} - {message_turn}
-        report = await self.call("conversation/checkpoints", conversationId=self.cid)
+        report = await self.call(methods.CONVERSATION_CHECKPOINTS, conversationId=self.cid)
         return sorted(
             {
                 str(f["path"])
@@ -90,7 +91,7 @@ class HistoryMixin(CommandsMixin):
                 params["restoreFiles"] = True
         before = self.view.title
         label = dict(choices).get(chosen, "")
-        result = await self._with_conflicts("conversation/rewind", **params)
+        result = await self._with_conflicts(methods.CONVERSATION_REWIND, **params)
         if result is None:
             return
         created = result["conversation"]
@@ -108,7 +109,7 @@ class HistoryMixin(CommandsMixin):
 
     async def cmd_undo(self, arg: str) -> None:
         try:
-            result = await self._with_conflicts("conversation/undo", conversationId=self.cid)
+            result = await self._with_conflicts(methods.CONVERSATION_UNDO, conversationId=self.cid)
         except RpcError as exc:
             if exc.kind != "not_found":
                 raise
@@ -121,7 +122,7 @@ class HistoryMixin(CommandsMixin):
             )
 
     async def cmd_tree(self, arg: str) -> None:
-        result = await self.call("conversation/tree", conversationId=self.cid)
+        result = await self.call(methods.CONVERSATION_TREE, conversationId=self.cid)
         choices = tree_lines(result["root"], self.cid)
         chosen = await self.push_screen_wait(
             ListPicker("Forks and rewinds of this conversation: open which?", choices)
@@ -130,4 +131,4 @@ class HistoryMixin(CommandsMixin):
             await self.open_conversation(chosen)
 
     async def cmd_continue(self, arg: str) -> None:
-        await self.call("turn/resume", conversationId=self.cid, **self._session_param())
+        await self.call(methods.TURN_RESUME, conversationId=self.cid, **self._session_param())
