@@ -13,12 +13,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from types import TracebackType
-from typing import Final
+from typing import Final, Generic, TypeVar
 
 import anyio
 from anyio.abc import TaskGroup
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+A = TypeVar("A", bound="Activity")
 
 # How long the owner of a supervisor waits for what is still running once it has cancelled it:
 # cancellation reaches every await at once, but cleanup (`finally` blocks writing the end of a
@@ -48,6 +51,35 @@ class Activity:
 
     async def wait(self) -> None:
         await self.done.wait()
+
+
+class ActivityCancelled(Exception):
+    """A job's result was asked for, but the job was cancelled before it had one."""
+
+
+class Job(Activity, Generic[T]):
+    """An activity with a result that several callers may wait for (`result()`).
+
+    Waiting is not owning: a waiter that is cancelled stops waiting, the job runs on under its
+    supervisor (what `asyncio.shield(task)` gave before, with an owner that ends it)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self._value: T | None = None
+        self._has_value = False
+
+    def set_result(self, value: T) -> None:
+        self._value = value
+        self._has_value = True
+
+    async def result(self) -> T:
+        """Wait for the job; its value, or its exception, or `ActivityCancelled`."""
+        await self.wait()
+        if self.error is not None:
+            raise self.error
+        if not self._has_value:
+            raise ActivityCancelled(f"{self.name} was cancelled")
+        return self._value  # type: ignore[return-value]  # set with _has_value
 
 
 class Supervisor:
@@ -97,9 +129,22 @@ class Supervisor:
 
     def spawn(self, run: Callable[[], Awaitable[object]], name: str) -> Activity:
         """Start `run()` as an activity of this supervisor (it must be running)."""
+        return self._start(Activity(name), run)
+
+    def start_job(self, run: Callable[[], Awaitable[T]], name: str) -> Job[T]:
+        """Start `run()` as a job of this supervisor: an activity whose result can be awaited."""
+        job: Job[T] = Job(name)
+
+        async def keep() -> None:
+            job.set_result(await run())
+
+        self._start(job, keep)
+        return job
+
+    def _start(self, activity: A, run: Callable[[], Awaitable[object]]) -> A:
+        name = activity.name
         if self._group is None:
             raise RuntimeError(f"{self.name} is not running: cannot start {name}")
-        activity = Activity(name)
         self._activities.add(activity)
 
         async def body() -> None:

@@ -27,6 +27,7 @@ from openvaala_server.store.checkpoints import (
     watched_changes,
 )
 from openvaala_server.store.tree_watch import Changed, TreeWatch
+from openvaala_server.structured import ActivityCancelled, Job
 from openvaala_server.tools.base import access_of
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ class Checkpoints:
         self._surveyed = False
         self._shell_seen = False  # a `shell` call ran: later turns snapshot as they start
         # The snapshot each session's running turn started with: session id → (turn, task).
-        self._turn_trees: dict[str, tuple[str, asyncio.Future[str | None]]] = {}
+        self._turn_trees: dict[str, tuple[str, Job[str | None]]] = {}
         # What changed in the working directory since the private index was last brought up
         # to date (store/tree_watch.py): git is asked about those paths only, not the tree.
         self._watch: TreeWatch | None = None
@@ -123,8 +124,13 @@ class Checkpoints:
                     self._skip(f"snapshot at the turn's start: {exc}", exc)
                     return None
 
-        task = asyncio.ensure_future(snapshot())
-        self._turn_trees[session.session_id] = (turn_id, task)
+        tasks = self.conv.runtime.tasks
+        if not tasks.running:  # no runtime around it (a unit test): the first call snapshots
+            return
+        # A job of the runtime's supervisor: shutdown waits for it (docs/design.md, "Structured
+        # concurrency"); a turn interrupted while waiting for it stops waiting, not git.
+        job = tasks.start_job(snapshot, f"snapshot-{turn_id}")
+        self._turn_trees[session.session_id] = (turn_id, job)
 
     async def _whole_snapshot(self, store: SnapshotStore) -> str | None:
         """A snapshot of the whole tree (the caller holds the git lock), or None when the
@@ -179,8 +185,11 @@ class Checkpoints:
         started = self._turn_trees.get(session_id)
         if started is None or started[0] != turn_id:
             return None
-        # Shielded: an interrupt of the call must not kill git half-way through the index.
-        return await asyncio.shield(started[1])
+        # Only the wait is cancelled by an interrupt: git is not killed half-way through the index.
+        try:
+            return await started[1].result()
+        except ActivityCancelled:  # shutdown came first
+            return None
 
     # -- around a tool call --------------------------------------------------------------
 

@@ -7,12 +7,15 @@ snapshot taken at seq N always shows exactly the events up to N.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
+
+import anyio
+import anyio.to_thread
 
 from openvaala_server import errors
 from openvaala_server.domain import meta as meta_fold
@@ -29,6 +32,7 @@ from openvaala_server.runtime.checkpoints import Checkpoints
 from openvaala_server.runtime.hub import Hub
 from openvaala_server.runtime.residency import Residency
 from openvaala_server.runtime.session import LiveSession
+from openvaala_server.structured import Activity, Job
 
 if TYPE_CHECKING:
     from openvaala_server.protocol import payloads as p
@@ -37,8 +41,6 @@ if TYPE_CHECKING:
 SNAPSHOT_PAGE = 100
 
 log = logging.getLogger(__name__)
-# Strong references to the background estimate tasks (asyncio keeps only weak ones).
-_background: set[asyncio.Task[None]] = set()
 
 
 @dataclass
@@ -64,9 +66,9 @@ class LiveConversation:
         self.sessions: dict[str, LiveSession] = {}
         self.root_session_id = ""
         # Loads the parts of the sessions' histories that opening skipped (see `ensure_history`).
-        self._history_task: asyncio.Task[None] | None = None
+        self._history_task: Job[None] | None = None
         # Fills the providers' wire caches after an open (runtime/warmup.py).
-        self.warming: asyncio.Task[None] | None = None
+        self.warming: Activity | None = None
         # Lets go of the histories while nothing uses them (runtime/residency.py).
         self.residency = Residency(self)
         hub.on_unwatched = self.residency.check
@@ -101,7 +103,7 @@ class LiveConversation:
 
     def is_dormant(self) -> bool:
         """Nothing runs, waits or watches: safe to unload."""
-        loading = self._history_task is not None and not self._history_task.done()
+        loading = self._history_task is not None and not self._history_task.finished
         return (
             not loading
             and self.hub.subscriber_count == 0
@@ -189,11 +191,18 @@ class LiveConversation:
         A file read on the event loop stalls every conversation while the disk (or a network
         mount) answers (docs/design.md, "Performance at scale")."""
         while session.agents_md is None:
+            if not self.runtime.tasks.running:  # no runtime around it (a unit test)
+                session.agents_md = await anyio.to_thread.run_sync(self.read_agents_md) or ""
+                return
             task = session.agents_md_loading
             if task is None:
-                task = asyncio.ensure_future(asyncio.to_thread(self.read_agents_md))
+                # A job of the runtime's supervisor, so shutdown waits for it (docs/design.md,
+                # "Structured concurrency"); a waiter cancelled stops waiting, not the read.
+                task = self.runtime.tasks.start_job(
+                    partial(anyio.to_thread.run_sync, self.read_agents_md), "agents-md"
+                )
                 session.agents_md_loading = task
-            text = await asyncio.shield(task)
+            text = await task.result()
             if session.agents_md_loading is task:  # not a read of a cwd changed meanwhile
                 session.agents_md_loading = None
                 session.agents_md = text or ""
@@ -227,21 +236,22 @@ class LiveConversation:
         session.usage.reset_estimate(context_view.trace_of(self, session)["total"])
         session.estimate_lacks_agents_md = session.agents_md is None
         if session.agents_md is None and session.agents_md_loading is None:
-            try:
-                asyncio.get_running_loop()
-            except RuntimeError:  # no loop (a unit test): nothing to schedule
+            if not self.runtime.tasks.running:  # no runtime (a unit test): nothing to schedule
                 return
             # Counted again (and published) once AGENTS.md has been read off the loop.
-            task = asyncio.create_task(self._estimate_with_agents_md(session))
-            _background.add(task)
-            task.add_done_callback(_background.discard)
+            self.runtime.tasks.spawn(
+                partial(self._estimate_with_agents_md, session), f"estimate-{session.session_id}"
+            )
 
     # -- history loading -----------------------------------------------------------------
 
     def load_history_in_background(self, *, opening: bool = True) -> None:
-        partial = [s for s in self.sessions.values() if not s.history_complete]
-        if partial:
-            self._history_task = asyncio.create_task(self._load_history(partial, opening))
+        partial_sessions = [s for s in self.sessions.values() if not s.history_complete]
+        if partial_sessions:
+            self._history_task = self.runtime.tasks.start_job(
+                partial(self._load_history, partial_sessions, opening),
+                f"history-{self.conversation_id}",
+            )
 
     async def _load_history(self, sessions: list[LiveSession], opening: bool) -> None:
         for session in sessions:
@@ -250,7 +260,7 @@ class LiveConversation:
             )
             counted = opening and session.model in self.runtime.config.models
             if counted:  # beside the loop: the estimate below only looks them up
-                await asyncio.to_thread(warmup.estimate_all, items)
+                await anyio.to_thread.run_sync(warmup.estimate_all, items)
             session.items = _joined(items, session.items)
             session.history_complete = True
             # After a release (runtime/residency.py) the usage was kept: it may be the
@@ -259,20 +269,22 @@ class LiveConversation:
                 self.refresh_usage_estimate(session)
                 self.publish_usage(session)
         if opening:  # the first request then costs what later ones do (runtime/warmup.py)
-            self.warming = asyncio.create_task(warmup.fill_wire_caches(self, sessions))
+            self.warming = self.runtime.tasks.spawn(
+                partial(warmup.fill_wire_caches, self, sessions), f"warmup-{self.conversation_id}"
+            )
 
     async def ensure_history(self) -> None:
         """Wait until every session's whole history is in memory (a model call, a fork, a read
         past the first page need it): read back from the journal if it was let go. Raises
         `storage_failed` if it cannot be read."""
         task = self._history_task
-        if (task is None or task.done()) and any(
+        if (task is None or task.finished) and any(
             not s.history_complete for s in self.sessions.values()
         ):
             self.load_history_in_background(opening=False)
             task = self._history_task
         if task is not None:
-            await asyncio.shield(task)
+            await task.result()
 
     # -- durable changes -----------------------------------------------------------------
 

@@ -11,8 +11,6 @@ compaction's (`compaction` of the usage).
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from dataclasses import dataclass
 
@@ -72,10 +70,10 @@ async def before_call(
     if not (over or refresh):
         return
     task = session.preparing
-    if task is not None and not task.done():
-        # Nearly done, most likely: waiting costs less than starting over.
-        with contextlib.suppress(Exception):
-            await asyncio.shield(task)
+    if task is not None and not task.finished:
+        # Nearly done, most likely: waiting costs less than starting over (a waiter cancelled
+        # stops waiting; the preparation is the runtime's, as below).
+        await task.wait()
     prepared = session.prepared
     if isinstance(prepared, Prepared) and _usable(conv, session, prepared):
         reason = "refresh" if refresh and not over else "auto"
@@ -118,9 +116,18 @@ def maybe_prepare(conv: LiveConversation, session: LiveSession) -> None:
     refresh = context_view.replies_until_refresh(conv, session) == 0
     if session.usage.used < early and not refresh:
         return
-    task = asyncio.create_task(_prepare(conv, session, refresh), name="early-compaction")
-    session.preparing = task
-    task.add_done_callback(lambda _t: _prepared(conv, session))
+    if not runtime.tasks.running:
+        return
+
+    async def prepare() -> None:
+        try:
+            await _prepare(conv, session, refresh)
+        finally:
+            _prepared(conv, session)
+
+    # An activity of the runtime's supervisor: shutdown cancels it and waits for it
+    # (docs/design.md, "Structured concurrency").
+    session.preparing = runtime.tasks.spawn(prepare, f"early-compaction-{session.session_id}")
 
 
 def _prepared(conv: LiveConversation, session: LiveSession) -> None:
@@ -131,7 +138,7 @@ def _prepared(conv: LiveConversation, session: LiveSession) -> None:
 
 def cancel(session: LiveSession) -> None:
     task = session.preparing
-    if task is not None and not task.done():
+    if task is not None and not task.finished:
         task.cancel()
 
 

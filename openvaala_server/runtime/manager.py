@@ -49,7 +49,7 @@ from openvaala_server.runtime.session import LiveSession, LiveTurn
 from openvaala_server.runtime.subagents import SubagentService
 from openvaala_server.runtime.turn import TurnRunner
 from openvaala_server.store.index import Summary, parse_summaries
-from openvaala_server.structured import Activity, Supervisor
+from openvaala_server.structured import Activity, ActivityCancelled, Supervisor
 from openvaala_server.tools.plan import UPDATE_PLAN_TOOL, UpdatePlanTool
 from openvaala_server.tools.registry import tools_for as builtin_tools
 
@@ -614,15 +614,18 @@ class ConversationManager:
         conv.publish_session(root)
         # By hand, everything but the latest step is summarized. A task, so turn/interrupt
         # can stop it like a turn.
-        task = asyncio.create_task(compact(conv, root, "manual", keep_ratio=0.0))
+        # An activity of the runtime's supervisor, so shutdown cancels and waits for it too.
+        task = self.tasks.start_job(
+            partial(compact, conv, root, "manual", keep_ratio=0.0), f"compaction-{cid}"
+        )
         root.compaction_task = task
         try:
-            summary = await task
-        except asyncio.CancelledError:
-            if not task.cancelled():
-                task.cancel()  # this request itself was cancelled: stop the compaction too
-                raise
+            summary = await task.result()
+        except ActivityCancelled:
             return {"compacted": False, "reason": "interrupted"}
+        except anyio.get_cancelled_exc_class():
+            task.cancel()  # this request itself was cancelled: stop the compaction too
+            raise
         finally:
             root.compacting = False
             root.compaction_task = None
@@ -696,7 +699,7 @@ class ConversationManager:
     def interrupt_session(self, conv: Conversation, session: LiveSession, reason: str) -> bool:
         if reason == "user":
             session.inbox.on_user_interrupt()
-        if session.compaction_task is not None and not session.compaction_task.done():
+        if session.compaction_task is not None and not session.compaction_task.finished:
             session.compaction_task.cancel()
             return True
         turn = session.turn

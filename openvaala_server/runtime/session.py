@@ -13,7 +13,7 @@ from openvaala_server.domain.positions import PositionIndex
 from openvaala_server.domain.records import Item
 from openvaala_server.domain.usage import UsageTracker
 from openvaala_server.protocol import payloads as wire
-from openvaala_server.structured import Activity
+from openvaala_server.structured import Activity, Job
 
 if TYPE_CHECKING:
     from openvaala_server.config import Config
@@ -64,17 +64,17 @@ class LiveSession:
     closed: bool = False
     depth: int = 0  # 0 for the root agent, 1 for its subagents, …
     agents_md: str | None = None  # None: not read yet (conversation.load_agents_md)
-    agents_md_loading: asyncio.Task[str | None] | None = None
+    agents_md_loading: Job[str | None] | None = None
     estimate_lacks_agents_md: bool = False  # the usage estimate was made before it was read
     # The reasoning mode the provider said it applied (openai_responses): all_turns | current_turn.
     reasoning_context: str | None = None
     # A manual compaction is running: input waits as if a turn ran.
     compacting: bool = False
-    compaction_task: asyncio.Task[Any] | None = None
+    compaction_task: Activity | None = None
     # Early compaction (runtime/early.py): a summary prepared in the background while the session
     # waits for the user, and the task preparing it.
     prepared: Any = None
-    preparing: asyncio.Task[Any] | None = None
+    preparing: Activity | None = None
 
     def interrupt(self) -> None:
         """Cancel the running turn's interrupt scope (its runner then writes it as interrupted)."""

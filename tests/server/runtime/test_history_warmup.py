@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import tomllib
 from collections.abc import AsyncIterator
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -25,6 +26,7 @@ from openvaala_server.models.http import WireCache
 from openvaala_server.runtime.manager import ConversationManager
 from openvaala_server.store.paths import DataDir
 from openvaala_server.store.store import Store
+from tests.support.supervisor import owned
 
 ITEMS = 2_000
 CONFIG = """
@@ -79,8 +81,9 @@ async def opened(tmp_path: Path) -> AsyncIterator[tuple[ConversationManager, str
         )
     await store.append_items(cid, sid, cast("list[r.Item]", items))
     runtime = ConversationManager(parse_config(tomllib.loads(CONFIG)), store)
-    yield runtime, cid, [i["itemId"] for i in items]
-    await runtime.shutdown(timeout=10)
+    # The runtime's supervisor owns the history's loading and warm-up, as in the daemon.
+    async with owned(runtime.tasks, partial(runtime.shutdown, timeout=10)):
+        yield runtime, cid, [i["itemId"] for i in items]
     await store.close()
 
 
@@ -93,7 +96,7 @@ async def test_the_first_request_after_an_open_converts_nothing_and_a_release_le
     assert len(root.items) == 100 and not root.history_complete  # the first page only
     await conv.ensure_history()
     assert conv.warming is not None
-    await asyncio.wait_for(conv.warming, 10)
+    await asyncio.wait_for(conv.warming.wait(), 10)
     cache = getattr(runtime.provider("http"), "wire_cache", None)
     assert isinstance(cache, WireCache)
     # Every item was converted in the background, and estimated: the first request finds them.
