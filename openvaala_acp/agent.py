@@ -42,6 +42,7 @@ from openvaala_acp.permissions import Permissions
 from openvaala_acp.stream import SessionStream, plan_update, usage_update
 from openvaala_server.client import SNAPSHOT
 from openvaala_server.domain.ids import is_valid_id
+from openvaala_server.protocol import methods
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +88,7 @@ class OpenVaalaAgent:
         return None  # the daemon's token is read from its data directory: nothing to ask
 
     async def new_session(self, cwd: str, mcp_servers: Any = None, **kw: Any) -> NewSessionResponse:
-        created = await self.link.request("conversation/create", {"cwd": cwd})
+        created = await self.link.request(methods.CONVERSATION_CREATE, {"cwd": cwd})
         cid = str(created["conversation"]["conversationId"])
         stream, modes, models = await self._open(cid)
         self._announce(stream)
@@ -108,7 +109,7 @@ class OpenVaalaAgent:
         params: dict[str, Any] = {"limit": 100}
         if cursor:
             params["cursor"] = cursor
-        page = await self.link.request("conversation/list", params)
+        page = await self.link.request(methods.CONVERSATION_LIST, params)
         sessions = [
             SessionInfo(
                 session_id=str(c["conversationId"]),
@@ -126,7 +127,8 @@ class OpenVaalaAgent:
     ) -> SetSessionModeResponse:
         stream = self._session(session_id)
         await self.link.request(
-            "conversation/setAgent", {"conversationId": stream.conversation_id, "agent": mode_id}
+            methods.CONVERSATION_SET_AGENT,
+            {"conversationId": stream.conversation_id, "agent": mode_id},
         )
         return SetSessionModeResponse()
 
@@ -137,7 +139,8 @@ class OpenVaalaAgent:
         if config_id != options.MODEL_OPTION or not isinstance(value, str):
             raise RequestError.invalid_params({"configId": config_id, "message": "unknown option"})
         await self.link.request(
-            "conversation/setModel", {"conversationId": stream.conversation_id, "model": value}
+            methods.CONVERSATION_SET_MODEL,
+            {"conversationId": stream.conversation_id, "model": value},
         )
         stream.model = value
         return SetSessionConfigOptionResponse(
@@ -149,8 +152,8 @@ class OpenVaalaAgent:
     async def _open(
         self, cid: str, *, replay: bool = False
     ) -> tuple[SessionStream, SessionModeState, SessionConfigOptionSelect]:
-        agents = (await self.link.request("agents/list", {})).get("agents") or []
-        self._models = (await self.link.request("models/list", {})).get("models") or []
+        agents = (await self.link.request(methods.AGENTS_LIST, {})).get("agents") or []
+        self._models = (await self.link.request(methods.MODELS_LIST, {})).get("models") or []
         subscribed = await self.link.subscribe(cid)
         snapshot: dict[str, Any] = dict(subscribed["snapshot"] or {})
         info = snapshot["conversation"]
@@ -177,7 +180,7 @@ class OpenVaalaAgent:
                 self.outbox.put(cid, plan_update(root["plan"]))
             # What the running turn streamed so far; its deltas follow.
             for item in (root.get("turn") or {}).get("items") or []:
-                for update in stream.on_note("item/started", {"item": item}):
+                for update in stream.on_note(methods.ITEM_STARTED, {"item": item}):
                     self.outbox.put(cid, update)
         for approval in snapshot.get("approvals") or []:
             self.permissions.requested(stream, approval)
@@ -192,7 +195,7 @@ class OpenVaalaAgent:
         more = bool(root.get("hasMore"))
         while more and items and len(items) < HISTORY_LIMIT:
             page = await self.link.request(
-                "conversation/read",
+                methods.CONVERSATION_READ,
                 {"conversationId": cid, "beforeItem": items[0]["itemId"], "limit": 500},
             )
             items = list(page.get("items") or []) + items
@@ -226,10 +229,10 @@ class OpenVaalaAgent:
             if method == "client/connection" and params.get("state") == "reconnecting":
                 self.permissions.drop_all()
             return
-        if method == "approval/requested":
+        if method == methods.APPROVAL_REQUESTED:
             self.permissions.requested(stream, params)
             return
-        if method == "approval/resolved":
+        if method == methods.APPROVAL_RESOLVED:
             self.permissions.resolved(params)
             return
         if method == SNAPSHOT:  # the daemon restarted: questions it had are gone
@@ -259,7 +262,7 @@ class OpenVaalaAgent:
             )
             if command[0] == "usage":
                 usage = await self.link.request(
-                    "conversation/usage", {"conversationId": session_id}
+                    methods.CONVERSATION_USAGE, {"conversationId": session_id}
                 )
                 if (update := usage_update(usage)) is not None:
                     self.outbox.put(session_id, update)
@@ -290,7 +293,7 @@ class OpenVaalaAgent:
             params["images"] = message.images
         stream.own_texts.append(params["text"])
         try:
-            sent = await link.request("input/send", params)
+            sent = await link.request(methods.INPUT_SEND, params)
         except RequestError:
             stream.own_texts.remove(params["text"])
             raise
@@ -306,12 +309,12 @@ class OpenVaalaAgent:
         turn_id = turn_id or turns.known_turn_of(input_id)
         if turn_id is None:
             try:
-                await link.request("input/withdraw", {"inputId": input_id})
+                await link.request(methods.INPUT_WITHDRAW, {"inputId": input_id})
                 return {"status": "interrupted"}
             except RequestError:  # taken into a turn meanwhile
                 turn_id = await turns.turn_of(input_id)
         if not turns.has_ended(turn_id):
-            await link.request("turn/interrupt", {"conversationId": stream.conversation_id})
+            await link.request(methods.TURN_INTERRUPT, {"conversationId": stream.conversation_id})
         return await turns.ended(turn_id)
 
     async def cancel(self, session_id: str, **kw: Any) -> None:
@@ -319,7 +322,7 @@ class OpenVaalaAgent:
         if cancel is not None:
             cancel.set()
         elif session_id in self.sessions:  # a turn started elsewhere: stop it too
-            await self.link.request("turn/interrupt", {"conversationId": session_id})
+            await self.link.request(methods.TURN_INTERRUPT, {"conversationId": session_id})
 
     async def close(self) -> None:
         self.permissions.drop_all()

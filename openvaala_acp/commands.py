@@ -12,6 +12,7 @@ from typing import Any
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
 
 from openvaala_acp.link import DaemonLink
+from openvaala_server.protocol import methods
 
 COMMANDS = [
     AvailableCommand(name="compact", description="Summarize the history now to free context"),
@@ -45,20 +46,22 @@ def parse(text: str) -> tuple[str, str] | None:
 
 async def run(link: DaemonLink, cid: str, name: str, argument: str) -> str:
     if name == "compact":
-        result = await link.request("conversation/compact", {"conversationId": cid})
+        result = await link.request(methods.CONVERSATION_COMPACT, {"conversationId": cid})
         if result.get("compacted"):
             return (
                 "Compacted: the history is summarized, and the model sees the summary from now on."
             )
         return f"Nothing to compact: {result.get('reason') or 'the history is too short'}."
     if name == "fork":
-        info = (await link.request("conversation/fork", {"conversationId": cid}))["conversation"]
+        info = (await link.request(methods.CONVERSATION_FORK, {"conversationId": cid}))[
+            "conversation"
+        ]
         return _new_conversation("Forked into", info)
     if name == "rewind":
         return await _rewind(link, cid, argument)
     if name == "agents":
         return await _agents(link, cid, argument)
-    usage = await link.request("conversation/usage", {"conversationId": cid})
+    usage = await link.request(methods.CONVERSATION_USAGE, {"conversationId": cid})
     return usage_text(usage)
 
 
@@ -80,7 +83,7 @@ def _new_conversation(verb: str, info: dict[str, Any]) -> str:
 
 async def _rewind(link: DaemonLink, cid: str, argument: str) -> str:
     back = int(argument) if argument.isdigit() and int(argument) > 0 else 1
-    read = await link.request("conversation/read", {"conversationId": cid, "limit": 500})
+    read = await link.request(methods.CONVERSATION_READ, {"conversationId": cid, "limit": 500})
     mine = [
         item
         for item in read.get("items") or []
@@ -90,7 +93,7 @@ async def _rewind(link: DaemonLink, cid: str, argument: str) -> str:
         return f"There are only {len(mine)} messages of yours to rewind to."
     target = mine[-back]
     result = await link.request(
-        "conversation/rewind", {"conversationId": cid, "messageId": target["itemId"]}
+        methods.CONVERSATION_REWIND, {"conversationId": cid, "messageId": target["itemId"]}
     )
     text = str(result.get("composerText") or "")
     quoted = "\n".join(f"> {line}" for line in text.splitlines())
@@ -101,9 +104,11 @@ async def _rewind(link: DaemonLink, cid: str, argument: str) -> str:
 
 async def _agents(link: DaemonLink, cid: str, argument: str) -> str:
     if argument:
-        await link.request("conversation/setAgent", {"conversationId": cid, "agent": argument})
+        await link.request(
+            methods.CONVERSATION_SET_AGENT, {"conversationId": cid, "agent": argument}
+        )
         return f"This conversation now uses the agent `{argument}`."
-    agents = (await link.request("agents/list", {})).get("agents") or []
+    agents = (await link.request(methods.AGENTS_LIST, {})).get("agents") or []
     lines = [
         f"- `{a['name']}`{' (default)' if a.get('default') else ''}: {a.get('description') or ''}"
         f" — model {a.get('model')}"

@@ -28,6 +28,7 @@ from openvaala_acp import tools
 from openvaala_acp.link import DaemonLink
 from openvaala_acp.outbox import Outbox
 from openvaala_acp.stream import SessionStream
+from openvaala_server.protocol import methods
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +121,7 @@ class Permissions:
             return  # cancelled: the prompt was cancelled, which interrupts (and denies) it
         try:
             await self.link.request(
-                "approval/respond",
+                methods.APPROVAL_RESPOND,
                 {
                     "conversationId": stream.conversation_id,
                     "approvalId": approval_id,

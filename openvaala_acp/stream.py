@@ -40,6 +40,7 @@ from acp.schema import (
 )
 
 from openvaala_acp import tools
+from openvaala_server.protocol import methods
 
 Update = (
     UserMessageChunk
@@ -54,7 +55,7 @@ Update = (
     | UsageUpdate
 )
 Item = dict[str, Any]
-PLAN_METHOD = "plan/updated"
+PLAN_METHOD = methods.PLAN_UPDATED
 
 
 STREAMED_OUTPUT_LIMIT = 16_000  # characters of a running tool's output resent with each delta
@@ -82,16 +83,16 @@ def usage_update(usage: dict[str, Any]) -> UsageUpdate | None:
 def _status_note(method: str, params: dict[str, Any]) -> str | None:
     """What the daemon is doing between model calls, which ACP has no update for: shown as a
     line of the agent's thoughts (a retry after a provider error, a compaction)."""
-    if method == "retry/scheduled":
+    if method == methods.RETRY_SCHEDULED:
         error = params.get("error") or {}
         return (
             f"\n(The model call failed: {error.get('message', 'error')}. Retrying in"
             f" {params.get('delaySeconds')} s, attempt {params.get('attempt')} of"
             f" {params.get('maxAttempts')}.)\n"
         )
-    if method == "compaction/started":
+    if method == methods.COMPACTION_STARTED:
         return "\n(Compacting the conversation: summarizing the history to free context…)\n"
-    if method == "compaction/failed":
+    if method == methods.COMPACTION_FAILED:
         return f"\n({(params.get('error') or {}).get('message', 'compaction failed')})\n"
     return None
 
@@ -145,30 +146,30 @@ class SessionStream:
 
     def on_note(self, method: str, params: dict[str, Any]) -> list[Update]:
         sid = params.get("sessionId")
-        if method == "conversation/updated":
+        if method == methods.CONVERSATION_UPDATED:
             return self._conversation(params.get("conversation") or {})
         if sid is not None and sid != self.root_session_id:
             return []
-        if method == "item/started":
+        if method == methods.ITEM_STARTED:
             return self._started(params.get("item") or {})
-        if method == "item/delta":
+        if method == methods.ITEM_DELTA:
             return self._delta(params)
-        if method == "item/completed":
+        if method == methods.ITEM_COMPLETED:
             return self._completed(params.get("item") or {})
-        if method == "usage/updated":
+        if method == methods.USAGE_UPDATED:
             update = usage_update(params.get("usage") or {})
             return [update] if update else []
-        if method == "session/updated":
+        if method == methods.SESSION_UPDATED:
             return self._session(params.get("session") or {})
         if method == PLAN_METHOD:
             return [plan_update(params.get("plan") or {})]
-        if method == "item/discarded":
+        if method == methods.ITEM_DISCARDED:
             item_id = str(params.get("itemId"))
             self._types.pop(item_id, None)
             self._streamed.discard(item_id)
             self._outputs.pop(item_id, None)
             return []
-        if method == "turn/ended":
+        if method == methods.TURN_ENDED:
             return self.settle()
         if (note := _status_note(method, params)) is not None:
             return [AgentThoughtChunk(session_update="agent_thought_chunk", content=_text(note))]

@@ -17,6 +17,7 @@ from openvaala_lsp.host import Host
 from openvaala_lsp.images import image_params
 from openvaala_lsp.params import Params, optional, required, session_params
 from openvaala_lsp.usage import report
+from openvaala_server.protocol import methods
 
 MODES = ("steer", "queue", "jump")
 INPUT_ACTIONS = ("edit", "withdraw", "steer", "jump")
@@ -36,7 +37,7 @@ class Actions(HistoryActions):
     async def list_conversations(self, params: Params) -> Any:
         keys = ("archived", "search", "limit", "cursor")
         query: dict[str, Any] = {k: params[k] for k in keys if k in params}
-        result = await self.bridge.request("conversation/list", query)
+        result = await self.bridge.request(methods.CONVERSATION_LIST, query)
         for conv in result.get("conversations", []):
             conv["uri"] = uris.conversation_uri(conv["conversationId"])
         return result
@@ -53,7 +54,7 @@ class Actions(HistoryActions):
     async def new_conversation(self, params: Params) -> Any:
         create: dict[str, Any] = {k: params[k] for k in ("agent", "model", "title") if k in params}
         create["cwd"] = optional(params, "cwd") or self.default_cwd()
-        result = await self.bridge.request("conversation/create", create)
+        result = await self.bridge.request(methods.CONVERSATION_CREATE, create)
         conv = result["conversation"]
         subscribed = await self.subscribe({"conversationId": conv["conversationId"]})
         return {"conversation": conv, "uri": subscribed["uri"], "seq": subscribed["seq"]}
@@ -64,7 +65,9 @@ class Actions(HistoryActions):
         self.ls.forwarder.conversations.add(cid)
         try:
             view = await self.bridge.watch(cid)
-            snapshot = await self.bridge.request("conversation/subscribe", {"conversationId": cid})
+            snapshot = await self.bridge.request(
+                methods.CONVERSATION_SUBSCRIBE, {"conversationId": cid}
+            )
         except Exception:
             self.ls.forwarder.forget(cid)
             raise
@@ -106,7 +109,7 @@ class Actions(HistoryActions):
         call: dict[str, Any] = {**session_params(params), "text": text, "mode": mode}
         if images:
             call["images"] = images
-        return await self.bridge.request("input/send", call)
+        return await self.bridge.request(methods.INPUT_SEND, call)
 
     async def prompt(self, params: Params) -> Any:
         """Send a message and answer when the turn that took it ends: `{turnId, status, usage}`.
@@ -123,7 +126,7 @@ class Actions(HistoryActions):
         return await self.bridge.request(f"input/{action}", call)
 
     async def interrupt(self, params: Params) -> Any:
-        return await self.bridge.request("turn/interrupt", session_params(params))
+        return await self.bridge.request(methods.TURN_INTERRUPT, session_params(params))
 
     # -- fixing a moved conversation ----------------------------------------------------
 
@@ -134,7 +137,7 @@ class Actions(HistoryActions):
             "conversationId": required(params, "conversationId"),
             "agent": required(params, "agent"),
         }
-        return await self.bridge.request("conversation/setAgent", call)
+        return await self.bridge.request(methods.CONVERSATION_SET_AGENT, call)
 
     async def set_cwd(self, params: Params) -> Any:
         """Point the conversation at another directory (absolute, existing): `{}`, then
@@ -143,7 +146,7 @@ class Actions(HistoryActions):
             "conversationId": required(params, "conversationId"),
             "cwd": required(params, "cwd"),
         }
-        return await self.bridge.request("conversation/setCwd", call)
+        return await self.bridge.request(methods.CONVERSATION_SET_CWD, call)
 
     # -- approvals -----------------------------------------------------------------------
 
@@ -162,13 +165,13 @@ class Actions(HistoryActions):
 
     async def compact(self, params: Params) -> Any:
         cid = required(params, "conversationId")
-        return await self.bridge.request("conversation/compact", {"conversationId": cid})
+        return await self.bridge.request(methods.CONVERSATION_COMPACT, {"conversationId": cid})
 
     async def fork(self, params: Params, *, show: bool = False) -> Any:
         call: dict[str, Any] = {"conversationId": required(params, "conversationId")}
         if (up_to := optional(params, "upToItemId")) is not None:
             call["upToItemId"] = up_to
-        result = await self.bridge.request("conversation/fork", call)
+        result = await self.bridge.request(methods.CONVERSATION_FORK, call)
         return await self._opened(result, show)
 
     async def rewind(self, params: Params, *, show: bool = False) -> Any:
@@ -178,7 +181,7 @@ class Actions(HistoryActions):
         }
         # From a command the user is asked whether to restore files (openvaala_lsp/history.py).
         await self.rewind_files(call, params, ask=show)
-        result = await self.with_conflicts("conversation/rewind", call, ask=show)
+        result = await self.with_conflicts(methods.CONVERSATION_REWIND, call, ask=show)
         if result is None:
             return {"cancelled": True}
         result = await self._opened(result, show)
@@ -205,7 +208,7 @@ class Actions(HistoryActions):
 
     async def usage(self, params: Params) -> Any:
         call = session_params(params)
-        usage = await self.bridge.request("conversation/usage", call)
+        usage = await self.bridge.request(methods.CONVERSATION_USAGE, call)
         sid = call.get("sessionId")
         if sid is None:
             view = self.bridge.views.get(call["conversationId"])
@@ -217,8 +220,8 @@ class Actions(HistoryActions):
         or without a conversation the configured agents."""
         cid = optional(params, "conversationId")
         if cid is None:
-            return await self.bridge.request("agents/list", {})
-        listed = await self.bridge.request("sessions/list", {"conversationId": cid})
+            return await self.bridge.request(methods.AGENTS_LIST, {})
+        listed = await self.bridge.request(methods.SESSIONS_LIST, {"conversationId": cid})
         nodes = {
             s["sessionId"]: {
                 **s,
@@ -240,7 +243,7 @@ class Actions(HistoryActions):
         user as a message: an editor without a plugin shows no command result."""
         from openvaala_lsp.toolbox import mcp_report
 
-        result = await self.bridge.request("mcp/list", {})
+        result = await self.bridge.request(methods.MCP_LIST, {})
         servers = list(result.get("servers") or [])
         text = mcp_report(servers)
         failed = any(s.get("status") == "failed" for s in servers)

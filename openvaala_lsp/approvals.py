@@ -20,6 +20,7 @@ from openvaala_lsp import uris
 from openvaala_lsp.host import Host
 from openvaala_lsp.params import Params, optional, required
 from openvaala_server.client import SNAPSHOT
+from openvaala_server.protocol import methods
 
 log = logging.getLogger(__name__)
 
@@ -97,9 +98,9 @@ class Approvals:
         cid = params.get("conversationId")
         if not isinstance(cid, str):
             return
-        if method == "approval/resolved":
+        if method == methods.APPROVAL_RESOLVED:
             self._resolve(cid, params)
-        elif method in ("approval/requested", SNAPSHOT):
+        elif method in (methods.APPROVAL_REQUESTED, SNAPSHOT):
             self.sync(cid)
 
     def sync(self, cid: str) -> None:
@@ -193,7 +194,7 @@ class Approvals:
             )
         if (message := optional(params, "message")) is not None and message.strip():
             call["message"] = message
-        return await self.ls.bridge.request("approval/respond", call)
+        return await self.ls.bridge.request(methods.APPROVAL_RESPOND, call)
 
     def _show(self, kind: types.MessageType, message: str) -> None:
         self.ls.window_show_message(types.ShowMessageParams(type=kind, message=message))

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from openvaala_server.protocol import methods
+
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
 
@@ -17,7 +19,7 @@ class ConfigStatus:
         self.ls = ls
 
     def on_note(self, method: str, params: dict[str, Any]) -> None:
-        if method in ("config/error", "config/reloaded"):
+        if method in (methods.CONFIG_ERROR, methods.CONFIG_RELOADED):
             self.show(params)
 
     def show(self, status: Any) -> None:

@@ -19,6 +19,7 @@ from openvaala_lsp.host import Host
 from openvaala_lsp.params import Params, as_params, from_arguments, required, session_params
 from openvaala_lsp.render import render
 from openvaala_lsp.usage import report
+from openvaala_server.protocol import methods
 
 Run = Callable[[Host, Params], Awaitable[Any]]
 
@@ -37,7 +38,7 @@ def trace_lines(result: dict[str, Any]) -> list[str]:
 async def context(ls: Host, params: Params) -> Any:
     call = session_params(params)
     call["includeBody"] = bool(params.get("includeBody"))
-    result: dict[str, Any] = await ls.bridge.request("conversation/context", call)
+    result: dict[str, Any] = await ls.bridge.request(methods.CONVERSATION_CONTEXT, call)
     result["lines"] = trace_lines(result)
     result["gauge"] = report(call["conversationId"], result["sessionId"], result.get("usage") or {})
     return result
@@ -46,26 +47,26 @@ async def context(ls: Host, params: Params) -> Any:
 async def context_json(ls: Host, params: Params) -> Any:
     """The provider body of the next request, as text to put on the clipboard."""
     call = {**session_params(params), "includeBody": True}
-    result = await ls.bridge.request("conversation/context", call)
+    result = await ls.bridge.request(methods.CONVERSATION_CONTEXT, call)
     body = result.get("body")
     return {"body": body, "json": json.dumps(body, indent=2, ensure_ascii=False) if body else ""}
 
 
 async def pin(ls: Host, params: Params) -> Any:
     call = {**session_params(params), "itemId": required(params, "itemId")}
-    return await ls.bridge.request("conversation/pin", call)
+    return await ls.bridge.request(methods.CONVERSATION_PIN, call)
 
 
 async def unpin(ls: Host, params: Params) -> Any:
     call = {**session_params(params), "itemId": required(params, "itemId")}
-    return await ls.bridge.request("conversation/unpin", call)
+    return await ls.bridge.request(methods.CONVERSATION_UNPIN, call)
 
 
 async def replaced(ls: Host, params: Params, *, show: bool = False) -> Any:
     """What a summary replaced; `location` is where the conversation's document shows the first
     of those messages (when it does), and `show` opens the document there."""
     call = {**session_params(params), "summaryItemId": required(params, "summaryItemId")}
-    result: dict[str, Any] = await ls.bridge.request("conversation/replaced", call)
+    result: dict[str, Any] = await ls.bridge.request(methods.CONVERSATION_REPLACED, call)
     cid = call["conversationId"]
     view = ls.bridge.views.get(cid)
     if view is not None:

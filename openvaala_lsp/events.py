@@ -8,6 +8,7 @@ from typing import Any
 from openvaala_lsp.host import Host
 from openvaala_lsp.usage import report
 from openvaala_server.client import CONNECTION, SNAPSHOT
+from openvaala_server.protocol import methods
 
 EVENT = "$/openvaala/event"
 USAGE = "$/openvaala/usage"
@@ -31,7 +32,7 @@ class Forwarder:
             EVENT,
             {"conversationId": cid, "seq": params.get("seq"), "method": method, "params": params},
         )
-        if method == "usage/updated":
+        if method == methods.USAGE_UPDATED:
             self.push_usage(cid, str(params.get("sessionId", "")), params.get("usage") or {})
         elif method == SNAPSHOT:
             self.push_all_usage(cid)

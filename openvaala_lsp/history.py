@@ -16,6 +16,7 @@ from openvaala_lsp import uris
 from openvaala_lsp.bridge import Bridge, DaemonError
 from openvaala_lsp.host import Host
 from openvaala_lsp.params import Params, optional, required, session_params
+from openvaala_server.protocol import methods
 
 RESTORE, KEEP = "Restore files", "Keep files as they are"
 OVERWRITE, CANCEL = "Overwrite them", "Cancel"
@@ -46,12 +47,14 @@ class HistoryActions:
 
     async def files_since(self, cid: str, message_id: str) -> list[str]:
         """The files turns from this message on changed, not restored yet."""
-        read = await self.bridge.request("conversation/read", {"conversationId": cid})
+        read = await self.bridge.request(methods.CONVERSATION_READ, {"conversationId": cid})
         items: list[dict[str, Any]] = read.get("items") or []
         index = next((i for i, m in enumerate(items) if m["itemId"] == message_id), len(items))
         message_turn = items[index].get("turnId") if index < len(items) else None
         earlier = {m.get("turnId") for m in items[:index]} - {message_turn}
-        report = await self.bridge.request("conversation/checkpoints", {"conversationId": cid})
+        report = await self.bridge.request(
+            methods.CONVERSATION_CHECKPOINTS, {"conversationId": cid}
+        )
         return sorted(
             {
                 str(f["path"])
@@ -92,12 +95,12 @@ class HistoryActions:
         call: dict[str, Any] = {"conversationId": required(params, "conversationId")}
         if isinstance(params.get("force"), bool):
             call["force"] = params["force"]
-        result = await self.with_conflicts("conversation/undo", call, ask=show)
+        result = await self.with_conflicts(methods.CONVERSATION_UNDO, call, ask=show)
         return result if result is not None else {"cancelled": True}
 
     async def tree(self, params: Params) -> Any:
         cid = required(params, "conversationId")
-        result = await self.bridge.request("conversation/tree", {"conversationId": cid})
+        result = await self.bridge.request(methods.CONVERSATION_TREE, {"conversationId": cid})
         stack = [result["root"]]
         while stack:  # each node gets the uri the editor opens it with
             node = stack.pop()
@@ -106,25 +109,25 @@ class HistoryActions:
         return result
 
     async def resume(self, params: Params) -> Any:
-        return await self.bridge.request("turn/resume", session_params(params))
+        return await self.bridge.request(methods.TURN_RESUME, session_params(params))
 
     async def checkpoints(self, params: Params) -> Any:
         cid = required(params, "conversationId")
-        return await self.bridge.request("conversation/checkpoints", {"conversationId": cid})
+        return await self.bridge.request(methods.CONVERSATION_CHECKPOINTS, {"conversationId": cid})
 
     async def export_bundle(self, params: Params) -> Any:
         call = {
             "conversationId": required(params, "conversationId"),
             "path": required(params, "path"),
         }
-        return await self.bridge.request("conversation/export", call)
+        return await self.bridge.request(methods.CONVERSATION_EXPORT, call)
 
     async def import_bundle(self, params: Params) -> Any:
         call: dict[str, Any] = {"path": required(params, "path")}
         for key in ("cwd", "onConflict"):
             if (value := optional(params, key)) is not None:
                 call[key] = value
-        result = await self.bridge.request("conversation/import", call)
+        result = await self.bridge.request(methods.CONVERSATION_IMPORT, call)
         if result.get("conversationId"):
             result["uri"] = uris.conversation_uri(result["conversationId"])
         return result

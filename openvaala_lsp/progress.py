@@ -15,6 +15,7 @@ from pygls.exceptions import JsonRpcException
 
 from openvaala_lsp.host import Host
 from openvaala_server.client import CONNECTION
+from openvaala_server.protocol import methods
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +35,7 @@ def token_for(turn_id: str) -> str:
 
 
 def _activity(method: str, params: dict[str, Any]) -> str | None:
-    if method == "item/started":
+    if method == methods.ITEM_STARTED:
         item = params.get("item") or {}
         kind = item.get("type")
         if kind == "reasoning":
@@ -45,13 +46,13 @@ def _activity(method: str, params: dict[str, Any]) -> str | None:
             return f"calling {item.get('name', 'a tool')}…"
         if kind == "tool_result":
             return f"running {item.get('name', 'a tool')}…"
-    if method == "approval/requested":
+    if method == methods.APPROVAL_REQUESTED:
         return f"awaiting approval: {params.get('summary') or params.get('tool') or 'a tool'}"
-    if method == "approval/resolved":
+    if method == methods.APPROVAL_RESOLVED:
         return "denied" if params.get("decision") == "deny" else "allowed, running…"
-    if method == "compaction/started":
+    if method == methods.COMPACTION_STARTED:
         return "compacting…"
-    if method == "retry/scheduled":
+    if method == methods.RETRY_SCHEDULED:
         return f"retrying (attempt {params.get('attempt')})…"
     return None
 
@@ -77,14 +78,14 @@ class TurnProgress:
         if not isinstance(cid, str) or cid not in self.ls.forwarder.conversations:
             return
         sid = str(params.get("sessionId", ""))
-        if method == "turn/started" and self.enabled():
+        if method == methods.TURN_STARTED and self.enabled():
             token = token_for(str(params.get("turnId")))
             if token not in self._turns:
                 turn = _Turn(cid, sid)
                 self._turns[token] = turn
                 turn.task = asyncio.create_task(self._run(token, turn))
             return
-        if method == "turn/ended":
+        if method == methods.TURN_ENDED:
             ending = self._turns.get(token_for(str(params.get("turnId"))))
             if ending is not None:
                 ending.queue.put_nowait(_END)
@@ -137,7 +138,7 @@ class TurnProgress:
             return
         task = asyncio.create_task(
             self.ls.bridge.request(
-                "turn/interrupt",
+                methods.TURN_INTERRUPT,
                 {"conversationId": turn.conversation_id, "sessionId": turn.session_id},
             )
         )

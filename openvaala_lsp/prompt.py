@@ -13,6 +13,7 @@ import anyio
 
 from openvaala_lsp.bridge import Bridge, DaemonError, daemon_lost
 from openvaala_lsp.params import Params, session_params
+from openvaala_server.protocol import methods
 
 T = TypeVar("T")
 
@@ -56,12 +57,12 @@ async def _prompt(actions: Actions, params: Params, cancel: asyncio.Event) -> di
         turn_id = turn_id or turns.known_turn_of(input_id)
         if turn_id is None:
             try:
-                await bridge.request("input/withdraw", {"inputId": input_id})
+                await bridge.request(methods.INPUT_WITHDRAW, {"inputId": input_id})
                 return {"turnId": None, "status": "withdrawn", "inputId": input_id}
             except DaemonError:  # taken into a turn meanwhile
                 turn_id = await turns.turn_of(input_id)
         if not turns.has_ended(turn_id):
-            await bridge.request("turn/interrupt", session_params(params))
+            await bridge.request(methods.TURN_INTERRUPT, session_params(params))
         if turns.epoch != epoch:
             raise daemon_lost()
         ended = await turns.ended(turn_id)
