@@ -25,6 +25,8 @@ import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
+import anyio
+from anyio.abc import TaskGroup
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
@@ -100,8 +102,13 @@ class Client:
         self._hooks: dict[int, Callable[[JsonValue], None]] = {}
         self._notes: asyncio.Queue[Note] = asyncio.Queue()
         self._ws: ClientConnection | None = None
-        self._reader: asyncio.Task[None] | None = None
+        # The runner is the client's one task (its owner is `close()`); the connection's reader
+        # is a task of the runner's task group, so closing the client ends both at once
+        # (docs/design.md, "Structured concurrency").
         self._runner: asyncio.Task[None] | None = None
+        self._readers: TaskGroup | None = None
+        self._read_done: anyio.Event | None = None
+        self._reader_task: asyncio.Task[Any] | None = None
         self._connected = asyncio.Event()
         self._closed = False
         # Why the last attempt to start a daemon failed; requests fail at once meanwhile and
@@ -151,9 +158,12 @@ class Client:
             start=start_one,
             backoff=backoff,
         )
-        client._use(await client._open())
+        ws = await client._open()
+        client._ws = ws  # requests may go out at once: the runner's reader answers them
         client._connected.set()
-        client._runner = asyncio.create_task(client._run())
+        entered = asyncio.get_running_loop().create_future()
+        client._runner = asyncio.create_task(client._run(ws, entered))
+        await entered
         return client
 
     @property
@@ -177,9 +187,22 @@ class Client:
         return ws
 
     def _use(self, ws: ClientConnection) -> None:
-        """Read `ws` from now on (responses included: requests may go out on it)."""
+        """Read `ws` from now on (responses included: requests may go out on it), in the
+        runner's task group."""
+        assert self._readers is not None
         self._ws = ws
-        self._reader = asyncio.create_task(self._read(ws))
+        done = self._read_done = anyio.Event()
+
+        async def read() -> None:
+            self._reader_task = asyncio.current_task()
+            try:
+                await self._read(ws)
+            except Exception:  # a connection that failed oddly: connect again, as when it drops
+                log.exception("reading from the OpenVaala daemon failed")
+            finally:
+                done.set()
+
+        self._readers.start_soon(read, name="openvaala-client-reader")
 
     async def _initialize(self, ws: ClientConnection) -> None:
         # initialize goes out before the reader runs, so read its answer directly.
@@ -199,11 +222,12 @@ class Client:
 
     async def close(self) -> None:
         self._closed = True
-        for task in (self._runner, self._reader):
-            if task is not None and task is not asyncio.current_task():
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+        task = self._runner
+        current = asyncio.current_task()
+        if task is not None and current not in (task, self._reader_task):
+            task.cancel()  # and with it the reader, a task of its group
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
         if self._ws is not None:
             await self._ws.close()
         self._fail_pending()
@@ -413,12 +437,25 @@ class Client:
         elif isinstance(message, jsonrpc.Invalid):
             log.warning("an unusable frame from the server: %s", message.error)
 
-    async def _run(self) -> None:
-        """While the client is open: wait for the connection to drop, then connect again."""
+    async def _run(self, ws: ClientConnection, entered: asyncio.Future[None]) -> None:
+        """While the client is open: read the connection, wait for it to drop, then connect
+        again. Every reader is a task of this one's group: nothing outlives the runner."""
+        async with anyio.create_task_group() as readers:
+            self._readers = readers
+            try:
+                self._use(ws)
+                entered.set_result(None)
+                await self._reconnecting()
+            finally:
+                readers.cancel_scope.cancel()
+                self._readers = None
+                if not entered.done():
+                    entered.cancel()
+
+    async def _reconnecting(self) -> None:
         while True:
-            assert self._reader is not None
-            with contextlib.suppress(Exception):
-                await self._reader
+            assert self._read_done is not None
+            await self._read_done.wait()
             self._connected.clear()
             self._fail_pending()
             if self._closed or not self.reconnect:
