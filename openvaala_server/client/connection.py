@@ -22,7 +22,7 @@ import contextlib
 import itertools
 import logging
 import os
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -109,6 +109,7 @@ class Client:
         self._readers: TaskGroup | None = None
         self._read_done: anyio.Event | None = None
         self._reader_task: asyncio.Task[Any] | None = None
+        self._own_tasks: set[asyncio.Task[Any]] = set()  # the tasks of the runner's group
         self._connected = asyncio.Event()
         self._closed = False
         # Why the last attempt to start a daemon failed; requests fail at once meanwhile and
@@ -202,7 +203,35 @@ class Client:
             finally:
                 done.set()
 
-        self._readers.start_soon(read, name="openvaala-client-reader")
+        self._start_soon(read, "openvaala-client-reader")
+
+    def start_soon(self, run: Callable[[], Awaitable[object]], name: str) -> None:
+        """Run `run()` as a task of this client's (a `Link`'s notification pump): it ends when
+        the client is closed. Its exception is logged, never the client's."""
+        if self._readers is None or self._closed:
+            raise ConnectionLost(f"the client is closed: cannot start {name}")
+
+        async def guarded() -> None:
+            try:
+                await run()
+            except Exception:
+                log.exception("%s failed", name)
+
+        self._start_soon(guarded, name)
+
+    def _start_soon(self, run: Callable[[], Awaitable[None]], name: str) -> None:
+        assert self._readers is not None
+
+        async def tracked() -> None:
+            task = asyncio.current_task()
+            assert task is not None
+            self._own_tasks.add(task)
+            try:
+                await run()
+            finally:
+                self._own_tasks.discard(task)
+
+        self._readers.start_soon(tracked, name=name)
 
     async def _initialize(self, ws: ClientConnection) -> None:
         # initialize goes out before the reader runs, so read its answer directly.
@@ -224,14 +253,19 @@ class Client:
         self._closed = True
         task = self._runner
         current = asyncio.current_task()
-        if task is not None and current not in (task, self._reader_task):
-            task.cancel()  # and with it the reader, a task of its group
+        # Called from a task of the runner's group (a link's pump), waiting for the runner would
+        # be waiting for itself, and cancelling it first would cut this short: close, then cancel.
+        inside = current in self._own_tasks
+        if task is not None and current is not task and not inside:
+            task.cancel()  # and with it the reader and the rest of its group
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         if self._ws is not None:
             await self._ws.close()
         self._fail_pending()
         self._notes.put_nowait({"method": CLOSED, "params": {}})
+        if task is not None and inside:
+            task.cancel()
 
     async def __aenter__(self) -> Client:
         return self
@@ -447,7 +481,8 @@ class Client:
                 entered.set_result(None)
                 await self._reconnecting()
             finally:
-                readers.cancel_scope.cancel()
+                # Ended by itself (closed, or told not to reconnect), the runner lets the rest of
+                # its group read the notifications to their end; `close()` cancels it all.
                 self._readers = None
                 if not entered.done():
                     entered.cancel()

@@ -16,6 +16,7 @@ import contextlib
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from openvaala_server.client.connection import CONNECTION, Client, ConnectionLost, RpcError
@@ -48,7 +49,6 @@ class Link:
         self._closing = closing  # what a request made while shutting down is told
         self._client: Client | None = None
         self._lock = asyncio.Lock()
-        self._pump: asyncio.Task[None] | None = None
         self.turns = TurnTracker()
         self.listeners: list[Listener] = []
         self.closed = False
@@ -71,18 +71,15 @@ class Link:
                     await client.close()
                     raise self.errors.unavailable(self._closing)
                 self._client = client
-                self._pump = asyncio.create_task(self._run_pump(client))
+                # The pump is a task of the client's own group: closing the client ends it.
+                client.start_soon(partial(self._run_pump, client), "openvaala-link-pump")
         return self._client
 
     async def close(self) -> None:
         self.closed = True
         client, self._client = self._client, None
         if client is not None:
-            await client.close()
-        if self._pump is not None and self._pump is not asyncio.current_task():
-            self._pump.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._pump
+            await client.close()  # and with it the pump, a task of the client's
         self.turns.lose(self.errors.lost())
 
     async def request(self, method: str, params: Mapping[str, object] | None = None) -> Any:

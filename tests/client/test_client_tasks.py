@@ -38,3 +38,33 @@ async def test_the_reader_is_the_runners_and_ends_with_it(daemon: Daemon) -> Non
             pass
 
     await asyncio.wait_for(drained(), 10)  # the notifications end: the client says it closed
+
+
+async def test_a_task_of_the_client_ends_with_it_and_may_close_it(daemon: Daemon) -> None:
+    before = asyncio.all_tasks()
+    client = await Client.connect(data_dir=daemon.data_dir, start=False)
+    started = asyncio.Event()
+
+    async def pump() -> None:  # as a `Link`'s notification pump: until the client is closed
+        started.set()
+        await asyncio.Event().wait()
+
+    client.start_soon(pump, "test-pump")
+    await asyncio.wait_for(started.wait(), 10)
+    await client.close()
+    assert asyncio.all_tasks() - before == set()
+
+    # A task of the client's may close it (a pump told to stop): it does not wait for itself.
+    client = await Client.connect(data_dir=daemon.data_dir, start=False)
+    closed = asyncio.Event()
+
+    async def closer() -> None:
+        await client.close()
+        closed.set()
+
+    client.start_soon(closer, "test-closer")
+    await asyncio.wait_for(closed.wait(), 10)
+    runner = client._runner
+    assert runner is not None
+    await asyncio.wait({runner}, timeout=10)
+    assert asyncio.all_tasks() - before == set()
