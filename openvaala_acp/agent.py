@@ -43,6 +43,7 @@ from openvaala_acp.stream import SessionStream, plan_update, usage_update
 from openvaala_server.client import SNAPSHOT
 from openvaala_server.domain.ids import is_valid_id
 from openvaala_server.protocol import methods
+from openvaala_server.structured import Supervisor
 
 log = logging.getLogger(__name__)
 
@@ -51,10 +52,11 @@ HISTORY_LIMIT = 2000  # items replayed by session/load (the newest ones)
 
 
 class OpenVaalaAgent:
-    def __init__(self, link: DaemonLink | None = None) -> None:
+    def __init__(self, link: DaemonLink | None = None, *, tasks: Supervisor) -> None:
         self.link = link or DaemonLink()
-        self.outbox = Outbox()
-        self.permissions = Permissions(self.link, self.outbox)
+        self.tasks = tasks
+        self.outbox = Outbox(tasks)
+        self.permissions = Permissions(self.link, self.outbox, tasks)
         self.sessions: dict[str, SessionStream] = {}
         self._cancels: dict[str, asyncio.Event] = {}  # running prompts, by session
         self._models: list[dict[str, Any]] = []

@@ -12,15 +12,20 @@ from typing import cast
 from acp import Agent, run_agent
 
 from openvaala_acp.agent import OpenVaalaAgent
+from openvaala_server.structured import Supervisor
 
 
 async def serve() -> None:
-    agent = OpenVaalaAgent()
-    try:
-        # The router finds handlers by name; what is not implemented answers method_not_found.
-        await run_agent(cast(Agent, agent))
-    finally:
-        await agent.close()
+    # The agent's own activities (its outbox's sender, permission questions) are this
+    # supervisor's: nothing outlives the agent (docs/design.md, "Structured concurrency").
+    async with Supervisor("acp") as tasks:
+        agent = OpenVaalaAgent(tasks=tasks)
+        try:
+            # The router finds handlers by name; what is not implemented answers
+            # method_not_found.
+            await run_agent(cast(Agent, agent))
+        finally:
+            await agent.close()
 
 
 def main() -> int:

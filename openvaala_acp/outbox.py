@@ -8,9 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from functools import partial
 from typing import Any, Protocol
 
+import anyio
+
+from openvaala_server.structured import Activity, Supervisor
+
 log = logging.getLogger(__name__)
+
+CLOSE_WAIT_S = 5.0  # a send under way when the agent closes: its cleanup, bounded
 
 
 class Sender(Protocol):
@@ -21,18 +28,20 @@ _Entry = tuple[str, Any] | asyncio.Future[None]
 
 
 class Outbox:
-    def __init__(self) -> None:
+    def __init__(self, tasks: Supervisor) -> None:
+        self._tasks = tasks
         self._queue: asyncio.Queue[_Entry] = asyncio.Queue()
-        self._task: asyncio.Task[None] | None = None
+        self._task: Activity | None = None
 
     def start(self, conn: Sender) -> None:
-        self._task = asyncio.create_task(self._run(conn))
+        # The sender is an activity of the agent's supervisor (main.py): it ends with the agent.
+        self._task = self._tasks.spawn(partial(self._run, conn), "acp-outbox")
 
     def put(self, session_id: str, update: Any) -> None:
         self._queue.put_nowait((session_id, update))
 
     async def flush(self) -> None:
-        if self._task is None or self._task.done():
+        if self._task is None or self._task.finished:
             return
         marker: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._queue.put_nowait(marker)
@@ -41,6 +50,8 @@ class Outbox:
     async def close(self) -> None:
         if self._task is not None:
             self._task.cancel()
+            with anyio.move_on_after(CLOSE_WAIT_S):
+                await self._task.wait()
 
     async def _run(self, conn: Sender) -> None:
         while True:

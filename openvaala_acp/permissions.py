@@ -9,7 +9,6 @@ it then does nothing."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any, Protocol
 
@@ -29,6 +28,7 @@ from openvaala_acp.link import DaemonLink
 from openvaala_acp.outbox import Outbox
 from openvaala_acp.stream import SessionStream
 from openvaala_server.protocol import methods
+from openvaala_server.structured import Activity, Supervisor
 
 log = logging.getLogger(__name__)
 
@@ -50,19 +50,30 @@ class Asker(Protocol):
 
 
 class Permissions:
-    def __init__(self, link: DaemonLink, outbox: Outbox) -> None:
+    def __init__(self, link: DaemonLink, outbox: Outbox, tasks: Supervisor) -> None:
         self.link = link
         self.outbox = outbox
+        self.tasks = tasks
         self.conn: Asker | None = None
-        self._asks: dict[str, asyncio.Task[None]] = {}
+        self._asks: dict[str, Activity] = {}
 
     def requested(self, stream: SessionStream, params: dict[str, Any]) -> None:
         approval_id = str(params.get("approvalId"))
         if approval_id in self._asks or self.conn is None:
             return
-        task = asyncio.create_task(self._ask(self.conn, stream, params))
-        self._asks[approval_id] = task
-        task.add_done_callback(lambda _t: self._asks.pop(approval_id, None))
+        conn = self.conn
+
+        async def ask() -> None:
+            try:
+                await self._ask(conn, stream, params)
+            finally:
+                if self._asks.get(approval_id) is activity:
+                    del self._asks[approval_id]
+
+        # An activity of the agent's supervisor (main.py): answered, resolved or not, it ends
+        # with the agent.
+        activity = self.tasks.spawn(ask, f"acp-ask-{approval_id}")
+        self._asks[approval_id] = activity
 
     def resolved(self, params: dict[str, Any]) -> None:
         task = self._asks.pop(str(params.get("approvalId")), None)
