@@ -8,9 +8,9 @@ as one short message rather than an error."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections import OrderedDict
+from functools import partial
 from typing import Any
 
 from lsprotocol import types
@@ -136,7 +136,7 @@ class Approvals:
         }
         self.ls.protocol.notify(REQUESTED, told)
         if self.mode == "prompt":
-            self.ls.background(asyncio.create_task(self._ask(cid, aid, told["text"])))
+            self.ls.background(partial(self._ask, cid, aid, told["text"]), f"ask-{aid}")
 
     def _resolve(self, cid: str, params: dict[str, Any]) -> None:
         aid = str(params.get("approvalId"))

@@ -10,8 +10,7 @@ what each feature offers the others, as smaller protocols.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Collection
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any, Literal, Protocol, TypeVar
 
 from lsprotocol import types
@@ -99,7 +98,7 @@ class Host(Protocol):
         """The editor actions (actions.Actions), looked up by name by requests and commands."""
         ...
 
-    def background(self, task: asyncio.Task[Any]) -> None: ...
+    def background(self, run: Callable[[], Awaitable[object]], name: str) -> None: ...
 
     # -- pygls's LanguageServer ------------------------------------------------------------
 

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from lsprotocol import types
@@ -136,13 +137,14 @@ class TurnProgress:
         turn = self._turns.get(str(token))
         if turn is None:
             return
-        task = asyncio.create_task(
-            self.ls.bridge.request(
+        self.ls.background(
+            partial(
+                self.ls.bridge.request,
                 methods.TURN_INTERRUPT,
                 {"conversationId": turn.conversation_id, "sessionId": turn.session_id},
-            )
+            ),
+            f"interrupt-{turn.conversation_id}",
         )
-        self.ls.background(task)
 
     async def close(self) -> None:
         for turn in list(self._turns.values()):

@@ -7,7 +7,7 @@ import json
 import logging
 import sys
 import threading
-from collections.abc import Generator
+from collections.abc import Awaitable, Callable, Generator
 from typing import Any, cast
 
 from lsprotocol import types
@@ -78,7 +78,18 @@ class OpenVaalaServer(LanguageServer):
             return
         super().report_server_error(error, source)
 
-    def background(self, task: asyncio.Task[Any]) -> None:
+    def background(self, run: Callable[[], Awaitable[object]], name: str) -> None:
+        """Run `run()` in the background: an activity of the bridge's supervisor while the
+        server runs (`serve_io`), so it ends with the server; else (a server not served over
+        stdio) a task kept until it ends."""
+        if self.bridge.tasks.running:
+            self.bridge.tasks.spawn(run, name)
+            return
+
+        async def body() -> None:
+            await run()
+
+        task = asyncio.create_task(body(), name=name)
         self._background.add(task)
         task.add_done_callback(self._finished)
 
