@@ -52,6 +52,8 @@ def _env(root: Path) -> dict[str, str]:
         COLUMNS="100",
         LINES="30",
     )
+    # A user's install caches bytecode; a shell that turned that off would time the compiler.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 

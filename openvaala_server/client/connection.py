@@ -23,7 +23,7 @@ import itertools
 import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskGroup
@@ -34,8 +34,11 @@ from openvaala_server import __version__
 from openvaala_server.client import images as client_images
 from openvaala_server.client.backoff import BACKOFF, RESTART_GRACE_S, Backoff
 from openvaala_server.client.daemon import DataDirLike, ensure_server, find_server, root_of
-from openvaala_server.protocol import jsonrpc, methods, payloads
+from openvaala_server.protocol import jsonrpc, methods
 from openvaala_server.protocol.json_types import JsonObject, JsonValue
+
+if TYPE_CHECKING:  # annotations only: the payload types cost ~60 ms to import (TUI start-up)
+    from openvaala_server.protocol import payloads
 
 log = logging.getLogger(__name__)
 
