@@ -5,7 +5,10 @@ a relative `:OpenVaalaNew`, rewind of a multi-line message, `q`, and a `kill -9`
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -69,6 +72,7 @@ async def test_neovim_chat(daemon_factory: Any, fake_openai: FakeProvider, tmp_p
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,  # its own group: the bridge it runs is stopped with it
     )
     try:
         output, _ = await asyncio.wait_for(nvim.communicate(), 120)
@@ -76,6 +80,10 @@ async def test_neovim_chat(daemon_factory: Any, fake_openai: FakeProvider, tmp_p
         if nvim.returncode is None:
             nvim.kill()
             await nvim.wait()
+        # The bridge may outlive Neovim for a moment, and a bridge that sees its daemon go
+        # starts another: stop the bridge first, then the daemon it started after the kill -9.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(nvim.pid, signal.SIGKILL)
         _kill_restarted(daemon)
     log = output.decode(errors="replace")
     assert out.exists(), log
