@@ -26,7 +26,14 @@ class QuietFooter(Footer):
     _last_shown: tuple[tuple[str, str, str, bool, str | None], ...] | None = None
 
     def bindings_changed(self, screen: Screen[object]) -> None:
-        if self.is_attached and screen is self.screen and screen.app.app_focus:
+        # Only while its screen is the one shown: under a modal, Textual's own rules apply
+        # (skipping there left the keys of a moment before, depending on timing).
+        if (
+            self.is_attached
+            and screen is self.screen
+            and screen is screen.app.screen
+            and screen.app.app_focus
+        ):
             shown = _shown(screen)
             if shown == self._last_shown and self._bindings_ready:
                 return
