@@ -27,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench._chat_sse import SSE_HEADERS, content_frame, read_request, write_done, write_frame
 from bench._daemon import BenchDaemon, RawClient, percentile
 
 CLIENTS = 10
@@ -59,41 +60,23 @@ class PacedSse:
         server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
         self.port = server.sockets[0].getsockname()[1]
 
-    async def _send(self, writer: asyncio.StreamWriter, content: str | None) -> None:
-        delta = {"content": content} if content is not None else {}
-        finish = None if content is not None else "stop"
-        frame = {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-        data = f"data: {json.dumps(frame)}\n\n".encode()
-        writer.write(f"{len(data):X}\r\n".encode() + data + b"\r\n")
-        await writer.drain()
-
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            while True:
-                if not await reader.readline():
-                    return
-                length = 0
-                while (header := await reader.readline()) not in (b"\r\n", b""):
-                    name, _, value = header.decode().partition(":")
-                    if name.strip().lower() == "content-length":
-                        length = int(value)
-                body = json.loads(await reader.readexactly(length))
+            while (raw := await read_request(reader)) is not None:
+                body = json.loads(raw)
                 self.calls += 1
                 last = body["messages"][-1].get("content") or ""
-                writer.write(
-                    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                    b"Transfer-Encoding: chunked\r\n\r\n"
-                )
+                writer.write(SSE_HEADERS)
                 if "stream" in last:
                     for n in range(self.chunks):
-                        await self._send(writer, f"c{n} ")
+                        write_frame(writer, content_frame(f"c{n} "))
+                        await writer.drain()
                         self.written[n] = time.perf_counter()
                         await asyncio.sleep(self.pace_s)
                 else:
-                    await self._send(writer, "ok")
-                await self._send(writer, None)
-                done = b"data: [DONE]\n\n"
-                writer.write(f"{len(done):X}\r\n".encode() + done + b"\r\n0\r\n\r\n")
+                    write_frame(writer, content_frame("ok"))
+                write_frame(writer, content_frame(None))
+                write_done(writer)
                 await writer.drain()
         except (ConnectionError, asyncio.IncompleteReadError):
             pass

@@ -33,6 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench._chat_sse import SSE_HEADERS, content_frame, read_request, write_done, write_frame
 from bench._daemon import BenchDaemon, RawClient
 from bench._history import write_conversation
 
@@ -63,29 +64,12 @@ class TimedSse:
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            while True:
-                if not await reader.readline():
-                    return
-                length = 0
-                while (header := await reader.readline()) not in (b"\r\n", b""):
-                    name, _, value = header.decode().partition(":")
-                    if name.strip().lower() == "content-length":
-                        length = int(value)
-                await reader.readexactly(length)
+            while await read_request(reader) is not None:
                 self.received.append(time.perf_counter())
-                writer.write(
-                    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                    b"Transfer-Encoding: chunked\r\n\r\n"
-                )
-                frames = [
-                    {"choices": [{"index": 0, "delta": {"content": "Done."}}]},
-                    {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
-                ]
-                for frame in frames:
-                    data = f"data: {json.dumps(frame)}\n\n".encode()
-                    writer.write(f"{len(data):X}\r\n".encode() + data + b"\r\n")
-                done = b"data: [DONE]\n\n"
-                writer.write(f"{len(done):X}\r\n".encode() + done + b"\r\n0\r\n\r\n")
+                writer.write(SSE_HEADERS)
+                write_frame(writer, content_frame("Done."))
+                write_frame(writer, content_frame(None))
+                write_done(writer)
                 await writer.drain()
         except (ConnectionError, asyncio.IncompleteReadError):
             pass

@@ -24,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench._chat_sse import SSE_HEADERS, content_frame, read_request, write_done, write_frame
 from bench._daemon import BenchDaemon, RawClient, percentile
 
 CHUNKS = ["Hello", " from", " the", " bench", " provider."]
@@ -42,31 +43,12 @@ class SseServer:
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
         try:
-            while True:
-                line = await reader.readline()
-                if not line:
-                    return
-                length = 0
-                while (header := await reader.readline()) not in (b"\r\n", b""):
-                    name, _, value = header.decode().partition(":")
-                    if name.strip().lower() == "content-length":
-                        length = int(value)
-                await reader.readexactly(length)
+            while await read_request(reader) is not None:
                 self.calls += 1
-                writer.write(
-                    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                    b"Transfer-Encoding: chunked\r\n\r\n"
-                )
-                frames: list[dict[str, object]] = [
-                    {"choices": [{"index": 0, "delta": {"content": c}, "finish_reason": None}]}
-                    for c in CHUNKS
-                ]
-                frames.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
-                for frame in frames:
-                    data = f"data: {json.dumps(frame)}\n\n".encode()
-                    writer.write(f"{len(data):X}\r\n".encode() + data + b"\r\n")
-                done = b"data: [DONE]\n\n"
-                writer.write(f"{len(done):X}\r\n".encode() + done + b"\r\n0\r\n\r\n")
+                writer.write(SSE_HEADERS)
+                for chunk in [*CHUNKS, None]:
+                    write_frame(writer, content_frame(chunk))
+                write_done(writer)
                 await writer.drain()
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
