@@ -28,8 +28,11 @@ import argparse
 import asyncio
 import os
 import statistics
+import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._daemon import BenchDaemon, RawClient, percentile
 
