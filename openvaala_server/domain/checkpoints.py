@@ -67,11 +67,14 @@ class RestoreConflict(TypedDict):
 
 @dataclass
 class RestorePlan:
-    """What a restore writes (`targets`: path → state to put back) and where it conflicts."""
+    """What a restore writes (`targets`: path → state to put back) and where it conflicts.
+    `sources`: path → the turn whose `before` is its target (the store holding that blob is
+    that turn's conversation's: a fork's restore can reach into its parent's turns)."""
 
     targets: dict[str, State]
     conflicts: list[RestoreConflict]
     turn_ids: list[str]
+    sources: dict[str, str] = field(default_factory=dict)
 
 
 def blob_from_wire(value: object) -> State:
@@ -158,10 +161,13 @@ def plan_restore(turns: list[TurnFiles], current: dict[str, State]) -> RestorePl
     that changed it. A path whose content now differs from what the last of them left there was
     changed by someone else since: a conflict. `current` holds every path of every turn."""
     first_before: dict[str, State] = {}
+    first_turn: dict[str, str] = {}
     last_after: dict[str, State] = {}
     for turn in turns:
         for path, change in turn.files.items():
-            first_before.setdefault(path, change.before)
+            if path not in first_before:
+                first_before[path] = change.before
+                first_turn[path] = turn.turn_id
             last_after[path] = change.after
     targets: dict[str, State] = {}
     conflicts: list[RestoreConflict] = []
@@ -178,7 +184,8 @@ def plan_restore(turns: list[TurnFiles], current: dict[str, State]) -> RestorePl
                 reason = "changed_since"
             conflicts.append({"path": path, "reason": reason})
         targets[path] = first_before[path]
-    return RestorePlan(targets, conflicts, [t.turn_id for t in turns])
+    sources = {path: first_turn[path] for path in targets}
+    return RestorePlan(targets, conflicts, [t.turn_id for t in turns], sources)
 
 
 def pruned_record(turn_ids: list[str]) -> dict[str, object]:
@@ -207,3 +214,28 @@ def undoable(turns: dict[str, TurnFiles], order: list[str]) -> list[TurnFiles]:
     rank = {tid: i for i, tid in enumerate(order)}
     live = [t for t in turns.values() if not t.restored and t.files]
     return sorted(live, key=lambda t: rank.get(t.turn_id, len(rank)))
+
+
+def ids_of(records: Iterable[Mapping[str, object]], kind: str) -> set[str]:
+    """Every turn id named by the `files_restored` or `files_pruned` records (`kind`), known
+    turns or not: a fork's journal records restores of turns its parent ran."""
+    found: set[str] = set()
+    for record in records:
+        ids = record.get("turnIds") if record.get("type") == kind else None
+        found.update(t for t in (ids if isinstance(ids, list) else ()) if isinstance(t, str))
+    return found
+
+
+def ancestor_span(order: list[str], roots: set[str], first: str | None, last: str) -> list[str]:
+    """The turns of an ancestor (its turn ids as they started, `order`) that a fork inherited
+    from `first` on (None or not one of them: from its first turn) through `last`, the root
+    turn its branch point belongs to, with the subagent turns started before the root agent's
+    next turn (`roots`: the root agent's turn ids): what a rewind in the fork to a message of
+    `first` undoes of that ancestor."""
+    if last not in order:
+        return []
+    start = order.index(first) if first in order else 0
+    end = order.index(last) + 1
+    while end < len(order) and order[end] not in roots:
+        end += 1
+    return order[start:end] if start < end else []

@@ -562,6 +562,9 @@ class RestoreResult(TypedDict):
     restored: list[str]
     conflicts: list[RestoreConflict]
     turnIds: list[str]
+    # Turns to undo whose snapshots are gone (a parent conversation not here, or dropped to
+    # stay within the bound): their files were not put back. Only when there are any.
+    missingTurnIds: NotRequired[list[str]]
 
 
 class RewindResult(TypedDict):

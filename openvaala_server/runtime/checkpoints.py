@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from openvaala_server import errors
 from openvaala_server.domain import checkpoints as ck
 from openvaala_server.mcp.manager import as_mcp_tool
+from openvaala_server.runtime.checkpoint_chain import inherited
 from openvaala_server.store.checkpoints import (
     SnapshotError,
     SnapshotStore,
@@ -56,6 +57,10 @@ class Checkpoints:
         self.conv = conv
         self._git = asyncio.Lock()  # one git command at a time on the shared private index
         self._turns: dict[str, ck.TurnFiles] | None = None
+        # Turn ids this conversation's journal says were restored (its parents' turns too) or
+        # pruned: known once `turns()` has read the journal.
+        self._restored: set[str] = set()
+        self._pruned: set[str] = set()
         self._bytes: int | None = None
         self.skipped: list[str] = []  # why something was not captured (reported)
         # False once a whole-tree snapshot timed out: `shell` calls are then not captured (until
@@ -73,7 +78,9 @@ class Checkpoints:
     def _config(self) -> Any:
         return self.conv.runtime.config.checkpoints
 
-    def _store(self) -> SnapshotStore:
+    def _store(self, conversation_id: str | None = None) -> SnapshotStore:
+        """This conversation's snapshot store, or an ancestor's (`conversation_id`: only read,
+        for a restore of turns this one inherited)."""
         runtime = self.conv.runtime
         cwd = Path(self.conv.cwd).resolve()
         excludes: list[str] = []
@@ -81,7 +88,7 @@ class Checkpoints:
         if data_root.is_relative_to(cwd) and data_root != cwd:
             excludes.append(str(data_root.relative_to(cwd)))
         return SnapshotStore(
-            runtime.store.data_dir.conversation_dir(self.conv.conversation_id),
+            runtime.store.data_dir.conversation_dir(conversation_id or self.conv.conversation_id),
             cwd,
             excludes=tuple(excludes),
             max_file_bytes=self._config.max_file_mb * MB,
@@ -94,6 +101,8 @@ class Checkpoints:
                 self.conv.runtime.store.read_checkpoints(self.conv.conversation_id)
             )
             self._turns = ck.fold(records)
+            self._restored = ck.ids_of(records, ck.FILES_RESTORED)
+            self._pruned = ck.ids_of(records, ck.FILES_PRUNED) - self._restored
         return self._turns
 
     def turn_started(self, session: LiveSession, turn_id: str) -> None:
@@ -287,6 +296,8 @@ class Checkpoints:
                     self.conv.conversation_id, [ck.pruned_record([oldest])]
                 )
             )
+            if not turns[oldest].restored:
+                self._pruned.add(oldest)  # its files can no longer be put back: reported
             del turns[oldest]
             async with self._git:
                 await asyncio.to_thread(store.gc, ck.blobs_of(turns.values()))
@@ -300,28 +311,50 @@ class Checkpoints:
         return list(self.conv.meta.turns) if self.conv.meta else []
 
     async def undo_last(self, force: bool) -> RestoreResult:
+        """Undo this conversation's last turn not undone yet. A fork's undo stops at its own
+        first turn: the turns it copied from its parent are undone by a rewind to one of their
+        messages (docs/design.md, "Restoring turns a fork inherited")."""
         turns = ck.undoable(await self.turns(), self._order())
         if not turns:
-            raise errors.NotFound("no turn with file changes left to undo")
-        return await self._restore(turns[-1:], force)
+            raise errors.NotFound("no turn of this conversation with file changes left to undo")
+        own = self._store()
+        return await self._restore([(t, own) for t in turns[-1:]], force, [])
 
     async def restore_since(self, turn_id: str | None, force: bool) -> RestoreResult:
-        """Undo every turn from `turn_id` on (every turn when it is not one of this
-        conversation's: the message was copied from the conversation it was forked from)."""
+        """Undo every turn from `turn_id` on. When `turn_id` is a turn this conversation copied
+        from the one it was forked from, that is every turn of its own and its ancestors' turns
+        from `turn_id` to the branch point, read from their directories."""
         order = self._order()
-        start = order.index(turn_id) if turn_id in order else 0
-        later = set(order[start:])
-        turns = [t for t in ck.undoable(await self.turns(), order) if t.turn_id in later]
-        return await self._restore(turns, force)
+        own_turns = await self.turns()
+        own = self._store()
+        if turn_id is None or turn_id in order:
+            later = order[order.index(turn_id) :] if turn_id is not None else order
+            picked = {*later}
+            turns = [(t, own) for t in ck.undoable(own_turns, order) if t.turn_id in picked]
+            return await self._restore(turns, force, [t for t in later if t in self._pruned])
+        chain = await inherited(self.conv, turn_id, self._store)
+        turns = [(t, s) for t, s in chain.turns if t.turn_id not in self._restored]
+        turns += [(t, own) for t in ck.undoable(own_turns, order)]
+        missing = [t for t in chain.missing if t not in self._restored]
+        missing += [t for t in order if t in self._pruned]
+        return await self._restore(turns, force, missing)
 
-    async def _restore(self, turns: list[ck.TurnFiles], force: bool) -> RestoreResult:
+    async def _restore(
+        self, turns: list[tuple[ck.TurnFiles, SnapshotStore]], force: bool, missing: list[str]
+    ) -> RestoreResult:
+        """Undo `turns` (oldest first; each with the store holding its blobs). `missing`: the
+        turns in the range whose snapshots are gone, reported with the result."""
+        result: RestoreResult = {"restored": [], "conflicts": [], "turnIds": []}
+        if missing:
+            result["missingTurnIds"] = missing
         if not turns:
-            return {"restored": [], "conflicts": [], "turnIds": []}
+            return result
         store = self._store()
-        paths = sorted({p for t in turns for p in t.files})
+        source_of = {t.turn_id: s for t, s in turns}
+        paths = sorted({p for t, _s in turns for p in t.files})
         async with self._git:
             current = await asyncio.to_thread(_states, store, paths, False)
-            plan = ck.plan_restore(turns, current)
+            plan = ck.plan_restore([t for t, _s in turns], current)
             if plan.conflicts and not force:
                 names = ", ".join(c["path"] for c in plan.conflicts[:5])
                 raise errors.FilesConflict(
@@ -329,23 +362,26 @@ class Checkpoints:
                     "nothing was restored; repeat with force to overwrite them",
                     conflicts=plan.conflicts,
                 )
+            sources = {p: source_of[plan.sources[p]] for p in plan.targets}
             try:
-                await asyncio.to_thread(_put_back, store, plan.targets)
+                await asyncio.to_thread(_put_back, store, plan.targets, sources)
             except (SnapshotError, OSError) as exc:
                 raise errors.StorageFailed(f"could not restore the files: {exc}") from None
+        # Recorded in this conversation's journal only, even for turns its parent ran: the
+        # parent's directory is never written to (and its own history never undid them).
         await self.conv.runtime.store_call(
             self.conv.runtime.store.append_checkpoints(
                 self.conv.conversation_id,
                 [ck.restored_record(plan.turn_ids, sorted(plan.targets))],
             )
         )
-        for turn in turns:
+        for turn, _source in turns:
             turn.restored = True
-        return {
-            "restored": sorted(plan.targets),
-            "conflicts": plan.conflicts,
-            "turnIds": plan.turn_ids,
-        }
+        self._restored.update(plan.turn_ids)
+        result["restored"] = sorted(plan.targets)
+        result["conflicts"] = plan.conflicts
+        result["turnIds"] = plan.turn_ids
+        return result
 
     async def report(self) -> CheckpointsResult:
         turns = await self.turns()
@@ -405,6 +441,13 @@ def _sizes(store: SnapshotStore, changes: list[ck.FileChange]) -> int:
     return total
 
 
-def _put_back(store: SnapshotStore, targets: dict[str, ck.State]) -> None:
+def _put_back(
+    store: SnapshotStore, targets: dict[str, ck.State], sources: dict[str, SnapshotStore]
+) -> None:
+    # Every blob is looked for first, so that a snapshot gone from a parent's store (removed
+    # by hand, a partial copy) writes nothing rather than half of the files.
+    gone = [p for p, t in targets.items() if t is not None and not sources[p].has_blob(t.sha)]
+    if gone:
+        raise SnapshotError(f"the snapshots of {', '.join(gone[:5])} are no longer stored")
     for path, target in targets.items():
-        store.put_back(path, target)
+        store.put_back(path, target, sources[path])

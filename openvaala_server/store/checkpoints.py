@@ -132,6 +132,9 @@ class SnapshotStore:
             os.unlink(tmp)
             raise
 
+    def has_blob(self, sha: str) -> bool:
+        return self._object_path(sha).is_file()
+
     def read_blob(self, sha: str) -> bytes:
         try:
             raw = zlib.decompress(self._object_path(sha).read_bytes())
@@ -185,9 +188,11 @@ class SnapshotStore:
             self._write_object(sha, data)
         return Blob(sha, mode)
 
-    def put_back(self, rel: str, target: State) -> None:
-        """Make the path hold `target` again (None: remove it). Never through a symlinked
-        directory that leads out of the working directory (one may have replaced a folder)."""
+    def put_back(self, rel: str, target: State, source: SnapshotStore | None = None) -> None:
+        """Make the path hold `target` again (None: remove it), read from `source` (default:
+        this store; a fork restoring its parent's turns reads the parent's, never writing
+        there). Never through a symlinked directory that leads out of the working directory
+        (one may have replaced a folder)."""
         path = self._abs(rel)
         root = self.work_tree.resolve()
         existing = path.parent
@@ -202,7 +207,7 @@ class SnapshotStore:
             except FileNotFoundError:
                 pass
             return
-        data = self.read_blob(target.sha)
+        data = (source or self).read_blob(target.sha)
         path.parent.mkdir(parents=True, exist_ok=True)
         if path.is_symlink() or (path.exists() and not path.is_dir()):
             path.unlink()

@@ -53,6 +53,35 @@ def test_fold_keeps_the_first_before_and_skips_damage() -> None:
     assert ck.undoable(turns, ["t2", "t1"]) == []
 
 
+def test_the_plan_says_which_turn_holds_each_target() -> None:
+    # A parent's turn then a fork's: f's state before comes from the parent's, g's the fork's.
+    current: dict[str, ck.State] = {"f": C, "g": D}
+    plan = ck.plan_restore([turn("p1", f=(A, B)), turn("f1", f=(B, C), g=(None, D))], current)
+    assert plan.sources == {"f": "p1", "g": "f1"}
+
+
+def test_restored_and_pruned_ids_include_turns_the_journal_does_not_hold() -> None:
+    records = [
+        ck.changed_record("t1", "s", [ck.FileChange("f", A, B)]),
+        ck.restored_record(["t1", "parents"], ["f"]),
+        ck.pruned_record(["t0"]),
+    ]
+    assert ck.ids_of(records, ck.FILES_RESTORED) == {"t1", "parents"}
+    assert ck.ids_of(records, ck.FILES_PRUNED) == {"t0"}
+
+
+def test_an_ancestors_span_runs_from_the_message_to_the_branch_turn_and_its_subagents() -> None:
+    order = ["r1", "s1", "r2", "s2", "s3", "r3", "s4"]
+    roots = {"r1", "r2", "r3"}
+    # Branched after r2: its subagents' turns (started before r3) are part of it.
+    assert ck.ancestor_span(order, roots, "r2", "r2") == ["r2", "s2", "s3"]
+    # The message is an older ancestor's: from this one's first turn.
+    assert ck.ancestor_span(order, roots, "elsewhere", "r2") == ["r1", "s1", "r2", "s2", "s3"]
+    assert ck.ancestor_span(order, roots, "r1", "r3") == order
+    assert ck.ancestor_span(order, roots, "r3", "r2") == []
+    assert ck.ancestor_span(order, roots, "r1", "unknown") == []
+
+
 @pytest.mark.parametrize(
     "name",
     [

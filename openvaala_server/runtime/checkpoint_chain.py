@@ -1,0 +1,90 @@
+"""The file changes a fork inherited: its parents' turns, and the snapshot stores that hold them.
+
+A fork (or a rewind) copies its parent's history, so a rewind in the fork to a message it copied
+must also undo the parent's turns from that message to the branch point (docs/design.md,
+"Restoring turns a fork inherited"). Those turns' records and blobs stay in the parent's directory:
+they are read from there (its `metadata.jsonl` for the order of its turns, its `checkpoints.jsonl`,
+its private object store) without opening that conversation and without writing to it. A fork of
+a fork walks up `forkedFrom` until the message's turn is found. Turns whose snapshots are gone (an
+ancestor deleted or not imported, or its snapshots dropped to stay within its bound) are listed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from openvaala_server import errors
+from openvaala_server.domain import checkpoints as ck
+from openvaala_server.domain import records as r
+
+if TYPE_CHECKING:
+    from openvaala_server.runtime.ports import Conversation
+    from openvaala_server.store.checkpoints import SnapshotStore
+
+
+@dataclass
+class Inherited:
+    """The ancestors' turns to undo, oldest first, each with the store holding its blobs."""
+
+    turns: list[tuple[ck.TurnFiles, SnapshotStore]] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # turn ids whose snapshots are gone
+
+
+def inherited_turn_ids(items: list[r.Item], turn_id: str, own: set[str]) -> list[str]:
+    """The turns of the fork's copied history from the first item of `turn_id` on that are not
+    its own (`own`), in history order: the root turns of its ancestors a rewind there undoes."""
+    found: list[str] = []
+    started = False
+    for item in items:
+        tid = item.get("turnId")
+        started = started or tid == turn_id
+        if started and isinstance(tid, str) and tid not in own and tid not in found:
+            found.append(tid)
+    return found
+
+
+async def inherited(
+    conv: Conversation, turn_id: str, store_of: Callable[[str], SnapshotStore]
+) -> Inherited:
+    """What a rewind of `conv` to a message of `turn_id`, a turn it copied, undoes of its
+    ancestors (`store_of`: an ancestor's snapshot store, opened to read only)."""
+    meta = conv.meta
+    if meta is None:
+        return Inherited()
+    wanted = inherited_turn_ids(conv.root.items, turn_id, set(meta.turns))
+    runtime, store = conv.runtime, conv.runtime.store
+    levels: list[list[tuple[ck.TurnFiles, SnapshotStore]]] = []
+    missing: list[str] = []
+    remaining = set(wanted)
+    seen = {conv.conversation_id}
+    child = meta
+    while remaining and child.forked_from:
+        parent_id = str(child.forked_from.get("conversationId"))
+        if parent_id in seen:
+            break
+        seen.add(parent_id)
+        try:
+            parent = await runtime.store_call(store.load_meta(parent_id))
+        except (errors.OpenVaalaError, OSError):
+            parent = None  # unreadable, or written by a newer version: as if not here
+        if parent is None:
+            break
+        ran = [t for t in wanted if t in parent.turns]
+        if ran:
+            root_sid = parent.root_session_id
+            roots = {t.turn_id for t in parent.turns.values() if t.session_id == root_sid}
+            span = ck.ancestor_span(list(parent.turns), roots, turn_id, ran[-1])
+            records = await runtime.store_call(store.read_checkpoints(parent_id))
+            # The parent's own restores are not the fork's: a file the parent put back since
+            # is already as it was (skipped) or was changed again (a conflict).
+            folded = ck.fold(records)
+            pruned = ck.ids_of(records, ck.FILES_PRUNED)
+            source = store_of(parent_id)
+            levels.append([(folded[t], source) for t in span if t in folded and folded[t].files])
+            missing += [t for t in span if t in pruned]
+            remaining -= set(ran)
+        child = parent
+    missing += [t for t in wanted if t in remaining]
+    return Inherited([turn for level in reversed(levels) for turn in level], missing)
