@@ -584,6 +584,8 @@ class CheckpointTurn(TypedDict):
     sessionId: str
     restored: bool
     files: list[CheckpointFile]
+    # A turn a fork copied from an ancestor: the conversation that ran it.
+    fromConversationId: NotRequired[str]
 
 
 class CheckpointsResult(TypedDict):

@@ -30,13 +30,15 @@ class Inherited:
 
     turns: list[tuple[ck.TurnFiles, SnapshotStore]] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # turn ids whose snapshots are gone
+    owners: dict[str, str] = field(default_factory=dict)  # turn id → the ancestor that ran it
 
 
-def inherited_turn_ids(items: list[r.Item], turn_id: str, own: set[str]) -> list[str]:
-    """The turns of the fork's copied history from the first item of `turn_id` on that are not
-    its own (`own`), in history order: the root turns of its ancestors a rewind there undoes."""
+def inherited_turn_ids(items: list[r.Item], turn_id: str | None, own: set[str]) -> list[str]:
+    """The turns of the fork's copied history from the first item of `turn_id` on (None: from
+    the start) that are not its own (`own`), in history order: the root turns of its ancestors
+    a rewind there undoes."""
     found: list[str] = []
-    started = False
+    started = turn_id is None
     for item in items:
         tid = item.get("turnId")
         started = started or tid == turn_id
@@ -46,16 +48,19 @@ def inherited_turn_ids(items: list[r.Item], turn_id: str, own: set[str]) -> list
 
 
 async def inherited(
-    conv: Conversation, turn_id: str, store_of: Callable[[str], SnapshotStore]
+    conv: Conversation, turn_id: str | None, store_of: Callable[[str], SnapshotStore]
 ) -> Inherited:
     """What a rewind of `conv` to a message of `turn_id`, a turn it copied, undoes of its
-    ancestors (`store_of`: an ancestor's snapshot store, opened to read only)."""
+    ancestors (None: every turn it copied, as `conversation/checkpoints` lists them;
+    `store_of`: an ancestor's snapshot store, opened to read only). The root's history must be
+    loaded."""
     meta = conv.meta
     if meta is None:
         return Inherited()
     wanted = inherited_turn_ids(conv.root.items, turn_id, set(meta.turns))
     runtime, store = conv.runtime, conv.runtime.store
     levels: list[list[tuple[ck.TurnFiles, SnapshotStore]]] = []
+    owners: dict[str, str] = {}
     missing: list[str] = []
     remaining = set(wanted)
     seen = {conv.conversation_id}
@@ -84,7 +89,8 @@ async def inherited(
             source = store_of(parent_id)
             levels.append([(folded[t], source) for t in span if t in folded and folded[t].files])
             missing += [t for t in span if t in pruned]
+            owners.update((t, parent_id) for t in span)
             remaining -= set(ran)
         child = parent
     missing += [t for t in wanted if t in remaining]
-    return Inherited([turn for level in reversed(levels) for turn in level], missing)
+    return Inherited([turn for level in reversed(levels) for turn in level], missing, owners)

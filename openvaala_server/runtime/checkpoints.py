@@ -32,7 +32,11 @@ from openvaala_server.structured import ActivityCancelled, Job
 from openvaala_server.tools.base import access_of
 
 if TYPE_CHECKING:
-    from openvaala_server.protocol.payloads import CheckpointsResult, RestoreResult
+    from openvaala_server.protocol.payloads import (
+        CheckpointsResult,
+        CheckpointTurn,
+        RestoreResult,
+    )
     from openvaala_server.runtime.ports import Conversation
     from openvaala_server.runtime.session import LiveSession
     from openvaala_server.tools.base import Tool
@@ -388,24 +392,38 @@ class Checkpoints:
         store = self._store()
         size = await asyncio.to_thread(store.size_bytes) if store.git_dir.exists() else 0
         self._bytes = size
+        listed: list[CheckpointTurn] = []
+        if self.conv.meta is not None and self.conv.meta.forked_from:
+            # The turns a fork copied come first, marked with the ancestor that ran them: a
+            # rewind to one of their messages restores them too, and clients ask about the
+            # files it would restore from this list (docs/protocol.md).
+            await self.conv.ensure_history()
+            chain = await inherited(self.conv, None, self._store)
+            listed += [
+                _reported(t, t.turn_id in self._restored, chain.owners[t.turn_id])
+                for t, _store in chain.turns
+            ]
+        own = ck.undoable(turns, self._order()) + [t for t in turns.values() if t.restored]
+        listed += [_reported(t, t.restored) for t in own]
         return {
             "enabled": bool(self._config.enabled),
             "bytes": size,
             "limitBytes": self._config.max_mb * MB,
             "skipped": list(self.skipped),
-            "turns": [
-                {
-                    "turnId": t.turn_id,
-                    "sessionId": t.session_id,
-                    "restored": t.restored,
-                    "files": [
-                        {"path": c.path, "change": ck.change_kind(c)} for c in t.files.values()
-                    ],
-                }
-                for t in ck.undoable(turns, self._order())
-                + [t for t in turns.values() if t.restored]
-            ],
+            "turns": listed,
         }
+
+
+def _reported(turn: ck.TurnFiles, restored: bool, owner: str | None = None) -> CheckpointTurn:
+    reported: CheckpointTurn = {
+        "turnId": turn.turn_id,
+        "sessionId": turn.session_id,
+        "restored": restored,
+        "files": [{"path": c.path, "change": ck.change_kind(c)} for c in turn.files.values()],
+    }
+    if owner is not None:
+        reported["fromConversationId"] = owner
+    return reported
 
 
 def _merge(turn: ck.TurnFiles, changes: list[ck.FileChange]) -> None:

@@ -69,6 +69,20 @@ async def rewind(client: Client, cid: str, to: dict[str, Any], **extra: Any) -> 
     return result
 
 
+async def listed(client: Client, cid: str) -> list[tuple[str, str | None, bool, dict[str, str]]]:
+    """conversation/checkpoints' turns: (turn, the ancestor that ran it, restored, files)."""
+    report = await client.request("conversation/checkpoints", {"conversationId": cid})
+    return [
+        (
+            t["turnId"],
+            t.get("fromConversationId"),
+            t["restored"],
+            {f["path"]: f["change"] for f in t["files"]},
+        )
+        for t in report["turns"]
+    ]
+
+
 def files(work: Path) -> dict[str, str]:
     return {str(p.relative_to(work)): p.read_text() for p in sorted(work.rglob("*")) if p.is_file()}
 
@@ -99,15 +113,22 @@ async def test_a_rewind_in_a_fork_undoes_the_parents_turns_up_to_the_branch_poin
         assert files(work) == {"a.txt": "t2\n", "b.txt": "b3\n"}
         parent_dir = d.data_dir.conversation_dir(a)
         parent_before = tree_of(parent_dir)
-        two = await message(client, b, "two")
+        one, two, three = [await message(client, b, text) for text in ("one", "two", "three")]
+        # The fork's checkpoints list the parent's turns it copied (clients ask about restoring
+        # files from this list), marked with the conversation that ran them.
+        assert await listed(client, b) == [
+            (one["turnId"], a, False, {"a.txt": "created"}),
+            (two["turnId"], a, False, {"a.txt": "modified", "b.txt": "created"}),
+            (three["turnId"], None, False, {"b.txt": "modified"}),
+        ]
 
         result = await rewind(client, b, two)
         # T2 (the parent's) and T3 (the fork's) are undone: a.txt as T1 left it, b.txt gone.
         assert files(work) == {"a.txt": "t1\n"}
         assert result["files"]["restored"] == ["a.txt", "b.txt"]
         assert result["files"]["conflicts"] == [] and "missingTurnIds" not in result["files"]
-        three = await message(client, b, "three")
         assert result["files"]["turnIds"] == [two["turnId"], three["turnId"]]
+        assert [row[2] for row in await listed(client, b)] == [False, True, True]
         assert result["composerText"] == "two"
         # The parent's directory was only read.
         assert tree_of(parent_dir) == parent_before

@@ -86,3 +86,35 @@ async def test_undo_rewind_with_files_and_tree(daemon_factory: Any, clients: Cli
         await wait_for(
             pilot, lambda: any("not cut" in n for n in notices(app)), what="continue refused"
         )
+
+
+async def test_a_rewind_in_a_fork_offers_to_restore_the_parents_files(
+    daemon_factory: Any, clients: Clients
+) -> None:
+    """In a fork with no turn of its own, a rewind to a message it copied asks about the files
+    the parent's turns changed since, and restores them (docs/design.md, "Restoring turns a
+    fork inherited")."""
+    daemon = daemon_factory(CONFIG)
+    work = daemon.workdir
+    client = await clients(daemon)
+    app = VaalaApp(cwd=str(work), client=client)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await finished_turn(pilot, app, "run: echo one > a.txt")
+        await finished_turn(pilot, app, "run: echo two >> a.txt")
+        parent = app.view.conversation_id
+        await type_and_send(pilot, "/fork")
+        await wait_for(pilot, lambda: app.view.conversation_id != parent, what="the fork")
+        fork = app.view.conversation_id
+        await wait_for(pilot, lambda: app.view.root is not None, what="the fork's view")
+
+        app.composer.clear()
+        await pilot.press("escape", "escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, ListPicker), what="picker")
+        await pilot.press("enter")  # the last message: the parent's second turn
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="question")
+        assert "a.txt" in app.screen.question  # type: ignore[attr-defined]
+        await pilot.press("y")
+        await wait_for(pilot, lambda: app.view.conversation_id != fork, what="the rewind")
+        assert (work / "a.txt").read_text() == "one\n"
+        assert app.composer.text == "run: echo two >> a.txt"

@@ -54,7 +54,8 @@ export class HistoryPanel {
       this.request("conversation/checkpoints", { conversationId: cid }).catch(() => null),
     ]);
     const status = this.status;
-    const pending = report ? report.turns.filter((t) => !t.restored) : [];
+    // Turns a fork copied from its parent (fromConversationId) are undone by a rewind, not by undo.
+    const pending = report ? report.turns.filter((t) => !t.restored && !t.fromConversationId) : [];
     const importInput = h("input", { type: "file", id: "history-import-file", accept: ".tar,application/x-tar",
       "aria-label": "Bundle file to import", onchange: () => this.importFile(importInput, status) });
     this.panel.replaceChildren(
