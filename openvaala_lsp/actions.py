@@ -12,7 +12,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from openvaala_lsp import prompt, uris
 from openvaala_lsp.bridge import Bridge
-from openvaala_lsp.history import HistoryActions
+from openvaala_lsp.history import HistoryActions, paths_text
 from openvaala_lsp.host import Host
 from openvaala_lsp.images import image_params
 from openvaala_lsp.params import Params, optional, required, session_params
@@ -185,6 +185,11 @@ class Actions(HistoryActions):
         if result is None:
             return {"cancelled": True}
         result = await self._opened(result, show)
+        if show and (files := result.get("files")) is not None:
+            restored = files.get("restored") or []
+            if restored or files.get("missingTurnIds"):
+                done = paths_text(restored) if restored else "none"
+                self.tell_restore(f"OpenVaala: files restored: {done}.", files)
         if show:
             self.ls.protocol.notify(
                 COMPOSER,

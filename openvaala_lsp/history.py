@@ -16,6 +16,7 @@ from openvaala_lsp import uris
 from openvaala_lsp.bridge import Bridge, DaemonError
 from openvaala_lsp.host import Host
 from openvaala_lsp.params import Params, optional, required, session_params
+from openvaala_server.client.restore_note import missing_note
 from openvaala_server.protocol import methods
 
 RESTORE, KEEP = "Restore files", "Keep files as they are"
@@ -23,7 +24,7 @@ OVERWRITE, CANCEL = "Overwrite them", "Cancel"
 _SHOWN = 8
 
 
-def _paths(paths: list[str]) -> str:
+def paths_text(paths: list[str]) -> str:
     shown = ", ".join(paths[:_SHOWN])
     return shown + (f" and {len(paths) - _SHOWN} more" if len(paths) > _SHOWN else "")
 
@@ -73,7 +74,7 @@ class HistoryActions:
             return
         files = await self.files_since(call["conversationId"], call["messageId"])
         if files:
-            question = f"OpenVaala: also restore the files the agent changed since? {_paths(files)}"
+            question = f"OpenVaala: also restore the files the agent changed since? {paths_text(files)}"
             call["restoreFiles"] = await self._ask(question, RESTORE, KEEP)
 
     async def with_conflicts(self, method: str, call: dict[str, Any], ask: bool) -> Any | None:
@@ -86,7 +87,7 @@ class HistoryActions:
             if not ask or data.get("kind") != "files_conflict" or call.get("force"):
                 raise
             paths = [str(c.get("path")) for c in data.get("conflicts") or []]
-            question = f"OpenVaala: changed since the agent wrote them: {_paths(paths)}."
+            question = f"OpenVaala: changed since the agent wrote them: {paths_text(paths)}."
             if not await self._ask(question + " Overwrite them?", OVERWRITE, CANCEL):
                 return None
             return await self.bridge.request(method, {**call, "force": True})
@@ -96,7 +97,21 @@ class HistoryActions:
         if isinstance(params.get("force"), bool):
             call["force"] = params["force"]
         result = await self.with_conflicts(methods.CONVERSATION_UNDO, call, ask=show)
-        return result if result is not None else {"cancelled": True}
+        if result is None:
+            return {"cancelled": True}
+        if show:
+            restored = result.get("restored") or []
+            done = f" ({paths_text(restored)})" if restored else " (nothing was put back on disk)"
+            self.tell_restore(f"OpenVaala: undone the last turn's file changes{done}.", result)
+        return result
+
+    def tell_restore(self, text: str, files: dict[str, Any] | None) -> None:
+        """Say what a restore did — an editor without a plugin shows no command result — and,
+        as a warning, which turns' files it could not put back (`missingTurnIds`)."""
+        missing = missing_note(files)
+        kind = types.MessageType.Warning if missing else types.MessageType.Info
+        message = f"{text} {missing}" if missing else text
+        self.ls.window_show_message(types.ShowMessageParams(type=kind, message=message))
 
     async def tree(self, params: Params) -> Any:
         cid = required(params, "conversationId")

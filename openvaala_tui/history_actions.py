@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from openvaala_server.client import RpcError
+from openvaala_server.client.restore_note import missing_note
 from openvaala_server.protocol import methods
 from openvaala_tui import format as fmt
 from openvaala_tui.actions import CommandsMixin
@@ -99,8 +100,11 @@ class HistoryMixin(CommandsMixin):
             str(created["conversationId"]),
             composer_text=str(result.get("composerText") or ""),
         )
-        restored = (result.get("files") or {}).get("restored") or []
+        files = result.get("files")
+        restored = (files or {}).get("restored") or []
         files_note = f" Files restored: {_paths(restored)}." if restored else ""
+        if missing := missing_note(files):
+            files_note += f" {missing}"
         await self.local_notice(
             f"Rewound: this is a new conversation, “{created.get('title')}”, with what came "
             f"before “{label}”; that message is back in the composer. “{before}” is unchanged "
@@ -116,9 +120,13 @@ class HistoryMixin(CommandsMixin):
             await self.local_notice("Nothing to undo: no turn changed files that are not restored.")
             return
         if result is not None:
+            restored = result.get("restored") or []
+            done = f"({_paths(restored)})" if restored else "(nothing was put back on disk)"
+            missing = missing_note(result)
             await self.local_notice(
-                f"Undone: the last turn's file changes ({_paths(result['restored'])}). "
+                f"Undone: the last turn's file changes {done}. "
                 "The conversation is unchanged; /undo again goes one turn further back."
+                + (f" {missing}" if missing else "")
             )
 
     async def cmd_tree(self, arg: str) -> None:

@@ -118,3 +118,43 @@ async def test_a_rewind_in_a_fork_offers_to_restore_the_parents_files(
         await wait_for(pilot, lambda: app.view.conversation_id != fork, what="the rewind")
         assert (work / "a.txt").read_text() == "one\n"
         assert app.composer.text == "run: echo two >> a.txt"
+
+
+async def test_a_rewind_says_which_turns_it_could_not_restore(
+    daemon_factory: Any, clients: Clients
+) -> None:
+    """A fork whose parent was deleted: rewinding to a message it copied puts back the fork's own
+    turn's files and says that the parent's turn could not be (`missingTurnIds`)."""
+    daemon = daemon_factory(CONFIG)
+    work = daemon.workdir
+    client = await clients(daemon)
+    other = await clients(daemon)
+    app = VaalaApp(cwd=str(work), client=client)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await finished_turn(pilot, app, "run: echo one > a.txt")
+        parent = app.view.conversation_id
+        await type_and_send(pilot, "/fork")
+        await wait_for(pilot, lambda: app.view.conversation_id != parent, what="the fork")
+        fork = app.view.conversation_id
+        await wait_for(pilot, lambda: app.view.root is not None, what="the fork's view")
+        await finished_turn(pilot, app, "run: echo three > c.txt")
+        await other.request("conversation/delete", {"conversationId": parent})
+
+        app.composer.clear()
+        await pilot.press("escape", "escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, ListPicker), what="picker")
+        await pilot.press("up", "enter")  # the first message, copied from the parent
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="question")
+        assert "c.txt" in app.screen.question  # type: ignore[attr-defined]
+        await pilot.press("y")
+        await wait_for(pilot, lambda: app.view.conversation_id != fork, what="the rewind")
+        assert (work / "a.txt").exists() and not (work / "c.txt").exists()
+        await wait_for(
+            pilot,
+            lambda: any(
+                "Files restored: c.txt" in n and "1 turn could not be restored" in n
+                for n in notices(app)
+            ),
+            what="the note",
+        )

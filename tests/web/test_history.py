@@ -10,7 +10,7 @@ from pathlib import Path
 from playwright.sync_api import Dialog, expect
 
 from tests.support.daemon import Daemon
-from tests.web.conftest import WebUI, paced
+from tests.web.conftest import WebUI, paced, run_async
 
 DaemonFactory = Callable[..., Daemon]
 UIFactory = Callable[[Daemon], WebUI]
@@ -78,3 +78,46 @@ def test_history_panel_undo_rewind_with_files_and_bundles(
     # The 409 of the first upload is the expected "already here" answer the browser logs.
     errors = [e for e in ui.console_errors if "409 (Conflict)" not in e]
     assert not errors, errors
+
+
+async def _delete(daemon: Daemon, cid: str) -> None:
+    client = await daemon.client("other")
+    try:
+        await client.request("conversation/delete", {"conversationId": cid})
+    finally:
+        await client.close()
+
+
+def test_restart_in_a_fork_says_which_turns_it_could_not_restore(
+    daemon_factory: DaemonFactory, ui_factory: UIFactory
+) -> None:
+    """A fork whose parent was deleted: Restart from a message it copied restores the fork's own
+    turn's files and says the parent's turn could not be (`missingTurnIds`)."""
+    daemon = daemon_factory(CONFIG)
+    work = daemon.workdir
+    ui = ui_factory(daemon)
+    page = ui.page
+    page.on("dialog", lambda dialog: dialog.accept())
+    ui.login()
+    parent = ui.new_conversation()
+    ui.send("run: echo one > a.txt")
+    ui.wait_idle()
+    users = page.locator(".item[data-type='user_message']")
+    users.first.hover()
+    users.first.locator(".act-fork").click()
+    page.wait_for_function("(old) => location.hash.slice(1) !== old", arg=parent)
+    fork = str(page.evaluate("() => location.hash.slice(1)"))
+    expect(users).to_have_count(1)
+    ui.send("run: echo three > c.txt")
+    ui.wait_idle()
+    assert (work / "c.txt").exists()
+    run_async(lambda: _delete(daemon, parent))
+
+    users.first.hover()
+    users.first.locator(".act-restart").click()
+    page.wait_for_function("(old) => location.hash.slice(1) !== old", arg=fork)
+    expect(page.locator("#errors .error[data-kind='info']")).to_contain_text(
+        "1 turn could not be restored"
+    )
+    assert (work / "a.txt").exists() and not (work / "c.txt").exists()
+    assert not ui.console_errors

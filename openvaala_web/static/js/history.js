@@ -14,6 +14,19 @@ function shortList(paths) {
   return paths.length > 8 ? `${shown} and ${paths.length - 8} more` : shown;
 }
 
+/** The sentence for turns a restore could not put back (`missingTurnIds`), or "" (the TUI and the
+ * editor bridge say the same: openvaala_server/client/restore_note.py). */
+export function missingNote(files) {
+  const missing = (files && files.missingTurnIds) || [];
+  if (!missing.length) return "";
+  const turns = missing.length === 1 ? "1 turn" : `${missing.length} turns`;
+  return (
+    `The file changes of ${turns} could not be restored and were left as they are: their ` +
+    "snapshots are gone (the conversation they came from is not in this data directory, " +
+    "or they were dropped to stay within [checkpoints] max_mb)."
+  );
+}
+
 export class HistoryPanel {
   /** app: {rpc, openId, openConversation(id), showError(msg, kind), refreshList(), setComposer(text)} */
   constructor(app) {
@@ -105,8 +118,10 @@ export class HistoryPanel {
   async undo(status) {
     try {
       const result = await this.withConflicts("conversation/undo", { conversationId: this.app.openId });
+      const missing = missingNote(result);
       status.textContent = result
-        ? `Undone: ${shortList(result.restored)}.`
+        ? `Undone: ${result.restored.length ? shortList(result.restored) : "nothing was put back on disk"}.` +
+          (missing ? ` ${missing}` : "")
         : "Nothing was restored: your changes are kept.";
     } catch (err) {
       status.textContent = err.kind === "not_found" ? "Nothing to undo." : `Undo failed: ${err.message}`;
@@ -158,7 +173,10 @@ export class HistoryPanel {
       params.restoreFiles = true;
     }
     try {
-      return await this.withConflicts("conversation/rewind", params);
+      const result = await this.withConflicts("conversation/rewind", params);
+      const missing = missingNote(result && result.files);
+      if (missing) this.app.showError(missing, "info");
+      return result;
     } catch (err) {
       this.app.showError(`Restart from here failed: ${err.message}`, err.kind);
       return null;
