@@ -74,7 +74,8 @@ class HistoryActions:
             return
         files = await self.files_since(call["conversationId"], call["messageId"])
         if files:
-            question = f"OpenVaala: also restore the files the agent changed since? {paths_text(files)}"
+            listed = paths_text(files)
+            question = f"OpenVaala: also restore the files the agent changed since? {listed}"
             call["restoreFiles"] = await self._ask(question, RESTORE, KEEP)
 
     async def with_conflicts(self, method: str, call: dict[str, Any], ask: bool) -> Any | None:
