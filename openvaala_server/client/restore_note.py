@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 
 def missing_note(result: Mapping[str, object] | None) -> str:
-    """ "" when every turn's files were put back; else one sentence naming how many turns were
+    """Empty when every turn's files were put back; else one sentence naming how many turns were
     not and why that happens, so the user knows those files are left as they are."""
     missing = (result or {}).get("missingTurnIds")
     if not isinstance(missing, list) or not missing:
