@@ -46,6 +46,7 @@ TORN_TAIL: Final = "torn_tail"
 BAD_LINE: Final = "bad_line"
 UNKNOWN_TYPE: Final = "unknown_type"
 _BLOCK: Final = 1 << 16
+_SEARCH_BLOCK: Final = 1 << 20  # read per step when searching bytes backwards (`lines_containing`)
 _SLICE: Final = 1_000  # lines parsed per C-level pass (see `_parse_clean`)
 _SEQ: Final = itemgetter("seq")
 _TYPE: Final = itemgetter("type")
@@ -159,30 +160,84 @@ def read_journal(path: Path, known_types: frozenset[str] = KNOWN_TYPES) -> Journ
         return parse_journal(f.read(), known_types)
 
 
-def _reverse_lines(f: BinaryIO, end: int) -> Iterator[tuple[int, bytes]]:
+def reverse_lines(f: BinaryIO, end: int) -> Iterator[tuple[int, bytes]]:
     """(start offset, line without newline) of the complete lines before `end`, last first.
 
     `end` must be 0 or just after a newline. Reads backwards in blocks, so the cost is
     proportional to what the caller consumes, not to the file's size.
     """
     pos = end
-    buf = b""
+    buf = b""  # the file from `pos` on, up to a newline; its first line may start before `pos`
     while True:
         if pos > 0:
             size = min(_BLOCK, pos)
             pos -= size
             f.seek(pos)
             buf = f.read(size) + buf
+        stop = len(buf) - 1  # the newline that ends the next line to yield
         while True:
-            cut = buf.rfind(b"\n", 0, len(buf) - 1)
+            cut = buf.rfind(b"\n", 0, stop)
             if cut == -1:
                 break
-            yield pos + cut + 1, buf[cut + 1 : -1]
-            buf = buf[: cut + 1]
+            yield pos + cut + 1, buf[cut + 1 : stop]
+            stop = cut
+        buf = buf[: stop + 1]  # not copied line by line: that made a block cost its size squared
         if pos == 0:
             if buf:
                 yield 0, buf[:-1]
             return
+
+
+def lines_containing(f: BinaryIO, end: int, needle: bytes) -> Iterator[tuple[int, bytes]]:
+    """(start offset, line without newline) of the complete lines before `end` whose bytes
+    contain `needle` (which holds no newline), last first.
+
+    `end` must be 0 or just after a newline. The bytes are searched a block at a time and only
+    the lines that match are split out: finding one record far back costs a read and a byte
+    search of what lies after it, not a parse of every line (`reverse_lines`).
+    """
+    pos = end
+    buf = b""  # the file from `pos` on, up to a newline; its first line may start before `pos`
+    while True:
+        hit = buf.rfind(needle)
+        if hit != -1:
+            start = buf.rfind(b"\n", 0, hit) + 1
+            if start > 0 or pos == 0:  # the whole line is in `buf`
+                yield pos + start, buf[start : buf.index(b"\n", hit)]
+                buf = buf[:start]
+                continue
+        elif pos > 0:
+            # Nothing here; only the first line, which may go on before `pos`, can still match.
+            buf = buf[: buf.find(b"\n") + 1]
+        if pos == 0:
+            return
+        size = min(_SEARCH_BLOCK, pos)
+        pos -= size
+        f.seek(pos)
+        buf = f.read(size) + buf
+
+
+def line_at(f: BinaryIO, start: int, end: int) -> bytes | None:
+    """The complete line that starts at offset `start` (and ends before `end`), without its
+    newline; None when no line starts there (a remembered offset of a file that changed)."""
+    if not 0 <= start < end:
+        return None
+    f.seek(max(0, start - 1))
+    if start > 0 and f.read(1) != b"\n":
+        return None
+    chunks: list[bytes] = []
+    pos = start
+    while pos < end:
+        chunk = f.read(min(_BLOCK, end - pos))
+        if not chunk:
+            return None
+        cut = chunk.find(b"\n")
+        if cut != -1:
+            chunks.append(chunk[:cut])
+            return b"".join(chunks)
+        chunks.append(chunk)
+        pos += len(chunk)
+    return None
 
 
 def _last_line_end(f: BinaryIO, size: int) -> int:
@@ -212,7 +267,7 @@ def _scan_end(f: BinaryIO) -> _End:
     f.seek(good)
     torn = f.read(size - good) or None
     last_seq = 0
-    for start, line in _reverse_lines(f, good):
+    for start, line in reverse_lines(f, good):
         parsed = parse_line(line)
         if isinstance(parsed, str):
             if torn is None and start + len(line) + 1 == good:
@@ -222,6 +277,11 @@ def _scan_end(f: BinaryIO) -> _End:
         last_seq = int(parsed["seq"])
         break
     return _End(last_seq, good, torn)
+
+
+def good_end(f: BinaryIO) -> int:
+    """Where the complete records of the file end (a torn tail left aside, as the readers do)."""
+    return _scan_end(f).good_length
 
 
 def read_tail(
@@ -234,7 +294,7 @@ def read_tail(
     with open(path, "rb") as f:
         end = _scan_end(f)
         found: list[r.Record] = []
-        for _, line in _reverse_lines(f, end.good_length):
+        for _, line in reverse_lines(f, end.good_length):
             parsed = parse_line(line)
             if isinstance(parsed, str):
                 continue
@@ -242,16 +302,6 @@ def read_tail(
                 return found[::-1], True
             found.append(parsed)
         return found[::-1], False
-
-
-def reverse_records(path: Path) -> Iterator[r.Record]:
-    """The good records of a journal, last first, read backwards lazily."""
-    with open(path, "rb") as f:
-        end = _scan_end(f)
-        for _, line in _reverse_lines(f, end.good_length):
-            parsed = parse_line(line)
-            if not isinstance(parsed, str):
-                yield parsed
 
 
 def fsync_dir(directory: Path) -> None:

@@ -23,8 +23,11 @@ import shutil
 import sqlite3
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Concatenate, Final, ParamSpec, TypeVar
+from typing import BinaryIO, Concatenate, Final, ParamSpec, TypeVar
+
+import orjson
 
 from openvaala_server.domain import meta as m
 from openvaala_server.domain import records as r
@@ -63,6 +66,7 @@ log = logging.getLogger(__name__)
 _META_CACHE_SIZE: Final = 512
 _PRESENT_SIZE: Final = 4096
 _CLOSE_WAIT_S: Final = 10.0
+_MARKS_SIZE: Final = 1024
 P = ParamSpec("P")
 T = TypeVar("T")
 
@@ -101,6 +105,9 @@ class Store:
         self._no_writes.set()
         self._rebuilding = asyncio.Lock()  # one rebuild of a damaged index at a time
         self._present: set[str] = set()  # conversations found on disk (see `_existing`)
+        # Where the first item of each recently read page starts in its session file: the next
+        # page back ends there, so it is read without searching (see `read_items`).
+        self._marks: OrderedDict[tuple[Path, str], int] = OrderedDict()
 
     @classmethod
     async def open(cls, data_dir: DataDir) -> Store:
@@ -332,19 +339,32 @@ class Store:
     async def read_all_items(self, cid: str, sid: str) -> list[r.Item]:
         path = self._session_path(cid, sid)
         try:
-            return await asyncio.to_thread(_read_items, path)
+            items = await asyncio.to_thread(_read_items, path)
         except FileNotFoundError:
             return []
+        # Said in the log: the one read that costs as much as the history is long (an open's
+        # background load, a released history needed again; docs/design.md "Performance at scale").
+        log.info("conversation %s: session %s read whole (%d items)", cid, sid, len(items))
+        return items
 
     async def read_items(
         self, cid: str, sid: str, *, before_item: str | None = None, limit: int | None = None
     ) -> tuple[list[r.Item], bool]:
         """Items in order: the last `limit` before `before_item` (an itemId), and whether more
-        exist before them. Reads the file backwards, so the last page of a long history is cheap."""
+        exist before them. Reads the file backwards from where `before_item` is, so a page costs
+        about the same wherever it is in a long history (see `_page`)."""
         if limit is None and before_item is None:
             return await self.read_all_items(cid, sid), False
         path = self._session_path(cid, sid)
-        return await asyncio.to_thread(_page, path, before_item, limit)
+        hint = None if before_item is None else self._marks.get((path, before_item))
+        page = await asyncio.to_thread(_page, path, before_item, limit, hint)
+        if page.more and page.items:
+            first = page.items[0].get("itemId")
+            if isinstance(first, str):
+                self._marks[path, first] = page.start
+                while len(self._marks) > _MARKS_SIZE:
+                    self._marks.popitem(last=False)
+        return page.items, page.more
 
     def _session_path(self, cid: str, sid: str) -> Path:
         self._existing(cid)
@@ -493,23 +513,65 @@ def _item(record: r.Record) -> r.Item:
     return item if isinstance(item, dict) else {}
 
 
-def _page(path: Path, before_item: str | None, limit: int | None) -> tuple[list[r.Item], bool]:
+@dataclass(frozen=True)
+class _Page:
+    items: list[r.Item]  # in file order
+    more: bool  # an item comes before them
+    start: int  # where the line of `items[0]` starts in the file (0 when there is none)
+
+
+def _page(path: Path, before_item: str | None, limit: int | None, hint: int | None) -> _Page:
+    """The last `limit` items before the item `before_item` (the end without one): the answer a
+    read of the whole file gives, reading only the lines of the page and, to find `before_item`
+    when `hint` (where it was seen) is not right, a byte search back to it."""
     try:
-        backwards = journal.reverse_records(path)
-        found = before_item is None
-        page: list[r.Item] = []
-        for record in backwards:
-            if record["type"] != r.ITEM:
-                continue
-            item = _item(record)
-            if not found:
-                found = item.get("itemId") == before_item
-                continue
-            if limit is not None and len(page) == limit:
-                return page[::-1], True
-            page.append(item)
+        with open(path, "rb") as f:
+            end = journal.good_end(f)
+            if before_item is not None:
+                found = _find_item(f, end, before_item, hint)
+                if found is None:
+                    raise NotFound(f"no item {before_item}")
+                end = found
+            items: list[r.Item] = []
+            start = 0
+            for offset, line in journal.reverse_lines(f, end):
+                record = journal.parse_line(line)
+                if isinstance(record, str) or record["type"] != r.ITEM:
+                    continue  # what `_read_items` skips too
+                if limit is not None and len(items) == limit:
+                    return _Page(items[::-1], True, start)
+                items.append(_item(record))
+                start = offset
+            return _Page(items[::-1], False, start)
     except FileNotFoundError:
-        page = []
-    if not found:
-        raise NotFound(f"no item {before_item}")
-    return page[::-1], False
+        if before_item is not None:
+            raise NotFound(f"no item {before_item}") from None
+        return _Page([], False, 0)
+
+
+def _find_item(f: BinaryIO, end: int, item_id: str, hint: int | None) -> int | None:
+    """Where the line of the item `item_id` starts, or None. Item ids are unique in a session
+    file (each item gets a new one), so the last line that carries it is the line.
+
+    The byte search looks for the item's own key as the writer spells it (orjson, no spaces);
+    every line it finds is parsed and checked, so a match elsewhere (a nested object, another
+    record type) is passed over. A file written otherwise is not found here: the caller then
+    reads the whole history, which finds it (or says it is not there)."""
+    if hint is not None:
+        line = journal.line_at(f, hint, end)
+        if line is not None and _carries(line, item_id):
+            return hint
+    needle = b'"itemId":' + orjson.dumps(item_id)
+    for offset, line in journal.lines_containing(f, end, needle):
+        if _carries(line, item_id):
+            return offset
+    return None
+
+
+def _carries(line: bytes, item_id: str) -> bool:
+    record = journal.parse_line(line)
+    return (
+        not isinstance(record, str)
+        and record["type"] == r.ITEM
+        and _item(record).get("itemId") == item_id
+    )
