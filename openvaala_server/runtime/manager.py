@@ -49,6 +49,7 @@ from openvaala_server.runtime.session import LiveSession, LiveTurn
 from openvaala_server.runtime.subagents import SubagentService
 from openvaala_server.runtime.turn import TurnRunner
 from openvaala_server.store.index import Summary, parse_summaries
+from openvaala_server.store.paths import NotFound as StoreNotFound
 from openvaala_server.structured import Activity, ActivityCancelled, Supervisor
 from openvaala_server.tools.plan import UPDATE_PLAN_TOOL, UpdatePlanTool
 from openvaala_server.tools.registry import tools_for as builtin_tools
@@ -577,25 +578,47 @@ class ConversationManager:
         conv = await self.open(cid)
         session = conv.session(sid)
         conv.residency.read()  # the next page may follow: keep the history a while
-        held = residency.tail_page(session, before, limit)
-        if held is not None:  # the newest pages, without waiting for the whole history
-            return {"items": held, "hasMore": True}
+        joins_original = session.session_id == conv.root_session_id and _has_older_history(conv)
+        if not joins_original:
+            if session.history_complete:
+                return _page_of(session, session.items, before, limit)
+            # Partly loaded (just opened, or let go): the held tail and the journal answer it,
+            # without waiting for the whole history (docs/design.md "Performance at scale").
+            page = await self._read_partial(conv, session, before, limit)
+            if page is not None:
+                return page
         await conv.ensure_history()
-        if session.session_id == conv.root_session_id:
-            items = await history.root_history(self, conv)
-        else:
-            items = session.items
-        end = len(items)
-        if before is not None:
-            if items is session.items:  # its own history: by position, the same at any length
-                index = session.positions.find(items, before)
-            else:  # a fork's history joined with its original's, built afresh for this read
-                index = next((i for i, it in enumerate(items) if it["itemId"] == before), None)
-            if index is None:
-                raise errors.NotFound(f"no item {before} in this session", param="beforeItem")
-            end = index
-        start = max(0, end - limit)
-        return {"items": items[start:end], "hasMore": start > 0}
+        if joins_original:  # a fork's history joined with its original's, built for this read
+            return _page_of(session, await history.root_history(self, conv), before, limit)
+        return _page_of(session, session.items, before, limit)
+
+    async def _read_partial(
+        self, conv: LiveConversation, session: LiveSession, before: str | None, limit: int
+    ) -> p.ReadResult | None:
+        """A page of a partly loaded history from its held tail and its journal; None when
+        the journal cannot say (an item it does not find): then the whole history decides."""
+        split = residency.split_page(session, before, limit)
+        if split is None:
+            return None
+        if split.before is None:
+            return {"items": split.held, "hasMore": True}  # more lies before the held tail
+        try:
+            older, more = await self.store_call(
+                self._journal_page(conv.conversation_id, session.session_id, split)
+            )
+        except _NoSuchItem:
+            return None
+        return {"items": [*older, *split.held], "hasMore": more}
+
+    async def _journal_page(
+        self, cid: str, sid: str, split: residency.Split
+    ) -> tuple[list[r.Item], bool]:
+        try:
+            return await self.store.read_items(
+                cid, sid, before_item=split.before, limit=split.count
+            )
+        except StoreNotFound:
+            raise _NoSuchItem from None
 
     async def compact_now(self, cid: str) -> p.CompactResult:
         """Manual compaction of the root agent's history, only while nothing runs or waits."""
@@ -851,6 +874,33 @@ class ConversationManager:
         self._providers.clear()
         await asyncio.gather(*(provider.aclose() for provider in providers))
         log.info("closed the connections of %d model providers", len(providers))
+
+
+class _NoSuchItem(Exception):
+    """The journal has no such item (store_call would make the store's NotFound a failure)."""
+
+
+def _has_older_history(conv: LiveConversation) -> bool:
+    """A fork made after a compaction: its root's older items are its original's."""
+    forked = conv.meta.forked_from if conv.meta else None
+    return bool(forked and forked.get("olderHistory"))
+
+
+def _page_of(
+    session: LiveSession, items: list[r.Item], before: str | None, limit: int
+) -> p.ReadResult:
+    """The last `limit` items before the item `before` (the end without one)."""
+    end = len(items)
+    if before is not None:
+        if items is session.items:  # its own history: by position, the same at any length
+            index = session.positions.find(items, before)
+        else:  # another list (a fork's joined history): scanned
+            index = next((i for i, it in enumerate(items) if it["itemId"] == before), None)
+        if index is None:
+            raise errors.NotFound(f"no item {before} in this session", param="beforeItem")
+        end = index
+    start = max(0, end - limit)
+    return {"items": items[start:end], "hasMore": start > 0}
 
 
 def _refuse_while_running(conv: LiveConversation, what: str) -> None:

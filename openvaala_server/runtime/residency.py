@@ -4,10 +4,11 @@ A loaded conversation holds its sessions' whole histories only while it is live:
 waits, a client is subscribed, or a client read a page of it in the last `READ_GRACE_S` seconds
 (paging back through a history reads many pages in a row). Once none of that holds, every
 session keeps only its last page (what a snapshot shows) and the rest is let go: it is on disk,
-and whatever needs it again (a model call, a read past the first page, a fork) awaits
+and whatever needs it again (a model call, a fork, the context trace) awaits
 `LiveConversation.ensure_history`, which reads it back from the journal — the state a
-conversation is in right after it was opened. So the idle daemon's memory does not grow with how
-many large conversations were opened.
+conversation is in right after it was opened. A page older than the held tail is read from the
+journal alone (`split_page`): paging does not bring the whole history back. So the idle daemon's
+memory does not grow with how many large conversations were opened.
 
 The released items are freed in a worker thread: dropping the last reference to 50k dicts costs
 tens of milliseconds, which on the event loop would stall every client.
@@ -21,6 +22,7 @@ import ctypes.util
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from openvaala_server.domain.positions import PositionIndex
@@ -68,19 +70,37 @@ def _free(lists: list[list[Item]]) -> None:
     _trim_heap()
 
 
-def tail_page(session: LiveSession, before: str | None, limit: int) -> list[Item] | None:
-    """A page the held tail of a partly loaded history answers (more exists before it), or
-    None: then the whole history is needed. The newest pages of a conversation just opened, or
-    let go, are read without waiting for the rest to be parsed."""
+@dataclass(frozen=True)
+class Split:
+    """A page of a partly loaded history, cut where the held tail begins: the newest part is
+    held, the older part is read from the session's journal (docs/design.md "Performance at
+    scale"). Nothing older than the held tail changes (items are only appended), so the two
+    parts join into what the whole history would answer."""
+
+    held: list[Item]  # the page's items from the held tail
+    before: str | None  # the journal part ends just before this item (None: no journal part)
+    count: int  # how many items the journal part has at most
+
+
+def split_page(session: LiveSession, before: str | None, limit: int) -> Split | None:
+    """How to answer a page of a partly loaded history (a conversation just opened, or let go)
+    without waiting for the rest to be parsed; None when the history is whole (read it)."""
     if session.history_complete:
         return None
-    items = session.items
-    end = len(items)
-    if before is not None:
-        end = next((n for n, item in enumerate(items) if item.get("itemId") == before), -1)
-    if end < limit:  # not held, or not enough held before it
+    held = session.items
+    if before is None:
+        end = len(held)
+    else:
+        found = session.positions.find(held, before)
+        if found is None:  # older than the held tail, or not there: the journal says which
+            return Split([], before, limit)
+        end = found
+    if end >= limit:
+        return Split(held[end - limit : end], None, 0)
+    first = held[0].get("itemId") if held else None
+    if not isinstance(first, str):
         return None
-    return items[end - limit : end]
+    return Split(held[:end], first, limit - end)
 
 
 class Owner(Protocol):

@@ -4,8 +4,9 @@
 A real daemon opens a 10,000-item conversation written with the store's own writer. Once its
 client unsubscribes (and, for a reader that never subscribed, a moment after its last page) the
 daemon keeps only the last page in memory and says so in its log. Read back page by page from
-the journal, the history is the same, item for item; and a turn on the released conversation
-sends the model the whole history, as before. The model is faked at the wire. How much memory
+the journal, the history is the same, item for item, and is not read whole again for it (the
+daemon logs every whole read); a turn on the released conversation sends the model the whole
+history, as before. The model is faked at the wire. How much memory
 that saves is measured by bench/memory.py, not here."""
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from tests.support.events import collect_until, turn_ended
 ITEMS = 10_000
 AGENT = '\n[agents.default]\ndescription = "test"\nmodel = "fake"\n'
 RELEASED = "history released from memory"
+WHOLE = "read whole"
 
 
 async def write_conversation(home: Path, cwd: Path, count: int) -> tuple[str, list[str]]:
@@ -98,6 +100,12 @@ async def released(d: Daemon, cid: str, times: int, timeout: float = 15.0) -> No
         await asyncio.sleep(0.05)  # the daemon says it only in its log
 
 
+def whole_reads(d: Daemon, cid: str) -> int:
+    """How often the daemon read a session of `cid` whole from its journal (it logs each)."""
+    log = d.log_path.read_text(errors="replace")
+    return sum(1 for line in log.splitlines() if cid in line and WHOLE in line)
+
+
 async def test_a_released_history_reads_the_same_and_a_turn_sees_all_of_it(
     daemon_factory: Callable[..., Daemon], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -116,10 +124,12 @@ async def test_a_released_history_reads_the_same_and_a_turn_sees_all_of_it(
             await client.request("conversation/unsubscribe", {"conversationId": cid})
             await released(d, cid, 1)
 
-            # Paged back from the journal by a client that never subscribes: the same items.
+            assert whole_reads(d, cid) == 1  # the open's, in the background
+
+            # Paged back from the journal by a client that never subscribes: the same items,
+            # without reading the whole history back (it stays let go).
             assert await read_every_page(client, cid) == before
-            # ... and let go again shortly after its last page.
-            await released(d, cid, 2)
+            assert whole_reads(d, cid) == 1
 
             # A turn on the released conversation: the model gets the whole history.
             await client.subscribe(cid)
@@ -132,10 +142,11 @@ async def test_a_released_history_reads_the_same_and_a_turn_sees_all_of_it(
             messages = fake.last_request.json["messages"]
             texts = [m["content"] for m in messages if m["role"] in ("user", "assistant")]
             assert texts == [i["text"] for i in before] + ["one more"]
+            assert whole_reads(d, cid) == 2  # read back for the model call
 
             # Unsubscribed after the turn: released once more, the turn's items included.
             await client.request("conversation/unsubscribe", {"conversationId": cid})
-            await released(d, cid, 3)
+            await released(d, cid, 2)
             after = await read_every_page(client, cid)
             assert after[:ITEMS] == before
             assert [i["type"] for i in after[ITEMS:]] == [r.USER_MESSAGE, r.AGENT_MESSAGE]
