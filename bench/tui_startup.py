@@ -11,15 +11,23 @@ What it measures
     it first, so `openvaala` starts one: ``serve start`` in a subprocess, waiting for its lock).
     Ctrl+Q quits after each run. Figures are the median and the spread of ``--runs`` runs.
 
+    ``--calls``: instead, the number of Python function calls (cProfile) from the start of the
+    command to its first screen (the welcome drawn), with a daemon running. Unlike the clock it
+    hardly depends on the machine's load: the figure to compare two versions of the code with.
+    The bench's own harness imports the app first to know when the screen is up; run it with
+    ``PYTHONPATH`` pointing at another checkout to count that one.
+
 Goal: under 0.5 s with a daemon running, under 1.2 s with none.
 
-Run: ``python bench/tui_startup.py [--runs N]`` (also ``python bench/tui.py --startup``).
+Run: ``python bench/tui_startup.py [--runs N] [--warm-only | --calls]`` (also
+``python bench/tui.py --startup``).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import pstats
 import statistics
 import subprocess
 import sys
@@ -40,6 +48,26 @@ pace_ms = 0
 [agents.default]
 description = "General assistant"
 model = "demo"
+"""
+
+
+# Run in the pseudo-terminal by `--calls`: profile the real command until the welcome is drawn.
+PROFILED = """
+import cProfile, sys
+profiler = cProfile.Profile()
+profiler.enable()
+import openvaala_tui.app as tui_app
+from openvaala_server.cli import main
+shown = tui_app.VaalaApp.show_welcome
+def show_welcome(self):
+    shown(self)
+    def drawn():
+        profiler.disable()
+        profiler.dump_stats(sys.argv[1])
+        self.exit()
+    self.call_after_refresh(drawn)
+tui_app.VaalaApp.show_welcome = show_welcome
+main(sys.argv[2:])
 """
 
 
@@ -107,6 +135,25 @@ def one_run(root: Path, env: dict[str, str]) -> tuple[float, float, float]:
     return frame, screen, cpu
 
 
+def count_calls(root: Path, env: dict[str, str]) -> int:
+    """Python function calls from the command's start to its first screen (see --calls)."""
+    stats = root / "calls.prof"
+    child = pexpect.spawn(
+        sys.executable,
+        ["-c", PROFILED, str(stats), "--cwd", str(root / "work")],
+        env=env,
+        cwd=str(root / "work"),
+        dimensions=(30, 100),
+        timeout=60,
+    )
+    try:
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    total: int = pstats.Stats(str(stats)).total_calls  # type: ignore[attr-defined]
+    return total
+
+
 def report(name: str, runs: list[tuple[float, float, float]]) -> None:
     for index, label in ((0, "first frame"), (1, "first screen"), (2, "CPU to screen")):
         values = sorted(r[index] * 1000 for r in runs)
@@ -116,7 +163,7 @@ def report(name: str, runs: list[tuple[float, float, float]]) -> None:
         )
 
 
-def main(runs: int = 5, warm_only: bool = False) -> None:
+def main(runs: int = 5, warm_only: bool = False, calls: bool = False) -> None:
     with tempfile.TemporaryDirectory(prefix="ov-tui-startup-") as tmp:
         root = Path(tmp)
         (root / "work").mkdir()
@@ -129,6 +176,14 @@ def main(runs: int = 5, warm_only: bool = False) -> None:
                 cold.append(one_run(root, env))
             _serve("start", env)
             one_run(root, env)  # the first conversation and imports in the daemon: not counted
+            if calls:
+                counts = sorted(count_calls(root, env) for _ in range(runs))
+                print("openvaala to its first screen, daemon running: Python function calls")
+                print(
+                    f"  median {statistics.median(counts):,.0f}  (min {counts[0]:,}, "
+                    f"max {counts[-1]:,}, {len(counts)} runs)"
+                )
+                return
             warm = [one_run(root, env) for _ in range(runs)]
         finally:
             _serve("stop", env)
@@ -142,5 +197,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--warm-only", action="store_true", help="only with a daemon running")
+    parser.add_argument(
+        "--calls", action="store_true", help="count function calls to the first screen instead"
+    )
     args = parser.parse_args()
-    main(args.runs, args.warm_only)
+    main(args.runs, args.warm_only or args.calls, args.calls)
