@@ -25,8 +25,6 @@ import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import anyio
-from anyio.abc import TaskGroup
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
@@ -107,10 +105,12 @@ class Client:
         self._ws: ClientConnection | None = None
         # The runner is the client's one task (its owner is `close()`); the connection's reader
         # is a task of the runner's task group, so closing the client ends both at once
-        # (docs/design.md, "Structured concurrency").
+        # (docs/design.md, "Structured concurrency"). asyncio's own group, not anyio's: the
+        # client needs no cancel scope, and anyio's asyncio backend was a twentieth of the
+        # terminal UI's start-up (docs/design.md, "Where asyncio stays").
         self._runner: asyncio.Task[None] | None = None
-        self._readers: TaskGroup | None = None
-        self._read_done: anyio.Event | None = None
+        self._readers: asyncio.TaskGroup | None = None
+        self._read_done: asyncio.Event | None = None
         self._reader_task: asyncio.Task[Any] | None = None
         self._own_tasks: set[asyncio.Task[Any]] = set()  # the tasks of the runner's group
         self._connected = asyncio.Event()
@@ -195,7 +195,7 @@ class Client:
         runner's task group."""
         assert self._readers is not None
         self._ws = ws
-        done = self._read_done = anyio.Event()
+        done = self._read_done = asyncio.Event()
 
         async def read() -> None:
             self._reader_task = asyncio.current_task()
@@ -234,7 +234,7 @@ class Client:
             finally:
                 self._own_tasks.discard(task)
 
-        self._readers.start_soon(tracked, name=name)
+        self._readers.create_task(tracked(), name=name)
 
     async def _initialize(self, ws: ClientConnection) -> None:
         # initialize goes out before the reader runs, so read its answer directly.
@@ -477,7 +477,7 @@ class Client:
     async def _run(self, ws: ClientConnection, entered: asyncio.Future[None]) -> None:
         """While the client is open: read the connection, wait for it to drop, then connect
         again. Every reader is a task of this one's group: nothing outlives the runner."""
-        async with anyio.create_task_group() as readers:
+        async with asyncio.TaskGroup() as readers:
             self._readers = readers
             try:
                 self._use(ws)
