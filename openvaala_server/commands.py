@@ -1,22 +1,28 @@
 """What each `openvaala` command does, as plain functions returning an exit code.
 
-Heavy modules (the configuration, the daemon, the terminal UI) are imported by the commands that
-need them, so `openvaala exec` and the terminal UI start without them (docs/design.md).
+Heavy modules (the configuration, the store, the daemon, the terminal UI) are imported by the
+commands that need them, so `openvaala exec` and the terminal UI start without them
+(docs/design.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import signal
 import subprocess
 import sys
 import time
+from typing import TYPE_CHECKING
 
-from openvaala_server.errors import StoreError
-from openvaala_server.store.lock import LockHeld, is_locked, read_lock
-from openvaala_server.store.paths import DataDir
+# The reader side of the lock, as the client library reads it: the store (and with it SQLite)
+# is imported only by the commands that open it, not on the way to the terminal UI.
+from openvaala_server.discovery import is_locked, read_lock
+
+if TYPE_CHECKING:
+    from openvaala_server.store.paths import DataDir
 
 START_TIMEOUT_S = 15.0
 STOP_TIMEOUT_S = 20.0
@@ -28,7 +34,10 @@ def _err(message: str) -> None:
 
 def serve_foreground(port: int | None) -> int:
     from openvaala_server.config import ConfigError, load_config
+    from openvaala_server.errors import StoreError
     from openvaala_server.server import PortInUse, serve
+    from openvaala_server.store.lock import LockHeld
+    from openvaala_server.store.paths import DataDir
 
     try:
         config = load_config()
@@ -65,6 +74,7 @@ def running_address(data_dir: DataDir) -> str | None:
 
 def serve_start(port: int | None) -> int:
     from openvaala_server.config import ConfigError, load_config
+    from openvaala_server.store.paths import DataDir
 
     data_dir = DataDir.resolve()
     address = running_address(data_dir)
@@ -113,6 +123,8 @@ def serve_start(port: int | None) -> int:
 
 
 def serve_stop() -> int:
+    from openvaala_server.store.paths import DataDir
+
     data_dir = DataDir.resolve()
     info = read_lock(data_dir.lock_path)
     if not is_locked(data_dir.lock_path) or info is None or info.pid is None:
@@ -148,6 +160,8 @@ def serve_restart(port: int | None) -> int:
 
 
 def serve_status() -> int:
+    from openvaala_server.store.paths import DataDir
+
     data_dir = DataDir.resolve()
     info = read_lock(data_dir.lock_path)
     if not is_locked(data_dir.lock_path) or info is None:
@@ -158,6 +172,8 @@ def serve_status() -> int:
 
 
 async def reindex() -> int:
+    from openvaala_server.errors import StoreError
+    from openvaala_server.store.paths import DataDir
     from openvaala_server.store.reindex import reindex as rebuild
 
     data_dir = DataDir.resolve()
@@ -226,6 +242,7 @@ def open_web(*, logout_all: bool = False) -> int:
 
 def _web_logout_all(found: tuple[str, str] | None) -> int:
     from openvaala_server.api.web_login import WebLogins
+    from openvaala_server.store.paths import DataDir
 
     try:
         if found is not None:
@@ -293,6 +310,10 @@ def run_exec(args: argparse.Namespace) -> int:
 
 def run_tui(cwd: str | None, *, continue_last: bool = False, resume: str | None = None) -> int:
     """`resume`: None (not asked), "" (`--resume` alone: the list) or a conversation id."""
+    # No garbage collection until the first screen is up (the app turns it back on): its
+    # passes over everything the imports create were a tenth of the start-up's CPU time
+    # (docs/design.md, "Start-up time").
+    gc.disable()
     if cwd is None or os.path.isdir(cwd):  # a bad --cwd fails without starting anything
         from openvaala_server.client import start_server_early
 

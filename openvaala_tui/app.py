@@ -14,7 +14,7 @@ import itertools
 import os
 import sys
 import time
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
@@ -27,7 +27,6 @@ from openvaala_server.client.view import (
     ConversationView,
     Deleted,
     InboxChanged,
-    Item,
     ItemAdded,
     ItemDelta,
     ItemRemoved,
@@ -56,6 +55,9 @@ from openvaala_tui.widgets.plan import PlanPanel
 from openvaala_tui.widgets.status import StatusBar
 from openvaala_tui.widgets.transcript import FIRST_PAGE, Transcript
 from openvaala_tui.widgets.welcome import welcome_text
+
+if TYPE_CHECKING:  # a type only: the records' shapes are not on the way to the first screen
+    from openvaala_server.client.view import Item
 
 DOUBLE_ESCAPE_S = 0.8
 LIST_PAGES = 10  # --continue looks this far back (pages of 200 conversations)
@@ -159,6 +161,14 @@ class VaalaApp(ImagesMixin, HistoryMixin, ContextCommands, App[int]):
     # -- connecting and opening --------------------------------------------------------------
 
     async def _boot(self) -> None:
+        try:
+            await self._connect_and_open()
+        finally:
+            # `openvaala` starts with the garbage collector off (docs/design.md, "Start-up
+            # time"): on again once the first screen is up, or start-up failed.
+            gc.enable()
+
+    async def _connect_and_open(self) -> None:
         if self.client is None:
             if not self.should_connect:
                 return
@@ -205,6 +215,7 @@ class VaalaApp(ImagesMixin, HistoryMixin, ContextCommands, App[int]):
             if self._continued is not None:
                 return self._continued
         if self.pick:
+            gc.enable()  # the list is the first screen: the user may stay on it a while
             chosen = await self.push_screen_wait(ResumeScreen(self.load_conversations))
             if chosen:
                 return chosen
@@ -269,7 +280,8 @@ class VaalaApp(ImagesMixin, HistoryMixin, ContextCommands, App[int]):
         """The first screen's text, from the conversation shown (used while it is empty)."""
         conversation = self.view.conversation
         info = self.client.server_info if self.client is not None else {}
-        config = info.get("configPath")  # what the daemon read, if it says
+        state = info.get("config")  # the file the daemon read (`initialize`'s config.path)
+        config = state.get("path") if isinstance(state, dict) else None
         if not config:
             from openvaala_server.config import config_path  # not on the start-up path
 
@@ -675,5 +687,8 @@ def main(
         print(f"openvaala: --cwd {cwd} {what}", file=sys.stderr)
         return 2
     app = VaalaApp(cwd=cwd, continue_last=continue_last, resume_id=resume_id, pick=pick)
-    app.run()
+    try:
+        app.run()
+    finally:
+        gc.enable()  # if the app ended before its first screen
     return app.return_code or 0

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from openvaala_server.client.view import Item
 from openvaala_server.protocol.display import format_tokens as tokens
+
+if TYPE_CHECKING:  # a type only: the records' shapes are not on the way to the first screen
+    from openvaala_server.client.view import Item
 
 
 def fullness(usage: dict[str, Any]) -> float | None:

@@ -26,12 +26,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from openvaala_server.client.connection import Note
-from openvaala_server.domain.records import Item
 from openvaala_server.protocol import methods
 from openvaala_server.protocol.json_types import JsonObject
+
+if TYPE_CHECKING:
+    # The records' declared shapes are types only here: importing them (every TypedDict of the
+    # journal) was a tenth of what the terminal UI's own modules cost it at start-up.
+    from openvaala_server.domain.records import Item
 
 __all__ = [
     "AWAITING_APPROVAL",
@@ -73,7 +77,7 @@ def _objects(value: object) -> list[JsonObject]:
 def _item(value: object) -> Item:
     # The daemon's items are the records' shape (domain/records.py): decoded JSON is taken as
     # that shape here, at the one place the fold receives them.
-    return cast(Item, _object(value))
+    return cast("Item", _object(value))
 
 
 ITEM_BUDGET = 2000  # items per session kept in memory; older ones are read again on demand
@@ -624,3 +628,13 @@ _HANDLERS: dict[str, Callable[[ConversationView, Params], list[Change]]] = {
     methods.COMPACTION_COMPLETED: lambda view, params: view._compaction(params, False),
     methods.COMPACTION_FAILED: lambda view, params: view._compaction(params, False),
 }
+
+
+def __getattr__(name: str) -> object:
+    """`Item` for the modules that import it from here at run time (the editor bridge's
+    render): loaded when first asked for, not with the fold (see the imports above)."""
+    if name == "Item":
+        from openvaala_server.domain.records import Item
+
+        return Item
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,13 +11,13 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
-from openvaala_server.client.view import Item
-from openvaala_server.domain.diffs import FileDiff
 from openvaala_tui import format as fmt
 from openvaala_tui.diff_render import changes_text, changes_title
 from openvaala_tui.images import transcript_lines
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # types only: the records' shapes are not on the way to the first screen
+    from openvaala_server.client.view import Item
+    from openvaala_server.domain.diffs import FileDiff
     from openvaala_tui.widgets.markdown_render import RenderedMarkdown, StreamedMarkdown
 
 OUTPUT_LINES = 200  # lines of tool output kept on screen (the full output stays on the item)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from functools import partial
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -17,9 +18,11 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
 
-from openvaala_server.client.view import Item
 from openvaala_tui.widgets.items import ItemWidget, ToolBlock, make_item_widget
 from openvaala_tui.widgets.welcome import Welcome
+
+if TYPE_CHECKING:  # a type only: the records' shapes are not on the way to the first screen
+    from openvaala_server.client.view import Item
 
 FIRST_PAGE = 20
 WIDGET_BUDGET = 60

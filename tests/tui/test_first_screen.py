@@ -66,3 +66,20 @@ async def test_first_screen_names_the_daemon_conversation(
         assert str(daemon.config_path) in text
         await type_and_send(pilot, "hello")
         await wait_for(pilot, lambda: not welcome.display, what="the welcome to go")
+
+
+async def test_the_welcome_names_the_config_file_the_daemon_read(
+    daemon_factory: Any, clients: Clients, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The daemon's file (its `initialize` says which), not the one this shell would name."""
+    daemon = daemon_factory(demo_config())
+    monkeypatch.setenv("OPENVAALA_CONFIG", "/elsewhere/config.toml")
+    client = await clients(daemon)
+    app = VaalaApp(cwd=str(daemon.workdir), client=client)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(pilot)
+        welcome = app.transcript.query_one(Welcome)
+        await wait_for(pilot, lambda: welcome.display, what="the welcome")
+        text = welcome_of(app)
+        assert str(daemon.config_path) in text
+        assert "/elsewhere" not in text
