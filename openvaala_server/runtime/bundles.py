@@ -54,8 +54,7 @@ async def export_to(runtime: ConversationManager, cid: str, out: IO[bytes]) -> w
     await _known(runtime, cid)
     data_dir = runtime.store.data_dir
     try:
-        manifest = await asyncio.to_thread(store_bundle.export_bundle, data_dir, cid, out)
-        _ids, missing = await asyncio.to_thread(store_bundle.conversations_to_export, data_dir, cid)
+        manifest, missing = await asyncio.to_thread(store_bundle.export_bundle, data_dir, cid, out)
     except (OSError, ValueError) as exc:
         raise errors.StorageFailed(f"could not export conversation {cid}: {exc}") from None
     return {
@@ -90,7 +89,7 @@ async def import_from(
     except OSError as exc:
         raise errors.StorageFailed(f"could not import: {exc.strerror or exc}") from None
     for cid in result.imported:
-        await runtime.store_call(runtime.store.index_new(*result.index[cid]))
+        await runtime.store_call(runtime.store.index_new(cid, result.index[cid]))
     return {
         "conversationId": result.conversation_id
         if result.conversation_id in result.imported

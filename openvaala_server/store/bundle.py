@@ -1,23 +1,29 @@
 """Writing and reading conversation bundles (the format: domain/bundle.py).
 
 Export reads the conversation directories as they are on disk; a journal is cut at its last
-complete line, so a bundle made while a turn runs holds only whole records. Import never writes
-into `conversations/` before everything was checked: members are unpacked into a private staging
-directory in the data directory (regular files only, created exclusively, checked against the
-manifest's sizes and SHA-256), every journal is parsed and every conversation folded, and only then
-are the directories renamed into place. Any refusal removes the staging directory.
+complete line, so a bundle made while a turn runs holds only whole records. Member data is copied
+file to file by the kernel while worker threads hash it.
+
+Import never writes into `conversations/` before everything was checked: members are copied into
+a private staging directory in the data directory (regular files only, created exclusively,
+fsynced, checked against the manifest's sizes and SHA-256, computed alongside the copy), every
+journal line must look like a record, each conversation's first metadata record must create it in
+a format known here, and only then are the directories renamed into place. Any refusal removes
+the staging directory. The journals are parsed and folded for the index behind the answer
+(`read_imported`, run by the index writer; every read of the index waits for it): a line the
+journal reader cannot use is skipped there, as everywhere a line damaged on disk is.
 """
 
 from __future__ import annotations
 
-import hashlib
-import io
+import functools
 import os
 import shutil
 import stat
 import tarfile
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -27,16 +33,12 @@ import orjson
 from openvaala_server.domain import bundle as b
 from openvaala_server.domain import meta as m
 from openvaala_server.domain import records as r
-from openvaala_server.domain.checkpoints import RECORD_TYPES as CHECKPOINT_RECORDS
 from openvaala_server.domain.ids import is_valid_id, new_id
+from openvaala_server.store import bundle_copy as copying
 from openvaala_server.store import index as ix
 from openvaala_server.store import journal
-from openvaala_server.store.checkpoints import JOURNAL_NAME
 from openvaala_server.store.paths import METADATA_FILE, DataDir
-
-_CHUNK = 1 << 20
-_READ_AHEAD = 64 << 10
-_IN_MEMORY = 256 << 20  # file contents an export keeps between hashing and archiving
+from openvaala_server.store.reindex import read_meta
 
 
 class ImportConflict(Exception):
@@ -54,8 +56,11 @@ class ImportResult:
     imported: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     renamed: dict[str, str] = field(default_factory=dict)  # bundle id → new id (keep both)
-    # What the index needs of each imported conversation (folded and counted while checking).
-    index: dict[str, tuple[m.ConversationMeta, ix.ItemStats]] = field(default_factory=dict)
+    # How the index reads each imported conversation (`read_imported`), which it does behind
+    # the answer: every read of the index waits for it.
+    index: dict[str, Callable[[], tuple[m.ConversationMeta, ix.ItemStats] | None]] = field(
+        default_factory=dict
+    )
 
 
 # -- export -----------------------------------------------------------------------------------
@@ -103,19 +108,6 @@ def _complete_length(path: Path, size: int) -> int:
     return 0
 
 
-def _sha256(path: Path, size: int) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        left = size
-        while left > 0:
-            chunk = f.read(min(_CHUNK, left))
-            if not chunk:
-                raise OSError(f"{path} shrank while it was exported")
-            digest.update(chunk)
-            left -= len(chunk)
-    return digest.hexdigest()
-
-
 def conversations_to_export(data_dir: DataDir, cid: str) -> tuple[list[str], list[str]]:
     """The conversation and its ancestors present here, and the ancestors missing here."""
     order: list[str] = []
@@ -134,34 +126,28 @@ def conversations_to_export(data_dir: DataDir, cid: str) -> tuple[list[str], lis
     return order, missing
 
 
-def export_bundle(data_dir: DataDir, cid: str, out: IO[bytes]) -> b.Manifest:
-    ids, _missing = conversations_to_export(data_dir, cid)
+def export_bundle(data_dir: DataDir, cid: str, out: IO[bytes]) -> tuple[b.Manifest, list[str]]:
+    """Write the bundle of `cid` to `out`, a real file (it has a descriptor and can seek); the
+    manifest, and the ancestors that are not here.
+
+    The tar is written as `tarfile` writes it (PAX headers, 512-byte blocks, two zero blocks and
+    zeros up to a 10 KiB record), but by hand, so that member data goes from file to file in the
+    kernel (`sendfile`) while worker threads hash the same files (hashlib lets go of the GIL):
+    the copy and the checksums overlap instead of following each other. The manifest comes first
+    and needs every checksum: it is written with placeholders of the same length, and written
+    again in place once the checksums are known."""
+    ids, missing = conversations_to_export(data_dir, cid)
     plan: list[tuple[str, list[tuple[str, Path, int]]]] = []
     entries: list[b.ConversationEntry] = []
-    # The manifest (first in the archive) holds every file's checksum: files up to _IN_MEMORY
-    # are read once, hashed and kept for the archive; larger ones are read twice.
-    held: dict[Path, bytes] = {}
-    budget = _IN_MEMORY
     for index, conv_id in enumerate(ids):
         directory = data_dir.conversation_dir(conv_id)
         files = _files_of(directory)
-        title = str(_first_record(directory / METADATA_FILE).get("title") or "")
-        listed: list[b.FileEntry] = []
-        for rel, path, size in files:
-            if size <= budget:
-                data = _read_exactly(path, size)
-                held[path] = data
-                budget -= size
-                digest = hashlib.sha256(data).hexdigest()
-            else:
-                digest = _sha256(path, size)
-            listed.append({"path": rel, "size": size, "sha256": digest})
         entries.append(
             {
                 "conversationId": conv_id,
-                "title": title,
+                "title": str(_first_record(directory / METADATA_FILE).get("title") or ""),
                 "role": "exported" if index == 0 else "ancestor",
-                "files": listed,
+                "files": [{"path": rel, "size": n, "sha256": _UNKNOWN} for rel, _p, n in files],
             }
         )
         plan.append((conv_id, files))
@@ -172,52 +158,49 @@ def export_bundle(data_dir: DataDir, cid: str, out: IO[bytes]) -> b.Manifest:
         "exportedAt": r.utc_now(),
         "conversations": entries,
     }
-    now = time.time()
-    # Not the stream mode (`w|`): it gathers the blocks into a growing bytes object, which cost
-    # more than hashing the whole bundle. `out` is a file (or a spooled one): it can tell().
-    with tarfile.TarFile(
-        fileobj=out, mode="w", format=tarfile.PAX_FORMAT, copybufsize=_CHUNK
-    ) as tar:
-        data = orjson.dumps(manifest, option=orjson.OPT_INDENT_2)
-        tar.addfile(_info(b.MANIFEST, len(data), now), io.BytesIO(data))
-        for conv_id, files in plan:
-            for rel, path, size in files:
-                info = _info(f"{b.PREFIX}{conv_id}/{rel}", size, now)
-                kept = held.pop(path, None)
-                if kept is not None:
-                    tar.addfile(info, _View(kept))  # type: ignore[arg-type]  # memoryviews
-                    continue
-                # tarfile copies exactly `size` bytes: a journal grown since is cut where
-                # its checksum was taken.
-                with open(path, "rb") as f:
-                    tar.addfile(info, f)
-    return manifest
+    mtime = int(time.time())
+    out.flush()
+    fd = out.fileno()
+    placeholder = orjson.dumps(manifest, option=orjson.OPT_INDENT_2)
+    copying.write_all(fd, copying.tar_header(b.MANIFEST, len(placeholder), mtime))
+    manifest_at = os.lseek(fd, 0, os.SEEK_CUR)
+    copying.write_all(fd, placeholder + copying.tar_padding(len(placeholder)))
+    opened: list[int] = []
+    try:
+        with copying.Tasks() as pool:
+            digests: list[Future[str | None]] = []
+            for conv_id, files in plan:
+                for rel, path, size in files:
+                    src = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+                    opened.append(src)
+                    digests.append(pool.submit(copying.sha256_of, src, 0, size))
+                    header = copying.tar_header(f"{b.PREFIX}{conv_id}/{rel}", size, mtime)
+                    copying.write_all(fd, header)
+                    # A journal grown since it was listed is cut where its checksum is taken.
+                    if copying.copy_range(src, 0, size, fd) != size:
+                        raise OSError(f"{path} shrank while it was exported")
+                    copying.write_all(fd, copying.tar_padding(size))
+            hashed = iter([d.result() for d in digests])
+    finally:
+        for src in opened:
+            os.close(src)
+    for entry in entries:
+        for f in entry["files"]:
+            digest = next(hashed)
+            if digest is None:
+                raise OSError(f"{f['path']} shrank while it was exported")
+            f["sha256"] = digest
+    data = orjson.dumps(manifest, option=orjson.OPT_INDENT_2)
+    if len(data) != len(placeholder):  # the digests are as long as their placeholders
+        raise ValueError("the manifest changed length while it was written")
+    os.pwrite(fd, data, manifest_at)
+    end = os.lseek(fd, 0, os.SEEK_CUR) + 2 * tarfile.BLOCKSIZE
+    copying.write_all(fd, bytes(2 * tarfile.BLOCKSIZE + -end % tarfile.RECORDSIZE))
+    out.seek(0, os.SEEK_END)  # the file object's position, for its caller
+    return manifest, missing
 
 
-class _View:
-    """Bytes read as a file without copying them (tarfile writes the slices as they are)."""
-
-    def __init__(self, data: bytes) -> None:
-        self.view, self.at = memoryview(data), 0
-
-    def read(self, n: int) -> memoryview:
-        chunk = self.view[self.at : self.at + n]
-        self.at += len(chunk)
-        return chunk
-
-
-def _read_exactly(path: Path, size: int) -> bytes:
-    with open(path, "rb") as f:
-        data = f.read(size)
-    if len(data) != size:
-        raise OSError(f"{path} shrank while it was exported")
-    return data
-
-
-def _info(name: str, size: int, mtime: float) -> tarfile.TarInfo:
-    info = tarfile.TarInfo(name)
-    info.size, info.mtime, info.mode, info.type = size, int(mtime), 0o600, tarfile.REGTYPE
-    return info
+_UNKNOWN = "0" * 64  # a checksum not computed yet: as long as a SHA-256 in hex
 
 
 # -- import -----------------------------------------------------------------------------------
@@ -232,42 +215,119 @@ def import_bundle(
     cwd: str | None = None,
 ) -> ImportResult:
     """Check the whole bundle, then move its conversations into place. Raises `BundleError`
-    (nothing written) or `ImportConflict` (nothing written; ask, then call again)."""
+    (nothing written) or `ImportConflict` (nothing written; ask, then call again).
+
+    What the index needs of the session journals (counts, searchable text) is not read here:
+    `ImportResult.index` says how to count it, which the index does behind the answer."""
     staging = data_dir.root / f"import-{new_id()}"
     staging.mkdir(mode=0o700)
     try:
-        manifest = _unpack(source, staging)
-        checked = {
-            entry["conversationId"]: _check_conversation(
-                staging / entry["conversationId"], entry["conversationId"]
-            )
-            for entry in manifest["conversations"]
-        }
+        readable = _seekable(source, staging)
+        try:
+            manifest = _unpack(readable, staging)
+        finally:
+            if readable is not source:
+                readable.close()
         result = _commit(data_dir, staging, manifest, exists, on_conflict, cwd)
-        for cid, (meta, stats) in checked.items():
+        for entry in manifest["conversations"]:
+            cid = entry["conversationId"]
             if cid in result.skipped:
                 continue
-            # As `_rewrite_meta` wrote it: new ids, the new working directory.
-            meta.conversation_id = result.renamed.get(cid, cid)
-            remapped = b.remap_created({"forkedFrom": meta.forked_from}, result.renamed)
-            meta.forked_from = remapped["forkedFrom"]
-            if cwd is not None:
-                meta.cwd = cwd
-            result.index[meta.conversation_id] = (meta, stats)
+            here = result.renamed.get(cid, cid)
+            journals = {f["path"]: f["size"] for f in entry["files"] if _is_session(f["path"])}
+            result.index[here] = functools.partial(
+                read_imported, data_dir.conversation_dir(here), journals
+            )
         return result
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _unpack(source: IO[bytes], staging: Path) -> b.Manifest:
+def read_imported(
+    directory: Path, journals: dict[str, int]
+) -> tuple[m.ConversationMeta, ix.ItemStats] | None:
+    """What the index takes from an imported conversation, read as `reindex` reads it (a line
+    the journal reader cannot use is skipped): its metadata folded, and its session journals
+    counted as far as the bundle brought them (an append since then is indexed by its own
+    write; a metadata record appended since is an upsert of the same rows). None if the
+    conversation is gone (deleted right after its import)."""
     try:
-        # Read ahead in 64 KiB: the stream mode's default (10 KiB) costs a call per block.
-        tar = tarfile.open(fileobj=source, mode="r|", bufsize=_READ_AHEAD)  # noqa: SIM115
+        meta, _read = read_meta(directory / METADATA_FILE)
+        stats = ix.ItemStats()
+        for name, size in sorted(journals.items()):
+            with open(directory / name, "rb") as f:
+                stats.add(journal.parse_journal(f.read(size)).records)
+    except FileNotFoundError:
+        return None
+    return meta, stats
+
+
+def _is_session(rel: str) -> bool:
+    return rel.endswith(".jsonl") and is_valid_id(rel.removesuffix(".jsonl"))
+
+
+def _seekable(source: IO[bytes], staging: Path) -> IO[bytes]:
+    """`source` itself if it is a file that can seek (a path, an upload spooled to a file),
+    else a copy of it in the staging directory: members are copied from their offsets."""
+    try:
+        if source.seekable():
+            source.fileno()
+            return source
+    except (OSError, ValueError):  # io.UnsupportedOperation is both
+        pass
+    copy = open(staging / ".bundle", "w+b")  # noqa: SIM115 - closed by the caller
+    try:
+        size = 0
+        while chunk := source.read(copying.CHUNK):
+            size += len(chunk)
+            if size > b.MAX_TOTAL_BYTES + b.MAX_MANIFEST_BYTES:
+                raise b.BundleError(f"the bundle holds more than {b.MAX_TOTAL_BYTES} bytes")
+            copy.write(chunk)
+        copy.seek(0)
+    except BaseException:
+        copy.close()
+        raise
+    return copy
+
+
+@dataclass
+class _Staged:
+    """A member being unpacked by a worker thread, and what the manifest says of it."""
+
+    name: str
+    want: b.FileEntry
+    copied: Future[None]  # copied to the staging directory and fsynced
+    digest: Future[str | None]  # its SHA-256 (None: the bundle ends first)
+    lines: copying.JournalLines | None  # a journal's lines, checked as they are hashed
+
+
+def _unpack(source: IO[bytes], staging: Path) -> b.Manifest:
+    """Unpack and check every member into `staging`; the manifest. Member data goes from the
+    bundle to the staged file in worker threads (pread, hash, write, fsync: without the GIL
+    but for the check of a journal's lines), while this thread reads the next headers."""
+    try:
+        tar = tarfile.open(fileobj=source, mode="r:")  # noqa: SIM115 - closed below
     except (tarfile.TarError, EOFError, OSError) as exc:
         raise b.BundleError(f"not a bundle (not a tar archive): {exc}") from None
+    with tar, copying.Tasks() as pool:
+        manifest, staged = _stage_members(tar, source.fileno(), staging, pool)
+        _check_staged(manifest, staged)
+    for entry in manifest["conversations"]:
+        (staging / entry["conversationId"]).mkdir(mode=0o700, exist_ok=True)
+    # Each conversation's directories hold the new files' entries; `staging` itself only the
+    # conversation directories, which `_commit` moves out (and syncs `conversations/`).
+    for entry in manifest["conversations"]:
+        for dirpath, _dirs, _files in os.walk(staging / entry["conversationId"]):
+            journal.fsync_dir(Path(dirpath))
+    return manifest
+
+
+def _stage_members(
+    tar: tarfile.TarFile, fd: int, staging: Path, pool: copying.Tasks
+) -> tuple[b.Manifest, list[_Staged]]:
     manifest: b.Manifest | None = None
     expected: dict[tuple[str, str], b.FileEntry] = {}
-    seen: set[tuple[str, str]] = set()
+    staged: dict[tuple[str, str], _Staged] = {}
     total = 0
     try:
         for count, member in enumerate(tar):
@@ -292,11 +352,7 @@ def _unpack(source: IO[bytes], staging: Path) -> b.Manifest:
             if manifest is None:
                 if name != b.MANIFEST or member.size > b.MAX_MANIFEST_BYTES:
                     raise b.BundleError("not a bundle: the first member is not manifest.json")
-                raw = _read(tar, member)
-                try:
-                    manifest = b.parse_manifest(orjson.loads(raw))
-                except orjson.JSONDecodeError as exc:
-                    raise b.BundleError(f"manifest.json is not JSON: {exc}") from None
+                manifest = _read_manifest(fd, member)
                 for entry in manifest["conversations"]:
                     for f in entry["files"]:
                         expected[(entry["conversationId"], f["path"])] = f
@@ -305,29 +361,78 @@ def _unpack(source: IO[bytes], staging: Path) -> b.Manifest:
             want = expected.get((cid, rel))
             if want is None:
                 raise b.BundleError(f"member {name[:200]!r} is not in the manifest")
-            if (cid, rel) in seen:
+            if (cid, rel) in staged:
                 raise b.BundleError(f"member {name[:200]!r} appears twice")
-            seen.add((cid, rel))
             if member.size != want["size"]:
                 raise b.BundleError(f"member {name[:200]!r} does not have the manifest's size")
-            digest = _extract(tar, member, staging / cid / rel)
-            if digest != want["sha256"]:
-                raise b.BundleError(f"member {name[:200]!r} is damaged (checksum differs)")
+            target = staging / cid / rel
+            target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            lines = copying.JournalLines() if rel.endswith(".jsonl") else None
+            digest = pool.submit(copying.sha256_of, fd, member.offset_data, member.size, lines)
+            copied = pool.submit(_stage, fd, member.offset_data, member.size, target)
+            staged[(cid, rel)] = _Staged(name, want, copied, digest, lines)
     except (tarfile.TarError, EOFError) as exc:
         raise b.BundleError(f"the bundle is damaged or truncated: {exc}") from None
-    finally:
-        tar.close()
     if manifest is None:
         raise b.BundleError("not a bundle: it is empty")
-    absent = set(expected) - seen
+    absent = set(expected) - set(staged)
     if absent:
         cid, rel = sorted(absent)[0]
         raise b.BundleError(f"the bundle lacks {b.PREFIX}{cid}/{rel}, which its manifest lists")
+    return manifest, list(staged.values())
+
+
+def _read_manifest(fd: int, member: tarfile.TarInfo) -> b.Manifest:
+    raw = os.pread(fd, member.size, member.offset_data)
+    if len(raw) != member.size:
+        raise b.BundleError("the bundle is damaged or truncated: manifest.json is cut")
+    try:
+        return b.parse_manifest(orjson.loads(raw))
+    except orjson.JSONDecodeError as exc:
+        raise b.BundleError(f"manifest.json is not JSON: {exc}") from None
+
+
+def _check_staged(manifest: b.Manifest, staged: list[_Staged]) -> None:
+    """Every member's checksum and shape, and each conversation's creation record."""
+    by_path = {s.name: s for s in staged}
     for entry in manifest["conversations"]:
-        (staging / entry["conversationId"]).mkdir(mode=0o700, exist_ok=True)
-    for dirpath, _dirs, _files in os.walk(staging):
-        journal.fsync_dir(Path(dirpath))
-    return manifest
+        cid = entry["conversationId"]
+        meta_member = by_path.get(f"{b.PREFIX}{cid}/{METADATA_FILE}")
+        if meta_member is None:
+            raise b.BundleError(f"conversation {cid} has no metadata.jsonl")
+        _check_created(_finished(meta_member), cid)
+    for member in staged:
+        _finished(member)
+
+
+def _finished(member: _Staged) -> bytes:
+    """Wait for a staged member; the first line of a journal. BundleError if it is damaged."""
+    digest = member.digest.result()
+    member.copied.result()
+    if digest is None:
+        raise b.BundleError(f"the bundle is damaged or truncated: {member.name[:200]!r} is cut")
+    if digest != member.want["sha256"]:
+        raise b.BundleError(f"member {member.name[:200]!r} is damaged (checksum differs)")
+    if member.lines is None:
+        return b""
+    line = member.lines.odd_line()
+    if line is not None:
+        raise b.BundleError(
+            f"{member.name[len(b.PREFIX) :][:200]}:{line}: not a journal record (one JSON "
+            "object a line)"
+        )
+    return bytes(member.lines.first)
+
+
+def _stage(src: int, offset: int, size: int, target: Path) -> None:
+    """Copy `size` bytes at `offset` of the bundle into a new file at `target`, durably (a
+    worker hashes the same bytes meanwhile)."""
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        if copying.copy_range(src, offset, size, fd) == size:
+            os.fsync(fd)  # durable before its directory is moved into place
+    finally:
+        os.close(fd)
 
 
 def _kind(member: tarfile.TarInfo) -> str:
@@ -342,63 +447,19 @@ def _kind(member: tarfile.TarInfo) -> str:
     return "special file"
 
 
-def _read(tar: tarfile.TarFile, member: tarfile.TarInfo) -> bytes:
-    f = tar.extractfile(member)
-    if f is None:
-        raise b.BundleError(f"member {member.name[:200]!r} cannot be read")
-    data = f.read()
-    if len(data) != member.size:
-        raise b.BundleError(f"member {member.name[:200]!r} is truncated")
-    return data
-
-
-def _extract(tar: tarfile.TarFile, member: tarfile.TarInfo, target: Path) -> str:
-    f = tar.extractfile(member)
-    if f is None:
-        raise b.BundleError(f"member {member.name[:200]!r} cannot be read")
-    target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    digest = hashlib.sha256()
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    written = 0
-    with os.fdopen(fd, "wb") as out:
-        while chunk := f.read(_CHUNK):
-            digest.update(chunk)
-            out.write(chunk)
-            written += len(chunk)
-        out.flush()
-        os.fsync(out.fileno())  # durable before its directory is moved into place
-    if written != member.size:
-        raise b.BundleError(f"member {member.name[:200]!r} is truncated")
-    return digest.hexdigest()
-
-
-def _check_journal(path: Path, known: frozenset[str]) -> list[r.Record]:
-    read = journal.read_journal(path, known)
-    for problem in read.problems:
-        if problem.kind != journal.UNKNOWN_TYPE:  # a newer record type is kept, as on disk
-            where = f"{path.parent.name}/{path.name}:{problem.line_no}"
-            raise b.BundleError(f"{where}: {problem.kind}: {problem.detail}")
-    return read.records
-
-
-def _check_conversation(directory: Path, cid: str) -> tuple[m.ConversationMeta, ix.ItemStats]:
-    meta_path = directory / METADATA_FILE
-    if not meta_path.is_file():
-        raise b.BundleError(f"conversation {cid} has no metadata.jsonl")
-    records = _check_journal(meta_path, journal.KNOWN_TYPES)
-    if not records or records[0].get("conversationId") != cid:
+def _check_created(line: bytes, cid: str) -> None:
+    """The first record of metadata.jsonl creates this conversation, in a format known here:
+    what the store needs to open it (a later record it cannot use is skipped when folded)."""
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        raise b.BundleError(f"conversation {cid}: metadata.jsonl: {exc}") from None
+    if not isinstance(record, dict) or record.get("conversationId") != cid:
         raise b.BundleError(f"conversation {cid}: metadata.jsonl does not describe it")
     try:
-        meta, _skipped = ix.fold_conversation(records)
+        m.created_from(record)  # also refuses a newer format, saying so
     except m.MetaError as exc:
         raise b.BundleError(f"conversation {cid}: {exc}") from None
-    stats = ix.ItemStats()
-    for path in sorted(directory.iterdir()):
-        if path.name.endswith(".jsonl") and is_valid_id(path.name.removesuffix(".jsonl")):
-            stats.add(_check_journal(path, journal.KNOWN_TYPES))
-        elif path.name == JOURNAL_NAME:
-            _check_journal(path, CHECKPOINT_RECORDS)
-    return meta, stats
 
 
 def _commit(
@@ -420,14 +481,17 @@ def _commit(
     else:
         skipped = clashes
     result = ImportResult(conversation_id=None, skipped=skipped, renamed=renamed)
-    for cid in ids:
-        if cid in skipped:
-            continue
-        directory = staging / cid
-        _rewrite_meta(directory / METADATA_FILE, renamed, cwd)
-        target = data_dir.conversation_dir(renamed.get(cid, cid))
-        os.rename(directory, target)
+    moving = [cid for cid in ids if cid not in skipped]
+    if renamed or cwd is not None:  # all rewritten before the first moves: no half import
+        for cid in moving:
+            _rewrite_meta(staging / cid / METADATA_FILE, renamed, cwd)
+            journal.fsync_dir(staging / cid)
+    for cid in moving:
+        os.rename(staging / cid, data_dir.conversation_dir(renamed.get(cid, cid)))
         result.imported.append(renamed.get(cid, cid))
+    # Emptied first, so that its removal goes to the disk with the renames' commit rather than
+    # wait for that commit to end.
+    shutil.rmtree(staging, ignore_errors=True)
     journal.fsync_dir(data_dir.conversations_dir)
     main = manifest["conversationId"]
     result.conversation_id = renamed.get(main, main)
@@ -444,7 +508,7 @@ def _rewrite_meta(path: Path, renamed: dict[str, str], cwd: str | None) -> None:
         record = b.remap_created(record, renamed)
     lines = [orjson.dumps(record), rest.rstrip(b"\n")] if rest.strip() else [orjson.dumps(record)]
     if cwd is not None:
-        last_seq = orjson.loads(lines[-1].rsplit(b"\n", 1)[-1])["seq"]
+        last_seq = journal.parse_journal(data).last_seq  # lines were shape-checked, not parsed
         lines.append(
             orjson.dumps(
                 {"seq": last_seq + 1, "ts": r.utc_now(), "type": r.CONVERSATION_CWD_SET, "cwd": cwd}

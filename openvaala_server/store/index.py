@@ -493,7 +493,7 @@ def delete_conversation_op(cid: str) -> WriteOp:
 
 @dataclass
 class _Job:
-    op: WriteOp
+    op: WriteOp | Callable[[], WriteOp]  # a callable: computed when the writer reaches it
     future: asyncio.Future[None]
 
 
@@ -545,7 +545,9 @@ class Index:
         finally:
             await self._reader.close()
 
-    def _enqueue(self, op: WriteOp, *, awaited: bool = False) -> asyncio.Future[None]:
+    def _enqueue(
+        self, op: WriteOp | Callable[[], WriteOp], *, awaited: bool = False
+    ) -> asyncio.Future[None]:
         """Queue a write; the future settles once it is committed (or failed). `awaited`: the
         caller waits for it, so it is committed without waiting for others to join."""
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -584,10 +586,14 @@ class Index:
             batch = [first]
             while not self._jobs.empty():
                 batch.append(self._jobs.get_nowait())
-            jobs = [job for job in batch if job is not None]
+            jobs, ops = [], []
+            for job in batch:
+                if job is not None and (op := await self._op(job)) is not None:
+                    jobs.append(job)
+                    ops.append(op)
             if jobs:
                 try:
-                    errors = await self._run_batch([job.op for job in jobs])
+                    errors = await self._run_batch(ops)
                 except Exception as exc:  # the connection itself failed: fail every caller
                     errors = [exc] * len(jobs)
                 for job, error in zip(jobs, errors, strict=True):
@@ -595,6 +601,19 @@ class Index:
                     _settle(job.future, error)
             if None in batch:
                 return
+
+    async def _op(self, job: _Job) -> WriteOp | None:
+        """A job's statements; a deferred write's are computed in a thread (it reads files).
+        None, with its caller failed, if that fails."""
+        if isinstance(job.op, list):
+            return job.op
+        try:
+            return await asyncio.to_thread(job.op)
+        except Exception as exc:
+            log.exception("index update failed")
+            self._write_failed = True
+            _settle(job.future, exc)
+            return None
 
     async def _run_batch(self, ops: list[WriteOp]) -> list[BaseException | None]:
         """One transaction for all; if it fails, one each, so a bad op fails only its own
@@ -651,6 +670,12 @@ class Index:
 
     def add_items(self, cid: str, stats: ItemStats) -> asyncio.Future[None]:
         return self._enqueue(add_items_op(cid, stats))
+
+    def write_later(self, compute: Callable[[], WriteOp]) -> asyncio.Future[None]:
+        """Queue a write whose statements `compute` makes, in a thread, when the writer reaches
+        it (an import's texts, read from files already durable): a read waits for it like for
+        any queued write, so no reader sees the index without it."""
+        return self._enqueue(compute)
 
     def delete_conversation(self, cid: str) -> asyncio.Future[None]:
         return self._enqueue(delete_conversation_op(cid), awaited=True)

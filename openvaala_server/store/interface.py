@@ -8,7 +8,7 @@ runtime uses nothing else (the daemon's start-up and `reindex` use `Store` itsel
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from openvaala_server.domain import meta as m
@@ -64,7 +64,9 @@ class ConversationStore(Protocol):
 
     # --- listing and search ----------------------------------------------------------------
 
-    async def index_new(self, meta: m.ConversationMeta, stats: ItemStats) -> None:
+    async def index_new(
+        self, cid: str, read: Callable[[], tuple[m.ConversationMeta, ItemStats] | None]
+    ) -> None:
         """List a conversation whose directory was just moved into place (an import)."""
         ...
 

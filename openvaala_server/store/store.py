@@ -387,12 +387,22 @@ class Store:
             return []
         return read.records
 
-    async def index_new(self, meta: m.ConversationMeta, stats: ix.ItemStats) -> None:
-        """Index a conversation directory just moved into place (an import), folded and
-        counted as it was checked."""
-        cid = check_id(meta.conversation_id)
-        self._update_index(self._index.put_conversation(meta))
-        self._update_index(self._index.add_items(cid, stats))
+    async def index_new(
+        self, cid: str, read: Callable[[], tuple[m.ConversationMeta, ix.ItemStats] | None]
+    ) -> None:
+        """Index a conversation directory just moved into place (an import). `read` folds and
+        counts its journals (None: it is gone); the index writer calls it, in a thread, behind
+        the caller, and every read of the index waits for it (`Index.write_later`)."""
+        check_id(cid)
+
+        def op() -> ix.WriteOp:
+            found = read()
+            if found is None:
+                return []
+            meta, stats = found
+            return ix.put_conversation_op(meta) + ix.add_items_op(meta.conversation_id, stats)
+
+        self._update_index(self._index.write_later(op))
 
     # --- the index ---------------------------------------------------------------------------
 

@@ -73,6 +73,10 @@ async def test_export_then_import_elsewhere_keeps_history_tree_and_attachments(
 ) -> None:
     d, client, cid, fid = await _source(daemon_factory, fake_openai)
     whole = await _read(client, fid)
+    counts = {
+        c["conversationId"]: c["messageCount"]
+        for c in (await client.request("conversation/list", {}))["conversations"]
+    }
     await client.close()
     bundle = tmp_path / "fork.tar"
     done = d.cli("export", fid, "-o", str(bundle))
@@ -103,6 +107,10 @@ async def test_export_then_import_elsewhere_keeps_history_tree_and_attachments(
         assert set(by_id) == {cid, fid}
         assert by_id[fid]["forkedFrom"]["conversationId"] == cid  # the tree is intact
         assert by_id[fid]["cwd"] == str(project) and by_id[cid]["cwd"] == str(project)
+        # Indexed behind the import's answer; a listing waits for it: counts and text are there.
+        assert {c: by_id[c]["messageCount"] for c in counts} == counts
+        found = await client2.request("conversation/list", {"search": "second answer"})
+        assert cid in {c["conversationId"] for c in found["conversations"]}
         async with httpx.AsyncClient(base_url=f"http://{other.address}") as http:
             shot = await http.get(
                 f"/attachments/{fid}/{SHOT_SHA}", headers={"Authorization": f"Bearer {other.token}"}

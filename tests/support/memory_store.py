@@ -9,7 +9,7 @@ here as it would on disk.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import orjson
@@ -142,7 +142,9 @@ class MemoryStore:
 
     # --- listing and search ------------------------------------------------------------------
 
-    async def index_new(self, meta: m.ConversationMeta, stats: ix.ItemStats) -> None:
+    async def index_new(
+        self, cid: str, read: Callable[[], tuple[m.ConversationMeta, ix.ItemStats] | None]
+    ) -> None:
         raise NotImplementedError("imports move directories: test them against the real store")
 
     def _summary(self, cid: str, conv: _Conversation) -> Summary:
