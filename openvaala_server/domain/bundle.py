@@ -13,12 +13,17 @@ It holds the exported conversation and every conversation it was forked or rewou
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, TypedDict
+from typing import Any, Final, NotRequired, TypedDict
 
 from openvaala_server.domain.ids import is_valid_id
 
 FORMAT: Final = "openvaala-bundle"
-VERSION: Final = 1
+VERSION: Final = 2
+# The checksum a file entry carries, by format version, and its length in hex digits. Format 1
+# gave SHA-256; format 2 gives CRC-32 (zlib's, as zip and gzip): the checksum only detects
+# damage, since the manifest is not signed (whoever could change a member could change its
+# checksum too), and CRC-32 costs a quarter of SHA-256, which bounded export (docs/design.md).
+CHECKSUMS: Final = {1: ("sha256", 64), 2: ("crc32", 8)}
 MANIFEST: Final = "manifest.json"
 PREFIX: Final = "conversations/"
 MAX_MANIFEST_BYTES: Final = 16 * 1024 * 1024
@@ -36,7 +41,8 @@ class BundleError(ValueError):
 class FileEntry(TypedDict):
     path: str  # relative to the conversation's directory
     size: int
-    sha256: str
+    crc32: NotRequired[str]  # format 2: 8 lowercase hex digits
+    sha256: NotRequired[str]  # format 1: 64 lowercase hex digits
 
 
 class ConversationEntry(TypedDict):
@@ -97,6 +103,9 @@ def parse_manifest(value: object) -> Manifest:
             f"this bundle was made by a newer OpenVaala (bundle format {version}; this version "
             f"reads format {VERSION}): upgrade OpenVaala to import it"
         )
+    if version not in CHECKSUMS:
+        raise BundleError(f"manifest.json: there is no bundle format {version}")
+    key, length = CHECKSUMS[version]
     main = value.get("conversationId")
     entries = value.get("conversations")
     if not is_valid_id(main) or not isinstance(entries, list) or not entries:
@@ -119,14 +128,21 @@ def parse_manifest(value: object) -> Manifest:
                 and safe_relpath(f["path"])
                 and isinstance(f.get("size"), int)
                 and 0 <= f["size"] <= MAX_MEMBER_BYTES
-                and isinstance(f.get("sha256"), str)
-                and len(f["sha256"]) == 64
+                and isinstance(f.get(key), str)
+                and len(f[key]) == length
             )
             if not ok:
                 raise BundleError(f"manifest.json: a file entry of {cid} is malformed")
     if main not in seen:
         raise BundleError("manifest.json: the exported conversation is not in the bundle")
     return value  # type: ignore[return-value]
+
+
+def checksum(entry: FileEntry) -> tuple[str, str]:
+    """(kind, hex digits) of a file entry's checksum, as `parse_manifest` accepted it."""
+    if "crc32" in entry:
+        return "crc32", entry["crc32"]
+    return "sha256", entry["sha256"]
 
 
 def ancestors_of(created: Mapping[str, object]) -> list[str]:

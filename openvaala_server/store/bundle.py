@@ -6,7 +6,7 @@ file to file by the kernel while worker threads hash it.
 
 Import never writes into `conversations/` before everything was checked: members are copied into
 a private staging directory in the data directory (regular files only, created exclusively,
-fsynced, checked against the manifest's sizes and SHA-256, computed alongside the copy), every
+fsynced, checked against the manifest's sizes and checksums, computed alongside the copy), every
 journal line must look like a record, each conversation's first metadata record must create it in
 a format known here, and only then are the directories renamed into place. Any refusal removes
 the staging directory. The journals are parsed and folded for the index behind the answer
@@ -147,7 +147,7 @@ def export_bundle(data_dir: DataDir, cid: str, out: IO[bytes]) -> tuple[b.Manife
                 "conversationId": conv_id,
                 "title": str(_first_record(directory / METADATA_FILE).get("title") or ""),
                 "role": "exported" if index == 0 else "ancestor",
-                "files": [{"path": rel, "size": n, "sha256": _UNKNOWN} for rel, _p, n in files],
+                "files": [{"path": rel, "size": n, "crc32": _UNKNOWN} for rel, _p, n in files],
             }
         )
         plan.append((conv_id, files))
@@ -173,7 +173,7 @@ def export_bundle(data_dir: DataDir, cid: str, out: IO[bytes]) -> tuple[b.Manife
                 for rel, path, size in files:
                     src = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
                     opened.append(src)
-                    digests.append(pool.submit(copying.sha256_of, src, 0, size))
+                    digests.append(pool.submit(copying.checksum_of, "crc32", src, 0, size))
                     header = copying.tar_header(f"{b.PREFIX}{conv_id}/{rel}", size, mtime)
                     copying.write_all(fd, header)
                     # A journal grown since it was listed is cut where its checksum is taken.
@@ -189,7 +189,7 @@ def export_bundle(data_dir: DataDir, cid: str, out: IO[bytes]) -> tuple[b.Manife
             digest = next(hashed)
             if digest is None:
                 raise OSError(f"{f['path']} shrank while it was exported")
-            f["sha256"] = digest
+            f["crc32"] = digest
     data = orjson.dumps(manifest, option=orjson.OPT_INDENT_2)
     if len(data) != len(placeholder):  # the digests are as long as their placeholders
         raise ValueError("the manifest changed length while it was written")
@@ -200,7 +200,7 @@ def export_bundle(data_dir: DataDir, cid: str, out: IO[bytes]) -> tuple[b.Manife
     return manifest, missing
 
 
-_UNKNOWN = "0" * 64  # a checksum not computed yet: as long as a SHA-256 in hex
+_UNKNOWN = "0" * 8  # a checksum not computed yet: as long as a CRC-32 in hex
 
 
 # -- import -----------------------------------------------------------------------------------
@@ -297,7 +297,7 @@ class _Staged:
     name: str
     want: b.FileEntry
     copied: Future[None]  # copied to the staging directory and fsynced
-    digest: Future[str | None]  # its SHA-256 (None: the bundle ends first)
+    digest: Future[str | None]  # its checksum (None: the bundle ends first)
     lines: copying.JournalLines | None  # a journal's lines, checked as they are hashed
 
 
@@ -368,7 +368,10 @@ def _stage_members(
             target = staging / cid / rel
             target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             lines = copying.JournalLines() if rel.endswith(".jsonl") else None
-            digest = pool.submit(copying.sha256_of, fd, member.offset_data, member.size, lines)
+            kind, _digits = b.checksum(want)
+            digest = pool.submit(
+                copying.checksum_of, kind, fd, member.offset_data, member.size, lines
+            )
             copied = pool.submit(_stage, fd, member.offset_data, member.size, target)
             staged[(cid, rel)] = _Staged(name, want, copied, digest, lines)
     except (tarfile.TarError, EOFError) as exc:
@@ -411,7 +414,7 @@ def _finished(member: _Staged) -> bytes:
     member.copied.result()
     if digest is None:
         raise b.BundleError(f"the bundle is damaged or truncated: {member.name[:200]!r} is cut")
-    if digest != member.want["sha256"]:
+    if digest != b.checksum(member.want)[1]:
         raise b.BundleError(f"member {member.name[:200]!r} is damaged (checksum differs)")
     if member.lines is None:
         return b""

@@ -111,7 +111,23 @@ def test_member_names_and_manifest() -> None:
     }
     assert b.parse_manifest(good)["conversationId"] == ID1
     with pytest.raises(b.BundleError, match="newer OpenVaala"):
-        b.parse_manifest({**good, "version": 2})
+        b.parse_manifest({**good, "version": 3})
+    with pytest.raises(b.BundleError, match="no bundle format 0"):
+        b.parse_manifest({**good, "version": 0})
+    # Format 1 gave each file a SHA-256, format 2 a CRC-32: each is read with its own.
+    sha = {"path": "a", "size": 1, "sha256": "0" * 64}
+    crc = {"path": "a", "size": 1, "crc32": "0" * 8}
+    for version, entry, ok in ((1, sha, True), (2, crc, True), (1, crc, False), (2, sha, False)):
+        manifest = {**good, "version": version}
+        manifest["conversations"] = [{"conversationId": ID1, "files": [entry]}]
+        if ok:
+            files = b.parse_manifest(manifest)["conversations"][0]["files"]
+            assert b.checksum(files[0]) == (
+                ("sha256", "0" * 64) if version == 1 else ("crc32", "0" * 8)
+            )
+        else:
+            with pytest.raises(b.BundleError, match="malformed"):
+                b.parse_manifest(manifest)
     with pytest.raises(b.BundleError, match="not an OpenVaala bundle"):
         b.parse_manifest({**good, "format": "zip"})
     twice = {**good, "conversations": good["conversations"] * 2}

@@ -8,6 +8,7 @@ import io
 import os
 import tarfile
 import threading
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO
@@ -72,12 +73,16 @@ def _other(tmp_path: Path) -> DataDir:
     return other
 
 
-def _edited(bundle: bytes, edit: Callable[[str, bytes], bytes]) -> bytes:
-    """The bundle with each member's bytes passed through `edit`, and a manifest that agrees
-    with them (sizes, checksums): what a hostile or broken exporter could write."""
+def _edited(
+    bundle: bytes, edit: Callable[[str, bytes], bytes] = lambda _name, data: data, version: int = 2
+) -> bytes:
+    """The bundle with each member's bytes passed through `edit`, and a manifest of format
+    `version` that agrees with them (sizes, checksums): what a hostile or broken exporter, or an
+    older OpenVaala, could write."""
     with tarfile.open(fileobj=io.BytesIO(bundle)) as tar:
         members = [(i.name, tar.extractfile(i).read()) for i in tar if i.isreg()]  # type: ignore[union-attr]
     manifest = orjson.loads(members[0][1])
+    manifest["version"] = version
     files = {}
     for name, data in members[1:]:
         data = edit(name, data)
@@ -85,7 +90,12 @@ def _edited(bundle: bytes, edit: Callable[[str, bytes], bytes]) -> bytes:
     for entry in manifest["conversations"]:
         for f in entry["files"]:
             data = files[f"{b.PREFIX}{entry['conversationId']}/{f['path']}"]
-            f["size"], f["sha256"] = len(data), hashlib.sha256(data).hexdigest()
+            f["size"] = len(data)
+            f.pop("crc32", None)
+            if version == 1:
+                f["sha256"] = hashlib.sha256(data).hexdigest()
+            else:
+                f["crc32"] = f"{zlib.crc32(data):08x}"
     out = io.BytesIO()
     with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for name, data in [(b.MANIFEST, orjson.dumps(manifest)), *files.items()]:
@@ -272,3 +282,25 @@ async def test_keep_both_with_a_new_cwd_even_after_a_line_the_reader_skips(
         assert await target.dump_index() == await rebuilt_dump(other, tmp_path)
     finally:
         await target.close()
+
+
+async def test_a_bundle_of_format_1_still_imports_and_its_checksums_are_checked(
+    store: Store, data_dir: DataDir, tmp_path: Path
+) -> None:
+    """Format 1 gave each file a SHA-256; format 2 (written since) a CRC-32."""
+    cid, sid = await _conversation(store, ["one", "two"])
+    exported = _export(data_dir, cid, tmp_path / "b.tar")
+    with tarfile.open(tmp_path / "b.tar") as tar:
+        manifest = orjson.loads(tar.extractfile(b.MANIFEST).read())  # type: ignore[union-attr]
+    assert manifest["version"] == 2 and "crc32" in manifest["conversations"][0]["files"][0]
+    old = _edited(exported, version=1)
+    damaged = bytearray(old)
+    damaged[old.index(b'"two"') + 1] ^= 0x20
+    with pytest.raises(BundleError, match="checksum differs"):
+        _import(_other(tmp_path), io.BytesIO(bytes(damaged)))
+    other = DataDir(tmp_path / "v1")
+    other.ensure()
+    _import(other, io.BytesIO(old))
+    name = f"{sid}.jsonl"
+    copy = other.conversation_dir(cid) / name
+    assert copy.read_bytes() == (data_dir.conversation_dir(cid) / name).read_bytes()
