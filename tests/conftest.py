@@ -22,6 +22,7 @@ FAST = (
     "tests/server/models/test_parsers_",
     "tests/server/models/test_retry_policy.py",
     "tests/server/models/test_wire_cache.py",
+    "tests/server/models/test_assembly.py",
     "tests/server/models/test_image_parts.py",
     "tests/server/runtime/test_approvals.py",
     "tests/server/test_config_context.py",

@@ -30,6 +30,7 @@ from openvaala_server.domain.records import (
 from openvaala_server.models import anthropic_wire as wire
 from openvaala_server.models import http, image_parts
 from openvaala_server.models.anthropic_stream import PROVIDER_TAG, AnthropicStream
+from openvaala_server.models.assembly import Assembler
 from openvaala_server.models.base import ModelEvent, ModelRequest, ToolSpec
 from openvaala_server.models.http_client import KeptClient
 
@@ -44,7 +45,8 @@ class AnthropicProvider:
         self.base_url = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         host = http.host_label(self.base_url)
         self.label = "Anthropic" if host == "api.anthropic.com" else f"the Anthropic API at {host}"
-        self.wire_cache: http.WireCache[Wire] = http.WireCache(item_wire)
+        self.assembler: Assembler[Wire, wire.Message] = Assembler(item_wire, item_wire_images, fold)
+        self.wire_cache = self.assembler.cache
 
     def retire(self) -> None:
         """Close the kept client once no call uses it (a reload replaced this provider)."""
@@ -57,7 +59,7 @@ class AnthropicProvider:
         body: wire.Body = {
             "model": self.config.model,
             "max_tokens": self.config.max_output_tokens,
-            "messages": to_messages(request.items, self.wire_cache, request.images),
+            "messages": self.assembler.messages(request.items, request.images, request.owner),
             "stream": True,
         }
         if request.instructions:
@@ -194,16 +196,25 @@ def to_messages(
     cache: http.WireCache[Wire] | None = None,
     images: Mapping[str, str] | None = None,
 ) -> list[wire.Message]:
-    """The `messages` of a request; with `cache`, finished items' wire forms are reused.
+    """The `messages` of a request, assembled whole; with `cache`, finished items' wire forms
+    are reused."""
+    paired = http.pair_tool_calls(items)
+    wires = image_parts.wires(paired, cache, item_wire, item_wire_images, images or {})
+    messages: list[wire.Message] = []
+    fold(messages, paired, wires, False)
+    return messages
+
+
+def fold(
+    messages: list[wire.Message], paired: list[Item], wires: list[Wire], later_turn: bool
+) -> None:
+    """Append the messages of `wires` to `messages` (models/assembly.py `Fold`).
 
     Cached objects are shared between requests, so they are never modified here: a message that
     gets a second block is first replaced by a copy this call owns.
     """
-    paired = http.pair_tool_calls(items)
-    wires = image_parts.wires(paired, cache, item_wire, item_wire_images, images or {})
-    messages: list[wire.Message] = []
     append = messages.append
-    last_role = None
+    last_role = messages[-1]["role"] if messages else None
     # The last message's blocks, if this call owns it.
     content: list[wire.Block] | None = None
     for entry in wires:
@@ -227,4 +238,3 @@ def to_messages(
             content.insert(position, block)
         else:
             content.append(block)
-    return messages

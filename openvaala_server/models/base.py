@@ -36,6 +36,10 @@ class ModelRequest:
     # The base64 data of the images the items refer to, by SHA-256 (domain/images.py). Empty for
     # a model without vision: providers then send each image's text placeholder instead.
     images: Mapping[str, str] = field(default_factory=dict)
+    # Whose context `items` is (a session), if the next request's will be the same items with more
+    # appended: providers keep the wire form of its unchanged beginning for the owner's next call
+    # (models/assembly.py), and let it go with the owner. None: assembled whole.
+    owner: object | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -494,8 +494,10 @@ def pair_tool_calls(items: list[Item]) -> list[Item]:
     consecutive calls, which is where all three APIs require them.
 
     Items pass through as the same objects (the providers' `WireCache` relies on it); only the
-    synthetic results and the notes are new. This runs on the whole context before every model
-    call, so it is written for speed: one pass, set lookups, no closures.
+    synthetic results and the notes are new. A user message closes every open group, so the
+    parts of a history on either side of one are paired alone (models/assembly.py relies on it).
+    This runs on every model call (on what changed since the last one, and on whole histories
+    after a compaction), so it is written for speed: one pass, set lookups, no closures.
     """
     out: list[Item] = []
     append = out.append
@@ -607,12 +609,17 @@ class WireCache(Generic[W]):
     one; when it is full it becomes the old one (the previous old one is dropped), and an entry
     found in the old generation moves back to the young one. So a session that keeps calling the
     model keeps its entries, and the items of sessions no longer in use are let go after at most
-    two rotations (until then the cache keeps them in memory).
+    two rotations (until then the cache keeps them in memory). The generation is sized by what
+    is live (`fit`: the contexts the provider's sessions hold, models/assembly.py), never below
+    `minimum`: a fixed size smaller than one long context dropped that context's entries at
+    every call, so it was converted again at every call. A history let go of memory takes its
+    entries with it (`forget`).
     """
 
-    def __init__(self, convert: Callable[[Item], W], generation: int = 16_384) -> None:
+    def __init__(self, convert: Callable[[Item], W], minimum: int = 16_384) -> None:
         self.convert = convert
-        self.generation = generation
+        self.minimum = minimum
+        self.generation = minimum
         # id(item) -> wire form; the items themselves are held by the lists beside, which is
         # what keeps those ids from being reused while their entries live.
         self._young: dict[int, W] = {}
@@ -626,6 +633,10 @@ class WireCache(Generic[W]):
 
     def clear(self) -> None:
         self._young, self._young_items, self._old, self._old_items = {}, [], {}, []
+
+    def fit(self, live: int) -> None:
+        """Size each generation for `live` items in use (at least `minimum`)."""
+        self.generation = max(self.minimum, live)
 
     def forget(self, items: list[Item]) -> None:
         """Drop the entries of `items`: a history let go of memory (runtime/residency.py) must

@@ -5,8 +5,9 @@ the request carries their base64 data by SHA-256 (`ModelRequest.images`). An ima
 there is sent in the provider's own format; one that is not (a model without vision, a missing
 file) is sent as a line of text saying so, so the model still learns that an image was there.
 
-Items with images are converted on every call, outside `http.WireCache`: their wire form holds
-the image data, which is not the item's own.
+Items with images are converted outside `http.WireCache`: their wire form holds the image data,
+which is not the item's own. A session's assembled prefix (models/assembly.py) that holds such an
+item keeps the data it was assembled with and is assembled again when a request's data differs.
 """
 
 from __future__ import annotations

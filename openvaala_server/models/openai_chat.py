@@ -36,6 +36,7 @@ from openvaala_server.domain.records import (
 )
 from openvaala_server.models import http, image_parts
 from openvaala_server.models import openai_chat_wire as wire
+from openvaala_server.models.assembly import Assembler
 from openvaala_server.models.base import ModelEvent, ModelRequest, ToolSpec
 from openvaala_server.models.http_client import KeptClient
 from openvaala_server.models.openai_chat_stream import OpenAIChatStream
@@ -55,7 +56,8 @@ class OpenAIChatProvider:
             if self.official
             else f"the OpenAI-compatible server at {http.host_label(self.base_url)}"
         )
-        self.wire_cache: http.WireCache[Wire] = http.WireCache(item_wire)
+        self.assembler: Assembler[Wire, wire.Message] = Assembler(item_wire, item_wire_images, fold)
+        self.wire_cache = self.assembler.cache
 
     def retire(self) -> None:
         """Close the kept client once no call uses it (a reload replaced this provider)."""
@@ -76,7 +78,9 @@ class OpenAIChatProvider:
     def build_body(self, request: ModelRequest) -> wire.Body:
         body: wire.Body = {
             "model": self.config.model,
-            "messages": to_messages(request, self.wire_cache),
+            "messages": self.assembler.messages(
+                request.items, request.images, request.owner, system_message(request)
+            ),
             "stream": True,
             "stream_options": {"include_usage": True},
         }
@@ -215,16 +219,30 @@ def item_wire_images(item: Item, data: Mapping[str, str]) -> Wire:
 def to_messages(
     request: ModelRequest, cache: http.WireCache[Wire] | None = None
 ) -> list[wire.Message]:
-    """The `messages` of a request; with `cache`, finished items' wire forms are reused.
+    """The `messages` of a request, assembled whole; with `cache`, finished items' wire forms
+    are reused."""
+    paired = http.pair_tool_calls(request.items)
+    wires = image_parts.wires(paired, cache, item_wire, item_wire_images, request.images)
+    messages = system_message(request)
+    fold(messages, paired, wires, False)
+    return messages
+
+
+def system_message(request: ModelRequest) -> list[wire.Message]:
+    """The instructions as the system message (the first of the request's messages)."""
+    if not request.instructions:
+        return []
+    return [{"role": "system", "content": request.instructions}]
+
+
+def fold(
+    messages: list[wire.Message], paired: list[Item], wires: list[Wire], later_turn: bool
+) -> None:
+    """Append the messages of `wires` to `messages` (models/assembly.py `Fold`).
 
     Cached objects are shared between requests, so they are never modified here: an assistant
     message that gets (more) tool calls is first replaced by a copy this call owns.
     """
-    paired = http.pair_tool_calls(request.items)
-    wires = image_parts.wires(paired, cache, item_wire, item_wire_images, request.images)
-    messages: list[wire.Message] = []
-    if request.instructions:
-        messages.append({"role": "system", "content": request.instructions})
     append = messages.append
     # The last message's tool calls, if this call owns it.
     owned: list[wire.ToolCall] | None = None
@@ -254,4 +272,3 @@ def to_messages(
         else:
             append(alone)
     messages.extend(held)
-    return messages

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Mapping
+from functools import partial
 
 import httpx
 
@@ -46,6 +47,7 @@ from openvaala_server.domain.records import (
 )
 from openvaala_server.models import http, image_parts
 from openvaala_server.models import openai_responses_wire as wire
+from openvaala_server.models.assembly import Assembler
 from openvaala_server.models.base import ModelEvent, ModelRequest, ToolSpec
 from openvaala_server.models.http_client import KeptClient
 from openvaala_server.models.openai_responses_stream import PROVIDER_TAG, OpenAIResponsesStream
@@ -60,7 +62,10 @@ class OpenAIResponsesProvider:
         self.base_url = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         host = http.host_label(self.base_url)
         self.label = "OpenAI" if host == "api.openai.com" else f"the Responses API at {host}"
-        self.wire_cache: http.WireCache[Wire] = http.WireCache(item_wire)
+        self.assembler: Assembler[Wire, wire.InputItem] = Assembler(
+            item_wire, item_wire_images, partial(fold, self.reasoning_context)
+        )
+        self.wire_cache = self.assembler.cache
 
     def retire(self) -> None:
         """Close the kept client once no call uses it (a reload replaced this provider)."""
@@ -76,9 +81,7 @@ class OpenAIResponsesProvider:
     def build_body(self, request: ModelRequest) -> wire.Body:
         body: wire.Body = {
             "model": self.config.model,
-            "input": to_input(
-                request.items, self.reasoning_context, self.wire_cache, request.images
-            ),
+            "input": self.assembler.messages(request.items, request.images, request.owner),
             "stream": True,
             "store": False,
             "include": ["reasoning.encrypted_content"],
@@ -234,12 +237,31 @@ def to_input(
     cache: http.WireCache[Wire] | None = None,
     images: Mapping[str, str] | None = None,
 ) -> list[wire.InputItem]:
-    """The `input` of a request; with `cache`, finished items' wire forms are reused."""
+    """The `input` of a request, assembled whole; with `cache`, finished items' wire forms are
+    reused."""
     paired = http.pair_tool_calls(items)
     wires = image_parts.wires(paired, cache, item_wire, item_wire_images, images or {})
-    # Reasoning before this index belongs to earlier turns (sent back only with all_turns).
-    turn_start = -1 if reasoning_context == ALL_TURNS else http.last_user_index(paired)
     out: list[wire.InputItem] = []
+    fold(reasoning_context, out, paired, wires, False)
+    return out
+
+
+def fold(
+    reasoning_context: str,
+    out: list[wire.InputItem],
+    paired: list[Item],
+    wires: list[Wire],
+    later_turn: bool,
+) -> None:
+    """Append the input items of `wires` to `out` (models/assembly.py `Fold`, with the mode
+    bound): reasoning is sent back from the current turn only, unless `all_turns`."""
+    if reasoning_context == ALL_TURNS:
+        turn_start = -1
+    elif later_turn:  # a user message follows: all of it is earlier turns
+        turn_start = len(paired)
+    else:
+        # Reasoning before this index belongs to earlier turns.
+        turn_start = http.last_user_index(paired)
     append = out.append
     for index, entry in enumerate(wires):
         if entry is None:
@@ -247,4 +269,3 @@ def to_input(
         is_reasoning, value = entry
         if not is_reasoning or index > turn_start:
             append(value)
-    return out

@@ -192,13 +192,14 @@ def test_a_copy_of_an_item_is_converted_again() -> None:
 
 def test_the_cache_is_bounded() -> None:
     for provider in providers():
-        cast(Any, provider).wire_cache = WireCache(provider.wire_cache.convert, generation=8)
+        cache = WireCache(provider.wire_cache.convert, minimum=8)
+        cast(Any, provider).assembler.cache = cache
         session: list[Item] = []
         for n in range(30):
             session.extend([user(f"q{n}"), call(f"c{n}"), result(f"c{n}"), agent(f"a{n}")])
             request = ModelRequest(provider.config, "S", session[-12:], TOOLS)
             assert history_of(provider.build_body(request)) == uncached(provider, request)
-            assert len(provider.wire_cache) <= 16
+            assert len(cache) <= 16
 
 
 # -- randomized: any history, requests on growing prefixes, one long-lived provider --------------
