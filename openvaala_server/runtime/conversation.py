@@ -26,7 +26,7 @@ from openvaala_server.domain.meta import ConversationMeta
 from openvaala_server.domain.plan import Plan
 from openvaala_server.domain.usage import UsageTracker
 from openvaala_server.protocol import methods
-from openvaala_server.runtime import context_view, warmup
+from openvaala_server.runtime import context_view, contexts, warmup
 from openvaala_server.runtime.approvals import ApprovalBoard
 from openvaala_server.runtime.checkpoints import Checkpoints
 from openvaala_server.runtime.hub import Hub
@@ -67,7 +67,7 @@ class LiveConversation:
         self.root_session_id = ""
         # Loads the parts of the sessions' histories that opening skipped (see `ensure_history`).
         self._history_task: Job[None] | None = None
-        # Fills the providers' wire caches after an open (runtime/warmup.py).
+        # Assembles the sessions' contexts for their providers after an open (runtime/warmup.py).
         self.warming: Activity | None = None
         # Lets go of the histories while nothing uses them (runtime/residency.py).
         self.residency = Residency(self)
@@ -225,8 +225,9 @@ class LiveConversation:
         return context_view.pinned(self, session)
 
     def model_context(self, session: LiveSession) -> list[r.Item]:
-        """The items the next request sends (see domain/context.py)."""
-        return context_view.model_context(self, session)
+        """The items the next request sends (see domain/context.py), computed from what was
+        appended since the last time (runtime/contexts.py)."""
+        return contexts.model_context(self, session)
 
     def refresh_usage_estimate(self, session: LiveSession) -> None:
         """A full estimate of the next request (the total of its trace, domain/trace.py): what
@@ -270,7 +271,7 @@ class LiveConversation:
                 self.publish_usage(session)
         if opening:  # the first request then costs what later ones do (runtime/warmup.py)
             self.warming = self.runtime.tasks.spawn(
-                partial(warmup.fill_wire_caches, self, sessions), f"warmup-{self.conversation_id}"
+                partial(warmup.prepare_all, self, sessions), f"warmup-{self.conversation_id}"
             )
 
     async def ensure_history(self) -> None:

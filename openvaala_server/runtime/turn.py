@@ -34,7 +34,7 @@ from openvaala_server.models.base import (
 )
 from openvaala_server.models.retry import RetryPolicy
 from openvaala_server.protocol import methods
-from openvaala_server.runtime import early
+from openvaala_server.runtime import early, warmup
 from openvaala_server.runtime.approvals import approve
 from openvaala_server.runtime.compaction import compact
 from openvaala_server.runtime.conversation import LiveConversation, new_item
@@ -264,6 +264,8 @@ class TurnRunner:
             instructions=self.conv.instructions_for(self.session),
             items=self.conv.model_context(self.session),
             tools=[t.spec for t in self.runtime.tools_for(self.conv, self.session).values()],
+            # The provider assembles only what this session appended since its last call.
+            owner=self.session,
         )
 
     async def _call_model(self) -> list[r.Item]:
@@ -276,6 +278,7 @@ class TurnRunner:
             await self.runtime.mcp.start(agent.tools)
         await self.conv.load_agents_md(self.session)
         request = await with_images(self.conv, self._request())
+        await warmup.catch_up(provider, request)
         compacted_for_overflow = False
 
         async def once() -> _Attempt:
@@ -301,6 +304,7 @@ class TurnRunner:
                 )
                 if summary is not None:
                     request = await with_images(self.conv, self._request())
+                    await warmup.catch_up(provider, request)
                     return True
             raise TurnFailed(
                 "context_overflow",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import tomllib
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any, cast
@@ -23,6 +24,9 @@ from openvaala_server.domain import usage
 from openvaala_server.domain.ids import new_id
 from openvaala_server.models.base import ModelRequest
 from openvaala_server.models.http import WireCache
+from openvaala_server.models.openai_chat import OpenAIChatProvider
+from openvaala_server.runtime import contexts, warmup
+from openvaala_server.runtime.conversation import LiveConversation, new_item
 from openvaala_server.runtime.manager import ConversationManager
 from openvaala_server.store.paths import DataDir
 from openvaala_server.store.store import Store
@@ -127,6 +131,134 @@ async def test_the_first_request_after_an_open_converts_nothing_and_a_release_le
     # What needs it reads it back: the same history.
     await conv.ensure_history()
     assert [i["itemId"] for i in conv.root.items] == ids
+
+
+def turn_request(runtime: ConversationManager, conv: LiveConversation) -> ModelRequest:
+    """The request a turn of the root session builds (runtime/turn.py `_request`)."""
+    return ModelRequest(
+        model=runtime.model_config("http"),
+        instructions=conv.instructions_for(conv.root),
+        items=conv.model_context(conv.root),
+        tools=[],
+        owner=conv.root,
+    )
+
+
+async def test_the_first_request_after_an_open_assembles_only_what_was_appended(
+    opened: tuple[ConversationManager, str, list[str]],
+) -> None:
+    runtime, cid, ids = opened
+    conv = await runtime.open(cid)
+    root = conv.root
+    await conv.ensure_history()
+    assert conv.warming is not None
+    await asyncio.wait_for(conv.warming.wait(), 10)
+    provider = cast(OpenAIChatProvider, runtime.provider("http"))
+    assembler = provider.assembler
+    assert len(assembler) == 1  # the warm-up assembled the root's context up to its last turn
+    folded, converted = assembler.folded, assembler.cache.conversions
+
+    async def send(text: str) -> dict[str, Any]:
+        message = new_item(r.USER_MESSAGE, root.session_id, None, status=r.COMPLETED, text=text)
+        await conv.persist_items(root, [message])
+        request = turn_request(runtime, conv)
+        body = provider.build_body(request)
+        assert body == OpenAIChatProvider(provider.config).build_body(replace(request, owner=None))
+        return cast("dict[str, Any]", body)
+
+    body = await send("one more question")
+    assert len(body["messages"]) == 1 + ITEMS + 1
+    # The last turn of the history (a user message and its answer) and the new message.
+    assert assembler.folded - folded == 3
+    assert assembler.cache.conversions - converted == 1
+    memo = contexts.memo_of(root)
+    assert memo is not None and memo.computed == 1  # the context followed the append
+
+    # A compaction summary changes the context: both are computed afresh, and still exact.
+    summary = new_item(
+        r.SUMMARY, root.session_id, None, status=r.COMPLETED, text="all", coversUpTo=ids[-1]
+    )
+    await conv.persist_items(root, [summary])
+    body = await send("after the summary")
+    assert len(body["messages"]) == 1 + 1 + 2  # system, summary, the last two messages
+    assert memo.computed == 2
+
+    # Let go of memory: nothing kept holds the history any more.
+    watcher = Watcher()
+    conv.hub.subscribe(watcher)
+    conv.hub.unsubscribe(watcher)
+    assert not root.history_complete
+    assert len(assembler) == 0 and len(assembler.cache) == 0
+    assert contexts.memo_of(root) is None
+
+
+async def test_a_request_after_a_release_catches_up_a_step_at_a_time(
+    opened: tuple[ConversationManager, str, list[str]],
+) -> None:
+    """Read back after a release, the history is not warmed up: the request assembles it in
+    steps, between which the loop serves others, before its body is built."""
+    runtime, cid, _ = opened
+    conv = await runtime.open(cid)
+    await conv.ensure_history()
+    assert conv.warming is not None
+    await asyncio.wait_for(conv.warming.wait(), 10)
+    watcher = Watcher()
+    conv.hub.subscribe(watcher)
+    conv.hub.unsubscribe(watcher)
+    provider = cast(OpenAIChatProvider, runtime.provider("http"))
+    assert len(provider.assembler) == 0  # let go with the history
+    await conv.ensure_history()
+    root = conv.root
+    message = new_item(r.USER_MESSAGE, root.session_id, None, status=r.COMPLETED, text="back")
+    await conv.persist_items(root, [message])
+    request = turn_request(runtime, conv)
+    steps = 0
+
+    async def count() -> None:
+        nonlocal steps
+        while True:
+            await asyncio.sleep(0)
+            steps += 1
+
+    counter = asyncio.create_task(count())
+    await warmup.catch_up(provider, request)
+    counter.cancel()
+    assert steps >= ITEMS // warmup.STEP - 1  # the loop ran between the steps
+    # Assembled up to the last turn of the history: that turn and the new message are left.
+    assert provider.assembler.prepare(root, request.items, request.images, 0) == ITEMS - 2
+    body = provider.build_body(request)
+    assert body == OpenAIChatProvider(provider.config).build_body(replace(request, owner=None))
+
+
+async def test_a_warm_up_gives_way_to_a_turn_that_starts_meanwhile(
+    opened: tuple[ConversationManager, str, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A turn's request assembles from a newer context than the warm-up's: a warm-up that went
+    on would find the prefix past its own context, and build it again from the start."""
+    runtime, cid, _ = opened
+    conv = await runtime.open(cid)
+    await conv.ensure_history()
+    assert conv.warming is not None
+    await asyncio.wait_for(conv.warming.wait(), 10)
+    provider = cast(OpenAIChatProvider, runtime.provider("http"))
+    assembler = provider.assembler
+    assembler.clear()  # as if just opened
+    monkeypatch.setattr(warmup, "STEP", 100)
+    root = conv.root
+    warming = asyncio.create_task(warmup.prepare(conv, root))
+    for _ in range(3):  # a few of its steps
+        await asyncio.sleep(0)
+    assert not warming.done()
+    message = new_item(r.USER_MESSAGE, root.session_id, None, status=r.COMPLETED, text="now")
+    root.items.append(message)  # what `persist_items` does once the store has it
+    request = turn_request(runtime, conv)
+    body = provider.build_body(request)  # in one go: the warm-up has not gone on meanwhile
+    folded = assembler.folded
+    await asyncio.wait_for(warming, 10)
+    assert assembler.folded == folded  # the warm-up stopped
+    assert body == OpenAIChatProvider(provider.config).build_body(replace(request, owner=None))
+    # The next request finds the prefix where this one left it: at the new message.
+    assert assembler.prepare(root, [*request.items, message], {}, 0) == ITEMS
 
 
 async def test_the_newest_pages_are_read_without_waiting_for_the_whole_history(
