@@ -9,16 +9,17 @@ bench bootstrap with ``call_log``: it notes ``perf_counter()`` as each model cal
 (``TurnRunner._call_model``) and as its body has been built (``http.sse_events`` is called with
 it); the SSE server notes it as the request's last byte arrives. Two figures per request, on the
 same clock (CLOCK_MONOTONIC, shared by the processes): the assembly (call start → body built:
-the threshold check, AGENTS.md, the context, every item converted to the wire format or looked
-up) — the issue's figure —, and call start → the provider has it all (plus the JSON encoding and
-sending megabytes over loopback to a Python reader on the same loaded cores).
+the threshold check, AGENTS.md, the context, the wire form of what the session appended since
+its last call, models/assembly.py) — the issue's figure —, and call start → the provider has it
+all (plus the JSON encoding of the whole body and sending megabytes over loopback to a Python
+reader on the same loaded cores).
 
 Per size: a warm-up turn in a small conversation (the provider and its HTTP connection exist
 from then on), then the long conversation is opened (subscribe) and, `--think` seconds later (a
 user reading the screen), three turns are run one after another. Printed: the first request's
-figure and the later ones'.
+figure and the later ones', with the load average at the start of the run.
 
-Run: ``python bench/first_request.py [--sizes 1000,10000,50000] [--think 1.0]``
+Run: ``python bench/first_request.py [--sizes 1000,10000,50000] [--think 1.0] [--runs 1]``
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import tempfile
 import time
@@ -120,16 +122,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="1000,10000,50000")
     parser.add_argument("--think", type=float, default=1.0)
+    parser.add_argument("--runs", type=int, default=1, help="runs per size, one line each")
     args = parser.parse_args()
     for size in (int(s) for s in args.sizes.split(",")):
-        assembly, sent = asyncio.run(measure(size, args.think))
-        verdict = "ok" if assembly[0] < 5 else "MISSED"
-        print(
-            f"{size:>7,} items: assembly, first request after open {assembly[0]:7.2f} ms "
-            f"(goal < 5 ms: {verdict}), later {assembly[1]:.2f} / {assembly[2]:.2f} ms | "
-            f"until the provider has it: first {sent[0]:.1f}, later {sent[1]:.1f} / "
-            f"{sent[2]:.1f} ms"
-        )
+        for _ in range(args.runs):
+            load = os.getloadavg()[0]
+            assembly, sent = asyncio.run(measure(size, args.think))
+            verdict = "ok" if assembly[0] < 5 else "MISSED"
+            print(
+                f"{size:>7,} items: assembly, first request after open {assembly[0]:7.2f} ms "
+                f"(goal < 5 ms: {verdict}), later {assembly[1]:.2f} / {assembly[2]:.2f} ms | "
+                f"until the provider has it: first {sent[0]:.1f}, later {sent[1]:.1f} / "
+                f"{sent[2]:.1f} ms | load {load:.1f}"
+            )
 
 
 if __name__ == "__main__":
