@@ -4,6 +4,8 @@ Measures:
 1. the raw limit: read every journal file and parse every line with orjson (no index), MB/s;
 2. `reindex` of the same corpus (read + repair, fold, rows, texts and FTS loaded on a second
    thread, one transaction), MB/s and the ratio to (1): 5 alternating rounds, the median ratio;
+   with each round the CPU time of all the process's threads (the two threads overlap only on
+   a free core: CPU above the time means they did) and the load average;
 3. listing out of 10,000 conversations (a separate corpus of small conversations): one page of
    50 (mean of 20), and all of them in pages of 500 (best of 5) — as the daemon sends them
    (`Store.list_summaries`: each summary the JSON text SQLite stored) and as Python dicts
@@ -229,13 +231,16 @@ async def main() -> None:
         for round_no in range(1, args.rounds + 1):
             raw_size, raw_s = raw_read(data_dir)
             raw_rate = raw_size / 1e6 / raw_s
+            cpu = time.process_time()
             report = await reindex(data_dir)
+            cpu = time.process_time() - cpu
             assert len(report.indexed) == conversations
             rate = report.bytes_read / 1e6 / report.seconds
             ratios.append(rate / raw_rate)
             print(
                 f"round {round_no}: raw read + orjson parse {raw_s:5.2f} s {raw_rate:6.1f} MB/s; "
-                f"reindex {report.seconds:5.2f} s {rate:6.1f} MB/s ({ratios[-1]:.0%} of raw)"
+                f"reindex {report.seconds:5.2f} s {rate:6.1f} MB/s ({ratios[-1]:.0%} of raw; "
+                f"CPU {cpu:4.2f} s, load {os.getloadavg()[0]:.1f})"
             )
         print(f"reindex, median of {len(ratios)} rounds: {statistics.median(ratios):.0%} of raw")
         await listing(directory, listed)
