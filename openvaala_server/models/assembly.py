@@ -83,7 +83,11 @@ class ByOwner(Generic[V]):
             if (held := entries.get(key)) is not None and held[0] is ref:
                 del entries[key]
 
-        entries[key] = (weakref.ref(owner, gone), value)
+        try:
+            ref = weakref.ref(owner, gone)
+        except TypeError:  # an owner that cannot be held weakly is not kept for
+            return
+        entries[key] = (ref, value)
 
     def pop(self, owner: object) -> None:
         if self.get(owner) is not None:
@@ -153,6 +157,10 @@ class Assembler(Generic[W, M]):
         self.cache.forget(items)
         gone = set(map(id, items))
         self._prefixes.drop_if(lambda prefix: id(prefix.items[-1]) in gone)
+
+    def drop(self, owner: object) -> None:
+        """Let go of the owner's prefix (its history was let go of memory)."""
+        self._prefixes.pop(owner)
 
     def clear(self) -> None:
         self.cache.clear()

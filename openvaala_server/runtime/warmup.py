@@ -113,5 +113,7 @@ def forget(runtime: Services, sessions: list[LiveSession], released: list[list[I
     for assembler in assemblers.values():
         for items in released:
             assembler.forget(items)
+        for session in sessions:
+            assembler.drop(session)
     for session in sessions:
         contexts.forget(session)

@@ -194,6 +194,9 @@ def test_a_prefix_goes_with_its_owner_and_with_a_released_history() -> None:
     assert len(assembler) == 1
     assembler.forget(history)  # runtime/residency.py let the history go
     assert len(assembler) == 0 and len(assembler.cache) == 0
+    # An owner that cannot be held weakly gets a right body, and nothing is kept for it.
+    assert body_of(provider, history, cast(Any, "a string")) == body_of(provider, history, None)
+    assert len(assembler) == 0
 
 
 @settings(max_examples=150, deadline=None)
