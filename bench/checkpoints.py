@@ -300,6 +300,7 @@ async def bundle_cost(rounds: int, items: int) -> dict[str, Any]:
             target = BenchDaemon(DEMO_CONFIG).start()
             try:
                 other = await RawClient.connect(target.address, target.token)
+                await other.request("conversation/list", {})  # its store is open and settled
                 start = time.perf_counter()
                 await other.request("conversation/import", {"path": str(out)})
                 results["import"].append(time.perf_counter() - start)
