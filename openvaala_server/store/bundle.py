@@ -22,6 +22,7 @@ import shutil
 import stat
 import tarfile
 import time
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -132,7 +133,7 @@ def export_bundle(data_dir: DataDir, cid: str, out: IO[bytes]) -> tuple[b.Manife
 
     The tar is written as `tarfile` writes it (PAX headers, 512-byte blocks, two zero blocks and
     zeros up to a 10 KiB record), but by hand, so that member data goes from file to file in the
-    kernel (`sendfile`) while worker threads hash the same files (hashlib lets go of the GIL):
+    kernel (`sendfile`) while worker threads checksum the same files (zlib lets go of the GIL):
     the copy and the checksums overlap instead of following each other. The manifest comes first
     and needs every checksum: it is written with placeholders of the same length, and written
     again in place once the checksums are known."""
@@ -165,25 +166,36 @@ def export_bundle(data_dir: DataDir, cid: str, out: IO[bytes]) -> tuple[b.Manife
     copying.write_all(fd, copying.tar_header(b.MANIFEST, len(placeholder), mtime))
     manifest_at = os.lseek(fd, 0, os.SEEK_CUR)
     copying.write_all(fd, placeholder + copying.tar_padding(len(placeholder)))
-    opened: list[int] = []
+    digests: list[str | None] = []
+    # Members whose checksum is still being computed, each with its open file: at most
+    # `_IN_FLIGHT`, so that a snapshot store of thousands of objects never holds thousands of
+    # descriptors (1,024 is a common limit).
+    pending: deque[tuple[Future[str | None], int]] = deque()
     try:
         with copying.Tasks() as pool:
-            digests: list[Future[str | None]] = []
             for conv_id, files in plan:
                 for rel, path, size in files:
                     src = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-                    opened.append(src)
-                    digests.append(pool.submit(copying.checksum_of, "crc32", src, 0, size))
+                    try:
+                        done = pool.submit(copying.checksum_of, "crc32", src, 0, size)
+                    except BaseException:
+                        os.close(src)
+                        raise
+                    pending.append((done, src))
                     header = copying.tar_header(f"{b.PREFIX}{conv_id}/{rel}", size, mtime)
                     copying.write_all(fd, header)
                     # A journal grown since it was listed is cut where its checksum is taken.
                     if copying.copy_range(src, 0, size, fd) != size:
                         raise OSError(f"{path} shrank while it was exported")
                     copying.write_all(fd, copying.tar_padding(size))
-            hashed = iter([d.result() for d in digests])
+                    while len(pending) > _IN_FLIGHT:
+                        digests.append(_settled(pending.popleft()))
+            while pending:
+                digests.append(_settled(pending.popleft()))
     finally:
-        for src in opened:
+        for _done, src in pending:  # after an error, once `Tasks` waited for every checksum
             os.close(src)
+    hashed = iter(digests)
     for entry in entries:
         for f in entry["files"]:
             digest = next(hashed)
@@ -201,6 +213,16 @@ def export_bundle(data_dir: DataDir, cid: str, out: IO[bytes]) -> tuple[b.Manife
 
 
 _UNKNOWN = "0" * 8  # a checksum not computed yet: as long as a CRC-32 in hex
+_IN_FLIGHT = 64
+
+
+def _settled(pending: tuple[Future[str | None], int]) -> str | None:
+    """The checksum of a member once computed; its file closed either way."""
+    done, src = pending
+    try:
+        return done.result()
+    finally:
+        os.close(src)
 
 
 # -- import -----------------------------------------------------------------------------------

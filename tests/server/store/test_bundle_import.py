@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import resource
 import tarfile
 import threading
 import zlib
@@ -304,3 +305,26 @@ async def test_a_bundle_of_format_1_still_imports_and_its_checksums_are_checked(
     name = f"{sid}.jsonl"
     copy = other.conversation_dir(cid) / name
     assert copy.read_bytes() == (data_dir.conversation_dir(cid) / name).read_bytes()
+
+
+async def test_a_snapshot_store_of_many_objects_moves_within_a_small_descriptor_limit(
+    store: Store, data_dir: DataDir, tmp_path: Path
+) -> None:
+    """1,024 open files is a common limit; a private snapshot store holds thousands of objects."""
+    cid, _sid = await _conversation(store, ["one"])
+    objects = data_dir.conversation_dir(cid) / "checkpoints" / "objects"
+    for n in range(600):
+        folder = objects / f"{n % 16:02x}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{n:038x}").write_bytes(f"object {n}".encode())
+    other = _other(tmp_path)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(300, hard), hard))
+    try:
+        _export(data_dir, cid, tmp_path / "b.tar")
+        _import_file(other, tmp_path / "b.tar")
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    copied = other.conversation_dir(cid) / "checkpoints" / "objects"
+    assert len(list(copied.rglob("*/*"))) == 600
+    assert (copied / "07" / f"{599:038x}").read_bytes() == b"object 599"
