@@ -179,24 +179,18 @@ def _insert_texts_sql(groups: int) -> str:
     return f"INSERT INTO texts (conversation_id, kind, text) {union}"
 
 
-def _rows_json_sql(sql: str, columns: int) -> str:
-    """`sql` (an INSERT … VALUES of `columns` parameters, run by executemany) as one statement
-    over a JSON array of the rows. executemany takes the GIL back after every row: the loader
+def _rows_sql(sql: str, rows: int) -> str:
+    """`sql` (an INSERT … VALUES of one row's parameters, as executemany would run it) for
+    `rows` rows in one statement. executemany takes the GIL back after every row: the loader
     thread waited for the parsing thread ~24,000 times per 2,000 conversations (their
-    conversations, sessions and turns rows); now 3 times per chunk."""
-    values = ", ".join(f"json_extract(value, '$[{n}]')" for n in range(columns))
-    head = sql[: sql.index(" VALUES")]
-    return f"{head} SELECT {values} FROM json_each(?)"
+    conversations, sessions and turns rows). 10,000 conversations of 10 items: a build of
+    1.2–2.1 s by executemany, 1.1–1.4 s so (docs/design.md, "Store throughput and aiosqlite")."""
+    head, _, row = sql.partition(" VALUES ")
+    return f"{head} VALUES {','.join([row] * rows)}"
 
 
-def _rows_json(rows: list[ix.Row]) -> str | None:
-    """`rows` for `_rows_json_sql`, or None for executemany: a value JSON cannot carry, or a
-    NUL, at which SQLite's JSON would cut the string."""
-    try:
-        data = orjson.dumps(rows)
-    except orjson.JSONEncodeError:
-        return None
-    return None if _JSON_NUL in data else data.decode()
+# Parameters per statement: SQLite's oldest limit (999 before 3.32).
+_PARAMETERS: Final = 999
 
 
 _JSON_PROBE: Final = "SELECT value FROM json_each('[\"a\"]')"
@@ -345,18 +339,16 @@ class _Loader:
                 return
 
     def _insert_rows(self, chunk: _Chunk) -> None:
-        """Each table's rows by one statement (`_rows_json_sql`), or executemany when SQLite
-        has no JSON or the rows hold a NUL."""
+        """Each table's rows by as few statements as SQLite's parameter limit allows."""
         for sql, rows in (
             (ix.INSERT_CONVERSATION, chunk.conversations),
             (ix.UPSERT_SESSION, chunk.sessions),
             (ix.UPSERT_TURN, chunk.turns),
         ):
-            data = _rows_json(rows) if rows and self._thread is not None else None
-            if data is None:
-                self._conn.executemany(sql, rows)
-            else:
-                self._conn.execute(_rows_json_sql(sql, len(rows[0])), (data,))
+            per = max(1, _PARAMETERS // len(rows[0])) if rows else 1
+            for start in range(0, len(rows), per):
+                part = rows[start : start + per]
+                self._conn.execute(_rows_sql(sql, len(part)), [v for row in part for v in row])
 
     def _insert(self, groups: list[_Group]) -> None:
         """Insert the groups' rows in order: runs of JSON-safe groups by one statement each."""
