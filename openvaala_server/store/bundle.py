@@ -321,6 +321,7 @@ class _Staged:
     copied: Future[None]  # copied to the staging directory and fsynced
     digest: Future[str | None]  # its checksum (None: the bundle ends first)
     lines: copying.JournalLines | None  # a journal's lines, checked as they are hashed
+    metadata_of: str | None  # the conversation whose metadata.jsonl this is
 
 
 def _unpack(source: IO[bytes], staging: Path) -> b.Manifest:
@@ -332,8 +333,12 @@ def _unpack(source: IO[bytes], staging: Path) -> b.Manifest:
     except (tarfile.TarError, EOFError, OSError) as exc:
         raise b.BundleError(f"not a bundle (not a tar archive): {exc}") from None
     with tar, copying.Tasks() as pool:
-        manifest, staged = _stage_members(tar, source.fileno(), staging, pool)
-        _check_staged(manifest, staged)
+        manifest, first_lines = _stage_members(tar, source.fileno(), staging, pool)
+    for entry in manifest["conversations"]:
+        cid = entry["conversationId"]
+        if cid not in first_lines:
+            raise b.BundleError(f"conversation {cid} has no metadata.jsonl")
+        _check_created(first_lines[cid], cid)
     for entry in manifest["conversations"]:
         (staging / entry["conversationId"]).mkdir(mode=0o700, exist_ok=True)
     # Each conversation's directories hold the new files' entries; `staging` itself only the
@@ -346,10 +351,16 @@ def _unpack(source: IO[bytes], staging: Path) -> b.Manifest:
 
 def _stage_members(
     tar: tarfile.TarFile, fd: int, staging: Path, pool: copying.Tasks
-) -> tuple[b.Manifest, list[_Staged]]:
+) -> tuple[b.Manifest, dict[str, bytes]]:
+    """The manifest, and the first line of each conversation's metadata.jsonl, once every
+    member is staged and checked. At most `_IN_FLIGHT` members are being staged at a time (the
+    oldest is checked before another starts), so a bundle of many small files holds a bounded
+    number of tasks, and damage is refused as soon as it is found."""
     manifest: b.Manifest | None = None
     expected: dict[tuple[str, str], b.FileEntry] = {}
-    staged: dict[tuple[str, str], _Staged] = {}
+    seen: set[tuple[str, str]] = set()
+    window: deque[_Staged] = deque()
+    first_lines: dict[str, bytes] = {}
     total = 0
     try:
         for count, member in enumerate(tar):
@@ -383,8 +394,9 @@ def _stage_members(
             want = expected.get((cid, rel))
             if want is None:
                 raise b.BundleError(f"member {name[:200]!r} is not in the manifest")
-            if (cid, rel) in staged:
+            if (cid, rel) in seen:
                 raise b.BundleError(f"member {name[:200]!r} appears twice")
+            seen.add((cid, rel))
             if member.size != want["size"]:
                 raise b.BundleError(f"member {name[:200]!r} does not have the manifest's size")
             target = staging / cid / rel
@@ -395,16 +407,21 @@ def _stage_members(
                 copying.checksum_of, kind, fd, member.offset_data, member.size, lines
             )
             copied = pool.submit(_stage, fd, member.offset_data, member.size, target)
-            staged[(cid, rel)] = _Staged(name, want, copied, digest, lines)
+            of = cid if rel == METADATA_FILE else None
+            window.append(_Staged(name, want, copied, digest, lines, of))
+            while len(window) > _IN_FLIGHT:
+                _finished(window.popleft(), first_lines)
     except (tarfile.TarError, EOFError) as exc:
         raise b.BundleError(f"the bundle is damaged or truncated: {exc}") from None
     if manifest is None:
         raise b.BundleError("not a bundle: it is empty")
-    absent = set(expected) - set(staged)
+    while window:
+        _finished(window.popleft(), first_lines)
+    absent = set(expected) - seen
     if absent:
         cid, rel = sorted(absent)[0]
         raise b.BundleError(f"the bundle lacks {b.PREFIX}{cid}/{rel}, which its manifest lists")
-    return manifest, list(staged.values())
+    return manifest, first_lines
 
 
 def _read_manifest(fd: int, member: tarfile.TarInfo) -> b.Manifest:
@@ -417,21 +434,9 @@ def _read_manifest(fd: int, member: tarfile.TarInfo) -> b.Manifest:
         raise b.BundleError(f"manifest.json is not JSON: {exc}") from None
 
 
-def _check_staged(manifest: b.Manifest, staged: list[_Staged]) -> None:
-    """Every member's checksum and shape, and each conversation's creation record."""
-    by_path = {s.name: s for s in staged}
-    for entry in manifest["conversations"]:
-        cid = entry["conversationId"]
-        meta_member = by_path.get(f"{b.PREFIX}{cid}/{METADATA_FILE}")
-        if meta_member is None:
-            raise b.BundleError(f"conversation {cid} has no metadata.jsonl")
-        _check_created(_finished(meta_member), cid)
-    for member in staged:
-        _finished(member)
-
-
-def _finished(member: _Staged) -> bytes:
-    """Wait for a staged member; the first line of a journal. BundleError if it is damaged."""
+def _finished(member: _Staged, first_lines: dict[str, bytes]) -> None:
+    """Wait for a staged member and check it (keeping a metadata.jsonl's first line).
+    BundleError if it is damaged."""
     digest = member.digest.result()
     member.copied.result()
     if digest is None:
@@ -439,14 +444,15 @@ def _finished(member: _Staged) -> bytes:
     if digest != b.checksum(member.want)[1]:
         raise b.BundleError(f"member {member.name[:200]!r} is damaged (checksum differs)")
     if member.lines is None:
-        return b""
+        return
     line = member.lines.odd_line()
     if line is not None:
         raise b.BundleError(
             f"{member.name[len(b.PREFIX) :][:200]}:{line}: not a journal record (one JSON "
             "object a line)"
         )
-    return bytes(member.lines.first)
+    if member.metadata_of is not None:
+        first_lines[member.metadata_of] = bytes(member.lines.first)
 
 
 def _stage(src: int, offset: int, size: int, target: Path) -> None:

@@ -42,6 +42,8 @@ class Tasks:
 
     def submit(self, fn: Callable[..., T], /, *args: Any) -> Future[T]:
         future = workers().submit(fn, *args)
+        if len(self._futures) >= 1024:  # forget the finished ones: thousands of members
+            self._futures = [f for f in self._futures if not f.done()]
         self._futures.append(future)
         return future
 
