@@ -8,6 +8,9 @@ What it measures
         ``conversation/create`` to ``turn/ended``: what exec does minus starting a process,
         importing, connecting and printing.
     overhead = median(exec) − median(turn). For scale, a bare ``python -c pass`` is shown too.
+    Also the CPU time the exec process used (user + system): the turn itself waits on the
+    daemon and costs exec little CPU, so on a loaded machine this is the figure that says what
+    exec's own start-up costs.
 
 Goal: under 0.5 s of overhead.
 
@@ -19,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -46,12 +50,23 @@ model = "demo"
 """
 
 
-def timed(command: list[str], env: dict[str, str], cwd: Path) -> float:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(
+    command: list[str], env: dict[str, str], cwd: Path, cpu: list[float] | None = None
+) -> float:
+    """Wall time of running `command`; its CPU time goes to `cpu` when given."""
+    used = _children_cpu()
     start = time.perf_counter()
     done = subprocess.run(command, env=env, cwd=cwd, capture_output=True, check=False)
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
         raise RuntimeError(f"{command} exited {done.returncode}: {done.stderr.decode()}")
+    if cpu is not None:
+        cpu.append(_children_cpu() - used)
     return elapsed
 
 
@@ -85,9 +100,12 @@ async def main() -> None:
         client = await RawClient.connect(daemon.address, daemon.token)
         command = [sys.executable, "-m", "openvaala_server", "exec", PROMPT]
         timed(command, env, daemon.workdir)  # warm: page cache, bytecode
-        execs, turns, bare = [], [], []
+        execs: list[float] = []
+        turns: list[float] = []
+        bare: list[float] = []
+        cpu: list[float] = []
         for _ in range(args.runs):
-            execs.append(timed(command, env, daemon.workdir))
+            execs.append(timed(command, env, daemon.workdir, cpu))
             turns.append(await one_turn(client, daemon.workdir))
             bare.append(timed([sys.executable, "-c", "pass"], env, daemon.workdir))
         await client.close()
@@ -95,6 +113,7 @@ async def main() -> None:
     load = os.getloadavg()[0]
     print(f"openvaala exec on the demo model (pace_ms {args.pace_ms}, load average {load:.1f}):")
     print(line("exec", execs))
+    print(line("exec CPU", cpu))
     print(line("turn alone", turns))
     print(line("python -c pass", bare))
     print(f"  overhead       {overhead * 1000:7.0f} ms  (goal < 500 ms)")
