@@ -144,7 +144,11 @@ class Client:
         start_one: Callable[[], Address] | None = None
         if address is None or token is None:
             data = root_of(data_dir)
-            found = await asyncio.to_thread(ensure_server if start else find_server, data)
+            # Reading the lock and the token file takes microseconds: a thread (the default
+            # executor's first) is worth starting only to wait for a daemon to start.
+            found = find_server(data)
+            if found is None and start:
+                found = await asyncio.to_thread(ensure_server, data)
             if found is None:
                 raise RuntimeError(
                     "no OpenVaala server is running (start one: openvaala serve start)"
