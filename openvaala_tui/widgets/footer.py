@@ -24,6 +24,10 @@ def _shown(screen: Screen[object]) -> tuple[tuple[str, str, str, bool, str | Non
 
 class QuietFooter(Footer):
     _last_shown: tuple[tuple[str, str, str, bool, str | None], ...] | None = None
+    # A rebuild is asked for and has not run yet: it composes the keys of when it runs, so a
+    # second change before then needs no second rebuild (at start, focus moves from the
+    # transcript to the composer before the first one runs).
+    _rebuild_pending = False
 
     def bindings_changed(self, screen: Screen[object]) -> None:
         # Only while its screen is the one shown: under a modal, Textual's own rules apply
@@ -38,4 +42,11 @@ class QuietFooter(Footer):
             if shown == self._last_shown and self._bindings_ready:
                 return
             self._last_shown = shown
+            if self._rebuild_pending and self._bindings_ready:
+                return
+            self._rebuild_pending = True
         super().bindings_changed(screen)
+
+    async def recompose(self) -> None:
+        self._rebuild_pending = False
+        await super().recompose()
