@@ -96,3 +96,28 @@ def test_read_fd_reads_on_when_the_file_grew_after_its_size_was_taken(
     finally:
         monkeypatch.undo()
         os.close(fd)
+
+
+async def test_rows_split_over_statements_by_the_parameter_limit(
+    data_dir: DataDir, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The conversations, sessions and turns rows of a chunk go in multi-row statements of at
+    most `_PARAMETERS` parameters: cut small (1 conversation row of 12 values, 2 session rows of
+    7, 3 turn rows of 6 per statement), every row is still there, in a chunk of several."""
+    store = await Store.open(data_dir)
+    try:
+        for n in range(9):
+            c = created(f"rows {n} \x00" if n == 4 else f"rows {n}")  # a NUL: no special path
+            await store.create_conversation(c)
+            cid, sid = c["conversationId"], c["rootSessionId"]
+            await store.append_items(cid, sid, [item(f"row{n}")])
+            turns = [
+                {"type": "turn_started", "turnId": new_id(), "sessionId": sid} for _ in range(n)
+            ]
+            await store.append_metadata(cid, turns)
+        live = await store.dump_index()
+    finally:
+        await store.close()
+    assert len(live["turns"]) == sum(range(9))
+    monkeypatch.setattr(reindex, "_PARAMETERS", 20)
+    assert await rebuilt_dump(data_dir, tmp_path) == live
