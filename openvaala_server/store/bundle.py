@@ -38,7 +38,7 @@ from openvaala_server.domain.ids import is_valid_id, new_id
 from openvaala_server.store import bundle_copy as copying
 from openvaala_server.store import index as ix
 from openvaala_server.store import journal
-from openvaala_server.store.paths import METADATA_FILE, DataDir
+from openvaala_server.store.paths import IMPORT_STAGING_PREFIX, METADATA_FILE, DataDir
 from openvaala_server.store.reindex import read_meta
 
 
@@ -241,7 +241,7 @@ def import_bundle(
 
     What the index needs of the session journals (counts, searchable text) is not read here:
     `ImportResult.index` says how to count it, which the index does behind the answer."""
-    staging = data_dir.root / f"import-{new_id()}"
+    staging = data_dir.root / f"{IMPORT_STAGING_PREFIX}{new_id()}"
     staging.mkdir(mode=0o700)
     try:
         readable = _seekable(source, staging)

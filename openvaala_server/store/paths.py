@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Final
 
 from openvaala_server.discovery import LOCK_FILE, TOKEN_FILE, data_root
 from openvaala_server.domain.ids import is_valid_id
@@ -39,6 +40,9 @@ METADATA_FILE = "metadata.jsonl"
 JOURNAL_SUFFIX = ".jsonl"
 # A conversation directory renamed to this prefix is being deleted (see Store.delete_conversation).
 TRASH_PREFIX = ".trash-"
+# An import unpacks into <root>/import-<id>/ before one rename moves it into conversations/
+# (store/bundle.py); one left by a crash is removed when the store opens.
+IMPORT_STAGING_PREFIX: Final = "import-"
 
 
 class InvalidId(StoreError, ValueError):

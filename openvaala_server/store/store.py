@@ -40,6 +40,7 @@ from openvaala_server.store import journal
 from openvaala_server.store.checkpoints import JOURNAL_NAME
 from openvaala_server.store.journal import JournalWriteError, JournalWriter
 from openvaala_server.store.paths import (
+    IMPORT_STAGING_PREFIX,
     TRASH_PREFIX,
     CorruptConversation,
     DataDir,
@@ -127,6 +128,7 @@ class Store:
         await writer.start()
         store = cls(data_dir, writer, index)
         await store._finish_deletions()
+        await asyncio.to_thread(_remove_stale_imports, data_dir)
         return store
 
     async def close(self) -> None:
@@ -511,16 +513,36 @@ async def _open_index(data_dir: DataDir) -> ix.Index:
     return await ix.Index.open(data_dir.metadata_db)
 
 
+def _remove_stale_imports(data_dir: DataDir) -> None:
+    """Remove the staging directories of imports cut by a crash: the store is opened only by
+    the server holding the data directory's lock, so no import is under way."""
+    for entry in os.scandir(data_dir.root):
+        name = entry.name
+        staged = name.startswith(IMPORT_STAGING_PREFIX) and entry.is_dir(follow_symlinks=False)
+        if staged and is_valid_id(name.removeprefix(IMPORT_STAGING_PREFIX)):
+            log.warning("removing %s, left by an import that did not finish", name)
+            shutil.rmtree(entry.path, ignore_errors=True)
+
+
 def _read_items(path: Path) -> list[r.Item]:
     """Every item of a session file, picked out in the worker thread too (tens of thousands of
     records: on the event loop that would stall every client)."""
     read = journal.read_journal(path)
-    return [_item(rec) for rec in read.records if rec["type"] == r.ITEM]
+    return [it for rec in read.records if rec["type"] == r.ITEM and (it := _item(rec)) is not None]
 
 
-def _item(record: r.Record) -> r.Item:
+def _item(record: r.Record) -> r.Item | None:
+    """The item of an item record, or None when no reader could use it — not an object, or no
+    string `itemId` and `type` (a hand-edited file or an imported bundle: import checks each
+    line's shape only). Every read skips those, as it skips a line damaged on disk."""
     item = record.get("item")
-    return item if isinstance(item, dict) else {}
+    if (
+        isinstance(item, dict)
+        and isinstance(item.get("itemId"), str)
+        and isinstance(item.get("type"), str)
+    ):
+        return item
+    return None
 
 
 @dataclass(frozen=True)
@@ -548,9 +570,12 @@ def _page(path: Path, before_item: str | None, limit: int | None, hint: int | No
                 record = journal.parse_line(line)
                 if isinstance(record, str) or record["type"] != r.ITEM:
                     continue  # what `_read_items` skips too
+                item = _item(record)
+                if item is None:
+                    continue
                 if limit is not None and len(items) == limit:
                     return _Page(items[::-1], True, start)
-                items.append(_item(record))
+                items.append(item)
                 start = offset
             return _Page(items[::-1], False, start)
     except FileNotFoundError:
@@ -583,5 +608,6 @@ def _carries(line: bytes, item_id: str) -> bool:
     return (
         not isinstance(record, str)
         and record["type"] == r.ITEM
-        and _item(record).get("itemId") == item_id
+        and (item := _item(record)) is not None
+        and item["itemId"] == item_id
     )
