@@ -288,6 +288,8 @@ class RawClient:
             additional_headers={"Authorization": f"Bearer {token}"},
             max_size=None,
             open_timeout=30,
+            proxy=None,  # as the client library connects (openvaala_server/client/connection.py)
+            compression=None,
         )
         client = cls(ws)
         await client.request(

@@ -184,6 +184,11 @@ class Client:
             additional_headers={"Authorization": f"Bearer {self.token}"},
             max_size=None,
             open_timeout=10,
+            # The daemon is on loopback: never through a proxy of the user's environment
+            # (websockets follows http_proxy / all_proxy by default), and no compression —
+            # deflating megabytes of snapshot costs CPU on both ends and saves nothing here.
+            proxy=None,
+            compression=None,
         )
         try:
             await self._initialize(ws)
