@@ -55,3 +55,13 @@ def fake_provider(
 ) -> Iterator[FakeProvider]:
     """Parametrized over all three wire formats: a test using it runs once per format."""
     yield from _serve(request.param, monkeypatch)
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeProvider]:
+    """The Chat Completions fake most daemon tests script: a daemon's config names it with
+    `fake.config_toml("fake")`, and its key is in the environment the daemon inherits."""
+    with FakeProvider(wire=CHAT) as fake:
+        for key, value in fake.env.items():
+            monkeypatch.setenv(key, value)
+        yield fake

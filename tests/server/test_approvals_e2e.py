@@ -8,7 +8,7 @@ model receives after a denial.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,6 @@ import pytest
 from openvaala_server.client import Client, RpcError
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
-from tests.fakes.wire import CHAT
 from tests.support.daemon import Daemon
 from tests.support.errors import error_data
 from tests.support.events import (
@@ -53,14 +52,6 @@ def fake_config(fake: FakeProvider, approval: str) -> str:
         + f'\n[agents.default]\ndescription = "test"\nmodel = "fake"\napproval = "{approval}"\n'
         + "\n[retry]\nbase_delay_s = 0.01\nmax_delay_s = 0.05\n"
     )
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeProvider]:
-    with FakeProvider(wire=CHAT) as fake:
-        for key, value in fake.env.items():
-            monkeypatch.setenv(key, value)
-        yield fake
 
 
 async def send(client: Client, cid: str, text: str) -> None:

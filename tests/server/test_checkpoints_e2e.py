@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,20 +16,11 @@ from openvaala_server.client import RpcError
 from openvaala_server.config import ConfigError, parse_config
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
-from tests.fakes.wire import CHAT
 from tests.support.daemon import Daemon
 from tests.support.errors import error_data
 from tests.support.events import completed_items, new_conversation, run_turn
 
 Factory = Callable[..., Daemon]
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeProvider]:
-    with FakeProvider(wire=CHAT) as fake:
-        for key, value in fake.env.items():
-            monkeypatch.setenv(key, value)
-        yield fake
 
 
 def config(fake: FakeProvider, extra: str = "") -> str:

@@ -6,7 +6,6 @@ undo stays within the fork's own turns; an exported and imported copy keeps all 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,18 +14,9 @@ import pytest
 from openvaala_server.client import Client, RpcError
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
-from tests.fakes.wire import CHAT
 from tests.support.daemon import Daemon
 from tests.support.errors import error_data
 from tests.support.events import completed_items, new_conversation, run_turn
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeProvider]:
-    with FakeProvider(wire=CHAT) as fake:
-        for key, value in fake.env.items():
-            monkeypatch.setenv(key, value)
-        yield fake
 
 
 def config(fake: FakeProvider) -> str:

@@ -3,25 +3,14 @@ its kind, its diff and (small files) the text before and after, which clients re
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-
-import pytest
+from collections.abc import Callable
 
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
-from tests.fakes.wire import CHAT
 from tests.support.daemon import Daemon
 from tests.support.events import completed_items, new_conversation, run_turn
 
 Factory = Callable[..., Daemon]
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeProvider]:
-    with FakeProvider(wire=CHAT) as fake:
-        for key, value in fake.env.items():
-            monkeypatch.setenv(key, value)
-        yield fake
 
 
 async def test_patch_and_edit_results_carry_per_file_changes(

@@ -4,13 +4,10 @@ snapshot of a client that joins later, survives a restart, and a bad plan is ref
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
-
-import pytest
+from collections.abc import Callable
 
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
-from tests.fakes.wire import CHAT
 from tests.support.daemon import Daemon
 from tests.support.events import (
     collect_until,
@@ -27,14 +24,6 @@ STEPS = [
     {"step": "Fix the parser", "status": "in_progress"},
     {"step": "Run the suite", "status": "pending"},
 ]
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeProvider]:
-    with FakeProvider(wire=CHAT) as fake:
-        for key, value in fake.env.items():
-            monkeypatch.setenv(key, value)
-        yield fake
 
 
 def config(fake: FakeProvider) -> str:

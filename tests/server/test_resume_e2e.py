@@ -4,7 +4,6 @@ and the shell call that was running is marked interrupted and not run again."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -12,17 +11,8 @@ import pytest
 from openvaala_server.client import RpcError
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
-from tests.fakes.wire import CHAT
 from tests.support.daemon import Daemon
 from tests.support.events import collect_until, new_conversation, tool_started, turn_ended
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeProvider]:
-    with FakeProvider(wire=CHAT) as fake:
-        for key, value in fake.env.items():
-            monkeypatch.setenv(key, value)
-        yield fake
 
 
 def _config(fake: FakeProvider) -> str:

@@ -3,27 +3,16 @@ results reach the model's next request, and `apply_patch` goes through the sandb
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
-from tests.fakes.wire import CHAT
 from tests.support.daemon import Daemon
 from tests.support.events import collect_until, completed_items, new_conversation, turn_ended
 
 Factory = Callable[..., Daemon]
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeProvider]:
-    with FakeProvider(wire=CHAT) as fake:
-        for key, value in fake.env.items():
-            monkeypatch.setenv(key, value)
-        yield fake
 
 
 def config(fake: FakeProvider, approval: str = "escalate", tools: str = "") -> str:

@@ -3,7 +3,6 @@ an apply_patch result drawn as a coloured diff, and `/mcp` listing the MCP serve
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,17 +13,8 @@ from openvaala_tui.app import VaalaApp
 from openvaala_tui.widgets.items import ToolBlock
 from openvaala_tui.widgets.plan import PlanPanel
 from tests.fakes.providers import FakeProvider
-from tests.fakes.wire import CHAT
 from tests.support.toolbox import ORIGINAL, plan_and_patch, toolbox_config
 from tests.tui.conftest import Clients, notices, ready, type_and_send, wait_for
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeProvider]:
-    with FakeProvider(wire=CHAT) as fake:
-        for key, value in fake.env.items():
-            monkeypatch.setenv(key, value)
-        yield fake
 
 
 def styles_of(content: Content, fragment: str) -> set[str]:

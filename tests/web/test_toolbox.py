@@ -4,27 +4,18 @@ removed lines styled, and the MCP servers panel (a real SDK server ready, one th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 from playwright.sync_api import expect
 
 from tests.fakes.providers import FakeProvider
-from tests.fakes.wire import CHAT
 from tests.support.daemon import Daemon
 from tests.support.toolbox import ORIGINAL, plan_and_patch, toolbox_config
 from tests.web.conftest import WebUI
 
 DaemonFactory = Callable[..., Daemon]
 UIFactory = Callable[[Daemon], WebUI]
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeProvider]:
-    with FakeProvider(wire=CHAT) as fake:
-        for key, value in fake.env.items():
-            monkeypatch.setenv(key, value)
-        yield fake
 
 
 @pytest.mark.timeout(180)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -17,21 +17,12 @@ import pytest
 from openvaala_server.client import Client
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
-from tests.fakes.wire import CHAT
 from tests.server.mcp.conftest import SERVER
 from tests.support.daemon import Daemon
 from tests.support.events import completed_items, new_conversation, run_turn
 
 Factory = Callable[..., Daemon]
 HUNG_TIMEOUT_S = 2
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeProvider]:
-    with FakeProvider(wire=CHAT) as fake:
-        for key, value in fake.env.items():
-            monkeypatch.setenv(key, value)
-        yield fake
 
 
 def config(fake: FakeProvider, url: str) -> str:
