@@ -160,6 +160,11 @@ class ConversationManager:
             provider.retire()
         return provider
 
+    def kept_providers(self) -> list[Provider]:
+        """Every provider kept for later calls: a release (runtime/warmup.py `forget`) clears
+        what each holds of a history, not only the one of the session's current model."""
+        return [provider for _, provider in self._providers.values()]
+
     def retire_stale_providers(self) -> None:
         """After a reload: providers whose model changed or went away release their connections
         (once the turns still streaming from them are done)."""

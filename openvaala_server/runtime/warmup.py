@@ -108,8 +108,11 @@ async def prepare_all(conv: Conversation, sessions: list[LiveSession]) -> None:
 
 
 def forget(runtime: Services, sessions: list[LiveSession], released: list[list[Item]]) -> None:
-    """The histories `released` were let go: drop what their providers hold of them too."""
-    assemblers = {id(a): a for s in sessions if (a := assembler_of(runtime, s))}
+    """The histories `released` were let go: drop what the providers hold of them too — every
+    kept provider's, since a session that changed model left a prefix with its earlier one."""
+    kept = (getattr(p, "assembler", None) for p in runtime.kept_providers())
+    current = (assembler_of(runtime, s) for s in sessions)
+    assemblers = {id(a): a for a in (*kept, *current) if isinstance(a, Assembler)}
     for assembler in assemblers.values():
         for items in released:
             assembler.forget(items)

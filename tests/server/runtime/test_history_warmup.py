@@ -41,6 +41,13 @@ base_url = "http://127.0.0.1:9/v1"
 context_window = 10000000
 max_output_tokens = 1000
 
+[models.other]
+provider = "openai"
+model = "m2"
+base_url = "http://127.0.0.1:9/v1"
+context_window = 10000000
+max_output_tokens = 1000
+
 [agents.default]
 description = "test"
 model = "http"
@@ -276,3 +283,27 @@ async def test_the_newest_pages_are_read_without_waiting_for_the_whole_history(
     page = await runtime.read(cid, None, ids[-70], 100)
     assert [i["itemId"] for i in page["items"]] == ids[-170:-70] and page["hasMore"]
     await conv.ensure_history()
+
+
+async def test_a_release_after_a_model_change_lets_go_of_the_earlier_models_prefix(
+    opened: tuple[ConversationManager, str, list[str]],
+) -> None:
+    """The session was warmed up for its first model, then switched to another: when its history
+    is let go, the first model's provider (still kept for other conversations) must not keep
+    the prefix, and with it every item of the history."""
+    runtime, cid, _ = opened
+    conv = await runtime.open(cid)
+    await conv.ensure_history()
+    assert conv.warming is not None
+    await asyncio.wait_for(conv.warming.wait(), 10)
+    first = runtime.provider("http")
+    assert len(first.assembler) == 1  # type: ignore[attr-defined]
+    await runtime.set_model(cid, conv.root.session_id, "other")
+    assert conv.root.model == "other"
+
+    watcher = Watcher()
+    conv.hub.subscribe(watcher)
+    conv.hub.unsubscribe(watcher)
+    assert not conv.root.history_complete
+    assert len(first.assembler) == 0  # type: ignore[attr-defined]
+    assert len(first.assembler.cache) == 0  # type: ignore[attr-defined]
