@@ -37,6 +37,9 @@ def bundle_routes(runtime: ConversationManager) -> list[Route]:
         except errors.OpenVaalaError as exc:
             spool.close()
             return _error(exc)
+        except BaseException:  # cancelled (the client went away): export_to waited for its thread
+            spool.close()
+            raise
         spool.seek(0)
 
         async def stream() -> AsyncIterator[bytes]:

@@ -12,10 +12,12 @@ It holds the exported conversation and every conversation it was forked or rewou
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Final, NotRequired, TypedDict
 
 from openvaala_server.domain.ids import is_valid_id
+from openvaala_server.domain.images import parse_file_name
 
 FORMAT: Final = "openvaala-bundle"
 VERSION: Final = 2
@@ -61,15 +63,30 @@ class Manifest(TypedDict):
 
 
 def excluded(rel: str) -> bool:
-    """Files of a conversation directory a bundle leaves out: locks, the snapshot store's stat
-    cache (it describes this machine's files), temporary files."""
-    name = rel.rsplit("/", 1)[-1]
-    return (
-        name.endswith(".lock")
-        or name.startswith(".tmp-")
-        or rel == "checkpoints/index"
-        or (name.startswith(".") and ".tmp" in name)
-    )
+    """Files of a conversation directory a bundle leaves out: everything but `kept` ones (locks,
+    temporary files, the snapshot store's stat cache and its git files, which describe this
+    machine or would be honoured by git)."""
+    return not kept(rel)
+
+
+# What OpenVaala itself writes in a conversation directory, and all an import keeps: the
+# journals (and a torn tail moved aside), the images, and the snapshot store's loose objects.
+# Anything else would be a file git, or some later version, honours without having written it:
+# a bundle's `checkpoints/config` could name a filter or an fsmonitor command that the next
+# snapshot runs (docs/security.md, "Bundles").
+_JOURNAL: Final = re.compile(r"(metadata|checkpoints|[0-9a-f]{32})\.jsonl(\.torn-[0-9]{1,9})?")
+_OBJECT: Final = re.compile(r"checkpoints/objects/[0-9a-f]{2}/[0-9a-f]{38}")
+# The snapshot store's own git files, written by bundles of earlier versions: skipped at
+# import (the store writes its own), never refused.
+GIT_FILES: Final = "checkpoints/"
+
+
+def kept(rel: str) -> bool:
+    """Whether `rel` (relative to a conversation directory) is a file OpenVaala writes there."""
+    if _JOURNAL.fullmatch(rel) or _OBJECT.fullmatch(rel):
+        return True
+    folder, _, name = rel.partition("/")
+    return folder == "attachments" and parse_file_name(name) is not None
 
 
 def safe_relpath(rel: str) -> bool:
@@ -96,7 +113,7 @@ def parse_manifest(value: object) -> Manifest:
     if not isinstance(value, dict) or value.get("format") != FORMAT:
         raise BundleError("not an OpenVaala bundle: manifest.json has no format 'openvaala-bundle'")
     version = value.get("version")
-    if not isinstance(version, int):
+    if not isinstance(version, int) or isinstance(version, bool):  # True is an int in Python
         raise BundleError("manifest.json: version is not a number")
     if version > VERSION:
         raise BundleError(

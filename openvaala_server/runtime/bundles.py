@@ -2,13 +2,21 @@
 
 The bundle format and its checks are domain/bundle.py and store/bundle.py; this runs them off the
 event loop, turns their refusals into protocol errors and indexes what was imported.
+
+A thread cannot be cancelled: when the request is (its client went away), the awaiting side still
+waits for the thread to end before it returns, so the file the thread writes or reads is closed
+after it, never under it; an import that got as far as moving conversations into place still
+indexes them. Then the cancellation goes on (docs/design.md, "Structured concurrency").
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-from typing import IO, TYPE_CHECKING
+from collections.abc import Awaitable
+from typing import IO, TYPE_CHECKING, TypeVar
+
+import anyio
 
 from openvaala_server import errors
 from openvaala_server.domain.bundle import ON_CONFLICT, BundleError
@@ -17,6 +25,35 @@ from openvaala_server.store import bundle as store_bundle
 
 if TYPE_CHECKING:
     from openvaala_server.runtime.manager import ConversationManager
+
+T = TypeVar("T")
+
+
+async def _to_the_end(work: Awaitable[T]) -> tuple[asyncio.Future[T], BaseException | None]:
+    """`work` run to its end even if the caller is cancelled meanwhile: it (done), and the
+    cancellation that arrived, to be raised once the caller has finished what must be finished."""
+    future = asyncio.ensure_future(work)
+    cancelled: BaseException | None = None
+    # Shielded from the connection's cancel scope (anyio delivers it again at every wake-up, a
+    # busy loop for as long as the thread runs; it reaches the caller at its next await), and
+    # a task's own cancel() is caught and kept.
+    with anyio.CancelScope(shield=True):
+        while not future.done():
+            try:
+                await asyncio.wait([future])
+            except asyncio.CancelledError as exc:  # waited for again: the thread runs on
+                cancelled = exc
+    return future, cancelled
+
+
+async def _finished(work: Awaitable[T]) -> T:
+    """`work`'s result, once it ended; a cancellation of the caller is raised after that."""
+    future, cancelled = await _to_the_end(work)
+    if cancelled is not None:
+        if not future.cancelled():
+            future.exception()  # retrieved: it is the cancellation that goes on
+        raise cancelled
+    return future.result()
 
 
 def _check_path(path: str, param: str) -> str:
@@ -54,7 +91,9 @@ async def export_to(runtime: ConversationManager, cid: str, out: IO[bytes]) -> w
     await _known(runtime, cid)
     data_dir = runtime.store.data_dir
     try:
-        manifest, missing = await asyncio.to_thread(store_bundle.export_bundle, data_dir, cid, out)
+        manifest, missing = await _finished(
+            asyncio.to_thread(store_bundle.export_bundle, data_dir, cid, out)
+        )
     except (OSError, ValueError) as exc:
         raise errors.StorageFailed(f"could not export conversation {cid}: {exc}") from None
     return {
@@ -73,8 +112,8 @@ async def import_from(
         )
     if cwd is not None:
         cwd = _check_path(cwd, "cwd")
-    try:
-        result = await asyncio.to_thread(
+    work, cancelled = await _to_the_end(
+        asyncio.to_thread(
             store_bundle.import_bundle,
             runtime.store.data_dir,
             source,
@@ -82,14 +121,24 @@ async def import_from(
             on_conflict=on_conflict,
             cwd=cwd,
         )
+    )
+    try:
+        if cancelled is not None and work.exception() is not None:
+            raise cancelled
+        result = work.result()
     except BundleError as exc:
         raise errors.BundleInvalid(f"the bundle was refused, nothing was imported: {exc}") from None
     except store_bundle.ImportConflict as exc:
         raise errors.ImportConflict(str(exc), conversations=exc.ids) from None
     except OSError as exc:
         raise errors.StorageFailed(f"could not import: {exc.strerror or exc}") from None
-    for cid in result.imported:
-        await runtime.store_call(runtime.store.index_new(cid, result.index[cid]))
+    # In place now: indexed even if the request was cancelled meanwhile, else they would be
+    # on disk and never listed until a reindex.
+    indexed, cancelled_again = await _to_the_end(_index(runtime, result))
+    indexed.result()
+    stop = cancelled or cancelled_again
+    if stop is not None:
+        raise stop
     return {
         "conversationId": result.conversation_id
         if result.conversation_id in result.imported
@@ -98,6 +147,11 @@ async def import_from(
         "skipped": result.skipped,
         "renamed": result.renamed,
     }
+
+
+async def _index(runtime: ConversationManager, result: store_bundle.ImportResult) -> None:
+    for cid in result.imported:
+        await runtime.store_call(runtime.store.index_new(cid, result.index[cid]))
 
 
 async def import_from_file(

@@ -38,8 +38,14 @@ from openvaala_server.domain.ids import is_valid_id, new_id
 from openvaala_server.store import bundle_copy as copying
 from openvaala_server.store import index as ix
 from openvaala_server.store import journal
-from openvaala_server.store.paths import IMPORT_STAGING_PREFIX, METADATA_FILE, DataDir
-from openvaala_server.store.reindex import read_meta
+from openvaala_server.store.paths import (
+    IMPORT_STAGING_PREFIX,
+    METADATA_FILE,
+    CorruptConversation,
+    DataDir,
+    FormatTooNew,
+)
+from openvaala_server.store.reindex import fold_meta, read_meta
 
 
 class ImportConflict(Exception):
@@ -159,9 +165,23 @@ def export_bundle(data_dir: DataDir, cid: str, out: IO[bytes]) -> tuple[b.Manife
         "exportedAt": r.utc_now(),
         "conversations": entries,
     }
-    mtime = int(time.time())
     out.flush()
-    fd = out.fileno()
+    # A descriptor of our own: if `out` is closed while this runs (its caller gone), this never
+    # writes into whatever file was given the old descriptor's number next.
+    fd = os.dup(out.fileno())
+    try:
+        _write_tar(fd, manifest, plan)
+    finally:
+        os.close(fd)
+    out.seek(0, os.SEEK_END)  # the file object's position, for its caller
+    return manifest, missing
+
+
+def _write_tar(
+    fd: int, manifest: b.Manifest, plan: list[tuple[str, list[tuple[str, Path, int]]]]
+) -> None:
+    entries = manifest["conversations"]
+    mtime = int(time.time())
     placeholder = orjson.dumps(manifest, option=orjson.OPT_INDENT_2)
     copying.write_all(fd, copying.tar_header(b.MANIFEST, len(placeholder), mtime))
     manifest_at = os.lseek(fd, 0, os.SEEK_CUR)
@@ -208,8 +228,6 @@ def export_bundle(data_dir: DataDir, cid: str, out: IO[bytes]) -> tuple[b.Manife
     os.pwrite(fd, data, manifest_at)
     end = os.lseek(fd, 0, os.SEEK_CUR) + 2 * tarfile.BLOCKSIZE
     copying.write_all(fd, bytes(2 * tarfile.BLOCKSIZE + -end % tarfile.RECORDSIZE))
-    out.seek(0, os.SEEK_END)  # the file object's position, for its caller
-    return manifest, missing
 
 
 _UNKNOWN = "0" * 8  # a checksum not computed yet: as long as a CRC-32 in hex
@@ -332,13 +350,18 @@ def _unpack(source: IO[bytes], staging: Path) -> b.Manifest:
         tar = tarfile.open(fileobj=source, mode="r:")  # noqa: SIM115 - closed below
     except (tarfile.TarError, EOFError, OSError) as exc:
         raise b.BundleError(f"not a bundle (not a tar archive): {exc}") from None
-    with tar, copying.Tasks() as pool:
-        manifest, first_lines = _stage_members(tar, source.fileno(), staging, pool)
+    # The workers read a descriptor of our own, closed once they are done.
+    fd = os.dup(source.fileno())
+    try:
+        with tar, copying.Tasks() as pool:
+            manifest, first_lines = _stage_members(tar, fd, staging, pool)
+    finally:
+        os.close(fd)
     for entry in manifest["conversations"]:
         cid = entry["conversationId"]
         if cid not in first_lines:
             raise b.BundleError(f"conversation {cid} has no metadata.jsonl")
-        _check_created(first_lines[cid], cid)
+        _check_created(first_lines[cid], cid, staging / cid / METADATA_FILE)
     for entry in manifest["conversations"]:
         (staging / entry["conversationId"]).mkdir(mode=0o700, exist_ok=True)
     # Each conversation's directories hold the new files' entries; `staging` itself only the
@@ -363,14 +386,16 @@ def _stage_members(
     first_lines: dict[str, bytes] = {}
     total = 0
     try:
-        for count, member in enumerate(tar):
+        for count, member in enumerate(tar, start=1):
             if count > b.MAX_MEMBERS:
                 raise b.BundleError(f"more than {b.MAX_MEMBERS} members")
             name = member.name
             if member.isdir() and manifest is not None:
                 b.split_member(name.rstrip("/") + "/x")  # checked, then nothing to write
                 continue
-            if not member.isreg():
+            # A sparse member passes isreg() but its size is the expanded one, not what follows
+            # its header; CONTTYPE and other types tarfile reads as files are not ours either.
+            if member.type not in _FILE_TYPES or member.issparse():
                 raise b.BundleError(
                     f"member {name[:200]!r} is a {_kind(member)}: only regular files are allowed"
                 )
@@ -399,6 +424,13 @@ def _stage_members(
             seen.add((cid, rel))
             if member.size != want["size"]:
                 raise b.BundleError(f"member {name[:200]!r} does not have the manifest's size")
+            if not b.kept(rel):
+                if rel.startswith(b.GIT_FILES):  # the snapshot store writes its own
+                    continue
+                raise b.BundleError(
+                    f"member {name[:200]!r} is not a file OpenVaala keeps in a conversation "
+                    "(journals, attachments/, checkpoints/objects/)"
+                )
             target = staging / cid / rel
             target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             lines = copying.JournalLines() if rel.endswith(".jsonl") else None
@@ -411,7 +443,9 @@ def _stage_members(
             window.append(_Staged(name, want, copied, digest, lines, of))
             while len(window) > _IN_FLIGHT:
                 _finished(window.popleft(), first_lines)
-    except (tarfile.TarError, EOFError) as exc:
+    except (tarfile.TarError, EOFError, ValueError, UnicodeError) as exc:
+        if isinstance(exc, b.BundleError):
+            raise
         raise b.BundleError(f"the bundle is damaged or truncated: {exc}") from None
     if manifest is None:
         raise b.BundleError("not a bundle: it is empty")
@@ -455,6 +489,9 @@ def _finished(member: _Staged, first_lines: dict[str, bytes]) -> None:
         first_lines[member.metadata_of] = bytes(member.lines.first)
 
 
+_FILE_TYPES: frozenset[bytes] = frozenset({tarfile.REGTYPE, tarfile.AREGTYPE})
+
+
 def _stage(src: int, offset: int, size: int, target: Path) -> None:
     """Copy `size` bytes at `offset` of the bundle into a new file at `target`, durably (a
     worker hashes the same bytes meanwhile)."""
@@ -467,6 +504,8 @@ def _stage(src: int, offset: int, size: int, target: Path) -> None:
 
 
 def _kind(member: tarfile.TarInfo) -> str:
+    if member.issparse():
+        return "sparse file"
     if member.issym():
         return "symlink"
     if member.islnk():
@@ -478,18 +517,21 @@ def _kind(member: tarfile.TarInfo) -> str:
     return "special file"
 
 
-def _check_created(line: bytes, cid: str) -> None:
-    """The first record of metadata.jsonl creates this conversation, in a format known here:
-    what the store needs to open it (a later record it cannot use is skipped when folded)."""
-    try:
-        record = orjson.loads(line)
-    except orjson.JSONDecodeError as exc:
-        raise b.BundleError(f"conversation {cid}: metadata.jsonl: {exc}") from None
-    if not isinstance(record, dict) or record.get("conversationId") != cid:
+def _check_created(line: bytes, cid: str, staged: Path) -> None:
+    """The first record of metadata.jsonl creates this conversation, in a format known here,
+    and the whole file folds as the store folds it when it opens the conversation (a record
+    the journal reader would skip, such as `"seq": "1"`, must not be the creation: imported,
+    such a conversation could be neither listed nor opened, and would clash with every later
+    import of it)."""
+    record = journal.parse_line(line)
+    if isinstance(record, str):
+        raise b.BundleError(f"conversation {cid}: metadata.jsonl: the first record: {record}")
+    if record.get("conversationId") != cid:
         raise b.BundleError(f"conversation {cid}: metadata.jsonl does not describe it")
     try:
         m.created_from(record)  # also refuses a newer format, saying so
-    except m.MetaError as exc:
+        fold_meta(Path(METADATA_FILE), journal.read_journal(staged))
+    except (m.MetaError, FormatTooNew, CorruptConversation) as exc:
         raise b.BundleError(f"conversation {cid}: {exc}") from None
 
 

@@ -19,6 +19,7 @@ import contextlib
 import hashlib
 import os
 import re
+import secrets
 import shutil
 import stat
 import tempfile
@@ -72,6 +73,44 @@ def _git_env() -> dict[str, str]:
     return env
 
 
+_HEAD: Final = "ref: refs/heads/main\n"
+# sharedRepository = 0600: git writes its objects and index for the owner only, as every other
+# file of the data directory is (docs/security.md).
+_CONFIG: Final = (
+    "[core]\n\trepositoryformatversion = 0\n\tbare = true\n\tautocrlf = false\n"
+    "\tfilemode = true\n\tsymlinks = true\n\tuntrackedCache = true\n"
+    "\tsharedRepository = 0600\n[gc]\n\tauto = 0\n"
+)
+# What the repository may hold: what `ensure` writes, the loose objects and the private index
+# (its stat cache); and locks (`*.lock`, git's and ours), which git never reads as settings.
+_KEPT: Final = frozenset({"objects", "refs", "index", "HEAD", "config"})
+_FANOUT: Final = re.compile(r"[0-9a-f]{2}")
+# Passed on every git command line, over anything a config file says (defence in depth: the
+# config is ours, see `ensure`): no hooks, no fsmonitor command, no attributes file, no
+# alternate object stores.
+_GIT_OPTIONS: Final = (
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    f"core.hooksPath={os.devnull}",
+    "-c",
+    f"core.attributesFile={os.devnull}",
+    "-c",
+    "core.sshCommand=false",
+    "-c",
+    "protocol.allow=never",
+)
+# The header of a loose object ("blob <size>\0") is at most this long.
+_HEADER_BYTES: Final = 32
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
+
+
 class SnapshotStore:
     def __init__(
         self,
@@ -91,20 +130,41 @@ class SnapshotStore:
     # -- the repository -----------------------------------------------------------------
 
     def ensure(self) -> None:
-        if (self.git_dir / "objects").is_dir():
-            return
+        """Make the repository ours before git runs on it: `config` and `HEAD` with our own
+        content, empty `refs/`, and nothing else git would honour (`info/attributes` naming a
+        filter, `hooks/`, `objects/info/alternates` pointing at objects elsewhere, `commondir`,
+        `packed-refs`, `shallow`, ...): only the loose objects and the private index are kept.
+        A conversation directory may come from a bundle, and git runs commands its repository
+        names (docs/security.md, "The snapshot store"). Checked at every use (a few system
+        calls; a snapshot starts a process anyway), rewritten only when it differs, by rename,
+        so a git reading it meanwhile sees one or the other."""
         self.git_dir.mkdir(mode=0o700, exist_ok=True)
-        for sub in ("objects", "refs", "info"):
-            (self.git_dir / sub).mkdir(mode=0o700, exist_ok=True)
-        _write_private(self.git_dir / "HEAD", "ref: refs/heads/main\n")
-        # sharedRepository = 0600: git writes its objects and index for the owner only, as every
-        # other file of the data directory is (docs/security.md).
-        _write_private(
-            self.git_dir / "config",
-            "[core]\n\trepositoryformatversion = 0\n\tbare = true\n\tautocrlf = false\n"
-            "\tfilemode = true\n\tsymlinks = true\n\tuntrackedCache = true\n"
-            "\tsharedRepository = 0600\n[gc]\n\tauto = 0\n",
-        )
+        with os.scandir(self.git_dir) as found:
+            for entry in found:
+                if entry.name not in _KEPT and not entry.name.endswith(".lock"):
+                    _remove(Path(entry.path))
+        objects = self.git_dir / "objects"
+        objects.mkdir(mode=0o700, exist_ok=True)
+        with os.scandir(objects) as found:
+            for entry in found:  # info/ (alternates), pack/ (none of ours), ...
+                if not (_FANOUT.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False)):
+                    _remove(Path(entry.path))
+        refs = self.git_dir / "refs"  # we keep no ref
+        if refs.is_symlink() or not refs.is_dir() or os.listdir(refs):
+            _remove(refs)
+            refs.mkdir(mode=0o700)
+        for name, text in (("HEAD", _HEAD), ("config", _CONFIG)):
+            path = self.git_dir / name
+            try:
+                same = not path.is_symlink() and path.read_text() == text
+            except (OSError, UnicodeError):
+                same = False
+            if not same:
+                if path.is_dir() and not path.is_symlink():
+                    _remove(path)
+                tmp = self.git_dir / f"{name}.{secrets.token_hex(4)}.lock"
+                _write_private(tmp, text)
+                os.replace(tmp, path)
 
     def size_bytes(self) -> int:
         total = 0
@@ -136,11 +196,29 @@ class SnapshotStore:
         return self._object_path(sha).is_file()
 
     def read_blob(self, sha: str) -> bytes:
+        raw = self._inflate(sha)
+        return raw[raw.index(b"\0") + 1 :]
+
+    def _inflate(self, sha: str) -> bytes:
+        """A loose object, header and all, inflated no further than the largest file a
+        checkpoint stores: an object of a bundle could otherwise inflate a thousandfold."""
         try:
-            raw = zlib.decompress(self._object_path(sha).read_bytes())
+            packed = self._object_path(sha).read_bytes()
         except FileNotFoundError:
             raise SnapshotError(f"the snapshot {sha} is no longer stored") from None
-        return raw[raw.index(b"\0") + 1 :]
+        inflate = zlib.decompressobj()
+        try:
+            raw = inflate.decompress(packed, self.max_file_bytes + _HEADER_BYTES)
+        except zlib.error as exc:
+            raise SnapshotError(f"the snapshot {sha} is damaged: {exc}") from None
+        if inflate.unconsumed_tail:
+            raise SnapshotError(
+                f"the snapshot {sha} is larger than the checkpoint limit of "
+                f"{self.max_file_bytes} bytes"
+            )
+        if not inflate.eof or b"\0" not in raw[:_HEADER_BYTES]:
+            raise SnapshotError(f"the snapshot {sha} is damaged")
+        return raw
 
     def gc(self, keep: set[str]) -> None:
         """Remove every object not in `keep`, and the index (its stat cache names objects; the
@@ -231,6 +309,7 @@ class SnapshotStore:
         failure (`add` exits 1 when a path it was named is ignored, having done the rest)."""
         proc = await asyncio.create_subprocess_exec(
             "git",
+            *_GIT_OPTIONS,
             f"--git-dir={self.git_dir}",
             f"--work-tree={self.work_tree}",
             *args,
@@ -330,6 +409,7 @@ class SnapshotStore:
         spec = [".", *(f":(exclude){e}" for e in self.excludes)]
         proc = await asyncio.create_subprocess_exec(
             "git",
+            *_GIT_OPTIONS,
             f"--git-dir={self.git_dir}",
             f"--work-tree={self.work_tree}",
             "ls-files",
@@ -375,10 +455,7 @@ class SnapshotStore:
 
     def _tree(self, sha: str) -> dict[str, tuple[str, str]]:
         """A tree object's entries: name → (mode, sha). Ours are loose objects (no gc)."""
-        try:
-            raw = zlib.decompress(self._object_path(sha).read_bytes())
-        except FileNotFoundError:
-            raise SnapshotError(f"the snapshot {sha} is no longer stored") from None
+        raw = self._inflate(sha)
         body = raw[raw.index(b"\0") + 1 :]
         entries: dict[str, tuple[str, str]] = {}
         at = 0
@@ -447,6 +524,7 @@ class SnapshotStore:
         """The paths git does not ignore (`.gitignore` files of the tree: `check-ignore`)."""
         if not paths:
             return []
+        await asyncio.to_thread(self.ensure)
         listed = b"".join(p.encode() + b"\0" for p in paths)
         out = await self._git("check-ignore", "-z", "--no-index", "--stdin", stdin=listed, ok=1)
         ignored = {os.fsdecode(n) for n in out.split(b"\0") if n}
@@ -465,6 +543,7 @@ class SnapshotStore:
         """(path, before, after) of every file that differs from the snapshot `tree` now: the
         private index is brought up to date (`add -A`; only for the `changed` paths when they
         are known) and compared with `tree` (`diff-index`, for those paths)."""
+        await asyncio.to_thread(self.ensure)
         spec = await self._add(changed)
         if spec == []:
             return []

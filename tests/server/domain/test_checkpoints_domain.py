@@ -114,6 +114,9 @@ def test_member_names_and_manifest() -> None:
         b.parse_manifest({**good, "version": 3})
     with pytest.raises(b.BundleError, match="no bundle format 0"):
         b.parse_manifest({**good, "version": 0})
+    for version in (True, "1", 1.0):  # True would be read as format 1 (a bool is an int)
+        with pytest.raises(b.BundleError, match="version is not a number"):
+            b.parse_manifest({**good, "version": version})
     # Format 1 gave each file a SHA-256, format 2 a CRC-32: each is read with its own.
     sha = {"path": "a", "size": 1, "sha256": "0" * 64}
     crc = {"path": "a", "size": 1, "crc32": "0" * 8}
@@ -137,7 +140,24 @@ def test_member_names_and_manifest() -> None:
     with pytest.raises(b.BundleError, match="malformed"):
         b.parse_manifest({**good, "conversations": [{"conversationId": ID1, "files": huge}]})
     assert b.excluded("checkpoints/index") and b.excluded("runtime.lock")
-    assert not b.excluded("checkpoints/objects/ab/cdef")
+    assert not b.excluded("checkpoints/objects/ab/" + "c" * 38)
+    # Only what OpenVaala writes in a conversation directory is exported or imported.
+    kept = ["metadata.jsonl", f"{ID1}.jsonl", "checkpoints.jsonl", "metadata.jsonl.torn-2"]
+    kept += ["attachments/" + "a" * 64 + ".png", "checkpoints/objects/ab/" + "c" * 38]
+    assert all(b.kept(rel) for rel in kept)
+    for rel in (
+        "checkpoints/config",
+        "checkpoints/HEAD",
+        "checkpoints/info/attributes",
+        "checkpoints/hooks/pre-commit",
+        "checkpoints/objects/info/alternates",
+        "checkpoints/objects/ab/cdef",
+        "attachments/shot.png",
+        "attachments/x/" + "a" * 64 + ".png",
+        "notes.txt",
+        "Metadata.jsonl",
+    ):
+        assert not b.kept(rel), rel
 
 
 def test_remap_keeps_the_copies_tree() -> None:

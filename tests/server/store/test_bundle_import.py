@@ -154,7 +154,8 @@ async def test_round_trip_is_byte_identical_and_a_pipe_can_be_the_source(
     cid, _sid = await _conversation(store, [f"message {n} " * 50 for n in range(200)])
     attachments = data_dir.conversation_dir(cid) / "attachments"
     attachments.mkdir()
-    (attachments / "shot.png").write_bytes(os.urandom(3 * 1024 * 1024 + 7))
+    shot = os.urandom(3 * 1024 * 1024 + 7)
+    (attachments / f"{hashlib.sha256(shot).hexdigest()}.png").write_bytes(shot)
     bundle = _export(data_dir, cid, tmp_path / "b.tar")
     with tarfile.open(tmp_path / "b.tar") as tar:  # a plain tar that `tar` reads
         assert tar.getnames()[0] == b.MANIFEST
