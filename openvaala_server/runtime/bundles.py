@@ -17,6 +17,7 @@ from collections.abc import Awaitable
 from typing import IO, TYPE_CHECKING, TypeVar
 
 import anyio
+import anyio.lowlevel
 
 from openvaala_server import errors
 from openvaala_server.domain.bundle import ON_CONFLICT, BundleError
@@ -49,6 +50,7 @@ async def _to_the_end(work: Awaitable[T]) -> tuple[asyncio.Future[T], BaseExcept
 async def _finished(work: Awaitable[T]) -> T:
     """`work`'s result, once it ended; a cancellation of the caller is raised after that."""
     future, cancelled = await _to_the_end(work)
+    await anyio.lowlevel.checkpoint_if_cancelled()  # the connection's scope, cancelled meanwhile
     if cancelled is not None:
         if not future.cancelled():
             future.exception()  # retrieved: it is the cancellation that goes on
@@ -139,6 +141,7 @@ async def import_from(
     stop = cancelled or cancelled_again
     if stop is not None:
         raise stop
+    await anyio.lowlevel.checkpoint_if_cancelled()
     return {
         "conversationId": result.conversation_id
         if result.conversation_id in result.imported
