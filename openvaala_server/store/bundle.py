@@ -38,14 +38,8 @@ from openvaala_server.domain.ids import is_valid_id, new_id
 from openvaala_server.store import bundle_copy as copying
 from openvaala_server.store import index as ix
 from openvaala_server.store import journal
-from openvaala_server.store.paths import (
-    IMPORT_STAGING_PREFIX,
-    METADATA_FILE,
-    CorruptConversation,
-    DataDir,
-    FormatTooNew,
-)
-from openvaala_server.store.reindex import fold_meta, read_meta
+from openvaala_server.store.paths import IMPORT_STAGING_PREFIX, METADATA_FILE, DataDir
+from openvaala_server.store.reindex import read_meta
 
 
 class ImportConflict(Exception):
@@ -361,7 +355,7 @@ def _unpack(source: IO[bytes], staging: Path) -> b.Manifest:
         cid = entry["conversationId"]
         if cid not in first_lines:
             raise b.BundleError(f"conversation {cid} has no metadata.jsonl")
-        _check_created(first_lines[cid], cid, staging / cid / METADATA_FILE)
+        _check_created(first_lines[cid], cid)
     for entry in manifest["conversations"]:
         (staging / entry["conversationId"]).mkdir(mode=0o700, exist_ok=True)
     # Each conversation's directories hold the new files' entries; `staging` itself only the
@@ -517,12 +511,14 @@ def _kind(member: tarfile.TarInfo) -> str:
     return "special file"
 
 
-def _check_created(line: bytes, cid: str, staged: Path) -> None:
+def _check_created(line: bytes, cid: str) -> None:
     """The first record of metadata.jsonl creates this conversation, in a format known here,
-    and the whole file folds as the store folds it when it opens the conversation (a record
-    the journal reader would skip, such as `"seq": "1"`, must not be the creation: imported,
-    such a conversation could be neither listed nor opened, and would clash with every later
-    import of it)."""
+    and is one the journal reader accepts (integer `seq`, string `type`): a creation record it
+    would skip (`"seq": "1"`) was imported, never listed, could not be opened and made every
+    later import of it a conflict. With its creation record readable the store can open the
+    conversation (the fold skips a later record it cannot apply). The rest of the file is
+    folded behind the answer (`read_imported`): folding a 1.7 MB metadata.jsonl (10,000 items)
+    costs ~18 ms, more than the fsync'd copy of the whole conversation."""
     record = journal.parse_line(line)
     if isinstance(record, str):
         raise b.BundleError(f"conversation {cid}: metadata.jsonl: the first record: {record}")
@@ -530,8 +526,7 @@ def _check_created(line: bytes, cid: str, staged: Path) -> None:
         raise b.BundleError(f"conversation {cid}: metadata.jsonl does not describe it")
     try:
         m.created_from(record)  # also refuses a newer format, saying so
-        fold_meta(Path(METADATA_FILE), journal.read_journal(staged))
-    except (m.MetaError, FormatTooNew, CorruptConversation) as exc:
+    except m.MetaError as exc:
         raise b.BundleError(f"conversation {cid}: {exc}") from None
 
 
