@@ -84,7 +84,9 @@ _CONFIG: Final = (
 # What the repository may hold: what `ensure` writes, the loose objects and the private index
 # (its stat cache); and locks (`*.lock`, git's and ours), which git never reads as settings.
 _KEPT: Final = frozenset({"objects", "refs", "index", "HEAD", "config"})
-_FANOUT: Final = re.compile(r"[0-9a-f]{2}")
+# Loose objects' folders, and git's packs: `git add` streams a file over core.bigFileThreshold
+# (512 MiB) into a pack. Never imported (domain/bundle.kept), so only git writes them here.
+_OBJECTS: Final = re.compile(r"[0-9a-f]{2}|pack")
 # Passed on every git command line, over anything a config file says (defence in depth: the
 # config is ours, see `ensure`): no hooks, no fsmonitor command, no attributes file, no
 # alternate object stores.
@@ -130,14 +132,21 @@ class SnapshotStore:
     # -- the repository -----------------------------------------------------------------
 
     def ensure(self) -> None:
+        """The folders objects are written into from Python (no git runs: `_own` is for git)."""
+        if (self.git_dir / "objects").is_dir():
+            return
+        self.git_dir.mkdir(mode=0o700, exist_ok=True)
+        (self.git_dir / "objects").mkdir(mode=0o700, exist_ok=True)
+
+    def _own(self) -> None:
         """Make the repository ours before git runs on it: `config` and `HEAD` with our own
         content, empty `refs/`, and nothing else git would honour (`info/attributes` naming a
         filter, `hooks/`, `objects/info/alternates` pointing at objects elsewhere, `commondir`,
-        `packed-refs`, `shallow`, ...): only the loose objects and the private index are kept.
-        A conversation directory may come from a bundle, and git runs commands its repository
-        names (docs/security.md, "The snapshot store"). Checked at every use (a few system
-        calls; a snapshot starts a process anyway), rewritten only when it differs, by rename,
-        so a git reading it meanwhile sees one or the other."""
+        `packed-refs`, `shallow`, ...): only the objects and the private index are kept. A
+        conversation directory may come from a bundle, and git runs commands its repository
+        names (docs/security.md, "Checkpoints and bundles"). Checked before every git command
+        (a few system calls, beside a process), rewritten only when it differs, by rename, so a
+        git reading it meanwhile sees one or the other."""
         self.git_dir.mkdir(mode=0o700, exist_ok=True)
         with os.scandir(self.git_dir) as found:
             for entry in found:
@@ -146,8 +155,8 @@ class SnapshotStore:
         objects = self.git_dir / "objects"
         objects.mkdir(mode=0o700, exist_ok=True)
         with os.scandir(objects) as found:
-            for entry in found:  # info/ (alternates), pack/ (none of ours), ...
-                if not (_FANOUT.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False)):
+            for entry in found:  # info/ (alternates), ...
+                if not (_OBJECTS.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False)):
                     _remove(Path(entry.path))
         refs = self.git_dir / "refs"  # we keep no ref
         if refs.is_symlink() or not refs.is_dir() or os.listdir(refs):
@@ -193,7 +202,24 @@ class SnapshotStore:
             raise
 
     def has_blob(self, sha: str) -> bool:
-        return self._object_path(sha).is_file()
+        """Whether the object is stored. SnapshotError if it is, but larger than `read_blob`
+        inflates (a file git captured whole): a restore checks every blob before it writes."""
+        try:
+            with open(self._object_path(sha), "rb") as f:
+                start = f.read(256)
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        try:
+            header = zlib.decompressobj().decompress(start, _HEADER_BYTES).partition(b"\0")[0]
+        except zlib.error:
+            raise SnapshotError(f"the snapshot {sha} is damaged") from None
+        size = header.partition(b" ")[2]
+        if size.isdigit() and int(size) > self.max_file_bytes:
+            raise SnapshotError(
+                f"the snapshot {sha} is larger than the checkpoint limit of "
+                f"{self.max_file_bytes} bytes ([checkpoints] max_file_mb)"
+            )
+        return True
 
     def read_blob(self, sha: str) -> bytes:
         raw = self._inflate(sha)
@@ -387,7 +413,7 @@ class SnapshotStore:
 
     async def ignored_dirs(self) -> list[str]:
         """The directories git ignores here (`.gitignore`): a file watch need not look inside."""
-        await asyncio.to_thread(self.ensure)
+        await asyncio.to_thread(self._own)
         spec = [".", *(f":(exclude){e}" for e in self.excludes)]
         out = await self._git(
             "ls-files",
@@ -405,7 +431,7 @@ class SnapshotStore:
         """Why the work tree is too large for whole-tree snapshots (more files or bytes than
         allowed, not counting what `.gitignore` leaves out), or None. Lists paths only (`git
         ls-files`, nothing stored) and stops reading past `max_files`."""
-        await asyncio.to_thread(self.ensure)
+        await asyncio.to_thread(self._own)
         spec = [".", *(f":(exclude){e}" for e in self.excludes)]
         proc = await asyncio.create_subprocess_exec(
             "git",
@@ -524,7 +550,7 @@ class SnapshotStore:
         """The paths git does not ignore (`.gitignore` files of the tree: `check-ignore`)."""
         if not paths:
             return []
-        await asyncio.to_thread(self.ensure)
+        await asyncio.to_thread(self._own)
         listed = b"".join(p.encode() + b"\0" for p in paths)
         out = await self._git("check-ignore", "-z", "--no-index", "--stdin", stdin=listed, ok=1)
         ignored = {os.fsdecode(n) for n in out.split(b"\0") if n}
@@ -533,7 +559,7 @@ class SnapshotStore:
     async def snapshot(self, changed: Changed | None = None) -> str:
         """The id of a tree holding every (not ignored) file of the work tree now. `changed`:
         the paths changed since the index was last brought up to date (None: not known)."""
-        await asyncio.to_thread(self.ensure)
+        await asyncio.to_thread(self._own)
         await self._add(changed)
         return (await self._git("write-tree")).decode().strip()
 
@@ -543,7 +569,7 @@ class SnapshotStore:
         """(path, before, after) of every file that differs from the snapshot `tree` now: the
         private index is brought up to date (`add -A`; only for the `changed` paths when they
         are known) and compared with `tree` (`diff-index`, for those paths)."""
-        await asyncio.to_thread(self.ensure)
+        await asyncio.to_thread(self._own)
         spec = await self._add(changed)
         if spec == []:
             return []

@@ -154,6 +154,7 @@ async def test_the_snapshot_store_rewrites_what_git_would_honour(tmp_path: Path)
     (git / "hooks" / "post-index-change").chmod(0o700)
     (git / "objects" / "info").mkdir(exist_ok=True)
     (git / "objects" / "info" / "alternates").write_text(f"{elsewhere / 'objects'}\n")
+    (git / "objects" / "pack").mkdir(exist_ok=True)  # git's own, for a file over 512 MiB
     (git / "refs" / "heads").mkdir(parents=True, exist_ok=True)
     (git / "refs" / "heads" / "main").write_text("0" * 40 + "\n")
     (work / "a.txt").write_text("changed")
@@ -163,6 +164,7 @@ async def test_the_snapshot_store_rewrites_what_git_would_honour(tmp_path: Path)
     assert sorted(p.name for p in git.iterdir()) == ["HEAD", "config", "index", "objects", "refs"]
     assert "filter" not in (git / "config").read_text()
     assert not (git / "objects" / "info").exists() and list((git / "refs").iterdir()) == []
+    assert (git / "objects" / "pack").is_dir()
 
 
 def test_a_blob_is_never_inflated_past_the_file_limit(tmp_path: Path) -> None:
@@ -175,8 +177,12 @@ def test_a_blob_is_never_inflated_past_the_file_limit(tmp_path: Path) -> None:
     path.write_bytes(zlib.compress(b"blob 1048576\0" + bytes(1 << 20), 9))  # 1 KiB on disk
     with pytest.raises(SnapshotError, match="larger than the checkpoint limit of 1024"):
         store.read_blob(sha)
+    # A restore looks at every blob before it writes a file: this one refuses it whole.
+    with pytest.raises(SnapshotError, match="larger than the checkpoint limit of 1024"):
+        store.has_blob(sha)
+    assert not store.has_blob("cd" + "0" * 38)
     path.write_bytes(zlib.compress(b"blob 5\0hello"))
-    assert store.read_blob(sha) == b"hello"
+    assert store.has_blob(sha) and store.read_blob(sha) == b"hello"
     path.write_bytes(zlib.compress(b"blob 5\0hello")[:-3])
     with pytest.raises(SnapshotError, match="damaged"):
         store.read_blob(sha)
