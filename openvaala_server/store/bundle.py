@@ -342,7 +342,7 @@ def _unpack(source: IO[bytes], staging: Path) -> b.Manifest:
     but for the check of a journal's lines), while this thread reads the next headers."""
     try:
         tar = tarfile.open(fileobj=source, mode="r:")  # noqa: SIM115 - closed below
-    except (tarfile.TarError, EOFError, OSError) as exc:
+    except (tarfile.TarError, EOFError, OSError, ValueError, UnicodeError) as exc:
         raise b.BundleError(f"not a bundle (not a tar archive): {exc}") from None
     # The workers read a descriptor of our own, closed once they are done.
     fd = os.dup(source.fileno())

@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import os
+import tempfile
 import threading
 from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import IO, Any, TypeVar, cast
 
 import anyio
 import pytest
+from starlette.requests import Request
 
+from openvaala_server.api import bundle_routes
 from openvaala_server.runtime import bundles
 from openvaala_server.runtime.manager import ConversationManager
 from openvaala_server.store import bundle as sb
@@ -161,6 +164,38 @@ async def test_an_export_whose_cancel_scope_is_cancelled_ends_after_its_thread(
     finally:
         gate.open.set()
         await asyncio.to_thread(finished.wait, 30)
+
+
+async def test_the_http_export_closes_its_spool_when_cancelled(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cid = await _conversation(store)
+    gate = _Gate(monkeypatch)
+    finished = _finished_flag(monkeypatch, "export_bundle")
+    spools: list[IO[bytes]] = []
+    real = tempfile.TemporaryFile
+
+    def spool() -> IO[bytes]:
+        spools.append(real())
+        return spools[-1]
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", spool)
+    routes = bundle_routes.bundle_routes(cast(ConversationManager, _Runtime(store)))
+    export = next(r for r in routes if r.path.endswith("/export")).endpoint
+    request = Request({"type": "http", "method": "GET", "path_params": {"cid": cid}})
+    task = asyncio.create_task(export(request))
+    try:
+        await gate.reached()
+        task.cancel()
+        gate.open.set()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert [s.closed for s in spools] == [True]
+    finally:
+        gate.open.set()
+        await asyncio.to_thread(finished.wait, 30)
+        for s in spools:
+            s.close()
 
 
 async def test_a_cancelled_import_still_lists_what_it_moved_into_place(

@@ -253,6 +253,12 @@ async def test_tar_entries_that_are_not_plain_files_are_refused(tmp_path: Path) 
 
     _refused(tmp_path, _repack(bundle, {}, info=garbage), "damaged or truncated")
 
+    def garbage_first(i: int, info: tarfile.TarInfo) -> None:
+        if i == 0:  # read when the archive is opened
+            info.pax_headers = {"GNU.sparse.size": "zz"}
+
+    _refused(tmp_path, _repack(bundle, {}, info=garbage_first), "not a tar archive")
+
 
 async def test_the_member_limit_counts_every_member(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
