@@ -125,6 +125,9 @@ class Dispatcher:
         cid = p.id("conversationId")
         after = p.integer("afterSeq", None, minimum=0)
         conv = await self.runtime.open(cid)
+        # A client opening it is told whether its directory is still there (it may have been
+        # removed or moved while the conversation stayed loaded); checked off the loop.
+        await conv.check_cwd()
         # No await from here on: the snapshot or replay and the subscription are one step.
         hub = conv.hub
         if after is not None:

@@ -42,6 +42,16 @@ SNAPSHOT_PAGE = 100
 
 log = logging.getLogger(__name__)
 
+CWD_CHECK_S = 5.0  # how long a stat of the working directory may take before it counts as missing
+
+
+async def directory_exists(path: str) -> bool:
+    """`os.path.isdir` in a worker thread, False after `CWD_CHECK_S` without an answer (a hung
+    network mount: its thread is left to finish; the event loop never waits on it)."""
+    with anyio.move_on_after(CWD_CHECK_S):
+        return await anyio.to_thread.run_sync(os.path.isdir, path, abandon_on_cancel=True)
+    return False
+
 
 @dataclass
 class PendingConversation:
@@ -72,6 +82,9 @@ class LiveConversation:
         # Lets go of the histories while nothing uses them (runtime/residency.py).
         self.residency = Residency(self)
         hub.on_unwatched = self.residency.check
+        # Whether the working directory was there at its last check (`check_cwd`): `info()`
+        # is built for every notification and must not stat on the event loop.
+        self.cwd_exists = True
 
     # -- identity ------------------------------------------------------------------------
 
@@ -146,7 +159,7 @@ class LiveConversation:
             "status": self.status,
             "persisted": self.persisted,
             "rootSessionId": self.root_session_id,
-            "cwdExists": os.path.isdir(self.cwd),
+            "cwdExists": self.cwd_exists,
             "modelAvailable": root.model in self.runtime.config.models,
             "agentAvailable": root.agent in self.runtime.config.agents,
         }
@@ -372,6 +385,19 @@ class LiveConversation:
     @property
     def grants(self) -> list[Grant]:
         return self.meta.grants if self.meta is not None else []
+
+    async def check_cwd(self) -> bool:
+        """Whether the working directory exists now, remembered for `info()` (and published
+        when that changed). The stat runs in a worker thread: on a hung network mount it can
+        block for minutes, which on the event loop would freeze every client. A directory that
+        does not answer within `CWD_CHECK_S` counts as missing (its thread is left to finish)."""
+        cwd = self.cwd
+        exists = await directory_exists(cwd)
+        if cwd == self.cwd and exists != self.cwd_exists:
+            self.cwd_exists = exists
+            if self.persisted:
+                self.publish_updated()
+        return exists
 
     # -- events --------------------------------------------------------------------------
 

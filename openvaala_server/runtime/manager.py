@@ -41,6 +41,7 @@ from openvaala_server.runtime.conversation import (
     SNAPSHOT_PAGE,
     LiveConversation,
     PendingConversation,
+    directory_exists,
     new_item,
 )
 from openvaala_server.runtime.hub import Hub
@@ -283,6 +284,7 @@ class ConversationManager:
             raise errors.NotFound(f"no conversation {cid}", param="conversationId")
         conv = LiveConversation(self, cid, Hub(cid, self.config.server.replay_events))
         conv.meta = meta
+        conv.cwd_exists = await directory_exists(meta.cwd)  # nobody to tell yet
         conv.root_session_id = meta.root_session_id
         for sid, smeta in meta.sessions.items():
             depth = 0
@@ -508,9 +510,10 @@ class ConversationManager:
         cwd = os.path.normpath(cwd)  # noqa: ASYNC240 - pure string work, no I/O
         conv = await self.open(cid)
         await conv.ensure_history()
-        if not os.path.isdir(cwd):  # noqa: ASYNC240 - one stat, cheaper than a thread hop
+        if not await directory_exists(cwd):
             raise errors.CwdMissing(f"the directory {cwd} does not exist", cwd=cwd)
         _refuse_while_running(conv, "change the working directory")
+        conv.cwd_exists = True  # just checked
         if conv.meta is not None:
             await conv.append_meta({"type": r.CONVERSATION_CWD_SET, "cwd": cwd})
         elif conv.pending is not None:
@@ -681,7 +684,11 @@ class ConversationManager:
         await conv.ensure_history()
         if self.shutting_down:
             raise errors.Busy("the server is shutting down")
-        if not os.path.isdir(conv.cwd):  # noqa: ASYNC240 - one stat, cheaper than a thread hop
+        # A message from another session (a subagent's task, a report) comes from a turn that
+        # checked the directory as it started: no thread hop here, so a spawn has registered
+        # its child before the parent's next tool call of the same response (`wait`) runs.
+        usable = conv.cwd_exists if from_session_id is not None else await conv.check_cwd()
+        if not usable:
             raise errors.CwdMissing(
                 f"the working directory {conv.cwd} no longer exists: recreate it, or point the "
                 "conversation at another one with conversation/setCwd",

@@ -8,7 +8,6 @@ and nothing of the cut turn is run again.
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
 from openvaala_server import errors
@@ -36,7 +35,7 @@ async def resume(runtime: ConversationManager, cid: str, sid: str | None) -> wir
         raise errors.NotIdle(
             "the last turn of this session was not cut by a server stop: nothing to resume"
         )
-    if not os.path.isdir(conv.cwd):  # noqa: ASYNC240 - one stat
+    if not await conv.check_cwd():
         raise errors.CwdMissing(f"the working directory {conv.cwd} no longer exists", cwd=conv.cwd)
     runtime.require_agent(session.agent)
     runtime.model_config(session.model)
