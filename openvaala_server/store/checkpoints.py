@@ -104,6 +104,11 @@ _GIT_OPTIONS: Final = (
 )
 # The header of a loose object ("blob <size>\0") is at most this long.
 _HEADER_BYTES: Final = 32
+# How far a stored object is inflated when read back: at least `max_file_bytes` (what the file
+# tools capture), and files a whole-tree snapshot (`git add -A`) stored whatever their size up to
+# this — a restore puts them back. Bounded, because an object in an imported bundle could be a
+# zlib bomb that inflates a thousandfold.
+RESTORE_LIMIT_BYTES = 256 * 1024 * 1024
 
 
 def _remove(path: Path) -> None:
@@ -127,6 +132,7 @@ class SnapshotStore:
         self.work_tree = work_tree
         self.excludes = excludes
         self.max_file_bytes = max_file_bytes
+        self._inflate_limit = max(max_file_bytes, RESTORE_LIMIT_BYTES)
         self.timeout_s = timeout_s
 
     # -- the repository -----------------------------------------------------------------
@@ -214,10 +220,10 @@ class SnapshotStore:
         except zlib.error:
             raise SnapshotError(f"the snapshot {sha} is damaged") from None
         size = header.partition(b" ")[2]
-        if size.isdigit() and int(size) > self.max_file_bytes:
+        if size.isdigit() and int(size) > self._inflate_limit:
             raise SnapshotError(
-                f"the snapshot {sha} is larger than the checkpoint limit of "
-                f"{self.max_file_bytes} bytes ([checkpoints] max_file_mb)"
+                f"the snapshot {sha} is larger than the {self._inflate_limit} bytes a restore "
+                "reads back"
             )
         return True
 
@@ -226,21 +232,21 @@ class SnapshotStore:
         return raw[raw.index(b"\0") + 1 :]
 
     def _inflate(self, sha: str) -> bytes:
-        """A loose object, header and all, inflated no further than the largest file a
-        checkpoint stores: an object of a bundle could otherwise inflate a thousandfold."""
+        """A loose object, header and all, inflated no further than `_inflate_limit`: an object
+        of a bundle could otherwise inflate a thousandfold."""
         try:
             packed = self._object_path(sha).read_bytes()
         except FileNotFoundError:
             raise SnapshotError(f"the snapshot {sha} is no longer stored") from None
         inflate = zlib.decompressobj()
         try:
-            raw = inflate.decompress(packed, self.max_file_bytes + _HEADER_BYTES)
+            raw = inflate.decompress(packed, self._inflate_limit + _HEADER_BYTES)
         except zlib.error as exc:
             raise SnapshotError(f"the snapshot {sha} is damaged: {exc}") from None
         if inflate.unconsumed_tail:
             raise SnapshotError(
-                f"the snapshot {sha} is larger than the checkpoint limit of "
-                f"{self.max_file_bytes} bytes"
+                f"the snapshot {sha} is larger than the {self._inflate_limit} bytes a restore "
+                "reads back"
             )
         if not inflate.eof or b"\0" not in raw[:_HEADER_BYTES]:
             raise SnapshotError(f"the snapshot {sha} is damaged")

@@ -16,6 +16,7 @@ import pytest
 from openvaala_server.domain import bundle as b
 from openvaala_server.domain.bundle import BundleError
 from openvaala_server.store import bundle as sb
+from openvaala_server.store import checkpoints as snapshot_store
 from openvaala_server.store.checkpoints import GIT_DIR_NAME, SnapshotError, SnapshotStore
 from openvaala_server.store.paths import DataDir
 from openvaala_server.store.store import Store
@@ -167,7 +168,10 @@ async def test_the_snapshot_store_rewrites_what_git_would_honour(tmp_path: Path)
     assert (git / "objects" / "pack").is_dir()
 
 
-def test_a_blob_is_never_inflated_past_the_file_limit(tmp_path: Path) -> None:
+def test_a_blob_is_never_inflated_past_the_restore_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(snapshot_store, "RESTORE_LIMIT_BYTES", 1024)  # 256 MiB, for real
     (tmp_path / "c").mkdir()
     store = SnapshotStore(tmp_path / "c", tmp_path, max_file_bytes=1024)
     store.ensure()
@@ -175,10 +179,10 @@ def test_a_blob_is_never_inflated_past_the_file_limit(tmp_path: Path) -> None:
     path = tmp_path / "c" / GIT_DIR_NAME / "objects" / "ab" / ("0" * 38)
     path.parent.mkdir()
     path.write_bytes(zlib.compress(b"blob 1048576\0" + bytes(1 << 20), 9))  # 1 KiB on disk
-    with pytest.raises(SnapshotError, match="larger than the checkpoint limit of 1024"):
+    with pytest.raises(SnapshotError, match="larger than the 1024 bytes a restore reads back"):
         store.read_blob(sha)
     # A restore looks at every blob before it writes a file: this one refuses it whole.
-    with pytest.raises(SnapshotError, match="larger than the checkpoint limit of 1024"):
+    with pytest.raises(SnapshotError, match="larger than the 1024 bytes a restore reads back"):
         store.has_blob(sha)
     assert not store.has_blob("cd" + "0" * 38)
     path.write_bytes(zlib.compress(b"blob 5\0hello"))
@@ -286,3 +290,20 @@ async def test_a_creation_record_the_journal_reader_rejects_is_refused(
         _repack(await _bundle(tmp_path), {}, edit=string_seq),
         "metadata.jsonl: the first record: no integer seq",
     )
+
+
+def test_a_file_a_whole_tree_snapshot_stored_past_the_capture_limit_is_read_back(
+    tmp_path: Path,
+) -> None:
+    """`max_file_mb` bounds what the file tools capture; `git add -A` (a shell call's snapshot)
+    stores larger files too, and a restore must be able to put them back."""
+    (tmp_path / "c").mkdir()
+    store = SnapshotStore(tmp_path / "c", tmp_path, max_file_bytes=1024)
+    store.ensure()
+    sha = "ab" + "0" * 38
+    path = tmp_path / "c" / GIT_DIR_NAME / "objects" / "ab" / ("0" * 38)
+    path.parent.mkdir()
+    content = bytes(range(256)) * 4096  # 1 MiB
+    path.write_bytes(zlib.compress(b"blob %d\0" % len(content) + content))
+    assert store.has_blob(sha)
+    assert store.read_blob(sha) == content
