@@ -156,6 +156,7 @@ def daemon_factory(tmp_path: Path) -> Iterator[object]:
     for d in started:
         d.stop()
         stop_any_server(d)
+        kill_unlocked_servers(d)
 
 
 def stop_any_server(d: Daemon) -> None:
@@ -173,6 +174,25 @@ def stop_any_server(d: Daemon) -> None:
         time.sleep(0.05)
     with contextlib.suppress(ProcessLookupError):
         os.kill(info.pid, signal.SIGKILL)
+
+
+def kill_unlocked_servers(d: Daemon) -> None:
+    """Kill servers of this data directory that have not taken its lock yet: a client killed
+    while its `serve start` was under way (the editor bridge when a test kills Neovim) leaves a
+    daemon that takes the lock only after `stop_any_server` looked, and then runs on with no
+    client until the machine stops. Found by their environment (Linux /proc)."""
+    home = f"OPENVAALA_HOME={d.home}".encode()
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes().split(b"\0")
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:  # gone meanwhile, or not ours
+            continue
+        if home in environ and b"openvaala_server" in cmdline and b"serve" in cmdline:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(entry.name), signal.SIGKILL)
 
 
 @pytest.fixture
