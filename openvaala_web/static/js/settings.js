@@ -53,6 +53,10 @@ export class SettingsPanel {
     // The model of the main agent (conversation/setModel), changed any time from the header.
     this.choosingModel = false;
     this.modelSelect = h("select", { id: "model-select", "aria-label": "Model" });
+    // The list is fetched each time the picker opens, while the previous one is already shown:
+    // a choice made before the answer comes must survive it.
+    this.modelChosen = false;
+    this.modelSelect.addEventListener("change", () => { this.modelChosen = true; });
     this.modelForm = h(
       "form",
       { id: "model-form", class: "settings-form", hidden: true, dataset: { missing: "false" } },
@@ -73,6 +77,7 @@ export class SettingsPanel {
   /** Open the model picker (the header's model button). */
   async openModelPicker() {
     this.choosingModel = true;
+    this.modelChosen = false;
     this.render(this.conv);
     await this.fillModels(this.conv ? this.conv.model : null);
     this.modelSelect.focus();
@@ -92,8 +97,9 @@ export class SettingsPanel {
     } catch {
       models = [];
     }
+    const wanted = this.modelChosen ? this.modelSelect.value : current;
     this.modelSelect.replaceChildren(...models.map((m) => h("option", { value: m.name }, m.name)));
-    if (models.some((m) => m.name === current)) this.modelSelect.value = current;
+    if (models.some((m) => m.name === wanted)) this.modelSelect.value = wanted;
   }
 
   /** Open the agent picker by hand (the header's Agent button). */
