@@ -156,7 +156,7 @@ def daemon_factory(tmp_path: Path) -> Iterator[object]:
     for d in started:
         d.stop()
         stop_any_server(d)
-        kill_unlocked_servers(d)
+        kill_leftovers(d)
 
 
 def stop_any_server(d: Daemon) -> None:
@@ -176,23 +176,32 @@ def stop_any_server(d: Daemon) -> None:
         os.kill(info.pid, signal.SIGKILL)
 
 
-def kill_unlocked_servers(d: Daemon) -> None:
-    """Kill servers of this data directory that have not taken its lock yet: a client killed
-    while its `serve start` was under way (the editor bridge when a test kills Neovim) leaves a
-    daemon that takes the lock only after `stop_any_server` looked, and then runs on with no
-    client until the machine stops. Found by their environment (Linux /proc)."""
+def kill_leftovers(d: Daemon) -> None:
+    """Kill every process still running for this data directory, found by its environment
+    (Linux /proc): an editor bridge a test's Neovim left behind can start a daemon after the
+    teardown stopped the test's own, and that daemon then runs on with no client until the
+    machine stops (seen after CI runs). Again a moment later when any was found: one may
+    have been starting another."""
     home = f"OPENVAALA_HOME={d.home}".encode()
-    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            environ = (entry / "environ").read_bytes().split(b"\0")
-            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:  # gone meanwhile, or not ours
-            continue
-        if home in environ and b"openvaala_server" in cmdline and b"serve" in cmdline:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(int(entry.name), signal.SIGKILL)
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return
+    for _ in range(2):
+        killed = 0
+        for entry in proc.iterdir():
+            if not entry.name.isdigit() or int(entry.name) == os.getpid():
+                continue
+            try:
+                environ = (entry / "environ").read_bytes().split(b"\0")
+            except OSError:  # gone meanwhile, or not ours
+                continue
+            if home in environ:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(int(entry.name), signal.SIGKILL)
+                    killed += 1
+        if not killed:
+            return
+        time.sleep(0.2)
 
 
 @pytest.fixture
