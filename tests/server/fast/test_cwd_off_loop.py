@@ -7,19 +7,14 @@ from __future__ import annotations
 
 import os
 import threading
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from openvaala_server import errors
-from openvaala_server.config import parse_config
 from openvaala_server.runtime import conversation
-from openvaala_server.store.paths import DataDir
-from tests.server.fast.conftest import CONFIG, Core, make_runtime, running
-from tests.support.memory_store import MemoryStore
-from tests.support.scripted_model import Script
+from tests.server.fast.conftest import Core
 
 
 def _watched_isdir(
@@ -47,45 +42,39 @@ def _watched_isdir(
 
 
 async def test_no_stat_of_the_working_directory_on_the_event_loop(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    core: Core, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    script = Script()
-    store = MemoryStore(DataDir(tmp_path / "home"))
-    cwd = tmp_path / "work"
-    cwd.mkdir()
-    config = parse_config(tomllib.loads(CONFIG))
-    async with running(make_runtime(config, store, script)) as runtime:
-        core = Core(runtime, store, script, cwd)
-        conv, events = await core.new()
-        script.text("One.")
-        await core.turn(conv, "first")
-        on_loop, hang = _watched_isdir(monkeypatch, threading.current_thread())
+    runtime, script, cwd = core.runtime, core.script, core.cwd
+    conv, events = await core.new()
+    script.text("One.")
+    await core.turn(conv, "first")
+    on_loop, hang = _watched_isdir(monkeypatch, threading.current_thread())
 
-        # Notifications and info: no stat at all; turns: in a worker thread.
-        for _ in range(3):
-            assert conv.info()["cwdExists"] is True
-        script.text("Two.")
-        await core.turn(conv, "second")
-        assert on_loop == []
-
-        # The directory goes away: the next turn is refused, and every client is told.
-        moved = tmp_path / "moved"
-        cwd.rename(moved)
-        with pytest.raises(errors.CwdMissing):
-            await core.send(conv, "third")
-        assert conv.info()["cwdExists"] is False
-        updates = events.of("conversation/updated")
-        assert updates[-1]["params"]["conversation"]["cwdExists"] is False
-        # Pointed at the new place: usable again.
-        await runtime.set_cwd(conv.conversation_id, str(moved))
+    # Notifications and info: no stat at all; turns: in a worker thread.
+    for _ in range(3):
         assert conv.info()["cwdExists"] is True
-        assert on_loop == []
+    script.text("Two.")
+    await core.turn(conv, "second")
+    assert on_loop == []
 
-        # A directory that hangs: the check gives up after CWD_CHECK_S, the turn is refused as
-        # missing, and the loop kept running meanwhile (this test's own awaits prove it).
-        monkeypatch.setattr(conversation, "CWD_CHECK_S", 0.2)
-        hang(str(moved))
-        with pytest.raises(errors.CwdMissing):
-            await core.send(conv, "fourth")
-        assert conv.info()["cwdExists"] is False
-        assert on_loop == []
+    # The directory goes away: the next turn is refused, and every client is told.
+    moved = tmp_path / "moved"
+    cwd.rename(moved)
+    with pytest.raises(errors.CwdMissing):
+        await core.send(conv, "third")
+    assert conv.info()["cwdExists"] is False
+    updates = events.of("conversation/updated")
+    assert updates[-1]["params"]["conversation"]["cwdExists"] is False
+    # Pointed at the new place: usable again.
+    await runtime.set_cwd(conv.conversation_id, str(moved))
+    assert conv.info()["cwdExists"] is True
+    assert on_loop == []
+
+    # A directory that hangs: the check gives up after CWD_CHECK_S, the turn is refused as
+    # missing, and the loop kept running meanwhile (this test's own awaits prove it).
+    monkeypatch.setattr(conversation, "CWD_CHECK_S", 0.2)
+    hang(str(moved))
+    with pytest.raises(errors.CwdMissing):
+        await core.send(conv, "fourth")
+    assert conv.info()["cwdExists"] is False
+    assert on_loop == []
