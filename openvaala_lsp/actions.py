@@ -12,11 +12,12 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from openvaala_lsp import prompt, uris
 from openvaala_lsp.bridge import Bridge
-from openvaala_lsp.history import HistoryActions, paths_text
+from openvaala_lsp.history import HistoryActions
 from openvaala_lsp.host import Host
 from openvaala_lsp.images import image_params
 from openvaala_lsp.params import Params, optional, required, session_params
 from openvaala_lsp.usage import report
+from openvaala_server.client.restore_note import paths_text
 from openvaala_server.protocol import methods
 
 MODES = ("steer", "queue", "jump")

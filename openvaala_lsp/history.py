@@ -16,17 +16,11 @@ from openvaala_lsp import uris
 from openvaala_lsp.bridge import Bridge, DaemonError
 from openvaala_lsp.host import Host
 from openvaala_lsp.params import Params, optional, required, session_params
-from openvaala_server.client.restore_note import missing_note
+from openvaala_server.client.restore_note import missing_note, paths_text
 from openvaala_server.protocol import methods
 
 RESTORE, KEEP = "Restore files", "Keep files as they are"
 OVERWRITE, CANCEL = "Overwrite them", "Cancel"
-_SHOWN = 8
-
-
-def paths_text(paths: list[str]) -> str:
-    shown = ", ".join(paths[:_SHOWN])
-    return shown + (f" and {len(paths) - _SHOWN} more" if len(paths) > _SHOWN else "")
 
 
 class HistoryActions:

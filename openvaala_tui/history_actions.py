@@ -7,18 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 from openvaala_server.client import RpcError
-from openvaala_server.client.restore_note import missing_note
+from openvaala_server.client.restore_note import missing_note, paths_text
 from openvaala_server.protocol import methods
 from openvaala_tui import format as fmt
 from openvaala_tui.actions import CommandsMixin
 from openvaala_tui.screens import ConfirmScreen, ListPicker
-
-_SHOWN = 8  # paths listed in a question before "and N more"
-
-
-def _paths(paths: list[str]) -> str:
-    shown = ", ".join(paths[:_SHOWN])
-    return shown + (f" and {len(paths) - _SHOWN} more" if len(paths) > _SHOWN else "")
 
 
 def tree_lines(node: dict[str, Any], current: str, depth: int = 0) -> list[tuple[str, str]]:
@@ -65,7 +58,7 @@ class HistoryMixin(CommandsMixin):
             paths = [str(c.get("path")) for c in listed if isinstance(c, dict)]
             sure = await self.push_screen_wait(
                 ConfirmScreen(
-                    f"Changed since the agent wrote them: {_paths(paths)}. Overwrite them too?"
+                    f"Changed since the agent wrote them: {paths_text(paths)}. Overwrite them too?"
                 )
             )
             if not sure:
@@ -87,7 +80,7 @@ class HistoryMixin(CommandsMixin):
         params: dict[str, Any] = {"conversationId": self.cid, "messageId": chosen}
         files = await self._files_since(chosen)
         if files:
-            question = f"Also restore the files the agent changed since then? {_paths(files)}"
+            question = f"Also restore the files the agent changed since then? {paths_text(files)}"
             if await self.push_screen_wait(ConfirmScreen(question)):
                 params["restoreFiles"] = True
         before = self.view.title
@@ -102,7 +95,7 @@ class HistoryMixin(CommandsMixin):
         )
         files = result.get("files")
         restored = (files or {}).get("restored") or []
-        files_note = f" Files restored: {_paths(restored)}." if restored else ""
+        files_note = f" Files restored: {paths_text(restored)}." if restored else ""
         if missing := missing_note(files):
             files_note += f" {missing}"
         await self.local_notice(
@@ -121,7 +114,7 @@ class HistoryMixin(CommandsMixin):
             return
         if result is not None:
             restored = result.get("restored") or []
-            done = f"({_paths(restored)})" if restored else "(nothing was put back on disk)"
+            done = f"({paths_text(restored)})" if restored else "(nothing was put back on disk)"
             missing = missing_note(result)
             await self.local_notice(
                 f"Undone: the last turn's file changes {done}. "

@@ -1,11 +1,20 @@
-"""What a client tells the user about a file restore's turns that could not be restored
-(docs/protocol.md, conversation/rewind `restoreFiles` and conversation/undo: `missingTurnIds`).
+"""What a client tells the user about a file restore: the paths it names, and the turns that could
+not be restored (docs/protocol.md, conversation/rewind `restoreFiles` and conversation/undo:
+`missingTurnIds`).
 
-The TUI and the editor bridge say the same sentence; the web UI says it in js/history.js."""
+The TUI and the editor bridge say the same sentences; the web UI says them in js/history.js."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+
+SHOWN = 8  # paths named before "and N more"
+
+
+def paths_text(paths: list[str]) -> str:
+    """`a, b, c` — at most `SHOWN` of them, then how many more."""
+    shown = ", ".join(paths[:SHOWN])
+    return shown + (f" and {len(paths) - SHOWN} more" if len(paths) > SHOWN else "")
 
 
 def missing_note(result: Mapping[str, object] | None) -> str:
