@@ -177,9 +177,9 @@ def _write_tar(
     entries = manifest["conversations"]
     mtime = int(time.time())
     placeholder = orjson.dumps(manifest, option=orjson.OPT_INDENT_2)
-    copying.write_all(fd, copying.tar_header(b.MANIFEST, len(placeholder), mtime))
+    journal.write_all(fd, copying.tar_header(b.MANIFEST, len(placeholder), mtime))
     manifest_at = os.lseek(fd, 0, os.SEEK_CUR)
-    copying.write_all(fd, placeholder + copying.tar_padding(len(placeholder)))
+    journal.write_all(fd, placeholder + copying.tar_padding(len(placeholder)))
     digests: list[str | None] = []
     # Members whose checksum is still being computed, each with its open file: at most
     # `_IN_FLIGHT`, so that a snapshot store of thousands of objects never holds thousands of
@@ -197,11 +197,11 @@ def _write_tar(
                         raise
                     pending.append((done, src))
                     header = copying.tar_header(f"{b.PREFIX}{conv_id}/{rel}", size, mtime)
-                    copying.write_all(fd, header)
+                    journal.write_all(fd, header)
                     # A journal grown since it was listed is cut where its checksum is taken.
                     if copying.copy_range(src, 0, size, fd) != size:
                         raise OSError(f"{path} shrank while it was exported")
-                    copying.write_all(fd, copying.tar_padding(size))
+                    journal.write_all(fd, copying.tar_padding(size))
                     while len(pending) > _IN_FLIGHT:
                         digests.append(_settled(pending.popleft()))
             while pending:
@@ -221,7 +221,7 @@ def _write_tar(
         raise ValueError("the manifest changed length while it was written")
     os.pwrite(fd, data, manifest_at)
     end = os.lseek(fd, 0, os.SEEK_CUR) + 2 * tarfile.BLOCKSIZE
-    copying.write_all(fd, bytes(2 * tarfile.BLOCKSIZE + -end % tarfile.RECORDSIZE))
+    journal.write_all(fd, bytes(2 * tarfile.BLOCKSIZE + -end % tarfile.RECORDSIZE))
 
 
 _UNKNOWN = "0" * 8  # a checksum not computed yet: as long as a CRC-32 in hex

@@ -19,6 +19,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, Protocol, TypeVar
 
 from openvaala_server.domain import bundle as b
+from openvaala_server.store.journal import write_all
 
 CHUNK = 1 << 20
 Data = bytes | bytearray | memoryview
@@ -183,9 +184,3 @@ class JournalLines:
 
 
 _OPEN, _CLOSE = ord("{"), ord("}")
-
-
-def write_all(fd: int, data: bytes | memoryview) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]

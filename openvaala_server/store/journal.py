@@ -567,7 +567,7 @@ class JournalWriter:
         batches = [self._stamp(path, ops, ts) for path, ops in by_path.items()]
         for batch in batches:
             if batch.data:
-                self._guard(batch, _write_all, batch.data)
+                self._guard(batch, write_all, batch.data)
         to_sync = [batch for batch in batches if batch.data]
         if len(to_sync) == 1:
             self._guard(to_sync[0], os.fdatasync)
@@ -682,8 +682,9 @@ class JournalWriter:
                 self._close(path)
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    """One write for the whole batch; loop only if the kernel takes less (it rarely does)."""
+def write_all(fd: int, data: bytes | memoryview) -> None:
+    """All of `data` at `fd`'s position: one write, looping only if the kernel takes less (it
+    rarely does). The journal's batches and the bundle writer (store/bundle_copy.py) use it."""
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
