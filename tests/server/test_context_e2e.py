@@ -311,6 +311,9 @@ async def test_a_manual_compaction_can_be_interrupted(
         client.request("conversation/compact", {"conversationId": cid})
     )
     await collect_until(client, lambda n: n["method"] == "compaction/started")
+    # Interrupt only once the summary was asked for: a request still on its way would otherwise
+    # reach the provider later and take the reply scripted for the next turn.
+    await fake_openai.wait_for_request(3, timeout=30)
     # The same connection is still answered while the compaction runs.
     assert (await client.request("turn/interrupt", {"conversationId": cid}))["interrupted"]
     assert await compacting == {"compacted": False, "reason": "interrupted"}
@@ -318,8 +321,7 @@ async def test_a_manual_compaction_can_be_interrupted(
     assert notes[-1]["params"]["error"]["kind"] == "interrupted"
     items = (await client.request("conversation/read", {"conversationId": cid}))["items"]
     assert not any(i["type"] == "summary" for i in items)
-    # The hanging reply may not have been asked for before the interrupt: script afresh.
-    fake_openai.reset()
+    assert fake_openai.pending == 0
     fake_openai.enqueue(Reply().text("three"))
     notes = await run_turn(client, cid, "third")
     assert notes[-1]["params"]["status"] == "completed"

@@ -15,8 +15,11 @@ from __future__ import annotations
 
 import ast
 import functools
+import json
+import subprocess
+import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,6 +74,28 @@ def _nearest(name: str, modules: dict[str, tuple[Path, bool]]) -> str | None:
 
 @functools.cache
 def build_graph() -> tuple[set[str], list[Edge]]:
+    """The graph, built in a child process of its own.
+
+    Python 3.11 keeps the AST constructor's recursion depth in interpreter-wide state
+    (CPython gh-106905), and its traceback module calls `ast.parse` to place the carets. A traceback
+    formatted meanwhile by another thread of this test worker, or by a finalizer the garbage
+    collector runs in the middle of a parse, makes `ast.parse` here fail with "SystemError: AST
+    constructor recursion depth mismatch". It did, once, in CI.
+    """
+    child = subprocess.run(
+        [sys.executable, "-m", "tests.server.test_import_graph"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert child.returncode == 0, child.stderr
+    found = json.loads(child.stdout)
+    return set(found["nodes"]), [Edge(**e) for e in found["edges"]]
+
+
+def _build_graph_here() -> tuple[set[str], list[Edge]]:
     modules = _modules()
     edges: list[Edge] = []
     for name, (path, is_package) in modules.items():
@@ -224,3 +249,8 @@ def test_lower_layers_do_not_import_upper_ones() -> None:
         )
     ]
     assert not wrong, "imports against the layering:\n  " + "\n  ".join(wrong)
+
+
+if __name__ == "__main__":
+    _nodes, _edges = _build_graph_here()
+    json.dump({"nodes": sorted(_nodes), "edges": [asdict(e) for e in _edges]}, sys.stdout)
