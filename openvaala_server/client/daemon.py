@@ -58,10 +58,14 @@ def start_server_early(data_dir: DataDirLike | None = None) -> None:
 def ensure_server(data_dir: DataDirLike | None = None) -> tuple[str, str]:
     """Find the server, starting one with `openvaala serve start` if none runs."""
     global _early_start
+    starting, _early_start = _early_start, None
     found = find_server(data_dir)
     if found:
+        if starting is not None:
+            # Reaped, not left a zombie with two open pipes for the life of the terminal UI: it
+            # exits as soon as the server answers, which this one already does.
+            starting.communicate()
         return found
-    starting, _early_start = _early_start, None
     _, stderr = (starting or _serve_start()).communicate()
     found = find_server(data_dir)
     if found is None:

@@ -7,11 +7,13 @@ import os
 import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from openvaala_server.client import Client
+from openvaala_server.client import Client, ensure_server, find_server, start_server_early
 from tests.support.daemon import Daemon
 from tests.support.events import new_conversation, run_turn
 
@@ -95,3 +97,37 @@ def test_help_lists_the_commands() -> None:
     )
     for command in ("serve", "reindex", "web", "lsp"):
         assert command in result.stdout
+
+
+def _children() -> set[int]:
+    """This process's child processes, exited ones not yet reaped (zombies) included."""
+    mine = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        if int(fields[1]) == os.getpid():
+            mine.append(int(stat.parent.name))
+    return set(mine)
+
+
+def test_an_early_start_is_reaped_when_the_server_answers_first(
+    daemon_factory: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`openvaala` begins `serve start` while the terminal UI loads; by the time the UI asks,
+    the server often answers already. The start it began must not stay behind as a zombie."""
+    d: Daemon = daemon_factory(start=False)
+    monkeypatch.setenv("OPENVAALA_HOME", str(d.home))
+    monkeypatch.setenv("OPENVAALA_CONFIG", str(d.config_path))
+    before = _children()
+    try:
+        start_server_early()
+        deadline = time.monotonic() + 60
+        while find_server() is None:
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.05)
+        assert ensure_server() == find_server()
+        assert _children() - before == set()
+    finally:
+        assert d.cli("serve", "stop").returncode == 0
