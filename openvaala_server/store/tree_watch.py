@@ -79,6 +79,7 @@ class _Inotify(Protocol):
     def add_watch(self, path: str, mask: int) -> int: ...
     def rm_watch(self, wd: int) -> None: ...
     def read(self, timeout: int | None = None) -> list[_Event]: ...
+    def close(self) -> None: ...
 
 
 class Changed:
@@ -252,6 +253,15 @@ class _Hub:
             self._watches.pop(watch_id, None)
             for wd in [wd for wd, users in self._users.items() if watch_id in users]:
                 self._release(wd, watch_id)
+            if not self._watches and self._inotify is not None:
+                # Nothing is watched any more (every conversation released, or the process
+                # exiting): the descriptor goes back rather than stay open for the process's
+                # life. The next watch opens a new one.
+                self._inotify.close()
+                self._inotify = None
+                self._dir_of.clear()
+                self._wd_of.clear()
+                self._users.clear()
 
     def _release(self, wd: int, watch_id: int) -> None:
         users = self._users.get(wd)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -131,3 +132,50 @@ async def test_it_says_unknown_when_it_cannot_vouch(tmp_path: Path) -> None:
     assert watch.take() is not None
     os.rename(root, tmp_path / "elsewhere")  # the root itself moved: never known again
     assert watch.take() is None and watch.take() is None
+
+
+WATCHERS = """
+import os, sys
+from pathlib import Path
+from openvaala_server.store.tree_watch import TreeWatch
+
+def inotify_fds():
+    fds = os.listdir("/proc/self/fd")
+    return sum(1 for fd in fds if os.path.exists(f"/proc/self/fd/{fd}")
+               and os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:inotify")
+
+root = Path(sys.argv[1])
+counts = [inotify_fds()]
+first, second = TreeWatch(root / "a"), TreeWatch(root / "b")
+assert first.start() and second.start()
+counts.append(inotify_fds())
+first.close()
+counts.append(inotify_fds())
+second.close()
+counts.append(inotify_fds())
+again = TreeWatch(root / "a")
+assert again.start()
+(root / "a" / "x").write_text("x")
+again.take()
+(root / "a" / "y").write_text("y")
+print(*counts, sorted(again.take().paths))
+"""
+
+
+def test_the_inotify_descriptor_is_given_back_once_nothing_is_watched(tmp_path: Path) -> None:
+    """One inotify instance serves every conversation, and is closed when the last watch goes
+    (all conversations released, or the daemon exiting), not held for the process's life."""
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+    out = subprocess.run(
+        [sys.executable, "-W", "always::ResourceWarning", "-c", WATCHERS, str(tmp_path)],
+        cwd=Path(__file__).resolve().parents[3],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "ResourceWarning" not in out.stderr
+    # None, one for both watches, still one while the second watches, none, then a new one works.
+    assert out.stdout.split(maxsplit=4) == ["0", "1", "1", "0", "['y']\n"]
