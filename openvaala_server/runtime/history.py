@@ -9,7 +9,8 @@ one of the user's messages and gives that message's text back for the composer.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+import contextlib
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from openvaala_server import errors
 from openvaala_server.domain import records as r
@@ -154,6 +155,84 @@ async def root_history(runtime: Manager, conv: Conversation) -> list[r.Item]:
     earlier: list[r.Item] = [{**i, "fromConversationId": source_id} for i in source_items]
     seen = {i["itemId"] for i in earlier}
     return [*earlier, *(i for i in local if i["itemId"] not in seen)]
+
+
+async def root_page(
+    runtime: Manager, conv: Conversation, before: str | None, limit: int
+) -> wire.ReadResult:
+    """One page of a fork's root history joined with its original's older part, without
+    building the join: positions are looked up in each list's own index and only the page's
+    items are copied (to carry `fromConversationId`), so a page costs the same at 1k and 50k
+    items (docs/design.md, "Performance at scale"). A chain of forks after compactions, or an
+    original that is not here, is joined whole as `root_history` does."""
+    meta = conv.meta
+    older = meta.forked_from.get("olderHistory") if meta and meta.forked_from else None
+    source = None
+    if older:
+        with contextlib.suppress(errors.OpenVaalaError):  # not here: the notice, below
+            source = await runtime.open(str(older.get("conversationId")))
+    if source is None or _older_of(source):
+        return _page_of_list(await root_history(runtime, conv), before, limit)
+    await source.ensure_history()
+    own, mine = conv.root.items, conv.root.positions
+    earlier, theirs = source.root.items, source.root.positions
+    cut = older.get("upToItemId") if older else None
+    at = theirs.find(earlier, str(cut)) if cut else None
+    end = at + 1 if at is not None else len(earlier)
+
+    def in_earlier(item_id: str) -> bool:
+        pos = theirs.find(earlier, item_id)
+        return pos is not None and pos < end
+
+    # The pinned items the fork copied from that part come before the summary it copied, the
+    # first one of its own that the original's part does not hold (`fork` puts them there): they
+    # show once, in place in the original's part. Nothing after that summary is in that part.
+    first = next(
+        (
+            i
+            for i, item in enumerate(own)
+            if item.get("type") == r.SUMMARY and not in_earlier(item["itemId"])
+        ),
+        len(own),
+    )
+    head = [item for item in own[:first] if not in_earlier(item["itemId"])]
+    total = end + len(head) + len(own) - first
+    stop = total
+    if before is not None:
+        pos = mine.find(own, before)
+        if pos is not None and pos >= first:
+            stop = end + len(head) + pos - first
+        elif pos is not None and not in_earlier(before):
+            stop = end + next(i for i, item in enumerate(head) if item["itemId"] == before)
+        elif in_earlier(before):
+            stop = cast(int, theirs.find(earlier, before))
+        else:
+            raise errors.NotFound(f"no item {before} in this session", param="beforeItem")
+    start = max(0, stop - limit)
+    source_id = source.conversation_id
+    page: list[r.Item] = [
+        {**i, "fromConversationId": source_id} for i in earlier[start : min(stop, end)]
+    ]
+    page += head[max(0, start - end) : max(0, stop - end)]
+    page += own[first + max(0, start - end - len(head)) : first + max(0, stop - end - len(head))]
+    return {"items": page, "hasMore": start > 0}
+
+
+def _older_of(conv: Conversation) -> object:
+    forked = conv.meta.forked_from if conv.meta else None
+    return forked.get("olderHistory") if forked else None
+
+
+def _page_of_list(items: list[r.Item], before: str | None, limit: int) -> wire.ReadResult:
+    """The last `limit` items before the item `before` (the end without one), by a scan."""
+    end = len(items)
+    if before is not None:
+        end_at = next((i for i, it in enumerate(items) if it["itemId"] == before), None)
+        if end_at is None:
+            raise errors.NotFound(f"no item {before} in this session", param="beforeItem")
+        end = end_at
+    start = max(0, end - limit)
+    return {"items": items[start:end], "hasMore": start > 0}
 
 
 def missing_history_notice(conv: Conversation, source_id: str) -> r.Item:

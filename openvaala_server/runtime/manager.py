@@ -596,8 +596,8 @@ class ConversationManager:
             if page is not None:
                 return page
         await conv.ensure_history()
-        if joins_original:  # a fork's history joined with its original's, built for this read
-            return _page_of(session, await history.root_history(self, conv), before, limit)
+        if joins_original:  # a fork's history joined with its original's
+            return await history.root_page(self, conv, before, limit)
         return _page_of(session, session.items, before, limit)
 
     async def _read_partial(
