@@ -27,14 +27,22 @@ class PositionIndex:
         self._positions: dict[str, int] = {}
         self._indexed = 0  # how many leading items of that list are in `_positions`
 
-    def find(self, items: Items, item_id: str) -> int | None:
-        """The position of the item `item_id` in `items`, or None when it is not there."""
+    def find(self, items: Items, item_id: str, *, rescan: bool = True) -> int | None:
+        """The position of the item `item_id` in `items`, or None when it is not there.
+
+        `rescan=False`: an id the map does not hold is taken as absent, without indexing the
+        list afresh, for asking whether an item is there at all (a fork's joined history asks
+        this of many ids that are not). Only right for a list that is appended to and never
+        changed otherwise, as a session's history is; a position found stale is still indexed
+        afresh."""
         if items is not self._items:
             self._items, self._positions, self._indexed = items, {}, 0
         self._extend(items)
         pos = self._positions.get(item_id)
         if pos is not None and pos < len(items) and items[pos].get("itemId") == item_id:
             return pos
+        if pos is None and not rescan:
+            return None
         # Stale (the list changed other than by appending) or absent: index it afresh once.
         self._positions, self._indexed = {}, 0
         self._extend(items)

@@ -10,13 +10,14 @@ one of the user's messages and gives that message's text back for the composer.
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from openvaala_server import errors
 from openvaala_server.domain import records as r
 from openvaala_server.domain import tree as conversation_tree
 from openvaala_server.domain.context import latest_summary_index
 from openvaala_server.domain.ids import new_id
+from openvaala_server.domain.joined import joined_page
 from openvaala_server.domain.plan import plan_in
 from openvaala_server.domain.title import TITLE_LIMIT
 from openvaala_server.protocol import payloads as wire
@@ -161,10 +162,8 @@ async def root_page(
     runtime: Manager, conv: Conversation, before: str | None, limit: int
 ) -> wire.ReadResult:
     """One page of a fork's root history joined with its original's older part, without
-    building the join: positions are looked up in each list's own index and only the page's
-    items are copied (to carry `fromConversationId`), so a page costs the same at 1k and 50k
-    items (docs/design.md, "Performance at scale"). A chain of forks after compactions, or an
-    original that is not here, is joined whole as `root_history` does."""
+    building the join (domain/joined.py). A chain of forks after compactions, or an original
+    that is not here, is joined whole as `root_history` does."""
     meta = conv.meta
     older = meta.forked_from.get("olderHistory") if meta and meta.forked_from else None
     source = None
@@ -173,49 +172,22 @@ async def root_page(
             source = await runtime.open(str(older.get("conversationId")))
     if source is None or _older_of(source):
         return _page_of_list(await root_history(runtime, conv), before, limit)
+    source.residency.read()  # paged a while: kept in memory meanwhile, as the fork is
     await source.ensure_history()
-    own, mine = conv.root.items, conv.root.positions
-    earlier, theirs = source.root.items, source.root.positions
     cut = older.get("upToItemId") if older else None
-    at = theirs.find(earlier, str(cut)) if cut else None
-    end = at + 1 if at is not None else len(earlier)
-
-    def in_earlier(item_id: str) -> bool:
-        pos = theirs.find(earlier, item_id)
-        return pos is not None and pos < end
-
-    # The pinned items the fork copied from that part come before the summary it copied, the
-    # first one of its own that the original's part does not hold (`fork` puts them there): they
-    # show once, in place in the original's part. Nothing after that summary is in that part.
-    first = next(
-        (
-            i
-            for i, item in enumerate(own)
-            if item.get("type") == r.SUMMARY and not in_earlier(item["itemId"])
-        ),
-        len(own),
+    page = joined_page(
+        source.root.items,
+        source.root.positions,
+        str(cut) if cut else None,
+        conv.root.items,
+        conv.root.positions,
+        source.conversation_id,
+        before,
+        limit,
     )
-    head = [item for item in own[:first] if not in_earlier(item["itemId"])]
-    total = end + len(head) + len(own) - first
-    stop = total
-    if before is not None:
-        pos = mine.find(own, before)
-        if pos is not None and pos >= first:
-            stop = end + len(head) + pos - first
-        elif pos is not None and not in_earlier(before):
-            stop = end + next(i for i, item in enumerate(head) if item["itemId"] == before)
-        elif in_earlier(before):
-            stop = cast(int, theirs.find(earlier, before))
-        else:
-            raise errors.NotFound(f"no item {before} in this session", param="beforeItem")
-    start = max(0, stop - limit)
-    source_id = source.conversation_id
-    page: list[r.Item] = [
-        {**i, "fromConversationId": source_id} for i in earlier[start : min(stop, end)]
-    ]
-    page += head[max(0, start - end) : max(0, stop - end)]
-    page += own[first + max(0, start - end - len(head)) : first + max(0, stop - end - len(head))]
-    return {"items": page, "hasMore": start > 0}
+    if page is None:
+        raise errors.NotFound(f"no item {before} in this session", param="beforeItem")
+    return {"items": page.items, "hasMore": page.has_more}
 
 
 def _older_of(conv: Conversation) -> object:
