@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Protocol
 
@@ -29,7 +30,10 @@ def root_of(data_dir: DataDirLike | None) -> Path:
 
 def find_server(data_dir: DataDirLike | None = None) -> tuple[str, str] | None:
     """(address, token) of the server running on this data directory, if any."""
-    return discovery.find_server(root_of(data_dir))
+    found = discovery.find_server(root_of(data_dir))
+    if found is not None:
+        _reap_early_start()
+    return found
 
 
 # A `serve start` begun by `start_server_early`, which `ensure_server` waits for.
@@ -55,17 +59,25 @@ def start_server_early(data_dir: DataDirLike | None = None) -> None:
         _early_start = _serve_start()
 
 
+def _reap_early_start() -> None:
+    """A server answers: the early start has done its work (or found one running). It is
+    waited for in a thread, so that it does not stay a zombie with two open pipes for the life
+    of the terminal UI, and the UI does not wait for its health check to end."""
+    global _early_start
+    starting, _early_start = _early_start, None
+    if starting is not None:
+        threading.Thread(
+            target=starting.communicate, name="openvaala-early-start", daemon=True
+        ).start()
+
+
 def ensure_server(data_dir: DataDirLike | None = None) -> tuple[str, str]:
     """Find the server, starting one with `openvaala serve start` if none runs."""
     global _early_start
-    starting, _early_start = _early_start, None
     found = find_server(data_dir)
     if found:
-        if starting is not None:
-            # Reaped, not left a zombie with two open pipes for the life of the terminal UI: it
-            # exits as soon as the server answers, which this one already does.
-            starting.communicate()
         return found
+    starting, _early_start = _early_start, None
     _, stderr = (starting or _serve_start()).communicate()
     found = find_server(data_dir)
     if found is None:

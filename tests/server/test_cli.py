@@ -3,6 +3,7 @@ refusing to share, and the Python client starting a server when none runs."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -13,7 +14,9 @@ from typing import Any
 
 import pytest
 
-from openvaala_server.client import Client, ensure_server, find_server, start_server_early
+from openvaala_server import discovery
+from openvaala_server.client import Client, start_server_early
+from openvaala_server.client import daemon as client_daemon
 from tests.support.daemon import Daemon
 from tests.support.events import new_conversation, run_turn
 
@@ -112,22 +115,28 @@ def _children() -> set[int]:
     return set(mine)
 
 
-def test_an_early_start_is_reaped_when_the_server_answers_first(
+async def test_an_early_start_is_reaped_when_the_server_answers_first(
     daemon_factory: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`openvaala` begins `serve start` while the terminal UI loads; by the time the UI asks,
-    the server often answers already. The start it began must not stay behind as a zombie."""
+    """`openvaala` begins `serve start` while the terminal UI loads; by the time the UI
+    connects, the server often answers already. The start it began must not stay behind as a
+    zombie for the UI's life."""
     d: Daemon = daemon_factory(start=False)
     monkeypatch.setenv("OPENVAALA_HOME", str(d.home))
     monkeypatch.setenv("OPENVAALA_CONFIG", str(d.config_path))
+    monkeypatch.setattr(client_daemon, "_early_start", None)
     before = _children()
     try:
         start_server_early()
         deadline = time.monotonic() + 60
-        while find_server() is None:
+        while discovery.find_server(d.home) is None:  # looked for as the UI does not: no reaping
             assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.05)
-        assert ensure_server() == find_server()
-        assert _children() - before == set()
+            await asyncio.sleep(0.05)
+        client = await Client.connect(client_name="openvaala-tui")  # as the terminal UI does
+        await client.close()
+        while _children() - before:  # reaped in the background
+            assert time.monotonic() < deadline, f"left behind: {_children() - before}"
+            await asyncio.sleep(0.05)
     finally:
+        monkeypatch.setattr(client_daemon, "_early_start", None)
         assert d.cli("serve", "stop").returncode == 0
