@@ -251,7 +251,7 @@ class _Hub:
     def drop(self, watch_id: int) -> None:
         with self.lock:
             self._watches.pop(watch_id, None)
-            for wd in [wd for wd, users in self._users.items() if watch_id in users]:
+            for wd in [wd for wd, users in list(self._users.items()) if watch_id in users]:
                 self._release(wd, watch_id)
             if not self._watches and self._inotify is not None:
                 # Nothing is watched any more (every conversation released, or the process
@@ -289,16 +289,18 @@ class _Hub:
 
     def drain(self) -> None:
         """Read every queued event (without blocking) and note it with each watch concerned."""
-        if self._inotify is None:
-            return
-        while True:
+        # Looked up again after each batch: an event can make the last watch give up, and
+        # `drop` then closes the instance.
+        while (inotify := self._inotify) is not None:
             try:
-                events = self._inotify.read(timeout=0)
+                events = inotify.read(timeout=0)
             except BlockingIOError:
                 return
             if not events:
                 return
             for event in events:
+                if self._inotify is not inotify:  # closed by the event before: the rest is moot
+                    return
                 self._one(event.wd, event.mask, event.name)
 
     def _one(self, wd: int, mask: int, name: str) -> None:

@@ -179,3 +179,41 @@ def test_the_inotify_descriptor_is_given_back_once_nothing_is_watched(tmp_path: 
     assert "ResourceWarning" not in out.stderr
     # None, one for both watches, still one while the second watches, none, then a new one works.
     assert out.stdout.split(maxsplit=4) == ["0", "1", "1", "0", "['y']\n"]
+
+
+GIVING_UP = """
+import os, sys
+from pathlib import Path
+from openvaala_server.store.tree_watch import TreeWatch
+
+root = Path(sys.argv[1])
+(root / "a").mkdir()
+watch = TreeWatch(root / "a", max_dirs=2)  # the only watch of the process
+assert watch.start()
+watch.take()
+(root / "a" / "one").mkdir()
+(root / "a" / "two").mkdir()
+print(watch.take(), watch.broken)  # past its bound: given up, the instance closed meanwhile
+(root / "b").mkdir()
+other = TreeWatch(root / "b")
+assert other.start()
+other.take()
+(root / "b" / "x").write_text("x")
+print(sorted(other.take().paths))
+"""
+
+
+def test_the_last_watch_giving_up_while_events_are_read_answers_unknown(tmp_path: Path) -> None:
+    """The only watch passes its directory bound while its events are read: it gives up (the
+    next checkpoint scans the tree), the instance is closed under the reader, and a later watch
+    still works."""
+    out = subprocess.run(
+        [sys.executable, "-W", "always::ResourceWarning", "-c", GIVING_UP, str(tmp_path)],
+        cwd=Path(__file__).resolve().parents[3],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["None more than 2 directories", "['x']"]
