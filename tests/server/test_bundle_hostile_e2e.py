@@ -1,6 +1,7 @@
 """A hostile bundle through the real daemon: git settings planted in an exported conversation's
-snapshot store are imported over the protocol, and the next `shell` turn, whose checkpoint runs
-git on that store, runs none of them (docs/security.md, "Bundles")."""
+snapshot store (an fsmonitor command, a clean filter) are imported over the protocol, and the
+next `shell` turn, whose checkpoint runs git on that store, runs none of them (docs/security.md,
+"Bundles")."""
 
 from __future__ import annotations
 
@@ -42,9 +43,6 @@ async def test_an_imported_bundle_cannot_make_the_next_shell_turn_run_commands(
                     f"{GIT_DIR_NAME}/refs/.keep": b"",
                     f"{GIT_DIR_NAME}/config": _hostile_config(marker),
                     f"{GIT_DIR_NAME}/info/attributes": b"* filter=x\n",
-                    f"{GIT_DIR_NAME}/hooks/post-index-change": (
-                        f"#!/bin/sh\ntouch {marker}.hook\n".encode()
-                    ),
                 },
             )
         )
@@ -68,7 +66,7 @@ async def test_an_imported_bundle_cannot_make_the_next_shell_turn_run_commands(
         assert report["skipped"] == []
         changed = {f["path"]: f["change"] for t in report["turns"] for f in t["files"]}
         assert changed == {"kept.txt": "modified", "made.txt": "created"}
-        planted = [Path(f"{marker}{end}") for end in ("", ".fsmonitor", ".hook")]
+        planted = [Path(f"{marker}{end}") for end in ("", ".fsmonitor")]
         assert [p.name for p in planted if p.exists()] == []
         # And the capture is good: undo puts the files back.
         undone = await client.request("conversation/undo", {"conversationId": new})
