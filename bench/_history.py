@@ -11,6 +11,7 @@ Two shapes:
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -63,9 +64,15 @@ def make_items(sid: str, count: int, shape: str) -> list[dict[str, Any]]:
 
 
 async def write_conversation(
-    home: Path, cwd: Path, count: int, shape: str = "chat", model: str = "demo"
+    home: Path,
+    cwd: Path,
+    count: int,
+    shape: str = "chat",
+    model: str = "demo",
+    tail: Callable[[str, list[str]], list[dict[str, Any]]] | None = None,
 ) -> tuple[str, list[str]]:
-    """A new conversation of `count` items in the data directory `home`: (its id, item ids)."""
+    """A new conversation of `count` items in the data directory `home`: (its id, item ids).
+    `tail(session id, item ids)`: items written after them (a summary, say), not counted."""
     store = await Store.open(DataDir(home))
     cid, sid = secrets.token_hex(16), secrets.token_hex(16)
     await store.create_conversation(
@@ -82,7 +89,10 @@ async def write_conversation(
         }
     )
     items = make_items(sid, count, shape)
+    ids = [i["itemId"] for i in items]
+    if tail is not None:
+        items += tail(sid, ids)
     for start in range(0, len(items), 5_000):
         await store.append_items(cid, sid, cast("list[r.Item]", items[start : start + 5_000]))
     await store.close()
-    return cid, [i["itemId"] for i in items]
+    return cid, ids

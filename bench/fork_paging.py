@@ -37,9 +37,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._daemon import BenchDaemon, RawClient, percentile
+from bench._history import write_conversation
 from openvaala_server.domain import records as r
-from openvaala_server.store.paths import DataDir
-from openvaala_server.store.store import Store
 
 KEPT = 10  # items after the summary's cut: the fork copies them with the summary
 
@@ -47,65 +46,31 @@ KEPT = 10  # items after the summary's cut: the fork copies them with the summar
 async def write_compacted(home: Path, cwd: Path, count: int) -> tuple[str, list[str], str]:
     """`count` user/agent items, then a summary covering all but the last `KEPT`: (the
     conversation's id, the items' ids, the summary's id)."""
-    store = await Store.open(DataDir(home))
-    cid, sid = secrets.token_hex(16), secrets.token_hex(16)
-    await store.create_conversation(
-        {
-            "conversationId": cid,
-            "cwd": str(cwd),
-            "agent": "default",
-            "model": "demo",
-            "title": f"{count} items, compacted",
-            "titleSource": "user",
-            "rootSessionId": sid,
-            "forkedFrom": None,
-            "formatVersion": r.FORMAT_VERSION,
-        }
-    )
-    prefix = secrets.token_hex(10)
-    ids = [f"{prefix}{n:012x}" for n in range(count)]
-    batch: list[r.Item] = []
-    for n, item_id in enumerate(ids):
-        item: r.Item = {
-            "itemId": item_id,
-            "sessionId": sid,
-            "turnId": f"{prefix[::-1]}{n // 2:012x}",
-            "createdAt": r.utc_now(),
-            "status": r.COMPLETED,
-        }
-        if n % 2 == 0:
-            item["type"], item["origin"] = r.USER_MESSAGE, "user"
-            item["text"] = f"Please look at issue {n}."
-        else:
-            item["type"] = r.AGENT_MESSAGE
-            item["text"] = f"Issue {n} is fixed: the loop was off by one."
-        batch.append(item)
-        if len(batch) == 10_000:
-            await store.append_items(cid, sid, batch)
-            batch = []
-    # As runtime/compaction.py `commit` writes it, by hand: the last KEPT items stay after it.
-    covered = count - KEPT
     summary_id = secrets.token_hex(16)
-    batch.append(
-        {
-            "itemId": summary_id,
-            "type": r.SUMMARY,
-            "sessionId": sid,
-            "turnId": None,
-            "createdAt": r.utc_now(),
-            "status": r.COMPLETED,
-            "text": f"The first {covered} items fixed {covered // 2} issues.",
-            "coversUpTo": ids[covered - 1],
-            "coveredItems": covered,
-            "reason": "manual",
-            "model": "demo",
-            "replacesFrom": ids[0],
-            "replacedItems": covered,
-            "keptPinned": [],
-        }
-    )
-    await store.append_items(cid, sid, batch)
-    await store.close()
+    covered = count - KEPT
+
+    def summary(sid: str, ids: list[str]) -> list[dict[str, Any]]:
+        # As runtime/compaction.py `commit` writes it, by hand: the last KEPT items stay after it.
+        return [
+            {
+                "itemId": summary_id,
+                "type": r.SUMMARY,
+                "sessionId": sid,
+                "turnId": None,
+                "createdAt": r.utc_now(),
+                "status": r.COMPLETED,
+                "text": f"The first {covered} items fixed {covered // 2} issues.",
+                "coversUpTo": ids[covered - 1],
+                "coveredItems": covered,
+                "reason": "manual",
+                "model": "demo",
+                "replacesFrom": ids[0],
+                "replacedItems": covered,
+                "keptPinned": [],
+            }
+        ]
+
+    cid, ids = await write_conversation(home, cwd, count, tail=summary)
     return cid, ids, summary_id
 
 
