@@ -134,6 +134,21 @@ async def test_it_says_unknown_when_it_cannot_vouch(tmp_path: Path) -> None:
     assert watch.take() is None and watch.take() is None
 
 
+def _in_child(script: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """`script` run in a process of its own: the inotify instance is the process's, shared by
+    every watch, so what it holds is only known where no other test's watch lives."""
+    out = subprocess.run(
+        [sys.executable, "-W", "always::ResourceWarning", "-c", script, str(tmp_path)],
+        cwd=Path(__file__).resolve().parents[3],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    return out
+
+
 WATCHERS = """
 import os, sys
 from pathlib import Path
@@ -167,15 +182,7 @@ def test_the_inotify_descriptor_is_given_back_once_nothing_is_watched(tmp_path: 
     (all conversations released, or the daemon exiting), not held for the process's life."""
     for name in ("a", "b"):
         (tmp_path / name).mkdir()
-    out = subprocess.run(
-        [sys.executable, "-W", "always::ResourceWarning", "-c", WATCHERS, str(tmp_path)],
-        cwd=Path(__file__).resolve().parents[3],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert out.returncode == 0, out.stderr
+    out = _in_child(WATCHERS, tmp_path)
     assert "ResourceWarning" not in out.stderr
     # None, one for both watches, still one while the second watches, none, then a new one works.
     assert out.stdout.split(maxsplit=4) == ["0", "1", "1", "0", "['y']\n"]
@@ -207,13 +214,5 @@ def test_the_last_watch_giving_up_while_events_are_read_answers_unknown(tmp_path
     """The only watch passes its directory bound while its events are read: it gives up (the
     next checkpoint scans the tree), the instance is closed under the reader, and a later watch
     still works."""
-    out = subprocess.run(
-        [sys.executable, "-W", "always::ResourceWarning", "-c", GIVING_UP, str(tmp_path)],
-        cwd=Path(__file__).resolve().parents[3],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert out.returncode == 0, out.stderr
+    out = _in_child(GIVING_UP, tmp_path)
     assert out.stdout.splitlines() == ["None more than 2 directories", "['x']"]
