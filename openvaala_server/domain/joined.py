@@ -1,5 +1,6 @@
-"""A page of a fork's root history joined with its original's older part, without building the
-join (docs/design.md, "Performance at scale").
+"""Pages of a history for `conversation/read`: of one list (`list_page`), and of a fork's root
+history joined with its original's older part without building the join (`joined_page`;
+docs/design.md, "Performance at scale").
 
 A fork made after a compaction holds only what its model sees: the pinned items the summary
 covers, the summary, and what follows (runtime/history.py `fork`). Its history as read is the
@@ -26,6 +27,23 @@ from openvaala_server.domain.positions import PositionIndex
 class Page:
     items: list[r.Item]
     has_more: bool
+
+
+def list_page(
+    items: Sequence[r.Item], before: str | None, limit: int, positions: PositionIndex | None = None
+) -> Page | None:
+    """The last `limit` items of one list before `before` (the end without one), found by
+    `positions` when given (the list's own index), else by a scan; None when it is not there."""
+    end: int | None = len(items)
+    if before is not None:
+        if positions is not None:
+            end = positions.find(items, before)
+        else:
+            end = next((i for i, it in enumerate(items) if it["itemId"] == before), None)
+    if end is None:
+        return None
+    start = max(0, end - limit)
+    return Page(list(items[start:end]), start > 0)
 
 
 def joined_page(

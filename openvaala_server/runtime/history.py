@@ -17,7 +17,7 @@ from openvaala_server.domain import records as r
 from openvaala_server.domain import tree as conversation_tree
 from openvaala_server.domain.context import latest_summary_index
 from openvaala_server.domain.ids import new_id
-from openvaala_server.domain.joined import joined_page
+from openvaala_server.domain.joined import joined_page, list_page
 from openvaala_server.domain.plan import plan_in
 from openvaala_server.domain.title import TITLE_LIMIT
 from openvaala_server.protocol import payloads as wire
@@ -171,20 +171,21 @@ async def root_page(
         with contextlib.suppress(errors.OpenVaalaError):  # not here: the notice, below
             source = await runtime.open(str(older.get("conversationId")))
     if source is None or _older_of(source):
-        return _page_of_list(await root_history(runtime, conv), before, limit)
-    source.residency.read()  # paged a while: kept in memory meanwhile, as the fork is
-    await source.ensure_history()
-    cut = older.get("upToItemId") if older else None
-    page = joined_page(
-        source.root.items,
-        source.root.positions,
-        str(cut) if cut else None,
-        conv.root.items,
-        conv.root.positions,
-        source.conversation_id,
-        before,
-        limit,
-    )
+        page = list_page(await root_history(runtime, conv), before, limit)
+    else:
+        source.residency.read()  # paged a while: kept in memory meanwhile, as the fork is
+        await source.ensure_history()
+        cut = older.get("upToItemId") if older else None
+        page = joined_page(
+            source.root.items,
+            source.root.positions,
+            str(cut) if cut else None,
+            conv.root.items,
+            conv.root.positions,
+            source.conversation_id,
+            before,
+            limit,
+        )
     if page is None:
         raise errors.NotFound(f"no item {before} in this session", param="beforeItem")
     return {"items": page.items, "hasMore": page.has_more}
@@ -193,18 +194,6 @@ async def root_page(
 def _older_of(conv: Conversation) -> object:
     forked = conv.meta.forked_from if conv.meta else None
     return forked.get("olderHistory") if forked else None
-
-
-def _page_of_list(items: list[r.Item], before: str | None, limit: int) -> wire.ReadResult:
-    """The last `limit` items before the item `before` (the end without one), by a scan."""
-    end = len(items)
-    if before is not None:
-        end_at = next((i for i, it in enumerate(items) if it["itemId"] == before), None)
-        if end_at is None:
-            raise errors.NotFound(f"no item {before} in this session", param="beforeItem")
-        end = end_at
-    start = max(0, end - limit)
-    return {"items": items[start:end], "hasMore": start > 0}
 
 
 def missing_history_notice(conv: Conversation, source_id: str) -> r.Item:

@@ -27,6 +27,7 @@ from openvaala_server.domain.approvals import Answer
 from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.images import Image
 from openvaala_server.domain.inbox import Input, InputGone, Mode
+from openvaala_server.domain.joined import list_page
 from openvaala_server.domain.permissions import Confinement, Permissions
 from openvaala_server.mcp.manager import McpManager
 from openvaala_server.models.base import Provider
@@ -589,7 +590,7 @@ class ConversationManager:
         joins_original = session.session_id == conv.root_session_id and _has_older_history(conv)
         if not joins_original:
             if session.history_complete:
-                return _page_of(session, session.items, before, limit)
+                return _page_of(session, before, limit)
             # Partly loaded (just opened, or let go): the held tail and the journal answer it,
             # without waiting for the whole history (docs/design.md "Performance at scale").
             page = await self._read_partial(conv, session, before, limit)
@@ -598,7 +599,7 @@ class ConversationManager:
         await conv.ensure_history()
         if joins_original:  # a fork's history joined with its original's
             return await history.root_page(self, conv, before, limit)
-        return _page_of(session, session.items, before, limit)
+        return _page_of(session, before, limit)
 
     async def _read_partial(
         self, conv: LiveConversation, session: LiveSession, before: str | None, limit: int
@@ -898,21 +899,13 @@ def _has_older_history(conv: LiveConversation) -> bool:
     return bool(forked and forked.get("olderHistory"))
 
 
-def _page_of(
-    session: LiveSession, items: list[r.Item], before: str | None, limit: int
-) -> p.ReadResult:
-    """The last `limit` items before the item `before` (the end without one)."""
-    end = len(items)
-    if before is not None:
-        if items is session.items:  # its own history: by position, the same at any length
-            index = session.positions.find(items, before)
-        else:  # another list (a fork's joined history): scanned
-            index = next((i for i, it in enumerate(items) if it["itemId"] == before), None)
-        if index is None:
-            raise errors.NotFound(f"no item {before} in this session", param="beforeItem")
-        end = index
-    start = max(0, end - limit)
-    return {"items": items[start:end], "hasMore": start > 0}
+def _page_of(session: LiveSession, before: str | None, limit: int) -> p.ReadResult:
+    """The last `limit` items of the session's history before the item `before` (the end
+    without one), found by its position index: the same at any length."""
+    page = list_page(session.items, before, limit, session.positions)
+    if page is None:
+        raise errors.NotFound(f"no item {before} in this session", param="beforeItem")
+    return {"items": page.items, "hasMore": page.has_more}
 
 
 def _refuse_while_running(conv: LiveConversation, what: str) -> None:
