@@ -16,6 +16,9 @@ ApprovalMode = Literal["always", "escalate", "never"]
 
 SANDBOX_MODES: Final[tuple[SandboxMode, ...]] = ("read-only", "workspace", "off")
 APPROVAL_MODES: Final[tuple[ApprovalMode, ...]] = ("always", "escalate", "never")
+# Version-control directories: read-only inside `workspace`, since what they hold (hooks, config)
+# runs unconfined at the user's next command there (docs/security.md).
+VCS_DIRS: Final = frozenset({".git", ".hg", ".svn", ".jj"})
 
 
 @dataclass(frozen=True)
@@ -62,3 +65,12 @@ class Access:
     writes: tuple[Path, ...] = ()
     # The model asks for this call to run outside the sandbox, giving this reason.
     outside_sandbox: str | None = None
+
+
+def repository_part(path: Path, workspace: Path) -> str | None:
+    """The version-control directory of `workspace` that `path` lies in (its name), if any.
+
+    Both are real paths; `path` outside `workspace` is none of its business."""
+    if not path.is_relative_to(workspace):
+        return None
+    return next((part for part in path.relative_to(workspace).parts if part in VCS_DIRS), None)

@@ -55,6 +55,7 @@ from openvaala_server.store.paths import NotFound as StoreNotFound
 from openvaala_server.structured import Activity, ActivityCancelled, Supervisor
 from openvaala_server.tools.plan import UPDATE_PLAN_TOOL, UpdatePlanTool
 from openvaala_server.tools.registry import tools_for as builtin_tools
+from openvaala_server.tools.sandbox import ensure_private_dir
 
 if TYPE_CHECKING:
     from openvaala_server.protocol import payloads as p
@@ -200,6 +201,8 @@ class ConversationManager:
             # The default config directory holds only ours; one named by OPENVAALA_CONFIG may
             # be any directory (a project's, a test's), so only the file itself is hidden there.
             protected += (cfg_file.parent,)
+            # Hidden even before the user writes a config: a tool must not create it first.
+            ensure_private_dir(cfg_file.parent)
         hidden = {m.api_key_env for m in self.config.models.values() if m.api_key_env}
         hidden.update(k for k in os.environ if k.startswith("OPENVAALA_"))
         return Confinement(

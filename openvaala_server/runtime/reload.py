@@ -19,6 +19,7 @@ import anyio
 
 from openvaala_server.config import Config, ConfigError, config_path, load_config
 from openvaala_server.protocol import methods, payloads
+from openvaala_server.runtime.places import Places
 
 if TYPE_CHECKING:
     from openvaala_server.runtime.ports import Services
@@ -74,6 +75,8 @@ class ConfigWatcher:
         self.status = ConfigStatus(self.path, "ok", "loaded at start")
         self._seen: Signature = _signature(self.path)
         self._lock = anyio.Lock()
+        self._places = Places.now(self.path, str(runtime.store.data_dir.root))
+        self._replaced: str | None = None  # the last replacement reported
 
     async def watch(self) -> None:
         """Poll until cancelled (the server's supervisor owns it: server.py)."""
@@ -87,6 +90,9 @@ class ConfigWatcher:
     async def check(self, *, force: bool = False) -> None:
         """Reload when the file changed since last seen (or always, with `force`)."""
         async with self._lock:
+            if problem := await anyio.to_thread.run_sync(self._places.replaced):
+                self._refuse(*problem)
+                return
             seen = await anyio.to_thread.run_sync(_signature, self.path)
             if seen == self._seen and not force:
                 return
@@ -104,6 +110,18 @@ class ConfigWatcher:
                 self.runtime.broadcast.publish(methods.CONFIG_ERROR, self.status.to_wire())
                 return
             self._apply(config)
+
+    def _refuse(self, message: str, data_dir: bool) -> None:
+        """A protected place was replaced under the daemon: load nothing from it, write nothing
+        to it, until a restart (docs/security.md)."""
+        if data_dir:
+            self.runtime.store.halt_writes(message)
+        if message == self._replaced:
+            return  # reported already
+        self._replaced = message
+        self.status = ConfigStatus(self.path, "error", message, key="(file)")
+        log.warning("%s", message)
+        self.runtime.broadcast.publish(methods.CONFIG_ERROR, self.status.to_wire())
 
     def _apply(self, config: Config) -> None:
         old = self.runtime.config

@@ -24,6 +24,10 @@ class ConversationStore(Protocol):
         """Where attachments and file snapshots live, beside what the store keeps."""
         ...
 
+    def halt_writes(self, reason: str) -> None:
+        """Refuse every later write with `reason` (the data directory was replaced)."""
+        ...
+
     # --- conversations ---------------------------------------------------------------------
 
     def exists(self, cid: str) -> bool: ...

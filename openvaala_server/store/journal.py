@@ -456,6 +456,9 @@ class JournalWriter:
         # share the next batch instead of the thread taking the first alone and the rest later.
         self._loop: asyncio.AbstractEventLoop | None = None
         self._outbox: list[object] = []
+        # Why appends are refused from now on (the data directory was replaced under the
+        # daemon: docs/security.md); None while they are not.
+        self.halted: str | None = None
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -481,6 +484,8 @@ class JournalWriter:
         stamped with ``seq`` and ``ts`` once they are fsynced."""
         if self._thread is None or self._closed:
             raise RuntimeError("the journal writer is not running")
+        if self.halted is not None:
+            raise JournalWriteError(self.halted)
         for payload in payloads:
             if not isinstance(payload.get("type"), str):
                 raise ValueError("every record needs a string 'type'")

@@ -131,6 +131,10 @@ class Store:
         await asyncio.to_thread(_remove_stale_imports, data_dir)
         return store
 
+    def halt_writes(self, reason: str) -> None:
+        """Refuse every later append with `reason` (the data directory is no longer ours)."""
+        self._writer.halted = reason
+
     async def close(self) -> None:
         await self._writer.close()
         # A write whose journal part is done may still be on its way to the index (it may read
@@ -196,6 +200,8 @@ class Store:
         """Create the directory and its metadata.jsonl from a conversation_created payload."""
         cid = check_id(created.get("conversationId"))
         check_id(created.get("rootSessionId"))
+        if self._writer.halted is not None:
+            raise JournalWriteError(self._writer.halted)
         directory = self.data_dir.conversation_dir(cid)
         payload = {**created, "type": r.CONVERSATION_CREATED}
         payload.setdefault("formatVersion", r.FORMAT_VERSION)

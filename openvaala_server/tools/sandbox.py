@@ -17,6 +17,7 @@ promises no sandbox, runs without bwrap there.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import shutil
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Final
 
 from openvaala_server.domain.permissions import Confinement
+from openvaala_server.tools import pins
 
 log = logging.getLogger(__name__)
 
@@ -139,18 +141,24 @@ def _namespace_args(*, network: bool) -> list[str]:
 def bwrap_argv(bwrap: str, argv: list[str], cwd: Path, confinement: Confinement) -> list[str]:
     """The command line that runs `argv` in `cwd` under `confinement`."""
     args = [bwrap, *_namespace_args(network=confinement.network)]
+    real = os.path.realpath(cwd)
+    protected = [os.path.realpath(path) for path in confinement.protected]
     if confinement.mode == "off":
         # Everything as it is, devices included; only a fresh /proc (so `ps` and `kill` see
         # the processes of this call) and the hidden paths differ.
         args += ["--dev-bind", "/", "/", "--proc", "/proc"]
+        args += pins.pin_args(protected, "/")
     else:
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
         args += _run_dir_args()
         # Bound again after the private /tmp, which would otherwise cover a directory under it;
         # by its real path, which a symlinked working directory leads to.
         bind = "--bind" if confinement.mode == "workspace" else "--ro-bind"
-        real = os.path.realpath(cwd)
         args += [bind, real, real]
+        if confinement.mode == "workspace":
+            # Before the hiding mounts: a bind brings the host's tree and would cover them.
+            args += pins.pin_args(protected, real)
+            args += pins.read_only_repository_args(real)
     args += hide_args(confinement.protected)
     return [*args, "--chdir", str(cwd), "--", *argv]
 
@@ -178,6 +186,16 @@ def hide_args(protected: tuple[Path, ...]) -> list[str]:
         elif os.path.exists(real):
             args += ["--ro-bind", "/dev/null", real]
     return args
+
+
+def ensure_private_dir(path: Path) -> None:
+    """Create a protected directory that does not exist yet (mode 0700), so it can be hidden.
+
+    A missing one cannot be covered by a mount, and a tool could then create it with its own
+    content (a config naming `sandbox = "off"`)."""
+    if not path.is_dir():
+        with contextlib.suppress(OSError):  # unwritable parent: nothing a tool can create either
+            path.mkdir(mode=0o700, parents=True, exist_ok=True)
 
 
 def scrubbed_env(hidden: frozenset[str], base: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -51,6 +51,9 @@ class MemoryStore:
     def data_dir(self) -> DataDir:
         return self._data_dir
 
+    def halt_writes(self, reason: str) -> None:
+        self.failing = OSError(reason)
+
     # --- records -----------------------------------------------------------------------------
 
     def _append(self, journal: list[bytes], payloads: Sequence[JsonMapping]) -> list[r.Record]:

@@ -1,0 +1,77 @@
+"""Mounts that keep what a sandboxed command may not touch where it is (docs/security.md).
+
+Hiding a directory with a mount is not enough: the directory *holding* a mount point can still be
+renamed, and a renamed `~/.config` takes the real configuration along, out from under the mount
+(attack 1 of docs/security.md, "Attacks and what stops them"). A mount point itself cannot be
+renamed, replaced or removed (EBUSY), so every ancestor of a protected path that lies inside the
+writable area is bound onto itself: still writable, but pinned in place.
+
+The version-control directories (`.git`, `.hg`, `.svn`, `.jj`) of the working directory are bound
+read-only in `workspace`: a hook or a `core.fsmonitor` planted there would run unconfined at the
+user's next `git status`. They are looked for in the working directory and in its direct
+subdirectories (a home directory holding projects), at most `_MAX_SCANNED` of them, so the look
+stays a few stats.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Final
+
+from openvaala_server.domain.permissions import VCS_DIRS
+
+# How many subdirectories of the working directory are looked into for a repository.
+_MAX_SCANNED: Final = 256
+
+
+def pinned_ancestors(protected: Iterable[str], writable: str) -> list[str]:
+    """The existing directories strictly inside `writable` that lead to a protected path,
+    outermost first (so a later bind never covers an earlier one)."""
+    root = Path(writable)
+    found: set[Path] = set()
+    for path in protected:
+        for parent in Path(path).parents:
+            if parent != root and parent.is_relative_to(root) and parent.is_dir():
+                found.add(parent)
+    return [str(path) for path in sorted(found, key=lambda p: (len(p.parts), p))]
+
+
+def pin_args(protected: Iterable[str], writable: str) -> list[str]:
+    """`--bind A A` for every ancestor `pinned_ancestors` names."""
+    args: list[str] = []
+    for path in pinned_ancestors(protected, writable):
+        args += ["--bind", path, path]
+    return args
+
+
+def repository_dirs(cwd: str) -> list[str]:
+    """The version-control directories (or `.git` files) in `cwd` and its direct subdirectories,
+    by real path, when that stays inside `cwd`."""
+    found: list[str] = []
+    places = [cwd]
+    try:
+        with os.scandir(cwd) as entries:
+            for entry in entries:
+                if len(places) > _MAX_SCANNED:
+                    break
+                if entry.name not in VCS_DIRS and entry.is_dir(follow_symlinks=False):
+                    places.append(entry.path)
+    except OSError:
+        pass
+    for place in places:
+        for name in VCS_DIRS:
+            path = os.path.join(place, name)
+            if os.path.lexists(path):
+                real = os.path.realpath(path)
+                if Path(real).is_relative_to(cwd):
+                    found.append(real)
+    return found
+
+
+def read_only_repository_args(cwd: str) -> list[str]:
+    args: list[str] = []
+    for path in repository_dirs(cwd):
+        args += ["--ro-bind", path, path]
+    return args
