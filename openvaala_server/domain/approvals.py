@@ -28,7 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from openvaala_server.domain.permissions import Access, Permissions
+from openvaala_server.domain.permissions import Access, Permissions, repository_part
 
 Answer = Literal["allow", "allow_conversation", "deny"]
 ANSWERS: tuple[Answer, ...] = ("allow", "allow_conversation", "deny")
@@ -271,6 +271,12 @@ def _blocked(
             f"writes {p}, outside the working directory {workspace}"
             for p in access.writes
             if not _within(p, workspace)
+        )
+        reasons.extend(
+            f"writes {p}, inside {vcs}, which the sandbox keeps read-only (what is there, "
+            "hooks and config, runs unconfined at your next command in this repository)"
+            for p in access.writes
+            if (vcs := repository_part(p, workspace))
         )
     return reasons
 

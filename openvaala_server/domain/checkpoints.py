@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final, TypedDict
 
+from openvaala_server.domain.permissions import VCS_DIRS
+
 FILES_CHANGED: Final = "files_changed"
 FILES_RESTORED: Final = "files_restored"
 # {turnIds}: the snapshots of these turns were dropped to keep the store within its bound.
@@ -100,6 +102,18 @@ def is_safe_relpath(path: object) -> bool:
     if not isinstance(path, str) or not path or "\0" in path or path.startswith("/"):
         return False
     return all(part not in ("", ".", "..") for part in path.split("/"))
+
+
+def never_restored(path: str, target: State) -> bool:
+    """Whether a restore must leave `path` alone: content for a version-control directory, or
+    an executable under a `hooks/` folder, would run unconfined at the user's next git command
+    (docs/security.md). Removing what a turn added there is still done."""
+    if target is None:
+        return False
+    parts = path.split("/")
+    if any(part in VCS_DIRS for part in parts):
+        return True
+    return target.mode == EXEC_MODE and "hooks" in parts[:-1]
 
 
 def changed_record(

@@ -565,6 +565,9 @@ class RestoreResult(TypedDict):
     # Turns to undo whose snapshots are gone (a parent conversation not here, or dropped to
     # stay within the bound): their files were not put back. Only when there are any.
     missingTurnIds: NotRequired[list[str]]
+    # Files a restore never writes (inside .git, .hg, .svn, .jj, or an executable under a
+    # hooks/ folder: docs/security.md), left as they are. Only when there are any.
+    refusedPaths: NotRequired[list[str]]
 
 
 class RewindResult(TypedDict):

@@ -359,6 +359,7 @@ class Checkpoints:
         async with self._git:
             current = await asyncio.to_thread(_states, store, paths, False)
             plan = ck.plan_restore([t for t, _s in turns], current)
+            plan, refused = _without_refused(plan)
             if plan.conflicts and not force:
                 names = ", ".join(c["path"] for c in plan.conflicts[:5])
                 raise errors.FilesConflict(
@@ -383,6 +384,8 @@ class Checkpoints:
             turn.restored = True
         self._restored.update(plan.turn_ids)
         result["restored"] = sorted(plan.targets)
+        if refused:
+            result["refusedPaths"] = refused
         result["conflicts"] = plan.conflicts
         result["turnIds"] = plan.turn_ids
         return result
@@ -457,6 +460,17 @@ def _sizes(store: SnapshotStore, changes: list[ck.FileChange]) -> int:
         with contextlib.suppress(OSError):
             total += os.lstat(store.work_tree / change.path).st_size
     return total
+
+
+def _without_refused(plan: ck.RestorePlan) -> tuple[ck.RestorePlan, list[str]]:
+    """The plan less the paths no restore may write (`ck.never_restored`), and those paths."""
+    refused = sorted(p for p, t in plan.targets.items() if ck.never_restored(p, t))
+    if not refused:
+        return plan, []
+    targets = {p: t for p, t in plan.targets.items() if p not in refused}
+    conflicts = [c for c in plan.conflicts if c["path"] not in refused]
+    sources = {p: plan.sources[p] for p in targets}
+    return ck.RestorePlan(targets, conflicts, plan.turn_ids, sources), refused
 
 
 def _put_back(

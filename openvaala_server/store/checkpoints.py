@@ -36,6 +36,7 @@ from openvaala_server.domain.checkpoints import (
     State,
     is_safe_relpath,
 )
+from openvaala_server.domain.permissions import repository_part
 from openvaala_server.store.tree_watch import Changed, TreeWatch
 
 GIT_DIR_NAME: Final = "checkpoints"
@@ -310,6 +311,9 @@ class SnapshotStore:
             existing = existing.parent
         if not existing.resolve().is_relative_to(root):
             raise SnapshotError(f"{rel}: its folder now leads outside the working directory")
+        if target is not None and (vcs := repository_part(existing.resolve(), root)):
+            # A link swapped in for a folder must not lead a restore into .git either.
+            raise SnapshotError(f"{rel}: its folder now leads into {vcs}, never restored into")
         if target is None:
             try:
                 if not path.is_dir() or path.is_symlink():

@@ -15,7 +15,7 @@ import os
 import stat
 from pathlib import Path
 
-from openvaala_server.domain.permissions import Confinement
+from openvaala_server.domain.permissions import Confinement, repository_part
 
 
 class Refused(Exception):
@@ -62,6 +62,11 @@ def check_write(path: Path, cwd: Path, confinement: Confinement) -> Path:
         raise Refused(
             f"Writing {shown} is blocked by the sandbox: workspace (writes only inside the "
             f"working directory {cwd})."
+        )
+    if confinement.mode == "workspace" and (vcs := repository_part(target, real(cwd))):
+        raise Refused(
+            f"Writing {path} is blocked by the sandbox: workspace keeps {vcs} read-only (a hook "
+            f"or config planted there would run outside the sandbox at the next {vcs} command)."
         )
     return target
 
