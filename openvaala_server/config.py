@@ -23,7 +23,9 @@ from openvaala_server.domain import tool_names
 from openvaala_server.domain.approvals import has_control_operator
 from openvaala_server.domain.permissions import (
     APPROVAL_MODES,
+    LIMIT_KEYS,
     SANDBOX_MODES,
+    Limits,
     Permissions,
 )
 from openvaala_server.models import catalog
@@ -564,6 +566,7 @@ _AGENT_KEYS = (
     "approval",
     "allow",
     "deny",
+    "limits",
     *CONTEXT_KEYS,
 )
 
@@ -714,4 +717,18 @@ def _parse_permissions(t: _Reader) -> Permissions:
         approval=t.choice("approval", APPROVAL_MODES, "escalate"),
         allow=allow,
         deny=tuple(t.strings("deny", [], "a list of command patterns")),
+        limits=_parse_limits(t),
+    )
+
+
+def _parse_limits(t: _Reader) -> Limits:
+    if "limits" not in t.table:
+        return Limits()
+    limits = _Reader(t.path, t.key("limits"), t.table["limits"])
+    limits.only(LIMIT_KEYS)
+    default = Limits()
+    return Limits(
+        processes=limits.integer("processes", default.processes, minimum=1),
+        memory_mb=limits.integer("memory_mb", default.memory_mb, minimum=1),
+        tmp_mb=limits.integer("tmp_mb", default.tmp_mb, minimum=1),
     )

@@ -21,6 +21,22 @@ APPROVAL_MODES: Final[tuple[ApprovalMode, ...]] = ("always", "escalate", "never"
 VCS_DIRS: Final = frozenset({".git", ".hg", ".svn", ".jj"})
 
 
+# What an agent's `limits` table may name (docs/configuration.md).
+LIMIT_KEYS: Final = ("processes", "memory_mb", "tmp_mb")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one shell command may use, all its processes together (docs/security.md).
+
+    The defaults are far above what a build or a test run needs; they stop a fork bomb, a
+    runaway allocation or a /tmp filled up to RAM before the machine does."""
+
+    processes: int = 4096
+    memory_mb: int = 16384
+    tmp_mb: int = 4096
+
+
 @dataclass(frozen=True)
 class Permissions:
     """An agent's `sandbox`, `network`, `approval`, `allow` and `deny` settings."""
@@ -31,6 +47,7 @@ class Permissions:
     # Shell command patterns (fnmatch: `*` matches anything) that never ask / are always refused.
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
+    limits: Limits = field(default_factory=Limits)
 
 
 @dataclass(frozen=True)
@@ -47,6 +64,7 @@ class Confinement:
     protected: tuple[Path, ...] = ()
     # Names removed from the environment of every process a tool starts (API keys, OPENVAALA_*).
     hidden_env: frozenset[str] = field(default_factory=frozenset)
+    limits: Limits = field(default_factory=Limits)
 
 
 @dataclass(frozen=True)

@@ -210,6 +210,7 @@ class ConversationManager:
             network=perms.network or perms.sandbox == "off",
             protected=tuple(p.resolve() for p in protected),
             hidden_env=frozenset(hidden),
+            limits=perms.limits,
         )
 
     # -- conversations -------------------------------------------------------------------

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Final
 
 from openvaala_server.domain.permissions import Confinement
-from openvaala_server.tools import pins
+from openvaala_server.tools import limits, pins
 
 log = logging.getLogger(__name__)
 
@@ -149,7 +149,8 @@ def bwrap_argv(bwrap: str, argv: list[str], cwd: Path, confinement: Confinement)
         args += ["--dev-bind", "/", "/", "--proc", "/proc"]
         args += pins.pin_args(protected, "/")
     else:
-        args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+        args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        args += limits.tmp_args(confinement.limits)
         args += _run_dir_args()
         # Bound again after the private /tmp, which would otherwise cover a directory under it;
         # by its real path, which a symlinked working directory leads to.

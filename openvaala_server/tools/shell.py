@@ -19,6 +19,7 @@ import os
 import shutil
 import signal
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ import anyio
 
 from openvaala_server.domain.permissions import Access, Confinement
 from openvaala_server.models.base import ToolSpec
-from openvaala_server.tools import sandbox
+from openvaala_server.tools import limits, sandbox
 from openvaala_server.tools.base import ToolContext, ToolResult, truncate_output, truncation_notice
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -131,12 +132,17 @@ class ShellTool:
             argv = sandbox.bwrap_argv(bwrap, argv, ctx.cwd, confinement)
         env = sandbox.sandboxed_env(sandbox.scrubbed_env(confinement.hidden_env), confinement)
         output = _Output(ctx)
+        bounds = limits.CallLimits(confinement.limits)
         try:
-            run = await _start(argv, ctx.cwd, env)
-        except OSError as exc:
-            return ToolResult(f"Could not start the shell: {exc}", is_error=True)
-        timed_out = await run.finish(output, call.timeout_s)
-        result = _result(output, run.returncode, timed_out, call.timeout_s, ctx.output_limit)
+            try:
+                run = await _start(argv, ctx.cwd, env, bounds.preexec())
+            except OSError as exc:
+                return ToolResult(f"Could not start the shell: {exc}", is_error=True)
+            timed_out = await run.finish(output, call.timeout_s)
+            result = _result(output, run.returncode, timed_out, call.timeout_s, ctx.output_limit)
+            result = _with_limits_hit(result, bounds)
+        finally:
+            await bounds.close()
         return _with_sandbox_note(result, call, confinement)
 
 
@@ -187,7 +193,9 @@ def _shell_argv(command: str) -> list[str]:
     return [bash, "-c", command] if bash else ["/bin/sh", "-c", command]
 
 
-async def _start(argv: list[str], cwd: Path, env: dict[str, str]) -> _Run:
+async def _start(
+    argv: list[str], cwd: Path, env: dict[str, str], preexec: Callable[[], None]
+) -> _Run:
     loop = asyncio.get_running_loop()
     transport, protocol = await loop.subprocess_exec(
         _PipeProtocol,
@@ -199,6 +207,8 @@ async def _start(argv: list[str], cwd: Path, env: dict[str, str]) -> _Run:
         stderr=subprocess.STDOUT,
         # Its own session and process group, so the whole tree can be signalled at once.
         start_new_session=True,
+        # Joins the call's control groups or sets its resource limits (tools/limits.py).
+        preexec_fn=preexec,
     )
     return _Run(transport, protocol)
 
@@ -433,12 +443,26 @@ def _exit_line(returncode: int | None) -> str:
     return f"exit code: {returncode}"
 
 
+def _with_limits_hit(result: ToolResult, bounds: limits.CallLimits) -> ToolResult:
+    """Name the limit a failed command ran into, and the setting that raises it."""
+    if not result.is_error and not bounds.counted():
+        return result
+    hits = bounds.hit(result.output)
+    if not hits:
+        return result
+    text = result.output + "\n" + "\n".join(hits)
+    return ToolResult(text, is_error=True, truncated=result.truncated)
+
+
 def _with_sandbox_note(result: ToolResult, call: _Call, confinement: Confinement) -> ToolResult:
     """Tell the model when a failure may be the sandbox's doing, and how to ask past it."""
     if confinement.mode == "off" or not result.is_error:
         return result
     limits = {
-        "workspace": "files outside the working directory and /tmp are read-only",
+        "workspace": (
+            "files outside the working directory and /tmp are read-only, and so are .git, "
+            ".hg, .svn and .jj inside it"
+        ),
         "read-only": "every file except /tmp is read-only",
     }[confinement.mode]
     if not confinement.network:
