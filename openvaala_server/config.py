@@ -176,6 +176,13 @@ class Config:
     path: Path | None = None
     mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
 
+    def secret_env_names(self) -> frozenset[str]:
+        """Every variable a setting names as holding a secret (a model's `api_key_env`, an MCP
+        server's `bearer_token_env`): kept out of every tool's environment (docs/security.md)."""
+        names = {m.api_key_env for m in self.models.values() if m.api_key_env}
+        names.update(s.bearer_token_env for s in self.mcp_servers.values() if s.bearer_token_env)
+        return frozenset(names)
+
 
 DEMO_MODEL = ModelConfig(
     name="demo",

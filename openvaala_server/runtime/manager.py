@@ -203,7 +203,7 @@ class ConversationManager:
             protected += (cfg_file.parent,)
             # Hidden even before the user writes a config: a tool must not create it first.
             ensure_private_dir(cfg_file.parent)
-        hidden = {m.api_key_env for m in self.config.models.values() if m.api_key_env}
+        hidden = set(self.config.secret_env_names())
         hidden.update(k for k in os.environ if k.startswith("OPENVAALA_"))
         return Confinement(
             mode=perms.sandbox,
