@@ -18,13 +18,10 @@ import itertools
 import logging
 import os
 import re
-import resource
-from collections.abc import Callable
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
-
-import anyio
 
 from openvaala_server.domain.permissions import Limits
 
@@ -32,9 +29,6 @@ log = logging.getLogger(__name__)
 
 CGROUP_ROOT: Final = Path("/sys/fs/cgroup")
 _MB: Final = 1024 * 1024
-# How long a call waits for the kernel to release its groups once its processes were killed.
-_RELEASE_S: Final = 1.0
-_RELEASE_TRIES: Final = 100
 _serial = itertools.count()
 
 # What a command prints when a resource limit (not a cgroup) stopped it.
@@ -44,6 +38,7 @@ _MEMORY_ERRORS: Final = re.compile(
     r"memory allocation .*failed|failed to allocate"
 )
 _TMP_FULL: Final = re.compile(r"No space left on device")
+_GROUP_NAME: Final = re.compile(r"openvaala-(\d+)-\d+")
 
 
 def tmp_args(limits: Limits) -> list[str]:
@@ -76,7 +71,29 @@ def _hierarchies() -> list[_Hierarchy]:
                 delegated = (base / "cgroup.subtree_control").read_text().split()
                 found += [_Hierarchy(n, base, True) for n in ("pids", "memory") if n in delegated]
     usable = [h for h in found if os.access(h.base, os.W_OK)]
+    for hierarchy in usable:
+        _remove_stale(hierarchy.base)
     return list({h.controller: h for h in usable}.values())
+
+
+def _remove_stale(base: Path) -> None:
+    """Remove the groups a daemon that is gone left behind (its last calls' groups)."""
+    with contextlib.suppress(OSError), os.scandir(base) as entries:
+        for entry in entries:
+            match = _GROUP_NAME.fullmatch(entry.name)
+            if match and not _alive(int(match[1])):
+                with contextlib.suppress(OSError):
+                    os.rmdir(entry.path)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 _usable: list[_Hierarchy] | None = None
@@ -95,6 +112,7 @@ class CallLimits:
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
         self._groups: dict[str, tuple[_Hierarchy, Path]] = {}
+        _remove_leftovers()
         for hierarchy in _cached_hierarchies():
             group = hierarchy.base / f"openvaala-{os.getpid()}-{next(_serial)}"
             try:
@@ -115,29 +133,29 @@ class CallLimits:
         else:
             (group / "memory.limit_in_bytes").write_text(str(self.limits.memory_mb * _MB))
 
-    def preexec(self) -> Callable[[], None]:
-        """What the command's first process runs before `exec`: join the groups, or else set
-        its resource limits (inherited by everything it starts)."""
+    def wrap(self, argv: list[str]) -> list[str]:
+        """`argv` started by a shell that first joins the groups, or else sets the resource
+        limits (inherited by everything it starts), then `exec`s it: the same process.
+
+        A shell rather than a `preexec_fn`: with one, Python forks the whole daemon instead of
+        using vfork, which costs more than the shell (bench/sandbox.py)."""
         procs = [str(group / "cgroup.procs") for _h, group in self._groups.values()]
-        rlimits: list[tuple[int, int]] = []
-        if "pids" not in self._groups:
-            rlimits.append((resource.RLIMIT_NPROC, self.limits.processes))
-        if "memory" not in self._groups:
-            rlimits.append((resource.RLIMIT_DATA, self.limits.memory_mb * _MB))
-
-        def enter() -> None:
-            # In the child between fork and exec: only system calls, nothing that takes a lock.
-            pid = str(os.getpid()).encode()
-            for path in procs:
-                fd = os.open(path, os.O_WRONLY)
-                try:
-                    os.write(fd, pid)
-                finally:
-                    os.close(fd)
-            for which, value in rlimits:
-                resource.setrlimit(which, (value, value))
-
-        return enter
+        steps = [f'echo $$ > "${number}"' for number in range(1, len(procs) + 1)]
+        shell = "/bin/sh"
+        if "pids" not in self._groups or "memory" not in self._groups:
+            bash = shutil.which("bash")  # `ulimit -u` (processes) is bash's
+            if bash is None:
+                log.warning("no bash: commands run without process and memory limits")
+            else:
+                shell = bash
+                if "pids" not in self._groups:
+                    steps.append(f"ulimit -u {self.limits.processes}")
+                if "memory" not in self._groups:
+                    steps.append(f"ulimit -d {self.limits.memory_mb * 1024}")
+        if not steps:
+            return argv
+        script = " && ".join([*steps, f"shift {len(procs)}", 'exec "$@"'])
+        return [shell, "-c", script, "openvaala-limits", *procs, *argv]
 
     def hit(self, output: str) -> list[str]:
         """The limits the command ran into, as lines for its result."""
@@ -151,8 +169,8 @@ class CallLimits:
             "memory" not in self._groups and _MEMORY_ERRORS.search(output)
         ):
             hits.append(
-                f"[the command hit the memory limit ({self.limits.memory_mb} MB for all its "
-                "processes: `limits.memory_mb` of this agent)]"
+                f"[the command hit the memory limit ({self.limits.memory_mb} MB: "
+                "`limits.memory_mb` of this agent)]"
             )
         if _TMP_FULL.search(output):
             hits.append(
@@ -176,23 +194,19 @@ class CallLimits:
         """Whether a group counted a limit hit (a sure sign, unlike an error message)."""
         return self._counted("pids") or self._counted("memory")
 
-    async def close(self) -> None:
-        """Remove the groups. The kernel may still be ending the call's last processes: a
-        group it does not let go of within `_RELEASE_S` is removed at a later call."""
+    def close(self) -> None:
+        """Remove the groups. The kernel may still be ending the call's last processes (a
+        group with one is busy): such a group is removed by a later call, without waiting."""
         _leftovers.extend(group for _hierarchy, group in self._groups.values())
         self._groups.clear()
-        # Polled: the kernel's only signal (cgroup.events) would need inotify for a few ms.
-        for _ in range(_RELEASE_TRIES):
-            if not _remove_leftovers():
-                return
-            await anyio.sleep(_RELEASE_S / _RELEASE_TRIES)
+        _remove_leftovers()
 
 
 _leftovers: list[Path] = []
 
 
-def _remove_leftovers() -> bool:
-    """Remove what groups can be; whether some are left."""
+def _remove_leftovers() -> None:
+    """Remove the groups of ended calls that can be by now."""
     for group in list(_leftovers):
         try:
             group.rmdir()
@@ -201,7 +215,6 @@ def _remove_leftovers() -> bool:
         except OSError:
             continue
         _leftovers.remove(group)
-    return bool(_leftovers)
 
 
 def _field(path: Path, name: str) -> int:

@@ -8,9 +8,9 @@ writable area is bound onto itself: still writable, but pinned in place.
 
 The version-control directories (`.git`, `.hg`, `.svn`, `.jj`) of the working directory are bound
 read-only in `workspace`: a hook or a `core.fsmonitor` planted there would run unconfined at the
-user's next `git status`. They are looked for in the working directory and in its direct
-subdirectories (a home directory holding projects), at most `_MAX_SCANNED` of them, so the look
-stays a few stats.
+user's next `git status`. Only the working directory's own are looked for (four `lstat`s): each
+bind costs bubblewrap a mount, and a working directory holding many repositories is a home
+directory, where `~/.bashrc` and `~/.gitconfig` are as writable (docs/design.md).
 """
 
 from __future__ import annotations
@@ -18,12 +18,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Final
 
 from openvaala_server.domain.permissions import VCS_DIRS
-
-# How many subdirectories of the working directory are looked into for a repository.
-_MAX_SCANNED: Final = 256
 
 
 def pinned_ancestors(protected: Iterable[str], writable: str) -> list[str]:
@@ -47,26 +43,15 @@ def pin_args(protected: Iterable[str], writable: str) -> list[str]:
 
 
 def repository_dirs(cwd: str) -> list[str]:
-    """The version-control directories (or `.git` files) in `cwd` and its direct subdirectories,
-    by real path, when that stays inside `cwd`."""
+    """The version-control directories (or `.git` file) of `cwd`, by real path, when that stays
+    inside `cwd`."""
     found: list[str] = []
-    places = [cwd]
-    try:
-        with os.scandir(cwd) as entries:
-            for entry in entries:
-                if len(places) > _MAX_SCANNED:
-                    break
-                if entry.name not in VCS_DIRS and entry.is_dir(follow_symlinks=False):
-                    places.append(entry.path)
-    except OSError:
-        pass
-    for place in places:
-        for name in VCS_DIRS:
-            path = os.path.join(place, name)
-            if os.path.lexists(path):
-                real = os.path.realpath(path)
-                if Path(real).is_relative_to(cwd):
-                    found.append(real)
+    for name in sorted(VCS_DIRS):
+        path = os.path.join(cwd, name)
+        if os.path.lexists(path):
+            real = os.path.realpath(path)
+            if Path(real).is_relative_to(cwd):
+                found.append(real)
     return found
 
 

@@ -19,7 +19,6 @@ import os
 import shutil
 import signal
 import subprocess
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -135,14 +134,14 @@ class ShellTool:
         bounds = limits.CallLimits(confinement.limits)
         try:
             try:
-                run = await _start(argv, ctx.cwd, env, bounds.preexec())
+                run = await _start(bounds.wrap(argv), ctx.cwd, env)
             except OSError as exc:
                 return ToolResult(f"Could not start the shell: {exc}", is_error=True)
             timed_out = await run.finish(output, call.timeout_s)
             result = _result(output, run.returncode, timed_out, call.timeout_s, ctx.output_limit)
             result = _with_limits_hit(result, bounds)
         finally:
-            await bounds.close()
+            bounds.close()
         return _with_sandbox_note(result, call, confinement)
 
 
@@ -193,9 +192,7 @@ def _shell_argv(command: str) -> list[str]:
     return [bash, "-c", command] if bash else ["/bin/sh", "-c", command]
 
 
-async def _start(
-    argv: list[str], cwd: Path, env: dict[str, str], preexec: Callable[[], None]
-) -> _Run:
+async def _start(argv: list[str], cwd: Path, env: dict[str, str]) -> _Run:
     loop = asyncio.get_running_loop()
     transport, protocol = await loop.subprocess_exec(
         _PipeProtocol,
@@ -207,8 +204,6 @@ async def _start(
         stderr=subprocess.STDOUT,
         # Its own session and process group, so the whole tree can be signalled at once.
         start_new_session=True,
-        # Joins the call's control groups or sets its resource limits (tools/limits.py).
-        preexec_fn=preexec,
     )
     return _Run(transport, protocol)
 

@@ -43,7 +43,7 @@ async def test_a_memory_hog_is_stopped_and_named(places: Places) -> None:
     result = await shell(places, hog, Limits(memory_mb=100))
     assert result.is_error
     assert "allocated" not in result.output
-    assert "memory limit (100 MB for all its processes: `limits.memory_mb`" in result.output
+    assert "memory limit (100 MB: `limits.memory_mb`" in result.output
 
 
 async def test_filling_the_private_tmp_stops_at_its_size(places: Places) -> None:
