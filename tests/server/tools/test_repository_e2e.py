@@ -16,6 +16,10 @@ from pathlib import Path
 import pytest
 
 from openvaala_server.client import Client
+from openvaala_server.domain.permissions import SandboxMode
+from openvaala_server.tools.base import ToolContext
+from openvaala_server.tools.files import EditFileTool, WriteFileTool
+from openvaala_server.tools.patch import ApplyPatchTool
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
 from tests.server.tools.sandbox_places import Places
@@ -106,9 +110,14 @@ async def test_a_hook_planted_by_shell_never_runs(
 async def test_a_write_file_into_git_asks_and_says_why(
     daemon: Daemon, repo: Path, places: Places, fake_openai: FakeProvider
 ) -> None:
+    # The user's own hook, executable: write_file keeps a file's mode, so new content would run.
+    hook = repo / HOOK
+    hook.write_text("#!/bin/sh\nexit 0\n")
+    os.chmod(hook, 0o755)
     config = (repo / ".git" / "config").read_text()
     evil = config + f'[core]\n\tfsmonitor = "touch {places.outside / "planted-ran"}; false"\n'
     fake_openai.enqueue(
+        Reply().tool_call("write_file", {"path": HOOK, "content": hook_script(places)}),
         Reply().tool_call("write_file", {"path": ".git/config", "content": evil}),
         Reply().text("ok"),
     )
@@ -116,12 +125,14 @@ async def test_a_write_file_into_git_asks_and_says_why(
     try:
         cid = await new_conversation(client, str(repo))
         await client.request("input/send", {"conversationId": cid, "text": "speed up git"})
-        asked = (await collect_until(client, method_is("approval/requested")))[-1]["params"]
-        assert ".git" in asked["reason"] and "read-only" in asked["reason"]
-        await client.respond_approval(cid, asked["approvalId"], "deny", None)
+        for _ in range(2):
+            asked = (await collect_until(client, method_is("approval/requested")))[-1]["params"]
+            assert ".git, which the sandbox keeps read-only" in asked["reason"]
+            await client.respond_approval(cid, asked["approvalId"], "deny", None)
         await collect_until(client, turn_ended())
     finally:
         await client.close()
+    assert hook.read_text() == "#!/bin/sh\nexit 0\n"
     assert (repo / ".git" / "config").read_text() == config
     assert not planted(places)()
 
@@ -149,3 +160,28 @@ async def test_an_undo_never_puts_a_hook_back(
     assert undone["refusedPaths"] == [HOOK]
     assert not hook.exists()
     assert not planted(places)()
+
+
+@pytest.mark.parametrize("mode", ["workspace", "off"])
+async def test_the_file_tools_keep_git_read_only_in_workspace(
+    repo: Path, places: Places, mode: SandboxMode
+) -> None:
+    """The tools' own check, whatever the approval policy decided (a `never` agent, a bug)."""
+    ctx = ToolContext(cwd=repo, emit_output=lambda _: None, confinement=places.confinement(mode))
+    patch = "*** Begin Patch\n*** Add File: sub/.hg/hgrc\n+[hooks]\n*** End Patch\n"
+    results = [
+        await WriteFileTool().run({"path": ".git/hooks/pre-commit", "content": "x"}, ctx),
+        await EditFileTool().run(
+            {"path": ".git/config", "old_text": "[core]", "new_text": "[core]\n\tx = 1"}, ctx
+        ),
+        await ApplyPatchTool().run({"input": patch}, ctx),
+    ]
+    if mode == "workspace":
+        for result in results:
+            assert result.is_error
+            assert "blocked by the sandbox: workspace keeps" in result.output
+        assert not (repo / ".git" / "hooks" / "pre-commit").exists()
+        assert not (repo / "sub").exists()
+    else:
+        assert not any(result.is_error for result in results), results
+        assert (repo / ".git" / "hooks" / "pre-commit").read_text() == "x"
