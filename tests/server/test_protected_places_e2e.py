@@ -84,6 +84,12 @@ def home_daemon(user_home: Path, fake_openai: FakeProvider, tmp_path: Path) -> I
         daemon.stop()
 
 
+async def no_unconfined_agent(client: Client, cwd: Path) -> None:
+    """The `ops` agent of the attacker's config does not exist: nothing can run unconfined."""
+    with pytest.raises(RpcError, match="no agent 'ops'"):
+        await client.request("conversation/create", {"cwd": str(cwd), "agent": "ops"})
+
+
 async def shell_turn(client: Client, fake: FakeProvider, cid: str, *commands: str) -> list[str]:
     """One turn whose model calls `shell` with each command; their outputs."""
     fake.enqueue(*(Reply().tool_call("shell", {"command": c}) for c in commands))
@@ -120,9 +126,7 @@ async def test_the_rename_chain_from_home_reads_no_token_and_loads_no_config(
         assert config.read_text() == original
         assert (home_daemon.home / "token").read_text().strip() == home_daemon.token
 
-        # No `ops` agent came to be: nothing can run unconfined.
-        with pytest.raises(RpcError, match="no agent 'ops'"):
-            await client.request("conversation/create", {"cwd": str(user_home), "agent": "ops"})
+        await no_unconfined_agent(client, user_home)
     finally:
         await client.close()
 
@@ -141,8 +145,7 @@ async def test_a_replaced_config_directory_is_not_reloaded(
         error = notes[-1]["params"]
         assert "moved or replaced" in error["message"]
         assert str(config.parent) in error["message"]
-        with pytest.raises(RpcError, match="no agent 'ops'"):
-            await client.request("conversation/create", {"cwd": str(user_home), "agent": "ops"})
+        await no_unconfined_agent(client, user_home)
     finally:
         await client.close()
 
