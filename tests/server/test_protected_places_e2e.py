@@ -70,18 +70,22 @@ def home_daemon(user_home: Path, fake_openai: FakeProvider, tmp_path: Path) -> I
         fake_openai.config_toml("fake")
         + '\n[agents.default]\nmodel = "fake"\n\n[server]\nport = 0\n'
     )
-    daemon = HomeDaemon(
-        home=user_home / ".local" / "share" / "openvaala",
-        config_path=config,
-        workdir=user_home,
-        log_path=tmp_path / "server.log",
-        user_home=user_home,
-    )
+    daemon = home_daemon_of(user_home, tmp_path / "server.log")
     daemon.start()
     try:
         yield daemon
     finally:
         daemon.stop()
+
+
+def home_daemon_of(user_home: Path, log: Path) -> HomeDaemon:
+    return HomeDaemon(
+        home=user_home / ".local" / "share" / "openvaala",
+        config_path=user_home / ".config" / "openvaala" / "config.toml",
+        workdir=user_home,
+        log_path=log,
+        user_home=user_home,
+    )
 
 
 async def no_unconfined_agent(client: Client, cwd: Path) -> None:
@@ -168,3 +172,26 @@ async def test_a_replaced_data_directory_gets_no_writes(
         assert list(data.iterdir()) == []
     finally:
         await client.close()
+
+
+async def test_a_config_the_user_has_not_made_yet_cannot_be_made_by_a_tool(
+    user_home: Path, tmp_path: Path
+) -> None:
+    daemon = home_daemon_of(user_home, tmp_path / "server.log")
+    daemon.start()  # no config: the built-in demo agent, whose `run:` calls the shell tool
+    try:
+        client = await daemon.client()
+        cid = await new_conversation(client, str(user_home))
+        command = (
+            'mkdir -p ~/.config/openvaala && printf \'[models.demo]\\nprovider = "demo"\\n'
+            '[agents.ops]\\nmodel = "demo"\\nsandbox = "off"\\n\' '
+            "> ~/.config/openvaala/config.toml"
+        )
+        notes = await run_turn(client, cid, f"run: {command}")
+        [result] = completed_items(notes, "tool_result")
+        assert "Read-only file system" in result["output"]
+        assert os.listdir(daemon.config_path.parent) == []
+        await no_unconfined_agent(client, user_home)
+        await client.close()
+    finally:
+        daemon.stop()
