@@ -132,8 +132,12 @@ class Store:
         return store
 
     def halt_writes(self, reason: str) -> None:
-        """Refuse every later append with `reason` (the data directory is no longer ours)."""
+        """Refuse every later write with `reason` (the data directory is no longer ours)."""
         self._writer.halted = reason
+
+    def _check_not_halted(self) -> None:
+        if self._writer.halted is not None:
+            raise JournalWriteError(self._writer.halted)
 
     async def close(self) -> None:
         await self._writer.close()
@@ -200,8 +204,7 @@ class Store:
         """Create the directory and its metadata.jsonl from a conversation_created payload."""
         cid = check_id(created.get("conversationId"))
         check_id(created.get("rootSessionId"))
-        if self._writer.halted is not None:
-            raise JournalWriteError(self._writer.halted)
+        self._check_not_halted()
         directory = self.data_dir.conversation_dir(cid)
         payload = {**created, "type": r.CONVERSATION_CREATED}
         payload.setdefault("formatVersion", r.FORMAT_VERSION)
@@ -293,6 +296,7 @@ class Store:
         """Mark (rename to trash, fsync), unindex, remove: any crash in between is finished by
         the next open or reindex."""
         check_id(cid)
+        self._check_not_halted()
         if not self.exists(cid):  # on disk now, not as last seen (`_existing`)
             self._present.discard(cid)
             raise NotFound(f"no conversation {cid}")
