@@ -27,7 +27,6 @@ def identity(path: str) -> Identity:
 class Places:
     config_file: str
     config_dir: Identity
-    config_existed: bool
     data_dir: str
     data: Identity
 
@@ -36,7 +35,6 @@ class Places:
         return cls(
             config_file,
             identity(os.path.dirname(config_file)),
-            os.path.exists(config_file),
             data_dir,
             identity(data_dir),
         )
@@ -55,12 +53,6 @@ class Places:
             return (
                 f"the directory {folder} of the config file was moved or replaced while the "
                 f"daemon ran; it is not reloaded: {restart}",
-                False,
-            )
-        if not self.config_existed and os.path.exists(self.config_file):
-            return (
-                f"{self.config_file} did not exist when the daemon started; it is not loaded "
-                f"while the daemon runs: {restart}",
                 False,
             )
         return None
