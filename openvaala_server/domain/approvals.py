@@ -225,20 +225,30 @@ def decide(
                 "configuration. It did not run."
             )
     blocked = _blocked(permissions, access, workspace)
-    if permissions.approval == "never":
-        if blocked:
-            why = "; ".join(_blocked(permissions, access, workspace, for_refusal=True))
-            return Refuse(
-                f"Refused: {why}. The sandbox does not allow that, and this agent's approval "
-                'setting is "never", so nobody can allow it. It did not run.'
-            )
-        return Run()
+    if blocked and "never" in permissions.approvals:
+        why = "; ".join(_blocked(permissions, access, workspace, for_refusal=True))
+        whose = (
+            "this agent's approval setting is"
+            if permissions.approval == "never"
+            else "the approval setting of an agent that started this one is"
+        )
+        return Refuse(
+            f"Refused: {why}. The sandbox does not allow that, and {whose} "
+            '"never", so nobody can allow it. It did not run.'
+        )
     reasons = list(blocked)
-    if permissions.approval == "always":
-        if access.command is not None and allowed_by(permissions.allow, access.command) is None:
-            reasons.append('approval is "always": shell commands not in `allow` ask first')
+    # A subagent passes its own approval rules and each ancestor's (domain/inheritance.py).
+    levels = [("", permissions.approval, permissions.allow)]
+    levels += [(b.agent, b.approval, b.allow) for b in permissions.inherited]
+    for agent, approval, allow in levels:
+        if approval != "always":
+            continue
+        whose = f"the approval of {agent!r}, which started this agent, " if agent else "approval "
+        if access.command is not None and allowed_by(allow, access.command) is None:
+            reasons.append(f'{whose}is "always": shell commands not in `allow` ask first')
         if access.writes and not blocked:
-            reasons.append('approval is "always": every write asks first')
+            reasons.append(f'{whose}is "always": every write asks first')
+    reasons = list(dict.fromkeys(reasons))
     if not reasons:
         return Run()
     if _covered(grants, tool, access, bool(blocked)):

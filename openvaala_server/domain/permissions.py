@@ -19,8 +19,22 @@ APPROVAL_MODES: Final[tuple[ApprovalMode, ...]] = ("always", "escalate", "never"
 
 
 @dataclass(frozen=True)
+class Bound:
+    """The approval rules of an agent above a subagent, which the subagent obeys too."""
+
+    agent: str
+    approval: ApprovalMode
+    allow: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Permissions:
-    """An agent's `sandbox`, `network`, `approval`, `allow` and `deny` settings."""
+    """An agent's `sandbox`, `network`, `approval`, `allow` and `deny` settings.
+
+    For a subagent, `sandbox`, `network` and `deny` are already the stricter of its own and its
+    ancestors' (domain/inheritance.py); `inherited` holds its ancestors' approval rules, each of
+    which a call must pass as well (docs/security.md, "Subagents").
+    """
 
     sandbox: SandboxMode = "workspace"
     network: bool = False
@@ -28,6 +42,12 @@ class Permissions:
     # Shell command patterns (fnmatch: `*` matches anything) that never ask / are always refused.
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
+    inherited: tuple[Bound, ...] = ()
+
+    @property
+    def approvals(self) -> tuple[ApprovalMode, ...]:
+        """This agent's approval mode and every ancestor's."""
+        return (self.approval, *(b.approval for b in self.inherited))
 
 
 @dataclass(frozen=True)

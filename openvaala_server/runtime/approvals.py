@@ -34,7 +34,7 @@ from openvaala_server.domain.approvals import (
 )
 from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.mcp_approvals import decide_mcp
-from openvaala_server.domain.permissions import Access, Confinement
+from openvaala_server.domain.permissions import Access, ApprovalMode, Confinement
 from openvaala_server.domain.records import Item
 from openvaala_server.mcp.manager import as_mcp_tool
 from openvaala_server.protocol import methods
@@ -60,7 +60,7 @@ _CANCEL_MESSAGES = {
 }
 
 
-class _Host(Conversation, Protocol):
+class ApprovalHost(Conversation, Protocol):
     """The conversation an approval is asked in (`LiveConversation`), which owns the board."""
 
     @property
@@ -157,7 +157,7 @@ class ApprovalBoard:
 
 
 async def approve(
-    conv: _Host,
+    conv: ApprovalHost,
     session: LiveSession,
     call: Item,
     tool: Tool,
@@ -179,13 +179,13 @@ async def approve(
     mcp_tool = as_mcp_tool(tool)
     if mcp_tool is not None:  # outside our sandbox: judged by the tool alone
         granted = {g.tool for g in conv.grants if g.kind == "tool"}
-        perms = conv.runtime.permissions_for(session)
-        decision = decide_mcp(
-            perms.approval, call["name"], mcp_tool.server, mcp_tool.trust, granted
-        )
+        # A subagent's MCP calls ask whenever an agent above it would be asked.
+        modes = conv.runtime.permissions_for(conv, session).approvals
+        approval: ApprovalMode = "never" if all(m == "never" for m in modes) else "escalate"
+        decision = decide_mcp(approval, call["name"], mcp_tool.server, mcp_tool.trust, granted)
     else:
         decision = decide(
-            conv.runtime.permissions_for(session),
+            conv.runtime.permissions_for(conv, session),
             call["name"],
             access,
             Path(os.path.realpath(cwd)),  # noqa: ASYNC240 - a few syscalls, cheaper than a hop
@@ -214,18 +214,26 @@ async def approve(
 
 
 async def _ask(
-    conv: _Host, session: LiveSession, call: Item, access: Access, decision: Ask
+    conv: ApprovalHost, session: LiveSession, call: Item, access: Access, decision: Ask
+) -> Response:
+    return await ask_user(
+        conv, session, call["name"], access.summary, call["arguments"], decision.reason
+    )
+
+
+async def ask_user(
+    conv: ApprovalHost,
+    session: LiveSession,
+    tool: str,
+    summary: str,
+    arguments: dict[str, Any],
+    reason: str,
 ) -> Response:
     """Ask every client; the session shows "awaiting_approval" until the first answer."""
     turn: LiveTurn | None = session.turn
     assert turn is not None  # asked only from a running turn
     pending = conv.approvals.ask(
-        session.session_id,
-        session.agent,
-        call["name"],
-        access.summary,
-        call["arguments"],
-        decision.reason,
+        session.session_id, session.agent, tool, summary, arguments, reason
     )
     turn.awaiting_approval += 1
     _publish_status(conv, session)
@@ -240,7 +248,7 @@ async def _ask(
         _publish_status(conv, session)
 
 
-def _publish_status(conv: _Host, session: LiveSession) -> None:
+def _publish_status(conv: ApprovalHost, session: LiveSession) -> None:
     conv.publish_session(session)
     if session.session_id == conv.root_session_id:
         conv.publish_updated()
