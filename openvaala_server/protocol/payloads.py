@@ -619,6 +619,8 @@ class ImportResult(TypedDict):
     imported: list[str]
     skipped: list[str]
     renamed: dict[str, str]
+    # "Allow for this conversation" grants the bundle carried, dropped (docs/security.md).
+    grantsDropped: int
 
 
 class CompactResult(TypedDict):
