@@ -865,8 +865,7 @@ class ConversationManager:
     ) -> p.RespondResult:
         """An answer to `approval/requested` from any client; the first one wins."""
         conv = await self.open(cid)
-        conv.approvals.resolve(approval_id, decision, message or None)
-        return {"approvalId": approval_id, "decision": decision}
+        return conv.approvals.resolve(approval_id, decision, message or None)
 
     # -- lifecycle -----------------------------------------------------------------------
 

@@ -29,6 +29,7 @@ import anyio
 
 from openvaala_server import errors
 from openvaala_server.domain import records as r
+from openvaala_server.domain.approvals import NoGrant
 from openvaala_server.domain.context import context_items, valid_boundaries
 from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.inheritance import narrowed, wider
@@ -300,9 +301,9 @@ class SubagentService:
         )
         summary = f"start agent {agent_name}"
         arguments: dict[str, Any] = {"agent": agent_name, "task": task}
-        response = await ask_user(
-            cast("ApprovalHost", conv), parent, SPAWN_TOOL, summary, arguments, reason
-        )
+        once = NoGrant("starting an agent wider than its parent is asked each time")
+        host = cast("ApprovalHost", conv)
+        response = await ask_user(host, parent, SPAWN_TOOL, summary, arguments, reason, once)
         if response.decision == "deny":
             text = f"The user did not allow starting the agent {agent_name!r}."
             if response.message:
