@@ -145,7 +145,10 @@ class ApprovalBoard:
             )
         not_granted = None
         if decision == "allow_conversation" and isinstance(pending.offer, NoGrant):
-            decision, not_granted = "allow", f"Allowed once only: {pending.offer.reason}."
+            decision, not_granted = (
+                "allow",
+                f"Not remembered for this conversation: {pending.offer.reason}",
+            )
         self._resolved[approval_id] = decision
         while len(self._resolved) > RESOLVED_KEPT:
             self._resolved.popitem(last=False)
