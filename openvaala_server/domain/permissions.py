@@ -64,6 +64,9 @@ class Confinement:
     protected: tuple[Path, ...] = ()
     # Names removed from the environment of every process a tool starts (API keys, OPENVAALA_*).
     hidden_env: frozenset[str] = field(default_factory=frozenset)
+    # For a call the user approved: the files it may write, resolved when the prompt showed
+    # them; the file tools write there or fail (tools/pinned.py). None: not pinned.
+    approved: tuple[Path, ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -217,7 +217,9 @@ async def approve(
         )
     if isinstance(decision, Refuse):
         return ToolResult(decision.reason, True), confinement
-    escalated = replace(confinement, mode="off", network=True)
+    # What the user approved (or granted) is what is written: the paths as resolved now.
+    pinned = replace(confinement, approved=access.writes) if access.writes else confinement
+    escalated = replace(pinned, mode="off", network=True)
     if isinstance(decision, Run):
         return None, escalated if decision.outside_sandbox else confinement
     offer = _offer(call["name"], mcp_tool is not None, access, decision.outside_sandbox)
@@ -231,7 +233,7 @@ async def approve(
         return ToolResult(text, True), confinement
     if response.decision == "allow_conversation" and isinstance(offer, GrantOffer):
         await conv.grant(session, list(offer.grants))
-    return None, escalated if decision.outside_sandbox else confinement
+    return None, escalated if decision.outside_sandbox else pinned
 
 
 def _offer(name: str, mcp: bool, access: Access, outside_sandbox: bool) -> GrantOffer | NoGrant:
