@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from openvaala_server.client import Client
-from tests.fakes.providers import FakeProvider, RecordedRequest
+from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Gate, Reply
+from tests.server.test_subagents_e2e import role
 from tests.server.tools.sandbox_places import Places, make_places
 from tests.support.daemon import Daemon
 from tests.support.events import Note, collect_until, method_is, turn_ended
@@ -28,13 +29,6 @@ def _config(fake: FakeProvider) -> str:
         + f'\n[agents.worker]\ndescription = "helper"\ninstructions = "ROLE: worker"\n{agent}'
         + "\n[retry]\nbase_delay_s = 0.01\nmax_delay_s = 0.05\n"
     )
-
-
-def _role(req: RecordedRequest) -> str:
-    for message in req.json["messages"]:
-        if message["role"] == "system":
-            return str(message["content"]).split("\n", 1)[0].removeprefix("ROLE: ")
-    return ""
 
 
 @pytest.fixture
@@ -76,12 +70,12 @@ async def test_a_link_re_pointed_after_the_approval_does_not_redirect_the_write(
         Reply().tool_call("spawn_agent", {"agent": "worker", "task": "tidy the notes"}),
         Reply().tool_call("write_file", {"path": "notes.txt", "content": "approved text\n"}),
         Reply().text("wrote it"),
-        when=lambda q: _role(q) == "root",
+        when=lambda q: role(q) == "root",
     )
     fake_openai.enqueue(
         Reply().wait(repoint).tool_call("shell", {"command": f"ln -sfn {victim} notes.txt"}),
         Reply().text("re-pointed"),
-        when=lambda q: _role(q) == "worker",
+        when=lambda q: role(q) == "worker",
     )
     client: Client = await d.client()
     try:

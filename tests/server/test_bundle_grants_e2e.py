@@ -6,41 +6,29 @@ the protocol or over HTTP, a turn that would use them is asked about (docs/secur
 from __future__ import annotations
 
 import os
-import shutil
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import orjson
-import pytest
 
 from openvaala_server.client import Client
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
+from tests.server import user_home
 from tests.server.store.test_bundle_hostile import _repack
-from tests.server.tools.sandbox_places import make_places
 from tests.support.daemon import Daemon
 from tests.support.events import collect_until, method_is, new_conversation, run_turn, turn_ended
 
 OBJECT = "checkpoints/objects/ab/" + "c" * 38
 
+fake_home = user_home.fake_home  # the fixture, used by name
+
 
 def _config(fake: FakeProvider) -> str:
     agent = '\n[agents.default]\ndescription = "test"\nmodel = "fake"\napproval = "escalate"\n'
     return fake.config_toml("fake") + agent
-
-
-@pytest.fixture
-def fake_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """The daemon's $HOME, outside /tmp and outside the working directory."""
-    places = make_places()
-    home = places.root / "user-home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    yield home
-    shutil.rmtree(places.root, ignore_errors=True)
 
 
 def _with_grants(bashrc: Path) -> Any:

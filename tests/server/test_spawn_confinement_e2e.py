@@ -6,19 +6,18 @@ are told apart by the agent's instructions (`ROLE: ...`)."""
 from __future__ import annotations
 
 import os
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from openvaala_server.client import Client
-from tests.fakes.providers import FakeProvider, RecordedRequest
+from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
-from tests.server.tools.sandbox_places import make_places
+from tests.server import user_home
+from tests.server.test_subagents_e2e import role
 from tests.support.daemon import Daemon
 from tests.support.events import Note, collect_until, completed_items, method_is, turn_ended
+
+fake_home = user_home.fake_home  # the fixture, used by name
 
 
 def _config(fake: FakeProvider, root_approval: str) -> str:
@@ -33,27 +32,8 @@ def _config(fake: FakeProvider, root_approval: str) -> str:
     )
 
 
-def _role(req: RecordedRequest) -> str:
-    for message in req.json["messages"]:
-        if message["role"] == "system":
-            return str(message["content"]).split("\n", 1)[0].removeprefix("ROLE: ")
-    return ""
-
-
-def _is(role: str) -> Any:
-    return lambda req: _role(req) == role
-
-
-@pytest.fixture
-def fake_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """The daemon's $HOME: outside the conversation's working directory, and outside /tmp (a
-    sandboxed command has a private /tmp, where a missing path would prove nothing)."""
-    places = make_places()
-    home = places.root / "user-home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    yield home
-    shutil.rmtree(places.root, ignore_errors=True)
+def _is(who: str) -> Any:
+    return lambda req: role(req) == who
 
 
 async def _start(daemon_factory: Any, fake: FakeProvider, approval: str) -> tuple[Client, str]:
@@ -126,5 +106,5 @@ async def test_a_parent_that_is_never_asked_cannot_start_a_wider_agent(
     assert "'ops'" in result["output"] and 'sandbox = "off"' in result["output"]
     assert '"never"' in result["output"]
     assert not [n for n in notes if n["method"] in ("session/started", "approval/requested")]
-    assert not [q for q in fake_openai.requests if _role(q) == "ops"]
+    assert not [q for q in fake_openai.requests if role(q) == "ops"]
     assert os.listdir(fake_home) == []
