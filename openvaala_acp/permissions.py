@@ -1,7 +1,8 @@
 """Approvals (docs/protocol.md "Approvals") as `session/request_permission`.
 
-Each `approval/requested` of an open session asks the editor with three options — allow once,
-allow for this conversation, deny — and the answer goes back through `approval/respond`, so the
+Each `approval/requested` of an open session asks the editor with its options — allow once,
+allow for this conversation (named with exactly what it allows; absent when nothing can be
+granted), deny — and the answer goes back through `approval/respond`, so the
 first answer from any client wins: when another client answers first (`approval/resolved`), the
 editor's question is dropped and a late answer from it is ignored (`already_resolved`). ACP has
 no way to withdraw a question already shown, so the editor may keep its dialog open; answering
@@ -33,14 +34,33 @@ from openvaala_server.structured import Activity, Supervisor
 log = logging.getLogger(__name__)
 
 # The option ids are the daemon's decisions.
-OPTIONS = [
-    PermissionOption(option_id="allow", name="Allow once", kind="allow_once"),
-    PermissionOption(
-        option_id="allow_conversation", name="Allow for this conversation", kind="allow_always"
-    ),
-    PermissionOption(option_id="deny", name="Deny", kind="reject_once"),
-]
-_DECISIONS = {option.option_id for option in OPTIONS}
+ALLOW_ONCE = PermissionOption(option_id="allow", name="Allow once", kind="allow_once")
+DENY = PermissionOption(option_id="deny", name="Deny", kind="reject_once")
+_DECISIONS = {"allow", "allow_conversation", "deny"}
+
+
+def options_for(params: dict[str, Any]) -> list[PermissionOption]:
+    """The editor's choices for one `approval/requested`: "allow for this conversation" names
+    exactly what it allows (`grantScope`), and is not offered when nothing can be granted
+    (docs/security.md, "Approvals")."""
+    scope = params.get("grantScope")
+    if not isinstance(scope, str) or not scope:
+        return [ALLOW_ONCE, DENY]
+    always = PermissionOption(
+        option_id="allow_conversation",
+        name=f"Allow for this conversation: {scope}",
+        kind="allow_always",
+    )
+    return [ALLOW_ONCE, always, DENY]
+
+
+def question_text(params: dict[str, Any]) -> str:
+    """The reason the call asks, and why it can only be allowed once when that is so."""
+    lines = [str(params.get("reason") or "")]
+    if not params.get("grantScope"):
+        why = str(params.get("noGrantReason") or "nothing can be remembered for this call")
+        lines.append(f"Cannot be allowed for this conversation: {why}")
+    return "\n".join(line for line in lines if line)
 
 
 class Asker(Protocol):
@@ -105,7 +125,7 @@ class Permissions:
                 ),
             )
         await self.outbox.flush()  # the call is shown before the question about it
-        reason = str(params.get("reason") or "")
+        reason = question_text(params)
         tool_call = ToolCallUpdate(
             tool_call_id=call_id,
             title=str(params.get("summary") or name),
@@ -122,7 +142,9 @@ class Permissions:
         )
         try:
             response = await conn.request_permission(
-                session_id=stream.conversation_id, tool_call=tool_call, options=OPTIONS
+                session_id=stream.conversation_id,
+                tool_call=tool_call,
+                options=options_for(params),
             )
         except (ConnectionError, RequestError) as exc:
             log.warning("the editor did not answer approval %s: %s", approval_id, exc)

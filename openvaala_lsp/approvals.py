@@ -27,7 +27,8 @@ log = logging.getLogger(__name__)
 REQUESTED = "$/openvaala/approvalRequested"
 RESOLVED = "$/openvaala/approvalResolved"
 
-# The answers as the editor shows them, in order, and the decision each one sends.
+# The answers as the editor shows them, in order, and the decision each one sends; the title of
+# "allow for this conversation" names what it allows (`answers_for`).
 ANSWERS: tuple[tuple[str, str], ...] = (
     ("Allow once", "allow"),
     ("Allow for this conversation", "allow_conversation"),
@@ -72,7 +73,19 @@ def prompt_text(request: dict[str, Any]) -> str:
     reason = str(request.get("reason") or "").strip()
     if reason:
         text += f"\n{reason}"
+    if not request.get("grantScope"):
+        why = str(request.get("noGrantReason") or "nothing can be remembered for this call")
+        text += f"\nCannot be allowed for this conversation: {why}"
     return text
+
+
+def answers_for(request: dict[str, Any]) -> list[tuple[str, str]]:
+    """The answers to one request: "allow for this conversation" titled with exactly what it
+    allows (`grantScope`), left out when nothing can be granted (docs/security.md)."""
+    scope = request.get("grantScope")
+    if not isinstance(scope, str) or not scope:
+        return [a for a in ANSWERS if a[1] != "allow_conversation"]
+    return [(f"{t}: {scope}" if d == "allow_conversation" else t, d) for t, d in ANSWERS]
 
 
 def resolved_text(resolved: dict[str, Any] | None) -> str:
@@ -81,8 +94,8 @@ def resolved_text(resolved: dict[str, Any] | None) -> str:
     return f"OpenVaala: that approval was already answered{where}."
 
 
-def decision_of(title: str) -> str | None:
-    return next((decision for t, decision in ANSWERS if t == title), None)
+def decision_of(title: str, answers: list[tuple[str, str]]) -> str | None:
+    return next((decision for t, decision in answers if t == title), None)
 
 
 class Approvals:
@@ -132,11 +145,12 @@ class Approvals:
             **request,
             "uri": uris.conversation_uri(cid),
             "text": prompt_text(request),
-            "answers": [{"title": t, "decision": d} for t, d in ANSWERS],
+            "answers": [{"title": t, "decision": d} for t, d in answers_for(request)],
         }
         self.ls.protocol.notify(REQUESTED, told)
         if self.mode == "prompt":
-            self.ls.background(partial(self._ask, cid, aid, told["text"]), f"ask-{aid}")
+            ask = partial(self._ask, cid, aid, told["text"], answers_for(request))
+            self.ls.background(ask, f"ask-{aid}")
 
     def _resolve(self, cid: str, params: dict[str, Any]) -> None:
         aid = str(params.get("approvalId"))
@@ -147,24 +161,24 @@ class Approvals:
         if self._announced.pop(aid, None) is None:
             return
         resolved = {"conversationId": cid, "approvalId": aid, "decision": params.get("decision")}
-        for key in ("sessionId", "seq", "message"):
+        for key in ("sessionId", "seq", "message", "notGranted"):
             if params.get(key) is not None:
                 resolved[key] = params[key]
         self.ls.protocol.notify(RESOLVED, resolved)
 
     # -- answering -----------------------------------------------------------------------
 
-    async def _ask(self, cid: str, aid: str, text: str) -> None:
+    async def _ask(self, cid: str, aid: str, text: str, answers: list[tuple[str, str]]) -> None:
         answer = await self.ls.window_show_message_request_async(
             types.ShowMessageRequestParams(
                 type=types.MessageType.Warning,
                 message=text,
-                actions=[types.MessageActionItem(title=title) for title, _ in ANSWERS],
+                actions=[types.MessageActionItem(title=title) for title, _ in answers],
             )
         )
         if answer is None:  # dismissed: still pending, answerable from anywhere
             return
-        decision = decision_of(answer.title)
+        decision = decision_of(answer.title, answers)
         if decision is None:
             self._show(types.MessageType.Error, f"OpenVaala: unknown answer {answer.title!r}")
             return

@@ -14,7 +14,7 @@ from pygls.capabilities import get_capability
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from openvaala_lsp import uris
-from openvaala_lsp.approvals import ANSWERS
+from openvaala_lsp.approvals import answers_for
 from openvaala_lsp.edits import line_edits
 from openvaala_lsp.host import Host, Mode
 from openvaala_lsp.render import Anchor, Rendered, render
@@ -161,7 +161,7 @@ def _lenses(anchor: Anchor) -> list[types.CodeLens]:
                     ],
                 ),
             )
-            for title, d in ANSWERS
+            for title, d in answers_for({"grantScope": anchor.grant_scope})
         ]
     if anchor.kind == "subagent":
         follow = {"conversationId": cid, "sessionId": anchor.session_id}

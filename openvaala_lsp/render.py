@@ -22,6 +22,7 @@ class Anchor:
     fork_up_to: str | None = None  # user_message: the last finished item of its exchange
     session_id: str | None = None  # subagent: the session to follow
     approval_id: str | None = None  # approval: the request its lenses answer
+    grant_scope: str | None = None  # approval: what "allow for this conversation" allows
 
 
 @dataclass
@@ -206,7 +207,15 @@ def _approvals(out: _Writer, view: ConversationView, sid: str, *, everyone: bool
     out.add("## Awaiting approval", "")
     for request in waiting:
         aid = request.approval_id
-        anchors.append(Anchor(out.line, "approval", view.conversation_id, approval_id=aid))
+        anchors.append(
+            Anchor(
+                out.line,
+                "approval",
+                view.conversation_id,
+                approval_id=aid,
+                grant_scope=request.grant_scope,
+            )
+        )
         summary = _one_line(request.summary)
         agent, tool = request.agent or "agent", request.wire.get("tool") or "a tool"
         out.add(f"### ⚠ {agent} wants to use {tool}", "")
@@ -214,6 +223,7 @@ def _approvals(out: _Writer, view: ConversationView, sid: str, *, everyone: bool
             out.block(summary, "text")
         if reason := _one_line(request.reason):
             out.add(f"_{reason}_", "")
+        out.add(_one_line(request.grant_text()), "")
     return anchors
 
 

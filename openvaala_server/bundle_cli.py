@@ -90,4 +90,10 @@ async def _import(path: str, cwd: str | None, on_conflict: str | None) -> int:
         print(f"imported {result['conversationId']} ({len(result['imported'])} conversation(s))")
     else:
         print("skipped: the conversation already exists here")
+    dropped = result.get("grantsDropped", 0)
+    if dropped:
+        print(
+            f"dropped {dropped} 'allow for this conversation' grant(s) the bundle carried: "
+            "those calls ask again"
+        )
     return 0

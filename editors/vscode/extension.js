@@ -145,8 +145,19 @@ class FallbackContent {
 }
 
 // Ask about one approval with buttons; a dismissed one stays pending (openvaala.ui.approvals).
+// The bridge's answers for this request: "allow for this conversation" names exactly what it
+// allows, and is absent when nothing can be granted (docs/security.md, "Approvals").
+function answersOf(request) {
+  if (!Array.isArray(request.answers)) return ANSWERS;
+  const answers = {};
+  for (const a of request.answers) answers[a.title] = a.decision;
+  answers[DENY_WITH_MESSAGE] = "deny";
+  return answers;
+}
+
 async function askApproval(request) {
-  const pick = await vscode.window.showWarningMessage(request.text, { modal: false }, ...Object.keys(ANSWERS));
+  const answers = answersOf(request);
+  const pick = await vscode.window.showWarningMessage(request.text, { modal: false }, ...Object.keys(answers));
   if (!pick) return;
   let message;
   if (pick === DENY_WITH_MESSAGE) {
@@ -154,7 +165,7 @@ async function askApproval(request) {
     if (message === undefined) return;
   }
   if (!state.approvals.has(request.approvalId)) return vscode.window.showInformationMessage(ALREADY);
-  const args = { conversationId: request.conversationId, approvalId: request.approvalId, decision: ANSWERS[pick] };
+  const args = { conversationId: request.conversationId, approvalId: request.approvalId, decision: answers[pick] };
   if (message) args.message = message;
   try {
     await ensureClient();

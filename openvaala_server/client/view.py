@@ -168,6 +168,10 @@ class Approval:
     reason: str
     agent: str
     arguments: JsonObject = field(default_factory=dict)
+    # What "allow for this conversation" would allow, in words; None: it cannot be granted
+    # (`no_grant_reason` says why). Every client shows it before the user answers.
+    grant_scope: str | None = None
+    no_grant_reason: str = ""
     # The `approval/requested` payload as it came (without conversationId and seq), for a
     # client that passes it on (the editor bridge's `openvaala/approvalRequested`).
     wire: JsonObject = field(default_factory=dict, compare=False)
@@ -184,18 +188,38 @@ class Approval:
             reason=str(params.get("reason") or ""),
             agent=str(params.get("agent") or ""),
             arguments=_object(arguments),
+            grant_scope=scope if isinstance(scope := params.get("grantScope"), str) else None,
+            no_grant_reason=str(params.get("noGrantReason") or ""),
             wire=wire,
         )
 
+    @property
+    def grantable(self) -> bool:
+        return self.grant_scope is not None
 
-def outcome_text(approval: Approval, decision: str, message: str, by_us: bool) -> str:
-    """The transcript's line once an approval is resolved."""
+    def grant_text(self) -> str:
+        """The "allow for this conversation" choice as every client words it."""
+        if self.grant_scope is not None:
+            return f"Allow for this conversation: {self.grant_scope}"
+        why = self.no_grant_reason or "nothing could be remembered for this call"
+        return f"Cannot be allowed for this conversation: {why}"
+
+
+def outcome_text(
+    approval: Approval, decision: str, message: str, by_us: bool, not_granted: str = ""
+) -> str:
+    """The transcript's line once an approval is resolved (`not_granted`: "allow for this
+    conversation" was answered, but only this call could be allowed, and why)."""
     what = f"{approval.tool}: {approval.summary}" if approval.summary else approval.tool
     verdict = {
         "allow": "Allowed once",
         "allow_conversation": "Allowed for this conversation",
     }.get(decision, "Denied")
     text = f"{verdict} · {what}"
+    if decision == "allow_conversation" and approval.grant_scope:
+        text += f" · covers {approval.grant_scope}"
+    if not_granted:
+        text += f" · {not_granted}"
     if decision == "deny" and message:
         text += f" · “{message}”"
     if not by_us:
@@ -569,7 +593,10 @@ class ConversationView:
         if approval is None:
             return []
         decision = str(params.get("decision") or "deny")
-        by_us = self.answered_here.pop(approval_id, None) == decision
+        not_granted = str(params.get("notGranted") or "")
+        ours = self.answered_here.pop(approval_id, None)
+        # "allow_conversation" of what cannot be granted comes back as "allow" (notGranted).
+        by_us = ours == decision or (ours == "allow_conversation" and bool(not_granted))
         session = self._session({"sessionId": approval.session_id or params.get("sessionId")})
         if not self.local_notices:
             return [ApprovalsChanged(session.session_id)]
@@ -580,7 +607,7 @@ class ConversationView:
             "kind": "error" if decision == "deny" else "info",
             "status": "completed",
             "sessionId": session.session_id,
-            "text": outcome_text(approval, decision, message, by_us),
+            "text": outcome_text(approval, decision, message, by_us, not_granted),
         }
         session.items.append(notice)
         return [

@@ -33,10 +33,6 @@ from openvaala_server.domain.permissions import Access, Permissions, repository_
 Answer = Literal["allow", "allow_conversation", "deny"]
 ANSWERS: tuple[Answer, ...] = ("allow", "allow_conversation", "deny")
 
-# How many leading words of a command an "allow for this conversation" covers: `git push origin`
-# grants `git push …`, `pytest` grants `pytest …`.
-PREFIX_WORDS = 2
-
 # Anything that lets one command line run a second command, redirect, or substitute output.
 _CONTROL = re.compile(r";|&|\||`|\$\(|<|>|\n|\r")
 # Where a command line splits into simple commands, for deny matching (errs on splitting more).
@@ -75,10 +71,11 @@ GRANT_KINDS: tuple[GrantKind, ...] = ("command", "path", "tool")
 
 @dataclass(frozen=True)
 class Grant:
-    """An "allow for this conversation": same tool, and same command prefix or same path.
+    """An "allow for this conversation": same tool, and the same command or the same path.
 
-    `kind` is "command" (pattern: the first words of a command, `shlex.join`ed) or "path"
-    (pattern: an absolute path, symlinks resolved). `outside_sandbox`: the approved call ran
+    `kind` is "command" (pattern: the exact command, whitespace runs as one space), "path"
+    (pattern: an absolute path, symlinks resolved) or "tool" (an MCP tool, every call of it).
+    `outside_sandbox`: the approved call ran
     outside the sandbox, so matching calls may too; otherwise the grant only skips the question.
     """
 
@@ -148,49 +145,66 @@ def _unquoted_words(segment: str) -> list[str]:
 # -- grants -------------------------------------------------------------------------------
 
 
-def command_prefix(command: str) -> str | None:
-    """The prefix an "allow for this conversation" of `command` covers, or None when it can't
-    be granted (a control operator, unbalanced quotes, nothing to run)."""
-    if has_control_operator(command):
-        return None
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return None
-    return shlex.join(words[:PREFIX_WORDS]) if words else None
+@dataclass(frozen=True)
+class GrantOffer:
+    """What "allow for this conversation" of one asked call would remember, and `scope`: the
+    same in words, which every client shows before the user answers (docs/security.md)."""
+
+    grants: tuple[Grant, ...]
+    scope: str
 
 
-def _prefix_covers(prefix: str, command: str) -> bool:
-    if has_control_operator(command):
-        return False
-    try:
-        words, wanted = shlex.split(command), shlex.split(prefix)
-    except ValueError:
-        return False
-    return bool(wanted) and words[: len(wanted)] == wanted
+@dataclass(frozen=True)
+class NoGrant:
+    """This call can be allowed once only; `reason` says why (clients show it)."""
+
+    reason: str
+
+
+def grant_offer(tool: str, access: Access, outside_sandbox: bool) -> GrantOffer | NoGrant:
+    """The grant an "allow for this conversation" of this call makes: the exact command and
+    the exact paths the prompt shows, never a prefix — `git push origin main` allowed must not
+    allow `git push --receive-pack=… origin main`, nor `python3 -c A` any `python3 -c B`."""
+    where = ", outside the sandbox" if outside_sandbox else ""
+    grants: list[Grant] = []
+    parts: list[str] = []
+    if access.command is not None:
+        if has_control_operator(access.command):
+            return NoGrant(
+                "the command uses a shell operator or substitution (;, &&, |, >, <, $( or `), "
+                "so it can only be allowed once"
+            )
+        command = _squash(access.command)
+        grants.append(Grant(tool, "command", command, outside_sandbox))
+        parts.append(f"exactly the command `{command}`")
+    for path in access.writes:
+        grants.append(Grant(tool, "path", str(path), outside_sandbox))
+    if access.writes:
+        parts.append("writes to exactly " + ", ".join(str(p) for p in access.writes))
+    if not grants:
+        return NoGrant("this call names no command or file a grant could be kept for")
+    return GrantOffer(tuple(grants), f"{tool}: {' and '.join(parts)}{where}; nothing else")
 
 
 def grants_for(tool: str, access: Access, outside_sandbox: bool) -> list[Grant]:
     """What "allow for this conversation" of this call remembers; [] when it cannot be
     remembered safely (then the answer allows this one call only)."""
-    grants: list[Grant] = []
-    if access.command is not None:
-        prefix = command_prefix(access.command)
-        if prefix is None:
-            return []
-        grants.append(Grant(tool, "command", prefix, outside_sandbox))
-    grants.extend(Grant(tool, "path", str(path), outside_sandbox) for path in access.writes)
-    return grants
+    offer = grant_offer(tool, access, outside_sandbox)
+    return list(offer.grants) if isinstance(offer, GrantOffer) else []
 
 
 def _covered(grants: Sequence[Grant], tool: str, access: Access, outside_sandbox: bool) -> bool:
     mine = [g for g in grants if g.tool == tool and (g.outside_sandbox or not outside_sandbox)]
     if access.command is None and not access.writes:
         return False
-    if access.command is not None and not any(
-        g.kind == "command" and _prefix_covers(g.pattern, access.command) for g in mine
-    ):
-        return False
+    if access.command is not None:
+        # The exact command only (whitespace runs count as one); a record of an older
+        # version that kept a prefix (`git push`) now covers that exact text alone.
+        if has_control_operator(access.command):
+            return False
+        command = _squash(access.command)
+        if not any(g.kind == "command" and _squash(g.pattern) == command for g in mine):
+            return False
     paths = {g.pattern for g in mine if g.kind == "path"}
     return all(str(path) in paths for path in access.writes)
 
@@ -225,20 +239,30 @@ def decide(
                 "configuration. It did not run."
             )
     blocked = _blocked(permissions, access, workspace)
-    if permissions.approval == "never":
-        if blocked:
-            why = "; ".join(_blocked(permissions, access, workspace, for_refusal=True))
-            return Refuse(
-                f"Refused: {why}. The sandbox does not allow that, and this agent's approval "
-                'setting is "never", so nobody can allow it. It did not run.'
-            )
-        return Run()
+    if blocked and "never" in permissions.approvals:
+        why = "; ".join(_blocked(permissions, access, workspace, for_refusal=True))
+        whose = (
+            "this agent's approval setting is"
+            if permissions.approval == "never"
+            else "the approval setting of an agent that started this one is"
+        )
+        return Refuse(
+            f"Refused: {why}. The sandbox does not allow that, and {whose} "
+            '"never", so nobody can allow it. It did not run.'
+        )
     reasons = list(blocked)
-    if permissions.approval == "always":
-        if access.command is not None and allowed_by(permissions.allow, access.command) is None:
-            reasons.append('approval is "always": shell commands not in `allow` ask first')
+    # A subagent passes its own approval rules and each ancestor's (domain/inheritance.py).
+    levels = [("", permissions.approval, permissions.allow)]
+    levels += [(b.agent, b.approval, b.allow) for b in permissions.inherited]
+    for agent, approval, allow in levels:
+        if approval != "always":
+            continue
+        whose = f"the approval of {agent!r}, which started this agent, " if agent else "approval "
+        if access.command is not None and allowed_by(allow, access.command) is None:
+            reasons.append(f'{whose}is "always": shell commands not in `allow` ask first')
         if access.writes and not blocked:
-            reasons.append('approval is "always": every write asks first')
+            reasons.append(f'{whose}is "always": every write asks first')
+    reasons = list(dict.fromkeys(reasons))
     if not reasons:
         return Run()
     if _covered(grants, tool, access, bool(blocked)):

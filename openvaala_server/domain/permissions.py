@@ -38,8 +38,22 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class Bound:
+    """The approval rules of an agent above a subagent, which the subagent obeys too."""
+
+    agent: str
+    approval: ApprovalMode
+    allow: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Permissions:
-    """An agent's `sandbox`, `network`, `approval`, `allow` and `deny` settings."""
+    """An agent's `sandbox`, `network`, `approval`, `allow` and `deny` settings.
+
+    For a subagent, `sandbox`, `network` and `deny` are already the stricter of its own and its
+    ancestors' (domain/inheritance.py); `inherited` holds its ancestors' approval rules, each of
+    which a call must pass as well (docs/security.md, "Subagents").
+    """
 
     sandbox: SandboxMode = "workspace"
     network: bool = False
@@ -48,6 +62,12 @@ class Permissions:
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     limits: Limits = field(default_factory=Limits)
+    inherited: tuple[Bound, ...] = ()
+
+    @property
+    def approvals(self) -> tuple[ApprovalMode, ...]:
+        """This agent's approval mode and every ancestor's."""
+        return (self.approval, *(b.approval for b in self.inherited))
 
 
 @dataclass(frozen=True)
@@ -65,6 +85,9 @@ class Confinement:
     # Names removed from the environment of every process a tool starts (API keys, OPENVAALA_*).
     hidden_env: frozenset[str] = field(default_factory=frozenset)
     limits: Limits = field(default_factory=Limits)
+    # For a call the user approved: the files it may write, resolved when the prompt showed
+    # them; the file tools write there or fail (tools/pinned.py). None: not pinned.
+    approved: tuple[Path, ...] | None = None
 
 
 @dataclass(frozen=True)

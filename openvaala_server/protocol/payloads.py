@@ -108,6 +108,10 @@ class ApprovalRequestedNote(TypedDict):
     arguments: JsonObject
     reason: str
     agent: str
+    # What "allow for this conversation" allows, in words (every client shows it before the user
+    # answers); None: it cannot be granted, `noGrantReason` says why (docs/security.md).
+    grantScope: str | None
+    noGrantReason: NotRequired[str]
 
 
 class PendingApproval(ApprovalRequestedNote):
@@ -248,6 +252,9 @@ class ApprovalResolvedNote(TypedDict):
     approvalId: str
     decision: Decision
     message: NotRequired[str]
+    # "allow_conversation" answered for a call nothing can be remembered for: it was allowed
+    # once ("decision" says "allow"), and this says why.
+    notGranted: NotRequired[str]
 
 
 class PlanUpdatedNote(TypedDict):
@@ -622,6 +629,8 @@ class ImportResult(TypedDict):
     imported: list[str]
     skipped: list[str]
     renamed: dict[str, str]
+    # "Allow for this conversation" grants the bundle carried, dropped (docs/security.md).
+    grantsDropped: int
 
 
 class CompactResult(TypedDict):
@@ -676,6 +685,7 @@ class ResumeResult(TypedDict):
 class RespondResult(TypedDict):
     approvalId: str
     decision: Decision
+    notGranted: NotRequired[str]
 
 
 class AgentsResult(TypedDict):

@@ -24,17 +24,18 @@ from typing import TYPE_CHECKING, Any, Protocol
 from openvaala_server import errors
 from openvaala_server.domain.approvals import (
     Answer,
-    Ask,
     Decision,
     Grant,
+    GrantOffer,
+    NoGrant,
     Refuse,
     Run,
     decide,
-    grants_for,
+    grant_offer,
 )
 from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.mcp_approvals import decide_mcp
-from openvaala_server.domain.permissions import Access, Confinement
+from openvaala_server.domain.permissions import Access, ApprovalMode, Confinement
 from openvaala_server.domain.records import Item
 from openvaala_server.mcp.manager import as_mcp_tool
 from openvaala_server.protocol import methods
@@ -60,7 +61,7 @@ _CANCEL_MESSAGES = {
 }
 
 
-class _Host(Conversation, Protocol):
+class ApprovalHost(Conversation, Protocol):
     """The conversation an approval is asked in (`LiveConversation`), which owns the board."""
 
     @property
@@ -77,6 +78,9 @@ class Response:
 class PendingApproval:
     approval_id: str
     session_id: str
+    # What "allow for this conversation" remembers, or why nothing can be (then that answer
+    # allows this one call, and says so).
+    offer: GrantOffer | NoGrant
     # The `approval/requested` params as published (conversationId and seq included): what a
     # subscribe snapshot lists.
     request: wire.PendingApproval | None
@@ -101,6 +105,7 @@ class ApprovalBoard:
         summary: str,
         arguments: dict[str, Any],
         reason: str,
+        offer: GrantOffer | NoGrant,
     ) -> PendingApproval:
         approval_id = new_id()
         params: wire.ApprovalRequestedNote = {
@@ -111,15 +116,21 @@ class ApprovalBoard:
             "arguments": arguments,
             "reason": reason,
             "agent": agent,
+            "grantScope": offer.scope if isinstance(offer, GrantOffer) else None,
         }
-        pending = PendingApproval(approval_id, session_id, None)
+        if isinstance(offer, NoGrant):
+            params["noGrantReason"] = offer.reason
+        pending = PendingApproval(approval_id, session_id, offer, None)
         self._pending[approval_id] = pending
         seq = self._hub.publish(methods.APPROVAL_REQUESTED, params)
         pending.request = {"conversationId": self._hub.conversation_id, "seq": seq, **params}
         return pending
 
-    def resolve(self, approval_id: str, decision: Answer, message: str | None = None) -> None:
-        """Settle a pending approval; the first answer wins."""
+    def resolve(
+        self, approval_id: str, decision: Answer, message: str | None = None
+    ) -> wire.RespondResult:
+        """Settle a pending approval; the first answer wins. "allow_conversation" of a call
+        nothing can be remembered for settles as "allow", saying why (`notGranted`)."""
         pending = self._pending.pop(approval_id, None)
         if pending is None:
             if approval_id in self._resolved:
@@ -132,6 +143,12 @@ class ApprovalBoard:
             raise errors.NotFound(
                 f"no pending approval {approval_id} in this conversation", param="approvalId"
             )
+        not_granted = None
+        if decision == "allow_conversation" and isinstance(pending.offer, NoGrant):
+            decision, not_granted = (
+                "allow",
+                f"Not remembered for this conversation: {pending.offer.reason}",
+            )
         self._resolved[approval_id] = decision
         while len(self._resolved) > RESOLVED_KEPT:
             self._resolved.popitem(last=False)
@@ -142,9 +159,15 @@ class ApprovalBoard:
         }
         if message:
             resolved["message"] = message
+        if not_granted:
+            resolved["notGranted"] = not_granted
         self._hub.publish(methods.APPROVAL_RESOLVED, resolved)
         if not pending.answer.done():
             pending.answer.set_result(Response(decision, message))
+        answer: wire.RespondResult = {"approvalId": approval_id, "decision": decision}
+        if not_granted:
+            answer["notGranted"] = not_granted
+        return answer
 
     def cancel(self, pending: PendingApproval, message: str) -> None:
         """The turn was interrupted while waiting: the approval resolves as denied."""
@@ -157,7 +180,7 @@ class ApprovalBoard:
 
 
 async def approve(
-    conv: _Host,
+    conv: ApprovalHost,
     session: LiveSession,
     call: Item,
     tool: Tool,
@@ -179,13 +202,13 @@ async def approve(
     mcp_tool = as_mcp_tool(tool)
     if mcp_tool is not None:  # outside our sandbox: judged by the tool alone
         granted = {g.tool for g in conv.grants if g.kind == "tool"}
-        perms = conv.runtime.permissions_for(session)
-        decision = decide_mcp(
-            perms.approval, call["name"], mcp_tool.server, mcp_tool.trust, granted
-        )
+        # A subagent's MCP calls ask whenever an agent above it would be asked.
+        modes = conv.runtime.permissions_for(conv, session).approvals
+        approval: ApprovalMode = "never" if all(m == "never" for m in modes) else "escalate"
+        decision = decide_mcp(approval, call["name"], mcp_tool.server, mcp_tool.trust, granted)
     else:
         decision = decide(
-            conv.runtime.permissions_for(session),
+            conv.runtime.permissions_for(conv, session),
             call["name"],
             access,
             Path(os.path.realpath(cwd)),  # noqa: ASYNC240 - a few syscalls, cheaper than a hop
@@ -194,38 +217,45 @@ async def approve(
         )
     if isinstance(decision, Refuse):
         return ToolResult(decision.reason, True), confinement
-    escalated = replace(confinement, mode="off", network=True)
+    # What the user approved (or granted) is what is written: the paths as resolved now.
+    pinned = replace(confinement, approved=access.writes) if access.writes else confinement
+    escalated = replace(pinned, mode="off", network=True)
     if isinstance(decision, Run):
         return None, escalated if decision.outside_sandbox else confinement
-    response = await _ask(conv, session, call, access, decision)
+    offer = _offer(call["name"], mcp_tool is not None, access, decision.outside_sandbox)
+    response = await ask_user(
+        conv, session, call["name"], access.summary, call["arguments"], decision.reason, offer
+    )
     if response.decision == "deny":
         text = "The user denied this call; it did not run."
         if response.message:
             text += f" Their message: {response.message}"
         return ToolResult(text, True), confinement
-    if response.decision == "allow_conversation":
-        grants = (
-            [Grant(call["name"], "tool", "*")]
-            if mcp_tool is not None
-            else grants_for(call["name"], access, decision.outside_sandbox)
-        )
-        await conv.grant(session, grants)
-    return None, escalated if decision.outside_sandbox else confinement
+    if response.decision == "allow_conversation" and isinstance(offer, GrantOffer):
+        await conv.grant(session, list(offer.grants))
+    return None, escalated if decision.outside_sandbox else pinned
 
 
-async def _ask(
-    conv: _Host, session: LiveSession, call: Item, access: Access, decision: Ask
+def _offer(name: str, mcp: bool, access: Access, outside_sandbox: bool) -> GrantOffer | NoGrant:
+    if mcp:
+        return GrantOffer((Grant(name, "tool", "*"),), f"every call of the MCP tool {name}")
+    return grant_offer(name, access, outside_sandbox)
+
+
+async def ask_user(
+    conv: ApprovalHost,
+    session: LiveSession,
+    tool: str,
+    summary: str,
+    arguments: dict[str, Any],
+    reason: str,
+    offer: GrantOffer | NoGrant,
 ) -> Response:
     """Ask every client; the session shows "awaiting_approval" until the first answer."""
     turn: LiveTurn | None = session.turn
     assert turn is not None  # asked only from a running turn
     pending = conv.approvals.ask(
-        session.session_id,
-        session.agent,
-        call["name"],
-        access.summary,
-        call["arguments"],
-        decision.reason,
+        session.session_id, session.agent, tool, summary, arguments, reason, offer
     )
     turn.awaiting_approval += 1
     _publish_status(conv, session)
@@ -240,7 +270,7 @@ async def _ask(
         _publish_status(conv, session)
 
 
-def _publish_status(conv: _Host, session: LiveSession) -> None:
+def _publish_status(conv: ApprovalHost, session: LiveSession) -> None:
     conv.publish_session(session)
     if session.session_id == conv.root_session_id:
         conv.publish_updated()

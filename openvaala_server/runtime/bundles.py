@@ -149,6 +149,7 @@ async def import_from(
         "imported": result.imported,
         "skipped": result.skipped,
         "renamed": result.renamed,
+        "grantsDropped": result.grants_dropped,
     }
 
 

@@ -48,7 +48,7 @@ from openvaala_server.runtime.conversation import (
 from openvaala_server.runtime.hub import Hub
 from openvaala_server.runtime.list_feed import ListFeed
 from openvaala_server.runtime.session import LiveSession, LiveTurn
-from openvaala_server.runtime.subagents import SubagentService
+from openvaala_server.runtime.subagents import SubagentService, effective_permissions
 from openvaala_server.runtime.turn import TurnRunner
 from openvaala_server.store.index import Summary, parse_summaries
 from openvaala_server.store.paths import NotFound as StoreNotFound
@@ -188,13 +188,14 @@ class ConversationManager:
         tools.update(history_tools(conv, session, lambda: history.root_history(self, conv)))
         return tools
 
-    def permissions_for(self, session: LiveSession) -> Permissions:
-        agent = self.config_for(session).agents.get(session.agent)
-        return agent.permissions if agent else Permissions()
+    def permissions_for(self, conv: Conversation, session: LiveSession) -> Permissions:
+        """The session's agent's permissions, narrowed by every agent above it (a subagent
+        never gets more than its parent: docs/security.md, "Subagents")."""
+        return effective_permissions(self.config_for(session), conv.sessions, session)
 
-    def confinement_for(self, session: LiveSession) -> Confinement:
+    def confinement_for(self, conv: Conversation, session: LiveSession) -> Confinement:
         """The limits of a tool call of this session (docs/security.md)."""
-        perms = self.permissions_for(session)
+        perms = self.permissions_for(conv, session)
         cfg_file = self.config.path or config_path()
         protected: tuple[Path, ...] = (self.store.data_dir.root, cfg_file)
         if not os.environ.get("OPENVAALA_CONFIG") and cfg_file == config_path():
@@ -868,8 +869,7 @@ class ConversationManager:
     ) -> p.RespondResult:
         """An answer to `approval/requested` from any client; the first one wins."""
         conv = await self.open(cid)
-        conv.approvals.resolve(approval_id, decision, message or None)
-        return {"approvalId": approval_id, "decision": decision}
+        return conv.approvals.resolve(approval_id, decision, message or None)
 
     # -- lifecycle -----------------------------------------------------------------------
 

@@ -23,16 +23,20 @@ import asyncio
 import logging
 from collections.abc import Mapping
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
 from openvaala_server import errors
 from openvaala_server.domain import records as r
+from openvaala_server.domain.approvals import NoGrant
 from openvaala_server.domain.context import context_items, valid_boundaries
 from openvaala_server.domain.ids import new_id
+from openvaala_server.domain.inheritance import narrowed, wider
+from openvaala_server.domain.permissions import Permissions
 from openvaala_server.domain.title import auto_title
 from openvaala_server.protocol import methods
+from openvaala_server.runtime.approvals import ask_user
 from openvaala_server.structured import Activity
 from openvaala_server.tools.collab import (
     COLLAB_TOOL_NAMES,
@@ -50,7 +54,8 @@ from openvaala_server.tools.collab import (
 )
 
 if TYPE_CHECKING:
-    from openvaala_server.config import AgentConfig, SubagentConfig
+    from openvaala_server.config import AgentConfig, Config, SubagentConfig
+    from openvaala_server.runtime.approvals import ApprovalHost
     from openvaala_server.runtime.ports import Conversation, Services
     from openvaala_server.runtime.session import LiveSession
     from openvaala_server.tools.base import Tool
@@ -63,6 +68,31 @@ OPERATION_DEADLINE_S = 30.0
 STOP_DEADLINE_S = 10.0
 ANSWER_LIMIT = 20_000  # characters of a subagent's answer carried in a report
 ITEM_TEXT_LIMIT = 500  # characters of each item shown by inspect_agent
+
+
+def own_permissions(config: Config, agent: str) -> Permissions:
+    found = config.agents.get(agent)
+    return found.permissions if found else Permissions()
+
+
+def effective_permissions(
+    config: Config, sessions: Mapping[str, LiveSession], session: LiveSession
+) -> Permissions:
+    """The session's agent's permissions narrowed by each agent above it, root first: a
+    subagent never gets more than its parent (docs/security.md, "Subagents")."""
+    chain = [session]
+    while chain[-1].parent_session_id is not None:
+        parent = sessions.get(chain[-1].parent_session_id)
+        if parent is None or parent in chain:  # a session tree on disk is never cyclic
+            break
+        chain.append(parent)
+    root = chain.pop()
+    perms = own_permissions(config, root.agent)
+    above = root.agent
+    for child in reversed(chain):
+        perms = narrowed(own_permissions(config, child.agent), perms, above)
+        above = child.agent
+    return perms
 
 
 class SubagentService:
@@ -233,6 +263,7 @@ class SubagentService:
         copies = self._history_copy(parent, history)
         self._spawning[cid] = self._spawning.get(cid, 0) + 1
         try:
+            await self._within_parent(conv, parent, agent_name, task)
             async with asyncio.timeout(OPERATION_DEADLINE_S):
                 return await self._create(conv, parent, agent_name, model, task, depth, copies)
         except TimeoutError:
@@ -245,6 +276,39 @@ class SubagentService:
                 self._spawning[cid] = left
             else:
                 del self._spawning[cid]
+
+    async def _within_parent(
+        self, conv: Conversation, parent: LiveSession, agent_name: str, task: str
+    ) -> None:
+        """A child configured with more than its parent has runs narrowed to the parent's
+        limits anyway; starting one is refused when nobody may be asked (the parent's approval
+        is "never"), else the user is asked, with the reason (docs/security.md, "Subagents")."""
+        parent_perms = self.runtime.permissions_for(conv, parent)
+        more = wider(own_permissions(self.runtime.config, agent_name), parent_perms)
+        if not more:
+            return
+        what = "; ".join(more)
+        if "never" in parent_perms.approvals:
+            raise SubagentError(
+                f"Refused: the agent {agent_name!r} is configured with more than you may do "
+                f'({what}), and your approval setting is "never", so nobody can allow it. '
+                "Start an agent configured within your limits, or do the work yourself."
+            )
+        reason = (
+            f"{parent.agent!r} wants to start the agent {agent_name!r}, which is configured "
+            f"with more than {parent.agent!r} may do: {what}. If you allow it, it still runs "
+            f"within {parent.agent!r}'s limits, and asks you before going beyond them."
+        )
+        summary = f"start agent {agent_name}"
+        arguments: dict[str, Any] = {"agent": agent_name, "task": task}
+        once = NoGrant("starting an agent wider than its parent is asked each time")
+        host = cast("ApprovalHost", conv)
+        response = await ask_user(host, parent, SPAWN_TOOL, summary, arguments, reason, once)
+        if response.decision == "deny":
+            text = f"The user did not allow starting the agent {agent_name!r}."
+            if response.message:
+                text += f" Their message: {response.message}"
+            raise SubagentError(text)
 
     async def _create(
         self,

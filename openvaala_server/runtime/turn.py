@@ -418,7 +418,7 @@ class TurnRunner:
         tools = self.runtime.tools_for(self.conv, self.session)
         tool: Tool | None = tools.get(call["name"])
         limit = self.config.server.tool_output_limit
-        confinement = self.runtime.confinement_for(self.session)
+        confinement = self.runtime.confinement_for(self.conv, self.session)
         outcome: ToolResult | None = None
         if tool is None:
             outcome = ToolResult(

@@ -36,6 +36,7 @@ from openvaala_server.domain import meta as m
 from openvaala_server.domain import records as r
 from openvaala_server.domain.ids import is_valid_id, new_id
 from openvaala_server.store import bundle_copy as copying
+from openvaala_server.store import bundle_trust as trust
 from openvaala_server.store import index as ix
 from openvaala_server.store import journal
 from openvaala_server.store.paths import IMPORT_STAGING_PREFIX, METADATA_FILE, DataDir
@@ -57,6 +58,8 @@ class ImportResult:
     imported: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     renamed: dict[str, str] = field(default_factory=dict)  # bundle id → new id (keep both)
+    # `approval_granted` records dropped: an import trusts no grant (store/bundle_trust.py).
+    grants_dropped: int = 0
     # How the index reads each imported conversation (`read_imported`), which it does behind
     # the answer: every read of the index waits for it.
     index: dict[str, Callable[[], tuple[m.ConversationMeta, ix.ItemStats] | None]] = field(
@@ -550,10 +553,12 @@ def _commit(
         skipped = clashes
     result = ImportResult(conversation_id=None, skipped=skipped, renamed=renamed)
     moving = [cid for cid in ids if cid not in skipped]
-    if renamed or cwd is not None:  # all rewritten before the first moves: no half import
-        for cid in moving:
+    for cid in moving:  # all rewritten before the first moves: no half import
+        result.grants_dropped += trust.drop_widening_records(staging / cid / METADATA_FILE)
+        if renamed or cwd is not None:
             _rewrite_meta(staging / cid / METADATA_FILE, renamed, cwd)
             journal.fsync_dir(staging / cid)
+        trust.make_private(staging / cid)
     for cid in moving:
         os.rename(staging / cid, data_dir.conversation_dir(renamed.get(cid, cid)))
         result.imported.append(renamed.get(cid, cid))
@@ -583,7 +588,7 @@ def _rewrite_meta(path: Path, renamed: dict[str, str], cwd: str | None) -> None:
             )
         )
     tmp = path.with_name(".tmp-" + path.name)
-    with open(tmp, "wb") as f:
+    with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
         f.write(b"\n".join(lines) + b"\n")
         f.flush()
         os.fsync(f.fileno())

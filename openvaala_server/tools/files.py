@@ -184,10 +184,13 @@ def _write_atomically(target: Path, data: bytes, ctx: ToolContext) -> None:
     `target` is a real path the confinement allows; the directory is checked again once open and
     used by descriptor, so a directory swapped for a symlink meanwhile cannot redirect the write.
     """
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except FileExistsError as exc:
-        raise ToolFailure(f"Cannot create directory {target.parent}: it exists as a file.") from exc
+    if ctx.confinement.approved is None:  # else made link-free by checked_dir (tools/pinned.py)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except FileExistsError as exc:
+            raise ToolFailure(
+                f"Cannot create directory {target.parent}: it exists as a file."
+            ) from exc
     folder = guard.checked_dir(target.parent, ctx.cwd, ctx.confinement)
     try:
         _write_in(folder, target, data)

@@ -13,9 +13,12 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+from dataclasses import replace
 from pathlib import Path
 
 from openvaala_server.domain.permissions import Confinement, repository_part
+from openvaala_server.domain.permissions import Confinement
+from openvaala_server.tools import pinned
 
 
 class Refused(Exception):
@@ -45,8 +48,14 @@ def check_read(path: Path, confinement: Confinement) -> Path:
 
 
 def check_write(path: Path, cwd: Path, confinement: Confinement) -> Path:
-    """The real path of `path`, if the call may create, change or delete it."""
+    """The real path of `path`, if the call may create, change or delete it (and, for a call the
+    user approved, if it is still the path the prompt showed)."""
     target = real(path)
+    if confinement.approved is not None:
+        try:
+            pinned.check_approved(path, target, confinement.approved)
+        except pinned.NotApproved as exc:
+            raise Refused(str(exc)) from None
     if (protected := _protecting(target, confinement)) is not None:
         raise Refused(
             f"{path} is inside {protected}, which the daemon keeps private (its data or "
@@ -113,12 +122,19 @@ def open_for_reading(path: Path, confinement: Confinement) -> int:
 
 
 def checked_dir(path: Path, cwd: Path, confinement: Confinement) -> int:
-    """An open directory where a file may be written, checked again once opened."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    """An open directory where a file may be written, checked again once opened; for a call the
+    user approved, reached from `/` without following any link (tools/pinned.py)."""
+    if confinement.approved is not None:
+        try:
+            fd = pinned.open_dir(path)
+        except pinned.NotApproved as exc:
+            raise Refused(str(exc)) from None
+    else:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
         opened = _fd_path(fd)
-        if opened is not None:
-            check_write(opened, cwd, confinement)
+        if opened is not None:  # the directory itself is not one of the approved files
+            check_write(opened, cwd, replace(confinement, approved=None))
     except BaseException:
         os.close(fd)
         raise

@@ -23,6 +23,8 @@ from openvaala_tui import format as fmt
 KEYS_HINT = (
     "y allow once · a allow for this conversation · n deny · d deny with a message · Esc interrupt"
 )
+# When nothing can be remembered for the call (docs/security.md, "Approvals"): no `a`.
+ONCE_ONLY_HINT = "y allow once · n deny · d deny with a message · Esc interrupt"
 MESSAGE_HINT = "the message the model receives · Enter denies with it · Esc goes back"
 
 
@@ -87,7 +89,12 @@ class ApprovalPrompt(Vertical, can_focus=True):
         body.append(what, style="bold")
         if approval.reason:
             body.append(f"\n{approval.reason}", style="italic")
+        # What `a` would allow, before the user presses it.
+        scope = approval.grant_text()
+        body.append(f"\n{'a: ' if approval.grantable else ''}{scope}", style="dim")
         self.query_one("#approval-body", Static).update(body)
+        if not self.writing_message:
+            self.query_one("#approval-hint", Label).update(self._hint())
         self.display = True
         self._show_reach()
 
@@ -116,8 +123,16 @@ class ApprovalPrompt(Vertical, can_focus=True):
         self.display = False
 
     def action_answer(self, decision: str) -> None:
-        if self.approval is not None:
-            self.post_message(self.Answered(self.approval.approval_id, decision, None))
+        if self.approval is None:
+            return
+        if decision == "allow_conversation" and not self.approval.grantable:
+            # Nothing would be remembered: say so rather than answer something it is not.
+            self.notify(self.approval.grant_text(), severity="warning")
+            return
+        self.post_message(self.Answered(self.approval.approval_id, decision, None))
+
+    def _hint(self) -> str:
+        return KEYS_HINT if self.approval is None or self.approval.grantable else ONCE_ONLY_HINT
 
     def action_deny_with_message(self) -> None:
         if self.approval is None:
@@ -145,4 +160,4 @@ class ApprovalPrompt(Vertical, can_focus=True):
         field = self.query_one(DenyMessage)
         field.value = ""
         field.display = False
-        self.query_one("#approval-hint", Label).update(KEYS_HINT)
+        self.query_one("#approval-hint", Label).update(self._hint())

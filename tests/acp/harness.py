@@ -58,6 +58,8 @@ class Recorder:
     questions: list[tuple[str, ToolCallUpdate, asyncio.Future[RequestPermissionResponse]]] = field(
         default_factory=list
     )
+    # The options offered with each question, in the same order.
+    options: list[list[PermissionOption]] = field(default_factory=list)
     stamps: list[float] = field(default_factory=list)  # perf_counter at each update's arrival
     changed: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -74,6 +76,7 @@ class Recorder:
             asyncio.get_running_loop().create_future()
         )
         self.questions.append((session_id, tool_call, answer))
+        self.options.append(options)
         self.changed.set()
         return await answer
 

@@ -45,6 +45,11 @@ async def test_permission_answered_in_the_editor(asking_daemon: Daemon, tmp_path
             call = rec.tool_calls(sid)[0]
             assert tool_call.tool_call_id == call.tool_call_id
             assert tool_call.title == "echo asked"
+            # The editor's "always" option names exactly what it allows.
+            names = {o.option_id: o.name for o in rec.options[0]}
+            assert names["allow_conversation"] == (
+                "Allow for this conversation: shell: exactly the command `echo asked`; nothing else"
+            )
             answer.set_result(
                 RequestPermissionResponse(
                     outcome=AllowedOutcome(outcome="selected", option_id="allow_conversation")
@@ -105,3 +110,24 @@ async def test_permission_answered_from_a_websocket_client(
             assert len(results) == 1 and results[0]["isError"] is True
     finally:
         await ws.close()
+
+
+async def test_no_always_option_when_nothing_can_be_granted(
+    asking_daemon: Daemon, tmp_path: Path
+) -> None:
+    daemon = asking_daemon
+    async with acp_agent(daemon, tmp_path) as (conn, rec):
+        sid = (await conn.new_session(cwd=str(daemon.workdir), mcp_servers=[])).session_id
+        task = asyncio.create_task(
+            conn.prompt(session_id=sid, prompt=[text_block("run: echo one > acp.txt")])
+        )
+        await rec.until(lambda: rec.questions)
+        _session, tool_call, answer = rec.questions[0]
+        assert [o.option_id for o in rec.options[0]] == ["allow", "deny"]
+        assert tool_call.content is not None
+        said = tool_call.content[0].content.text
+        assert "Cannot be allowed for this conversation" in said and "shell operator" in said
+        answer.set_result(
+            RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id="deny"))
+        )
+        assert (await asyncio.wait_for(task, 15)).stop_reason == "end_turn"

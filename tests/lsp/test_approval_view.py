@@ -25,6 +25,7 @@ def _request(aid: str, sid: str, agent: str, seq: int) -> dict[str, Any]:
         "arguments": {"command": f"echo {agent}"},
         "reason": 'approval = "always"',
         "agent": agent,
+        "grantScope": f"shell: exactly the command `echo {agent}`; nothing else",
     }
 
 
@@ -86,7 +87,7 @@ def test_transcript_shows_what_waits_with_answer_lenses() -> None:
     lenses = _lenses(anchors[0])
     assert [lens.command.title for lens in lenses if lens.command] == [
         "Allow once",
-        "Allow for this conversation",
+        "Allow for this conversation: shell: exactly the command `echo default`; nothing else",
         "Deny",
     ]
     assert [lens.command.arguments for lens in lenses if lens.command][1] == [

@@ -26,7 +26,8 @@ description = "General assistant"
 model = "demo"
 approval = "always"
 """
-ANSWERS = ["Allow once", "Allow for this conversation", "Deny"]
+GRANT = "Allow for this conversation: shell: exactly the command `echo hi`; nothing else"
+ANSWERS = ["Allow once", GRANT, "Deny"]
 
 
 async def _ask(client: LanguageClient, rec: Recorder) -> tuple[str, dict[str, Any]]:
@@ -236,7 +237,7 @@ async def test_a_request_pending_before_the_editor_watches_is_asked(daemon_facto
         assert [t["approvalId"] for t in told] == [waiting["approvalId"]]
         prompt, answer = (await rec.until(lambda: rec.prompts))[0]
         assert prompt.message.startswith("OpenVaala: default wants to use shell: echo hi")
-        answer.set_result(types.MessageActionItem(title="Allow for this conversation"))
+        answer.set_result(types.MessageActionItem(title=GRANT))
         result = await _ended(rec, cid)
         assert result["output"].splitlines()[0] == "hi"
         assert rec.approvals_resolved[-1]["decision"] == "allow_conversation"

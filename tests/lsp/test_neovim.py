@@ -118,8 +118,18 @@ async def test_neovim_answers_approvals_with_vim_ui_select(
         await python.close()
     result, log = await _run_driver(daemon, tmp_path, "nvim_approval_driver.lua", cid)
     assert "error" not in result, (result, log)
-    choices = ["Allow once", "Allow for this conversation", "Deny", "Deny with a message…"]
-    assert [s["items"] for s in result["selects"]] == [choices, choices]
+
+    def choices(command: str) -> list[str]:
+        scope = f"shell: exactly the command `{command}`; nothing else"
+        return [
+            "Allow once",
+            f"Allow for this conversation: {scope}",
+            "Deny",
+            "Deny with a message…",
+        ]
+
+    # The choice names exactly what "allow for this conversation" allows.
+    assert [s["items"] for s in result["selects"]] == [choices("echo hi"), choices("echo again")]
     assert result["selects"][0]["prompt"].startswith(
         "OpenVaala: default wants to use shell: echo hi"
     )

@@ -68,9 +68,18 @@ def test_extension_answers_approvals_with_buttons() -> None:
     seen = json.loads(run.stdout)
     # It asks itself, so the bridge sends no showMessageRequest as well.
     assert seen["initializationOptions"] == {"approvals": "plugin", "progress": False}
-    buttons = ["Allow once", "Allow for this conversation", "Deny", "Deny with a message…"]
+
+    def buttons(i: str) -> list[str]:
+        scope = f"shell: exactly the command `echo {i}`; nothing else"
+        return [
+            "Allow once",
+            f"Allow for this conversation: {scope}",
+            "Deny",
+            "Deny with a message…",
+        ]
+
     assert [(a["message"], a["options"], a["items"]) for a in seen["asked"]] == [
-        (f"OpenVaala: default wants to use shell: echo {i}", {"modal": False}, buttons)
+        (f"OpenVaala: default wants to use shell: echo {i}", {"modal": False}, buttons(i))
         for i in ("one", "two", "three", "late", "four")
     ]
     answered = [

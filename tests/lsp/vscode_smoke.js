@@ -115,7 +115,13 @@ require.cache["vscode-languageclient/node"] = { id: "lc", filename: "lc", loaded
   handlers["$/openvaala/usage"]({ conversationId: "a".repeat(32), root: true, text: "77/32k (0%, reported)", used: 77, contextWindow: 32000, source: "reported", threshold: 25600 });
   // Approvals: buttons, answered through the bridge's command.
   const cid = "a".repeat(32);
-  const approval = (id) => ({ conversationId: cid, approvalId: id, agent: "default", tool: "shell", summary: "echo hi", text: `OpenVaala: default wants to use shell: echo ${id}` });
+  // The bridge's answers name what "allow for this conversation" covers (openvaala_lsp/approvals.py).
+  const answersFor = (id) => [
+    { title: "Allow once", decision: "allow" },
+    { title: `Allow for this conversation: shell: exactly the command \`echo ${id}\`; nothing else`, decision: "allow_conversation" },
+    { title: "Deny", decision: "deny" },
+  ];
+  const approval = (id) => ({ conversationId: cid, approvalId: id, agent: "default", tool: "shell", summary: "echo hi", text: `OpenVaala: default wants to use shell: echo ${id}`, answers: answersFor(id) });
   answers.push("Allow once");
   await handlers["$/openvaala/approvalRequested"](approval("one"));
   seen.status_waiting = seen.status[seen.status.length - 1];

@@ -215,17 +215,18 @@ async def test_allow_for_the_conversation_is_remembered_across_a_restart(
         [out] = completed_items(notes, "tool_result")
         assert expected in out["output"]
 
-    await runs_without_asking(client, "run: echo granted two", "two")
+    await runs_without_asking(client, "run: echo granted one", "one")
     await client.close()
     d.stop()
     d.start()
     client = await connect(d)
     await client.subscribe(cid)
-    await runs_without_asking(client, "run: echo granted three", "three")
-    # The grant covers the same command prefix only.
-    await send(client, cid, "run: ls")
+    await runs_without_asking(client, "run: echo granted one", "one")
+    # The grant covers that exact command only, as the prompt said.
+    assert "`echo granted one`" in (asked["grantScope"] or "")
+    await send(client, cid, "run: echo granted two")
     other = await requested(client)
-    assert other["arguments"] == {"command": "ls"}
+    assert other["arguments"] == {"command": "echo granted two"}
     await respond(client, cid, other["approvalId"], "deny")
     await collect_until(client, turn_ended())
 

@@ -266,14 +266,22 @@ def approval_requested(approval_id: str, session: str, agent: str, command: str)
             "arguments": {"command": command},
             "reason": "the agent's approval setting is 'always'",
             "agent": agent,
+            # What the daemon says "allow for this conversation" covers (docs/protocol.md).
+            **_grant(command),
         },
     }
 
 
+def _grant(command: str) -> dict[str, Any]:
+    if "&&" in command:
+        return {"grantScope": None, "noGrantReason": "the command uses a shell operator"}
+    return {"grantScope": f"shell: exactly the command `{command}`; nothing else"}
+
+
 def test_approval_prompt(snap_compare: Any) -> None:
     """A subagent asks to run a command, a second request waits behind it: the prompt above the
-    composer names the subagent, the command and why it asks; it has the focus, so the footer
-    lists its keys."""
+    composer names the subagent, the command, why it asks and why it cannot be allowed for the
+    conversation (a shell operator: no `a` key); it has the focus, so the footer lists its keys."""
 
     async def run_before(pilot: Pilot[int]) -> None:
         app = pilot.app

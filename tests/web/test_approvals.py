@@ -142,7 +142,9 @@ def test_an_answer_from_a_python_client_resolves_the_card(
             await client.close()
 
     assert run_async(answer)["decision"] == "allow_conversation"
-    expect(card(ui.page).locator(".approval-outcome")).to_have_text("Allowed for this conversation")
+    expect(card(ui.page).locator(".approval-outcome")).to_have_text(
+        "Allowed for this conversation: shell: exactly the command `echo hi`; nothing else"
+    )
     expect(tool_result(ui.page).locator(".tool-output")).to_have_text(PRINTED_HI)
     ui.wait_idle()
     # Allowed for the conversation: the same command runs again without a card.

@@ -17,10 +17,15 @@ export const DECISION_TEXT = {
   deny: "Denied",
 };
 
-/** "Denied: message", "Allowed once", ...: what an answered approval says in one line. */
+/** "Denied: message", "Allowed once", ...: what an answered approval says in one line. An
+ * "allow for this conversation" of what cannot be granted comes back as "allow" with
+ * `notGranted` saying why: shown, never a claim that a grant was made. */
 export function outcomeText(approval) {
   const base = DECISION_TEXT[approval.decision] || `Answered (${approval.decision})`;
-  return approval.decision === "deny" && approval.message ? `${base}: ${approval.message}` : base;
+  if (approval.decision === "deny" && approval.message) return `${base}: ${approval.message}`;
+  if (approval.notGranted) return `${base}. ${approval.notGranted}`;
+  if (approval.decision === "allow_conversation" && approval.grantScope) return `${base}: ${approval.grantScope}`;
+  return base;
 }
 
 /** "echo hi" for a shell call; the path for a file tool; else the JSON of the arguments. */
@@ -90,6 +95,24 @@ export function buildApprovalCard(item, respond) {
     buttons.push(b);
     return b;
   };
+  // The label names exactly what the grant allows (docs/security.md, "Approvals"); when nothing
+  // can be remembered for this call, the button is off and says why.
+  const grantButton = () => {
+    if (typeof approval.grantScope === "string" && approval.grantScope) {
+      return button(
+        "approval-allow-conversation",
+        `Allow for this conversation: ${approval.grantScope}`,
+        "allow_conversation",
+        "Run it, and run exactly this again without asking in this conversation",
+      );
+    }
+    const why = approval.noGrantReason || "nothing can be remembered for this call";
+    return h(
+      "button",
+      { type: "button", class: "approval-button approval-allow-conversation", disabled: true, title: why },
+      `Cannot be allowed for this conversation: ${why}`,
+    );
+  };
   message.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.isComposing) {
       event.preventDefault();
@@ -119,12 +142,7 @@ export function buildApprovalCard(item, respond) {
       "div",
       { class: "approval-actions" },
       button("approval-allow", "Allow once", "allow", "Run this call once"),
-      button(
-        "approval-allow-conversation",
-        "Allow for this conversation",
-        "allow_conversation",
-        "Run it, and run the same tool with the same command prefix or path without asking in this conversation",
-      ),
+      grantButton(),
       message,
       button("approval-deny", "Deny", "deny", "Do not run it; the model gets the message, if any"),
       notice,

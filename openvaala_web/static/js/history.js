@@ -157,7 +157,11 @@ export class HistoryPanel {
     input.value = "";
     this.app.refreshList();
     if (body.conversationId) {
-      status.textContent = "Imported.";
+      // Grants a bundle carried are never trusted (docs/security.md): say how many were dropped.
+      const dropped = body.grantsDropped || 0;
+      status.textContent = dropped
+        ? `Imported. ${dropped} "allow for this conversation" grant(s) it carried were dropped: those calls ask again.`
+        : "Imported.";
       await this.app.openConversation(body.conversationId);
     } else {
       status.textContent = "Skipped: it is already here.";

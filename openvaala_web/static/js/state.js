@@ -292,6 +292,7 @@ function approvalResolved(state, p) {
   if (!known) return [];
   known.decision = p.decision;
   known.message = typeof p.message === "string" && p.message ? p.message : null;
+  known.notGranted = typeof p.notGranted === "string" && p.notGranted ? p.notGranted : null;
   return showApproval(state, known);
 }
 

@@ -11,12 +11,14 @@ from openvaala_server.domain import records as r
 from openvaala_server.domain.approvals import (
     Ask,
     Grant,
+    GrantOffer,
+    NoGrant,
     Refuse,
     Run,
     allowed_by,
-    command_prefix,
     decide,
     denied_by,
+    grant_offer,
     grants_for,
 )
 from openvaala_server.domain.meta import fold, grant_record
@@ -165,32 +167,51 @@ def test_a_call_with_nothing_to_guard_runs() -> None:
 # -- grants -------------------------------------------------------------------------------
 
 
-def test_command_prefix_is_the_first_two_words_and_never_with_control_operators() -> None:
-    assert command_prefix("git push origin main") == "git push"
-    assert command_prefix("pytest") == "pytest"
-    assert command_prefix("echo 'a b' c") == "echo 'a b'"
-    assert command_prefix("git push; rm -rf ~") is None
-    assert command_prefix("echo 'unbalanced") is None
-
-
-def test_a_grant_covers_the_same_tool_and_prefix_only() -> None:
+def test_a_grant_covers_the_same_tool_and_exact_command_only() -> None:
     p = perms(approval="always")
     [grant] = grants_for("shell", shell("git push origin main"), outside_sandbox=False)
-    assert grant == Grant("shell", "command", "git push", False)
-    assert decide(p, "shell", shell("git push --force"), WS, [grant]) == Run()
-    assert isinstance(decide(p, "shell", shell("git pull"), WS, [grant]), Ask)
-    assert isinstance(decide(p, "shell", shell("git push && rm -rf ~"), WS, [grant]), Ask)
-    assert isinstance(decide(p, "shell", shell("git pushy"), WS, [grant]), Ask)
-    assert isinstance(decide(p, "other_shell", shell("git push"), WS, [grant]), Ask)
+    assert grant == Grant("shell", "command", "git push origin main", False)
+    assert decide(p, "shell", shell("git  push origin   main"), WS, [grant]) == Run()
+    assert isinstance(decide(p, "shell", shell("git push --force"), WS, [grant]), Ask)
+    chained = shell("git push origin main && rm -rf ~")
+    assert isinstance(decide(p, "shell", chained, WS, [grant]), Ask)
+    assert isinstance(decide(p, "other_shell", shell("git push origin main"), WS, [grant]), Ask)
+
+
+@pytest.mark.parametrize(
+    ("approved", "later"),
+    [
+        ("git push origin HEAD:main", "git push --receive-pack='touch /tmp/x' origin HEAD:main"),
+        ("git push origin HEAD:main", "git push --upload-pack=evil origin HEAD:main"),
+        ("python3 -c 'print(1+1)'", "python3 -c 'import os; os.system(\"id\")'"),
+        ("perl -e 1", "perl -e 'system q(id)'"),
+        ("find . -name x", "find . -name x -exec sh {} ;"),
+    ],
+)
+def test_an_outside_grant_never_widens_to_options_that_run_programs(
+    approved: str, later: str
+) -> None:
+    offer = grant_offer("shell", shell(approved, "network"), outside_sandbox=True)
+    assert isinstance(offer, GrantOffer) and f"`{approved}`" in offer.scope
+    assert "outside the sandbox" in offer.scope
+    asked = decide(perms(), "shell", shell(later, "network"), WS, list(offer.grants))
+    assert isinstance(asked, Ask)
+
+
+def test_a_grant_of_an_older_version_covers_its_own_text_only() -> None:
+    old_prefix = Grant("shell", "command", "git push", True)  # kept by earlier versions
+    assert isinstance(
+        decide(perms(), "shell", shell("git push --receive-pack=x", "net"), WS, [old_prefix]), Ask
+    )
 
 
 def test_a_grant_lets_a_call_out_of_the_sandbox_only_if_the_approved_one_went_out() -> None:
     p = perms()
-    inside = Grant("shell", "command", "curl", False)
+    inside = Grant("shell", "command", "curl x", False)
     asked = decide(p, "shell", shell("curl x", "network"), WS, [inside])
     assert isinstance(asked, Ask)
-    outside = Grant("shell", "command", "curl", True)
-    assert decide(p, "shell", shell("curl y", "network"), WS, [outside]) == Run(
+    outside = Grant("shell", "command", "curl x", True)
+    assert decide(p, "shell", shell("curl x", "network"), WS, [outside]) == Run(
         outside_sandbox=True
     )
 
@@ -208,6 +229,8 @@ def test_a_path_grant_covers_the_same_path_and_tool() -> None:
 
 def test_nothing_is_granted_for_a_command_with_control_operators() -> None:
     assert grants_for("shell", shell("make && make install"), outside_sandbox=False) == []
+    offer = grant_offer("shell", shell("echo one > a.txt"), outside_sandbox=False)
+    assert isinstance(offer, NoGrant) and "shell operator" in offer.reason
 
 
 # -- remembered in metadata.jsonl ------------------------------------------------------------

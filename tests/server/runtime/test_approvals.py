@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from openvaala_server import errors
+from openvaala_server.domain.approvals import Grant, GrantOffer, NoGrant
 from openvaala_server.runtime.approvals import ApprovalBoard, Response
 from openvaala_server.runtime.hub import Hub
 from openvaala_server.tools.base import access_of
@@ -33,6 +34,9 @@ class Frames:
         return [f["method"] for f in self.sent]
 
 
+LS = GrantOffer((Grant("shell", "command", "ls"),), "shell: exactly the command `ls`; nothing else")
+
+
 def _board() -> tuple[ApprovalBoard, Frames]:
     hub = Hub("c" * 32)
     frames = Frames()
@@ -42,7 +46,7 @@ def _board() -> tuple[ApprovalBoard, Frames]:
 
 async def test_the_first_answer_wins_and_every_client_hears_it() -> None:
     board, frames = _board()
-    pending = board.ask(SID, "worker", "shell", "ls", {"command": "ls"}, "always asks")
+    pending = board.ask(SID, "worker", "shell", "ls", {"command": "ls"}, "always asks", LS)
     [asked] = frames.sent
     assert asked["method"] == "approval/requested"
     assert asked["params"] == board.pending()[0]
@@ -60,9 +64,22 @@ async def test_the_first_answer_wins_and_every_client_hears_it() -> None:
     assert frames.methods() == ["approval/requested", "approval/resolved"]
 
 
+async def test_allow_for_the_conversation_of_what_cannot_be_granted_says_it_allowed_once() -> None:
+    board, frames = _board()
+    no = NoGrant("the command uses a shell operator")
+    pending = board.ask(SID, "default", "shell", "echo one > a", {}, "always asks", no)
+    assert frames.sent[0]["params"]["grantScope"] is None
+    assert frames.sent[0]["params"]["noGrantReason"] == no.reason
+    answer = board.resolve(pending.approval_id, "allow_conversation")
+    assert answer["decision"] == "allow" and "shell operator" in answer["notGranted"]
+    assert pending.answer.result() == Response("allow", None)
+    resolved = frames.sent[-1]["params"]
+    assert resolved["decision"] == "allow" and resolved["notGranted"] == answer["notGranted"]
+
+
 async def test_an_interrupt_resolves_it_denied_once() -> None:
     board, frames = _board()
-    pending = board.ask(SID, "default", "shell", "ls", {"command": "ls"}, "why")
+    pending = board.ask(SID, "default", "shell", "ls", {"command": "ls"}, "why", LS)
     pending.answer.cancel()  # the turn awaiting it was cancelled
     board.cancel(pending, "The user interrupted the turn.")
     board.cancel(pending, "twice")  # already resolved: nothing more is sent

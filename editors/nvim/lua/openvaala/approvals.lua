@@ -53,8 +53,24 @@ function M.respond(request, decision, message, callback)
 end
 
 --- Ask the user about one request (vim.ui.select, then vim.ui.input for a deny message).
+--- The choices for one request, and the decision of each: the bridge's answers ("allow for this
+--- conversation" names exactly what it allows, and is absent when nothing can be granted).
+function M.choices(request)
+  if type(request.answers) ~= "table" then
+    return M.CHOICES, DECISIONS
+  end
+  local choices, decisions = {}, { [M.DENY_WITH_MESSAGE] = "deny" }
+  for _, answer in ipairs(request.answers) do
+    table.insert(choices, answer.title)
+    decisions[answer.title] = answer.decision
+  end
+  table.insert(choices, M.DENY_WITH_MESSAGE)
+  return choices, decisions
+end
+
 function M.ask(request)
-  vim.ui.select(M.CHOICES, { prompt = request.text or "OpenVaala: approve?", kind = "openvaala.approval" }, function(choice)
+  local choices, decisions = M.choices(request)
+  vim.ui.select(choices, { prompt = request.text or "OpenVaala: approve?", kind = "openvaala.approval" }, function(choice)
     if not choice then -- dismissed: it stays pending, answerable later (:OpenVaalaApprovals)
       return
     end
@@ -62,7 +78,7 @@ function M.ask(request)
       return notify("that approval was already answered")
     end
     if choice ~= M.DENY_WITH_MESSAGE then
-      return M.respond(request, DECISIONS[choice])
+      return M.respond(request, decisions[choice])
     end
     vim.ui.input({ prompt = "Message to the agent: " }, function(text)
       if text == nil then -- cancelled: still pending

@@ -1,0 +1,57 @@
+"""No agent gets more than its parent: a subagent's permissions are the stricter of its own and
+its parent's (docs/security.md, "Subagents").
+
+Pure. `narrowed` folds a parent's (already narrowed) permissions into a child's own: the
+stricter sandbox, the network only if both have it, every `deny` pattern of both, and the
+parent's approval rules kept beside the child's (`Permissions.inherited`), since two approval
+modes do not always meet in a third one ("always" and "never" together: every command asks,
+and nothing may leave the sandbox). `wider` says, in words, where a child's own configuration
+asks for more than its parent has: what a spawn must refuse or ask the user about.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from openvaala_server.domain.permissions import Bound, Permissions, SandboxMode
+
+_SANDBOX_RANK: dict[SandboxMode, int] = {"read-only": 0, "workspace": 1, "off": 2}
+
+
+def narrowed(own: Permissions, parent: Permissions, parent_agent: str) -> Permissions:
+    """A child's permissions under a parent whose permissions are `parent`."""
+    sandbox = min(own.sandbox, parent.sandbox, key=_SANDBOX_RANK.__getitem__)
+    deny = own.deny + tuple(p for p in parent.deny if p not in own.deny)
+    bound = Bound(parent_agent, parent.approval, parent.allow)
+    return replace(
+        own,
+        sandbox=sandbox,
+        network=own.network and parent.network,
+        deny=deny,
+        inherited=(*own.inherited, bound, *parent.inherited),
+    )
+
+
+def wider(own: Permissions, parent: Permissions) -> list[str]:
+    """Where `own` (a child agent's configuration) exceeds `parent`, one phrase each."""
+    found: list[str] = []
+    if _SANDBOX_RANK[own.sandbox] > _SANDBOX_RANK[parent.sandbox]:
+        found.append(f'sandbox = "{own.sandbox}" (the parent\'s is "{parent.sandbox}")')
+    if own.network and not parent.network:
+        found.append("network = true (the parent has no network)")
+    modes = parent.approvals
+    if "never" in modes and own.approval != "never":
+        found.append(
+            f'approval = "{own.approval}" could let calls leave the sandbox '
+            '(the parent\'s approval is "never")'
+        )
+    if "always" in modes and own.approval != "always":
+        found.append(f'approval = "{own.approval}" asks less (the parent\'s is "always")')
+    missing_deny = [p for p in parent.deny if p not in own.deny]
+    if missing_deny:
+        found.append(f"it lacks the parent's deny patterns {missing_deny}")
+    levels = [(parent.approval, parent.allow), *((b.approval, b.allow) for b in parent.inherited)]
+    extra = {p for mode, allow in levels if mode == "always" for p in own.allow if p not in allow}
+    if extra:
+        found.append(f"its allow patterns {sorted(extra)} are not the parent's")
+    return found
