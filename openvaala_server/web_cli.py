@@ -15,11 +15,14 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import cast
+from collections.abc import Callable
+from typing import TypeVar, cast
 
 from openvaala_server.api.web_login import SessionInfo, WebLogins
 from openvaala_server.client import ensure_server, find_server
 from openvaala_server.store.paths import DataDir
+
+T = TypeVar("T")
 
 
 def _err(message: str) -> None:
@@ -46,29 +49,26 @@ def open_web() -> int:
 
 
 def logout_all() -> int:
-    found = find_server()
-    try:
-        if found is not None:
-            revoked = int(str(request_json(*found, "POST", "/login/revoke")["revoked"]))
-        else:
-            revoked = _offline().revoke_all()
-    except (OSError, ValueError, KeyError) as exc:
-        _err(f"could not sign the browsers out: {exc}")
+    revoked = _ask(
+        lambda found: int(str(request_json(*found, "POST", "/login/revoke")["revoked"])),
+        WebLogins.revoke_all,
+        "sign the browsers out",
+    )
+    if revoked is None:
         return 1
     print(f"Signed out {revoked} browser session{'s' if revoked != 1 else ''}.")
     return 0
 
 
 def list_sessions() -> int:
-    found = find_server()
-    try:
-        if found is not None:
-            answer = request_json(*found, "GET", "/login/sessions")["sessions"]
-            sessions = cast(list[SessionInfo], answer)
-        else:
-            sessions = _offline().list_sessions()
-    except (OSError, ValueError, KeyError) as exc:
-        _err(f"could not read the browser sessions: {exc}")
+    sessions = _ask(
+        lambda found: cast(
+            list[SessionInfo], request_json(*found, "GET", "/login/sessions")["sessions"]
+        ),
+        WebLogins.list_sessions,
+        "read the browser sessions",
+    )
+    if sessions is None:
         return 1
     if not sessions:
         print("No browser is signed in.")
@@ -81,24 +81,36 @@ def list_sessions() -> int:
 
 
 def end_session(session_id: str) -> int:
-    found = find_server()
-    try:
-        if found is not None:
+    def online(found: tuple[str, str]) -> bool:
+        try:
             request_json(*found, "POST", f"/login/sessions/{session_id}/end")
-        elif not _offline().end(session_id):
-            raise LookupError
-    except LookupError:
-        _err(f"no browser session {session_id} (`openvaala web --sessions` lists them)")
+        except LookupError:
+            return False
+        return True
+
+    ended = _ask(online, lambda logins: logins.end(session_id), "end the browser session")
+    if ended is None:
         return 1
-    except (OSError, ValueError, KeyError) as exc:
-        _err(f"could not end the browser session: {exc}")
+    if not ended:
+        _err(f"no browser session {session_id} (`openvaala web --sessions` lists them)")
         return 1
     print(f"Ended browser session {session_id}.")
     return 0
 
 
-def _offline() -> WebLogins:
-    return WebLogins.open(DataDir.resolve().root)
+def _ask(
+    online: Callable[[tuple[str, str]], T], offline: Callable[[WebLogins], T], doing: str
+) -> T | None:
+    """Ask the running daemon, or, with none running, do it on the session file (then ours).
+    None, said on stderr, when it failed."""
+    found = find_server()
+    try:
+        if found is not None:
+            return online(found)
+        return offline(WebLogins.open(DataDir.resolve().root))
+    except (OSError, ValueError, KeyError) as exc:
+        _err(f"could not {doing}: {exc}")
+        return None
 
 
 def _when(stamp: float) -> str:

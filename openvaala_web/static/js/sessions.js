@@ -4,6 +4,7 @@
 // marks this browser's own session `current`. Ending it signs this tab out too.
 
 import { h } from "./dom.js";
+import { TogglePanel } from "./layout.js";
 
 function when(seconds) {
   return new Date(seconds * 1000).toLocaleString();
@@ -21,24 +22,7 @@ function sessionLine(s, end) {
 }
 
 /** The browser sessions panel: a button in the sidebar opens it; it reads the list each time. */
-export class SessionsPanel {
-  constructor(el, button) {
-    this.el = el;
-    this.button = button;
-    button.addEventListener("click", () => (this.el.hidden ? this.open() : this.close()));
-  }
-
-  async open() {
-    this.el.hidden = false;
-    this.button.setAttribute("aria-expanded", "true");
-    await this.refresh();
-  }
-
-  close() {
-    this.el.hidden = true;
-    this.button.setAttribute("aria-expanded", "false");
-  }
-
+export class SessionsPanel extends TogglePanel {
   showError(message) {
     this.el.replaceChildren(h("p", { class: "web-sessions-error", role: "alert" }, message));
   }
