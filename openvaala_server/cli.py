@@ -45,9 +45,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands.add_parser("reindex", help="rebuild metadata.db from the conversation directories")
     bundle_cli.add_commands(commands)
-    commands.add_parser(
-        "web", help="open the web UI in a browser (starting the daemon if needed)"
-    ).add_argument("--logout-all", action="store_true", help="sign every browser out of the web UI")
+    _web_options(
+        commands.add_parser(
+            "web", help="open the web UI in a browser (starting the daemon if needed)"
+        )
+    )
     commands.add_parser("lsp", help="run the editor bridge (LSP over stdio)")
     commands.add_parser("acp", help="run the Agent Client Protocol agent (over stdio)")
     # SUPPRESS: `openvaala --cwd X tui` keeps X (a subparser's defaults would overwrite it).
@@ -137,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "reindex":
         return asyncio.run(commands.reindex())
     if args.command == "web":
-        return commands.open_web(logout_all=args.logout_all)
+        return _run_web(args)
     if args.command == "lsp":
         return commands.run_lsp()
     if args.command == "acp":
@@ -149,6 +151,31 @@ def main(argv: list[str] | None = None) -> int:
         continue_last=getattr(args, "continue_last", False),
         resume=getattr(args, "resume", None),
     )
+
+
+def _web_options(web: argparse.ArgumentParser) -> None:
+    what = web.add_mutually_exclusive_group()
+    what.add_argument(
+        "--sessions",
+        action="store_true",
+        help="list the signed-in browsers (signed in, last used, browser)",
+    )
+    what.add_argument("--end", metavar="ID", help="sign one browser out (an ID from --sessions)")
+    what.add_argument(
+        "--logout-all", action="store_true", help="sign every browser out of the web UI"
+    )
+
+
+def _run_web(args: argparse.Namespace) -> int:
+    from openvaala_server import web_cli
+
+    if args.sessions:
+        return web_cli.list_sessions()
+    if args.end:
+        return web_cli.end_session(args.end)
+    if args.logout_all:
+        return web_cli.logout_all()
+    return web_cli.open_web()
 
 
 if __name__ == "__main__":

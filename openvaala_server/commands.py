@@ -218,61 +218,6 @@ def _tail(path: os.PathLike[str], lines: int = 20) -> str:
         return ""
 
 
-def open_web(*, logout_all: bool = False) -> int:
-    """Open the web UI signed in with a one-time login code (docs/security.md): the token itself
-    never reaches the browser's command line or history."""
-    import webbrowser
-
-    from openvaala_server.client import ensure_server, find_server
-
-    if logout_all:
-        return _web_logout_all(find_server())
-    try:
-        address, token = ensure_server()
-        answer = _post_json(address, token, "/login/code")
-    except (RuntimeError, OSError, ValueError) as exc:
-        _err(f"could not sign the browser in: {exc}")
-        return 1
-    url = f"http://{address}{answer['path']}"
-    print(f"Opening http://{address}/ in your browser")
-    if not webbrowser.open(url):
-        print(f"Open this address in your browser within a minute (it works once): {url}")
-    return 0
-
-
-def _web_logout_all(found: tuple[str, str] | None) -> int:
-    from openvaala_server.api.web_login import WebLogins
-    from openvaala_server.store.paths import DataDir
-
-    try:
-        if found is not None:
-            revoked = int(str(_post_json(*found, "/login/revoke")["revoked"]))
-        else:  # no daemon: its session file is ours to edit
-            revoked = WebLogins.open(DataDir.resolve().root).revoke_all()
-    except (OSError, ValueError, KeyError) as exc:
-        _err(f"could not sign the browsers out: {exc}")
-        return 1
-    print(f"Signed out {revoked} browser session{'s' if revoked != 1 else ''}.")
-    return 0
-
-
-def _post_json(address: str, token: str, path: str) -> dict[str, object]:
-    import json
-    import urllib.request
-
-    request = urllib.request.Request(
-        f"http://{address}{path}",
-        method="POST",
-        data=b"",
-        headers={"Authorization": f"Bearer {token}"},
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        answer = json.loads(response.read())
-    if not isinstance(answer, dict):
-        raise ValueError(f"unexpected answer from the daemon to {path}")
-    return answer
-
-
 def run_lsp() -> int:
     import importlib
 

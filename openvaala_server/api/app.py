@@ -12,13 +12,7 @@ from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import (
-    FileResponse,
-    JSONResponse,
-    PlainTextResponse,
-    RedirectResponse,
-    Response,
-)
+from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket
@@ -28,7 +22,7 @@ from openvaala_server.api.bundle_routes import bundle_routes
 from openvaala_server.api.connection import Connection
 from openvaala_server.api.handlers import Dispatcher
 from openvaala_server.api.security import Credentials, SecurityMiddleware
-from openvaala_server.api.web_login import SESSION_TTL
+from openvaala_server.api.web_sessions import LiveSessions, login_routes, session_routes
 from openvaala_server.runtime.manager import ConversationManager
 
 
@@ -44,13 +38,19 @@ def web_root() -> Path | None:
 def build_app(runtime: ConversationManager, credentials: Credentials) -> SecurityMiddleware:
     dispatcher = Dispatcher(runtime)
     static = web_root()
+    live = LiveSessions()
 
     async def websocket_endpoint(websocket: WebSocket) -> None:
         conn = Connection(websocket, dispatcher, runtime.config.server.client_queue_limit)
         runtime.broadcast.join(conn)  # config/reloaded, config/error (docs/protocol.md)
+        session_id = credentials.session_of(websocket.scope)
+        if session_id is not None:  # a browser's: closed when its session is ended
+            live.join(session_id, id(conn), conn.end)
         try:
             await conn.serve()
         finally:
+            if session_id is not None:
+                live.leave(session_id, id(conn))
             runtime.broadcast.leave(conn)
             runtime.list_feed.leave(conn)
 
@@ -62,33 +62,14 @@ def build_app(runtime: ConversationManager, credentials: Credentials) -> Securit
     async def root(request: Request) -> Response:
         return PlainTextResponse("OpenVaala is running. Open the web UI with `openvaala web`.")
 
-    async def login(request: Request) -> Response:
-        # Trade a one-time code for a session cookie scoped to the app's path.
-        code = request.query_params.get("code")
-        secret = logins.redeem(code) if code else None
-        if secret is None:
-            return PlainTextResponse(
-                "This sign-in link was already used or has expired: run `openvaala web` again.",
-                401,
-            )
-        response = RedirectResponse(logins.app_path, status_code=303)
-        response.set_cookie(
-            logins.cookie_name,
-            secret,
-            max_age=int(SESSION_TTL),
-            path=logins.app_path,
-            httponly=True,
-            samesite="strict",
-        )
-        return response
-
     async def login_code(request: Request) -> Response:
         # Reached with the token only: a browser session cannot mint codes (not in its path).
-        code = logins.new_code()
-        return JSONResponse({"code": code, "path": f"/login?code={code}"})
+        return JSONResponse({"code": logins.new_code()})
 
     async def logout_all(request: Request) -> Response:
-        return JSONResponse({"revoked": logins.revoke_all()})
+        revoked = logins.revoke_all()
+        live.close_every()
+        return JSONResponse({"revoked": revoked})
 
     async def index(request: Request) -> Response:
         if static is None or not (static / "index.html").is_file():
@@ -100,13 +81,14 @@ def build_app(runtime: ConversationManager, credentials: Credentials) -> Securit
         Route("/attachments/{cid}/{sha}", attachments.endpoint(runtime.store.data_dir)),
         WebSocketRoute("/ws", websocket_endpoint),
         *bundle_routes(runtime),
+        *session_routes(credentials, live, "/sessions"),
     ]
     if static is not None:
         app_routes.append(Mount("/static", StaticFiles(directory=static), name="static"))
     routes: list[Route | WebSocketRoute | Mount] = [
         Route("/", root),
         Route("/healthz", healthz),
-        Route("/login", login),
+        *login_routes(credentials, live),
         Route("/login/code", login_code, methods=["POST"]),
         Route("/login/revoke", logout_all, methods=["POST"]),
         # The same routes as the app's, for clients with the token (the browser uses the app's).

@@ -98,6 +98,11 @@ class Connection:
         if self._group is not None:
             self._group.cancel_scope.cancel()
 
+    def end(self) -> None:
+        """Stop serving a client whose browser session was ended (docs/security.md)."""
+        if self._group is not None:
+            self._group.cancel_scope.cancel()
+
     # -- serving -------------------------------------------------------------------------
 
     async def serve(self) -> None:

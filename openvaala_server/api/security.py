@@ -3,6 +3,7 @@
 The daemon runs tools with the user's rights, so reaching it must be as hard as logging in:
 - `Host` must be exactly 127.0.0.1:port, localhost:port or [::1]:port (defeats DNS rebinding);
 - `Origin` must be absent (TUI, LSP, scripts) or exactly the daemon's own origin (the browser);
+  `POST /login` also takes `null`, the origin of the sign-in file's form (`login_page.py`);
 - every route but `/healthz` and `/login` needs the token, `Authorization: Bearer <token>`, or,
   under the web app's own path only, a browser session cookie (`web_login.py`: the browser gets it
   for a one-time login code, never for the token).
@@ -61,8 +62,12 @@ class Credentials:
 
     def session_ok(self, scope: Scope) -> bool:
         """A browser session cookie, presented under the web app's path (and only there)."""
+        return self.session_of(scope) is not None
+
+    def session_of(self, scope: Scope) -> str | None:
+        """The id of the browser session whose cookie came with the request, if it is good."""
         presented = cookie(scope, self.logins.cookie_name)
-        return self.logins.session_ok(presented, str(scope.get("path", "")))
+        return self.logins.session_id(presented, str(scope.get("path", "")))
 
 
 def header(scope: Scope, name: bytes) -> str | None:
@@ -108,10 +113,10 @@ class SecurityMiddleware:
             await _refuse(scope, send, 403, "Host not allowed")
             return
         origin = header(scope, b"origin")
-        if origin is not None and origin != f"http://{host}":
+        path = scope.get("path", "")
+        if origin is not None and origin != f"http://{host}" and not _sign_in(scope, origin):
             await _refuse(scope, send, 403, "Origin not allowed")
             return
-        path = scope.get("path", "")
         if path in PUBLIC_PATHS or self.authenticated(scope):
             await self.app(scope, receive, send)
             return
@@ -121,6 +126,12 @@ class SecurityMiddleware:
 
     def authenticated(self, scope: Scope) -> bool:
         return self.credentials.token_ok(bearer(scope)) or self.credentials.session_ok(scope)
+
+
+def _sign_in(scope: Scope, origin: str) -> bool:
+    """The sign-in file's form: a page opened from a file posts with `Origin: null`. Harmless
+    for the rest of the app: `/login` only trades a one-time code, which takes the token to get."""
+    return origin == "null" and scope.get("path") == "/login" and scope.get("method") == "POST"
 
 
 def _with_security_headers(send: Send) -> Send:

@@ -1,9 +1,10 @@
 """Browser sign-in without the master token (docs/security.md, "The browser").
 
 `openvaala web` asks the daemon (with the token, over HTTP) for a one-time login code: random,
-single use, valid for CODE_TTL seconds, kept only in memory. The browser is opened at
-`/login?code=…`; the daemon trades the code for a session and answers with a cookie and a
-redirect to the app, which lives under a path of its own, `/s/<pathKey>/`.
+single use, valid for CODE_TTL seconds, kept only in memory. The code travels to the browser in a
+private file (`login_page.py`) whose form posts it to `/login`; the daemon trades it for a session
+and answers with a cookie and a page that moves on to the app, which lives under a path of its
+own, `/s/<pathKey>/`.
 
 Why the path: a browser sends a 127.0.0.1 cookie to every port on 127.0.0.1, so a cookie scoped to
 `/` reached any local web server the user visits, which could replay it. The session cookie is
@@ -13,7 +14,9 @@ replayed anywhere else, or after `openvaala web --logout-all` (which ends every 
 new path key), is refused.
 
 Sessions are kept (hashed) in `web-sessions.json` in the data directory, mode 0600, so they
-survive a daemon restart; the token does not (it is new at every start).
+survive a daemon restart; the token does not (it is new at every start). Each has a public id
+(not its secret), its creation time, when it was last used and the browser's user agent, so
+`openvaala web --sessions` and the web app can list them, and end any one.
 """
 
 from __future__ import annotations
@@ -33,11 +36,27 @@ CODE_TTL = 60.0
 SESSION_TTL = 30 * 24 * 3600.0
 FILE_NAME = "web-sessions.json"
 MAX_CODES = 32  # outstanding codes; older ones are dropped (each is useless after a minute)
+# "Last used" is written to the file at most this often per session: a request does not cost a
+# file write, and a listing is at most this far behind.
+TOUCH_EVERY = 60.0
+MAX_USER_AGENT = 300  # characters kept of a browser's User-Agent header
 
 
 class _SessionRecord(TypedDict):
-    hash: str
+    id: str  # public handle (listing, ending); not the secret
+    hash: str  # SHA-256 of the cookie's secret
     created: float
+    lastUsed: float
+    userAgent: str
+
+
+class SessionInfo(TypedDict):
+    """One browser session as `openvaala web --sessions` and the web app list it."""
+
+    id: str
+    created: float
+    lastUsed: float
+    userAgent: str
 
 
 class _FileShape(TypedDict):
@@ -92,29 +111,71 @@ class WebLogins:
         self.codes[_digest(code)] = now + CODE_TTL
         return code
 
-    def redeem(self, code: str) -> str | None:
+    def redeem(self, code: str, user_agent: str = "") -> str | None:
         """A new session's secret for a valid code (which is used up), else None."""
         expiry = self.codes.pop(_digest(code), None)
-        if expiry is None or expiry <= self.clock():
+        now = self.clock()
+        if expiry is None or expiry <= now:
             return None
         secret = secrets.token_urlsafe(32)
         self._prune()
-        self.sessions.append({"hash": _digest(secret), "created": self.clock()})
+        self.sessions.append(
+            {
+                "id": secrets.token_hex(6),
+                "hash": _digest(secret),
+                "created": now,
+                "lastUsed": now,
+                "userAgent": user_agent[:MAX_USER_AGENT],
+            }
+        )
         self._save()
         return secret
 
     # -- sessions -------------------------------------------------------------------------
 
     def session_ok(self, secret: str | None, path: str) -> bool:
+        return self.session_id(secret, path) is not None
+
+    def session_id(self, secret: str | None, path: str) -> str | None:
+        """The id of the live session whose secret this is, presented under the app's path (and
+        only there), else None. Marks the session used."""
         if not secret or not self.in_app(path):
-            return False
+            return None
         digest = _digest(secret)
-        oldest = self.clock() - SESSION_TTL
-        found = False
+        now = self.clock()
+        oldest = now - SESSION_TTL
+        found: _SessionRecord | None = None
         for record in self.sessions:  # every record compared: no early exit to time
             if hmac.compare_digest(record["hash"], digest) and record["created"] > oldest:
-                found = True
-        return found
+                found = record
+        if found is None:
+            return None
+        if now - found["lastUsed"] >= TOUCH_EVERY:
+            found["lastUsed"] = now
+            self._save()
+        return found["id"]
+
+    def list_sessions(self) -> list[SessionInfo]:
+        """The live sessions, oldest first."""
+        self._prune()
+        return [
+            {
+                "id": s["id"],
+                "created": s["created"],
+                "lastUsed": s["lastUsed"],
+                "userAgent": s["userAgent"],
+            }
+            for s in sorted(self.sessions, key=lambda s: s["created"])
+        ]
+
+    def end(self, session_id: str) -> bool:
+        """End one session (its cookie is refused from now on); whether there was one."""
+        kept = [s for s in self.sessions if s["id"] != session_id]
+        if len(kept) == len(self.sessions):
+            return False
+        self.sessions = kept
+        self._save()
+        return True
 
     def revoke_all(self) -> int:
         """End every session and move the app to a new path. Returns how many ended."""
@@ -136,9 +197,7 @@ class WebLogins:
             data = json.loads(self.path.read_text())
             self.daemon_id = str(data["daemonId"])
             self.path_key = str(data["pathKey"])
-            self.sessions = [
-                {"hash": str(s["hash"]), "created": float(s["created"])} for s in data["sessions"]
-            ]
+            self.sessions = [_record(s) for s in data["sessions"]]
         except FileNotFoundError:
             self._fresh()
         except (ValueError, KeyError, TypeError, OSError):
@@ -167,6 +226,19 @@ class WebLogins:
         finally:
             os.close(fd)
         os.replace(tmp, self.path)
+
+
+def _record(data: dict[str, object]) -> _SessionRecord:
+    """A stored session; one written before sessions had ids and times of use gets them."""
+    digest = str(data["hash"])
+    created = float(str(data["created"]))
+    return {
+        "id": str(data.get("id") or digest[:12]),
+        "hash": digest,
+        "created": created,
+        "lastUsed": float(str(data.get("lastUsed", created))),
+        "userAgent": str(data.get("userAgent", "")),
+    }
 
 
 def _url_safe(text: str) -> bool:

@@ -347,11 +347,28 @@ class LiveConversation:
     ) -> None:
         if not items:
             return
+        await self.save_items(session, items)
+        self.publish_items(
+            session, items, count_in_usage=count_in_usage, publish_usage=publish_usage
+        )
+
+    async def save_items(self, session: LiveSession, items: list[r.Item]) -> None:
+        """Make items durable, telling no one yet (`publish_items` does)."""
         await self.runtime.store_call(
             self.runtime.store.append_items(self.conversation_id, session.session_id, items)
         )
         if self.meta is not None:
             self.meta.updated_at = r.utc_now()
+
+    def publish_items(
+        self,
+        session: LiveSession,
+        items: list[r.Item],
+        *,
+        count_in_usage: bool = True,
+        publish_usage: bool = True,
+    ) -> None:
+        """Durable items into the session's history, and `item/completed` to every client."""
         turn = session.turn
         for item in items:
             if turn is not None:

@@ -716,10 +716,13 @@ class ConversationManager:
         busy = session.turn is not None or session.compacting
         disposition = session.inbox.add(inp, turn_running=busy)
         if disposition == "started":
-            turn = self.start_turn(conv, session, [inp])
+            turn = self.start_turn(conv, session, [inp], by_request=True)
             # Answer once `turn/started` is out: a client reading "started" has then seen the
-            # turn start, never an idle session that is in fact about to run.
+            # turn start, never an idle session that is in fact about to run. A message that
+            # could not be saved fails the request instead (docs/protocol.md, input/send).
             await _until_announced(turn)
+            if turn.refused is not None:
+                raise turn.refused
         else:
             self._inputs[inp.input_id] = (cid, session.session_id)
             conv.publish_inbox(session)
@@ -729,9 +732,14 @@ class ConversationManager:
         return {"inputId": inp.input_id, "disposition": disposition}
 
     def start_turn(
-        self, conv: LiveConversation, session: LiveSession, inputs: list[Input]
+        self,
+        conv: LiveConversation,
+        session: LiveSession,
+        inputs: list[Input],
+        *,
+        by_request: bool = False,
     ) -> LiveTurn:
-        turn = LiveTurn(new_id(), config=self.config)
+        turn = LiveTurn(new_id(), config=self.config, by_request=by_request)
         session.turn = turn
         runner = TurnRunner(conv, session, turn)
         turn.task = self.tasks.spawn(partial(runner.run, inputs), f"turn-{turn.turn_id}")

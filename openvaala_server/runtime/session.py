@@ -36,9 +36,17 @@ class LiveTurn:
     model_stop: str | None = None
     # Set by the runner's first step; an interrupt before it is seen by the runner's loop.
     started: bool = False
-    # Set once `turn/started` is out (after its record is durable), or once the turn is over
-    # without it: `input/send` answers "started" only then, so no client sees the answer first.
+    # Set once `turn/started` is out (after its record and its inputs are durable), or once the
+    # turn is over without it: `input/send` answers "started" only then, so no client sees the
+    # answer first.
     announced: asyncio.Event = field(default_factory=asyncio.Event)
+    # Started by an `input/send` that waits for it: inputs it cannot save are that request's
+    # again (it fails with `refused`), not put back in the waiting list (docs/protocol.md).
+    by_request: bool = False
+    # Its inputs are durable (and `turn/started` is about to go out).
+    saved: bool = False
+    # Why a turn `by_request` ended before its inputs were saved: what the request fails with.
+    refused: Exception | None = None
     # Approvals this turn waits for (its session's status is then "awaiting_approval").
     awaiting_approval: int = 0
     # The configuration when the turn started: a reload meanwhile applies from the next turn.

@@ -83,6 +83,7 @@ class TurnRunner:
         # Inputs taken for this turn but not yet on disk: if saving them fails, they go back to
         # the waiting list instead of being lost.
         self._unsaved: list[Input] = []
+        self._error: Exception | None = None  # what failed the turn, if anything did
         self._called = False  # a model call was made (a refresh is due only before the first)
 
     # -- the loop ------------------------------------------------------------------------
@@ -101,12 +102,15 @@ class TurnRunner:
                 await self._steps(inputs)
             except TurnFailed as exc:
                 status, error = "failed", {"kind": exc.kind, "message": exc.message}
+                self._error = exc
             except errors.OpenVaalaError as exc:
                 status, error = "failed", {"kind": exc.kind, "message": exc.message}
+                self._error = exc
             except Exception:  # a bug must end the turn cleanly, never wedge the session
                 log.exception("turn %s crashed", self.turn.turn_id)
                 status = "failed"
                 error = {"kind": "internal", "message": "the turn stopped on an internal error"}
+                self._error = errors.OpenVaalaError(error["message"])
         self.turn.interrupt_scope = None
         if interrupt.cancelled_caught:
             status, error = "interrupted", None
@@ -117,13 +121,19 @@ class TurnRunner:
 
     async def _steps(self, inputs: list[Input]) -> None:
         self._unsaved = list(inputs)
-        await self._start()
+        await self.conv.append_meta(
+            {"type": r.TURN_STARTED, "sessionId": self.sid, "turnId": self.turn.turn_id}
+        )
         self.conv.checkpoints.turn_started(self.session, self.turn.turn_id)
-        if inputs:
-            await self._add_inputs(inputs)
-        else:  # turn/resume: no new message, a notice tells the model what happened
-            await self.conv.persist_items(self.session, [_resume_notice(self)])
+        # turn/resume: no new message, a notice tells the model what happened.
+        first = self._input_items(inputs) if inputs else [_resume_notice(self)]
+        # Durable before anything is told (docs/storage.md): a turn whose message cannot be
+        # saved is announced to no one, and the `input/send` that started it fails.
+        await self.conv.save_items(self.session, first)
         self._unsaved = []
+        self.turn.saved = True
+        self._announce()
+        self.conv.publish_items(self.session, first)
         # Only now may `input/send` answer: its message is durable (docs/protocol.md).
         self.turn.announced.set()
         while True:
@@ -146,12 +156,9 @@ class TurnRunner:
         self.turn.interrupt_scope.cancel()
         await anyio.lowlevel.checkpoint()  # where the cancellation is delivered
 
-    async def _start(self) -> None:
-        # Durable first, then broadcast (docs/storage.md). The `input/send` that started this
-        # turn answers after its user message is durable too (`announced`, set by `run`).
-        await self.conv.append_meta(
-            {"type": r.TURN_STARTED, "sessionId": self.sid, "turnId": self.turn.turn_id}
-        )
+    def _announce(self) -> None:
+        # Once the turn's record and its inputs are durable (`_steps`): a client told of the
+        # turn finds its message in the history.
         self.conv.hub.publish(
             methods.TURN_STARTED, {"sessionId": self.sid, "turnId": self.turn.turn_id}
         )
@@ -172,7 +179,10 @@ class TurnRunner:
                 self.conv.hub.publish(
                     methods.ITEM_DISCARDED, {"sessionId": self.sid, "itemId": item["itemId"]}
                 )
-        if status == "failed" and error:
+        # A turn an `input/send` started, whose message could not be saved, never was for anyone
+        # but that request: it fails with the reason, and the message is the client's again.
+        refused = self.turn.by_request and not self.turn.saved and status == "failed"
+        if status == "failed" and error and not refused:
             # Kept in the history: every client (and the model, next turn) sees why it stopped.
             finals.append(
                 new_item(
@@ -217,7 +227,20 @@ class TurnRunner:
         except Exception:  # recorded as interrupted when the conversation is next opened
             log.error("could not record the end of turn %s", self.turn.turn_id)
         self.session.turn = None
-        self.session.last_status = "idle" if status == "completed" else status
+        if refused:
+            self.turn.refused = self._error or errors.OpenVaalaError("the message was not saved")
+            self._unsaved = []
+        else:
+            self.session.last_status = "idle" if status == "completed" else status
+            self._publish_end(status, error)
+        self.conv.publish_session(self.session)
+        if self.session.session_id == self.conv.root_session_id:
+            self.conv.publish_updated()
+        if self._unsaved:
+            self.runtime.return_inputs(self.conv, self.session, self._unsaved)
+        self.runtime.on_turn_ended(self.conv, self.session, status, error)
+
+    def _publish_end(self, status: str, error: r.ErrorInfo | None) -> None:
         ended: dict[str, object] = {  # protocol/payloads.TurnEndedNote
             "sessionId": self.sid,
             "turnId": self.turn.turn_id,
@@ -230,14 +253,11 @@ class TurnRunner:
         if status == "interrupted" and self.turn.stop_reason:
             ended["interruptedBy"] = self.turn.stop_reason
         self.conv.hub.publish(methods.TURN_ENDED, ended)
-        self.conv.publish_session(self.session)
-        if self.session.session_id == self.conv.root_session_id:
-            self.conv.publish_updated()
-        if self._unsaved:
-            self.runtime.return_inputs(self.conv, self.session, self._unsaved)
-        self.runtime.on_turn_ended(self.conv, self.session, status, error)
 
     async def _add_inputs(self, inputs: list[Input]) -> None:
+        await self.conv.persist_items(self.session, self._input_items(inputs))
+
+    def _input_items(self, inputs: list[Input]) -> list[r.Item]:
         items = []
         for inp in inputs:
             fields: dict[str, object] = {
@@ -252,7 +272,7 @@ class TurnRunner:
             items.append(
                 new_item(r.USER_MESSAGE, self.sid, self.turn.turn_id, status=r.COMPLETED, **fields)
             )
-        await self.conv.persist_items(self.session, items)
+        return items
 
     # -- model calls ---------------------------------------------------------------------
 

@@ -12,7 +12,9 @@ second aiosqlite connection (WAL lets them run alongside the writer). The writes
 the durable journal append, off its path, so aiosqlite's thread trip per statement is paid per
 batch, not per append (docs/design.md, "Store throughput and aiosqlite"). The
 index is derived data, so it runs with ``synchronous=NORMAL``: a power cut may lose its last
-commits, which the "closed cleanly" flag (written with a full sync) turns into a rebuild.
+commits, which the "closed cleanly" flag (written with a full sync) turns into a rebuild. The flag
+is cleared at open in metadata.db itself (a checkpoint), not only in the `-wal` file: a WAL lost
+after a kill would otherwise take the "not closed cleanly" with it.
 """
 
 from __future__ import annotations
@@ -769,7 +771,18 @@ async def _prepare_writer(db: aiosqlite.Connection) -> None:
     await db.execute("PRAGMA synchronous = FULL")
     await db.execute("INSERT OR REPLACE INTO state VALUES ('clean', '0')")
     await db.commit()
+    # ...and copied into metadata.db itself: a flag only in the `-wal` file is lost with it (a
+    # kill, then the WAL deleted or not carried along in a copy), and the file would still say
+    # "closed cleanly" from the previous stop while it lacks everything written since.
+    await _checkpoint(db)
     await db.execute("PRAGMA synchronous = NORMAL")
+
+
+async def _checkpoint(db: aiosqlite.Connection) -> None:
+    async with db.execute("PRAGMA wal_checkpoint(TRUNCATE)") as cursor:
+        busy, _, _ = await cursor.fetchone() or (1, 0, 0)
+    if busy:  # another process has metadata.db open (it should not): serve, but say so
+        log.warning("metadata.db is in use elsewhere: a lost -wal file would go unnoticed")
 
 
 async def _close_writer(db: aiosqlite.Connection, clean: bool = True) -> None:

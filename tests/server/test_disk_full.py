@@ -1,5 +1,8 @@
-"""A full disk: the turn fails with a clear error, the message it could not save waits again
-instead of being lost, the daemon keeps serving, and everything resumes once there is room."""
+"""A full disk: `input/send` never answers before its message is durable, so a message that
+cannot be saved fails the send with `storage_failed` (the client keeps it) and nothing is claimed
+as started; the daemon keeps serving, and everything resumes once there is room (issue 32,
+point 8; the inbox side, a waiting message that cannot be saved waits again:
+tests/server/fast/test_storage_failure.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from openvaala_server.client.connection import RpcError
 from tests.support.daemon import DEFAULT_CONFIG, Daemon, make_daemon
 from tests.support.events import collect_until, new_conversation, run_turn, turn_ended
 
@@ -66,35 +70,41 @@ async def test_a_full_disk_loses_nothing(tmp_path: Path, tiny_disk: Path) -> Non
         filler = tiny_disk / "filler"
         _fill(filler)
 
-        await client.request(
-            "input/send", {"conversationId": cid, "text": IMPORTANT, "mode": "queue"}
-        )
-        notes = await collect_until(client, turn_ended())
-        assert notes[-1]["params"]["status"] == "failed"
-        assert notes[-1]["params"]["error"]["kind"] == "storage_failed"
-        waiting = await collect_until(
-            client,
-            lambda n: n["method"] == "inbox/updated" and bool(n["params"]["inputs"]),
-        )
-        [back] = waiting[-1]["params"]["inputs"]
-        assert back["text"] == IMPORTANT
+        # The message cannot be made durable: the send says so, and claims nothing — no
+        # "started" answer, no turn announced, nothing left waiting (the client still holds it).
+        with pytest.raises(RpcError) as refused:
+            await client.request(
+                "input/send", {"conversationId": cid, "text": IMPORTANT, "mode": "queue"}
+            )
+        assert refused.value.kind == "storage_failed"
+        assert "No space left on device" in refused.value.message
 
         # The daemon keeps serving, this client and others.
         other = await d.client("other")
         listed: dict[str, Any] = await other.request("conversation/list")
         assert [c["conversationId"] for c in listed["conversations"]] == [cid]
+        [summary] = listed["conversations"]
+        assert summary["status"] == "idle"
         await other.close()
 
-        # With room again, the waiting message runs when the user says so.
+        # With room again, the message sent again runs; nothing about the refused one shows.
         filler.unlink()
-        await client.request("input/jump", {"inputId": back["inputId"]})
+        await client.request(
+            "input/send", {"conversationId": cid, "text": IMPORTANT, "mode": "queue"}
+        )
         notes = await collect_until(client, turn_ended())
-        assert notes[-1]["params"]["status"] == "completed"
+        started = [n["params"]["turnId"] for n in notes if n["method"] == "turn/started"]
+        ended = [n["params"] for n in notes if n["method"] == "turn/ended"]
+        assert len(started) == 1 and [e["turnId"] for e in ended] == started
+        assert ended[0]["status"] == "completed"
+        waiting = [n["params"]["inputs"] for n in notes if n["method"] == "inbox/updated"]
+        assert not [i for inputs in waiting for i in inputs if i["text"] == IMPORTANT]
         items = (await client.request("conversation/read", {"conversationId": cid}))["items"]
         assert [i["text"] for i in items if i["type"] == "user_message"] == [
             "hello",
             IMPORTANT,
         ]
+        assert not [i for i in items if i.get("kind") == "turn_failed"]
         await client.close()
     finally:
         d.stop()

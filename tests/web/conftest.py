@@ -24,6 +24,7 @@ from playwright.sync_api import (
     sync_playwright,
 )
 
+from openvaala_server.api.login_page import write_page
 from tests.support.daemon import Daemon
 
 T = TypeVar("T")
@@ -135,17 +136,19 @@ class WebUI:
     app_path = ""
 
     def login_url(self) -> str:
-        """A one-time sign-in address, as `openvaala web` gets it (POST /login/code, token)."""
+        """A one-time sign-in file's address, as `openvaala web` writes it (with a code from
+        POST /login/code, token)."""
         answer = httpx.post(
             f"{self.origin}/login/code",
             headers={"Authorization": f"Bearer {self.daemon.token}"},
             timeout=10,
         )
         answer.raise_for_status()
-        return f"{self.origin}{answer.json()['path']}"
+        return write_page(self.daemon.home, self.origin, answer.json()["code"]).as_uri()
 
     def login(self, fragment: str = "") -> None:
         self.page.goto(self.login_url())
+        self.page.wait_for_url("**/s/**")
         self.app_path = urlsplit(self.page.url).path
         if fragment:
             self.page.goto(f"{self.base}/#{fragment}")

@@ -1,8 +1,10 @@
-"""`openvaala web` signs the browser in with a one-time code: the master token is on no command
-line and in no history; the session survives a daemon restart (docs/security.md)."""
+"""`openvaala web` signs the browser in with a one-time code it reads from a private file: neither
+the master token nor the code is on any command line or in the history; the session survives a
+daemon restart (docs/security.md, "The browser")."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import subprocess
 import sys
@@ -10,7 +12,6 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import httpx
 from playwright.sync_api import Playwright, expect
 
 from tests.support.daemon import Daemon
@@ -19,7 +20,7 @@ from tests.web.conftest import CHROMIUM, CHROMIUM_ARGS, paced
 DaemonFactory = Callable[..., Daemon]
 
 
-def test_openvaala_web_opens_the_browser_with_a_one_time_code(
+def test_openvaala_web_opens_the_browser_on_a_private_sign_in_file(
     daemon_factory: DaemonFactory, playwright_instance: Playwright, tmp_path: Path
 ) -> None:
     daemon = daemon_factory(paced(0))
@@ -39,9 +40,16 @@ def test_openvaala_web_opens_the_browser_with_a_one_time_code(
     )
     assert done.returncode == 0, done.stderr
     argv = argv_file.read_text()
-    assert daemon.token not in argv and daemon.token not in done.stdout
     url = argv.split()[-1]
-    assert urlsplit(url).path == "/login" and "code=" in url
+    # The command line names a file, and only the user can read it (or list its directory).
+    assert urlsplit(url).scheme == "file" and "code" not in url
+    sign_in = Path(urlsplit(url).path)
+    assert sign_in.stat().st_mode & 0o777 == 0o600
+    assert sign_in.parent.stat().st_mode & 0o777 == 0o700
+    code = re.search(r'name="code" value="([^"]+)"', sign_in.read_text())
+    assert code is not None
+    assert code[1] not in argv and code[1] not in done.stdout + done.stderr
+    assert daemon.token not in argv + sign_in.read_text() + done.stdout
 
     profile = tmp_path / "profile"
     context = playwright_instance.chromium.launch_persistent_context(
@@ -53,8 +61,9 @@ def test_openvaala_web_opens_the_browser_with_a_one_time_code(
         page.wait_for_selector("body[data-connection='online']")
         app_path = urlsplit(page.url).path
         assert app_path.startswith("/s/") and "token" not in page.url
-        # The code worked once: opening it again (from history, say) signs nobody in.
-        assert httpx.get(url, timeout=10).status_code == 401
+        # The code worked once: the file opened again (from history, say) signs nobody in.
+        page.goto(url)
+        expect(page.locator("body")).to_contain_text("already used")
 
         # The daemon restarts (new token, here a new port): the browser stays signed in.
         daemon.restart()
@@ -66,7 +75,7 @@ def test_openvaala_web_opens_the_browser_with_a_one_time_code(
         # Every session ended: the open tab says it is signed out.
         revoked = daemon.cli("web", "--logout-all")
         assert revoked.returncode == 0, revoked.stderr
-        daemon.restart()  # drop the live websocket, so the tab reconnects and asks again
+        page.wait_for_selector("body[data-connection='unauthorized']")
         page.goto(f"http://{daemon.address}{app_path}")
         assert "Authentication required" in page.content()
     finally:
@@ -74,4 +83,5 @@ def test_openvaala_web_opens_the_browser_with_a_one_time_code(
     with sqlite3.connect(profile / "Default" / "History") as db:
         visited = [row[0] for row in db.execute("SELECT url FROM urls")]
     assert visited, "the browser kept no history to check"
-    assert not [u for u in visited for t in tokens if t in u], visited
+    secrets = [*tokens, code[1]]
+    assert not [u for u in visited for t in secrets if t in u], visited

@@ -97,7 +97,9 @@ def test_the_app_loads_only_from_the_daemon(
     ui.wait_idle()
     origin = f"http://{daemon.address}/"
     assert requested
-    allowed = (origin, f"ws://{daemon.address}/", "data:")
+    # The sign-in file `openvaala web` writes is the only page from elsewhere (docs/security.md).
+    sign_in = (daemon.home / "web-login").as_uri() + "/"
+    allowed = (origin, f"ws://{daemon.address}/", "data:", sign_in)
     assert all(u.startswith(allowed) for u in requested), requested
     csp = ui.page.evaluate(
         "async () => (await fetch('static/app.css')).headers.get('content-security-policy')"

@@ -15,6 +15,7 @@ import { $, h } from "./dom.js";
 import { bindSkipLink, bindTabs, Drawer, EscapeStack, markTab } from "./layout.js";
 import { Connection } from "./rpc.js";
 import { SettingsPanel } from "./settings.js";
+import { SessionsPanel } from "./sessions.js";
 import { Sidebar } from "./sidebar.js";
 import * as S from "./state.js";
 import { McpPanel, renderPlan } from "./toolbox.js";
@@ -107,6 +108,7 @@ class App {
       refreshList: () => this.sidebar.refresh(),
     });
     this.mcp = new McpPanel($("#mcp-panel"), $("#mcp-open"), (method, params) => this.rpc.request(method, params));
+    this.sessions = new SessionsPanel($("#sessions-panel"), $("#sessions-open"));
     this.drawer = new Drawer();
     bindSkipLink();
     this.escape = new EscapeStack(this.drawer);

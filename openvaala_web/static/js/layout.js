@@ -119,3 +119,26 @@ export class EscapeStack {
     this.entries.push({ el, close });
   }
 }
+
+/** A sidebar section its button shows and hides (MCP servers, signed-in browsers): opening it
+ * reads its content afresh (`refresh`, the subclass's). */
+export class TogglePanel {
+  constructor(el, button) {
+    this.el = el;
+    this.button = button;
+    button.addEventListener("click", () => (this.el.hidden ? this.open() : this.close()));
+  }
+
+  async open() {
+    this.el.hidden = false;
+    this.button.setAttribute("aria-expanded", "true");
+    await this.refresh();
+  }
+
+  close() {
+    this.el.hidden = true;
+    this.button.setAttribute("aria-expanded", "false");
+  }
+
+  async refresh() {}
+}

@@ -2,6 +2,7 @@
 // tool call changed (a tool_result's `changes`, FileChange), and the MCP servers' state (mcp/list).
 
 import { h } from "./dom.js";
+import { TogglePanel } from "./layout.js";
 
 const MARKS = { completed: "✓", in_progress: "▸", pending: "○" };
 const STATUS_WORDS = { completed: "done", in_progress: "in progress", pending: "to do" };
@@ -86,23 +87,10 @@ function serverLine(s) {
 }
 
 /** The MCP servers panel: a button in the sidebar opens it, and it reads mcp/list each time. */
-export class McpPanel {
+export class McpPanel extends TogglePanel {
   constructor(el, button, request) {
-    this.el = el;
-    this.button = button;
+    super(el, button);
     this.request = request;
-    button.addEventListener("click", () => (this.el.hidden ? this.open() : this.close()));
-  }
-
-  async open() {
-    this.el.hidden = false;
-    this.button.setAttribute("aria-expanded", "true");
-    await this.refresh();
-  }
-
-  close() {
-    this.el.hidden = true;
-    this.button.setAttribute("aria-expanded", "false");
   }
 
   async refresh() {

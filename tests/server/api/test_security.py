@@ -110,7 +110,14 @@ async def _login(http: httpx.AsyncClient, daemon: Daemon) -> httpx.Response:
         headers={"Authorization": f"Bearer {daemon.token}"},
     )
     assert code.status_code == 200
-    return await http.get(f"http://{daemon.address}{code.json()['path']}")
+    return await _post_code(http, daemon, code.json()["code"])
+
+
+async def _post_code(http: httpx.AsyncClient, daemon: Daemon, code: str) -> httpx.Response:
+    """What the sign-in file's form does (a page opened from a file posts with `Origin: null`)."""
+    return await http.post(
+        f"http://{daemon.address}/login", data={"code": code}, headers={"Origin": "null"}
+    )
 
 
 async def test_browser_login_trades_a_one_time_code_for_a_path_bound_cookie(
@@ -118,17 +125,25 @@ async def test_browser_login_trades_a_one_time_code_for_a_path_bound_cookie(
 ) -> None:
     base = f"http://{daemon.address}"
     async with httpx.AsyncClient() as http:
-        # No token in any URL: the old `/?token=` login is gone; codes come only with the token.
-        assert (await http.get(f"{base}/login?code=guess")).status_code == 401
+        # No secret in any URL: the old `/?token=` login is gone; codes come only with the
+        # token, and work only posted (a form), never from an address.
+        assert (await _post_code(http, daemon, "guess")).status_code == 401
         assert (await http.get(f"{base}/login")).status_code == 401
         assert (await http.post(f"{base}/login/code")).status_code == 401
         code = await http.post(
             f"{base}/login/code", headers={"Authorization": f"Bearer {daemon.token}"}
         )
-        login = await http.get(f"{base}{code.json()['path']}")
+        assert set(code.json()) == {"code"}
+        # `Origin: null` (a page opened from a file) is let through to the sign-in post only.
+        null_origin = {"Origin": "null", "Authorization": f"Bearer {daemon.token}"}
+        assert (await http.post(f"{base}/login/code", headers=null_origin)).status_code == 403
+        assert (await http.get(f"{base}/login/sessions", headers=null_origin)).status_code == 403
+        assert (await http.get(f"{base}/login?code={code.json()['code']}")).status_code == 401
+        login = await _post_code(http, daemon, code.json()["code"])
         app_path = _app_path(daemon)
-        assert login.status_code == 303 and login.headers["location"] == app_path
-        again = await http.get(f"{base}{code.json()['path']}")
+        assert login.status_code == 200
+        assert f'content="0;url={app_path}"' in login.text  # moves on to the app
+        again = await _post_code(http, daemon, code.json()["code"])
         assert again.status_code == 401  # single use
         header = login.headers["set-cookie"]
         assert "HttpOnly" in header and "samesite=strict" in header.lower()
