@@ -520,8 +520,8 @@ class ConversationManager:
         elif conv.pending is not None:
             conv.pending.cwd = cwd
         for session in conv.sessions.values():
-            session.agents_md = None  # the new directory's AGENTS.md, read at the next turn
-            session.agents_md_loading = None
+            session.surroundings = None  # the new directory's, gathered at the next turn
+            session.surroundings_loading = None
             if session.model in self.config.models and session.history_complete:
                 conv.refresh_usage_estimate(session)
                 conv.publish_usage(session)
