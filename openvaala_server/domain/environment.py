@@ -2,8 +2,9 @@
 under which limits, in a few lines the model reads at the start of every request.
 
 Pure: the facts are gathered off the event loop by runtime/surroundings.py; this module words
-them. The block stays under a few hundred tokens whatever the repository: the git status is cut
-to `STATUS_LINES` lines, each line and each agent's description bounded.
+them. The block stays under `MAX_TOKENS` whatever the repository: each line, path and agent
+description is bounded, and when the whole is still too long the git status and then the list
+of agents are shortened until it fits.
 """
 
 from __future__ import annotations
@@ -12,11 +13,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from openvaala_server.domain.permissions import Permissions
+from openvaala_server.domain.usage import estimate_text
 
-STATUS_LINES = 8  # of `git status --short`, then "… and N more"
-AGENTS_LISTED = 6
-LINE_CHARS = 120
-DESCRIPTION_CHARS = 80
+MAX_TOKENS = 300
+STATUS_LINES = 8  # of `git status --short` gathered, then "… and N more"
+LINE_CHARS = 100
+PATH_CHARS = 160
+DESCRIPTION_CHARS = 60
+# (status lines, agents listed): tried in turn until the block fits in MAX_TOKENS.
+_BUDGETS = ((STATUS_LINES, 6), (4, 6), (4, 3), (0, 3), (0, 0))
 
 
 @dataclass(frozen=True)
@@ -79,34 +84,64 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _path(path: str) -> str:
+    """A path, its middle cut past PATH_CHARS (its ends say the most)."""
+    if len(path) <= PATH_CHARS:
+        return path
+    half = PATH_CHARS // 2
+    return path[:half] + "…" + path[-half:]
+
+
 def environment_text(
     facts: Facts, limits: str, spawnable: Sequence[tuple[str, str]], agent: str
 ) -> str:
     """The block, as the request carries it. `spawnable` is the agents `spawn_agent` may start
     (name, description); empty when this agent cannot spawn any."""
+    text = ""
+    for status_lines, agents_listed in _BUDGETS:
+        text = _render(facts, limits, spawnable, agent, status_lines, agents_listed)
+        if estimate_text(text) <= MAX_TOKENS:
+            break
+    return text
+
+
+def _render(
+    facts: Facts,
+    limits: str,
+    spawnable: Sequence[tuple[str, str]],
+    agent: str,
+    status_lines: int,
+    agents_listed: int,
+) -> str:
     lines = [
         "<environment>",
-        f"Operating system: {facts.system}; shell: {facts.shell}",
+        f"Operating system: {_cut(facts.system, LINE_CHARS)}; shell: {facts.shell}",
         f"Today's date: {facts.date}",
-        f"Working directory: {facts.cwd}",
+        f"Working directory: {_path(facts.cwd)}",
     ]
     git = facts.git
     if git is None:
         lines.append("Git: the working directory is not in a git repository")
     else:
-        lines.append(f"Git: repository {git.root}, branch {git.branch}")
+        lines.append(f"Git: repository {_path(git.root)}, branch {_cut(git.branch, LINE_CHARS)}")
         if git.status:
             lines.append("Uncommitted changes when this was written (git status --short):")
-            lines.extend("  " + _cut(line, LINE_CHARS) for line in git.status)
-            if git.more:
-                lines.append(f"  … and {git.more} more")
+            lines.extend("  " + _cut(line, LINE_CHARS) for line in git.status[:status_lines])
+            more = git.more + len(git.status[status_lines:])
+            if more:
+                lines.append(f"  … and {more} more")
         else:
             lines.append("No uncommitted changes when this was written.")
-    lines.append(f"You are the agent {agent!r}. {limits}")
+    lines.append(f"You are the agent {_cut(agent, LINE_CHARS)!r}. {limits}")
     if spawnable:
-        shown = [f"{n} ({_cut(d, DESCRIPTION_CHARS)})" if d else n for n, d in spawnable]
-        extra = len(shown) - AGENTS_LISTED
-        listed = "; ".join(shown[:AGENTS_LISTED]) + (f"; and {extra} more" if extra > 0 else "")
+        shown = [
+            f"{_cut(n, LINE_CHARS)} ({_cut(d, DESCRIPTION_CHARS)})" if d else _cut(n, LINE_CHARS)
+            for n, d in spawnable
+        ]
+        extra = len(shown) - agents_listed
+        listed = "; ".join(shown[:agents_listed]) + (f"; and {extra} more" if extra > 0 else "")
+        if agents_listed == 0:
+            listed = f"{len(shown)} agents (spawn_agent lists them)"
         lines.append(f"Agents you may spawn: {listed}")
     lines.append("</environment>")
     return "\n".join(lines)
