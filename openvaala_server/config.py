@@ -45,6 +45,7 @@ DEFAULT_TOOLS = (
     "update_plan",
     "spawn_agent",
     "search_history",
+    "remember",
 )
 DEFAULT_PORT = 7450
 

@@ -3,7 +3,8 @@ with the package, reviewed like code.
 
 The prompt is `base.md`, written for this daemon's tools and behaviour, followed by the notes
 of the model's family (`openai.md`, `anthropic.md`, else `default.md`), chosen from the
-model's provider and name by `family_of`. The files are read once, when first used.
+model's provider and name by `family_of`. `init.md` is the request `/init` sends in every client
+(`conversation/init`). The files are read once, when first used.
 """
 
 from __future__ import annotations
@@ -40,3 +41,8 @@ def _read(name: str) -> str:
 def base_prompt(family: Family) -> str:
     """The whole built-in prompt for `family`."""
     return _read("base.md") + "\n\n" + _read(f"{family}.md")
+
+
+def init_request() -> str:
+    """What `/init` asks the agent: write or improve the repository's AGENTS.md."""
+    return _read("init.md")

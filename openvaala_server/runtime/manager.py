@@ -33,7 +33,7 @@ from openvaala_server.mcp.manager import McpManager
 from openvaala_server.models.base import Provider
 from openvaala_server.models.registry import make_provider
 from openvaala_server.protocol import methods
-from openvaala_server.runtime import early, history, residency
+from openvaala_server.runtime import early, history, memory, residency
 from openvaala_server.runtime import images as runtime_images
 from openvaala_server.runtime.broadcast import Broadcast
 from openvaala_server.runtime.compaction import compact
@@ -182,6 +182,7 @@ class ConversationManager:
         if UPDATE_PLAN_TOOL in names:  # bound to the session whose plan it replaces
             tools[UPDATE_PLAN_TOOL] = UpdatePlanTool(conv, session)
         tools.update(self.subagents.tools_for(conv, session))
+        tools.update(memory.tools_for(conv, session))
         # As last listed: `TurnRunner` starts the servers before each model call.
         tools.update({t.spec.name: t for t in self.mcp.current_tools(names)})
         tools.update(history_tools(conv, session, lambda: history.root_history(self, conv)))

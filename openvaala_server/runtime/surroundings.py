@@ -15,17 +15,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
 
 from openvaala_server.domain.environment import STATUS_LINES, Facts, GitState
 from openvaala_server.domain.instructions import Doc, Memory
+from openvaala_server.domain.memory import Scope
 
 GIT_TIMEOUT_S = 5.0
 FILE_MAX_CHARS = 1_000_000  # read of one instruction file; the cap applies after
 MEMORY_FILE = "MEMORY.md"
 PROJECT_MEMORY_DIR = ".openvaala"
-
-Scope = Literal["user", "project"]
 
 
 @dataclass(frozen=True)
@@ -119,6 +117,12 @@ def directories(root: str, cwd: str) -> list[Path]:
     return list(reversed(chain[: chain.index(top) + 1]))
 
 
+def project_root(cwd: str) -> str:
+    """The git repository's root around `cwd`, else `cwd` (blocking)."""
+    root = _git(cwd, "rev-parse", "--show-toplevel")
+    return root.strip() if root and root.strip() else cwd
+
+
 def memory_path(scope: Scope, root: str, config_dir: Path) -> Path:
     if scope == "user":
         return config_dir / MEMORY_FILE
@@ -134,7 +138,8 @@ def gather(cwd: str, names: Sequence[str], config_dir: Path) -> Surroundings:
     if user_doc is not None and any(d.path == user_doc.path for d in docs):
         user_doc = None  # the configuration directory is inside the project: said once
     memories = []
-    for scope in ("user", "project"):
+    scopes: tuple[Scope, ...] = ("user", "project")
+    for scope in scopes:
         path = memory_path(scope, root, config_dir)
         text = _read(path)
         if text is not None:
