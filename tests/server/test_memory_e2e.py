@@ -26,6 +26,13 @@ def _system(fake: FakeProvider) -> str:
     return str(fake.last_request.json["messages"][0]["content"])
 
 
+async def _open(daemon_factory: Any, fake: FakeProvider) -> tuple[Daemon, Client, str]:
+    """A daemon on the fake provider, a client, and a conversation in its working directory."""
+    d: Daemon = daemon_factory(_config(fake))
+    client = await d.client()
+    return d, client, await new_conversation(client, str(d.workdir))
+
+
 async def _memory_parts(client: Client, cid: str) -> list[dict[str, Any]]:
     trace = await client.request("conversation/context", {"conversationId": cid})
     return [p for p in trace["parts"] if p["kind"] == "memory"]
@@ -34,9 +41,7 @@ async def _memory_parts(client: Client, cid: str) -> list[dict[str, Any]]:
 async def test_remembered_notes_reach_every_later_conversation(
     daemon_factory: Any, fake_openai: FakeProvider
 ) -> None:
-    d: Daemon = daemon_factory(_config(fake_openai))
-    client = await d.client()
-    first = await new_conversation(client, str(d.workdir))
+    d, client, first = await _open(daemon_factory, fake_openai)
     project = d.workdir / ".openvaala" / "MEMORY.md"
     user = d.config_path.parent / "MEMORY.md"
 
@@ -96,9 +101,7 @@ async def test_remembered_notes_reach_every_later_conversation(
 async def test_the_models_remember_tool_asks_and_a_new_conversation_sees_the_note(
     daemon_factory: Any, fake_openai: FakeProvider
 ) -> None:
-    d: Daemon = daemon_factory(_config(fake_openai))
-    client = await d.client()
-    cid = await new_conversation(client, str(d.workdir))
+    d, client, cid = await _open(daemon_factory, fake_openai)
     note = {"text": "The user prefers tabs", "scope": "user"}
     fake_openai.enqueue(
         Reply().tool_call("remember", note),
@@ -133,9 +136,7 @@ async def test_the_models_remember_tool_asks_and_a_new_conversation_sees_the_not
 async def test_init_asks_the_agent_to_write_agents_md(
     daemon_factory: Any, fake_openai: FakeProvider
 ) -> None:
-    d: Daemon = daemon_factory(_config(fake_openai))
-    client = await d.client()
-    cid = await new_conversation(client, str(d.workdir))
+    _d, client, cid = await _open(daemon_factory, fake_openai)
     fake_openai.enqueue(Reply().text("Wrote AGENTS.md."))
     sent = await client.request("conversation/init", {"conversationId": cid})
     assert sent["disposition"] == "started"
