@@ -17,7 +17,6 @@ import anyio
 import anyio.to_thread
 
 from openvaala_server import errors
-from openvaala_server.config import config_path
 from openvaala_server.domain import meta as meta_fold
 from openvaala_server.domain import records as r
 from openvaala_server.domain.approvals import Grant
@@ -195,14 +194,13 @@ class LiveConversation:
     def read_surroundings(self) -> Surroundings:
         """What the next request says about where it runs (blocking: a worker thread)."""
         config = self.runtime.config
-        config_dir = (config.path or config_path()).parent
-        return surroundings.gather(self.cwd, config.project_docs.names, config_dir)
+        where = surroundings.config_dir(config)
+        return surroundings.gather(self.cwd, config.project_docs.names, where)
 
     def renew_surroundings(self, session: LiveSession) -> None:
         """A turn starts: gather them again before its first model call (a read still under
         way is recent enough and is waited for)."""
-        if session.surroundings is not None:
-            session.surroundings = None
+        session.surroundings = None
 
     async def load_surroundings(self, session: LiveSession) -> None:
         """Gather the session's surroundings in a worker thread, once per turn (and again when

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 import anyio.to_thread
 
 from openvaala_server import errors
-from openvaala_server.config import config_path
 from openvaala_server.domain import memory as m
 from openvaala_server.runtime import surroundings
 from openvaala_server.tools.memory import REMEMBER_TOOL, RememberTool
@@ -25,14 +24,9 @@ if TYPE_CHECKING:
     from openvaala_server.tools.base import Tool
 
 
-def config_dir(conv: Conversation) -> Path:
-    """The directory of the configuration file in use: where the user's own files are."""
-    return (conv.runtime.config.path or config_path()).parent
-
-
 async def path_of(conv: Conversation, scope: m.Scope) -> Path:
     root = await anyio.to_thread.run_sync(surroundings.project_root, conv.cwd)
-    return surroundings.memory_path(scope, root, config_dir(conv))
+    return surroundings.memory_path(scope, root, surroundings.config_dir(conv.runtime.config))
 
 
 def _read(path: Path) -> str | None:
@@ -73,7 +67,7 @@ def _known_path(conv: Conversation, session: LiveSession, scope: m.Scope) -> Pat
     """Where the file is, from the root the session's turn gathered (no I/O)."""
     found = session.surroundings
     root = found.root if found is not None else conv.cwd
-    return surroundings.memory_path(scope, root, config_dir(conv))
+    return surroundings.memory_path(scope, root, surroundings.config_dir(conv.runtime.config))
 
 
 def tools_for(conv: Conversation, session: LiveSession) -> dict[str, Tool]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from openvaala_server.config import Config, config_path
 from openvaala_server.domain.environment import STATUS_LINES, Facts, GitState
 from openvaala_server.domain.instructions import Doc, Memory
 from openvaala_server.domain.memory import Scope
@@ -115,6 +116,11 @@ def directories(root: str, cwd: str) -> list[Path]:
             return [Path(cwd)]
     chain = [here, *here.parents]
     return list(reversed(chain[: chain.index(top) + 1]))
+
+
+def config_dir(config: Config) -> Path:
+    """The directory of the configuration file in use: where the user's own files are."""
+    return (config.path or config_path()).parent
 
 
 def project_root(cwd: str) -> str:
