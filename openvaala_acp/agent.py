@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from acp import PROTOCOL_VERSION, RequestError
@@ -40,6 +41,7 @@ from openvaala_acp.link import DaemonLink, daemon_lost
 from openvaala_acp.outbox import Outbox
 from openvaala_acp.permissions import Permissions
 from openvaala_acp.stream import SessionStream, plan_update, usage_update
+from openvaala_server import prompts
 from openvaala_server.client import SNAPSHOT
 from openvaala_server.domain.ids import is_valid_id
 from openvaala_server.protocol import methods
@@ -253,6 +255,8 @@ class OpenVaalaAgent:
         except content.UnsupportedContent as exc:
             raise RequestError.invalid_params({"message": str(exc)}) from None
         command = commands.parse(message.text) if not message.images else None
+        if command is not None and command[0] == "init":
+            message, command = replace(message, text=prompts.init_request()), None
         if command is not None:
             text = await commands.run(self.link, stream.conversation_id, *command)
             self.outbox.put(

@@ -1,9 +1,11 @@
-"""Slash commands (`available_commands_update`): /compact, /fork, /rewind, /agents, /usage.
+"""Slash commands (`available_commands_update`): /compact, /fork, /rewind, /agents, /usage,
+/init, /remember, /memory.
 
 A prompt that starts with one of them runs it on the daemon instead of being sent to the model;
-what it did comes back as the agent's message. Fork and rewind make a new conversation (the
-original is unchanged, docs/protocol.md): the message names it, and the editor opens it from its
-session history (`session/list`, `session/load`)."""
+what it did comes back as the agent's message. `/init` is the exception: it is a turn, the
+built-in request to write AGENTS.md sent in the prompt's place (agent.py). Fork and rewind make
+a new conversation (the original is unchanged, docs/protocol.md): the message names it, and the
+editor opens it from its session history (`session/list`, `session/load`)."""
 
 from __future__ import annotations
 
@@ -32,6 +34,17 @@ COMMANDS = [
         input=AvailableCommandInput(root=UnstructuredCommandInput(hint="agent name (optional)")),
     ),
     AvailableCommand(name="usage", description="How full the context window is"),
+    AvailableCommand(
+        name="init", description="Ask the agent to write or improve the repository's AGENTS.md"
+    ),
+    AvailableCommand(
+        name="remember",
+        description="Keep a note for every later conversation (the project's memory)",
+        input=AvailableCommandInput(
+            root=UnstructuredCommandInput(hint="the note; start with 'user' for every project")
+        ),
+    ),
+    AvailableCommand(name="memory", description="Show the memory files and where they are"),
 ]
 NAMES = {command.name for command in COMMANDS}
 
@@ -61,6 +74,10 @@ async def run(link: DaemonLink, cid: str, name: str, argument: str) -> str:
         return await _rewind(link, cid, argument)
     if name == "agents":
         return await _agents(link, cid, argument)
+    if name == "remember":
+        return await _remember(link, cid, argument)
+    if name == "memory":
+        return await _memory(link, cid)
     usage = await link.request(methods.CONVERSATION_USAGE, {"conversationId": cid})
     return usage_text(usage)
 
@@ -115,3 +132,24 @@ async def _agents(link: DaemonLink, cid: str, argument: str) -> str:
         for a in agents
     ]
     return "Agents (switch with `/agents NAME` or the mode selector):\n" + "\n".join(lines)
+
+
+async def _remember(link: DaemonLink, cid: str, argument: str) -> str:
+    scope, _, rest = argument.partition(" ")
+    if scope not in ("user", "project"):
+        scope, rest = "project", argument
+    if not rest.strip():
+        return "Say what to remember: `/remember NOTE` (or `/remember user NOTE`)."
+    saved = await link.request(
+        methods.MEMORY_REMEMBER, {"conversationId": cid, "scope": scope, "text": rest}
+    )
+    return f"Remembered in `{saved['path']}`; every later conversation is given it."
+
+
+async def _memory(link: DaemonLink, cid: str) -> str:
+    files = (await link.request(methods.MEMORY_READ, {"conversationId": cid}))["files"]
+    parts = []
+    for file in files:
+        body = file["text"].rstrip() if file["exists"] else "(empty)"
+        parts.append(f"Memory ({file['scope']}): `{file['path']}`\n\n{body}")
+    return "\n\n".join(parts) + "\n\nThey are plain files: edit them in the editor."

@@ -39,13 +39,17 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "openvaala.setAgent": ("set_agent", ("conversationId", "agent")),
     "openvaala.setCwd": ("set_cwd", ("conversationId", "cwd")),
     "openvaala.mcp": ("mcp_servers", ()),
+    "openvaala.init": ("init", ("conversationId",)),
+    "openvaala.remember": ("remember", ("conversationId", "text", "scope")),
+    "openvaala.memory": ("memory", ("conversationId", "scope")),
+    "openvaala.writeMemory": ("write_memory", ("conversationId", "scope", "text")),
     "openvaala.respondApproval": (
         "respond_approval",
         ("conversationId", "approvalId", "decision", "message"),
     ),
 }
 # As commands, these open the new conversation in the editor (and ask the user what they must).
-SHOWS = {"fork", "rewind", "undo"}
+SHOWS = {"fork", "rewind", "undo", "remember", "memory"}
 
 
 def register(ls: Host) -> None:

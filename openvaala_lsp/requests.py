@@ -29,6 +29,10 @@ ROUTES: dict[str, str] = {
     "openvaala/setAgent": "set_agent",
     "openvaala/setCwd": "set_cwd",
     "openvaala/mcp": "mcp_servers",
+    "openvaala/init": "init",
+    "openvaala/remember": "remember",
+    "openvaala/memory": "memory",
+    "openvaala/memory/write": "write_memory",
 }
 
 

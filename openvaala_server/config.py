@@ -18,7 +18,9 @@ from enum import Enum
 from pathlib import Path
 from typing import Final, TypeVar, overload
 
+from openvaala_server import config_prompt
 from openvaala_server.config_context import CONTEXT_KEYS, parse_context_keys
+from openvaala_server.config_prompt import BaseInstructions, ProjectDocs
 from openvaala_server.domain import tool_names
 from openvaala_server.domain.approvals import has_control_operator
 from openvaala_server.domain.permissions import (
@@ -45,6 +47,7 @@ DEFAULT_TOOLS = (
     "update_plan",
     "spawn_agent",
     "search_history",
+    "remember",
 )
 DEFAULT_PORT = 7450
 
@@ -94,6 +97,8 @@ class AgentConfig:
     compact_threshold: float | None = None
     early_compaction: float | None = None
     refresh_every: int | None = None
+    # What comes before `instructions` (config_prompt.py): the built-in prompt unless replaced.
+    base_instructions: BaseInstructions = field(default_factory=BaseInstructions)
 
 
 @dataclass(frozen=True)
@@ -175,6 +180,7 @@ class Config:
     checkpoints: CheckpointConfig = CheckpointConfig()
     path: Path | None = None
     mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
+    project_docs: ProjectDocs = field(default_factory=ProjectDocs)
 
     def secret_env_names(self) -> frozenset[str]:
         """Every variable a setting names as holding a secret (a model's `api_key_env`, an MCP
@@ -369,6 +375,7 @@ _TOP_KEYS = (
     "subagents",
     "mcp_servers",
     "checkpoints",
+    *config_prompt.TOP_KEYS,
 )
 
 
@@ -406,6 +413,7 @@ def parse_config(raw: dict[str, object], path: Path | None = None) -> Config:
         checkpoints=_parse_checkpoints(_Reader(path, "checkpoints", top.table_of("checkpoints"))),
         path=path,
         mcp_servers=mcp_servers,
+        project_docs=config_prompt.parse_project_docs(top),
     )
 
 
@@ -575,6 +583,7 @@ _AGENT_KEYS = (
     "deny",
     "limits",
     *CONTEXT_KEYS,
+    *config_prompt.AGENT_KEYS,
 )
 
 
@@ -610,6 +619,7 @@ def _parse_agent(
         instructions=t.string("instructions", ""),
         tools=_parse_tools(t, tool_names, mcp_servers),
         model_set=model_set,
+        base_instructions=config_prompt.parse_base_instructions(t, path),
         **parse_context_keys(t),
     )
 

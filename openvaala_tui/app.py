@@ -45,6 +45,7 @@ from openvaala_tui.completion import attach_mentions
 from openvaala_tui.context_panel import ContextCommands
 from openvaala_tui.history_actions import HistoryMixin
 from openvaala_tui.image_actions import ImagesMixin
+from openvaala_tui.memory_actions import MemoryCommands, memory_note
 from openvaala_tui.screens import AgentsScreen, ResumeScreen
 from openvaala_tui.widgets.approval import ApprovalPrompt
 from openvaala_tui.widgets.completions import CompletionPopup
@@ -65,7 +66,7 @@ DOUBLE_CTRL_C_S = 2.0  # a second Ctrl+C within this many seconds quits
 SEND_TIMEOUT_S = 600  # how long a message sent while the daemon is away waits for it
 
 
-class VaalaApp(ImagesMixin, HistoryMixin, ContextCommands, App[int]):
+class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, App[int]):
     CSS_PATH = "vaala.tcss"
     TITLE = "OpenVaala"
     COMMANDS: ClassVar[set[Any]] = App.COMMANDS | {commands.SlashCommands}
@@ -474,6 +475,11 @@ class VaalaApp(ImagesMixin, HistoryMixin, ContextCommands, App[int]):
                 self.run_slash(name, arg)
             else:
                 self.notify(f"Unknown command /{name}: /help lists them.", severity="warning")
+            return
+        note = memory_note(text)
+        if note is not None and message.composer.editing_input is None:
+            self.composer.clear()
+            self.run_slash("remember", note)
             return
         if self.client is None or not self.view.conversation_id:
             self.notify("Not connected to the daemon yet.", severity="warning")

@@ -223,6 +223,25 @@ const commands = {
       result.compacted ? "OpenVaala: compacted." : `OpenVaala: not compacted (${result.reason}).`
     );
   },
+  "openvaala.ui.init": async () => {
+    const cid = requireCurrent();
+    if (cid) await request("openvaala/init", { conversationId: cid });
+  },
+  "openvaala.ui.remember": async () => {
+    const cid = requireCurrent();
+    if (!cid) return;
+    const text = await vscode.window.showInputBox({ prompt: "OpenVaala: remember for later conversations (start with \"user \" for every project)" });
+    if (!text) return;
+    const user = text.startsWith("user ");
+    await request("workspace/executeCommand", {
+      command: "openvaala.remember",
+      arguments: [{ conversationId: cid, scope: user ? "user" : "project", text: user ? text.slice(5) : text }],
+    });
+  },
+  "openvaala.ui.memory": async () => {
+    const cid = requireCurrent();
+    if (cid) await request("workspace/executeCommand", { command: "openvaala.memory", arguments: [{ conversationId: cid }] });
+  },
   "openvaala.ui.fork": async () => {
     const cid = requireCurrent();
     if (cid) await request("workspace/executeCommand", { command: "openvaala.fork", arguments: [{ conversationId: cid }] });

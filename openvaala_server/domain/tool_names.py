@@ -32,5 +32,6 @@ COLLAB: Final = (
     "close_agent",
 )
 SEARCH_HISTORY: Final = "search_history"
+REMEMBER: Final = "remember"
 
-KNOWN: Final = (*BUILTIN, UPDATE_PLAN, *COLLAB, SEARCH_HISTORY)
+KNOWN: Final = (*BUILTIN, UPDATE_PLAN, *COLLAB, SEARCH_HISTORY, REMEMBER)

@@ -1,17 +1,17 @@
 """The context trace: the next request of a session, in labelled parts with their estimated tokens.
 
-What `conversation/context` answers (docs/protocol.md): the system prompt, AGENTS.md, the summary,
-the pinned items it kept verbatim, the recent history and the tool schemas, each with its token
-estimate (domain/usage.py), plus what was left out of the request and why. The sum of the parts
-is the session's usage estimate: the runtime computes that estimate with this function, so the
-two cannot drift apart. Pure: no I/O.
+What `conversation/context` answers (docs/protocol.md): the system prompt's parts (with their
+text), the summary, the pinned items it kept verbatim, the recent history and the tool schemas,
+each with its token estimate (domain/usage.py), plus what was left out of the request and why.
+The sum of the parts is the session's usage estimate: the runtime computes that estimate with
+this function, so the two cannot drift apart. Pure: no I/O.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Literal, NotRequired, TypedDict
+from typing import Literal, NotRequired, TypedDict, get_args
 
 from openvaala_server.domain.context import (
     covered_start,
@@ -26,7 +26,10 @@ from openvaala_server.domain.usage import (
     estimate_tool,
 )
 
-PartKind = Literal["system", "agents_md", "summary", "pinned", "history", "tools"]
+# The parts of the system prompt (domain/instructions.py), in request order.
+InstructionKind = Literal["base", "system", "environment", "user_md", "agents_md", "memory"]
+PartKind = InstructionKind | Literal["summary", "pinned", "history", "tools"]
+INSTRUCTION_KINDS: tuple[InstructionKind, ...] = get_args(InstructionKind)
 
 
 class TracePart(TypedDict):
@@ -34,6 +37,8 @@ class TracePart(TypedDict):
     label: str
     tokens: int
     itemIds: NotRequired[list[str]]
+    # A part of the system prompt: its text exactly as the request carries it.
+    text: NotRequired[str]
 
 
 class Omitted(TypedDict):
@@ -52,7 +57,7 @@ class InstructionPart:
     """One piece of the system prompt as the request joins them (`text` includes its separator
     from the piece before, so the pieces' estimates add up to the prompt's)."""
 
-    kind: Literal["system", "agents_md"]
+    kind: InstructionKind
     label: str
     text: str
 
@@ -74,7 +79,12 @@ def trace(
     for piece in instructions:
         if piece.text:
             parts.append(
-                {"kind": piece.kind, "label": piece.label, "tokens": estimate_text(piece.text)}
+                {
+                    "kind": piece.kind,
+                    "label": piece.label,
+                    "tokens": estimate_text(piece.text),
+                    "text": piece.text,
+                }
             )
     mode = reasoning_context(context, provider, reported_context, configured_context)
     sent = sent_items(context, provider, mode)

@@ -50,6 +50,10 @@ AGENTS_LIST: Final = "agents/list"
 MODELS_LIST: Final = "models/list"
 MCP_LIST: Final = "mcp/list"
 SESSIONS_LIST: Final = "sessions/list"
+CONVERSATION_INIT: Final = "conversation/init"
+MEMORY_READ: Final = "memory/read"
+MEMORY_REMEMBER: Final = "memory/remember"
+MEMORY_WRITE: Final = "memory/write"
 
 REQUESTS: Final = frozenset(
     {
@@ -93,6 +97,10 @@ REQUESTS: Final = frozenset(
         MODELS_LIST,
         MCP_LIST,
         SESSIONS_LIST,
+        CONVERSATION_INIT,
+        MEMORY_READ,
+        MEMORY_REMEMBER,
+        MEMORY_WRITE,
     }
 )
 

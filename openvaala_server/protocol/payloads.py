@@ -20,6 +20,7 @@ from openvaala_server.domain.checkpoints import RestoreConflict
 from openvaala_server.domain.images import ImageRef
 from openvaala_server.domain.inbox import InputWire
 from openvaala_server.domain.inbox import Mode as InputMode
+from openvaala_server.domain.memory import Scope as MemoryScope
 from openvaala_server.domain.plan import Plan
 from openvaala_server.domain.records import ErrorInfo, ForkedFrom, Item
 from openvaala_server.domain.trace import Omitted, TracePart
@@ -457,6 +458,18 @@ class EditParams(TypedDict):
     text: str
 
 
+class RememberParams(TypedDict):
+    conversationId: str
+    text: str
+    scope: NotRequired[MemoryScope]
+
+
+class MemoryWriteParams(TypedDict):
+    conversationId: str
+    scope: MemoryScope
+    text: str
+
+
 class RespondParams(TypedDict):
     conversationId: str
     approvalId: str
@@ -505,6 +518,10 @@ REQUEST_PARAMS: Final[dict[str, type]] = {
     m.MODELS_LIST: NoParams,
     m.MCP_LIST: NoParams,
     m.SESSIONS_LIST: ConversationParams,
+    m.CONVERSATION_INIT: ConversationParams,
+    m.MEMORY_READ: ConversationParams,
+    m.MEMORY_REMEMBER: RememberParams,
+    m.MEMORY_WRITE: MemoryWriteParams,
 }
 
 # -- results -------------------------------------------------------------------------------------
@@ -704,6 +721,19 @@ class SessionsResult(TypedDict):
     sessions: list[SessionInfo]
 
 
+class MemoryFile(TypedDict):
+    """A memory file of the conversation's user or project (`text` "" when it does not exist)."""
+
+    scope: MemoryScope
+    path: str
+    text: str
+    exists: bool
+
+
+class MemoryResult(TypedDict):
+    files: list[MemoryFile]
+
+
 REQUEST_RESULTS: Final[dict[str, type]] = {
     m.INITIALIZE: InitializeResult,
     m.CONVERSATION_LIST: ListResult,
@@ -745,4 +775,8 @@ REQUEST_RESULTS: Final[dict[str, type]] = {
     m.MODELS_LIST: ModelsResult,
     m.MCP_LIST: McpResult,
     m.SESSIONS_LIST: SessionsResult,
+    m.CONVERSATION_INIT: SendResult,
+    m.MEMORY_READ: MemoryResult,
+    m.MEMORY_REMEMBER: MemoryFile,
+    m.MEMORY_WRITE: MemoryFile,
 }

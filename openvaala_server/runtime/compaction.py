@@ -156,8 +156,8 @@ async def commit(
         fields["early"] = True
     summary = new_item(r.SUMMARY, sid, turn_id, status=r.COMPLETED, **fields)
     await conv.persist_items(session, [summary], count_in_usage=False, publish_usage=False)
-    session.agents_md = None  # AGENTS.md is read again for the compacted context
-    session.agents_md_loading = None
+    session.surroundings = None  # AGENTS.md is read again for the compacted context
+    session.surroundings_loading = None
     session.prepared = None
     conv.refresh_usage_estimate(session)
     conv.publish_usage(session)

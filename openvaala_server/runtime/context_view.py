@@ -8,10 +8,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-from openvaala_server import errors
+from openvaala_server import errors, prompts
+from openvaala_server.config_prompt import BaseInstructions
 from openvaala_server.domain import records as r
 from openvaala_server.domain.context import KEEP_RATIO, context_items, replies_since_summary
-from openvaala_server.domain.trace import InstructionPart, Trace, trace
+from openvaala_server.domain.environment import environment_text, limits_sentence
+from openvaala_server.domain.instructions import assemble
+from openvaala_server.domain.tool_names import SPAWN_AGENT
+from openvaala_server.domain.trace import INSTRUCTION_KINDS, InstructionPart, Trace, trace
 from openvaala_server.domain.usage import estimate_item, threshold
 from openvaala_server.models.base import ModelRequest
 from openvaala_server.protocol import methods
@@ -30,18 +34,42 @@ PINNABLE = (r.USER_MESSAGE, r.AGENT_MESSAGE)
 
 
 def instruction_parts(conv: Conversation, session: LiveSession) -> list[InstructionPart]:
-    """The system prompt in its pieces; joined, they are exactly the request's instructions."""
-    agent = conv.runtime.config_for(session).agents.get(session.agent)
-    own = "\n\n".join(
-        p for p in (agent.instructions if agent else "", f"Working directory: {conv.cwd}") if p
+    """The system prompt in its parts (domain/instructions.py); joined, they are exactly the
+    request's instructions."""
+    runtime = conv.runtime
+    config = runtime.config_for(session)
+    agent = config.agents.get(session.agent)
+    model = config.models.get(session.model)
+    base = agent.base_instructions if agent else BaseInstructions()
+    if base.text is None:
+        family = prompts.family_of(model.provider, model.model) if model else "default"
+        base_part = (f"Base prompt (built-in, {family})", prompts.base_prompt(family))
+    else:
+        base_part = (f"Base prompt ({base.source})", base.text)
+    own = (f"Agent instructions ({session.agent})", agent.instructions if agent else "")
+    # Gathered off the event loop by `conv.load_surroundings`, which a model call awaits first;
+    # until then (an estimate right after opening) the request is counted without them.
+    found = session.surroundings
+    if found is None:
+        return assemble(base_part, own, "", None, (), (), 0)
+    perms = runtime.permissions_for(session)
+    limits = limits_sentence(perms, perms.network or perms.sandbox == "off")
+    tools = agent.tools if agent else ()
+    spawnable = (
+        [(a.name, a.description) for a in config.agents.values()]
+        if SPAWN_AGENT in tools and session.depth < config.subagents.max_depth
+        else []
     )
-    parts = [InstructionPart("system", "System prompt", own)]
-    # Read off the event loop by `conv.load_agents_md`, which a model call awaits first; until
-    # then (an estimate right after opening) the request is counted without it.
-    if session.agents_md:
-        text = "\n\nInstructions from AGENTS.md:\n" + session.agents_md
-        parts.append(InstructionPart("agents_md", "AGENTS.md", text))
-    return parts
+    environment = environment_text(found.facts, limits, spawnable, session.agent)
+    return assemble(
+        base_part,
+        own,
+        environment,
+        found.user_doc,
+        found.project_docs,
+        found.memories,
+        config.project_docs.max_chars,
+    )
 
 
 def pinned(conv: Conversation, session: LiveSession) -> list[str]:
@@ -92,7 +120,7 @@ async def context_result(
     conv: Conversation, session: LiveSession, include_body: bool
 ) -> wire.ContextTrace:
     await conv.ensure_history()
-    await conv.load_agents_md(session)
+    await conv.load_surroundings(session)
     traced = trace_of(conv, session)
     result: wire.ContextTrace = {
         "sessionId": session.session_id,
@@ -163,14 +191,14 @@ def _find(session: LiveSession, item_id: str) -> r.Item:
 
 def pin_budget(conv: Conversation, session: LiveSession) -> int:
     """How many tokens the pinned items may take together: what the threshold leaves once the
-    system prompt, AGENTS.md, the tool schemas and the recent part compaction keeps are in."""
+    system prompt (all its parts), the tool schemas and the recent part compaction keeps are in."""
     sync_usage(conv, session)
     u = session.usage
     limit = u.threshold or (u.context_window - u.max_output_tokens)
     fixed = sum(
         p["tokens"]
         for p in trace_of(conv, session)["parts"]
-        if p["kind"] in ("system", "agents_md", "tools")
+        if p["kind"] in (*INSTRUCTION_KINDS, "tools")
     )
     return limit - fixed - int(u.context_window * KEEP_RATIO)
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 import anyio
@@ -21,17 +20,19 @@ from openvaala_server import errors
 from openvaala_server.domain import meta as meta_fold
 from openvaala_server.domain import records as r
 from openvaala_server.domain.approvals import Grant
+from openvaala_server.domain.environment import settled
 from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.meta import ConversationMeta
 from openvaala_server.domain.plan import Plan
 from openvaala_server.domain.usage import UsageTracker
 from openvaala_server.protocol import methods
-from openvaala_server.runtime import context_view, contexts, warmup
+from openvaala_server.runtime import context_view, contexts, surroundings, warmup
 from openvaala_server.runtime.approvals import ApprovalBoard
 from openvaala_server.runtime.checkpoints import Checkpoints
 from openvaala_server.runtime.hub import Hub
 from openvaala_server.runtime.residency import Residency
 from openvaala_server.runtime.session import LiveSession
+from openvaala_server.runtime.surroundings import Surroundings
 from openvaala_server.structured import Activity, Job
 
 if TYPE_CHECKING:
@@ -190,46 +191,56 @@ class LiveConversation:
         self.sessions[session_id] = session
         return session
 
-    def read_agents_md(self) -> str | None:
-        """AGENTS.md of the working directory, read when a session starts its first turn."""
-        path = Path(self.cwd) / "AGENTS.md"
-        try:
-            return path.read_text(encoding="utf-8", errors="replace")[:50_000]
-        except OSError:
-            return None
+    def read_surroundings(self) -> Surroundings:
+        """What the next request says about where it runs (blocking: a worker thread)."""
+        config = self.runtime.config
+        where = surroundings.config_dir(config)
+        return surroundings.gather(self.cwd, config.project_docs.names, where)
 
-    async def load_agents_md(self, session: LiveSession) -> None:
-        """Read the session's AGENTS.md in a worker thread, once (until the cwd changes).
+    def renew_surroundings(self, session: LiveSession) -> None:
+        """A turn starts: gather them again before its first model call (a read still under
+        way is recent enough and is waited for)."""
+        session.surroundings = None
 
-        A file read on the event loop stalls every conversation while the disk (or a network
-        mount) answers (docs/design.md, "Performance at scale")."""
-        while session.agents_md is None:
+    async def load_surroundings(self, session: LiveSession) -> None:
+        """Gather the session's surroundings in a worker thread, once per turn (and again when
+        the cwd changes).
+
+        A file read or a git command on the event loop stalls every conversation while the disk
+        (or a network mount) answers (docs/design.md, "Performance at scale")."""
+        while session.surroundings is None:
             if not self.runtime.tasks.running:  # no runtime around it (a unit test)
-                session.agents_md = await anyio.to_thread.run_sync(self.read_agents_md) or ""
+                self._settle(session, await anyio.to_thread.run_sync(self.read_surroundings))
                 return
-            task = session.agents_md_loading
+            task = session.surroundings_loading
             if task is None:
                 # A job of the runtime's supervisor, so shutdown waits for it (docs/design.md,
                 # "Structured concurrency"); a waiter cancelled stops waiting, not the read.
                 task = self.runtime.tasks.start_job(
-                    partial(anyio.to_thread.run_sync, self.read_agents_md), "agents-md"
+                    partial(anyio.to_thread.run_sync, self.read_surroundings), "surroundings"
                 )
-                session.agents_md_loading = task
-            text = await task.result()
-            if session.agents_md_loading is task:  # not a read of a cwd changed meanwhile
-                session.agents_md_loading = None
-                session.agents_md = text or ""
+                session.surroundings_loading = task
+            found = await task.result()
+            if session.surroundings_loading is task:  # not a read of a cwd changed meanwhile
+                session.surroundings_loading = None
+                self._settle(session, found)
                 # Counted again at once, before any waiter goes on: a trace and the usage it
                 # reports must agree (docs/protocol.md, conversation/context).
-                if session.agents_md and session.estimate_lacks_agents_md:
+                if session.estimate_lacks_surroundings:
                     self.refresh_usage_estimate(session)
                     self.publish_usage(session)
 
-    async def _estimate_with_agents_md(self, session: LiveSession) -> None:
+    @staticmethod
+    def _settle(session: LiveSession, found: Surroundings) -> None:
+        stated = settled(session.stated_facts, found.facts)
+        session.stated_facts = stated
+        session.surroundings = replace(found, facts=stated)
+
+    async def _estimate_with_surroundings(self, session: LiveSession) -> None:
         try:
-            await self.load_agents_md(session)
+            await self.load_surroundings(session)
         except Exception:  # an estimate must never fail anything
-            log.exception("reading AGENTS.md failed")
+            log.exception("gathering the session's surroundings failed")
 
     def instructions_for(self, session: LiveSession) -> str:
         return "".join(part.text for part in context_view.instruction_parts(self, session))
@@ -248,13 +259,14 @@ class LiveConversation:
         if not session.history_complete:
             return  # counted once the whole history is back (`_load_history`)
         session.usage.reset_estimate(context_view.trace_of(self, session)["total"])
-        session.estimate_lacks_agents_md = session.agents_md is None
-        if session.agents_md is None and session.agents_md_loading is None:
+        session.estimate_lacks_surroundings = session.surroundings is None
+        if session.surroundings is None and session.surroundings_loading is None:
             if not self.runtime.tasks.running:  # no runtime (a unit test): nothing to schedule
                 return
-            # Counted again (and published) once AGENTS.md has been read off the loop.
+            # Counted again (and published) once they have been gathered off the loop.
             self.runtime.tasks.spawn(
-                partial(self._estimate_with_agents_md, session), f"estimate-{session.session_id}"
+                partial(self._estimate_with_surroundings, session),
+                f"estimate-{session.session_id}",
             )
 
     # -- history loading -----------------------------------------------------------------

@@ -33,7 +33,7 @@ from openvaala_server.mcp.manager import McpManager
 from openvaala_server.models.base import Provider
 from openvaala_server.models.registry import make_provider
 from openvaala_server.protocol import methods
-from openvaala_server.runtime import early, history, residency
+from openvaala_server.runtime import early, history, memory, residency
 from openvaala_server.runtime import images as runtime_images
 from openvaala_server.runtime.broadcast import Broadcast
 from openvaala_server.runtime.compaction import compact
@@ -183,6 +183,7 @@ class ConversationManager:
         if UPDATE_PLAN_TOOL in names:  # bound to the session whose plan it replaces
             tools[UPDATE_PLAN_TOOL] = UpdatePlanTool(conv, session)
         tools.update(self.subagents.tools_for(conv, session))
+        tools.update(memory.tools_for(conv, session))
         # As last listed: `TurnRunner` starts the servers before each model call.
         tools.update({t.spec.name: t for t in self.mcp.current_tools(names)})
         tools.update(history_tools(conv, session, lambda: history.root_history(self, conv)))
@@ -525,8 +526,8 @@ class ConversationManager:
         elif conv.pending is not None:
             conv.pending.cwd = cwd
         for session in conv.sessions.values():
-            session.agents_md = None  # the new directory's AGENTS.md, read at the next turn
-            session.agents_md_loading = None
+            session.surroundings = None  # the new directory's, gathered at the next turn
+            session.surroundings_loading = None
             if session.model in self.config.models and session.history_complete:
                 conv.refresh_usage_estimate(session)
                 conv.publish_usage(session)

@@ -17,6 +17,8 @@ from openvaala_server.structured import Activity, Job
 
 if TYPE_CHECKING:
     from openvaala_server.config import Config
+    from openvaala_server.domain.environment import Facts
+    from openvaala_server.runtime.surroundings import Surroundings
 
 
 @dataclass
@@ -71,9 +73,14 @@ class LiveSession:
     last_status: str = "idle"  # of the last finished turn: idle | failed | interrupted
     closed: bool = False
     depth: int = 0  # 0 for the root agent, 1 for its subagents, …
-    agents_md: str | None = None  # None: not read yet (conversation.load_agents_md)
-    agents_md_loading: Job[str | None] | None = None
-    estimate_lacks_agents_md: bool = False  # the usage estimate was made before it was read
+    # What the requests say about where they run (runtime/surroundings.py); None: to be
+    # gathered (conversation.load_surroundings), at the start of each turn again.
+    surroundings: Surroundings | None = None
+    surroundings_loading: Job[Surroundings] | None = None
+    estimate_lacks_surroundings: bool = False  # the usage estimate was made before they were read
+    # The environment facts the last requests stated: kept while only the git status changed
+    # (domain/environment.settled).
+    stated_facts: Facts | None = None
     # The reasoning mode the provider said it applied (openai_responses): all_turns | current_turn.
     reasoning_context: str | None = None
     # A manual compaction is running: input waits as if a turn ran.

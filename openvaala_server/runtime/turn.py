@@ -92,6 +92,7 @@ class TurnRunner:
         status = "completed"
         error: r.ErrorInfo | None = None
         self.turn.started = True
+        self.conv.renew_surroundings(self.session)  # a branch, an AGENTS.md changed meanwhile
         # An interrupt is this scope's cancellation (LiveSession.interrupt); `_finish` runs
         # outside it, so an interrupted turn is still written.
         with anyio.CancelScope() as interrupt:
@@ -296,7 +297,7 @@ class TurnRunner:
         agent = self.config.agents.get(self.session.agent)
         if agent is not None:  # bounded by each server's startup_timeout_s
             await self.runtime.mcp.start(agent.tools)
-        await self.conv.load_agents_md(self.session)
+        await self.conv.load_surroundings(self.session)
         request = await with_images(self.conv, self._request())
         await warmup.catch_up(provider, request)
         compacted_for_overflow = False

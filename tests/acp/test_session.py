@@ -51,7 +51,16 @@ async def test_prompt_runs_a_tool_and_streams_text(
         assert "hi" in rec.text(sid)  # the demo model describes what the command printed
         assert rec.of(sid, AvailableCommandsUpdate)
         names = {c.name for c in rec.of(sid, AvailableCommandsUpdate)[0].available_commands}
-        assert names == {"compact", "fork", "rewind", "agents", "usage"}
+        assert names == {
+            "compact",
+            "fork",
+            "rewind",
+            "agents",
+            "usage",
+            "init",
+            "remember",
+            "memory",
+        }
         # Its own message is not echoed back as a user message.
         assert rec.user_texts(sid) == []
 

@@ -40,7 +40,8 @@ async def test_trace_gauge_pins_and_replaced(editor: str, daemon_factory: Any) -
         # The trace: parts that add up, their lines, and the gauge with them.
         trace = await request(client, "openvaala/context", {"conversationId": cid})
         assert trace["total"] == sum(p["tokens"] for p in trace["parts"])
-        assert [p["kind"] for p in trace["parts"]][:3] == ["system", "summary", "pinned"]
+        kinds = [p["kind"] for p in trace["parts"]]
+        assert kinds[:4] == ["base", "environment", "summary", "pinned"]
         assert trace["lines"][0] == f"Next request: about {trace['total']:,} tokens"
         assert any(line.startswith("Left out: ") for line in trace["lines"])
         assert trace["gauge"]["used"] == trace["usage"]["used"]

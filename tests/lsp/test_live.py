@@ -14,6 +14,7 @@ from tests.fakes.script import Gate, Reply
 from tests.lsp.harness import capabilities, command, request, start_lsp, stop_lsp
 from tests.support.daemon import Daemon
 from tests.support.events import Note, collect_until, new_conversation, turn_ended
+from tests.support.roles import role as _role
 
 
 def ended_in(cid: str) -> Callable[[Note], bool]:
@@ -94,13 +95,6 @@ def _subagent_config(fake: FakeProvider) -> str:
         + 'instructions = "ROLE: root"\n'
         + '\n[agents.worker]\ndescription = "Explores code"\ninstructions = "ROLE: worker"\n'
     )
-
-
-def _role(req: Any) -> str:
-    for message in req.json["messages"]:
-        if message["role"] == "system":
-            return str(message["content"]).split("\n", 1)[0].removeprefix("ROLE: ")
-    return ""
 
 
 async def test_follow_a_subagent_from_its_code_lens(

@@ -31,6 +31,7 @@ def _config(fake: FakeProvider) -> str:
     return (
         fake.config_toml("fake", context_window=1000, max_output_tokens=100)
         + '\n[agents.default]\ndescription = "test agent"\nmodel = "fake"\n'
+        + "base_instructions = false\n"  # a window this small is the base prompt's alone
     )
 
 

@@ -30,6 +30,7 @@ def _config(fake: FakeProvider, window: int = 1000, max_out: int = 100) -> str:
     return (
         fake.config_toml("fake", context_window=window, max_output_tokens=max_out)
         + '\n[agents.default]\ndescription = "test agent"\nmodel = "fake"\n'
+        + "base_instructions = false\n"  # a window this small is the base prompt's alone
         + "\n[retry]\nbase_delay_s = 0.01\nmax_delay_s = 0.05\nmax_retries = 1\n"
     )
 

@@ -26,6 +26,7 @@ def _config(
         fake.config_toml("fake", context_window=window, max_output_tokens=max_out)
         + '\n[agents.default]\ndescription = "test agent"\nmodel = "fake"\n'
         + f'instructions = "Be brief."\ntools = {tools}\n'
+        + "base_instructions = false\n"  # a window this small is the base prompt's alone
         + agent
         + "\n[retry]\nbase_delay_s = 0.01\nmax_delay_s = 0.05\nmax_retries = 1\n"
     )
@@ -69,7 +70,8 @@ async def test_the_trace_sums_to_the_usage_estimate_and_is_the_body_the_provider
         "conversation/context", {"conversationId": cid, "includeBody": True}
     )
     parts = trace["parts"]
-    assert [p["kind"] for p in parts] == ["system", "agents_md", "summary", "history", "tools"]
+    kinds = [p["kind"] for p in parts]
+    assert kinds == ["system", "environment", "agents_md", "summary", "history", "tools"]
     assert trace["total"] == sum(p["tokens"] for p in parts)
     usage = await client.request("conversation/usage", {"conversationId": cid})
     assert usage["source"] == "estimated" and usage["used"] == trace["total"]
@@ -78,7 +80,7 @@ async def test_the_trace_sums_to_the_usage_estimate_and_is_the_body_the_provider
     # What the summary replaced is listed as left out, with the reason.
     items = await _items(client, cid)
     summary = next(i for i in items if i["type"] == "summary")
-    assert parts[2]["itemIds"] == [summary["itemId"]]
+    assert parts[3]["itemIds"] == [summary["itemId"]]
     omitted = {o["reason"]: o["itemIds"] for o in trace["omitted"]}
     assert omitted["replaced by the summary"] == [i["itemId"] for i in items[:3]]
     # The next request is the body shown, plus the message that starts the turn.

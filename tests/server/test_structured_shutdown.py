@@ -22,6 +22,7 @@ from tests.fakes.script import Reply
 from tests.server.tools.processes import survivors, wait_for_processes
 from tests.support.daemon import Daemon
 from tests.support.events import collect_until, new_conversation, snapshot_of, tool_started
+from tests.support.roles import role as _role
 
 MARKER = "60.7781"
 
@@ -33,13 +34,6 @@ def _config(fake: FakeProvider) -> str:
         + '\n[agents.worker]\ndescription = "a worker"\ninstructions = "ROLE: worker"\n'
         + "\n[retry]\nbase_delay_s = 0.01\nmax_delay_s = 0.05\n"
     )
-
-
-def _role(req: RecordedRequest) -> str:
-    for message in req.json["messages"]:
-        if message["role"] == "system":
-            return str(message["content"]).split("\n", 1)[0].removeprefix("ROLE: ")
-    return ""
 
 
 def _said(text: str) -> Callable[[RecordedRequest], bool]:

@@ -25,6 +25,7 @@ from tests.fakes.script import Reply
 from tests.server.tools.processes import survivors, wait_for_processes
 from tests.support.daemon import Daemon
 from tests.support.events import Note, collect_until, method_is, new_conversation, turn_ended
+from tests.support.roles import role as _role
 
 # How long a cancelled activity may take to be gone (an HTTP connection closing, a process group
 # being reaped): the count is polled until it matches, within this.
@@ -40,13 +41,6 @@ def _config(fake: FakeProvider) -> str:
         # A failed call waits 20-30 s before its retry: long enough to be interrupted there.
         + "\n[retry]\nbase_delay_s = 20\nmax_delay_s = 30\n"
     )
-
-
-def _role(req: RecordedRequest) -> str:
-    for message in req.json["messages"]:
-        if message["role"] == "system":
-            return str(message["content"]).split("\n", 1)[0].removeprefix("ROLE: ")
-    return ""
 
 
 def _said(text: str) -> Callable[[RecordedRequest], bool]:

@@ -15,6 +15,7 @@ from tests.fakes.providers import FakeProvider, RecordedRequest
 from tests.fakes.script import Gate, Reply
 from tests.support.daemon import Daemon
 from tests.support.events import Note, collect_until, new_conversation
+from tests.support.roles import role
 
 REPORT = "[Report from subagent"
 
@@ -35,14 +36,6 @@ def _config(fake: FakeProvider, subagents: str = "") -> str:
 
 
 # -- reading requests -----------------------------------------------------------------------
-
-
-def role(req: RecordedRequest) -> str:
-    for message in req.json["messages"]:
-        if message["role"] == "system":
-            first: str = message["content"].split("\n", 1)[0]
-            return first.removeprefix("ROLE: ")
-    return ""
 
 
 def users(req: RecordedRequest) -> list[str]:

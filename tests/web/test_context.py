@@ -55,9 +55,10 @@ def test_trace_copy_pin_gauge_and_what_a_summary_replaced(
     panel = page.locator("#context-panel")
     expect(panel).to_be_visible()
     kinds = panel.locator(".context-parts tr[data-kind]")
-    expect(kinds).to_have_count(5)
+    expect(kinds).to_have_count(6)
     assert [k.get_attribute("data-kind") for k in kinds.all()] == [
-        "system",
+        "base",
+        "environment",
         "summary",
         "pinned",
         "history",

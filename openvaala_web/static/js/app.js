@@ -13,6 +13,7 @@ import { ContextPanel } from "./context.js";
 import { HistoryPanel } from "./history.js";
 import { $, h } from "./dom.js";
 import { bindSkipLink, bindTabs, Drawer, EscapeStack, markTab } from "./layout.js";
+import { MemoryPanel, parseCommand } from "./memory.js";
 import { Connection } from "./rpc.js";
 import { SettingsPanel } from "./settings.js";
 import { SessionsPanel } from "./sessions.js";
@@ -84,6 +85,7 @@ class App {
       warn: (message) => this.showError(message, "info"),
     });
     this.context = new ContextPanel(this);
+    this.memory = new MemoryPanel(this);
     this.agents = new AgentsView($("#agents"), {
       follow: (sessionId) => this.follow(sessionId),
       interrupt: (sessionId) => this.call("turn/interrupt", { conversationId: this.openId, ...this.sessionArg(sessionId) }, "Interrupt"),
@@ -570,6 +572,8 @@ class App {
 
   async send(text, mode, images = []) {
     if (!this.openId) return;
+    const command = parseCommand(text);
+    if (command) return this.memory.run(command);
     const result = await this.call(
       "input/send",
       { conversationId: this.openId, ...this.sessionParam(), text, mode, ...(images.length ? { images } : {}) },

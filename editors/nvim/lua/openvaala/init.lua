@@ -531,6 +531,29 @@ local function define_commands()
   command("OpenVaalaMcp", function()
     M.request("openvaala/mcp", nil, nil) -- the bridge shows the servers' state as a message
   end, { desc = "Show the MCP servers: ready with their tools, starting, or failed and why" })
+  command("OpenVaalaInit", function()
+    local cid = current()
+    if cid then
+      M.command("openvaala.init", { { conversationId = cid } })
+    end
+  end, { desc = "Ask the agent to write or improve the repository's AGENTS.md" })
+  command("OpenVaalaRemember", function(opts)
+    local cid = current()
+    local scope, text = opts.args:match("^(user)%s+(.+)$")
+    if not scope then
+      scope, text = "project", opts.args
+    end
+    if cid and text ~= "" then
+      M.command("openvaala.remember", { { conversationId = cid, scope = scope, text = text } })
+    end
+  end, { nargs = "+", desc = "Keep a note for later conversations ([user] TEXT)" })
+  command("OpenVaalaMemory", function(opts)
+    local cid = current()
+    if cid then
+      local scope = opts.args == "user" and "user" or "project"
+      M.command("openvaala.memory", { { conversationId = cid, scope = scope } })
+    end
+  end, { nargs = "?", desc = "Open the project's (or the user's) memory file to edit" })
   command("OpenVaalaUsage", function()
     M.usage(function(err, r)
       if not err then
