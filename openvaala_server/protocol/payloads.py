@@ -151,6 +151,9 @@ class ModelInfo(TypedDict):
     provider: str
     model: str
     contextWindow: int
+    # Where the window came from: "config", "catalog", "server: …" or "default: …"
+    # (docs/configuration.md, "Context window").
+    contextWindowSource: str
     maxOutputTokens: int
 
 

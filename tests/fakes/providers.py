@@ -121,6 +121,9 @@ class FakeProvider:
         self._writers: set[asyncio.StreamWriter] = set()
         self.connections: list[FakeConnection] = []  # every connection accepted, in order
         self.port = 0
+        # Plain JSON answers by (method, path): what a server says besides streaming replies
+        # (`GET /v1/models`, Ollama's `POST /api/show`, llama.cpp's `GET /props`, ...).
+        self.json_routes: dict[tuple[str, str], Any] = {}
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> FakeProvider:
@@ -322,6 +325,10 @@ class FakeProvider:
         self, request: RecordedRequest, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> bool:
         """Answer one request; False when the connection must not be reused."""
+        route = (request.method, request.path.split("?", 1)[0])
+        if route in self.json_routes:
+            await _send_json(writer, request, 200, self.json_routes[route])
+            return True
         if request.wire is None or request.method != "POST":
             await _send_json(writer, request, 404, {"error": {"message": "no such endpoint"}})
             return True
