@@ -81,6 +81,9 @@ class ModelConfig:
     options: dict[str, object] = field(default_factory=dict)
     # Whether the model reasons before it answers (the catalog's word; docs/configuration.md).
     reasoning: bool = False
+    # A file holding the API key (0600, written by `openvaala setup`), instead of api_key_env;
+    # absolute (the file's value is relative to the config file's directory).
+    api_key_file: str | None = None
     # Where `context_window` came from: "config", "catalog", "server: …" (read from a local
     # server by the daemon, models/probe.py) or WINDOW_PENDING until the daemon asked.
     window_source: str = "config"
@@ -540,8 +543,22 @@ def _parse_model(path: Path | None, name: str, table: object) -> ModelConfig:
         vision=t.boolean("vision", provider == "demo" or (known is not None and known.vision)),
         options=options,
         reasoning=known is not None and known.reasoning,
+        api_key_file=_key_file(t, path),
         window_source=source,
     )
+
+
+def _key_file(t: _Reader, path: Path | None) -> str | None:
+    """`api_key_file`, relative to the config file's directory; never with `api_key_env`."""
+    name = t.string("api_key_file")
+    if name is None:
+        return None
+    if "api_key_env" in t.table:
+        raise t.fail("api_key_file", "set either api_key_env or api_key_file, not both")
+    file = Path(name).expanduser()
+    if not file.is_absolute() and path is not None:
+        file = path.parent / file
+    return str(file)
 
 
 def _model_limits(

@@ -37,7 +37,7 @@ class ProviderKind:
     options: Mapping[str, OptionKind] | None = None
 
 
-_HTTP_FIELDS: Final = ("base_url", "api_key_env")
+_HTTP_FIELDS: Final = ("base_url", "api_key_env", "api_key_file")
 _HTTP_OPTIONS: Final[Mapping[str, OptionKind]] = {
     "headers": "headers",
     "read_timeout_s": "positive",

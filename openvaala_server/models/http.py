@@ -24,6 +24,7 @@ from contextlib import AsyncExitStack, aclosing
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from itertools import repeat
+from pathlib import Path
 from typing import Final, Generic, TypeVar, cast
 from urllib.parse import urlsplit
 
@@ -93,7 +94,10 @@ def redact(text: str, secret: str | None) -> str:
 
 
 def api_key(config: ModelConfig, label: str) -> str | None:
-    """The key from the environment variable the config names; `None` when it names none."""
+    """The key from the environment variable or the key file the config names; `None` when it
+    names neither."""
+    if config.api_key_file:
+        return _key_from_file(config, label, config.api_key_file)
     if not config.api_key_env:
         return None
     value = os.environ.get(config.api_key_env, "").strip()
@@ -102,6 +106,25 @@ def api_key(config: ModelConfig, label: str) -> str | None:
             AUTH_FAILED,
             f"{label} needs an API key: set the environment variable {config.api_key_env} "
             f"(named by api_key_env of model {config.name!r}) for the OpenVaala server",
+        )
+    return value
+
+
+def _key_from_file(config: ModelConfig, label: str, file: str) -> str:
+    # A few bytes of a local file: read at every call, so a key replaced by `openvaala setup`
+    # is used from the next call on.
+    try:
+        value = Path(file).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ModelError(
+            AUTH_FAILED,
+            f"{label} needs an API key: cannot read {file} (api_key_file of [models."
+            f"{config.name}]): {type(exc).__name__}; run `openvaala setup` again",
+        ) from None
+    if not value:
+        raise ModelError(
+            AUTH_FAILED,
+            f"{label} needs an API key: {file} (api_key_file of model {config.name!r}) is empty",
         )
     return value
 

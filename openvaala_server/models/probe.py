@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
 import httpx
 
 from openvaala_server.config import WINDOW_PENDING, Config, ModelConfig
-from openvaala_server.models.http import host_label
+from openvaala_server.models.base import ModelError
+from openvaala_server.models.http import api_key, host_label
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +102,10 @@ async def probe(config: ModelConfig, client: httpx.AsyncClient) -> Probed | None
     root = base.removesuffix("/v1")
     where = host_label(base)
     headers = {}
-    key = os.environ.get(config.api_key_env or "", "").strip()
+    try:
+        key = api_key(config, where)
+    except ModelError:
+        key = None  # the turn will say what is wrong with the key; the window can still be read
     if key:  # vLLM and LM Studio may be started with a key; the probe must not leak it
         headers["Authorization"] = f"Bearer {key}"
 

@@ -200,6 +200,10 @@ class ConversationManager:
             # The default config directory holds only ours; one named by OPENVAALA_CONFIG may
             # be any directory (a project's, a test's), so only the file itself is hidden there.
             protected += (cfg_file.parent,)
+        # Key files (`openvaala setup`) wherever they are: a command must not read a key.
+        protected += tuple(
+            Path(m.api_key_file) for m in self.config.models.values() if m.api_key_file
+        )
         hidden = {m.api_key_env for m in self.config.models.values() if m.api_key_env}
         hidden.update(k for k in os.environ if k.startswith("OPENVAALA_"))
         return Confinement(

@@ -327,7 +327,12 @@ class FakeProvider:
         """Answer one request; False when the connection must not be reused."""
         route = (request.method, request.path.split("?", 1)[0])
         if route in self.json_routes:
-            await _send_json(writer, request, 200, self.json_routes[route])
+            problem = self._check_key(request)
+            if problem is not None:  # as the real servers do: listings need the key too
+                refused = {"message": problem, "type": "invalid_request_error"}
+                await _send_json(writer, request, 401, {"error": refused})
+            else:
+                await _send_json(writer, request, 200, self.json_routes[route])
             return True
         if request.wire is None or request.method != "POST":
             await _send_json(writer, request, 404, {"error": {"message": "no such endpoint"}})
