@@ -294,6 +294,7 @@ class VaalaApp(ImagesMixin, HistoryMixin, ContextCommands, SetupMixin, App[int])
                 str(conversation.get("agent") or "?"),
                 str(conversation.get("model") or "?"),
                 str(config),
+                self.setup_offer,
             )
         )
 

@@ -20,16 +20,19 @@ OFFER = (
 
 
 class SetupMixin(CommandsMixin):
+    setup_offer = ""  # shown on the first screen (the welcome) while it is there
+
+    def show_welcome(self) -> None:
+        raise NotImplementedError
+
     async def offer_setup(self) -> None:
-        """Say how to configure a model when the daemon has none but the demo, on a new
-        conversation (a first run opens one; an earlier conversation needs no word)."""
-        root = self.view.root
-        if root is not None and root.items:
-            return
+        """Say how to configure a model when the daemon has none but the demo: on the first
+        screen, which goes away with the first message (the offer never stands in the way)."""
         result = await self.call(methods.MODELS_LIST)
         models = result.get("models") or []
         if all(m.get("provider") == "demo" for m in models):
-            await self.local_notice(OFFER)
+            self.setup_offer = OFFER
+            self.show_welcome()
 
     async def cmd_setup(self, arg: str) -> None:
         """Run `openvaala setup` in this terminal; the daemon reloads what it writes."""

@@ -11,6 +11,7 @@ from openvaala_server.config import ModelConfig
 from openvaala_server.domain.records import USER_MESSAGE
 from openvaala_server.models import http
 from openvaala_server.models.base import ModelError, ModelRequest, TextDelta
+from openvaala_server.models.connect_errors import connect_mistake
 from openvaala_server.models.registry import make_provider
 
 TIMEOUT = httpx.Timeout(15.0)
@@ -47,19 +48,28 @@ async def list_models(config: ModelConfig, key: str | None) -> list[str]:
         async with httpx.AsyncClient(timeout=TIMEOUT) as client:
             response = await client.get(url, headers=headers)
     except httpx.TransportError as exc:
-        raise Failure(http.transport_error(endpoint, exc).message) from None
-    if response.status_code >= 400:
-        error = http.error_for_status(
-            endpoint, response.status_code, response.headers, response.text
-        )
-        raise Failure(error.message)
-    try:
-        data = response.json().get("data")
-    except (ValueError, AttributeError):
-        data = None
+        what = connect_mistake(exc) or f"{type(exc).__name__} (no answer)"
+        raise Failure(f"cannot reach {url}: {what}: check the address") from None
+    status = response.status_code
+    if status >= 400:
+        _, _, detail = http.error_details(_json(response))
+        detail = endpoint.redact(detail or response.text.strip()[:200])
+        said = f"{url} answered {status} {httpx.codes.get_reason_phrase(status)}"
+        if status in (401, 403):
+            said += ": the key was refused"
+        raise Failure(f"{said}: {detail}" if detail else said)
+    body = _json(response)
+    data = body.get("data") if isinstance(body, dict) else None
     if not isinstance(data, list):
         raise Failure(f"{endpoint.label} did not answer GET {url} with a list of models")
     return sorted(str(m["id"]) for m in data if isinstance(m, dict) and "id" in m)
+
+
+def _json(response: httpx.Response) -> object:
+    try:
+        return response.json()
+    except ValueError:
+        return None
 
 
 async def test_turn(config: ModelConfig) -> str:
