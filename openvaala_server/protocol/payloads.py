@@ -80,6 +80,8 @@ class SessionInfo(TypedDict):
     parentSessionId: str | None
     agent: str
     model: str
+    # The user chose `model` for this session; else it is its agent's (conversation/setAgent).
+    modelChosen: bool
     status: str
     title: str
     depth: int

@@ -323,6 +323,8 @@ class LiveConversation:
             "forkedFrom": None,
             "formatVersion": r.FORMAT_VERSION,
         }
+        if root.model_chosen:
+            created["modelChosen"] = True
         self.meta = await self.runtime.store_call(self.runtime.store.create_conversation(created))
         self.pending = None
         root.title = title

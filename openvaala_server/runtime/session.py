@@ -62,6 +62,8 @@ class LiveSession:
     turn: LiveTurn | None = None
     last_status: str = "idle"  # of the last finished turn: idle | failed | interrupted
     closed: bool = False
+    # The user chose `model` (not the agent's): an agent switch keeps it (domain/meta.py).
+    model_chosen: bool = False
     depth: int = 0  # 0 for the root agent, 1 for its subagents, …
     agents_md: str | None = None  # None: not read yet (conversation.load_agents_md)
     agents_md_loading: Job[str | None] | None = None
@@ -99,6 +101,7 @@ class LiveSession:
             "parentSessionId": self.parent_session_id,
             "agent": self.agent,
             "model": self.model,
+            "modelChosen": self.model_chosen,
             "status": self.status,
             "title": self.title,
             "depth": self.depth,
