@@ -21,6 +21,7 @@ from openvaala_server import errors
 from openvaala_server.domain import meta as meta_fold
 from openvaala_server.domain import records as r
 from openvaala_server.domain.approvals import Grant
+from openvaala_server.domain.context import carried
 from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.meta import ConversationMeta
 from openvaala_server.domain.plan import Plan
@@ -355,11 +356,14 @@ class LiveConversation:
         if self.meta is not None:
             self.meta.updated_at = r.utc_now()
         turn = session.turn
+        model = self.runtime.config.models.get(session.model)
+        provider = model.provider if model is not None else ""
         for item in items:
             if turn is not None:
                 turn.in_progress.pop(item["itemId"], None)
             session.items.append(item)
-            if count_in_usage:
+            # Only what the next request carries (domain/context.py, `carried`).
+            if count_in_usage and carried(item, provider):
                 session.usage.add(item)
             self.hub.publish(
                 methods.ITEM_COMPLETED, {"sessionId": session.session_id, "item": item}

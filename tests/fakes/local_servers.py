@@ -114,3 +114,19 @@ def openai_models(*ids: str) -> dict[str, Any]:
             {"id": i, "object": "model", "created": 1735000000, "owned_by": "system"} for i in ids
         ],
     }
+
+
+def llamacpp_template(request: Any) -> dict[str, Any]:
+    """llama.cpp's `POST /apply-template`: the messages rendered as the model's prompt."""
+    lines = [f"<|{m.get('role')}|>{m.get('content') or ''}" for m in request.get("messages", [])]
+    return {"prompt": "\n".join(lines) + "\n<|assistant|>"}
+
+
+def llamacpp_tokenize(request: Any) -> dict[str, Any]:
+    """llama.cpp's `POST /tokenize`: token ids (here one per whitespace-separated word)."""
+    return {"tokens": [1000 + n for n, _ in enumerate(str(request.get("content", "")).split())]}
+
+
+def words(text: str) -> int:
+    """How many tokens `llamacpp_tokenize` makes of `text`."""
+    return len(text.split())

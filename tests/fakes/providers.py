@@ -332,7 +332,10 @@ class FakeProvider:
                 refused = {"message": problem, "type": "invalid_request_error"}
                 await _send_json(writer, request, 401, {"error": refused})
             else:
-                await _send_json(writer, request, 200, self.json_routes[route])
+                answer = self.json_routes[route]
+                # A callable answers from the request's JSON (a tokenizer, a template).
+                body = answer(request.json) if callable(answer) else answer
+                await _send_json(writer, request, 200, body)
             return True
         if request.wire is None or request.method != "POST":
             await _send_json(writer, request, 404, {"error": {"message": "no such endpoint"}})
