@@ -91,29 +91,32 @@ class KnownModel:
 # "claude-sonnet-4-20250514"): the longest matching id wins, so "gpt-4o-mini" is not "gpt-4o".
 # The figures are the providers' published limits.
 _OPENAI_WIRES: Final = ("openai", "openai_responses")
+_ANTHROPIC: Final = ("anthropic",)
+_GPT_4O: Final = KnownModel(128_000, 16_384, vision=True, reasoning=False)
+_GPT_41: Final = KnownModel(1_047_576, 32_768, vision=True, reasoning=False)
+_O_SERIES: Final = KnownModel(200_000, 100_000, vision=True, reasoning=True)
+_GPT_5: Final = KnownModel(400_000, 128_000, vision=True, reasoning=True)
+_CLAUDE_35: Final = KnownModel(200_000, 8_192, vision=True, reasoning=False)
+_CLAUDE_OPUS_4: Final = KnownModel(200_000, 32_000, vision=True, reasoning=True)
+_CLAUDE_64K: Final = KnownModel(200_000, 64_000, vision=True, reasoning=True)
 KNOWN_MODELS: Final[Mapping[str, tuple[tuple[str, ...], KnownModel]]] = {
-    "gpt-4o": (_OPENAI_WIRES, KnownModel(128_000, 16_384, vision=True, reasoning=False)),
-    "gpt-4o-mini": (_OPENAI_WIRES, KnownModel(128_000, 16_384, vision=True, reasoning=False)),
-    "gpt-4.1": (_OPENAI_WIRES, KnownModel(1_047_576, 32_768, vision=True, reasoning=False)),
-    "gpt-4.1-mini": (_OPENAI_WIRES, KnownModel(1_047_576, 32_768, vision=True, reasoning=False)),
-    "gpt-4.1-nano": (_OPENAI_WIRES, KnownModel(1_047_576, 32_768, vision=True, reasoning=False)),
-    "o1": (_OPENAI_WIRES, KnownModel(200_000, 100_000, vision=True, reasoning=True)),
-    "o3": (_OPENAI_WIRES, KnownModel(200_000, 100_000, vision=True, reasoning=True)),
+    **dict.fromkeys(("gpt-4o", "gpt-4o-mini"), (_OPENAI_WIRES, _GPT_4O)),
+    **dict.fromkeys(("gpt-4.1", "gpt-4.1-mini", "gpt-4.1-nano"), (_OPENAI_WIRES, _GPT_41)),
+    **dict.fromkeys(("o1", "o3", "o4-mini"), (_OPENAI_WIRES, _O_SERIES)),
     "o3-mini": (_OPENAI_WIRES, KnownModel(200_000, 100_000, vision=False, reasoning=True)),
-    "o4-mini": (_OPENAI_WIRES, KnownModel(200_000, 100_000, vision=True, reasoning=True)),
-    "gpt-5": (_OPENAI_WIRES, KnownModel(400_000, 128_000, vision=True, reasoning=True)),
-    "gpt-5-mini": (_OPENAI_WIRES, KnownModel(400_000, 128_000, vision=True, reasoning=True)),
-    "gpt-5-nano": (_OPENAI_WIRES, KnownModel(400_000, 128_000, vision=True, reasoning=True)),
-    "gpt-5-codex": (_OPENAI_WIRES, KnownModel(400_000, 128_000, vision=True, reasoning=True)),
-    "claude-3-5-haiku": (("anthropic",), KnownModel(200_000, 8_192, vision=True, reasoning=False)),
-    "claude-3-5-sonnet": (("anthropic",), KnownModel(200_000, 8_192, vision=True, reasoning=False)),
-    "claude-3-7-sonnet": (("anthropic",), KnownModel(200_000, 64_000, vision=True, reasoning=True)),
-    "claude-sonnet-4": (("anthropic",), KnownModel(200_000, 64_000, vision=True, reasoning=True)),
-    "claude-sonnet-4-5": (("anthropic",), KnownModel(200_000, 64_000, vision=True, reasoning=True)),
-    "claude-opus-4": (("anthropic",), KnownModel(200_000, 32_000, vision=True, reasoning=True)),
-    "claude-opus-4-1": (("anthropic",), KnownModel(200_000, 32_000, vision=True, reasoning=True)),
-    "claude-opus-4-5": (("anthropic",), KnownModel(200_000, 64_000, vision=True, reasoning=True)),
-    "claude-haiku-4-5": (("anthropic",), KnownModel(200_000, 64_000, vision=True, reasoning=True)),
+    **dict.fromkeys(("gpt-5", "gpt-5-mini", "gpt-5-nano", "gpt-5-codex"), (_OPENAI_WIRES, _GPT_5)),
+    **dict.fromkeys(("claude-3-5-haiku", "claude-3-5-sonnet"), (_ANTHROPIC, _CLAUDE_35)),
+    **dict.fromkeys(("claude-opus-4", "claude-opus-4-1"), (_ANTHROPIC, _CLAUDE_OPUS_4)),
+    **dict.fromkeys(
+        (
+            "claude-3-7-sonnet",
+            "claude-sonnet-4",
+            "claude-sonnet-4-5",
+            "claude-opus-4-5",
+            "claude-haiku-4-5",
+        ),
+        (_ANTHROPIC, _CLAUDE_64K),
+    ),
 }
 
 

@@ -45,6 +45,21 @@ async def root_of(client: Client, cid: str) -> dict[str, Any]:
     return session
 
 
+async def after_restart(d: Daemon, cid: str, switch_to: str | None = None) -> dict[str, Any]:
+    """The root session of `cid` as a restarted daemon reads it (after a switch of agent)."""
+    d.stop()
+    d.start()
+    client = await d.client()
+    try:
+        if switch_to is not None:
+            await client.request(
+                "conversation/setAgent", {"conversationId": cid, "agent": switch_to}
+            )
+        return await root_of(client, cid)
+    finally:
+        await client.close()
+
+
 async def test_switching_agent_switches_to_its_model(
     daemon_factory: Callable[..., Daemon],
 ) -> None:
@@ -66,14 +81,8 @@ async def test_switching_agent_switches_to_its_model(
     finally:
         await client.close()
 
-    d.stop()
-    d.start()
-    client = await d.client()
-    try:
-        root = await root_of(client, cid)
-        assert (root["agent"], root["model"], root["modelChosen"]) == ("default", "demo", False)
-    finally:
-        await client.close()
+    root = await after_restart(d, cid)
+    assert (root["agent"], root["model"], root["modelChosen"]) == ("default", "demo", False)
 
 
 async def test_a_model_the_user_chose_stays(daemon_factory: Callable[..., Daemon]) -> None:
@@ -91,15 +100,5 @@ async def test_a_model_the_user_chose_stays(daemon_factory: Callable[..., Daemon
     finally:
         await client.close()
 
-    d.stop()
-    d.start()
-    client = await d.client()
-    try:
-        root = await root_of(client, chosen)
-        assert (root["model"], root["modelChosen"]) == ("big", True)
-        await client.request(
-            "conversation/setAgent", {"conversationId": chosen, "agent": "default"}
-        )
-        assert (await root_of(client, chosen))["model"] == "big"
-    finally:
-        await client.close()
+    root = await after_restart(d, chosen, switch_to="default")
+    assert (root["agent"], root["model"], root["modelChosen"]) == ("default", "big", True)

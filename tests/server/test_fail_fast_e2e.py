@@ -14,8 +14,9 @@ import pytest
 from openvaala_server.client import Client
 from tests.fakes.providers import API_KEY_ENV, FakeProvider
 from tests.fakes.script import Reply
-from tests.support.daemon import Daemon, make_daemon
+from tests.support.daemon import Daemon
 from tests.support.events import new_conversation, run_turn
+from tests.support.running import running_daemon
 
 Setup = tuple[FakeProvider, Daemon]
 
@@ -28,26 +29,20 @@ def closed_port() -> int:
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
-    fake = FakeProvider().start()
-    tables = {
-        "refused": {"base_url": f"http://127.0.0.1:{closed_port()}/v1"},
-        "nohost": {"base_url": "http://no-such-host.invalid/v1"},
-        "tls": {"base_url": f"https://127.0.0.1:{fake.port}/v1"},
-        "badkey": {"api_key_env": "OPENVAALA_TEST_WRONG_KEY"},
-        "good": {},
-    }
-    config = "".join(fake.config_toml(name, **extra) + "\n" for name, extra in tables.items())
-    config += '[agents.default]\nmodel = "good"\n[retry]\nbase_delay_s = 0.01\nmax_delay_s = 0.05\n'
-    d = make_daemon(tmp_path_factory.mktemp("fail-fast"), config)
-    try:
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setenv(API_KEY_ENV, fake.api_key or "")
-            patch.setenv("OPENVAALA_TEST_WRONG_KEY", "sk-not-the-right-one")
-            d.start()
-        yield fake, d
-    finally:
-        d.stop()
-        fake.stop()
+    with FakeProvider() as fake:
+        tables = {
+            "refused": {"base_url": f"http://127.0.0.1:{closed_port()}/v1"},
+            "nohost": {"base_url": "http://no-such-host.invalid/v1"},
+            "tls": {"base_url": f"https://127.0.0.1:{fake.port}/v1"},
+            "badkey": {"api_key_env": "OPENVAALA_TEST_WRONG_KEY"},
+            "good": {},
+        }
+        config = "".join(fake.config_toml(name, **extra) + "\n" for name, extra in tables.items())
+        config += '[agents.default]\nmodel = "good"\n'
+        config += "[retry]\nbase_delay_s = 0.01\nmax_delay_s = 0.05\n"
+        env = {API_KEY_ENV: fake.api_key or "", "OPENVAALA_TEST_WRONG_KEY": "sk-not-the-right-one"}
+        with running_daemon(tmp_path_factory.mktemp("fail-fast"), config, env) as d:
+            yield fake, d
 
 
 @pytest.fixture

@@ -15,31 +15,26 @@ from openvaala_server.client import Client
 from tests.fakes import local_servers as shapes
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
-from tests.support.daemon import Daemon, make_daemon
+from tests.support.daemon import Daemon
 from tests.support.events import new_conversation, run_turn, snapshot_of
+from tests.support.running import running_daemon
 
 Setup = tuple[FakeProvider, FakeProvider, Daemon]
 
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
-    llama = FakeProvider(api_key=None).start()  # counts tokens when asked
-    llama.json_routes[("POST", "/apply-template")] = shapes.llamacpp_template
-    llama.json_routes[("POST", "/tokenize")] = shapes.llamacpp_tokenize
-    plain = FakeProvider(api_key=None).start()  # cannot count: 404 for both
-    config = (
-        llama.config_toml("llama", context_window=32_000)
-        + plain.config_toml("plain", context_window=32_000)
-        + '[agents.default]\nmodel = "llama"\ninstructions = "Be brief."\n'
-    )
-    d = make_daemon(tmp_path_factory.mktemp("usage"), config)
-    d.start()
-    try:
-        yield llama, plain, d
-    finally:
-        d.stop()
-        llama.stop()
-        plain.stop()
+    # `llama` counts tokens when asked; `plain` cannot (404 for both endpoints).
+    with FakeProvider(api_key=None) as llama, FakeProvider(api_key=None) as plain:
+        llama.json_routes[("POST", "/apply-template")] = shapes.llamacpp_template
+        llama.json_routes[("POST", "/tokenize")] = shapes.llamacpp_tokenize
+        config = (
+            llama.config_toml("llama", context_window=32_000)
+            + plain.config_toml("plain", context_window=32_000)
+            + '[agents.default]\nmodel = "llama"\ninstructions = "Be brief."\n'
+        )
+        with running_daemon(tmp_path_factory.mktemp("usage"), config, {}) as d:
+            yield llama, plain, d
 
 
 @pytest.fixture

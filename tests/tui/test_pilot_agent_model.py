@@ -8,27 +8,8 @@ from typing import Any
 from textual.widgets import Label
 
 from openvaala_tui.app import VaalaApp
+from tests.server.test_agent_brings_model_e2e import CONFIG
 from tests.tui.conftest import Clients, ready, type_and_send, wait_for
-
-CONFIG = """
-[models.demo]
-provider = "demo"
-pace_ms = 0
-
-[models.fast]
-provider = "demo"
-pace_ms = 0
-
-[models.big]
-provider = "demo"
-pace_ms = 0
-
-[agents.default]
-model = "demo"
-
-[agents.coder]
-model = "fast"
-"""
 
 
 def header(app: VaalaApp) -> str:
