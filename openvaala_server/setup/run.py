@@ -69,7 +69,7 @@ def run(flags: Flags, prompter: Prompter, config_file: Path) -> int:
 
 def _run(flags: Flags, prompter: Prompter, config_file: Path) -> int:
     text = _read(config_file)
-    taken, _ = _existing(text, config_file)
+    taken, agents = _existing(text, config_file)
     preset = _preset(flags, prompter)
     base_url = flags.base_url or preset.base_url
     if base_url is None:
@@ -95,6 +95,9 @@ def _run(flags: Flags, prompter: Prompter, config_file: Path) -> int:
         _write(config_file, text)  # what was there before stays as it was
         raise Failure(f"the new configuration does not load, nothing changed: {exc}") from None
     say(f"Wrote [models.{name}] to {config_file}.")
+    if agents:  # the file's agents keep their models: say how to use the new one
+        say(f"Your agents keep their models: use this one with `/model {name}` in the TUI,")
+        say(f'`openvaala exec --model {name}`, or model = "{name}" in an agent\'s table.')
     if not flags.test:
         return EXIT_OK
     say(f"Running a test turn on {model}...")

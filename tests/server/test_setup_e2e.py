@@ -155,6 +155,7 @@ def test_setup_extends_a_config_and_keeps_what_was_there(
     assert loaded.retry.max_retries == 2
     assert "fake-model" in loaded.models
     assert server.requests[-1].path == "/v1/models"  # --no-test: no model call
+    assert "use this one with `/model fake-model`" in done.stdout
 
 
 def test_a_refused_key_fails_with_the_reason_and_writes_nothing(
