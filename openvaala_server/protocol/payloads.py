@@ -639,6 +639,8 @@ class ContextTrace(TypedDict):
     omitted: list[Omitted]
     usage: Usage
     body: NotRequired[JsonObject | None]
+    # Where the model's window came from, as in models/list (docs/configuration.md).
+    windowSource: NotRequired[str]
 
 
 class PinResult(TypedDict):

@@ -51,6 +51,8 @@ async def test_an_ollama_models_window_comes_from_the_server(
             assert chat[0].json["options"] == {"num_ctx": 40_960}
             usage = (await snapshot_of(client, cid))["sessions"][0]["usage"]
             assert usage["contextWindow"] == 40_960
+            context = await client.request("conversation/context", {"conversationId": cid})
+            assert context["windowSource"] == local["contextWindowSource"]
         finally:
             await client.close()
 

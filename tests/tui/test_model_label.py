@@ -22,3 +22,15 @@ def test_a_catalog_or_server_window_says_so() -> None:
     assert model_label(entry("catalog")).endswith("context from the catalog)")
     served = model_label(entry("server: Ollama /api/show at localhost:11434"))
     assert served.endswith("(server: Ollama /api/show at localhost:11434))")
+
+
+def test_the_context_view_says_where_an_unwritten_window_came_from() -> None:
+    from openvaala_tui.context_format import trace_text
+
+    def view(source: str) -> str:
+        return trace_text({"parts": [], "total": 0, "omitted": [], "windowSource": source})
+
+    assert "window" not in view("config")
+    assert "The model's window is the catalog's" in view("catalog")
+    told = view("server: llama.cpp /props at localhost:8080")
+    assert "told by its server (llama.cpp /props at localhost:8080)" in told
