@@ -130,3 +130,17 @@ def llamacpp_tokenize(request: Any) -> dict[str, Any]:
 def words(text: str) -> int:
     """How many tokens `llamacpp_tokenize` makes of `text`."""
     return len(text.split())
+
+
+def anthropic_models(*ids: str) -> dict[str, Any]:
+    """Anthropic's `GET /v1/models`: a page of models, newest first."""
+    data = [
+        {
+            "type": "model",
+            "id": i,
+            "display_name": i.replace("-", " ").title(),
+            "created_at": "2025-05-14T00:00:00Z",
+        }
+        for i in ids
+    ]
+    return {"data": data, "has_more": False, "first_id": ids[0], "last_id": ids[-1]}

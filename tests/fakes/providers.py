@@ -366,7 +366,8 @@ class FakeProvider:
     def _check_key(self, request: RecordedRequest) -> str | None:
         if not self.api_key:
             return None
-        if request.wire == ANTHROPIC:
+        # Anthropic's own routes (its model listing too) take the key in x-api-key.
+        if request.wire == ANTHROPIC or (request.wire is None and self.wire == ANTHROPIC):
             given = request.headers.get("x-api-key", "")
         else:
             given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()

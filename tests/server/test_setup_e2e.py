@@ -18,6 +18,7 @@ from openvaala_server.config import load_config
 from tests.fakes import local_servers as shapes
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
+from tests.fakes.wire import ANTHROPIC
 from tests.support.daemon import Daemon
 from tests.support.events import completed_items, new_conversation, run_turn
 
@@ -173,3 +174,45 @@ def test_a_missing_flag_is_named(tmp_path: Path) -> None:
     done = setup(tmp_path / "config.toml", "--provider", "compatible")
     assert done.returncode == 2
     assert "--base-url is needed" in done.stderr
+
+
+def test_setup_for_anthropic_writes_a_catalog_model_without_limits(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    with FakeProvider(api_key=KEY, wire=ANTHROPIC) as fake:
+        model = "claude-sonnet-4-20250514"
+        fake.json_routes[("GET", "/v1/models")] = shapes.anthropic_models(model, "claude-3-5-haiku")
+        fake.enqueue(Reply().text("ready"))
+        env = {**env_for(config), "MY_ANTHROPIC_KEY": KEY}
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "openvaala_server",
+                "setup",
+                "--provider",
+                "anthropic",
+                "--base-url",
+                fake.url,
+                "--model",
+                model,
+                "--api-key-env",
+                "MY_ANTHROPIC_KEY",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "The model answered: 'ready'" in done.stdout
+        assert fake.requests[0].headers["x-api-key"] == KEY  # the listing checked the key
+    text = config.read_text()
+    assert 'api_key_env = "MY_ANTHROPIC_KEY"' in text and "context_window =" not in text
+    loaded = load_config(config).models["claude-sonnet-4-20250514"]
+    assert (loaded.context_window, loaded.window_source, loaded.vision) == (
+        200_000,
+        "catalog",
+        True,
+    )
+    assert not (tmp_path / "keys").exists()  # a key in the environment is not copied
