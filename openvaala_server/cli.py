@@ -8,6 +8,7 @@ import logging
 import sys
 
 from openvaala_server import __version__, bundle_cli
+from openvaala_server.setup import cli as setup_cli
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -44,6 +45,7 @@ def _parser() -> argparse.ArgumentParser:
         )
     )
     commands.add_parser("reindex", help="rebuild metadata.db from the conversation directories")
+    setup_cli.add_command(commands)
     bundle_cli.add_commands(commands)
     _web_options(
         commands.add_parser(
@@ -136,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
         return commands.run_exec(args)
     if args.command in bundle_cli.COMMANDS:
         return bundle_cli.run(args)
+    if args.command == "setup":
+        return setup_cli.run(args)
     if args.command == "reindex":
         return asyncio.run(commands.reindex())
     if args.command == "web":

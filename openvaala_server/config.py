@@ -50,6 +50,13 @@ DEFAULT_TOOLS = (
     "remember",
 )
 DEFAULT_PORT = 7450
+# A model whose window the daemon reads from its server (models/probe.py) carries this one until
+# it has asked, and keeps it if the server cannot tell.
+PENDING_WINDOW = 8192
+WINDOW_PENDING = "pending"
+# A catalog model's default `max_output_tokens`: its maximum, but at most this much, so that the
+# conversation keeps most of the window (an explicit value may go up to the maximum).
+CATALOG_MAX_OUTPUT = 32_000
 
 
 class ConfigError(Exception):
@@ -77,6 +84,14 @@ class ModelConfig:
     # Provider-specific settings (`pace_ms` for demo, `num_ctx` for Ollama, `headers`, …), each
     # checked against PROVIDER_OPTIONS when the file is loaded.
     options: dict[str, object] = field(default_factory=dict)
+    # Whether the model reasons before it answers (the catalog's word; docs/configuration.md).
+    reasoning: bool = False
+    # A file holding the API key (0600, written by `openvaala setup`), instead of api_key_env;
+    # absolute (the file's value is relative to the config file's directory).
+    api_key_file: str | None = None
+    # Where `context_window` came from: "config", "catalog", "server: …" (read from a local
+    # server by the daemon, models/probe.py) or WINDOW_PENDING until the daemon asked.
+    window_source: str = "config"
 
 
 @dataclass(frozen=True)
@@ -523,14 +538,10 @@ def _parse_model(path: Path | None, name: str, table: object) -> ModelConfig:
             f"unknown provider {provider!r} (one of {', '.join(PROVIDERS)})"
             + _did_you_mean(provider, PROVIDERS),
         )
-    if provider == "demo":
-        window = t.integer("context_window", DEMO_MODEL.context_window, minimum=1)
-        max_out = t.integer("max_output_tokens", DEMO_MODEL.max_output_tokens, minimum=1)
-    else:
-        window = t.integer("context_window", _REQUIRED, minimum=1)
-        max_out = t.integer("max_output_tokens", 4096, minimum=1)
-    if max_out >= window:
-        raise t.fail("max_output_tokens", "must be below context_window")
+    model = t.string("model", name)
+    base_url = t.string("base_url")
+    known = catalog.known_model(provider, model)
+    window, max_out, source = _model_limits(t, provider, model, base_url, known)
     options = {
         key: read(t, key) for key, read in PROVIDER_OPTIONS[provider].items() if key in t.table
     }
@@ -540,15 +551,70 @@ def _parse_model(path: Path | None, name: str, table: object) -> ModelConfig:
     return ModelConfig(
         name=name,
         provider=provider,
-        model=t.string("model", name),
+        model=model,
         context_window=window,
         max_output_tokens=max_out,
-        base_url=t.string("base_url"),
+        base_url=base_url,
         api_key_env=t.string("api_key_env"),
         reasoning_context=t.choice("reasoning_context", ("all_turns", "current_turn")),
-        vision=t.boolean("vision", provider == "demo"),
+        vision=t.boolean("vision", provider == "demo" or (known is not None and known.vision)),
         options=options,
+        reasoning=known is not None and known.reasoning,
+        api_key_file=_key_file(t, path),
+        window_source=source,
     )
+
+
+def _key_file(t: _Reader, path: Path | None) -> str | None:
+    """`api_key_file`, relative to the config file's directory; never with `api_key_env`."""
+    name = t.string("api_key_file")
+    if name is None:
+        return None
+    if "api_key_env" in t.table:
+        raise t.fail("api_key_file", "set either api_key_env or api_key_file, not both")
+    file = Path(name).expanduser()
+    if not file.is_absolute() and path is not None:
+        file = path.parent / file
+    return str(file)
+
+
+def _model_limits(
+    t: _Reader,
+    provider: str,
+    model: str,
+    base_url: str | None,
+    known: catalog.KnownModel | None,
+) -> tuple[int, int, str]:
+    """(context_window, max_output_tokens, where the window came from): the table's values
+    win, then the catalog's; a local server's window is asked by the daemon (models/probe.py)."""
+    if provider == "demo":
+        default: tuple[int, int, str] = (
+            DEMO_MODEL.context_window,
+            DEMO_MODEL.max_output_tokens,
+            "config",
+        )
+    elif known is not None:
+        default = (
+            known.context_window,
+            min(known.max_output_tokens, CATALOG_MAX_OUTPUT),
+            "catalog",
+        )
+    elif catalog.probed_server(provider, base_url):
+        default = (PENDING_WINDOW, 4096, WINDOW_PENDING)
+    else:
+        default = (0, 4096, "config")
+    window = t.integer("context_window", None, minimum=1)
+    if window is None and not default[0]:
+        raise t.fail(
+            "context_window",
+            f"is required: {model!r} is not in the catalog of known models (docs/configuration.md)",
+        )
+    source = "config" if window is not None else default[2]
+    window = default[0] if window is None else window
+    max_out = t.integer("max_output_tokens", default[1], minimum=1)
+    if max_out >= window and source != WINDOW_PENDING:
+        raise t.fail("max_output_tokens", "must be below context_window")
+    return window, max_out, source
 
 
 def _check_model_keys(t: _Reader) -> None:

@@ -36,6 +36,7 @@ from openvaala_server.api.web_login import WebLogins
 from openvaala_server.api.websocket import ClosingWebSocketProtocol
 from openvaala_server.config import Config
 from openvaala_server.errors import StoreError
+from openvaala_server.models.probe import resolve_windows
 from openvaala_server.runtime.manager import ConversationManager
 from openvaala_server.runtime.reload import ConfigWatcher
 from openvaala_server.store.lock import RuntimeLock
@@ -222,6 +223,8 @@ async def serve(data_dir: DataDir, config: Config, port: int) -> None:
             sock.close()
             data_dir.token_path.unlink(missing_ok=True)
             raise
+        # Local servers' windows are asked once the lock is ours (models/probe.py).
+        config = await resolve_windows(config)
         runtime = ConversationManager(config, store)
         watcher = runtime.config_watch = ConfigWatcher(runtime)
         try:

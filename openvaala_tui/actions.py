@@ -268,4 +268,10 @@ def agent_label(agent: dict[str, Any]) -> str:
 
 def model_label(model: dict[str, Any]) -> str:
     window = format_tokens(int(model.get("contextWindow") or 0))
-    return f"{model.get('name')}  ({model.get('provider')}, {window} context)"
+    # Where the window came from (docs/configuration.md, "Context window"), unless written in
+    # the file: a window the daemon filled in is worth knowing about.
+    source = str(model.get("contextWindowSource") or "config")
+    origin = "" if source == "config" else f" from the {source}"
+    if source.startswith(("server: ", "default: ")):
+        origin = f" ({source})"
+    return f"{model.get('name')}  ({model.get('provider')}, {window} context{origin})"

@@ -47,6 +47,7 @@ from openvaala_tui.history_actions import HistoryMixin
 from openvaala_tui.image_actions import ImagesMixin
 from openvaala_tui.memory_actions import MemoryCommands, memory_note
 from openvaala_tui.screens import AgentsScreen, ResumeScreen
+from openvaala_tui.setup_actions import SetupMixin
 from openvaala_tui.widgets.approval import ApprovalPrompt
 from openvaala_tui.widgets.completions import CompletionPopup
 from openvaala_tui.widgets.composer import Composer
@@ -66,7 +67,7 @@ DOUBLE_CTRL_C_S = 2.0  # a second Ctrl+C within this many seconds quits
 SEND_TIMEOUT_S = 600  # how long a message sent while the daemon is away waits for it
 
 
-class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, App[int]):
+class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, SetupMixin, App[int]):
     CSS_PATH = "vaala.tcss"
     TITLE = "OpenVaala"
     COMMANDS: ClassVar[set[Any]] = App.COMMANDS | {commands.SlashCommands}
@@ -205,6 +206,7 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, App[i
             config = self.client.server_info.get("config") if self.client else None
             if isinstance(config, dict) and config.get("state") == "error":
                 await self.show_config(config)  # broken before this client connected
+            await self.offer_setup()
         except (RpcError, ConnectionLost) as exc:
             await self.show_error(exc)
 
@@ -293,6 +295,7 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, App[i
                 str(conversation.get("agent") or "?"),
                 str(conversation.get("model") or "?"),
                 str(config),
+                self.setup_offer,
             )
         )
 

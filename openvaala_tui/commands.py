@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "unpin": "Unpin a message",
     "agents": "The agents of this conversation: follow, interrupt, message",
     "model": "Switch the model",
+    "setup": "Configure a model: provider, key, model (runs `openvaala setup`)",
     "agent": "Choose this conversation's agent: /agent NAME (alone: the list)",
     "cwd": "Point this conversation at another directory: /cwd PATH",
     "mcp": "MCP servers: starting, ready with their tools, or failed and why",

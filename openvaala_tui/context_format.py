@@ -20,12 +20,26 @@ def trace_text(result: dict[str, Any]) -> str:
     for omitted in result.get("omitted") or []:
         count = len(omitted.get("itemIds") or [])
         lines.append(f"Left out: {count} item{'s' * (count != 1)}, {omitted.get('reason')}.")
+    window = window_text(result.get("windowSource"))
+    if window:
+        lines.append(window)
     usage = result.get("usage") or {}
     refresh = refresh_text(usage)
     if refresh:
         lines.append(refresh[:1].upper() + refresh[1:] + ".")
     lines.append("/context json copies the request body · /pin keeps a message verbatim.")
     return "\n".join(lines)
+
+
+def window_text(source: object) -> str:
+    """Where a window nobody wrote in config.toml came from (docs/configuration.md)."""
+    if not isinstance(source, str) or source == "config":
+        return ""
+    if source == "catalog":
+        return "The model's window is the catalog's (set context_window to change it)."
+    if source.startswith("server: "):
+        return f"The model's window was told by its server ({source.removeprefix('server: ')})."
+    return f"The model's window: {source.removeprefix('default: ')}."
 
 
 def refresh_text(usage: dict[str, Any]) -> str:

@@ -317,6 +317,7 @@ class Dispatcher:
                     "provider": m.provider,
                     "model": m.model,
                     "contextWindow": m.context_window,
+                    "contextWindowSource": m.window_source,
                     "maxOutputTokens": m.max_output_tokens,
                 }
                 for m in self.runtime.config.models.values()

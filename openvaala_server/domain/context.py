@@ -117,6 +117,12 @@ def reasoning_context(
     )
 
 
+def carried(item: Item, provider: str) -> bool:
+    """Whether the next request of `provider` carries `item` at all: Chat Completions never sends
+    reasoning back, so a reasoning model's thinking must not fill its context meter."""
+    return not (provider == "openai" and item.get("type") == REASONING)
+
+
 def sent_items(items: Sequence[Item], provider: str, mode: str | None) -> list[Item]:
     """The context items whose text a request carries."""
     if provider == "openai":

@@ -42,6 +42,9 @@ class SessionMeta:
     title: str
     created_at: str
     closed: bool = False
+    # The user chose `model` for this session (conversation/create's `model`, conversation/
+    # setModel): switching the agent then keeps it (docs/protocol.md, conversation/setAgent).
+    model_chosen: bool = False
     last_turn_id: str | None = None
     # The checklist of its last `update_plan` call (None: it never made one).
     plan: Plan | None = None
@@ -115,6 +118,7 @@ def created_from(record: Fields) -> ConversationMeta:
         model=meta.model,
         title=meta.title,
         created_at=meta.created_at,
+        model_chosen=record.get("modelChosen") is True,
     )
     return meta
 
@@ -148,6 +152,8 @@ def apply(meta: ConversationMeta, record: Fields) -> None:
         session = meta.sessions.get(str(record.get("sessionId")))
         if session is not None:
             session.model = str(record["model"])
+            # `by: "agent"`: the agent's model came with a switch of agent, nobody chose it.
+            session.model_chosen = record.get("by") != "agent"
             if session.session_id == meta.root_session_id:
                 meta.model = session.model
     elif kind == r.SESSION_AGENT_SET:

@@ -275,6 +275,8 @@ class ConversationCreated(TypedDict):
     rootSessionId: str
     forkedFrom: ForkedFrom | None
     formatVersion: int
+    # The user chose `model` at creation (conversation/create's `model`): see SessionModelSet.
+    modelChosen: NotRequired[bool]
 
 
 class ConversationRenamed(TypedDict):
@@ -305,6 +307,8 @@ class SessionModelSet(TypedDict):
     type: Literal["session_model_set"]
     sessionId: str
     model: str
+    # "agent": the model came with a switch of agent (nobody chose it); absent: the user's choice.
+    by: NotRequired[Literal["agent"]]
 
 
 class SessionAgentSet(TypedDict):

@@ -24,6 +24,7 @@ from contextlib import AsyncExitStack, aclosing
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from itertools import repeat
+from pathlib import Path
 from typing import Final, Generic, TypeVar, cast
 from urllib.parse import urlsplit
 
@@ -45,6 +46,7 @@ from openvaala_server.domain.records import (
     Item,
 )
 from openvaala_server.models.base import ModelError, ModelEvent
+from openvaala_server.models.connect_errors import connect_mistake
 from openvaala_server.models.http_client import KeptClient
 from openvaala_server.models.stream import StreamParser
 from openvaala_server.protocol.json_types import JsonMapping, JsonObject
@@ -93,7 +95,10 @@ def redact(text: str, secret: str | None) -> str:
 
 
 def api_key(config: ModelConfig, label: str) -> str | None:
-    """The key from the environment variable the config names; `None` when it names none."""
+    """The key from the environment variable or the key file the config names; `None` when it
+    names neither."""
+    if config.api_key_file:
+        return _key_from_file(config, label, config.api_key_file)
     if not config.api_key_env:
         return None
     value = os.environ.get(config.api_key_env, "").strip()
@@ -102,6 +107,25 @@ def api_key(config: ModelConfig, label: str) -> str | None:
             AUTH_FAILED,
             f"{label} needs an API key: set the environment variable {config.api_key_env} "
             f"(named by api_key_env of model {config.name!r}) for the OpenVaala server",
+        )
+    return value
+
+
+def _key_from_file(config: ModelConfig, label: str, file: str) -> str:
+    # A few bytes of a local file: read at every call, so a key replaced by `openvaala setup`
+    # is used from the next call on.
+    try:
+        value = Path(file).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ModelError(
+            AUTH_FAILED,
+            f"{label} needs an API key: cannot read {file} (api_key_file of [models."
+            f"{config.name}]): {type(exc).__name__}; run `openvaala setup` again",
+        ) from None
+    if not value:
+        raise ModelError(
+            AUTH_FAILED,
+            f"{label} needs an API key: {file} (api_key_file of model {config.name!r}) is empty",
         )
     return value
 
@@ -206,14 +230,19 @@ def error_for_status(
     suffix = f": {detail}" if detail else ""
     config = endpoint.config
 
+    table = table_of(config)
     if status in (401, 403):
-        where = f"the key in {config.api_key_env}" if config.api_key_env else "api_key_env"
+        if config.api_key_file:
+            where = f"the key in {config.api_key_file} (api_key_file in {table})"
+        elif config.api_key_env:
+            where = f"the key in {config.api_key_env} (api_key_env in {table})"
+        else:
+            where = f"api_key_env in {table}: the server wants a key"
         return ModelError(AUTH_FAILED, f"{said}: check {where}{suffix}")
     if status == 404:
         return ModelError(
             MODEL_NOT_FOUND,
-            f"{said}: check the model name {config.model!r} and base_url of model "
-            f"{config.name!r}{suffix}",
+            f"{said}: check model = {config.model!r} and base_url in {table}{suffix}",
         )
     if status == 413 or (status == 400 and is_overflow(code, detail)):
         return ModelError(CONTEXT_OVERFLOW, f"{said}: the conversation is too long{suffix}")
@@ -264,8 +293,21 @@ def truncated(endpoint: Endpoint, missing: str) -> ModelError:
     )
 
 
+def table_of(config: ModelConfig) -> str:
+    """How a message names the model's table: `[models.local]`."""
+    return f"[models.{config.name}]"
+
+
 def transport_error(endpoint: Endpoint, exc: httpx.TransportError) -> ModelError:
     where = host_label(endpoint.config.base_url or "") or endpoint.label
+    if isinstance(exc, httpx.ConnectError) and (mistake := connect_mistake(exc)) is not None:
+        # A configuration mistake, not a passing failure: retrying cannot help, so the call
+        # fails at once, saying what to fix (docs/configuration.md, "Fail fast").
+        return ModelError(
+            PROVIDER_UNAVAILABLE,
+            f"cannot connect to {endpoint.label} ({where}): {mistake}: check base_url in "
+            f"{table_of(endpoint.config)}",
+        )
     if isinstance(exc, httpx.ConnectTimeout):
         text = f"timed out connecting to {endpoint.label} ({where})"
     elif isinstance(exc, httpx.ReadTimeout):

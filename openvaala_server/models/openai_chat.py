@@ -34,12 +34,20 @@ from openvaala_server.domain.records import (
     USER_MESSAGE,
     Item,
 )
-from openvaala_server.models import http, image_parts
+from openvaala_server.models import catalog, http, image_parts
 from openvaala_server.models import openai_chat_wire as wire
 from openvaala_server.models.assembly import Assembler
-from openvaala_server.models.base import ModelEvent, ModelRequest, ToolSpec
+from openvaala_server.models.base import (
+    ModelEvent,
+    ModelRequest,
+    StreamEnded,
+    TextDelta,
+    ToolCallRequested,
+    ToolSpec,
+)
 from openvaala_server.models.http_client import KeptClient
 from openvaala_server.models.openai_chat_stream import OpenAIChatStream
+from openvaala_server.models.server_usage import Counter
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OLLAMA_PORT = 11434
@@ -57,6 +65,13 @@ class OpenAIChatProvider:
             else f"the OpenAI-compatible server at {http.host_label(self.base_url)}"
         )
         self.assembler: Assembler[Wire, wire.Message] = Assembler(item_wire, item_wire_images, fold)
+        # Usage counted by the server when its stream reports none (models/server_usage.py):
+        # only a server of the user's can be asked.
+        self.counter = (
+            None
+            if self.official or not catalog.probed_server(config.provider, self.base_url)
+            else Counter(self.base_url.removesuffix("/v1"))
+        )
         self.wire_cache = self.assembler.cache
 
     def retire(self) -> None:
@@ -111,10 +126,25 @@ class OpenAIChatProvider:
 
         body = self.build_body(request)
         parser = OpenAIChatStream(endpoint)
+        ended: StreamEnded | None = None
+        reply: list[str] = []
         async for event in http.stream_model_events(
             endpoint, self.client, url, headers, body, parser
         ):
+            if isinstance(event, StreamEnded):
+                ended = event  # after the usage, if the server is asked for it below
+                continue
+            if isinstance(event, TextDelta):
+                reply.append(event.text)
+            elif isinstance(event, ToolCallRequested):
+                reply.append(event.name + event.arguments_text)
             yield event
+        if parser.usage is None and self.counter is not None:
+            usage = await self.counter.count(self.client, headers, body, "".join(reply))
+            if usage is not None:
+                yield usage
+        if ended is not None:
+            yield ended
 
 
 def tool_spec(tool: ToolSpec) -> wire.Tool:

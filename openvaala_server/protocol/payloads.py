@@ -81,6 +81,8 @@ class SessionInfo(TypedDict):
     parentSessionId: str | None
     agent: str
     model: str
+    # The user chose `model` for this session; else it is its agent's (conversation/setAgent).
+    modelChosen: bool
     status: str
     title: str
     depth: int
@@ -156,6 +158,9 @@ class ModelInfo(TypedDict):
     provider: str
     model: str
     contextWindow: int
+    # Where the window came from: "config", "catalog", "server: …" or "default: …"
+    # (docs/configuration.md, "Context window").
+    contextWindowSource: str
     maxOutputTokens: int
 
 
@@ -663,6 +668,8 @@ class ContextTrace(TypedDict):
     omitted: list[Omitted]
     usage: Usage
     body: NotRequired[JsonObject | None]
+    # Where the model's window came from, as in models/list (docs/configuration.md).
+    windowSource: NotRequired[str]
 
 
 class PinResult(TypedDict):

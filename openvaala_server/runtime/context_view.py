@@ -131,6 +131,9 @@ async def context_result(
     }
     if include_body:
         result["body"] = request_body(conv, session)
+    model = conv.runtime.config.models.get(session.model)
+    if model is not None:
+        result["windowSource"] = model.window_source
     return result
 
 

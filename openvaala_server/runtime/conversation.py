@@ -20,6 +20,7 @@ from openvaala_server import errors
 from openvaala_server.domain import meta as meta_fold
 from openvaala_server.domain import records as r
 from openvaala_server.domain.approvals import Grant
+from openvaala_server.domain.context import carried
 from openvaala_server.domain.environment import settled
 from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.meta import ConversationMeta
@@ -335,6 +336,8 @@ class LiveConversation:
             "forkedFrom": None,
             "formatVersion": r.FORMAT_VERSION,
         }
+        if root.model_chosen:
+            created["modelChosen"] = True
         self.meta = await self.runtime.store_call(self.runtime.store.create_conversation(created))
         self.pending = None
         root.title = title
@@ -382,11 +385,14 @@ class LiveConversation:
     ) -> None:
         """Durable items into the session's history, and `item/completed` to every client."""
         turn = session.turn
+        model = self.runtime.config.models.get(session.model)
+        provider = model.provider if model is not None else ""
         for item in items:
             if turn is not None:
                 turn.in_progress.pop(item["itemId"], None)
             session.items.append(item)
-            if count_in_usage:
+            # Only what the next request carries (domain/context.py, `carried`).
+            if count_in_usage and carried(item, provider):
                 session.usage.add(item)
             self.hub.publish(
                 methods.ITEM_COMPLETED, {"sessionId": session.session_id, "item": item}

@@ -105,6 +105,8 @@ async def fork(
         "forkedFrom": forked_from,
         "formatVersion": r.FORMAT_VERSION,
     }
+    if conv.root.model_chosen:  # a copy keeps the user's choice of model (docs/storage.md)
+        created["modelChosen"] = True
     new = await runtime.adopt(created, copied, images_from=conv.conversation_id)
     plan = plan_in(planned)  # the plan as it was where the copy ends (docs/protocol.md, Plan)
     if plan is not None:

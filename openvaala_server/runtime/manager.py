@@ -205,6 +205,10 @@ class ConversationManager:
             protected += (cfg_file.parent,)
             # Hidden even before the user writes a config: a tool must not create it first.
             ensure_private_dir(cfg_file.parent)
+        # Key files (`openvaala setup`) wherever they are: a command must not read a key.
+        protected += tuple(
+            Path(m.api_key_file) for m in self.config.models.values() if m.api_key_file
+        )
         hidden = set(self.config.secret_env_names())
         hidden.update(k for k in os.environ if k.startswith("OPENVAALA_"))
         return Confinement(
@@ -241,6 +245,7 @@ class ConversationManager:
         conv.pending = PendingConversation(cwd, agent_name, model_name, title, r.utc_now())
         conv.root_session_id = new_id()
         root = conv.make_session(conv.root_session_id, None, agent_name, model_name, title or "", 0)
+        root.model_chosen = model is not None
         # Usage counts the system prompt and the tool schemas from the first message on.
         conv.refresh_usage_estimate(root)
         self.conversations[cid] = conv
@@ -302,6 +307,7 @@ class ConversationManager:
             session = conv.make_session(
                 sid, smeta.parent_session_id, smeta.agent, smeta.model, smeta.title, depth
             )
+            session.model_chosen = smeta.model_chosen
             # Only the last page now, read from the end of the file: the screen can be drawn at
             # once. The rest loads in the background (`LiveConversation.ensure_history`).
             session.items, more = await self.store_call(
@@ -474,13 +480,25 @@ class ConversationManager:
         await conv.ensure_history()
         session = conv.session(sid)
         self.model_config(model)
+        await self._switch_model(conv, session, model, chosen=True)
+
+    async def _switch_model(
+        self, conv: LiveConversation, session: LiveSession, model: str, *, chosen: bool
+    ) -> None:
+        """Put `session` on `model`: chosen by the user, or brought by its agent."""
         if conv.meta is not None:
-            await conv.append_meta(
-                {"type": r.SESSION_MODEL_SET, "sessionId": session.session_id, "model": model}
-            )
+            record: r.SessionModelSet = {
+                "type": r.SESSION_MODEL_SET,
+                "sessionId": session.session_id,
+                "model": model,
+            }
+            if not chosen:
+                record["by"] = "agent"
+            await conv.append_meta(record)
         elif conv.pending is not None:
             conv.pending.model = model
         session.model = model
+        session.model_chosen = chosen
         config = self.config.models[model]
         session.usage.context_window = config.context_window
         session.usage.max_output_tokens = config.max_output_tokens
@@ -491,7 +509,8 @@ class ConversationManager:
             conv.publish_updated()
 
     async def set_agent(self, cid: str, agent: str) -> None:
-        """Choose the root session's agent (its prompt and tools); its model stays."""
+        """Choose the root session's agent (its prompt and tools); it brings its model unless the
+        user chose one for this conversation (docs/protocol.md, conversation/setAgent)."""
         conv = await self.open(cid)
         await conv.ensure_history()
         self.require_agent(agent)
@@ -504,6 +523,12 @@ class ConversationManager:
         elif conv.pending is not None:
             conv.pending.agent = agent
         root.agent = agent
+        # An agent brings its model, unless the user chose one for this conversation.
+        brings = self.config.agents[agent]
+        switch = brings.model_set and not root.model_chosen and brings.model != root.model
+        if switch and brings.model in self.config.models:
+            await self._switch_model(conv, root, brings.model, chosen=False)
+            return  # published with the model (_switch_model)
         if root.model in self.config.models:
             conv.refresh_usage_estimate(root)
         conv.publish_session(root)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Literal
 import anyio
 
 from openvaala_server.config import Config, ConfigError, config_path, load_config
+from openvaala_server.models.probe import resolve_windows
 from openvaala_server.protocol import methods, payloads
 from openvaala_server.runtime.places import Places
 
@@ -99,6 +100,7 @@ class ConfigWatcher:
             self._seen = seen
             try:
                 config = await anyio.to_thread.run_sync(load_config)
+                config = await resolve_windows(config)
             except ConfigError as exc:
                 self.status = ConfigStatus(
                     self.path,

@@ -72,6 +72,8 @@ class LiveSession:
     turn: LiveTurn | None = None
     last_status: str = "idle"  # of the last finished turn: idle | failed | interrupted
     closed: bool = False
+    # The user chose `model` (not the agent's): an agent switch keeps it (domain/meta.py).
+    model_chosen: bool = False
     depth: int = 0  # 0 for the root agent, 1 for its subagents, …
     # What the requests say about where they run (runtime/surroundings.py); None: to be
     # gathered (conversation.load_surroundings), at the start of each turn again.
@@ -114,6 +116,7 @@ class LiveSession:
             "parentSessionId": self.parent_session_id,
             "agent": self.agent,
             "model": self.model,
+            "modelChosen": self.model_chosen,
             "status": self.status,
             "title": self.title,
             "depth": self.depth,

@@ -78,7 +78,9 @@ class StatusBar(Vertical):
         info: dict[str, Any] = session.info if session else {}
         agent = info.get("agent") or view.conversation.get("agent") or "?"
         model = info.get("model") or view.conversation.get("model") or "?"
-        self._set("#status-model", f"{agent} · {model}")
+        # A model the user chose stays when the agent changes; the agent's own comes with it.
+        chosen = " (chosen)" if info.get("modelChosen") else ""
+        self._set("#status-model", f"{agent} · {model}{chosen}")
         state = "—"
         retry = ""
         usage: dict[str, Any] = {}

@@ -28,7 +28,7 @@ def short_path(path: str) -> str:
     return path
 
 
-def welcome_text(cwd: str, agent: str, model: str, config: str) -> Text:
+def welcome_text(cwd: str, agent: str, model: str, config: str, offer: str = "") -> Text:
     text = Text()
     text.append("OpenVaala", style="bold")
     text.append(f" in {short_path(cwd)}\n")
@@ -43,6 +43,8 @@ def welcome_text(cwd: str, agent: str, model: str, config: str) -> Text:
     for tip, what in TIPS:
         text.append(f"  {tip:<{width}}  ", style="bold")
         text.append(f"{what}\n", style="dim")
+    if offer:  # no model but the demo yet: how to set one up (openvaala_tui/setup_actions.py)
+        text.append(f"\n{offer}\n", style="bold")
     text.rstrip()
     return text
 

@@ -121,6 +121,9 @@ class FakeProvider:
         self._writers: set[asyncio.StreamWriter] = set()
         self.connections: list[FakeConnection] = []  # every connection accepted, in order
         self.port = 0
+        # Plain JSON answers by (method, path): what a server says besides streaming replies
+        # (`GET /v1/models`, Ollama's `POST /api/show`, llama.cpp's `GET /props`, ...).
+        self.json_routes: dict[tuple[str, str], Any] = {}
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> FakeProvider:
@@ -322,6 +325,18 @@ class FakeProvider:
         self, request: RecordedRequest, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> bool:
         """Answer one request; False when the connection must not be reused."""
+        route = (request.method, request.path.split("?", 1)[0])
+        if route in self.json_routes:
+            problem = self._check_key(request)
+            if problem is not None:  # as the real servers do: listings need the key too
+                refused = {"message": problem, "type": "invalid_request_error"}
+                await _send_json(writer, request, 401, {"error": refused})
+            else:
+                answer = self.json_routes[route]
+                # A callable answers from the request's JSON (a tokenizer, a template).
+                body = answer(request.json) if callable(answer) else answer
+                await _send_json(writer, request, 200, body)
+            return True
         if request.wire is None or request.method != "POST":
             await _send_json(writer, request, 404, {"error": {"message": "no such endpoint"}})
             return True
@@ -351,7 +366,8 @@ class FakeProvider:
     def _check_key(self, request: RecordedRequest) -> str | None:
         if not self.api_key:
             return None
-        if request.wire == ANTHROPIC:
+        # Anthropic's own routes (its model listing too) take the key in x-api-key.
+        if request.wire == ANTHROPIC or (request.wire is None and self.wire == ANTHROPIC):
             given = request.headers.get("x-api-key", "")
         else:
             given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()

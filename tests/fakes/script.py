@@ -160,6 +160,9 @@ class Reply:
     steps: list[Step] = field(default_factory=list)
     error: HttpError | None = None
     usage_tokens: tuple[int, int, int] | None = None  # input, output, cached input
+    # False: a server that never reports usage, even when asked (Chat Completions only; an older
+    # llama.cpp server, for example).
+    reports_usage: bool = True
     stop: str | None = None  # "stop" | "tool_calls" | "max_tokens"; derived when None
     # Responses only: the reasoning.context the fake claims to have applied (echoed in the
     # response object); by default it echoes the request's `reasoning` object.
@@ -217,6 +220,10 @@ class Reply:
         return self
 
     # -- final events
+    def without_usage(self) -> Reply:
+        self.reports_usage = False
+        return self
+
     def usage(self, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0) -> Reply:
         self.usage_tokens = (input_tokens, output_tokens, cached_input_tokens)
         return self

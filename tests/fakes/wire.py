@@ -234,7 +234,7 @@ class ChatRenderer(Renderer):
         stop = {"max_tokens": "length"}.get(self.stop(), self.stop())
         yield self.chunk({}, finish=stop)
         options = self.request.get("stream_options")
-        if isinstance(options, dict) and options.get("include_usage"):
+        if isinstance(options, dict) and options.get("include_usage") and self.reply.reports_usage:
             prompt, completion, cached = self.usage()
             yield sse(
                 {

@@ -35,11 +35,12 @@ def test_error_messages_are_readable() -> None:
     error = error_for_status(OPENAI, 401, {}, '{"error": {"message": "bad key sk-secret-value"}}')
     assert error.kind == "auth_failed"
     assert error.message == (
-        "OpenAI said 401 Unauthorized: check the key in OPENAI_API_KEY: bad key [redacted]"
+        "OpenAI said 401 Unauthorized: check the key in OPENAI_API_KEY (api_key_env in "
+        "[models.m]): bad key [redacted]"
     )
     error = error_for_status(OPENAI, 404, {}, "<html>nope</html>")
     assert error.kind == "model_not_found"
-    assert "'gpt-x'" in error.message
+    assert "check model = 'gpt-x' and base_url in [models.m]" in error.message
 
 
 def test_overflow_and_retry_after_ms() -> None:

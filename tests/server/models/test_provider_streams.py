@@ -254,13 +254,15 @@ async def test_stream_ending_before_final_event_is_retryable(fake_provider: Fake
     assert "ended the response stream early" in error.message
 
 
-async def test_connection_refused_is_retryable() -> None:
+async def test_connection_refused_fails_at_once_naming_the_setting() -> None:
     fake = FakeProvider(api_key=None).start()
     config = fake.model_config()
     fake.stop()  # nothing listens on that port any more
     with pytest.raises(ModelError) as info:
         [e async for e in OpenAIChatProvider(config).stream(request(config))]
-    assert (info.value.kind, info.value.retryable) == ("provider_unavailable", True)
+    # A mistake in the model's table, not a passing failure (docs/configuration.md, "Fail fast").
+    assert (info.value.kind, info.value.retryable) == ("provider_unavailable", False)
+    assert f"check base_url in [models.{config.name}]" in info.value.message
 
 
 async def test_read_timeout_is_retryable(fake_openai: FakeProvider) -> None:

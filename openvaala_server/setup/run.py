@@ -1,0 +1,229 @@
+"""The steps of `openvaala setup`, in order: provider, address, key, models, config, test turn.
+
+Every answer comes from a flag or, at a terminal, from a question (prompts.py). The key is never
+taken from the command line: it is read from an environment variable (`--api-key-env`), from
+stdin (`--api-key-stdin`) or typed unseen, and then stored in a 0600 file (keys.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+import tomllib
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+import httpx
+
+from openvaala_server.config import WINDOW_PENDING, ConfigError, ModelConfig, load_config
+from openvaala_server.models import catalog
+from openvaala_server.models.probe import PROBE_TIMEOUT, probe, with_window
+from openvaala_server.setup import config_text
+from openvaala_server.setup.endpoint import Failure, list_models, test_turn
+from openvaala_server.setup.keys import store_key
+from openvaala_server.setup.presets import BY_KEY, PRESETS, Preset
+from openvaala_server.setup.prompts import Prompter, Usage
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Flags:
+    provider: str | None = None
+    base_url: str | None = None
+    model: str | None = None
+    name: str | None = None
+    api_key_env: str | None = None
+    api_key_stdin: bool = False
+    context_window: int | None = None
+    test: bool = True
+
+
+@dataclass
+class Key:
+    env: str | None = None  # the variable it is read from
+    secret: str | None = None  # the key itself, to store in a file (typed or from stdin)
+
+    @property
+    def value(self) -> str | None:
+        return self.secret or (os.environ.get(self.env, "").strip() if self.env else None)
+
+
+def say(text: str) -> None:
+    print(text, flush=True)
+
+
+def run(flags: Flags, prompter: Prompter, config_file: Path) -> int:
+    try:
+        return _run(flags, prompter, config_file)
+    except Usage as exc:
+        print(f"openvaala setup: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except Failure as exc:
+        print(f"openvaala setup: {exc.message}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+def _run(flags: Flags, prompter: Prompter, config_file: Path) -> int:
+    text = _read(config_file)
+    taken, agents = _existing(text, config_file)
+    preset = _preset(flags, prompter)
+    base_url = flags.base_url or preset.base_url
+    if base_url is None:
+        base_url = prompter.ask("Server URL, e.g. http://localhost:8000/v1", flag="--base-url")
+    if not base_url.startswith(("http://", "https://")):
+        raise Usage(f"the server URL must start with http:// or https:// (got {base_url!r})")
+    key = _key(flags, prompter, preset)
+
+    probe = ModelConfig("setup", preset.provider, "", 8192, 1024, base_url, key.env)
+    say(f"Asking {base_url} for its models...")
+    models = asyncio.run(list_models(probe, key.value))
+    model = _model(flags, prompter, models)
+    name = flags.name or config_text.table_name(model, taken)
+    if name in taken:
+        raise Usage(f"--name {name!r}: config.toml already has [models.{name}]")
+    window = _window(flags, prompter, preset, base_url, model)
+    key_file = store_key(config_file.parent, name, key.secret) if key.secret else None
+    new = config_text.NewModel(name, preset, model, base_url, key.env, key_file, window)
+    _write(config_file, config_text.extended(text, new, date.today().isoformat()))
+    try:
+        config = load_config(config_file)
+    except ConfigError as exc:
+        _write(config_file, text)  # what was there before stays as it was
+        raise Failure(f"the new configuration does not load, nothing changed: {exc}") from None
+    say(f"Wrote [models.{name}] to {config_file}.")
+    if agents:  # the file's agents keep their models: say how to use the new one
+        say(f"Your agents keep their models: use this one with `/model {name}` in the TUI,")
+        say(f'`openvaala exec --model {name}`, or model = "{name}" in an agent\'s table.')
+    if not flags.test:
+        return EXIT_OK
+    say(f"Running a test turn on {model}...")
+    reply, source = asyncio.run(_test(config.models[name]))
+    say(f"The model answered: {reply[:200]!r}")
+    if source:
+        say(f"Its context window: {source}.")
+    say("Done. Start with `openvaala` (a running daemon picks the new model up by itself).")
+    return EXIT_OK
+
+
+async def _test(model: ModelConfig) -> tuple[str, str]:
+    """The test turn's reply, and where a served model's window comes from (as the daemon will
+    ask it)."""
+    source = ""
+    if model.window_source == WINDOW_PENDING:
+        async with httpx.AsyncClient(timeout=PROBE_TIMEOUT) as client:
+            model = with_window(model, await probe(model, client))
+        source = f"{model.context_window} tokens ({model.window_source})"
+    try:
+        return await test_turn(model), source
+    except Failure as exc:
+        raise Failure(
+            f"the configuration is written, but the test turn failed: {exc.message}"
+        ) from None
+
+
+def _window(
+    flags: Flags, prompter: Prompter, preset: Preset, base_url: str, model: str
+) -> int | None:
+    """The window to write: only for a hosted model the catalog lacks (others need none)."""
+    if flags.context_window is not None:
+        return flags.context_window
+    if catalog.probed_server(preset.provider, base_url):
+        return None
+    if catalog.known_model(preset.provider, model) is not None:
+        return None
+    answer = prompter.ask(
+        f"{model!r} is not in the catalog of known models: its context window in tokens",
+        flag="--context-window",
+    )
+    if not answer.isdigit() or int(answer) < 2:
+        raise Usage(f"the context window must be a whole number of tokens ({answer!r})")
+    return int(answer)
+
+
+def _read(config_file: Path) -> str:
+    try:
+        return config_file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise Failure(f"cannot read {config_file}: {exc}") from None
+
+
+def _existing(text: str, config_file: Path) -> tuple[set[str], set[str]]:
+    try:
+        return config_text.existing(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise Failure(f"{config_file} is not valid TOML, fix it first: {exc}") from None
+
+
+def _preset(flags: Flags, prompter: Prompter) -> Preset:
+    if flags.provider is not None:
+        return BY_KEY[flags.provider]
+    index = prompter.choose("Which provider?", [p.title for p in PRESETS], flag="--provider")
+    return PRESETS[index]
+
+
+def _key(flags: Flags, prompter: Prompter, preset: Preset) -> Key:
+    if flags.api_key_env:
+        if not os.environ.get(flags.api_key_env, "").strip():
+            raise Usage(f"--api-key-env: the environment variable {flags.api_key_env} is empty")
+        return Key(env=flags.api_key_env)
+    if flags.api_key_stdin:
+        secret = sys.stdin.readline().strip()
+        if not secret:
+            raise Usage("--api-key-stdin: stdin gave no key")
+        return Key(secret=secret)
+    usual = preset.key_env
+    if usual and os.environ.get(usual, "").strip():
+        if flags.provider is not None:
+            return Key(env=usual)  # flags mode: the usual variable, when it is set
+        answer = prompter.ask(f"Use the key in ${usual}? (y/n)", "y", flag="--api-key-env")
+        if answer.lower().startswith("y"):
+            return Key(env=usual)
+    if not preset.needs_key and flags.provider is not None:
+        return Key()  # a local server: no key unless a flag gives one
+    optional = "" if preset.needs_key else ", empty if the server takes none"
+    secret = prompter.secret(
+        f"API key (not shown; kept in a file only you can read{optional})",
+        flag="--api-key-env or --api-key-stdin",
+    )
+    if secret or not preset.needs_key:
+        return Key(secret=secret or None)
+    env = prompter.ask("The environment variable that holds the key", flag="--api-key-env")
+    if not os.environ.get(env, "").strip():
+        raise Usage(f"the environment variable {env} is empty")
+    return Key(env=env)
+
+
+def _model(flags: Flags, prompter: Prompter, models: list[str]) -> str:
+    if flags.model:
+        if models and flags.model not in models:
+            say(f"Note: {flags.model!r} is not among the models the server lists.")
+        return flags.model
+    if not models:
+        return prompter.ask("The server lists no models: the model id to use", flag="--model")
+    if len(models) == 1:
+        say(f"The server has one model: {models[0]}")
+        return models[0]
+    shown = models[:40]
+    index = prompter.choose("Which model?", shown, flag="--model")
+    return shown[index]
+
+
+def _write(path: Path, text: str) -> None:
+    """Replace the file at once (a daemon watching it never reads half of it)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".config-", suffix=".toml")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,52 @@
+"""`openvaala setup` from the TUI: offered while only the demo model is configured, never forced
+(docs/configuration.md, "Setting up with `openvaala setup`")."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+
+from textual.app import SuspendNotSupported
+
+from openvaala_server.protocol import methods
+from openvaala_tui.actions import CommandsMixin
+
+OFFER = (
+    "No model is configured yet: the offline demo model answers for now. "
+    "/setup picks a provider (OpenAI, Anthropic, a compatible server or Ollama), checks the key "
+    "and writes config.toml; or edit it by hand (docs/configuration.md)."
+)
+
+
+class SetupMixin(CommandsMixin):
+    setup_offer = ""  # shown on the first screen (the welcome) while it is there
+
+    def show_welcome(self) -> None:
+        raise NotImplementedError
+
+    async def offer_setup(self) -> None:
+        """Say how to configure a model when the daemon has none but the demo: on the first
+        screen, which goes away with the first message (the offer never stands in the way)."""
+        result = await self.call(methods.MODELS_LIST)
+        models = result.get("models") or []
+        if all(m.get("provider") == "demo" for m in models):
+            self.setup_offer = OFFER
+            self.show_welcome()
+
+    async def cmd_setup(self, arg: str) -> None:
+        """Run `openvaala setup` in this terminal; the daemon reloads what it writes."""
+        command = [sys.executable, "-m", "openvaala_server", "setup"]
+        try:
+            with self.suspend():
+                # In a thread: the connection to the daemon keeps being served meanwhile.
+                code = await asyncio.to_thread(subprocess.call, command)
+        except SuspendNotSupported:
+            await self.local_notice("Run `openvaala setup` in a terminal.", error=True)
+            return
+        if code == 0:
+            await self.local_notice(
+                "Model configured: /new starts a conversation on it, /model switches this one."
+            )
+        else:
+            await self.local_notice("Setup did not finish: nothing was changed.", error=True)
