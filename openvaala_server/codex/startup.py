@@ -16,7 +16,7 @@ from openvaala_server.codex.schema import CODEX_VERSION
 from openvaala_server.codex.upstream import Upstream
 from openvaala_server.protocol.json_types import JsonObject, JsonValue
 
-Answer = Callable[[Upstream, JsonObject], Awaitable[JsonObject | None]]
+Answer = Callable[[Upstream, JsonObject], Awaitable[JsonObject]]
 REASONING: Final[list[JsonValue]] = [
     {"reasoningEffort": "medium", "description": "the model's own setting (OpenVaala's config)"}
 ]
@@ -123,6 +123,10 @@ async def empty_page(up: Upstream, p: JsonObject) -> JsonObject:
     return {"data": [], "nextCursor": None}
 
 
+async def no_plugins(up: Upstream, p: JsonObject) -> JsonObject:
+    return {"marketplaces": [], "featuredPluginIds": [], "marketplaceLoadErrors": []}
+
+
 async def requirements(up: Upstream, p: JsonObject) -> JsonObject:
     return {"requirements": None, "supportsIndependentSpeedModes": None}
 
@@ -131,8 +135,8 @@ async def rate_limits(up: Upstream, p: JsonObject) -> JsonObject:
     return {"rateLimits": {"limitId": None, "limitName": None, "primary": None, "secondary": None}}
 
 
-async def nothing(up: Upstream, p: JsonObject) -> None:
-    return None
+async def no_govcloud(up: Upstream, p: JsonObject) -> JsonObject:
+    return {"isGovCloud": False, "shouldWarn": False}
 
 
 ANSWERS: Final[dict[str, Answer]] = {
@@ -142,11 +146,11 @@ ANSWERS: Final[dict[str, Answer]] = {
     "configRequirements/read": requirements,
     "account/read": account_read,
     "account/rateLimits/read": rate_limits,
-    "account/bedrock/checkGovCloudRequirements": nothing,
+    "account/bedrock/checkGovCloudRequirements": no_govcloud,
     "mcpServerStatus/list": mcp_status,
     "skills/list": skills_list,
     "hooks/list": empty_list,
     "app/list": empty_page,
-    "plugin/list": empty_page,
+    "plugin/list": no_plugins,
     "experimentalFeature/list": empty_page,
 }
