@@ -131,6 +131,13 @@ class CodexSession:
     # -- notifications from the daemon -----------------------------------------------------
 
     def _on_note(self, method: str, params: JsonObject) -> None:
+        # Called from the daemon's publishing: a fault here must not reach the conversation.
+        try:
+            self._follow(method, params)
+        except Exception:
+            log.exception("codex: could not map %s for a Codex client", method)
+
+    def _follow(self, method: str, params: JsonObject) -> None:
         cid = params.get("conversationId")
         feed = self.feeds.get(cid) if isinstance(cid, str) else None
         if feed is None:
