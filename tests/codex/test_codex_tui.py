@@ -99,7 +99,11 @@ def codex_tui(daemon: Daemon, tmp_path: Path) -> Iterator[Tmux]:
         "OPENVAALA_TOKEN": daemon.token,
     }
     tmux = Tmux(f"openvaala-codex-{os.getpid()}-{tmp_path.name}", env)
-    command = f"{binary} --remote ws://{daemon.address} --remote-auth-token-env OPENVAALA_TOKEN"
+    # The pane outlives Codex, so a failure shows what it said before it exited.
+    command = (
+        f"{binary} --remote ws://{daemon.address} --remote-auth-token-env OPENVAALA_TOKEN;"
+        ' echo "codex exited: $?"; sleep 600'
+    )
     tmux.run(
         "new-session",
         "-d",
