@@ -13,9 +13,9 @@ from typing import Final
 
 from openvaala_server.codex import wire
 from openvaala_server.codex.ids import thread_id
+from openvaala_server.codex.rpc import decode_object
 from openvaala_server.domain import tool_names
 from openvaala_server.domain.records import ItemOfKind, ToolCallItem, ToolResultItem
-from openvaala_server.protocol import codec
 from openvaala_server.protocol.json_types import JsonObject, JsonValue
 
 FILE_TOOLS: Final = frozenset({tool_names.APPLY_PATCH, tool_names.EDIT_FILE, tool_names.WRITE_FILE})
@@ -137,7 +137,7 @@ def collab_item(call: ToolCallItem, result: ToolResultItem | None) -> wire.Colla
     """A collaboration tool call; its receivers are the subagents it names (or started)."""
     args = call["arguments"]
     receivers = [a for a in _agent_ids(args) if a]
-    parsed = _json_object(result["output"]) if result is not None else {}
+    parsed = decode_object(result["output"]) if result is not None else {}
     started = parsed.get("agent_id")
     if isinstance(started, str) and started not in receivers:
         receivers.append(started)
@@ -202,14 +202,6 @@ def _agent_ids(args: JsonObject) -> list[str]:
     if isinstance(ids, str):
         return [ids]
     return [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
-
-
-def _json_object(text: str) -> JsonObject:
-    try:
-        value = codec.loads(text)
-    except codec.DecodeError:
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def _hex(value: str) -> bool:

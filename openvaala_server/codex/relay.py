@@ -18,8 +18,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from openvaala_server.client.daemon import ensure_server
-from openvaala_server.protocol import codec
-from openvaala_server.protocol.json_types import JsonObject
+from openvaala_server.codex.rpc import decode_object
 
 log = logging.getLogger(__name__)
 
@@ -33,25 +32,17 @@ class _Pending:
         self.idle.set()
 
     def sent(self, line: str) -> None:
-        message = _message(line)
+        message = decode_object(line)
         if "method" in message and message.get("id") is not None:
             self.ids.add(message["id"])
             self.idle.clear()
 
     def received(self, text: str) -> None:
-        message = _message(text)
+        message = decode_object(text)
         if "method" not in message:
             self.ids.discard(message.get("id"))
             if not self.ids:
                 self.idle.set()
-
-
-def _message(text: str) -> JsonObject:
-    try:
-        value = codec.loads(text)
-    except codec.DecodeError:
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 async def relay(stdin: asyncio.StreamReader, stdout: BinaryIO, address: str, token: str) -> int:

@@ -166,7 +166,7 @@ class CodexSession:
         self.send(rpc.request(request, ask.method, ask.params))
 
     async def _answered(self, response: rpc.Response) -> None:
-        asked = self.asked.pop(response.id, None)
+        asked = self.asked.pop(response.id, None) if response.id is not None else None
         if asked is None:
             return
         cid, approval = asked

@@ -9,6 +9,16 @@ from tests.codex.harness import CodexClient
 Params = dict[str, Any]
 
 
+def demo_config(*, pace_ms: int = 0, approval: str = "escalate") -> str:
+    """The demo model behind the default agent: `pace_ms` between words (a turn that lasts, to
+    steer or follow it), `approval` the agent's policy (`always`: every command asks)."""
+    return (
+        f'[models.demo]\nprovider = "demo"\npace_ms = {pace_ms}\n\n'
+        f'[agents.default]\ndescription = "General assistant"\nmodel = "demo"\n'
+        f'approval = "{approval}"\n'
+    )
+
+
 def text_input(text: str) -> list[Params]:
     return [{"type": "text", "text": text, "text_elements": []}]
 

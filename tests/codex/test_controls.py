@@ -7,37 +7,16 @@ from typing import Any
 
 import pytest
 
-from tests.codex.flows import items_of, run_turn, start_thread, text_input
+from tests.codex.flows import demo_config, items_of, run_turn, start_thread, text_input
 from tests.codex.harness import CodexClient, open_client
 from tests.support.daemon import Daemon
-
-SLOW = """
-[models.demo]
-provider = "demo"
-pace_ms = 150
-
-[agents.default]
-description = "General assistant"
-model = "demo"
-"""
-
-ASKING = """
-[models.demo]
-provider = "demo"
-pace_ms = 0
-
-[agents.default]
-description = "General assistant"
-model = "demo"
-approval = "always"
-"""
 
 Factory = Callable[..., Daemon]
 
 
 @pytest.mark.parametrize("transport", ["websocket", "stdio"])
 async def test_steer_then_interrupt(daemon_factory: Factory, transport: str) -> None:
-    daemon = daemon_factory(SLOW)
+    daemon = daemon_factory(demo_config(pace_ms=150))
     codex = await open_client(daemon, transport)
     try:
         thread = await start_thread(codex, str(daemon.workdir))
@@ -90,7 +69,7 @@ def _decline(message: dict[str, Any]) -> object:
 
 
 async def test_a_command_waits_for_the_codex_client_s_approval(daemon_factory: Factory) -> None:
-    daemon = daemon_factory(ASKING)
+    daemon = daemon_factory(demo_config(approval="always"))
     codex = await open_client(daemon, "stdio")
     try:
         thread = await start_thread(codex, str(daemon.workdir))
@@ -115,7 +94,7 @@ async def test_a_command_waits_for_the_codex_client_s_approval(daemon_factory: F
 
 
 async def test_another_client_answering_first_resolves_the_request(daemon_factory: Factory) -> None:
-    daemon = daemon_factory(ASKING)
+    daemon = daemon_factory(demo_config(approval="always"))
     codex = await open_client(daemon, "websocket")
     try:
         thread = await start_thread(codex, str(daemon.workdir))

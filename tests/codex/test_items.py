@@ -7,24 +7,13 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from tests.codex.flows import items_of, run_turn, start_thread
+from tests.codex.flows import demo_config, items_of, run_turn, start_thread
 from tests.codex.harness import CodexClient, open_client
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
 from tests.support.daemon import Daemon
 
 Factory = Callable[..., Daemon]
-
-ASKING = """
-[models.demo]
-provider = "demo"
-pace_ms = 0
-
-[agents.default]
-description = "General assistant"
-model = "demo"
-approval = "always"
-"""
 
 
 async def test_reasoning_streams_as_a_summary(codex: CodexClient, daemon: Daemon) -> None:
@@ -60,7 +49,7 @@ def _accept(message: dict[str, Any]) -> object:
 
 
 async def test_a_file_change_is_approved_then_shown_with_its_diff(daemon_factory: Factory) -> None:
-    daemon = daemon_factory(ASKING)
+    daemon = daemon_factory(demo_config(approval="always"))
     (daemon.workdir / "keep.py").write_text("a = 1\nb = 2\n")
     codex = await open_client(daemon, "websocket")
     try:

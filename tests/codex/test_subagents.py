@@ -6,26 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tests.codex.flows import items_of, run_turn, start_thread, text_input
+from tests.codex.flows import demo_config, items_of, run_turn, start_thread, text_input
 from tests.codex.harness import CodexClient, open_client
 from tests.support.daemon import Daemon
 from tests.support.events import collect_until, turn_ended
-
-SLOW = """
-[models.demo]
-provider = "demo"
-pace_ms = 100
-
-[agents.default]
-description = "General assistant"
-model = "demo"
-"""
 
 Factory = Callable[..., Daemon]
 
 
 async def test_a_subagent_is_its_own_thread(daemon_factory: Factory) -> None:
-    daemon = daemon_factory(SLOW)
+    daemon = daemon_factory(demo_config(pace_ms=100))
     codex = await open_client(daemon, "websocket")
     follower = await open_client(daemon, "stdio")
     try:
