@@ -89,7 +89,10 @@ class CodexSession:
         if isinstance(incoming, rpc.Invalid):
             self.send(rpc.error(incoming.id, incoming.error))
         elif isinstance(incoming, rpc.Response):
-            await self._answered(incoming)
+            try:
+                await self._answered(incoming)
+            except Exception:  # the connection keeps serving; the turn still waits for an answer
+                log.exception("codex: an approval answer could not be passed on")
         elif isinstance(incoming, rpc.Request):
             try:
                 result = await self._call(incoming.method, incoming.params)
@@ -295,6 +298,9 @@ class CodexSession:
         return {"thread": self._thread(snapshot, sid, turns)}  # type: ignore[dict-item]
 
     async def thread_list(self, p: JsonObject) -> JsonObject:
+        for key in ("parentThreadId", "ancestorThreadId"):
+            if p.get(key) is not None:
+                return await self._subagent_threads(p, key)
         params: JsonObject = {"archived": bool(p.get("archived"))}
         if isinstance(p.get("searchTerm"), str) and p["searchTerm"]:
             params["search"] = p["searchTerm"]
@@ -310,6 +316,27 @@ class CodexSession:
             if isinstance(row, dict)
         ]
         return {"data": data, "nextCursor": page.get("nextCursor")}
+
+    async def _subagent_threads(self, p: JsonObject, key: str) -> JsonObject:
+        """The subagents' threads below a thread: its children, or all its descendants."""
+        cid, sid = self._locate(p, key)
+        snapshot = await self._peek(cid)
+        info = snapshot["conversation"]
+        assert isinstance(info, dict)
+        top = sid or str(info["rootSessionId"])
+        sessions = [s for s in _sessions(snapshot) if s.get("parentSessionId") is not None]
+        below, found = {top}, True
+        while found and key == "ancestorThreadId":
+            grown = below | {
+                str(s["sessionId"]) for s in sessions if s.get("parentSessionId") in below
+            }
+            found, below = grown != below, grown
+        data: list[JsonValue] = [
+            threads.session_thread(info, s)  # type: ignore[misc]
+            for s in sessions
+            if s.get("parentSessionId") in below
+        ]
+        return {"data": data, "nextCursor": None}
 
     async def thread_turns_list(self, p: JsonObject) -> JsonObject:
         cid, sid = self._locate(p)
@@ -478,12 +505,15 @@ class CodexSession:
         return {}
 
 
-def _session(snapshot: JsonObject, sid: str | None) -> JsonObject | None:
+def _sessions(snapshot: JsonObject) -> list[JsonObject]:
     sessions = snapshot.get("sessions")
-    for session in sessions if isinstance(sessions, list) else []:
-        if isinstance(session, dict) and (
-            session.get("sessionId") == sid
-            or (sid is None and session.get("parentSessionId") is None)
+    return [s for s in (sessions if isinstance(sessions, list) else []) if isinstance(s, dict)]
+
+
+def _session(snapshot: JsonObject, sid: str | None) -> JsonObject | None:
+    for session in _sessions(snapshot):
+        if session.get("sessionId") == sid or (
+            sid is None and session.get("parentSessionId") is None
         ):
             return session
     return None

@@ -49,6 +49,13 @@ async def test_a_subagent_is_its_own_thread(daemon_factory: Factory) -> None:
         assert spawn["item"]["receiverThreadIds"] == [child["id"]]
         assert spawn["item"]["prompt"] == "say hi"
 
+        # The spawn edge, asked the Codex way: the threads whose parent is the root's.
+        children = await codex.request("thread/list", {"parentThreadId": thread})
+        assert [(t["id"], t["parentThreadId"]) for t in children["data"]] == [(child["id"], thread)]
+        below = await codex.request("thread/list", {"ancestorThreadId": thread})
+        assert [t["id"] for t in below["data"]] == [child["id"]]
+        assert (await codex.request("thread/list", {"parentThreadId": child["id"]}))["data"] == []
+
         read = await codex.request("thread/read", {"threadId": child["id"], "includeTurns": True})
         texts = [
             i.get("text") or i.get("content", [{}])[0].get("text")
