@@ -62,12 +62,16 @@ class StdioTransport:
 
     @classmethod
     async def open(cls, daemon: Daemon) -> StdioTransport:
+        # The two-line wrapper docs/codex.md gives the IDE extension (CODEX_CLI_PATH), called
+        # the way the extension calls `codex`.
+        wrapper = daemon.home.parent / "codex-wrapper"
+        if not wrapper.exists():
+            wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} -m openvaala_server app-server\n")
+            wrapper.chmod(0o755)
         process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "openvaala_server",
+            str(wrapper),
             "app-server",
-            "--analytics-default-enabled",  # what the IDE extension passes: ignored
+            "--analytics-default-enabled",
             env=daemon.env,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
