@@ -44,7 +44,8 @@ def web_root() -> Path | None:
 
 def build_app(runtime: ConversationManager, credentials: Credentials) -> SecurityMiddleware:
     dispatcher = Dispatcher(runtime)
-    app_server = app_server_endpoint(dispatcher, runtime.config.server.client_queue_limit)
+    # The queue limit is read per connection, as for `/ws` (a reload may change it).
+    app_server = app_server_endpoint(dispatcher, lambda: runtime.config.server.client_queue_limit)
     static = web_root()
 
     async def websocket_endpoint(websocket: WebSocket) -> None:

@@ -27,12 +27,13 @@ log = logging.getLogger(__name__)
 Endpoint = Callable[[WebSocket], Awaitable[None]]
 
 
-def app_server_endpoint(dispatcher: Dispatcher, queue_limit: int) -> Endpoint:
+def app_server_endpoint(dispatcher: Dispatcher, queue_limit: Callable[[], int]) -> Endpoint:
     directory = SessionDirectory()
 
     async def endpoint(websocket: WebSocket) -> None:
         await websocket.accept()
-        queue: asyncio.Queue[str] = asyncio.Queue(maxsize=queue_limit)
+        limit = queue_limit()
+        queue: asyncio.Queue[str] = asyncio.Queue(maxsize=limit)
         dropped = anyio.Event()
 
         def send(text: str) -> None:
@@ -48,7 +49,7 @@ def app_server_endpoint(dispatcher: Dispatcher, queue_limit: int) -> Endpoint:
                     await websocket.send_text(await queue.get())
 
         def upstream(on_note: NoteHandler) -> Upstream:
-            return Upstream(websocket, dispatcher, queue_limit, on_note)
+            return Upstream(websocket, dispatcher, limit, on_note)
 
         async with anyio.create_task_group() as group:
 
