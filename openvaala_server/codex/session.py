@@ -13,10 +13,13 @@ from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any, Final
 
+import anyio
+
 from openvaala_server import errors
 from openvaala_server.codex import rpc, startup, threads, wire
 from openvaala_server.codex.events import Ask, Settled, ThreadFeed
 from openvaala_server.codex.ids import openvaala_id, thread_id
+from openvaala_server.codex.inputs import user_message
 from openvaala_server.codex.upstream import Upstream
 from openvaala_server.protocol.json_types import JsonMapping, JsonObject, JsonValue
 
@@ -227,7 +230,7 @@ class CodexSession:
     def _thread(self, snapshot: JsonObject, sid: str | None, turns: list[wire.Turn]) -> wire.Thread:
         info = snapshot["conversation"]
         assert isinstance(info, dict)
-        session = _session(snapshot, sid) if sid is not None else None
+        session = threads.session(snapshot, sid) if sid is not None else None
         thread = (
             threads.session_thread(info, session) if session else threads.conversation_thread(info)
         )
@@ -255,7 +258,7 @@ class CodexSession:
             {"conversationId": cid, "sessionId": sid, "limit": HISTORY_LIMIT},
         )
         saved = page.get("items")
-        session = _session(snapshot, sid)
+        session = threads.session(snapshot, sid)
         running = session.get("turn") if session else None
         items = list(saved) if isinstance(saved, list) else []
         running_id = None
@@ -324,7 +327,7 @@ class CodexSession:
         info = snapshot["conversation"]
         assert isinstance(info, dict)
         top = sid or str(info["rootSessionId"])
-        sessions = [s for s in _sessions(snapshot) if s.get("parentSessionId") is not None]
+        sessions = [s for s in threads.sessions(snapshot) if s.get("parentSessionId") is not None]
         below, found = {top}, True
         while found and key == "ancestorThreadId":
             grown = below | {
@@ -380,8 +383,8 @@ class CodexSession:
         last_turn = p.get("lastTurnId")
         if isinstance(last_turn, str) and last_turn:
             snapshot = await self._peek(cid)
-            turn = _find_turn(await self._turns(cid, None, snapshot), last_turn)
-            params["upToItemId"] = _last_item_id(turn)
+            turn = threads.find_turn(await self._turns(cid, None, snapshot), last_turn)
+            params["upToItemId"] = threads.last_item_id(turn)
         forked = await self.up.request("conversation/fork", params)
         return await self._opened_copy(forked)
 
@@ -389,7 +392,7 @@ class CodexSession:
         cid, _ = self._locate(p)
         snapshot = await self._peek(cid)
         turns = await self._turns(cid, None, snapshot)
-        turn = _find_turn(turns, p.get("beforeTurnId"))
+        turn = threads.find_turn(turns, p.get("beforeTurnId"))
         return await self._rewind(cid, turn)
 
     async def thread_rollback(self, p: JsonObject) -> JsonObject:
@@ -466,12 +469,14 @@ class CodexSession:
     async def _send_input(self, p: JsonObject, mode: str) -> tuple[str, str | None, ThreadFeed]:
         cid, sid = self._locate(p)
         feed = self.feeds.get(cid) or (await self._open(cid))[0]
-        text, images = _user_input(p.get("input"))
-        params: JsonObject = {"conversationId": cid, "text": text, "mode": mode}
+        message = user_message(p.get("input"))
+        for path in message.paths:
+            message.images.append(await _read_image(path))
+        params: JsonObject = {"conversationId": cid, "text": message.text, "mode": mode}
         if sid is not None:
             params["sessionId"] = sid
-        if images:
-            params["images"] = images  # type: ignore[assignment]
+        if message.images:
+            params["images"] = list[JsonValue](message.images)
         await self.up.request("input/send", params)
         return cid, sid, feed
 
@@ -505,58 +510,12 @@ class CodexSession:
         return {}
 
 
-def _sessions(snapshot: JsonObject) -> list[JsonObject]:
-    sessions = snapshot.get("sessions")
-    return [s for s in (sessions if isinstance(sessions, list) else []) if isinstance(s, dict)]
-
-
-def _session(snapshot: JsonObject, sid: str | None) -> JsonObject | None:
-    for session in _sessions(snapshot):
-        if session.get("sessionId") == sid or (
-            sid is None and session.get("parentSessionId") is None
-        ):
-            return session
-    return None
-
-
-def _find_turn(turns: list[wire.Turn], turn_id: object) -> wire.Turn:
-    wanted = turn_id.replace("-", "") if isinstance(turn_id, str) else None
-    for turn in turns:
-        if turn["id"] == wanted:
-            return turn
-    raise errors.NotFound(f"no turn {turn_id!r} in this thread", param="turnId")
-
-
-def _last_item_id(turn: wire.Turn) -> str | None:
-    return turn["items"][-1]["id"] if turn["items"] else None
-
-
-def _user_input(value: JsonValue) -> tuple[str, list[JsonObject]]:
-    """Codex `UserInput`s as OpenVaala's text and images; what has no equivalent is refused."""
-    if not isinstance(value, list) or not value:
-        raise errors.InvalidParams('"input" must be a non-empty list of UserInput', param="input")
-    texts: list[str] = []
-    images: list[JsonObject] = []
-    for part in value:
-        kind = part.get("type") if isinstance(part, dict) else None
-        if kind == "text" and isinstance(part, dict):
-            texts.append(str(part.get("text", "")))
-        elif kind == "image" and isinstance(part, dict) and isinstance(part.get("url"), str):
-            images.append({"data": part["url"]})
-        elif kind == "localImage" and isinstance(part, dict) and isinstance(part.get("path"), str):
-            path = Path(str(part["path"]))
-            try:
-                data = base64.b64encode(path.read_bytes()).decode()
-            except OSError as exc:
-                raise errors.InvalidParams(
-                    f"cannot read the image {path}: {exc.strerror}", param="input"
-                ) from None
-            images.append({"data": data, "name": path.name})
-        elif kind in ("skill", "mention") and isinstance(part, dict):
-            texts.append(f"[{part.get('name')}]({part.get('path')})")
-        else:
-            raise errors.InvalidParams(
-                f"input of type {kind!r} is not supported by OpenVaala (text, image, localImage)",
-                param="input",
-            )
-    return "\n".join(t for t in texts if t), images
+async def _read_image(path: str) -> JsonObject:
+    """A `localImage` the client named, read off the loop (the daemon runs as the user)."""
+    try:
+        data = await anyio.Path(path).read_bytes()
+    except OSError as exc:
+        raise errors.InvalidParams(
+            f"cannot read the image {path}: {exc.strerror}", param="input"
+        ) from None
+    return {"data": base64.b64encode(data).decode(), "name": Path(path).name}

@@ -10,11 +10,12 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Final
 
-from openvaala_server import __version__
+from openvaala_server import __version__, errors
 from openvaala_server.codex import wire
 from openvaala_server.codex.ids import thread_id
 from openvaala_server.codex.items import message_item, tool_item
 from openvaala_server.domain.records import ItemOfKind, ToolCallItem, ToolResultItem
+from openvaala_server.protocol.json_types import JsonObject
 
 MODEL_PROVIDER: Final = "openvaala"
 
@@ -153,3 +154,32 @@ def _turn_status(group: list[ItemOfKind]) -> wire.TurnStatus:
         if item["type"] == "notice" and item.get("kind") == "turn_failed":
             return "failed"
     return "completed"
+
+
+# -- a conversation's snapshot (conversation/subscribe) -------------------------------------
+
+
+def sessions(snapshot: JsonObject) -> list[JsonObject]:
+    sessions = snapshot.get("sessions")
+    return [s for s in (sessions if isinstance(sessions, list) else []) if isinstance(s, dict)]
+
+
+def session(snapshot: JsonObject, sid: str | None) -> JsonObject | None:
+    for session in sessions(snapshot):
+        if session.get("sessionId") == sid or (
+            sid is None and session.get("parentSessionId") is None
+        ):
+            return session
+    return None
+
+
+def find_turn(turns: list[wire.Turn], turn_id: object) -> wire.Turn:
+    wanted = turn_id.replace("-", "") if isinstance(turn_id, str) else None
+    for turn in turns:
+        if turn["id"] == wanted:
+            return turn
+    raise errors.NotFound(f"no turn {turn_id!r} in this thread", param="turnId")
+
+
+def last_item_id(turn: wire.Turn) -> str | None:
+    return turn["items"][-1]["id"] if turn["items"] else None

@@ -40,6 +40,8 @@ RESPONSES = {
     "thread/name/set": "v2/ThreadSetNameResponse",
     "thread/fork": "v2/ThreadForkResponse",
     "thread/revert": "v2/ThreadRevertResponse",
+    # Not in 0.171.0's schema (an older Codex's): answered with thread/revert's shape.
+    "thread/rollback": "v2/ThreadRevertResponse",
     "thread/unsubscribe": "v2/ThreadUnsubscribeResponse",
     "thread/compact/start": "v2/ThreadCompactStartResponse",
     "turn/start": "v2/TurnStartResponse",

@@ -142,8 +142,19 @@ async def test_fork_and_revert_make_new_threads(codex: CodexClient, daemon: Daem
     assert items_of(codex, mark, "item/completed", "agentMessage")
     original = await codex.request("thread/read", {"threadId": thread, "includeTurns": True})
     assert [t["id"] for t in original["thread"]["turns"]] == [first, second]
+    # Codex's older rollback: the last turn dropped, the same kind of rewind.
+    rolled = await codex.call("thread/rollback", {"threadId": thread, "numTurns": 1})
+    assert [t["id"] for t in rolled["result"]["thread"]["turns"]] == [first]
+    too_many = await codex.call("thread/rollback", {"threadId": thread, "numTurns": 3})
+    assert "only 2 turns" in too_many["error"]["message"]
     listed = {t["id"] for t in (await codex.request("thread/list", {}))["data"]}
-    assert listed == {thread, fork["id"], whole["thread"]["id"], rewound["id"]}
+    assert listed == {
+        thread,
+        fork["id"],
+        whole["thread"]["id"],
+        rewound["id"],
+        rolled["result"]["thread"]["id"],
+    }
 
 
 async def test_compact_from_codex(codex: CodexClient, daemon: Daemon) -> None:

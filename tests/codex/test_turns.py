@@ -3,6 +3,8 @@ deltas, its history reads back as turns, and the conversation is the daemon's ow
 
 from __future__ import annotations
 
+import base64
+
 from tests.codex.flows import items_of, run_turn, start_thread
 from tests.codex.harness import CodexClient
 from tests.support.daemon import Daemon
@@ -31,8 +33,11 @@ async def test_a_turn_streams_as_codex_items(codex: CodexClient, daemon: Daemon)
     assert (
         codex.after(mark, "thread/tokenUsage/updated")[-1]["tokenUsage"]["total"]["totalTokens"] > 0
     )
+    await codex.wait_for(
+        "thread/status/changed", lambda p: p["status"]["type"] == "idle", after=mark
+    )
     statuses = [s["status"]["type"] for s in codex.after(mark, "thread/status/changed")]
-    assert statuses[0] == "active" and statuses[-1] == "idle"
+    assert statuses == ["active", "idle"]
 
     read = await codex.request("thread/read", {"threadId": thread, "includeTurns": True})
     [saved] = read["thread"]["turns"]
@@ -90,8 +95,10 @@ async def test_images_go_with_the_message(codex: CodexClient, daemon: Daemon) ->
     thread = await start_thread(codex, str(daemon.workdir))
     mark = len(codex.notes)
     image = {"type": "image", "url": f"data:image/png;base64,{DOT_PNG}"}
+    (daemon.workdir / "dot.png").write_bytes(base64.b64decode(DOT_PNG))
+    local = {"type": "localImage", "path": str(daemon.workdir / "dot.png")}
     text = {"type": "text", "text": "what is this?", "text_elements": []}
-    answer = await codex.request("turn/start", {"threadId": thread, "input": [text, image]})
+    answer = await codex.request("turn/start", {"threadId": thread, "input": [text, image, local]})
     turn = answer["turn"]["id"]
     await codex.wait_for("turn/completed", lambda p: p["turn"]["id"] == turn, after=mark)
     async with await daemon.client() as client:
@@ -100,4 +107,12 @@ async def test_images_go_with_the_message(codex: CodexClient, daemon: Daemon) ->
         )
     [message] = [i for i in page["items"] if i["type"] == "user_message"]
     assert message["text"] == "what is this?"
-    assert [(i["mediaType"], i["size"]) for i in message["images"]] == [("image/png", 68)]
+    assert [(i["mediaType"], i["size"]) for i in message["images"]] == [("image/png", 68)] * 2
+    assert message["images"][1]["name"] == "dot.png"
+    missing = {"type": "localImage", "path": str(daemon.workdir / "nope.png")}
+    refused = await codex.call("turn/start", {"threadId": thread, "input": [missing]})
+    assert "nope.png" in refused["error"]["message"]
+    odd = await codex.call(
+        "turn/start", {"threadId": thread, "input": [{"type": "audio", "url": "x"}]}
+    )
+    assert "'audio' is not supported" in odd["error"]["message"]
