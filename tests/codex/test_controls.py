@@ -14,6 +14,7 @@ from tests.support.daemon import Daemon
 Factory = Callable[..., Daemon]
 
 
+@pytest.mark.timeout(180)  # a slow model and two clients, on a shared machine
 @pytest.mark.parametrize("transport", ["websocket", "stdio"])
 async def test_steer_then_interrupt(daemon_factory: Factory, transport: str) -> None:
     daemon = daemon_factory(demo_config(pace_ms=150))

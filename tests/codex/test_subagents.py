@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
+
 from tests.codex.flows import demo_config, items_of, run_turn, start_thread, text_input
 from tests.codex.harness import CodexClient, open_client
 from tests.support.daemon import Daemon
@@ -14,6 +16,7 @@ from tests.support.events import collect_until, turn_ended
 Factory = Callable[..., Daemon]
 
 
+@pytest.mark.timeout(180)  # a slow model and two clients, on a shared machine
 async def test_a_subagent_is_its_own_thread(daemon_factory: Factory) -> None:
     daemon = daemon_factory(demo_config(pace_ms=100))
     codex = await open_client(daemon, "websocket")
