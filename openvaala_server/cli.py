@@ -54,6 +54,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands.add_parser("lsp", help="run the editor bridge (LSP over stdio)")
     commands.add_parser("acp", help="run the Agent Client Protocol agent (over stdio)")
+    # Arguments a Codex client passes to `codex app-server` (`--analytics-default-enabled`,
+    # `--listen stdio://`) are accepted and ignored: only stdio is served (docs/codex.md).
+    commands.add_parser(
+        "app-server", help="speak Codex's app-server protocol over stdio (for Codex clients)"
+    )
     # SUPPRESS: `openvaala --cwd X tui` keeps X (a subparser's defaults would overwrite it).
     tui = commands.add_parser(
         "tui", help="open the terminal UI (the default)", argument_default=argparse.SUPPRESS
@@ -118,7 +123,10 @@ def _tui_options(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown and args.command != "app-server":
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     from openvaala_server import commands
 
     if args.command == "serve":
@@ -146,6 +154,10 @@ def main(argv: list[str] | None = None) -> int:
         return _run_web(args)
     if args.command == "lsp":
         return commands.run_lsp()
+    if args.command == "app-server":
+        from openvaala_server.codex.relay import main as run_app_server
+
+        return run_app_server()
     if args.command == "acp":
         from openvaala_acp.main import main as run_acp
 

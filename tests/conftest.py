@@ -36,6 +36,7 @@ FAST = (
     "tests/client/test_view.py",
     "tests/client/test_view_approvals.py",
     "tests/client/test_fold_streams.py",
+    "tests/codex/test_events.py",
 )
 
 

@@ -23,6 +23,7 @@ from openvaala_server.api.connection import Connection
 from openvaala_server.api.handlers import Dispatcher
 from openvaala_server.api.security import Credentials, SecurityMiddleware
 from openvaala_server.api.web_sessions import LiveSessions, login_routes, session_routes
+from openvaala_server.codex.endpoint import app_server_endpoint
 from openvaala_server.runtime.manager import ConversationManager
 
 
@@ -37,6 +38,8 @@ def web_root() -> Path | None:
 
 def build_app(runtime: ConversationManager, credentials: Credentials) -> SecurityMiddleware:
     dispatcher = Dispatcher(runtime)
+    # The queue limit is read per connection, as for `/ws` (a reload may change it).
+    app_server = app_server_endpoint(dispatcher, lambda: runtime.config.server.client_queue_limit)
     static = web_root()
     live = LiveSessions()
 
@@ -95,6 +98,10 @@ def build_app(runtime: ConversationManager, credentials: Credentials) -> Securit
         Route("/attachments/{cid}/{sha}", attachments.endpoint(runtime.store.data_dir)),
         *bundle_routes(runtime),
         WebSocketRoute("/ws", websocket_endpoint),
+        # Codex's app-server protocol for Codex clients (docs/codex.md), with the token only;
+        # at `/` too, for `codex --remote ws://host:port` takes no path.
+        WebSocketRoute("/app-server", app_server),
+        WebSocketRoute("/", app_server),
         # The key in the path is checked by the middleware (a session is valid only under its
         # daemon's current key); the token opens every path.
         Mount("/s/{key}", routes=app_routes),

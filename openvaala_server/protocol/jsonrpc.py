@@ -51,7 +51,9 @@ def _valid_id(value: object) -> TypeGuard[RequestId]:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
-def parse(frame: str | bytes) -> Incoming:
+def parse(frame: str | bytes, *, require_version: bool = True) -> Incoming:
+    """`require_version=False`: a message without `"jsonrpc"` is read too, as Codex frames them
+    (openvaala_server/codex/rpc.py)."""
     try:
         message = codec.loads(frame)
     except codec.DecodeError as exc:
@@ -67,7 +69,7 @@ def parse(frame: str | bytes) -> Incoming:
         return Invalid(None, errors.InvalidRequest("a message must be a JSON object"))
     raw_id = message.get("id")
     msg_id = raw_id if _valid_id(raw_id) else None
-    if message.get("jsonrpc") != "2.0":
+    if message.get("jsonrpc", None if require_version else "2.0") != "2.0":
         return Invalid(msg_id, errors.InvalidRequest('"jsonrpc" must be "2.0"'))
     if "method" not in message:
         if ("result" in message or "error" in message) and "id" in message:

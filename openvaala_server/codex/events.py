@@ -1,0 +1,442 @@
+"""One conversation's OpenVaala notifications folded into Codex's (pure; docs/codex.md "Events").
+
+`ThreadFeed.feed(method, params)` takes one daemon notification and returns what a Codex
+client is sent for it, in order: notifications, approval questions (`Ask`, sent as server
+requests) and settled approvals (`Settled`). The feed keeps only what the mapping needs: each
+session's running turn, the tool calls not yet answered, the started items, the turn's diffs."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Final, cast
+
+from openvaala_server.codex import items, threads, wire
+from openvaala_server.codex.ids import thread_id
+from openvaala_server.domain.records import ItemOfKind, ToolCallItem, ToolResultItem
+from openvaala_server.protocol.json_types import JsonMapping, JsonObject, JsonValue
+
+# OpenVaala's turn error kinds (docs/protocol.md "turn/ended") as the closest CodexErrorInfo.
+ERROR_INFO: Final[dict[str, JsonValue]] = {
+    "provider_unavailable": {"responseStreamConnectionFailed": {"httpStatusCode": None}},
+    "auth_failed": "unauthorized",
+    "model_not_found": "modelNotFound",
+    "model_missing": "modelNotFound",
+    "context_overflow": "contextWindowExceeded",
+    "compaction_failed": "contextWindowExceeded",
+    "bad_request": "badRequest",
+    "internal": "internalServerError",
+    "storage_failed": "internalServerError",
+}
+
+
+def error_info(kind: object) -> JsonValue:
+    return ERROR_INFO.get(str(kind), "other")
+
+
+def turn_error(error: object) -> wire.TurnError | None:
+    if not isinstance(error, dict):
+        return None
+    return {
+        "message": str(error.get("message", "")),
+        "codexErrorInfo": error_info(error.get("kind")),
+        "additionalDetails": None,
+    }
+
+
+@dataclass(frozen=True)
+class Ask:
+    """An approval the daemon waits for, to send as a server request."""
+
+    approval_id: str
+    thread_id: str
+    method: str
+    params: JsonMapping
+
+
+@dataclass(frozen=True)
+class Settled:
+    """An approval answered (by this client or another): its server request is resolved."""
+
+    approval_id: str
+    thread_id: str
+
+
+Out = wire.Notice | Ask | Settled
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass
+class ThreadFeed:
+    info: JsonObject  # the conversation's ConversationInfo, as last announced
+    clock: Callable[[], int] = _now_ms
+    turn_of: dict[str, str] = field(default_factory=dict)  # session → running turn
+    last_turn: dict[str, str] = field(default_factory=dict)  # session → latest turn
+    calls: dict[str, ToolCallItem] = field(default_factory=dict)  # callId → call
+    result_call: dict[str, str] = field(default_factory=dict)  # result itemId → callId
+    started: dict[str, str] = field(default_factory=dict)  # itemId → OpenVaala type
+    diffs: dict[str, list[str]] = field(default_factory=dict)  # turn → file diffs
+    compacting: dict[str, tuple[str, bool]] = field(
+        default_factory=dict
+    )  # session → item, own turn
+    statuses: dict[str, str] = field(default_factory=dict)  # session → status
+
+    @property
+    def root(self) -> str:
+        return str(self.info.get("rootSessionId", ""))
+
+    @property
+    def cwd(self) -> str:
+        return str(self.info.get("cwd") or "/")
+
+    def thread(self, session_id: object) -> str:
+        if not isinstance(session_id, str) or session_id == self.root:
+            return thread_id(str(self.info["conversationId"]))
+        return thread_id(session_id)
+
+    def feed(self, method: str, p: JsonObject) -> list[Out]:
+        handler = _HANDLERS.get(method)
+        return handler(self, p) if handler is not None else []
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _note(self, method: str, params: JsonMapping) -> wire.Notice:
+        return {"method": method, "params": params}
+
+    def _item_note(self, method: str, sid: str, turn: str, item: wire.ThreadItem) -> wire.Notice:
+        stamp = "startedAtMs" if method == "item/started" else "completedAtMs"
+        return self._note(
+            method,
+            {"threadId": self.thread(sid), "turnId": turn, "item": item, stamp: self.clock()},
+        )
+
+    def _turn(
+        self, sid: str, turn: str, status: wire.TurnStatus, error: wire.TurnError | None
+    ) -> wire.Turn:
+        now = self.clock() // 1000
+        return {
+            "id": turn,
+            "items": [],
+            "itemsView": "notLoaded",
+            "status": status,
+            "error": error,
+            "startedAt": now if status == "inProgress" else None,
+            "completedAt": None if status == "inProgress" else now,
+            "durationMs": None,
+        }
+
+    def _status(self, sid: str, status: str) -> list[Out]:
+        if self.statuses.get(sid) == status:
+            return []
+        self.statuses[sid] = status
+        return [
+            self._note(
+                "thread/status/changed",
+                {"threadId": self.thread(sid), "status": threads.thread_status(status)},
+            )
+        ]
+
+    # -- turns -----------------------------------------------------------------------------
+
+    def turn_started(self, p: JsonObject) -> list[Out]:
+        sid, turn = str(p["sessionId"]), str(p["turnId"])
+        self.turn_of[sid] = self.last_turn[sid] = turn
+        out: list[Out] = [
+            self._note(
+                "turn/started",
+                {"threadId": self.thread(sid), "turn": self._turn(sid, turn, "inProgress", None)},
+            )
+        ]
+        return out + self._status(sid, "running")
+
+    def turn_ended(self, p: JsonObject) -> list[Out]:
+        sid, turn = str(p["sessionId"]), str(p["turnId"])
+        self.turn_of.pop(sid, None)
+        self.diffs.pop(turn, None)
+        status = str(p.get("status"))
+        codex_status: wire.TurnStatus = (
+            "failed"
+            if status == "failed"
+            else "interrupted"
+            if status == "interrupted"
+            else "completed"
+        )
+        error = turn_error(p.get("error"))
+        out: list[Out] = []
+        if error is not None:
+            out.append(
+                self._note(
+                    "error",
+                    {
+                        "threadId": self.thread(sid),
+                        "turnId": turn,
+                        "error": error,
+                        "willRetry": False,
+                    },
+                )
+            )
+        out.append(
+            self._note(
+                "turn/completed",
+                {"threadId": self.thread(sid), "turn": self._turn(sid, turn, codex_status, error)},
+            )
+        )
+        return out + self._status(sid, "idle")
+
+    def retry_scheduled(self, p: JsonObject) -> list[Out]:
+        sid = str(p["sessionId"])
+        turn = self.turn_of.get(sid)
+        error = turn_error(p.get("error"))
+        if turn is None or error is None:
+            return []
+        params = {"threadId": self.thread(sid), "turnId": turn, "error": error, "willRetry": True}
+        return [self._note("error", params)]
+
+    # -- items -----------------------------------------------------------------------------
+
+    def item_started(self, p: JsonObject) -> list[Out]:
+        item = cast(ItemOfKind, p["item"])
+        sid, turn = item["sessionId"], str(p.get("turnId") or item.get("turnId") or "")
+        self.started[item["itemId"]] = item["type"]
+        if item["type"] == "tool_call":
+            self.calls[item["callId"]] = item
+            mapped: wire.ThreadItem | None = items.tool_item(item, None, self.cwd)
+        elif item["type"] == "tool_result":
+            self.result_call[item["itemId"]] = item["callId"]
+            return []
+        else:
+            mapped = items.message_item(item)
+        return [self._item_note("item/started", sid, turn, mapped)] if mapped else []
+
+    def item_delta(self, p: JsonObject) -> list[Out]:
+        sid, item_id, delta = str(p["sessionId"]), str(p["itemId"]), str(p.get("delta", ""))
+        kind = self.started.get(item_id)
+        turn = self.turn_of.get(sid, "")
+        base: JsonObject = {"threadId": self.thread(sid), "turnId": turn, "delta": delta}
+        if kind == "agent_message":
+            return [self._note("item/agentMessage/delta", {**base, "itemId": item_id})]
+        if kind == "reasoning":
+            params = {**base, "itemId": item_id, "summaryIndex": 0}
+            return [self._note("item/reasoning/summaryTextDelta", params)]
+        call = self.calls.get(self.result_call.get(item_id, ""))
+        if kind == "tool_result" and call is not None and call["name"] == "shell":
+            params = {**base, "itemId": call["itemId"]}
+            return [self._note("item/commandExecution/outputDelta", params)]
+        return []
+
+    def item_completed(self, p: JsonObject) -> list[Out]:
+        item = cast(ItemOfKind, p["item"])
+        sid, turn = (
+            item["sessionId"],
+            str(item.get("turnId") or self.turn_of.get(item["sessionId"], "")),
+        )
+        self.started.pop(item["itemId"], None)
+        kind = item["type"]
+        if kind == "tool_call" or kind == "notice" or kind == "summary":
+            return []  # a call completes with its result; a summary with its compaction
+        if item["type"] == "tool_result":
+            return self._result(item, sid, turn)
+        mapped = items.message_item(item)
+        if mapped is None:
+            return []
+        out: list[Out] = []
+        if kind == "user_message":  # never started on OpenVaala's side (docs/protocol.md)
+            out.append(self._item_note("item/started", sid, turn, mapped))
+        out.append(self._item_note("item/completed", sid, turn, mapped))
+        return out
+
+    def item_discarded(self, p: JsonObject) -> list[Out]:
+        self.started.pop(str(p.get("itemId")), None)
+        return []
+
+    def _result(self, result: ToolResultItem, sid: str, turn: str) -> list[Out]:
+        self.result_call.pop(result["itemId"], None)
+        call = self.calls.pop(result["callId"], None)
+        if call is None:
+            return []
+        out: list[Out] = [
+            self._item_note("item/completed", sid, turn, items.tool_item(call, result, self.cwd))
+        ]
+        changes = result.get("changes") or []
+        if changes and turn:
+            self.diffs.setdefault(turn, []).extend(c["diff"] for c in changes)
+            diff = "".join(self.diffs[turn])
+            params = {"threadId": self.thread(sid), "turnId": turn, "diff": diff}
+            out.append(self._note("turn/diff/updated", params))
+        return out
+
+    # -- compaction ------------------------------------------------------------------------
+
+    def compaction_started(self, p: JsonObject) -> list[Out]:
+        sid, seq = str(p["sessionId"]), int(str(p.get("seq") or 0))
+        item_id = f"{seq:032x}"
+        turn = self.turn_of.get(sid)
+        out: list[Out] = []
+        own_turn = turn is None
+        if turn is None:  # a manual compaction runs outside any turn: Codex shows it as one
+            turn = item_id
+            self.turn_of[sid] = self.last_turn[sid] = turn
+            out.append(
+                self._note(
+                    "turn/started",
+                    {
+                        "threadId": self.thread(sid),
+                        "turn": self._turn(sid, turn, "inProgress", None),
+                    },
+                )
+            )
+        self.compacting[sid] = (item_id, own_turn)
+        item: wire.ContextCompactionItem = {"type": "contextCompaction", "id": item_id}
+        return [*out, self._item_note("item/started", sid, turn, item)]
+
+    def compaction_ended(self, p: JsonObject) -> list[Out]:
+        sid = str(p["sessionId"])
+        item_id, own_turn = self.compacting.pop(sid, ("", False))
+        turn = self.turn_of.get(sid, "")
+        if not item_id:
+            return []
+        item: wire.ContextCompactionItem = {"type": "contextCompaction", "id": item_id}
+        out: list[Out] = [self._item_note("item/completed", sid, turn, item)]
+        error = turn_error(p.get("error"))
+        if error is not None:
+            params = {
+                "threadId": self.thread(sid),
+                "turnId": turn,
+                "error": error,
+                "willRetry": False,
+            }
+            out.append(self._note("error", params))
+        if own_turn:
+            self.turn_of.pop(sid, None)
+            status: wire.TurnStatus = "failed" if error is not None else "completed"
+            turn_params = {
+                "threadId": self.thread(sid),
+                "turn": self._turn(sid, turn, status, error),
+            }
+            out.append(self._note("turn/completed", turn_params))
+        return out
+
+    # -- the rest --------------------------------------------------------------------------
+
+    def usage_updated(self, p: JsonObject) -> list[Out]:
+        sid = str(p["sessionId"])
+        turn = self.turn_of.get(sid) or self.last_turn.get(sid)
+        usage = p.get("usage")
+        if turn is None or not isinstance(usage, dict):
+            return []
+        used = int(str(usage.get("used") or 0))
+        breakdown = {
+            "totalTokens": used,
+            "inputTokens": used,
+            "cachedInputTokens": 0,
+            "outputTokens": 0,
+            "reasoningOutputTokens": 0,
+        }
+        token_usage = {
+            "total": breakdown,
+            "last": breakdown,
+            "modelContextWindow": usage.get("contextWindow"),
+        }
+        params = {"threadId": self.thread(sid), "turnId": turn, "tokenUsage": token_usage}
+        return [self._note("thread/tokenUsage/updated", params)]
+
+    def plan_updated(self, p: JsonObject) -> list[Out]:
+        sid = str(p["sessionId"])
+        plan = p.get("plan")
+        turn = self.turn_of.get(sid) or self.last_turn.get(sid)
+        if turn is None or not isinstance(plan, dict):
+            return []
+        params: JsonObject = {
+            "threadId": self.thread(sid),
+            "turnId": turn,
+            "explanation": plan.get("explanation"),
+            "plan": cast(JsonValue, items.plan_steps(plan)),
+        }
+        return [self._note("turn/plan/updated", params)]
+
+    def conversation_updated(self, p: JsonObject) -> list[Out]:
+        info = p.get("conversation")
+        if not isinstance(info, dict):
+            return []
+        old_title = self.info.get("title")
+        self.info = info
+        out: list[Out] = []
+        if info.get("title") != old_title:
+            params = {"threadId": self.thread(None), "threadName": info.get("title")}
+            out.append(self._note("thread/name/updated", params))
+        return out
+
+    def session_updated(self, p: JsonObject) -> list[Out]:
+        session = p.get("session")
+        if not isinstance(session, dict):
+            return []
+        sid, status = str(session["sessionId"]), str(session.get("status"))
+        if sid in self.turn_of and status not in ("running", "awaiting_approval"):
+            return []  # the turn's end says it (turn/completed, then the idle status)
+        return self._status(sid, status)
+
+    def session_started(self, p: JsonObject) -> list[Out]:
+        session = p.get("session")
+        if not isinstance(session, dict):
+            return []
+        thread = threads.session_thread(self.info, session)
+        return [self._note("thread/started", {"thread": thread})]
+
+    def approval_requested(self, p: JsonObject) -> list[Out]:
+        sid, tool = str(p["sessionId"]), str(p.get("tool"))
+        call = next(
+            (
+                c
+                for c in reversed(self.calls.values())
+                if c["sessionId"] == sid and c["name"] == tool
+            ),
+            None,
+        )
+        base: JsonObject = {
+            "threadId": self.thread(sid),
+            "turnId": self.turn_of.get(sid, ""),
+            "itemId": call["itemId"] if call is not None else str(p["approvalId"]),
+            "startedAtMs": self.clock(),
+            "reason": p.get("reason"),
+        }
+        if tool in items.FILE_TOOLS:
+            method, params = "item/fileChange/requestApproval", {**base, "grantRoot": None}
+        else:
+            arguments = p.get("arguments")
+            command = arguments.get("command") if isinstance(arguments, dict) else None
+            params = {
+                **base,
+                "approvalId": str(p["approvalId"]),
+                "command": command if isinstance(command, str) else str(p.get("summary", "")),
+                "cwd": self.cwd,
+            }
+            method = "item/commandExecution/requestApproval"
+        return [Ask(str(p["approvalId"]), self.thread(sid), method, params)]
+
+    def approval_resolved(self, p: JsonObject) -> list[Out]:
+        return [Settled(str(p["approvalId"]), self.thread(p.get("sessionId")))]
+
+
+_HANDLERS: Final[dict[str, Callable[[ThreadFeed, JsonObject], list[Out]]]] = {
+    "turn/started": ThreadFeed.turn_started,
+    "turn/ended": ThreadFeed.turn_ended,
+    "retry/scheduled": ThreadFeed.retry_scheduled,
+    "item/started": ThreadFeed.item_started,
+    "item/delta": ThreadFeed.item_delta,
+    "item/completed": ThreadFeed.item_completed,
+    "item/discarded": ThreadFeed.item_discarded,
+    "compaction/started": ThreadFeed.compaction_started,
+    "compaction/completed": ThreadFeed.compaction_ended,
+    "compaction/failed": ThreadFeed.compaction_ended,
+    "usage/updated": ThreadFeed.usage_updated,
+    "plan/updated": ThreadFeed.plan_updated,
+    "conversation/updated": ThreadFeed.conversation_updated,
+    "session/updated": ThreadFeed.session_updated,
+    "session/started": ThreadFeed.session_started,
+    "approval/requested": ThreadFeed.approval_requested,
+    "approval/resolved": ThreadFeed.approval_resolved,
+}

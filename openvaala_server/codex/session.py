@@ -1,0 +1,521 @@
+"""One Codex client's connection: its methods, its threads, its approval questions
+(docs/codex.md "Methods").
+
+Each method calls the daemon's own (through `Upstream`) and shapes the answer as Codex's; each
+conversation the client opened has a `ThreadFeed` that turns its notifications into Codex's.
+`send` queues one outgoing message (the endpoint writes them in order)."""
+
+from __future__ import annotations
+
+import base64
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from pathlib import Path
+from typing import Any, Final
+
+import anyio
+
+from openvaala_server import errors
+from openvaala_server.codex import rpc, startup, threads, wire
+from openvaala_server.codex.events import Ask, Settled, ThreadFeed
+from openvaala_server.codex.ids import openvaala_id, thread_id
+from openvaala_server.codex.inputs import user_message
+from openvaala_server.codex.upstream import Upstream
+from openvaala_server.protocol.json_types import JsonMapping, JsonObject, JsonValue
+
+log = logging.getLogger(__name__)
+
+Method = Callable[[JsonObject], Awaitable[JsonMapping | None]]
+Send = Callable[[str], None]
+Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
+# What a Codex approval decision means to OpenVaala (approval/respond).
+DECISIONS: Final = {
+    "accept": "allow",
+    "acceptForSession": "allow_conversation",
+    "decline": "deny",
+    "cancel": "deny",
+}
+HISTORY_LIMIT: Final = 1000  # items read for a thread's turns (conversation/read's maximum)
+SANDBOX: Final[JsonObject] = {"type": "externalSandbox", "networkAccess": "restricted"}
+
+
+class SessionDirectory:
+    """Which conversation each subagent thread belongs to, for every Codex connection of the
+    daemon: a subagent's thread id is its session's, and only its conversation knows it."""
+
+    def __init__(self) -> None:
+        self.conversation_of: dict[str, str] = {}  # sessionId → conversationId
+
+
+class CodexSession:
+    def __init__(
+        self,
+        upstream_factory: Callable[[Callable[[str, JsonObject], None]], Upstream],
+        send: Send,
+        spawn: Spawn,
+        directory: SessionDirectory,
+    ) -> None:
+        self.up = upstream_factory(self._on_note)
+        self.send = send
+        self.spawn = spawn
+        self.directory = directory
+        self.initialized = False
+        self.cwd_hint: str | None = None  # the client's directory, as its start-up calls name it
+        self.feeds: dict[str, ThreadFeed] = {}  # conversationId → feed
+        self.asked: dict[rpc.RequestId, tuple[str, str]] = {}  # request → (conversation, approval)
+        self.asking: dict[str, rpc.RequestId] = {}  # approval → request
+        self._next_request = 0
+        self.methods: dict[str, Method] = {
+            "thread/start": self.thread_start,
+            "thread/resume": self.thread_resume,
+            "thread/read": self.thread_read,
+            "thread/list": self.thread_list,
+            "thread/turns/list": self.thread_turns_list,
+            "thread/loaded/list": self.thread_loaded_list,
+            "thread/archive": self.thread_archive,
+            "thread/unarchive": self.thread_unarchive,
+            "thread/name/set": self.thread_name_set,
+            "thread/fork": self.thread_fork,
+            "thread/revert": self.thread_revert,
+            "thread/rollback": self.thread_rollback,
+            "thread/unsubscribe": self.thread_unsubscribe,
+            "thread/compact/start": self.thread_compact_start,
+            "turn/start": self.turn_start,
+            "turn/steer": self.turn_steer,
+            "turn/interrupt": self.turn_interrupt,
+        }
+
+    # -- dispatch --------------------------------------------------------------------------
+
+    async def handle(self, frame: str) -> None:
+        incoming = rpc.parse(frame)
+        if isinstance(incoming, rpc.Invalid):
+            self.send(rpc.error(incoming.id, incoming.error))
+        elif isinstance(incoming, rpc.Response):
+            try:
+                await self._answered(incoming)
+            except Exception:  # the connection keeps serving; the turn still waits for an answer
+                log.exception("codex: an approval answer could not be passed on")
+        elif isinstance(incoming, rpc.Request):
+            try:
+                result = await self._call(incoming.method, incoming.params)
+            except errors.OpenVaalaError as exc:
+                self.send(rpc.error(incoming.id, exc))
+            except Exception:
+                log.exception("codex request %s failed", incoming.method)
+                internal = errors.OpenVaalaError("internal error: the server log has the details")
+                self.send(rpc.error(incoming.id, internal))
+            else:
+                self.send(rpc.result(incoming.id, result))
+        # Notifications from the client (`initialized`) carry nothing to act on.
+
+    async def _call(self, method: str, params: JsonObject) -> JsonMapping | None:
+        if method == "initialize":
+            self.initialized = True
+            return await startup.initialize(self.up, params)
+        if not self.initialized:
+            raise errors.NotInitialized("the first request on a connection must be initialize")
+        self._note_cwd(params)
+        answer = startup.ANSWERS.get(method)
+        if answer is not None:
+            return await answer(self.up, params)
+        handler = self.methods.get(method)
+        if handler is None:
+            raise errors.MethodNotFound(
+                f"{method[:100]!r} is not supported by OpenVaala's app-server (docs/codex.md)"
+            )
+        return await handler(params)
+
+    def _note_cwd(self, params: JsonObject) -> None:
+        cwds = params.get("cwds")
+        if isinstance(cwds, list) and cwds and isinstance(cwds[0], str):
+            self.cwd_hint = cwds[0]
+
+    def close(self) -> None:
+        self.up.close()
+
+    # -- notifications from the daemon -----------------------------------------------------
+
+    def _on_note(self, method: str, params: JsonObject) -> None:
+        # Called from the daemon's publishing: a fault here must not reach the conversation.
+        try:
+            self._follow(method, params)
+        except Exception:
+            log.exception("codex: could not map %s for a Codex client", method)
+
+    def _follow(self, method: str, params: JsonObject) -> None:
+        cid = params.get("conversationId")
+        feed = self.feeds.get(cid) if isinstance(cid, str) else None
+        if feed is None:
+            return
+        if method == "session/started" and isinstance(params.get("session"), dict):
+            session = params["session"]
+            assert isinstance(session, dict)
+            self.directory.conversation_of[str(session["sessionId"])] = feed.info["conversationId"]  # type: ignore[assignment]
+        for out in feed.feed(method, params):
+            if isinstance(out, Ask):
+                self._ask(str(cid), out)
+            elif isinstance(out, Settled):
+                request = self.asking.pop(out.approval_id, None)
+                if request is not None:
+                    self.asked.pop(request, None)
+                    params_out = {"threadId": out.thread_id, "requestId": request}
+                    self.send(rpc.notification("serverRequest/resolved", params_out))
+            else:
+                self.send(rpc.notification(out["method"], out["params"]))
+
+    def _ask(self, cid: str, ask: Ask) -> None:
+        self._next_request += 1
+        request: rpc.RequestId = f"openvaala-approval-{self._next_request}"
+        self.asked[request] = (cid, ask.approval_id)
+        self.asking[ask.approval_id] = request
+        self.send(rpc.request(request, ask.method, ask.params))
+
+    async def _answered(self, response: rpc.Response) -> None:
+        asked = self.asked.pop(response.id, None) if response.id is not None else None
+        if asked is None:
+            return
+        cid, approval = asked
+        self.asking.pop(approval, None)
+        decision = response.result.get("decision") if isinstance(response.result, dict) else None
+        answer = DECISIONS.get(decision) if isinstance(decision, str) else None
+        if response.error is not None or answer is None:
+            answer = "deny"  # a client that cannot answer does not let the call run
+        try:
+            await self.up.request(
+                "approval/respond",
+                {"conversationId": cid, "approvalId": approval, "decision": answer},
+            )
+        except errors.OpenVaalaError as exc:  # answered by another client first: nothing to do
+            log.debug("approval %s: %s", approval, exc.message)
+
+    # -- threads ---------------------------------------------------------------------------
+
+    def _locate(self, params: JsonObject, key: str = "threadId") -> tuple[str, str | None]:
+        """(conversationId, sessionId or None for the root) of a client's thread id."""
+        plain = openvaala_id(params.get(key), key)
+        cid = self.directory.conversation_of.get(plain)
+        return (cid, plain) if cid is not None else (plain, None)
+
+    async def _open(self, cid: str) -> tuple[ThreadFeed, JsonObject]:
+        """Subscribe to a conversation (again: a fresh snapshot) and follow it."""
+        result = await self.up.request("conversation/subscribe", {"conversationId": cid})
+        snapshot = result["snapshot"]
+        assert isinstance(snapshot, dict)
+        info = snapshot["conversation"]
+        assert isinstance(info, dict)
+        feed = self.feeds.get(cid) or ThreadFeed(info)
+        feed.info = info
+        self.feeds[cid] = feed
+        sessions = snapshot.get("sessions")
+        for session in sessions if isinstance(sessions, list) else []:
+            if isinstance(session, dict):
+                self.directory.conversation_of[str(session["sessionId"])] = cid
+                turn = session.get("turn")
+                if isinstance(turn, dict):
+                    feed.turn_of[str(session["sessionId"])] = str(turn["turnId"])
+                feed.statuses[str(session["sessionId"])] = str(session.get("status"))
+        return feed, snapshot
+
+    async def _peek(self, cid: str) -> JsonObject:
+        """A conversation's snapshot, without following it when the client does not."""
+        if cid in self.feeds:
+            return (await self._open(cid))[1]
+        result = await self.up.request("conversation/subscribe", {"conversationId": cid})
+        await self.up.request("conversation/unsubscribe", {"conversationId": cid})
+        snapshot = result["snapshot"]
+        assert isinstance(snapshot, dict)
+        return snapshot
+
+    def _thread(self, snapshot: JsonObject, sid: str | None, turns: list[wire.Turn]) -> wire.Thread:
+        info = snapshot["conversation"]
+        assert isinstance(info, dict)
+        session = threads.session(snapshot, sid) if sid is not None else None
+        thread = (
+            threads.session_thread(info, session) if session else threads.conversation_thread(info)
+        )
+        thread["turns"] = turns
+        return thread
+
+    def _thread_answer(self, thread: wire.Thread) -> JsonObject:
+        return {
+            "thread": thread,  # type: ignore[dict-item]
+            "model": thread["model"] or "",
+            "modelProvider": threads.MODEL_PROVIDER,
+            "serviceTier": None,
+            "disabledPluginIds": [],
+            "cwd": thread["cwd"],
+            "instructionSources": [],
+            "approvalPolicy": "on-request",
+            "approvalsReviewer": "user",
+            "sandbox": SANDBOX,
+            "reasoningEffort": None,
+        }
+
+    async def _turns(self, cid: str, sid: str | None, snapshot: JsonObject) -> list[wire.Turn]:
+        page = await self.up.request(
+            "conversation/read",
+            {"conversationId": cid, "sessionId": sid, "limit": HISTORY_LIMIT},
+        )
+        saved = page.get("items")
+        session = threads.session(snapshot, sid)
+        running = session.get("turn") if session else None
+        items = list(saved) if isinstance(saved, list) else []
+        running_id = None
+        if isinstance(running, dict):
+            running_id = str(running["turnId"])
+            extra = running.get("items")
+            items.extend(extra if isinstance(extra, list) else [])
+        info = snapshot["conversation"]
+        assert isinstance(info, dict)
+        return threads.turns(items, str(info.get("cwd")), running_id)  # type: ignore[arg-type]
+
+    async def thread_start(self, p: JsonObject) -> JsonObject:
+        cwd = p.get("cwd") if isinstance(p.get("cwd"), str) else self.cwd_hint
+        params: JsonObject = {"cwd": cwd or str(Path.home())}
+        if isinstance(p.get("model"), str):
+            params["model"] = p["model"]
+        created = await self.up.request("conversation/create", params)
+        info = created["conversation"]
+        assert isinstance(info, dict)
+        cid = str(info["conversationId"])
+        _, snapshot = await self._open(cid)
+        thread = self._thread(snapshot, None, [])
+        self.send(rpc.notification("thread/started", {"thread": thread}))
+        return self._thread_answer(thread)
+
+    async def thread_resume(self, p: JsonObject) -> JsonObject:
+        cid, sid = self._locate(p)
+        _, snapshot = await self._open(cid)
+        turns = [] if p.get("excludeTurns") else await self._turns(cid, sid, snapshot)
+        answer = self._thread_answer(self._thread(snapshot, sid, turns))
+        answer.update(
+            {"collaborationMode": None, "turnsBackwardsCursor": None, "itemsBackwardsCursor": None}
+        )
+        return answer
+
+    async def thread_read(self, p: JsonObject) -> JsonObject:
+        cid, sid = self._locate(p)
+        snapshot = await self._peek(cid)
+        turns = await self._turns(cid, sid, snapshot) if p.get("includeTurns") else []
+        return {"thread": self._thread(snapshot, sid, turns)}  # type: ignore[dict-item]
+
+    async def thread_list(self, p: JsonObject) -> JsonObject:
+        for key in ("parentThreadId", "ancestorThreadId"):
+            if p.get(key) is not None:
+                return await self._subagent_threads(p, key)
+        params: JsonObject = {"archived": bool(p.get("archived"))}
+        if isinstance(p.get("searchTerm"), str) and p["searchTerm"]:
+            params["search"] = p["searchTerm"]
+        if isinstance(p.get("limit"), int):
+            params["limit"] = max(1, min(500, int(str(p["limit"]))))
+        if isinstance(p.get("cursor"), str):
+            params["cursor"] = p["cursor"]
+        page = await self.up.request("conversation/list", params)
+        rows = page.get("conversations")
+        data: list[JsonValue] = [
+            threads.conversation_thread(row, loaded=str(row.get("conversationId")) in self.feeds)  # type: ignore[misc]
+            for row in (rows if isinstance(rows, list) else [])
+            if isinstance(row, dict)
+        ]
+        return {"data": data, "nextCursor": page.get("nextCursor")}
+
+    async def _subagent_threads(self, p: JsonObject, key: str) -> JsonObject:
+        """The subagents' threads below a thread: its children, or all its descendants."""
+        cid, sid = self._locate(p, key)
+        snapshot = await self._peek(cid)
+        info = snapshot["conversation"]
+        assert isinstance(info, dict)
+        top = sid or str(info["rootSessionId"])
+        sessions = [s for s in threads.sessions(snapshot) if s.get("parentSessionId") is not None]
+        below, found = {top}, True
+        while found and key == "ancestorThreadId":
+            grown = below | {
+                str(s["sessionId"]) for s in sessions if s.get("parentSessionId") in below
+            }
+            found, below = grown != below, grown
+        data: list[JsonValue] = [
+            threads.session_thread(info, s)  # type: ignore[misc]
+            for s in sessions
+            if s.get("parentSessionId") in below
+        ]
+        return {"data": data, "nextCursor": None}
+
+    async def thread_turns_list(self, p: JsonObject) -> JsonObject:
+        cid, sid = self._locate(p)
+        snapshot = await self._peek(cid)
+        turns = await self._turns(cid, sid, snapshot)
+        if p.get("sortDirection") != "asc":
+            turns.reverse()
+        limit = p.get("limit")
+        if isinstance(limit, int) and limit > 0:
+            turns = turns[:limit]
+        return {"data": turns, "nextCursor": None, "backwardsCursor": None}  # type: ignore[dict-item]
+
+    async def thread_loaded_list(self, p: JsonObject) -> JsonObject:
+        data: list[JsonValue] = [thread_id(cid) for cid in self.feeds]
+        return {"data": data, "nextCursor": None}
+
+    async def thread_archive(self, p: JsonObject) -> JsonObject:
+        cid, _ = self._locate(p)
+        await self.up.request("conversation/archive", {"conversationId": cid})
+        self.send(rpc.notification("thread/archived", {"threadId": thread_id(cid)}))
+        return {}
+
+    async def thread_unarchive(self, p: JsonObject) -> JsonObject:
+        cid, _ = self._locate(p)
+        await self.up.request("conversation/unarchive", {"conversationId": cid})
+        self.send(rpc.notification("thread/unarchived", {"threadId": thread_id(cid)}))
+        return {"thread": self._thread(await self._peek(cid), None, [])}  # type: ignore[dict-item]
+
+    async def thread_name_set(self, p: JsonObject) -> JsonObject:
+        cid, _ = self._locate(p)
+        name = p.get("name")
+        await self.up.request("conversation/rename", {"conversationId": cid, "title": name})
+        if cid not in self.feeds:  # a follower hears it from conversation/updated
+            params = {"threadId": thread_id(cid), "threadName": name}
+            self.send(rpc.notification("thread/name/updated", params))
+        return {}
+
+    async def thread_fork(self, p: JsonObject) -> JsonObject:
+        cid, _ = self._locate(p)
+        params: JsonObject = {"conversationId": cid}
+        last_turn = p.get("lastTurnId")
+        if isinstance(last_turn, str) and last_turn:
+            snapshot = await self._peek(cid)
+            turn = threads.find_turn(await self._turns(cid, None, snapshot), last_turn)
+            params["upToItemId"] = threads.last_item_id(turn)
+        forked = await self.up.request("conversation/fork", params)
+        return await self._opened_copy(forked)
+
+    async def thread_revert(self, p: JsonObject) -> JsonObject:
+        cid, _ = self._locate(p)
+        snapshot = await self._peek(cid)
+        turns = await self._turns(cid, None, snapshot)
+        turn = threads.find_turn(turns, p.get("beforeTurnId"))
+        return await self._rewind(cid, turn)
+
+    async def thread_rollback(self, p: JsonObject) -> JsonObject:
+        """Codex's older `thread/rollback {numTurns}`: the same rewind, counted from the end."""
+        cid, _ = self._locate(p)
+        count = p.get("numTurns")
+        if not isinstance(count, int) or count < 1:
+            raise errors.InvalidParams('"numTurns" must be an integer ≥ 1', param="numTurns")
+        turns = await self._turns(cid, None, await self._peek(cid))
+        if count > len(turns):
+            raise errors.InvalidParams(f"the thread has only {len(turns)} turns", param="numTurns")
+        return await self._rewind(cid, turns[-count])
+
+    async def _rewind(self, cid: str, turn: wire.Turn) -> JsonObject:
+        message = next((i["id"] for i in turn["items"] if i["type"] == "userMessage"), None)
+        if message is None:
+            raise errors.InvalidParams(
+                f"turn {turn['id']} has no message of the user's to rewind to", param="beforeTurnId"
+            )
+        rewound = await self.up.request(
+            "conversation/rewind", {"conversationId": cid, "messageId": message}
+        )
+        answer = await self._opened_copy(rewound)
+        answer.update({"turnsBackwardsCursor": None, "itemsBackwardsCursor": None})
+        return answer
+
+    async def _opened_copy(self, result: JsonObject) -> JsonObject:
+        """A fork or a rewind: followed at once, announced, answered with its history."""
+        info = result["conversation"]
+        assert isinstance(info, dict)
+        new = str(info["conversationId"])
+        _, snapshot = await self._open(new)
+        thread = self._thread(snapshot, None, await self._turns(new, None, snapshot))
+        self.send(rpc.notification("thread/started", {"thread": {**thread, "turns": []}}))
+        return self._thread_answer(thread)
+
+    async def thread_unsubscribe(self, p: JsonObject) -> JsonObject:
+        cid, _ = self._locate(p)
+        if self.feeds.pop(cid, None) is None:
+            return {"status": "notSubscribed"}
+        await self.up.request("conversation/unsubscribe", {"conversationId": cid})
+        self.send(rpc.notification("thread/closed", {"threadId": thread_id(cid)}))
+        return {"status": "unsubscribed"}
+
+    async def thread_compact_start(self, p: JsonObject) -> JsonObject:
+        cid, _ = self._locate(p)
+        if cid not in self.feeds:
+            await self._open(cid)
+
+        async def compact() -> None:
+            try:
+                await self.up.request("conversation/compact", {"conversationId": cid})
+            except errors.OpenVaalaError as exc:
+                # compaction/failed says it when the model failed; this is what failed before.
+                if exc.kind != "compaction_failed":
+                    error = {
+                        "message": exc.message,
+                        "codexErrorInfo": "other",
+                        "additionalDetails": None,
+                    }
+                    params = {
+                        "threadId": thread_id(cid),
+                        "turnId": "",
+                        "error": error,
+                        "willRetry": False,
+                    }
+                    self.send(rpc.notification("error", params))
+
+        self.spawn(compact)
+        return {}
+
+    # -- turns -----------------------------------------------------------------------------
+
+    async def _send_input(self, p: JsonObject, mode: str) -> tuple[str, str | None, ThreadFeed]:
+        cid, sid = self._locate(p)
+        feed = self.feeds.get(cid) or (await self._open(cid))[0]
+        message = user_message(p.get("input"))
+        for path in message.paths:
+            message.images.append(await _read_image(path))
+        params: JsonObject = {"conversationId": cid, "text": message.text, "mode": mode}
+        if sid is not None:
+            params["sessionId"] = sid
+        if message.images:
+            params["images"] = list[JsonValue](message.images)
+        await self.up.request("input/send", params)
+        return cid, sid, feed
+
+    async def turn_start(self, p: JsonObject) -> JsonObject:
+        # A turn/start while a turn runs joins it, as in Codex: OpenVaala's steer.
+        _, sid, feed = await self._send_input(p, "steer")
+        session = sid or feed.root
+        turn_id = feed.turn_of.get(session) or feed.last_turn.get(session, "")
+        turn = feed._turn(session, turn_id, "inProgress", None)
+        return {"turn": turn}  # type: ignore[dict-item]
+
+    async def turn_steer(self, p: JsonObject) -> JsonObject:
+        cid, sid = self._locate(p)
+        feed = self.feeds.get(cid) or (await self._open(cid))[0]
+        running = feed.turn_of.get(sid or feed.root)
+        expected = p.get("expectedTurnId")
+        if running is None or (isinstance(expected, str) and expected.replace("-", "") != running):
+            raise errors.TurnRunning(  # the closest error: the turn is not the one expected
+                f"no running turn {expected!r} to steer in this thread (running: {running})",
+                param="expectedTurnId",
+            )
+        await self._send_input(p, "steer")
+        return {"turnId": running}
+
+    async def turn_interrupt(self, p: JsonObject) -> JsonObject:
+        cid, sid = self._locate(p)
+        params: JsonObject = {"conversationId": cid}
+        if sid is not None:
+            params["sessionId"] = sid
+        await self.up.request("turn/interrupt", params)
+        return {}
+
+
+async def _read_image(path: str) -> JsonObject:
+    """A `localImage` the client named, read off the loop (the daemon runs as the user)."""
+    try:
+        data = await anyio.Path(path).read_bytes()
+    except OSError as exc:
+        raise errors.InvalidParams(
+            f"cannot read the image {path}: {exc.strerror}", param="input"
+        ) from None
+    return {"data": base64.b64encode(data).decode(), "name": Path(path).name}

@@ -1,0 +1,143 @@
+"""The real Codex TUI (`@openai/codex`, pinned in .ci/run) connected to the daemon with
+`--remote`, driven in tmux: it starts without a login, a message typed there is answered by
+OpenVaala's demo model, the conversation is the daemon's, and `/compact` compacts it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from openvaala_server.codex.schema import CODEX_VERSION
+from tests.support.daemon import Daemon
+
+# Where .ci/run installs the pinned release (OPENVAALA_CODEX names another binary).
+DEFAULT_PREFIX = Path.home() / ".cache" / "openvaala-codex" / CODEX_VERSION
+WAIT_S = 60.0  # for the screen to show something: generous, the machine is shared
+
+
+def codex_binary() -> str | None:
+    named = os.environ.get("OPENVAALA_CODEX")
+    if named:
+        return named
+    installed = DEFAULT_PREFIX / "node_modules" / ".bin" / "codex"
+    return str(installed) if installed.exists() else None
+
+
+class Tmux:
+    """One tmux server of this test's own (its own socket): nothing else's sessions are seen."""
+
+    def __init__(self, socket: str, env: dict[str, str]) -> None:
+        self.socket = socket
+        self.env = env
+
+    def run(self, *args: str) -> str:
+        done = subprocess.run(
+            ["tmux", "-L", self.socket, *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        )
+        return done.stdout
+
+    def screen(self) -> str:
+        return self.run("capture-pane", "-p", "-t", "codex")
+
+    def wait_for(self, text: str, within: float = WAIT_S) -> str | None:
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if text in screen:
+                return screen
+            time.sleep(0.2)  # polling the screen for a condition, not a timed assertion
+        return None
+
+    def expect(self, text: str) -> str:
+        screen = self.wait_for(text)
+        assert screen is not None, f"{text!r} never showed in the Codex TUI:\n{self.screen()}"
+        return screen
+
+    def submit(self, text: str, then: str) -> str:
+        """Type `text`, press Enter until `then` shows. The TUI takes keys that arrive in a
+        burst for a paste, where Enter is a newline: an Enter after it has settled submits."""
+        self.run("send-keys", "-t", "codex", "-l", text)
+        self.expect(text)
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:
+            self.run("send-keys", "-t", "codex", "Enter")
+            screen = self.wait_for(then, within=5)
+            if screen is not None:
+                return screen
+        raise AssertionError(f"{then!r} never showed after {text!r}:\n{self.screen()}")
+
+
+@pytest.fixture
+def codex_tui(daemon: Daemon, tmp_path: Path) -> Iterator[Tmux]:
+    binary = codex_binary()
+    if binary is None:
+        pytest.skip(
+            f"the Codex CLI {CODEX_VERSION} is not installed: .ci/run installs it "
+            f"(npm install --prefix {DEFAULT_PREFIX} @openai/codex@{CODEX_VERSION}), "
+            "or set OPENVAALA_CODEX to a codex binary"
+        )
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed (the Codex TUI test drives it in tmux)")
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    # The token reaches Codex through its environment, never a command line.
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(home),
+        "TERM": "xterm-256color",
+        "OPENVAALA_TOKEN": daemon.token,
+    }
+    tmux = Tmux(f"openvaala-codex-{os.getpid()}-{tmp_path.name}", env)
+    # The pane outlives Codex, so a failure shows what it said before it exited.
+    command = (
+        f"{binary} --remote ws://{daemon.address} --remote-auth-token-env OPENVAALA_TOKEN;"
+        ' echo "codex exited: $?"; sleep 600'
+    )
+    tmux.run(
+        "new-session",
+        "-d",
+        "-s",
+        "codex",
+        "-x",
+        "160",
+        "-y",
+        "50",
+        "-c",
+        str(daemon.workdir),
+        command,
+    )
+    try:
+        yield tmux
+    finally:
+        subprocess.run(["tmux", "-L", tmux.socket, "kill-server"], env=env, check=False, timeout=30)
+
+
+@pytest.mark.timeout(300)
+async def test_the_codex_tui_drives_an_openvaala_conversation(
+    codex_tui: Tmux, daemon: Daemon
+) -> None:
+    codex_tui.expect("Ask Codex to do anything")  # no login screen
+    codex_tui.submit("hello from the codex tui", then="I am OpenVaala's offline demo model")
+
+    async with await daemon.client() as client:
+        listed = await client.request("conversation/list", {})
+        [conversation] = listed["conversations"]
+        assert conversation["title"] == "hello from the codex tui"
+        assert conversation["cwd"] == str(daemon.workdir)
+        cid = conversation["conversationId"]
+
+        codex_tui.submit("/compact", then="Context compacted")
+        page = await client.request("conversation/read", {"conversationId": cid})
+        summaries = [i for i in page["items"] if i["type"] == "summary"]
+        assert [s["reason"] for s in summaries] == ["manual"]

@@ -1,0 +1,181 @@
+"""Steering, interrupting, approving, forking, rewinding and compacting a thread from Codex."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from tests.codex.flows import demo_config, items_of, run_turn, start_thread, text_input
+from tests.codex.harness import CodexClient, open_client
+from tests.support.daemon import Daemon
+
+Factory = Callable[..., Daemon]
+
+
+@pytest.mark.timeout(180)  # a slow model and two clients, on a shared machine
+@pytest.mark.parametrize("transport", ["websocket", "stdio"])
+async def test_steer_then_interrupt(daemon_factory: Factory, transport: str) -> None:
+    daemon = daemon_factory(demo_config(pace_ms=150))
+    codex = await open_client(daemon, transport)
+    try:
+        thread = await start_thread(codex, str(daemon.workdir))
+        mark = len(codex.notes)
+        answer = await codex.request(
+            "turn/start", {"threadId": thread, "input": text_input("tell me a long story")}
+        )
+        turn = answer["turn"]["id"]
+        await codex.wait_for("item/agentMessage/delta", after=mark)
+        steered = await codex.request(
+            "turn/steer",
+            {
+                "threadId": thread,
+                "expectedTurnId": turn,
+                "input": text_input("and make it short"),
+            },
+        )
+        assert steered == {"turnId": turn}
+        wrong = await codex.call(
+            "turn/steer",
+            {"threadId": thread, "expectedTurnId": "0" * 32, "input": text_input("x")},
+        )
+        assert "expectedTurnId" in str(wrong["error"])
+        await codex.request("turn/interrupt", {"threadId": thread, "turnId": turn})
+        ended = await codex.wait_for(
+            "turn/completed", lambda p: p["turn"]["id"] == turn, after=mark
+        )
+        assert ended["turn"]["status"] == "interrupted"
+        # The steering message was not taken by the cut turn: it starts the next one.
+        steering = await codex.wait_for(
+            "item/completed",
+            lambda p: p["item"]["type"] == "userMessage" and p["turnId"] != turn,
+            after=mark,
+        )
+        assert steering["item"]["content"][0]["text"] == "and make it short"
+        await codex.request("turn/interrupt", {"threadId": thread, "turnId": steering["turnId"]})
+        await codex.wait_for(
+            "turn/completed", lambda p: p["turn"]["id"] == steering["turnId"], after=mark
+        )
+    finally:
+        await codex.close()
+
+
+def _accept(message: dict[str, Any]) -> object:
+    return {"decision": "accept"}
+
+
+def _decline(message: dict[str, Any]) -> object:
+    return {"decision": "decline"}
+
+
+async def test_a_command_waits_for_the_codex_client_s_approval(daemon_factory: Factory) -> None:
+    daemon = daemon_factory(demo_config(approval="always"))
+    codex = await open_client(daemon, "stdio")
+    try:
+        thread = await start_thread(codex, str(daemon.workdir))
+        codex.answer = _accept
+        _, mark = await run_turn(codex, thread, "run: echo approved")
+        [asked] = codex.requests
+        assert asked["method"] == "item/commandExecution/requestApproval"
+        assert (
+            asked["params"]["command"] == "echo approved" and asked["params"]["threadId"] == thread
+        )
+        [ran] = items_of(codex, mark, "item/completed", "commandExecution")
+        assert ran["id"] == asked["params"]["itemId"]
+        assert ran["status"] == "completed" and "approved" in ran["aggregatedOutput"]
+
+        codex.answer = _decline
+        _, mark = await run_turn(codex, thread, "run: echo refused")
+        [refused] = items_of(codex, mark, "item/completed", "commandExecution")
+        assert refused["status"] == "failed" and "denied" in refused["aggregatedOutput"]
+        assert codex.after(mark, "serverRequest/resolved") == []  # it answered itself
+    finally:
+        await codex.close()
+
+
+async def test_another_client_answering_first_resolves_the_request(daemon_factory: Factory) -> None:
+    daemon = daemon_factory(demo_config(approval="always"))
+    codex = await open_client(daemon, "websocket")
+    try:
+        thread = await start_thread(codex, str(daemon.workdir))
+        cid = thread.replace("-", "")
+        async with await daemon.client() as other:
+            await other.subscribe(cid)
+            mark = len(codex.notes)
+            await codex.request(
+                "turn/start", {"threadId": thread, "input": text_input("run: echo hi")}
+            )
+            asked = await codex.wait_request("item/commandExecution/requestApproval")
+            pending = await other.request("conversation/subscribe", {"conversationId": cid})
+            [approval] = pending["snapshot"]["approvals"]
+            await other.request(
+                "approval/respond",
+                {"conversationId": cid, "approvalId": approval["approvalId"], "decision": "allow"},
+            )
+            resolved = await codex.wait_for("serverRequest/resolved", after=mark)
+            assert resolved == {"threadId": thread, "requestId": asked["id"]}
+            await codex.wait_for("turn/completed", after=mark)
+            [ran] = items_of(codex, mark, "item/completed", "commandExecution")
+            assert ran["exitCode"] == 0
+    finally:
+        await codex.close()
+
+
+async def test_fork_and_revert_make_new_threads(codex: CodexClient, daemon: Daemon) -> None:
+    thread = await start_thread(codex, str(daemon.workdir))
+    first, _ = await run_turn(codex, thread, "first message")
+    second, _ = await run_turn(codex, thread, "second message")
+
+    forked = await codex.request("thread/fork", {"threadId": thread, "lastTurnId": first})
+    fork = forked["thread"]
+    assert fork["id"] != thread and fork["forkedFromId"] == thread
+    assert [t["id"] for t in fork["turns"]] == [first]
+    whole = await codex.request("thread/fork", {"threadId": thread})
+    assert [t["id"] for t in whole["thread"]["turns"]] == [first, second]
+
+    reverted = await codex.request("thread/revert", {"threadId": thread, "beforeTurnId": second})
+    rewound = reverted["thread"]
+    assert rewound["id"] not in (thread, fork["id"]) and rewound["forkedFromId"] == thread
+    assert [t["id"] for t in rewound["turns"]] == [first]
+    # The rewound thread goes on by itself; the original is unchanged.
+    _, mark = await run_turn(codex, rewound["id"], "another second message")
+    assert items_of(codex, mark, "item/completed", "agentMessage")
+    original = await codex.request("thread/read", {"threadId": thread, "includeTurns": True})
+    assert [t["id"] for t in original["thread"]["turns"]] == [first, second]
+    # Codex's older rollback: the last turn dropped, the same kind of rewind.
+    rolled = await codex.call("thread/rollback", {"threadId": thread, "numTurns": 1})
+    assert [t["id"] for t in rolled["result"]["thread"]["turns"]] == [first]
+    too_many = await codex.call("thread/rollback", {"threadId": thread, "numTurns": 3})
+    assert "only 2 turns" in too_many["error"]["message"]
+    listed = {t["id"] for t in (await codex.request("thread/list", {}))["data"]}
+    assert listed == {
+        thread,
+        fork["id"],
+        whole["thread"]["id"],
+        rewound["id"],
+        rolled["result"]["thread"]["id"],
+    }
+
+
+async def test_compact_from_codex(codex: CodexClient, daemon: Daemon) -> None:
+    thread = await start_thread(codex, str(daemon.workdir))
+    await run_turn(codex, thread, "something worth summarizing")
+    mark = len(codex.notes)
+    assert await codex.request("thread/compact/start", {"threadId": thread}) == {}
+    started = await codex.wait_for("turn/started", after=mark)
+    compacted = await codex.wait_for(
+        "item/completed", lambda p: p["item"]["type"] == "contextCompaction", after=mark
+    )
+    ended = await codex.wait_for("turn/completed", after=mark)
+    assert compacted["turnId"] == started["turn"]["id"] == ended["turn"]["id"]
+    assert ended["turn"]["status"] == "completed"
+    async with await daemon.client() as client:
+        page = await client.request(
+            "conversation/read", {"conversationId": thread.replace("-", "")}
+        )
+    [summary] = [i for i in page["items"] if i["type"] == "summary"]
+    assert summary["reason"] == "manual"
+    read = await codex.request("thread/read", {"threadId": thread, "includeTurns": True})
+    kinds = [i["type"] for t in read["thread"]["turns"] for i in t["items"]]
+    assert kinds[-1] == "contextCompaction"

@@ -1,0 +1,95 @@
+"""What a Codex client asks before its first thread is answered with OpenVaala's truth, no
+login needed; what OpenVaala does not do is a clear JSON-RPC error, never a hang."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tests.codex.harness import CodexClient, WebSocketTransport
+from tests.support.daemon import Daemon
+
+# The calls the Codex TUI 0.171.0 makes at start-up (found by driving it, docs/codex.md).
+STARTUP: list[tuple[str, dict[str, Any] | None]] = [
+    ("account/read", {}),
+    ("model/list", {"includeHidden": True}),
+    ("hooks/list", {"cwds": ["/tmp"]}),
+    ("config/read", {"includeLayers": True, "cwd": "."}),
+    ("configRequirements/read", None),
+    ("collaborationMode/list", {}),
+    ("skills/list", {"cwds": ["/tmp"], "forceReload": True}),
+    ("mcpServerStatus/list", {}),
+    ("account/rateLimits/read", None),
+    ("account/bedrock/checkGovCloudRequirements", {}),
+    ("app/list", {}),
+    ("plugin/list", {}),
+    ("experimentalFeature/list", {}),
+]
+
+
+async def test_start_up_calls_are_answered_without_a_login(codex: CodexClient) -> None:
+    for method, params in STARTUP:
+        await codex.request(method, params)  # each result validated against Codex's schema
+    account = await codex.request("account/read", {})
+    assert account["account"] is None and account["requiresOpenaiAuth"] is False
+    models = (await codex.request("model/list", {}))["data"]
+    assert [(m["id"], m["isDefault"]) for m in models] == [("demo", True)]
+    modes = (await codex.request("collaborationMode/list", {}))["data"]
+    assert [m["name"] for m in modes] == ["default"]  # OpenVaala's agents
+    config = (await codex.request("config/read", {}))["config"]
+    assert config["model"] == "demo"
+
+
+async def test_an_unsupported_method_is_a_clear_error(codex: CodexClient) -> None:
+    answer = await codex.call("thread/realtime/start", {"threadId": "x"})
+    assert answer["error"]["code"] == -32601
+    assert "not supported by OpenVaala" in answer["error"]["message"]
+    # The connection keeps serving.
+    assert (await codex.request("account/read", {}))["account"] is None
+
+
+async def test_bad_params_name_what_is_wrong(codex: CodexClient) -> None:
+    answer = await codex.call("thread/read", {"threadId": "not-a-thread"})
+    assert answer["error"]["code"] == -32602
+    assert "threadId" in answer["error"]["message"]
+    await codex.send_raw("{not json")
+    assert (await codex.request("account/read", {}))["account"] is None
+
+
+async def test_initialize_comes_first_and_jsonrpc_member_is_optional(daemon: Daemon) -> None:
+    client = CodexClient(await WebSocketTransport.open(daemon))
+    try:
+        answer = await client.call("model/list", {})
+        assert answer["error"]["data"]["kind"] == "not_initialized"
+        # Codex omits "jsonrpc"; a client that sends it is served too.
+        await client.send_raw(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": "i",
+                    "method": "initialize",
+                    "params": {"clientInfo": {"name": "x", "version": "1"}},
+                }
+            )
+        )
+        models = await client.request("model/list", {})
+        assert models["data"][0]["id"] == "demo"
+    finally:
+        await client.close()
+
+
+async def test_the_token_host_and_origin_rules_hold(daemon: Daemon) -> None:
+    import pytest
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import InvalidStatus
+
+    for headers in ({}, {"Authorization": "Bearer wrong"}):
+        with pytest.raises(InvalidStatus) as refused:
+            await connect(
+                f"ws://{daemon.address}/app-server", additional_headers=headers, proxy=None
+            )
+        assert refused.value.response.status_code == 401
+    good = {"Authorization": f"Bearer {daemon.token}", "Origin": "http://evil.example"}
+    with pytest.raises(InvalidStatus) as refused:
+        await connect(f"ws://{daemon.address}/app-server", additional_headers=good, proxy=None)
+    assert refused.value.response.status_code == 403
