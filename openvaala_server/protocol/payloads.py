@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Final, Literal, NotRequired, TypedDict
 
 from openvaala_server.domain.approvals import Answer as Decision
-from openvaala_server.domain.checkpoints import RestoreConflict
+from openvaala_server.domain.checkpoints import RestoreConflict, SkippedFile
 from openvaala_server.domain.images import ImageRef
 from openvaala_server.domain.inbox import InputWire
 from openvaala_server.domain.inbox import Mode as InputMode
@@ -565,6 +565,9 @@ class RestoreResult(TypedDict):
     # Turns to undo whose snapshots are gone (a parent conversation not here, or dropped to
     # stay within the bound): their files were not put back. Only when there are any.
     missingTurnIds: NotRequired[list[str]]
+    # Files of those turns the store could not keep (larger than `max_file_mb`), recorded as
+    # skipped when the turn was captured: left as they are. Only when there are any.
+    skipped: NotRequired[list[SkippedFile]]
 
 
 class RewindResult(TypedDict):
@@ -584,6 +587,8 @@ class CheckpointTurn(TypedDict):
     sessionId: str
     restored: bool
     files: list[CheckpointFile]
+    # Files the turn changed that the store could not keep; only when there are any.
+    skipped: NotRequired[list[SkippedFile]]
     # A turn a fork copied from an ancestor: the conversation that ran it.
     fromConversationId: NotRequired[str]
 
