@@ -16,7 +16,7 @@ from openvaala_server.domain.usage import estimate_item, threshold
 from openvaala_server.models.base import ModelRequest
 from openvaala_server.protocol import methods
 from openvaala_server.protocol import payloads as wire
-from openvaala_server.tools.history import SearchHistoryTool, offers_search
+from openvaala_server.tools.history import HistoryView, SearchHistoryTool, offers_search
 
 if TYPE_CHECKING:
     from openvaala_server.runtime.ports import Conversation
@@ -303,10 +303,13 @@ def history_tools(
             cids.append(conv.conversation_id)
         return await runtime.store_call(runtime.store.search_messages(cids, query, limit))
 
-    async def history() -> tuple[list[r.Item], set[str]]:
+    async def history() -> HistoryView:
         await conv.ensure_history()
         items = await root_history()
-        return items, {i["itemId"] for i in model_context(conv, session)}
+        seen = {i["itemId"] for i in model_context(conv, session)}
+        turn = session.turn.turn_id if session.turn is not None else None
+        asking = {i["itemId"] for i in items if i.get("turnId") == turn and i["itemId"] in seen}
+        return HistoryView(items, seen, asking)
 
     tool = SearchHistoryTool(search, history)
     return {tool.spec.name: tool}
