@@ -10,9 +10,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from openvaala_server import errors
 from openvaala_server.domain import records as r
-from openvaala_server.domain.context import KEEP_RATIO, context_items, replies_since_summary
+from openvaala_server.domain.context import (
+    KEEP_RATIO,
+    context_items,
+    estimate_items,
+    latest_summary_index,
+    replies_since_summary,
+)
 from openvaala_server.domain.trace import InstructionPart, Trace, trace
-from openvaala_server.domain.usage import estimate_item, threshold
+from openvaala_server.domain.usage import early_start, estimate_item, threshold
 from openvaala_server.models.base import ModelRequest
 from openvaala_server.protocol import methods
 from openvaala_server.protocol import payloads as wire
@@ -117,11 +123,19 @@ def sync_usage(conv: Conversation, session: LiveSession) -> None:
 
 
 def early_threshold(conv: Conversation, session: LiveSession) -> int | None:
+    """The usage from which a summary is prepared while idle (domain/usage.early_start): the
+    agent's `early_compaction`, moved up after a compaction by what that compaction left (the
+    usage now less the items added since the latest summary)."""
     agent = conv.runtime.config_for(session).agents.get(session.agent)
     if agent is None or agent.early_compaction is None:
         return None
     u = session.usage
-    return threshold(u.context_window, u.max_output_tokens, agent.early_compaction)
+    early = threshold(u.context_window, u.max_output_tokens, agent.early_compaction)
+    at = latest_summary_index(session.items)
+    if at is None:
+        return early
+    floor = max(0, u.used - estimate_items(session.items[at + 1 :]))
+    return early_start(early, u.threshold, floor)
 
 
 def replies_until_refresh(conv: Conversation, session: LiveSession) -> int | None:
