@@ -4,8 +4,10 @@ as it is by undo and rewind, which restore the rest and name it (docs/storage.md
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import NamedTuple
 
 from openvaala_server.client import Client
 from tests.fakes.providers import FakeProvider
@@ -19,8 +21,26 @@ BIG = 11_000_000  # over the default max_file_mb of 10
 SKIPPED = [{"path": "data.db", "reason": "too_large"}]
 
 
-async def two_turns(client: Client, fake: FakeProvider, work: Path) -> str:
-    """Turn 1 writes a.txt; turn 2 makes an 11 MB data.db with the shell, and b.txt."""
+class Ran(NamedTuple):
+    work: Path
+    client: Client
+    cid: str
+
+
+@contextlib.asynccontextmanager
+async def two_turns(daemon_factory: Factory, fake: FakeProvider) -> AsyncIterator[Ran]:
+    """A daemon where turn 1 wrote a.txt and turn 2 made an 11 MB data.db with the shell, and
+    b.txt."""
+    d = daemon_factory(config(fake))
+    work = d.workdir
+    client = await d.client()
+    try:
+        yield Ran(work, client, await _two_turns(client, fake, work))
+    finally:
+        await client.close()
+
+
+async def _two_turns(client: Client, fake: FakeProvider, work: Path) -> str:
     cid = await new_conversation(client, str(work))
     fake.enqueue(
         Reply().tool_call("write_file", {"path": "a.txt", "content": "one\n"}),
@@ -41,11 +61,7 @@ async def two_turns(client: Client, fake: FakeProvider, work: Path) -> str:
 async def test_the_large_file_is_listed_as_skipped_and_undo_restores_the_rest(
     daemon_factory: Factory, fake: FakeProvider
 ) -> None:
-    d = daemon_factory(config(fake))
-    work = d.workdir
-    client = await d.client()
-    try:
-        cid = await two_turns(client, fake, work)
+    async with two_turns(daemon_factory, fake) as (work, client, cid):
         report = await client.request("conversation/checkpoints", {"conversationId": cid})
         first, second = report["turns"]
         assert [f["path"] for f in first["files"]] == ["a.txt"] and "skipped" not in first
@@ -59,18 +75,12 @@ async def test_the_large_file_is_listed_as_skipped_and_undo_restores_the_rest(
         again = await client.request("conversation/undo", {"conversationId": cid})
         assert again["restored"] == ["a.txt"] and "skipped" not in again
         assert not (work / "a.txt").exists()
-    finally:
-        await client.close()
 
 
 async def test_a_rewind_restores_the_rest_and_names_the_large_file(
     daemon_factory: Factory, fake: FakeProvider
 ) -> None:
-    d = daemon_factory(config(fake))
-    work = d.workdir
-    client = await d.client()
-    try:
-        cid = await two_turns(client, fake, work)
+    async with two_turns(daemon_factory, fake) as (work, client, cid):
         items = (await client.request("conversation/read", {"conversationId": cid}))["items"]
         first = next(i for i in items if i["type"] == "user_message")
         rewound = await client.request(
@@ -82,5 +92,3 @@ async def test_a_rewind_restores_the_rest_and_names_the_large_file(
         assert files["conflicts"] == []
         assert not (work / "a.txt").exists() and not (work / "b.txt").exists()
         assert (work / "data.db").stat().st_size == BIG
-    finally:
-        await client.close()

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from playwright.sync_api import Dialog, expect
+from playwright.sync_api import expect
 
 from tests.support.daemon import Daemon
 from tests.web.conftest import WebUI
-from tests.web.test_history import CONFIG
+from tests.web.test_history import CONFIG, accept_dialogs
 
 DaemonFactory = Callable[..., Daemon]
 UIFactory = Callable[[Daemon], WebUI]
@@ -24,13 +24,7 @@ def test_undo_and_restart_name_the_file_too_large_to_keep(
     work = daemon.workdir
     ui = ui_factory(daemon)
     page = ui.page
-    questions: list[str] = []
-
-    def answer(dialog: Dialog) -> None:
-        questions.append(dialog.message)
-        dialog.accept()
-
-    page.on("dialog", answer)
+    questions = accept_dialogs(page)
     ui.login()
     cid = ui.new_conversation()
     for command in (
