@@ -189,7 +189,7 @@ class Actions(MemoryActions, HistoryActions):
         result = await self._opened(result, show)
         if show and (files := result.get("files")) is not None:
             restored = files.get("restored") or []
-            if restored or files.get("missingTurnIds"):
+            if restored or files.get("missingTurnIds") or files.get("skipped"):
                 done = paths_text(restored) if restored else "none"
                 self.tell_restore(f"OpenVaala: files restored: {done}.", files)
         if show:

@@ -16,7 +16,14 @@ from openvaala_lsp import uris
 from openvaala_lsp.bridge import Bridge, DaemonError
 from openvaala_lsp.host import Host
 from openvaala_lsp.params import Params, optional, required, session_params
-from openvaala_server.client.restore_note import missing_note, paths_text
+from openvaala_server.client.restore_note import (
+    FilesSince,
+    files_since,
+    missing_note,
+    paths_text,
+    result_skipped,
+    skipped_note,
+)
 from openvaala_server.protocol import methods
 
 RESTORE, KEEP = "Restore files", "Keep files as they are"
@@ -40,24 +47,15 @@ class HistoryActions:
         )
         return answer is not None and answer.title == yes
 
-    async def files_since(self, cid: str, message_id: str) -> list[str]:
-        """The files turns from this message on changed, not restored yet."""
+    async def files_since(self, cid: str, message_id: str) -> FilesSince:
+        """The files turns from this message on changed, not restored yet, and those too large
+        to have been kept."""
         read = await self.bridge.request(methods.CONVERSATION_READ, {"conversationId": cid})
         items: list[dict[str, Any]] = read.get("items") or []
-        index = next((i for i, m in enumerate(items) if m["itemId"] == message_id), len(items))
-        message_turn = items[index].get("turnId") if index < len(items) else None
-        earlier = {m.get("turnId") for m in items[:index]} - {message_turn}
         report = await self.bridge.request(
             methods.CONVERSATION_CHECKPOINTS, {"conversationId": cid}
         )
-        return sorted(
-            {
-                str(f["path"])
-                for t in report.get("turns") or []
-                if not t.get("restored") and t["turnId"] not in earlier
-                for f in t.get("files") or []
-            }
-        )
+        return files_since(items, message_id, report)
 
     async def rewind_files(self, call: dict[str, Any], params: Params, ask: bool) -> None:
         """Set `restoreFiles` / `force` in a rewind's call: as given, else asked when `ask`."""
@@ -66,10 +64,12 @@ class HistoryActions:
                 call[key] = params[key]
         if "restoreFiles" in call or not ask:
             return
-        files = await self.files_since(call["conversationId"], call["messageId"])
-        if files:
-            listed = paths_text(files)
+        since = await self.files_since(call["conversationId"], call["messageId"])
+        if since.paths or since.skipped:
+            listed = paths_text(since.paths)
             question = f"OpenVaala: also restore the files the agent changed since? {listed}"
+            if note := skipped_note(since.skipped):
+                question = f"{question.rstrip()} ({note})"
             call["restoreFiles"] = await self._ask(question, RESTORE, KEEP)
 
     async def with_conflicts(self, method: str, call: dict[str, Any], ask: bool) -> Any | None:
@@ -102,10 +102,11 @@ class HistoryActions:
 
     def tell_restore(self, text: str, files: dict[str, Any] | None) -> None:
         """Say what a restore did — an editor without a plugin shows no command result — and,
-        as a warning, which turns' files it could not put back (`missingTurnIds`)."""
-        missing = missing_note(files)
-        kind = types.MessageType.Warning if missing else types.MessageType.Info
-        message = f"{text} {missing}" if missing else text
+        as a warning, which turns' files it could not put back (`missingTurnIds`) and which
+        files were too large to keep (`skipped`)."""
+        notes = [n for n in (missing_note(files), skipped_note(result_skipped(files))) if n]
+        kind = types.MessageType.Warning if notes else types.MessageType.Info
+        message = " ".join([text, *notes])
         self.ls.window_show_message(types.ShowMessageParams(type=kind, message=message))
 
     async def tree(self, params: Params) -> Any:

@@ -7,7 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 from openvaala_server.client import RpcError
-from openvaala_server.client.restore_note import missing_note, paths_text
+from openvaala_server.client.restore_note import (
+    FilesSince,
+    files_since,
+    missing_note,
+    paths_text,
+    result_skipped,
+    skipped_note,
+)
 from openvaala_server.protocol import methods
 from openvaala_tui import format as fmt
 from openvaala_tui.actions import CommandsMixin
@@ -28,23 +35,12 @@ def tree_lines(node: dict[str, Any], current: str, depth: int = 0) -> list[tuple
 
 
 class HistoryMixin(CommandsMixin):
-    async def _files_since(self, message_id: str) -> list[str]:
-        """The files that turns from this message on changed and that could be restored: the
-        turns of the root before the message are the only ones left alone."""
+    async def _files_since(self, message_id: str) -> FilesSince:
+        """The files that turns from this message on changed and that could be restored, and
+        those too large to have been kept."""
         root = self.view.root
-        items = root.items if root else []
-        index = next((i for i, m in enumerate(items) if m["itemId"] == message_id), len(items))
-        message_turn = items[index].get("turnId") if index < len(items) else None
-        earlier = {m.get("turnId") for m in items[:index]} - {message_turn}
         report = await self.call(methods.CONVERSATION_CHECKPOINTS, conversationId=self.cid)
-        return sorted(
-            {
-                str(f["path"])
-                for t in report.get("turns") or []
-                if not t.get("restored") and t["turnId"] not in earlier
-                for f in t.get("files") or []
-            }
-        )
+        return files_since(root.items if root else [], message_id, report)
 
     async def _with_conflicts(self, method: str, **params: Any) -> Any | None:
         """Call a restoring method; on `files_conflict`, ask before overwriting (None: no)."""
@@ -78,9 +74,15 @@ class HistoryMixin(CommandsMixin):
         if not chosen:
             return
         params: dict[str, Any] = {"conversationId": self.cid, "messageId": chosen}
-        files = await self._files_since(chosen)
-        if files:
-            question = f"Also restore the files the agent changed since then? {paths_text(files)}"
+        since = await self._files_since(chosen)
+        if since.paths or since.skipped:
+            question = (
+                f"Also restore the files the agent changed since then? {paths_text(since.paths)}"
+                if since.paths
+                else "Also restore the files the agent changed since then?"
+            )
+            if note := skipped_note(since.skipped):
+                question += f" ({note})"
             if await self.push_screen_wait(ConfirmScreen(question)):
                 params["restoreFiles"] = True
         before = self.view.title
@@ -98,6 +100,8 @@ class HistoryMixin(CommandsMixin):
         files_note = f" Files restored: {paths_text(restored)}." if restored else ""
         if missing := missing_note(files):
             files_note += f" {missing}"
+        if left := skipped_note(result_skipped(files)):
+            files_note += f" {left}"
         await self.local_notice(
             f"Rewound: this is a new conversation, “{created.get('title')}”, with what came "
             f"before “{label}”; that message is back in the composer. “{before}” is unchanged "
@@ -115,11 +119,11 @@ class HistoryMixin(CommandsMixin):
         if result is not None:
             restored = result.get("restored") or []
             done = f"({paths_text(restored)})" if restored else "(nothing was put back on disk)"
-            missing = missing_note(result)
+            notes = [n for n in (missing_note(result), skipped_note(result_skipped(result))) if n]
             await self.local_notice(
                 f"Undone: the last turn's file changes {done}. "
                 "The conversation is unchanged; /undo again goes one turn further back."
-                + (f" {missing}" if missing else "")
+                + "".join(f" {n}" for n in notes)
             )
 
     async def cmd_tree(self, arg: str) -> None:

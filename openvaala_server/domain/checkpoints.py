@@ -4,7 +4,9 @@ Pure. The runtime records, after each tool call that changed files, a `files_cha
 (docs/storage.md, "Checkpoints") naming each path with its content before and after, as a git
 blob id and mode; a restore appends `files_restored`. `fold` turns those records into one
 `TurnFiles` per turn, and `plan_restore` decides what undoing some turns writes and which paths
-the user changed since (conflicts, never overwritten without `force`).
+the user changed since (conflicts, never overwritten without `force`). A file the store cannot
+keep (larger than `max_file_mb`) is recorded as skipped with the call that changed it: a restore
+leaves it as it is and names it (docs/design.md, "Files the checkpoints cannot keep").
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ FILE_MODE: Final = "100644"
 EXEC_MODE: Final = "100755"
 LINK_MODE: Final = "120000"
 MODES: Final = frozenset({FILE_MODE, EXEC_MODE, LINK_MODE})
+# Why a changed file was not captured: larger than `[checkpoints] max_file_mb`.
+TOO_LARGE: Final = "too_large"
+SKIP_REASONS: Final = frozenset({TOO_LARGE})
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,13 @@ class FileChangeWire(TypedDict):
     after: dict[str, str] | None
 
 
+class SkippedFile(TypedDict):
+    """A file a turn changed that the store could not keep: a restore leaves it as it is."""
+
+    path: str
+    reason: str  # TOO_LARGE
+
+
 @dataclass
 class FileChange:
     path: str
@@ -60,6 +72,25 @@ class TurnFiles:
     session_id: str
     files: dict[str, FileChange] = field(default_factory=dict)
     restored: bool = False
+    skipped: dict[str, str] = field(default_factory=dict)  # path → reason
+
+    def add(self, changes: Iterable[FileChange], skipped: Mapping[str, str]) -> None:
+        """One call's changes: a path's first `before` stays (the state before the turn); a
+        path skipped once stays skipped for the whole turn (its state before is not known)."""
+        for path, reason in skipped.items():
+            self.files.pop(path, None)
+            self.skipped.setdefault(path, reason)
+        for change in changes:
+            if change.path in self.skipped:
+                continue
+            known = self.files.get(change.path)
+            if known is None:
+                self.files[change.path] = change
+            else:
+                known.after = change.after
+
+    def skipped_list(self) -> list[SkippedFile]:
+        return [{"path": p, "reason": r} for p, r in sorted(self.skipped.items())]
 
 
 class RestoreConflict(TypedDict):
@@ -77,6 +108,7 @@ class RestorePlan:
     conflicts: list[RestoreConflict]
     turn_ids: list[str]
     sources: dict[str, str] = field(default_factory=dict)
+    skipped: list[SkippedFile] = field(default_factory=list)  # left as they are
 
 
 def blob_from_wire(value: object) -> State:
@@ -117,7 +149,10 @@ def never_restored(path: str, target: State) -> bool:
 
 
 def changed_record(
-    turn_id: str, session_id: str, changes: Iterable[FileChange]
+    turn_id: str,
+    session_id: str,
+    changes: Iterable[FileChange],
+    skipped: Mapping[str, str] | None = None,
 ) -> dict[str, object]:
     files: list[FileChangeWire] = [
         {
@@ -127,7 +162,26 @@ def changed_record(
         }
         for c in changes
     ]
-    return {"type": FILES_CHANGED, "turnId": turn_id, "sessionId": session_id, "files": files}
+    record: dict[str, object] = {
+        "type": FILES_CHANGED,
+        "turnId": turn_id,
+        "sessionId": session_id,
+        "files": files,
+    }
+    if skipped:
+        listed: list[SkippedFile] = [{"path": p, "reason": r} for p, r in sorted(skipped.items())]
+        record["skipped"] = listed
+    return record
+
+
+def _skipped_of(record: Mapping[str, object]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    listed = record.get("skipped")
+    for entry in listed if isinstance(listed, list) else ():
+        if isinstance(entry, dict) and is_safe_relpath(entry.get("path")):
+            reason = entry.get("reason")
+            found[str(entry["path"])] = reason if reason in SKIP_REASONS else TOO_LARGE
+    return found
 
 
 def restored_record(turn_ids: list[str], paths: list[str]) -> dict[str, object]:
@@ -145,6 +199,7 @@ def fold(records: Iterable[Mapping[str, object]]) -> dict[str, TurnFiles]:
             if not isinstance(tid, str) or not isinstance(files, list):
                 continue
             turn = turns.setdefault(tid, TurnFiles(tid, str(sid or "")))
+            changes: list[FileChange] = []
             for entry in files:
                 if not isinstance(entry, dict) or not is_safe_relpath(entry.get("path")):
                     continue
@@ -153,12 +208,8 @@ def fold(records: Iterable[Mapping[str, object]]) -> dict[str, TurnFiles]:
                     after = blob_from_wire(entry.get("after"))
                 except ValueError:
                     continue
-                path = str(entry["path"])
-                known = turn.files.get(path)
-                if known is None:
-                    turn.files[path] = FileChange(path, before, after)
-                else:
-                    known.after = after  # the first before stays: the state before the turn
+                changes.append(FileChange(str(entry["path"]), before, after))
+            turn.add(changes, _skipped_of(record))
         elif kind in (FILES_RESTORED, FILES_PRUNED):
             ids = record.get("turnIds")
             for tid in ids if isinstance(ids, list) else ():
@@ -173,12 +224,20 @@ def fold(records: Iterable[Mapping[str, object]]) -> dict[str, TurnFiles]:
 def plan_restore(turns: list[TurnFiles], current: dict[str, State]) -> RestorePlan:
     """Undo `turns` (oldest first): each path goes back to its state before the first of them
     that changed it. A path whose content now differs from what the last of them left there was
-    changed by someone else since: a conflict. `current` holds every path of every turn."""
+    changed by someone else since: a conflict. A path one of them skipped is left as it is (its
+    states between those turns are not all known): listed in `skipped`. `current` holds every
+    path of every turn."""
     first_before: dict[str, State] = {}
     first_turn: dict[str, str] = {}
     last_after: dict[str, State] = {}
+    skipped: dict[str, str] = {}
+    for turn in turns:
+        for path, reason in turn.skipped.items():
+            skipped.setdefault(path, reason)
     for turn in turns:
         for path, change in turn.files.items():
+            if path in skipped:
+                continue
             if path not in first_before:
                 first_before[path] = change.before
                 first_turn[path] = turn.turn_id
@@ -199,7 +258,8 @@ def plan_restore(turns: list[TurnFiles], current: dict[str, State]) -> RestorePl
             conflicts.append({"path": path, "reason": reason})
         targets[path] = first_before[path]
     sources = {path: first_turn[path] for path in targets}
-    return RestorePlan(targets, conflicts, [t.turn_id for t in turns], sources)
+    kept_as_is: list[SkippedFile] = [{"path": p, "reason": r} for p, r in sorted(skipped.items())]
+    return RestorePlan(targets, conflicts, [t.turn_id for t in turns], sources, kept_as_is)
 
 
 def pruned_record(turn_ids: list[str]) -> dict[str, object]:
@@ -226,7 +286,7 @@ def change_kind(change: FileChange) -> str:
 def undoable(turns: dict[str, TurnFiles], order: list[str]) -> list[TurnFiles]:
     """The turns not yet restored, in `order` (turn ids as they started)."""
     rank = {tid: i for i, tid in enumerate(order)}
-    live = [t for t in turns.values() if not t.restored and t.files]
+    live = [t for t in turns.values() if not t.restored and (t.files or t.skipped)]
     return sorted(live, key=lambda t: rank.get(t.turn_id, len(rank)))
 
 

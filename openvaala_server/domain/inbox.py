@@ -6,9 +6,11 @@ Modes, chosen per input:
 - queue — waits and starts a later turn, one queued input per turn, in order.
 - jump  — the running turn is interrupted and this input starts the next turn, before anything else.
 
-Ordering: the user's inputs always come before subagents' (reports of child sessions). After the
-user interrupts a session, subagent inputs are held until the user sends something, so a stopped
-agent is not woken by its children.
+Ordering: the user's inputs always come before subagents' (reports of child sessions): a report
+waiting when a turn starts from the user's waiting input is not read into that turn — each of the
+user's messages has a turn of its own first (docs/design.md, "Reports wait for the user's
+turns"). After the user interrupts a session, subagent inputs are held until the user sends
+something, so a stopped agent is not woken by its children.
 
 Every input ends exactly once: taken into a turn, or withdrawn (its text returned to the user).
 Every operation on an input that has already ended raises `InputGone` (the wire's `input_consumed`).
@@ -72,6 +74,9 @@ class Inbox:
     waiting: list[Input] = field(default_factory=list)
     # True after a user interrupt: subagent inputs wait until the user sends something.
     subagents_held: bool = False
+    # Reports that were waiting when the running turn started from the user's waiting input:
+    # not read into that turn, they wait for the next (`next_turn` sets it).
+    deferred: set[str] = field(default_factory=set)
 
     # -- what clients do -------------------------------------------------------------------
 
@@ -156,6 +161,10 @@ class Inbox:
                     chosen = []
         for item in chosen:
             self.waiting.remove(item)
+        by_user = any(i.origin == "user" for i in chosen)
+        self.deferred = (
+            {i.input_id for i in self.waiting if i.origin == "subagent"} if by_user else set()
+        )
         return chosen
 
     def on_user_interrupt(self) -> None:
@@ -176,7 +185,7 @@ class Inbox:
         """
         # Played out on a copy by the same rules the agent loop follows, so the list cannot
         # drift from what happens.
-        sim = Inbox(list(self.waiting), self.subagents_held)
+        sim = Inbox(list(self.waiting), self.subagents_held, set(self.deferred))
         taken = [] if sim.has_jump() else sim.take_steering()
         while nxt := sim.next_turn():
             taken += nxt
@@ -187,14 +196,20 @@ class Inbox:
 
     def _steering(self) -> list[Input]:
         """What a running turn reads at its next model call: the user's steer inputs, and
-        subagent reports sent as steering only while no user message waits — the user's
-        messages are always handled before subagents' (docs/protocol.md, inbox/updated)."""
+        subagent reports sent as steering only while no user message waits and not into a turn
+        that a user's message started while they waited — the user's messages are always
+        handled before subagents' (docs/protocol.md, inbox/updated)."""
         ordered = self._ordered()
         steers = [i for i in ordered if i.mode == "steer" and i.origin == "user"]
         if any(i.origin == "user" and i.mode != "steer" for i in self.waiting):
             return steers
         return steers + [
-            i for i in ordered if i.mode == "steer" and i.origin == "subagent" and self._eligible(i)
+            i
+            for i in ordered
+            if i.mode == "steer"
+            and i.origin == "subagent"
+            and self._eligible(i)
+            and i.input_id not in self.deferred
         ]
 
     def _eligible(self, item: Input) -> bool:

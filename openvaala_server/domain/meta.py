@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Final, cast
 
 from openvaala_server.domain import records as r
 from openvaala_server.domain.approvals import GRANT_KINDS, Grant
@@ -123,11 +123,17 @@ def created_from(record: Fields) -> ConversationMeta:
     return meta
 
 
+# Records that file a conversation away or back without changing it: its `updatedAt`, and so its
+# place in the list, stays (docs/design.md, "Archiving is not an update").
+_NOT_AN_UPDATE: Final = frozenset({r.CONVERSATION_ARCHIVED, r.CONVERSATION_UNARCHIVED})
+
+
 def apply(meta: ConversationMeta, record: Fields) -> None:
     """Apply one record after the creation record. Unknown types are counted, never fatal."""
     kind = record.get("type")
     ts = str(record.get("ts") or meta.updated_at)
-    meta.updated_at = max(meta.updated_at, ts)
+    if kind not in _NOT_AN_UPDATE:
+        meta.updated_at = max(meta.updated_at, ts)
     if kind == r.CONVERSATION_RENAMED:
         meta.title = str(record.get("title") or "")
         meta.title_source = str(record.get("titleSource") or "user")

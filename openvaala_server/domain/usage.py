@@ -103,6 +103,20 @@ def threshold(context_window: int, max_output_tokens: int, fraction: float | Non
     return int(fraction * max(0, context_window - max_output_tokens))
 
 
+def early_start(early: int, limit: int, floor: int) -> int:
+    """The usage from which a summary is prepared early: `early` (the agent's
+    `early_compaction` in tokens) is a share of the way to the threshold `limit`, counted from
+    `floor`, what the latest compaction left in the context (0 before the first). A compaction
+    keeps the most recent 20% of the window and adds its summary, which can leave more than
+    `early`: counted from zero, every idle moment after it would cost a summary call
+    (docs/design.md, "When early compaction stops")."""
+    if limit <= 0 or floor <= 0:
+        return early
+    if floor >= limit:
+        return limit  # nothing a compaction can win early: the threshold compacts as usual
+    return floor + (limit - floor) * early // limit
+
+
 class CompactionCost(TypedDict):
     calls: int
     inputTokens: int

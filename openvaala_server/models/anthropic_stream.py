@@ -26,6 +26,7 @@ from openvaala_server.models.base import (
     StreamEnded,
     TextDelta,
     ToolCallRequested,
+    ToolCallStarted,
     UsageReported,
 )
 from openvaala_server.models.stream import integer, obj, string
@@ -74,7 +75,10 @@ class AnthropicStream:
         elif kind == "content_block_start":
             start = data.get("content_block")
             if isinstance(start, dict):
-                self.blocks[integer(data.get("index"))] = _start_block(start)
+                block = _start_block(start)
+                self.blocks[integer(data.get("index"))] = block
+                if block.type == "tool_use" and block.call_id:
+                    return [ToolCallStarted(block.call_id, block.name)]
         elif kind == "content_block_stop":
             block = self.blocks.pop(integer(data.get("index")), None)
             finished = _finish_block(block) if block is not None else None

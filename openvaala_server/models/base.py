@@ -61,6 +61,16 @@ class ReasoningDone:
 
 
 @dataclass(frozen=True)
+class ToolCallStarted:
+    """The model began a tool call (its id and name are known; its arguments are streaming). A
+    `ToolCallRequested` with the same id follows when they are complete: the turn keeps the call
+    meanwhile so that an interrupt records it rather than dropping it."""
+
+    call_id: str
+    name: str
+
+
+@dataclass(frozen=True)
 class ToolCallRequested:
     call_id: str
     name: str
@@ -84,7 +94,13 @@ class StreamEnded:
 
 
 ModelEvent = (
-    TextDelta | ReasoningDelta | ReasoningDone | ToolCallRequested | UsageReported | StreamEnded
+    TextDelta
+    | ReasoningDelta
+    | ReasoningDone
+    | ToolCallStarted
+    | ToolCallRequested
+    | UsageReported
+    | StreamEnded
 )
 
 

@@ -27,6 +27,7 @@ from openvaala_server.models.base import (
     StreamEnded,
     TextDelta,
     ToolCallRequested,
+    ToolCallStarted,
     UsageReported,
 )
 from openvaala_server.models.stream import integer, obj, string
@@ -45,6 +46,7 @@ class _PartialCall:
     call_id: str = ""
     name: str = ""
     arguments: str = ""
+    announced: bool = False  # its `ToolCallStarted` was sent: its id no longer changes
 
 
 class OpenAIChatStream:
@@ -92,22 +94,22 @@ class OpenAIChatStream:
         if content:
             out.append(TextDelta(content))
         if isinstance(fragments, list):
-            self._add_fragments(fragments)
+            self._add_fragments(fragments, out)
         reason = string(choice.get("finish_reason"))
         if reason is not None:
             self.finish_reason = reason
 
-    def _add_fragments(self, fragments: list[object]) -> None:
-        """Assemble parallel calls: each fragment names its call by `index`."""
+    def _add_fragments(self, fragments: list[object], out: list[ModelEvent]) -> None:
+        """Assemble parallel calls: each fragment names its call by `index`. A call is
+        announced (`ToolCallStarted`) once its name is known."""
         for position, fragment in enumerate(fragments):
             if not isinstance(fragment, dict):
                 continue
             index = fragment.get("index")
-            slot = self.calls.setdefault(
-                index if isinstance(index, int) else position, _PartialCall()
-            )
+            key = index if isinstance(index, int) else position
+            slot = self.calls.setdefault(key, _PartialCall())
             call_id = string(fragment.get("id"))
-            if call_id:
+            if call_id and not slot.announced:
                 slot.call_id = call_id
             function = obj(fragment.get("function"))
             name = string(function.get("name"))
@@ -116,6 +118,10 @@ class OpenAIChatStream:
             arguments = string(function.get("arguments"))
             if arguments is not None:
                 slot.arguments += arguments
+            if slot.name and not slot.announced:
+                slot.announced = True
+                slot.call_id = slot.call_id or _new_call_id(key)
+                out.append(ToolCallStarted(slot.call_id, slot.name))
 
     def finish(self) -> list[ModelEvent]:
         if not self.done:
@@ -141,11 +147,15 @@ class OpenAIChatStream:
         return out
 
 
+def _new_call_id(index: int) -> str:
+    return f"call_{index}_{secrets.token_hex(6)}"
+
+
 def _finished_call(call: _PartialCall, index: int) -> ToolCallRequested:
     arguments = http.parse_arguments(call.arguments)
     return ToolCallRequested(
         # Some compatible servers omit ids; the loop needs one to pair the result.
-        call_id=call.call_id or f"call_{index}_{secrets.token_hex(6)}",
+        call_id=call.call_id or _new_call_id(index),
         name=call.name,
         arguments=arguments if arguments is not None else {},
         arguments_text=call.arguments,

@@ -24,6 +24,7 @@ from openvaala_server.models.base import (
     StreamEnded,
     TextDelta,
     ToolCallRequested,
+    ToolCallStarted,
     UsageReported,
 )
 from openvaala_server.models.stream import integer, obj, string
@@ -62,6 +63,11 @@ class OpenAIResponsesStream:
         if kind == "response.reasoning_summary_part.added":
             # Summary parts are separate paragraphs; keep them apart in the live text.
             return [ReasoningDelta("\n\n")] if integer(data.get("summary_index")) > 0 else []
+        if kind == "response.output_item.added":
+            item = obj(data.get("item"))
+            call_id = string(item.get("call_id")) or string(item.get("id"))
+            if item.get("type") == "function_call" and call_id:
+                return [ToolCallStarted(call_id, str(item.get("name", "")))]
         if kind == "response.output_item.done":
             item = obj(data.get("item"))
             if item.get("type") == "function_call":

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Final, Literal, NotRequired, TypedDict
 
 from openvaala_server.domain.approvals import Answer as Decision
-from openvaala_server.domain.checkpoints import RestoreConflict
+from openvaala_server.domain.checkpoints import RestoreConflict, SkippedFile
 from openvaala_server.domain.images import ImageRef
 from openvaala_server.domain.inbox import InputWire
 from openvaala_server.domain.inbox import Mode as InputMode
@@ -597,6 +597,9 @@ class RestoreResult(TypedDict):
     # Files a restore never writes (inside .git, .hg, .svn, .jj, or an executable under a
     # hooks/ folder: docs/security.md), left as they are. Only when there are any.
     refusedPaths: NotRequired[list[str]]
+    # Files of those turns the store could not keep (larger than `max_file_mb`), recorded as
+    # skipped when the turn was captured: left as they are. Only when there are any.
+    skipped: NotRequired[list[SkippedFile]]
 
 
 class RewindResult(TypedDict):
@@ -616,6 +619,8 @@ class CheckpointTurn(TypedDict):
     sessionId: str
     restored: bool
     files: list[CheckpointFile]
+    # Files the turn changed that the store could not keep; only when there are any.
+    skipped: NotRequired[list[SkippedFile]]
     # A turn a fork copied from an ancestor: the conversation that ran it.
     fromConversationId: NotRequired[str]
 

@@ -87,7 +87,13 @@ async def inherited(
             folded = ck.fold(records)
             pruned = ck.ids_of(records, ck.FILES_PRUNED)
             source = store_of(parent_id)
-            levels.append([(folded[t], source) for t in span if t in folded and folded[t].files])
+            levels.append(
+                [
+                    (folded[t], source)
+                    for t in span
+                    if t in folded and (folded[t].files or folded[t].skipped)
+                ]
+            )
             missing += [t for t in span if t in pruned]
             owners.update((t, parent_id) for t in span)
             remaining -= set(ran)

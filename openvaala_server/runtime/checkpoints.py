@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +25,7 @@ from openvaala_server.store.checkpoints import (
     SnapshotError,
     SnapshotStore,
     SnapshotTimeout,
+    TooLarge,
     watched_changes,
 )
 from openvaala_server.store.tree_watch import Changed, TreeWatch
@@ -54,6 +55,7 @@ class Capture:
     store: SnapshotStore
     before: dict[str, ck.State]
     tree: str | None = None
+    skipped: dict[str, str] = field(default_factory=dict)  # path → why it is not captured
 
 
 class Checkpoints:
@@ -223,7 +225,7 @@ class Checkpoints:
                 if not paths:
                     return None
                 # No lock: objects are written atomically, and git's index is not touched.
-                capture.before = await asyncio.to_thread(_states, store, paths)
+                capture.before, capture.skipped = await asyncio.to_thread(_capture, store, paths)
             elif access.command is not None or as_mcp_tool(tool) is not None:
                 # An MCP server can change any file too (nothing says which): captured as
                 # `shell` is, which the file watch makes cheap after the first snapshot.
@@ -246,32 +248,40 @@ class Checkpoints:
 
     async def after_call(self, capture: Capture) -> None:
         store = capture.store
+        skipped = dict(capture.skipped)
         try:
             if capture.tree is not None:
                 async with self._git:
                     diff = await self._shell_changes(store, capture.tree)
-                changes = [ck.FileChange(p, b, a) for p, b, a in diff if b != a]
+                changes = await asyncio.to_thread(_kept, store, diff, skipped)
             else:
-                after = await asyncio.to_thread(_states, store, list(capture.before))
+                after, skipped_after = await asyncio.to_thread(
+                    _capture, store, list(capture.before)
+                )
+                skipped.update(skipped_after)
                 changes = [
                     ck.FileChange(p, capture.before[p], after[p])
                     for p in capture.before
-                    if capture.before[p] != after[p]
+                    if p not in skipped and capture.before[p] != after[p]
                 ]
         except (SnapshotError, OSError) as exc:
             self._skip(str(exc), exc)
             return
-        if not changes:
+        if not changes and not skipped:
             return
-        record = ck.changed_record(capture.turn_id, capture.session_id, changes)
+        for path in skipped:
+            self._skip(
+                f"{path}: larger than [checkpoints] max_file_mb ({self._config.max_file_mb} MB): "
+                "a restore leaves it as it is"
+            )
+        record = ck.changed_record(capture.turn_id, capture.session_id, changes, skipped)
         await self.conv.runtime.store_call(
             self.conv.runtime.store.append_checkpoints(self.conv.conversation_id, [record])
         )
         turns = await self.turns()
-        if capture.turn_id in turns:
-            _merge(turns[capture.turn_id], changes)
-        else:
-            turns.update(ck.fold([record]))
+        turns.setdefault(capture.turn_id, ck.TurnFiles(capture.turn_id, capture.session_id)).add(
+            changes, skipped
+        )
         await self._bound(store, changes)
 
     def _skip(self, why: str, exc: Exception | None = None) -> None:
@@ -357,7 +367,10 @@ class Checkpoints:
         source_of = {t.turn_id: s for t, s in turns}
         paths = sorted({p for t, _s in turns for p in t.files})
         async with self._git:
-            current = await asyncio.to_thread(_states, store, paths, False)
+            try:
+                current = await asyncio.to_thread(_states, store, paths, False)
+            except (SnapshotError, OSError) as exc:
+                raise errors.StorageFailed(f"could not read the files to restore: {exc}") from None
             plan = ck.plan_restore([t for t, _s in turns], current)
             plan, refused = _without_refused(plan)
             if plan.conflicts and not force:
@@ -388,6 +401,8 @@ class Checkpoints:
             result["refusedPaths"] = refused
         result["conflicts"] = plan.conflicts
         result["turnIds"] = plan.turn_ids
+        if plan.skipped:
+            result["skipped"] = plan.skipped
         return result
 
     async def report(self) -> CheckpointsResult:
@@ -424,18 +439,11 @@ def _reported(turn: ck.TurnFiles, restored: bool, owner: str | None = None) -> C
         "restored": restored,
         "files": [{"path": c.path, "change": ck.change_kind(c)} for c in turn.files.values()],
     }
+    if turn.skipped:
+        reported["skipped"] = turn.skipped_list()
     if owner is not None:
         reported["fromConversationId"] = owner
     return reported
-
-
-def _merge(turn: ck.TurnFiles, changes: list[ck.FileChange]) -> None:
-    for change in changes:
-        known = turn.files.get(change.path)
-        if known is None:
-            turn.files[change.path] = change
-        else:
-            known.after = change.after
 
 
 def _inside(path: Path, root: Path) -> str | None:
@@ -452,6 +460,35 @@ def _states(store: SnapshotStore, paths: list[str], keep: bool = True) -> dict[s
     if keep:
         store.ensure()
     return {p: store.state(p, store=keep) for p in paths}
+
+
+def _capture(store: SnapshotStore, paths: list[str]) -> tuple[dict[str, ck.State], dict[str, str]]:
+    """The paths' states, stored; and the paths too large to store (path → reason)."""
+    store.ensure()
+    states: dict[str, ck.State] = {}
+    skipped: dict[str, str] = {}
+    for path in paths:
+        try:
+            states[path] = store.state(path, store=True)
+        except TooLarge:
+            skipped[path] = ck.TOO_LARGE
+    return states, skipped
+
+
+def _kept(
+    store: SnapshotStore, diff: list[tuple[str, ck.State, ck.State]], skipped: dict[str, str]
+) -> list[ck.FileChange]:
+    """The changes a whole-tree comparison found that the store keeps; the others (a file over
+    `max_file_mb` before or after) go into `skipped`."""
+    kept: list[ck.FileChange] = []
+    for path, before, after in diff:
+        if before == after:
+            continue
+        if store.too_large(path, before, after):
+            skipped[path] = ck.TOO_LARGE
+        else:
+            kept.append(ck.FileChange(path, before, after))
+    return kept
 
 
 def _sizes(store: SnapshotStore, changes: list[ck.FileChange]) -> int:

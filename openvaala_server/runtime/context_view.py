@@ -11,16 +11,22 @@ from typing import TYPE_CHECKING, Any, Literal
 from openvaala_server import errors, prompts
 from openvaala_server.config_prompt import BaseInstructions
 from openvaala_server.domain import records as r
-from openvaala_server.domain.context import KEEP_RATIO, context_items, replies_since_summary
+from openvaala_server.domain.context import (
+    KEEP_RATIO,
+    context_items,
+    estimate_items,
+    latest_summary_index,
+    replies_since_summary,
+)
 from openvaala_server.domain.environment import environment_text, limits_sentence
 from openvaala_server.domain.instructions import assemble
 from openvaala_server.domain.tool_names import SPAWN_AGENT
 from openvaala_server.domain.trace import INSTRUCTION_KINDS, InstructionPart, Trace, trace
-from openvaala_server.domain.usage import estimate_item, threshold
+from openvaala_server.domain.usage import early_start, estimate_item, threshold
 from openvaala_server.models.base import ModelRequest
 from openvaala_server.protocol import methods
 from openvaala_server.protocol import payloads as wire
-from openvaala_server.tools.history import SearchHistoryTool, offers_search
+from openvaala_server.tools.history import HistoryView, SearchHistoryTool, offers_search
 
 if TYPE_CHECKING:
     from openvaala_server.runtime.ports import Conversation
@@ -148,11 +154,19 @@ def sync_usage(conv: Conversation, session: LiveSession) -> None:
 
 
 def early_threshold(conv: Conversation, session: LiveSession) -> int | None:
+    """The usage from which a summary is prepared while idle (domain/usage.early_start): the
+    agent's `early_compaction`, moved up after a compaction by what that compaction left (the
+    usage now less the items added since the latest summary)."""
     agent = conv.runtime.config_for(session).agents.get(session.agent)
     if agent is None or agent.early_compaction is None:
         return None
     u = session.usage
-    return threshold(u.context_window, u.max_output_tokens, agent.early_compaction)
+    early = threshold(u.context_window, u.max_output_tokens, agent.early_compaction)
+    at = latest_summary_index(session.items)
+    if at is None:
+        return early
+    floor = max(0, u.used - estimate_items(session.items[at + 1 :]))
+    return early_start(early, u.threshold, floor)
 
 
 def replies_until_refresh(conv: Conversation, session: LiveSession) -> int | None:
@@ -334,10 +348,13 @@ def history_tools(
             cids.append(conv.conversation_id)
         return await runtime.store_call(runtime.store.search_messages(cids, query, limit))
 
-    async def history() -> tuple[list[r.Item], set[str]]:
+    async def history() -> HistoryView:
         await conv.ensure_history()
         items = await root_history()
-        return items, {i["itemId"] for i in model_context(conv, session)}
+        seen = {i["itemId"] for i in model_context(conv, session)}
+        turn = session.turn.turn_id if session.turn is not None else None
+        asking = {i["itemId"] for i in items if i.get("turnId") == turn and i["itemId"] in seen}
+        return HistoryView(items, seen, asking)
 
     tool = SearchHistoryTool(search, history)
     return {tool.spec.name: tool}

@@ -30,6 +30,7 @@ from openvaala_server.models.base import (
     StreamEnded,
     TextDelta,
     ToolCallRequested,
+    ToolCallStarted,
     UsageReported,
 )
 from openvaala_server.models.retry import RetryPolicy
@@ -52,6 +53,8 @@ log = logging.getLogger(__name__)
 INTERRUPT_NOTICE = (
     "The user interrupted the previous turn. Anything marked interrupted above was cut short."
 )
+# The result of a call the turn's end reached before it ran (docs/protocol.md, "Interrupting").
+NOT_RUN = "This call did not run: the turn was {how} before it started."
 
 
 class TurnFailed(Exception):
@@ -85,6 +88,9 @@ class TurnRunner:
         self._unsaved: list[Input] = []
         self._error: Exception | None = None  # what failed the turn, if anything did
         self._called = False  # a model call was made (a refresh is due only before the first)
+        # Tool calls the model has begun and whose arguments are still streaming, by call id:
+        # not shown yet (the complete call is), but recorded if the turn ends meanwhile.
+        self._writing: dict[str, r.Item] = {}
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -180,6 +186,12 @@ class TurnRunner:
                 self.conv.hub.publish(
                     methods.ITEM_DISCARDED, {"sessionId": self.sid, "itemId": item["itemId"]}
                 )
+        for call in self._writing.values():
+            call["status"] = item_status
+            finals.append(call)
+        self._writing.clear()
+        if status != "completed":
+            finals += self._not_run(finals, item_status)
         # A turn an `input/send` started, whose message could not be saved, never was for anyone
         # but that request: it fails with the reason, and the message is the client's again.
         refused = self.turn.by_request and not self.turn.saved and status == "failed"
@@ -254,6 +266,26 @@ class TurnRunner:
         if status == "interrupted" and self.turn.stop_reason:
             ended["interruptedBy"] = self.turn.stop_reason
         self.conv.hub.publish(methods.TURN_ENDED, ended)
+
+    def _not_run(self, finals: list[r.Item], item_status: str) -> list[r.Item]:
+        """A result for each call of this turn that has none (not started when the turn ended,
+        or its arguments still streaming): every call the model asked for ends with one, on
+        disk and in every client, marked as the turn ended."""
+        calls = recovery.unanswered_calls([*self.session.items, *finals], self.turn.turn_id)
+        how = "interrupted" if item_status == r.INTERRUPTED else "stopped by an error"
+        return [
+            new_item(
+                r.TOOL_RESULT,
+                self.sid,
+                self.turn.turn_id,
+                status=item_status,
+                callId=call["callId"],
+                name=call["name"],
+                output=NOT_RUN.format(how=how),
+                isError=True,
+            )
+            for call in calls
+        ]
 
     async def _add_inputs(self, inputs: list[Input]) -> None:
         await self.conv.persist_items(self.session, self._input_items(inputs))
@@ -342,6 +374,7 @@ class TurnRunner:
             ) from None
         except ModelError as exc:
             raise TurnFailed(exc.kind, exc.message) from None
+        self._writing.clear()  # every call begun was completed (parsers end with them)
         for item in state.items:
             if item["type"] != r.TOOL_CALL:
                 item["status"] = r.COMPLETED
@@ -406,7 +439,18 @@ class TurnRunner:
                 item["providerData"] = event.provider_data
             item["status"] = r.COMPLETED
             state.reasoning = None
+        elif isinstance(event, ToolCallStarted):
+            self._writing[event.call_id] = new_item(
+                r.TOOL_CALL,
+                self.sid,
+                tid,
+                callId=event.call_id,
+                name=event.name,
+                arguments={},
+                argumentsText="",
+            )
         elif isinstance(event, ToolCallRequested):
+            self._writing.pop(event.call_id, None)
             fields: dict[str, object] = {
                 "callId": event.call_id,
                 "name": event.name,
@@ -427,6 +471,7 @@ class TurnRunner:
 
     def _discard(self, state: _Attempt) -> None:
         """Withdraw what a failed attempt streamed, so no client shows it twice."""
+        self._writing.clear()
         for item in state.items:
             self.turn.in_progress.pop(item["itemId"], None)
             self.conv.hub.publish(

@@ -52,12 +52,32 @@ class SnapshotError(Exception):
         self.detail = detail  # git's whole error output, when git failed
 
 
+class TooLarge(SnapshotError):
+    """A file larger than `max_file_bytes` was to be stored: it is recorded as skipped."""
+
+
 class SnapshotTimeout(SnapshotError):
     """A whole-tree snapshot took longer than its limit: the directory is too large for it."""
 
 
 def blob_sha(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def _hash_file(path: Path) -> str:
+    """`blob_sha` of a file's content, read in pieces (it may be large). The header names the
+    size, so a file that changes size while read is read again (a few times at most)."""
+    for _attempt in range(3):
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            digest = hashlib.sha1(b"blob %d\0" % size, usedforsecurity=False)
+            read = 0
+            while chunk := f.read(1 << 20):
+                digest.update(chunk)
+                read += len(chunk)
+        if read == size:
+            return digest.hexdigest()
+    raise SnapshotError(f"{path.name} kept changing while it was read")
 
 
 def _write_private(path: Path, text: str) -> None:
@@ -208,25 +228,48 @@ class SnapshotStore:
             os.unlink(tmp)
             raise
 
-    def has_blob(self, sha: str) -> bool:
-        """Whether the object is stored. SnapshotError if it is, but larger than `read_blob`
-        inflates (a file git captured whole): a restore checks every blob before it writes."""
+    def blob_size(self, sha: str) -> int | None:
+        """The size its header gives of a stored object (None: not stored), read without
+        inflating the rest."""
         try:
             with open(self._object_path(sha), "rb") as f:
                 start = f.read(256)
         except (FileNotFoundError, NotADirectoryError):
-            return False
+            return None
         try:
             header = zlib.decompressobj().decompress(start, _HEADER_BYTES).partition(b"\0")[0]
         except zlib.error:
             raise SnapshotError(f"the snapshot {sha} is damaged") from None
         size = header.partition(b" ")[2]
-        if size.isdigit() and int(size) > self._inflate_limit:
+        if not size.isdigit():
+            raise SnapshotError(f"the snapshot {sha} is damaged")
+        return int(size)
+
+    def has_blob(self, sha: str) -> bool:
+        """Whether the object is stored. SnapshotError if it is, but larger than `read_blob`
+        inflates (a file git captured whole): a restore checks every blob before it writes."""
+        size = self.blob_size(sha)
+        if size is not None and size > self._inflate_limit:
             raise SnapshotError(
                 f"the snapshot {sha} is larger than the {self._inflate_limit} bytes a restore "
                 "reads back"
             )
-        return True
+        return size is not None
+
+    def too_large(self, rel: str, before: State, after: State) -> bool:
+        """Whether a change a whole-tree snapshot found involves a file over `max_file_bytes`
+        (git stores any size: the file as it is now, or its stored state before, is looked
+        at). Such a change is recorded as skipped (docs/design.md, "Files the checkpoints
+        cannot keep")."""
+        if before is not None and (self.blob_size(before.sha) or 0) > self.max_file_bytes:
+            return True
+        if after is None:
+            return False
+        try:
+            st = os.lstat(self._abs(rel))
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        return stat.S_ISREG(st.st_mode) and st.st_size > self.max_file_bytes
 
     def read_blob(self, sha: str) -> bytes:
         raw = self._inflate(sha)
@@ -276,7 +319,8 @@ class SnapshotStore:
         return self.work_tree / rel
 
     def state(self, rel: str, *, store: bool) -> State:
-        """The path's content now (None: absent, or not a file or symlink), stored if `store`."""
+        """The path's content now (None: absent, or not a file or symlink), stored if `store`
+        (TooLarge past `max_file_bytes`; a file only hashed, to compare, may be of any size)."""
         path = self._abs(rel)
         try:
             st = os.lstat(path)
@@ -286,12 +330,14 @@ class SnapshotStore:
             data = os.fsencode(os.readlink(path))
             mode = LINK_MODE
         elif stat.S_ISREG(st.st_mode):
-            if st.st_size > self.max_file_bytes:
-                raise SnapshotError(
-                    f"{rel} is larger than the checkpoint limit of {self.max_file_bytes} bytes"
-                )
-            data = path.read_bytes()
             mode = EXEC_MODE if st.st_mode & 0o100 else FILE_MODE  # git looks at the owner's bit
+            if st.st_size > self.max_file_bytes:
+                if store:
+                    raise TooLarge(
+                        f"{rel} is larger than the checkpoint limit of {self.max_file_bytes} bytes"
+                    )
+                return Blob(_hash_file(path), mode)
+            data = path.read_bytes()
         else:
             return None
         sha = blob_sha(data)

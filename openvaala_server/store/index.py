@@ -37,14 +37,16 @@ import aiosqlite
 import orjson
 
 from openvaala_server.domain import meta as m
+from openvaala_server.domain import recall
 from openvaala_server.domain import records as r
 from openvaala_server.errors import StoreError
 
 log = logging.getLogger(__name__)
 
-# 3: the search table keeps no per-text token counts (`columnsize=0`, see SCHEMA). An index of
-# another version is rebuilt from the journals at open (`needs_rebuild`).
-SCHEMA_VERSION: Final = 3
+# 3: the search table keeps no per-text token counts (`columnsize=0`, see SCHEMA). 4: tool output
+# is searchable text too (kind `tool_output`, domain/recall.py), so older indexes are rebuilt to
+# hold it. An index of another version is rebuilt from the journals at open (`needs_rebuild`).
+SCHEMA_VERSION: Final = 4
 # The protocol's ConversationSummary of a row, computed by SQLite when the row is written (a
 # stored generated column) so a listing fetches one string per conversation and sends it as is:
 # building 10,000 dicts of 12 fields cost more than the 30 ms a full listing may take. A turn
@@ -102,11 +104,12 @@ CREATE TABLE turns (
     ended_at TEXT,
     PRIMARY KEY (conversation_id, id)
 );
--- Searchable text (titles and messages). The FTS5 table uses it as external content, so a
--- conversation's rows are found by an ordinary index when it is renamed or deleted, and the text
--- is stored once. columnsize=0: no table of token counts per text, which every insert wrote
--- (a sixth of reindex's FTS5 time); only ranking (`search_messages`) uses them, and FTS5 then
--- counts the tokens of the matched texts it ranks, with the same result.
+-- Searchable text (titles, messages and tool output, bounded: domain/recall.py). The FTS5 table
+-- uses it as external content, so a conversation's rows are found by an ordinary index when it
+-- is renamed or deleted, and the text is stored once. columnsize=0: no table of token counts per
+-- text, which every insert wrote (a sixth of reindex's FTS5 time); only ranking
+-- (`search_messages`) uses them, and FTS5 then counts the tokens of the matched texts it ranks,
+-- with the same result.
 CREATE TABLE texts (
     rowid INTEGER PRIMARY KEY,
     conversation_id TEXT NOT NULL,
@@ -126,7 +129,8 @@ CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 )
 TABLES: Final = ("conversations", "sessions", "turns", "texts")
 TITLE: Final = "title"
-MESSAGE: Final = "message"
+MESSAGE: Final = recall.MESSAGE
+TOOL_OUTPUT: Final = recall.TOOL_OUTPUT  # found by search_history, not by the list's search
 MESSAGE_TYPES: Final = frozenset({r.USER_MESSAGE, r.AGENT_MESSAGE})
 
 # What SQLite stores and returns (no REAL or BLOB column here, but the type says what a row is).
@@ -165,8 +169,9 @@ class ItemStats:
     """What the index takes from session records: counts, searchable text, the latest ts."""
 
     message_count: int = 0
-    texts: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)  # the messages'
     updated_at: str = ""
+    outputs: list[str] = field(default_factory=list)  # tool results', bounded (domain/recall.py)
 
     def add(self, records: Iterable[r.Record]) -> None:
         records = records if isinstance(records, list) else list(records)
@@ -189,6 +194,14 @@ class ItemStats:
         ]
         self.message_count += len(messages)
         self.texts += [text for item in messages if (text := r.item_text(item))]
+        self.outputs += [
+            found[1]
+            for record in records
+            if record.get("type") == r.ITEM
+            and isinstance(item := record.get("item"), dict)
+            and item.get("type") == r.TOOL_RESULT
+            and (found := recall.searchable(item)) is not None
+        ]
 
     def _add_clean(self, records: list[r.Record]) -> bool:
         """`_add_checked` for the common case — every record an item record with a dict item
@@ -209,11 +222,14 @@ class ItemStats:
             return False
         messages = list(compress(items, map(MESSAGE_TYPES.__contains__, kinds)))
         texts = list(map(_GET, messages, repeat("text")))
-        if not _STR.issuperset(map(type, texts)):
+        results = compress(items, map(_IS_RESULT, kinds))
+        outputs = list(map(_GET, results, repeat("output")))
+        if not (_STR.issuperset(map(type, texts)) and _STR.issuperset(map(type, outputs))):
             return False
         self.updated_at = max(self.updated_at, max(stamps))
         self.message_count += len(messages)
         self.texts += filter(None, texts)
+        self.outputs += map(recall.bounded_output, filter(None, outputs))
         return True
 
 
@@ -221,6 +237,7 @@ class ItemStats:
 # non-dict, which sends the batch to the checked path.
 _GET: Final[Callable[[Any, str], Any]] = dict.get
 _ITEM_ONLY: Final = frozenset({r.ITEM})
+_IS_RESULT: Final[Callable[[object], bool]] = r.TOOL_RESULT.__eq__
 _STR: Final = frozenset({str})
 
 
@@ -484,8 +501,9 @@ def put_conversation_op(
 
 def add_items_op(cid: str, stats: ItemStats) -> WriteOp:
     op = [Statement(ADD_ITEMS, [(stats.message_count, stats.updated_at, cid)], _CONVERSATIONS)]
-    if stats.texts:
-        texts: list[Row] = [(cid, MESSAGE, text) for text in stats.texts]
+    texts: list[Row] = [(cid, MESSAGE, text) for text in stats.texts]
+    texts += [(cid, TOOL_OUTPUT, text) for text in stats.outputs]
+    if texts:
         op.append(Statement(INSERT_TEXT, texts, _TEXTS))
     return op
 
@@ -705,9 +723,9 @@ class Index:
         if query:
             where.append(
                 "id IN (SELECT t.conversation_id FROM search JOIN texts t "
-                "ON t.rowid = search.rowid WHERE search MATCH ?)"
+                "ON t.rowid = search.rowid WHERE search MATCH ? AND t.kind != ?)"
             )
-            params.append(query)
+            params += [query, TOOL_OUTPUT]
         sql = (
             f"SELECT id, summary FROM conversations WHERE {' AND '.join(where)} "
             "ORDER BY updated_at DESC, id DESC LIMIT ?"
@@ -732,18 +750,19 @@ class Index:
         return parse_summaries([str(row[0]) for row in rows])
 
     async def search_messages(self, cids: list[str], search: str, limit: int) -> list[str]:
-        """The message texts of these conversations that match `search` (every word, as a
-        prefix), best match first: what `search_history` looks up (tools/history.py)."""
+        """The message and tool output texts (domain/recall.py) of these conversations that
+        match `search` (every word, as a prefix), best match first: what `search_history` looks
+        up (tools/history.py)."""
         query = fts_query(search)
         if not query or not cids:
             return []
         marks = ",".join("?" * len(cids))
         sql = (
             "SELECT DISTINCT t.text FROM search JOIN texts t ON t.rowid = search.rowid "
-            f"WHERE search MATCH ? AND t.kind = ? AND t.conversation_id IN ({marks}) "
+            f"WHERE search MATCH ? AND t.kind IN (?, ?) AND t.conversation_id IN ({marks}) "
             "ORDER BY search.rank LIMIT ?"
         )
-        params: list[SqlValue] = [query, MESSAGE, *cids, max(0, limit)]
+        params: list[SqlValue] = [query, MESSAGE, TOOL_OUTPUT, *cids, max(0, limit)]
         return [str(row[0]) for row in await self._read(sql, params)]
 
     async def dump(self) -> dict[str, list[Row]]:

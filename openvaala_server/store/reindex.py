@@ -278,7 +278,11 @@ class _Loader:
         chunk.conversations.append(ix.conversation_row(meta, stats.message_count, stats.updated_at))
         chunk.sessions += ix.session_rows(meta)
         chunk.turns += ix.turn_rows(meta)
-        for kind, texts in ((ix.TITLE, [meta.title]), (ix.MESSAGE, stats.texts)):
+        for kind, texts in (
+            (ix.TITLE, [meta.title]),
+            (ix.MESSAGE, stats.texts),
+            (ix.TOOL_OUTPUT, stats.outputs),
+        ):
             if not texts:
                 continue
             data = orjson.dumps(texts) if self._thread is not None else b""

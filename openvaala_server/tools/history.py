@@ -2,8 +2,10 @@
 
 Compaction takes older items out of what the model sees, never off the disk (docs/storage.md);
 this tool finds them again through the full-text index (store/index.py) and answers with the
-matching messages, their position in the history and whether the model still sees them. Offered
-to the root agent of a conversation (subagents have only their own short history); on by default.
+matching messages and tool outputs (what the index keeps of them: domain/recall.py), their
+position in the history and whether the model still sees them. The turn that asks is left out
+while the model sees it: its own message always matches its words. Offered to the root agent of a
+conversation (subagents have only their own short history); on by default.
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from openvaala_server.domain import tool_names
+from openvaala_server.domain import recall, tool_names
 from openvaala_server.domain.permissions import Access
-from openvaala_server.domain.records import Item, item_text
+from openvaala_server.domain.records import Item
 from openvaala_server.models.base import ToolSpec
 from openvaala_server.protocol.json_types import JsonObject
 from openvaala_server.tools.base import ToolContext, ToolResult
@@ -28,9 +30,10 @@ EXCERPT_CHARS = 2000
 SPEC = ToolSpec(
     name=SEARCH_HISTORY,
     description=(
-        "Search this conversation's whole history, including older messages that a summary "
-        "replaced in your context. Returns the matching messages (every word must match, as a "
-        "prefix) with their position in the history, best match first."
+        "Search this conversation's whole history, including older messages and tool outputs "
+        "that a summary replaced in your context. Returns the matching messages and tool "
+        "outputs (every word must match, as a prefix) with their position in the history, best "
+        "match first."
     ),
     parameters={
         "type": "object",
@@ -67,42 +70,82 @@ class Found:
     in_context: bool
 
 
-# What the runtime gives the tool: the matching texts of the index, the history in order, and
-# the ids of the items the model sees now.
+@dataclass(frozen=True)
+class HistoryView:
+    """The history in order, the ids of the items the model sees now, and those never returned
+    (the asking turn's items the model sees: the query's own message)."""
+
+    items: list[Item]
+    in_context: set[str]
+    asking: set[str]
+
+
+# What the runtime gives the tool: the matching texts of the index, and the history.
 SearchTexts = Callable[[str, int], Awaitable[list[str]]]
-History = Callable[[], Awaitable[tuple[list[Item], set[str]]]]
+History = Callable[[], Awaitable[HistoryView]]
 
 
-def match_items(
-    texts: Sequence[str], history: Sequence[Item], in_context: set[str], limit: int
-) -> list[Found]:
-    """The history's messages whose text is one of `texts`, in the order of `texts`."""
+def _text(item: Item) -> str:
+    found = recall.searchable(item)
+    return found[1] if found else ""
+
+
+def match_items(texts: Sequence[str], view: HistoryView, limit: int) -> list[Found]:
+    """The history's messages and tool results whose indexed text is one of `texts`, in the
+    order of `texts`, without the asking turn's."""
+    history = view.items
     by_text: dict[str, list[int]] = {}
     for index, item in enumerate(history):
-        text = item_text(item)
-        if text:
+        text = _text(item)
+        if text and item["itemId"] not in view.asking:
             by_text.setdefault(text, []).append(index)
     found: list[Found] = []
-    for text in texts:
+    for text in dict.fromkeys(texts):
         for index in by_text.get(text, ()):
             item = history[index]
-            found.append(Found(item, index + 1, len(history), item["itemId"] in in_context))
+            found.append(Found(item, index + 1, len(history), item["itemId"] in view.in_context))
             if len(found) >= limit:
                 return found
     return found
 
 
+def excerpt(text: str, query: str) -> str:
+    """At most `EXCERPT_CHARS` of `text`: from the start, or around the first word of the query
+    found past that (a tool's output may hold it near its end)."""
+    if len(text) <= EXCERPT_CHARS:
+        return text
+    lowered = text.lower()
+    hits = [at for word in query.lower().split() if (at := lowered.find(word)) >= 0]
+    at = min(hits) if hits else 0
+    start = (
+        0
+        if at < EXCERPT_CHARS * 3 // 4
+        else min(at - EXCERPT_CHARS // 4, len(text) - EXCERPT_CHARS)
+    )
+    end = start + EXCERPT_CHARS
+    before = f"[… {start} characters] " if start else ""
+    after = f" [… {len(text) - end} more characters]" if end < len(text) else ""
+    return before + text[start:end] + after
+
+
+def _who(item: Item) -> str:
+    kind = item.get("type")
+    if kind == "user_message":
+        return "user"
+    if kind == "tool_result":
+        return f"output of {item.get('name', 'a tool')}"
+    return "assistant"
+
+
 def render(query: str, found: Sequence[Found]) -> str:
     if not found:
-        return f"No message of this conversation matches {query!r}."
+        return f"No message or tool output of this conversation matches {query!r}."
     blocks = []
     for f in found:
         item = f.item
-        who = "user" if item.get("type") == "user_message" else "assistant"
+        who = _who(item)
         where = "in your context" if f.in_context else "not in your context (summarized)"
-        text = item_text(item)
-        if len(text) > EXCERPT_CHARS:
-            text = text[:EXCERPT_CHARS] + f" [… {len(text) - EXCERPT_CHARS} more characters]"
+        text = excerpt(_text(item), query)
         blocks.append(
             f"[item {f.position} of {f.total}, {who}, {item.get('createdAt', '')}, {where}, "
             f"id {item['itemId']}]\n{text}"
@@ -131,5 +174,5 @@ class SearchHistoryTool:
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
             return ToolResult(f'"limit" must be a whole number from 1 to {MAX_LIMIT}.', True)
         texts = await self._search(query, limit * 4)
-        history, in_context = await self._history()
-        return ToolResult(render(query, match_items(texts, history, in_context, limit)))
+        view = await self._history()
+        return ToolResult(render(query, match_items(texts, view, limit)))

@@ -99,6 +99,9 @@ class ToolCall:
     arguments: dict[str, Any] | str  # a str is sent verbatim (e.g. to script invalid JSON)
     call_id: str | None = None
     chunks: int = 2  # how many fragments the arguments JSON is split into
+    # Stall after the call's head and its first fragment until the test opens it: the model is
+    # still writing the arguments.
+    pause: Gate | None = None
 
 
 @dataclass(frozen=True)
@@ -184,9 +187,12 @@ class Reply:
         *,
         call_id: str | None = None,
         chunks: int = 2,
+        pause: Gate | None = None,
     ) -> Reply:
-        """A function call; several in one reply are parallel calls of one response."""
-        self.steps.append(ToolCall(name, {} if arguments is None else arguments, call_id, chunks))
+        """A function call; several in one reply are parallel calls of one response. `pause`:
+        stall after its first arguments fragment until the gate opens."""
+        arguments = {} if arguments is None else arguments
+        self.steps.append(ToolCall(name, arguments, call_id, chunks, pause))
         return self
 
     def raw(self, data: Any, event: str | None = None) -> Reply:

@@ -61,6 +61,12 @@ class Ids:
         return next(self._counter)
 
 
+def paused(call: ToolCall, fragment: int) -> Iterator[Frame]:
+    """The call's pause, after its first arguments fragment (`ToolCall.pause`)."""
+    if call.pause is not None and fragment == 0:
+        yield Wait(call.pause)
+
+
 def arguments_text(call: ToolCall) -> str:
     if isinstance(call.arguments, str):
         return call.arguments
@@ -225,10 +231,11 @@ class ChatRenderer(Renderer):
         yield self.chunk(
             {"tool_calls": [{**head, "function": {"name": step.name, "arguments": ""}}]}
         )
-        for fragment in fragments:
+        for position, fragment in enumerate(fragments):
             yield self.chunk(
                 {"tool_calls": [{"index": index, "function": {"arguments": fragment}}]}
             )
+            yield from paused(step, position)
 
     def finish(self) -> Iterator[Frame]:
         stop = {"max_tokens": "length"}.get(self.stop(), self.stop())
@@ -392,13 +399,14 @@ class ResponsesRenderer(Renderer):
         }
         yield self.event("response.output_item.added", output_index=index, item=item)
         text = arguments_text(step)
-        for fragment in split(text, step.chunks):
+        for position, fragment in enumerate(split(text, step.chunks)):
             yield self.event(
                 "response.function_call_arguments.delta",
                 item_id=item["id"],
                 output_index=index,
                 delta=fragment,
             )
+            yield from paused(step, position)
         yield self.event(
             "response.function_call_arguments.done",
             item_id=item["id"],
@@ -502,8 +510,9 @@ class AnthropicRenderer(Renderer):
     def tool_call(self, step: ToolCall) -> Iterator[Frame]:
         call_id = step.call_id or f"toolu_{self.ids.next():02d}"
         yield self.open_block({"type": "tool_use", "id": call_id, "name": step.name, "input": {}})
-        for fragment in split(arguments_text(step), step.chunks):
+        for position, fragment in enumerate(split(arguments_text(step), step.chunks)):
             yield self.delta({"type": "input_json_delta", "partial_json": fragment})
+            yield from paused(step, position)
 
     def finish(self) -> Iterator[Frame]:
         _, completion, _ = self.usage()

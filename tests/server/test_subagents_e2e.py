@@ -486,16 +486,13 @@ async def test_a_waiting_user_message_goes_before_a_subagent_report(
     )
     assert [i["origin"] for i in notes[-1]["params"]["inputs"]] == ["user", "subagent"]
     root_busy.open()
+    await collect_until(client, item_in(root, "QUICK-ANSWER"))
     await collect_until(client, ended(root))
-    await collect_until(client, ended(root))
-    after = requests_of(fake_openai, "root")[2]
-    texts = users(after)
-    user_at = texts.index("USER-MSG")
-    report_at = next(i for i, t in enumerate(texts) if "QUICK-ANSWER" in t)
-    assert user_at < report_at
-    assert not any(
-        "QUICK-ANSWER" in t for r in requests_of(fake_openai, "root")[:2] for t in users(r)
-    )
+    # The user's message has a turn of its own; the report, which arrived first, the next one.
+    asked = requests_of(fake_openai, "root")
+    assert users(asked[2])[-1] == "USER-MSG"
+    assert not any("QUICK-ANSWER" in t for r in asked[:3] for t in users(r))
+    assert "QUICK-ANSWER" in users(asked[3])[-1]
     await client.close()
 
 

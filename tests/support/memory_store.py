@@ -245,7 +245,7 @@ class MemoryStore:
         found: list[str] = []
         for cid in cids:
             conv = self._conversations.get(_check_id(cid))
-            for text in conv.stats.texts if conv else ():
+            for text in [*conv.stats.texts, *conv.stats.outputs] if conv else ():
                 tokens = text.lower().split()
                 if words and all(any(t.startswith(w) for t in tokens) for w in words):
                     found.append(text)

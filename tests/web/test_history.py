@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from playwright.sync_api import Dialog, expect
+from playwright.sync_api import Dialog, Page, expect
 
 from tests.support.daemon import Daemon
 from tests.web.conftest import WebUI, paced, run_async
@@ -17,13 +17,8 @@ UIFactory = Callable[[Daemon], WebUI]
 CONFIG = paced(0) + 'approval = "never"\n'
 
 
-def test_history_panel_undo_rewind_with_files_and_bundles(
-    daemon_factory: DaemonFactory, ui_factory: UIFactory, tmp_path: Path
-) -> None:
-    daemon = daemon_factory(CONFIG)
-    work = daemon.workdir
-    ui = ui_factory(daemon)
-    page = ui.page
+def accept_dialogs(page: Page) -> list[str]:
+    """Every question the page asks (`window.confirm`) is answered yes; the list of them."""
     questions: list[str] = []
 
     def answer(dialog: Dialog) -> None:
@@ -31,6 +26,17 @@ def test_history_panel_undo_rewind_with_files_and_bundles(
         dialog.accept()
 
     page.on("dialog", answer)
+    return questions
+
+
+def test_history_panel_undo_rewind_with_files_and_bundles(
+    daemon_factory: DaemonFactory, ui_factory: UIFactory, tmp_path: Path
+) -> None:
+    daemon = daemon_factory(CONFIG)
+    work = daemon.workdir
+    ui = ui_factory(daemon)
+    page = ui.page
+    questions = accept_dialogs(page)
     ui.login()
     cid = ui.new_conversation()
     ui.send("run: echo one > a.txt")

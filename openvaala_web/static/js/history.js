@@ -27,6 +27,26 @@ export function missingNote(files) {
   );
 }
 
+/** The sentence for files a restore leaves as they are because the checkpoints could not keep
+ * them (too large: `skipped`), or "" (openvaala_server/client/restore_note.py says the same). */
+export function skippedNote(paths) {
+  if (!paths || !paths.length) return "";
+  const one = paths.length === 1;
+  const left = one ? "it is" : "they are";
+  return `${shortList(paths)} ${one ? "was" : "were"} too large to keep in a checkpoint ` +
+    `([checkpoints] max_file_mb): ${left} left as ${left}.`;
+}
+
+/** The paths a restore's result left as they are (`skipped`). */
+function resultSkipped(files) {
+  return ((files && files.skipped) || []).map((s) => s.path);
+}
+
+/** Every note a restore's result calls for, joined ("" when none). */
+export function restoreNotes(files) {
+  return [missingNote(files), skippedNote(resultSkipped(files))].filter(Boolean).join(" ");
+}
+
 export class HistoryPanel {
   /** app: {rpc, openId, openConversation(id), showError(msg, kind), refreshList(), setComposer(text)} */
   constructor(app) {
@@ -118,7 +138,7 @@ export class HistoryPanel {
   async undo(status) {
     try {
       const result = await this.withConflicts("conversation/undo", { conversationId: this.app.openId });
-      const missing = missingNote(result);
+      const missing = restoreNotes(result);
       status.textContent = result
         ? `Undone: ${result.restored.length ? shortList(result.restored) : "nothing was put back on disk"}.` +
           (missing ? ` ${missing}` : "")
@@ -172,13 +192,16 @@ export class HistoryPanel {
   async rewind(item, conversationState) {
     const cid = this.app.openId;
     const params = { conversationId: cid, messageId: item.itemId };
-    const files = await this.filesSince(item, conversationState);
-    if (files.length && window.confirm(`Also restore the files the agent changed since then? ${shortList(files)}`)) {
+    const since = await this.filesSince(item, conversationState);
+    const note = skippedNote(since.skipped);
+    const question = `Also restore the files the agent changed since then? ${shortList(since.paths)}` +
+      (note ? ` (${note})` : "");
+    if ((since.paths.length || since.skipped.length) && window.confirm(question)) {
       params.restoreFiles = true;
     }
     try {
       const result = await this.withConflicts("conversation/rewind", params);
-      const missing = missingNote(result && result.files);
+      const missing = restoreNotes(result && result.files);
       if (missing) this.app.showError(missing, "info");
       return result;
     } catch (err) {
@@ -194,10 +217,12 @@ export class HistoryPanel {
     earlier.delete(item.turnId);
     const report = await this.request("conversation/checkpoints", { conversationId: this.app.openId }).catch(() => null);
     const paths = new Set();
+    const skipped = new Set();
     for (const turn of (report && report.turns) || []) {
       if (turn.restored || earlier.has(turn.turnId)) continue;
       for (const f of turn.files || []) paths.add(f.path);
+      for (const f of turn.skipped || []) skipped.add(f.path);
     }
-    return [...paths].sort();
+    return { paths: [...paths].filter((p) => !skipped.has(p)).sort(), skipped: [...skipped].sort() };
   }
 }

@@ -13,6 +13,7 @@ from openvaala_server.models.base import (
     StreamEnded,
     TextDelta,
     ToolCallRequested,
+    ToolCallStarted,
     UsageReported,
 )
 from tests.server.models.recorded import endpoint, failure, run
@@ -39,12 +40,14 @@ def test_tool_calls_assembled_from_json_fragments() -> None:
     events = run(parser(), WIRE, "tool_use")
     assert events == [
         TextDelta("Let me list the files."),
+        ToolCallStarted("toolu_01T1x1fJ34qAmk2tNTrN7Up6", "shell"),  # at its block's start
         ToolCallRequested(
             call_id="toolu_01T1x1fJ34qAmk2tNTrN7Up6",
             name="shell",
             arguments={"command": "ls -la"},
             arguments_text='{"command": "ls -la"}',
         ),
+        ToolCallStarted("toolu_01BVqPr4AbB6D4zZDBo5Ludf", "read_file"),
         ToolCallRequested(
             call_id="toolu_01BVqPr4AbB6D4zZDBo5Ludf",
             name="read_file",

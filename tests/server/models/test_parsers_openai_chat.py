@@ -8,6 +8,7 @@ from openvaala_server.models.base import (
     StreamEnded,
     TextDelta,
     ToolCallRequested,
+    ToolCallStarted,
     UsageReported,
 )
 from openvaala_server.models.openai_chat_stream import OpenAIChatStream
@@ -32,6 +33,9 @@ def test_text_with_usage_chunk() -> None:
 
 def test_parallel_tool_calls_assembled_by_index() -> None:
     assert run(parser(), WIRE, "tool_calls") == [
+        # Announced as their names arrive: the turn keeps a call begun when it is interrupted.
+        ToolCallStarted("call_DdmO9pD3xa9XTPNJ32zg2hcA", "shell"),
+        ToolCallStarted("call_ABc1234567890xyzDEFghiJK", "read_file"),
         ToolCallRequested(
             call_id="call_DdmO9pD3xa9XTPNJ32zg2hcA",
             name="shell",
@@ -66,12 +70,13 @@ def test_ollama_reasoning_and_a_call_without_id() -> None:
         ReasoningDelta("I should read the file."),
         ReasoningDone("I should read the file."),
     ]
-    call = events[2]
-    assert isinstance(call, ToolCallRequested)
+    started, call = events[2:4]
+    assert isinstance(started, ToolCallStarted) and isinstance(call, ToolCallRequested)
     assert (call.name, call.arguments) == ("read_file", {"path": "notes.txt"})
     assert call.call_id.startswith("call_0_")  # made up: the loop pairs the result by it
+    assert started.call_id == call.call_id  # the same made-up id, from its start
     # Ollama says "stop" although it called a tool.
-    assert events[3:] == [
+    assert events[4:] == [
         UsageReported(input_tokens=200, output_tokens=25),
         StreamEnded("tool_calls"),
     ]

@@ -8,6 +8,7 @@ from openvaala_server.models.base import (
     StreamEnded,
     TextDelta,
     ToolCallRequested,
+    ToolCallStarted,
     UsageReported,
 )
 from openvaala_server.models.openai_responses_stream import OpenAIResponsesStream
@@ -32,6 +33,7 @@ def test_text() -> None:
 
 def test_function_call() -> None:
     assert run(parser(), WIRE, "function_call") == [
+        ToolCallStarted("call_Zm9vYmFyYmF6cXV4", "shell"),  # response.output_item.added
         ToolCallRequested(
             call_id="call_Zm9vYmFyYmF6cXV4",
             name="shell",

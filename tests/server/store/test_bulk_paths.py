@@ -245,9 +245,12 @@ _items = st.one_of(
         {},
         optional={
             "type": st.one_of(
-                st.sampled_from(["user_message", "agent_message", "tool_call"]), _values
+                st.sampled_from(["user_message", "agent_message", "tool_call", "tool_result"]),
+                _values,
             ),
             "text": st.one_of(st.text(max_size=8), _values),
+            # Past twice domain/recall.py's OUTPUT_EDGE too: both paths keep the same ends.
+            "output": st.one_of(st.text(max_size=8), st.just("y" * 4001 + "z"), _values),
         },
     ),
 )
@@ -284,3 +287,17 @@ def test_item_stats_takes_the_fast_path_for_ordinary_records() -> None:
     ]
     assert stats._add_clean(records)
     assert (stats.message_count, stats.texts, stats.updated_at) == (2, ["hi"], "2030-01-03")
+
+
+def test_tool_output_is_kept_bounded_for_search_history() -> None:
+    stats = ix.ItemStats()
+    long = "start " + "y" * 5000 + " end"
+    records: list[Record] = [
+        {"type": "item", "ts": "2030-01-01", "item": {"type": "tool_result", "output": "short"}},
+        {"type": "item", "ts": "2030-01-02", "item": {"type": "tool_result", "output": long}},
+    ]
+    assert stats._add_clean(records)
+    assert stats.message_count == 0 and stats.texts == []
+    short, cut = stats.outputs
+    assert short == "short" and cut.startswith("start ") and cut.endswith(" end")
+    assert len(cut) < 4100

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from openvaala_server.store.checkpoints import SnapshotError, SnapshotStore, blob_sha
+from openvaala_server.store.checkpoints import SnapshotError, SnapshotStore, TooLarge, blob_sha
 
 
 def test_state_and_put_back_round_trip(tmp_path: Path) -> None:
@@ -96,3 +96,19 @@ def test_a_repository_without_commits_inside_the_tree_is_left_out(tmp_path: Path
         return [p for p, _b, _a in await store.changes_since(tree)]
 
     assert asyncio.run(run()) == ["a.txt"]
+
+
+def test_a_file_over_the_limit_is_hashed_to_compare_but_never_stored(tmp_path: Path) -> None:
+    """A restore compares what is on disk now, whatever its size; only storing it is refused
+    (docs/design.md, "Files the checkpoints cannot keep")."""
+    root, conv = tmp_path / "w", tmp_path / "c"
+    root.mkdir()
+    conv.mkdir()
+    store = SnapshotStore(conv, root, max_file_bytes=10)
+    store.ensure()
+    (root / "big").write_bytes(b"x" * 3_000_000)
+    state = store.state("big", store=False)
+    assert state is not None and state.sha == blob_sha(b"x" * 3_000_000)
+    with pytest.raises(TooLarge):
+        store.state("big", store=True)
+    assert store.blob_size(state.sha) is None
