@@ -58,7 +58,7 @@ def instruction_parts(conv: Conversation, session: LiveSession) -> list[Instruct
     found = session.surroundings
     if found is None:
         return assemble(base_part, own, "", None, (), (), 0)
-    perms = runtime.permissions_for(session)
+    perms = runtime.permissions_for(conv, session)
     limits = limits_sentence(perms, perms.network or perms.sandbox == "off")
     tools = agent.tools if agent else ()
     spawnable = (

@@ -17,7 +17,6 @@ from dataclasses import replace
 from pathlib import Path
 
 from openvaala_server.domain.permissions import Confinement, repository_part
-from openvaala_server.domain.permissions import Confinement
 from openvaala_server.tools import pinned
 
 

@@ -15,10 +15,10 @@ import pytest
 from openvaala_server.client import Client
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Gate, Reply
-from tests.server.test_subagents_e2e import role
 from tests.server.tools.sandbox_places import Places, make_places
 from tests.support.daemon import Daemon
 from tests.support.events import Note, collect_until, method_is, turn_ended
+from tests.support.roles import role
 
 
 def _config(fake: FakeProvider) -> str:

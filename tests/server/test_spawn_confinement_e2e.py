@@ -13,9 +13,9 @@ from openvaala_server.client import Client
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
 from tests.server import user_home
-from tests.server.test_subagents_e2e import role
 from tests.support.daemon import Daemon
 from tests.support.events import Note, collect_until, completed_items, method_is, turn_ended
+from tests.support.roles import role
 
 fake_home = user_home.fake_home  # the fixture, used by name
 
