@@ -2,8 +2,8 @@
 its parent's (docs/security.md, "Subagents").
 
 Pure. `narrowed` folds a parent's (already narrowed) permissions into a child's own: the
-stricter sandbox, the network only if both have it, every `deny` pattern of both, and the
-parent's approval rules kept beside the child's (`Permissions.inherited`), since two approval
+stricter sandbox, the network only if both have it, every `deny` pattern of both, the smaller
+of each resource limit, and the parent's approval rules kept beside the child's (`Permissions.inherited`), since two approval
 modes do not always meet in a third one ("always" and "never" together: every command asks,
 and nothing may leave the sandbox). `wider` says, in words, where a child's own configuration
 asks for more than its parent has: what a spawn must refuse or ask the user about.
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from openvaala_server.domain.permissions import Bound, Permissions, SandboxMode
+from openvaala_server.domain.permissions import Bound, Limits, Permissions, SandboxMode
 
 _SANDBOX_RANK: dict[SandboxMode, int] = {"read-only": 0, "workspace": 1, "off": 2}
 
@@ -28,6 +28,11 @@ def narrowed(own: Permissions, parent: Permissions, parent_agent: str) -> Permis
         sandbox=sandbox,
         network=own.network and parent.network,
         deny=deny,
+        limits=Limits(
+            processes=min(own.limits.processes, parent.limits.processes),
+            memory_mb=min(own.limits.memory_mb, parent.limits.memory_mb),
+            tmp_mb=min(own.limits.tmp_mb, parent.limits.tmp_mb),
+        ),
         inherited=(*own.inherited, bound, *parent.inherited),
     )
 

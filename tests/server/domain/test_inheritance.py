@@ -7,7 +7,7 @@ from pathlib import Path
 
 from openvaala_server.domain.approvals import Ask, Refuse, Run, decide
 from openvaala_server.domain.inheritance import narrowed, wider
-from openvaala_server.domain.permissions import Access, Permissions
+from openvaala_server.domain.permissions import Access, Limits, Permissions
 
 WS = Path("/work/project")
 OPS = Permissions(sandbox="off", network=True, approval="never")
@@ -28,6 +28,12 @@ def test_the_child_gets_the_stricter_sandbox_network_and_every_deny() -> None:
     assert child.deny == ("sudo *", "rm -rf *")
     # ...and never more than what it asked for itself.
     assert narrowed(Permissions(sandbox="read-only"), OPS, "root").sandbox == "read-only"
+
+
+def test_the_child_gets_the_smaller_of_each_limit() -> None:
+    parent = Permissions(limits=Limits(processes=64, memory_mb=32768, tmp_mb=100))
+    child = narrowed(Permissions(limits=Limits(processes=4096, memory_mb=512)), parent, "root")
+    assert child.limits == Limits(processes=64, memory_mb=512, tmp_mb=100)
 
 
 def test_an_ops_child_of_a_workspace_parent_cannot_write_home_unasked() -> None:
