@@ -96,4 +96,10 @@ async def _import(path: str, cwd: str | None, on_conflict: str | None) -> int:
             f"dropped {dropped} 'allow for this conversation' grant(s) the bundle carried: "
             "those calls ask again"
         )
+    reset = result.get("agentsReset", 0)
+    if reset:
+        print(
+            f"{reset} agent name(s) the bundle gave would have run with more than the default "
+            "agent: those sessions run as the default agent"
+        )
     return 0

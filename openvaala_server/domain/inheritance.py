@@ -3,10 +3,11 @@ its parent's (docs/security.md, "Subagents").
 
 Pure. `narrowed` folds a parent's (already narrowed) permissions into a child's own: the
 stricter sandbox, the network only if both have it, every `deny` pattern of both, the smaller
-of each resource limit, and the parent's approval rules kept beside the child's (`Permissions.inherited`), since two approval
-modes do not always meet in a third one ("always" and "never" together: every command asks,
-and nothing may leave the sandbox). `wider` says, in words, where a child's own configuration
-asks for more than its parent has: what a spawn must refuse or ask the user about.
+of each resource limit, and the parent's approval rules kept beside the child's
+(`Permissions.inherited`), since two approval modes do not always meet in a third one
+("always" and "never" together: every command asks, and nothing may leave the sandbox). `wider`
+says, in words, where a child's own configuration asks for more than its parent has: what a
+spawn must refuse or ask the user about.
 """
 
 from __future__ import annotations

@@ -658,6 +658,8 @@ class ImportResult(TypedDict):
     renamed: dict[str, str]
     # "Allow for this conversation" grants the bundle carried, dropped (docs/security.md).
     grantsDropped: int
+    # Agents the bundle named that would run wider than the default agent, replaced by it.
+    agentsReset: int
 
 
 class CompactResult(TypedDict):

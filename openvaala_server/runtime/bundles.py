@@ -13,15 +13,18 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import IO, TYPE_CHECKING, TypeVar
 
 import anyio
 import anyio.lowlevel
 
 from openvaala_server import errors
+from openvaala_server.config import Config
 from openvaala_server.domain.bundle import ON_CONFLICT, BundleError
+from openvaala_server.domain.inheritance import wider
 from openvaala_server.protocol import payloads as wire
+from openvaala_server.runtime.subagents import own_permissions
 from openvaala_server.store import bundle as store_bundle
 
 if TYPE_CHECKING:
@@ -122,6 +125,7 @@ async def import_from(
             exists=runtime.store.exists,
             on_conflict=on_conflict,
             cwd=cwd,
+            agent_for=trusted_agent(runtime.config),
         )
     )
     try:
@@ -150,7 +154,24 @@ async def import_from(
         "skipped": result.skipped,
         "renamed": result.renamed,
         "grantsDropped": result.grants_dropped,
+        "agentsReset": result.agents_reset,
     }
+
+
+def trusted_agent(config: Config) -> Callable[[str], str]:
+    """What an imported conversation may run as, for each agent its bundle names: that agent
+    when it asks for no more than the default agent (domain/inheritance.wider), else the default
+    agent. A bundle must not choose the widest agent configured here (docs/security.md,
+    "Checkpoints and bundles"). A name not configured here is kept: opening the conversation
+    then says the agent is missing, as for any conversation moved between machines."""
+    ceiling = own_permissions(config, config.default_agent)
+
+    def agent_for(name: str) -> str:
+        if name not in config.agents or not wider(own_permissions(config, name), ceiling):
+            return name
+        return config.default_agent
+
+    return agent_for
 
 
 async def _index(runtime: ConversationManager, result: store_bundle.ImportResult) -> None:

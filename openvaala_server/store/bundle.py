@@ -60,6 +60,8 @@ class ImportResult:
     renamed: dict[str, str] = field(default_factory=dict)  # bundle id → new id (keep both)
     # `approval_granted` records dropped: an import trusts no grant (store/bundle_trust.py).
     grants_dropped: int = 0
+    # Agent names replaced by the importer's `agent_for` (store/bundle_trust.reset_agents).
+    agents_reset: int = 0
     # How the index reads each imported conversation (`read_imported`), which it does behind
     # the answer: every read of the index waits for it.
     index: dict[str, Callable[[], tuple[m.ConversationMeta, ix.ItemStats] | None]] = field(
@@ -250,6 +252,7 @@ def import_bundle(
     exists: Callable[[str], bool],
     on_conflict: str = "ask",
     cwd: str | None = None,
+    agent_for: Callable[[str], str] | None = None,
 ) -> ImportResult:
     """Check the whole bundle, then move its conversations into place. Raises `BundleError`
     (nothing written) or `ImportConflict` (nothing written; ask, then call again).
@@ -265,7 +268,7 @@ def import_bundle(
         finally:
             if readable is not source:
                 readable.close()
-        result = _commit(data_dir, staging, manifest, exists, on_conflict, cwd)
+        result = _commit(data_dir, staging, manifest, exists, on_conflict, cwd, agent_for)
         for entry in manifest["conversations"]:
             cid = entry["conversationId"]
             if cid in result.skipped:
@@ -540,6 +543,7 @@ def _commit(
     exists: Callable[[str], bool],
     on_conflict: str,
     cwd: str | None,
+    agent_for: Callable[[str], str] | None,
 ) -> ImportResult:
     ids = [e["conversationId"] for e in manifest["conversations"]]
     clashes = [cid for cid in ids if exists(cid)]
@@ -555,6 +559,8 @@ def _commit(
     moving = [cid for cid in ids if cid not in skipped]
     for cid in moving:  # all rewritten before the first moves: no half import
         result.grants_dropped += trust.drop_widening_records(staging / cid / METADATA_FILE)
+        if agent_for is not None:
+            result.agents_reset += trust.reset_agents(staging / cid / METADATA_FILE, agent_for)
         if renamed or cwd is not None:
             _rewrite_meta(staging / cid / METADATA_FILE, renamed, cwd)
             journal.fsync_dir(staging / cid)

@@ -128,3 +128,38 @@ async def test_imported_grants_are_dropped_and_their_calls_ask(
         assert not bashrc.exists()
     finally:
         await client.close()
+
+
+async def test_an_imported_conversation_never_runs_as_a_wider_agent(
+    daemon_factory: Any, fake_openai: FakeProvider, fake_home: Path
+) -> None:
+    # Exported where `ops` was the conversation's agent (another machine, or a crafted bundle):
+    # here `ops` runs unsandboxed and never asks, so the import must not hand it the conversation.
+    ops = (
+        '\n[agents.ops]\ndescription = "ops"\nmodel = "fake"\nsandbox = "off"\napproval = "never"\n'
+    )
+    read_only = '\n[agents.look]\ndescription = "look"\nmodel = "fake"\nsandbox = "read-only"\n'
+    d: Daemon = daemon_factory(config=_config(fake_openai) + ops + read_only)
+    client = await d.client()
+    try:
+        for agent, expected, reset in (("ops", "default", 1), ("look", "look", 0)):
+            cid = await new_conversation(client, str(d.workdir), agent=agent)
+            fake_openai.enqueue(Reply().text("hello"))
+            await run_turn(client, cid, "hi")
+            exported = d.home.parent / f"{agent}.tar"
+            await client.request(
+                "conversation/export", {"conversationId": cid, "path": str(exported)}
+            )
+            imported = await client.request(
+                "conversation/import",
+                {"path": str(exported), "cwd": str(d.workdir), "onConflict": "keep-both"},
+            )
+            assert imported["agentsReset"] == reset, agent
+            opened = await client.request(
+                "conversation/subscribe", {"conversationId": imported["conversationId"]}
+            )
+            snapshot = opened["snapshot"]
+            assert snapshot["conversation"]["agent"] == expected, agent
+            assert snapshot["sessions"][0]["agent"] == expected, agent
+    finally:
+        await client.close()

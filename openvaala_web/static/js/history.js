@@ -179,9 +179,10 @@ export class HistoryPanel {
     if (body.conversationId) {
       // Grants a bundle carried are never trusted (docs/security.md): say how many were dropped.
       const dropped = body.grantsDropped || 0;
-      status.textContent = dropped
-        ? `Imported. ${dropped} "allow for this conversation" grant(s) it carried were dropped: those calls ask again.`
-        : "Imported.";
+      const reset = body.agentsReset || 0;
+      status.textContent = "Imported."
+        + (dropped ? ` ${dropped} "allow for this conversation" grant(s) it carried were dropped: those calls ask again.` : "")
+        + (reset ? ` ${reset} agent(s) it named would have had more than the default agent: the default agent runs instead.` : "");
       await this.app.openConversation(body.conversationId);
     } else {
       status.textContent = "Skipped: it is already here.";
