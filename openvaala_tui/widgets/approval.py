@@ -95,6 +95,7 @@ class ApprovalPrompt(Vertical, can_focus=True):
         self.query_one("#approval-body", Static).update(body)
         if not self.writing_message:
             self.query_one("#approval-hint", Label).update(self._hint())
+        self.refresh_bindings()
         self.display = True
         self._show_reach()
 
@@ -130,6 +131,12 @@ class ApprovalPrompt(Vertical, can_focus=True):
             self.notify(self.approval.grant_text(), severity="warning")
             return
         self.post_message(self.Answered(self.approval.approval_id, decision, None))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The footer offers `a` only when something would be granted."""
+        if action == "answer" and parameters == ("allow_conversation",):
+            return self.approval is None or self.approval.grantable
+        return True
 
     def _hint(self) -> str:
         return KEYS_HINT if self.approval is None or self.approval.grantable else ONCE_ONLY_HINT
