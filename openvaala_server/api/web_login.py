@@ -21,6 +21,7 @@ survive a daemon restart; the token does not (it is new at every start). Each ha
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -152,7 +153,9 @@ class WebLogins:
             return None
         if now - found["lastUsed"] >= TOUCH_EVERY:
             found["lastUsed"] = now
-            self._save()
+            # Bookkeeping: a full disk must not refuse a good cookie (it is kept in memory).
+            with contextlib.suppress(OSError):
+                self._save()
         return found["id"]
 
     def list_sessions(self) -> list[SessionInfo]:
