@@ -224,6 +224,7 @@ class Dispatcher:
         conv = await self.runtime.open(p.id("conversationId"))
         session = conv.session(p.id("sessionId", None))
         await conv.ensure_history()  # the estimate needs the whole context
+        await conv.load_surroundings(session)  # and the whole system prompt
         return usage_wire(conv, session)
 
     async def conversation_set_model(self, conn: Connection, p: Params) -> w.EmptyResult:
