@@ -39,11 +39,13 @@ def env_for(config: Path) -> dict[str, str]:
     return env
 
 
-def setup(config: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+def setup(
+    config: Path, *args: str, stdin: str = "", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "openvaala_server", "setup", *args],
         input=stdin,
-        env=env_for(config),
+        env={**env_for(config), **(env or {})},
         capture_output=True,
         text=True,
         timeout=60,
@@ -182,27 +184,11 @@ def test_setup_for_anthropic_writes_a_catalog_model_without_limits(tmp_path: Pat
         model = "claude-sonnet-4-20250514"
         fake.json_routes[("GET", "/v1/models")] = shapes.anthropic_models(model, "claude-3-5-haiku")
         fake.enqueue(Reply().text("ready"))
-        env = {**env_for(config), "MY_ANTHROPIC_KEY": KEY}
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "openvaala_server",
-                "setup",
-                "--provider",
-                "anthropic",
-                "--base-url",
-                fake.url,
-                "--model",
-                model,
-                "--api-key-env",
-                "MY_ANTHROPIC_KEY",
-            ],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
+        done = setup(
+            config,
+            *("--provider", "anthropic", "--base-url", fake.url, "--model", model),
+            *("--api-key-env", "MY_ANTHROPIC_KEY"),
+            env={"MY_ANTHROPIC_KEY": KEY},
         )
         assert done.returncode == 0, done.stderr
         assert "The model answered: 'ready'" in done.stdout
