@@ -204,17 +204,25 @@ class CodexSession:
         assert isinstance(snapshot, dict)
         info = snapshot["conversation"]
         assert isinstance(info, dict)
-        feed = self.feeds.get(cid) or ThreadFeed(info)
-        feed.info = info
+        # A fresh feed: the snapshot is the truth from here (a resubscription replaces the
+        # earlier one, docs/protocol.md), and the events that follow continue it.
+        feed = ThreadFeed(info)
         self.feeds[cid] = feed
-        sessions = snapshot.get("sessions")
-        for session in sessions if isinstance(sessions, list) else []:
-            if isinstance(session, dict):
-                self.directory.conversation_of[str(session["sessionId"])] = cid
-                turn = session.get("turn")
-                if isinstance(turn, dict):
-                    feed.turn_of[str(session["sessionId"])] = str(turn["turnId"])
-                feed.statuses[str(session["sessionId"])] = str(session.get("status"))
+        for session in threads.sessions(snapshot):
+            sid = str(session["sessionId"])
+            self.directory.conversation_of[sid] = cid
+            turn = session.get("turn")
+            if isinstance(turn, dict):
+                feed.turn_of[sid] = feed.last_turn[sid] = str(turn["turnId"])
+                running = turn.get("items")
+                for item in running if isinstance(running, list) else []:
+                    if isinstance(item, dict):  # streaming still: its deltas and its result
+                        feed.started[str(item["itemId"])] = str(item.get("type"))
+                        if item.get("type") == "tool_call":
+                            feed.calls[str(item["callId"])] = item  # type: ignore[assignment]
+                        elif item.get("type") == "tool_result":
+                            feed.result_call[str(item["itemId"])] = str(item["callId"])
+            feed.statuses[sid] = str(session.get("status"))
         return feed, snapshot
 
     async def _peek(self, cid: str) -> JsonObject:
@@ -225,6 +233,8 @@ class CodexSession:
         await self.up.request("conversation/unsubscribe", {"conversationId": cid})
         snapshot = result["snapshot"]
         assert isinstance(snapshot, dict)
+        for session in threads.sessions(snapshot):  # its subagents' threads can be named now
+            self.directory.conversation_of[str(session["sessionId"])] = cid
         return snapshot
 
     def _thread(self, snapshot: JsonObject, sid: str | None, turns: list[wire.Turn]) -> wire.Thread:
