@@ -25,6 +25,7 @@ from openvaala_server.protocol.json_types import JsonMapping, JsonObject, JsonVa
 
 log = logging.getLogger(__name__)
 
+Answer = dict[str, object]  # a method's result: Codex's shapes (wire.py) in a JSON object
 Method = Callable[[JsonObject], Awaitable[JsonMapping | None]]
 Send = Callable[[str], None]
 Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
@@ -247,9 +248,9 @@ class CodexSession:
         thread["turns"] = turns
         return thread
 
-    def _thread_answer(self, thread: wire.Thread) -> JsonObject:
+    def _thread_answer(self, thread: wire.Thread) -> Answer:
         return {
-            "thread": thread,  # type: ignore[dict-item]
+            "thread": thread,
             "model": thread["model"] or "",
             "modelProvider": threads.MODEL_PROVIDER,
             "serviceTier": None,
@@ -280,7 +281,7 @@ class CodexSession:
         assert isinstance(info, dict)
         return threads.turns(items, str(info.get("cwd")), running_id)  # type: ignore[arg-type]
 
-    async def thread_start(self, p: JsonObject) -> JsonObject:
+    async def thread_start(self, p: JsonObject) -> Answer:
         cwd = p.get("cwd") if isinstance(p.get("cwd"), str) else self.cwd_hint
         params: JsonObject = {"cwd": cwd or str(Path.home())}
         if isinstance(p.get("model"), str):
@@ -294,7 +295,7 @@ class CodexSession:
         self.send(rpc.notification("thread/started", {"thread": thread}))
         return self._thread_answer(thread)
 
-    async def thread_resume(self, p: JsonObject) -> JsonObject:
+    async def thread_resume(self, p: JsonObject) -> Answer:
         cid, sid = self._locate(p)
         _, snapshot = await self._open(cid)
         turns = [] if p.get("excludeTurns") else await self._turns(cid, sid, snapshot)
@@ -304,13 +305,13 @@ class CodexSession:
         )
         return answer
 
-    async def thread_read(self, p: JsonObject) -> JsonObject:
+    async def thread_read(self, p: JsonObject) -> Answer:
         cid, sid = self._locate(p)
         snapshot = await self._peek(cid)
         turns = await self._turns(cid, sid, snapshot) if p.get("includeTurns") else []
-        return {"thread": self._thread(snapshot, sid, turns)}  # type: ignore[dict-item]
+        return {"thread": self._thread(snapshot, sid, turns)}
 
-    async def thread_list(self, p: JsonObject) -> JsonObject:
+    async def thread_list(self, p: JsonObject) -> Answer:
         for key in ("parentThreadId", "ancestorThreadId"):
             if p.get(key) is not None:
                 return await self._subagent_threads(p, key)
@@ -323,14 +324,14 @@ class CodexSession:
             params["cursor"] = p["cursor"]
         page = await self.up.request("conversation/list", params)
         rows = page.get("conversations")
-        data: list[JsonValue] = [
-            threads.conversation_thread(row, loaded=str(row.get("conversationId")) in self.feeds)  # type: ignore[misc]
+        data: list[wire.Thread] = [
+            threads.conversation_thread(row, loaded=str(row.get("conversationId")) in self.feeds)
             for row in (rows if isinstance(rows, list) else [])
             if isinstance(row, dict)
         ]
         return {"data": data, "nextCursor": page.get("nextCursor")}
 
-    async def _subagent_threads(self, p: JsonObject, key: str) -> JsonObject:
+    async def _subagent_threads(self, p: JsonObject, key: str) -> Answer:
         """The subagents' threads below a thread: its children, or all its descendants."""
         cid, sid = self._locate(p, key)
         snapshot = await self._peek(cid)
@@ -344,14 +345,12 @@ class CodexSession:
                 str(s["sessionId"]) for s in sessions if s.get("parentSessionId") in below
             }
             found, below = grown != below, grown
-        data: list[JsonValue] = [
-            threads.session_thread(info, s)  # type: ignore[misc]
-            for s in sessions
-            if s.get("parentSessionId") in below
+        data: list[wire.Thread] = [
+            threads.session_thread(info, s) for s in sessions if s.get("parentSessionId") in below
         ]
         return {"data": data, "nextCursor": None}
 
-    async def thread_turns_list(self, p: JsonObject) -> JsonObject:
+    async def thread_turns_list(self, p: JsonObject) -> Answer:
         cid, sid = self._locate(p)
         snapshot = await self._peek(cid)
         turns = await self._turns(cid, sid, snapshot)
@@ -360,25 +359,25 @@ class CodexSession:
         limit = p.get("limit")
         if isinstance(limit, int) and limit > 0:
             turns = turns[:limit]
-        return {"data": turns, "nextCursor": None, "backwardsCursor": None}  # type: ignore[dict-item]
+        return {"data": turns, "nextCursor": None, "backwardsCursor": None}
 
-    async def thread_loaded_list(self, p: JsonObject) -> JsonObject:
+    async def thread_loaded_list(self, p: JsonObject) -> Answer:
         data: list[JsonValue] = [thread_id(cid) for cid in self.feeds]
         return {"data": data, "nextCursor": None}
 
-    async def thread_archive(self, p: JsonObject) -> JsonObject:
+    async def thread_archive(self, p: JsonObject) -> Answer:
         cid, _ = self._locate(p)
         await self.up.request("conversation/archive", {"conversationId": cid})
         self.send(rpc.notification("thread/archived", {"threadId": thread_id(cid)}))
         return {}
 
-    async def thread_unarchive(self, p: JsonObject) -> JsonObject:
+    async def thread_unarchive(self, p: JsonObject) -> Answer:
         cid, _ = self._locate(p)
         await self.up.request("conversation/unarchive", {"conversationId": cid})
         self.send(rpc.notification("thread/unarchived", {"threadId": thread_id(cid)}))
-        return {"thread": self._thread(await self._peek(cid), None, [])}  # type: ignore[dict-item]
+        return {"thread": self._thread(await self._peek(cid), None, [])}
 
-    async def thread_name_set(self, p: JsonObject) -> JsonObject:
+    async def thread_name_set(self, p: JsonObject) -> Answer:
         cid, _ = self._locate(p)
         name = p.get("name")
         await self.up.request("conversation/rename", {"conversationId": cid, "title": name})
@@ -387,7 +386,7 @@ class CodexSession:
             self.send(rpc.notification("thread/name/updated", params))
         return {}
 
-    async def thread_fork(self, p: JsonObject) -> JsonObject:
+    async def thread_fork(self, p: JsonObject) -> Answer:
         cid, _ = self._locate(p)
         params: JsonObject = {"conversationId": cid}
         last_turn = p.get("lastTurnId")
@@ -398,14 +397,14 @@ class CodexSession:
         forked = await self.up.request("conversation/fork", params)
         return await self._opened_copy(forked)
 
-    async def thread_revert(self, p: JsonObject) -> JsonObject:
+    async def thread_revert(self, p: JsonObject) -> Answer:
         cid, _ = self._locate(p)
         snapshot = await self._peek(cid)
         turns = await self._turns(cid, None, snapshot)
         turn = threads.find_turn(turns, p.get("beforeTurnId"))
         return await self._rewind(cid, turn)
 
-    async def thread_rollback(self, p: JsonObject) -> JsonObject:
+    async def thread_rollback(self, p: JsonObject) -> Answer:
         """Codex's older `thread/rollback {numTurns}`: the same rewind, counted from the end."""
         cid, _ = self._locate(p)
         count = p.get("numTurns")
@@ -416,7 +415,7 @@ class CodexSession:
             raise errors.InvalidParams(f"the thread has only {len(turns)} turns", param="numTurns")
         return await self._rewind(cid, turns[-count])
 
-    async def _rewind(self, cid: str, turn: wire.Turn) -> JsonObject:
+    async def _rewind(self, cid: str, turn: wire.Turn) -> Answer:
         message = next((i["id"] for i in turn["items"] if i["type"] == "userMessage"), None)
         if message is None:
             raise errors.InvalidParams(
@@ -429,7 +428,7 @@ class CodexSession:
         answer.update({"turnsBackwardsCursor": None, "itemsBackwardsCursor": None})
         return answer
 
-    async def _opened_copy(self, result: JsonObject) -> JsonObject:
+    async def _opened_copy(self, result: JsonObject) -> Answer:
         """A fork or a rewind: followed at once, announced, answered with its history."""
         info = result["conversation"]
         assert isinstance(info, dict)
@@ -439,7 +438,7 @@ class CodexSession:
         self.send(rpc.notification("thread/started", {"thread": {**thread, "turns": []}}))
         return self._thread_answer(thread)
 
-    async def thread_unsubscribe(self, p: JsonObject) -> JsonObject:
+    async def thread_unsubscribe(self, p: JsonObject) -> Answer:
         cid, _ = self._locate(p)
         if self.feeds.pop(cid, None) is None:
             return {"status": "notSubscribed"}
@@ -447,7 +446,7 @@ class CodexSession:
         self.send(rpc.notification("thread/closed", {"threadId": thread_id(cid)}))
         return {"status": "unsubscribed"}
 
-    async def thread_compact_start(self, p: JsonObject) -> JsonObject:
+    async def thread_compact_start(self, p: JsonObject) -> Answer:
         cid, _ = self._locate(p)
         if cid not in self.feeds:
             await self._open(cid)
@@ -490,15 +489,15 @@ class CodexSession:
         await self.up.request("input/send", params)
         return cid, sid, feed
 
-    async def turn_start(self, p: JsonObject) -> JsonObject:
+    async def turn_start(self, p: JsonObject) -> Answer:
         # A turn/start while a turn runs joins it, as in Codex: OpenVaala's steer.
         _, sid, feed = await self._send_input(p, "steer")
         session = sid or feed.root
         turn_id = feed.turn_of.get(session) or feed.last_turn.get(session, "")
         turn = feed._turn(session, turn_id, "inProgress", None)
-        return {"turn": turn}  # type: ignore[dict-item]
+        return {"turn": turn}
 
-    async def turn_steer(self, p: JsonObject) -> JsonObject:
+    async def turn_steer(self, p: JsonObject) -> Answer:
         cid, sid = self._locate(p)
         feed = self.feeds.get(cid) or (await self._open(cid))[0]
         running = feed.turn_of.get(sid or feed.root)
@@ -511,7 +510,7 @@ class CodexSession:
         await self._send_input(p, "steer")
         return {"turnId": running}
 
-    async def turn_interrupt(self, p: JsonObject) -> JsonObject:
+    async def turn_interrupt(self, p: JsonObject) -> Answer:
         cid, sid = self._locate(p)
         params: JsonObject = {"conversationId": cid}
         if sid is not None:
