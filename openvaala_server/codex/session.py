@@ -61,6 +61,7 @@ class CodexSession:
         self.spawn = spawn
         self.directory = directory
         self.initialized = False
+        self.opted_out: set[str] = set()  # notifications the client asked not to get
         self.cwd_hint: str | None = None  # the client's directory, as its start-up calls name it
         self.feeds: dict[str, ThreadFeed] = {}  # conversationId → feed
         self.asked: dict[rpc.RequestId, tuple[str, str]] = {}  # request → (conversation, approval)
@@ -113,6 +114,15 @@ class CodexSession:
     async def _call(self, method: str, params: JsonObject) -> JsonMapping | None:
         if method == "initialize":
             self.initialized = True
+            capabilities = params.get("capabilities")
+            opt_out = (
+                capabilities.get("optOutNotificationMethods")
+                if isinstance(capabilities, dict)
+                else None
+            )
+            self.opted_out = (
+                {m for m in opt_out if isinstance(m, str)} if isinstance(opt_out, list) else set()
+            )
             return await startup.initialize(self.up, params)
         if not self.initialized:
             raise errors.NotInitialized("the first request on a connection must be initialize")
@@ -126,6 +136,10 @@ class CodexSession:
                 f"{method[:100]!r} is not supported by OpenVaala's app-server (docs/codex.md)"
             )
         return await handler(params)
+
+    def notify(self, method: str, params: JsonMapping) -> None:
+        if method not in self.opted_out:
+            self.send(rpc.notification(method, params))
 
     def _note_cwd(self, params: JsonObject) -> None:
         cwds = params.get("cwds")
@@ -161,9 +175,9 @@ class CodexSession:
                 if request is not None:
                     self.asked.pop(request, None)
                     params_out = {"threadId": out.thread_id, "requestId": request}
-                    self.send(rpc.notification("serverRequest/resolved", params_out))
+                    self.notify("serverRequest/resolved", params_out)
             else:
-                self.send(rpc.notification(out["method"], out["params"]))
+                self.notify(out["method"], out["params"])
 
     def _ask(self, cid: str, ask: Ask) -> None:
         self._next_request += 1
@@ -292,7 +306,7 @@ class CodexSession:
         cid = str(info["conversationId"])
         _, snapshot = await self._open(cid)
         thread = self._thread(snapshot, None, [])
-        self.send(rpc.notification("thread/started", {"thread": thread}))
+        self.notify("thread/started", {"thread": thread})
         return self._thread_answer(thread)
 
     async def thread_resume(self, p: JsonObject) -> Answer:
@@ -368,13 +382,13 @@ class CodexSession:
     async def thread_archive(self, p: JsonObject) -> Answer:
         cid, _ = self._locate(p)
         await self.up.request("conversation/archive", {"conversationId": cid})
-        self.send(rpc.notification("thread/archived", {"threadId": thread_id(cid)}))
+        self.notify("thread/archived", {"threadId": thread_id(cid)})
         return {}
 
     async def thread_unarchive(self, p: JsonObject) -> Answer:
         cid, _ = self._locate(p)
         await self.up.request("conversation/unarchive", {"conversationId": cid})
-        self.send(rpc.notification("thread/unarchived", {"threadId": thread_id(cid)}))
+        self.notify("thread/unarchived", {"threadId": thread_id(cid)})
         return {"thread": self._thread(await self._peek(cid), None, [])}
 
     async def thread_name_set(self, p: JsonObject) -> Answer:
@@ -383,7 +397,7 @@ class CodexSession:
         await self.up.request("conversation/rename", {"conversationId": cid, "title": name})
         if cid not in self.feeds:  # a follower hears it from conversation/updated
             params = {"threadId": thread_id(cid), "threadName": name}
-            self.send(rpc.notification("thread/name/updated", params))
+            self.notify("thread/name/updated", params)
         return {}
 
     async def thread_fork(self, p: JsonObject) -> Answer:
@@ -435,7 +449,7 @@ class CodexSession:
         new = str(info["conversationId"])
         _, snapshot = await self._open(new)
         thread = self._thread(snapshot, None, await self._turns(new, None, snapshot))
-        self.send(rpc.notification("thread/started", {"thread": {**thread, "turns": []}}))
+        self.notify("thread/started", {"thread": {**thread, "turns": []}})
         return self._thread_answer(thread)
 
     async def thread_unsubscribe(self, p: JsonObject) -> Answer:
@@ -443,7 +457,7 @@ class CodexSession:
         if self.feeds.pop(cid, None) is None:
             return {"status": "notSubscribed"}
         await self.up.request("conversation/unsubscribe", {"conversationId": cid})
-        self.send(rpc.notification("thread/closed", {"threadId": thread_id(cid)}))
+        self.notify("thread/closed", {"threadId": thread_id(cid)})
         return {"status": "unsubscribed"}
 
     async def thread_compact_start(self, p: JsonObject) -> Answer:
@@ -468,7 +482,7 @@ class CodexSession:
                         "error": error,
                         "willRetry": False,
                     }
-                    self.send(rpc.notification("error", params))
+                    self.notify("error", params)
 
         self.spawn(compact)
         return {}
@@ -479,6 +493,17 @@ class CodexSession:
         cid, sid = self._locate(p)
         feed = self.feeds.get(cid) or (await self._open(cid))[0]
         message = user_message(p.get("input"))
+        model = p.get("model")
+        if (
+            isinstance(model, str)
+            and model
+            and (sid is not None or model != feed.info.get("model"))
+        ):
+            # Codex's per-turn override "for this turn and subsequent turns": the session's model.
+            change: JsonObject = {"conversationId": cid, "model": model}
+            if sid is not None:
+                change["sessionId"] = sid
+            await self.up.request("conversation/setModel", change)
         for path in message.paths:
             message.images.append(await _read_image(path))
         params: JsonObject = {"conversationId": cid, "text": message.text, "mode": mode}
