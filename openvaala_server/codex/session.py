@@ -25,6 +25,7 @@ from openvaala_server.protocol.json_types import JsonMapping, JsonObject, JsonVa
 
 log = logging.getLogger(__name__)
 
+Answer = dict[str, object]  # a method's result: Codex's shapes (wire.py) in a JSON object
 Method = Callable[[JsonObject], Awaitable[JsonMapping | None]]
 Send = Callable[[str], None]
 Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
@@ -60,6 +61,7 @@ class CodexSession:
         self.spawn = spawn
         self.directory = directory
         self.initialized = False
+        self.opted_out: set[str] = set()  # notifications the client asked not to get
         self.cwd_hint: str | None = None  # the client's directory, as its start-up calls name it
         self.feeds: dict[str, ThreadFeed] = {}  # conversationId → feed
         self.asked: dict[rpc.RequestId, tuple[str, str]] = {}  # request → (conversation, approval)
@@ -112,6 +114,15 @@ class CodexSession:
     async def _call(self, method: str, params: JsonObject) -> JsonMapping | None:
         if method == "initialize":
             self.initialized = True
+            capabilities = params.get("capabilities")
+            opt_out = (
+                capabilities.get("optOutNotificationMethods")
+                if isinstance(capabilities, dict)
+                else None
+            )
+            self.opted_out = (
+                {m for m in opt_out if isinstance(m, str)} if isinstance(opt_out, list) else set()
+            )
             return await startup.initialize(self.up, params)
         if not self.initialized:
             raise errors.NotInitialized("the first request on a connection must be initialize")
@@ -125,6 +136,10 @@ class CodexSession:
                 f"{method[:100]!r} is not supported by OpenVaala's app-server (docs/codex.md)"
             )
         return await handler(params)
+
+    def notify(self, method: str, params: JsonMapping) -> None:
+        if method not in self.opted_out:
+            self.send(rpc.notification(method, params))
 
     def _note_cwd(self, params: JsonObject) -> None:
         cwds = params.get("cwds")
@@ -160,9 +175,9 @@ class CodexSession:
                 if request is not None:
                     self.asked.pop(request, None)
                     params_out = {"threadId": out.thread_id, "requestId": request}
-                    self.send(rpc.notification("serverRequest/resolved", params_out))
+                    self.notify("serverRequest/resolved", params_out)
             else:
-                self.send(rpc.notification(out["method"], out["params"]))
+                self.notify(out["method"], out["params"])
 
     def _ask(self, cid: str, ask: Ask) -> None:
         self._next_request += 1
@@ -204,17 +219,25 @@ class CodexSession:
         assert isinstance(snapshot, dict)
         info = snapshot["conversation"]
         assert isinstance(info, dict)
-        feed = self.feeds.get(cid) or ThreadFeed(info)
-        feed.info = info
+        # A fresh feed: the snapshot is the truth from here (a resubscription replaces the
+        # earlier one, docs/protocol.md), and the events that follow continue it.
+        feed = ThreadFeed(info)
         self.feeds[cid] = feed
-        sessions = snapshot.get("sessions")
-        for session in sessions if isinstance(sessions, list) else []:
-            if isinstance(session, dict):
-                self.directory.conversation_of[str(session["sessionId"])] = cid
-                turn = session.get("turn")
-                if isinstance(turn, dict):
-                    feed.turn_of[str(session["sessionId"])] = str(turn["turnId"])
-                feed.statuses[str(session["sessionId"])] = str(session.get("status"))
+        for session in threads.sessions(snapshot):
+            sid = str(session["sessionId"])
+            self.directory.conversation_of[sid] = cid
+            turn = session.get("turn")
+            if isinstance(turn, dict):
+                feed.turn_of[sid] = feed.last_turn[sid] = str(turn["turnId"])
+                running = turn.get("items")
+                for item in running if isinstance(running, list) else []:
+                    if isinstance(item, dict):  # streaming still: its deltas and its result
+                        feed.started[str(item["itemId"])] = str(item.get("type"))
+                        if item.get("type") == "tool_call":
+                            feed.calls[str(item["callId"])] = item  # type: ignore[assignment]
+                        elif item.get("type") == "tool_result":
+                            feed.result_call[str(item["itemId"])] = str(item["callId"])
+            feed.statuses[sid] = str(session.get("status"))
         return feed, snapshot
 
     async def _peek(self, cid: str) -> JsonObject:
@@ -225,6 +248,8 @@ class CodexSession:
         await self.up.request("conversation/unsubscribe", {"conversationId": cid})
         snapshot = result["snapshot"]
         assert isinstance(snapshot, dict)
+        for session in threads.sessions(snapshot):  # its subagents' threads can be named now
+            self.directory.conversation_of[str(session["sessionId"])] = cid
         return snapshot
 
     def _thread(self, snapshot: JsonObject, sid: str | None, turns: list[wire.Turn]) -> wire.Thread:
@@ -237,9 +262,9 @@ class CodexSession:
         thread["turns"] = turns
         return thread
 
-    def _thread_answer(self, thread: wire.Thread) -> JsonObject:
+    def _thread_answer(self, thread: wire.Thread) -> Answer:
         return {
-            "thread": thread,  # type: ignore[dict-item]
+            "thread": thread,
             "model": thread["model"] or "",
             "modelProvider": threads.MODEL_PROVIDER,
             "serviceTier": None,
@@ -270,7 +295,7 @@ class CodexSession:
         assert isinstance(info, dict)
         return threads.turns(items, str(info.get("cwd")), running_id)  # type: ignore[arg-type]
 
-    async def thread_start(self, p: JsonObject) -> JsonObject:
+    async def thread_start(self, p: JsonObject) -> Answer:
         cwd = p.get("cwd") if isinstance(p.get("cwd"), str) else self.cwd_hint
         params: JsonObject = {"cwd": cwd or str(Path.home())}
         if isinstance(p.get("model"), str):
@@ -281,10 +306,10 @@ class CodexSession:
         cid = str(info["conversationId"])
         _, snapshot = await self._open(cid)
         thread = self._thread(snapshot, None, [])
-        self.send(rpc.notification("thread/started", {"thread": thread}))
+        self.notify("thread/started", {"thread": thread})
         return self._thread_answer(thread)
 
-    async def thread_resume(self, p: JsonObject) -> JsonObject:
+    async def thread_resume(self, p: JsonObject) -> Answer:
         cid, sid = self._locate(p)
         _, snapshot = await self._open(cid)
         turns = [] if p.get("excludeTurns") else await self._turns(cid, sid, snapshot)
@@ -294,13 +319,13 @@ class CodexSession:
         )
         return answer
 
-    async def thread_read(self, p: JsonObject) -> JsonObject:
+    async def thread_read(self, p: JsonObject) -> Answer:
         cid, sid = self._locate(p)
         snapshot = await self._peek(cid)
         turns = await self._turns(cid, sid, snapshot) if p.get("includeTurns") else []
-        return {"thread": self._thread(snapshot, sid, turns)}  # type: ignore[dict-item]
+        return {"thread": self._thread(snapshot, sid, turns)}
 
-    async def thread_list(self, p: JsonObject) -> JsonObject:
+    async def thread_list(self, p: JsonObject) -> Answer:
         for key in ("parentThreadId", "ancestorThreadId"):
             if p.get(key) is not None:
                 return await self._subagent_threads(p, key)
@@ -313,14 +338,14 @@ class CodexSession:
             params["cursor"] = p["cursor"]
         page = await self.up.request("conversation/list", params)
         rows = page.get("conversations")
-        data: list[JsonValue] = [
-            threads.conversation_thread(row, loaded=str(row.get("conversationId")) in self.feeds)  # type: ignore[misc]
+        data: list[wire.Thread] = [
+            threads.conversation_thread(row, loaded=str(row.get("conversationId")) in self.feeds)
             for row in (rows if isinstance(rows, list) else [])
             if isinstance(row, dict)
         ]
         return {"data": data, "nextCursor": page.get("nextCursor")}
 
-    async def _subagent_threads(self, p: JsonObject, key: str) -> JsonObject:
+    async def _subagent_threads(self, p: JsonObject, key: str) -> Answer:
         """The subagents' threads below a thread: its children, or all its descendants."""
         cid, sid = self._locate(p, key)
         snapshot = await self._peek(cid)
@@ -334,14 +359,12 @@ class CodexSession:
                 str(s["sessionId"]) for s in sessions if s.get("parentSessionId") in below
             }
             found, below = grown != below, grown
-        data: list[JsonValue] = [
-            threads.session_thread(info, s)  # type: ignore[misc]
-            for s in sessions
-            if s.get("parentSessionId") in below
+        data: list[wire.Thread] = [
+            threads.session_thread(info, s) for s in sessions if s.get("parentSessionId") in below
         ]
         return {"data": data, "nextCursor": None}
 
-    async def thread_turns_list(self, p: JsonObject) -> JsonObject:
+    async def thread_turns_list(self, p: JsonObject) -> Answer:
         cid, sid = self._locate(p)
         snapshot = await self._peek(cid)
         turns = await self._turns(cid, sid, snapshot)
@@ -350,34 +373,34 @@ class CodexSession:
         limit = p.get("limit")
         if isinstance(limit, int) and limit > 0:
             turns = turns[:limit]
-        return {"data": turns, "nextCursor": None, "backwardsCursor": None}  # type: ignore[dict-item]
+        return {"data": turns, "nextCursor": None, "backwardsCursor": None}
 
-    async def thread_loaded_list(self, p: JsonObject) -> JsonObject:
+    async def thread_loaded_list(self, p: JsonObject) -> Answer:
         data: list[JsonValue] = [thread_id(cid) for cid in self.feeds]
         return {"data": data, "nextCursor": None}
 
-    async def thread_archive(self, p: JsonObject) -> JsonObject:
+    async def thread_archive(self, p: JsonObject) -> Answer:
         cid, _ = self._locate(p)
         await self.up.request("conversation/archive", {"conversationId": cid})
-        self.send(rpc.notification("thread/archived", {"threadId": thread_id(cid)}))
+        self.notify("thread/archived", {"threadId": thread_id(cid)})
         return {}
 
-    async def thread_unarchive(self, p: JsonObject) -> JsonObject:
+    async def thread_unarchive(self, p: JsonObject) -> Answer:
         cid, _ = self._locate(p)
         await self.up.request("conversation/unarchive", {"conversationId": cid})
-        self.send(rpc.notification("thread/unarchived", {"threadId": thread_id(cid)}))
-        return {"thread": self._thread(await self._peek(cid), None, [])}  # type: ignore[dict-item]
+        self.notify("thread/unarchived", {"threadId": thread_id(cid)})
+        return {"thread": self._thread(await self._peek(cid), None, [])}
 
-    async def thread_name_set(self, p: JsonObject) -> JsonObject:
+    async def thread_name_set(self, p: JsonObject) -> Answer:
         cid, _ = self._locate(p)
         name = p.get("name")
         await self.up.request("conversation/rename", {"conversationId": cid, "title": name})
         if cid not in self.feeds:  # a follower hears it from conversation/updated
             params = {"threadId": thread_id(cid), "threadName": name}
-            self.send(rpc.notification("thread/name/updated", params))
+            self.notify("thread/name/updated", params)
         return {}
 
-    async def thread_fork(self, p: JsonObject) -> JsonObject:
+    async def thread_fork(self, p: JsonObject) -> Answer:
         cid, _ = self._locate(p)
         params: JsonObject = {"conversationId": cid}
         last_turn = p.get("lastTurnId")
@@ -388,14 +411,14 @@ class CodexSession:
         forked = await self.up.request("conversation/fork", params)
         return await self._opened_copy(forked)
 
-    async def thread_revert(self, p: JsonObject) -> JsonObject:
+    async def thread_revert(self, p: JsonObject) -> Answer:
         cid, _ = self._locate(p)
         snapshot = await self._peek(cid)
         turns = await self._turns(cid, None, snapshot)
         turn = threads.find_turn(turns, p.get("beforeTurnId"))
         return await self._rewind(cid, turn)
 
-    async def thread_rollback(self, p: JsonObject) -> JsonObject:
+    async def thread_rollback(self, p: JsonObject) -> Answer:
         """Codex's older `thread/rollback {numTurns}`: the same rewind, counted from the end."""
         cid, _ = self._locate(p)
         count = p.get("numTurns")
@@ -406,7 +429,7 @@ class CodexSession:
             raise errors.InvalidParams(f"the thread has only {len(turns)} turns", param="numTurns")
         return await self._rewind(cid, turns[-count])
 
-    async def _rewind(self, cid: str, turn: wire.Turn) -> JsonObject:
+    async def _rewind(self, cid: str, turn: wire.Turn) -> Answer:
         message = next((i["id"] for i in turn["items"] if i["type"] == "userMessage"), None)
         if message is None:
             raise errors.InvalidParams(
@@ -419,25 +442,25 @@ class CodexSession:
         answer.update({"turnsBackwardsCursor": None, "itemsBackwardsCursor": None})
         return answer
 
-    async def _opened_copy(self, result: JsonObject) -> JsonObject:
+    async def _opened_copy(self, result: JsonObject) -> Answer:
         """A fork or a rewind: followed at once, announced, answered with its history."""
         info = result["conversation"]
         assert isinstance(info, dict)
         new = str(info["conversationId"])
         _, snapshot = await self._open(new)
         thread = self._thread(snapshot, None, await self._turns(new, None, snapshot))
-        self.send(rpc.notification("thread/started", {"thread": {**thread, "turns": []}}))
+        self.notify("thread/started", {"thread": {**thread, "turns": []}})
         return self._thread_answer(thread)
 
-    async def thread_unsubscribe(self, p: JsonObject) -> JsonObject:
+    async def thread_unsubscribe(self, p: JsonObject) -> Answer:
         cid, _ = self._locate(p)
         if self.feeds.pop(cid, None) is None:
             return {"status": "notSubscribed"}
         await self.up.request("conversation/unsubscribe", {"conversationId": cid})
-        self.send(rpc.notification("thread/closed", {"threadId": thread_id(cid)}))
+        self.notify("thread/closed", {"threadId": thread_id(cid)})
         return {"status": "unsubscribed"}
 
-    async def thread_compact_start(self, p: JsonObject) -> JsonObject:
+    async def thread_compact_start(self, p: JsonObject) -> Answer:
         cid, _ = self._locate(p)
         if cid not in self.feeds:
             await self._open(cid)
@@ -459,7 +482,7 @@ class CodexSession:
                         "error": error,
                         "willRetry": False,
                     }
-                    self.send(rpc.notification("error", params))
+                    self.notify("error", params)
 
         self.spawn(compact)
         return {}
@@ -470,6 +493,17 @@ class CodexSession:
         cid, sid = self._locate(p)
         feed = self.feeds.get(cid) or (await self._open(cid))[0]
         message = user_message(p.get("input"))
+        model = p.get("model")
+        if (
+            isinstance(model, str)
+            and model
+            and (sid is not None or model != feed.info.get("model"))
+        ):
+            # Codex's per-turn override "for this turn and subsequent turns": the session's model.
+            change: JsonObject = {"conversationId": cid, "model": model}
+            if sid is not None:
+                change["sessionId"] = sid
+            await self.up.request("conversation/setModel", change)
         for path in message.paths:
             message.images.append(await _read_image(path))
         params: JsonObject = {"conversationId": cid, "text": message.text, "mode": mode}
@@ -480,15 +514,15 @@ class CodexSession:
         await self.up.request("input/send", params)
         return cid, sid, feed
 
-    async def turn_start(self, p: JsonObject) -> JsonObject:
+    async def turn_start(self, p: JsonObject) -> Answer:
         # A turn/start while a turn runs joins it, as in Codex: OpenVaala's steer.
         _, sid, feed = await self._send_input(p, "steer")
         session = sid or feed.root
         turn_id = feed.turn_of.get(session) or feed.last_turn.get(session, "")
         turn = feed._turn(session, turn_id, "inProgress", None)
-        return {"turn": turn}  # type: ignore[dict-item]
+        return {"turn": turn}
 
-    async def turn_steer(self, p: JsonObject) -> JsonObject:
+    async def turn_steer(self, p: JsonObject) -> Answer:
         cid, sid = self._locate(p)
         feed = self.feeds.get(cid) or (await self._open(cid))[0]
         running = feed.turn_of.get(sid or feed.root)
@@ -501,7 +535,7 @@ class CodexSession:
         await self._send_input(p, "steer")
         return {"turnId": running}
 
-    async def turn_interrupt(self, p: JsonObject) -> JsonObject:
+    async def turn_interrupt(self, p: JsonObject) -> Answer:
         cid, sid = self._locate(p)
         params: JsonObject = {"conversationId": cid}
         if sid is not None:

@@ -161,12 +161,16 @@ class CodexClient:
     async def respond(self, msg_id: object, result: object) -> None:
         await self.transport.send(json.dumps({"id": msg_id, "result": result}))
 
-    async def initialize(self) -> Message:
+    async def initialize(self, **capabilities: Any) -> Message:
         result = await self.request(
             "initialize",
             {
                 "clientInfo": {"name": "openvaala-tests", "title": None, "version": "1"},
-                "capabilities": {"experimentalApi": True, "requestAttestation": False},
+                "capabilities": {
+                    "experimentalApi": True,
+                    "requestAttestation": False,
+                    **capabilities,
+                },
             },
         )
         await self.notify("initialized")

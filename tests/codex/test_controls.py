@@ -61,6 +61,36 @@ async def test_steer_then_interrupt(daemon_factory: Factory, transport: str) -> 
         await codex.close()
 
 
+async def test_a_client_that_opens_a_running_turn_follows_it(daemon_factory: Factory) -> None:
+    daemon = daemon_factory(demo_config(pace_ms=150))
+    first = await open_client(daemon, "websocket")
+    second = await open_client(daemon, "stdio")
+    try:
+        thread = await start_thread(first, str(daemon.workdir))
+        answer = await first.request(
+            "turn/start", {"threadId": thread, "input": text_input("tell me a long story")}
+        )
+        turn = answer["turn"]["id"]
+        delta = await first.wait_for("item/agentMessage/delta")
+        resumed = await second.request("thread/resume", {"threadId": thread})
+        [running] = resumed["thread"]["turns"]
+        assert running["id"] == turn and running["status"] == "inProgress"
+        assert resumed["thread"]["status"]["type"] == "active"
+        # The answer streaming when it opened the thread goes on streaming to it.
+        more = await second.wait_for("item/agentMessage/delta")
+        assert more["itemId"] == delta["itemId"] and more["turnId"] == turn
+        await second.request("turn/interrupt", {"threadId": thread, "turnId": turn})
+        ended = await second.wait_for("turn/completed")
+        assert ended["turn"]["status"] == "interrupted"
+        [answered] = [
+            i for i in second.after(0, "item/completed") if i["item"]["id"] == delta["itemId"]
+        ]
+        assert first.after(0, "item/agentMessage/delta")[0]["delta"] in answered["item"]["text"]
+    finally:
+        await first.close()
+        await second.close()
+
+
 def _accept(message: dict[str, Any]) -> object:
     return {"decision": "accept"}
 

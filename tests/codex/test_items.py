@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -12,6 +13,7 @@ from tests.codex.harness import CodexClient, open_client
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
 from tests.support.daemon import Daemon
+from tests.support.toolbox import MCP_SERVER
 
 Factory = Callable[..., Daemon]
 
@@ -67,6 +69,31 @@ async def test_a_file_change_is_approved_then_shown_with_its_diff(daemon_factory
         [diff] = codex.after(mark, "turn/diff/updated")
         assert diff["turnId"] == turn and "-b = 2" in diff["diff"]
         assert (daemon.workdir / "keep.py").read_text() == "a = 1\nb = 3\n"
+    finally:
+        await codex.close()
+
+
+async def test_an_mcp_tool_call_and_the_mcp_servers(daemon_factory: Factory) -> None:
+    config = (
+        demo_config()
+        + 'tools = ["read_file", "mcp:*"]\n'
+        + f"\n[mcp_servers.t]\ncommand = {json.dumps(sys.executable)}\n"
+        + f'args = [{json.dumps(str(MCP_SERVER))}, "stdio"]\n'
+        + "startup_timeout_s = 45\ntrust = true\n"
+    )
+    daemon = daemon_factory(config)
+    codex = await open_client(daemon, "websocket")
+    try:
+        thread = await start_thread(codex, str(daemon.workdir))
+        before = await codex.request("mcpServerStatus/list", {})
+        assert [(s["name"], s["tools"]) for s in before["data"]] == [("t", {})]  # not started yet
+        _, mark = await run_turn(codex, thread, 'call: mcp__t__echo {"text": "from codex"}')
+        [call] = items_of(codex, mark, "item/completed", "mcpToolCall")
+        assert (call["server"], call["tool"], call["status"]) == ("t", "echo", "completed")
+        assert call["arguments"] == {"text": "from codex"}
+        assert "from codex" in call["result"]["content"][0]["text"]
+        after = await codex.request("mcpServerStatus/list", {})
+        assert "echo" in after["data"][0]["tools"]
     finally:
         await codex.close()
 

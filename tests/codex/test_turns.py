@@ -4,10 +4,13 @@ deltas, its history reads back as turns, and the conversation is the daemon's ow
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 
-from tests.codex.flows import items_of, run_turn, start_thread
-from tests.codex.harness import CodexClient
+from tests.codex.flows import demo_config, items_of, run_turn, start_thread, text_input
+from tests.codex.harness import CodexClient, WebSocketTransport, open_client
 from tests.support.daemon import Daemon
+
+Factory = Callable[..., Daemon]
 
 DOT_PNG = (
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAAC0lEQVR42mNgYAAAAAMAAWgmWQ0AAAAASUVORK5CYII="
@@ -116,3 +119,42 @@ async def test_images_go_with_the_message(codex: CodexClient, daemon: Daemon) ->
         "turn/start", {"threadId": thread, "input": [{"type": "audio", "url": "x"}]}
     )
     assert "'audio' is not supported" in odd["error"]["message"]
+
+
+async def test_a_model_chosen_in_codex_is_the_conversation_s(daemon_factory: Factory) -> None:
+    daemon = daemon_factory(demo_config() + '\n[models.other]\nprovider = "demo"\npace_ms = 0\n')
+    codex = await open_client(daemon, "websocket")
+    try:
+        models = await codex.request("model/list", {})
+        assert {m["id"] for m in models["data"]} == {"demo", "other"}
+        thread = await start_thread(codex, str(daemon.workdir))
+        mark = len(codex.notes)
+        answer = await codex.request(
+            "turn/start", {"threadId": thread, "input": text_input("hello"), "model": "other"}
+        )
+        await codex.wait_for(
+            "turn/completed", lambda p: p["turn"]["id"] == answer["turn"]["id"], after=mark
+        )
+        read = await codex.request("thread/read", {"threadId": thread})
+        assert read["thread"]["model"] == "other"
+        unknown = await codex.call(
+            "turn/start", {"threadId": thread, "input": text_input("hi"), "model": "nope"}
+        )
+        assert "nope" in unknown["error"]["message"]
+    finally:
+        await codex.close()
+
+
+async def test_notifications_a_client_opts_out_of_are_not_sent(daemon: Daemon) -> None:
+    codex = CodexClient(await WebSocketTransport.open(daemon))
+    try:
+        await codex.initialize(
+            optOutNotificationMethods=["item/agentMessage/delta", "thread/started"]
+        )
+        thread = await start_thread(codex, str(daemon.workdir))
+        _, mark = await run_turn(codex, thread, "hello there")
+        assert items_of(codex, mark, "item/completed", "agentMessage")
+        methods = {n["method"] for n in codex.notes}
+        assert "item/agentMessage/delta" not in methods and "thread/started" not in methods
+    finally:
+        await codex.close()
