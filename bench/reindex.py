@@ -76,7 +76,14 @@ def generate(data_dir: DataDir, conversations: int, items: int) -> int:
         for n in range(items):
             kind = ("user_message", "agent_message", "tool_call", "tool_result")[n % 4]
             text = " ".join(WORDS[(n + k) % len(WORDS)] for k in range(40))
-            item = {"itemId": new_id(), "type": kind, "sessionId": sid, "text": text}
+            item: dict[str, object] = {
+                "itemId": new_id(),
+                "type": kind,
+                "sessionId": sid,
+                "text": text,
+            }
+            if kind == "tool_result":  # as the daemon writes them: indexed for search_history
+                item = {**item, "callId": "c", "name": "shell", "output": text, "isError": False}
             lines.append({"seq": n + 1, "ts": ts, "type": "item", "item": item})
             if n % 20 == 0:
                 tid = new_id()
