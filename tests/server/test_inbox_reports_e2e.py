@@ -7,14 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 from tests.fakes.providers import FakeProvider
-from tests.fakes.script import Gate, Reply
 from tests.server.test_subagents_e2e import (
     REPORT,
     _send,
-    _start,
+    busy_root_with_worker,
     ended,
-    has,
-    is_root,
     item_in,
     requests_of,
     users,
@@ -25,20 +22,11 @@ from tests.support.events import collect_until
 async def test_two_queued_messages_each_get_their_turn_before_a_report(
     daemon_factory: Any, fake_openai: FakeProvider
 ) -> None:
-    _d, client, cid, root = await _start(daemon_factory, fake_openai)
-    fake_openai.default_reply = Reply().text("ack")
-    root_busy, child_gate = Gate(), Gate()
-    fake_openai.enqueue(
-        Reply().tool_call("spawn_agent", {"agent": "worker", "task": "QUICK-TASK"}),
-        Reply().text("root busy").wait(root_busy),
-        when=is_root,
-    )
-    fake_openai.enqueue(Reply().wait(child_gate).text("QUICK-ANSWER"), when=has("QUICK-TASK"))
-    await _send(client, cid, "start")
-    await root_busy.wait_reached()
+    busy = await busy_root_with_worker(daemon_factory, fake_openai)
+    client, cid, root = busy.client, busy.cid, busy.root
     await _send(client, cid, "FIRST-MSG")
     await _send(client, cid, "SECOND-MSG")
-    child_gate.open()
+    busy.child_gate.open()
     notes = await collect_until(
         client,
         lambda n: (
@@ -53,7 +41,7 @@ async def test_two_queued_messages_each_get_their_turn_before_a_report(
         ("user", "SECOND-MSG"),
     ]
     assert listed[2]["origin"] == "subagent"
-    root_busy.open()
+    busy.root_busy.open()
     await collect_until(client, item_in(root, "QUICK-ANSWER"))  # the report, read by a turn
     await collect_until(client, ended(root))
 

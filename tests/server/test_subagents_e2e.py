@@ -8,6 +8,7 @@ import asyncio
 import json
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from openvaala_server.client import Client
@@ -452,21 +453,39 @@ def completed_items_of(notes: list[Note], sid: str) -> list[dict[str, Any]]:
     ]
 
 
+@dataclass
+class BusyRoot:
+    """A root agent whose first turn spawned a worker (task QUICK-TASK, answer QUICK-ANSWER) and
+    stalls on `root_busy`; the worker stalls on `child_gate`."""
+
+    client: Client
+    cid: str
+    root: str
+    root_busy: Gate
+    child_gate: Gate
+
+
+async def busy_root_with_worker(daemon_factory: Any, fake: FakeProvider) -> BusyRoot:
+    _d, client, cid, root = await _start(daemon_factory, fake)
+    fake.default_reply = Reply().text("ack")
+    busy = BusyRoot(client, cid, root, Gate(), Gate())
+    fake.enqueue(
+        Reply().tool_call("spawn_agent", {"agent": "worker", "task": "QUICK-TASK"}),
+        Reply().text("root busy").wait(busy.root_busy),
+        when=is_root,
+    )
+    fake.enqueue(Reply().wait(busy.child_gate).text("QUICK-ANSWER"), when=has("QUICK-TASK"))
+    await _send(client, cid, "start")
+    await busy.root_busy.wait_reached()
+    return busy
+
+
 async def test_a_waiting_user_message_goes_before_a_subagent_report(
     daemon_factory: Any, fake_openai: FakeProvider
 ) -> None:
-    _d, client, cid, root = await _start(daemon_factory, fake_openai)
-    fake_openai.default_reply = Reply().text("ack")
-    root_busy, child_gate = Gate(), Gate()
-    fake_openai.enqueue(
-        Reply().tool_call("spawn_agent", {"agent": "worker", "task": "QUICK-TASK"}),
-        Reply().text("root busy").wait(root_busy),
-        when=is_root,
-    )
-    fake_openai.enqueue(Reply().wait(child_gate).text("QUICK-ANSWER"), when=has("QUICK-TASK"))
-    await _send(client, cid, "start")
-    await root_busy.wait_reached()
-    child_gate.open()
+    busy = await busy_root_with_worker(daemon_factory, fake_openai)
+    client, cid, root, root_busy = busy.client, busy.cid, busy.root, busy.root_busy
+    busy.child_gate.open()
     await collect_until(
         client,
         lambda n: (
