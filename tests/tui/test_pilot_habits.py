@@ -38,8 +38,9 @@ async def test_slash_completion_popup(daemon_factory: Any, clients: Clients) -> 
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(pilot)
         await pilot.press("/", "r", "e")
-        await wait_for(pilot, lambda: popup_values(app) == ["/resume", "/rewind", "/rename"])
-        await pilot.press("down", "down", "tab")
+        expected = ["/resume", "/rewind", "/remember", "/rename"]
+        await wait_for(pilot, lambda: popup_values(app) == expected)
+        await pilot.press("down", "down", "down", "tab")
         assert app.composer.text == "/rename "
         assert not popup_values(app)
         await pilot.press("ctrl+c")
