@@ -52,6 +52,13 @@ def test_hash_remember_memory_and_init(
     assert project.read_text() == "- use uv\n- run make lint\n"
     panel.locator(".memory-close").click()
 
+    # The context panel opens each part of the system prompt as it is sent: memory included.
+    page.locator("#meter").click()
+    memory_row = page.locator("#context-panel tr[data-kind='memory']").last  # the project's
+    memory_row.locator("summary").click()
+    expect(memory_row.locator(".part-text")).to_contain_text("- run make lint")
+    page.locator("#context-panel .context-close").click()
+
     ui.send("/init")
     expect(page.locator("#transcript .item[data-type='user_message']")).to_contain_text(
         prompts.init_request().splitlines()[0]

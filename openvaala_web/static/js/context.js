@@ -67,8 +67,11 @@ export class ContextPanel {
     const threshold = usage.autoCompact === false ? "automatic compaction is off" : `compaction at ${(usage.threshold || 0).toLocaleString()}`;
     $(".context-gauge", this.dialog).textContent =
       `${(usage.used || 0).toLocaleString()} of ${(usage.contextWindow || 0).toLocaleString()} tokens used, ${threshold}` + (extra ? ` · ${extra}` : "");
+    // A part of the system prompt carries its text: it opens under its label, exactly as sent.
+    const label = (part) =>
+      part.text === undefined ? part.label : h("details", {}, h("summary", {}, part.label), h("pre", { class: "part-text" }, part.text));
     const rows = (result.parts || []).map((part) =>
-      h("tr", { dataset: { kind: part.kind } }, h("td", { class: "part-label" }, part.label), h("td", { class: "part-tokens" }, part.tokens.toLocaleString())),
+      h("tr", { dataset: { kind: part.kind } }, h("td", { class: "part-label" }, label(part)), h("td", { class: "part-tokens" }, part.tokens.toLocaleString())),
     );
     rows.push(h("tr", { class: "part-total" }, h("td", {}, "Total"), h("td", { class: "part-tokens" }, (result.total || 0).toLocaleString())));
     $(".context-parts", this.dialog).replaceChildren(...rows);
