@@ -34,6 +34,8 @@ class TracePart(TypedDict):
     label: str
     tokens: int
     itemIds: NotRequired[list[str]]
+    # Tools of MCP servers still starting (or failed), counted from their last listing.
+    lastKnown: NotRequired[list[str]]
 
 
 class Omitted(TypedDict):
@@ -64,12 +66,14 @@ def trace(
     context: Sequence[Item],
     *,
     pinned: Collection[str] = (),
+    last_known: Collection[str] = (),
     provider: str,
     reported_context: str | None = None,
     configured_context: str | None = None,
 ) -> Trace:
     """The parts of the next request. `history` is the session's whole history in memory,
-    `context` what `context_items(history, pinned)` made of it (the items the request sends)."""
+    `context` what `context_items(history, pinned)` made of it (the items the request sends).
+    `last_known` names the tools offered from an MCP server's last listing while it starts."""
     parts: list[TracePart] = []
     for piece in instructions:
         if piece.text:
@@ -114,13 +118,16 @@ def trace(
         }
     )
     if tools:
-        parts.append(
-            {
-                "kind": "tools",
-                "label": "Tools: " + ", ".join(t.name for t in tools),
-                "tokens": sum(estimate_tool(t) for t in tools),
-            }
-        )
+        part: TracePart = {
+            "kind": "tools",
+            "label": "Tools: " + ", ".join(t.name for t in tools),
+            "tokens": sum(estimate_tool(t) for t in tools),
+        }
+        provisional = [t.name for t in tools if t.name in last_known]
+        if provisional:
+            part["label"] += f" ({len(provisional)} as last listed: their servers are starting)"
+            part["lastKnown"] = provisional
+        parts.append(part)
     whole = len(sent) == len(context) == len(history)  # nothing left out: no need to look
     return {
         "parts": parts,

@@ -15,7 +15,7 @@ import logging
 import os
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import IO, Any, Final, Literal
 
@@ -60,11 +60,15 @@ class ServerStatus:
     status: Status
     tools: tuple[str, ...]
     error: str | None = None
+    # True when `tools` is the server's last listing (it is not ready now), not a live one.
+    last_known: bool = False
 
     def to_dict(self) -> McpServerState:
         out: McpServerState = {"name": self.name, "status": self.status, "tools": list(self.tools)}
         if self.error is not None:
             out["error"] = self.error
+        if self.last_known:
+            out["toolsLastKnown"] = True
         return out
 
 
@@ -77,13 +81,24 @@ def server_env(config: McpServerConfig) -> dict[str, str]:
 class McpConnection:
     """A configured server, started on first need and restarted after it ended."""
 
-    def __init__(self, config: McpServerConfig, tasks: Supervisor) -> None:
+    def __init__(
+        self,
+        config: McpServerConfig,
+        tasks: Supervisor,
+        *,
+        known: tuple[McpToolInfo, ...] = (),
+        on_listed: Callable[[str, tuple[McpToolInfo, ...]], None] | None = None,
+    ) -> None:
         self.config = config
         self.tasks = tasks
         self.status: Status = "stopped"
         self.error: str | None = None
-        # The server's tools that pass enabled_tools / disabled_tools, from its last listing.
-        self.tools: tuple[McpToolInfo, ...] = ()
+        # The server's tools that pass enabled_tools / disabled_tools, from its last listing
+        # (at first the one kept from an earlier run, mcp/listings.py).
+        self.tools: tuple[McpToolInfo, ...] = tuple(t for t in known if config.offers(t.name))
+        self._on_listed = on_listed
+        # Counts finished start attempts: a call that waited for one uses its outcome.
+        self._attempts = 0
         self._session: ClientSession | None = None
         self._activity: Activity | None = None
         self._ready = anyio.Event()
@@ -112,25 +127,49 @@ class McpConnection:
             self._ended = True
             self._fail("the server exited; it restarts at the next call")
 
+    @property
+    def ready(self) -> bool:
+        return self.status == "ready" and self._session is not None
+
     def snapshot(self) -> ServerStatus:
         self._check_alive()
-        names = tuple(tool.name for tool in self.tools) if self.status == "ready" else ()
-        return ServerStatus(self.config.name, self.status, names, self.error)
+        names = tuple(tool.name for tool in self.tools)
+        last_known = bool(names) and not self.ready
+        return ServerStatus(self.config.name, self.status, names, self.error, last_known)
+
+    def start_soon(self) -> None:
+        """Start the server in the background unless it runs or is starting; a failed one is
+        tried again once `RETRY_START_AFTER_S` have passed. Never waits."""
+        self._check_alive()
+        if self.ready or self._start_lock.locked():
+            return
+        waited = time.monotonic() - self._failed_at
+        if self.status == "failed" and not self._ended and waited < RETRY_START_AFTER_S:
+            return
+        self.status = "starting"  # at once, so every client's MCP status says so
+        self.tasks.spawn(self.ensure_started, f"mcp-start:{self.config.name}")
 
     async def ensure_started(self, *, retry_failed: bool = True) -> bool:
         """Start the server unless it runs; True once it is ready, False when it failed.
 
-        Never waits longer than `startup_timeout_s`; concurrent callers share one start.
+        Never waits longer than `startup_timeout_s` for its own start; concurrent callers share
+        one start (a caller that waited for another's start takes its outcome).
         """
+        attempts = self._attempts
         async with self._start_lock:
             self._check_alive()
-            if self.status == "ready" and self._session is not None:
+            if self.ready:
                 return True
             if self.status == "failed" and not self._ended:
+                if self._attempts != attempts:  # it just failed while this caller waited
+                    return False
                 waited = time.monotonic() - self._failed_at
                 if not retry_failed and waited < RETRY_START_AFTER_S:
                     return False
-            await self._start()
+            try:
+                await self._start()
+            finally:
+                self._attempts += 1
             return self.status == "ready"
 
     async def _start(self) -> None:
@@ -170,6 +209,8 @@ class McpConnection:
                 await session.initialize()
                 listed = await _list_all_tools(session)
                 self.tools = tuple(t for t in listed if self.config.offers(t.name))
+                if self._on_listed is not None:
+                    self._on_listed(self.config.name, tuple(listed))
                 self._session, self.status = session, "ready"
                 self._ready.set()
                 await self._stop.wait()

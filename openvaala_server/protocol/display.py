@@ -39,9 +39,14 @@ def mcp_server_state(server: Mapping[str, object]) -> str:
         noun = "tool" if len(tools) == 1 else "tools"
         return f"ready, {len(tools)} {noun}" + (f": {', '.join(tools)}" if tools else "")
     if status == "failed":
-        return f"failed: {server.get('error') or 'no reason given'}"
-    if status == "starting":
-        return "starting…"
-    if status == "stopped":
-        return "not started yet (starts when an agent that lists it first needs it)"
-    return status
+        text = f"failed: {server.get('error') or 'no reason given'}"
+    elif status == "starting":
+        text = "starting…"
+    elif status == "stopped":
+        text = "not started yet (starts when an agent that lists it first needs it)"
+    else:
+        text = status
+    if server.get("toolsLastKnown") and tools:
+        noun = "tool" if len(tools) == 1 else "tools"
+        text += f"; offers the {len(tools)} {noun} it listed last"
+    return text

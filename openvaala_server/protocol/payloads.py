@@ -137,6 +137,8 @@ class McpServerState(TypedDict):
     status: str  # starting | ready | failed | stopped
     tools: list[str]
     error: NotRequired[str]
+    # True: `tools` is the server's last listing, kept while it is not ready (docs/protocol.md).
+    toolsLastKnown: NotRequired[bool]
 
 
 class AgentInfo(TypedDict):

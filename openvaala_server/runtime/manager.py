@@ -29,7 +29,7 @@ from openvaala_server.domain.images import Image
 from openvaala_server.domain.inbox import Input, InputGone, Mode
 from openvaala_server.domain.joined import list_page
 from openvaala_server.domain.permissions import Confinement, Permissions
-from openvaala_server.mcp.manager import McpManager
+from openvaala_server.mcp.manager import LISTINGS_FILE, McpManager
 from openvaala_server.models.base import Provider
 from openvaala_server.models.registry import make_provider
 from openvaala_server.protocol import methods
@@ -95,7 +95,7 @@ class ConversationManager:
         self.tasks = Supervisor("runtime")
         self.subagents = SubagentService(self)
         # MCP servers, started when a turn of an agent naming them first needs them, shared.
-        self.mcp = McpManager(config.mcp_servers, self.tasks)
+        self.mcp = McpManager(config.mcp_servers, self.tasks, store.data_dir.root / LISTINGS_FILE)
         # Daemon-wide notifications (config/reloaded, config/error), and the config file's state.
         self.broadcast = Broadcast()
         self.list_feed = ListFeed()  # conversation/listChanged to whoever watches the list

@@ -274,8 +274,8 @@ class TurnRunner:
         provider = self.runtime.provider(self.session.model, self.config)
         await self._compact_if_needed()
         agent = self.config.agents.get(self.session.agent)
-        if agent is not None:  # bounded by each server's startup_timeout_s
-            await self.runtime.mcp.start(agent.tools)
+        if agent is not None:  # in the background: the call waits for none of them
+            self.runtime.mcp.start(agent.tools)
         await self.conv.load_agents_md(self.session)
         request = await with_images(self.conv, self._request())
         await warmup.catch_up(provider, request)
@@ -417,6 +417,9 @@ class TurnRunner:
     async def _run_tool(self, call: r.Item) -> None:
         tools = self.runtime.tools_for(self.conv, self.session)
         tool: Tool | None = tools.get(call["name"])
+        agent = self.config.agents.get(self.session.agent)
+        if tool is None and agent is not None:  # a server that was starting when asked
+            tool = await self.runtime.mcp.tool_when_started(agent.tools, call["name"])
         limit = self.config.server.tool_output_limit
         confinement = self.runtime.confinement_for(self.session)
         outcome: ToolResult | None = None
