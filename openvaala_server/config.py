@@ -151,6 +151,9 @@ class McpServerConfig:
     disabled_tools: tuple[str, ...] = ()
     startup_timeout_s: float = 10.0
     tool_timeout_s: float = 60.0
+    # The largest message read from a streamable-HTTP server (the SDK's default is 1 MiB): a
+    # bigger result fails that call alone, with this setting named.
+    max_result_mb: int = 64
     # True: calls never ask; else they follow the agent's approval rules, asking at least once
     # per conversation and tool.
     trust: bool = False
@@ -631,7 +634,7 @@ def _parse_tools(
 # -- MCP servers ------------------------------------------------------------------------------
 
 _MCP_STDIO_KEYS = ("command", "args", "env", "cwd")
-_MCP_HTTP_KEYS = ("url", "headers", "bearer_token_env")
+_MCP_HTTP_KEYS = ("url", "headers", "bearer_token_env", "max_result_mb")
 _MCP_KEYS = (
     *_MCP_STDIO_KEYS,
     *_MCP_HTTP_KEYS,
@@ -694,6 +697,7 @@ def _parse_mcp_server(path: Path | None, name: str, table: object) -> McpServerC
         disabled_tools=tuple(t.strings("disabled_tools", [], "a list of tool names")),
         startup_timeout_s=startup,
         tool_timeout_s=tool_timeout,
+        max_result_mb=t.integer("max_result_mb", McpServerConfig.max_result_mb, 1),
         trust=t.boolean("trust", False),
     )
 

@@ -48,6 +48,10 @@ STDERR_TAIL = 500
 # How long `stop` waits for a server to end its session (the SDK terminates, then kills, the
 # process) before cancelling its activity.
 STOP_S: Final = 10.0
+MIB: Final = 1024 * 1024
+# How the SDK (2.x) resolves a call whose server-sent event it could not read (over its size
+# limit, malformed): that request alone fails, the session goes on.
+_SSE_FAILED = "SSE stream failed"
 
 
 class McpCallError(Exception):
@@ -173,6 +177,11 @@ class McpConnection:
             return self.status == "ready"
 
     async def _start(self) -> None:
+        if self._activity is not None:
+            # Calls still under way on the old session (another conversation's) end first: a
+            # restart must not cut them. Each is bounded by tool_timeout_s.
+            with anyio.move_on_after(self.config.tool_timeout_s):
+                await self.until_idle()
         await self._discard_task()
         self.status, self.error, self._ended = "starting", None, False
         self._ready, self._stop = anyio.Event(), anyio.Event()
@@ -256,7 +265,9 @@ class McpConnection:
             headers["Authorization"] = f"Bearer {token}"
         async with (
             create_mcp_http_client(headers=headers) as http,
-            streamable_http_client(cfg.url, http_client=http) as (read, write),
+            streamable_http_client(
+                cfg.url, http_client=http, max_sse_event_size=cfg.max_result_mb * MIB
+            ) as (read, write),
             ClientSession(read, write) as session,
         ):
             yield session
@@ -310,6 +321,8 @@ class McpConnection:
                 f"{name}: {tool} did not finish within tool_timeout_s = {timeout:g} s"
             ) from None
         except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED and exc.message.startswith(_SSE_FAILED):
+                raise McpCallError(self._unreadable(tool, exc.message)) from None
             if exc.code == CONNECTION_CLOSED or self._session is not session:
                 raise self._lost(tool) from None
             # The server answered with a protocol error (unknown tool, bad arguments).
@@ -321,6 +334,16 @@ class McpConnection:
             self.calls -= 1
             if not self.calls:
                 self._idle.set()
+
+    def _unreadable(self, tool: str, message: str) -> str:
+        """Why one call's answer could not be read, while the connection itself is fine."""
+        name, limit = self.config.name, self.config.max_result_mb
+        if "byte limit" in message:
+            return (
+                f"{name}: the result of {tool} is larger than max_result_mb = {limit} MiB, the "
+                f"most read from this server; raise it in [mcp_servers.{name}] to receive it"
+            )
+        return f"{name}: the answer to {tool} could not be read ({message})"
 
     def _lost(self, tool: str) -> McpCallError:
         """The connection ended during a call: say so, and restart at the next call."""

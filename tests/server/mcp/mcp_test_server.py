@@ -95,6 +95,22 @@ def sleep(seconds: float) -> str:
     return "slept"
 
 
+@server.tool()
+def big(size: int) -> str:
+    """`size` characters: a line numbered 0, then filler, ending in a line numbered 1."""
+    return "start\n" + "x" * max(0, size - 10) + "\nend"
+
+
+@server.tool()
+def wait_file(path: str) -> str:
+    """Write `path`.started, then answer once `path` exists (a call kept in flight)."""
+    with open(path + ".started", "w"):
+        pass
+    while not os.path.exists(path):
+        time.sleep(0.02)
+    return "waited"
+
+
 if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "stdio":
