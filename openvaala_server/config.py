@@ -165,6 +165,24 @@ class McpServerConfig:
         return tool not in self.disabled_tools
 
 
+HOOK_EVENTS: Final = ("pre_tool", "post_tool", "turn_end", "prompt_submit")
+# Events about one tool call: only their hooks take a `matcher`.
+HOOK_TOOL_EVENTS: Final = ("pre_tool", "post_tool")
+
+
+@dataclass(frozen=True)
+class HookConfig:
+    """One `[[hooks]]` entry: a command run at an event (docs/configuration.md, "Hooks")."""
+
+    event: str  # one of HOOK_EVENTS
+    command: tuple[str, ...]
+    # A glob of the tool names it runs for (pre_tool / post_tool); None: every tool.
+    matcher: str | None = None
+    timeout_s: float = 30.0
+    # True: inside the agent's sandbox, like its shell commands; False: outside it.
+    sandbox: bool = True
+
+
 @dataclass(frozen=True)
 class Config:
     default_agent: str
@@ -176,6 +194,7 @@ class Config:
     checkpoints: CheckpointConfig = CheckpointConfig()
     path: Path | None = None
     mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
+    hooks: tuple[HookConfig, ...] = ()
 
 
 DEMO_MODEL = ModelConfig(
@@ -363,6 +382,7 @@ _TOP_KEYS = (
     "subagents",
     "mcp_servers",
     "checkpoints",
+    "hooks",
 )
 
 
@@ -400,6 +420,7 @@ def parse_config(raw: dict[str, object], path: Path | None = None) -> Config:
         checkpoints=_parse_checkpoints(_Reader(path, "checkpoints", top.table_of("checkpoints"))),
         path=path,
         mcp_servers=mcp_servers,
+        hooks=_parse_hooks(path, raw.get("hooks", [])),
     )
 
 
@@ -718,4 +739,34 @@ def _parse_permissions(t: _Reader) -> Permissions:
         approval=t.choice("approval", APPROVAL_MODES, "escalate"),
         allow=allow,
         deny=tuple(t.strings("deny", [], "a list of command patterns")),
+    )
+
+
+# -- hooks --------------------------------------------------------------------------------------
+
+
+def _parse_hooks(path: Path | None, raw: object) -> tuple[HookConfig, ...]:
+    if not isinstance(raw, list):
+        raise ConfigError(path, "hooks", "must be an array of tables ([[hooks]])")
+    return tuple(_parse_hook(_Reader(path, f"hooks[{n}]", table)) for n, table in enumerate(raw))
+
+
+def _parse_hook(t: _Reader) -> HookConfig:
+    t.only(_keys(HookConfig))
+    event = t.choice("event", HOOK_EVENTS, _REQUIRED)
+    command = t.strings("command", _REQUIRED, "a list of strings (the program and its arguments)")
+    if not command:
+        raise t.fail("command", "must name a program")
+    matcher = t.string("matcher")
+    if matcher is not None and event not in HOOK_TOOL_EVENTS:
+        raise t.fail("matcher", f"only applies to {' and '.join(HOOK_TOOL_EVENTS)} hooks")
+    timeout = t.number("timeout_s", HookConfig.timeout_s)
+    if timeout == 0:
+        raise t.fail("timeout_s", "must be above 0")
+    return HookConfig(
+        event=event,
+        command=tuple(command),
+        matcher=matcher,
+        timeout_s=timeout,
+        sandbox=t.boolean("sandbox", HookConfig.sandbox),
     )

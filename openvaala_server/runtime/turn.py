@@ -42,6 +42,7 @@ from openvaala_server.runtime.images import store as store_images
 from openvaala_server.runtime.images import with_images
 from openvaala_server.runtime.retrying import RetriesExhausted, with_retries
 from openvaala_server.runtime.session import LiveSession, LiveTurn
+from openvaala_server.runtime.turn_hooks import TurnHooks
 from openvaala_server.tools.base import ToolContext, ToolResult, truncate_output
 
 if TYPE_CHECKING:
@@ -84,6 +85,7 @@ class TurnRunner:
         # the waiting list instead of being lost.
         self._unsaved: list[Input] = []
         self._called = False  # a model call was made (a refresh is due only before the first)
+        self.hooks = TurnHooks(conv, session, turn.turn_id, self.config)
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -140,6 +142,8 @@ class TurnRunner:
                 return
             for call in tool_calls:
                 await self._run_tool(call)
+            # After every result of the step: never between a call and its result.
+            await self.conv.persist_items(self.session, self.hooks.take())
 
     async def _interrupted(self) -> None:
         assert self.turn.interrupt_scope is not None
@@ -185,6 +189,10 @@ class TurnRunner:
                     text=f"The turn failed: {error['message']}",
                 )
             )
+        if self.turn.stop_reason != "shutdown":
+            with anyio.CancelScope(shield=True):  # bounded by each hook's timeout_s
+                await self.hooks.turn_end(status)
+        finals += self.hooks.take()
         if status == "interrupted" and self.turn.stop_reason != "shutdown":
             finals.append(
                 new_item(
@@ -253,6 +261,8 @@ class TurnRunner:
                 new_item(r.USER_MESSAGE, self.sid, self.turn.turn_id, status=r.COMPLETED, **fields)
             )
         await self.conv.persist_items(self.session, items)
+        await self.hooks.prompt_submit(inputs)
+        await self.conv.persist_items(self.session, self.hooks.take())
 
     # -- model calls ---------------------------------------------------------------------
 
@@ -430,6 +440,9 @@ class TurnRunner:
         elif not isinstance(call.get("arguments"), dict):
             outcome = ToolResult("The tool arguments were not a JSON object.", True)
         else:
+            # A refusing pre_tool hook decides before anyone is asked.
+            outcome = await self.hooks.pre_tool(call)
+        if outcome is None and tool is not None:
             try:
                 outcome, confinement = await approve(
                     self.conv, self.session, call, tool, confinement
@@ -443,6 +456,7 @@ class TurnRunner:
                 result["isError"] = True
                 raise
         result = self._start_result(call)
+        ran = outcome is None
         if outcome is None:
             assert tool is not None
             ctx = ToolContext(
@@ -479,6 +493,8 @@ class TurnRunner:
             refs = await store_images(self.runtime, self.conv.conversation_id, outcome.attachments)
             result["images"] = refs
         await self.conv.persist_items(self.session, [result])
+        if ran:
+            await self.hooks.post_tool(call, result)
 
     def _start_result(self, call: r.Item) -> r.Item:
         tid = self.turn.turn_id
