@@ -184,6 +184,16 @@ class HookConfig:
 
 
 @dataclass(frozen=True)
+class WebFetchConfig:
+    """`[web_fetch]`: the limits of the `web_fetch` tool (docs/configuration.md)."""
+
+    # Hosts (`name` or `name:port`) it may reach although they are loopback or private.
+    allow_private_hosts: tuple[str, ...] = ()
+    max_mb: int = 5
+    timeout_s: float = 30.0
+
+
+@dataclass(frozen=True)
 class Config:
     default_agent: str
     models: dict[str, ModelConfig]
@@ -195,6 +205,7 @@ class Config:
     path: Path | None = None
     mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
     hooks: tuple[HookConfig, ...] = ()
+    web_fetch: WebFetchConfig = WebFetchConfig()
 
 
 DEMO_MODEL = ModelConfig(
@@ -383,6 +394,7 @@ _TOP_KEYS = (
     "mcp_servers",
     "checkpoints",
     "hooks",
+    "web_fetch",
 )
 
 
@@ -421,6 +433,7 @@ def parse_config(raw: dict[str, object], path: Path | None = None) -> Config:
         path=path,
         mcp_servers=mcp_servers,
         hooks=_parse_hooks(path, raw.get("hooks", [])),
+        web_fetch=_parse_web_fetch(_Reader(path, "web_fetch", top.table_of("web_fetch"))),
     )
 
 
@@ -769,4 +782,18 @@ def _parse_hook(t: _Reader) -> HookConfig:
         matcher=matcher,
         timeout_s=timeout,
         sandbox=t.boolean("sandbox", HookConfig.sandbox),
+    )
+
+
+def _parse_web_fetch(t: _Reader) -> WebFetchConfig:
+    t.only(_keys(WebFetchConfig))
+    timeout = t.number("timeout_s", WebFetchConfig.timeout_s)
+    if timeout == 0:
+        raise t.fail("timeout_s", "must be above 0")
+    return WebFetchConfig(
+        allow_private_hosts=tuple(
+            h.lower() for h in t.strings("allow_private_hosts", [], "a list of host names")
+        ),
+        max_mb=t.integer("max_mb", WebFetchConfig.max_mb, minimum=1),
+        timeout_s=timeout,
     )

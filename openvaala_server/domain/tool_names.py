@@ -32,5 +32,7 @@ COLLAB: Final = (
     "close_agent",
 )
 SEARCH_HISTORY: Final = "search_history"
+# Opt-in (not in the default `tools`): it reaches the network from the daemon itself.
+WEB_FETCH: Final = "web_fetch"
 
-KNOWN: Final = (*BUILTIN, UPDATE_PLAN, *COLLAB, SEARCH_HISTORY)
+KNOWN: Final = (*BUILTIN, UPDATE_PLAN, *COLLAB, SEARCH_HISTORY, WEB_FETCH)

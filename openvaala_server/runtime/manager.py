@@ -22,7 +22,7 @@ from openvaala_server import errors
 from openvaala_server.config import Config, ModelConfig, config_path
 from openvaala_server.domain import meta as meta_fold
 from openvaala_server.domain import records as r
-from openvaala_server.domain import recovery
+from openvaala_server.domain import recovery, tool_names
 from openvaala_server.domain.approvals import Answer
 from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.images import Image
@@ -55,6 +55,7 @@ from openvaala_server.store.paths import NotFound as StoreNotFound
 from openvaala_server.structured import Activity, ActivityCancelled, Supervisor
 from openvaala_server.tools.plan import UPDATE_PLAN_TOOL, UpdatePlanTool
 from openvaala_server.tools.registry import tools_for as builtin_tools
+from openvaala_server.tools.web_fetch import WebFetchTool
 
 if TYPE_CHECKING:
     from openvaala_server.protocol import payloads as p
@@ -176,9 +177,12 @@ class ConversationManager:
                 provider.retire()
 
     def tools_for(self, conv: Conversation, session: LiveSession) -> dict[str, Tool]:
-        agent = self.config_for(session).agents.get(session.agent)
+        config = self.config_for(session)
+        agent = config.agents.get(session.agent)
         names = agent.tools if agent else ()
         tools = {t.spec.name: t for t in builtin_tools(names)}
+        if tool_names.WEB_FETCH in names:  # with the limits of its [web_fetch] table
+            tools[tool_names.WEB_FETCH] = WebFetchTool(config.web_fetch)
         if UPDATE_PLAN_TOOL in names:  # bound to the session whose plan it replaces
             tools[UPDATE_PLAN_TOOL] = UpdatePlanTool(conv, session)
         tools.update(self.subagents.tools_for(conv, session))
