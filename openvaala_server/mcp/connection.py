@@ -15,18 +15,27 @@ import logging
 import os
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Any, Final, Literal
 
 import anyio
+from mcp.client.context import ClientRequestContext
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
-from mcp.types import CONNECTION_CLOSED, CallToolResult, PaginatedRequestParams
+from mcp.types import (
+    CONNECTION_CLOSED,
+    CallToolResult,
+    ListRootsResult,
+    PaginatedRequestParams,
+    Root,
+)
 from mcp.types import Tool as McpToolInfo
+from pydantic import FileUrl
 
 from openvaala_server.config import McpServerConfig
 from openvaala_server.protocol.payloads import McpServerState
@@ -54,8 +63,19 @@ MIB: Final = 1024 * 1024
 _SSE_FAILED = "SSE stream failed"
 
 
+# Told of each progress notification of a call: (progress, total or None, message or None).
+OnProgress = Callable[[float, float | None, str | None], Awaitable[None]]
+
+
 class McpCallError(Exception):
     """A call that did not reach a result: the message is what the model and user read."""
+
+
+def offered(tool: McpToolInfo) -> bool:
+    """Whether a listed tool can be called plainly: one that requires task augmentation (a
+    call answered with a task to poll) cannot, so it is not offered."""
+    execution = tool.execution
+    return execution is None or execution.task_support != "required"
 
 
 @dataclass(frozen=True)
@@ -99,10 +119,15 @@ class McpConnection:
         self.error: str | None = None
         # The server's tools that pass enabled_tools / disabled_tools, from its last listing
         # (at first the one kept from an earlier run, mcp/listings.py).
-        self.tools: tuple[McpToolInfo, ...] = tuple(t for t in known if config.offers(t.name))
+        self.tools: tuple[McpToolInfo, ...] = tuple(
+            t for t in known if config.offers(t.name) and offered(t)
+        )
         self._on_listed = on_listed
         # Counts finished start attempts: a call that waited for one uses its outcome.
         self._attempts = 0
+        # The working directories of the conversations that called it: its roots (a set, in
+        # the order first seen), so a server shared by several conversations sees each one.
+        self.roots: dict[str, None] = {}
         self._session: ClientSession | None = None
         self._activity: Activity | None = None
         self._ready = anyio.Event()
@@ -217,7 +242,7 @@ class McpConnection:
             async with self._open() as session:
                 await session.initialize()
                 listed = await _list_all_tools(session)
-                self.tools = tuple(t for t in listed if self.config.offers(t.name))
+                self.tools = tuple(t for t in listed if self.config.offers(t.name) and offered(t))
                 if self._on_listed is not None:
                     self._on_listed(self.config.name, tuple(listed))
                 self._session, self.status = session, "ready"
@@ -250,7 +275,7 @@ class McpConnection:
                 try:
                     async with (
                         stdio_client(params, errlog=errlog) as (read, write),
-                        ClientSession(read, write) as session,
+                        ClientSession(read, write, list_roots_callback=self._list_roots) as session,
                     ):
                         yield session
                 finally:
@@ -268,9 +293,22 @@ class McpConnection:
             streamable_http_client(
                 cfg.url, http_client=http, max_sse_event_size=cfg.max_result_mb * MIB
             ) as (read, write),
-            ClientSession(read, write) as session,
+            ClientSession(read, write, list_roots_callback=self._list_roots) as session,
         ):
             yield session
+
+    async def _list_roots(self, context: ClientRequestContext) -> ListRootsResult:
+        return ListRootsResult(
+            roots=[Root(uri=FileUrl(Path(p).as_uri()), name=Path(p).name or p) for p in self.roots]
+        )
+
+    async def _add_root(self, session: ClientSession, cwd: Path) -> None:
+        """Make `cwd` one of the server's roots, telling it when the list changed."""
+        if str(cwd) in self.roots:
+            return
+        self.roots[str(cwd)] = None
+        with contextlib.suppress(Exception):  # a server without roots support ignores it
+            await session.send_roots_list_changed()
 
     def _describe_failure(self, exc: BaseException) -> str:
         while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
@@ -297,8 +335,19 @@ class McpConnection:
             return self._stderr.read()[-STDERR_TAIL:].strip()
         return ""
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> CallToolResult:
-        """Call one of the server's tools, starting (or restarting) the server first.
+    async def call(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        cwd: Path | None = None,
+        on_progress: OnProgress | None = None,
+    ) -> CallToolResult:
+        """Call one of the server's tools, starting (or restarting) the server first. `cwd`, the
+        calling conversation's directory, becomes one of the server's roots.
+
+        A progress token goes with the call: each progress notification is passed to
+        `on_progress` and gives the call another `tool_timeout_s` from then.
 
         Raises `McpCallError` with a message for the model when there is no result: the server
         could not start, the call timed out, or the connection ended during the call (the
@@ -310,16 +359,24 @@ class McpConnection:
         session = self._session
         assert session is not None
         timeout = self.config.tool_timeout_s
+        if cwd is not None:
+            await self._add_root(session, cwd)
         if not self.calls:
             self._idle = anyio.Event()
         self.calls += 1
+        limit = anyio.CancelScope(deadline=anyio.current_time() + timeout)
+
+        async def progressed(progress: float, total: float | None, message: str | None) -> None:
+            limit.deadline = anyio.current_time() + timeout  # still working: more time
+            if on_progress is not None:
+                await on_progress(progress, total, message)
+
         try:
-            with anyio.fail_after(timeout):
-                return await session.call_tool(tool, arguments)
-        except TimeoutError:
+            with limit:
+                return await session.call_tool(tool, arguments, progress_callback=progressed)
             raise McpCallError(
                 f"{name}: {tool} did not finish within tool_timeout_s = {timeout:g} s"
-            ) from None
+            )
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED and exc.message.startswith(_SSE_FAILED):
                 raise McpCallError(self._unreadable(tool, exc.message)) from None

@@ -12,15 +12,28 @@ import sys
 import threading
 import time
 
+import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.utilities.types import Image
+from mcp.types import Tool as McpTool
+from mcp.types import ToolExecution
 
 # A 1×1 PNG.
 PIXEL = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
 )
 
-server = MCPServer("openvaala-test")
+
+class _Server(MCPServer):
+    async def list_tools(self) -> list[McpTool]:
+        required = ToolExecution(task_support="required")
+        return [
+            t.model_copy(update={"execution": required}) if t.name == "task_only" else t
+            for t in await super().list_tools()
+        ]
+
+
+server = _Server("openvaala-test")
 
 
 @server.tool()
@@ -109,6 +122,28 @@ def wait_file(path: str) -> str:
     while not os.path.exists(path):
         time.sleep(0.02)
     return "waited"
+
+
+@server.tool()
+async def steps(count: int, seconds: float, ctx: Context) -> str:
+    """Take `count` steps of `seconds` each, reporting progress after each."""
+    for step in range(1, count + 1):
+        await anyio.sleep(seconds)
+        await ctx.report_progress(step, count, f"step {step} of {count}")
+    return f"{count} steps"
+
+
+@server.tool()
+async def roots(ctx: Context) -> str:
+    """The client's roots, one URI a line."""
+    listed = await ctx.session.list_roots()
+    return "\n".join(str(root.uri) for root in listed.roots)
+
+
+@server.tool()
+def task_only() -> str:
+    """A tool the server lists as requiring task augmentation (see list_tools below)."""
+    return "never offered"
 
 
 if __name__ == "__main__":

@@ -1,0 +1,69 @@
+"""MCP beyond plain tool calls (issue 34, point 6), through the real daemon and a real SDK-built
+server: progress notifications stream live to clients and extend the call's time-out, the
+server's roots are the calling conversation's working directory, and a tool that requires task
+augmentation is not offered."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+
+import pytest
+
+from tests.fakes.providers import FakeProvider
+from tests.fakes.script import Reply
+from tests.server.mcp.conftest import SERVER
+from tests.support.daemon import Daemon
+from tests.support.events import completed_items, new_conversation, run_turn
+
+Factory = Callable[..., Daemon]
+TOOL_TIMEOUT_S = 4
+STEPS = 6  # one a second: longer in all than tool_timeout_s, never that long without progress
+
+
+def config(fake: FakeProvider) -> str:
+    python, server = json.dumps(sys.executable), json.dumps(str(SERVER))
+    return (
+        fake.config_toml("fake")
+        + '\n[agents.default]\ndescription = "t"\nmodel = "fake"\ntools = ["mcp:t"]\n'
+        + f'\n[mcp_servers.t]\ncommand = {python}\nargs = [{server}, "stdio"]\n'
+        + f"startup_timeout_s = 45\ntool_timeout_s = {TOOL_TIMEOUT_S}\ntrust = true\n"
+    )
+
+
+@pytest.mark.timeout(180)
+async def test_progress_roots_and_task_only_tools(
+    daemon_factory: Factory, fake: FakeProvider
+) -> None:
+    d = daemon_factory(config(fake))
+    fake.enqueue(
+        Reply().tool_call("mcp__t__roots", {}),
+        Reply().tool_call("mcp__t__steps", {"count": STEPS, "seconds": 1}),
+        Reply().text("done"),
+    )
+    client = await d.client()
+    try:
+        cid = await new_conversation(client, str(d.workdir))
+        notes = await run_turn(client, cid, "go")
+        roots, steps = completed_items(notes, "tool_result")
+        # Roots: the conversation's working directory.
+        assert roots["output"] == d.workdir.resolve().as_uri() or roots["output"] == (
+            d.workdir.as_uri()
+        )
+        # Progress: shown live, and the call outlived tool_timeout_s while progress came.
+        assert steps["output"] == f"{STEPS} steps" and not steps["isError"]
+        live = "".join(
+            n["params"]["delta"]
+            for n in notes
+            if n["method"] == "item/delta" and n["params"]["itemId"] == steps["itemId"]
+        )
+        assert f"[progress 2/{STEPS}] step 2 of {STEPS}\n" in live
+        assert f"[progress {STEPS}/{STEPS}]" in live
+        # A tool that requires task augmentation is not offered; the others are.
+        offered = {t["function"]["name"] for t in fake.requests[-1].json["tools"]}
+        assert "mcp__t__steps" in offered and "mcp__t__task_only" not in offered
+        [server] = (await client.request("mcp/list"))["servers"]
+        assert "task_only" not in server["tools"]
+    finally:
+        await client.close()
