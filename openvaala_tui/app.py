@@ -39,7 +39,7 @@ from openvaala_server.client.view import (
 )
 from openvaala_server.domain.images import Image
 from openvaala_server.protocol import methods
-from openvaala_tui import commands
+from openvaala_tui import commands, mcp_input
 from openvaala_tui import format as fmt
 from openvaala_tui.completion import attach_mentions
 from openvaala_tui.context_panel import ContextCommands
@@ -472,6 +472,9 @@ class VaalaApp(ImagesMixin, HistoryMixin, ContextCommands, App[int]):
             if name in commands.COMMANDS:
                 self.composer.clear()
                 self.run_slash(name, arg)
+            elif name.startswith(mcp_input.PROMPT_PREFIX):
+                self.composer.clear()
+                self.run_worker(self.send_mcp_prompt(text, message.mode), group="send")
             else:
                 self.notify(f"Unknown command /{name}: /help lists them.", severity="warning")
             return
@@ -488,11 +491,17 @@ class VaalaApp(ImagesMixin, HistoryMixin, ContextCommands, App[int]):
         attached = attach_mentions(text, cwd)
         for problem in attached.problems:
             self.notify(problem, severity="warning")
-        if attached.files:
-            self.notify("Attached: " + ", ".join(attached.files))
+        try:  # @SERVER:URI: an MCP resource's text goes with the message
+            with_resources = await mcp_input.attach_resources(self.call, attached.text)
+        except (RpcError, ConnectionLost) as exc:
+            await self.show_error(exc)  # the message stays in the composer
+            return
+        attached_names = attached.files + with_resources.attached
+        if attached_names:
+            self.notify("Attached: " + ", ".join(attached_names))
         params: dict[str, Any] = {
             "conversationId": self.view.conversation_id,
-            "text": attached.text,
+            "text": with_resources.text,
             "mode": message.mode,
         }
         if self.following and self.following != self.view.root_id:
@@ -512,6 +521,26 @@ class VaalaApp(ImagesMixin, HistoryMixin, ContextCommands, App[int]):
             await self.transcript.add(pending)
         # A worker: while the daemon is away the request waits for it, and the app must not.
         self.run_worker(self._deliver(params, pending, images), group="send")
+
+    async def send_mcp_prompt(self, text: str, mode: str) -> None:
+        """`/mcp__SERVER__PROMPT name=value …`: the server's prompt, sent as the user's message."""
+        try:
+            call = mcp_input.parse_prompt_command(text)
+            assert call is not None  # the command's name said so
+            prompt = await mcp_input.prompt_text(self.call, call)
+        except mcp_input.PromptInputError as exc:
+            self.notify(str(exc), severity="warning")
+            return
+        except (RpcError, ConnectionLost) as exc:
+            await self.show_error(exc)
+            return
+        params: dict[str, Any] = {
+            "conversationId": self.view.conversation_id,
+            "text": prompt,
+            "mode": mode,
+            **self._session_param(),
+        }
+        await self._deliver(params, None)
 
     async def _deliver(
         self, params: dict[str, Any], pending: Item | None, images: list[Image] | None = None

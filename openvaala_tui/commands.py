@@ -47,6 +47,8 @@ HELP = "\n".join(
         "Ctrl+W waiting inputs · Ctrl+C clears the message, a second Ctrl+C quits (so does",
         "Ctrl+Q) · @path sends a file's content with the message · Tab completes / and @ ·",
         "/image PATH or a pasted image path attaches an image (PNG, JPEG, GIF, WebP).",
+        "MCP: @SERVER:URI sends a server's resource with the message; /mcp__SERVER__PROMPT",
+        "name=value … sends a server's prompt (/mcp lists both).",
         "Approvals (the prompt above the composer; it takes the focus when it appears, unless",
         "you are typing: then Ctrl+O reaches it): y allow once · a allow for this conversation ·",
         "n deny · d deny with a message the model receives (Enter denies, Esc goes back) ·",

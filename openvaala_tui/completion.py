@@ -96,13 +96,18 @@ def attach_mentions(text: str, cwd: str) -> Attached:
         except OSError as exc:
             problems.append(f"@{name} could not be read ({exc.strerror}): not attached")
             continue
-        fence = "`" * max(3, _longest_backtick_run(content) + 1)
-        body = content if content.endswith("\n") or not content else content + "\n"
-        blocks.append(f"{fence}{name}\n{body}{fence}")
+        blocks.append(fenced(name, content))
         files.append(name)
     if not blocks:
         return Attached(text, [], problems)
     return Attached(text.rstrip() + "\n\n" + "\n\n".join(blocks), files, problems)
+
+
+def fenced(label: str, content: str) -> str:
+    """`content` in a code fence labelled `label`, longer than any backtick run inside it."""
+    fence = "`" * max(3, _longest_backtick_run(content) + 1)
+    body = content if content.endswith("\n") or not content else content + "\n"
+    return f"{fence}{label}\n{body}{fence}"
 
 
 def _longest_backtick_run(text: str) -> int:

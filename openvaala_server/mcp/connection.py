@@ -18,7 +18,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Final, Literal
+from typing import IO, Any, Final, Literal, TypeVar
 
 import anyio
 from mcp.client.context import ClientRequestContext
@@ -32,16 +32,20 @@ from mcp.types import (
     CallToolResult,
     ListRootsResult,
     PaginatedRequestParams,
+    Prompt,
+    Resource,
     Root,
 )
 from mcp.types import Tool as McpToolInfo
 from pydantic import FileUrl
 
 from openvaala_server.config import McpServerConfig
+from openvaala_server.mcp import catalog
 from openvaala_server.protocol.payloads import McpServerState
 from openvaala_server.structured import CANCEL_GRACE_S, Activity, Supervisor
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 Status = Literal["stopped", "starting", "ready", "failed"]
 
@@ -86,6 +90,8 @@ class ServerStatus:
     error: str | None = None
     # True when `tools` is the server's last listing (it is not ready now), not a live one.
     last_known: bool = False
+    resources: tuple[Resource, ...] = ()
+    prompts: tuple[Prompt, ...] = ()
 
     def to_dict(self) -> McpServerState:
         out: McpServerState = {"name": self.name, "status": self.status, "tools": list(self.tools)}
@@ -93,6 +99,17 @@ class ServerStatus:
             out["error"] = self.error
         if self.last_known:
             out["toolsLastKnown"] = True
+        if self.resources:
+            out["resources"] = [{"uri": str(r.uri), "name": r.name} for r in self.resources]
+        if self.prompts:
+            out["prompts"] = [
+                {
+                    "name": p.name,
+                    "description": p.description or "",
+                    "arguments": [a.name for a in p.arguments or ()],
+                }
+                for p in self.prompts
+            ]
         return out
 
 
@@ -128,6 +145,9 @@ class McpConnection:
         # The working directories of the conversations that called it: its roots (a set, in
         # the order first seen), so a server shared by several conversations sees each one.
         self.roots: dict[str, None] = {}
+        # Its resources and prompts, as listed at its start (servers without them: none).
+        self.resources: tuple[Resource, ...] = ()
+        self.prompts: tuple[Prompt, ...] = ()
         self._session: ClientSession | None = None
         self._activity: Activity | None = None
         self._ready = anyio.Event()
@@ -164,7 +184,15 @@ class McpConnection:
         self._check_alive()
         names = tuple(tool.name for tool in self.tools)
         last_known = bool(names) and not self.ready
-        return ServerStatus(self.config.name, self.status, names, self.error, last_known)
+        return ServerStatus(
+            self.config.name,
+            self.status,
+            names,
+            self.error,
+            last_known,
+            self.resources if self.ready else (),
+            self.prompts if self.ready else (),
+        )
 
     def start_soon(self) -> None:
         """Start the server in the background unless it runs or is starting; a failed one is
@@ -240,8 +268,12 @@ class McpConnection:
         """The server's own task: open the session, list the tools, hold it until stopped."""
         try:
             async with self._open() as session:
-                await session.initialize()
+                offers = (await session.initialize()).capabilities
                 listed = await _list_all_tools(session)
+                if offers.resources is not None:
+                    self.resources = tuple(await catalog.list_resources(session))
+                if offers.prompts is not None:
+                    self.prompts = tuple(await catalog.list_prompts(session))
                 self.tools = tuple(t for t in listed if self.config.offers(t.name) and offered(t))
                 if self._on_listed is not None:
                     self._on_listed(self.config.name, tuple(listed))
@@ -401,6 +433,29 @@ class McpConnection:
                 f"most read from this server; raise it in [mcp_servers.{name}] to receive it"
             )
         return f"{name}: the answer to {tool} could not be read ({message})"
+
+    async def request(self, what: str, send: Callable[[ClientSession], Awaitable[T]]) -> T:
+        """One request besides a tool call (a resource read, a prompt), bounded by
+        `tool_timeout_s`; raises `McpCallError` saying what went wrong."""
+        name = self.config.name
+        if not await self.ensure_started():
+            raise McpCallError(f"MCP server {name!r} is not available: {self.error}")
+        session = self._session
+        assert session is not None
+        timeout = self.config.tool_timeout_s
+        try:
+            with anyio.fail_after(timeout):
+                return await send(session)
+        except TimeoutError:
+            raise McpCallError(
+                f"{name}: {what} did not finish within tool_timeout_s = {timeout:g} s"
+            ) from None
+        except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED:
+                raise self._lost(what) from None
+            raise McpCallError(f"{name}: {what} failed: {exc.message}") from None
+        except (OSError, EOFError, RuntimeError):
+            raise self._lost(what) from None
 
     def _lost(self, tool: str) -> McpCallError:
         """The connection ended during a call: say so, and restart at the next call."""

@@ -14,13 +14,14 @@ it is imported when a server is configured, never by a daemon that has none (doc
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import anyio
 
+from openvaala_server import errors
 from openvaala_server.config import McpServerConfig
 from openvaala_server.protocol.payloads import McpServerState
 from openvaala_server.structured import Supervisor
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from openvaala_server.mcp.connection import McpConnection
     from openvaala_server.mcp.tool import McpTool
 
+T = TypeVar("T")
 _TOOL_MODULE = "openvaala_server.mcp.tool"
 # The file in the data directory that keeps each server's last tool listing (mcp/listings.py).
 LISTINGS_FILE = "mcp-tools.json"
@@ -152,12 +154,41 @@ class McpManager:
         names = servers_named(tools, self.connections)
         if not names:
             return out
+        from openvaala_server.mcp.resource_tool import ReadResourceTool  # as McpTool
         from openvaala_server.mcp.tool import McpTool  # loaded with the connections (see above)
 
         for name in names:
             conn = self.connections[name]
             out.extend(McpTool(conn, info) for info in _offered(conn))
+        if any(self.connections[name].resources for name in names):
+            out.append(ReadResourceTool({name: self.connections[name] for name in names}))
         return out
+
+    async def prompt_text(self, server: str, name: str, arguments: dict[str, str]) -> str:
+        """`mcp/getPrompt`: a server's prompt filled in with `arguments`, as one message."""
+        from openvaala_server.mcp import catalog
+
+        conn = self._configured(server)
+        return catalog.prompt_text(
+            await _asked(
+                conn.request(f"the prompt {name}", lambda s: s.get_prompt(name, arguments))
+            )
+        )
+
+    async def resource_text(self, server: str, uri: str) -> str:
+        """`mcp/readResource`: the text of one of a server's resources."""
+        from openvaala_server.mcp import catalog
+
+        conn = self._configured(server)
+        return catalog.resource_text(
+            await _asked(conn.request(f"reading {uri}", lambda s: s.read_resource(uri)))
+        )
+
+    def _configured(self, server: str) -> McpConnection:
+        conn = self.connections.get(server)
+        if conn is None:
+            raise errors.NotFound(f"no MCP server {server!r} is configured")
+        return conn
 
     def statuses(self) -> list[McpServerState]:
         """`mcp/list`: [{name, status, tools: [names], error?}] for every configured server."""
@@ -189,3 +220,13 @@ def _offered(conn: McpConnection) -> tuple[McpToolInfo, ...]:
         for name in conn.config.enabled_tools
         if conn.config.offers(name)
     )
+
+
+async def _asked(request: Awaitable[T]) -> T:
+    """A client's request to a server: a failure is `not_available` with the server's reason."""
+    from openvaala_server.mcp.connection import McpCallError
+
+    try:
+        return await request
+    except McpCallError as exc:
+        raise errors.NotAvailable(str(exc)) from None

@@ -156,7 +156,7 @@ def render_result(result: CallToolResult) -> tuple[str, tuple[McpImage, ...]]:
         elif isinstance(block, AudioContent):
             parts.append(f"[audio: {block.mime_type}, {_size(block.data)}, not shown]")
         elif isinstance(block, ResourceLink):
-            parts.append(f"[resource: {block.uri}]")
+            parts.append(f"[resource: {block.uri} (read_mcp_resource reads it)]")
         elif isinstance(block, EmbeddedResource):
             res = block.resource
             if isinstance(res, TextResourceContents):

@@ -139,6 +139,20 @@ class McpServerState(TypedDict):
     error: NotRequired[str]
     # True: `tools` is the server's last listing, kept while it is not ready (docs/protocol.md).
     toolsLastKnown: NotRequired[bool]
+    # A ready server's resources and prompts (absent: it offers none).
+    resources: NotRequired[list[McpResourceInfo]]
+    prompts: NotRequired[list[McpPromptInfo]]
+
+
+class McpResourceInfo(TypedDict):
+    uri: str
+    name: str
+
+
+class McpPromptInfo(TypedDict):
+    name: str
+    description: str
+    arguments: list[str]
 
 
 class AgentInfo(TypedDict):
@@ -325,6 +339,17 @@ class InitializeParams(TypedDict, total=False):
     protocolVersion: JsonValue
 
 
+class ReadResourceParams(TypedDict):
+    server: str
+    uri: str
+
+
+class GetPromptParams(TypedDict):
+    server: str
+    name: str
+    arguments: NotRequired[dict[str, str]]
+
+
 class NoParams(TypedDict):
     pass
 
@@ -499,6 +524,8 @@ REQUEST_PARAMS: Final[dict[str, type]] = {
     m.AGENTS_LIST: NoParams,
     m.MODELS_LIST: NoParams,
     m.MCP_LIST: NoParams,
+    m.MCP_GET_PROMPT: GetPromptParams,
+    m.MCP_READ_RESOURCE: ReadResourceParams,
     m.SESSIONS_LIST: ConversationParams,
 }
 
@@ -689,6 +716,14 @@ class McpResult(TypedDict):
     servers: list[McpServerState]
 
 
+class GetPromptResult(TypedDict):
+    text: str
+
+
+class McpTextResult(TypedDict):
+    text: str
+
+
 class SessionsResult(TypedDict):
     sessions: list[SessionInfo]
 
@@ -733,5 +768,7 @@ REQUEST_RESULTS: Final[dict[str, type]] = {
     m.AGENTS_LIST: AgentsResult,
     m.MODELS_LIST: ModelsResult,
     m.MCP_LIST: McpResult,
+    m.MCP_GET_PROMPT: GetPromptResult,
+    m.MCP_READ_RESOURCE: McpTextResult,
     m.SESSIONS_LIST: SessionsResult,
 }

@@ -146,6 +146,18 @@ def task_only() -> str:
     return "never offered"
 
 
+@server.resource("notes://today", name="today", mime_type="text/plain")
+def today() -> str:
+    """Today's notes."""
+    return "Water the ficus at noon."
+
+
+@server.prompt()
+def review(file: str) -> str:
+    """Ask for a review of one file."""
+    return f"Review {file} for bugs, briefly."
+
+
 if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "stdio":
