@@ -5,45 +5,58 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol, TypeVar
 
 from mcp.client.session import ClientSession
 from mcp.types import (
     BlobResourceContents,
     EmbeddedResource,
     GetPromptResult,
-    ListPromptsResult,
-    ListResourcesResult,
     PaginatedRequestParams,
     Prompt,
     ReadResourceResult,
     Resource,
     TextContent,
     TextResourceContents,
+    Tool,
 )
 
 
-async def list_resources(session: ClientSession) -> list[Resource]:
-    found: list[Resource] = []
+class _Page(Protocol):
+    @property
+    def next_cursor(self) -> str | None: ...
+
+
+P = TypeVar("P", bound=_Page)
+T = TypeVar("T")
+
+
+async def every(
+    fetch: Callable[[PaginatedRequestParams | None], Awaitable[P]],
+    items: Callable[[P], Sequence[T]],
+) -> list[T]:
+    """Every item of a paginated listing, page after page."""
+    found: list[T] = []
     cursor: str | None = None
     while True:
-        params = PaginatedRequestParams(cursor=cursor) if cursor else None
-        page: ListResourcesResult = await session.list_resources(params=params)
-        found.extend(page.resources)
+        page = await fetch(PaginatedRequestParams(cursor=cursor) if cursor else None)
+        found.extend(items(page))
         cursor = page.next_cursor
         if not cursor:
             return found
+
+
+async def list_tools(session: ClientSession) -> list[Tool]:
+    return await every(lambda p: session.list_tools(params=p), lambda page: page.tools)
+
+
+async def list_resources(session: ClientSession) -> list[Resource]:
+    return await every(lambda p: session.list_resources(params=p), lambda page: page.resources)
 
 
 async def list_prompts(session: ClientSession) -> list[Prompt]:
-    found: list[Prompt] = []
-    cursor: str | None = None
-    while True:
-        params = PaginatedRequestParams(cursor=cursor) if cursor else None
-        page: ListPromptsResult = await session.list_prompts(params=params)
-        found.extend(page.prompts)
-        cursor = page.next_cursor
-        if not cursor:
-            return found
+    return await every(lambda p: session.list_prompts(params=p), lambda page: page.prompts)
 
 
 def resource_text(result: ReadResourceResult) -> str:

@@ -31,7 +31,6 @@ from mcp.types import (
     CONNECTION_CLOSED,
     CallToolResult,
     ListRootsResult,
-    PaginatedRequestParams,
     Prompt,
     Resource,
     Root,
@@ -269,7 +268,7 @@ class McpConnection:
         try:
             async with self._open() as session:
                 offers = (await session.initialize()).capabilities
-                listed = await _list_all_tools(session)
+                listed = await catalog.list_tools(session)
                 if offers.resources is not None:
                     self.resources = tuple(await catalog.list_resources(session))
                 if offers.prompts is not None:
@@ -385,44 +384,17 @@ class McpConnection:
         could not start, the call timed out, or the connection ended during the call (the
         server is then restarted by the next call).
         """
-        name = self.config.name
-        if not await self.ensure_started():
-            raise McpCallError(f"MCP server {name!r} is not available: {self.error}")
-        session = self._session
-        assert session is not None
         timeout = self.config.tool_timeout_s
-        if cwd is not None:
-            await self._add_root(session, cwd)
-        if not self.calls:
-            self._idle = anyio.Event()
-        self.calls += 1
-        limit = anyio.CancelScope(deadline=anyio.current_time() + timeout)
 
-        async def progressed(progress: float, total: float | None, message: str | None) -> None:
-            limit.deadline = anyio.current_time() + timeout  # still working: more time
-            if on_progress is not None:
-                await on_progress(progress, total, message)
+        async def send(session: ClientSession, limit: anyio.CancelScope) -> CallToolResult:
+            async def progressed(progress: float, total: float | None, message: str | None) -> None:
+                limit.deadline = anyio.current_time() + timeout  # still working: more time
+                if on_progress is not None:
+                    await on_progress(progress, total, message)
 
-        try:
-            with limit:
-                return await session.call_tool(tool, arguments, progress_callback=progressed)
-            raise McpCallError(
-                f"{name}: {tool} did not finish within tool_timeout_s = {timeout:g} s"
-            )
-        except MCPError as exc:
-            if exc.code == CONNECTION_CLOSED and exc.message.startswith(_SSE_FAILED):
-                raise McpCallError(self._unreadable(tool, exc.message)) from None
-            if exc.code == CONNECTION_CLOSED or self._session is not session:
-                raise self._lost(tool) from None
-            # The server answered with a protocol error (unknown tool, bad arguments).
-            raise McpCallError(f"{name}: {tool} failed: {exc.message}") from None
-        except (OSError, EOFError, RuntimeError) as exc:
-            log.info("MCP server %s: call failed: %r", name, exc)
-            raise self._lost(tool) from None
-        finally:
-            self.calls -= 1
-            if not self.calls:
-                self._idle.set()
+            return await session.call_tool(tool, arguments, progress_callback=progressed)
+
+        return await self.request(tool, send, cwd=cwd)
 
     def _unreadable(self, tool: str, message: str) -> str:
         """Why one call's answer could not be read, while the connection itself is fine."""
@@ -434,28 +406,48 @@ class McpConnection:
             )
         return f"{name}: the answer to {tool} could not be read ({message})"
 
-    async def request(self, what: str, send: Callable[[ClientSession], Awaitable[T]]) -> T:
-        """One request besides a tool call (a resource read, a prompt), bounded by
-        `tool_timeout_s`; raises `McpCallError` saying what went wrong."""
+    async def request(
+        self,
+        what: str,
+        send: Callable[[ClientSession, anyio.CancelScope], Awaitable[T]],
+        *,
+        cwd: Path | None = None,
+    ) -> T:
+        """One request to the server (a tool call, a resource read, a prompt), starting it first,
+        bounded by `tool_timeout_s` (`send` may move the deadline of the scope it is given).
+        Raises `McpCallError` saying what went wrong."""
         name = self.config.name
         if not await self.ensure_started():
             raise McpCallError(f"MCP server {name!r} is not available: {self.error}")
         session = self._session
         assert session is not None
+        if cwd is not None:
+            await self._add_root(session, cwd)
         timeout = self.config.tool_timeout_s
+        if not self.calls:
+            self._idle = anyio.Event()
+        self.calls += 1
+        limit = anyio.CancelScope(deadline=anyio.current_time() + timeout)
         try:
-            with anyio.fail_after(timeout):
-                return await send(session)
-        except TimeoutError:
+            with limit:
+                return await send(session, limit)
             raise McpCallError(
                 f"{name}: {what} did not finish within tool_timeout_s = {timeout:g} s"
-            ) from None
+            )
         except MCPError as exc:
-            if exc.code == CONNECTION_CLOSED:
+            if exc.code == CONNECTION_CLOSED and exc.message.startswith(_SSE_FAILED):
+                raise McpCallError(self._unreadable(what, exc.message)) from None
+            if exc.code == CONNECTION_CLOSED or self._session is not session:
                 raise self._lost(what) from None
+            # The server answered with a protocol error (unknown tool, bad arguments).
             raise McpCallError(f"{name}: {what} failed: {exc.message}") from None
-        except (OSError, EOFError, RuntimeError):
+        except (OSError, EOFError, RuntimeError) as exc:
+            log.info("MCP server %s: %s failed: %r", name, what, exc)
             raise self._lost(what) from None
+        finally:
+            self.calls -= 1
+            if not self.calls:
+                self._idle.set()
 
     def _lost(self, tool: str) -> McpCallError:
         """The connection ended during a call: say so, and restart at the next call."""
@@ -479,18 +471,6 @@ class McpConnection:
                 with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_GRACE_S):
                     await activity.wait()
         self.status, self._session = "stopped", None
-
-
-async def _list_all_tools(session: ClientSession) -> list[McpToolInfo]:
-    tools: list[McpToolInfo] = []
-    cursor: str | None = None
-    while True:
-        params = PaginatedRequestParams(cursor=cursor) if cursor else None
-        page = await session.list_tools(params=params)
-        tools.extend(page.tools)
-        cursor = page.next_cursor
-        if not cursor:
-            return tools
 
 
 def _closed(session: ClientSession) -> bool:

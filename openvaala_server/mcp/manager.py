@@ -171,7 +171,7 @@ class McpManager:
         conn = self._configured(server)
         return catalog.prompt_text(
             await _asked(
-                conn.request(f"the prompt {name}", lambda s: s.get_prompt(name, arguments))
+                conn.request(f"the prompt {name}", lambda s, _: s.get_prompt(name, arguments))
             )
         )
 
@@ -181,7 +181,7 @@ class McpManager:
 
         conn = self._configured(server)
         return catalog.resource_text(
-            await _asked(conn.request(f"reading {uri}", lambda s: s.read_resource(uri)))
+            await _asked(conn.request(f"reading {uri}", lambda s, _: s.read_resource(uri)))
         )
 
     def _configured(self, server: str) -> McpConnection:

@@ -61,7 +61,7 @@ class ReadResourceTool:
             return ToolResult("`uri` must be a non-empty string", is_error=True)
         try:
             result = await conn.request(
-                f"reading {uri}", lambda session: session.read_resource(uri)
+                f"reading {uri}", lambda session, _: session.read_resource(uri)
             )
         except McpCallError as exc:
             return ToolResult(str(exc), is_error=True)

@@ -4,8 +4,6 @@ server: `/mcp__t__review file=app.py` sends the server's filled-in prompt as the
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import Any
 
 import pytest
@@ -13,18 +11,8 @@ import pytest
 from openvaala_tui.app import VaalaApp
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
-from tests.server.mcp.conftest import SERVER
+from tests.server.mcp.conftest import daemon_config
 from tests.tui.conftest import Clients, ready, type_and_send, wait_for
-
-
-def config(fake: FakeProvider) -> str:
-    python, server = json.dumps(sys.executable), json.dumps(str(SERVER))
-    return (
-        fake.config_toml("fake")
-        + '\n[agents.default]\ndescription = "t"\nmodel = "fake"\ntools = ["mcp:t"]\n'
-        + f'\n[mcp_servers.t]\ncommand = {python}\nargs = [{server}, "stdio"]\n'
-        + "startup_timeout_s = 45\ntrust = true\n"
-    )
 
 
 def last_user_text(fake: FakeProvider) -> str:
@@ -36,7 +24,9 @@ def last_user_text(fake: FakeProvider) -> str:
 async def test_a_prompt_as_a_slash_command_and_a_resource_mention(
     daemon_factory: Any, clients: Clients, fake: FakeProvider
 ) -> None:
-    daemon = daemon_factory(config(fake))
+    daemon = daemon_factory(
+        daemon_config(fake, tools='["mcp:t"]', extra="startup_timeout_s = 45\n")
+    )
     fake.enqueue(Reply().text("reviewed"), Reply().text("noted"))
     app = VaalaApp(cwd=str(daemon.workdir), client=await clients(daemon))
     async with app.run_test(size=(110, 44)) as pilot:

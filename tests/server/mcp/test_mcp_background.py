@@ -5,8 +5,6 @@ server's last listed tools while it is not ready, marked as such."""
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Callable
 
 import pytest
@@ -14,7 +12,7 @@ import pytest
 from openvaala_server.protocol.display import mcp_server_state
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
-from tests.server.mcp.conftest import SERVER
+from tests.server.mcp.conftest import daemon_config
 from tests.support.daemon import Daemon
 from tests.support.events import completed_items, new_conversation, run_turn
 
@@ -24,12 +22,8 @@ NEVER_S = 600
 
 
 def config(fake: FakeProvider, mode: str) -> str:
-    python, server = json.dumps(sys.executable), json.dumps(str(SERVER))
-    return (
-        fake.config_toml("fake")
-        + '\n[agents.default]\ndescription = "t"\nmodel = "fake"\ntools = ["shell", "mcp:*"]\n'
-        + f'\n[mcp_servers.t]\ncommand = {python}\nargs = [{server}, "{mode}"]\n'
-        + f"startup_timeout_s = {NEVER_S}\ntrust = true\n"
+    return daemon_config(
+        fake, tools='["shell", "mcp:*"]', mode=mode, extra=f"startup_timeout_s = {NEVER_S}\n"
     )
 
 

@@ -5,8 +5,6 @@ augmentation is not offered."""
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Callable
 
 import pytest
@@ -15,7 +13,7 @@ from openvaala_server.client.connection import RpcError
 from openvaala_server.protocol.display import mcp_server_state
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
-from tests.server.mcp.conftest import SERVER
+from tests.server.mcp.conftest import daemon_config
 from tests.support.daemon import Daemon
 from tests.support.events import completed_items, new_conversation, run_turn
 
@@ -25,13 +23,8 @@ STEPS = 6  # one a second: longer in all than tool_timeout_s, never that long wi
 
 
 def config(fake: FakeProvider) -> str:
-    python, server = json.dumps(sys.executable), json.dumps(str(SERVER))
-    return (
-        fake.config_toml("fake")
-        + '\n[agents.default]\ndescription = "t"\nmodel = "fake"\ntools = ["mcp:t"]\n'
-        + f'\n[mcp_servers.t]\ncommand = {python}\nargs = [{server}, "stdio"]\n'
-        + f"startup_timeout_s = 45\ntool_timeout_s = {TOOL_TIMEOUT_S}\ntrust = true\n"
-    )
+    extra = f"startup_timeout_s = 45\ntool_timeout_s = {TOOL_TIMEOUT_S}\n"
+    return daemon_config(fake, tools='["mcp:t"]', extra=extra)
 
 
 @pytest.mark.timeout(180)
