@@ -119,9 +119,13 @@ def wait_file(path: str) -> str:
     """Write `path`.started, then answer once `path` exists (a call kept in flight)."""
     with open(path + ".started", "w"):
         pass
+    until_exists(path)
+    return "waited"
+
+
+def until_exists(path: str) -> None:
     while not os.path.exists(path):
         time.sleep(0.02)
-    return "waited"
 
 
 @server.tool()
@@ -129,6 +133,16 @@ async def steps(count: int, seconds: float, ctx: Context) -> str:
     """Take `count` steps of `seconds` each, reporting progress after each."""
     for step in range(1, count + 1):
         await anyio.sleep(seconds)
+        await ctx.report_progress(step, count, f"step {step} of {count}")
+    return f"{count} steps"
+
+
+@server.tool()
+async def gated_steps(count: int, gate: str, ctx: Context) -> str:
+    """Report step 1, wait until the file `gate` exists, then take the other steps."""
+    await ctx.report_progress(1, count, f"step 1 of {count}")
+    await anyio.to_thread.run_sync(until_exists, gate)
+    for step in range(2, count + 1):
         await ctx.report_progress(step, count, f"step {step} of {count}")
     return f"{count} steps"
 
