@@ -39,7 +39,7 @@ from openvaala_server.client.view import (
 )
 from openvaala_server.domain.images import Image
 from openvaala_server.protocol import methods
-from openvaala_tui import commands, mcp_input
+from openvaala_tui import commands, completion, mcp_input
 from openvaala_tui import format as fmt
 from openvaala_tui.completion import attach_mentions
 from openvaala_tui.context_panel import ContextCommands
@@ -327,6 +327,8 @@ class VaalaApp(ImagesMixin, HistoryMixin, ContextCommands, App[int]):
             await self.show_config(params)
             return
         cid = params.get("conversationId")
+        if note.get("method") == methods.TURN_ENDED:  # servers may have started meanwhile
+            self.run_worker(self.refresh_mcp_offers(), group="mcp-offers", exclusive=True)
         async with self._lock:
             if cid is not None and cid != self.view.conversation_id:
                 if cid == self._opening:
@@ -521,6 +523,14 @@ class VaalaApp(ImagesMixin, HistoryMixin, ContextCommands, App[int]):
             await self.transcript.add(pending)
         # A worker: while the daemon is away the request waits for it, and the app must not.
         self.run_worker(self._deliver(params, pending, images), group="send")
+
+    async def refresh_mcp_offers(self) -> None:
+        """What the composer completes of MCP: the prompts and resources of the ready servers."""
+        try:
+            result = await self.call(methods.MCP_LIST)
+        except (RpcError, ConnectionLost):
+            return  # the next turn's end tries again
+        self.composer.mcp_offers = completion.mcp_offers(list(result.get("servers") or []))
 
     async def send_mcp_prompt(self, text: str, mode: str) -> None:
         """`/mcp__SERVER__PROMPT name=value …`: the server's prompt, sent as the user's message."""

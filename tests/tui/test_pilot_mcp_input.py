@@ -38,6 +38,15 @@ async def test_a_prompt_as_a_slash_command_and_a_resource_mention(
         assert last_user_text(fake) == "Review app.py for bugs, briefly."
 
         await wait_for(pilot, lambda: not app.view.root or not app.view.root.running, 30)
+        # Once the server is ready the composer completes its prompts and resources.
+        composer = app.composer
+        await wait_for(pilot, lambda: bool(composer.mcp_offers.prompts), 30, "the offers")
+        for typed, expected in (("/mcp__t__re", "/mcp__t__review"), ("@t:no", "@t:notes://today")):
+            composer.set_text(typed)
+            composer.update_completion()
+            assert composer.popup is not None and composer.popup.completion is not None
+            assert composer.popup.completion.candidates[0][0] == expected
+        composer.set_text("")
         await type_and_send(pilot, "What does @t:notes://today say?")
         await wait_for(pilot, lambda: len(fake.requests) == 2, 90, "the mention's turn")
         sent = last_user_text(fake)
@@ -62,9 +71,11 @@ async def test_an_mcp_calls_progress_shows_live_in_its_tool_block(
         await type_and_send(pilot, "go")
 
         def live() -> str:
+            # A block mounted but not yet composed has no output widget: it shows nothing.
             return "".join(
-                str(block.query_one(".tool-output", Static).render())
+                str(output.render())
                 for block in app.transcript.query(ToolBlock)
+                for output in block.query(".tool-output").results(Static)
             )
 
         await wait_for(pilot, lambda: "[progress 1/3] step 1 of 3" in live(), 90, "step 1")
