@@ -173,6 +173,9 @@ class McpServerConfig:
     disabled_tools: tuple[str, ...] = ()
     startup_timeout_s: float = 10.0
     tool_timeout_s: float = 60.0
+    # The largest message read from a streamable-HTTP server (the SDK's default is 1 MiB): a
+    # bigger result fails that call alone, with this setting named.
+    max_result_mb: int = 64
     # True: calls never ask; else they follow the agent's approval rules, asking at least once
     # per conversation and tool.
     trust: bool = False
@@ -182,6 +185,34 @@ class McpServerConfig:
         if self.enabled_tools is not None and tool not in self.enabled_tools:
             return False
         return tool not in self.disabled_tools
+
+
+HOOK_EVENTS: Final = ("pre_tool", "post_tool", "turn_end", "prompt_submit")
+# Events about one tool call: only their hooks take a `matcher`.
+HOOK_TOOL_EVENTS: Final = ("pre_tool", "post_tool")
+
+
+@dataclass(frozen=True)
+class HookConfig:
+    """One `[[hooks]]` entry: a command run at an event (docs/configuration.md, "Hooks")."""
+
+    event: str  # one of HOOK_EVENTS
+    command: tuple[str, ...]
+    # A glob of the tool names it runs for (pre_tool / post_tool); None: every tool.
+    matcher: str | None = None
+    timeout_s: float = 30.0
+    # True: inside the agent's sandbox, like its shell commands; False: outside it.
+    sandbox: bool = True
+
+
+@dataclass(frozen=True)
+class WebFetchConfig:
+    """`[web_fetch]`: the limits of the `web_fetch` tool (docs/configuration.md)."""
+
+    # Hosts (`name` or `name:port`) it may reach although they are loopback or private.
+    allow_private_hosts: tuple[str, ...] = ()
+    max_mb: int = 5
+    timeout_s: float = 30.0
 
 
 @dataclass(frozen=True)
@@ -203,6 +234,9 @@ class Config:
         names = {m.api_key_env for m in self.models.values() if m.api_key_env}
         names.update(s.bearer_token_env for s in self.mcp_servers.values() if s.bearer_token_env)
         return frozenset(names)
+
+    hooks: tuple[HookConfig, ...] = ()
+    web_fetch: WebFetchConfig = WebFetchConfig()
 
 
 DEMO_MODEL = ModelConfig(
@@ -391,6 +425,8 @@ _TOP_KEYS = (
     "mcp_servers",
     "checkpoints",
     *config_prompt.TOP_KEYS,
+    "hooks",
+    "web_fetch",
 )
 
 
@@ -429,6 +465,8 @@ def parse_config(raw: dict[str, object], path: Path | None = None) -> Config:
         path=path,
         mcp_servers=mcp_servers,
         project_docs=config_prompt.parse_project_docs(top),
+        hooks=_parse_hooks(path, raw.get("hooks", [])),
+        web_fetch=_parse_web_fetch(_Reader(path, "web_fetch", top.table_of("web_fetch"))),
     )
 
 
@@ -717,7 +755,7 @@ def _parse_tools(
 # -- MCP servers ------------------------------------------------------------------------------
 
 _MCP_STDIO_KEYS = ("command", "args", "env", "cwd")
-_MCP_HTTP_KEYS = ("url", "headers", "bearer_token_env")
+_MCP_HTTP_KEYS = ("url", "headers", "bearer_token_env", "max_result_mb")
 _MCP_KEYS = (
     *_MCP_STDIO_KEYS,
     *_MCP_HTTP_KEYS,
@@ -780,6 +818,7 @@ def _parse_mcp_server(path: Path | None, name: str, table: object) -> McpServerC
         disabled_tools=tuple(t.strings("disabled_tools", [], "a list of tool names")),
         startup_timeout_s=startup,
         tool_timeout_s=tool_timeout,
+        max_result_mb=t.integer("max_result_mb", McpServerConfig.max_result_mb, 1),
         trust=t.boolean("trust", False),
     )
 
@@ -814,4 +853,48 @@ def _parse_limits(t: _Reader) -> Limits:
         processes=limits.integer("processes", default.processes, minimum=1),
         memory_mb=limits.integer("memory_mb", default.memory_mb, minimum=1),
         tmp_mb=limits.integer("tmp_mb", default.tmp_mb, minimum=1),
+    )
+
+
+# -- hooks --------------------------------------------------------------------------------------
+
+
+def _parse_hooks(path: Path | None, raw: object) -> tuple[HookConfig, ...]:
+    if not isinstance(raw, list):
+        raise ConfigError(path, "hooks", "must be an array of tables ([[hooks]])")
+    return tuple(_parse_hook(_Reader(path, f"hooks[{n}]", table)) for n, table in enumerate(raw))
+
+
+def _parse_hook(t: _Reader) -> HookConfig:
+    t.only(_keys(HookConfig))
+    event = t.choice("event", HOOK_EVENTS, _REQUIRED)
+    command = t.strings("command", _REQUIRED, "a list of strings (the program and its arguments)")
+    if not command:
+        raise t.fail("command", "must name a program")
+    matcher = t.string("matcher")
+    if matcher is not None and event not in HOOK_TOOL_EVENTS:
+        raise t.fail("matcher", f"only applies to {' and '.join(HOOK_TOOL_EVENTS)} hooks")
+    timeout = t.number("timeout_s", HookConfig.timeout_s)
+    if timeout == 0:
+        raise t.fail("timeout_s", "must be above 0")
+    return HookConfig(
+        event=event,
+        command=tuple(command),
+        matcher=matcher,
+        timeout_s=timeout,
+        sandbox=t.boolean("sandbox", HookConfig.sandbox),
+    )
+
+
+def _parse_web_fetch(t: _Reader) -> WebFetchConfig:
+    t.only(_keys(WebFetchConfig))
+    timeout = t.number("timeout_s", WebFetchConfig.timeout_s)
+    if timeout == 0:
+        raise t.fail("timeout_s", "must be above 0")
+    return WebFetchConfig(
+        allow_private_hosts=tuple(
+            h.lower() for h in t.strings("allow_private_hosts", [], "a list of host names")
+        ),
+        max_mb=t.integer("max_mb", WebFetchConfig.max_mb, minimum=1),
+        timeout_s=timeout,
     )

@@ -39,7 +39,7 @@ from openvaala_server.client.view import (
 )
 from openvaala_server.domain.images import Image
 from openvaala_server.protocol import methods
-from openvaala_tui import commands
+from openvaala_tui import commands, completion, mcp_input
 from openvaala_tui import format as fmt
 from openvaala_tui.completion import attach_mentions
 from openvaala_tui.context_panel import ContextCommands
@@ -331,6 +331,8 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
             await self.show_config(params)
             return
         cid = params.get("conversationId")
+        if note.get("method") == methods.TURN_ENDED:  # servers may have started meanwhile
+            self.run_worker(self.refresh_mcp_offers(), group="mcp-offers", exclusive=True)
         async with self._lock:
             if cid is not None and cid != self.view.conversation_id:
                 if cid == self._opening:
@@ -476,6 +478,9 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
             if name in commands.COMMANDS:
                 self.composer.clear()
                 self.run_slash(name, arg)
+            elif name.startswith(mcp_input.PROMPT_PREFIX):
+                self.composer.clear()
+                self.run_worker(self.send_mcp_prompt(text, message.mode), group="send")
             else:
                 self.notify(f"Unknown command /{name}: /help lists them.", severity="warning")
             return
@@ -497,11 +502,17 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
         attached = attach_mentions(text, cwd)
         for problem in attached.problems:
             self.notify(problem, severity="warning")
-        if attached.files:
-            self.notify("Attached: " + ", ".join(attached.files))
+        try:  # @SERVER:URI: an MCP resource's text goes with the message
+            with_resources = await mcp_input.attach_resources(self.call, attached.text)
+        except (RpcError, ConnectionLost) as exc:
+            await self.show_error(exc)  # the message stays in the composer
+            return
+        attached_names = attached.files + with_resources.attached
+        if attached_names:
+            self.notify("Attached: " + ", ".join(attached_names))
         params: dict[str, Any] = {
             "conversationId": self.view.conversation_id,
-            "text": attached.text,
+            "text": with_resources.text,
             "mode": message.mode,
         }
         if self.following and self.following != self.view.root_id:
@@ -521,6 +532,34 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
             await self.transcript.add(pending)
         # A worker: while the daemon is away the request waits for it, and the app must not.
         self.run_worker(self._deliver(params, pending, images), group="send")
+
+    async def refresh_mcp_offers(self) -> None:
+        """What the composer completes of MCP: the prompts and resources of the ready servers."""
+        try:
+            result = await self.call(methods.MCP_LIST)
+        except (RpcError, ConnectionLost):
+            return  # the next turn's end tries again
+        self.composer.mcp_offers = completion.mcp_offers(list(result.get("servers") or []))
+
+    async def send_mcp_prompt(self, text: str, mode: str) -> None:
+        """`/mcp__SERVER__PROMPT name=value …`: the server's prompt, sent as the user's message."""
+        try:
+            call = mcp_input.parse_prompt_command(text)
+            assert call is not None  # the command's name said so
+            prompt = await mcp_input.prompt_text(self.call, call)
+        except mcp_input.PromptInputError as exc:
+            self.notify(str(exc), severity="warning")
+            return
+        except (RpcError, ConnectionLost) as exc:
+            await self.show_error(exc)
+            return
+        params: dict[str, Any] = {
+            "conversationId": self.view.conversation_id,
+            "text": prompt,
+            "mode": mode,
+            **self._session_param(),
+        }
+        await self._deliver(params, None)
 
     async def _deliver(
         self, params: dict[str, Any], pending: Item | None, images: list[Image] | None = None

@@ -52,6 +52,8 @@ HELP = "\n".join(
         "Ctrl+Q) · @path sends a file's content with the message · Tab completes / and @ ·",
         "# TEXT keeps a note for later conversations (the project's memory).",
         "/image PATH or a pasted image path attaches an image (PNG, JPEG, GIF, WebP).",
+        "MCP: @SERVER:URI sends a server's resource with the message; /mcp__SERVER__PROMPT",
+        "name=value … sends a server's prompt (/mcp lists both).",
         "Approvals (the prompt above the composer; it takes the focus when it appears, unless",
         "you are typing: then Ctrl+O reaches it): y allow once · a allow for this conversation",
         "(exactly the command or file the prompt names; not offered when nothing can be kept) ·",

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from openvaala_tui.commands import COMMANDS
 
@@ -28,12 +30,38 @@ class Completion:
     candidates: list[tuple[str, str]]
 
 
-def complete(text: str, cursor: int, cwd: str) -> Completion | None:
+@dataclass(frozen=True)
+class McpOffers:
+    """What the MCP servers offer the composer, from the last `mcp/list`: prompts as slash
+    commands (`mcp__SERVER__PROMPT` → help) and resources as mentions (`SERVER:URI`)."""
+
+    prompts: dict[str, str] = field(default_factory=dict)
+    resources: tuple[str, ...] = ()
+
+
+def mcp_offers(servers: Sequence[Mapping[str, Any]]) -> McpOffers:
+    prompts: dict[str, str] = {}
+    resources: list[str] = []
+    for server in servers:
+        name = server.get("name")
+        for prompt in server.get("prompts") or ():
+            args = " ".join(f"{a}=…" for a in prompt.get("arguments") or ())
+            help_text = " ".join(filter(None, [prompt.get("description") or "", args]))
+            prompts[f"mcp__{name}__{prompt.get('name')}"] = help_text or "an MCP prompt"
+        resources += [f"{name}:{r.get('uri')}" for r in server.get("resources") or ()]
+    return McpOffers(prompts, tuple(resources))
+
+
+def complete(
+    text: str, cursor: int, cwd: str, offers: McpOffers | None = None
+) -> Completion | None:
     """The completion for the word before `cursor` in `text`, or None."""
+    offers = offers or McpOffers()
     before = text[:cursor]
     if before.startswith("/") and " " not in before and "\n" not in before:
         typed = before[1:].lower()
-        hits = [(f"/{n}", h) for n, h in COMMANDS.items() if n.startswith(typed)]
+        commands = {**COMMANDS, **offers.prompts}
+        hits = [(f"/{n}", h) for n, h in commands.items() if n.lower().startswith(typed)]
         # A name typed in full comes first, so Enter sends "/agent" rather than complete it
         # to "/agents".
         hits.sort(key=lambda hit: hit[0] != f"/{typed}")
@@ -41,8 +69,10 @@ def complete(text: str, cursor: int, cwd: str) -> Completion | None:
     match = re.search(r"(?:(?<=\s)|^)@([^\s@]*)$", before)
     if match is None:
         return None
-    hits = [(f"@{p}", "") for p in paths(match.group(1), cwd)]
-    return Completion(match.start(), hits) if hits else None
+    typed = match.group(1)
+    hits = [(f"@{r}", "MCP resource") for r in offers.resources if r.startswith(typed)]
+    hits += [(f"@{p}", "") for p in paths(typed, cwd)]
+    return Completion(match.start(), hits[:MAX_CANDIDATES]) if hits else None
 
 
 def paths(typed: str, cwd: str) -> list[str]:
@@ -96,13 +126,18 @@ def attach_mentions(text: str, cwd: str) -> Attached:
         except OSError as exc:
             problems.append(f"@{name} could not be read ({exc.strerror}): not attached")
             continue
-        fence = "`" * max(3, _longest_backtick_run(content) + 1)
-        body = content if content.endswith("\n") or not content else content + "\n"
-        blocks.append(f"{fence}{name}\n{body}{fence}")
+        blocks.append(fenced(name, content))
         files.append(name)
     if not blocks:
         return Attached(text, [], problems)
     return Attached(text.rstrip() + "\n\n" + "\n\n".join(blocks), files, problems)
+
+
+def fenced(label: str, content: str) -> str:
+    """`content` in a code fence labelled `label`, longer than any backtick run inside it."""
+    fence = "`" * max(3, _longest_backtick_run(content) + 1)
+    body = content if content.endswith("\n") or not content else content + "\n"
+    return f"{fence}{label}\n{body}{fence}"
 
 
 def _longest_backtick_run(text: str) -> int:

@@ -288,6 +288,8 @@ def _blocked(
                 access.outside_sandbox.strip()
                 or "the model asks to run this outside the sandbox (it gave no reason)"
             )
+    if access.network is not None and not permissions.network:
+        reasons.append(f"reaches {access.network} over the network, which this agent may not use")
     if permissions.sandbox == "read-only":
         reasons.extend(f"writes {p}, and the sandbox is read-only" for p in access.writes)
     else:

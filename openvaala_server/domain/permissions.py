@@ -106,6 +106,8 @@ class Access:
     writes: tuple[Path, ...] = ()
     # The model asks for this call to run outside the sandbox, giving this reason.
     outside_sandbox: str | None = None
+    # The host the call reaches over the network itself (web_fetch): the agent's `network`.
+    network: str | None = None
 
 
 def repository_part(path: Path, workspace: Path) -> str | None:

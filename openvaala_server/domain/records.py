@@ -160,7 +160,7 @@ class ToolResultItem(_ItemBase):
 
 class NoticeItem(_ItemBase):
     type: Literal["notice"]
-    kind: str  # interrupted | turn_failed | server_stopped | resumed | history_elsewhere
+    kind: str  # interrupted | turn_failed | server_stopped | resumed | history_elsewhere | hook
     text: str
     errorKind: NotRequired[str]
 

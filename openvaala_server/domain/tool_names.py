@@ -33,5 +33,7 @@ COLLAB: Final = (
 )
 SEARCH_HISTORY: Final = "search_history"
 REMEMBER: Final = "remember"
+# Opt-in (not in the default `tools`): it reaches the network from the daemon itself.
+WEB_FETCH: Final = "web_fetch"
 
-KNOWN: Final = (*BUILTIN, UPDATE_PLAN, *COLLAB, SEARCH_HISTORY, REMEMBER)
+KNOWN: Final = (*BUILTIN, UPDATE_PLAN, *COLLAB, SEARCH_HISTORY, REMEMBER, WEB_FETCH)

@@ -39,6 +39,8 @@ class TracePart(TypedDict):
     itemIds: NotRequired[list[str]]
     # A part of the system prompt: its text exactly as the request carries it.
     text: NotRequired[str]
+    # Tools of MCP servers still starting (or failed), counted from their last listing.
+    lastKnown: NotRequired[list[str]]
 
 
 class Omitted(TypedDict):
@@ -69,12 +71,14 @@ def trace(
     context: Sequence[Item],
     *,
     pinned: Collection[str] = (),
+    last_known: Collection[str] = (),
     provider: str,
     reported_context: str | None = None,
     configured_context: str | None = None,
 ) -> Trace:
     """The parts of the next request. `history` is the session's whole history in memory,
-    `context` what `context_items(history, pinned)` made of it (the items the request sends)."""
+    `context` what `context_items(history, pinned)` made of it (the items the request sends).
+    `last_known` names the tools offered from an MCP server's last listing while it starts."""
     parts: list[TracePart] = []
     for piece in instructions:
         if piece.text:
@@ -124,13 +128,16 @@ def trace(
         }
     )
     if tools:
-        parts.append(
-            {
-                "kind": "tools",
-                "label": "Tools: " + ", ".join(t.name for t in tools),
-                "tokens": sum(estimate_tool(t) for t in tools),
-            }
-        )
+        part: TracePart = {
+            "kind": "tools",
+            "label": "Tools: " + ", ".join(t.name for t in tools),
+            "tokens": sum(estimate_tool(t) for t in tools),
+        }
+        provisional = [t.name for t in tools if t.name in last_known]
+        if provisional:
+            part["label"] += f" ({len(provisional)} as last listed: their servers are starting)"
+            part["lastKnown"] = provisional
+        parts.append(part)
     whole = len(sent) == len(context) == len(history)  # nothing left out: no need to look
     return {
         "parts": parts,

@@ -15,24 +15,36 @@ import logging
 import os
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import IO, Any, Final, Literal
+from pathlib import Path
+from typing import IO, Any, Final, Literal, TypeVar
 
 import anyio
+from mcp.client.context import ClientRequestContext
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
-from mcp.types import CONNECTION_CLOSED, CallToolResult, PaginatedRequestParams
+from mcp.types import (
+    CONNECTION_CLOSED,
+    CallToolResult,
+    ListRootsResult,
+    Prompt,
+    Resource,
+    Root,
+)
 from mcp.types import Tool as McpToolInfo
+from pydantic import FileUrl
 
 from openvaala_server.config import McpServerConfig
+from openvaala_server.mcp import catalog
 from openvaala_server.protocol.payloads import McpServerState
 from openvaala_server.structured import CANCEL_GRACE_S, Activity, Supervisor
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 Status = Literal["stopped", "starting", "ready", "failed"]
 
@@ -48,10 +60,25 @@ STDERR_TAIL = 500
 # How long `stop` waits for a server to end its session (the SDK terminates, then kills, the
 # process) before cancelling its activity.
 STOP_S: Final = 10.0
+MIB: Final = 1024 * 1024
+# How the SDK (2.x) resolves a call whose server-sent event it could not read (over its size
+# limit, malformed): that request alone fails, the session goes on.
+_SSE_FAILED = "SSE stream failed"
+
+
+# Told of each progress notification of a call: (progress, total or None, message or None).
+OnProgress = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
 class McpCallError(Exception):
     """A call that did not reach a result: the message is what the model and user read."""
+
+
+def offered(tool: McpToolInfo) -> bool:
+    """Whether a listed tool can be called plainly: one that requires task augmentation (a
+    call answered with a task to poll) cannot, so it is not offered."""
+    execution = tool.execution
+    return execution is None or execution.task_support != "required"
 
 
 @dataclass(frozen=True)
@@ -60,11 +87,28 @@ class ServerStatus:
     status: Status
     tools: tuple[str, ...]
     error: str | None = None
+    # True when `tools` is the server's last listing (it is not ready now), not a live one.
+    last_known: bool = False
+    resources: tuple[Resource, ...] = ()
+    prompts: tuple[Prompt, ...] = ()
 
     def to_dict(self) -> McpServerState:
         out: McpServerState = {"name": self.name, "status": self.status, "tools": list(self.tools)}
         if self.error is not None:
             out["error"] = self.error
+        if self.last_known:
+            out["toolsLastKnown"] = True
+        if self.resources:
+            out["resources"] = [{"uri": str(r.uri), "name": r.name} for r in self.resources]
+        if self.prompts:
+            out["prompts"] = [
+                {
+                    "name": p.name,
+                    "description": p.description or "",
+                    "arguments": [a.name for a in p.arguments or ()],
+                }
+                for p in self.prompts
+            ]
         return out
 
 
@@ -77,13 +121,32 @@ def server_env(config: McpServerConfig) -> dict[str, str]:
 class McpConnection:
     """A configured server, started on first need and restarted after it ended."""
 
-    def __init__(self, config: McpServerConfig, tasks: Supervisor) -> None:
+    def __init__(
+        self,
+        config: McpServerConfig,
+        tasks: Supervisor,
+        *,
+        known: tuple[McpToolInfo, ...] = (),
+        on_listed: Callable[[str, tuple[McpToolInfo, ...]], None] | None = None,
+    ) -> None:
         self.config = config
         self.tasks = tasks
         self.status: Status = "stopped"
         self.error: str | None = None
-        # The server's tools that pass enabled_tools / disabled_tools, from its last listing.
-        self.tools: tuple[McpToolInfo, ...] = ()
+        # The server's tools that pass enabled_tools / disabled_tools, from its last listing
+        # (at first the one kept from an earlier run, mcp/listings.py).
+        self.tools: tuple[McpToolInfo, ...] = tuple(
+            t for t in known if config.offers(t.name) and offered(t)
+        )
+        self._on_listed = on_listed
+        # Counts finished start attempts: a call that waited for one uses its outcome.
+        self._attempts = 0
+        # The working directories of the conversations that called it: its roots (a set, in
+        # the order first seen), so a server shared by several conversations sees each one.
+        self.roots: dict[str, None] = {}
+        # Its resources and prompts, as listed at its start (servers without them: none).
+        self.resources: tuple[Resource, ...] = ()
+        self.prompts: tuple[Prompt, ...] = ()
         self._session: ClientSession | None = None
         self._activity: Activity | None = None
         self._ready = anyio.Event()
@@ -112,28 +175,65 @@ class McpConnection:
             self._ended = True
             self._fail("the server exited; it restarts at the next call")
 
+    @property
+    def ready(self) -> bool:
+        return self.status == "ready" and self._session is not None
+
     def snapshot(self) -> ServerStatus:
         self._check_alive()
-        names = tuple(tool.name for tool in self.tools) if self.status == "ready" else ()
-        return ServerStatus(self.config.name, self.status, names, self.error)
+        names = tuple(tool.name for tool in self.tools)
+        last_known = bool(names) and not self.ready
+        return ServerStatus(
+            self.config.name,
+            self.status,
+            names,
+            self.error,
+            last_known,
+            self.resources if self.ready else (),
+            self.prompts if self.ready else (),
+        )
+
+    def start_soon(self) -> None:
+        """Start the server in the background unless it runs or is starting; a failed one is
+        tried again once `RETRY_START_AFTER_S` have passed. Never waits."""
+        self._check_alive()
+        if self.ready or self._start_lock.locked():
+            return
+        waited = time.monotonic() - self._failed_at
+        if self.status == "failed" and not self._ended and waited < RETRY_START_AFTER_S:
+            return
+        self.status = "starting"  # at once, so every client's MCP status says so
+        self.tasks.spawn(self.ensure_started, f"mcp-start:{self.config.name}")
 
     async def ensure_started(self, *, retry_failed: bool = True) -> bool:
         """Start the server unless it runs; True once it is ready, False when it failed.
 
-        Never waits longer than `startup_timeout_s`; concurrent callers share one start.
+        Never waits longer than `startup_timeout_s` for its own start; concurrent callers share
+        one start (a caller that waited for another's start takes its outcome).
         """
+        attempts = self._attempts
         async with self._start_lock:
             self._check_alive()
-            if self.status == "ready" and self._session is not None:
+            if self.ready:
                 return True
             if self.status == "failed" and not self._ended:
+                if self._attempts != attempts:  # it just failed while this caller waited
+                    return False
                 waited = time.monotonic() - self._failed_at
                 if not retry_failed and waited < RETRY_START_AFTER_S:
                     return False
-            await self._start()
+            try:
+                await self._start()
+            finally:
+                self._attempts += 1
             return self.status == "ready"
 
     async def _start(self) -> None:
+        if self._activity is not None:
+            # Calls still under way on the old session (another conversation's) end first: a
+            # restart must not cut them. Each is bounded by tool_timeout_s.
+            with anyio.move_on_after(self.config.tool_timeout_s):
+                await self.until_idle()
         await self._discard_task()
         self.status, self.error, self._ended = "starting", None, False
         self._ready, self._stop = anyio.Event(), anyio.Event()
@@ -167,9 +267,15 @@ class McpConnection:
         """The server's own task: open the session, list the tools, hold it until stopped."""
         try:
             async with self._open() as session:
-                await session.initialize()
-                listed = await _list_all_tools(session)
-                self.tools = tuple(t for t in listed if self.config.offers(t.name))
+                offers = (await session.initialize()).capabilities
+                listed = await catalog.list_tools(session)
+                if offers.resources is not None:
+                    self.resources = tuple(await catalog.list_resources(session))
+                if offers.prompts is not None:
+                    self.prompts = tuple(await catalog.list_prompts(session))
+                self.tools = tuple(t for t in listed if self.config.offers(t.name) and offered(t))
+                if self._on_listed is not None:
+                    self._on_listed(self.config.name, tuple(listed))
                 self._session, self.status = session, "ready"
                 self._ready.set()
                 await self._stop.wait()
@@ -200,7 +306,7 @@ class McpConnection:
                 try:
                     async with (
                         stdio_client(params, errlog=errlog) as (read, write),
-                        ClientSession(read, write) as session,
+                        ClientSession(read, write, list_roots_callback=self._list_roots) as session,
                     ):
                         yield session
                 finally:
@@ -215,10 +321,25 @@ class McpConnection:
             headers["Authorization"] = f"Bearer {token}"
         async with (
             create_mcp_http_client(headers=headers) as http,
-            streamable_http_client(cfg.url, http_client=http) as (read, write),
-            ClientSession(read, write) as session,
+            streamable_http_client(
+                cfg.url, http_client=http, max_sse_event_size=cfg.max_result_mb * MIB
+            ) as (read, write),
+            ClientSession(read, write, list_roots_callback=self._list_roots) as session,
         ):
             yield session
+
+    async def _list_roots(self, context: ClientRequestContext) -> ListRootsResult:
+        return ListRootsResult(
+            roots=[Root(uri=FileUrl(Path(p).as_uri()), name=Path(p).name or p) for p in self.roots]
+        )
+
+    async def _add_root(self, session: ClientSession, cwd: Path) -> None:
+        """Make `cwd` one of the server's roots, telling it when the list changed."""
+        if str(cwd) in self.roots:
+            return
+        self.roots[str(cwd)] = None
+        with contextlib.suppress(Exception):  # a server without roots support ignores it
+            await session.send_roots_list_changed()
 
     def _describe_failure(self, exc: BaseException) -> str:
         while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
@@ -245,37 +366,84 @@ class McpConnection:
             return self._stderr.read()[-STDERR_TAIL:].strip()
         return ""
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> CallToolResult:
-        """Call one of the server's tools, starting (or restarting) the server first.
+    async def call(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        cwd: Path | None = None,
+        on_progress: OnProgress | None = None,
+    ) -> CallToolResult:
+        """Call one of the server's tools, starting (or restarting) the server first. `cwd`, the
+        calling conversation's directory, becomes one of the server's roots.
+
+        A progress token goes with the call: each progress notification is passed to
+        `on_progress` and gives the call another `tool_timeout_s` from then.
 
         Raises `McpCallError` with a message for the model when there is no result: the server
         could not start, the call timed out, or the connection ended during the call (the
         server is then restarted by the next call).
         """
+        timeout = self.config.tool_timeout_s
+
+        async def send(session: ClientSession, limit: anyio.CancelScope) -> CallToolResult:
+            async def progressed(progress: float, total: float | None, message: str | None) -> None:
+                limit.deadline = anyio.current_time() + timeout  # still working: more time
+                if on_progress is not None:
+                    await on_progress(progress, total, message)
+
+            return await session.call_tool(tool, arguments, progress_callback=progressed)
+
+        return await self.request(tool, send, cwd=cwd)
+
+    def _unreadable(self, tool: str, message: str) -> str:
+        """Why one call's answer could not be read, while the connection itself is fine."""
+        name, limit = self.config.name, self.config.max_result_mb
+        if "byte limit" in message:
+            return (
+                f"{name}: the result of {tool} is larger than max_result_mb = {limit} MiB, the "
+                f"most read from this server; raise it in [mcp_servers.{name}] to receive it"
+            )
+        return f"{name}: the answer to {tool} could not be read ({message})"
+
+    async def request(
+        self,
+        what: str,
+        send: Callable[[ClientSession, anyio.CancelScope], Awaitable[T]],
+        *,
+        cwd: Path | None = None,
+    ) -> T:
+        """One request to the server (a tool call, a resource read, a prompt), starting it first,
+        bounded by `tool_timeout_s` (`send` may move the deadline of the scope it is given).
+        Raises `McpCallError` saying what went wrong."""
         name = self.config.name
         if not await self.ensure_started():
             raise McpCallError(f"MCP server {name!r} is not available: {self.error}")
         session = self._session
         assert session is not None
+        if cwd is not None:
+            await self._add_root(session, cwd)
         timeout = self.config.tool_timeout_s
         if not self.calls:
             self._idle = anyio.Event()
         self.calls += 1
+        limit = anyio.CancelScope(deadline=anyio.current_time() + timeout)
         try:
-            with anyio.fail_after(timeout):
-                return await session.call_tool(tool, arguments)
-        except TimeoutError:
+            with limit:
+                return await send(session, limit)
             raise McpCallError(
-                f"{name}: {tool} did not finish within tool_timeout_s = {timeout:g} s"
-            ) from None
+                f"{name}: {what} did not finish within tool_timeout_s = {timeout:g} s"
+            )
         except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED and exc.message.startswith(_SSE_FAILED):
+                raise McpCallError(self._unreadable(what, exc.message)) from None
             if exc.code == CONNECTION_CLOSED or self._session is not session:
-                raise self._lost(tool) from None
+                raise self._lost(what) from None
             # The server answered with a protocol error (unknown tool, bad arguments).
-            raise McpCallError(f"{name}: {tool} failed: {exc.message}") from None
+            raise McpCallError(f"{name}: {what} failed: {exc.message}") from None
         except (OSError, EOFError, RuntimeError) as exc:
-            log.info("MCP server %s: call failed: %r", name, exc)
-            raise self._lost(tool) from None
+            log.info("MCP server %s: %s failed: %r", name, what, exc)
+            raise self._lost(what) from None
         finally:
             self.calls -= 1
             if not self.calls:
@@ -303,18 +471,6 @@ class McpConnection:
                 with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_GRACE_S):
                     await activity.wait()
         self.status, self._session = "stopped", None
-
-
-async def _list_all_tools(session: ClientSession) -> list[McpToolInfo]:
-    tools: list[McpToolInfo] = []
-    cursor: str | None = None
-    while True:
-        params = PaginatedRequestParams(cursor=cursor) if cursor else None
-        page = await session.list_tools(params=params)
-        tools.extend(page.tools)
-        cursor = page.next_cursor
-        if not cursor:
-            return tools
 
 
 def _closed(session: ClientSession) -> bool:

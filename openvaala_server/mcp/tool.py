@@ -106,8 +106,14 @@ class McpTool:
         return Access(summary=f"{self.server}: {self.tool}({inner})", command=None, writes=())
 
     async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        async def progressed(progress: float, total: float | None, message: str | None) -> None:
+            # Streamed like a command's output: every client shows it live until the result.
+            ctx.emit_output(progress_line(progress, total, message))
+
         try:
-            result = await self.connection.call(self.tool, arguments)
+            result = await self.connection.call(
+                self.tool, arguments, cwd=ctx.cwd, on_progress=progressed
+            )
         except McpCallError as exc:
             return ToolResult(output=str(exc), is_error=True)
         text, images = render_result(result)
@@ -119,6 +125,12 @@ class McpTool:
             images=images,
             attachments=tuple(filter(None, map(as_attachment, images))),
         )
+
+
+def progress_line(progress: float, total: float | None, message: str | None) -> str:
+    """One progress notification as a line of the call's live output: `[progress 3/10] …`."""
+    done = f"{progress:g}/{total:g}" if total is not None else f"{progress:g}"
+    return f"[progress {done}]" + (f" {message}" if message else "") + "\n"
 
 
 def as_attachment(image: McpImage) -> Image | None:
@@ -144,7 +156,7 @@ def render_result(result: CallToolResult) -> tuple[str, tuple[McpImage, ...]]:
         elif isinstance(block, AudioContent):
             parts.append(f"[audio: {block.mime_type}, {_size(block.data)}, not shown]")
         elif isinstance(block, ResourceLink):
-            parts.append(f"[resource: {block.uri}]")
+            parts.append(f"[resource: {block.uri} (read_mcp_resource reads it)]")
         elif isinstance(block, EmbeddedResource):
             res = block.resource
             if isinstance(res, TextResourceContents):

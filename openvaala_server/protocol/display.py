@@ -37,11 +37,32 @@ def mcp_server_state(server: Mapping[str, object]) -> str:
     tools = [str(t) for t in listed] if isinstance(listed, list) else []
     if status == "ready":
         noun = "tool" if len(tools) == 1 else "tools"
-        return f"ready, {len(tools)} {noun}" + (f": {', '.join(tools)}" if tools else "")
+        text = f"ready, {len(tools)} {noun}" + (f": {', '.join(tools)}" if tools else "")
+        return text + _offers(server)
     if status == "failed":
-        return f"failed: {server.get('error') or 'no reason given'}"
-    if status == "starting":
-        return "starting…"
-    if status == "stopped":
-        return "not started yet (starts when an agent that lists it first needs it)"
-    return status
+        text = f"failed: {server.get('error') or 'no reason given'}"
+    elif status == "starting":
+        text = "starting…"
+    elif status == "stopped":
+        text = "not started yet (starts when an agent that lists it first needs it)"
+    else:
+        text = status
+    if server.get("toolsLastKnown") and tools:
+        noun = "tool" if len(tools) == 1 else "tools"
+        text += f"; offers the {len(tools)} {noun} it listed last"
+    return text
+
+
+def _offers(server: Mapping[str, object]) -> str:
+    """A ready server's resources (`@NAME:URI`) and prompts (`/mcp__NAME__PROMPT`), if any."""
+    name = server.get("name")
+    parts: list[str] = []
+    resources = server.get("resources")
+    if isinstance(resources, list) and resources:
+        uris = [f"@{name}:{r.get('uri')}" for r in resources if isinstance(r, dict)]
+        parts.append("resources: " + ", ".join(uris))
+    prompts = server.get("prompts")
+    if isinstance(prompts, list) and prompts:
+        names = [f"/mcp__{name}__{p.get('name')}" for p in prompts if isinstance(p, dict)]
+        parts.append("prompts: " + ", ".join(names))
+    return "".join(f"; {part}" for part in parts)

@@ -49,6 +49,8 @@ APPROVAL_RESPOND: Final = "approval/respond"
 AGENTS_LIST: Final = "agents/list"
 MODELS_LIST: Final = "models/list"
 MCP_LIST: Final = "mcp/list"
+MCP_GET_PROMPT: Final = "mcp/getPrompt"
+MCP_READ_RESOURCE: Final = "mcp/readResource"
 SESSIONS_LIST: Final = "sessions/list"
 CONVERSATION_INIT: Final = "conversation/init"
 MEMORY_READ: Final = "memory/read"
@@ -96,6 +98,8 @@ REQUESTS: Final = frozenset(
         AGENTS_LIST,
         MODELS_LIST,
         MCP_LIST,
+        MCP_GET_PROMPT,
+        MCP_READ_RESOURCE,
         SESSIONS_LIST,
         CONVERSATION_INIT,
         MEMORY_READ,

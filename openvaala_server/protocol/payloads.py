@@ -144,6 +144,22 @@ class McpServerState(TypedDict):
     status: str  # starting | ready | failed | stopped
     tools: list[str]
     error: NotRequired[str]
+    # True: `tools` is the server's last listing, kept while it is not ready (docs/protocol.md).
+    toolsLastKnown: NotRequired[bool]
+    # A ready server's resources and prompts (absent: it offers none).
+    resources: NotRequired[list[McpResourceInfo]]
+    prompts: NotRequired[list[McpPromptInfo]]
+
+
+class McpResourceInfo(TypedDict):
+    uri: str
+    name: str
+
+
+class McpPromptInfo(TypedDict):
+    name: str
+    description: str
+    arguments: list[str]
 
 
 class AgentInfo(TypedDict):
@@ -336,6 +352,17 @@ class InitializeParams(TypedDict, total=False):
     protocolVersion: JsonValue
 
 
+class ReadResourceParams(TypedDict):
+    server: str
+    uri: str
+
+
+class GetPromptParams(TypedDict):
+    server: str
+    name: str
+    arguments: NotRequired[dict[str, str]]
+
+
 class NoParams(TypedDict):
     pass
 
@@ -522,6 +549,8 @@ REQUEST_PARAMS: Final[dict[str, type]] = {
     m.AGENTS_LIST: NoParams,
     m.MODELS_LIST: NoParams,
     m.MCP_LIST: NoParams,
+    m.MCP_GET_PROMPT: GetPromptParams,
+    m.MCP_READ_RESOURCE: ReadResourceParams,
     m.SESSIONS_LIST: ConversationParams,
     m.CONVERSATION_INIT: ConversationParams,
     m.MEMORY_READ: ConversationParams,
@@ -731,6 +760,14 @@ class McpResult(TypedDict):
     servers: list[McpServerState]
 
 
+class GetPromptResult(TypedDict):
+    text: str
+
+
+class McpTextResult(TypedDict):
+    text: str
+
+
 class SessionsResult(TypedDict):
     sessions: list[SessionInfo]
 
@@ -788,6 +825,8 @@ REQUEST_RESULTS: Final[dict[str, type]] = {
     m.AGENTS_LIST: AgentsResult,
     m.MODELS_LIST: ModelsResult,
     m.MCP_LIST: McpResult,
+    m.MCP_GET_PROMPT: GetPromptResult,
+    m.MCP_READ_RESOURCE: McpTextResult,
     m.SESSIONS_LIST: SessionsResult,
     m.CONVERSATION_INIT: SendResult,
     m.MEMORY_READ: MemoryResult,

@@ -23,6 +23,7 @@ from openvaala_server.domain.instructions import assemble
 from openvaala_server.domain.tool_names import SPAWN_AGENT
 from openvaala_server.domain.trace import INSTRUCTION_KINDS, InstructionPart, Trace, trace
 from openvaala_server.domain.usage import early_start, estimate_item, threshold
+from openvaala_server.mcp.manager import last_listed
 from openvaala_server.models.base import ModelRequest
 from openvaala_server.protocol import methods
 from openvaala_server.protocol import payloads as wire
@@ -90,12 +91,14 @@ def model_context(conv: Conversation, session: LiveSession) -> list[r.Item]:
 def trace_of(conv: Conversation, session: LiveSession) -> Trace:
     runtime = conv.runtime
     model = runtime.config_for(session).models.get(session.model)
+    tools = runtime.tools_for(conv, session).values()
     return trace(
         instruction_parts(conv, session),
-        [tool.spec for tool in runtime.tools_for(conv, session).values()],
+        [tool.spec for tool in tools],
         session.items,
         model_context(conv, session),
         pinned=set(pinned(conv, session)),
+        last_known={t.spec.name for t in tools if last_listed(t)},
         provider=model.provider if model else "",
         reported_context=session.reasoning_context,
         configured_context=model.reasoning_context if model else None,

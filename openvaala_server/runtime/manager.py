@@ -22,14 +22,14 @@ from openvaala_server import errors
 from openvaala_server.config import Config, ModelConfig, config_path
 from openvaala_server.domain import meta as meta_fold
 from openvaala_server.domain import records as r
-from openvaala_server.domain import recovery
+from openvaala_server.domain import recovery, tool_names
 from openvaala_server.domain.approvals import Answer
 from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.images import Image
 from openvaala_server.domain.inbox import Input, InputGone, Mode
 from openvaala_server.domain.joined import list_page
 from openvaala_server.domain.permissions import Confinement, Permissions
-from openvaala_server.mcp.manager import McpManager
+from openvaala_server.mcp.manager import LISTINGS_FILE, McpManager
 from openvaala_server.models.base import Provider
 from openvaala_server.models.registry import make_provider
 from openvaala_server.protocol import methods
@@ -56,6 +56,7 @@ from openvaala_server.structured import Activity, ActivityCancelled, Supervisor
 from openvaala_server.tools.plan import UPDATE_PLAN_TOOL, UpdatePlanTool
 from openvaala_server.tools.registry import tools_for as builtin_tools
 from openvaala_server.tools.sandbox import ensure_private_dir
+from openvaala_server.tools.web_fetch import WebFetchTool
 
 if TYPE_CHECKING:
     from openvaala_server.protocol import payloads as p
@@ -96,7 +97,7 @@ class ConversationManager:
         self.tasks = Supervisor("runtime")
         self.subagents = SubagentService(self)
         # MCP servers, started when a turn of an agent naming them first needs them, shared.
-        self.mcp = McpManager(config.mcp_servers, self.tasks)
+        self.mcp = McpManager(config.mcp_servers, self.tasks, store.data_dir.root / LISTINGS_FILE)
         # Daemon-wide notifications (config/reloaded, config/error), and the config file's state.
         self.broadcast = Broadcast()
         self.list_feed = ListFeed()  # conversation/listChanged to whoever watches the list
@@ -177,9 +178,12 @@ class ConversationManager:
                 provider.retire()
 
     def tools_for(self, conv: Conversation, session: LiveSession) -> dict[str, Tool]:
-        agent = self.config_for(session).agents.get(session.agent)
+        config = self.config_for(session)
+        agent = config.agents.get(session.agent)
         names = agent.tools if agent else ()
         tools = {t.spec.name: t for t in builtin_tools(names)}
+        if tool_names.WEB_FETCH in names:  # with the limits of its [web_fetch] table
+            tools[tool_names.WEB_FETCH] = WebFetchTool(config.web_fetch)
         if UPDATE_PLAN_TOOL in names:  # bound to the session whose plan it replaces
             tools[UPDATE_PLAN_TOOL] = UpdatePlanTool(conv, session)
         tools.update(self.subagents.tools_for(conv, session))

@@ -30,7 +30,16 @@ log = logging.getLogger(__name__)
 POLL_S = 0.5
 # What changes with a reload, in the order a message lists them. `[server]` settings are read at
 # start (the port, frame and queue limits): a change there needs `openvaala serve restart`.
-SECTIONS = ("default_agent", "models", "agents", "mcp_servers", "retry", "subagents", "server")
+SECTIONS = (
+    "default_agent",
+    "models",
+    "agents",
+    "mcp_servers",
+    "hooks",
+    "retry",
+    "subagents",
+    "server",
+)
 RESTART_SECTIONS = ("server",)
 
 Signature = tuple[int, int, int] | None  # (size, mtime_ns, inode) of the file, None: no file

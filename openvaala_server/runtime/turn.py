@@ -43,6 +43,7 @@ from openvaala_server.runtime.images import store as store_images
 from openvaala_server.runtime.images import with_images
 from openvaala_server.runtime.retrying import RetriesExhausted, with_retries
 from openvaala_server.runtime.session import LiveSession, LiveTurn
+from openvaala_server.runtime.turn_hooks import TurnHooks
 from openvaala_server.tools.base import ToolContext, ToolResult, truncate_output
 
 if TYPE_CHECKING:
@@ -91,6 +92,7 @@ class TurnRunner:
         # Tool calls the model has begun and whose arguments are still streaming, by call id:
         # not shown yet (the complete call is), but recorded if the turn ends meanwhile.
         self._writing: dict[str, r.Item] = {}
+        self.hooks = TurnHooks(conv, session, turn.turn_id, self.config)
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -143,6 +145,8 @@ class TurnRunner:
         self.conv.publish_items(self.session, first)
         # Only now may `input/send` answer: its message is durable (docs/protocol.md).
         self.turn.announced.set()
+        if inputs:
+            await self._prompt_submitted(inputs)
         while True:
             if self.turn.stop_reason:  # interrupted between two steps
                 await self._interrupted()
@@ -157,6 +161,8 @@ class TurnRunner:
                 return
             for call in tool_calls:
                 await self._run_tool(call)
+            # After every result of the step: never between a call and its result.
+            await self.conv.persist_items(self.session, self.hooks.take())
 
     async def _interrupted(self) -> None:
         assert self.turn.interrupt_scope is not None
@@ -208,6 +214,10 @@ class TurnRunner:
                     text=f"The turn failed: {error['message']}",
                 )
             )
+        if self.turn.stop_reason != "shutdown":
+            with anyio.CancelScope(shield=True):  # bounded by each hook's timeout_s
+                await self.hooks.turn_end(status)
+        finals += self.hooks.take()
         if status == "interrupted" and self.turn.stop_reason != "shutdown":
             finals.append(
                 new_item(
@@ -289,6 +299,12 @@ class TurnRunner:
 
     async def _add_inputs(self, inputs: list[Input]) -> None:
         await self.conv.persist_items(self.session, self._input_items(inputs))
+        await self._prompt_submitted(inputs)
+
+    async def _prompt_submitted(self, inputs: list[Input]) -> None:
+        """The `prompt_submit` hooks, once the messages are durable; their output is kept."""
+        await self.hooks.prompt_submit(inputs)
+        await self.conv.persist_items(self.session, self.hooks.take())
 
     def _input_items(self, inputs: list[Input]) -> list[r.Item]:
         items = []
@@ -327,8 +343,8 @@ class TurnRunner:
         provider = self.runtime.provider(self.session.model, self.config)
         await self._compact_if_needed()
         agent = self.config.agents.get(self.session.agent)
-        if agent is not None:  # bounded by each server's startup_timeout_s
-            await self.runtime.mcp.start(agent.tools)
+        if agent is not None:  # in the background: the call waits for none of them
+            self.runtime.mcp.start(agent.tools)
         await self.conv.load_surroundings(self.session)
         request = await with_images(self.conv, self._request())
         await warmup.catch_up(provider, request)
@@ -483,6 +499,9 @@ class TurnRunner:
     async def _run_tool(self, call: r.Item) -> None:
         tools = self.runtime.tools_for(self.conv, self.session)
         tool: Tool | None = tools.get(call["name"])
+        agent = self.config.agents.get(self.session.agent)
+        if tool is None and agent is not None:  # a server that was starting when asked
+            tool = await self.runtime.mcp.tool_when_started(agent.tools, call["name"])
         limit = self.config.server.tool_output_limit
         confinement = self.runtime.confinement_for(self.conv, self.session)
         outcome: ToolResult | None = None
@@ -493,6 +512,9 @@ class TurnRunner:
         elif not isinstance(call.get("arguments"), dict):
             outcome = ToolResult("The tool arguments were not a JSON object.", True)
         else:
+            # A refusing pre_tool hook decides before anyone is asked.
+            outcome = await self.hooks.pre_tool(call)
+        if outcome is None and tool is not None:
             try:
                 outcome, confinement = await approve(
                     self.conv, self.session, call, tool, confinement
@@ -506,6 +528,7 @@ class TurnRunner:
                 result["isError"] = True
                 raise
         result = self._start_result(call)
+        ran = outcome is None
         if outcome is None:
             assert tool is not None
             ctx = ToolContext(
@@ -542,6 +565,8 @@ class TurnRunner:
             refs = await store_images(self.runtime, self.conv.conversation_id, outcome.attachments)
             result["images"] = refs
         await self.conv.persist_items(self.session, [result])
+        if ran:
+            await self.hooks.post_tool(call, result)
 
     def _start_result(self, call: r.Item) -> r.Item:
         tid = self.turn.turn_id

@@ -9,7 +9,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import TextArea
 
-from openvaala_tui.completion import complete
+from openvaala_tui.completion import McpOffers, complete
 from openvaala_tui.widgets.completions import CompletionPopup
 
 NEWLINE_KEYS = ("shift+enter", "ctrl+j", "newline")
@@ -45,6 +45,8 @@ class Composer(TextArea):
         self.editing_input: str | None = None  # the waiting input being edited, if any
         self.popup: CompletionPopup | None = None  # set by the app
         self.cwd = "."  # where `@path` completes (the conversation's directory)
+        # MCP prompts and resources it completes, as the app last read them (`mcp/list`).
+        self.mcp_offers = McpOffers()
 
     @property
     def cursor_offset(self) -> int:
@@ -54,7 +56,7 @@ class Composer(TextArea):
 
     def update_completion(self) -> None:
         if self.popup is not None:
-            self.popup.show(complete(self.text, self.cursor_offset, self.cwd))
+            self.popup.show(complete(self.text, self.cursor_offset, self.cwd, self.mcp_offers))
 
     def accept_completion(self) -> None:
         """Put the highlighted completion in place of what it completes."""

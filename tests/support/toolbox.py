@@ -40,8 +40,12 @@ def toolbox_config(fake: FakeProvider, *, mcp: bool = True) -> str:
     )
 
 
-def plan_and_patch(fake: FakeProvider) -> None:
-    """One turn: update_plan, then apply_patch on greet.py, then an answer."""
+def plan_and_patch(fake: FakeProvider, *, mcp: bool = True) -> None:
+    """One turn: update_plan, then apply_patch on greet.py, then an answer. With `mcp` it first
+    calls the MCP server `t`, so the server has started when the turn ends (servers start in the
+    background and a turn waits only for one it calls, docs/configuration.md)."""
+    if mcp:
+        fake.enqueue(Reply().tool_call("mcp__t__echo", {"text": "ready"}))
     fake.enqueue(
         Reply().tool_call("update_plan", {"explanation": "Small fix", "plan": STEPS}),
         Reply().tool_call("apply_patch", {"input": PATCH}),

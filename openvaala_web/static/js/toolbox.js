@@ -77,6 +77,7 @@ function serverLine(s) {
   else if (s.status === "failed") text = `failed: ${s.error || "no reason given"}`;
   else if (s.status === "starting") text = "starting…";
   else text = "not started yet (starts when an agent that lists it first needs it)";
+  if (s.toolsLastKnown && tools.length) text += `; offers the ${tools.length} tool${tools.length === 1 ? "" : "s"} it listed last`;
   return h(
     "li",
     { class: `mcp-server mcp-${s.status}`, dataset: { name: s.name, status: s.status } },

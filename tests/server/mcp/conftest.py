@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fakes.providers import FakeProvider
 from tests.support.supervisor import supervisor  # noqa: F401  (a fixture)
 
 SERVER = Path(__file__).with_name("mcp_test_server.py")
@@ -20,6 +22,19 @@ STARTUP_S = 45.0
 
 def stdio_args(mode: str = "stdio") -> tuple[str, ...]:
     return (str(SERVER), mode)
+
+
+def daemon_config(
+    fake: FakeProvider, *, tools: str = '["mcp:t"]', mode: str = "stdio", extra: str = ""
+) -> str:
+    """A daemon whose default agent (`tools`) has the test server as `t`, trusted."""
+    python, server = json.dumps(sys.executable), json.dumps(str(SERVER))
+    return (
+        fake.config_toml("fake")
+        + f'\n[agents.default]\ndescription = "t"\nmodel = "fake"\ntools = {tools}\n'
+        + f'\n[mcp_servers.t]\ncommand = {python}\nargs = [{server}, "{mode}"]\n'
+        + f"trust = true\n{extra}"
+    )
 
 
 def _free_port() -> int:

@@ -12,15 +12,28 @@ import sys
 import threading
 import time
 
+import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.utilities.types import Image
+from mcp.types import Tool as McpTool
+from mcp.types import ToolExecution
 
 # A 1×1 PNG.
 PIXEL = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
 )
 
-server = MCPServer("openvaala-test")
+
+class _Server(MCPServer):
+    async def list_tools(self) -> list[McpTool]:
+        required = ToolExecution(task_support="required")
+        return [
+            t.model_copy(update={"execution": required}) if t.name == "task_only" else t
+            for t in await super().list_tools()
+        ]
+
+
+server = _Server("openvaala-test")
 
 
 @server.tool()
@@ -93,6 +106,70 @@ def sleep(seconds: float) -> str:
     """Answer after `seconds`."""
     time.sleep(seconds)
     return "slept"
+
+
+@server.tool()
+def big(size: int) -> str:
+    """`size` characters: a line numbered 0, then filler, ending in a line numbered 1."""
+    return "start\n" + "x" * max(0, size - 10) + "\nend"
+
+
+@server.tool()
+def wait_file(path: str) -> str:
+    """Write `path`.started, then answer once `path` exists (a call kept in flight)."""
+    with open(path + ".started", "w"):
+        pass
+    until_exists(path)
+    return "waited"
+
+
+def until_exists(path: str) -> None:
+    while not os.path.exists(path):
+        time.sleep(0.02)
+
+
+@server.tool()
+async def steps(count: int, seconds: float, ctx: Context) -> str:
+    """Take `count` steps of `seconds` each, reporting progress after each."""
+    for step in range(1, count + 1):
+        await anyio.sleep(seconds)
+        await ctx.report_progress(step, count, f"step {step} of {count}")
+    return f"{count} steps"
+
+
+@server.tool()
+async def gated_steps(count: int, gate: str, ctx: Context) -> str:
+    """Report step 1, wait until the file `gate` exists, then take the other steps."""
+    await ctx.report_progress(1, count, f"step 1 of {count}")
+    await anyio.to_thread.run_sync(until_exists, gate)
+    for step in range(2, count + 1):
+        await ctx.report_progress(step, count, f"step {step} of {count}")
+    return f"{count} steps"
+
+
+@server.tool()
+async def roots(ctx: Context) -> str:
+    """The client's roots, one URI a line."""
+    listed = await ctx.session.list_roots()
+    return "\n".join(str(root.uri) for root in listed.roots)
+
+
+@server.tool()
+def task_only() -> str:
+    """A tool the server lists as requiring task augmentation (see list_tools below)."""
+    return "never offered"
+
+
+@server.resource("notes://today", name="today", mime_type="text/plain")
+def today() -> str:
+    """Today's notes."""
+    return "Water the ficus at noon."
+
+
+@server.prompt()
+def review(file: str) -> str:
+    """Ask for a review of one file."""
+    return f"Review {file} for bugs, briefly."
 
 
 if __name__ == "__main__":

@@ -69,8 +69,14 @@ async def test_mcp_servers_through_the_daemon(
         ]
         assert tool_messages == [pid, "över http"]
         # enabled_tools: the model is offered exactly the allowed tools, with their schemas.
-        offered = {t["function"]["name"]: t["function"] for t in fake.requests[0].json["tools"]}
-        assert sorted(offered) == ["mcp__t__crash", "mcp__t__echo", "mcp__t__pid", "mcp__web__echo"]
+        offered = {t["function"]["name"]: t["function"] for t in fake.requests[-1].json["tools"]}
+        assert sorted(offered) == [
+            "mcp__t__crash",
+            "mcp__t__echo",
+            "mcp__t__pid",
+            "mcp__web__echo",
+            "read_mcp_resource",  # the servers list resources
+        ]
         assert offered["mcp__web__echo"]["parameters"]["properties"]["text"]["type"] == "string"
 
         # A second conversation uses the same server process.

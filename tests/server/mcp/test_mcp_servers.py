@@ -50,7 +50,9 @@ def manager_of(made: Managers, *servers: McpServerConfig) -> McpManager:
 
 
 async def tools_of(manager: McpManager, names: list[str]) -> dict[str, Tool]:
-    return {tool.spec.name: tool for tool in await manager.tools_for(names)}
+    """The servers' own tools (read_mcp_resource, offered beside them, is tested elsewhere)."""
+    tools = await manager.tools_for(names)
+    return {tool.spec.name: tool for tool in tools if tool.spec.name.startswith("mcp__")}
 
 
 async def call(tool: Tool, **arguments: Any) -> ToolResult:
@@ -172,7 +174,8 @@ async def test_an_agent_gets_only_the_servers_it_names(managers: Managers) -> No
     manager = manager_of(managers, stdio("a"), stdio("b", enabled_tools=("pid",)))
     assert manager.current_tools(["mcp:b"]) == []  # nothing started yet
     assert list(await tools_of(manager, ["mcp:b"])) == ["mcp__b__pid"]
-    assert [t.spec.name for t in manager.current_tools(["mcp:*"])] == ["mcp__b__pid"]
+    offered = [t.spec.name for t in manager.current_tools(["mcp:*"])]
+    assert offered == ["mcp__b__pid", "read_mcp_resource"]
     assert [s["status"] for s in manager.statuses()] == ["stopped", "ready"]
     assert await manager.tools_for(["shell"]) == []
 
@@ -205,12 +208,10 @@ async def test_a_server_that_exits_while_idle_shows_failed_and_the_next_call_res
         if manager.statuses()[0]["status"] != "ready":
             break
         await asyncio.sleep(0.05)
-    assert manager.statuses()[0] == {
-        "name": "t",
-        "status": "failed",
-        "tools": [],
-        "error": "the server exited; it restarts at the next call",
-    }
+    status = manager.statuses()[0]
+    assert status["status"] == "failed" and status.get("toolsLastKnown") is True
+    assert status["error"] == "the server exited; it restarts at the next call"
+    assert "pid" in status["tools"]  # as it listed them last
     after = await call(tools["mcp__t__pid"])
     assert not after.is_error and after.output.isdigit() and after.output != before
 

@@ -1,0 +1,90 @@
+"""What the composer sends for MCP (docs/protocol.md, mcp/getPrompt and mcp/readResource):
+`/mcp__SERVER__PROMPT name=value …` becomes the server's filled-in prompt, and each
+`@SERVER:URI` mention of a configured server gets that resource's text appended, fenced like an
+`@path` file. No Textual here: the app passes a `request` function."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from openvaala_server.protocol import methods
+from openvaala_tui.completion import fenced
+
+PROMPT_PREFIX = "mcp__"
+# `@docs:notes://today` at the start of a word: the server name, then the URI up to a space.
+RESOURCE_MENTION = re.compile(r"(?<!\S)@([A-Za-z0-9_-]+):(\S+)")
+
+Request = Callable[..., Awaitable[Any]]
+
+
+class PromptInputError(ValueError):
+    """A `/mcp__…` command that cannot be sent; the message says why."""
+
+
+@dataclass(frozen=True)
+class PromptCall:
+    server: str
+    name: str
+    arguments: dict[str, str]
+
+
+def parse_prompt_command(text: str) -> PromptCall | None:
+    """`/mcp__SERVER__PROMPT a=1 b="two words"` as a call; None for any other text."""
+    head, _, rest = text.strip().partition(" ")
+    if not head.startswith("/" + PROMPT_PREFIX):
+        return None
+    server, sep, name = head[1 + len(PROMPT_PREFIX) :].partition("__")
+    if not sep or not server or not name:
+        raise PromptInputError(f"{head}: expected /mcp__SERVER__PROMPT")
+    arguments: dict[str, str] = {}
+    try:
+        words = shlex.split(rest)
+    except ValueError as exc:
+        raise PromptInputError(f"{head}: {exc}") from None
+    for word in words:
+        key, eq, value = word.partition("=")
+        if not eq or not key:
+            raise PromptInputError(f"{head}: arguments are name=value, not {word!r}")
+        arguments[key] = value
+    return PromptCall(server, name, arguments)
+
+
+async def prompt_text(request: Request, call: PromptCall) -> str:
+    result = await request(
+        methods.MCP_GET_PROMPT, server=call.server, name=call.name, arguments=call.arguments
+    )
+    return str(result["text"])
+
+
+@dataclass(frozen=True)
+class WithResources:
+    text: str
+    attached: list[str]  # `server:uri` of each resource appended
+
+
+async def attach_resources(request: Request, text: str) -> WithResources:
+    """`text` with the text of each `@SERVER:URI` resource of a configured server appended
+    (once each). A mention naming no configured server is left as it is (an email, a
+    handle); one that cannot be read raises the daemon's error."""
+    mentions = dict.fromkeys(
+        (m.group(1), m.group(2).rstrip(".,;!?)")) for m in RESOURCE_MENTION.finditer(text)
+    )
+    if not mentions:
+        return WithResources(text, [])
+    listed = await request(methods.MCP_LIST)
+    servers = {str(s.get("name")) for s in listed.get("servers") or ()}
+    blocks: list[str] = []
+    attached: list[str] = []
+    for server, uri in mentions:
+        if server not in servers:
+            continue
+        result = await request(methods.MCP_READ_RESOURCE, server=server, uri=uri)
+        blocks.append(fenced(f"{server}:{uri}", str(result["text"])))
+        attached.append(f"{server}:{uri}")
+    if not blocks:
+        return WithResources(text, [])
+    return WithResources(text.rstrip() + "\n\n" + "\n\n".join(blocks), attached)
