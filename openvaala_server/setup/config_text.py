@@ -1,5 +1,6 @@
 """The text `openvaala setup` adds to config.toml: a commented model table, and an agent using it
-when the file has none. Pure: the caller reads and writes the file."""
+when the file has none (or the new model for a default agent that names none). Pure: the caller
+reads and writes the file."""
 
 from __future__ import annotations
 
@@ -114,3 +115,43 @@ def extended(text: str, new: NewModel, when: str) -> str:
     if not agents:
         parts.append(agent_table(new.name))
     return "\n\n".join(part.rstrip("\n") for part in parts) + "\n"
+
+
+def modelless_default_agent(text: str) -> str | None:
+    """The name of the file's default agent if it names no model (so new conversations would
+    stay on the demo model); None when the file has no agents or its default names one."""
+    raw = tomllib.loads(text)
+    agents = raw.get("agents")
+    if not isinstance(agents, dict) or not agents:
+        return None
+    default = raw.get("default_agent", next(iter(agents)))
+    table = agents.get(default) if isinstance(default, str) else None
+    if not isinstance(table, dict) or "model" in table:
+        return None
+    return str(default)
+
+
+def with_agent_model(text: str, agent: str, model_name: str) -> str | None:
+    """`text` with `model = "<model_name>"` as the first key of `[agents.<agent>]`; None when the
+    table is not written as such a header (dotted keys, an inline table), which setup then
+    reports instead of editing. Every other byte is kept."""
+    header = re.compile(
+        r"^[ \t]*\[[ \t]*agents[ \t]*\.[ \t]*(?:"
+        + re.escape(agent)
+        + "|"
+        + re.escape(string(agent))
+        + "|'"
+        + re.escape(agent)
+        + r"')[ \t]*\][ \t]*(?:#[^\n]*)?$",
+        re.MULTILINE,
+    )
+    found = header.search(text)
+    if found is None:
+        return None
+    line = f"\nmodel = {string(model_name)}  # added by `openvaala setup`"
+    edited = text[: found.end()] + line + text[found.end() :]
+    try:  # the edit is checked, not trusted: the result must say what was meant
+        agents = tomllib.loads(edited).get("agents", {})
+    except tomllib.TOMLDecodeError:
+        return None
+    return edited if agents.get(agent, {}).get("model") == model_name else None

@@ -88,14 +88,22 @@ def _run(flags: Flags, prompter: Prompter, config_file: Path) -> int:
     window = _window(flags, prompter, preset, base_url, model)
     key_file = store_key(config_file.parent, name, key.secret) if key.secret else None
     new = config_text.NewModel(name, preset, model, base_url, key.env, key_file, window)
-    _write(config_file, config_text.extended(text, new, date.today().isoformat()))
+    written = config_text.extended(text, new, date.today().isoformat())
+    modelless = config_text.modelless_default_agent(text)
+    given = config_text.with_agent_model(written, modelless, name) if modelless else None
+    _write(config_file, given or written)
     try:
         config = load_config(config_file)
     except ConfigError as exc:
         _write(config_file, text)  # what was there before stays as it was
         raise Failure(f"the new configuration does not load, nothing changed: {exc}") from None
     say(f"Wrote [models.{name}] to {config_file}.")
-    if agents:  # the file's agents keep their models: say how to use the new one
+    if given:
+        say(f"[agents.{modelless}] named no model: new conversations now use {name} on it.")
+    elif modelless:  # a table setup cannot edit safely: say what to write
+        say(f"[agents.{modelless}] names no model, so new conversations stay on the demo model:")
+        say(f'add model = "{name}" to it.')
+    if agents and not given:  # the file's agents keep their models: say how to use the new one
         say(f"Your agents keep their models: use this one with `/model {name}` in the TUI,")
         say(f'`openvaala exec --model {name}`, or model = "{name}" in an agent\'s table.')
     if not flags.test:
