@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import asyncio
+import shlex
 import subprocess
 import sys
 
 from textual.app import SuspendNotSupported
 
 from openvaala_server.protocol import methods
+from openvaala_server.setup.status import EXIT_OK, EXIT_TEST_FAILED
 from openvaala_tui.actions import CommandsMixin
 
 OFFER = (
@@ -35,8 +37,14 @@ class SetupMixin(CommandsMixin):
             self.show_welcome()
 
     async def cmd_setup(self, arg: str) -> None:
-        """Run `openvaala setup` in this terminal; the daemon reloads what it writes."""
-        command = [sys.executable, "-m", "openvaala_server", "setup"]
+        """Run `openvaala setup` (with `arg` as its flags, if any) in this terminal; the daemon
+        reloads what it writes."""
+        try:
+            extra = shlex.split(arg)
+        except ValueError as exc:
+            await self.local_notice(f"/setup: cannot read its flags: {exc}", error=True)
+            return
+        command = [sys.executable, "-m", "openvaala_server", "setup", *extra]
         try:
             with self.suspend():
                 # In a thread: the connection to the daemon keeps being served meanwhile.
@@ -44,9 +52,23 @@ class SetupMixin(CommandsMixin):
         except SuspendNotSupported:
             await self.local_notice("Run `openvaala setup` in a terminal.", error=True)
             return
-        if code == 0:
-            await self.local_notice(
-                "Model configured: /new starts a conversation on it, /model switches this one."
-            )
-        else:
-            await self.local_notice("Setup did not finish: nothing was changed.", error=True)
+        text, error = outcome(code)
+        await self.local_notice(text, error=error)
+
+
+def outcome(code: int) -> tuple[str, bool]:
+    """The notice for setup's exit status (docs/configuration.md): whether anything was written
+    decides what the user is told, not only whether it went well."""
+    if code == EXIT_OK:
+        return (
+            "Model configured: /new starts a conversation on it, /model switches this one.",
+            False,
+        )
+    if code == EXIT_TEST_FAILED:
+        return (
+            "Setup wrote the model to config.toml, but its test turn failed (the reason is in "
+            "the terminal above): fix the model's table in config.toml, which the daemon reloads "
+            "by itself.",
+            True,
+        )
+    return "Setup did not finish: nothing was changed.", True

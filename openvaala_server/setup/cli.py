@@ -17,7 +17,8 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "it asks nothing (for scripts). The API key is never a flag: it is read from an "
         "environment variable (--api-key-env) or from stdin (--api-key-stdin) and then kept in "
         "a file of the config directory that only you can read. Exit status: 0 done, 1 the "
-        "provider or the test turn failed, 2 bad or missing flags.",
+        "provider failed (nothing written), 2 bad or missing flags, 3 config.toml written but "
+        "the test turn failed.",
     )
     setup.add_argument("--provider", choices=sorted(BY_KEY), help="ask nothing: use these flags")
     setup.add_argument("--base-url", help="the server's address (compatible servers, proxies)")

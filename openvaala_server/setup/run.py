@@ -26,8 +26,7 @@ from openvaala_server.setup.endpoint import Failure, list_models, test_turn
 from openvaala_server.setup.keys import store_key
 from openvaala_server.setup.presets import BY_KEY, PRESETS, Preset
 from openvaala_server.setup.prompts import Prompter, Usage
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+from openvaala_server.setup.status import EXIT_FAILED, EXIT_OK, EXIT_TEST_FAILED, EXIT_USAGE
 
 
 @dataclass(frozen=True)
@@ -109,7 +108,11 @@ def _run(flags: Flags, prompter: Prompter, config_file: Path) -> int:
     if not flags.test:
         return EXIT_OK
     say(f"Running a test turn on {model}...")
-    reply, source = asyncio.run(_test(config.models[name]))
+    try:
+        reply, source = asyncio.run(_test(config.models[name]))
+    except Failure as exc:
+        print(f"openvaala setup: {exc.message}", file=sys.stderr)
+        return EXIT_TEST_FAILED
     say(f"The model answered: {reply[:200]!r}")
     if source:
         say(f"Its context window: {source}.")

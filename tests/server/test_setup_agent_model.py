@@ -1,5 +1,6 @@
 """`openvaala setup` on a config whose default agent names no model: that agent takes the new
-model (new conversations would otherwise stay on the demo model), and setup says so."""
+model (new conversations would otherwise stay on the demo model), and setup says so. And a test
+turn that fails after config.toml was written exits with its own status."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ import pytest
 
 from openvaala_server.config import load_config
 from openvaala_server.setup import config_text
+from openvaala_server.setup.status import EXIT_TEST_FAILED
 from tests.fakes import local_servers as shapes
 from tests.fakes.providers import FakeProvider
+from tests.fakes.script import Reply
 from tests.server.test_setup_e2e import KEY, flags, setup
 
 
@@ -75,3 +78,12 @@ def test_the_edit_keeps_every_other_byte() -> None:
     text = '# mine\n[ agents . "default" ]\ninstructions = "x"\n\n[retry]\nmax_retries = 2\n'
     edited = config_text.with_agent_model(text, "default", "m")
     assert edited == text.replace("]\n", ']\nmodel = "m"  # added by `openvaala setup`\n', 1)
+
+
+def test_a_failed_test_turn_after_writing_exits_3(server: FakeProvider, tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    server.enqueue(Reply.not_found())
+    done = setup(config, *flags(server, "--model", "fake-model", "--api-key-stdin"), stdin=KEY)
+    assert done.returncode == EXIT_TEST_FAILED, done.stderr
+    assert "the configuration is written, but the test turn failed" in done.stderr
+    assert "fake-model" in load_config(config).models  # written, and it loads
