@@ -26,6 +26,14 @@ class Failure(Exception):
     message: str
 
 
+class Unreachable(Failure):
+    """Nobody answered at the address (refused, unknown host, TLS): the address is what to fix."""
+
+
+class KeyRefused(Failure):
+    """The provider answered 401/403: the key is what to fix."""
+
+
 def _label(config: ModelConfig) -> str:
     return f"the server at {http.host_label(config.base_url or '')}"
 
@@ -49,15 +57,17 @@ async def list_models(config: ModelConfig, key: str | None) -> list[str]:
             response = await client.get(url, headers=headers)
     except httpx.TransportError as exc:
         what = connect_mistake(exc) or f"{type(exc).__name__} (no answer)"
-        raise Failure(f"cannot reach {url}: {what}: check the address") from None
+        raise Unreachable(f"cannot reach {url}: {what}") from None
     status = response.status_code
     if status >= 400:
         _, _, detail = http.error_details(_json(response))
         detail = endpoint.redact(detail or response.text.strip()[:200])
         said = f"{url} answered {status} {httpx.codes.get_reason_phrase(status)}"
-        if status in (401, 403):
+        refused = status in (401, 403)
+        if refused:
             said += ": the key was refused"
-        raise Failure(f"{said}: {detail}" if detail else said)
+        said = f"{said}: {detail}" if detail else said
+        raise KeyRefused(said) if refused else Failure(said)
     body = _json(response)
     data = body.get("data") if isinstance(body, dict) else None
     if not isinstance(data, list):

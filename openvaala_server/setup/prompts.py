@@ -11,6 +11,8 @@ class Usage(Exception):
 
 
 class Prompter(Protocol):
+    interactive: bool  # whether a refused answer can be asked again (else the flag is named)
+
     def ask(self, question: str, default: str = "", *, flag: str) -> str:
         """A line of text; `default` for an empty answer."""
         ...
@@ -25,6 +27,8 @@ class Prompter(Protocol):
 
 
 class Terminal:
+    interactive = True
+
     def ask(self, question: str, default: str = "", *, flag: str) -> str:
         shown = f" [{default}]" if default else ""
         return input(f"{question}{shown}: ").strip() or default
@@ -46,13 +50,16 @@ class Terminal:
 class FlagsOnly:
     """Flags mode: every question is a usage error naming the flag that answers it."""
 
+    interactive = False
+
     def ask(self, question: str, default: str = "", *, flag: str) -> str:
         if default:
             return default
         raise Usage(f"{flag} is needed ({question.lower()})")
 
     def secret(self, question: str, *, flag: str) -> str:
-        raise Usage(f"{flag} is needed ({question.lower()})")
+        # The question describes typing; a script gives the secret a flag's way instead.
+        raise Usage(f"an API key is needed: give {flag}")
 
     def choose(self, question: str, options: list[str], *, flag: str) -> int:
         raise Usage(f"{flag} is needed: one of {', '.join(options)}")

@@ -22,7 +22,13 @@ from openvaala_server.config import WINDOW_PENDING, ConfigError, ModelConfig, lo
 from openvaala_server.models import catalog
 from openvaala_server.models.probe import PROBE_TIMEOUT, probe, with_window
 from openvaala_server.setup import config_text
-from openvaala_server.setup.endpoint import Failure, list_models, test_turn
+from openvaala_server.setup.endpoint import (
+    Failure,
+    KeyRefused,
+    Unreachable,
+    list_models,
+    test_turn,
+)
 from openvaala_server.setup.keys import store_key
 from openvaala_server.setup.presets import BY_KEY, PRESETS, Preset
 from openvaala_server.setup.prompts import Prompter, Usage
@@ -70,16 +76,9 @@ def _run(flags: Flags, prompter: Prompter, config_file: Path) -> int:
     text = _read(config_file)
     taken, agents = _existing(text, config_file)
     preset = _preset(flags, prompter)
-    base_url = flags.base_url or preset.base_url
-    if base_url is None:
-        base_url = prompter.ask("Server URL, e.g. http://localhost:8000/v1", flag="--base-url")
-    if not base_url.startswith(("http://", "https://")):
-        raise Usage(f"the server URL must start with http:// or https:// (got {base_url!r})")
+    base_url = flags.base_url or preset.base_url or _address(prompter)
     key = _key(flags, prompter, preset)
-
-    probe = ModelConfig("setup", preset.provider, "", 8192, 1024, base_url, key.env)
-    say(f"Asking {base_url} for its models...")
-    models = asyncio.run(list_models(probe, key.value))
+    base_url, key, models = _listing(flags, prompter, preset, base_url, key)
     model = _model(flags, prompter, models)
     name = flags.name or config_text.table_name(model, taken)
     if name in taken:
@@ -118,6 +117,39 @@ def _run(flags: Flags, prompter: Prompter, config_file: Path) -> int:
         say(f"Its context window: {source}.")
     say("Done. Start with `openvaala` (a running daemon picks the new model up by itself).")
     return EXIT_OK
+
+
+def _address(prompter: Prompter) -> str:
+    base_url = prompter.ask("Server URL, e.g. http://localhost:8000/v1", flag="--base-url")
+    if not base_url.startswith(("http://", "https://")):
+        raise Usage(f"the server URL must start with http:// or https:// (got {base_url!r})")
+    return base_url
+
+
+def _listing(
+    flags: Flags, prompter: Prompter, preset: Preset, base_url: str, key: Key
+) -> tuple[str, Key, list[str]]:
+    """The provider's models, which also checks the address and the key. At a terminal a refused
+    key, or a typed address nobody answers at, is asked again; with flags the flag is named."""
+    while True:
+        probe = ModelConfig("setup", preset.provider, "", 8192, 1024, base_url, key.env)
+        say(f"Asking {base_url} for its models...")
+        try:
+            return base_url, key, asyncio.run(list_models(probe, key.value))
+        except KeyRefused as exc:
+            if not prompter.interactive:
+                raise
+            say(f"{exc.message}.")
+            key = _typed_key(prompter, preset)
+        except Unreachable as exc:
+            if not prompter.interactive:
+                raise Failure(f"{exc.message}: check --base-url") from None
+            if flags.base_url or preset.base_url:  # not typed here: nothing to ask again
+                raise Failure(
+                    f"{exc.message}: check the network, or give the address with --base-url"
+                ) from None
+            say(f"{exc.message}: check the address and type it again.")
+            base_url = _address(prompter)
 
 
 async def _test(model: ModelConfig) -> tuple[str, str]:
@@ -197,17 +229,28 @@ def _key(flags: Flags, prompter: Prompter, preset: Preset) -> Key:
             return Key(env=usual)
     if not preset.needs_key and flags.provider is not None:
         return Key()  # a local server: no key unless a flag gives one
-    optional = "" if preset.needs_key else ", empty if the server takes none"
-    secret = prompter.secret(
-        f"API key (not shown; kept in a file only you can read{optional})",
-        flag="--api-key-env or --api-key-stdin",
-    )
-    if secret or not preset.needs_key:
-        return Key(secret=secret or None)
-    env = prompter.ask("The environment variable that holds the key", flag="--api-key-env")
-    if not os.environ.get(env, "").strip():
-        raise Usage(f"the environment variable {env} is empty")
-    return Key(env=env)
+    return _typed_key(prompter, preset)
+
+
+def _typed_key(prompter: Prompter, preset: Preset) -> Key:
+    """A key typed unseen, or the variable that holds one; asked again until there is one (a
+    local server's key may be empty)."""
+    optional = ", empty if the server takes none" if not preset.needs_key else ""
+    while True:
+        secret = prompter.secret(
+            f"API key (not shown; kept in a file only you can read{optional})",
+            flag="--api-key-env VAR or --api-key-stdin",
+        )
+        if secret or not preset.needs_key:
+            return Key(secret=secret or None)
+        env = prompter.ask(
+            "No key typed. The environment variable that holds it (empty: type the key)",
+            flag="--api-key-env",
+        )
+        if env and os.environ.get(env, "").strip():
+            return Key(env=env)
+        if env:
+            say(f"The environment variable {env} is empty.")
 
 
 def _model(flags: Flags, prompter: Prompter, models: list[str]) -> str:
