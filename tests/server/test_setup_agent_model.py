@@ -4,26 +4,19 @@ turn that fails after config.toml was written exits with its own status."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from openvaala_server.config import load_config
 from openvaala_server.setup import config_text
 from openvaala_server.setup.status import EXIT_TEST_FAILED
-from tests.fakes import local_servers as shapes
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
-from tests.server.test_setup_e2e import KEY, flags, setup
-
-
-@pytest.fixture
-def server() -> Iterator[FakeProvider]:
-    with FakeProvider(api_key=KEY) as fake:
-        fake.json_routes[("GET", "/v1/models")] = shapes.openai_models("fake-model")
-        fake.json_routes[("GET", "/props")] = shapes.llamacpp_props(16_384)
-        yield fake
+from tests.server.test_setup_e2e import (
+    KEY,
+    fake_server,  # noqa: F401 (the `server` fixture)
+    flags,
+    setup,
+)
 
 
 def run_setup(server: FakeProvider, config: Path) -> str:

@@ -5,24 +5,18 @@ from __future__ import annotations
 
 import socket
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pexpect
-import pytest
 
 from openvaala_server.config import load_config
-from tests.fakes import local_servers as shapes
 from tests.fakes.providers import FakeProvider
-from tests.server.test_setup_e2e import KEY, env_for, setup
-
-
-@pytest.fixture
-def server() -> Iterator[FakeProvider]:
-    with FakeProvider(api_key=KEY) as fake:
-        fake.json_routes[("GET", "/v1/models")] = shapes.openai_models("fake-model")
-        fake.json_routes[("GET", "/props")] = shapes.llamacpp_props(16_384)
-        yield fake
+from tests.server.test_setup_e2e import (
+    KEY,
+    env_for,
+    fake_server,  # noqa: F401 (the `server` fixture)
+    setup,
+)
 
 
 def closed_url() -> str:

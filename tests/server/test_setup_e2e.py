@@ -25,8 +25,8 @@ from tests.support.events import completed_items, new_conversation, run_turn
 KEY = "sk-setup-secret-0123456789"
 
 
-@pytest.fixture
-def server() -> Iterator[FakeProvider]:
+@pytest.fixture(name="server")  # shared by the other test_setup_* files, which import it
+def fake_server() -> Iterator[FakeProvider]:
     with FakeProvider(api_key=KEY) as fake:
         fake.json_routes[("GET", "/v1/models")] = shapes.openai_models("other-model", "fake-model")
         fake.json_routes[("GET", "/props")] = shapes.llamacpp_props(16_384)
