@@ -1,6 +1,11 @@
 """Running hooks: each configured command gets the event as JSON on its stdin, inside the
 agent's sandbox unless its hook says `sandbox = false` (tools/sandbox.py, as for the shell
-tool), and is killed with its whole process group at its `timeout_s`."""
+tool), and is killed with its whole process group at its `timeout_s`.
+
+Its output is read as it comes, keeping at most `OUTPUT_MAX_BYTES` of each stream (a hook that
+floods its output costs no memory), and the hook is over when its own process exits: what it left
+running in its process group is killed then, so a background child holding the pipes open neither
+delays the turn nor turns a finished hook into a timed-out one."""
 
 from __future__ import annotations
 
@@ -16,6 +21,11 @@ from openvaala_server.config import HookConfig
 from openvaala_server.domain.hooks import HookRun
 from openvaala_server.domain.permissions import Confinement
 from openvaala_server.tools import sandbox
+
+# What is kept of each of a hook's streams; the rest is read and dropped (a notice shows less).
+OUTPUT_MAX_BYTES = 64_000
+# How long the readers may still take once the hook's process group is gone.
+_DRAIN_S = 2.0
 
 
 async def run_hook(
@@ -45,12 +55,18 @@ async def run_hook(
     except OSError as exc:
         return HookRun(hook, None, problem=f"it could not start: {exc}")
     data = json.dumps(event, ensure_ascii=False).encode()
+    assert process.stdout is not None and process.stderr is not None
+    readers = [
+        asyncio.ensure_future(_bounded(process.stdout)),
+        asyncio.ensure_future(_bounded(process.stderr)),
+    ]
+    feeding = asyncio.ensure_future(_feed(process, data))
     try:
         async with asyncio.timeout(hook.timeout_s):
-            out, err = await process.communicate(data)
+            await _exited(process)
     except TimeoutError:
         _kill_group(process.pid)
-        await process.wait()
+        await _drain(process, [*readers, feeding])
         return HookRun(
             hook, None, problem=f"it did not finish within timeout_s = {hook.timeout_s:g} s"
         )
@@ -58,13 +74,54 @@ async def run_hook(
         _kill_group(process.pid)
         with contextlib.suppress(ProcessLookupError):
             process.kill()
+        for task in (*readers, feeding):
+            task.cancel()
         raise
+    _kill_group(process.pid)  # whatever it left running in its group ends with it
+    out, err = await _drain(process, [*readers, feeding])
     return HookRun(
-        hook,
-        process.returncode,
-        out.decode(errors="replace"),
-        err.decode(errors="replace"),
+        hook, process.returncode, out.decode(errors="replace"), err.decode(errors="replace")
     )
+
+
+async def _exited(process: asyncio.subprocess.Process) -> None:
+    """Until the hook's own process has exited. Not `process.wait()`: on Python 3.11 that also
+    waits for every pipe to close, which a child left running keeps open."""
+    while process.returncode is None:  # noqa: ASYNC110 - no event is set at the exit itself
+        await asyncio.sleep(0.05)
+
+
+async def _bounded(stream: asyncio.StreamReader) -> bytes:
+    kept = bytearray()
+    while chunk := await stream.read(65_536):
+        if len(kept) < OUTPUT_MAX_BYTES:
+            kept += chunk[: OUTPUT_MAX_BYTES - len(kept)]
+    return bytes(kept)
+
+
+async def _feed(process: asyncio.subprocess.Process, data: bytes) -> bytes:
+    """The event on the hook's stdin; a hook that does not read it is not an error."""
+    assert process.stdin is not None
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        process.stdin.write(data)
+        await process.stdin.drain()
+    process.stdin.close()
+    return b""
+
+
+async def _drain(
+    process: asyncio.subprocess.Process, tasks: list[asyncio.Future[bytes]]
+) -> tuple[bytes, bytes]:
+    """What the readers kept, once the group is gone; readers still held open by a process
+    outside the group are given up after `_DRAIN_S`."""
+    done, pending = await asyncio.wait(tasks, timeout=_DRAIN_S)
+    for task in pending:
+        task.cancel()
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(_DRAIN_S):
+            await _exited(process)
+    out, err = (t.result() if t in done and not t.cancelled() else b"" for t in tasks[:2])
+    return out, err
 
 
 def _kill_group(pid: int) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import platform
+import stat
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -89,14 +90,23 @@ def facts(cwd: str) -> Facts:
 
 
 def _read(path: Path) -> str | None:
-    # Not `is_file()`: a FIFO or a device is read as a file is (and may be slow: off the loop).
-    if not os.path.lexists(path) or path.is_dir():
+    """A regular file's text (links followed). A FIFO, a device or a socket is none: a tool can
+    make `AGENTS.md` a FIFO, whose open and read would hold every later turn (opened
+    non-blocking, so even the open cannot wait for a writer)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
         return None
     try:
-        with path.open(encoding="utf-8", errors="replace") as file:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, encoding="utf-8", errors="replace", closefd=False) as file:
             return file.read(FILE_MAX_CHARS)
     except OSError:
         return None
+    finally:
+        os.close(fd)
 
 
 def _first_doc(directory: Path, names: Sequence[str]) -> Doc | None:

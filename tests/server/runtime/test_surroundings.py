@@ -4,7 +4,9 @@ from the root down with the fallback names, the memory files."""
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 from openvaala_server.domain.environment import STATUS_LINES
@@ -65,3 +67,29 @@ def test_instruction_files_from_the_root_down_and_memory(tmp_path: Path) -> None
     # Outside any repository: the working directory alone.
     assert directories(str(root), str(tmp_path)) == [tmp_path]
     assert gather(str(config), ["AGENTS.md"], tmp_path / "none").project_docs[0].text == "mine"
+
+
+def test_a_fifo_named_like_an_instruction_file_is_not_waited_for(tmp_path: Path) -> None:
+    # A tool can `mkfifo AGENTS.md` (or MEMORY.md): opening it for reading would wait for a
+    # writer forever, and every later turn with it. In a child process, so a regression fails
+    # this test instead of hanging the test run.
+    config = tmp_path / "config"
+    config.mkdir()
+    os.mkfifo(tmp_path / "AGENTS.md")
+    (tmp_path / ".openvaala").mkdir()
+    os.mkfifo(tmp_path / ".openvaala" / "MEMORY.md")
+    (tmp_path / "CLAUDE.md").write_text("the file after the fifo")
+    code = (
+        "import sys; from pathlib import Path\n"
+        "from openvaala_server.runtime.surroundings import gather\n"
+        "found = gather(sys.argv[1], ['AGENTS.md', 'CLAUDE.md'], Path(sys.argv[2]))\n"
+        "print([d.text for d in found.project_docs], len(found.memories))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path), str(config)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['the file after the fifo'] 0"
