@@ -28,6 +28,8 @@ from openvaala_server.models.base import ToolSpec
 from openvaala_server.tools.base import ToolContext, ToolResult
 
 MIB: Final = 1024 * 1024
+# The most HTML converted to Markdown; past it the page is cut (and says so).
+HTML_MAX_CHARS: Final = 500_000
 MAX_REDIRECTS: Final = 5
 USER_AGENT: Final = "OpenVaala-web_fetch/1"
 
@@ -110,6 +112,8 @@ class Page:
     content_type: str
     text: str
     cut: bool  # stopped reading at max_mb
+    # Only the first HTML_MAX_CHARS of the page were made text.
+    html_cut: bool = False
 
 
 async def fetch(url: str, cfg: WebFetchConfig) -> Page:
@@ -158,7 +162,11 @@ async def _read(url: str, response: httpx.Response, cfg: WebFetchConfig) -> Page
             break
     text = bytes(body).decode(response.charset_encoding or "utf-8", errors="replace")
     if is_html(content_type):
-        text = html_to_markdown(text)
+        # Converting HTML is pure Python and slow (a 4.5 MB page took a minute): at most
+        # HTML_MAX_CHARS of it, in a worker thread, so no other conversation waits for it.
+        html_cut = len(text) > HTML_MAX_CHARS
+        text = await anyio.to_thread.run_sync(html_to_markdown, text[:HTML_MAX_CHARS])
+        return Page(url, content_type, text, cut, html_cut)
     return Page(url, content_type, text, cut)
 
 
@@ -194,4 +202,6 @@ class WebFetchTool:
         text = page.text
         if page.cut:
             text += f"\n\n[… stopped reading at [web_fetch] max_mb = {self.config.max_mb} MiB …]"
+        elif page.html_cut:
+            text += f"\n\n[… only the first {HTML_MAX_CHARS:,} characters of the HTML were read …]"
         return ToolResult(text)

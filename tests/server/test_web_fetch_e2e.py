@@ -41,6 +41,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Location", "/page")
             self.send_header("Content-Length", "0")
             self.end_headers()
+        elif self.path == "/bightml":  # under max_mb, over what is made Markdown
+            self._send(b"<html><body>" + b"<p>lamp</p>" * 50_000, "text/html")
         elif self.path == "/big":
             self._send(b"x" * (BIG_MB * 1024 * 1024), "text/plain")
         else:
@@ -87,6 +89,7 @@ async def test_a_page_comes_back_as_markdown_and_a_big_one_is_cut(
     fake.enqueue(
         Reply().tool_call("web_fetch", {"url": f"{site}/moved"}),
         Reply().tool_call("web_fetch", {"url": f"{site}/big"}),
+        Reply().tool_call("web_fetch", {"url": f"{site}/bightml"}),
         Reply().tool_call("web_fetch", {"url": f"{site}/gone"}),
         Reply().tool_call("web_fetch", {"url": "file:///etc/passwd"}),
         Reply().text("read"),
@@ -96,13 +99,16 @@ async def test_a_page_comes_back_as_markdown_and_a_big_one_is_cut(
         cid = await new_conversation(client, str(d.workdir))
         notes = await run_turn(client, cid, "read it")
         assert not [n for n in notes if n["method"] == "approval/requested"]
-        page, big, gone, local = completed_items(notes, "tool_result")
+        page, big, bightml, gone, local = completed_items(notes, "tool_result")
         assert not page["isError"]
         text = page["output"]
         assert text.startswith("# Lighthouse keeping")  # the title, through the redirect
         assert "## Lamps" in text and "**wick**" in text and "[oil](/oil)" in text
         assert "- brass" in text and "tracking" not in text and "color" not in text
         assert big["output"].endswith("[… stopped reading at [web_fetch] max_mb = 1 MiB …]")
+        # Made Markdown in a worker thread, and only so much of it: the page says where it stopped.
+        assert bightml["output"].startswith("lamp")
+        assert bightml["output"].endswith("characters of the HTML were read …]")
         assert gone["isError"] and "answered 404" in gone["output"]
         assert local["isError"] and "http:// and https:// URLs only" in local["output"]
     finally:
