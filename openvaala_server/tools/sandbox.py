@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Final
 
 from openvaala_server.domain.permissions import Confinement, Limits
-from openvaala_server.tools import limits, pins
+from openvaala_server.tools import limits, pins, vcs_dirs
 
 log = logging.getLogger(__name__)
 
@@ -251,6 +251,13 @@ def working_dir_problem(cwd: Path, confinement: Confinement) -> str | None:
         return (
             f"The working directory {cwd} is inside {', '.join(_SYSTEM_DIRS)}, which the "
             "sandbox replaces with its own; tools cannot run there sandboxed."
+        )
+    if confinement.mode == "workspace" and (links := vcs_dirs.own_links(str(real))):
+        return (
+            f"{links[0]} is a symbolic link: a command could replace it with a repository of its "
+            "own, whose hooks your next git command would run, so `workspace` cannot run here. "
+            "Replace the link by a `.git` file (`gitdir: <path>`), or use an agent with "
+            '`sandbox = "read-only"`.'
         )
     for path in confinement.protected:
         if real.is_relative_to(os.path.realpath(path)):
