@@ -227,6 +227,21 @@ def ensure_private_dir(path: Path) -> None:
             path.mkdir(mode=0o700, parents=True, exist_ok=True)
 
 
+def ensure_private_file(path: Path) -> None:
+    """Create a protected file that does not exist yet, empty (0600, its new directories 0700),
+    so it can be hidden: a key file named in the config before `openvaala setup` writes it.
+
+    A missing one cannot be covered by a mount, and a tool could then create it, or a link in
+    its place through which the key stored next would be written where the agent reads it."""
+    real = Path(os.path.realpath(path))  # a dangling link: its target is what gets written
+    if os.path.lexists(real):
+        return
+    with contextlib.suppress(OSError):  # unwritable: nothing a tool can create there either
+        real.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+        os.close(os.open(real, flags, 0o600))
+
+
 def scrubbed_env(hidden: frozenset[str], base: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment for a tool's process: the daemon's, less the hidden and OPENVAALA_* names."""
     source = os.environ if base is None else base
