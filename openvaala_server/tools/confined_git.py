@@ -33,7 +33,7 @@ SAFE_OPTIONS: Final = (
     "--no-optional-locks",
 )
 # Passed to a confined git instead of the daemon's environment (no key, no OPENVAALA_*).
-_KEPT_ENV: Final = ("PATH", "HOME", "USER", "LOGNAME")
+_KEPT_ENV: Final = ("PATH", "HOME", "USER", "LOGNAME", "XDG_CONFIG_HOME")
 
 
 class Unconfined(Exception):

@@ -17,26 +17,17 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.providers import FakeProvider
-from tests.fakes.script import Reply
+from tests.server.tools.attacker import agent, running_daemon, shell_call
 from tests.server.tools.sandbox_places import TOKEN, Places
 from tests.support.daemon import Daemon
-from tests.support.events import completed_items, new_conversation, run_turn
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bwrap")
 
 
 @pytest.fixture
 def daemon(places: Places, fake_openai: FakeProvider) -> Iterator[Daemon]:
-    places.config.write_text(
-        fake_openai.config_toml("fake")
-        + '\n[agents.default]\nmodel = "fake"\nsandbox = "workspace"\napproval = "never"\n'
-    )
-    started = Daemon(home=places.data, config_path=places.config, workdir=places.work)
-    started.start()
-    try:
+    with running_daemon(places, fake_openai.config_toml("fake") + agent()) as started:
         yield started
-    finally:
-        started.stop()
 
 
 @pytest.fixture
@@ -66,12 +57,7 @@ async def test_a_conversation_at_root_gets_no_host_proc_tmp_run_or_sys(
         "touch /sys/fs/cgroup/openvaala-probe 2>/dev/null && echo SYS-WRITABLE; "
         "echo end"
     )
-    fake_openai.enqueue(Reply().tool_call("shell", {"command": command}), Reply().text("ok"))
-    client = await daemon.client()
-    cid = await new_conversation(client, "/")
-    notes = await run_turn(client, cid, "look around")
-    await client.close()
-    [output] = [item["output"] for item in completed_items(notes, "tool_result")]
+    output = await shell_call(daemon, fake_openai, command, "/")
     assert "end" in output  # the command ran, at /
     assert TOKEN not in output and "FROM:" not in output
     assert "host tmp" not in output
@@ -83,11 +69,7 @@ async def test_a_conversation_inside_proc_is_refused_saying_why(
     daemon: Daemon, places: Places, fake_openai: FakeProvider
 ) -> None:
     command = f"cat root{places.token}; cat /proc/1/root{places.token}; echo end"
-    fake_openai.enqueue(Reply().tool_call("shell", {"command": command}), Reply().text("ok"))
-    client = await daemon.client()
-    cid = await new_conversation(client, f"/proc/{daemon.process.pid if daemon.process else 1}")
-    notes = await run_turn(client, cid, "look around")
-    await client.close()
-    [output] = [item["output"] for item in completed_items(notes, "tool_result")]
+    pid = daemon.process.pid if daemon.process else 1
+    output = await shell_call(daemon, fake_openai, command, f"/proc/{pid}")
     assert TOKEN not in output and "end" not in output
     assert "which the sandbox replaces" in output

@@ -15,6 +15,7 @@ import pytest
 
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
+from tests.server.tools.attacker import agent, running_daemon
 from tests.server.tools.sandbox_places import Places
 from tests.support.daemon import Daemon
 from tests.support.events import new_conversation, run_turn
@@ -26,16 +27,9 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture
 def daemon(places: Places, fake_openai: FakeProvider) -> Iterator[Daemon]:
-    places.config.write_text(
-        fake_openai.config_toml("fake")
-        + '\n[agents.default]\nmodel = "fake"\nsandbox = "workspace"\napproval = "escalate"\n'
-    )
-    started = Daemon(home=places.data, config_path=places.config, workdir=places.work)
-    started.start()
-    try:
+    config = fake_openai.config_toml("fake") + agent(approval="escalate")
+    with running_daemon(places, config) as started:
         yield started
-    finally:
-        started.stop()
 
 
 def plants(places: Places) -> dict[str, str]:

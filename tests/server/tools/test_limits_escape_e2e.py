@@ -13,41 +13,26 @@ from collections.abc import Iterator
 import pytest
 
 from tests.fakes.providers import FakeProvider
-from tests.fakes.script import Reply
+from tests.server.tools.attacker import agent, running_daemon, shell_call
 from tests.server.tools.sandbox_places import Places
 from tests.support.daemon import Daemon
-from tests.support.events import completed_items, new_conversation, run_turn
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bwrap")
 
-AGENTS = "".join(
-    f'\n[agents.{name}]\nmodel = "fake"\nsandbox = "{sandbox}"\napproval = "never"\n'
-    "limits = { tmp_mb = 5 }\n"
-    for name, sandbox in (("default", "workspace"), ("ops", "off"))
-)
+LIMITED = "limits = { tmp_mb = 5 }\n"
 
 
 @pytest.fixture
 def daemon(places: Places, fake_openai: FakeProvider) -> Iterator[Daemon]:
-    places.config.write_text(fake_openai.config_toml("fake") + AGENTS)
-    started = Daemon(home=places.data, config_path=places.config, workdir=places.work)
-    started.start()
-    try:
+    agents = agent() + LIMITED + agent("ops", sandbox="off") + LIMITED
+    with running_daemon(places, fake_openai.config_toml("fake") + agents) as started:
         yield started
-    finally:
-        started.stop()
 
 
 async def run_command(
-    daemon: Daemon, places: Places, fake: FakeProvider, command: str, agent: str
+    daemon: Daemon, places: Places, fake: FakeProvider, command: str, agent_name: str
 ) -> str:
-    fake.enqueue(Reply().tool_call("shell", {"command": command}), Reply().text("done"))
-    client = await daemon.client()
-    cid = await new_conversation(client, str(places.work), agent=agent)
-    notes = await run_turn(client, cid, "go")
-    await client.close()
-    [output] = [item["output"] for item in completed_items(notes, "tool_result")]
-    return str(output)
+    return await shell_call(daemon, fake, command, str(places.work), agent=agent_name)
 
 
 async def test_dev_shm_is_bounded_by_tmp_mb(

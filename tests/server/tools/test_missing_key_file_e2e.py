@@ -18,10 +18,9 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.providers import FakeProvider
-from tests.fakes.script import Reply
+from tests.server.tools.attacker import agent, running_daemon, shell_call
 from tests.server.tools.sandbox_places import Places
 from tests.support.daemon import Daemon
-from tests.support.events import completed_items, new_conversation, run_turn
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bwrap")
 
@@ -32,18 +31,12 @@ def key_file(places: Places) -> Path:
 
 @pytest.fixture
 def daemon(places: Places, fake_openai: FakeProvider) -> Iterator[Daemon]:
-    places.config.write_text(
-        fake_openai.config_toml("fake")
-        + f'\n[models.other]\nprovider = "openai"\nmodel = "m"\nbase_url = "http://127.0.0.1:9/v1"\n'
+    other = (
+        '\n[models.other]\nprovider = "openai"\nmodel = "m"\nbase_url = "http://127.0.0.1:9/v1"\n'
         f"api_key_file = {json.dumps(str(key_file(places)))}\n"
-        + '\n[agents.default]\nmodel = "fake"\nsandbox = "workspace"\napproval = "never"\n'
     )
-    started = Daemon(home=places.data, config_path=places.config, workdir=places.work)
-    started.start()
-    try:
+    with running_daemon(places, fake_openai.config_toml("fake") + other + agent()) as started:
         yield started
-    finally:
-        started.stop()
 
 
 async def test_a_key_file_not_written_yet_cannot_be_made_by_a_tool(
@@ -54,12 +47,7 @@ async def test_a_key_file_not_written_yet_cannot_be_made_by_a_tool(
         f"mkdir -p {key.parent}; echo planted > {key}; "
         f"rm -f {key}; ln -s {places.work}/stolen {key}; echo tried"
     )
-    fake_openai.enqueue(Reply().tool_call("shell", {"command": command}), Reply().text("done"))
-    client = await daemon.client()
-    cid = await new_conversation(client, str(places.work))
-    notes = await run_turn(client, cid, "plant a key file")
-    await client.close()
-    [output] = [item["output"] for item in completed_items(notes, "tool_result")]
+    output = await shell_call(daemon, fake_openai, command, str(places.work))
     assert "tried" in output
     assert not key.is_symlink()
     assert key.is_file() and key.read_text() == ""  # made empty by the daemon, 0600

@@ -17,10 +17,9 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.providers import FakeProvider
-from tests.fakes.script import Reply
+from tests.server.tools.attacker import agent, running_daemon, shell_call
 from tests.server.tools.sandbox_places import Places
 from tests.support.daemon import Daemon
-from tests.support.events import completed_items, new_conversation, run_turn
 
 pytestmark = pytest.mark.skipif(
     shutil.which("bwrap") is None or shutil.which("git") is None, reason="needs bwrap and git"
@@ -29,16 +28,8 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture
 def daemon(places: Places, fake_openai: FakeProvider) -> Iterator[Daemon]:
-    places.config.write_text(
-        fake_openai.config_toml("fake")
-        + '\n[agents.default]\nmodel = "fake"\nsandbox = "workspace"\napproval = "never"\n'
-    )
-    started = Daemon(home=places.data, config_path=places.config, workdir=places.work)
-    started.start()
-    try:
+    with running_daemon(places, fake_openai.config_toml("fake") + agent()) as started:
         yield started
-    finally:
-        started.stop()
 
 
 def git(*args: str | Path) -> None:
@@ -61,16 +52,6 @@ def make_repository(places: Places, layout: str) -> Path:
     raise AssertionError(layout)
 
 
-async def plant(daemon: Daemon, places: Places, fake: FakeProvider, command: str) -> str:
-    fake.enqueue(Reply().tool_call("shell", {"command": command}), Reply().text("done"))
-    client = await daemon.client()
-    cid = await new_conversation(client, str(places.work))
-    notes = await run_turn(client, cid, "plant")
-    await client.close()
-    [output] = [item["output"] for item in completed_items(notes, "tool_result")]
-    return str(output)
-
-
 def users_next_git_status(repo: Path, mark: Path) -> bool:
     """Whether the user's own `git status` there runs what was planted."""
     subprocess.run(["git", "status"], cwd=repo, capture_output=True, check=False)
@@ -89,7 +70,7 @@ async def test_a_planted_fsmonitor_or_hook_never_reaches_the_users_git(
         f'h=$(git rev-parse --git-path hooks)/post-index-change; printf "{hook}" > "$h"; '
         'chmod +x "$h"; echo tried'
     )
-    output = await plant(daemon, places, fake_openai, command)
+    output = await shell_call(daemon, fake_openai, command, str(places.work))
     assert "tried" in output  # the command ran in the workspace
     assert "Read-only file system" in output
     assert not users_next_git_status(repo, mark)
@@ -105,7 +86,7 @@ async def test_a_git_symlink_cannot_be_swapped_for_a_planted_repository(
     command = (
         f"rm .git && git init -q . && git config core.fsmonitor 'touch {mark}; false'; echo tried"
     )
-    output = await plant(daemon, places, fake_openai, command)
+    output = await shell_call(daemon, fake_openai, command, str(places.work))
     assert (places.work / ".git").is_symlink()
     assert "symbolic link" in output  # the call was refused, saying why
     assert not users_next_git_status(places.work, mark)

@@ -19,11 +19,10 @@ import pytest
 from openvaala_server.discovery import is_locked
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
+from tests.server.tools.attacker import agent, running_daemon
 from tests.server.tools.sandbox_places import Places
 from tests.support.daemon import Daemon, stop_any_server
 from tests.support.events import new_conversation, run_turn
-
-AGENT = '\n[agents.default]\nmodel = "fake"\nsandbox = "workspace"\napproval = "never"\n'
 
 
 def payload(mark: Path) -> str:
@@ -43,15 +42,10 @@ def payload(mark: Path) -> str:
 def daemon(
     places: Places, fake_openai: FakeProvider, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Daemon]:
-    places.config.write_text(fake_openai.config_toml("fake") + AGENT)
     # The user ran `openvaala` in the project: the daemon starts there.
     monkeypatch.chdir(places.work)
-    started = Daemon(home=places.data, config_path=places.config, workdir=places.work)
-    started.start()
-    try:
+    with running_daemon(places, fake_openai.config_toml("fake") + agent()) as started:
         yield started
-    finally:
-        started.stop()
 
 
 async def test_a_module_written_by_the_agent_is_not_imported_at_the_next_start(
@@ -86,7 +80,7 @@ def test_serve_start_ignores_a_package_planted_in_the_start_directory(
     planted.mkdir()
     (planted / "__init__.py").write_text("")
     (planted / "__main__.py").write_text(f"open({str(mark)!r}, 'w').write('x')\n")
-    places.config.write_text(fake_openai.config_toml("fake") + AGENT)
+    places.config.write_text(fake_openai.config_toml("fake") + agent())
     daemon = Daemon(home=places.data, config_path=places.config, workdir=places.work)
     try:
         # As the `openvaala` command runs it: a console script, whose own sys.path has no
