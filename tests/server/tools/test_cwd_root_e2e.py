@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -73,3 +74,19 @@ async def test_a_conversation_inside_proc_is_refused_saying_why(
     output = await shell_call(daemon, fake_openai, command, f"/proc/{pid}")
     assert TOKEN not in output and "end" not in output
     assert "which the sandbox replaces" in output
+
+
+async def test_a_conversation_under_tmp_keeps_its_directory_and_nothing_else_of_tmp(
+    daemon: Daemon, places: Places, fake_openai: FakeProvider, host_tmp_file: Path
+) -> None:
+    work = Path(tempfile.mkdtemp(prefix="openvaala-work-", dir="/tmp"))
+    try:
+        command = f"echo made > made.txt; cat {host_tmp_file}; ls /tmp | sed 's/^/TMP:/'; echo end"
+        output = await shell_call(daemon, fake_openai, command, str(work))
+        assert "end" in output
+        assert (work / "made.txt").read_text() == "made\n"  # the cwd is the host's, writable
+        assert "host tmp" not in output
+        listed = [line for line in output.splitlines() if line.startswith("TMP:")]
+        assert listed == [f"TMP:{work.name}"]  # /tmp holds only the way to the cwd
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
