@@ -30,6 +30,8 @@ WALK_MAX: Final = 1000
 BIND_MAX: Final = 8
 # Never walked into: they hold no repository of the project, and can be huge.
 _SKIPPED: Final = frozenset({"node_modules", "__pycache__", ".venv", "venv", ".tox", ".cache"})
+# The kernel's directories, for a working directory of `/`: the sandbox has its own.
+_SYSTEM: Final = frozenset({"/proc", "/sys", "/dev"})
 
 
 @dataclass
@@ -69,7 +71,12 @@ def _entries(cwd: str) -> list[str]:
 
 
 def _walked_into(entry: os.DirEntry[str]) -> bool:
-    return entry.name not in _SKIPPED and entry.is_dir(follow_symlinks=False)
+    if entry.name in _SKIPPED or entry.path in _SYSTEM:
+        return False
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 def _gitdirs(dot_git: str) -> list[str]:
