@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 # The reader side of the lock, as the client library reads it: the store (and with it SQLite)
 # is imported only by the commands that open it, not on the way to the terminal UI.
 from openvaala_server.discovery import is_locked, read_lock
+from openvaala_server.start_dir import daemon_command, leave_start_dir
 
 if TYPE_CHECKING:
     from openvaala_server.store.paths import DataDir
@@ -39,6 +40,7 @@ def serve_foreground(port: int | None) -> int:
     from openvaala_server.store.lock import LockHeld
     from openvaala_server.store.paths import DataDir
 
+    leave_start_dir(DataDir.resolve().root)
     try:
         config = load_config()
     except ConfigError as exc:
@@ -95,7 +97,7 @@ def serve_start(port: int | None) -> int:
         return 2
     data_dir.ensure()
     log_path = data_dir.root / "server.log"
-    command = [sys.executable, "-m", "openvaala_server", "serve"]
+    command = daemon_command("serve")
     if port is not None:
         command += ["--port", str(port)]
     with open(log_path, "ab") as log_file:

@@ -6,12 +6,12 @@ is one); None means the default place (`discovery.data_root`)."""
 from __future__ import annotations
 
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Protocol
 
 from openvaala_server import discovery
+from openvaala_server.start_dir import daemon_command
 
 
 class HasRoot(Protocol):
@@ -42,7 +42,7 @@ _early_start: subprocess.Popen[str] | None = None
 
 def _serve_start() -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "openvaala_server", "serve", "start"],
+        daemon_command("serve", "start"),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -196,7 +196,8 @@ class LiveConversation:
         """What the next request says about where it runs (blocking: a worker thread)."""
         config = self.runtime.config
         where = surroundings.config_dir(config)
-        return surroundings.gather(self.cwd, config.project_docs.names, where)
+        hidden = surroundings.private_paths(config, self.runtime.store.data_dir.root)
+        return surroundings.gather(self.cwd, config.project_docs.names, where, hidden)
 
     def renew_surroundings(self, session: LiveSession) -> None:
         """A turn starts: gather them again before its first model call (a read still under

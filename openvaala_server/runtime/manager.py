@@ -55,7 +55,7 @@ from openvaala_server.store.paths import NotFound as StoreNotFound
 from openvaala_server.structured import Activity, ActivityCancelled, Supervisor
 from openvaala_server.tools.plan import UPDATE_PLAN_TOOL, UpdatePlanTool
 from openvaala_server.tools.registry import tools_for as builtin_tools
-from openvaala_server.tools.sandbox import ensure_private_dir
+from openvaala_server.tools.sandbox import ensure_private_dir, ensure_private_file
 from openvaala_server.tools.web_fetch import WebFetchTool
 
 if TYPE_CHECKING:
@@ -210,9 +210,10 @@ class ConversationManager:
             # Hidden even before the user writes a config: a tool must not create it first.
             ensure_private_dir(cfg_file.parent)
         # Key files (`openvaala setup`) wherever they are: a command must not read a key.
-        protected += tuple(
-            Path(m.api_key_file) for m in self.config.models.values() if m.api_key_file
-        )
+        key_files = [Path(m.api_key_file) for m in self.config.models.values() if m.api_key_file]
+        for key_file in key_files:
+            ensure_private_file(key_file)  # hidden even before `openvaala setup` writes it
+        protected += tuple(key_files)
         hidden = set(self.config.secret_env_names())
         hidden.update(k for k in os.environ if k.startswith("OPENVAALA_"))
         return Confinement(

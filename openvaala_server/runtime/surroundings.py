@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import platform
 import stat
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,8 +20,8 @@ from openvaala_server.config import Config, config_path
 from openvaala_server.domain.environment import STATUS_LINES, Facts, GitState
 from openvaala_server.domain.instructions import Doc, Memory
 from openvaala_server.domain.memory import Scope
+from openvaala_server.tools import confined_git
 
-GIT_TIMEOUT_S = 5.0
 FILE_MAX_CHARS = 1_000_000  # read of one instruction file; the cap applies after
 MEMORY_FILE = "MEMORY.md"
 PROJECT_MEMORY_DIR = ".openvaala"
@@ -41,32 +40,32 @@ class Surroundings:
         return self.facts.git.root if self.facts.git is not None else self.facts.cwd
 
 
-def _git(cwd: str, *args: str) -> str | None:
+def _git(cwd: str, *args: str, protected: Sequence[Path] = ()) -> str | None:
+    """git's output, run confined (tools/confined_git.py): the repository is the agent's."""
+    return confined_git.run(cwd, args, protected)
+
+
+def git_state(cwd: str, protected: Sequence[Path] = ()) -> GitState | None:
     try:
-        done = subprocess.run(
-            ["git", "-C", cwd, *args],
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=GIT_TIMEOUT_S,
-            # Never take the index lock the user's own git commands need.
-            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout if done.returncode == 0 else None
+        return _git_state(cwd, protected)
+    except confined_git.Unconfined:
+        # No sandbox for git here: the branch only, read from HEAD without running git.
+        root = confined_git.find_root(cwd)
+        if root is None:
+            return None
+        return GitState(root=str(root), branch=confined_git.git_head(root), status=(), more=0)
 
 
-def git_state(cwd: str) -> GitState | None:
-    root = _git(cwd, "rev-parse", "--show-toplevel")
+def _git_state(cwd: str, protected: Sequence[Path]) -> GitState | None:
+    root = _git(cwd, "rev-parse", "--show-toplevel", protected=protected)
     if not root:
         return None
-    status = (_git(cwd, "status", "--porcelain=v1", "--branch") or "").splitlines()
+    status_args = ("status", "--porcelain=v1", "--branch", "--ignore-submodules=all")
+    status = (_git(cwd, *status_args, protected=protected) or "").splitlines()
     head = status[0].removeprefix("## ") if status and status[0].startswith("## ") else ""
     changes = status[1:] if head else status
     if head.startswith("HEAD (no branch)"):
-        short = (_git(cwd, "rev-parse", "--short", "HEAD") or "").strip()
+        short = (_git(cwd, "rev-parse", "--short", "HEAD", protected=protected) or "").strip()
         branch = f"detached at {short}" if short else "detached HEAD"
     else:
         branch = head.removeprefix("No commits yet on ").split("...")[0] or "unknown"
@@ -78,14 +77,14 @@ def git_state(cwd: str) -> GitState | None:
     )
 
 
-def facts(cwd: str) -> Facts:
+def facts(cwd: str, protected: Sequence[Path] = ()) -> Facts:
     now = datetime.now().astimezone()
     return Facts(
         system=f"{platform.system()} {platform.release()} ({platform.machine()})",
         shell="bash (the shell tool runs commands with bash -c)",
         date=now.strftime("%Y-%m-%d (%A)"),
         cwd=cwd,
-        git=git_state(cwd),
+        git=git_state(cwd, protected),
     )
 
 
@@ -133,9 +132,18 @@ def config_dir(config: Config) -> Path:
     return (config.path or config_path()).parent
 
 
+def private_paths(config: Config, data_root: Path) -> tuple[Path, ...]:
+    """The daemon's paths the git it runs must not see: its data directory and config file."""
+    return (data_root, config.path or config_path())
+
+
 def project_root(cwd: str) -> str:
     """The git repository's root around `cwd`, else `cwd` (blocking)."""
-    root = _git(cwd, "rev-parse", "--show-toplevel")
+    try:
+        root = _git(cwd, "rev-parse", "--show-toplevel")
+    except confined_git.Unconfined:
+        found = confined_git.find_root(cwd)
+        return str(found) if found is not None else cwd
     return root.strip() if root and root.strip() else cwd
 
 
@@ -145,9 +153,12 @@ def memory_path(scope: Scope, root: str, config_dir: Path) -> Path:
     return Path(root) / PROJECT_MEMORY_DIR / MEMORY_FILE
 
 
-def gather(cwd: str, names: Sequence[str], config_dir: Path) -> Surroundings:
-    """Everything the next request states about where it runs (blocking: a worker thread)."""
-    found = facts(cwd)
+def gather(
+    cwd: str, names: Sequence[str], config_dir: Path, protected: Sequence[Path] = ()
+) -> Surroundings:
+    """Everything the next request states about where it runs (blocking: a worker thread).
+    `protected`: the daemon's private paths, hidden from the git it runs."""
+    found = facts(cwd, protected)
     root = found.git.root if found.git is not None else cwd
     docs = [d for d in (_first_doc(d, names) for d in directories(root, cwd)) if d is not None]
     user_doc = _first_doc(config_dir, names)

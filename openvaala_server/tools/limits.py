@@ -46,6 +46,11 @@ def tmp_args(limits: Limits) -> list[str]:
     return ["--size", str(limits.tmp_mb * _MB), "--tmpfs", "/tmp"]
 
 
+def shm_args(limits: Limits) -> list[str]:
+    """A /dev/shm of `tmp_mb` too: bwrap's `--dev` makes one of half the RAM otherwise."""
+    return ["--size", str(limits.tmp_mb * _MB), "--tmpfs", "/dev/shm"]
+
+
 @dataclass(frozen=True)
 class _Hierarchy:
     controller: str  # "pids" or "memory"

@@ -6,20 +6,17 @@ renamed, and a renamed `~/.config` takes the real configuration along, out from 
 renamed, replaced or removed (EBUSY), so every ancestor of a protected path that lies inside the
 writable area is bound onto itself: still writable, but pinned in place.
 
-The version-control directories (`.git`, `.hg`, `.svn`, `.jj`) of the working directory are bound
+The version-control directories (`.git`, `.hg`, `.svn`, `.jj`) in the working directory are bound
 read-only in `workspace`: a hook or a `core.fsmonitor` planted there would run unconfined at the
-user's next `git status`. Only the working directory's own are looked for (four `lstat`s): each
-bind costs bubblewrap a mount, and a working directory holding many repositories is a home
-directory, where `~/.bashrc` and `~/.gitconfig` are as writable (docs/design.md).
+user's next `git status` (which ones: tools/vcs_dirs.py).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from openvaala_server.domain.permissions import VCS_DIRS
+from openvaala_server.tools import vcs_dirs
 
 
 def pinned_ancestors(protected: Iterable[str], writable: str) -> list[str]:
@@ -42,21 +39,9 @@ def pin_args(protected: Iterable[str], writable: str) -> list[str]:
     return args
 
 
-def repository_dirs(cwd: str) -> list[str]:
-    """The version-control directories (or `.git` file) of `cwd`, by real path, when that stays
-    inside `cwd`."""
-    found: list[str] = []
-    for name in sorted(VCS_DIRS):
-        path = os.path.join(cwd, name)
-        if os.path.lexists(path):
-            real = os.path.realpath(path)
-            if Path(real).is_relative_to(cwd):
-                found.append(real)
-    return found
-
-
 def read_only_repository_args(cwd: str) -> list[str]:
+    """`--ro-bind D D` for every version-control directory `vcs_dirs` finds in `cwd`."""
     args: list[str] = []
-    for path in repository_dirs(cwd):
+    for path in vcs_dirs.repository_dirs(cwd).read_only:
         args += ["--ro-bind", path, path]
     return args

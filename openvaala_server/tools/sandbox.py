@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from openvaala_server.domain.permissions import Confinement
-from openvaala_server.tools import limits, pins
+from openvaala_server.domain.permissions import Confinement, Limits
+from openvaala_server.tools import limits, pins, vcs_dirs
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +41,10 @@ _PROBE_TIMEOUT_S: Final = 10.0
 # Unix sockets under /run (Docker, D-Bus, systemd) are reachable through a read-only bind: a
 # sandboxed command gets an empty /run instead.
 _RUN_DIR: Final = Path("/run")
+
+# The kernel's and devices' directories: a sandboxed call gets its own, so a working directory
+# inside them would bring the host's back (its /proc leads to every process's root).
+_SYSTEM_DIRS: Final = ("/proc", "/sys", "/dev")
 
 INSTALL_HINT: Final = (
     "Install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`, Fedora: "
@@ -145,23 +149,47 @@ def bwrap_argv(bwrap: str, argv: list[str], cwd: Path, confinement: Confinement)
     protected = [os.path.realpath(path) for path in confinement.protected]
     if confinement.mode == "off":
         # Everything as it is, devices included; only a fresh /proc (so `ps` and `kill` see
-        # the processes of this call) and the hidden paths differ.
-        args += ["--dev-bind", "/", "/", "--proc", "/proc"]
+        # the processes of this call), a read-only /sys (a call stays in its control groups)
+        # and the hidden paths differ.
+        args += ["--dev-bind", "/", "/", "--proc", "/proc", *_read_only_sys()]
         args += pins.pin_args(protected, "/")
     else:
-        args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        args += limits.tmp_args(confinement.limits)
-        args += _run_dir_args()
-        # Bound again after the private /tmp, which would otherwise cover a directory under it;
-        # by its real path, which a symlinked working directory leads to.
+        args += ["--ro-bind", "/", "/"]
+        system = _system_mounts(confinement.limits)
+        # A working directory under /tmp is bound after the private /tmp, which would cover it;
+        # one that holds a system directory (`/`) before them, as its bind brings the host's
+        # /proc (and the token through /proc/<daemon>/root), /tmp, /run and /sys along.
+        for mount, mount_args in system:
+            if Path(real).is_relative_to(mount):
+                args += mount_args
+        # By its real path, which a symlinked working directory leads to.
         bind = "--bind" if confinement.mode == "workspace" else "--ro-bind"
         args += [bind, real, real]
         if confinement.mode == "workspace":
             # Before the hiding mounts: a bind brings the host's tree and would cover them.
             args += pins.pin_args(protected, real)
+        for mount, mount_args in system:
+            if not Path(real).is_relative_to(mount):
+                args += mount_args
+        if confinement.mode == "workspace":
             args += pins.read_only_repository_args(real)
     args += hide_args(confinement.protected)
     return [*args, "--chdir", str(cwd), "--", *argv]
+
+
+def _system_mounts(bounds: Limits) -> list[tuple[str, list[str]]]:
+    """The sandbox's own /dev, /proc, /tmp and /run and a read-only /sys, by mount point."""
+    return [
+        ("/dev", ["--dev", "/dev", *limits.shm_args(bounds)]),
+        ("/proc", ["--proc", "/proc"]),
+        ("/tmp", limits.tmp_args(bounds)),
+        (str(_RUN_DIR), _run_dir_args()),
+        ("/sys", _read_only_sys()),
+    ]
+
+
+def _read_only_sys() -> list[str]:
+    return ["--ro-bind", "/sys", "/sys"] if os.path.isdir("/sys") else []
 
 
 def _run_dir_args() -> list[str]:
@@ -199,6 +227,21 @@ def ensure_private_dir(path: Path) -> None:
             path.mkdir(mode=0o700, parents=True, exist_ok=True)
 
 
+def ensure_private_file(path: Path) -> None:
+    """Create a protected file that does not exist yet, empty (0600, its new directories 0700),
+    so it can be hidden: a key file named in the config before `openvaala setup` writes it.
+
+    A missing one cannot be covered by a mount, and a tool could then create it, or a link in
+    its place through which the key stored next would be written where the agent reads it."""
+    real = Path(os.path.realpath(path))  # a dangling link: its target is what gets written
+    if os.path.lexists(real):
+        return
+    with contextlib.suppress(OSError):  # unwritable: nothing a tool can create there either
+        real.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+        os.close(os.open(real, flags, 0o600))
+
+
 def scrubbed_env(hidden: frozenset[str], base: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment for a tool's process: the daemon's, less the hidden and OPENVAALA_* names."""
     source = os.environ if base is None else base
@@ -219,6 +262,18 @@ def sandboxed_env(env: dict[str, str], confinement: Confinement) -> dict[str, st
 def working_dir_problem(cwd: Path, confinement: Confinement) -> str | None:
     """Why a command cannot run in `cwd` at all under `confinement`, if it cannot."""
     real = Path(os.path.realpath(cwd))
+    if confinement.mode != "off" and any(real.is_relative_to(d) for d in _SYSTEM_DIRS):
+        return (
+            f"The working directory {cwd} is inside {', '.join(_SYSTEM_DIRS)}, which the "
+            "sandbox replaces with its own; tools cannot run there sandboxed."
+        )
+    if confinement.mode == "workspace" and (links := vcs_dirs.own_links(str(real))):
+        return (
+            f"{links[0]} is a symbolic link: a command could replace it with a repository of its "
+            "own, whose hooks your next git command would run, so `workspace` cannot run here. "
+            "Replace the link by a `.git` file (`gitdir: <path>`), or use an agent with "
+            '`sandbox = "read-only"`.'
+        )
     for path in confinement.protected:
         if real.is_relative_to(os.path.realpath(path)):
             return (

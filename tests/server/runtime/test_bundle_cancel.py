@@ -17,6 +17,7 @@ import pytest
 from starlette.requests import Request
 
 from openvaala_server.api import bundle_routes
+from openvaala_server.config import default_config
 from openvaala_server.runtime import bundles
 from openvaala_server.runtime.manager import ConversationManager
 from openvaala_server.store import bundle as sb
@@ -33,6 +34,7 @@ class _Runtime:
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        self.config = default_config()  # which agents an import may keep
 
     async def store_call(self, call: Awaitable[T]) -> T:
         return await call
