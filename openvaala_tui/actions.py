@@ -99,7 +99,7 @@ class CommandsMixin(App[int]):
         if handler is None:
             self.notify(f"Unknown command /{name}", severity="warning")
             return
-        if self.client is None and name != "help":
+        if self.client is None and name not in ("help", "exit", "quit"):
             self.notify("Not connected to the daemon.", severity="warning")
             return
         try:
@@ -122,6 +122,33 @@ class CommandsMixin(App[int]):
 
     async def cmd_help(self, arg: str) -> None:
         await self.local_notice(commands.HELP)
+
+    async def cmd_exit(self, arg: str) -> None:
+        await self.action_quit()
+
+    async def cmd_quit(self, arg: str) -> None:
+        await self.action_quit()
+
+    async def cmd_status(self, arg: str) -> None:
+        from openvaala_tui.status_report import status_text
+
+        assert self.client is not None
+        session = self.view.sessions.get(self.following or self.view.root_id)
+        info = session.info if session is not None else {}
+        name = info.get("agent") or self.view.conversation.get("agent")
+        agents = (await self.call(methods.AGENTS_LIST)).get("agents") or []
+        agent: dict[str, Any] = next((a for a in agents if a.get("name") == name), {})
+        state = self.client.server_info.get("config")
+        await self.local_notice(
+            status_text(
+                agent=agent,
+                session={"agent": name, **info},
+                usage=session.usage if session is not None else {},
+                cwd=str(self.view.conversation.get("cwd") or self.cwd),
+                address=self.client.address,
+                config_path=str(state.get("path") if isinstance(state, dict) else "?"),
+            )
+        )
 
     async def cmd_mcp(self, arg: str) -> None:
         from openvaala_tui.mcp_status import mcp_status_text

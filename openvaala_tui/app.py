@@ -628,28 +628,38 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
             self._last_escape = now
 
     async def action_ctrl_c(self) -> None:
-        """Ctrl+C clears the composer; a second one (within two seconds) quits."""
+        """Ctrl+C as in Codex and Claude Code (docs/design.md, "Ctrl+C and quitting"): a draft
+        is cleared (never lost to a quit), else a running turn is interrupted, else a second
+        Ctrl+C within two seconds quits."""
+        if not self.composer.is_empty or self.composer.editing_input is not None:
+            self._last_ctrl_c = 0.0
+            if self.composer.editing_input is not None:
+                self.composer.editing_input = None
+                self.refresh_status()
+            self.composer.clear()
+            return
+        session = self.view.sessions.get(self.following or "")
+        if session is not None and session.running:
+            self._last_ctrl_c = 0.0
+            await self.interrupt(session.session_id)
+            await self.local_notice("Interrupted (Ctrl+C).")
+            return
         now = time.monotonic()
         if now - self._last_ctrl_c <= DOUBLE_CTRL_C_S:
             await self.action_quit()
             return
         self._last_ctrl_c = now
-        if self.composer.editing_input is not None:
-            self.composer.editing_input = None
-            self.refresh_status()
-        self.composer.clear()
         self.notify("Ctrl+C again to quit.", timeout=DOUBLE_CTRL_C_S)
 
     async def action_quit(self) -> None:
-        """Quit, printing how to come back to this conversation (when it was stored)."""
+        """Quit, printing how to come back to this conversation (when it was stored) and,
+        when a turn still runs, that it keeps running in the daemon."""
         cid = self.view.conversation_id
-        if cid and self.view.conversation.get("persisted"):
-            self.exit(
-                return_code=0,
-                message=f"To come back to this conversation: openvaala --resume {cid}",
-            )
-        else:
-            self.exit(return_code=0)
+        running = any(s.running for s in self.view.sessions.values())
+        lines = ["The turn keeps running in the daemon."] if running else []
+        if cid and (self.view.conversation.get("persisted") or running):
+            lines.append(f"To come back to this conversation: openvaala --resume {cid}")
+        self.exit(return_code=0, message="\n".join(lines) or None)
 
     async def interrupt(self, session_id: str | None = None) -> None:
         if self.client is None:

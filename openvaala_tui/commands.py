@@ -41,15 +41,19 @@ COMMANDS: dict[str, str] = {
     "rename": "Rename this conversation",
     "archive": "Archive this conversation",
     "delete": "Delete this conversation",
+    "status": "Model, agent, sandbox, approvals, directory, usage, daemon, config file",
     "help": "Keys and commands",
+    "exit": "Quit (a running turn keeps running in the daemon)",
+    "quit": "Quit (a running turn keeps running in the daemon)",
 }
 
 HELP = "\n".join(
     [
         "Keys: Enter send (steers a running turn) · Tab queue · Ctrl+G jump the queue ·",
         "Shift+Enter / Ctrl+J newline · Esc interrupt · Esc Esc rewind · Ctrl+P palette ·",
-        "Ctrl+W waiting inputs · Ctrl+C clears the message, a second Ctrl+C quits (so does",
-        "Ctrl+Q) · @path sends a file's content with the message · Tab completes / and @ ·",
+        "Ctrl+W waiting inputs · Ctrl+C clears the message, else interrupts the turn, else a",
+        "second Ctrl+C quits (so do Ctrl+Q, /exit, /quit) · @path sends a file's content with",
+        "the message · Tab completes / and @ ·",
         "# TEXT keeps a note for later conversations (the project's memory).",
         "/image PATH or a pasted image path attaches an image (PNG, JPEG, GIF, WebP).",
         "Approvals (the prompt above the composer; it takes the focus when it appears, unless",

@@ -151,6 +151,9 @@ class AgentInfo(TypedDict):
     description: str
     model: str
     default: bool
+    sandbox: str  # what the agent's tools may touch (docs/configuration.md)
+    network: bool
+    approval: str  # when the user is asked
 
 
 class ModelInfo(TypedDict):
