@@ -211,7 +211,15 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
             await self.show_error(exc)
 
     async def _first_conversation(self) -> str | None:
-        if self.start_conversation is not None:
+        if self.start_conversation is not None and self.client is not None:
+            from openvaala_server.client.conversation_ids import resolve
+            from openvaala_server.domain.short_ids import IdPrefixError
+
+            try:  # `--resume 80cd7c40`: the short id the lists show (docs/design.md)
+                self.start_conversation = await resolve(self.client, self.start_conversation)
+            except IdPrefixError as exc:
+                self.exit(return_code=2, message=f"openvaala: --resume: {exc}")
+                return None
             return self.start_conversation
         if self.continue_last:
             self._continued = await self.last_conversation_in(self.cwd)
