@@ -276,6 +276,7 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
             self._held = []
             self.following = self.view.root_id
             self.composer.cwd = str(self.view.conversation.get("cwd") or self.cwd)
+            self.composer.user_commands = self.user_commands_dir()
             await self.redraw()
             self.show_welcome()
             # What is alive once the conversation is shown (modules, styles, the widgets and
@@ -484,10 +485,13 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
             if name in commands.COMMANDS:
                 self.composer.clear()
                 self.run_slash(name, arg)
-            else:
+                return
+            custom = self.custom_commands().get(name)
+            if custom is None:
                 self.notify(f"Unknown command /{name}: /help lists them.", severity="warning")
-            return
-        note = memory_note(text)
+                return
+            text = custom.expand(arg)  # sent as if typed: @path, images and queueing apply
+        note = memory_note(text) if parsed is None else None
         if note is not None and message.composer.editing_input is None:
             self.composer.clear()
             self.run_slash("remember", note)

@@ -12,8 +12,10 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from openvaala_tui.commands import COMMANDS
+from openvaala_tui.custom_commands import directories, load
 
 MAX_CANDIDATES = 12
 MAX_ATTACHED_BYTES = 200_000  # one file; larger ones are named, not attached
@@ -28,12 +30,19 @@ class Completion:
     candidates: list[tuple[str, str]]
 
 
-def complete(text: str, cursor: int, cwd: str) -> Completion | None:
-    """The completion for the word before `cursor` in `text`, or None."""
+def complete(
+    text: str, cursor: int, cwd: str, user_commands: Path | None = None
+) -> Completion | None:
+    """The completion for the word before `cursor` in `text`, or None. `user_commands`: the
+    directory of the user's custom commands (the project's are found from `cwd`)."""
     before = text[:cursor]
     if before.startswith("/") and " " not in before and "\n" not in before:
         typed = before[1:].lower()
-        hits = [(f"/{n}", h) for n, h in COMMANDS.items() if n.startswith(typed)]
+        named = dict(COMMANDS)
+        if user_commands is not None:
+            custom = load(directories(user_commands, cwd), set(COMMANDS))
+            named |= {name: f"{c.description} (custom)" for name, c in custom.items()}
+        hits = [(f"/{n}", h) for n, h in named.items() if n.startswith(typed)]
         # A name typed in full comes first, so Enter sends "/agent" rather than complete it
         # to "/agents".
         hits.sort(key=lambda hit: hit[0] != f"/{typed}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar
 
 from textual import events
@@ -45,6 +46,7 @@ class Composer(TextArea):
         self.editing_input: str | None = None  # the waiting input being edited, if any
         self.popup: CompletionPopup | None = None  # set by the app
         self.cwd = "."  # where `@path` completes (the conversation's directory)
+        self.user_commands: Path | None = None  # the user's custom commands (set by the app)
 
     @property
     def cursor_offset(self) -> int:
@@ -54,7 +56,7 @@ class Composer(TextArea):
 
     def update_completion(self) -> None:
         if self.popup is not None:
-            self.popup.show(complete(self.text, self.cursor_offset, self.cwd))
+            self.popup.show(complete(self.text, self.cursor_offset, self.cwd, self.user_commands))
 
     def accept_completion(self) -> None:
         """Put the highlighted completion in place of what it completes."""
