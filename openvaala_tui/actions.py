@@ -146,6 +146,10 @@ class CommandsMixin(App[int]):
             )
         await self.local_notice(commands.HELP + extra)
 
+    async def cmd_shell(self, arg: str) -> None:
+        """`!command` (not a slash command: `slash` is how it reaches the daemon and errors)."""
+        await self.call(methods.SHELL_RUN, conversationId=self.cid, command=arg)
+
     async def cmd_exit(self, arg: str) -> None:
         await self.action_quit()
 

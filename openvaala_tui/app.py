@@ -491,6 +491,10 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
                 self.notify(f"Unknown command /{name}: /help lists them.", severity="warning")
                 return
             text = custom.expand(arg)  # sent as if typed: @path, images and queueing apply
+        if text.startswith("!") and message.composer.editing_input is None and text[1:].strip():
+            self.composer.clear()
+            self.run_slash("shell", text[1:].strip())
+            return
         note = memory_note(text) if parsed is None else None
         if note is not None and message.composer.editing_input is None:
             self.composer.clear()

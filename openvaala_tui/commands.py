@@ -55,6 +55,8 @@ HELP = "\n".join(
         "second Ctrl+C quits (so do Ctrl+Q, /exit, /quit) · @path sends a file's content with",
         "the message · Tab completes / and @ ·",
         "# TEXT keeps a note for later conversations (the project's memory).",
+        "!COMMAND runs a shell command yourself, in the agent's sandbox; the model reads its",
+        "output with your next message.",
         "/image PATH or a pasted image path attaches an image (PNG, JPEG, GIF, WebP).",
         "Approvals (the prompt above the composer; it takes the focus when it appears, unless",
         "you are typing: then Ctrl+O reaches it): y allow once · a allow for this conversation",

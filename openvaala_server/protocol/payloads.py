@@ -343,6 +343,11 @@ class NoParams(TypedDict):
     pass
 
 
+class ShellRunParams(TypedDict):
+    conversationId: str
+    command: str
+
+
 class ConversationParams(TypedDict):
     """Every request that names a conversation and nothing else."""
 
@@ -527,6 +532,7 @@ REQUEST_PARAMS: Final[dict[str, type]] = {
     m.MCP_LIST: NoParams,
     m.SESSIONS_LIST: ConversationParams,
     m.CONVERSATION_INIT: ConversationParams,
+    m.SHELL_RUN: ShellRunParams,
     m.MEMORY_READ: ConversationParams,
     m.MEMORY_REMEMBER: RememberParams,
     m.MEMORY_WRITE: MemoryWriteParams,
@@ -697,6 +703,12 @@ class ReplacedResult(TypedDict):
     items: list[Item]
 
 
+class ShellRunResult(TypedDict):
+    itemId: str  # the user message (`origin: "shell"`) that carries the output
+    output: str
+    isError: bool
+
+
 class SendResult(TypedDict):
     inputId: str
     disposition: str
@@ -789,6 +801,7 @@ REQUEST_RESULTS: Final[dict[str, type]] = {
     m.TURN_RESUME: ResumeResult,
     m.APPROVAL_RESPOND: RespondResult,
     m.AGENTS_LIST: AgentsResult,
+    m.SHELL_RUN: ShellRunResult,
     m.MODELS_LIST: ModelsResult,
     m.MCP_LIST: McpResult,
     m.SESSIONS_LIST: SessionsResult,
