@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from textual.pilot import Pilot
 
+from openvaala_server.client.view import SessionView
 from openvaala_tui.app import VaalaApp
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Gate, Reply
@@ -19,20 +21,32 @@ model = "fake"
 """
 
 
+async def _on_a_held_turn(
+    fake_openai: FakeProvider, daemon_factory: Any, clients: Clients, gate: Gate
+) -> tuple[Any, VaalaApp]:
+    """A daemon whose model answers only once `gate` opens, and the app on it."""
+    fake_openai.enqueue(Reply().text("Starting on it").wait(gate).text(" and done."))
+    daemon = daemon_factory(fake_openai.config_toml("fake") + AGENT_ON_FAKE)
+    return daemon, VaalaApp(cwd=str(daemon.workdir), client=await clients(daemon))
+
+
+async def _start_the_turn(pilot: Pilot[int], app: VaalaApp) -> SessionView:
+    await ready(pilot)
+    await type_and_send(pilot, "a long job")
+    root = app.view.root
+    assert root is not None
+    await wait_for(pilot, lambda: root.running, what="the turn to start")
+    return root
+
+
 async def test_ctrl_c_interrupts_a_running_turn(
     fake_openai: FakeProvider, daemon_factory: Any, clients: Clients
 ) -> None:
     gate = Gate()
-    fake_openai.enqueue(Reply().text("Starting on it").wait(gate).text(" and done."))
-    daemon = daemon_factory(fake_openai.config_toml("fake") + AGENT_ON_FAKE)
-    app = VaalaApp(cwd=str(daemon.workdir), client=await clients(daemon))
+    daemon, app = await _on_a_held_turn(fake_openai, daemon_factory, clients, gate)
     try:
         async with app.run_test(size=(80, 24)) as pilot:
-            await ready(pilot)
-            await type_and_send(pilot, "a long job")
-            root = app.view.root
-            assert root is not None
-            await wait_for(pilot, lambda: root.running, what="the turn to start")
+            root = await _start_the_turn(pilot, app)
             await pilot.press("ctrl+c")
             await wait_for(pilot, lambda: not root.running, what="the turn to stop", timeout=20)
             assert app.is_running  # it stopped the turn, it did not quit
@@ -65,16 +79,10 @@ async def test_quitting_while_a_turn_runs_says_it_keeps_running(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     gate = Gate()
-    fake_openai.enqueue(Reply().text("Starting on it").wait(gate).text(" and done."))
-    daemon = daemon_factory(fake_openai.config_toml("fake") + AGENT_ON_FAKE)
-    app = VaalaApp(cwd=str(daemon.workdir), client=await clients(daemon))
+    _, app = await _on_a_held_turn(fake_openai, daemon_factory, clients, gate)
     try:
         async with app.run_test(size=(80, 24)) as pilot:
-            await ready(pilot)
-            await type_and_send(pilot, "a long job")
-            root = app.view.root
-            assert root is not None
-            await wait_for(pilot, lambda: root.running, what="the turn to start")
+            await _start_the_turn(pilot, app)
             await type_and_send(pilot, "/quit")
             await pilot.pause()
         said = " ".join(capsys.readouterr().err.split())

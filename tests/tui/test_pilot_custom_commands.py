@@ -6,24 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from openvaala_tui.app import VaalaApp
-from openvaala_tui.widgets.completions import CompletionPopup
 from openvaala_tui.widgets.items import UserMessage
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
 from tests.tui.conftest import Clients, notices, ready, type_and_send, wait_for
-
-AGENT_ON_FAKE = """
-[agents.default]
-description = "General assistant"
-model = "fake"
-"""
-
-
-def popup_values(app: VaalaApp) -> list[str]:
-    popup = app.query_one(CompletionPopup)
-    if not popup.display or popup.completion is None:
-        return []
-    return [value for value, _ in popup.completion.candidates]
+from tests.tui.test_pilot_habits import AGENT_ON_FAKE, popup_values
 
 
 async def test_custom_commands_from_user_and_project_files(
