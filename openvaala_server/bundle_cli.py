@@ -21,7 +21,7 @@ def add_commands(commands: Any) -> None:
     export = commands.add_parser(
         "export", help="write a conversation, its ancestors and attachments to one bundle file"
     )
-    export.add_argument("id", help="the conversation id")
+    export.add_argument("id", help="the conversation id (or a unique prefix of 6+ characters)")
     export.add_argument("-o", "--output", help="the bundle file (default: ID.openvaala.tar)")
     imp = commands.add_parser("import", help="import a bundle made by `openvaala export`")
     imp.add_argument("file", help="the bundle file")
@@ -37,13 +37,17 @@ def add_commands(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     # Here, not at the top: cli.py imports this module for every command, the TUI's start too.
     from openvaala_server.client import RpcError
+    from openvaala_server.domain.short_ids import IdPrefixError
 
     try:
         if args.command == "export":
-            output = os.path.abspath(args.output or f"{args.id}.openvaala.tar")
-            return asyncio.run(_export(args.id, output))
+            output = os.path.abspath(args.output) if args.output else None
+            return asyncio.run(_export(args.id, output, os.getcwd()))
         cwd = os.path.abspath(args.import_cwd) if args.import_cwd else None
         return asyncio.run(_import(os.path.abspath(args.file), cwd, args.on_conflict))
+    except IdPrefixError as exc:
+        print(f"openvaala: {exc}", file=sys.stderr)
+        return 2
     except RpcError as exc:
         print(f"openvaala: {exc.message}", file=sys.stderr)
         return 1
@@ -52,10 +56,14 @@ def run(args: argparse.Namespace) -> int:
         return 1
 
 
-async def _export(cid: str, output: str) -> int:
+async def _export(typed: str, output: str | None, here: str) -> int:
+    """`output`: the bundle's absolute path (None: ID.openvaala.tar in `here`)."""
     from openvaala_server.client import Client
+    from openvaala_server.client.conversation_ids import resolve
 
     async with await Client.connect(client_name="openvaala-export", reconnect=False) as client:
+        cid = await resolve(client, typed)
+        output = output or f"{here.rstrip('/')}/{cid}.openvaala.tar"
         result = await client.request(
             methods.CONVERSATION_EXPORT, {"conversationId": cid, "path": output}
         )

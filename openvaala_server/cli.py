@@ -7,7 +7,7 @@ import asyncio
 import logging
 import sys
 
-from openvaala_server import __version__, bundle_cli
+from openvaala_server import __version__, bundle_cli, list_cli
 from openvaala_server.setup import cli as setup_cli
 
 
@@ -44,6 +44,7 @@ def _parser() -> argparse.ArgumentParser:
             "130 interrupted.",
         )
     )
+    list_cli.add_command(commands)
     commands.add_parser("reindex", help="rebuild metadata.db from the conversation directories")
     setup_cli.add_command(commands)
     bundle_cli.add_commands(commands)
@@ -118,7 +119,8 @@ def _tui_options(parser: argparse.ArgumentParser) -> None:
         nargs="?",
         const="",
         metavar="ID",
-        help="open conversation ID; with no ID, pick one from the list",
+        help="open conversation ID (or a unique prefix of 6+ characters, as `openvaala list` "
+        "shows); with no ID, pick one from the list",
     )
 
 
@@ -144,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
         return commands.serve_foreground(args.port)
     if args.command == "exec":
         return commands.run_exec(args)
+    if args.command == "list":
+        return list_cli.run(args)
     if args.command in bundle_cli.COMMANDS:
         return bundle_cli.run(args)
     if args.command == "setup":

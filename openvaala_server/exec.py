@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
 from openvaala_server.domain.approvals import allowed_by, has_control_operator, pattern_matches
+from openvaala_server.domain.short_ids import IdPrefixError
 from openvaala_server.protocol import codec, methods
 from openvaala_server.protocol.display import scrub
 
@@ -337,6 +338,9 @@ async def _run(request: ExecRequest) -> int:
     except RpcError as exc:
         _err(_refusal(exc.kind, exc.message, exc.data))
         return EXIT_USAGE if exc.kind in _USAGE_KINDS else EXIT_FAILED
+    except IdPrefixError as exc:
+        _err(f"--resume: {exc}")
+        return EXIT_USAGE
     except ConnectionLost:
         _err("the daemon went away during the turn")
         return EXIT_NO_DAEMON
@@ -382,7 +386,9 @@ async def _exec(client: Client, request: ExecRequest, stop: asyncio.Event) -> in
 async def _conversation(client: Client, request: ExecRequest) -> tuple[str, bool]:
     """The conversation's id, and whether it existed before."""
     if request.resume:
-        return request.resume, True
+        from openvaala_server.client.conversation_ids import resolve
+
+        return await resolve(client, request.resume), True
     if request.continue_last:
         here = {request.cwd, await asyncio.to_thread(os.path.realpath, request.cwd)}
         last = await _last_in(client, here)

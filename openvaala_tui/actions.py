@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 from typing import Any
 
 from textual.app import App
@@ -12,6 +13,7 @@ from openvaala_server.client.view import LOCAL_PREFIX, ConversationView
 from openvaala_server.protocol import methods
 from openvaala_server.protocol.display import format_tokens
 from openvaala_tui import commands, errors
+from openvaala_tui.custom_commands import CustomCommand, directories, load
 from openvaala_tui.screens import (
     AgentsScreen,
     ConfirmScreen,
@@ -99,7 +101,7 @@ class CommandsMixin(App[int]):
         if handler is None:
             self.notify(f"Unknown command /{name}", severity="warning")
             return
-        if self.client is None and name != "help":
+        if self.client is None and name not in ("help", "exit", "quit"):
             self.notify("Not connected to the daemon.", severity="warning")
             return
         try:
@@ -120,8 +122,60 @@ class CommandsMixin(App[int]):
             return {"sessionId": self.following}
         return {}
 
+    def user_commands_dir(self) -> Path:
+        """The user's custom commands: `commands/` beside the daemon's config.toml."""
+        state = self.client.server_info.get("config") if self.client is not None else None
+        path = state.get("path") if isinstance(state, dict) else None
+        if not path:
+            from openvaala_server.config import config_path
+
+            path = str(config_path())
+        return Path(str(path)).parent / "commands"
+
+    def custom_commands(self) -> dict[str, CustomCommand]:
+        cwd = str(self.view.conversation.get("cwd") or self.cwd)
+        return load(directories(self.user_commands_dir(), cwd), set(commands.COMMANDS))
+
     async def cmd_help(self, arg: str) -> None:
-        await self.local_notice(commands.HELP)
+        custom = self.custom_commands()
+        extra = ""
+        if custom:
+            extra = "\nCustom commands (prompt files): " + " · ".join(
+                f"/{name} ({c.description})" if c.description else f"/{name}"
+                for name, c in sorted(custom.items())
+            )
+        await self.local_notice(commands.HELP + extra)
+
+    async def cmd_shell(self, arg: str) -> None:
+        """`!command` (not a slash command: `slash` is how it reaches the daemon and errors)."""
+        await self.call(methods.SHELL_RUN, conversationId=self.cid, command=arg)
+
+    async def cmd_exit(self, arg: str) -> None:
+        await self.action_quit()
+
+    async def cmd_quit(self, arg: str) -> None:
+        await self.action_quit()
+
+    async def cmd_status(self, arg: str) -> None:
+        from openvaala_tui.status_report import status_text
+
+        assert self.client is not None
+        session = self.view.sessions.get(self.following or self.view.root_id)
+        info = session.info if session is not None else {}
+        name = info.get("agent") or self.view.conversation.get("agent")
+        agents = (await self.call(methods.AGENTS_LIST)).get("agents") or []
+        agent: dict[str, Any] = next((a for a in agents if a.get("name") == name), {})
+        state = self.client.server_info.get("config")
+        await self.local_notice(
+            status_text(
+                agent=agent,
+                session={"agent": name, **info},
+                usage=session.usage if session is not None else {},
+                cwd=str(self.view.conversation.get("cwd") or self.cwd),
+                address=self.client.address,
+                config_path=str(state.get("path") if isinstance(state, dict) else "?"),
+            )
+        )
 
     async def cmd_mcp(self, arg: str) -> None:
         from openvaala_tui.mcp_status import mcp_status_text

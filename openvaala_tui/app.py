@@ -211,7 +211,15 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
             await self.show_error(exc)
 
     async def _first_conversation(self) -> str | None:
-        if self.start_conversation is not None:
+        if self.start_conversation is not None and self.client is not None:
+            from openvaala_server.client.conversation_ids import resolve
+            from openvaala_server.domain.short_ids import IdPrefixError
+
+            try:  # `--resume 80cd7c40`: the short id the lists show (docs/design.md)
+                self.start_conversation = await resolve(self.client, self.start_conversation)
+            except IdPrefixError as exc:
+                self.exit(return_code=2, message=f"openvaala: --resume: {exc}")
+                return None
             return self.start_conversation
         if self.continue_last:
             self._continued = await self.last_conversation_in(self.cwd)
@@ -268,6 +276,7 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
             self._held = []
             self.following = self.view.root_id
             self.composer.cwd = str(self.view.conversation.get("cwd") or self.cwd)
+            self.composer.user_commands = self.user_commands_dir()
             await self.redraw()
             self.show_welcome()
             # What is alive once the conversation is shown (modules, styles, the widgets and
@@ -478,13 +487,21 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
             if name in commands.COMMANDS:
                 self.composer.clear()
                 self.run_slash(name, arg)
-            elif name.startswith(mcp_input.PROMPT_PREFIX):
+                return
+            if name.startswith(mcp_input.PROMPT_PREFIX):
                 self.composer.clear()
                 self.run_worker(self.send_mcp_prompt(text, message.mode), group="send")
-            else:
+                return
+            custom = self.custom_commands().get(name)
+            if custom is None:
                 self.notify(f"Unknown command /{name}: /help lists them.", severity="warning")
+                return
+            text = custom.expand(arg)  # sent as if typed: @path, images and queueing apply
+        if text.startswith("!") and message.composer.editing_input is None and text[1:].strip():
+            self.composer.clear()
+            self.run_slash("shell", text[1:].strip())
             return
-        note = memory_note(text)
+        note = memory_note(text) if parsed is None else None
         if note is not None and message.composer.editing_input is None:
             self.composer.clear()
             self.run_slash("remember", note)
@@ -667,28 +684,38 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
             self._last_escape = now
 
     async def action_ctrl_c(self) -> None:
-        """Ctrl+C clears the composer; a second one (within two seconds) quits."""
+        """Ctrl+C as in Codex and Claude Code (docs/design.md, "Ctrl+C and quitting"): a draft
+        is cleared (never lost to a quit), else a running turn is interrupted, else a second
+        Ctrl+C within two seconds quits."""
+        if not self.composer.is_empty or self.composer.editing_input is not None:
+            self._last_ctrl_c = 0.0
+            if self.composer.editing_input is not None:
+                self.composer.editing_input = None
+                self.refresh_status()
+            self.composer.clear()
+            return
+        session = self.view.sessions.get(self.following or "")
+        if session is not None and session.running:
+            self._last_ctrl_c = 0.0
+            await self.interrupt(session.session_id)
+            await self.local_notice("Interrupted (Ctrl+C).")
+            return
         now = time.monotonic()
         if now - self._last_ctrl_c <= DOUBLE_CTRL_C_S:
             await self.action_quit()
             return
         self._last_ctrl_c = now
-        if self.composer.editing_input is not None:
-            self.composer.editing_input = None
-            self.refresh_status()
-        self.composer.clear()
         self.notify("Ctrl+C again to quit.", timeout=DOUBLE_CTRL_C_S)
 
     async def action_quit(self) -> None:
-        """Quit, printing how to come back to this conversation (when it was stored)."""
+        """Quit, printing how to come back to this conversation (when it was stored) and,
+        when a turn still runs, that it keeps running in the daemon."""
         cid = self.view.conversation_id
-        if cid and self.view.conversation.get("persisted"):
-            self.exit(
-                return_code=0,
-                message=f"To come back to this conversation: openvaala --resume {cid}",
-            )
-        else:
-            self.exit(return_code=0)
+        running = any(s.running for s in self.view.sessions.values())
+        lines = ["The turn keeps running in the daemon."] if running else []
+        if cid and (self.view.conversation.get("persisted") or running):
+            lines.append(f"To come back to this conversation: openvaala --resume {cid}")
+        self.exit(return_code=0, message="\n".join(lines) or None)
 
     async def interrupt(self, session_id: str | None = None) -> None:
         if self.client is None:

@@ -41,16 +41,22 @@ COMMANDS: dict[str, str] = {
     "rename": "Rename this conversation",
     "archive": "Archive this conversation",
     "delete": "Delete this conversation",
+    "status": "Model, agent, sandbox, approvals, directory, usage, daemon, config file",
     "help": "Keys and commands",
+    "exit": "Quit (a running turn keeps running in the daemon)",
+    "quit": "Quit (a running turn keeps running in the daemon)",
 }
 
 HELP = "\n".join(
     [
         "Keys: Enter send (steers a running turn) · Tab queue · Ctrl+G jump the queue ·",
         "Shift+Enter / Ctrl+J newline · Esc interrupt · Esc Esc rewind · Ctrl+P palette ·",
-        "Ctrl+W waiting inputs · Ctrl+C clears the message, a second Ctrl+C quits (so does",
-        "Ctrl+Q) · @path sends a file's content with the message · Tab completes / and @ ·",
+        "Ctrl+W waiting inputs · Ctrl+C clears the message, else interrupts the turn, else a",
+        "second Ctrl+C quits (so do Ctrl+Q, /exit, /quit) · @path sends a file's content with",
+        "the message · Tab completes / and @ ·",
         "# TEXT keeps a note for later conversations (the project's memory).",
+        "!COMMAND runs a shell command yourself, in the agent's sandbox; the model reads its",
+        "output with your next message.",
         "/image PATH or a pasted image path attaches an image (PNG, JPEG, GIF, WebP).",
         "MCP: @SERVER:URI sends a server's resource with the message; /mcp__SERVER__PROMPT",
         "name=value … sends a server's prompt (/mcp lists both).",

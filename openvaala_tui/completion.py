@@ -13,9 +13,11 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from openvaala_tui.commands import COMMANDS
+from openvaala_tui.custom_commands import directories, load
 
 MAX_CANDIDATES = 12
 MAX_ATTACHED_BYTES = 200_000  # one file; larger ones are named, not attached
@@ -53,15 +55,23 @@ def mcp_offers(servers: Sequence[Mapping[str, Any]]) -> McpOffers:
 
 
 def complete(
-    text: str, cursor: int, cwd: str, offers: McpOffers | None = None
+    text: str,
+    cursor: int,
+    cwd: str,
+    offers: McpOffers | None = None,
+    user_commands: Path | None = None,
 ) -> Completion | None:
-    """The completion for the word before `cursor` in `text`, or None."""
+    """The completion for the word before `cursor` in `text`, or None. `user_commands`: the
+    directory of the user's custom commands (the project's are found from `cwd`)."""
     offers = offers or McpOffers()
     before = text[:cursor]
     if before.startswith("/") and " " not in before and "\n" not in before:
         typed = before[1:].lower()
-        commands = {**COMMANDS, **offers.prompts}
-        hits = [(f"/{n}", h) for n, h in commands.items() if n.lower().startswith(typed)]
+        named = {**COMMANDS, **offers.prompts}
+        if user_commands is not None:
+            custom = load(directories(user_commands, cwd), set(COMMANDS))
+            named |= {name: f"{c.description} (custom)" for name, c in custom.items()}
+        hits = [(f"/{n}", h) for n, h in named.items() if n.lower().startswith(typed)]
         # A name typed in full comes first, so Enter sends "/agent" rather than complete it
         # to "/agents".
         hits.sort(key=lambda hit: hit[0] != f"/{typed}")

@@ -304,6 +304,9 @@ class Dispatcher:
                     "description": a.description,
                     "model": a.model,
                     "default": a.name == config.default_agent,
+                    "sandbox": a.permissions.sandbox,
+                    "network": a.permissions.network,
+                    "approval": a.permissions.approval,
                 }
                 for a in config.agents.values()
             ]

@@ -120,7 +120,7 @@ class UserMessageItem(_ItemBase):
     type: Literal["user_message"]
     text: str
     inputId: str
-    origin: Literal["user", "subagent"]
+    origin: Literal["user", "subagent", "shell"]  # shell: `shell/run` (docs/protocol.md)
     images: NotRequired[list[ImageRef]]
     fromSessionId: NotRequired[str]
 

@@ -56,6 +56,7 @@ CONVERSATION_INIT: Final = "conversation/init"
 MEMORY_READ: Final = "memory/read"
 MEMORY_REMEMBER: Final = "memory/remember"
 MEMORY_WRITE: Final = "memory/write"
+SHELL_RUN: Final = "shell/run"
 
 REQUESTS: Final = frozenset(
     {
@@ -105,6 +106,7 @@ REQUESTS: Final = frozenset(
         MEMORY_READ,
         MEMORY_REMEMBER,
         MEMORY_WRITE,
+        SHELL_RUN,
     }
 )
 

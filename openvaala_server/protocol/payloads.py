@@ -167,6 +167,9 @@ class AgentInfo(TypedDict):
     description: str
     model: str
     default: bool
+    sandbox: str  # what the agent's tools may touch (docs/configuration.md)
+    network: bool
+    approval: str  # when the user is asked
 
 
 class ModelInfo(TypedDict):
@@ -367,6 +370,11 @@ class NoParams(TypedDict):
     pass
 
 
+class ShellRunParams(TypedDict):
+    conversationId: str
+    command: str
+
+
 class ConversationParams(TypedDict):
     """Every request that names a conversation and nothing else."""
 
@@ -553,6 +561,7 @@ REQUEST_PARAMS: Final[dict[str, type]] = {
     m.MCP_READ_RESOURCE: ReadResourceParams,
     m.SESSIONS_LIST: ConversationParams,
     m.CONVERSATION_INIT: ConversationParams,
+    m.SHELL_RUN: ShellRunParams,
     m.MEMORY_READ: ConversationParams,
     m.MEMORY_REMEMBER: RememberParams,
     m.MEMORY_WRITE: MemoryWriteParams,
@@ -723,6 +732,12 @@ class ReplacedResult(TypedDict):
     items: list[Item]
 
 
+class ShellRunResult(TypedDict):
+    itemId: str  # the user message (`origin: "shell"`) that carries the output
+    output: str
+    isError: bool
+
+
 class SendResult(TypedDict):
     inputId: str
     disposition: str
@@ -823,6 +838,7 @@ REQUEST_RESULTS: Final[dict[str, type]] = {
     m.TURN_RESUME: ResumeResult,
     m.APPROVAL_RESPOND: RespondResult,
     m.AGENTS_LIST: AgentsResult,
+    m.SHELL_RUN: ShellRunResult,
     m.MODELS_LIST: ModelsResult,
     m.MCP_LIST: McpResult,
     m.MCP_GET_PROMPT: GetPromptResult,

@@ -705,6 +705,13 @@ class ConversationManager:
 
     # -- input and turns -----------------------------------------------------------------
 
+    async def persist_first(self, conv: LiveConversation, text: str) -> None:
+        """Write a pending conversation to disk with its first message (`text` titles it)."""
+        lock = self._persist_locks.setdefault(conv.conversation_id, asyncio.Lock())
+        async with lock:
+            await conv.ensure_persisted(text)
+        self._persist_locks.pop(conv.conversation_id, None)
+
     async def send_input(
         self,
         cid: str,
@@ -736,10 +743,7 @@ class ConversationManager:
         if session.closed:
             raise errors.NotIdle("this subagent session was closed")
         if not conv.persisted:
-            lock = self._persist_locks.setdefault(cid, asyncio.Lock())
-            async with lock:
-                await conv.ensure_persisted(text)
-            self._persist_locks.pop(cid, None)
+            await self.persist_first(conv, text)
         refs = await runtime_images.store(self, cid, images or ())
         # From here on nothing awaits: the inbox and the turn change together.
         inp = Input(new_id(), text, mode, origin, from_session_id)  # type: ignore[arg-type]

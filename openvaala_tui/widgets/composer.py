@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar
 
 from textual import events
@@ -47,6 +48,7 @@ class Composer(TextArea):
         self.cwd = "."  # where `@path` completes (the conversation's directory)
         # MCP prompts and resources it completes, as the app last read them (`mcp/list`).
         self.mcp_offers = McpOffers()
+        self.user_commands: Path | None = None  # the user's custom commands (set by the app)
 
     @property
     def cursor_offset(self) -> int:
@@ -56,7 +58,11 @@ class Composer(TextArea):
 
     def update_completion(self) -> None:
         if self.popup is not None:
-            self.popup.show(complete(self.text, self.cursor_offset, self.cwd, self.mcp_offers))
+            self.popup.show(
+                complete(
+                    self.text, self.cursor_offset, self.cwd, self.mcp_offers, self.user_commands
+                )
+            )
 
     def accept_completion(self) -> None:
         """Put the highlighted completion in place of what it completes."""

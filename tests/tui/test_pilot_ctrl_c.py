@@ -1,0 +1,92 @@
+"""Ctrl+C as Codex and Claude Code users expect it: it stops a running turn first, never
+quits over a draft, and a quit while a turn runs says the turn goes on in the daemon."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+
+from openvaala_server.client.view import SessionView
+from openvaala_tui.app import VaalaApp
+from tests.fakes.providers import FakeProvider
+from tests.fakes.script import Gate, Reply
+from tests.tui.conftest import Clients, demo_config, notices, ready, type_and_send, wait_for
+
+AGENT_ON_FAKE = """
+[agents.default]
+description = "General assistant"
+model = "fake"
+"""
+
+
+async def _on_a_held_turn(
+    fake_openai: FakeProvider, daemon_factory: Any, clients: Clients, gate: Gate
+) -> tuple[Any, VaalaApp]:
+    """A daemon whose model answers only once `gate` opens, and the app on it."""
+    fake_openai.enqueue(Reply().text("Starting on it").wait(gate).text(" and done."))
+    daemon = daemon_factory(fake_openai.config_toml("fake") + AGENT_ON_FAKE)
+    return daemon, VaalaApp(cwd=str(daemon.workdir), client=await clients(daemon))
+
+
+async def _start_the_turn(pilot: Pilot[int], app: VaalaApp) -> SessionView:
+    await ready(pilot)
+    await type_and_send(pilot, "a long job")
+    root = app.view.root
+    assert root is not None
+    await wait_for(pilot, lambda: root.running, what="the turn to start")
+    return root
+
+
+async def test_ctrl_c_interrupts_a_running_turn(
+    fake_openai: FakeProvider, daemon_factory: Any, clients: Clients
+) -> None:
+    gate = Gate()
+    daemon, app = await _on_a_held_turn(fake_openai, daemon_factory, clients, gate)
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            root = await _start_the_turn(pilot, app)
+            await pilot.press("ctrl+c")
+            await wait_for(pilot, lambda: not root.running, what="the turn to stop", timeout=20)
+            assert app.is_running  # it stopped the turn, it did not quit
+            assert any("Interrupted (Ctrl+C)" in text for text in notices(app))
+            cid = str(app.view.conversation_id)
+            on_disk = "".join(p.read_text() for _, p in daemon.data_dir.session_files(cid))
+            assert '"interrupted"' in on_disk
+    finally:
+        gate.open()
+
+
+async def test_ctrl_c_with_a_new_draft_clears_it_instead_of_quitting(
+    daemon_factory: Any, clients: Clients
+) -> None:
+    daemon = daemon_factory(demo_config())
+    app = VaalaApp(cwd=str(daemon.workdir), client=await clients(daemon))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        await pilot.press("ctrl+c")  # idle, empty: "again to quit"
+        app.composer.set_text("a new thought")
+        await pilot.press("ctrl+c")  # within two seconds, but there is a draft: cleared
+        assert app.composer.is_empty
+        assert app.is_running
+
+
+async def test_quitting_while_a_turn_runs_says_it_keeps_running(
+    fake_openai: FakeProvider,
+    daemon_factory: Any,
+    clients: Clients,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    gate = Gate()
+    _, app = await _on_a_held_turn(fake_openai, daemon_factory, clients, gate)
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await _start_the_turn(pilot, app)
+            await type_and_send(pilot, "/quit")
+            await pilot.pause()
+        said = " ".join(capsys.readouterr().err.split())
+        assert "The turn keeps running in the daemon." in said
+        assert f"openvaala --resume {app.view.conversation_id}" in said
+    finally:
+        gate.open()
