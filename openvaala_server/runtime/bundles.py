@@ -115,8 +115,7 @@ async def import_from(
         raise errors.InvalidParams(
             f'"onConflict" must be one of {", ".join(ON_CONFLICT)}', param="onConflict"
         )
-    if cwd is not None:
-        cwd = _check_path(cwd, "cwd")
+    cwd = _import_cwd(cwd)
     work, cancelled = await _to_the_end(
         asyncio.to_thread(
             store_bundle.import_bundle,
@@ -155,7 +154,25 @@ async def import_from(
         "renamed": result.renamed,
         "grantsDropped": result.grants_dropped,
         "agentsReset": result.agents_reset,
+        "cwd": cwd,
     }
+
+
+def _import_cwd(cwd: str | None) -> str:
+    """The working directory an import gives its conversations: the one the request names, an
+    existing directory. Never the one the bundle names: that directory becomes the sandbox's
+    writable area, and a bundle naming `~` made `~/.bashrc` a file "inside the workspace"
+    (docs/design.md, "An import's working directory")."""
+    if cwd is None:
+        raise errors.InvalidParams(
+            '"cwd" is required: an imported conversation works in the directory you give it, '
+            "never in one its bundle names",
+            param="cwd",
+        )
+    cwd = _check_path(cwd, "cwd")
+    if not os.path.isdir(cwd):
+        raise errors.CwdMissing(f"the working directory {cwd} does not exist", cwd=cwd)
+    return cwd
 
 
 def trusted_agent(config: Config) -> Callable[[str], str]:

@@ -9,6 +9,7 @@ import os
 import stat
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 import orjson
@@ -120,7 +121,9 @@ async def test_imported_grants_are_dropped_and_their_calls_ask(
         headers = {"Authorization": f"Bearer {d.token}"}
         async with httpx.AsyncClient(base_url=f"http://{d.address}") as http:
             sent = await http.post(
-                "/api/import?onConflict=keep-both", content=hostile, headers=headers
+                "/api/import?" + urlencode({"onConflict": "keep-both", "cwd": str(d.workdir)}),
+                content=hostile,
+                headers=headers,
             )
         assert sent.status_code == 200, sent.text
         assert sent.json()["grantsDropped"] == 2
