@@ -23,6 +23,7 @@ from tests.support.daemon import Daemon
 from tests.support.events import collect_until, method_is, new_conversation, run_turn, turn_ended
 
 OBJECT = "checkpoints/objects/ab/" + "c" * 38
+CALC = "python3 -c 'print(1 + 1)'"
 
 fake_home = user_home.fake_home  # the fixture, used by name
 
@@ -42,7 +43,8 @@ def _with_grants(bashrc: Path) -> Any:
         seq = orjson.loads(lines[-1])["seq"]
         root = orjson.loads(lines[0])["rootSessionId"]
         grants = [
-            {"tool": "shell", "kind": "command", "pattern": "python3"},
+            # Exactly the command `_asked_twice` runs: kept, it would cover it.
+            {"tool": "shell", "kind": "command", "pattern": CALC},
             {"tool": "write_file", "kind": "path", "pattern": str(bashrc)},
         ]
         for n, grant in enumerate(grants, 1):
@@ -71,7 +73,7 @@ async def _asked_twice(client: Client, cid: str, fake: FakeProvider, bashrc: Pat
         .tool_call(
             "shell",
             {
-                "command": "python3 -c 'print(1 + 1)'",
+                "command": CALC,
                 "outside_sandbox": True,
                 "justification": "needs the user's python",
             },
