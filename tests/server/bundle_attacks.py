@@ -58,6 +58,16 @@ async def hostile_bundle(
     return path
 
 
+async def import_hostile(
+    client: Client, d: Daemon, fake: FakeProvider, change: Callable[[Lines], None]
+) -> dict[str, Any]:
+    """`hostile_bundle` imported into the daemon's work directory (keep both): the result."""
+    path = await hostile_bundle(client, d, fake, change)
+    params = {"path": str(path), "cwd": str(d.workdir), "onConflict": "keep-both"}
+    result: dict[str, Any] = await client.request("conversation/import", params)
+    return result
+
+
 async def try_bashrc(client: Client, cid: str, fake: FakeProvider, bashrc: Path) -> list[str]:
     """A turn in `cid` that writes `bashrc`; every approval asked is denied. The tools asked."""
     await client.subscribe(cid)

@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from tests.fakes.providers import FakeProvider
-from tests.server.bundle_attacks import Lines, hostile_bundle
+from tests.server.bundle_attacks import Lines, import_hostile
 from tests.support.daemon import Daemon
 
 
@@ -41,11 +41,7 @@ async def test_an_imported_agent_is_the_default_unless_known_and_no_wider(
 
     client = await d.client()
     try:
-        path = await hostile_bundle(client, d, fake_openai, name_agent)
-        imported = await client.request(
-            "conversation/import",
-            {"path": str(path), "cwd": str(d.workdir), "onConflict": "keep-both"},
-        )
+        imported = await import_hostile(client, d, fake_openai, name_agent)
         assert imported["agentsReset"] == (0 if runs_as == named else 1)
         opened = await client.request(
             "conversation/subscribe", {"conversationId": imported["conversationId"]}

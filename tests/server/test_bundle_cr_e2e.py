@@ -11,7 +11,7 @@ import orjson
 
 from tests.fakes.providers import FakeProvider
 from tests.server import user_home
-from tests.server.bundle_attacks import Lines, config, grant_record, hostile_bundle, try_bashrc
+from tests.server.bundle_attacks import Lines, config, grant_record, import_hostile, try_bashrc
 from tests.support.daemon import Daemon
 
 fake_home = user_home.fake_home  # the fixture, used by name
@@ -32,11 +32,7 @@ async def test_a_grant_behind_a_carriage_return_is_dropped(
 
     client = await d.client()
     try:
-        path = await hostile_bundle(client, d, fake_openai, hide_grant)
-        imported = await client.request(
-            "conversation/import",
-            {"path": str(path), "cwd": str(d.workdir), "onConflict": "keep-both"},
-        )
+        imported = await import_hostile(client, d, fake_openai, hide_grant)
         assert imported["grantsDropped"] == 1
         new = imported["conversationId"]
         journal = (d.home / "conversations" / new / "metadata.jsonl").read_bytes()
@@ -59,11 +55,7 @@ async def test_an_agent_behind_a_carriage_return_is_reset(
 
     client = await d.client()
     try:
-        path = await hostile_bundle(client, d, fake_openai, name_ops)
-        imported = await client.request(
-            "conversation/import",
-            {"path": str(path), "cwd": str(d.workdir), "onConflict": "keep-both"},
-        )
+        imported = await import_hostile(client, d, fake_openai, name_ops)
         assert imported["agentsReset"] == 1
         new = imported["conversationId"]
         opened = await client.request("conversation/subscribe", {"conversationId": new})

@@ -11,20 +11,11 @@ from typing import Any
 from openvaala_server.client import Client
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
+from tests.server.test_grant_scope_e2e import _config, _outside
 from tests.support.daemon import Daemon
 from tests.support.events import Note, collect_until, new_conversation, turn_ended
 
 VT = "\x0b"
-
-
-def _config(fake: FakeProvider) -> str:
-    agent = '\n[agents.default]\ndescription = "test"\nmodel = "fake"\napproval = "escalate"\n'
-    return fake.config_toml("fake") + agent
-
-
-def _outside(command: str) -> Reply:
-    arguments = {"command": command, "outside_sandbox": True, "justification": "needs it"}
-    return Reply().tool_call("shell", arguments)
 
 
 async def _asked(client: Client) -> Note:
