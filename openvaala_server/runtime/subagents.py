@@ -138,7 +138,10 @@ class SubagentService:
 
     def tools_for(self, conv: Conversation, session: LiveSession) -> dict[str, Tool]:
         """The collaboration tools, for agents whose `tools` include `spawn_agent`."""
-        names = effective_tools(self.runtime.config_for(session), conv.sessions, session)
+        # The agent's own list: the runtime keeps of these only what the chain above gives
+        # (runtime/manager.tools_for, docs/security.md "Subagents").
+        agent = self.runtime.config.agents.get(session.agent)
+        names = agent.tools if agent else ()
         if SPAWN_TOOL not in names and not any(n in COLLAB_TOOL_NAMES for n in names):
             return {}
         tools = collab_tools(self, conv, session)
@@ -311,7 +314,7 @@ class SubagentService:
             own_permissions(config, agent_name),
             parent_perms,
             own_tools(config, agent_name),
-            effective_tools(self.runtime.config_for(parent), conv.sessions, parent),
+            effective_tools(config, conv.sessions, parent),
         )
         if not more:
             return
