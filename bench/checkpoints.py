@@ -302,7 +302,7 @@ async def bundle_cost(rounds: int, items: int) -> dict[str, Any]:
                 other = await RawClient.connect(target.address, target.token)
                 await other.request("conversation/list", {})  # its store is open and settled
                 start = time.perf_counter()
-                await other.request("conversation/import", {"path": str(out)})
+                await other.request("conversation/import", {"path": str(out), "cwd": str(work)})
                 results["import"].append(time.perf_counter() - start)
                 found = await other.request("conversation/list", {"search": "buffers"})
                 results["found"].append(time.perf_counter() - start)

@@ -37,6 +37,9 @@ class HistoryActions:
     def bridge(self) -> Bridge:
         return self.ls.bridge
 
+    def default_cwd(self) -> str:
+        raise NotImplementedError  # actions.Actions: the workspace's root
+
     async def _ask(self, message: str, yes: str, no: str) -> bool:
         answer = await self.ls.window_show_message_request_async(
             types.ShowMessageRequestParams(
@@ -134,10 +137,14 @@ class HistoryActions:
         return await self.bridge.request(methods.CONVERSATION_EXPORT, call)
 
     async def import_bundle(self, params: Params) -> Any:
-        call: dict[str, Any] = {"path": required(params, "path")}
-        for key in ("cwd", "onConflict"):
-            if (value := optional(params, key)) is not None:
-                call[key] = value
+        # The workspace's directory unless the command names one: an import never works in the
+        # directory its bundle names (docs/security.md, "Checkpoints and bundles").
+        call: dict[str, Any] = {
+            "path": required(params, "path"),
+            "cwd": optional(params, "cwd") or self.default_cwd(),
+        }
+        if (on_conflict := optional(params, "onConflict")) is not None:
+            call["onConflict"] = on_conflict
         result = await self.bridge.request(methods.CONVERSATION_IMPORT, call)
         if result.get("conversationId"):
             result["uri"] = uris.conversation_uri(result["conversationId"])

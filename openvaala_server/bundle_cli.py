@@ -25,7 +25,12 @@ def add_commands(commands: Any) -> None:
     export.add_argument("-o", "--output", help="the bundle file (default: ID.openvaala.tar)")
     imp = commands.add_parser("import", help="import a bundle made by `openvaala export`")
     imp.add_argument("file", help="the bundle file")
-    imp.add_argument("--cwd", dest="import_cwd", help="the working directory to give it here")
+    imp.add_argument(
+        "--cwd",
+        dest="import_cwd",
+        help="the working directory to give it here (default: this directory; never the one the "
+        "bundle names)",
+    )
     imp.add_argument(
         "--on-conflict",
         choices=["keep-both", "skip"],
@@ -43,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         if args.command == "export":
             output = os.path.abspath(args.output) if args.output else None
             return asyncio.run(_export(args.id, output, os.getcwd()))
-        cwd = os.path.abspath(args.import_cwd) if args.import_cwd else None
+        cwd = os.path.abspath(args.import_cwd or os.getcwd())
         return asyncio.run(_import(os.path.abspath(args.file), cwd, args.on_conflict))
     except IdPrefixError as exc:
         print(f"openvaala: {exc}", file=sys.stderr)
@@ -75,12 +80,13 @@ async def _export(typed: str, output: str | None, here: str) -> int:
     return 0
 
 
-async def _import(path: str, cwd: str | None, on_conflict: str | None) -> int:
+async def _import(path: str, cwd: str, on_conflict: str | None) -> int:
     from openvaala_server.client import Client, RpcError
 
-    params: dict[str, Any] = {"path": path, "onConflict": on_conflict or "ask"}
-    if cwd is not None:
-        params["cwd"] = cwd
+    # The directory the command runs in, as Codex and Claude Code resume a session where they
+    # start: the bundle's own directory could be `~` (docs/design.md, "An import's working
+    # directory").
+    params: dict[str, Any] = {"path": path, "cwd": cwd, "onConflict": on_conflict or "ask"}
     async with await Client.connect(client_name="openvaala-import", reconnect=False) as client:
         try:
             result = await client.request(methods.CONVERSATION_IMPORT, params)
@@ -96,6 +102,7 @@ async def _import(path: str, cwd: str | None, on_conflict: str | None) -> int:
             result = await client.request(methods.CONVERSATION_IMPORT, params)
     if result["conversationId"]:
         print(f"imported {result['conversationId']} ({len(result['imported'])} conversation(s))")
+        print(f"working directory: {result['cwd']}")
     else:
         print("skipped: the conversation already exists here")
     dropped = result.get("grantsDropped", 0)

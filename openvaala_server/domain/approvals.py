@@ -73,7 +73,7 @@ GRANT_KINDS: tuple[GrantKind, ...] = ("command", "path", "tool")
 class Grant:
     """An "allow for this conversation": same tool, and the same command or the same path.
 
-    `kind` is "command" (pattern: the exact command, whitespace runs as one space), "path"
+    `kind` is "command" (pattern: the exact command, runs of spaces and tabs as one space), "path"
     (pattern: an absolute path, symlinks resolved) or "tool" (an MCP tool, every call of it).
     `outside_sandbox`: the approved call ran
     outside the sandbox, so matching calls may too; otherwise the grant only skips the question.
@@ -98,18 +98,41 @@ def _compile(pattern: str) -> re.Pattern[str]:
     return re.compile(".*".join(parts), re.DOTALL)
 
 
+# Runs of the two characters bash splits words on (besides newline, a control operator).
+_BLANKS = re.compile(r"[ \t]+")
+# What a command may hold to be allowed by a pattern or a grant: printable ASCII, space, tab.
+_PLAIN = re.compile(r"[ \t\x21-\x7e]*")
+
+
 def _squash(text: str) -> str:
-    return " ".join(text.split())
+    """Runs of spaces and tabs as one space, none at the ends: only what bash itself reads as
+    one word break. `str.split()` also splits on \v, \f, \x1c-\x1f, U+0085, U+00A0, U+2028,
+    which bash keeps inside a word, so `./gradlew<VT>build` (one program) read as `./gradlew
+    build` (docs/security.md, "Approvals")."""
+    return _BLANKS.sub(" ", text).strip(" ")
+
+
+def is_plain(command: str) -> bool:
+    """Only printable ASCII, spaces and tabs: what the user reads is what bash reads."""
+    return _PLAIN.fullmatch(command) is not None
+
+
+NOT_PLAIN = (
+    "the command holds characters other than printable ASCII, spaces and tabs (an invisible "
+    "or look-alike character can make bash read another command than the one shown), so it "
+    "can only be allowed once"
+)
 
 
 def pattern_matches(pattern: str, text: str) -> bool:
-    """Whole-text match; `*` matches anything, runs of whitespace count as one space."""
+    """Whole-text match; `*` matches anything, runs of spaces and tabs count as one space."""
     return _compile(pattern).fullmatch(_squash(text)) is not None
 
 
 def allowed_by(patterns: Iterable[str], command: str) -> str | None:
-    """The `allow` pattern matching `command`, or None. Never one with control operators."""
-    if has_control_operator(command):
+    """The `allow` pattern matching `command`, or None. Never one with control operators, nor
+    one with characters other than printable ASCII, spaces and tabs (`is_plain`)."""
+    if has_control_operator(command) or not is_plain(command):
         return None
     return next((p for p in patterns if pattern_matches(p, command)), None)
 
@@ -174,6 +197,8 @@ def grant_offer(tool: str, access: Access, outside_sandbox: bool) -> GrantOffer 
                 "the command uses a shell operator or substitution (;, &&, |, >, <, $( or `), "
                 "so it can only be allowed once"
             )
+        if not is_plain(access.command):
+            return NoGrant(NOT_PLAIN)
         command = _squash(access.command)
         grants.append(Grant(tool, "command", command, outside_sandbox))
         parts.append(f"exactly the command `{command}`")
@@ -198,9 +223,9 @@ def _covered(grants: Sequence[Grant], tool: str, access: Access, outside_sandbox
     if access.command is None and not access.writes:
         return False
     if access.command is not None:
-        # The exact command only (whitespace runs count as one); a record of an older
+        # The exact command only (runs of spaces and tabs count as one); a record of an older
         # version that kept a prefix (`git push`) now covers that exact text alone.
-        if has_control_operator(access.command):
+        if has_control_operator(access.command) or not is_plain(access.command):
             return False
         command = _squash(access.command)
         if not any(g.kind == "command" and _squash(g.pattern) == command for g in mine):

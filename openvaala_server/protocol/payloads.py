@@ -698,6 +698,9 @@ class ImportResult(TypedDict):
     grantsDropped: int
     # Agents the bundle named that would run wider than the default agent, replaced by it.
     agentsReset: int
+    # The working directory the imported conversations were given: the request's, never the
+    # bundle's (docs/security.md, "Checkpoints and bundles").
+    cwd: str
 
 
 class CompactResult(TypedDict):

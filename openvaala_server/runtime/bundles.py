@@ -24,7 +24,7 @@ from openvaala_server.config import Config
 from openvaala_server.domain.bundle import ON_CONFLICT, BundleError
 from openvaala_server.domain.inheritance import wider
 from openvaala_server.protocol import payloads as wire
-from openvaala_server.runtime.subagents import own_permissions
+from openvaala_server.runtime.subagents import own_permissions, own_tools
 from openvaala_server.store import bundle as store_bundle
 
 if TYPE_CHECKING:
@@ -115,8 +115,7 @@ async def import_from(
         raise errors.InvalidParams(
             f'"onConflict" must be one of {", ".join(ON_CONFLICT)}', param="onConflict"
         )
-    if cwd is not None:
-        cwd = _check_path(cwd, "cwd")
+    cwd = _import_cwd(cwd)
     work, cancelled = await _to_the_end(
         asyncio.to_thread(
             store_bundle.import_bundle,
@@ -155,21 +154,44 @@ async def import_from(
         "renamed": result.renamed,
         "grantsDropped": result.grants_dropped,
         "agentsReset": result.agents_reset,
+        "cwd": cwd,
     }
+
+
+def _import_cwd(cwd: str | None) -> str:
+    """The working directory an import gives its conversations: the one the request names, an
+    existing directory. Never the one the bundle names: that directory becomes the sandbox's
+    writable area, and a bundle naming `~` made `~/.bashrc` a file "inside the workspace"
+    (docs/design.md, "An import's working directory")."""
+    if cwd is None:
+        raise errors.InvalidParams(
+            '"cwd" is required: an imported conversation works in the directory you give it, '
+            "never in one its bundle names",
+            param="cwd",
+        )
+    cwd = _check_path(cwd, "cwd")
+    if not os.path.isdir(cwd):
+        raise errors.CwdMissing(f"the working directory {cwd} does not exist", cwd=cwd)
+    return cwd
 
 
 def trusted_agent(config: Config) -> Callable[[str], str]:
     """What an imported conversation may run as, for each agent its bundle names: that agent
-    when it asks for no more than the default agent (domain/inheritance.wider), else the default
-    agent. A bundle must not choose the widest agent configured here (docs/security.md,
-    "Checkpoints and bundles"). A name not configured here is kept: opening the conversation
-    then says the agent is missing, as for any conversation moved between machines."""
-    ceiling = own_permissions(config, config.default_agent)
+    when it is configured here and asks for no more than the default agent — permissions,
+    limits and tools (domain/inheritance.wider) — else the default agent. A bundle must not
+    choose the widest agent configured here (docs/security.md, "Checkpoints and bundles"), nor
+    a name configured nowhere yet: an agent of that name added later (or by a reload) would
+    take the conversation over with whatever it is given then."""
+    default = config.default_agent
+    ceiling = own_permissions(config, default)
+    ceiling_tools = own_tools(config, default)
 
     def agent_for(name: str) -> str:
-        if name not in config.agents or not wider(own_permissions(config, name), ceiling):
+        if name in config.agents and not wider(
+            own_permissions(config, name), ceiling, own_tools(config, name), ceiling_tools
+        ):
             return name
-        return config.default_agent
+        return default
 
     return agent_for
 

@@ -27,6 +27,7 @@ from openvaala_server.mcp.manager import last_listed
 from openvaala_server.models.base import ModelRequest
 from openvaala_server.protocol import methods
 from openvaala_server.protocol import payloads as wire
+from openvaala_server.runtime.subagents import effective_tools
 from openvaala_server.tools.history import HistoryView, SearchHistoryTool, offers_search
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ def instruction_parts(conv: Conversation, session: LiveSession) -> list[Instruct
         return assemble(base_part, own, "", None, (), (), 0)
     perms = runtime.permissions_for(conv, session)
     limits = limits_sentence(perms, perms.network or perms.sandbox == "off")
-    tools = agent.tools if agent else ()
+    tools = effective_tools(config, conv.sessions, session)  # what the chain gives it
     spawnable = (
         [(a.name, a.description) for a in config.agents.values()]
         if SPAWN_AGENT in tools and session.depth < config.subagents.max_depth

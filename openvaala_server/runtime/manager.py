@@ -27,6 +27,7 @@ from openvaala_server.domain.approvals import Answer
 from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.images import Image
 from openvaala_server.domain.inbox import Input, InputGone, Mode
+from openvaala_server.domain.inheritance import tool_allowed
 from openvaala_server.domain.joined import list_page
 from openvaala_server.domain.permissions import Confinement, Permissions
 from openvaala_server.mcp.manager import LISTINGS_FILE, McpManager
@@ -48,7 +49,11 @@ from openvaala_server.runtime.conversation import (
 from openvaala_server.runtime.hub import Hub
 from openvaala_server.runtime.list_feed import ListFeed
 from openvaala_server.runtime.session import LiveSession, LiveTurn
-from openvaala_server.runtime.subagents import SubagentService, effective_permissions
+from openvaala_server.runtime.subagents import (
+    SubagentService,
+    effective_permissions,
+    effective_tools,
+)
 from openvaala_server.runtime.turn import TurnRunner
 from openvaala_server.store.index import Summary, parse_summaries
 from openvaala_server.store.paths import NotFound as StoreNotFound
@@ -178,9 +183,10 @@ class ConversationManager:
                 provider.retire()
 
     def tools_for(self, conv: Conversation, session: LiveSession) -> dict[str, Tool]:
+        # A subagent's: those its agent lists that every agent above it has (docs/security.md,
+        # "Subagents").
         config = self.config_for(session)
-        agent = config.agents.get(session.agent)
-        names = agent.tools if agent else ()
+        names = effective_tools(config, conv.sessions, session)
         tools = {t.spec.name: t for t in builtin_tools(names)}
         if tool_names.WEB_FETCH in names:  # with the limits of its [web_fetch] table
             tools[tool_names.WEB_FETCH] = WebFetchTool(config.web_fetch)
@@ -189,9 +195,11 @@ class ConversationManager:
         tools.update(self.subagents.tools_for(conv, session))
         tools.update(memory.tools_for(conv, session))
         # As last listed: `TurnRunner` starts the servers before each model call.
-        tools.update({t.spec.name: t for t in self.mcp.current_tools(names)})
+        mcp = {t.spec.name: t for t in self.mcp.current_tools(names)}
+        tools.update(mcp)
         tools.update(history_tools(conv, session, lambda: history.root_history(self, conv)))
-        return tools
+        # The hooks above read the agent's own list: what the chain does not give goes.
+        return {n: t for n, t in tools.items() if n in mcp or tool_allowed(names, n)}
 
     def permissions_for(self, conv: Conversation, session: LiveSession) -> Permissions:
         """The session's agent's permissions, narrowed by every agent above it (a subagent

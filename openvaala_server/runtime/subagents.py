@@ -32,7 +32,7 @@ from openvaala_server.domain import records as r
 from openvaala_server.domain.approvals import NoGrant
 from openvaala_server.domain.context import context_items, valid_boundaries
 from openvaala_server.domain.ids import new_id
-from openvaala_server.domain.inheritance import narrowed, wider
+from openvaala_server.domain.inheritance import narrowed, shared_tools, wider
 from openvaala_server.domain.permissions import Permissions
 from openvaala_server.domain.title import auto_title
 from openvaala_server.protocol import methods
@@ -75,24 +75,47 @@ def own_permissions(config: Config, agent: str) -> Permissions:
     return found.permissions if found else Permissions()
 
 
-def effective_permissions(
-    config: Config, sessions: Mapping[str, LiveSession], session: LiveSession
-) -> Permissions:
-    """The session's agent's permissions narrowed by each agent above it, root first: a
-    subagent never gets more than its parent (docs/security.md, "Subagents")."""
+def own_tools(config: Config, agent: str) -> tuple[str, ...]:
+    found = config.agents.get(agent)
+    return found.tools if found else ()
+
+
+def _agents_above(sessions: Mapping[str, LiveSession], session: LiveSession) -> list[str]:
+    """The agents of the session's chain, root first, the session's own last."""
     chain = [session]
     while chain[-1].parent_session_id is not None:
         parent = sessions.get(chain[-1].parent_session_id)
         if parent is None or parent in chain:  # a session tree on disk is never cyclic
             break
         chain.append(parent)
-    root = chain.pop()
-    perms = own_permissions(config, root.agent)
-    above = root.agent
-    for child in reversed(chain):
-        perms = narrowed(own_permissions(config, child.agent), perms, above)
-        above = child.agent
+    return [s.agent for s in reversed(chain)]
+
+
+def effective_permissions(
+    config: Config, sessions: Mapping[str, LiveSession], session: LiveSession
+) -> Permissions:
+    """The session's agent's permissions narrowed by each agent above it, root first: a
+    subagent never gets more than its parent (docs/security.md, "Subagents")."""
+    root, *below = _agents_above(sessions, session)
+    perms = own_permissions(config, root)
+    above = root
+    for child in below:
+        perms = narrowed(own_permissions(config, child), perms, above)
+        above = child
     return perms
+
+
+def effective_tools(
+    config: Config, sessions: Mapping[str, LiveSession], session: LiveSession
+) -> tuple[str, ...]:
+    """The tools the session may use: those of its agent's `tools` that every agent above it
+    may use too (docs/security.md, "Subagents"). A subagent whose parent has no `shell`, or no
+    trusted MCP server, does not get one from its own configuration."""
+    root, *below = _agents_above(sessions, session)
+    tools = own_tools(config, root)
+    for child in below:
+        tools = shared_tools(own_tools(config, child), tools)
+    return tools
 
 
 class SubagentService:
@@ -115,6 +138,8 @@ class SubagentService:
 
     def tools_for(self, conv: Conversation, session: LiveSession) -> dict[str, Tool]:
         """The collaboration tools, for agents whose `tools` include `spawn_agent`."""
+        # The agent's own list: the runtime keeps of these only what the chain above gives
+        # (runtime/manager.tools_for, docs/security.md "Subagents").
         agent = self.runtime.config.agents.get(session.agent)
         names = agent.tools if agent else ()
         if SPAWN_TOOL not in names and not any(n in COLLAB_TOOL_NAMES for n in names):
@@ -284,7 +309,13 @@ class SubagentService:
         limits anyway; starting one is refused when nobody may be asked (the parent's approval
         is "never"), else the user is asked, with the reason (docs/security.md, "Subagents")."""
         parent_perms = self.runtime.permissions_for(conv, parent)
-        more = wider(own_permissions(self.runtime.config, agent_name), parent_perms)
+        config = self.runtime.config
+        more = wider(
+            own_permissions(config, agent_name),
+            parent_perms,
+            own_tools(config, agent_name),
+            effective_tools(config, conv.sessions, parent),
+        )
         if not more:
             return
         what = "; ".join(more)

@@ -43,6 +43,7 @@ from openvaala_server.runtime.images import store as store_images
 from openvaala_server.runtime.images import with_images
 from openvaala_server.runtime.retrying import RetriesExhausted, with_retries
 from openvaala_server.runtime.session import LiveSession, LiveTurn
+from openvaala_server.runtime.subagents import effective_tools
 from openvaala_server.runtime.turn_hooks import TurnHooks
 from openvaala_server.tools.base import ToolContext, ToolResult, truncate_output
 
@@ -342,9 +343,9 @@ class TurnRunner:
         policy = RetryPolicy.from_config(self.config.retry)
         provider = self.runtime.provider(self.session.model, self.config)
         await self._compact_if_needed()
-        agent = self.config.agents.get(self.session.agent)
-        if agent is not None:  # in the background: the call waits for none of them
-            self.runtime.mcp.start(agent.tools)
+        # In the background: the call waits for none of them. Only the servers this session may
+        # use: a subagent's are those every agent above it has too (docs/security.md, "Subagents").
+        self.runtime.mcp.start(effective_tools(self.config, self.conv.sessions, self.session))
         await self.conv.load_surroundings(self.session)
         request = await with_images(self.conv, self._request())
         await warmup.catch_up(provider, request)

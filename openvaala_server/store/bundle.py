@@ -60,7 +60,7 @@ class ImportResult:
     renamed: dict[str, str] = field(default_factory=dict)  # bundle id → new id (keep both)
     # `approval_granted` records dropped: an import trusts no grant (store/bundle_trust.py).
     grants_dropped: int = 0
-    # Agent names replaced by the importer's `agent_for` (store/bundle_trust.reset_agents).
+    # Agent names replaced by the importer's `agent_for` (store/bundle_trust.screen).
     agents_reset: int = 0
     # How the index reads each imported conversation (`read_imported`), which it does behind
     # the answer: every read of the index waits for it.
@@ -558,9 +558,9 @@ def _commit(
     result = ImportResult(conversation_id=None, skipped=skipped, renamed=renamed)
     moving = [cid for cid in ids if cid not in skipped]
     for cid in moving:  # all rewritten before the first moves: no half import
-        result.grants_dropped += trust.drop_widening_records(staging / cid / METADATA_FILE)
-        if agent_for is not None:
-            result.agents_reset += trust.reset_agents(staging / cid / METADATA_FILE, agent_for)
+        screened = trust.screen(staging / cid / METADATA_FILE, agent_for)
+        result.grants_dropped += screened.grants_dropped
+        result.agents_reset += screened.agents_reset
         if renamed or cwd is not None:
             _rewrite_meta(staging / cid / METADATA_FILE, renamed, cwd)
             journal.fsync_dir(staging / cid)

@@ -7,7 +7,7 @@ answer the user gave here, so `approval_granted` records (an "allow for this con
 dropped, and each one is counted for the import's result. Likewise the agent a conversation or
 session names: a bundle could name the widest agent the user has configured (an `ops` agent with
 `sandbox = "off"`), so each such name is replaced by what the daemon says it may be
-(`reset_agents`). Everything staged is made private: directories 0700, files 0600
+(`screen`). Everything staged is made private: directories 0700, files 0600
 (docs/storage.md).
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
@@ -25,44 +26,43 @@ from openvaala_server.store import journal
 # Metadata record types an import drops: each one lets later tool calls run unasked.
 WIDENING_RECORDS = frozenset({r.APPROVAL_GRANTED})
 
-
-def drop_widening_records(meta_path: Path) -> int:
-    """Rewrite `meta_path` without widening records; how many there were. A line that is not a
-    record is kept as it is (every reader skips it, as a damaged line on disk)."""
-    data = meta_path.read_bytes()
-    kept: list[bytes] = []
-    dropped = 0
-    for line in data.splitlines():
-        if _widens(line):
-            dropped += 1
-        else:
-            kept.append(line)
-    if dropped:
-        _rewrite(meta_path, kept)
-    return dropped
-
-
 # Metadata record types that name the agent a conversation's or a session's calls run as.
 AGENT_RECORDS = frozenset({"conversation_created", "session_created", "session_agent_set"})
 
 
-def reset_agents(meta_path: Path, agent_for: Callable[[str], str]) -> int:
-    """Rewrite `meta_path` with every agent name `agent_for` would change changed; how many."""
+@dataclass
+class Screened:
+    grants_dropped: int = 0  # widening records dropped
+    agents_reset: int = 0  # agent names `agent_for` changed
+
+
+def screen(meta_path: Path, agent_for: Callable[[str], str] | None) -> Screened:
+    """Rewrite `meta_path` with only the records the journal reader reads in it, each one
+    re-serialised, without widening records and with every agent name `agent_for` would change
+    changed.
+
+    Lines are split and parsed by the journal's own reader (store/journal.parse_journal), never
+    by another rule: a record judged here must be the record the daemon later reads. (A raw CR
+    inside a record's JSON is whitespace to the JSON parser and no line break to the journal;
+    `bytes.splitlines` broke the line there, the halves failed to parse, and a grant was kept
+    unseen.) Lines the reader skips (not JSON, no seq or type, a torn tail) are not kept: each
+    record kept is written back as orjson writes it, so what was checked is what is read."""
+    read = journal.parse_journal(meta_path.read_bytes())
+    result = Screened()
     kept: list[bytes] = []
-    reset = 0
-    for line in meta_path.read_bytes().splitlines():
-        record = _record(line)
-        if record is not None and record.get("type") in AGENT_RECORDS:
+    for record in read.records:
+        if record["type"] in WIDENING_RECORDS:
+            result.grants_dropped += 1
+            continue
+        if agent_for is not None and record["type"] in AGENT_RECORDS:
             named = record.get("agent")
             allowed = agent_for(named) if isinstance(named, str) else None
             if allowed is not None and allowed != named:
                 record["agent"] = allowed
-                line = orjson.dumps(record)
-                reset += 1
-        kept.append(line)
-    if reset:
-        _rewrite(meta_path, kept)
-    return reset
+                result.agents_reset += 1
+        kept.append(orjson.dumps(record))
+    _rewrite(meta_path, kept)
+    return result
 
 
 def _rewrite(meta_path: Path, lines: list[bytes]) -> None:
@@ -74,19 +74,6 @@ def _rewrite(meta_path: Path, lines: list[bytes]) -> None:
         os.fsync(f.fileno())
     os.replace(tmp, meta_path)
     journal.fsync_dir(meta_path.parent)
-
-
-def _record(line: bytes) -> dict[str, object] | None:
-    try:
-        record = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return None
-    return record if isinstance(record, dict) else None
-
-
-def _widens(line: bytes) -> bool:
-    record = _record(line)
-    return record is not None and record.get("type") in WIDENING_RECORDS
 
 
 def make_private(directory: Path) -> None:

@@ -9,6 +9,7 @@ import os
 import stat
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 import orjson
@@ -22,6 +23,7 @@ from tests.support.daemon import Daemon
 from tests.support.events import collect_until, method_is, new_conversation, run_turn, turn_ended
 
 OBJECT = "checkpoints/objects/ab/" + "c" * 38
+CALC = "python3 -c 'print(1 + 1)'"
 
 fake_home = user_home.fake_home  # the fixture, used by name
 
@@ -41,7 +43,8 @@ def _with_grants(bashrc: Path) -> Any:
         seq = orjson.loads(lines[-1])["seq"]
         root = orjson.loads(lines[0])["rootSessionId"]
         grants = [
-            {"tool": "shell", "kind": "command", "pattern": "python3"},
+            # Exactly the command `_asked_twice` runs: kept, it would cover it.
+            {"tool": "shell", "kind": "command", "pattern": CALC},
             {"tool": "write_file", "kind": "path", "pattern": str(bashrc)},
         ]
         for n, grant in enumerate(grants, 1):
@@ -70,7 +73,7 @@ async def _asked_twice(client: Client, cid: str, fake: FakeProvider, bashrc: Pat
         .tool_call(
             "shell",
             {
-                "command": "python3 -c 'print(1 + 1)'",
+                "command": CALC,
                 "outside_sandbox": True,
                 "justification": "needs the user's python",
             },
@@ -120,7 +123,9 @@ async def test_imported_grants_are_dropped_and_their_calls_ask(
         headers = {"Authorization": f"Bearer {d.token}"}
         async with httpx.AsyncClient(base_url=f"http://{d.address}") as http:
             sent = await http.post(
-                "/api/import?onConflict=keep-both", content=hostile, headers=headers
+                "/api/import?" + urlencode({"onConflict": "keep-both", "cwd": str(d.workdir)}),
+                content=hostile,
+                headers=headers,
             )
         assert sent.status_code == 200, sent.text
         assert sent.json()["grantsDropped"] == 2

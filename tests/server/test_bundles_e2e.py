@@ -10,6 +10,7 @@ import io
 import tarfile
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 import orjson
@@ -119,7 +120,7 @@ async def test_export_then_import_elsewhere_keeps_history_tree_and_attachments(
         assert shot.status_code == 200 and shot.content == SHOT
 
         # Again: the conversations exist. Asked, keep both, or skip.
-        params = {"path": str(bundle)}
+        params = {"path": str(bundle), "cwd": str(project)}
         with pytest.raises(RpcError) as asked:
             await client2.request("conversation/import", params)
         assert asked.value.kind == "import_conflict"
@@ -153,14 +154,15 @@ async def test_web_download_and_upload(
     other: Daemon = daemon_factory(config=_config(fake_openai), name="other")
     async with httpx.AsyncClient(base_url=f"http://{other.address}") as http:
         headers = {"Authorization": f"Bearer {other.token}"}
-        sent = await http.post("/api/import", content=got.content, headers=headers)
+        url = "/api/import?" + urlencode({"cwd": str(other.workdir)})
+        sent = await http.post(url, content=got.content, headers=headers)
         assert sent.status_code == 200, sent.text
         assert sent.json()["conversationId"] == fid
-        again = await http.post("/api/import", content=got.content, headers=headers)
+        again = await http.post(url, content=got.content, headers=headers)
         assert (
             again.status_code == 409 and again.json()["error"]["data"]["kind"] == "import_conflict"
         )
-        bad = await http.post("/api/import", content=b"garbage" * 100, headers=headers)
+        bad = await http.post(url, content=b"garbage" * 100, headers=headers)
         assert bad.status_code == 400 and "bundle_invalid" in bad.text
 
 
@@ -253,7 +255,8 @@ async def test_hostile_bundles_are_refused_with_nothing_written(
             path.write_bytes(payload)
             with pytest.raises(RpcError) as refused:
                 await client.request(
-                    "conversation/import", {"path": str(path), "onConflict": "keep-both"}
+                    "conversation/import",
+                    {"path": str(path), "cwd": str(d.workdir), "onConflict": "keep-both"},
                 )
             assert refused.value.kind == "bundle_invalid", (name, refused.value)
             assert _listing(d) == before, name
@@ -263,7 +266,7 @@ async def test_hostile_bundles_are_refused_with_nothing_written(
         assert not (d.home / "evil").exists()
         # The real bundle still imports: the refusals left nothing in the way.
         done = await client.request(
-            "conversation/import", {"path": str(real), "onConflict": "skip"}
+            "conversation/import", {"path": str(real), "cwd": str(d.workdir), "onConflict": "skip"}
         )
         assert done["conversationId"] == fid and done["skipped"] == [cid]
     finally:

@@ -235,7 +235,8 @@ async def test_an_imported_copy_restores_from_its_imported_parent(
         bundle = tmp_path / "fork.tar"
         await client.request("conversation/export", {"conversationId": b, "path": str(bundle)})
         both = await client.request(
-            "conversation/import", {"path": str(bundle), "onConflict": "keep-both"}
+            "conversation/import",
+            {"path": str(bundle), "cwd": str(work), "onConflict": "keep-both"},
         )
         copy = both["renamed"][b]
         # The originals go: the copy reads its parent's snapshots from the parent's copy.

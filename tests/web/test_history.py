@@ -79,7 +79,8 @@ def test_history_panel_undo_rewind_with_files_and_bundles(
     page.set_input_files("#history-import-file", str(bundle))
     page.wait_for_function("(id) => location.hash.slice(1) !== id", arg=cid)
     assert "Keep both" in questions[-1]
-    expect(page.locator(".history-status")).to_contain_text("Imported")
+    # Into the directory the panel showed (the open conversation's), never the bundle's own.
+    expect(page.locator(".history-status")).to_contain_text(f"Imported, working in {work}")
     expect(page.locator("#conv-list li")).to_have_count(3)  # original, rewind, the copy
     # The 409 of the first upload is the expected "already here" answer the browser logs.
     errors = [e for e in ui.console_errors if "409 (Conflict)" not in e]

@@ -105,6 +105,7 @@ class App {
     this.history = new HistoryPanel({
       rpc: this.rpc,
       get openId() { return owner.openId; },
+      get openCwd() { return owner.state ? owner.state.conversation.cwd : ""; },
       openConversation: (id) => this.openConversation(id),
       showError: (message, kind) => this.showError(message, kind),
       refreshList: () => this.sidebar.refresh(),

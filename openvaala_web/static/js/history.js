@@ -89,8 +89,12 @@ export class HistoryPanel {
     const status = this.status;
     // Turns a fork copied from its parent (fromConversationId) are undone by a rewind, not by undo.
     const pending = report ? report.turns.filter((t) => !t.restored && !t.fromConversationId) : [];
+    // An import works in the directory given here, never in the one its bundle names
+    // (docs/security.md, "Checkpoints and bundles"): the open conversation's, to edit.
+    const importCwd = h("input", { type: "text", id: "history-import-cwd", autocomplete: "off", spellcheck: "false",
+      "aria-label": "Working directory for an imported conversation", value: this.app.openCwd || "" });
     const importInput = h("input", { type: "file", id: "history-import-file", accept: ".tar,application/x-tar",
-      "aria-label": "Bundle file to import", onchange: () => this.importFile(importInput, status) });
+      "aria-label": "Bundle file to import", onchange: () => this.importFile(importInput, importCwd, status) });
     this.panel.replaceChildren(
       h("h2", {}, "History"),
       h("div", { class: "history-actions" },
@@ -100,6 +104,7 @@ export class HistoryPanel {
           "Continue the cut turn"),
         h("a", { id: "history-export", href: `api/conversations/${encodeURIComponent(cid)}/export`, download: `${cid}.openvaala.tar` },
           "Download bundle"),
+        h("label", { for: "history-import-cwd" }, "Import into"), importCwd,
         h("label", { for: "history-import-file" }, "Import bundle"), importInput),
       status,
       report ? h("p", { class: "history-space" },
@@ -158,17 +163,24 @@ export class HistoryPanel {
     }
   }
 
-  async importFile(input, status, onConflict = "ask") {
+  async importFile(input, cwdInput, status, onConflict = "ask") {
     const file = input.files && input.files[0];
     if (!file) return;
-    const response = await fetch(`api/import?onConflict=${encodeURIComponent(onConflict)}`, {
+    const cwd = cwdInput.value.trim();
+    if (!cwd) {
+      status.textContent = "Give the working directory the imported conversation works in, then choose the file again.";
+      input.value = "";
+      return;
+    }
+    const query = `onConflict=${encodeURIComponent(onConflict)}&cwd=${encodeURIComponent(cwd)}`;
+    const response = await fetch(`api/import?${query}`, {
       method: "POST", body: file, credentials: "same-origin",
       headers: { "Content-Type": "application/x-tar" },
     });
     const body = await response.json().catch(() => ({}));
     if (response.status === 409) {
       const keep = window.confirm("This conversation is already here. Keep both (OK) or skip (Cancel)?");
-      return this.importFile(input, status, keep ? "keep-both" : "skip");
+      return this.importFile(input, cwdInput, status, keep ? "keep-both" : "skip");
     }
     if (!response.ok) {
       status.textContent = `Import refused: ${(body.error && body.error.message) || response.statusText}`;
@@ -180,7 +192,7 @@ export class HistoryPanel {
       // Grants a bundle carried are never trusted (docs/security.md): say how many were dropped.
       const dropped = body.grantsDropped || 0;
       const reset = body.agentsReset || 0;
-      status.textContent = "Imported."
+      status.textContent = `Imported, working in ${body.cwd}.`
         + (dropped ? ` ${dropped} "allow for this conversation" grant(s) it carried were dropped: those calls ask again.` : "")
         + (reset ? ` ${reset} agent(s) it named would have had more than the default agent: the default agent runs instead.` : "");
       await this.app.openConversation(body.conversationId);

@@ -17,7 +17,7 @@ import pytest
 from starlette.requests import Request
 
 from openvaala_server.api import bundle_routes
-from openvaala_server.config import default_config
+from openvaala_server.config import parse_config
 from openvaala_server.runtime import bundles
 from openvaala_server.runtime.manager import ConversationManager
 from openvaala_server.store import bundle as sb
@@ -34,7 +34,7 @@ class _Runtime:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self.config = default_config()  # which agents an import may keep
+        self.config = parse_config({}, None)  # which agents an import may keep
 
     async def store_call(self, call: Awaitable[T]) -> T:
         return await call
@@ -211,7 +211,7 @@ async def test_a_cancelled_import_still_lists_what_it_moved_into_place(
     gate = _Gate(monkeypatch)
     finished = _finished_flag(monkeypatch, "import_bundle")
     runtime = cast(ConversationManager, _Runtime(store))
-    task = asyncio.create_task(bundles.import_from_file(runtime, str(bundle), None, "ask"))
+    task = asyncio.create_task(bundles.import_from_file(runtime, str(bundle), str(tmp_path), "ask"))
     try:
         await gate.reached()
         task.cancel()
