@@ -447,7 +447,7 @@ class ExportParams(TypedDict):
 
 class ImportParams(TypedDict):
     path: str
-    cwd: NotRequired[str]
+    cwd: str  # never the bundle's own (docs/security.md)
     onConflict: NotRequired[Literal["ask", "keep-both", "skip"]]
 
 
