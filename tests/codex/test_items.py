@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from collections.abc import Callable
@@ -73,6 +74,11 @@ async def test_a_file_change_is_approved_then_shown_with_its_diff(daemon_factory
         await codex.close()
 
 
+async def _echo_listed(codex: CodexClient) -> bool:
+    status = await codex.request("mcpServerStatus/list", {})
+    return "echo" in status["data"][0]["tools"]
+
+
 async def test_an_mcp_tool_call_and_the_mcp_servers(daemon_factory: Factory) -> None:
     config = (
         demo_config()
@@ -87,6 +93,12 @@ async def test_an_mcp_tool_call_and_the_mcp_servers(daemon_factory: Factory) -> 
         thread = await start_thread(codex, str(daemon.workdir))
         before = await codex.request("mcpServerStatus/list", {})
         assert [(s["name"], s["tools"]) for s in before["data"]] == [("t", {})]  # not started yet
+        # A turn starts its agent's servers in the background; the model is offered a server's
+        # tools from the first request after it is ready (docs/design.md).
+        await run_turn(codex, thread, "hello")
+        async with asyncio.timeout(45):
+            while not await _echo_listed(codex):  # noqa: ASYNC110 - polled: the status has no event
+                await asyncio.sleep(0.1)
         _, mark = await run_turn(codex, thread, 'call: mcp__t__echo {"text": "from codex"}')
         [call] = items_of(codex, mark, "item/completed", "mcpToolCall")
         assert (call["server"], call["tool"], call["status"]) == ("t", "echo", "completed")
