@@ -84,6 +84,9 @@ class ThreadFeed:
         default_factory=dict
     )  # session → item, own turn
     statuses: dict[str, str] = field(default_factory=dict)  # session → status
+    # The thread id the client knows this conversation by when it is a rewound copy
+    # (docs/codex.md "Rewinding"); None: the conversation's own.
+    as_id: str | None = None
 
     @property
     def root(self) -> str:
@@ -95,7 +98,7 @@ class ThreadFeed:
 
     def thread(self, session_id: object) -> str:
         if not isinstance(session_id, str) or session_id == self.root:
-            return thread_id(str(self.info["conversationId"]))
+            return self.as_id or thread_id(str(self.info["conversationId"]))
         return thread_id(session_id)
 
     def feed(self, method: str, p: JsonObject) -> list[Out]:
@@ -383,7 +386,7 @@ class ThreadFeed:
         session = p.get("session")
         if not isinstance(session, dict):
             return []
-        thread = threads.session_thread(self.info, session)
+        thread = threads.session_thread(self.info, session, as_id=self.as_id)
         return [self._note("thread/started", {"thread": thread})]
 
     def approval_requested(self, p: JsonObject) -> list[Out]:

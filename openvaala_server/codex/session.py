@@ -66,6 +66,10 @@ class CodexSession:
         self.feeds: dict[str, ThreadFeed] = {}  # conversationId → feed
         self.asked: dict[rpc.RequestId, tuple[str, str]] = {}  # request → (conversation, approval)
         self.asking: dict[str, rpc.RequestId] = {}  # approval → request
+        # A thread this client reverted names the rewound copy from then on (docs/codex.md
+        # "Rewinding"): the thread's conversation id → the copy's.
+        self.rewound: dict[str, str] = {}
+        self.after_answer: list[tuple[str, JsonMapping]] = []  # notifications that follow it
         self._next_request = 0
         self.methods: dict[str, Method] = {
             "thread/start": self.thread_start,
@@ -109,6 +113,9 @@ class CodexSession:
                 self.send(rpc.error(incoming.id, internal))
             else:
                 self.send(rpc.result(incoming.id, result))
+                for method, params in self.after_answer:
+                    self.notify(method, params)
+            self.after_answer.clear()
         # Notifications from the client (`initialized`) carry nothing to act on.
 
     async def _call(self, method: str, params: JsonObject) -> JsonMapping | None:
@@ -210,7 +217,15 @@ class CodexSession:
         """(conversationId, sessionId or None for the root) of a client's thread id."""
         plain = openvaala_id(params.get(key), key)
         cid = self.directory.conversation_of.get(plain)
-        return (cid, plain) if cid is not None else (plain, None)
+        return (cid, plain) if cid is not None else (self.rewound.get(plain, plain), None)
+
+    def _as_id(self, cid: str) -> str | None:
+        """The thread id this client knows a rewound copy by; None for any other conversation."""
+        codex = next((old for old, new in self.rewound.items() if new == cid), None)
+        return thread_id(codex) if codex is not None else None
+
+    def _thread_id(self, cid: str) -> str:
+        return self._as_id(cid) or thread_id(cid)
 
     async def _open(self, cid: str) -> tuple[ThreadFeed, JsonObject]:
         """Subscribe to a conversation (again: a fresh snapshot) and follow it."""
@@ -221,7 +236,7 @@ class CodexSession:
         assert isinstance(info, dict)
         # A fresh feed: the snapshot is the truth from here (a resubscription replaces the
         # earlier one, docs/protocol.md), and the events that follow continue it.
-        feed = ThreadFeed(info)
+        feed = ThreadFeed(info, as_id=self._as_id(cid))
         self.feeds[cid] = feed
         for session in threads.sessions(snapshot):
             sid = str(session["sessionId"])
@@ -256,8 +271,11 @@ class CodexSession:
         info = snapshot["conversation"]
         assert isinstance(info, dict)
         session = threads.session(snapshot, sid) if sid is not None else None
+        as_id = self._as_id(str(info["conversationId"]))
         thread = (
-            threads.session_thread(info, session) if session else threads.conversation_thread(info)
+            threads.session_thread(info, session, as_id=as_id)
+            if session
+            else threads.conversation_thread(info, as_id=as_id)
         )
         thread["turns"] = turns
         return thread
@@ -339,9 +357,14 @@ class CodexSession:
         page = await self.up.request("conversation/list", params)
         rows = page.get("conversations")
         data: list[wire.Thread] = [
-            threads.conversation_thread(row, loaded=str(row.get("conversationId")) in self.feeds)
+            threads.conversation_thread(
+                row,
+                loaded=str(row.get("conversationId")) in self.feeds,
+                as_id=self._as_id(str(row.get("conversationId"))),
+            )
             for row in (rows if isinstance(rows, list) else [])
-            if isinstance(row, dict)
+            # A conversation this client reverted is its rewound copy now: listed once, as that.
+            if isinstance(row, dict) and row.get("conversationId") not in self.rewound
         ]
         return {"data": data, "nextCursor": page.get("nextCursor")}
 
@@ -359,8 +382,11 @@ class CodexSession:
                 str(s["sessionId"]) for s in sessions if s.get("parentSessionId") in below
             }
             found, below = grown != below, grown
+        as_id = self._as_id(cid)
         data: list[wire.Thread] = [
-            threads.session_thread(info, s) for s in sessions if s.get("parentSessionId") in below
+            threads.session_thread(info, s, as_id=as_id)
+            for s in sessions
+            if s.get("parentSessionId") in below
         ]
         return {"data": data, "nextCursor": None}
 
@@ -376,19 +402,19 @@ class CodexSession:
         return {"data": turns, "nextCursor": None, "backwardsCursor": None}
 
     async def thread_loaded_list(self, p: JsonObject) -> Answer:
-        data: list[JsonValue] = [thread_id(cid) for cid in self.feeds]
+        data: list[JsonValue] = [self._thread_id(cid) for cid in self.feeds]
         return {"data": data, "nextCursor": None}
 
     async def thread_archive(self, p: JsonObject) -> Answer:
         cid, _ = self._locate(p)
         await self.up.request("conversation/archive", {"conversationId": cid})
-        self.notify("thread/archived", {"threadId": thread_id(cid)})
+        self.notify("thread/archived", {"threadId": self._thread_id(cid)})
         return {}
 
     async def thread_unarchive(self, p: JsonObject) -> Answer:
         cid, _ = self._locate(p)
         await self.up.request("conversation/unarchive", {"conversationId": cid})
-        self.notify("thread/unarchived", {"threadId": thread_id(cid)})
+        self.notify("thread/unarchived", {"threadId": self._thread_id(cid)})
         return {"thread": self._thread(await self._peek(cid), None, [])}
 
     async def thread_name_set(self, p: JsonObject) -> Answer:
@@ -396,7 +422,7 @@ class CodexSession:
         name = p.get("name")
         await self.up.request("conversation/rename", {"conversationId": cid, "title": name})
         if cid not in self.feeds:  # a follower hears it from conversation/updated
-            params = {"threadId": thread_id(cid), "threadName": name}
+            params = {"threadId": self._thread_id(cid), "threadName": name}
             self.notify("thread/name/updated", params)
         return {}
 
@@ -412,11 +438,33 @@ class CodexSession:
         return await self._opened_copy(forked)
 
     async def thread_revert(self, p: JsonObject) -> Answer:
-        cid, _ = self._locate(p)
+        """Codex changes the thread itself (its TUI waits for `thread/reverted` of the same id);
+        OpenVaala never rewrites history: the rewind is a copy, which this client's thread id
+        names from now on (docs/codex.md "Rewinding")."""
+        codex_cid = openvaala_id(p.get("threadId"))
+        cid, sid = self._locate(p)
+        if sid is not None:
+            raise errors.InvalidParams(
+                "a subagent's thread cannot be reverted: revert its conversation's",
+                param="threadId",
+            )
         snapshot = await self._peek(cid)
         turns = await self._turns(cid, None, snapshot)
         turn = threads.find_turn(turns, p.get("beforeTurnId"))
-        return await self._rewind(cid, turn)
+        rewound = await self.up.request(
+            "conversation/rewind", {"conversationId": cid, "messageId": _first_message(turn)}
+        )
+        info = rewound["conversation"]
+        assert isinstance(info, dict)
+        new = str(info["conversationId"])
+        if self.feeds.pop(cid, None) is not None:  # the original goes on without this client
+            await self.up.request("conversation/unsubscribe", {"conversationId": cid})
+        self.rewound[codex_cid] = new
+        _, snapshot = await self._open(new)
+        answer = self._thread_answer(self._thread(snapshot, None, []))
+        answer.update({"turnsBackwardsCursor": None, "itemsBackwardsCursor": None})
+        self.after_answer.append(("thread/reverted", {"threadId": thread_id(codex_cid)}))
+        return answer
 
     async def thread_rollback(self, p: JsonObject) -> Answer:
         """Codex's older `thread/rollback {numTurns}`: the same rewind, counted from the end."""
@@ -430,13 +478,8 @@ class CodexSession:
         return await self._rewind(cid, turns[-count])
 
     async def _rewind(self, cid: str, turn: wire.Turn) -> Answer:
-        message = next((i["id"] for i in turn["items"] if i["type"] == "userMessage"), None)
-        if message is None:
-            raise errors.InvalidParams(
-                f"turn {turn['id']} has no message of the user's to rewind to", param="beforeTurnId"
-            )
         rewound = await self.up.request(
-            "conversation/rewind", {"conversationId": cid, "messageId": message}
+            "conversation/rewind", {"conversationId": cid, "messageId": _first_message(turn)}
         )
         answer = await self._opened_copy(rewound)
         answer.update({"turnsBackwardsCursor": None, "itemsBackwardsCursor": None})
@@ -457,7 +500,7 @@ class CodexSession:
         if self.feeds.pop(cid, None) is None:
             return {"status": "notSubscribed"}
         await self.up.request("conversation/unsubscribe", {"conversationId": cid})
-        self.notify("thread/closed", {"threadId": thread_id(cid)})
+        self.notify("thread/closed", {"threadId": self._thread_id(cid)})
         return {"status": "unsubscribed"}
 
     async def thread_compact_start(self, p: JsonObject) -> Answer:
@@ -477,7 +520,7 @@ class CodexSession:
                         "additionalDetails": None,
                     }
                     params = {
-                        "threadId": thread_id(cid),
+                        "threadId": self._thread_id(cid),
                         "turnId": "",
                         "error": error,
                         "willRetry": False,
@@ -542,6 +585,16 @@ class CodexSession:
             params["sessionId"] = sid
         await self.up.request("turn/interrupt", params)
         return {}
+
+
+def _first_message(turn: wire.Turn) -> str:
+    """The user's message a rewind to `turn` goes back to (conversation/rewind's `messageId`)."""
+    message = next((i["id"] for i in turn["items"] if i["type"] == "userMessage"), None)
+    if message is None:
+        raise errors.InvalidParams(
+            f"turn {turn['id']} has no message of the user's to rewind to", param="beforeTurnId"
+        )
+    return message
 
 
 async def _read_image(path: str) -> JsonObject:

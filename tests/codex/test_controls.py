@@ -152,7 +152,7 @@ async def test_another_client_answering_first_resolves_the_request(daemon_factor
         await codex.close()
 
 
-async def test_fork_and_revert_make_new_threads(codex: CodexClient, daemon: Daemon) -> None:
+async def test_fork_and_rollback_make_new_threads(codex: CodexClient, daemon: Daemon) -> None:
     thread = await start_thread(codex, str(daemon.workdir))
     first, _ = await run_turn(codex, thread, "first message")
     second, _ = await run_turn(codex, thread, "second message")
@@ -164,28 +164,59 @@ async def test_fork_and_revert_make_new_threads(codex: CodexClient, daemon: Daem
     whole = await codex.request("thread/fork", {"threadId": thread})
     assert [t["id"] for t in whole["thread"]["turns"]] == [first, second]
 
-    reverted = await codex.request("thread/revert", {"threadId": thread, "beforeTurnId": second})
-    rewound = reverted["thread"]
+    # Codex's older rollback: the last turn dropped, in a new thread; the original unchanged.
+    rolled = await codex.call("thread/rollback", {"threadId": thread, "numTurns": 1})
+    rewound = rolled["result"]["thread"]
     assert rewound["id"] not in (thread, fork["id"]) and rewound["forkedFromId"] == thread
     assert [t["id"] for t in rewound["turns"]] == [first]
-    # The rewound thread goes on by itself; the original is unchanged.
     _, mark = await run_turn(codex, rewound["id"], "another second message")
     assert items_of(codex, mark, "item/completed", "agentMessage")
     original = await codex.request("thread/read", {"threadId": thread, "includeTurns": True})
     assert [t["id"] for t in original["thread"]["turns"]] == [first, second]
-    # Codex's older rollback: the last turn dropped, the same kind of rewind.
-    rolled = await codex.call("thread/rollback", {"threadId": thread, "numTurns": 1})
-    assert [t["id"] for t in rolled["result"]["thread"]["turns"]] == [first]
     too_many = await codex.call("thread/rollback", {"threadId": thread, "numTurns": 3})
     assert "only 2 turns" in too_many["error"]["message"]
     listed = {t["id"] for t in (await codex.request("thread/list", {}))["data"]}
-    assert listed == {
-        thread,
-        fork["id"],
-        whole["thread"]["id"],
-        rewound["id"],
-        rolled["result"]["thread"]["id"],
-    }
+    assert listed == {thread, fork["id"], whole["thread"]["id"], rewound["id"]}
+
+
+async def test_revert_keeps_the_thread_id_on_the_rewound_copy(
+    codex: CodexClient, daemon: Daemon
+) -> None:
+    """The Codex TUI's rewind (Esc Esc, edit a message) sends thread/revert and waits for
+    thread/reverted of the same thread; OpenVaala keeps the original conversation."""
+    thread = await start_thread(codex, str(daemon.workdir))
+    first, _ = await run_turn(codex, thread, "first message")
+    second, _ = await run_turn(codex, thread, "second message")
+
+    mark = len(codex.notes)
+    reverted = await codex.request("thread/revert", {"threadId": thread, "beforeTurnId": second})
+    assert reverted["thread"]["id"] == thread and reverted["thread"]["turns"] == []
+    await codex.wait_for("thread/reverted", lambda p: p["threadId"] == thread, after=mark)
+    assert codex.after(mark, "thread/started") == []  # no new thread for Codex
+    listed = await codex.request("thread/turns/list", {"threadId": thread})
+    assert [t["id"] for t in listed["data"]] == [first]
+
+    # The thread goes on from the first turn, under its id.
+    third, mark = await run_turn(codex, thread, "another second message")
+    assert items_of(codex, mark, "item/completed", "agentMessage")
+    read = await codex.request("thread/read", {"threadId": thread, "includeTurns": True})
+    assert [t["id"] for t in read["thread"]["turns"]] == [first, third]
+    assert read["thread"]["forkedFromId"] is None
+    assert [t["id"] for t in (await codex.request("thread/list", {}))["data"]] == [thread]
+    # A second revert rewinds the copy, still under the same id.
+    again = await codex.request("thread/revert", {"threadId": thread, "beforeTurnId": third})
+    assert again["thread"]["id"] == thread
+    listed = await codex.request("thread/turns/list", {"threadId": thread})
+    assert [t["id"] for t in listed["data"]] == [first]
+
+    # OpenVaala rewrote nothing: the original conversation still has both turns.
+    cid = thread.replace("-", "")
+    async with await daemon.client() as client:
+        page = await client.request("conversation/read", {"conversationId": cid})
+        texts = [i["text"] for i in page["items"] if i["type"] == "user_message"]
+        assert texts == ["first message", "second message"]
+        conversations = (await client.request("conversation/list", {}))["conversations"]
+        assert len(conversations) == 3
 
 
 async def test_compact_from_codex(codex: CodexClient, daemon: Daemon) -> None:
