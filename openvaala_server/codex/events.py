@@ -87,6 +87,7 @@ class ThreadFeed:
     # The thread id the client knows this conversation by when it is a rewound copy
     # (docs/codex.md "Rewinding"); None: the conversation's own.
     as_id: str | None = None
+    compaction_turns: int = 0  # the manual compactions shown as a turn of their own
 
     @property
     def root(self) -> str:
@@ -293,6 +294,7 @@ class ThreadFeed:
                 )
             )
         self.compacting[sid] = (item_id, own_turn)
+        self.compaction_turns += own_turn
         item: wire.ContextCompactionItem = {"type": "contextCompaction", "id": item_id}
         return [*out, self._item_note("item/started", sid, turn, item)]
 
@@ -322,6 +324,27 @@ class ThreadFeed:
             }
             out.append(self._note("turn/completed", turn_params))
         return out
+
+    def compaction_refused(self, turn: str, reason: str | None, error: object) -> list[wire.Notice]:
+        """A `thread/compact/start` the daemon answered with no compaction (nothing to compact,
+        or refused): Codex waits for a turn's end, so it gets a turn of its own that says why."""
+        sid = self.root
+        failure = turn_error(error)
+        out: list[wire.Notice] = [
+            self._note(
+                "turn/started",
+                {"threadId": self.thread(sid), "turn": self._turn(sid, turn, "inProgress", None)},
+            )
+        ]
+        if failure is not None:
+            params = {"threadId": self.thread(sid), "turnId": turn, "error": failure}
+            out.append(self._note("error", {**params, "willRetry": False}))
+        else:
+            message = f"Nothing to compact: {reason or 'the history is too short'}."
+            out.append(self._note("warning", {"threadId": self.thread(sid), "message": message}))
+        status: wire.TurnStatus = "failed" if failure is not None else "completed"
+        turn_params = {"threadId": self.thread(sid), "turn": self._turn(sid, turn, status, failure)}
+        return [*out, self._note("turn/completed", turn_params)]
 
     # -- the rest --------------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from openvaala_server.codex.events import Ask, Settled, ThreadFeed
 from openvaala_server.codex.ids import openvaala_id, thread_id
 from openvaala_server.codex.inputs import user_message
 from openvaala_server.codex.upstream import Upstream
+from openvaala_server.domain.ids import new_id
 from openvaala_server.protocol.json_types import JsonMapping, JsonObject, JsonValue
 
 log = logging.getLogger(__name__)
@@ -69,7 +70,8 @@ class CodexSession:
         # A thread this client reverted names the rewound copy from then on (docs/codex.md
         # "Rewinding"): the thread's conversation id → the copy's.
         self.rewound: dict[str, str] = {}
-        self.after_answer: list[tuple[str, JsonMapping]] = []  # notifications that follow it
+        # What follows the answer of the request being handled (sent after it, in order).
+        self.after_answer: list[Callable[[], None]] = []
         self._next_request = 0
         self.methods: dict[str, Method] = {
             "thread/start": self.thread_start,
@@ -113,8 +115,8 @@ class CodexSession:
                 self.send(rpc.error(incoming.id, internal))
             else:
                 self.send(rpc.result(incoming.id, result))
-                for method, params in self.after_answer:
-                    self.notify(method, params)
+                for then in self.after_answer:
+                    then()
             self.after_answer.clear()
         # Notifications from the client (`initialized`) carry nothing to act on.
 
@@ -463,7 +465,8 @@ class CodexSession:
         _, snapshot = await self._open(new)
         answer = self._thread_answer(self._thread(snapshot, None, []))
         answer.update({"turnsBackwardsCursor": None, "itemsBackwardsCursor": None})
-        self.after_answer.append(("thread/reverted", {"threadId": thread_id(codex_cid)}))
+        reverted = {"threadId": thread_id(codex_cid)}
+        self.after_answer.append(lambda: self.notify("thread/reverted", reverted))
         return answer
 
     async def thread_rollback(self, p: JsonObject) -> Answer:
@@ -509,23 +512,22 @@ class CodexSession:
             await self._open(cid)
 
         async def compact() -> None:
+            feed = self.feeds.get(cid)
+            shown = feed.compaction_turns if feed is not None else 0
+            reason: str | None = None
+            error: JsonObject | None = None
             try:
-                await self.up.request("conversation/compact", {"conversationId": cid})
+                result = await self.up.request("conversation/compact", {"conversationId": cid})
             except errors.OpenVaalaError as exc:
-                # compaction/failed says it when the model failed; this is what failed before.
-                if exc.kind != "compaction_failed":
-                    error = {
-                        "message": exc.message,
-                        "codexErrorInfo": "other",
-                        "additionalDetails": None,
-                    }
-                    params = {
-                        "threadId": self._thread_id(cid),
-                        "turnId": "",
-                        "error": error,
-                        "willRetry": False,
-                    }
-                    self.notify("error", params)
+                error = {"kind": exc.kind, "message": exc.message}
+            else:
+                reason = str(result.get("reason") or "") or None
+            feed = self.feeds.get(cid)
+            # The compaction's own events showed it as a turn (compaction/started, then
+            # completed or failed): nothing to add. Otherwise nothing did, and the client waits.
+            if feed is not None and feed.compaction_turns == shown:
+                for out in feed.compaction_refused(new_id(), reason, error):
+                    self.notify(out["method"], out["params"])
 
         self.spawn(compact)
         return {}

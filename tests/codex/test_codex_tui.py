@@ -141,3 +141,14 @@ async def test_the_codex_tui_drives_an_openvaala_conversation(
         page = await client.request("conversation/read", {"conversationId": cid})
         summaries = [i for i in page["items"] if i["type"] == "summary"]
         assert [s["reason"] for s in summaries] == ["manual"]
+
+
+@pytest.mark.timeout(300)
+async def test_compact_with_nothing_to_compact_leaves_the_codex_tui_usable(
+    codex_tui: Tmux, daemon: Daemon
+) -> None:
+    codex_tui.expect("Ask Codex to do anything")
+    # The turn ends at once ("Worked for"), its warning ("Nothing to compact: …") counted.
+    codex_tui.submit("/compact", then="1 warning")
+    # Not stuck in "Compacting": the next message is answered.
+    codex_tui.submit("hello after compacting", then="I am OpenVaala's offline demo model")

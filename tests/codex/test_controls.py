@@ -240,3 +240,26 @@ async def test_compact_from_codex(codex: CodexClient, daemon: Daemon) -> None:
     read = await codex.request("thread/read", {"threadId": thread, "includeTurns": True})
     kinds = [i["type"] for t in read["thread"]["turns"] for i in t["items"]]
     assert kinds[-1] == "contextCompaction"
+
+
+async def test_compact_with_nothing_to_compact_ends_its_turn(
+    codex: CodexClient, daemon: Daemon
+) -> None:
+    """The Codex TUI shows "Compacting" until a turn ends: a compaction the daemon does not
+    run (no messages yet, a history too short) still ends one, saying why."""
+    thread = await start_thread(codex, str(daemon.workdir))
+    mark = len(codex.notes)
+    assert await codex.request("thread/compact/start", {"threadId": thread}) == {}
+    started = await codex.wait_for("turn/started", after=mark)
+    warned = await codex.wait_for("warning", after=mark)
+    ended = await codex.wait_for("turn/completed", after=mark)
+    assert started["turn"]["id"] == ended["turn"]["id"] and ended["threadId"] == thread
+    assert ended["turn"]["status"] == "completed"
+    assert warned == {
+        "threadId": thread,
+        "message": "Nothing to compact: the conversation has no messages yet.",
+    }
+
+    # The thread goes on as before.
+    _, mark = await run_turn(codex, thread, "hello after compacting nothing")
+    assert items_of(codex, mark, "item/completed", "agentMessage")
