@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
+from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
@@ -246,6 +247,7 @@ class CodexSession:
             turn = session.get("turn")
             if isinstance(turn, dict):
                 feed.turn_of[sid] = feed.last_turn[sid] = str(turn["turnId"])
+                await self._find_calls(feed, cid, sid)
                 running = turn.get("items")
                 for item in running if isinstance(running, list) else []:
                     if isinstance(item, dict):  # streaming still: its deltas and its result
@@ -255,7 +257,27 @@ class CodexSession:
                         elif item.get("type") == "tool_result":
                             feed.result_call[str(item["itemId"])] = str(item["callId"])
             feed.statuses[sid] = str(session.get("status"))
+        # Approvals waiting already are asked too, once the client knows the thread (after the
+        # answer); one this client was asked already keeps its request.
+        approvals = snapshot.get("approvals")
+        for approval in approvals if isinstance(approvals, list) else []:
+            if isinstance(approval, dict) and approval.get("approvalId") not in self.asking:
+                self.after_answer.append(partial(self._follow, "approval/requested", approval))
         return feed, snapshot
+
+    async def _find_calls(self, feed: ThreadFeed, cid: str, sid: str) -> None:
+        """The tool calls of a running session still waiting for their results (running, or
+        waiting for an approval, which names its call's item), from its latest items: saved
+        already, they are not in the snapshot's running turn."""
+        page = await self.up.request(
+            "conversation/read", {"conversationId": cid, "sessionId": sid, "limit": 50}
+        )
+        saved = page.get("items")
+        recent = [i for i in (saved if isinstance(saved, list) else []) if isinstance(i, dict)]
+        answered = {i.get("callId") for i in recent if i.get("type") == "tool_result"}
+        for item in recent:
+            if item.get("type") == "tool_call" and item.get("callId") not in answered:
+                feed.calls[str(item["callId"])] = item  # type: ignore[assignment]
 
     async def _peek(self, cid: str) -> JsonObject:
         """A conversation's snapshot, without following it when the client does not."""

@@ -263,3 +263,41 @@ async def test_compact_with_nothing_to_compact_ends_its_turn(
     # The thread goes on as before.
     _, mark = await run_turn(codex, thread, "hello after compacting nothing")
     assert items_of(codex, mark, "item/completed", "agentMessage")
+
+
+async def test_a_client_that_opens_a_thread_is_asked_the_pending_approval(
+    daemon_factory: Factory,
+) -> None:
+    daemon = daemon_factory(demo_config(approval="always"))
+    first = await open_client(daemon, "websocket")
+    second = await open_client(daemon, "stdio")
+    try:
+        thread = await start_thread(first, str(daemon.workdir))
+        mark = len(first.notes)
+        await first.request(
+            "turn/start", {"threadId": thread, "input": text_input("run: echo pending")}
+        )
+        asked_first = await first.wait_request("item/commandExecution/requestApproval")
+        # The first client opening the thread again is not asked twice (a request sent after
+        # the answer would arrive before the next answer on the same connection).
+        await first.request("thread/resume", {"threadId": thread})
+        await first.request("thread/loaded/list", {})
+        assert len(first.requests) == 1
+
+        resumed = await second.request("thread/resume", {"threadId": thread})
+        assert resumed["thread"]["status"]["activeFlags"] == ["waitingOnApproval"]
+        second.answer = _accept
+        asked = await second.wait_request("item/commandExecution/requestApproval")
+        assert asked["params"]["threadId"] == thread
+        assert asked["params"]["command"] == asked_first["params"]["command"] == "echo pending"
+        assert asked["params"]["itemId"] == asked_first["params"]["itemId"]
+        await second.respond(asked["id"], {"decision": "accept"})
+
+        resolved = await first.wait_for("serverRequest/resolved", after=mark)
+        assert resolved == {"threadId": thread, "requestId": asked_first["id"]}
+        await first.wait_for("turn/completed", after=mark)
+        [ran] = items_of(first, mark, "item/completed", "commandExecution")
+        assert ran["exitCode"] == 0 and "pending" in ran["aggregatedOutput"]
+    finally:
+        await first.close()
+        await second.close()
