@@ -88,6 +88,8 @@ class ThreadFeed:
     # (docs/codex.md "Rewinding"); None: the conversation's own.
     as_id: str | None = None
     compaction_turns: int = 0  # the manual compactions shown as a turn of their own
+    settings: dict[str, tuple[str, str]] = field(default_factory=dict)  # session → model, agent
+    told_model: dict[str, str] = field(default_factory=dict)  # session → model the client sent
 
     @property
     def root(self) -> str:
@@ -401,9 +403,47 @@ class ThreadFeed:
         if not isinstance(session, dict):
             return []
         sid, status = str(session["sessionId"]), str(session.get("status"))
+        now = (str(session.get("model") or ""), str(session.get("agent") or ""))
+        before = self.settings.get(sid)
+        self.settings[sid] = now
+        out: list[Out] = []
+        if before is not None and before != now:  # conversation/setAgent or setModel, by anyone
+            out.append(self._settings_note(sid, now[0]))
         if sid in self.turn_of and status not in ("running", "awaiting_approval"):
-            return []  # the turn's end says it (turn/completed, then the idle status)
-        return self._status(sid, status)
+            return out  # the turn's end says it (turn/completed, then the idle status)
+        return out + self._status(sid, status)
+
+    def _settings_note(self, sid: str, model: str) -> wire.Notice:
+        settings: JsonObject = {
+            "model": model,
+            "modelProvider": threads.MODEL_PROVIDER,
+            "cwd": self.cwd,
+            "approvalPolicy": "on-request",
+            "approvalsReviewer": "user",
+            "sandboxPolicy": threads.SANDBOX,
+            "collaborationMode": {
+                "mode": "default",
+                "settings": {
+                    "model": model,
+                    "reasoning_effort": None,
+                    "developer_instructions": None,
+                },
+            },
+        }
+        params = {"threadId": self.thread(sid), "threadSettings": settings}
+        return self._note("thread/settings/updated", params)
+
+    def model_choice(self, sid: str, model: object) -> str | None:
+        """The model a `turn/start` chooses for session `sid`, or None when it chooses none.
+        Codex sends the model it holds with every turn: only one that is neither the model it
+        sent last (or was answered) nor the session's model now is the user's choice (`/model`);
+        the one it held before another client's setAgent is not (docs/codex.md)."""
+        if not isinstance(model, str) or not model:
+            return None
+        told = self.told_model.get(sid)
+        self.told_model[sid] = model
+        current = self.settings.get(sid, ("", ""))[0]
+        return model if model not in (told, current) else None
 
     def session_started(self, p: JsonObject) -> list[Out]:
         session = p.get("session")

@@ -39,7 +39,6 @@ DECISIONS: Final = {
     "cancel": "deny",
 }
 HISTORY_LIMIT: Final = 1000  # items read for a thread's turns (conversation/read's maximum)
-SANDBOX: Final[JsonObject] = {"type": "externalSandbox", "networkAccess": "restricted"}
 
 
 class SessionDirectory:
@@ -257,6 +256,9 @@ class CodexSession:
                         elif item.get("type") == "tool_result":
                             feed.result_call[str(item["itemId"])] = str(item["callId"])
             feed.statuses[sid] = str(session.get("status"))
+            model = str(session.get("model") or "")
+            feed.settings[sid] = (model, str(session.get("agent") or ""))
+            feed.told_model.setdefault(sid, model)  # what the thread's answers report
         # Approvals waiting already are asked too, once the client knows the thread (after the
         # answer); one this client was asked already keeps its request.
         approvals = snapshot.get("approvals")
@@ -315,7 +317,7 @@ class CodexSession:
             "instructionSources": [],
             "approvalPolicy": "on-request",
             "approvalsReviewer": "user",
-            "sandbox": SANDBOX,
+            "sandbox": threads.SANDBOX,
             "reasoningEffort": None,
         }
 
@@ -560,12 +562,8 @@ class CodexSession:
         cid, sid = self._locate(p)
         feed = self.feeds.get(cid) or (await self._open(cid))[0]
         message = user_message(p.get("input"))
-        model = p.get("model")
-        if (
-            isinstance(model, str)
-            and model
-            and (sid is not None or model != feed.info.get("model"))
-        ):
+        model = feed.model_choice(sid or feed.root, p.get("model"))
+        if model is not None:
             # Codex's per-turn override "for this turn and subsequent turns": the session's model.
             change: JsonObject = {"conversationId": cid, "model": model}
             if sid is not None:

@@ -18,6 +18,8 @@ from openvaala_server.domain.records import ItemOfKind, ToolCallItem, ToolResult
 from openvaala_server.protocol.json_types import JsonObject
 
 MODEL_PROVIDER: Final = "openvaala"
+# Codex's sandbox as reported: OpenVaala's own applies (docs/codex.md "Not supported").
+SANDBOX: Final[JsonObject] = {"type": "externalSandbox", "networkAccess": "restricted"}
 
 
 def seconds(timestamp: object) -> int:
