@@ -14,6 +14,7 @@ from typing import Final, cast
 
 from openvaala_server.codex import items, threads, wire
 from openvaala_server.codex.ids import thread_id
+from openvaala_server.domain import tool_names
 from openvaala_server.domain.records import ItemOfKind, ToolCallItem, ToolResultItem
 from openvaala_server.protocol.json_types import JsonMapping, JsonObject, JsonValue
 
@@ -473,11 +474,14 @@ class ThreadFeed:
             method, params = "item/fileChange/requestApproval", {**base, "grantRoot": None}
         else:
             arguments = p.get("arguments")
-            command = arguments.get("command") if isinstance(arguments, dict) else None
+            script = arguments.get("command") if isinstance(arguments, dict) else None
+            # Another tool is named by its summary, as the other clients show it.
+            shell = tool == tool_names.SHELL and isinstance(script, str)
+            command = items.shell_line(str(script)) if shell else str(p.get("summary", ""))
             params = {
                 **base,
                 "approvalId": str(p["approvalId"]),
-                "command": command if isinstance(command, str) else str(p.get("summary", "")),
+                "command": command,
                 "cwd": self.cwd,
             }
             method = "item/commandExecution/requestApproval"

@@ -9,6 +9,7 @@ A tool call and its result are one Codex item, named by the call's item id: `she
 from __future__ import annotations
 
 import re
+import shlex
 from typing import Final
 
 from openvaala_server.codex import wire
@@ -49,6 +50,13 @@ def message_item(item: ItemOfKind) -> wire.ThreadItem | None:
     return None
 
 
+def shell_line(script: str) -> str:
+    """A shell call's script as a Codex command line: `bash -c '<script>'`, how OpenVaala runs
+    it (docs/security.md). Codex clients show such a line's script verbatim; a bare script they
+    split into words and show re-quoted, a pipe as `'|'` (docs/codex.md "Approvals")."""
+    return shlex.join(["bash", "-c", script])
+
+
 def tool_item(
     call: ToolCallItem, result: ToolResultItem | None, cwd: str, *, declined: bool = False
 ) -> wire.ThreadItem:
@@ -61,7 +69,7 @@ def tool_item(
         return {
             "type": "commandExecution",
             "id": item_id,
-            "command": str(args.get("command", "")),
+            "command": shell_line(str(args.get("command", ""))),
             "cwd": str(args.get("workdir") or cwd),
             "processId": None,
             "source": "agent",

@@ -4,16 +4,18 @@ OpenVaala's demo model, the conversation is the daemon's, and `/compact` compact
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from openvaala_server.codex.schema import CODEX_VERSION
+from tests.codex.flows import demo_config
 from tests.support.daemon import Daemon
 
 # Where .ci/run installs the pinned release (OPENVAALA_CODEX names another binary).
@@ -80,6 +82,19 @@ class Tmux:
 
 @pytest.fixture
 def codex_tui(daemon: Daemon, tmp_path: Path) -> Iterator[Tmux]:
+    with _codex_in_tmux(daemon, tmp_path) as tmux:
+        yield tmux
+
+
+@pytest.fixture
+def asking_codex_tui(daemon_factory: Callable[..., Daemon], tmp_path: Path) -> Iterator[Tmux]:
+    """The Codex TUI on a daemon whose agent asks before every command."""
+    with _codex_in_tmux(daemon_factory(demo_config(approval="always")), tmp_path) as tmux:
+        yield tmux
+
+
+@contextlib.contextmanager
+def _codex_in_tmux(daemon: Daemon, tmp_path: Path) -> Iterator[Tmux]:
     binary = codex_binary()
     if binary is None:
         pytest.skip(
@@ -152,3 +167,16 @@ async def test_compact_with_nothing_to_compact_leaves_the_codex_tui_usable(
     codex_tui.submit("/compact", then="1 warning")
     # Not stuck in "Compacting": the next message is answered.
     codex_tui.submit("hello after compacting", then="I am OpenVaala's offline demo model")
+
+
+@pytest.mark.timeout(300)
+async def test_the_codex_tui_asks_for_the_command_line_as_written(
+    asking_codex_tui: Tmux, daemon_factory: Callable[..., Daemon]
+) -> None:
+    """Shell syntax in an approval reads as it will run (a pipe is not shown as `'|'`)."""
+    asking_codex_tui.expect("Ask Codex to do anything")
+    screen = asking_codex_tui.submit(
+        "run: echo hi | tee piped.txt", then="Would you like to run the following command"
+    )
+    assert "$ echo hi | tee piped.txt" in screen, screen
+    assert "'|'" not in screen and "bash -c" not in screen, screen

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from typing import Any
 
@@ -108,9 +109,8 @@ async def test_a_command_waits_for_the_codex_client_s_approval(daemon_factory: F
         _, mark = await run_turn(codex, thread, "run: echo approved")
         [asked] = codex.requests
         assert asked["method"] == "item/commandExecution/requestApproval"
-        assert (
-            asked["params"]["command"] == "echo approved" and asked["params"]["threadId"] == thread
-        )
+        assert asked["params"]["command"] == "bash -c 'echo approved'"
+        assert asked["params"]["threadId"] == thread
         [ran] = items_of(codex, mark, "item/completed", "commandExecution")
         assert ran["id"] == asked["params"]["itemId"]
         assert ran["status"] == "completed" and "approved" in ran["aggregatedOutput"]
@@ -289,7 +289,8 @@ async def test_a_client_that_opens_a_thread_is_asked_the_pending_approval(
         second.answer = _accept
         asked = await second.wait_request("item/commandExecution/requestApproval")
         assert asked["params"]["threadId"] == thread
-        assert asked["params"]["command"] == asked_first["params"]["command"] == "echo pending"
+        assert asked["params"]["command"] == asked_first["params"]["command"]
+        assert asked["params"]["command"] == "bash -c 'echo pending'"
         assert asked["params"]["itemId"] == asked_first["params"]["itemId"]
         await second.respond(asked["id"], {"decision": "accept"})
 
@@ -301,3 +302,23 @@ async def test_a_client_that_opens_a_thread_is_asked_the_pending_approval(
     finally:
         await first.close()
         await second.close()
+
+
+async def test_an_approval_shows_the_command_line_as_it_runs(daemon_factory: Factory) -> None:
+    """Shell syntax reaches the user as written: the command is sent as Codex sends a script,
+    `bash -c <script>`, whose script Codex clients show verbatim (not `echo hi '|' tee x`)."""
+    daemon = daemon_factory(demo_config(approval="always"))
+    codex = await open_client(daemon, "websocket")
+    try:
+        thread = await start_thread(codex, str(daemon.workdir))
+        codex.answer = _accept
+        script = "echo hi | tee piped.txt && echo 'two words' > quoted.txt"
+        _, mark = await run_turn(codex, thread, f"run: {script}")
+        [asked] = codex.requests
+        assert shlex.split(asked["params"]["command"]) == ["bash", "-c", script]
+        [ran] = items_of(codex, mark, "item/completed", "commandExecution")
+        assert shlex.split(ran["command"]) == ["bash", "-c", script]
+        assert (daemon.workdir / "piped.txt").read_text() == "hi\n"  # it ran as shown
+        assert (daemon.workdir / "quoted.txt").read_text() == "two words\n"
+    finally:
+        await codex.close()
