@@ -5,6 +5,7 @@ OpenVaala's demo model, the conversation is the daemon's, and `/compact` compact
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import subprocess
@@ -87,9 +88,14 @@ def codex_tui(daemon: Daemon, tmp_path: Path) -> Iterator[Tmux]:
 
 
 @pytest.fixture
-def asking_codex_tui(daemon_factory: Callable[..., Daemon], tmp_path: Path) -> Iterator[Tmux]:
-    """The Codex TUI on a daemon whose agent asks before every command."""
-    with _codex_in_tmux(daemon_factory(demo_config(approval="always")), tmp_path) as tmux:
+def asking_daemon(daemon_factory: Callable[..., Daemon]) -> Daemon:
+    """A daemon whose agent asks before every command and every edit."""
+    return daemon_factory(demo_config(approval="always"))
+
+
+@pytest.fixture
+def asking_codex_tui(asking_daemon: Daemon, tmp_path: Path) -> Iterator[Tmux]:
+    with _codex_in_tmux(asking_daemon, tmp_path) as tmux:
         yield tmux
 
 
@@ -171,7 +177,7 @@ async def test_compact_with_nothing_to_compact_leaves_the_codex_tui_usable(
 
 @pytest.mark.timeout(300)
 async def test_the_codex_tui_asks_for_the_command_line_as_written(
-    asking_codex_tui: Tmux, daemon_factory: Callable[..., Daemon]
+    asking_codex_tui: Tmux,
 ) -> None:
     """Shell syntax in an approval reads as it will run (a pipe is not shown as `'|'`)."""
     asking_codex_tui.expect("Ask Codex to do anything")
@@ -180,3 +186,16 @@ async def test_the_codex_tui_asks_for_the_command_line_as_written(
     )
     assert "$ echo hi | tee piped.txt" in screen, screen
     assert "'|'" not in screen and "bash -c" not in screen, screen
+
+
+@pytest.mark.timeout(300)
+async def test_the_codex_tui_shows_the_edit_it_asks_for(
+    asking_codex_tui: Tmux, asking_daemon: Daemon
+) -> None:
+    (asking_daemon.workdir / "keep.py").write_text("a = 1\nb = 2\n")
+    asking_codex_tui.expect("Ask Codex to do anything")
+    edit = {"path": "keep.py", "old_text": "b = 2", "new_text": "b = 3"}
+    screen = asking_codex_tui.submit(
+        f"call: edit_file {json.dumps(edit)}", then="Would you like to make the following edits"
+    )
+    assert "(+1 -1)" in screen and "b = 3" in screen, screen

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 from collections.abc import Callable
 from typing import Any
@@ -320,5 +321,36 @@ async def test_an_approval_shows_the_command_line_as_it_runs(daemon_factory: Fac
         assert shlex.split(ran["command"]) == ["bash", "-c", script]
         assert (daemon.workdir / "piped.txt").read_text() == "hi\n"  # it ran as shown
         assert (daemon.workdir / "quoted.txt").read_text() == "two words\n"
+    finally:
+        await codex.close()
+
+
+async def test_a_file_change_approval_shows_the_proposed_edit(daemon_factory: Factory) -> None:
+    """Codex shows a file-change approval with its item's changes: the edit proposed is there
+    before it runs (not an empty "+0 -0")."""
+    daemon = daemon_factory(demo_config(approval="always"))
+    (daemon.workdir / "keep.py").write_text("a = 1\nb = 2\n")
+    codex = await open_client(daemon, "websocket")
+    try:
+        thread = await start_thread(codex, str(daemon.workdir))
+        mark = len(codex.notes)
+        edit = {"path": "keep.py", "old_text": "b = 2", "new_text": "b = 3"}
+        await codex.request(
+            "turn/start",
+            {"threadId": thread, "input": text_input(f"call: edit_file {json.dumps(edit)}")},
+        )
+        asked = await codex.wait_request("item/fileChange/requestApproval")
+        [proposed] = [
+            i
+            for i in items_of(codex, mark, "item/started", "fileChange")
+            if i["id"] == asked["params"]["itemId"]
+        ]
+        [change] = proposed["changes"]
+        assert change["path"] == "keep.py"
+        assert "-b = 2" in change["diff"] and "+b = 3" in change["diff"]
+        assert (daemon.workdir / "keep.py").read_text() == "a = 1\nb = 2\n"  # not run yet
+        await codex.respond(asked["id"], {"decision": "decline"})
+        await codex.wait_for("turn/completed", after=mark)
+        assert (daemon.workdir / "keep.py").read_text() == "a = 1\nb = 2\n"
     finally:
         await codex.close()
