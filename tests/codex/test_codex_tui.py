@@ -62,6 +62,14 @@ class Tmux:
             time.sleep(0.2)  # polling the screen for a condition, not a timed assertion
         return None
 
+    def wait_until(self, shows: Callable[[str], bool], within: float = WAIT_S) -> bool:
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline:
+            if shows(self.screen()):
+                return True
+            time.sleep(0.2)  # polling the screen for a condition, not a timed assertion
+        return False
+
     def expect(self, text: str) -> str:
         screen = self.wait_for(text)
         assert screen is not None, f"{text!r} never showed in the Codex TUI:\n{self.screen()}"
@@ -199,3 +207,47 @@ async def test_the_codex_tui_shows_the_edit_it_asks_for(
         f"call: edit_file {json.dumps(edit)}", then="Would you like to make the following edits"
     )
     assert "(+1 -1)" in screen and "b = 3" in screen, screen
+
+
+@pytest.mark.timeout(300)
+async def test_the_codex_tui_rewinds_an_openvaala_conversation(
+    codex_tui: Tmux, daemon: Daemon
+) -> None:
+    answer = "I am OpenVaala's offline demo model"
+    codex_tui.expect("Ask Codex to do anything")
+    codex_tui.submit("first message", then=answer)
+    codex_tui.run("send-keys", "-t", "codex", "-l", "second message")
+    codex_tui.expect("second message")
+    codex_tui.run("send-keys", "-t", "codex", "Enter")
+    assert codex_tui.wait_until(lambda screen: screen.count(answer) >= 2), codex_tui.screen()
+    # Esc Esc, Enter: rewind to the last message, which goes back to the composer.
+    codex_tui.run("send-keys", "-t", "codex", "Escape")
+    codex_tui.expect("esc again to edit previous message")
+    codex_tui.run("send-keys", "-t", "codex", "Escape")
+    codex_tui.expect("↵ rewind")
+    reverted = "Conversation reverted to this point"
+    # An Enter right after the Escapes can be taken in their burst: pressed again only while
+    # the transcript overlay still offers the rewind.
+    while True:
+        codex_tui.run("send-keys", "-t", "codex", "Enter")
+        if codex_tui.wait_until(lambda s: reverted in s or "↵ rewind" not in s, within=5):
+            break
+    codex_tui.expect(reverted)
+    # The session goes on (it used to exit: "refreshing the session timed out").
+    screen = codex_tui.submit(" edited", then="You said: “second message edited”")
+    assert "codex exited" not in screen and "timed out" not in screen, screen
+
+    async with await daemon.client() as client:
+        listed = (await client.request("conversation/list", {}))["conversations"]
+        assert len(listed) == 2  # OpenVaala keeps the original; the rewind is a copy
+        texts = {}
+        for conversation in listed:
+            page = await client.request(
+                "conversation/read", {"conversationId": conversation["conversationId"]}
+            )
+            said = [i["text"] for i in page["items"] if i["type"] == "user_message"]
+            texts[tuple(said)] = conversation
+    assert set(texts) == {
+        ("first message", "second message"),
+        ("first message", "second message edited"),
+    }
