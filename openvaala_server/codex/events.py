@@ -14,6 +14,7 @@ from typing import Final, cast
 
 from openvaala_server.codex import items, threads, wire
 from openvaala_server.codex.ids import thread_id
+from openvaala_server.domain import tool_names
 from openvaala_server.domain.records import ItemOfKind, ToolCallItem, ToolResultItem
 from openvaala_server.protocol.json_types import JsonMapping, JsonObject, JsonValue
 
@@ -84,6 +85,12 @@ class ThreadFeed:
         default_factory=dict
     )  # session → item, own turn
     statuses: dict[str, str] = field(default_factory=dict)  # session → status
+    # The thread id the client knows this conversation by when it is a rewound copy
+    # (docs/codex.md "Rewinding"); None: the conversation's own.
+    as_id: str | None = None
+    compaction_turns: int = 0  # the manual compactions shown as a turn of their own
+    settings: dict[str, tuple[str, str]] = field(default_factory=dict)  # session → model, agent
+    told_model: dict[str, str] = field(default_factory=dict)  # session → model the client sent
 
     @property
     def root(self) -> str:
@@ -95,7 +102,7 @@ class ThreadFeed:
 
     def thread(self, session_id: object) -> str:
         if not isinstance(session_id, str) or session_id == self.root:
-            return thread_id(str(self.info["conversationId"]))
+            return self.as_id or thread_id(str(self.info["conversationId"]))
         return thread_id(session_id)
 
     def feed(self, method: str, p: JsonObject) -> list[Out]:
@@ -290,6 +297,7 @@ class ThreadFeed:
                 )
             )
         self.compacting[sid] = (item_id, own_turn)
+        self.compaction_turns += own_turn
         item: wire.ContextCompactionItem = {"type": "contextCompaction", "id": item_id}
         return [*out, self._item_note("item/started", sid, turn, item)]
 
@@ -319,6 +327,27 @@ class ThreadFeed:
             }
             out.append(self._note("turn/completed", turn_params))
         return out
+
+    def compaction_refused(self, turn: str, reason: str | None, error: object) -> list[wire.Notice]:
+        """A `thread/compact/start` the daemon answered with no compaction (nothing to compact,
+        or refused): Codex waits for a turn's end, so it gets a turn of its own that says why."""
+        sid = self.root
+        failure = turn_error(error)
+        out: list[wire.Notice] = [
+            self._note(
+                "turn/started",
+                {"threadId": self.thread(sid), "turn": self._turn(sid, turn, "inProgress", None)},
+            )
+        ]
+        if failure is not None:
+            params = {"threadId": self.thread(sid), "turnId": turn, "error": failure}
+            out.append(self._note("error", {**params, "willRetry": False}))
+        else:
+            message = f"Nothing to compact: {reason or 'the history is too short'}."
+            out.append(self._note("warning", {"threadId": self.thread(sid), "message": message}))
+        status: wire.TurnStatus = "failed" if failure is not None else "completed"
+        turn_params = {"threadId": self.thread(sid), "turn": self._turn(sid, turn, status, failure)}
+        return [*out, self._note("turn/completed", turn_params)]
 
     # -- the rest --------------------------------------------------------------------------
 
@@ -375,15 +404,53 @@ class ThreadFeed:
         if not isinstance(session, dict):
             return []
         sid, status = str(session["sessionId"]), str(session.get("status"))
+        now = (str(session.get("model") or ""), str(session.get("agent") or ""))
+        before = self.settings.get(sid)
+        self.settings[sid] = now
+        out: list[Out] = []
+        if before is not None and before != now:  # conversation/setAgent or setModel, by anyone
+            out.append(self._settings_note(sid, now[0]))
         if sid in self.turn_of and status not in ("running", "awaiting_approval"):
-            return []  # the turn's end says it (turn/completed, then the idle status)
-        return self._status(sid, status)
+            return out  # the turn's end says it (turn/completed, then the idle status)
+        return out + self._status(sid, status)
+
+    def _settings_note(self, sid: str, model: str) -> wire.Notice:
+        settings: JsonObject = {
+            "model": model,
+            "modelProvider": threads.MODEL_PROVIDER,
+            "cwd": self.cwd,
+            "approvalPolicy": "on-request",
+            "approvalsReviewer": "user",
+            "sandboxPolicy": threads.SANDBOX,
+            "collaborationMode": {
+                "mode": "default",
+                "settings": {
+                    "model": model,
+                    "reasoning_effort": None,
+                    "developer_instructions": None,
+                },
+            },
+        }
+        params = {"threadId": self.thread(sid), "threadSettings": settings}
+        return self._note("thread/settings/updated", params)
+
+    def model_choice(self, sid: str, model: object) -> str | None:
+        """The model a `turn/start` chooses for session `sid`, or None when it chooses none.
+        Codex sends the model it holds with every turn: only one that is neither the model it
+        sent last (or was answered) nor the session's model now is the user's choice (`/model`);
+        the one it held before another client's setAgent is not (docs/codex.md)."""
+        if not isinstance(model, str) or not model:
+            return None
+        told = self.told_model.get(sid)
+        self.told_model[sid] = model
+        current = self.settings.get(sid, ("", ""))[0]
+        return model if model not in (told, current) else None
 
     def session_started(self, p: JsonObject) -> list[Out]:
         session = p.get("session")
         if not isinstance(session, dict):
             return []
-        thread = threads.session_thread(self.info, session)
+        thread = threads.session_thread(self.info, session, as_id=self.as_id)
         return [self._note("thread/started", {"thread": thread})]
 
     def approval_requested(self, p: JsonObject) -> list[Out]:
@@ -407,11 +474,14 @@ class ThreadFeed:
             method, params = "item/fileChange/requestApproval", {**base, "grantRoot": None}
         else:
             arguments = p.get("arguments")
-            command = arguments.get("command") if isinstance(arguments, dict) else None
+            script = arguments.get("command") if isinstance(arguments, dict) else None
+            # Another tool is named by its summary, as the other clients show it.
+            shell = tool == tool_names.SHELL and isinstance(script, str)
+            command = items.shell_line(str(script)) if shell else str(p.get("summary", ""))
             params = {
                 **base,
                 "approvalId": str(p["approvalId"]),
-                "command": command if isinstance(command, str) else str(p.get("summary", "")),
+                "command": command,
                 "cwd": self.cwd,
             }
             method = "item/commandExecution/requestApproval"

@@ -9,12 +9,14 @@ A tool call and its result are one Codex item, named by the call's item id: `she
 from __future__ import annotations
 
 import re
+import shlex
 from typing import Final
 
 from openvaala_server.codex import wire
 from openvaala_server.codex.ids import thread_id
 from openvaala_server.codex.rpc import decode_object
 from openvaala_server.domain import tool_names
+from openvaala_server.domain.patch import unified_diff
 from openvaala_server.domain.records import ItemOfKind, ToolCallItem, ToolResultItem
 from openvaala_server.protocol.json_types import JsonObject, JsonValue
 
@@ -49,6 +51,13 @@ def message_item(item: ItemOfKind) -> wire.ThreadItem | None:
     return None
 
 
+def shell_line(script: str) -> str:
+    """A shell call's script as a Codex command line: `bash -c '<script>'`, how OpenVaala runs
+    it (docs/security.md). Codex clients show such a line's script verbatim; a bare script they
+    split into words and show re-quoted, a pipe as `'|'` (docs/codex.md "Approvals")."""
+    return shlex.join(["bash", "-c", script])
+
+
 def tool_item(
     call: ToolCallItem, result: ToolResultItem | None, cwd: str, *, declined: bool = False
 ) -> wire.ThreadItem:
@@ -61,7 +70,7 @@ def tool_item(
         return {
             "type": "commandExecution",
             "id": item_id,
-            "command": str(args.get("command", "")),
+            "command": shell_line(str(args.get("command", ""))),
             "cwd": str(args.get("workdir") or cwd),
             "processId": None,
             "source": "agent",
@@ -81,13 +90,7 @@ def tool_item(
             for c in (result.get("changes", []) if result is not None else [])
         ]
         if not changes and "path" in args:
-            changes = [
-                {
-                    "path": str(args["path"]),
-                    "kind": {"type": "update", "move_path": None},
-                    "diff": "",
-                }
-            ]
+            changes = [_proposed_change(name, args)]
         return {
             "type": "fileChange",
             "id": item_id,
@@ -189,6 +192,20 @@ def _status(result: ToolResultItem | None, declined: bool) -> wire.ToolStatus:
 def _exit_code(output: str | None) -> int | None:
     match = _EXIT_CODE.search(output) if output else None
     return int(match.group(1)) if match else None
+
+
+def _proposed_change(name: str, args: JsonObject) -> wire.FileUpdateChange:
+    """A file change not made yet (its call runs, or waits for an approval), from the call's
+    arguments: `edit_file` the text it replaces and its replacement, `write_file` the text it
+    writes (what it overwrites is not read). The result's change replaces it (docs/codex.md)."""
+    path = str(args["path"])
+    old, new = args.get("old_text"), args.get("new_text")
+    if name == tool_names.WRITE_FILE:
+        old, new = "", args.get("content")
+    diff = ""
+    if isinstance(old, str) and isinstance(new, str):
+        diff = unified_diff(old, new, path, path)
+    return {"path": path, "kind": {"type": "update", "move_path": None}, "diff": diff}
 
 
 def _change_kind(kind: str, move_path: str | None) -> JsonObject:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
+from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
@@ -21,6 +22,7 @@ from openvaala_server.codex.events import Ask, Settled, ThreadFeed
 from openvaala_server.codex.ids import openvaala_id, thread_id
 from openvaala_server.codex.inputs import user_message
 from openvaala_server.codex.upstream import Upstream
+from openvaala_server.domain.ids import new_id
 from openvaala_server.protocol.json_types import JsonMapping, JsonObject, JsonValue
 
 log = logging.getLogger(__name__)
@@ -37,7 +39,6 @@ DECISIONS: Final = {
     "cancel": "deny",
 }
 HISTORY_LIMIT: Final = 1000  # items read for a thread's turns (conversation/read's maximum)
-SANDBOX: Final[JsonObject] = {"type": "externalSandbox", "networkAccess": "restricted"}
 
 
 class SessionDirectory:
@@ -66,6 +67,11 @@ class CodexSession:
         self.feeds: dict[str, ThreadFeed] = {}  # conversationId → feed
         self.asked: dict[rpc.RequestId, tuple[str, str]] = {}  # request → (conversation, approval)
         self.asking: dict[str, rpc.RequestId] = {}  # approval → request
+        # A thread this client reverted names the rewound copy from then on (docs/codex.md
+        # "Rewinding"): the thread's conversation id → the copy's.
+        self.rewound: dict[str, str] = {}
+        # What follows the answer of the request being handled (sent after it, in order).
+        self.after_answer: list[Callable[[], None]] = []
         self._next_request = 0
         self.methods: dict[str, Method] = {
             "thread/start": self.thread_start,
@@ -109,6 +115,9 @@ class CodexSession:
                 self.send(rpc.error(incoming.id, internal))
             else:
                 self.send(rpc.result(incoming.id, result))
+                for then in self.after_answer:
+                    then()
+            self.after_answer.clear()
         # Notifications from the client (`initialized`) carry nothing to act on.
 
     async def _call(self, method: str, params: JsonObject) -> JsonMapping | None:
@@ -210,7 +219,15 @@ class CodexSession:
         """(conversationId, sessionId or None for the root) of a client's thread id."""
         plain = openvaala_id(params.get(key), key)
         cid = self.directory.conversation_of.get(plain)
-        return (cid, plain) if cid is not None else (plain, None)
+        return (cid, plain) if cid is not None else (self.rewound.get(plain, plain), None)
+
+    def _as_id(self, cid: str) -> str | None:
+        """The thread id this client knows a rewound copy by; None for any other conversation."""
+        codex = next((old for old, new in self.rewound.items() if new == cid), None)
+        return thread_id(codex) if codex is not None else None
+
+    def _thread_id(self, cid: str) -> str:
+        return self._as_id(cid) or thread_id(cid)
 
     async def _open(self, cid: str) -> tuple[ThreadFeed, JsonObject]:
         """Subscribe to a conversation (again: a fresh snapshot) and follow it."""
@@ -221,7 +238,7 @@ class CodexSession:
         assert isinstance(info, dict)
         # A fresh feed: the snapshot is the truth from here (a resubscription replaces the
         # earlier one, docs/protocol.md), and the events that follow continue it.
-        feed = ThreadFeed(info)
+        feed = ThreadFeed(info, as_id=self._as_id(cid))
         self.feeds[cid] = feed
         for session in threads.sessions(snapshot):
             sid = str(session["sessionId"])
@@ -229,6 +246,7 @@ class CodexSession:
             turn = session.get("turn")
             if isinstance(turn, dict):
                 feed.turn_of[sid] = feed.last_turn[sid] = str(turn["turnId"])
+                await self._find_calls(feed, cid, sid)
                 running = turn.get("items")
                 for item in running if isinstance(running, list) else []:
                     if isinstance(item, dict):  # streaming still: its deltas and its result
@@ -238,7 +256,30 @@ class CodexSession:
                         elif item.get("type") == "tool_result":
                             feed.result_call[str(item["itemId"])] = str(item["callId"])
             feed.statuses[sid] = str(session.get("status"))
+            model = str(session.get("model") or "")
+            feed.settings[sid] = (model, str(session.get("agent") or ""))
+            feed.told_model.setdefault(sid, model)  # what the thread's answers report
+        # Approvals waiting already are asked too, once the client knows the thread (after the
+        # answer); one this client was asked already keeps its request.
+        approvals = snapshot.get("approvals")
+        for approval in approvals if isinstance(approvals, list) else []:
+            if isinstance(approval, dict) and approval.get("approvalId") not in self.asking:
+                self.after_answer.append(partial(self._follow, "approval/requested", approval))
         return feed, snapshot
+
+    async def _find_calls(self, feed: ThreadFeed, cid: str, sid: str) -> None:
+        """The tool calls of a running session still waiting for their results (running, or
+        waiting for an approval, which names its call's item), from its latest items: saved
+        already, they are not in the snapshot's running turn."""
+        page = await self.up.request(
+            "conversation/read", {"conversationId": cid, "sessionId": sid, "limit": 50}
+        )
+        saved = page.get("items")
+        recent = [i for i in (saved if isinstance(saved, list) else []) if isinstance(i, dict)]
+        answered = {i.get("callId") for i in recent if i.get("type") == "tool_result"}
+        for item in recent:
+            if item.get("type") == "tool_call" and item.get("callId") not in answered:
+                feed.calls[str(item["callId"])] = item  # type: ignore[assignment]
 
     async def _peek(self, cid: str) -> JsonObject:
         """A conversation's snapshot, without following it when the client does not."""
@@ -256,8 +297,11 @@ class CodexSession:
         info = snapshot["conversation"]
         assert isinstance(info, dict)
         session = threads.session(snapshot, sid) if sid is not None else None
+        as_id = self._as_id(str(info["conversationId"]))
         thread = (
-            threads.session_thread(info, session) if session else threads.conversation_thread(info)
+            threads.session_thread(info, session, as_id=as_id)
+            if session
+            else threads.conversation_thread(info, as_id=as_id)
         )
         thread["turns"] = turns
         return thread
@@ -273,7 +317,7 @@ class CodexSession:
             "instructionSources": [],
             "approvalPolicy": "on-request",
             "approvalsReviewer": "user",
-            "sandbox": SANDBOX,
+            "sandbox": threads.SANDBOX,
             "reasoningEffort": None,
         }
 
@@ -339,9 +383,14 @@ class CodexSession:
         page = await self.up.request("conversation/list", params)
         rows = page.get("conversations")
         data: list[wire.Thread] = [
-            threads.conversation_thread(row, loaded=str(row.get("conversationId")) in self.feeds)
+            threads.conversation_thread(
+                row,
+                loaded=str(row.get("conversationId")) in self.feeds,
+                as_id=self._as_id(str(row.get("conversationId"))),
+            )
             for row in (rows if isinstance(rows, list) else [])
-            if isinstance(row, dict)
+            # A conversation this client reverted is its rewound copy now: listed once, as that.
+            if isinstance(row, dict) and row.get("conversationId") not in self.rewound
         ]
         return {"data": data, "nextCursor": page.get("nextCursor")}
 
@@ -359,8 +408,11 @@ class CodexSession:
                 str(s["sessionId"]) for s in sessions if s.get("parentSessionId") in below
             }
             found, below = grown != below, grown
+        as_id = self._as_id(cid)
         data: list[wire.Thread] = [
-            threads.session_thread(info, s) for s in sessions if s.get("parentSessionId") in below
+            threads.session_thread(info, s, as_id=as_id)
+            for s in sessions
+            if s.get("parentSessionId") in below
         ]
         return {"data": data, "nextCursor": None}
 
@@ -376,19 +428,19 @@ class CodexSession:
         return {"data": turns, "nextCursor": None, "backwardsCursor": None}
 
     async def thread_loaded_list(self, p: JsonObject) -> Answer:
-        data: list[JsonValue] = [thread_id(cid) for cid in self.feeds]
+        data: list[JsonValue] = [self._thread_id(cid) for cid in self.feeds]
         return {"data": data, "nextCursor": None}
 
     async def thread_archive(self, p: JsonObject) -> Answer:
         cid, _ = self._locate(p)
         await self.up.request("conversation/archive", {"conversationId": cid})
-        self.notify("thread/archived", {"threadId": thread_id(cid)})
+        self.notify("thread/archived", {"threadId": self._thread_id(cid)})
         return {}
 
     async def thread_unarchive(self, p: JsonObject) -> Answer:
         cid, _ = self._locate(p)
         await self.up.request("conversation/unarchive", {"conversationId": cid})
-        self.notify("thread/unarchived", {"threadId": thread_id(cid)})
+        self.notify("thread/unarchived", {"threadId": self._thread_id(cid)})
         return {"thread": self._thread(await self._peek(cid), None, [])}
 
     async def thread_name_set(self, p: JsonObject) -> Answer:
@@ -396,7 +448,7 @@ class CodexSession:
         name = p.get("name")
         await self.up.request("conversation/rename", {"conversationId": cid, "title": name})
         if cid not in self.feeds:  # a follower hears it from conversation/updated
-            params = {"threadId": thread_id(cid), "threadName": name}
+            params = {"threadId": self._thread_id(cid), "threadName": name}
             self.notify("thread/name/updated", params)
         return {}
 
@@ -412,11 +464,34 @@ class CodexSession:
         return await self._opened_copy(forked)
 
     async def thread_revert(self, p: JsonObject) -> Answer:
-        cid, _ = self._locate(p)
+        """Codex changes the thread itself (its TUI waits for `thread/reverted` of the same id);
+        OpenVaala never rewrites history: the rewind is a copy, which this client's thread id
+        names from now on (docs/codex.md "Rewinding")."""
+        codex_cid = openvaala_id(p.get("threadId"))
+        cid, sid = self._locate(p)
+        if sid is not None:
+            raise errors.InvalidParams(
+                "a subagent's thread cannot be reverted: revert its conversation's",
+                param="threadId",
+            )
         snapshot = await self._peek(cid)
         turns = await self._turns(cid, None, snapshot)
         turn = threads.find_turn(turns, p.get("beforeTurnId"))
-        return await self._rewind(cid, turn)
+        rewound = await self.up.request(
+            "conversation/rewind", {"conversationId": cid, "messageId": _first_message(turn)}
+        )
+        info = rewound["conversation"]
+        assert isinstance(info, dict)
+        new = str(info["conversationId"])
+        if self.feeds.pop(cid, None) is not None:  # the original goes on without this client
+            await self.up.request("conversation/unsubscribe", {"conversationId": cid})
+        self.rewound[codex_cid] = new
+        _, snapshot = await self._open(new)
+        answer = self._thread_answer(self._thread(snapshot, None, []))
+        answer.update({"turnsBackwardsCursor": None, "itemsBackwardsCursor": None})
+        reverted = {"threadId": thread_id(codex_cid)}
+        self.after_answer.append(lambda: self.notify("thread/reverted", reverted))
+        return answer
 
     async def thread_rollback(self, p: JsonObject) -> Answer:
         """Codex's older `thread/rollback {numTurns}`: the same rewind, counted from the end."""
@@ -430,13 +505,8 @@ class CodexSession:
         return await self._rewind(cid, turns[-count])
 
     async def _rewind(self, cid: str, turn: wire.Turn) -> Answer:
-        message = next((i["id"] for i in turn["items"] if i["type"] == "userMessage"), None)
-        if message is None:
-            raise errors.InvalidParams(
-                f"turn {turn['id']} has no message of the user's to rewind to", param="beforeTurnId"
-            )
         rewound = await self.up.request(
-            "conversation/rewind", {"conversationId": cid, "messageId": message}
+            "conversation/rewind", {"conversationId": cid, "messageId": _first_message(turn)}
         )
         answer = await self._opened_copy(rewound)
         answer.update({"turnsBackwardsCursor": None, "itemsBackwardsCursor": None})
@@ -457,7 +527,7 @@ class CodexSession:
         if self.feeds.pop(cid, None) is None:
             return {"status": "notSubscribed"}
         await self.up.request("conversation/unsubscribe", {"conversationId": cid})
-        self.notify("thread/closed", {"threadId": thread_id(cid)})
+        self.notify("thread/closed", {"threadId": self._thread_id(cid)})
         return {"status": "unsubscribed"}
 
     async def thread_compact_start(self, p: JsonObject) -> Answer:
@@ -466,23 +536,22 @@ class CodexSession:
             await self._open(cid)
 
         async def compact() -> None:
+            feed = self.feeds.get(cid)
+            shown = feed.compaction_turns if feed is not None else 0
+            reason: str | None = None
+            error: JsonObject | None = None
             try:
-                await self.up.request("conversation/compact", {"conversationId": cid})
+                result = await self.up.request("conversation/compact", {"conversationId": cid})
             except errors.OpenVaalaError as exc:
-                # compaction/failed says it when the model failed; this is what failed before.
-                if exc.kind != "compaction_failed":
-                    error = {
-                        "message": exc.message,
-                        "codexErrorInfo": "other",
-                        "additionalDetails": None,
-                    }
-                    params = {
-                        "threadId": thread_id(cid),
-                        "turnId": "",
-                        "error": error,
-                        "willRetry": False,
-                    }
-                    self.notify("error", params)
+                error = {"kind": exc.kind, "message": exc.message}
+            else:
+                reason = str(result.get("reason") or "") or None
+            feed = self.feeds.get(cid)
+            # The compaction's own events showed it as a turn (compaction/started, then
+            # completed or failed): nothing to add. Otherwise nothing did, and the client waits.
+            if feed is not None and feed.compaction_turns == shown:
+                for out in feed.compaction_refused(new_id(), reason, error):
+                    self.notify(out["method"], out["params"])
 
         self.spawn(compact)
         return {}
@@ -493,12 +562,8 @@ class CodexSession:
         cid, sid = self._locate(p)
         feed = self.feeds.get(cid) or (await self._open(cid))[0]
         message = user_message(p.get("input"))
-        model = p.get("model")
-        if (
-            isinstance(model, str)
-            and model
-            and (sid is not None or model != feed.info.get("model"))
-        ):
+        model = feed.model_choice(sid or feed.root, p.get("model"))
+        if model is not None:
             # Codex's per-turn override "for this turn and subsequent turns": the session's model.
             change: JsonObject = {"conversationId": cid, "model": model}
             if sid is not None:
@@ -542,6 +607,16 @@ class CodexSession:
             params["sessionId"] = sid
         await self.up.request("turn/interrupt", params)
         return {}
+
+
+def _first_message(turn: wire.Turn) -> str:
+    """The user's message a rewind to `turn` goes back to (conversation/rewind's `messageId`)."""
+    message = next((i["id"] for i in turn["items"] if i["type"] == "userMessage"), None)
+    if message is None:
+        raise errors.InvalidParams(
+            f"turn {turn['id']} has no message of the user's to rewind to", param="beforeTurnId"
+        )
+    return message
 
 
 async def _read_image(path: str) -> JsonObject:

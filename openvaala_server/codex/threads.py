@@ -18,6 +18,8 @@ from openvaala_server.domain.records import ItemOfKind, ToolCallItem, ToolResult
 from openvaala_server.protocol.json_types import JsonObject
 
 MODEL_PROVIDER: Final = "openvaala"
+# Codex's sandbox as reported: OpenVaala's own applies (docs/codex.md "Not supported").
+SANDBOX: Final[JsonObject] = {"type": "externalSandbox", "networkAccess": "restricted"}
 
 
 def seconds(timestamp: object) -> int:
@@ -40,16 +42,21 @@ def thread_status(status: object, *, loaded: bool = True) -> wire.ThreadStatus:
     return {"type": "idle"}
 
 
-def conversation_thread(info: Mapping[str, object], *, loaded: bool = True) -> wire.Thread:
-    """A conversation's thread, from a ConversationInfo or a ConversationSummary."""
+def conversation_thread(
+    info: Mapping[str, object], *, loaded: bool = True, as_id: str | None = None
+) -> wire.Thread:
+    """A conversation's thread, from a ConversationInfo or a ConversationSummary; `as_id` is
+    the thread id the client knows a rewound copy by (docs/codex.md "Rewinding"), which shows
+    it as the same thread, not as a fork."""
     cid = str(info["conversationId"])
     forked = info.get("forkedFrom")
     forked_id = forked.get("conversationId") if isinstance(forked, dict) else None
     title = str(info.get("title") or "")
+    own_id = as_id or thread_id(cid)
     return {
-        "id": thread_id(cid),
-        "sessionId": thread_id(cid),
-        "forkedFromId": thread_id(forked_id) if isinstance(forked_id, str) else None,
+        "id": own_id,
+        "sessionId": own_id,
+        "forkedFromId": thread_id(forked_id) if isinstance(forked_id, str) and not as_id else None,
         "parentThreadId": None,
         "preview": title,
         "ephemeral": False,
@@ -70,9 +77,12 @@ def conversation_thread(info: Mapping[str, object], *, loaded: bool = True) -> w
     }
 
 
-def session_thread(info: Mapping[str, object], session: Mapping[str, object]) -> wire.Thread:
-    """A subagent session's own thread, inside its conversation's."""
-    thread = conversation_thread(info)
+def session_thread(
+    info: Mapping[str, object], session: Mapping[str, object], *, as_id: str | None = None
+) -> wire.Thread:
+    """A subagent session's own thread, inside its conversation's (`as_id`: the
+    conversation's thread id, as conversation_thread)."""
+    thread = conversation_thread(info, as_id=as_id)
     parent = session.get("parentSessionId")
     parent_thread = thread_id(str(parent)) if isinstance(parent, str) else thread["id"]
     if parent == info.get("rootSessionId"):

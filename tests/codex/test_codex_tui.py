@@ -4,16 +4,19 @@ OpenVaala's demo model, the conversation is the daemon's, and `/compact` compact
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from openvaala_server.codex.schema import CODEX_VERSION
+from tests.codex.flows import demo_config
 from tests.support.daemon import Daemon
 
 # Where .ci/run installs the pinned release (OPENVAALA_CODEX names another binary).
@@ -59,6 +62,14 @@ class Tmux:
             time.sleep(0.2)  # polling the screen for a condition, not a timed assertion
         return None
 
+    def wait_until(self, shows: Callable[[str], bool], within: float = WAIT_S) -> bool:
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline:
+            if shows(self.screen()):
+                return True
+            time.sleep(0.2)  # polling the screen for a condition, not a timed assertion
+        return False
+
     def expect(self, text: str) -> str:
         screen = self.wait_for(text)
         assert screen is not None, f"{text!r} never showed in the Codex TUI:\n{self.screen()}"
@@ -80,6 +91,24 @@ class Tmux:
 
 @pytest.fixture
 def codex_tui(daemon: Daemon, tmp_path: Path) -> Iterator[Tmux]:
+    with _codex_in_tmux(daemon, tmp_path) as tmux:
+        yield tmux
+
+
+@pytest.fixture
+def asking_daemon(daemon_factory: Callable[..., Daemon]) -> Daemon:
+    """A daemon whose agent asks before every command and every edit."""
+    return daemon_factory(demo_config(approval="always"))
+
+
+@pytest.fixture
+def asking_codex_tui(asking_daemon: Daemon, tmp_path: Path) -> Iterator[Tmux]:
+    with _codex_in_tmux(asking_daemon, tmp_path) as tmux:
+        yield tmux
+
+
+@contextlib.contextmanager
+def _codex_in_tmux(daemon: Daemon, tmp_path: Path) -> Iterator[Tmux]:
     binary = codex_binary()
     if binary is None:
         pytest.skip(
@@ -141,3 +170,84 @@ async def test_the_codex_tui_drives_an_openvaala_conversation(
         page = await client.request("conversation/read", {"conversationId": cid})
         summaries = [i for i in page["items"] if i["type"] == "summary"]
         assert [s["reason"] for s in summaries] == ["manual"]
+
+
+@pytest.mark.timeout(300)
+async def test_compact_with_nothing_to_compact_leaves_the_codex_tui_usable(
+    codex_tui: Tmux, daemon: Daemon
+) -> None:
+    codex_tui.expect("Ask Codex to do anything")
+    # The turn ends at once ("Worked for"), its warning ("Nothing to compact: …") counted.
+    codex_tui.submit("/compact", then="1 warning")
+    # Not stuck in "Compacting": the next message is answered.
+    codex_tui.submit("hello after compacting", then="I am OpenVaala's offline demo model")
+
+
+@pytest.mark.timeout(300)
+async def test_the_codex_tui_asks_for_the_command_line_as_written(
+    asking_codex_tui: Tmux,
+) -> None:
+    """Shell syntax in an approval reads as it will run (a pipe is not shown as `'|'`)."""
+    asking_codex_tui.expect("Ask Codex to do anything")
+    screen = asking_codex_tui.submit(
+        "run: echo hi | tee piped.txt", then="Would you like to run the following command"
+    )
+    assert "$ echo hi | tee piped.txt" in screen, screen
+    assert "'|'" not in screen and "bash -c" not in screen, screen
+
+
+@pytest.mark.timeout(300)
+async def test_the_codex_tui_shows_the_edit_it_asks_for(
+    asking_codex_tui: Tmux, asking_daemon: Daemon
+) -> None:
+    (asking_daemon.workdir / "keep.py").write_text("a = 1\nb = 2\n")
+    asking_codex_tui.expect("Ask Codex to do anything")
+    edit = {"path": "keep.py", "old_text": "b = 2", "new_text": "b = 3"}
+    screen = asking_codex_tui.submit(
+        f"call: edit_file {json.dumps(edit)}", then="Would you like to make the following edits"
+    )
+    assert "(+1 -1)" in screen and "b = 3" in screen, screen
+
+
+@pytest.mark.timeout(300)
+async def test_the_codex_tui_rewinds_an_openvaala_conversation(
+    codex_tui: Tmux, daemon: Daemon
+) -> None:
+    answer = "I am OpenVaala's offline demo model"
+    codex_tui.expect("Ask Codex to do anything")
+    codex_tui.submit("first message", then=answer)
+    codex_tui.run("send-keys", "-t", "codex", "-l", "second message")
+    codex_tui.expect("second message")
+    codex_tui.run("send-keys", "-t", "codex", "Enter")
+    assert codex_tui.wait_until(lambda screen: screen.count(answer) >= 2), codex_tui.screen()
+    # Esc Esc, Enter: rewind to the last message, which goes back to the composer.
+    codex_tui.run("send-keys", "-t", "codex", "Escape")
+    codex_tui.expect("esc again to edit previous message")
+    codex_tui.run("send-keys", "-t", "codex", "Escape")
+    codex_tui.expect("↵ rewind")
+    reverted = "Conversation reverted to this point"
+    # An Enter right after the Escapes can be taken in their burst: pressed again only while
+    # the transcript overlay still offers the rewind.
+    while True:
+        codex_tui.run("send-keys", "-t", "codex", "Enter")
+        if codex_tui.wait_until(lambda s: reverted in s or "↵ rewind" not in s, within=5):
+            break
+    codex_tui.expect(reverted)
+    # The session goes on (it used to exit: "refreshing the session timed out").
+    screen = codex_tui.submit(" edited", then="You said: “second message edited”")
+    assert "codex exited" not in screen and "timed out" not in screen, screen
+
+    async with await daemon.client() as client:
+        listed = (await client.request("conversation/list", {}))["conversations"]
+        assert len(listed) == 2  # OpenVaala keeps the original; the rewind is a copy
+        texts = {}
+        for conversation in listed:
+            page = await client.request(
+                "conversation/read", {"conversationId": conversation["conversationId"]}
+            )
+            said = [i["text"] for i in page["items"] if i["type"] == "user_message"]
+            texts[tuple(said)] = conversation
+    assert set(texts) == {
+        ("first message", "second message"),
+        ("first message", "second message edited"),
+    }

@@ -55,7 +55,7 @@ async def test_a_command_runs_as_a_command_execution(codex: CodexClient, daemon:
     thread = await start_thread(codex, str(daemon.workdir))
     _, mark = await run_turn(codex, thread, "run: echo from-codex")
     [command] = items_of(codex, mark, "item/completed", "commandExecution")
-    assert command["command"] == "echo from-codex"
+    assert command["command"] == "bash -c 'echo from-codex'"
     assert command["exitCode"] == 0 and command["status"] == "completed"
     assert "from-codex" in command["aggregatedOutput"]
     assert items_of(codex, mark, "item/started", "commandExecution")[0]["status"] == "inProgress"
