@@ -500,9 +500,11 @@ class TurnRunner:
     async def _run_tool(self, call: r.Item) -> None:
         tools = self.runtime.tools_for(self.conv, self.session)
         tool: Tool | None = tools.get(call["name"])
-        agent = self.config.agents.get(self.session.agent)
-        if tool is None and agent is not None:  # a server that was starting when asked
-            tool = await self.runtime.mcp.tool_when_started(agent.tools, call["name"])
+        if tool is None:  # a server that was starting when asked
+            # The chain's tools, not the agent's own list: a subagent never reaches a server
+            # its parent lacks (docs/security.md, "Subagents").
+            allowed = effective_tools(self.config, self.conv.sessions, self.session)
+            tool = await self.runtime.mcp.tool_when_started(allowed, call["name"])
         limit = self.config.server.tool_output_limit
         confinement = self.runtime.confinement_for(self.conv, self.session)
         outcome: ToolResult | None = None
