@@ -6,7 +6,9 @@ would show as `retry/scheduled` and as a second request to the fake."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
+import threading
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
@@ -27,13 +29,42 @@ def closed_port() -> int:
         return int(sock.getsockname()[1])  # closed again: nothing listens there
 
 
+@contextlib.contextmanager
+def plain_http_server() -> Iterator[int]:
+    """A server that answers every connection at once in plain HTTP, whatever was sent: a TLS
+    handshake gets bytes that are not TLS. (An HTTP server that first waits for a request line
+    would wait on a ClientHello with no newline in it until the client's time-out.)"""
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn:
+                conn.sendall(b"HTTP/1.0 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield int(listener.getsockname()[1])
+    finally:
+        stop.set()
+        with contextlib.suppress(OSError):
+            listener.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept()
+        listener.close()
+        thread.join(5)
+
+
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
-    with FakeProvider() as fake:
+    with FakeProvider() as fake, plain_http_server() as plain:
         tables = {
             "refused": {"base_url": f"http://127.0.0.1:{closed_port()}/v1"},
             "nohost": {"base_url": "http://no-such-host.invalid/v1"},
-            "tls": {"base_url": f"https://127.0.0.1:{fake.port}/v1"},
+            "tls": {"base_url": f"https://127.0.0.1:{plain}/v1"},
             "badkey": {"api_key_env": "OPENVAALA_TEST_WRONG_KEY"},
             "good": {},
         }
