@@ -191,7 +191,7 @@ class ConversationManager:
         if tool_names.WEB_FETCH in names:  # with the limits of its [web_fetch] table
             tools[tool_names.WEB_FETCH] = WebFetchTool(config.web_fetch)
         if UPDATE_PLAN_TOOL in names:  # bound to the session whose plan it replaces
-            tools[UPDATE_PLAN_TOOL] = UpdatePlanTool(conv, session)
+            tools[UPDATE_PLAN_TOOL] = UpdatePlanTool(partial(conv.set_plan, session))
         tools.update(self.subagents.tools_for(conv, session))
         tools.update(memory.tools_for(conv, session))
         # As last listed: `TurnRunner` starts the servers before each model call.

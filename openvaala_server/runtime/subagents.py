@@ -48,6 +48,7 @@ from openvaala_server.tools.collab import (
     Inspection,
     Interrupted,
     ItemBrief,
+    Spawned,
     SubagentError,
     WaitResult,
     collab_tools,
@@ -144,7 +145,7 @@ class SubagentService:
         names = agent.tools if agent else ()
         if SPAWN_TOOL not in names and not any(n in COLLAB_TOOL_NAMES for n in names):
             return {}
-        tools = collab_tools(self, conv, session)
+        tools = collab_tools(_Caller(self, conv, session))
         if SPAWN_TOOL in names:
             return tools
         return {name: tool for name, tool in tools.items() if name in names}
@@ -544,6 +545,53 @@ class SubagentService:
 
 
 # -- helpers ---------------------------------------------------------------------------------
+
+
+class _Caller:
+    """The service as one session's collaboration tools see it (`tools.collab.Subagents`):
+    bound to the conversation and the calling session, which the tools never see."""
+
+    def __init__(self, service: SubagentService, conv: Conversation, caller: LiveSession) -> None:
+        self._service = service
+        self._conv = conv
+        self._caller = caller
+
+    @property
+    def limits(self) -> SubagentConfig:
+        return self._service.limits
+
+    @property
+    def agents(self) -> Mapping[str, AgentConfig]:
+        return self._service.agents
+
+    async def spawn(self, agent_name: str, task: str, history: History = "none") -> Spawned:
+        child = await self._service.spawn(self._conv, self._caller, agent_name, task, history)
+        return {
+            "agent_id": child.session_id,
+            "agent": child.agent,
+            "model": child.model,
+            "status": child.status,
+        }
+
+    async def send_message(self, agent_id: str, text: str, interrupt: bool) -> Delivered:
+        return await self._service.send_message(self._conv, self._caller, agent_id, text, interrupt)
+
+    async def wait(
+        self, agent_ids: list[str] | None, timeout_s: float | None, until: str = "all"
+    ) -> WaitResult:
+        return await self._service.wait(self._conv, self._caller, agent_ids, timeout_s, until)
+
+    async def interrupt(self, agent_id: str) -> Interrupted:
+        return await self._service.interrupt(self._conv, self._caller, agent_id)
+
+    async def close(self, agent_id: str) -> list[Closed]:
+        return await self._service.close(self._conv, self._caller, agent_id)
+
+    def inspect(self, agent_id: str, limit: int) -> Inspection:
+        return self._service.inspect(self._conv, self._caller, agent_id, limit)
+
+    def list(self) -> list[AgentState]:
+        return self._service.list(self._conv, self._caller)
 
 
 def last_answer(session: LiveSession) -> str | None:

@@ -2,8 +2,8 @@
 
 Each tool is bound to the conversation and the session that uses it (the runtime builds them for
 every request through `SubagentService.tools_for`); the work itself is done by a `Subagents`
-service, the narrow interface declared here and implemented in `runtime/subagents.py` (so the
-tools never import the runtime, docs/design.md "Untangled runtime").
+service, the narrow interface declared here, bound to the caller and implemented in
+`runtime/subagents.py` (so the tools never import the runtime, docs/design.md "Untangled runtime").
 Results are JSON objects the model reads; a misuse or a limit is an error
 result (`is_error`) with a message saying what to do instead.
 """
@@ -23,8 +23,6 @@ from openvaala_server.tools.base import ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from openvaala_server.config import AgentConfig, SubagentConfig
-    from openvaala_server.runtime.ports import Conversation
-    from openvaala_server.runtime.session import LiveSession
     from openvaala_server.tools.base import Tool
 
 SPAWN_TOOL = tool_names.SPAWN_AGENT
@@ -92,8 +90,17 @@ class WaitResult:
     agents: list[AgentState]
 
 
+class Spawned(TypedDict):
+    agent_id: str
+    agent: str
+    model: str
+    status: str
+
+
 class Subagents(Protocol):
-    """What the collaboration tools need of the runtime (`runtime/subagents.SubagentService`).
+    """What the collaboration tools need of the runtime, for the session that uses them
+    (`runtime/subagents.SubagentService.tools_for` binds the conversation and the caller, so the
+    tools never see the runtime's session type).
 
     Every operation raises `SubagentError` for a misuse or a limit; the tool returns its message
     to the model as an error result."""
@@ -104,41 +111,21 @@ class Subagents(Protocol):
     @property
     def agents(self) -> Mapping[str, AgentConfig]: ...
 
-    async def spawn(
-        self,
-        conv: Conversation,
-        parent: LiveSession,
-        agent_name: str,
-        task: str,
-        history: History = "none",
-    ) -> LiveSession: ...
+    async def spawn(self, agent_name: str, task: str, history: History = "none") -> Spawned: ...
 
-    async def send_message(
-        self, conv: Conversation, caller: LiveSession, agent_id: str, text: str, interrupt: bool
-    ) -> Delivered: ...
+    async def send_message(self, agent_id: str, text: str, interrupt: bool) -> Delivered: ...
 
     async def wait(
-        self,
-        conv: Conversation,
-        caller: LiveSession,
-        agent_ids: list[str] | None,
-        timeout_s: float | None,
-        until: str = "all",
+        self, agent_ids: list[str] | None, timeout_s: float | None, until: str = "all"
     ) -> WaitResult: ...
 
-    async def interrupt(
-        self, conv: Conversation, caller: LiveSession, agent_id: str
-    ) -> Interrupted: ...
+    async def interrupt(self, agent_id: str) -> Interrupted: ...
 
-    async def close(
-        self, conv: Conversation, caller: LiveSession, agent_id: str
-    ) -> list[Closed]: ...
+    async def close(self, agent_id: str) -> list[Closed]: ...
 
-    def inspect(
-        self, conv: Conversation, caller: LiveSession, agent_id: str, limit: int
-    ) -> Inspection: ...
+    def inspect(self, agent_id: str, limit: int) -> Inspection: ...
 
-    def list(self, conv: Conversation, caller: LiveSession) -> list[AgentState]: ...
+    def list(self) -> list[AgentState]: ...
 
 
 _AGENT_ID: JsonObject = {
@@ -152,10 +139,8 @@ class _Bound:
 
     name = ""
 
-    def __init__(self, service: Subagents, conv: Conversation, session: LiveSession) -> None:
+    def __init__(self, service: Subagents) -> None:
         self.service = service
-        self.conv = conv
-        self.session = session
 
     @property
     def spec(self) -> ToolSpec:
@@ -251,15 +236,7 @@ class SpawnAgentTool(_Bound):
         agent = _string(arguments, "agent")
         task = _string(arguments, "task")
         assert agent is not None and task is not None
-        child = await self.service.spawn(
-            self.conv, self.session, agent, task, _history(arguments.get("history"))
-        )
-        return {
-            "agent_id": child.session_id,
-            "agent": child.agent,
-            "model": child.model,
-            "status": child.status,
-        }
+        return await self.service.spawn(agent, task, _history(arguments.get("history")))
 
 
 def _history(value: object) -> History:
@@ -303,9 +280,7 @@ class SendMessageTool(_Bound):
         interrupt = arguments.get("interrupt", False)
         if not isinstance(interrupt, bool):
             raise _BadArguments('"interrupt" must be true or false.')
-        return await self.service.send_message(
-            self.conv, self.session, _agent_id(arguments), message, interrupt
-        )
+        return await self.service.send_message(_agent_id(arguments), message, interrupt)
 
 
 class WaitTool(_Bound):
@@ -353,7 +328,7 @@ class WaitTool(_Bound):
             isinstance(timeout, bool) or not isinstance(timeout, int | float)
         ):
             raise _BadArguments('"timeout_s" must be a number of seconds.')
-        result = await self.service.wait(self.conv, self.session, ids, timeout, until)
+        result = await self.service.wait(ids, timeout, until)
         return {
             "timed_out": result.timed_out,
             "waited_s": result.waited_s,
@@ -372,7 +347,7 @@ class InterruptAgentTool(_Bound):
         )
 
     async def call(self, arguments: Mapping[str, object]) -> object:
-        return await self.service.interrupt(self.conv, self.session, _agent_id(arguments))
+        return await self.service.interrupt(_agent_id(arguments))
 
 
 class InspectAgentTool(_Bound):
@@ -398,9 +373,7 @@ class InspectAgentTool(_Bound):
         limit = arguments.get("items", INSPECT_ITEMS)
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
             raise _BadArguments('"items" must be a whole number.')
-        return self.service.inspect(
-            self.conv, self.session, _agent_id(arguments), min(limit, INSPECT_ITEMS_MAX)
-        )
+        return self.service.inspect(_agent_id(arguments), min(limit, INSPECT_ITEMS_MAX))
 
 
 class ListAgentsTool(_Bound):
@@ -413,7 +386,7 @@ class ListAgentsTool(_Bound):
         )
 
     async def call(self, arguments: Mapping[str, object]) -> object:
-        return {"agents": self.service.list(self.conv, self.session)}
+        return {"agents": self.service.list()}
 
 
 class CloseAgentTool(_Bound):
@@ -427,7 +400,7 @@ class CloseAgentTool(_Bound):
         )
 
     async def call(self, arguments: Mapping[str, object]) -> object:
-        return {"closed": await self.service.close(self.conv, self.session, _agent_id(arguments))}
+        return {"closed": await self.service.close(_agent_id(arguments))}
 
 
 _TOOL_TYPES: tuple[type[_Bound], ...] = (
@@ -441,5 +414,5 @@ _TOOL_TYPES: tuple[type[_Bound], ...] = (
 )
 
 
-def collab_tools(service: Subagents, conv: Conversation, session: LiveSession) -> dict[str, Tool]:
-    return {t.name: t(service, conv, session) for t in _TOOL_TYPES}
+def collab_tools(service: Subagents) -> dict[str, Tool]:
+    return {t.name: t(service) for t in _TOOL_TYPES}

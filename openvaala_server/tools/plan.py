@@ -7,7 +7,8 @@ docs/protocol.md, "Plan"), not a file. It touches nothing the sandbox guards, so
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final, Protocol
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Final
 
 from openvaala_server import errors
 from openvaala_server.domain import tool_names
@@ -18,13 +19,10 @@ from openvaala_server.tools.base import ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from openvaala_server.domain.plan import Plan
-    from openvaala_server.runtime.session import LiveSession
 
-
-class PlanOwner(Protocol):
-    """Where the plan lives: the conversation (`LiveConversation.set_plan`), durable first."""
-
-    async def set_plan(self, session: LiveSession, plan: Plan) -> None: ...
+# Replaces the session's plan where it lives: the conversation (`LiveConversation.set_plan`,
+# bound to the session by the runtime), durable first.
+SetPlan = Callable[["Plan"], Awaitable[None]]
 
 
 UPDATE_PLAN_TOOL: Final = tool_names.UPDATE_PLAN
@@ -63,9 +61,8 @@ _SPEC = ToolSpec(
 
 
 class UpdatePlanTool:
-    def __init__(self, conv: PlanOwner, session: LiveSession) -> None:
-        self.conv = conv
-        self.session = session
+    def __init__(self, set_plan: SetPlan) -> None:
+        self.set_plan = set_plan
 
     @property
     def spec(self) -> ToolSpec:
@@ -77,7 +74,7 @@ class UpdatePlanTool:
         except PlanError as exc:
             return ToolResult(f"update_plan: {exc} The plan was not changed.", is_error=True)
         try:
-            await self.conv.set_plan(self.session, plan)
+            await self.set_plan(plan)
         except errors.OpenVaalaError as exc:
             return ToolResult(f"update_plan: {exc.message}", is_error=True)
         return ToolResult("Plan updated:\n" + render_plan(plan))
