@@ -161,10 +161,6 @@ class Supervisor:
         self._group.start_soon(body, name=name)
         return activity
 
-    def cancel_all(self) -> None:
-        for activity in list(self._activities):
-            activity.cancel()
-
     async def wait_all(self, timeout: float) -> bool:
         """Wait up to `timeout` s for every activity to end; whether they all did."""
         with anyio.move_on_after(timeout):

@@ -13,8 +13,8 @@ from typing import Final, Literal, NotRequired, TypedDict, cast
 
 from openvaala_server.domain.diffs import FileDiff
 from openvaala_server.domain.images import ImageRef
+from openvaala_server.domain.json_types import JsonObject, JsonValue
 from openvaala_server.domain.plan import Plan
-from openvaala_server.protocol.json_types import JsonObject, JsonValue
 
 # The version of the journal format this code writes. A conversation whose first record names a
 # newer version is skipped by reindex (and not opened), never half-understood.
@@ -245,13 +245,6 @@ class Item(TypedDict, total=False):
 # -- journal records (docs/storage.md) -------------------------------------------------------
 
 
-class _Stamp(TypedDict):
-    """What the journal adds to every payload once it is on disk."""
-
-    seq: int
-    ts: str
-
-
 class ForkedFrom(TypedDict):
     conversationId: str
     kind: Literal["fork", "rewind"]
@@ -355,11 +348,6 @@ class ItemPinned(TypedDict):
     type: Literal["item_pinned", "item_unpinned"]
     sessionId: str
     itemId: str
-
-
-class ItemRecordPayload(TypedDict):
-    type: Literal["item"]
-    item: Item
 
 
 # What is appended to metadata.jsonl, before the journal stamps it.
