@@ -21,8 +21,10 @@ from typing import Final, TypeVar, overload
 from openvaala_server import config_prompt
 from openvaala_server.config_context import CONTEXT_KEYS, parse_context_keys
 from openvaala_server.config_prompt import BaseInstructions, ProjectDocs
-from openvaala_server.domain import tool_names
+from openvaala_server.discovery import config_path as config_path  # the daemon's name for it
+from openvaala_server.domain import catalog, tool_names
 from openvaala_server.domain.approvals import has_control_operator
+from openvaala_server.domain.hooks import HOOK_EVENTS, HOOK_TOOL_EVENTS, HookConfig
 from openvaala_server.domain.permissions import (
     APPROVAL_MODES,
     LIMIT_KEYS,
@@ -30,7 +32,6 @@ from openvaala_server.domain.permissions import (
     Limits,
     Permissions,
 )
-from openvaala_server.models import catalog
 
 T = TypeVar("T")
 S = TypeVar("S", bound=str)
@@ -187,24 +188,6 @@ class McpServerConfig:
         return tool not in self.disabled_tools
 
 
-HOOK_EVENTS: Final = ("pre_tool", "post_tool", "turn_end", "prompt_submit")
-# Events about one tool call: only their hooks take a `matcher`.
-HOOK_TOOL_EVENTS: Final = ("pre_tool", "post_tool")
-
-
-@dataclass(frozen=True)
-class HookConfig:
-    """One `[[hooks]]` entry: a command run at an event (docs/configuration.md, "Hooks")."""
-
-    event: str  # one of HOOK_EVENTS
-    command: tuple[str, ...]
-    # A glob of the tool names it runs for (pre_tool / post_tool); None: every tool.
-    matcher: str | None = None
-    timeout_s: float = 30.0
-    # True: inside the agent's sandbox, like its shell commands; False: outside it.
-    sandbox: bool = True
-
-
 @dataclass(frozen=True)
 class WebFetchConfig:
     """`[web_fetch]`: the limits of the `web_fetch` tool (docs/configuration.md)."""
@@ -260,14 +243,6 @@ def default_config() -> Config:
     return Config(
         default_agent="default", models={"demo": DEMO_MODEL}, agents={"default": DEFAULT_AGENT}
     )
-
-
-def config_path() -> Path:
-    explicit = os.environ.get("OPENVAALA_CONFIG")
-    if explicit:
-        return Path(explicit).expanduser()
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "openvaala" / "config.toml"
 
 
 def load_config(path: Path | None = None) -> Config:
@@ -551,7 +526,7 @@ def _option_reader(kind: catalog.OptionKind) -> _OptionReader:
     return readers[kind]
 
 
-# The settings each provider reads from `ModelConfig.options` (models/catalog.py); any other key
+# The settings each provider reads from `ModelConfig.options` (domain/catalog.py); any other key
 # in a model's table is an error.
 PROVIDER_OPTIONS: dict[str, dict[str, _OptionReader]] = {
     kind.name: {key: _option_reader(k) for key, k in (kind.options or {}).items()}

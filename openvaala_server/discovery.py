@@ -23,6 +23,16 @@ LOCK_FILE = "runtime.lock"
 TOKEN_FILE = "token"
 
 
+def config_path() -> Path:
+    """`$OPENVAALA_CONFIG` › `$XDG_CONFIG_HOME/openvaala/config.toml` › `~/.config/...`: here
+    rather than in `config` so a client can name the file without importing the daemon's reader."""
+    explicit = os.environ.get("OPENVAALA_CONFIG")
+    if explicit:
+        return Path(explicit).expanduser()
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "openvaala" / "config.toml"
+
+
 def data_root(environ: Mapping[str, str] | None = None) -> Path:
     """`$OPENVAALA_HOME` › `$XDG_DATA_HOME/openvaala` › `~/.local/share/openvaala`."""
     env = os.environ if environ is None else environ

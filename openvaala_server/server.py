@@ -34,6 +34,7 @@ from openvaala_server.api.listener import Guard, GuardedH11Protocol, Limits, acc
 from openvaala_server.api.security import Credentials
 from openvaala_server.api.web_login import WebLogins
 from openvaala_server.api.websocket import ClosingWebSocketProtocol
+from openvaala_server.codex.endpoint import app_server_endpoint
 from openvaala_server.config import Config
 from openvaala_server.errors import StoreError
 from openvaala_server.models.probe import resolve_windows
@@ -250,7 +251,7 @@ async def _serve(
 ) -> None:
     try:
         await runtime.recover_cut_turns()
-        app = build_app(runtime, credentials)
+        app = build_app(runtime, credentials, app_server_endpoint)
         uv_config = uvicorn.Config(
             app,
             ws=ClosingWebSocketProtocol,

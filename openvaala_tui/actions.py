@@ -127,7 +127,7 @@ class CommandsMixin(App[int]):
         state = self.client.server_info.get("config") if self.client is not None else None
         path = state.get("path") if isinstance(state, dict) else None
         if not path:
-            from openvaala_server.config import config_path
+            from openvaala_server.discovery import config_path
 
             path = str(config_path())
         return Path(str(path)).parent / "commands"

@@ -295,7 +295,7 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
         state = info.get("config")  # the file the daemon read (`initialize`'s config.path)
         config = state.get("path") if isinstance(state, dict) else None
         if not config:
-            from openvaala_server.config import config_path  # not on the start-up path
+            from openvaala_server.discovery import config_path  # not on the start-up path
 
             config = str(config_path())
         self.transcript.set_welcome(

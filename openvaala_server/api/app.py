@@ -8,6 +8,7 @@ Thin: authentication is the middleware's (`security.py`), the logic is the runti
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from starlette.applications import Starlette
@@ -23,7 +24,6 @@ from openvaala_server.api.connection import Connection
 from openvaala_server.api.handlers import Dispatcher
 from openvaala_server.api.security import Credentials, SecurityMiddleware
 from openvaala_server.api.web_sessions import LiveSessions, login_routes, session_routes
-from openvaala_server.codex.endpoint import app_server_endpoint
 from openvaala_server.runtime.manager import ConversationManager
 
 
@@ -36,10 +36,18 @@ def web_root() -> Path | None:
     return root if root.is_dir() else None
 
 
-def build_app(runtime: ConversationManager, credentials: Credentials) -> SecurityMiddleware:
+# Another protocol served on the same port and token (Codex's app-server, docs/codex.md), made
+# from the dispatcher and the per-connection queue limit. Passed in by the server, so this module
+# does not import the adapter that imports its connection.
+SecondEndpoint = Callable[[Dispatcher, Callable[[], int]], Callable[[WebSocket], Awaitable[None]]]
+
+
+def build_app(
+    runtime: ConversationManager,
+    credentials: Credentials,
+    second_endpoint: SecondEndpoint | None = None,
+) -> SecurityMiddleware:
     dispatcher = Dispatcher(runtime)
-    # The queue limit is read per connection, as for `/ws` (a reload may change it).
-    app_server = app_server_endpoint(dispatcher, lambda: runtime.config.server.client_queue_limit)
     static = web_root()
     live = LiveSessions()
 
@@ -98,13 +106,15 @@ def build_app(runtime: ConversationManager, credentials: Credentials) -> Securit
         Route("/attachments/{cid}/{sha}", attachments.endpoint(runtime.store.data_dir)),
         *bundle_routes(runtime),
         WebSocketRoute("/ws", websocket_endpoint),
-        # Codex's app-server protocol for Codex clients (docs/codex.md), with the token only;
-        # at `/` too, for `codex --remote ws://host:port` takes no path.
-        WebSocketRoute("/app-server", app_server),
-        WebSocketRoute("/", app_server),
         # The key in the path is checked by the middleware (a session is valid only under its
         # daemon's current key); the token opens every path.
         Mount("/s/{key}", routes=app_routes),
     ]
+    if second_endpoint is not None:
+        # The queue limit is read per connection, as for `/ws` (a reload may change it).
+        app_server = second_endpoint(dispatcher, lambda: runtime.config.server.client_queue_limit)
+        # Codex's app-server protocol for Codex clients (docs/codex.md), with the token only;
+        # at `/` too, for `codex --remote ws://host:port` takes no path.
+        routes[-1:-1] = [WebSocketRoute("/app-server", app_server), WebSocketRoute("/", app_server)]
     app = Starlette(routes=routes)
     return SecurityMiddleware(app, credentials)

@@ -9,7 +9,23 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Final
 
-from openvaala_server.config import HOOK_TOOL_EVENTS, HookConfig
+HOOK_EVENTS: Final = ("pre_tool", "post_tool", "turn_end", "prompt_submit")
+# Events about one tool call: only their hooks take a `matcher`.
+HOOK_TOOL_EVENTS: Final = ("pre_tool", "post_tool")
+
+
+@dataclass(frozen=True)
+class HookConfig:
+    """One `[[hooks]]` entry: a command run at an event (docs/configuration.md, "Hooks")."""
+
+    event: str  # one of HOOK_EVENTS
+    command: tuple[str, ...]
+    # A glob of the tool names it runs for (pre_tool / post_tool); None: every tool.
+    matcher: str | None = None
+    timeout_s: float = 30.0
+    # True: inside the agent's sandbox, like its shell commands; False: outside it.
+    sandbox: bool = True
+
 
 # The most of a hook's output kept in its notice (and in a block's reason).
 OUTPUT_LIMIT: Final = 4000

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from openvaala_server.config import ModelConfig
+from openvaala_server.domain import catalog
 from openvaala_server.domain.records import (
     AGENT_MESSAGE,
     NOTICE,
@@ -34,7 +35,7 @@ from openvaala_server.domain.records import (
     USER_MESSAGE,
     Item,
 )
-from openvaala_server.models import catalog, http, image_parts
+from openvaala_server.models import http, image_parts
 from openvaala_server.models import openai_chat_wire as wire
 from openvaala_server.models.assembly import Assembler
 from openvaala_server.models.base import (

@@ -1,5 +1,5 @@
 """Which provider class serves a configured model: the one in its catalog entry
-(models/catalog.py), imported when a model first needs it."""
+(domain/catalog.py), imported when a model first needs it."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import cast
 
 from openvaala_server.config import ModelConfig
-from openvaala_server.models import catalog
+from openvaala_server.domain import catalog
 from openvaala_server.models.base import Provider
 
 

@@ -1,17 +1,11 @@
-"""Names for JSON whose shape is free (tool arguments, provider state, a config table).
+"""The free-shaped JSON names (domain/json_types.py), under the name the wire layer's users know.
 
-Declared shapes are TypedDicts (protocol/payloads.py, domain/records.py); these aliases are for
-what truly has no shape of its own. `JsonObject` is what a decoder returns for an object;
-`JsonMapping` accepts any object-like value, TypedDicts included (a TypedDict is a
-`Mapping[str, object]`, never a `dict[str, JsonValue]`), so an encoder takes that.
+They live in `domain` because its records use them and the pure core imports nothing above it;
+this module keeps every `protocol.json_types` import working.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-# A module whose TypedDicts use these imports `JsonValue` by name as well: typing.get_type_hints
-# resolves the alias's inner "JsonValue" in the TypedDict's own module.
-JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
-JsonObject = dict[str, JsonValue]
-JsonMapping = Mapping[str, object]
+from openvaala_server.domain.json_types import JsonMapping as JsonMapping
+from openvaala_server.domain.json_types import JsonObject as JsonObject
+from openvaala_server.domain.json_types import JsonValue as JsonValue

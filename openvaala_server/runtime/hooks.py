@@ -17,8 +17,7 @@ import signal
 from collections.abc import Mapping
 from pathlib import Path
 
-from openvaala_server.config import HookConfig
-from openvaala_server.domain.hooks import HookRun
+from openvaala_server.domain.hooks import HookConfig, HookRun
 from openvaala_server.domain.permissions import Confinement
 from openvaala_server.tools import sandbox
 

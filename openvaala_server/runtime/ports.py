@@ -5,7 +5,7 @@
 `Conversation`. The modules a conversation is built from (approvals, checkpoints, context_view)
 and those the manager is built from (history, images, reload, subagents, turn, compaction) name
 these protocols instead of the classes that own them, so no module imports its owner and the
-import graph has no cycle (tests/server/test_import_graph.py). This module imports only leaves.
+import graph has no cycle (docs/design.md "Import contracts"). This module imports only leaves.
 """
 
 from __future__ import annotations

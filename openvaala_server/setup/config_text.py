@@ -9,7 +9,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 
-from openvaala_server.models import catalog
+from openvaala_server.domain import catalog
 from openvaala_server.setup.presets import Preset
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")

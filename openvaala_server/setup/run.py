@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 
 from openvaala_server.config import WINDOW_PENDING, ConfigError, ModelConfig, load_config
-from openvaala_server.models import catalog
+from openvaala_server.domain import catalog
 from openvaala_server.models.probe import PROBE_TIMEOUT, probe, with_window
 from openvaala_server.setup import config_text
 from openvaala_server.setup.endpoint import (

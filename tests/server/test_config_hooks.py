@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from openvaala_server.config import ConfigError, HookConfig, load_config
+from openvaala_server.config import ConfigError, load_config
+from openvaala_server.domain.hooks import HookConfig
 
 
 def _load(tmp_path: Path, text: str) -> tuple[HookConfig, ...]:

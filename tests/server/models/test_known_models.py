@@ -1,12 +1,12 @@
 """Models without hand-written limits: the catalog of well-known models fills in a model's
-window, output limit and vision (models/catalog.py); the table's own values always win."""
+window, output limit and vision (domain/catalog.py); the table's own values always win."""
 
 from __future__ import annotations
 
 import pytest
 
 from openvaala_server.config import ConfigError, ModelConfig, parse_config
-from openvaala_server.models import catalog
+from openvaala_server.domain import catalog
 
 
 def model_of(table: dict[str, object]) -> ModelConfig:

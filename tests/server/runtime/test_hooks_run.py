@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from openvaala_server.config import HookConfig
+from openvaala_server.domain.hooks import HookConfig
 from openvaala_server.domain.permissions import Confinement
 from openvaala_server.runtime.hooks import OUTPUT_MAX_BYTES, run_hook
 

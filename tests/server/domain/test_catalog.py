@@ -1,4 +1,4 @@
-"""The provider catalog (models/catalog.py) is the one list of providers: the configuration
+"""The provider catalog (domain/catalog.py) is the one list of providers: the configuration
 accepts exactly its names and options, and the registry makes each one's class from it."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from openvaala_server import config as cfg
-from openvaala_server.models import catalog
+from openvaala_server.domain import catalog
 from openvaala_server.models.registry import make_provider, provider_class
 
 
