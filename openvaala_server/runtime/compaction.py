@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
 
 from openvaala_server import errors
 from openvaala_server.domain import records as r
+from openvaala_server.domain.compaction_policy import CompactionPlan as Plan
 from openvaala_server.domain.context import KEEP_RATIO, context_items, split_point
 from openvaala_server.models.base import ModelError, ModelRequest, TextDelta, UsageReported
 from openvaala_server.models.retry import RetryPolicy
@@ -36,16 +36,6 @@ SEARCH_HINT = (
     "included, by their words: a detail you leave out can still be looked up."
 )
 COMPACT_REQUEST = "Summarize the conversation above, following your instructions."
-
-
-@dataclass
-class Plan:
-    """What a compaction summarizes: the summary it folds in (if any) and the items it covers.
-    Pinned items are never covered: they stay verbatim after the summary."""
-
-    earlier: list[r.Item]
-    covered: list[r.Item]
-    pinned: tuple[str, ...]
 
 
 def plan(conv: LiveConversation, session: LiveSession, keep_ratio: float) -> Plan | None:

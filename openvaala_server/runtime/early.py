@@ -12,33 +12,19 @@ compaction's (`compaction` of the usage).
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 
 from openvaala_server.domain import records as r
-from openvaala_server.domain.context import KEEP_RATIO, latest_summary_index, should_compact
+from openvaala_server.domain.compaction_policy import ContextState, Decision, Prepared, decide
+from openvaala_server.domain.context import latest_summary_index
 from openvaala_server.models.base import ModelError
 from openvaala_server.protocol import methods
 from openvaala_server.runtime import context_view
-from openvaala_server.runtime.compaction import Plan, commit, compact, compaction_request, plan
+from openvaala_server.runtime.compaction import commit, compact, compaction_request, plan
 from openvaala_server.runtime.compaction import summarize as summarize_call
 from openvaala_server.runtime.conversation import LiveConversation, new_item
 from openvaala_server.runtime.session import LiveSession
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class Prepared:
-    """A summary written in the background, not yet in the history."""
-
-    plan: Plan
-    text: str
-    model: str
-    summary_id: str | None  # the persisted summary it folds in (the latest when prepared)
-
-    @property
-    def covers_up_to(self) -> str:
-        return str(self.plan.covered[-1]["itemId"])
 
 
 def _latest_summary_id(session: LiveSession) -> str | None:
@@ -56,18 +42,27 @@ def _usable(conv: LiveConversation, session: LiveSession, prepared: Prepared) ->
     return any(i["itemId"] == prepared.covers_up_to for i in session.items)
 
 
+def context_state(conv: LiveConversation, session: LiveSession) -> ContextState:
+    """The numbers the compaction decision reads (domain/compaction_policy.py)."""
+    context_view.sync_usage(conv, session)
+    u = session.usage
+    return ContextState(
+        used=u.used,
+        context_window=u.context_window,
+        max_output_tokens=u.max_output_tokens,
+        compact_fraction=u.compact_fraction,
+        early_threshold=context_view.early_threshold(conv, session),
+        replies_until_refresh=context_view.replies_until_refresh(conv, session),
+    )
+
+
 async def before_call(
     conv: LiveConversation, session: LiveSession, turn_id: str, *, first_call: bool
 ) -> None:
-    """Compact before a model call when the context reaches the threshold (or, at a turn's first
-    call, when `refresh_every` replies have passed), using a summary prepared early if one fits."""
-    context_view.sync_usage(conv, session)
-    usage = session.usage
-    over = should_compact(
-        usage.used, usage.context_window, usage.max_output_tokens, usage.compact_fraction
-    )
-    refresh = first_call and context_view.replies_until_refresh(conv, session) == 0
-    if not (over or refresh):
+    """Compact before a model call when the decision says so, using a summary prepared early if
+    one fits."""
+    decision = decide("before_call", context_state(conv, session), first_call=first_call)
+    if decision.action != "compact":
         return
     task = session.preparing
     if task is not None and not task.finished:
@@ -75,53 +70,50 @@ async def before_call(
         # stops waiting; the preparation is the runtime's, as below).
         await task.wait()
     prepared = session.prepared
-    if isinstance(prepared, Prepared) and _usable(conv, session, prepared):
-        reason = "refresh" if refresh and not over else "auto"
+    if decision.use_prepared and prepared is not None and _usable(conv, session, prepared):
         conv.hub.publish(
-            methods.COMPACTION_STARTED, {"sessionId": session.session_id, "reason": reason}
+            methods.COMPACTION_STARTED,
+            {"sessionId": session.session_id, "reason": decision.reason},
         )
         await commit(
             conv,
             session,
             prepared.plan,
             prepared.text,
-            reason,
+            decision.reason,
             turn_id=turn_id,
             model=prepared.model,
             early=True,
         )
-        over = should_compact(
-            usage.used, usage.context_window, usage.max_output_tokens, usage.compact_fraction
-        )
-        if not over:
+        # The refresh it stood for is done; the threshold may still be reached.
+        decision = decide("before_call", context_state(conv, session), first_call=False)
+        if decision.action != "compact":
             return
-        refresh = False
-    if over:
-        await compact(conv, session, "auto", turn_id=turn_id)
-    elif refresh:
-        await compact(conv, session, "refresh", turn_id=turn_id, keep_ratio=0.0)
+    await compact(conv, session, decision.reason, turn_id=turn_id, keep_ratio=decision.keep_ratio)
 
 
 def maybe_prepare(conv: LiveConversation, session: LiveSession) -> None:
-    """As a session goes idle: prepare (or extend) a summary in the background if its context
-    passed `early_compaction`, or a refresh is due."""
+    """As a session goes idle: prepare (or extend) a summary in the background when the
+    decision says so."""
     runtime = conv.runtime
-    if runtime.shutting_down or session.turn is not None or session.compacting:
+    busy = (
+        runtime.shutting_down
+        or session.turn is not None
+        or session.compacting
+        or session.preparing is not None
+        or not session.history_complete
+        or conv.meta is None
+        or not runtime.tasks.running
+    )
+    if busy:
         return
-    if session.preparing is not None or not session.history_complete or conv.meta is None:
-        return
-    early = context_view.early_threshold(conv, session)
-    if early is None or early <= 0:
-        return
-    refresh = context_view.replies_until_refresh(conv, session) == 0
-    if session.usage.used < early and not refresh:
-        return
-    if not runtime.tasks.running:
+    decision = decide("idle", context_state(conv, session), busy=busy)
+    if decision.action != "prepare":
         return
 
     async def prepare() -> None:
         try:
-            await _prepare(conv, session, refresh)
+            await _prepare(conv, session, decision)
         finally:
             _prepared(conv, session)
 
@@ -142,16 +134,15 @@ def cancel(session: LiveSession) -> None:
         task.cancel()
 
 
-async def _prepare(conv: LiveConversation, session: LiveSession, refresh: bool) -> None:
-    keep = 0.0 if refresh else KEEP_RATIO
-    todo = plan(conv, session, keep)
+async def _prepare(conv: LiveConversation, session: LiveSession, decision: Decision) -> None:
+    todo = plan(conv, session, decision.keep_ratio)
     if todo is None:
         return
     summary_id = _latest_summary_id(session)
     old = session.prepared
     sid = session.session_id
     items = [*todo.earlier, *todo.covered]
-    if isinstance(old, Prepared) and _usable(conv, session, old):
+    if old is not None and _usable(conv, session, old):
         ids = [i["itemId"] for i in todo.covered]
         if old.covers_up_to in ids:
             newer = todo.covered[ids.index(old.covers_up_to) + 1 :]

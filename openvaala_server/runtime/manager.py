@@ -24,12 +24,14 @@ from openvaala_server.domain import meta as meta_fold
 from openvaala_server.domain import records as r
 from openvaala_server.domain import recovery, tool_names
 from openvaala_server.domain.approvals import Answer
+from openvaala_server.domain.compaction_policy import decide
 from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.images import Image
 from openvaala_server.domain.inbox import Input, InputGone, Mode
 from openvaala_server.domain.inheritance import tool_allowed
 from openvaala_server.domain.joined import list_page
 from openvaala_server.domain.permissions import Confinement, Permissions
+from openvaala_server.domain.status import last_status
 from openvaala_server.mcp.manager import LISTINGS_FILE, McpManager
 from openvaala_server.models.base import Provider
 from openvaala_server.models.registry import make_provider
@@ -333,7 +335,7 @@ class ConversationManager:
         for sid, session in conv.sessions.items():
             status = meta_fold.session_status(meta, sid)
             session.closed = status == "closed"
-            session.last_status = status if status in ("failed", "interrupted") else "idle"
+            session.last_status = last_status(status)
             if session.model in self.config.models and session.history_complete:
                 conv.refresh_usage_estimate(session)
         conv.load_history_in_background()
@@ -691,8 +693,10 @@ class ConversationManager:
         # By hand, everything but the latest step is summarized. A task, so turn/interrupt
         # can stop it like a turn.
         # An activity of the runtime's supervisor, so shutdown cancels and waits for it too.
+        decision = decide("manual", early.context_state(conv, root))
         task = self.tasks.start_job(
-            partial(compact, conv, root, "manual", keep_ratio=0.0), f"compaction-{cid}"
+            partial(compact, conv, root, decision.reason, keep_ratio=decision.keep_ratio),
+            f"compaction-{cid}",
         )
         root.compaction_task = task
         try:

@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 
 from openvaala_server.domain.inbox import Inbox
 from openvaala_server.domain.positions import PositionIndex
 from openvaala_server.domain.records import Item
+from openvaala_server.domain.status import LastStatus, SessionStatus, TurnStatus, session_status
 from openvaala_server.domain.usage import UsageTracker
 from openvaala_server.protocol import payloads as wire
 from openvaala_server.structured import Activity, Job
 
 if TYPE_CHECKING:
     from openvaala_server.config import Config
+    from openvaala_server.domain.compaction_policy import Prepared
     from openvaala_server.domain.environment import Facts
     from openvaala_server.runtime.surroundings import Surroundings
 
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
 @dataclass
 class LiveTurn:
     turn_id: str
+    status: TurnStatus = "running"  # ends once (domain/status.end_turn)
     # The turn's runner, an activity of the runtime's supervisor (structured.py): shutdown waits
     # for it, bounded; an interrupt cancels `interrupt_scope` inside it instead, so that the
     # turn still writes its end (docs/design.md, "Structured concurrency").
@@ -70,7 +73,7 @@ class LiveSession:
     history_complete: bool = True
     inbox: Inbox = field(default_factory=Inbox)
     turn: LiveTurn | None = None
-    last_status: str = "idle"  # of the last finished turn: idle | failed | interrupted
+    last_status: LastStatus = "idle"  # of the last finished turn
     closed: bool = False
     # The user chose `model` (not the agent's): an agent switch keeps it (domain/meta.py).
     model_chosen: bool = False
@@ -90,7 +93,7 @@ class LiveSession:
     compaction_task: Activity | None = None
     # Early compaction (runtime/early.py): a summary prepared in the background while the session
     # waits for the user, and the task preparing it.
-    prepared: Any = None
+    prepared: Prepared | None = None
     preparing: Activity | None = None
 
     def interrupt(self) -> None:
@@ -99,16 +102,14 @@ class LiveSession:
             self.turn.interrupt_scope.cancel()
 
     @property
-    def status(self) -> str:
-        if self.closed:
-            return "closed"
-        if self.turn is not None and self.turn.awaiting_approval:
-            return "awaiting_approval"
-        if self.turn is not None or self.compacting:
-            return "running"
-        if self.inbox.waiting:
-            return "waiting"
-        return self.last_status
+    def status(self) -> SessionStatus:
+        return session_status(
+            closed=self.closed,
+            awaiting_approval=self.turn is not None and self.turn.awaiting_approval > 0,
+            running=self.turn is not None or self.compacting,
+            waiting=bool(self.inbox.waiting),
+            last=self.last_status,
+        )
 
     def to_wire(self) -> wire.SessionInfo:
         return {

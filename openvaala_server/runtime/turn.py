@@ -21,7 +21,9 @@ import anyio.lowlevel
 from openvaala_server import errors
 from openvaala_server.domain import records as r
 from openvaala_server.domain import recovery
+from openvaala_server.domain.compaction_policy import decide
 from openvaala_server.domain.inbox import Input
+from openvaala_server.domain.status import TurnOutcome, end_turn, last_status
 from openvaala_server.models.base import (
     ModelError,
     ModelRequest,
@@ -98,7 +100,7 @@ class TurnRunner:
     # -- the loop ------------------------------------------------------------------------
 
     async def run(self, inputs: list[Input]) -> None:
-        status = "completed"
+        status: TurnOutcome = "completed"
         error: r.ErrorInfo | None = None
         self.turn.started = True
         self.conv.renew_surroundings(self.session)  # a branch, an AGENTS.md changed meanwhile
@@ -180,7 +182,7 @@ class TurnRunner:
         if self.session.session_id == self.conv.root_session_id:
             self.conv.publish_updated()
 
-    async def _finish(self, status: str, error: r.ErrorInfo | None) -> None:
+    async def _finish(self, status: TurnOutcome, error: r.ErrorInfo | None) -> None:
         # Whatever was still streaming is kept, marked with how the turn ended.
         leftovers = list(self.turn.in_progress.values())
         item_status = r.INTERRUPTED if status == "interrupted" else r.FAILED
@@ -238,6 +240,7 @@ class TurnRunner:
             log.exception("could not save the end of turn %s", self.turn.turn_id)
             status = "failed"
             error = {"kind": "internal", "message": "the turn's last items could not be saved"}
+        self.turn.status = end_turn(self.turn.status, status)
         record: r.TurnEnded = {
             "type": r.TURN_ENDED,
             "sessionId": self.sid,
@@ -255,7 +258,7 @@ class TurnRunner:
             self.turn.refused = self._error or errors.OpenVaalaError("the message was not saved")
             self._unsaved = []
         else:
-            self.session.last_status = "idle" if status == "completed" else status
+            self.session.last_status = last_status(status)
             self._publish_end(status, error)
         self.conv.publish_session(self.session)
         if self.session.session_id == self.conv.root_session_id:
@@ -367,10 +370,19 @@ class TurnRunner:
             nonlocal compacted_for_overflow, request
             if exc.kind != "context_overflow":
                 return False
-            if not compacted_for_overflow:
+            decision = decide(
+                "overflow",
+                early.context_state(self.conv, self.session),
+                overflow_retried=compacted_for_overflow,
+            )
+            if decision.action == "compact":
                 compacted_for_overflow = True
                 summary = await compact(
-                    self.conv, self.session, "auto", turn_id=self.turn.turn_id, keep_ratio=0.1
+                    self.conv,
+                    self.session,
+                    decision.reason,
+                    turn_id=self.turn.turn_id,
+                    keep_ratio=decision.keep_ratio,
                 )
                 if summary is not None:
                     request = await with_images(self.conv, self._request())
