@@ -167,6 +167,19 @@ class Inbox:
         )
         return chosen
 
+    def put_back(self, inputs: list[Input]) -> None:
+        """Inputs a turn took but could not save: first in line again, in their order, as
+        queued (whatever mode they came with: they start the next turn, they steer nothing)."""
+        for item in reversed(inputs):
+            item.mode = "queue"
+            self.waiting.insert(0, item)
+
+    def drop_all(self) -> list[Input]:
+        """Forget every waiting input (the session was closed: none will ever run)."""
+        dropped, self.waiting = self.waiting, []
+        self.deferred = set()
+        return dropped
+
     def on_user_interrupt(self) -> None:
         """The user stopped the turn: hold subagent reports until the user speaks again."""
         self.subagents_held = True

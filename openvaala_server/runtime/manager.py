@@ -834,9 +834,8 @@ class ConversationManager:
 
     def return_inputs(self, conv: Conversation, session: LiveSession, inputs: list[Input]) -> None:
         """Put inputs a turn could not save back at the front of the waiting list, as queued."""
-        for inp in reversed(inputs):
-            inp.mode = "queue"
-            session.inbox.waiting.insert(0, inp)
+        session.inbox.put_back(inputs)
+        for inp in inputs:
             self._inputs[inp.input_id] = (conv.conversation_id, session.session_id)
         conv.publish_inbox(session)
 
@@ -855,9 +854,8 @@ class ConversationManager:
 
     def drop_waiting_inputs(self, session: LiveSession) -> None:
         """Forget every input waiting in `session` (it was closed): none will ever run."""
-        for inp in session.inbox.waiting:
+        for inp in session.inbox.drop_all():
             self._inputs.pop(inp.input_id, None)
-        session.inbox.waiting.clear()
 
     def _owner(self, input_id: str) -> tuple[LiveConversation, LiveSession]:
         owner = self._inputs.get(input_id)

@@ -280,3 +280,23 @@ class InboxMachine(RuleBasedStateMachine):
 
 TestInboxMachine = InboxMachine.TestCase
 TestInboxMachine.settings = settings(max_examples=60, stateful_step_count=30, deadline=None)
+
+
+def test_inputs_a_turn_could_not_save_are_first_in_line_again_as_queued() -> None:
+    inbox = Inbox()
+    later = make("later")
+    inbox.add(later, turn_running=True)
+    a, b = make("a", "steer"), make("b", "jump")
+    inbox.put_back([a, b])
+    assert [i.mode for i in (a, b)] == ["queue", "queue"]
+    assert [i.text for i in inbox.taking_order()] == ["a", "b", "later"]
+    assert inbox.next_turn() == [a]
+
+
+def test_a_closed_sessions_inputs_are_all_dropped_and_returned() -> None:
+    inbox = Inbox()
+    waiting = [make("q"), make("r", origin="subagent")]
+    for item in waiting:
+        inbox.add(item, turn_running=True)
+    assert inbox.drop_all() == waiting
+    assert inbox.waiting == [] and inbox.next_turn() == []
