@@ -35,8 +35,8 @@ from openvaala_server.domain.checkpoints import RECORD_TYPES as CHECKPOINT_RECOR
 from openvaala_server.domain.ids import is_valid_id
 from openvaala_server.errors import StoreError
 from openvaala_server.protocol.json_types import JsonMapping
+from openvaala_server.store import folded, journal
 from openvaala_server.store import index as ix
-from openvaala_server.store import journal
 from openvaala_server.store.checkpoints import JOURNAL_NAME
 from openvaala_server.store.journal import JournalWriteError, JournalWriter
 from openvaala_server.store.paths import (
@@ -285,7 +285,9 @@ class Store:
         if not self.exists(cid):
             return None
         try:
-            meta, _ = await asyncio.to_thread(read_meta, self.data_dir.metadata_file(cid))
+            # From the folded snapshot when it matches: a long history opens without replaying
+            # every turn record (docs/storage.md, "The folded metadata").
+            meta = await asyncio.to_thread(folded.load, self.data_dir.metadata_file(cid))
         except FileNotFoundError:
             return None
         except OSError as exc:
