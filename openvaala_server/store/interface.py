@@ -101,6 +101,10 @@ class ConversationStore(Protocol):
         """The summary of every fork and rewind."""
         ...
 
+    async def running_conversations(self) -> list[str]:
+        """Conversations with a turn that never ended (cut by a crash or a kill)."""
+        ...
+
     async def search_messages(self, cids: list[str], search: str, limit: int) -> list[str]:
         """Message texts of these conversations matching every word of `search` (as prefixes)."""
         ...

@@ -455,6 +455,10 @@ class Store:
         check_id(cid)
         return await self._read_index(lambda index: index.get_summary(cid))
 
+    async def running_conversations(self) -> list[str]:
+        """Conversations whose metadata says a turn is still running (cut by a crash or kill)."""
+        return await self._read_index(lambda index: index.running_conversations())
+
     async def fork_summaries(self) -> list[ix.Summary]:
         return await self._read_index(lambda index: index.fork_summaries())
 

@@ -240,6 +240,13 @@ class MemoryStore:
             if (summary := self._summary(cid, conv))["forkedFrom"] is not None
         ]
 
+    async def running_conversations(self) -> list[str]:
+        return [
+            cid
+            for cid, conv in self._conversations.items()
+            if ix.fold_conversation(self._read(conv.metadata))[0].running_turns()
+        ]
+
     async def search_messages(self, cids: list[str], search: str, limit: int) -> list[str]:
         words = search.lower().split()
         found: list[str] = []
