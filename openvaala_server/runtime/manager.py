@@ -311,6 +311,11 @@ class ConversationManager:
         conv.meta = meta
         conv.cwd_exists = await directory_exists(meta.cwd)  # nobody to tell yet
         conv.root_session_id = meta.root_session_id
+        # Only the last page of each session now, read from the end of its file: the screen can
+        # be drawn at once. The rest loads in the background (`LiveConversation.ensure_history`).
+        pages = await self.store_call(
+            self.store.read_last_pages(cid, list(meta.sessions), SNAPSHOT_PAGE)
+        )
         for sid, smeta in meta.sessions.items():
             depth = 0
             parent = smeta.parent_session_id
@@ -321,11 +326,7 @@ class ConversationManager:
                 sid, smeta.parent_session_id, smeta.agent, smeta.model, smeta.title, depth
             )
             session.model_chosen = smeta.model_chosen
-            # Only the last page now, read from the end of the file: the screen can be drawn at
-            # once. The rest loads in the background (`LiveConversation.ensure_history`).
-            session.items, more = await self.store_call(
-                self.store.read_items(cid, sid, limit=SNAPSHOT_PAGE)
-            )
+            session.items, more = pages[sid]
             session.history_complete = not more
         cut = meta.running_turns()
         if cut:

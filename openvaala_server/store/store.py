@@ -380,6 +380,20 @@ class Store:
                     self._marks.popitem(last=False)
         return page.items, page.more
 
+    async def read_last_pages(
+        self, cid: str, sids: Sequence[str], limit: int
+    ) -> dict[str, tuple[list[r.Item], bool]]:
+        """`read_items(cid, sid, limit=limit)` of every session in one trip to a worker thread:
+        an open of a conversation with hundreds of subagent sessions would otherwise wait for
+        the event loop and a thread once per session."""
+        paths = {sid: self._session_path(cid, sid) for sid in sids}
+
+        def read() -> dict[str, tuple[list[r.Item], bool]]:
+            pages = {sid: _page(path, None, limit, None) for sid, path in paths.items()}
+            return {sid: (page.items, page.more) for sid, page in pages.items()}
+
+        return await asyncio.to_thread(read)
+
     def _session_path(self, cid: str, sid: str) -> Path:
         self._existing(cid)
         return self.data_dir.session_file(cid, sid)

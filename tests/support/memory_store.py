@@ -122,6 +122,11 @@ class MemoryStore:
         journal = self._existing(cid).sessions.get(sid, [])
         return [record["item"] for record in self._read(journal) if record["type"] == r.ITEM]
 
+    async def read_last_pages(
+        self, cid: str, sids: Sequence[str], limit: int
+    ) -> dict[str, tuple[list[r.Item], bool]]:
+        return {sid: await self.read_items(cid, sid, limit=limit) for sid in sids}
+
     async def read_items(
         self, cid: str, sid: str, *, before_item: str | None = None, limit: int | None = None
     ) -> tuple[list[r.Item], bool]:
