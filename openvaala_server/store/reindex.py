@@ -25,6 +25,7 @@ import shutil
 import sqlite3
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -138,26 +139,42 @@ def _index_conversation(
     try:
         # Every file is repaired (in order) before anything is folded, as separate repair and
         # read passes would; `read_repaired` does both with one read of the file.
-        reads: list[journal.JournalRead] = []
+        # A long session is read in parts, each counted and let go before the next: a reindex
+        # holds about `_PART_BYTES` of any one journal, not its whole history parsed.
+        reads: list[tuple[Path, Iterable[journal.JournalRead]]] = []
         for path in files:
-            read, sidecar = journal.read_repaired(path)
+            if path is not meta_path and _size(path) > _PART_BYTES:
+                parts, sidecar = journal.read_repaired_parts(path, _PART_BYTES)
+                reads.append((path, parts))
+            else:
+                read, sidecar = journal.read_repaired(path)
+                reads.append((path, [read]))
             if sidecar is not None:
                 report.torn_repaired.append(sidecar)
-            reads.append(read)
-        meta = fold_meta(meta_path, reads[0])
+        [meta_read] = reads[0][1]
+        meta = fold_meta(meta_path, meta_read)
+        stats = ix.ItemStats()
+        for path, path_reads in reads:
+            for read in path_reads:
+                report.problems += [(path, p) for p in read.problems]
+                report.bytes_read += read.good_length
+                if path is not meta_path:
+                    stats.add(read.records)
     except FormatTooNew:
         return "newer format"
     except CorruptConversation as exc:
         return f"unreadable: {exc}"
     except OSError as exc:
         return f"unreadable: {exc}"
-    stats = ix.ItemStats()
-    for path, read in zip(files, reads, strict=True):
-        report.problems += [(path, p) for p in read.problems]
-        report.bytes_read += read.good_length
-        if path is not meta_path:
-            stats.add(read.records)
     return meta, stats
+
+
+def _size(path: Path) -> int:
+    return os.stat(path, follow_symlinks=False).st_size
+
+
+# Bigger session journals are read and counted in parts of this size (`_index_conversation`).
+_PART_BYTES: Final = 4 << 20
 
 
 def _finish_deletion(path: Path) -> None:
