@@ -140,14 +140,7 @@ def _parse_lines(
         # A complete but unparsable last line is what a crash can leave too: treat it as torn.
         result.torn_tail = lines.pop() + b"\n"
         result.good_length -= len(result.torn_tail)
-    for index, line in enumerate(lines, start=1):
-        parsed = parse_line(line)
-        if isinstance(parsed, str):
-            result.problems.append(JournalProblem(index, BAD_LINE, parsed))
-            continue
-        if parsed["type"] not in known_types:
-            result.problems.append(JournalProblem(index, UNKNOWN_TYPE, parsed["type"]))
-        result.records.append(parsed)
+    _parse_each(lines, 0, known_types, result)
     if result.torn_tail is not None:
         detail = f"{len(result.torn_tail)} bytes without a complete record"
         result.problems.append(JournalProblem(len(lines) + 1, TORN_TAIL, detail))
@@ -422,6 +415,15 @@ def _parse_part(data: bytes, before: int, known_types: frozenset[str]) -> Journa
     if records is not None:
         return JournalRead(records=records, good_length=len(data))
     result = JournalRead(good_length=len(data))
+    _parse_each(lines, before, known_types, result)
+    return result
+
+
+def _parse_each(
+    lines: list[bytes], before: int, known_types: frozenset[str], result: JournalRead
+) -> None:
+    """Each line's record into `result`, each problem with its line number (`before` + its
+    1-based place in `lines`)."""
     for index, line in enumerate(lines, start=before + 1):
         parsed = parse_line(line)
         if isinstance(parsed, str):
@@ -430,7 +432,6 @@ def _parse_part(data: bytes, before: int, known_types: frozenset[str]) -> Journa
         if parsed["type"] not in known_types:
             result.problems.append(JournalProblem(index, UNKNOWN_TYPE, parsed["type"]))
         result.records.append(parsed)
-    return result
 
 
 @dataclass
