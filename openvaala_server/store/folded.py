@@ -81,7 +81,9 @@ def write(metadata: Path, meta: m.ConversationMeta, length: int, crc: int) -> No
     header = {"shape": _SHAPE, "length": length, "crc": crc, "body": zlib.crc32(body)}
     target = folded_path(metadata)
     temporary = target.with_name(f".{FOLDED_FILE}.{os.getpid()}")
-    with open(temporary, "wb") as f:
+    # 0600 like every file of the data directory (docs/storage.md, "Layout"): it holds titles.
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "wb") as f:
         f.write(orjson.dumps(header) + b"\n" + body)
     os.replace(temporary, target)
 

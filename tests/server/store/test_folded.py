@@ -84,6 +84,8 @@ async def test_an_open_of_a_long_history_keeps_a_snapshot_equal_to_the_full_fold
     cid, _ = await long_conversation(store)
     first = await store.load_meta(cid)
     assert matches_journal(store, cid)
+    snapshot = folded_path(store.data_dir.metadata_file(cid))
+    assert snapshot.stat().st_mode & 0o777 == 0o600  # private, like the journal it caches
     again = await store.load_meta(cid)  # now from the snapshot
     assert first == again == full_fold(store, cid)
     assert again is not None
