@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import threading
 import zlib
 from pathlib import Path
 from typing import Any, Final
@@ -80,7 +81,8 @@ def write(metadata: Path, meta: m.ConversationMeta, length: int, crc: int) -> No
     body = orjson.dumps(_encode(meta))
     header = {"shape": _SHAPE, "length": length, "crc": crc, "body": zlib.crc32(body)}
     target = folded_path(metadata)
-    temporary = target.with_name(f".{FOLDED_FILE}.{os.getpid()}")
+    # Per thread: two opens of one conversation (a fork's parent read meanwhile) may both write.
+    temporary = target.with_name(f".{FOLDED_FILE}.{os.getpid()}.{threading.get_ident()}")
     # 0600 like every file of the data directory (docs/storage.md, "Layout"): it holds titles.
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
     with os.fdopen(fd, "wb") as f:
