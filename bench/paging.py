@@ -1,8 +1,9 @@
 """Paging back through a long history over the real websocket (issue 17: "one page of 20
 scrolling back near the end of a 50k-item conversation", "read the whole history").
 
-For each size (default 1k / 10k / 50k items) a conversation is written with the store's own writer
-into a fresh data directory, a real daemon is started on it, and a raw websocket client:
+For each size (default 1k / 10k / 50k items) a conversation is written by bench/_history.py (turns
+with tool calls, subagents and compactions, as the daemon writes them) into a fresh data
+directory, a real daemon is started on it, and a raw websocket client:
 
 1. opens it (the first `conversation/read`: the last page, held since the open), then at once
    reads the page before the held tail (what scrolling up asks first) and a page from the
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import secrets
 import statistics
 import sys
 import tempfile
@@ -34,52 +34,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._daemon import BenchDaemon, RawClient, percentile
-from openvaala_server.domain import records as r
-from openvaala_server.store.paths import DataDir
-from openvaala_server.store.store import Store
-
-
-async def write_conversation(home: Path, cwd: Path, count: int) -> tuple[str, list[str]]:
-    store = await Store.open(DataDir(home))
-    cid, sid = secrets.token_hex(16), secrets.token_hex(16)
-    await store.create_conversation(
-        {
-            "conversationId": cid,
-            "cwd": str(cwd),
-            "agent": "default",
-            "model": "demo",
-            "title": f"{count} items",
-            "titleSource": "user",
-            "rootSessionId": sid,
-            "forkedFrom": None,
-            "formatVersion": r.FORMAT_VERSION,
-        }
-    )
-    prefix = secrets.token_hex(10)
-    ids = [f"{prefix}{n:012x}" for n in range(count)]
-    batch: list[r.Item] = []
-    for n, item_id in enumerate(ids):
-        item: r.Item = {
-            "itemId": item_id,
-            "sessionId": sid,
-            "turnId": f"{prefix[::-1]}{n // 2:012x}",
-            "createdAt": r.utc_now(),
-            "status": r.COMPLETED,
-        }
-        if n % 2 == 0:
-            item["type"], item["origin"] = r.USER_MESSAGE, "user"
-            item["text"] = f"Please look at issue {n}."
-        else:
-            item["type"] = r.AGENT_MESSAGE
-            item["text"] = f"Issue {n} is fixed: the loop was off by one."
-        batch.append(item)
-        if len(batch) == 10_000:
-            await store.append_items(cid, sid, batch)
-            batch = []
-    if batch:
-        await store.append_items(cid, sid, batch)
-    await store.close()
-    return cid, ids
+from bench._history import write_conversation
 
 
 async def page(client: RawClient, cid: str, before: str | None, limit: int) -> tuple[Any, float]:

@@ -11,13 +11,15 @@ Measures:
    (`Store.list_summaries`: each summary the JSON text SQLite stored) and as Python dicts
    (`Store.list_conversations`: the same, parsed).
 
-4. with ``--rss 1000,10000,50000``: instead of the above, the peak RSS and time of the real
+4. with ``--rss 50000x10,1x50000``: instead of the above, the peak RSS and time of the real
    ``openvaala reindex`` command (``python -m openvaala_server reindex``, a process of its own,
-   its peak read from ``wait4``) over data directories of that many conversations × 10 items —
-   the memory a reindex needs must not grow with the data directory (goal < 150 MB at 50k).
+   its peak read from ``wait4``) over data directories of that many conversations × root items
+   — the memory a reindex needs must not grow with the data directory nor with one long
+   conversation (goal < 100 MB for 50k small ones and for one of 50k items).
    Each size runs ``--rounds`` times.
 
-Corpus: default 2,000 conversations × 200 items (--small: 200 × 50; listing uses 1,000).
+Corpus (bench/_history.py: turns, tool calls, subagents, compactions, as the daemon writes them):
+default 2,000 conversations × 200 items (--small: 200 × 50; listing uses 1,000).
 Run: ``python bench/reindex.py [--small] [--rounds N] [--dir PATH] [--rss SIZES]``
 """
 
@@ -34,82 +36,30 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
-from openvaala_server.domain.ids import new_id
-from openvaala_server.domain.records import utc_now
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench._history import write_conversation, write_many
 from openvaala_server.store.paths import DataDir
 from openvaala_server.store.reindex import reindex
 from openvaala_server.store.store import Store
 
-WORDS = "the parser fails when a token spans two lines so we buffer the tail and retry".split()  # noqa: SIM905
 
-
-def generate(data_dir: DataDir, conversations: int, items: int) -> int:
-    """Write the journals directly (as the store would have); the bytes written."""
-    data_dir.ensure()
-    total = 0
-    for c in range(conversations):
-        cid, sid = new_id(), new_id()
-        directory = data_dir.conversation_dir(cid)
-        directory.mkdir()
-        ts = utc_now()
-        meta = [
-            {
-                "seq": 1,
-                "ts": ts,
-                "type": "conversation_created",
-                "conversationId": cid,
-                "cwd": "/work",
-                "agent": "coder",
-                "model": "gpt",
-                "title": f"conversation {c} " + " ".join(WORDS[c % 7 : c % 7 + 4]),
-                "titleSource": "auto",
-                "rootSessionId": sid,
-                "forkedFrom": None,
-                "formatVersion": 1,
-            }
-        ]
-        lines = []
-        for n in range(items):
-            kind = ("user_message", "agent_message", "tool_call", "tool_result")[n % 4]
-            text = " ".join(WORDS[(n + k) % len(WORDS)] for k in range(40))
-            item: dict[str, object] = {
-                "itemId": new_id(),
-                "type": kind,
-                "sessionId": sid,
-                "text": text,
-            }
-            if kind == "tool_result":  # as the daemon writes them: indexed for search_history
-                item = {**item, "callId": "c", "name": "shell", "output": text, "isError": False}
-            lines.append({"seq": n + 1, "ts": ts, "type": "item", "item": item})
-            if n % 20 == 0:
-                tid = new_id()
-                meta.append(
-                    {
-                        "seq": len(meta) + 1,
-                        "ts": ts,
-                        "type": "turn_started",
-                        "turnId": tid,
-                        "sessionId": sid,
-                    }
-                )
-                meta.append(
-                    {
-                        "seq": len(meta) + 1,
-                        "ts": ts,
-                        "type": "turn_ended",
-                        "turnId": tid,
-                        "status": "completed",
-                    }
-                )
-        for name, records in (("metadata.jsonl", meta), (f"{sid}.jsonl", lines)):
-            data = b"".join(orjson.dumps(rec) + b"\n" for rec in records)
-            (directory / name).write_bytes(data)
-            total += len(data)
-    return total
+async def generate(data_dir: DataDir, conversations: int, items: int) -> int:
+    """`conversations` conversations of `items` root items each, written by bench/_history.py
+    (one of them when `conversations` is 1); the bytes of their journals."""
+    cwd = data_dir.root.parent
+    if conversations == 1:
+        await write_conversation(data_dir.root, cwd, items)
+    else:
+        await write_many(data_dir.root, cwd, conversations, items)
+    data_dir.metadata_db.unlink()  # what reindex measures is a rebuild from the journals
+    return sum(
+        f.stat().st_size for f in data_dir.conversations_dir.glob("*/*.jsonl") if f.is_file()
+    )
 
 
 def raw_read(data_dir: DataDir) -> tuple[int, float]:
@@ -143,7 +93,7 @@ async def list_all(page: Lister, count: int) -> float:
 
 async def listing(directory: Path, count: int) -> None:
     data_dir = DataDir(directory / "listing")
-    generate(data_dir, count, 2)
+    await generate(data_dir, count, 2)
     await reindex(data_dir)
     store = await Store.open(data_dir)
     try:
@@ -157,7 +107,7 @@ async def listing(directory: Path, count: int) -> None:
             everything = min(everything, await list_all(store.list_summaries, count))
             as_dicts = min(as_dicts, await list_all(store.list_conversations, count))
         t = time.perf_counter()
-        found, _ = await store.list_conversations(search="parser tok", limit=50)
+        found, _ = await store.list_conversations(search="question", limit=50)
         search = time.perf_counter() - t
         print(f"list 50 of {count:,}:           {one * 1e3:8.2f} ms")
         print(f"list all {count:,} (pages of 500): {everything * 1e3:8.1f} ms (as sent: JSON text)")
@@ -186,13 +136,13 @@ def cli_reindex(home: Path) -> tuple[float, float]:
     return elapsed, usage.ru_maxrss / 1024  # Linux reports KiB
 
 
-def rss(directory: Path, sizes: list[int], rounds: int) -> None:
-    for size in sizes:
-        data_dir = DataDir(directory / f"rss-{size}")
+async def rss(directory: Path, shapes: list[tuple[int, int]], rounds: int) -> None:
+    for conversations, items in shapes:
+        data_dir = DataDir(directory / f"rss-{conversations}x{items}")
         t = time.perf_counter()
-        total = generate(data_dir, size, 10)
+        total = await generate(data_dir, conversations, items)
         print(
-            f"{size:,} conversations × 10 items, {total / 1e6:.0f} MB "
+            f"{conversations:,} conversations × {items:,} items, {total / 1e6:.0f} MB "
             f"(generated in {time.perf_counter() - t:.0f} s)",
             flush=True,
         )
@@ -202,7 +152,8 @@ def rss(directory: Path, sizes: list[int], rounds: int) -> None:
         print(
             f"  openvaala reindex: peak RSS {statistics.median(peaks):.0f} MB "
             f"({min(peaks):.0f}–{max(peaks):.0f}), {statistics.median(times):.1f} s "
-            f"({min(times):.1f}–{max(times):.1f}) over {rounds} runs",
+            f"({min(times):.1f}–{max(times):.1f}) over {rounds} runs, "
+            f"load {os.getloadavg()[0]:.1f}",
             flush=True,
         )
         shutil.rmtree(data_dir.root, ignore_errors=True)
@@ -213,12 +164,15 @@ async def main() -> None:
     parser.add_argument("--small", action="store_true")
     parser.add_argument("--rounds", type=int, default=5, help="raw/reindex pairs (median kept)")
     parser.add_argument("--dir", type=Path, default=BENCH_DIR)
-    parser.add_argument("--rss", help="peak RSS of `openvaala reindex` at these sizes: 1000,…")
+    parser.add_argument(
+        "--rss", help="peak RSS of `openvaala reindex` over CONVERSATIONSxITEMS,…: 50000x10,1x50000"
+    )
     args = parser.parse_args()
     if args.rss:
         directory = Path(tempfile.mkdtemp(prefix=".bench-reindex-", dir=args.dir))
         try:
-            rss(directory, [int(n) for n in args.rss.split(",")], args.rounds)
+            shapes = [tuple(map(int, shape.split("x"))) for shape in args.rss.split(",")]
+            await rss(directory, cast("list[tuple[int, int]]", shapes), args.rounds)
         finally:
             shutil.rmtree(directory, ignore_errors=True)
         return
@@ -227,7 +181,7 @@ async def main() -> None:
     try:
         data_dir = DataDir(directory / "corpus")
         t = time.perf_counter()
-        size = generate(data_dir, conversations, items)
+        size = await generate(data_dir, conversations, items)
         print(
             f"corpus: {conversations:,} conversations × {items} items, {size / 1e6:.1f} MB "
             f"(generated in {time.perf_counter() - t:.1f} s; warm page cache)"

@@ -313,6 +313,11 @@ class ConversationManager:
         conv.meta = meta
         conv.cwd_exists = await directory_exists(meta.cwd)  # nobody to tell yet
         conv.root_session_id = meta.root_session_id
+        # Only the last page of each session now, read from the end of its file: the screen can
+        # be drawn at once. The rest loads in the background (`LiveConversation.ensure_history`).
+        pages = await self.store_call(
+            self.store.read_last_pages(cid, list(meta.sessions), SNAPSHOT_PAGE)
+        )
         for sid, smeta in meta.sessions.items():
             depth = 0
             parent = smeta.parent_session_id
@@ -323,11 +328,7 @@ class ConversationManager:
                 sid, smeta.parent_session_id, smeta.agent, smeta.model, smeta.title, depth
             )
             session.model_chosen = smeta.model_chosen
-            # Only the last page now, read from the end of the file: the screen can be drawn at
-            # once. The rest loads in the background (`LiveConversation.ensure_history`).
-            session.items, more = await self.store_call(
-                self.store.read_items(cid, sid, limit=SNAPSHOT_PAGE)
-            )
+            session.items, more = pages[sid]
             session.history_complete = not more
         cut = meta.running_turns()
         if cut:
@@ -399,21 +400,13 @@ class ConversationManager:
         await conv.append_meta(*ended)
 
     async def recover_cut_turns(self) -> None:
-        """At start: close turns a crash left open, so lists show them interrupted."""
-        for archived in (False, True):
-            cursor: str | None = None
-            while True:
-                rows, cursor = await self.store.list_conversations(
-                    archived=archived, limit=500, cursor=cursor
-                )
-                for row in rows:
-                    if row.get("status") == "running":
-                        try:
-                            await self.open(row["conversationId"])
-                        except errors.OpenVaalaError as exc:
-                            log.warning("could not recover %s: %s", row["conversationId"], exc)
-                if not cursor:
-                    break
+        """At start: close turns a crash left open, so lists show them interrupted. The index
+        names the conversations that have one, so a start costs the same with 50 or 50,000."""
+        for cid in await self.store.running_conversations():
+            try:
+                await self.open(cid)
+            except errors.OpenVaalaError as exc:
+                log.warning("could not recover %s: %s", cid, exc)
 
     async def list_conversations(
         self, archived: bool, search: str | None, limit: int, cursor: str | None

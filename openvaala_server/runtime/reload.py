@@ -97,13 +97,20 @@ class ConfigWatcher:
             except Exception:  # the watcher must outlive any surprise
                 log.exception("checking %s failed", self.path)
 
+    def _look(self) -> tuple[tuple[str, bool] | None, Signature]:
+        problem = self._places.replaced()
+        return problem, None if problem else _signature(self.path)
+
     async def check(self, *, force: bool = False) -> None:
         """Reload when the file changed since last seen (or always, with `force`)."""
         async with self._lock:
-            if problem := await anyio.to_thread.run_sync(self._places.replaced):
+            # Both looks in one trip to a worker thread: twice a second, each trip woke the loop
+            # and took the GIL from the streams, ~2.7% of the daemon's time under fifty
+            # streaming agents (docs/design.md, "Costs that stay flat on real-shaped data").
+            problem, seen = await anyio.to_thread.run_sync(self._look)
+            if problem:
                 self._refuse(*problem)
                 return
-            seen = await anyio.to_thread.run_sync(_signature, self.path)
             if seen == self._seen and not force:
                 return
             self._seen = seen

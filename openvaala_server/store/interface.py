@@ -60,6 +60,12 @@ class ConversationStore(Protocol):
         """The last `limit` items before `before_item`, and whether more exist before them."""
         ...
 
+    async def read_last_pages(
+        self, cid: str, sids: Sequence[str], limit: int
+    ) -> dict[str, tuple[list[r.Item], bool]]:
+        """`read_items(cid, sid, limit=limit)` of each of `sids`, by session id."""
+        ...
+
     # --- checkpoints -----------------------------------------------------------------------
 
     async def append_checkpoints(self, cid: str, payloads: Sequence[JsonMapping]) -> None: ...
@@ -99,6 +105,10 @@ class ConversationStore(Protocol):
 
     async def fork_summaries(self) -> list[Summary]:
         """The summary of every fork and rewind."""
+        ...
+
+    async def running_conversations(self) -> list[str]:
+        """Conversations with a turn that never ended (cut by a crash or a kill)."""
         ...
 
     async def search_messages(self, cids: list[str], search: str, limit: int) -> list[str]:

@@ -140,14 +140,7 @@ def _parse_lines(
         # A complete but unparsable last line is what a crash can leave too: treat it as torn.
         result.torn_tail = lines.pop() + b"\n"
         result.good_length -= len(result.torn_tail)
-    for index, line in enumerate(lines, start=1):
-        parsed = parse_line(line)
-        if isinstance(parsed, str):
-            result.problems.append(JournalProblem(index, BAD_LINE, parsed))
-            continue
-        if parsed["type"] not in known_types:
-            result.problems.append(JournalProblem(index, UNKNOWN_TYPE, parsed["type"]))
-        result.records.append(parsed)
+    _parse_each(lines, 0, known_types, result)
     if result.torn_tail is not None:
         detail = f"{len(result.torn_tail)} bytes without a complete record"
         result.problems.append(JournalProblem(len(lines) + 1, TORN_TAIL, detail))
@@ -385,6 +378,60 @@ def read_repaired(
         return parse_journal(data[: read.good_length], known_types), sidecar
     finally:
         os.close(fd)
+
+
+def read_repaired_parts(
+    path: Path, part_bytes: int, known_types: frozenset[str] = KNOWN_TYPES
+) -> tuple[Iterator[JournalRead], Path | None]:
+    """`read_repaired` for a file too big to hold parsed at once: the torn tail moved aside
+    first (`repair`, which reads only the end), then the records in parts of about `part_bytes`
+    bytes of whole lines, each part parsed as it is read. Problems carry the line number in the
+    whole file; the parts together hold what `read_repaired` would return."""
+    sidecar = repair(path)
+    return _parts(path, part_bytes, known_types), sidecar
+
+
+def _parts(path: Path, part_bytes: int, known_types: frozenset[str]) -> Iterator[JournalRead]:
+    with open(path, "rb") as f:
+        rest = b""
+        line_no = 0
+        while chunk := f.read(part_bytes):
+            data = rest + chunk
+            cut = data.rfind(b"\n") + 1
+            rest = data[cut:]
+            if cut:
+                yield _parse_part(data[:cut], line_no, known_types)
+                line_no += data.count(b"\n", 0, cut)
+        if rest:  # no newline at the end after a repair: the file changed meanwhile
+            yield _parse_part(rest + b"\n", line_no, known_types)
+
+
+def _parse_part(data: bytes, before: int, known_types: frozenset[str]) -> JournalRead:
+    """Complete lines from the middle of a file: a bad last line is a bad line, not a torn tail
+    (the file's own end was repaired before)."""
+    lines = data.split(b"\n")
+    lines.pop()
+    records = _parse_clean(lines, known_types)
+    if records is not None:
+        return JournalRead(records=records, good_length=len(data))
+    result = JournalRead(good_length=len(data))
+    _parse_each(lines, before, known_types, result)
+    return result
+
+
+def _parse_each(
+    lines: list[bytes], before: int, known_types: frozenset[str], result: JournalRead
+) -> None:
+    """Each line's record into `result`, each problem with its line number (`before` + its
+    1-based place in `lines`)."""
+    for index, line in enumerate(lines, start=before + 1):
+        parsed = parse_line(line)
+        if isinstance(parsed, str):
+            result.problems.append(JournalProblem(index, BAD_LINE, parsed))
+            continue
+        if parsed["type"] not in known_types:
+            result.problems.append(JournalProblem(index, UNKNOWN_TYPE, parsed["type"]))
+        result.records.append(parsed)
 
 
 @dataclass

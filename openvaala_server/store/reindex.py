@@ -25,6 +25,7 @@ import shutil
 import sqlite3
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -138,26 +139,49 @@ def _index_conversation(
     try:
         # Every file is repaired (in order) before anything is folded, as separate repair and
         # read passes would; `read_repaired` does both with one read of the file.
-        reads: list[journal.JournalRead] = []
+        # A long session is read in parts, each counted and let go before the next: a reindex
+        # holds about `_PART_BYTES` of any one journal (~8x that parsed), not its whole history.
+        reads: list[tuple[Path, Iterable[journal.JournalRead]]] = []
         for path in files:
-            read, sidecar = journal.read_repaired(path)
+            if path is not meta_path and _size(path) > _PART_BYTES:
+                parts, sidecar = journal.read_repaired_parts(path, _PART_BYTES)
+                reads.append((path, parts))
+            else:
+                read, sidecar = journal.read_repaired(path)
+                reads.append((path, [read]))
             if sidecar is not None:
                 report.torn_repaired.append(sidecar)
-            reads.append(read)
-        meta = fold_meta(meta_path, reads[0])
+        [meta_read] = reads[0][1]
+        meta = fold_meta(meta_path, meta_read)
+        # Folded: its records (two per turn) need not stay while the sessions are read.
+        reads[0] = (
+            meta_path,
+            [journal.JournalRead([], meta_read.problems, None, meta_read.good_length)],
+        )
+        del meta_read
+        stats = ix.ItemStats()
+        for path, path_reads in reads:
+            for read in path_reads:
+                report.problems += [(path, p) for p in read.problems]
+                report.bytes_read += read.good_length
+                if path is not meta_path:
+                    stats.add(read.records)
+                del read  # before the next part is parsed, not after
     except FormatTooNew:
         return "newer format"
     except CorruptConversation as exc:
         return f"unreadable: {exc}"
     except OSError as exc:
         return f"unreadable: {exc}"
-    stats = ix.ItemStats()
-    for path, read in zip(files, reads, strict=True):
-        report.problems += [(path, p) for p in read.problems]
-        report.bytes_read += read.good_length
-        if path is not meta_path:
-            stats.add(read.records)
     return meta, stats
+
+
+def _size(path: Path) -> int:
+    return os.stat(path, follow_symlinks=False).st_size
+
+
+# Bigger session journals are read and counted in parts of this size (`_index_conversation`).
+_PART_BYTES: Final = 1 << 20
 
 
 def _finish_deletion(path: Path) -> None:
@@ -206,6 +230,7 @@ _CHUNK: Final = 8192
 _CHUNK_BYTES: Final = 4 << 20
 _CHUNK_ROWS: Final = 256
 _QUEUED: Final = 2
+_GROUP_TEXTS: Final = 1024  # texts of one conversation and kind per group, at most
 # FTS5 merges its segments as it goes, 4 of a level into one of the next ('automerge'). During the
 # load that is switched off: segments are merged only when 16 accumulate on a level (FTS5's
 # 'crisismerge'), so each text's entries are rewritten about half as often (a fifth less FTS5
@@ -283,12 +308,17 @@ class _Loader:
             (ix.MESSAGE, stats.texts),
             (ix.TOOL_OUTPUT, stats.outputs),
         ):
-            if not texts:
-                continue
-            data = orjson.dumps(texts) if self._thread is not None else b""
-            chunk.groups.append(_Group(cid, kind, texts, data))
-            chunk.texts += len(texts)
-            chunk.text_bytes += len(data)
+            # In slices: one long conversation's texts would otherwise make one chunk, held
+            # three times over (the strings, their JSON, the statement's copy) while it loads.
+            for start in range(0, len(texts), _GROUP_TEXTS):
+                part = texts[start : start + _GROUP_TEXTS]
+                data = orjson.dumps(part) if self._thread is not None else b""
+                chunk.groups.append(_Group(cid, kind, part, data))
+                chunk.texts += len(part)
+                chunk.text_bytes += len(data)
+                if self._thread is not None and chunk.full():
+                    self._send()
+                    chunk = self._chunk
         if self._thread is None:
             self._insert_rows(chunk)
             for group in chunk.groups:

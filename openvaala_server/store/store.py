@@ -35,8 +35,8 @@ from openvaala_server.domain.checkpoints import RECORD_TYPES as CHECKPOINT_RECOR
 from openvaala_server.domain.ids import is_valid_id
 from openvaala_server.errors import StoreError
 from openvaala_server.protocol.json_types import JsonMapping
+from openvaala_server.store import folded, journal
 from openvaala_server.store import index as ix
-from openvaala_server.store import journal
 from openvaala_server.store.checkpoints import JOURNAL_NAME
 from openvaala_server.store.journal import JournalWriteError, JournalWriter
 from openvaala_server.store.paths import (
@@ -285,7 +285,9 @@ class Store:
         if not self.exists(cid):
             return None
         try:
-            meta, _ = await asyncio.to_thread(read_meta, self.data_dir.metadata_file(cid))
+            # From the folded snapshot when it matches: a long history opens without replaying
+            # every turn record (docs/storage.md, "The folded metadata").
+            meta = await asyncio.to_thread(folded.load, self.data_dir.metadata_file(cid))
         except FileNotFoundError:
             return None
         except OSError as exc:
@@ -378,6 +380,20 @@ class Store:
                     self._marks.popitem(last=False)
         return page.items, page.more
 
+    async def read_last_pages(
+        self, cid: str, sids: Sequence[str], limit: int
+    ) -> dict[str, tuple[list[r.Item], bool]]:
+        """`read_items(cid, sid, limit=limit)` of every session in one trip to a worker thread:
+        an open of a conversation with hundreds of subagent sessions would otherwise wait for
+        the event loop and a thread once per session."""
+        paths = {sid: self._session_path(cid, sid) for sid in sids}
+
+        def read() -> dict[str, tuple[list[r.Item], bool]]:
+            pages = {sid: _page(path, None, limit, None) for sid, path in paths.items()}
+            return {sid: (page.items, page.more) for sid, page in pages.items()}
+
+        return await asyncio.to_thread(read)
+
     def _session_path(self, cid: str, sid: str) -> Path:
         self._existing(cid)
         return self.data_dir.session_file(cid, sid)
@@ -452,6 +468,10 @@ class Store:
     async def get_summary(self, cid: str) -> ix.Summary | None:
         check_id(cid)
         return await self._read_index(lambda index: index.get_summary(cid))
+
+    async def running_conversations(self) -> list[str]:
+        """Conversations whose metadata says a turn is still running (cut by a crash or kill)."""
+        return await self._read_index(lambda index: index.running_conversations())
 
     async def fork_summaries(self) -> list[ix.Summary]:
         return await self._read_index(lambda index: index.fork_summaries())

@@ -41,9 +41,14 @@ class StatusBar(Vertical):
         self._retry_due = 0.0  # monotonic time of that retry
         self._ticker: Timer | None = None
         self.clock: Callable[[], float] = time.monotonic  # a fixed one in appearance tests
+        # What a refresh asked for before the labels were there (a note can arrive before the
+        # bar is mounted): drawn once they are, instead of failing the app's worker.
+        self._early: tuple[ConversationView, str | None] | None = None
 
     def on_mount(self) -> None:
         self._ticker = self.set_interval(1.0, self._tick, pause=True)
+        if self._early is not None:
+            self.call_after_refresh(self.refresh_from, *self._early)
 
     def _tick(self) -> None:
         """The countdown of the retry shown: one step a second until it is due."""
@@ -70,6 +75,10 @@ class StatusBar(Vertical):
         return fmt.retry_text(retry, self._remaining())
 
     def refresh_from(self, view: ConversationView, session_id: str | None) -> None:
+        if not self.query("#status-connection"):  # composed last: not all labels are there yet
+            self._early = (view, session_id)
+            return
+        self._early = None
         session = view.sessions.get(session_id or view.root_id)
         title = view.title
         if session is not None and session_id and session_id != view.root_id:

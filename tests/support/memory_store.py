@@ -122,6 +122,11 @@ class MemoryStore:
         journal = self._existing(cid).sessions.get(sid, [])
         return [record["item"] for record in self._read(journal) if record["type"] == r.ITEM]
 
+    async def read_last_pages(
+        self, cid: str, sids: Sequence[str], limit: int
+    ) -> dict[str, tuple[list[r.Item], bool]]:
+        return {sid: await self.read_items(cid, sid, limit=limit) for sid in sids}
+
     async def read_items(
         self, cid: str, sid: str, *, before_item: str | None = None, limit: int | None = None
     ) -> tuple[list[r.Item], bool]:
@@ -238,6 +243,13 @@ class MemoryStore:
             summary
             for cid, conv in self._conversations.items()
             if (summary := self._summary(cid, conv))["forkedFrom"] is not None
+        ]
+
+    async def running_conversations(self) -> list[str]:
+        return [
+            cid
+            for cid, conv in self._conversations.items()
+            if ix.fold_conversation(self._read(conv.metadata))[0].running_turns()
         ]
 
     async def search_messages(self, cids: list[str], search: str, limit: int) -> list[str]:
