@@ -340,6 +340,8 @@ NOTIFICATION_PARAMS: Final[dict[str, type]] = {
     m.CONVERSATION_LIST_CHANGED: ListChangedNote,
     m.CONFIG_RELOADED: ConfigReloadedNote,
     m.CONFIG_ERROR: ConfigErrorNote,
+    # One server's new state: the params are one entry of `mcp/list`'s `servers`.
+    m.MCP_STATUS_CHANGED: McpServerState,
 }
 
 # -- request params ------------------------------------------------------------------------------

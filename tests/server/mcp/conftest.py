@@ -25,14 +25,20 @@ def stdio_args(mode: str = "stdio") -> tuple[str, ...]:
 
 
 def daemon_config(
-    fake: FakeProvider, *, tools: str = '["mcp:t"]', mode: str = "stdio", extra: str = ""
+    fake: FakeProvider,
+    *,
+    tools: str = '["mcp:t"]',
+    mode: str = "stdio",
+    extra: str = "",
+    mode_args: tuple[str, ...] = (),
 ) -> str:
     """A daemon whose default agent (`tools`) has the test server as `t`, trusted."""
-    python, server = json.dumps(sys.executable), json.dumps(str(SERVER))
+    python = json.dumps(sys.executable)
+    args = ", ".join(json.dumps(a) for a in (str(SERVER), mode, *mode_args))
     return (
         fake.config_toml("fake")
         + f'\n[agents.default]\ndescription = "t"\nmodel = "fake"\ntools = {tools}\n'
-        + f'\n[mcp_servers.t]\ncommand = {python}\nargs = [{server}, "{mode}"]\n'
+        + f"\n[mcp_servers.t]\ncommand = {python}\nargs = [{args}]\n"
         + f"trust = true\n{extra}"
     )
 
