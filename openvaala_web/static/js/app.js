@@ -199,6 +199,10 @@ class App {
       else if (p.conversation) this.sidebar.changed(p.conversation);
       return;
     }
+    if (note.method === "mcp/statusChanged") {
+      this.mcp.changed(note.params); // the whole daemon's: no conversation
+      return;
+    }
     if (note.method === "config/error" || note.method === "config/reloaded") {
       this.configStatus.show(note.params); // the whole daemon's: no conversation
       return;
