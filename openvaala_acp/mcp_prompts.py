@@ -1,0 +1,72 @@
+"""MCP prompts as the agent's slash commands (docs/editors.md): each ready server's prompt is
+offered as `/mcp__SERVER__PROMPT` in `available_commands_update`, kept current through
+`mcp/statusChanged` (docs/protocol.md); running one sends the server's filled-in prompt as the
+user's message, read the way the TUI reads it (openvaala_server/client/mcp_prompts.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from acp import RequestError
+from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
+
+from openvaala_acp.link import DaemonLink
+from openvaala_server.client.mcp_prompts import (
+    PromptInputError,
+    parse_prompt_command,
+    prompt_commands,
+)
+from openvaala_server.protocol import methods
+
+
+class McpPrompts:
+    def __init__(self, link: DaemonLink) -> None:
+        self.link = link
+        # Each configured server's state by name, as last read or told; None until read.
+        self.servers: dict[str, Mapping[str, Any]] | None = None
+
+    async def load(self) -> None:
+        """Read the servers once (`mcp/list`); from then on `changed` keeps them current."""
+        if self.servers is not None:
+            return
+        try:
+            listed = await self.link.request(methods.MCP_LIST, {})
+        except RequestError:
+            return  # no prompts offered until a server's state is told
+        self.servers = {str(s.get("name")): s for s in listed.get("servers") or ()}
+
+    def changed(self, state: Mapping[str, Any]) -> bool:
+        """Take one server's new state; True when the commands offered changed with it."""
+        before = self.commands()
+        if self.servers is None:
+            self.servers = {}
+        self.servers[str(state.get("name"))] = state
+        return self.commands() != before
+
+    def commands(self) -> list[AvailableCommand]:
+        return [
+            AvailableCommand(
+                name=command.name,
+                description=command.description,
+                input=AvailableCommandInput(root=UnstructuredCommandInput(hint=command.hint))
+                if command.hint
+                else None,
+            )
+            for command in prompt_commands((self.servers or {}).values())
+        ]
+
+    async def expand(self, text: str) -> str | None:
+        """The server's filled-in prompt when `text` is `/mcp__SERVER__PROMPT …`, else None.
+        A malformed command, or one the server refuses, is an error naming why."""
+        try:
+            call = parse_prompt_command(text)
+        except PromptInputError as exc:
+            raise RequestError.invalid_params({"message": str(exc)}) from None
+        if call is None:
+            return None
+        result = await self.link.request(
+            methods.MCP_GET_PROMPT,
+            {"server": call.server, "name": call.name, "arguments": call.arguments},
+        )
+        return str(result["text"])
