@@ -271,6 +271,8 @@ class OpenVaalaAgent:
             mcp_prompt = await self.mcp_prompts.expand(message.text)
             if mcp_prompt is not None:  # /mcp__SERVER__PROMPT: the server's text is the message
                 message = replace(message, text=mcp_prompt)
+        if command is None:  # each @SERVER:URI brings that resource's text
+            message = replace(message, text=await self.mcp_prompts.attach(message.text))
         if command is not None:
             text = await commands.run(self.link, stream.conversation_id, *command)
             self.outbox.put(

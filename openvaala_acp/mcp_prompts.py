@@ -1,7 +1,9 @@
-"""MCP prompts as the agent's slash commands (docs/editors.md): each ready server's prompt is
+"""MCP prompts and resources in an ACP editor (docs/editors.md): each ready server's prompt is
 offered as `/mcp__SERVER__PROMPT` in `available_commands_update`, kept current through
 `mcp/statusChanged` (docs/protocol.md); running one sends the server's filled-in prompt as the
-user's message, read the way the TUI reads it (openvaala_server/client/mcp_prompts.py)."""
+user's message, and each `@SERVER:URI` a message mentions gets that resource's text with it, as
+embedded context does a file. Both are read the way the TUI reads them
+(openvaala_server/client/mcp_prompts.py)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from openvaala_server.client.mcp_prompts import (
     PromptInputError,
     parse_prompt_command,
     prompt_commands,
+    resource_mentions,
 )
 from openvaala_server.protocol import methods
 
@@ -70,3 +73,23 @@ class McpPrompts:
             {"server": call.server, "name": call.name, "arguments": call.arguments},
         )
         return str(result["text"])
+
+    async def attach(self, text: str) -> str:
+        """`text` with the text of each `@SERVER:URI` of a configured server appended, as an
+        editor's embedded context is (content.py); a mention of no server (an e-mail address)
+        stays as it is. A resource the server cannot read is an error naming why."""
+        mentions = resource_mentions(text)
+        if not mentions:
+            return text
+        await self.load()
+        blocks: list[str] = []
+        for server, uri in mentions:
+            if server not in (self.servers or {}):
+                continue
+            result = await self.link.request(
+                methods.MCP_READ_RESOURCE, {"server": server, "uri": uri}
+            )
+            blocks.append(
+                f"\n<context file={server + ':' + uri!r}>\n{result['text']}\n</context>\n"
+            )
+        return text + "\n" + "".join(blocks) if blocks else text

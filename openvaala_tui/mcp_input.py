@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +14,7 @@ from openvaala_server.client.mcp_prompts import (  # the parsing every client sh
     PromptCall,
     PromptInputError,
     parse_prompt_command,
+    resource_mentions,
 )
 from openvaala_server.protocol import methods
 from openvaala_tui.completion import fenced
@@ -28,9 +28,6 @@ __all__ = [
     "parse_prompt_command",
     "prompt_text",
 ]
-
-# `@docs:notes://today` at the start of a word: the server name, then the URI up to a space.
-RESOURCE_MENTION = re.compile(r"(?<!\S)@([A-Za-z0-9_-]+):(\S+)")
 
 Request = Callable[..., Awaitable[Any]]
 
@@ -52,9 +49,7 @@ async def attach_resources(request: Request, text: str) -> WithResources:
     """`text` with the text of each `@SERVER:URI` resource of a configured server appended
     (once each). A mention naming no configured server is left as it is (an email, a
     handle); one that cannot be read raises the daemon's error."""
-    mentions = dict.fromkeys(
-        (m.group(1), m.group(2).rstrip(".,;!?)")) for m in RESOURCE_MENTION.finditer(text)
-    )
+    mentions = resource_mentions(text)
     if not mentions:
         return WithResources(text, [])
     listed = await request(methods.MCP_LIST)

@@ -1,15 +1,19 @@
 """MCP prompts as slash commands, for every client (the TUI, the ACP agent): the command
 `/mcp__SERVER__PROMPT name=value …` read into a call of `mcp/getPrompt` (docs/protocol.md), and
-each ready server's prompts as the commands to offer. Pure: the caller sends the request."""
+each ready server's prompts as the commands to offer; and the `@SERVER:URI` resource mentions of
+a message. Pure: the caller sends the requests."""
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 PROMPT_PREFIX = "mcp__"
+# `@docs:notes://today` at the start of a word: the server name, then the URI up to a space.
+RESOURCE_MENTION = re.compile(r"(?<!\S)@([A-Za-z0-9_-]+):(\S+)")
 
 
 class PromptInputError(ValueError):
@@ -69,3 +73,12 @@ def prompt_commands(servers: Iterable[Mapping[str, Any]]) -> list[PromptCommand]
                 )
             )
     return out
+
+
+def resource_mentions(text: str) -> list[tuple[str, str]]:
+    """The `(server, uri)` of each `@SERVER:URI` in `text`, once each, in order; trailing
+    punctuation is not part of the URI."""
+    found = dict.fromkeys(
+        (m.group(1), m.group(2).rstrip(".,;!?)")) for m in RESOURCE_MENTION.finditer(text)
+    )
+    return [(server, uri) for server, uri in found if uri]

@@ -1,7 +1,7 @@
-"""MCP prompts in an ACP editor, through `openvaala acp` against a real daemon and a real
-SDK-built server: once the server is ready its prompt is offered as `/mcp__t__review` (an
-`available_commands_update` the daemon's `mcp/statusChanged` brought), and running it sends the
-server's filled-in prompt as the message."""
+"""MCP prompts and resources in an ACP editor, through `openvaala acp` against a real daemon and
+a real SDK-built server: once the server is ready its prompt is offered as `/mcp__t__review` (an
+`available_commands_update` the daemon's `mcp/statusChanged` brought), running it sends the
+server's filled-in prompt as the message, and `@t:notes://today` sends that resource's text."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ async def test_a_servers_prompt_is_a_slash_command(
         Reply().tool_call("mcp__t__echo", {"text": "start"}),
         Reply().text("started"),
         Reply().text("reviewed"),
+        Reply().text("noted"),
     )
     async with acp_agent(daemon, tmp_path) as (conn, rec):
         sid = (await conn.new_session(cwd=str(daemon.workdir), mcp_servers=[])).session_id
@@ -59,6 +60,13 @@ async def test_a_servers_prompt_is_a_slash_command(
             "Review app.py for bugs, briefly."
         )
         assert "reviewed" in rec.text(sid)
+
+        # A resource mentioned as @SERVER:URI goes with the message, as embedded context.
+        await conn.prompt(session_id=sid, prompt=[text_block("What is on @t:notes://today?")])
+        messages = fake.requests[-1].json["messages"]
+        sent = str([m for m in messages if m["role"] == "user"][-1]["content"])
+        assert sent.startswith("What is on @t:notes://today?")
+        assert "<context file='t:notes://today'>\nWater the ficus at noon.\n</context>" in sent
 
         asked = len(fake.requests)
         with pytest.raises(RequestError) as err:
