@@ -15,7 +15,7 @@ from acp.schema import AvailableCommandsUpdate
 from tests.acp.harness import acp_agent
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
-from tests.server.mcp.conftest import STARTUP_S, daemon_config
+from tests.server.mcp.conftest import STARTUP_S, daemon_config, last_user_text
 from tests.support.daemon import Daemon
 
 
@@ -55,16 +55,12 @@ async def test_a_servers_prompt_is_a_slash_command(
         }
 
         await conn.prompt(session_id=sid, prompt=[text_block("/mcp__t__review file=app.py")])
-        messages = fake.requests[-1].json["messages"]
-        assert [m for m in messages if m["role"] == "user"][-1]["content"] == (
-            "Review app.py for bugs, briefly."
-        )
+        assert last_user_text(fake) == "Review app.py for bugs, briefly."
         assert "reviewed" in rec.text(sid)
 
         # A resource mentioned as @SERVER:URI goes with the message, as embedded context.
         await conn.prompt(session_id=sid, prompt=[text_block("What is on @t:notes://today?")])
-        messages = fake.requests[-1].json["messages"]
-        sent = str([m for m in messages if m["role"] == "user"][-1]["content"])
+        sent = last_user_text(fake)
         assert sent.startswith("What is on @t:notes://today?")
         assert "<context file='t:notes://today'>\nWater the ficus at noon.\n</context>" in sent
 

@@ -12,7 +12,7 @@ import pytest
 from openvaala_tui.app import VaalaApp
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
-from tests.server.mcp.conftest import STARTUP_S, daemon_config
+from tests.server.mcp.conftest import STARTUP_S, gated_config
 from tests.tui.conftest import Clients, ready, type_and_send, wait_for
 
 
@@ -21,8 +21,7 @@ async def test_the_composer_offers_a_servers_prompts_once_it_is_ready(
     daemon_factory: Any, clients: Clients, fake: FakeProvider, tmp_path: Path
 ) -> None:
     gate = tmp_path / "gate"  # the server answers once it exists
-    extra = f"startup_timeout_s = {STARTUP_S * 2:g}\n"
-    daemon = daemon_factory(daemon_config(fake, mode="gated", mode_args=(str(gate),), extra=extra))
+    daemon = daemon_factory(gated_config(fake, gate))
     fake.enqueue(Reply().text("hello"))
     app = VaalaApp(cwd=str(daemon.workdir), client=await clients(daemon))
     async with app.run_test(size=(110, 44)) as pilot:

@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
-from tests.server.mcp.conftest import STARTUP_S, daemon_config
+from tests.server.mcp.conftest import STARTUP_S, gated_config
 from tests.support.daemon import Daemon
 from tests.web.conftest import WebUI
 
@@ -25,8 +25,7 @@ def test_the_open_mcp_panel_shows_a_slow_server_start(
     daemon_factory: DaemonFactory, ui_factory: UIFactory, fake: FakeProvider, tmp_path: Path
 ) -> None:
     gate = tmp_path / "gate"  # the server answers once it exists
-    extra = f"startup_timeout_s = {STARTUP_S * 2:g}\n"
-    daemon = daemon_factory(daemon_config(fake, mode="gated", mode_args=(str(gate),), extra=extra))
+    daemon = daemon_factory(gated_config(fake, gate))
     fake.enqueue(Reply().text("hello"))
     ui = ui_factory(daemon)
     ui.login()

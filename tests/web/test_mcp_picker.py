@@ -11,17 +11,12 @@ from playwright.sync_api import expect
 
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
-from tests.server.mcp.conftest import STARTUP_S, daemon_config
+from tests.server.mcp.conftest import STARTUP_S, daemon_config, last_user_text
 from tests.support.daemon import Daemon
 from tests.web.conftest import WebUI
 
 DaemonFactory = Callable[..., Daemon]
 UIFactory = Callable[[Daemon], WebUI]
-
-
-def last_user_text(fake: FakeProvider) -> str:
-    messages = fake.requests[-1].json["messages"]
-    return str([m for m in messages if m["role"] == "user"][-1]["content"])
 
 
 @pytest.mark.timeout(180)

@@ -43,6 +43,18 @@ def daemon_config(
     )
 
 
+def gated_config(fake: FakeProvider, gate: Path) -> str:
+    """`daemon_config` with a server that starts slowly: it answers once the file `gate` exists."""
+    extra = f"startup_timeout_s = {STARTUP_S * 2:g}\n"
+    return daemon_config(fake, mode="gated", mode_args=(str(gate),), extra=extra)
+
+
+def last_user_text(fake: FakeProvider) -> str:
+    """The text of the last user message the model was sent."""
+    messages = fake.requests[-1].json["messages"]
+    return str([m for m in messages if m["role"] == "user"][-1]["content"])
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

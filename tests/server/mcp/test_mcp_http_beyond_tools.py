@@ -10,7 +10,7 @@ import pytest
 
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
-from tests.server.mcp.conftest import STARTUP_S
+from tests.server.mcp.conftest import STARTUP_S, last_user_text
 from tests.support.daemon import Daemon
 from tests.support.events import Note, collect_until, completed_items, new_conversation, run_turn
 
@@ -23,11 +23,6 @@ def config(fake: FakeProvider, url: str) -> str:
         + '\n[agents.default]\ndescription = "t"\nmodel = "fake"\ntools = ["mcp:web"]\n'
         + f'\n[mcp_servers.web]\nurl = "{url}"\nstartup_timeout_s = {STARTUP_S:g}\ntrust = true\n'
     )
-
-
-def user_text(fake: FakeProvider) -> str:
-    messages = fake.requests[-1].json["messages"]
-    return str([m for m in messages if m["role"] == "user"][-1]["content"])
 
 
 @pytest.mark.timeout(180)
@@ -61,7 +56,7 @@ async def test_resources_prompts_and_list_changes_over_http(
             Reply().text("reviewed"),
         )
         notes = await run_turn(client, cid, prompt["text"])
-        assert user_text(fake) == "Review app.py for bugs, briefly."
+        assert last_user_text(fake) == "Review app.py for bugs, briefly."
         read, grown = completed_items(notes, "tool_result")
         assert read["output"] == "Water the ficus at noon." and not read["isError"]
         assert grown["output"] == "grown"

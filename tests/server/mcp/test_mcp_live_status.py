@@ -13,7 +13,7 @@ import pytest
 
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
-from tests.server.mcp.conftest import STARTUP_S, daemon_config
+from tests.server.mcp.conftest import STARTUP_S, daemon_config, gated_config
 from tests.support.daemon import Daemon
 from tests.support.events import Note, collect_until, completed_items, new_conversation, run_turn
 
@@ -40,8 +40,7 @@ async def test_a_client_that_never_asks_sees_a_slow_server_start(
     daemon_factory: Factory, fake: FakeProvider, tmp_path: Path
 ) -> None:
     gate = tmp_path / "gate"
-    extra = f"startup_timeout_s = {STARTUP_S * 2:g}\n"
-    d = daemon_factory(daemon_config(fake, mode="gated", mode_args=(str(gate),), extra=extra))
+    d = daemon_factory(gated_config(fake, gate))
     fake.enqueue(Reply().text("hello"))
     watcher = await d.client("watcher")  # only listens: never calls mcp/list
     client = await d.client()
