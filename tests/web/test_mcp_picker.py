@@ -69,3 +69,36 @@ def test_attach_a_resource_and_run_a_prompt(
     expect(page.locator("#composer-text")).to_have_value("/mcp__t__nope")
     assert len([r for r in fake.requests if r.json.get("messages")]) == 4
     assert not ui.console_errors
+
+    # The composer's reading of what was typed, as the TUI reads it (mcp_prompts.py).
+    read = page.evaluate(PARSE_CHECK)
+    assert read["call"] == {
+        "server": "docs",
+        "name": "review",
+        "arguments": {"file": "two words", "n": "1"},
+    }
+    assert read["other"] is None
+    assert "not closed" in read["open"] and "name=value" in read["noValue"]
+    assert "expected /mcp__SERVER__PROMPT" in read["noName"]
+    assert read["mentions"] == [
+        {"server": "t", "uri": "notes://today"},
+        {"server": "u", "uri": "a://b"},
+    ]
+    assert read["fence"] == "````t:x\nhas ``` inside\n````"
+
+
+PARSE_CHECK = """async () => {
+  const M = await import('./static/js/mcp_picker.js');
+  const bad = (t) => {
+    try { M.parsePromptCommand(t); return null; } catch (e) { return e.message; }
+  };
+  return {
+    call: M.parsePromptCommand('/mcp__docs__review file="two words" n=1'),
+    other: M.parsePromptCommand('hello'),
+    open: bad('/mcp__docs__review file="open'),
+    noValue: bad('/mcp__docs__review file'),
+    noName: bad('/mcp__docs'),
+    mentions: M.mentions('see @t:notes://today, again @t:notes://today. me@x.org @u:a://b)'),
+    fence: M.fenced('t:x', 'has ``` inside'),
+  };
+}"""
