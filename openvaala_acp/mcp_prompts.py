@@ -44,7 +44,10 @@ class McpPrompts:
         before = self.commands()
         if self.servers is None:
             self.servers = {}
-        self.servers[str(state.get("name"))] = state
+        if state.get("status") == "removed":  # a reload took it out of the config
+            self.servers.pop(str(state.get("name")), None)
+        else:
+            self.servers[str(state.get("name"))] = state
         return self.commands() != before
 
     def commands(self) -> list[AvailableCommand]:

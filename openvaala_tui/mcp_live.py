@@ -23,6 +23,9 @@ class McpServers:
         """Take one server's new state; returns a line to show when it has just failed."""
         name = str(state.get("name"))
         before = self.servers.get(name, {}).get("status")
+        if state.get("status") == "removed":  # a reload took it out of the config
+            self.servers.pop(name, None)
+            return None
         self.servers[name] = state
         if state.get("status") == "failed" and before != "failed":
             return f"MCP server {server_line(dict(state))}"

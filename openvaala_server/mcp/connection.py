@@ -217,7 +217,7 @@ class McpConnection:
             self.prompts if self.ready else (),
         )
 
-    def _changed(self) -> None:
+    def announce(self) -> None:
         """Tell `on_changed` of the server's state when it differs from what it was told last
         (called after every transition: starting, ready, failed, stopped, listed again)."""
         state = self._status().to_dict()
@@ -237,7 +237,7 @@ class McpConnection:
         if self.status == "failed" and not self._ended and waited < RETRY_START_AFTER_S:
             return
         self.status = "starting"  # at once, so every client's MCP status says so
-        self._changed()
+        self.announce()
         self.tasks.spawn(self.ensure_started, f"mcp-start:{self.config.name}")
 
     async def ensure_started(self, *, retry_failed: bool = True) -> bool:
@@ -271,7 +271,7 @@ class McpConnection:
                 await self.until_idle()
         await self._discard_task()
         self.status, self.error, self._ended = "starting", None, False
-        self._changed()
+        self.announce()
         self._ready, self._stop = anyio.Event(), anyio.Event()
         self._activity = self.tasks.spawn(self._serve, f"mcp:{self.config.name}")
         timeout = self.config.startup_timeout_s
@@ -282,7 +282,7 @@ class McpConnection:
             tail = self._stderr_tail()
             if tail:
                 self.error = f"{self.error}; its stderr: {tail}"
-                self._changed()
+                self.announce()
             self._stop.set()
             self._activity.cancel()
 
@@ -299,7 +299,7 @@ class McpConnection:
         self.status, self.error, self._session = "failed", reason, None
         self._failed_at = time.monotonic()
         self._ready.set()
-        self._changed()
+        self.announce()
 
     async def _serve(self) -> None:
         """The server's own task: open the session, list the tools, hold it until stopped."""
@@ -309,7 +309,7 @@ class McpConnection:
                 await self._list(session)
                 self._session, self.status = session, "ready"
                 self._ready.set()
-                self._changed()
+                self.announce()
                 await self._stop.wait()
         except anyio.get_cancelled_exc_class():
             raise
@@ -324,7 +324,7 @@ class McpConnection:
             self._session = None
             if self.status == "ready":  # stopped on request
                 self.status = "stopped"
-            self._changed()
+            self.announce()
 
     async def _list(self, session: ClientSession) -> None:
         """Read the server's tools, and its resources and prompts if it offers them."""
@@ -365,7 +365,7 @@ class McpConnection:
                 except Exception as exc:  # the listing it had stays; the next change tries again
                     log.info("MCP server %s: listing again failed: %r", self.config.name, exc)
                     return
-                self._changed()
+                self.announce()
         finally:
             self._relisting = False
 
@@ -554,7 +554,7 @@ class McpConnection:
                 with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_GRACE_S):
                     await activity.wait()
         self.status, self._session = "stopped", None
-        self._changed()
+        self.announce()
 
 
 def _closed(session: ClientSession) -> bool:

@@ -129,7 +129,17 @@ class McpManager:
         for conn in retired:
             self._retiring.add(conn)
             self.tasks.spawn(partial(self._retire, conn), f"mcp-retire:{conn.config.name}")
+            self._announce(conn.config.name)
         return [conn.config.name for conn in retired]
+
+    def _announce(self, name: str) -> None:
+        """Tell clients what a reload made of the server `name`: the new one's state (it starts
+        at the next need), or `removed` when it is no longer configured."""
+        conn = self.connections.get(name)
+        if conn is not None:
+            conn.announce()
+        elif self.on_status is not None:
+            self.on_status({"name": name, "status": "removed", "tools": []})
 
     async def tools_for(self, tools: Sequence[str]) -> list[Tool]:
         """The MCP tools an agent's `tools` list asks for, once the servers it needs are ready

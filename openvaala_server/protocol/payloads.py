@@ -141,7 +141,7 @@ class ConfigState(TypedDict):
 
 class McpServerState(TypedDict):
     name: str
-    status: str  # starting | ready | failed | stopped
+    status: str  # starting | ready | failed | stopped (| removed: mcp/statusChanged only)
     tools: list[str]
     error: NotRequired[str]
     # True: `tools` is the server's last listing, kept while it is not ready (docs/protocol.md).

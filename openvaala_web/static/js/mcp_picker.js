@@ -114,7 +114,8 @@ export class McpPicker {
   changed(state) {
     if (!state || !state.name) return;
     if (!this.servers) this.servers = new Map();
-    this.servers.set(state.name, state);
+    if (state.status === "removed") this.servers.delete(state.name); // a reload took it out
+    else this.servers.set(state.name, state);
     if (!this.list.hidden) this.renderResources();
     this.renderPrompts();
   }

@@ -110,7 +110,9 @@ export class McpPanel extends TogglePanel {
   changed(state) {
     if (!this.servers || !state || !state.name) return;
     const at = this.servers.findIndex((s) => s.name === state.name);
-    if (at >= 0) this.servers[at] = state;
+    if (state.status === "removed") {
+      if (at >= 0) this.servers.splice(at, 1); // a reload took it out of the config
+    } else if (at >= 0) this.servers[at] = state;
     else this.servers.push(state);
     if (!this.el.hidden) this.render();
   }
