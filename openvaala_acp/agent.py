@@ -38,6 +38,7 @@ from acp.schema import (
 
 from openvaala_acp import __version__, commands, content, options
 from openvaala_acp.link import DaemonLink, daemon_lost
+from openvaala_acp.mcp_prompts import McpPrompts
 from openvaala_acp.outbox import Outbox
 from openvaala_acp.permissions import Permissions
 from openvaala_acp.stream import SessionStream, plan_update, usage_update
@@ -62,6 +63,7 @@ class OpenVaalaAgent:
         self.sessions: dict[str, SessionStream] = {}
         self._cancels: dict[str, asyncio.Event] = {}  # running prompts, by session
         self._models: list[dict[str, Any]] = []
+        self.mcp_prompts = McpPrompts(self.link)  # offered as slash commands too
         self.link.listeners.append(self._on_note)
 
     def on_connect(self, conn: Client) -> None:
@@ -95,6 +97,7 @@ class OpenVaalaAgent:
         created = await self.link.request(methods.CONVERSATION_CREATE, {"cwd": cwd})
         cid = str(created["conversation"]["conversationId"])
         stream, modes, models = await self._open(cid)
+        await self.mcp_prompts.load()
         self._announce(stream)
         return NewSessionResponse(session_id=cid, modes=modes, config_options=[models])
 
@@ -103,6 +106,7 @@ class OpenVaalaAgent:
     ) -> LoadSessionResponse:
         _check_id(session_id)
         stream, modes, models = await self._open(session_id, replay=True)
+        await self.mcp_prompts.load()
         self._announce(stream)
         await self.outbox.flush()  # the whole history is out before the answer
         return LoadSessionResponse(modes=modes, config_options=[models])
@@ -213,7 +217,8 @@ class OpenVaalaAgent:
         self.outbox.put(
             cid,
             AvailableCommandsUpdate(
-                session_update="available_commands_update", available_commands=commands.COMMANDS
+                session_update="available_commands_update",
+                available_commands=commands.COMMANDS + self.mcp_prompts.commands(),
             ),
         )
 
@@ -228,6 +233,11 @@ class OpenVaalaAgent:
     # -- daemon events -------------------------------------------------------------------
 
     def _on_note(self, method: str, params: dict[str, Any]) -> None:
+        if method == methods.MCP_STATUS_CHANGED:  # the daemon's, no conversation
+            if self.mcp_prompts.changed(params):
+                for session in self.sessions.values():
+                    self._announce(session)
+            return
         stream = self.sessions.get(str(params.get("conversationId")))
         if stream is None:
             if method == "client/connection" and params.get("state") == "reconnecting":
@@ -257,6 +267,12 @@ class OpenVaalaAgent:
         command = commands.parse(message.text) if not message.images else None
         if command is not None and command[0] == "init":
             message, command = replace(message, text=prompts.init_request()), None
+        if command is None and not message.images:
+            mcp_prompt = await self.mcp_prompts.expand(message.text)
+            if mcp_prompt is not None:  # /mcp__SERVER__PROMPT: the server's text is the message
+                message = replace(message, text=mcp_prompt)
+        if command is None:  # each @SERVER:URI brings that resource's text
+            message = replace(message, text=await self.mcp_prompts.attach(message.text))
         if command is not None:
             text = await commands.run(self.link, stream.conversation_id, *command)
             self.outbox.put(

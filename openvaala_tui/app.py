@@ -39,12 +39,13 @@ from openvaala_server.client.view import (
 )
 from openvaala_server.domain.images import Image
 from openvaala_server.protocol import methods
-from openvaala_tui import commands, completion, mcp_input
+from openvaala_tui import commands, mcp_input
 from openvaala_tui import format as fmt
 from openvaala_tui.completion import attach_mentions
 from openvaala_tui.context_panel import ContextCommands
 from openvaala_tui.history_actions import HistoryMixin
 from openvaala_tui.image_actions import ImagesMixin
+from openvaala_tui.mcp_live import McpServers
 from openvaala_tui.memory_actions import MemoryCommands, memory_note
 from openvaala_tui.screens import AgentsScreen, ResumeScreen
 from openvaala_tui.setup_actions import SetupMixin
@@ -107,6 +108,7 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
         self.should_connect = connect and snapshot is None
         self.view = ConversationView()
         self.following: str | None = None  # the session whose transcript is shown
+        self.mcp_servers = McpServers()  # what the composer offers of MCP, followed live
         self._lock = asyncio.Lock()
         self._opening: str | None = None  # conversation being subscribed: its notes wait
         self._held: list[Note] = []
@@ -339,6 +341,12 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
         if str(note.get("method")).startswith("config/"):  # the whole daemon's, no conversation
             await self.show_config(params)
             return
+        if note.get("method") == methods.MCP_STATUS_CHANGED:  # the whole daemon's too
+            failed = self.mcp_servers.changed(params)
+            self.composer.mcp_offers = self.mcp_servers.offers()
+            if failed is not None:
+                self.notify(failed, severity="warning")
+            return
         cid = params.get("conversationId")
         if note.get("method") == methods.TURN_ENDED:  # servers may have started meanwhile
             self.run_worker(self.refresh_mcp_offers(), group="mcp-offers", exclusive=True)
@@ -556,7 +564,8 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
             result = await self.call(methods.MCP_LIST)
         except (RpcError, ConnectionLost):
             return  # the next turn's end tries again
-        self.composer.mcp_offers = completion.mcp_offers(list(result.get("servers") or []))
+        self.mcp_servers.load(result.get("servers") or [])
+        self.composer.mcp_offers = self.mcp_servers.offers()
 
     async def send_mcp_prompt(self, text: str, mode: str) -> None:
         """`/mcp__SERVER__PROMPT name=value …`: the server's prompt, sent as the user's message."""

@@ -5,52 +5,31 @@
 
 from __future__ import annotations
 
-import re
-import shlex
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from openvaala_server.client.mcp_prompts import (  # the parsing every client shares
+    PROMPT_PREFIX,
+    PromptCall,
+    PromptInputError,
+    parse_prompt_command,
+    resource_mentions,
+)
 from openvaala_server.protocol import methods
 from openvaala_tui.completion import fenced
 
-PROMPT_PREFIX = "mcp__"
-# `@docs:notes://today` at the start of a word: the server name, then the URI up to a space.
-RESOURCE_MENTION = re.compile(r"(?<!\S)@([A-Za-z0-9_-]+):(\S+)")
+__all__ = [
+    "PROMPT_PREFIX",
+    "PromptCall",
+    "PromptInputError",
+    "WithResources",
+    "attach_resources",
+    "parse_prompt_command",
+    "prompt_text",
+]
 
 Request = Callable[..., Awaitable[Any]]
-
-
-class PromptInputError(ValueError):
-    """A `/mcp__…` command that cannot be sent; the message says why."""
-
-
-@dataclass(frozen=True)
-class PromptCall:
-    server: str
-    name: str
-    arguments: dict[str, str]
-
-
-def parse_prompt_command(text: str) -> PromptCall | None:
-    """`/mcp__SERVER__PROMPT a=1 b="two words"` as a call; None for any other text."""
-    head, _, rest = text.strip().partition(" ")
-    if not head.startswith("/" + PROMPT_PREFIX):
-        return None
-    server, sep, name = head[1 + len(PROMPT_PREFIX) :].partition("__")
-    if not sep or not server or not name:
-        raise PromptInputError(f"{head}: expected /mcp__SERVER__PROMPT")
-    arguments: dict[str, str] = {}
-    try:
-        words = shlex.split(rest)
-    except ValueError as exc:
-        raise PromptInputError(f"{head}: {exc}") from None
-    for word in words:
-        key, eq, value = word.partition("=")
-        if not eq or not key:
-            raise PromptInputError(f"{head}: arguments are name=value, not {word!r}")
-        arguments[key] = value
-    return PromptCall(server, name, arguments)
 
 
 async def prompt_text(request: Request, call: PromptCall) -> str:
@@ -70,9 +49,7 @@ async def attach_resources(request: Request, text: str) -> WithResources:
     """`text` with the text of each `@SERVER:URI` resource of a configured server appended
     (once each). A mention naming no configured server is left as it is (an email, a
     handle); one that cannot be read raises the daemon's error."""
-    mentions = dict.fromkeys(
-        (m.group(1), m.group(2).rstrip(".,;!?)")) for m in RESOURCE_MENTION.finditer(text)
-    )
+    mentions = resource_mentions(text)
     if not mentions:
         return WithResources(text, [])
     listed = await request(methods.MCP_LIST)

@@ -22,7 +22,7 @@ from typing import IO, Any, Final, Literal, TypeVar
 
 import anyio
 from mcp.client.context import ClientRequestContext
-from mcp.client.session import ClientSession
+from mcp.client.session import ClientSession, IncomingMessage
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -32,8 +32,12 @@ from mcp.types import (
     CallToolResult,
     ListRootsResult,
     Prompt,
+    PromptListChangedNotification,
     Resource,
+    ResourceListChangedNotification,
     Root,
+    ServerCapabilities,
+    ToolListChangedNotification,
 )
 from mcp.types import Tool as McpToolInfo
 from pydantic import FileUrl
@@ -68,6 +72,14 @@ _SSE_FAILED = "SSE stream failed"
 
 # Told of each progress notification of a call: (progress, total or None, message or None).
 OnProgress = Callable[[float, float | None, str | None], Awaitable[None]]
+# Told of each change of a server's state as clients see it (`mcp/statusChanged`).
+OnChanged = Callable[["McpConnection", McpServerState], None]
+# The notifications after which a server is listed again (docs/protocol.md, mcp/statusChanged).
+_LIST_CHANGED = (
+    ToolListChangedNotification,
+    ResourceListChangedNotification,
+    PromptListChangedNotification,
+)
 
 
 class McpCallError(Exception):
@@ -128,10 +140,19 @@ class McpConnection:
         *,
         known: tuple[McpToolInfo, ...] = (),
         on_listed: Callable[[str, tuple[McpToolInfo, ...]], None] | None = None,
+        on_changed: OnChanged | None = None,
     ) -> None:
         self.config = config
         self.tasks = tasks
         self.status: Status = "stopped"
+        # Told when what `snapshot` shows changed; `_shown` is what it was told last.
+        self._on_changed = on_changed
+        self._shown: McpServerState | None = None
+        # What the server said it offers at its start, and whether a listing is to be read again
+        # (a list_changed arrived while one was being read).
+        self._offers: ServerCapabilities | None = None
+        self._relist = False
+        self._relisting = False
         self.error: str | None = None
         # The server's tools that pass enabled_tools / disabled_tools, from its last listing
         # (at first the one kept from an earlier run, mcp/listings.py).
@@ -181,6 +202,9 @@ class McpConnection:
 
     def snapshot(self) -> ServerStatus:
         self._check_alive()
+        return self._status()
+
+    def _status(self) -> ServerStatus:
         names = tuple(tool.name for tool in self.tools)
         last_known = bool(names) and not self.ready
         return ServerStatus(
@@ -193,6 +217,16 @@ class McpConnection:
             self.prompts if self.ready else (),
         )
 
+    def announce(self) -> None:
+        """Tell `on_changed` of the server's state when it differs from what it was told last
+        (called after every transition: starting, ready, failed, stopped, listed again)."""
+        state = self._status().to_dict()
+        if state == self._shown:
+            return
+        self._shown = state
+        if self._on_changed is not None:
+            self._on_changed(self, state)
+
     def start_soon(self) -> None:
         """Start the server in the background unless it runs or is starting; a failed one is
         tried again once `RETRY_START_AFTER_S` have passed. Never waits."""
@@ -203,6 +237,7 @@ class McpConnection:
         if self.status == "failed" and not self._ended and waited < RETRY_START_AFTER_S:
             return
         self.status = "starting"  # at once, so every client's MCP status says so
+        self.announce()
         self.tasks.spawn(self.ensure_started, f"mcp-start:{self.config.name}")
 
     async def ensure_started(self, *, retry_failed: bool = True) -> bool:
@@ -236,6 +271,7 @@ class McpConnection:
                 await self.until_idle()
         await self._discard_task()
         self.status, self.error, self._ended = "starting", None, False
+        self.announce()
         self._ready, self._stop = anyio.Event(), anyio.Event()
         self._activity = self.tasks.spawn(self._serve, f"mcp:{self.config.name}")
         timeout = self.config.startup_timeout_s
@@ -246,6 +282,7 @@ class McpConnection:
             tail = self._stderr_tail()
             if tail:
                 self.error = f"{self.error}; its stderr: {tail}"
+                self.announce()
             self._stop.set()
             self._activity.cancel()
 
@@ -262,22 +299,17 @@ class McpConnection:
         self.status, self.error, self._session = "failed", reason, None
         self._failed_at = time.monotonic()
         self._ready.set()
+        self.announce()
 
     async def _serve(self) -> None:
         """The server's own task: open the session, list the tools, hold it until stopped."""
         try:
             async with self._open() as session:
-                offers = (await session.initialize()).capabilities
-                listed = await catalog.list_tools(session)
-                if offers.resources is not None:
-                    self.resources = tuple(await catalog.list_resources(session))
-                if offers.prompts is not None:
-                    self.prompts = tuple(await catalog.list_prompts(session))
-                self.tools = tuple(t for t in listed if self.config.offers(t.name) and offered(t))
-                if self._on_listed is not None:
-                    self._on_listed(self.config.name, tuple(listed))
+                self._offers = (await session.initialize()).capabilities
+                await self._list(session)
                 self._session, self.status = session, "ready"
                 self._ready.set()
+                self.announce()
                 await self._stop.wait()
         except anyio.get_cancelled_exc_class():
             raise
@@ -292,6 +324,50 @@ class McpConnection:
             self._session = None
             if self.status == "ready":  # stopped on request
                 self.status = "stopped"
+            self.announce()
+
+    async def _list(self, session: ClientSession) -> None:
+        """Read the server's tools, and its resources and prompts if it offers them."""
+        offers = self._offers
+        listed = await catalog.list_tools(session)
+        if offers is not None and offers.resources is not None:
+            self.resources = tuple(await catalog.list_resources(session))
+        if offers is not None and offers.prompts is not None:
+            self.prompts = tuple(await catalog.list_prompts(session))
+        self.tools = tuple(t for t in listed if self.config.offers(t.name) and offered(t))
+        if self._on_listed is not None:
+            self._on_listed(self.config.name, tuple(listed))
+
+    async def _on_message(self, message: IncomingMessage) -> None:
+        """A server's notification: a changed tool, resource or prompt list is read again, in
+        the background (the SDK awaits this handler before it reads the next message)."""
+        if isinstance(message, _LIST_CHANGED):
+            self._relist_soon()
+
+    def _relist_soon(self) -> None:
+        self._relist = True
+        if not self._relisting:  # else the listing under way reads it again when done
+            self._relisting = True
+            self.tasks.spawn(self._relist_now, f"mcp-list:{self.config.name}")
+
+    async def _relist_now(self) -> None:
+        """List a ready server again after it said its lists changed: the next turn offers what
+        it lists now, and every client is told (`mcp/statusChanged`)."""
+        try:
+            while self._relist:
+                self._relist = False
+                session = self._session
+                if session is None or not self.ready:
+                    return  # its next start lists it anyway
+                try:
+                    with anyio.fail_after(self.config.tool_timeout_s):
+                        await self._list(session)
+                except Exception as exc:  # the listing it had stays; the next change tries again
+                    log.info("MCP server %s: listing again failed: %r", self.config.name, exc)
+                    return
+                self.announce()
+        finally:
+            self._relisting = False
 
     @contextlib.asynccontextmanager
     async def _open(self) -> AsyncIterator[ClientSession]:
@@ -306,7 +382,12 @@ class McpConnection:
                 try:
                     async with (
                         stdio_client(params, errlog=errlog) as (read, write),
-                        ClientSession(read, write, list_roots_callback=self._list_roots) as session,
+                        ClientSession(
+                            read,
+                            write,
+                            list_roots_callback=self._list_roots,
+                            message_handler=self._on_message,
+                        ) as session,
                     ):
                         yield session
                 finally:
@@ -324,7 +405,9 @@ class McpConnection:
             streamable_http_client(
                 cfg.url, http_client=http, max_sse_event_size=cfg.max_result_mb * MIB
             ) as (read, write),
-            ClientSession(read, write, list_roots_callback=self._list_roots) as session,
+            ClientSession(
+                read, write, list_roots_callback=self._list_roots, message_handler=self._on_message
+            ) as session,
         ):
             yield session
 
@@ -471,6 +554,7 @@ class McpConnection:
                 with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_GRACE_S):
                     await activity.wait()
         self.status, self._session = "stopped", None
+        self.announce()
 
 
 def _closed(session: ClientSession) -> bool:

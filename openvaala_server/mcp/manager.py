@@ -14,7 +14,7 @@ it is imported when a server is configured, never by a daemon that has none (doc
 from __future__ import annotations
 
 import sys
-from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -75,6 +75,8 @@ class McpManager:
         self.connections = {name: self._connect(cfg) for name, cfg in servers.items()}
         # Servers a reload replaced or removed, each stopped once its calls have finished.
         self._retiring: set[McpConnection] = set()
+        # Told of each configured server's new state (the runtime sends `mcp/statusChanged`).
+        self.on_status: Callable[[McpServerState], None] | None = None
 
     def _connect(self, cfg: McpServerConfig) -> McpConnection:
         from openvaala_server.mcp import listings  # the SDK: see the docstring
@@ -83,7 +85,14 @@ class McpManager:
         if self._listings is None:
             self._listings = listings.load(self._listings_path)
         known = self._listings.get(cfg.name, ())
-        return McpConnection(cfg, self.tasks, known=known, on_listed=self._listed)
+        return McpConnection(
+            cfg, self.tasks, known=known, on_listed=self._listed, on_changed=self._status_changed
+        )
+
+    def _status_changed(self, conn: McpConnection, state: McpServerState) -> None:
+        # A server a reload retired is no longer the one clients see under its name.
+        if self.on_status is not None and self.connections.get(conn.config.name) is conn:
+            self.on_status(state)
 
     def _listed(self, name: str, tools: tuple[McpToolInfo, ...]) -> None:
         from openvaala_server.mcp import listings
@@ -120,7 +129,17 @@ class McpManager:
         for conn in retired:
             self._retiring.add(conn)
             self.tasks.spawn(partial(self._retire, conn), f"mcp-retire:{conn.config.name}")
+            self._announce(conn.config.name)
         return [conn.config.name for conn in retired]
+
+    def _announce(self, name: str) -> None:
+        """Tell clients what a reload made of the server `name`: the new one's state (it starts
+        at the next need), or `removed` when it is no longer configured."""
+        conn = self.connections.get(name)
+        if conn is not None:
+            conn.announce()
+        elif self.on_status is not None:
+            self.on_status({"name": name, "status": "removed", "tools": []})
 
     async def tools_for(self, tools: Sequence[str]) -> list[Tool]:
         """The MCP tools an agent's `tools` list asks for, once the servers it needs are ready

@@ -138,6 +138,8 @@ CONVERSATION_LIST_CHANGED: Final = "conversation/listChanged"
 # To every connection.
 CONFIG_RELOADED: Final = "config/reloaded"
 CONFIG_ERROR: Final = "config/error"
+# To every connection: an MCP server's state changed (started, failed, listed again).
+MCP_STATUS_CHANGED: Final = "mcp/statusChanged"
 
 NOTIFICATIONS: Final = frozenset(
     {
@@ -164,5 +166,6 @@ NOTIFICATIONS: Final = frozenset(
         CONVERSATION_LIST_CHANGED,
         CONFIG_RELOADED,
         CONFIG_ERROR,
+        MCP_STATUS_CHANGED,
     }
 )

@@ -141,7 +141,7 @@ class ConfigState(TypedDict):
 
 class McpServerState(TypedDict):
     name: str
-    status: str  # starting | ready | failed | stopped
+    status: str  # starting | ready | failed | stopped (| removed: mcp/statusChanged only)
     tools: list[str]
     error: NotRequired[str]
     # True: `tools` is the server's last listing, kept while it is not ready (docs/protocol.md).
@@ -340,6 +340,8 @@ NOTIFICATION_PARAMS: Final[dict[str, type]] = {
     m.CONVERSATION_LIST_CHANGED: ListChangedNote,
     m.CONFIG_RELOADED: ConfigReloadedNote,
     m.CONFIG_ERROR: ConfigErrorNote,
+    # One server's new state: the params are one entry of `mcp/list`'s `servers`.
+    m.MCP_STATUS_CHANGED: McpServerState,
 }
 
 # -- request params ------------------------------------------------------------------------------

@@ -107,6 +107,7 @@ class ConversationManager:
         self.mcp = McpManager(config.mcp_servers, self.tasks, store.data_dir.root / LISTINGS_FILE)
         # Daemon-wide notifications (config/reloaded, config/error), and the config file's state.
         self.broadcast = Broadcast()
+        self.mcp.on_status = partial(self.broadcast.publish, methods.MCP_STATUS_CHANGED)
         self.list_feed = ListFeed()  # conversation/listChanged to whoever watches the list
         self.config_watch: ConfigWatcher | None = None
 

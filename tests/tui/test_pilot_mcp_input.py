@@ -13,13 +13,8 @@ from openvaala_tui.app import VaalaApp
 from openvaala_tui.widgets.items import ToolBlock
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
-from tests.server.mcp.conftest import daemon_config
+from tests.server.mcp.conftest import daemon_config, last_user_text
 from tests.tui.conftest import Clients, ready, type_and_send, wait_for
-
-
-def last_user_text(fake: FakeProvider) -> str:
-    messages = fake.requests[-1].json["messages"]
-    return str([m for m in messages if m["role"] == "user"][-1]["content"])
 
 
 @pytest.mark.timeout(180)

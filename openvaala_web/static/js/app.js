@@ -83,6 +83,7 @@ class App {
       jump: (inputId) => this.call("input/jump", { inputId }, "Jump"),
       redraw: () => this.renderComposer(),
       warn: (message) => this.showError(message, "info"),
+      request: (method, params) => this.rpc.request(method, params),
     });
     this.context = new ContextPanel(this);
     this.memory = new MemoryPanel(this);
@@ -197,6 +198,11 @@ class App {
       const p = note.params || {};
       if (p.deleted) this.sidebar.removed(p.conversationId);
       else if (p.conversation) this.sidebar.changed(p.conversation);
+      return;
+    }
+    if (note.method === "mcp/statusChanged") {
+      this.mcp.changed(note.params); // the whole daemon's: no conversation
+      this.composer.mcp.changed(note.params);
       return;
     }
     if (note.method === "config/error" || note.method === "config/reloaded") {
@@ -575,6 +581,12 @@ class App {
     if (!this.openId) return;
     const command = parseCommand(text);
     if (command) return this.memory.run(command);
+    try {
+      text = await this.composer.mcp.expand(text); // MCP prompts and resources (mcp_picker.js)
+    } catch (err) {
+      this.showError(`Not sent: ${err.message || err}`, err.kind);
+      throw err;
+    }
     const result = await this.call(
       "input/send",
       { conversationId: this.openId, ...this.sessionParam(), text, mode, ...(images.length ? { images } : {}) },

@@ -4,6 +4,7 @@
 import { AttachmentTray, imageMark } from "./attachments.js";
 import { gaugeText } from "./context.js";
 import { $, compactNumber, h } from "./dom.js";
+import { McpPicker } from "./mcp_picker.js";
 
 const MODE_HELP = {
   steer: "Steer: the running turn reads it before its next model call",
@@ -37,6 +38,8 @@ export class Composer {
     this.editing = null; // inputId being edited in place
     this.sending = null; // the submit in flight (a promise), if any
     this.attachments = new AttachmentTray(root, this.text, (message) => this.actions.warn?.(message));
+    // MCP resources to attach and prompts in the "/" menu (mcp_picker.js).
+    this.mcp = new McpPicker(root, this.text, (method, params) => this.actions.request(method, params));
 
     root.addEventListener("submit", (event) => {
       event.preventDefault();
@@ -59,6 +62,7 @@ export class Composer {
     this.text.disabled = !enabled;
     this.sendButton.disabled = !enabled;
     this.attachments.setEnabled(enabled);
+    this.mcp.setEnabled(enabled);
     if (!enabled) {
       this.stopButton.hidden = true;
       this.compactButton.disabled = true;

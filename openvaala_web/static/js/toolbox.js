@@ -87,21 +87,38 @@ function serverLine(s) {
   );
 }
 
-/** The MCP servers panel: a button in the sidebar opens it, and it reads mcp/list each time. */
+/** The MCP servers panel: a button in the sidebar opens it; it reads mcp/list when opened and
+ * then follows mcp/statusChanged (docs/protocol.md), so an open panel shows each change live. */
 export class McpPanel extends TogglePanel {
   constructor(el, button, request) {
     super(el, button);
     this.request = request;
+    this.servers = null; // as last read or told; null until the panel was opened
   }
 
   async refresh() {
-    let servers;
     try {
-      servers = (await this.request("mcp/list", {})).servers || [];
+      this.servers = (await this.request("mcp/list", {})).servers || [];
     } catch (err) {
       this.el.replaceChildren(h("p", { class: "mcp-error" }, `Could not read the MCP servers: ${err.message || err}`));
       return;
     }
+    this.render();
+  }
+
+  /** One server's new state (mcp/statusChanged's params). */
+  changed(state) {
+    if (!this.servers || !state || !state.name) return;
+    const at = this.servers.findIndex((s) => s.name === state.name);
+    if (state.status === "removed") {
+      if (at >= 0) this.servers.splice(at, 1); // a reload took it out of the config
+    } else if (at >= 0) this.servers[at] = state;
+    else this.servers.push(state);
+    if (!this.el.hidden) this.render();
+  }
+
+  render() {
+    const servers = this.servers || [];
     const refresh = h("button", { type: "button", class: "mcp-refresh", onclick: () => this.refresh() }, "Refresh");
     this.el.replaceChildren(
       h("div", { class: "mcp-head" }, h("span", {}, "MCP servers"), refresh),

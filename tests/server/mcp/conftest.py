@@ -25,16 +25,34 @@ def stdio_args(mode: str = "stdio") -> tuple[str, ...]:
 
 
 def daemon_config(
-    fake: FakeProvider, *, tools: str = '["mcp:t"]', mode: str = "stdio", extra: str = ""
+    fake: FakeProvider,
+    *,
+    tools: str = '["mcp:t"]',
+    mode: str = "stdio",
+    extra: str = "",
+    mode_args: tuple[str, ...] = (),
 ) -> str:
     """A daemon whose default agent (`tools`) has the test server as `t`, trusted."""
-    python, server = json.dumps(sys.executable), json.dumps(str(SERVER))
+    python = json.dumps(sys.executable)
+    args = ", ".join(json.dumps(a) for a in (str(SERVER), mode, *mode_args))
     return (
         fake.config_toml("fake")
         + f'\n[agents.default]\ndescription = "t"\nmodel = "fake"\ntools = {tools}\n'
-        + f'\n[mcp_servers.t]\ncommand = {python}\nargs = [{server}, "{mode}"]\n'
+        + f"\n[mcp_servers.t]\ncommand = {python}\nargs = [{args}]\n"
         + f"trust = true\n{extra}"
     )
+
+
+def gated_config(fake: FakeProvider, gate: Path) -> str:
+    """`daemon_config` with a server that starts slowly: it answers once the file `gate` exists."""
+    extra = f"startup_timeout_s = {STARTUP_S * 2:g}\n"
+    return daemon_config(fake, mode="gated", mode_args=(str(gate),), extra=extra)
+
+
+def last_user_text(fake: FakeProvider) -> str:
+    """The text of the last user message the model was sent."""
+    messages = fake.requests[-1].json["messages"]
+    return str([m for m in messages if m["role"] == "user"][-1]["content"])
 
 
 def _free_port() -> int:

@@ -1,7 +1,8 @@
 """A small MCP server written with the official SDK, run by the tests and bench/mcp.py.
 
 `python mcp_test_server.py stdio` speaks over stdin/stdout; `... http PORT` serves streamable
-HTTP on 127.0.0.1:PORT/mcp; `... hang` starts but never answers (a server that never starts).
+HTTP on 127.0.0.1:PORT/mcp; `... hang` starts but never answers (a server that never starts);
+`... gated PATH` answers over stdio once the file PATH exists (a slow start the test ends).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import time
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.resources.types import TextResource
 from mcp.server.mcpserver.utilities.types import Image
 from mcp.types import Tool as McpTool
 from mcp.types import ToolExecution
@@ -160,6 +162,21 @@ def task_only() -> str:
     return "never offered"
 
 
+def grown() -> str:
+    """A tool added while the server runs (by grow)."""
+    return "grown here"
+
+
+@server.tool()
+async def grow(ctx: Context) -> str:
+    """Add the tool `grown` and the resource notes://later; tell the client its lists changed."""
+    server.add_tool(grown)
+    server.add_resource(TextResource(uri="notes://later", name="later", text="Later: repot it."))
+    await ctx.session.send_tool_list_changed()
+    await ctx.session.send_resource_list_changed()
+    return "grown"
+
+
 @server.resource("notes://today", name="today", mime_type="text/plain")
 def today() -> str:
     """Today's notes."""
@@ -178,6 +195,9 @@ if __name__ == "__main__":
         server.run("stdio")
     elif mode == "http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    elif mode == "gated":
+        until_exists(sys.argv[2])
+        server.run("stdio")
     elif mode == "hang":
         time.sleep(3600)
     else:
