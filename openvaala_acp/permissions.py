@@ -20,6 +20,7 @@ from acp.schema import (
     PermissionOption,
     RequestPermissionResponse,
     TextContentBlock,
+    ToolCallProgress,
     ToolCallStart,
     ToolCallUpdate,
 )
@@ -61,6 +62,14 @@ def question_text(params: dict[str, Any]) -> str:
         why = str(params.get("noGrantReason") or "nothing can be remembered for this call")
         lines.append(f"Cannot be allowed for this conversation: {why}")
     return "\n".join(line for line in lines if line)
+
+
+def _reason(reason: str) -> list[ContentToolCallContent]:
+    if not reason:
+        return []
+    return [
+        ContentToolCallContent(type="content", content=TextContentBlock(type="text", text=reason))
+    ]
 
 
 class Asker(Protocol):
@@ -124,6 +133,14 @@ class Permissions:
                     raw_input=arguments,
                 ),
             )
+        diffs = tools.proposed(params)
+        if diffs:  # the call's content becomes the change itself, read by the daemon
+            self.outbox.put(
+                stream.conversation_id,
+                ToolCallProgress(
+                    session_update="tool_call_update", tool_call_id=call_id, content=diffs
+                ),
+            )
         await self.outbox.flush()  # the call is shown before the question about it
         reason = question_text(params)
         tool_call = ToolCallUpdate(
@@ -132,13 +149,8 @@ class Permissions:
             kind=tools.kind(name),
             status="pending",
             raw_input=arguments,
-            content=[
-                ContentToolCallContent(
-                    type="content", content=TextContentBlock(type="text", text=reason)
-                )
-            ]
-            if reason
-            else None,
+            # The change itself to review (the daemon read the files), then why it asks.
+            content=[*diffs, *_reason(reason)] or None,
         )
         try:
             response = await conn.request_permission(

@@ -318,17 +318,19 @@ class SessionStream:
         name = str(item.get("name") or self._call_name(call_id))
         call = self.calls.get(call_id) or {"arguments": {}}
         content: list[tools.ToolContent] = []
+        failed = bool(item.get("isError")) or item.get("status") in ("interrupted", "failed")
         changes = tools.changes(item, self.cwd)
-        content.extend(changes or tools.diffs(name, call["arguments"], self.cwd))
+        # A failed call changed nothing: it shows no diff (ACP replaces the proposed one).
+        if not failed:
+            content.extend(changes or tools.diffs(name, call["arguments"], self.cwd))
         text = str(item.get("output") or "")
         if text:
             content.append(tools.output(name, text))
-        failed = bool(item.get("isError")) or item.get("status") in ("interrupted", "failed")
         return ToolCallProgress(
             session_update="tool_call_update",
             tool_call_id=call_id,
             status="failed" if failed else "completed",
-            content=content or None,
+            content=content if content or failed else None,
             raw_output={"output": text, "isError": bool(item.get("isError"))},
         )
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import IO
 
 from openvaala_server.domain import images
-from openvaala_server.domain.diffs import FileDiff, file_diff
+from openvaala_server.domain.diffs import FileDiff, binary_diff, file_diff
 from openvaala_server.domain.permissions import Access, Confinement
 from openvaala_server.models.base import ToolSpec
 from openvaala_server.protocol.json_types import JsonObject
@@ -361,17 +361,38 @@ class WriteFileTool:
         return await _run_in_thread(lambda: _write_file(arguments, ctx), ctx)
 
 
-def _write_file(arguments: JsonObject, ctx: ToolContext) -> str:
+def _write_file(arguments: JsonObject, ctx: ToolContext) -> tuple[str, FileDiff]:
     path = path_arg(arguments, ctx)
     content = string_arg(arguments, "content")
     target = guard.check_write(path, ctx.cwd, ctx.confinement)
     if target.is_dir():
         raise ToolFailure(f"{path} is a directory; cannot write a file there.")
     existed = target.exists()
+    shown = str(arguments["path"])
+    # What it replaces, for the result's diff (clients show the real old text).
+    change = _replaced(target, content, shown, ctx.confinement) if existed else None
     data = content.encode("utf-8")
     _write_atomically(target, data, ctx)
     verb = "Overwrote" if existed else "Created"
-    return f"{verb} {path} ({len(data)} bytes written)."
+    return f"{verb} {path} ({len(data)} bytes written).", change or file_diff(None, content, shown)
+
+
+def _replaced(target: Path, content: str, shown: str, confinement: Confinement) -> FileDiff:
+    """The change of a write over an existing file: a text diff, or named only when the old
+    file is not text, too large to hold, or not a regular file (the write replaces it all the
+    same)."""
+    try:
+        with os.fdopen(guard.open_for_reading(target, confinement), "rb") as file:
+            data = file.read(MAX_EDIT_BYTES + 1)
+    except (OSError, guard.Refused):
+        return binary_diff(shown, "update")
+    if len(data) > MAX_EDIT_BYTES or _looks_binary(data[:_BINARY_SNIFF_BYTES]):
+        return binary_diff(shown, "update")
+    try:
+        old = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return binary_diff(shown, "update")
+    return file_diff(old, content, shown)
 
 
 # --- edit_file ---------------------------------------------------------------------------------
