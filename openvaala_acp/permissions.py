@@ -11,6 +11,7 @@ it then does nothing."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from acp import RequestError
@@ -79,10 +80,19 @@ class Asker(Protocol):
 
 
 class Permissions:
-    def __init__(self, link: DaemonLink, outbox: Outbox, tasks: Supervisor) -> None:
+    def __init__(
+        self,
+        link: DaemonLink,
+        outbox: Outbox,
+        tasks: Supervisor,
+        cancel: Callable[[str], Awaitable[None]],
+    ) -> None:
         self.link = link
         self.outbox = outbox
         self.tasks = tasks
+        # A question the editor answered "cancelled" cancels the prompt turn it belongs to, as
+        # ACP means it, rather than leave the turn waiting (docs/editors.md).
+        self.cancel = cancel
         self.conn: Asker | None = None
         self._asks: dict[str, Activity] = {}
 
@@ -163,7 +173,9 @@ class Permissions:
             return
         outcome = response.outcome
         if not isinstance(outcome, AllowedOutcome) or outcome.option_id not in _DECISIONS:
-            return  # cancelled: the prompt was cancelled, which interrupts (and denies) it
+            # Cancelled: the turn is interrupted, which denies the call (docs/editors.md).
+            await self.cancel(stream.conversation_id)
+            return
         try:
             await self.link.request(
                 methods.APPROVAL_RESPOND,

@@ -146,6 +146,8 @@ class SessionStream:
 
     def on_note(self, method: str, params: dict[str, Any]) -> list[Update]:
         sid = params.get("sessionId")
+        if method == methods.SESSION_UPDATED:  # it names its session inside (docs/protocol.md)
+            sid = (params.get("session") or {}).get("sessionId")
         if method == methods.CONVERSATION_UPDATED:
             return self._conversation(params.get("conversation") or {})
         if sid is not None and sid != self.root_session_id:
@@ -370,7 +372,8 @@ class SessionStream:
         for item in items:
             kind, item_id = str(item.get("type")), str(item.get("itemId"))
             text = str(item.get("text") or "")
-            if kind == "user_message" and item.get("origin", "user") == "user":
+            # A subagent's report is a message to its parent, shown live too.
+            if kind == "user_message" and item.get("origin", "user") in ("user", "subagent"):
                 updates.append(self._user(item))
             elif kind in ("agent_message", "reasoning") and text:
                 updates.append(self._chunk(kind, text, item_id))
