@@ -23,11 +23,7 @@ def fresh(daemon: Daemon, tmp_path: Path) -> Iterator[Raw]:
     """A bridge not initialized yet."""
     bridge = Raw(daemon, tmp_path / "lsp.err")
     yield bridge
-    bridge.process.kill()
-    bridge.process.wait()
-    for stream in (bridge.process.stdin, bridge.process.stdout, bridge._err):
-        if stream is not None:
-            stream.close()
+    bridge.stop()
 
 
 def _initialize(raw: Raw) -> None:
@@ -108,8 +104,4 @@ def test_shutdown_with_a_prompt_waiting_says_the_turn_goes_on(
         assert "goes on in the daemon" in error["message"]
         assert "result" in raw.answer(3)
     finally:
-        raw.process.kill()
-        raw.process.wait()
-        for stream in (raw.process.stdin, raw.process.stdout, raw._err):
-            if stream is not None:
-                stream.close()
+        raw.stop()
