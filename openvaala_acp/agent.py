@@ -59,7 +59,7 @@ class OpenVaalaAgent:
         self.link = link or DaemonLink()
         self.tasks = tasks
         self.outbox = Outbox(tasks)
-        self.permissions = Permissions(self.link, self.outbox, tasks)
+        self.permissions = Permissions(self.link, self.outbox, tasks, self._question_cancelled)
         self.sessions: dict[str, SessionStream] = {}
         self._cancels: dict[str, asyncio.Event] = {}  # running prompts, by session
         self._models: list[dict[str, Any]] = []
@@ -80,7 +80,7 @@ class OpenVaalaAgent:
         **kw: Any,
     ) -> InitializeResponse:
         return InitializeResponse(
-            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            protocol_version=_version(protocol_version),
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(image=True, embedded_context=True),
@@ -346,10 +346,24 @@ class OpenVaalaAgent:
         elif session_id in self.sessions:  # a turn started elsewhere: stop it too
             await self.link.request(methods.TURN_INTERRUPT, {"conversationId": session_id})
 
+    async def _question_cancelled(self, session_id: str) -> None:
+        """The editor answered a permission question "cancelled": its prompt turn ends
+        cancelled, as after `session/cancel` (the interrupt denies the call). A turn started by
+        another client is left to that client's answer."""
+        cancel = self._cancels.get(session_id)
+        if cancel is not None:
+            cancel.set()
+
     async def close(self) -> None:
         self.permissions.drop_all()
         await self.outbox.close()
         await self.link.close()
+
+
+def _version(asked: int) -> int:
+    """The version asked for when this agent speaks it, else the latest it speaks (ACP,
+    "Protocol version": there is no version 0 to fall back to)."""
+    return asked if 1 <= asked <= PROTOCOL_VERSION else PROTOCOL_VERSION
 
 
 def _check_id(session_id: str) -> None:

@@ -11,6 +11,7 @@ it then does nothing."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from acp import RequestError
@@ -20,6 +21,7 @@ from acp.schema import (
     PermissionOption,
     RequestPermissionResponse,
     TextContentBlock,
+    ToolCallProgress,
     ToolCallStart,
     ToolCallUpdate,
 )
@@ -63,6 +65,14 @@ def question_text(params: dict[str, Any]) -> str:
     return "\n".join(line for line in lines if line)
 
 
+def _reason(reason: str) -> list[ContentToolCallContent]:
+    if not reason:
+        return []
+    return [
+        ContentToolCallContent(type="content", content=TextContentBlock(type="text", text=reason))
+    ]
+
+
 class Asker(Protocol):
     async def request_permission(
         self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption], **kw: Any
@@ -70,10 +80,19 @@ class Asker(Protocol):
 
 
 class Permissions:
-    def __init__(self, link: DaemonLink, outbox: Outbox, tasks: Supervisor) -> None:
+    def __init__(
+        self,
+        link: DaemonLink,
+        outbox: Outbox,
+        tasks: Supervisor,
+        cancel: Callable[[str], Awaitable[None]],
+    ) -> None:
         self.link = link
         self.outbox = outbox
         self.tasks = tasks
+        # A question the editor answered "cancelled" cancels the prompt turn it belongs to, as
+        # ACP means it, rather than leave the turn waiting (docs/editors.md).
+        self.cancel = cancel
         self.conn: Asker | None = None
         self._asks: dict[str, Activity] = {}
 
@@ -124,6 +143,14 @@ class Permissions:
                     raw_input=arguments,
                 ),
             )
+        diffs = tools.proposed(params)
+        if diffs:  # the call's content becomes the change itself, read by the daemon
+            self.outbox.put(
+                stream.conversation_id,
+                ToolCallProgress(
+                    session_update="tool_call_update", tool_call_id=call_id, content=diffs
+                ),
+            )
         await self.outbox.flush()  # the call is shown before the question about it
         reason = question_text(params)
         tool_call = ToolCallUpdate(
@@ -132,13 +159,8 @@ class Permissions:
             kind=tools.kind(name),
             status="pending",
             raw_input=arguments,
-            content=[
-                ContentToolCallContent(
-                    type="content", content=TextContentBlock(type="text", text=reason)
-                )
-            ]
-            if reason
-            else None,
+            # The change itself to review (the daemon read the files), then why it asks.
+            content=[*diffs, *_reason(reason)] or None,
         )
         try:
             response = await conn.request_permission(
@@ -151,7 +173,9 @@ class Permissions:
             return
         outcome = response.outcome
         if not isinstance(outcome, AllowedOutcome) or outcome.option_id not in _DECISIONS:
-            return  # cancelled: the prompt was cancelled, which interrupts (and denies) it
+            # Cancelled: the turn is interrupted, which denies the call (docs/editors.md).
+            await self.cancel(stream.conversation_id)
+            return
         try:
             await self.link.request(
                 methods.APPROVAL_RESPOND,

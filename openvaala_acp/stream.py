@@ -146,6 +146,8 @@ class SessionStream:
 
     def on_note(self, method: str, params: dict[str, Any]) -> list[Update]:
         sid = params.get("sessionId")
+        if method == methods.SESSION_UPDATED:  # it names its session inside (docs/protocol.md)
+            sid = (params.get("session") or {}).get("sessionId")
         if method == methods.CONVERSATION_UPDATED:
             return self._conversation(params.get("conversation") or {})
         if sid is not None and sid != self.root_session_id:
@@ -318,17 +320,19 @@ class SessionStream:
         name = str(item.get("name") or self._call_name(call_id))
         call = self.calls.get(call_id) or {"arguments": {}}
         content: list[tools.ToolContent] = []
+        failed = bool(item.get("isError")) or item.get("status") in ("interrupted", "failed")
         changes = tools.changes(item, self.cwd)
-        content.extend(changes or tools.diffs(name, call["arguments"], self.cwd))
+        # A failed call changed nothing: it shows no diff (ACP replaces the proposed one).
+        if not failed:
+            content.extend(changes or tools.diffs(name, call["arguments"], self.cwd))
         text = str(item.get("output") or "")
         if text:
             content.append(tools.output(name, text))
-        failed = bool(item.get("isError")) or item.get("status") in ("interrupted", "failed")
         return ToolCallProgress(
             session_update="tool_call_update",
             tool_call_id=call_id,
             status="failed" if failed else "completed",
-            content=content or None,
+            content=content if content or failed else None,
             raw_output={"output": text, "isError": bool(item.get("isError"))},
         )
 
@@ -368,7 +372,8 @@ class SessionStream:
         for item in items:
             kind, item_id = str(item.get("type")), str(item.get("itemId"))
             text = str(item.get("text") or "")
-            if kind == "user_message" and item.get("origin", "user") == "user":
+            # A subagent's report is a message to its parent, shown live too.
+            if kind == "user_message" and item.get("origin", "user") in ("user", "subagent"):
                 updates.append(self._user(item))
             elif kind in ("agent_message", "reasoning") and text:
                 updates.append(self._chunk(kind, text, item_id))

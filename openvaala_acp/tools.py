@@ -106,30 +106,52 @@ def locations(name: str, arguments: dict[str, Any], cwd: str) -> list[ToolCallLo
 
 
 def diffs(name: str, arguments: dict[str, Any], cwd: str) -> list[FileEditToolCallContent]:
-    """The edit a call proposes, from its arguments (shown before it runs, e.g. while it waits
-    for approval). An `edit_file` shows the replaced snippet, not the whole file."""
+    """The edit a call proposes, from its arguments alone (shown as it starts, before the
+    daemon read any file): only what the arguments tell truly. An `edit_file` shows the
+    replaced snippet, a patch its chunks and added files. A `write_file` and a patch's delete
+    show nothing here: what they replace is the file's text, which the approval's `diffs` and
+    the result's `changes` carry (`proposed`, `changes`)."""
     if name == "edit_file" and (path := _text(arguments, "path")):
         old = arguments.get("old_text")
         new = arguments.get("new_text")
         if isinstance(old, str) and isinstance(new, str):
             return [_diff(_absolute(path, cwd), old, new)]
-    if name == "write_file" and (path := _text(arguments, "path")):
-        content = arguments.get("content")
-        if isinstance(content, str):
-            return [_diff(_absolute(path, cwd), None, content)]
     if name == "apply_patch":
-        return [_patch_diff(change, cwd) for change in _patch_changes(arguments)]
+        return [
+            _patch_diff(change, cwd)
+            for change in _patch_changes(arguments)
+            if not isinstance(change, DeleteFile)
+        ]
     return []
 
 
-def _patch_diff(change: AddFile | DeleteFile | UpdateFile, cwd: str) -> FileEditToolCallContent:
+def _patch_diff(change: AddFile | UpdateFile, cwd: str) -> FileEditToolCallContent:
     if isinstance(change, AddFile):
         return _diff(_absolute(change.path, cwd), None, change.contents)
-    if isinstance(change, DeleteFile):
-        return _diff(_absolute(change.path, cwd), "(the whole file)", "")
     old = "\n...\n".join("\n".join(chunk.old_lines) for chunk in change.chunks)
     new = "\n...\n".join("\n".join(chunk.new_lines) for chunk in change.chunks)
     return _diff(_absolute(change.move_to or change.path, cwd), old, new)
+
+
+def proposed(params: dict[str, Any]) -> list[ToolContent]:
+    """What an `approval/requested` says the call would change (its `diffs`, docs/protocol.md):
+    the whole text before and after when the daemon sent them, else its unified diff as text
+    (a file too large or not text)."""
+    found: list[ToolContent] = []
+    for diff in params.get("diffs") or []:
+        if not isinstance(diff, dict) or not isinstance(diff.get("path"), str):
+            continue
+        path, kind = diff["path"], diff.get("kind")
+        old, new = diff.get("oldText"), diff.get("newText")
+        if kind == "add" and isinstance(new, str):
+            found.append(_diff(path, None, new))
+        elif kind == "delete" and isinstance(old, str):
+            found.append(_diff(path, old, ""))
+        elif isinstance(old, str) and isinstance(new, str):
+            found.append(_diff(path, old, new))
+        elif isinstance(diff.get("unified"), str):
+            found.append(_content(f"```diff\n{diff['unified'].rstrip()}\n```"))
+    return found
 
 
 def _diff(path: str, old: str | None, new: str) -> FileEditToolCallContent:

@@ -27,6 +27,9 @@ log = logging.getLogger(__name__)
 
 __all__ = ["DAEMON_LOST", "UNAVAILABLE", "Bridge", "DaemonError", "daemon_lost"]
 
+# A prompt cut by the bridge's own shutdown (docs/editors.md, "Errors").
+SHUTTING_DOWN = -32092
+
 
 class DaemonError(JsonRpcException):
     """A daemon error passed on to the editor with its code, message and `data.kind`."""
@@ -50,7 +53,20 @@ def _from_rpc(exc: RpcError) -> DaemonError:
     return DaemonError(exc.message, exc.code, {**exc.data, "kind": exc.kind})
 
 
-ERRORS = LinkErrors(unavailable=_unavailable, lost=daemon_lost, rpc=_from_rpc)
+def bridge_closing() -> DaemonError:
+    """What a prompt still waiting gets when the editor shuts the bridge down: the daemon and
+    the turn go on (nothing interrupted it), and its reply lands in the conversation."""
+    return DaemonError(
+        "the editor bridge is shutting down; the turn goes on in the daemon, which was not"
+        " stopped, and its reply will be in the conversation",
+        SHUTTING_DOWN,
+        {"kind": "shutting_down"},
+    )
+
+
+ERRORS = LinkErrors(
+    unavailable=_unavailable, lost=daemon_lost, rpc=_from_rpc, closing=bridge_closing
+)
 
 
 class Bridge(Link):

@@ -73,7 +73,7 @@ class OpenVaalaServer(LanguageServer):
         self.bridge.view_listeners.append(self.approvals.sync)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
-        if isinstance(error, json.JSONDecodeError):
+        if isinstance(error, json.JSONDecodeError | UnicodeDecodeError):
             cast(OpenVaalaProtocol, self.protocol).parse_error(error)
             return
         super().report_server_error(error, source)

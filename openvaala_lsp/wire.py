@@ -18,6 +18,7 @@ log = logging.getLogger(__name__)
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
+NOT_INITIALIZED = -32002  # LSP's ServerNotInitialized
 
 # `data.kind` for JSON-RPC's own error codes, when the error has none.
 KINDS = {
@@ -27,7 +28,10 @@ KINDS = {
     INVALID_PARAMS: "invalid_params",
     -32603: "internal",
     -32800: "cancelled",
+    NOT_INITIALIZED: "not_initialized",
 }
+# What may come before `initialize` (LSP: anything else is refused, `exit` is obeyed).
+_BEFORE_INITIALIZE = ("initialize", "exit")
 
 
 class _Answered:
@@ -50,7 +54,23 @@ def error_response(msg_id: Any, code: int, message: str) -> dict[str, Any]:
     }
 
 
+def _valid_id(value: Any) -> bool:
+    return isinstance(value, str | int) and not isinstance(value, bool)
+
+
+def _bad_shape(data: dict[str, Any]) -> str | None:
+    """Why a message's id or method is not JSON-RPC's (an id is a string or a number, a method
+    a string), or None."""
+    if "id" in data and data["id"] is not None and not _valid_id(data["id"]):
+        return f"the id must be a string or a number, not {type(data['id']).__name__}"
+    if "method" in data and not isinstance(data["method"], str):
+        return f"the method must be a string, not {type(data['method']).__name__}"
+    return None
+
+
 class WireProtocol(LanguageServerProtocol):
+    _initialize_seen = False
+
     def send_raw(self, payload: dict[str, Any]) -> None:
         if self.writer is None:
             return
@@ -58,6 +78,13 @@ class WireProtocol(LanguageServerProtocol):
         self.writer.write(b"Content-Length: %d\r\n\r\n%b" % (len(body), body))
 
     def structure_message(self, data: dict[str, Any]) -> Any:
+        if "jsonrpc" in data and (shape := _bad_shape(data)) is not None:
+            # An id or method of the wrong type: an invalid request, answered with the id when
+            # it is one (else null), never pygls's internal error and its traceback.
+            msg_id = data.get("id") if _valid_id(data.get("id")) else None
+            log.warning("invalid JSON-RPC request: %s", shape)
+            self.send_raw(error_response(msg_id, INVALID_REQUEST, shape))
+            return _Answered()
         # `params` may be omitted (JSON-RPC 2.0, 4.2); pygls' generic request needs the key.
         omitted = "jsonrpc" in data and "method" in data and "params" not in data
         if omitted and self.get_message_type(str(data["method"])) is None:
@@ -90,11 +117,30 @@ class WireProtocol(LanguageServerProtocol):
                 error_response(msg_id, INVALID_REQUEST, "not a JSON-RPC 2.0 message object")
             )
             return
+        method = getattr(message, "method", None)
+        if method == "initialize":
+            self._initialize_seen = True
+        elif not self._initialize_seen and method not in _BEFORE_INITIALIZE:
+            msg_id = getattr(message, "id", None)
+            if msg_id is not None:  # a notification before initialize is dropped (LSP)
+                text = f"{method}: the server is not initialized (send initialize first)"
+                self.send_raw(error_response(msg_id, NOT_INITIALIZED, text))
+            return
         super().handle_message(message)
 
-    def parse_error(self, error: json.JSONDecodeError) -> None:
-        log.warning("invalid JSON from the editor: %s", error)
-        self.send_raw(error_response(None, PARSE_ERROR, f"invalid JSON: {error}"))
+    def parse_error(self, error: json.JSONDecodeError | UnicodeDecodeError) -> None:
+        if isinstance(error, UnicodeDecodeError):
+            text = f"the message body is not valid UTF-8 ({error.reason} at byte {error.start})"
+        else:
+            text = f"invalid JSON: {error}"
+        log.warning("invalid message from the editor: %s", text)
+        self.send_raw(error_response(None, PARSE_ERROR, text))
+
+    def _send_response(
+        self, msg_id: Any, result: Any | None = None, error: ResponseError | None = None
+    ) -> None:
+        # Every error answered carries `data.kind`, pygls's own (an unknown method) included.
+        super()._send_response(msg_id, result, with_kind(error) if error is not None else None)
 
     def _send_handler_result(self, future: Future[Any], *, msg_id: Any) -> None:
         if future.cancelled() or not isinstance(future.exception(), JsonRpcException):
@@ -115,7 +161,7 @@ class _DropParseTraceback(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
-        return not isinstance(exc, json.JSONDecodeError)
+        return not isinstance(exc, json.JSONDecodeError | UnicodeDecodeError)
 
 
 def quiet_pygls() -> None:

@@ -23,9 +23,10 @@ class Backoff:
             delay = min(delay * self.factor, self.cap)
 
 
-# How long a lost daemon's replacement, started by someone else (`openvaala serve stop` and
-# `start`, another client), may take before a client that restarts daemons starts one itself:
-# starting a second at once would only lose the lock race.
+# How long a daemon someone else is starting (it holds the lock, serves no address yet: `openvaala
+# serve start`, another client) may take before a client that restarts daemons starts one
+# itself: starting a second meanwhile would only lose the lock race. With the lock free (the
+# daemon crashed or stopped and nobody starts one) the client starts one at once.
 RESTART_GRACE_S = 5.0
 
 BACKOFF = Backoff()

@@ -31,7 +31,13 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 from openvaala_server import __version__
 from openvaala_server.client import images as client_images
 from openvaala_server.client.backoff import BACKOFF, RESTART_GRACE_S, Backoff
-from openvaala_server.client.daemon import DataDirLike, ensure_server, find_server, root_of
+from openvaala_server.client.daemon import (
+    DataDirLike,
+    ensure_server,
+    find_server,
+    root_of,
+    server_starting,
+)
 from openvaala_server.protocol import jsonrpc, methods
 from openvaala_server.protocol.json_types import JsonObject, JsonValue
 
@@ -89,6 +95,7 @@ class Client:
         reconnect: bool = True,
         locate: Callable[[], Address | None] | None = None,
         start: Callable[[], Address] | None = None,
+        starting: Callable[[], bool] | None = None,
         backoff: Backoff = BACKOFF,
     ) -> None:
         self.address = address
@@ -97,6 +104,9 @@ class Client:
         self.reconnect = reconnect
         self._locate = locate  # finds the server again after a restart (new port, new token)
         self._start = start  # starts a daemon when the lost one does not come back
+        # Whether another daemon is starting (then `start` waits out RESTART_GRACE_S for it);
+        # None: not known, so always wait.
+        self._starting = starting
         self._backoff = backoff
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[JsonValue]] = {}
@@ -139,9 +149,10 @@ class Client:
         """Connect to the daemon at `address` with `token`, or to the one running on the data
         directory (starting one first when `start`). With `reconnect` the client connects again
         after the connection drops; with `restart` too it starts a new daemon when none comes
-        back within `RESTART_GRACE_S`."""
+        back: at once when nobody is starting one, else after `RESTART_GRACE_S`."""
         locate: Callable[[], Address | None] | None = None
         start_one: Callable[[], Address] | None = None
+        starting: Callable[[], bool] | None = None
         if address is None or token is None:
             data = root_of(data_dir)
             # Reading the lock and the token file takes microseconds: a thread (the default
@@ -157,6 +168,7 @@ class Client:
             locate = lambda: find_server(data)  # noqa: E731
             if restart:
                 start_one = lambda: ensure_server(data)  # noqa: E731
+                starting = lambda: server_starting(data)  # noqa: E731
         client = cls(
             address,
             token,
@@ -164,6 +176,7 @@ class Client:
             reconnect=reconnect,
             locate=locate,
             start=start_one,
+            starting=starting,
             backoff=backoff,
         )
         ws = await client._open()
@@ -548,13 +561,16 @@ class Client:
 
     async def _find_again(self, lost_for: float) -> None:
         """Find the daemon again (it may have restarted on a new port with a new token), or
-        start one when allowed and the lost one did not come back in time."""
+        start one when allowed: at once when nobody is starting one (a crash freed the lock),
+        else when the one starting did not come up in time."""
         if self._locate is None:
             return
         found = await asyncio.to_thread(self._locate)
         if found is None and self._start is not None:
             asked = self._try_start.is_set()
-            if lost_for >= RESTART_GRACE_S and (self.failure is None or asked):
+            waiting = self._starting is None or await asyncio.to_thread(self._starting)
+            in_time = not waiting or lost_for >= RESTART_GRACE_S
+            if in_time and (self.failure is None or asked):
                 self._try_start.clear()
                 try:
                     found = await asyncio.to_thread(self._start)

@@ -71,6 +71,14 @@ def _reap_early_start() -> None:
         ).start()
 
 
+def server_starting(data_dir: DataDirLike | None = None) -> bool:
+    """Whether a daemon holds this data directory's lock but serves no address yet: it is
+    starting, and a client waits for it rather than lose the lock race to it. A free lock (the
+    daemon crashed or stopped) means nobody is coming: a client may start one at once."""
+    info = discovery.read_lock(root_of(data_dir) / discovery.LOCK_FILE)
+    return info is not None and not info.address
+
+
 def ensure_server(data_dir: DataDirLike | None = None) -> tuple[str, str]:
     """Find the server, starting one with `openvaala serve start` if none runs."""
     global _early_start

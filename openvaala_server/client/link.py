@@ -42,6 +42,8 @@ class LinkErrors:
     unavailable: Callable[[str], Exception]  # no daemon can be reached (the message says why)
     lost: Callable[[], Exception]  # the daemon went away while a turn was awaited
     rpc: Callable[[RpcError], Exception]  # the daemon's error, its code and data.kind kept
+    # This client stops while a turn is awaited; the daemon and the turn go on. None: `lost`.
+    closing: Callable[[], Exception] | None = None
 
 
 class Link:
@@ -79,6 +81,8 @@ class Link:
 
     async def close(self) -> None:
         self.closed = True
+        # Whoever waits for a turn hears the truth first: this client stops, the daemon does not.
+        self.turns.lose((self.errors.closing or self.errors.lost)())
         client, self._client = self._client, None
         if client is not None:
             await client.close()  # and with it the pump, a task of the client's

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
 from openvaala_server.client.connection import Note
+from openvaala_server.client.cut_stream import keep_cut_stream
 from openvaala_server.protocol import methods
 from openvaala_server.protocol.json_types import JsonObject
 
@@ -172,6 +173,9 @@ class Approval:
     # (`no_grant_reason` says why). Every client shows it before the user answers.
     grant_scope: str | None = None
     no_grant_reason: str = ""
+    # What a file-changing call would change, one `FileDiff` per file (docs/protocol.md,
+    # approval/requested): every client shows it with the question.
+    diffs: list[JsonObject] = field(default_factory=list)
     # The `approval/requested` payload as it came (without conversationId and seq), for a
     # client that passes it on (the editor bridge's `openvaala/approvalRequested`).
     wire: JsonObject = field(default_factory=dict, compare=False)
@@ -190,6 +194,7 @@ class Approval:
             arguments=_object(arguments),
             grant_scope=scope if isinstance(scope := params.get("grantScope"), str) else None,
             no_grant_reason=str(params.get("noGrantReason") or ""),
+            diffs=_objects(params.get("diffs")),
             wire=wire,
         )
 
@@ -354,11 +359,16 @@ class ConversationView:
     def load(self, snapshot: Params, seq: int) -> list[Change]:
         """Replace everything with a snapshot taken at `seq`."""
         self.conversation = _object(snapshot.get("conversation"))
-        self.sessions = {}
+        before, self.sessions = self.sessions, {}
         self.deleted = False
         self.seq = seq
         for wire in _objects(snapshot.get("sessions")):
             session = self._session_from_wire(wire)
+            if (old := before.get(session.session_id)) is not None:
+                # A reply the daemon streamed before it crashed stays, interrupted.
+                session.items = keep_cut_stream(
+                    old.items, old.turn_id, session.items, session.turn_id
+                )
             self.sessions[session.session_id] = session
         self.approvals = {}
         for wire in _objects(snapshot.get("approvals")):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
@@ -77,6 +78,10 @@ T = TypeVar("T")
 TITLE_MAX = 200
 
 
+# How many input ids are remembered, to tell an input that ended from one that never was.
+INPUT_IDS_KEPT = 10_000
+
+
 class ConversationManager:
     """Owns the loaded conversations and implements the services their parts use
     (`runtime/ports.Services`)."""
@@ -99,6 +104,9 @@ class ConversationManager:
         self._persist_locks: dict[str, asyncio.Lock] = {}
         # Which conversation and session a waiting input belongs to, for input/* by id.
         self._inputs: dict[str, tuple[str, str]] = {}
+        # The ids of the inputs this daemon took lately, waiting or not: an id not among them
+        # was never an input here (`not_found`), one among them is `input_consumed`.
+        self._input_ids: OrderedDict[str, None] = OrderedDict()
         self.shutting_down = False
         # Owns turns and MCP servers; entered by the server for the daemon's life (server.py).
         self.tasks = Supervisor("runtime")
@@ -754,6 +762,9 @@ class ConversationManager:
         # From here on nothing awaits: the inbox and the turn change together.
         inp = Input(new_id(), text, mode, origin, from_session_id)  # type: ignore[arg-type]
         inp.images = refs
+        self._input_ids[inp.input_id] = None
+        while len(self._input_ids) > INPUT_IDS_KEPT:
+            self._input_ids.popitem(last=False)
         busy = session.turn is not None or session.compacting
         disposition = session.inbox.add(inp, turn_running=busy)
         if disposition == "started":
@@ -854,6 +865,8 @@ class ConversationManager:
     def _owner(self, input_id: str) -> tuple[LiveConversation, LiveSession]:
         owner = self._inputs.get(input_id)
         conv = self.conversations.get(owner[0]) if owner else None
+        if owner is None and input_id not in self._input_ids:
+            raise errors.NotFound(f"no input {input_id} on this daemon", param="inputId")
         if owner is None or conv is None:
             raise errors.InputConsumed(
                 f"input {input_id} is no longer waiting: it was already handled or withdrawn",

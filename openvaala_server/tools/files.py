@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import IO
 
 from openvaala_server.domain import images
-from openvaala_server.domain.diffs import FileDiff, file_diff
+from openvaala_server.domain.diffs import FileDiff, binary_diff, file_diff
 from openvaala_server.domain.permissions import Access, Confinement
 from openvaala_server.models.base import ToolSpec
 from openvaala_server.protocol.json_types import JsonObject
@@ -361,17 +361,38 @@ class WriteFileTool:
         return await _run_in_thread(lambda: _write_file(arguments, ctx), ctx)
 
 
-def _write_file(arguments: JsonObject, ctx: ToolContext) -> str:
+def _write_file(arguments: JsonObject, ctx: ToolContext) -> tuple[str, FileDiff]:
     path = path_arg(arguments, ctx)
     content = string_arg(arguments, "content")
     target = guard.check_write(path, ctx.cwd, ctx.confinement)
     if target.is_dir():
         raise ToolFailure(f"{path} is a directory; cannot write a file there.")
     existed = target.exists()
+    shown = str(arguments["path"])
+    # What it replaces, for the result's diff (clients show the real old text).
+    change = _replaced(target, content, shown, ctx.confinement) if existed else None
     data = content.encode("utf-8")
     _write_atomically(target, data, ctx)
     verb = "Overwrote" if existed else "Created"
-    return f"{verb} {path} ({len(data)} bytes written)."
+    return f"{verb} {path} ({len(data)} bytes written).", change or file_diff(None, content, shown)
+
+
+def _replaced(target: Path, content: str, shown: str, confinement: Confinement) -> FileDiff:
+    """The change of a write over an existing file: a text diff, or named only when the old
+    file is not text, too large to hold, or not a regular file (the write replaces it all the
+    same)."""
+    try:
+        with os.fdopen(guard.open_for_reading(target, confinement), "rb") as file:
+            data = file.read(MAX_EDIT_BYTES + 1)
+    except (OSError, guard.Refused):
+        return binary_diff(shown, "update")
+    if len(data) > MAX_EDIT_BYTES or _looks_binary(data[:_BINARY_SNIFF_BYTES]):
+        return binary_diff(shown, "update")
+    try:
+        old = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return binary_diff(shown, "update")
+    return file_diff(old, content, shown)
 
 
 # --- edit_file ---------------------------------------------------------------------------------
@@ -411,7 +432,19 @@ class EditFileTool:
 
 
 def _edit_file(arguments: JsonObject, ctx: ToolContext) -> tuple[str, FileDiff]:
-    path = path_arg(arguments, ctx)
+    path, target, content, changed, count = edited(arguments, ctx.cwd, ctx.confinement)
+    _write_atomically(target, changed.encode("utf-8"), ctx)
+    plural = "occurrence" if count == 1 else "occurrences"
+    shown = str(arguments["path"])
+    return f"Replaced {count} {plural} in {path}.", file_diff(content, changed, shown)
+
+
+def edited(
+    arguments: JsonObject, cwd: Path, confinement: Confinement
+) -> tuple[Path, Path, str, str, int]:
+    """What an `edit_file` call would make of its file, written or not: the path as given, the
+    real path, the text before and after, and how many occurrences were replaced."""
+    path = _path_in(arguments, cwd)
     old_text = string_arg(arguments, "old_text")
     new_text = string_arg(arguments, "new_text")
     replace_all = bool_arg(arguments, "replace_all", default=False)
@@ -419,8 +452,8 @@ def _edit_file(arguments: JsonObject, ctx: ToolContext) -> tuple[str, FileDiff]:
         raise ToolArgumentError("Argument 'old_text' is empty; use write_file to create files.")
     if old_text == new_text:
         raise ToolArgumentError("old_text and new_text are identical; nothing to change.")
-    target = guard.check_write(path, ctx.cwd, ctx.confinement)
-    content = _read_text_for_edit(path, target, ctx.confinement)
+    target = guard.check_write(path, cwd, confinement)
+    content = _read_text_for_edit(path, target, confinement)
     old_text, new_text = _match_line_endings(content, old_text, new_text)
     count = content.count(old_text)
     if count == 0:
@@ -433,11 +466,7 @@ def _edit_file(arguments: JsonObject, ctx: ToolContext) -> tuple[str, FileDiff]:
             f"old_text occurs {count} times in {path}. Include more surrounding text to make "
             "it unique, or pass replace_all=true to replace every occurrence."
         )
-    changed = content.replace(old_text, new_text)
-    _write_atomically(target, changed.encode("utf-8"), ctx)
-    plural = "occurrence" if count == 1 else "occurrences"
-    shown = str(arguments["path"])
-    return f"Replaced {count} {plural} in {path}.", file_diff(content, changed, shown)
+    return path, target, content, content.replace(old_text, new_text), count
 
 
 def _read_text_for_edit(path: Path, real: Path, confinement: Confinement) -> str:

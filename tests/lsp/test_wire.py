@@ -72,6 +72,13 @@ class Raw:
     def stderr(self) -> str:
         return self.stderr_path.read_text(errors="replace")
 
+    def stop(self) -> None:
+        self.process.kill()
+        self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout, self._err):
+            if stream is not None:
+                stream.close()
+
 
 @pytest.fixture
 def raw(daemon: Daemon, tmp_path: Path) -> Iterator[Raw]:
@@ -80,11 +87,7 @@ def raw(daemon: Daemon, tmp_path: Path) -> Iterator[Raw]:
     assert "result" in bridge.answer(0)
     bridge.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
     yield bridge
-    bridge.process.kill()
-    bridge.process.wait()
-    for stream in (bridge.process.stdin, bridge.process.stdout, bridge._err):
-        if stream is not None:
-            stream.close()
+    bridge.stop()
 
 
 def test_requests_without_params_are_answered(raw: Raw) -> None:

@@ -10,6 +10,7 @@
 // live region: the app announces only the status change, not the whole card.
 
 import { h } from "./dom.js";
+import { diffView } from "./toolbox.js";
 
 export const DECISION_TEXT = {
   allow: "Allowed once",
@@ -36,6 +37,15 @@ function summaryOf(approval) {
     for (const key of ["command", "path"]) if (typeof args[key] === "string") return args[key];
   }
   return JSON.stringify(args ?? {});
+}
+
+/** What a file-changing call would change (`diffs`, docs/protocol.md approval/requested), drawn
+ * as a tool result's diffs are, before the answers; null when there is nothing to show. */
+function proposedDiffs(approval) {
+  const diffs = Array.isArray(approval.diffs) ? approval.diffs : [];
+  if (!diffs.length) return null;
+  const changes = diffs.map((d) => ({ path: d.path, kind: d.kind, diff: d.unified }));
+  return h("div", { class: "approval-diffs" }, diffView(changes));
 }
 
 /**
@@ -138,6 +148,7 @@ export function buildApprovalCard(item, respond) {
     ),
     h("code", { class: "approval-summary" }, summary),
     approval.reason ? h("p", { class: "approval-reason" }, approval.reason) : null,
+    proposedDiffs(approval),
     h(
       "div",
       { class: "approval-actions" },

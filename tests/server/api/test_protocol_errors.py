@@ -83,8 +83,8 @@ async def test_first_request_must_be_initialize(daemon: Daemon) -> None:
             '{"jsonrpc":"2.0","id":7,"method":"input/edit","params":{"inputId":"'
             + "b" * 32
             + '","text":"x"}}',
-            -32007,
-            "input_consumed",
+            -32001,
+            "not_found",
         ),
         (
             '{"jsonrpc":"2.0","id":7,"method":"conversation/list","params":{"cursor":"garbage"}}',
