@@ -19,7 +19,7 @@ from openvaala_server.domain.records import ItemOfKind, ToolCallItem, ToolResult
 from openvaala_server.protocol.json_types import JsonMapping, JsonObject, JsonValue
 
 # OpenVaala's turn error kinds (docs/protocol.md "turn/ended") as the closest CodexErrorInfo.
-ERROR_INFO: Final[dict[str, JsonValue]] = {
+ERROR_INFO: Final[dict[str, wire.CodexErrorInfo]] = {
     "provider_unavailable": {"responseStreamConnectionFailed": {"httpStatusCode": None}},
     "auth_failed": "unauthorized",
     "model_not_found": "modelNotFound",
@@ -32,7 +32,7 @@ ERROR_INFO: Final[dict[str, JsonValue]] = {
 }
 
 
-def error_info(kind: object) -> JsonValue:
+def error_info(kind: object) -> wire.CodexErrorInfo:
     return ERROR_INFO.get(str(kind), "other")
 
 

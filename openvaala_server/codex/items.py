@@ -21,7 +21,7 @@ from openvaala_server.domain.records import ItemOfKind, ToolCallItem, ToolResult
 from openvaala_server.protocol.json_types import JsonObject, JsonValue
 
 FILE_TOOLS: Final = frozenset({tool_names.APPLY_PATCH, tool_names.EDIT_FILE, tool_names.WRITE_FILE})
-COLLAB_TOOLS: Final = {
+COLLAB_TOOLS: Final[dict[str, wire.CollabAgentTool]] = {
     "spawn_agent": "spawnAgent",
     "send_message": "sendMessage",
     "wait": "wait",
@@ -37,7 +37,7 @@ _PLAN_MARK: Final = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
 def message_item(item: ItemOfKind) -> wire.ThreadItem | None:
     """A user message, an answer, reasoning or a summary; None for the other kinds."""
     if item["type"] == "user_message":
-        content: list[wire.TextInput | wire.ImageInput] = [
+        content: list[wire.UserInput] = [
             {"type": "text", "text": item["text"], "text_elements": []}
         ]
         return {"type": "userMessage", "id": item["itemId"], "clientId": None, "content": content}
@@ -109,11 +109,7 @@ def tool_item(
             if not done
             else ("failed" if failed or declined else "completed"),
             "arguments": args,
-            "result": {
-                "content": [{"type": "text", "text": output}],
-                "structuredContent": None,
-                "_meta": None,
-            }
+            "result": {"content": [{"type": "text", "text": output}], "structuredContent": None}
             if done and not failed
             else None,
             "error": {"message": output} if failed and output is not None else None,
@@ -154,7 +150,7 @@ def collab_item(call: ToolCallItem, result: ToolResultItem | None) -> wire.Colla
         "senderThreadId": thread_id(call["sessionId"]),
         "receiverThreadIds": [thread_id(r) for r in receivers if _hex(r)],
         "prompt": task if isinstance(task, str) else None,
-        "model": parsed.get("model") if isinstance(parsed.get("model"), str) else None,  # type: ignore[typeddict-item]
+        "model": model if isinstance(model := parsed.get("model"), str) else None,
         "agentsStates": {},
     }
 
@@ -208,9 +204,11 @@ def _proposed_change(name: str, args: JsonObject) -> wire.FileUpdateChange:
     return {"path": path, "kind": {"type": "update", "move_path": None}, "diff": diff}
 
 
-def _change_kind(kind: str, move_path: str | None) -> JsonObject:
-    if kind in ("add", "delete"):
-        return {"type": kind}
+def _change_kind(kind: str, move_path: str | None) -> wire.PatchChangeKind:
+    if kind == "add":
+        return {"type": "add"}
+    if kind == "delete":
+        return {"type": "delete"}
     return {"type": "update", "move_path": move_path if kind == "move" else None}
 
 
