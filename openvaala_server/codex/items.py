@@ -12,11 +12,10 @@ import re
 import shlex
 from typing import Final
 
-from openvaala_server.codex import wire
+from openvaala_server.codex import proposed, wire
 from openvaala_server.codex.ids import thread_id
 from openvaala_server.codex.rpc import decode_object
 from openvaala_server.domain import tool_names
-from openvaala_server.domain.patch import unified_diff
 from openvaala_server.domain.records import ItemOfKind, ToolCallItem, ToolResultItem
 from openvaala_server.protocol.json_types import JsonObject, JsonValue
 
@@ -59,7 +58,12 @@ def shell_line(script: str) -> str:
 
 
 def tool_item(
-    call: ToolCallItem, result: ToolResultItem | None, cwd: str, *, declined: bool = False
+    call: ToolCallItem,
+    result: ToolResultItem | None,
+    cwd: str,
+    *,
+    declined: bool = False,
+    read: proposed.Reader = proposed.no_files,
 ) -> wire.ThreadItem:
     """The Codex item of one tool call: in progress until its result, or `declined`."""
     name, args, item_id = call["name"], call["arguments"], call["itemId"]
@@ -89,8 +93,8 @@ def tool_item(
             }
             for c in (result.get("changes", []) if result is not None else [])
         ]
-        if not changes and "path" in args:
-            changes = [_proposed_change(name, args)]
+        if not changes:  # not made yet (or not at all): what the call proposes
+            changes = proposed.changes(name, args, read)
         return {
             "type": "fileChange",
             "id": item_id,
@@ -188,20 +192,6 @@ def _status(result: ToolResultItem | None, declined: bool) -> wire.ToolStatus:
 def _exit_code(output: str | None) -> int | None:
     match = _EXIT_CODE.search(output) if output else None
     return int(match.group(1)) if match else None
-
-
-def _proposed_change(name: str, args: JsonObject) -> wire.FileUpdateChange:
-    """A file change not made yet (its call runs, or waits for an approval), from the call's
-    arguments: `edit_file` the text it replaces and its replacement, `write_file` the text it
-    writes (what it overwrites is not read). The result's change replaces it (docs/codex.md)."""
-    path = str(args["path"])
-    old, new = args.get("old_text"), args.get("new_text")
-    if name == tool_names.WRITE_FILE:
-        old, new = "", args.get("content")
-    diff = ""
-    if isinstance(old, str) and isinstance(new, str):
-        diff = unified_diff(old, new, path, path)
-    return {"path": path, "kind": {"type": "update", "move_path": None}, "diff": diff}
 
 
 def _change_kind(kind: str, move_path: str | None) -> wire.PatchChangeKind:

@@ -19,6 +19,7 @@ import anyio
 from openvaala_server import errors
 from openvaala_server.codex import rpc, startup, threads, wire
 from openvaala_server.codex.events import Ask, Settled, ThreadFeed
+from openvaala_server.codex.files import read_text
 from openvaala_server.codex.ids import openvaala_id, thread_id
 from openvaala_server.codex.inputs import user_message
 from openvaala_server.codex.upstream import Upstream
@@ -238,7 +239,7 @@ class CodexSession:
         assert isinstance(info, dict)
         # A fresh feed: the snapshot is the truth from here (a resubscription replaces the
         # earlier one, docs/protocol.md), and the events that follow continue it.
-        feed = ThreadFeed(info, as_id=self._as_id(cid))
+        feed = ThreadFeed(info, as_id=self._as_id(cid), read_file=read_text)
         self.feeds[cid] = feed
         for session in threads.sessions(snapshot):
             sid = str(session["sessionId"])
@@ -259,6 +260,7 @@ class CodexSession:
             model = str(session.get("model") or "")
             feed.settings[sid] = (model, str(session.get("agent") or ""))
             feed.told_model.setdefault(sid, model)  # what the thread's answers report
+        feed.told_cwd = feed.cwd
         # Approvals waiting already are asked too, once the client knows the thread (after the
         # answer); one this client was asked already keeps its request.
         approvals = snapshot.get("approvals")
@@ -562,6 +564,7 @@ class CodexSession:
         cid, sid = self._locate(p)
         feed = self.feeds.get(cid) or (await self._open(cid))[0]
         message = user_message(p.get("input"))
+        await self._apply_overrides(cid, sid, feed, p)
         model = feed.model_choice(sid or feed.root, p.get("model"))
         if model is not None:
             # Codex's per-turn override "for this turn and subsequent turns": the session's model.
@@ -578,6 +581,28 @@ class CodexSession:
             params["images"] = list[JsonValue](message.images)
         await self.up.request("input/send", params)
         return cid, sid, feed
+
+    async def _apply_overrides(
+        self, cid: str, sid: str | None, feed: ThreadFeed, p: JsonObject
+    ) -> None:
+        """`turn/start`'s `cwd` and plan mode, applied before its input (overrides.py)."""
+        cwd = feed.cwd_choice(p.get("cwd"))
+        if cwd is not None:
+            await self.up.request("conversation/setCwd", {"conversationId": cid, "cwd": cwd})
+        if sid is not None:
+            return  # a subagent's agent is its parent's choice (docs/codex.md)
+        agent = feed.agent_choice(p.get("collaborationMode"))
+        if agent is None:
+            return
+        try:
+            await self.up.request("conversation/setAgent", {"conversationId": cid, "agent": agent})
+        except errors.AgentMissing:
+            feed.plan.refused(feed.root)
+            raise errors.InvalidParams(
+                f"Codex's plan mode is OpenVaala's agent named {agent!r}, which is not "
+                f"configured: add [agents.{agent}] to config.toml (docs/codex.md)",
+                param="collaborationMode",
+            ) from None
 
     async def turn_start(self, p: JsonObject) -> Answer:
         # A turn/start while a turn runs joins it, as in Codex: OpenVaala's steer.
