@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -251,3 +252,23 @@ async def test_the_codex_tui_rewinds_an_openvaala_conversation(
         ("first message", "second message"),
         ("first message", "second message edited"),
     }
+
+
+@pytest.mark.timeout(300)
+async def test_the_codex_tui_shows_the_patch_it_asks_for(
+    asking_codex_tui: Tmux, asking_daemon: Daemon
+) -> None:
+    """An `apply_patch` approval shows the diff at the file's own lines (the patch alone would
+    number its hunk from 1)."""
+    lines = [f"x{n} = {n}\n" for n in range(1, 11)]
+    (asking_daemon.workdir / "keep.py").write_text("".join(lines))
+    asking_codex_tui.expect("Ask Codex to do anything")
+    patch = (
+        "*** Begin Patch\n*** Update File: keep.py\n@@\n x7 = 7\n-x8 = 8\n+x8 = 80\n*** End Patch"
+    )
+    screen = asking_codex_tui.submit(
+        f"call: apply_patch {json.dumps({'input': patch})}",
+        then="Would you like to make the following edits",
+    )
+    assert "keep.py (+1 -1)" in screen, screen
+    assert re.search(r"\b8 -x8 = 8\b", screen) and re.search(r"\b8 \+x8 = 80\b", screen), screen
