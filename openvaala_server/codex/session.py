@@ -402,6 +402,8 @@ class CodexSession:
         snapshot = await self._peek(cid)
         info = snapshot["conversation"]
         assert isinstance(info, dict)
+        if bool(p.get("archived")) != bool(info.get("archived")):
+            return {"data": [], "nextCursor": None}  # a subagent is archived with its conversation
         top = sid or str(info["rootSessionId"])
         sessions = [s for s in threads.sessions(snapshot) if s.get("parentSessionId") is not None]
         below, found = {top}, True

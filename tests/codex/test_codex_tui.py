@@ -272,3 +272,44 @@ async def test_the_codex_tui_shows_the_patch_it_asks_for(
     )
     assert "keep.py (+1 -1)" in screen, screen
     assert re.search(r"\b8 -x8 = 8\b", screen) and re.search(r"\b8 \+x8 = 80\b", screen), screen
+
+
+@pytest.mark.timeout(300)
+async def test_a_subagent_is_its_own_thread_in_the_codex_tui(
+    codex_tui: Tmux, daemon: Daemon
+) -> None:
+    """The TUI's subagent switcher (Alt+→ on an empty prompt) opens the subagent's thread: its
+    own transcript, live; a message typed there goes to that subagent; Alt+← goes back."""
+    codex_tui.expect("Ask Codex to do anything")
+    codex_tui.submit("spawn: say hi", then="Report from subagent")
+    codex_tui.expect("Main [default]")  # the status line names the thread shown
+
+    def on_subagent(screen: str) -> bool:  # the status line names the subagent's task
+        return "· say hi [default]" in screen and "Main [default]" not in screen
+
+    # Pressed again only while the main thread still shows (the TUI may not list it yet).
+    for _ in range(12):
+        if on_subagent(codex_tui.screen()):
+            break
+        codex_tui.run("send-keys", "-t", "codex", "M-Right")
+        codex_tui.wait_until(on_subagent, within=5)
+    screen = codex_tui.screen()
+    assert on_subagent(screen), screen
+    assert "You said: “say hi”" in screen and "Report from subagent" not in screen, screen
+
+    codex_tui.submit("hello subagent", then="You said: “hello subagent”")
+    async with await daemon.client() as client:
+        [conversation] = (await client.request("conversation/list", {}))["conversations"]
+        read = await client.request(
+            "conversation/subscribe", {"conversationId": conversation["conversationId"]}
+        )
+        [child] = [s for s in read["snapshot"]["sessions"] if s.get("parentSessionId")]
+        page = await client.request(
+            "conversation/read",
+            {"conversationId": conversation["conversationId"], "sessionId": child["sessionId"]},
+        )
+    said = [i["text"] for i in page["items"] if i["type"] == "user_message"]
+    assert "hello subagent" in said, said
+
+    codex_tui.run("send-keys", "-t", "codex", "M-Left")
+    codex_tui.expect("Main [default]")
