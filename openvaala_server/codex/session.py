@@ -89,6 +89,7 @@ class CodexSession:
             "thread/rollback": self.thread_rollback,
             "thread/unsubscribe": self.thread_unsubscribe,
             "thread/compact/start": self.thread_compact_start,
+            "thread/settings/update": self.thread_settings_update,
             "turn/start": self.turn_start,
             "turn/steer": self.turn_steer,
             "turn/interrupt": self.turn_interrupt,
@@ -567,13 +568,6 @@ class CodexSession:
         feed = self.feeds.get(cid) or (await self._open(cid))[0]
         message = user_message(p.get("input"))
         await self._apply_overrides(cid, sid, feed, p)
-        model = feed.model_choice(sid or feed.root, p.get("model"))
-        if model is not None:
-            # Codex's per-turn override "for this turn and subsequent turns": the session's model.
-            change: JsonObject = {"conversationId": cid, "model": model}
-            if sid is not None:
-                change["sessionId"] = sid
-            await self.up.request("conversation/setModel", change)
         for path in message.paths:
             message.images.append(await _read_image(path))
         params: JsonObject = {"conversationId": cid, "text": message.text, "mode": mode}
@@ -587,7 +581,15 @@ class CodexSession:
     async def _apply_overrides(
         self, cid: str, sid: str | None, feed: ThreadFeed, p: JsonObject
     ) -> None:
-        """`turn/start`'s `cwd` and plan mode, applied before its input (overrides.py)."""
+        """The settings a `turn/start` (before its input) or `thread/settings/update` changes:
+        model, cwd and plan mode (overrides.py)."""
+        model = feed.model_choice(sid or feed.root, p.get("model"))
+        if model is not None:
+            # "For this turn and subsequent turns": the session's model.
+            change: JsonObject = {"conversationId": cid, "model": model}
+            if sid is not None:
+                change["sessionId"] = sid
+            await self.up.request("conversation/setModel", change)
         cwd = feed.cwd_choice(p.get("cwd"))
         if cwd is not None:
             await self.up.request("conversation/setCwd", {"conversationId": cid, "cwd": cwd})
@@ -605,6 +607,14 @@ class CodexSession:
                 f"configured: add [agents.{agent}] to config.toml (docs/codex.md)",
                 param="collaborationMode",
             ) from None
+
+    async def thread_settings_update(self, p: JsonObject) -> Answer:
+        """The Codex TUI's way to change a thread's settings between turns (Shift+Tab's plan
+        mode, `/model`): the same mapping as `turn/start`'s overrides."""
+        cid, sid = self._locate(p)
+        feed = self.feeds.get(cid) or (await self._open(cid))[0]
+        await self._apply_overrides(cid, sid, feed, p)
+        return {}
 
     async def turn_start(self, p: JsonObject) -> Answer:
         # A turn/start while a turn runs joins it, as in Codex: OpenVaala's steer.

@@ -44,6 +44,7 @@ RESPONSES = {
     "thread/rollback": "v2/ThreadRevertResponse",
     "thread/unsubscribe": "v2/ThreadUnsubscribeResponse",
     "thread/compact/start": "v2/ThreadCompactStartResponse",
+    "thread/settings/update": "v2/ThreadSettingsUpdateResponse",
     "turn/start": "v2/TurnStartResponse",
     "turn/steer": "v2/TurnSteerResponse",
     "turn/interrupt": "v2/TurnInterruptResponse",

@@ -313,3 +313,34 @@ async def test_a_subagent_is_its_own_thread_in_the_codex_tui(
 
     codex_tui.run("send-keys", "-t", "codex", "M-Left")
     codex_tui.expect("Main [default]")
+
+
+@pytest.fixture
+def planning_daemon(daemon_factory: Callable[..., Daemon]) -> Daemon:
+    """A daemon with an agent named `plan`: Codex's plan mode (docs/codex.md)."""
+    plan = '\n[agents.plan]\ndescription = "Plans"\nmodel = "demo"\nsandbox = "read-only"\n'
+    return daemon_factory(demo_config() + plan)
+
+
+@pytest.fixture
+def planning_codex_tui(planning_daemon: Daemon, tmp_path: Path) -> Iterator[Tmux]:
+    with _codex_in_tmux(planning_daemon, tmp_path) as tmux:
+        yield tmux
+
+
+@pytest.mark.timeout(300)
+async def test_plan_mode_in_the_codex_tui_is_the_plan_agent(
+    planning_codex_tui: Tmux, planning_daemon: Daemon
+) -> None:
+    tui = planning_codex_tui
+    tui.expect("Ask Codex to do anything")
+    # Shift+Tab: the next collaboration mode, once the TUI has them (its start-up calls).
+    for _ in range(12):
+        tui.run("send-keys", "-t", "codex", "BTab")
+        if tui.wait_for("Plan mode", within=5) is not None:
+            break
+    tui.expect("Plan mode")
+    tui.submit("plan something", then="You said: “plan something”")
+    async with await planning_daemon.client() as client:
+        [conversation] = (await client.request("conversation/list", {}))["conversations"]
+        assert conversation["agent"] == "plan"

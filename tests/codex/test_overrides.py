@@ -102,6 +102,19 @@ async def test_plan_mode_is_the_plan_agent_and_leaving_it_goes_back(
     assert settings["threadSettings"]["collaborationMode"]["mode"] == "default"
 
 
+async def test_the_tui_s_settings_update_enters_plan_mode_between_turns(
+    codex: CodexClient, plan_daemon: Daemon
+) -> None:
+    """The Codex TUI's Shift+Tab sends `thread/settings/update`, not a turn."""
+    thread = await start_thread(codex, str(plan_daemon.workdir))
+    update = {"threadId": thread, "collaborationMode": _mode("plan")}
+    assert await codex.request("thread/settings/update", update) == {}
+    assert (await _conversation(plan_daemon, thread))["agent"] == "plan"
+    update["collaborationMode"] = _mode("default")
+    await codex.request("thread/settings/update", update)
+    assert (await _conversation(plan_daemon, thread))["agent"] == "default"
+
+
 async def test_plan_mode_without_a_plan_agent_is_refused_clearly(daemon: Daemon) -> None:
     codex = await open_client(daemon, "websocket")
     try:
