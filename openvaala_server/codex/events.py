@@ -479,29 +479,38 @@ class ThreadFeed:
             ),
             None,
         )
-        base: JsonObject = {
-            "threadId": self.thread(sid),
-            "turnId": self.turn_of.get(sid, ""),
-            "itemId": call["itemId"] if call is not None else str(p["approvalId"]),
-            "startedAtMs": self.clock(),
-            "reason": p.get("reason"),
-        }
+        thread, turn = self.thread(sid), self.turn_of.get(sid, "")
+        item_id = call["itemId"] if call is not None else str(p["approvalId"])
+        reason = given if isinstance(given := p.get("reason"), str) else None
+        params: wire.FileChangeApproval | wire.CommandExecutionApproval
         if tool in items.FILE_TOOLS:
-            method, params = "item/fileChange/requestApproval", {**base, "grantRoot": None}
+            method = "item/fileChange/requestApproval"
+            params = {
+                "threadId": thread,
+                "turnId": turn,
+                "itemId": item_id,
+                "startedAtMs": self.clock(),
+                "reason": reason,
+                "grantRoot": None,
+            }
         else:
             arguments = p.get("arguments")
             script = arguments.get("command") if isinstance(arguments, dict) else None
             # Another tool is named by its summary, as the other clients show it.
             shell = tool == tool_names.SHELL and isinstance(script, str)
             command = items.shell_line(str(script)) if shell else str(p.get("summary", ""))
+            method = "item/commandExecution/requestApproval"
             params = {
-                **base,
+                "threadId": thread,
+                "turnId": turn,
+                "itemId": item_id,
+                "startedAtMs": self.clock(),
+                "reason": reason,
                 "approvalId": str(p["approvalId"]),
                 "command": command,
                 "cwd": self.cwd,
             }
-            method = "item/commandExecution/requestApproval"
-        return [Ask(str(p["approvalId"]), self.thread(sid), method, params)]
+        return [Ask(str(p["approvalId"]), thread, method, cast(JsonMapping, params))]
 
     def approval_resolved(self, p: JsonObject) -> list[Out]:
         return [Settled(str(p["approvalId"]), self.thread(p.get("sessionId")))]
