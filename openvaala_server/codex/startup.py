@@ -165,6 +165,8 @@ ANSWERS: Final[dict[str, Answer]] = {
     "skills/list": skills_list,
     "hooks/list": empty_list,
     "app/list": empty_page,
+    "thread/backgroundTerminals/list": empty_page,
+    "plugin/installed": no_plugins,
     "plugin/list": no_plugins,
     "experimentalFeature/list": empty_page,
 }

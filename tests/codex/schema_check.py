@@ -27,6 +27,8 @@ RESPONSES = {
     "skills/list": "v2/SkillsListResponse",
     "hooks/list": "v2/HooksListResponse",
     "app/list": "v2/AppsListResponse",
+    "thread/backgroundTerminals/list": "v2/ThreadBackgroundTerminalsListResponse",
+    "plugin/installed": "v2/PluginInstalledResponse",
     "plugin/list": "v2/PluginListResponse",
     "experimentalFeature/list": "v2/ExperimentalFeatureListResponse",
     "thread/start": "v2/ThreadStartResponse",
