@@ -7,19 +7,20 @@ session's running turn, the tool calls not yet answered, the started items, the 
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final, cast
 
-from openvaala_server.codex import items, threads, wire
+from openvaala_server.codex import items, overrides, proposed, threads, wire
 from openvaala_server.codex.ids import thread_id
 from openvaala_server.domain import tool_names
 from openvaala_server.domain.records import ItemOfKind, ToolCallItem, ToolResultItem
 from openvaala_server.protocol.json_types import JsonMapping, JsonObject, JsonValue
 
 # OpenVaala's turn error kinds (docs/protocol.md "turn/ended") as the closest CodexErrorInfo.
-ERROR_INFO: Final[dict[str, JsonValue]] = {
+ERROR_INFO: Final[dict[str, wire.CodexErrorInfo]] = {
     "provider_unavailable": {"responseStreamConnectionFailed": {"httpStatusCode": None}},
     "auth_failed": "unauthorized",
     "model_not_found": "modelNotFound",
@@ -32,7 +33,7 @@ ERROR_INFO: Final[dict[str, JsonValue]] = {
 }
 
 
-def error_info(kind: object) -> JsonValue:
+def error_info(kind: object) -> wire.CodexErrorInfo:
     return ERROR_INFO.get(str(kind), "other")
 
 
@@ -91,6 +92,11 @@ class ThreadFeed:
     compaction_turns: int = 0  # the manual compactions shown as a turn of their own
     settings: dict[str, tuple[str, str]] = field(default_factory=dict)  # session → model, agent
     told_model: dict[str, str] = field(default_factory=dict)  # session → model the client sent
+    told_cwd: str | None = None  # the working directory the client sent (or was answered)
+    plan: overrides.PlanMode = field(default_factory=overrides.PlanMode)
+    # The text of a file by its absolute path, for the changes a pending call proposes
+    # (proposed.py); the session gives the real one, tests of the fold none.
+    read_file: proposed.Reader = proposed.no_files
 
     @property
     def root(self) -> str:
@@ -211,7 +217,9 @@ class ThreadFeed:
         self.started[item["itemId"]] = item["type"]
         if item["type"] == "tool_call":
             self.calls[item["callId"]] = item
-            mapped: wire.ThreadItem | None = items.tool_item(item, None, self.cwd)
+            mapped: wire.ThreadItem | None = items.tool_item(
+                item, None, self.cwd, read=lambda path: self.read_file(os.path.join(self.cwd, path))
+            )
         elif item["type"] == "tool_result":
             self.result_call[item["itemId"]] = item["callId"]
             return []
@@ -409,12 +417,12 @@ class ThreadFeed:
         self.settings[sid] = now
         out: list[Out] = []
         if before is not None and before != now:  # conversation/setAgent or setModel, by anyone
-            out.append(self._settings_note(sid, now[0]))
+            out.append(self._settings_note(sid, *now))
         if sid in self.turn_of and status not in ("running", "awaiting_approval"):
             return out  # the turn's end says it (turn/completed, then the idle status)
         return out + self._status(sid, status)
 
-    def _settings_note(self, sid: str, model: str) -> wire.Notice:
+    def _settings_note(self, sid: str, model: str, agent: str) -> wire.Notice:
         settings: JsonObject = {
             "model": model,
             "modelProvider": threads.MODEL_PROVIDER,
@@ -423,7 +431,7 @@ class ThreadFeed:
             "approvalsReviewer": "user",
             "sandboxPolicy": threads.SANDBOX,
             "collaborationMode": {
-                "mode": "default",
+                "mode": "plan" if agent == overrides.PLAN_AGENT else "default",
                 "settings": {
                     "model": model,
                     "reasoning_effort": None,
@@ -435,16 +443,24 @@ class ThreadFeed:
         return self._note("thread/settings/updated", params)
 
     def model_choice(self, sid: str, model: object) -> str | None:
-        """The model a `turn/start` chooses for session `sid`, or None when it chooses none.
-        Codex sends the model it holds with every turn: only one that is neither the model it
-        sent last (or was answered) nor the session's model now is the user's choice (`/model`);
-        the one it held before another client's setAgent is not (docs/codex.md)."""
-        if not isinstance(model, str) or not model:
-            return None
+        """The model a `turn/start` chooses for session `sid`, or None when it chooses none
+        (overrides.py; the one Codex held before another client's setAgent is no choice)."""
         told = self.told_model.get(sid)
-        self.told_model[sid] = model
-        current = self.settings.get(sid, ("", ""))[0]
-        return model if model not in (told, current) else None
+        if isinstance(model, str) and model:
+            self.told_model[sid] = model
+        return overrides.sent_choice(model, told, self.settings.get(sid, ("", ""))[0])
+
+    def cwd_choice(self, cwd: object) -> str | None:
+        """The working directory a `turn/start` chooses for the conversation, or None."""
+        told = self.told_cwd
+        if isinstance(cwd, str) and cwd:
+            self.told_cwd = cwd
+        return overrides.cwd_choice(cwd, told, self.cwd)
+
+    def agent_choice(self, collaboration_mode: object) -> str | None:
+        """The agent a `turn/start`'s collaboration mode needs for the root session, or None."""
+        agent = self.settings.get(self.root, ("", ""))[1]
+        return self.plan.agent_choice(self.root, overrides.mode_kind(collaboration_mode), agent)
 
     def session_started(self, p: JsonObject) -> list[Out]:
         session = p.get("session")
@@ -463,29 +479,38 @@ class ThreadFeed:
             ),
             None,
         )
-        base: JsonObject = {
-            "threadId": self.thread(sid),
-            "turnId": self.turn_of.get(sid, ""),
-            "itemId": call["itemId"] if call is not None else str(p["approvalId"]),
-            "startedAtMs": self.clock(),
-            "reason": p.get("reason"),
-        }
+        thread, turn = self.thread(sid), self.turn_of.get(sid, "")
+        item_id = call["itemId"] if call is not None else str(p["approvalId"])
+        reason = given if isinstance(given := p.get("reason"), str) else None
+        params: wire.FileChangeApproval | wire.CommandExecutionApproval
         if tool in items.FILE_TOOLS:
-            method, params = "item/fileChange/requestApproval", {**base, "grantRoot": None}
+            method = "item/fileChange/requestApproval"
+            params = {
+                "threadId": thread,
+                "turnId": turn,
+                "itemId": item_id,
+                "startedAtMs": self.clock(),
+                "reason": reason,
+                "grantRoot": None,
+            }
         else:
             arguments = p.get("arguments")
             script = arguments.get("command") if isinstance(arguments, dict) else None
             # Another tool is named by its summary, as the other clients show it.
             shell = tool == tool_names.SHELL and isinstance(script, str)
             command = items.shell_line(str(script)) if shell else str(p.get("summary", ""))
+            method = "item/commandExecution/requestApproval"
             params = {
-                **base,
+                "threadId": thread,
+                "turnId": turn,
+                "itemId": item_id,
+                "startedAtMs": self.clock(),
+                "reason": reason,
                 "approvalId": str(p["approvalId"]),
                 "command": command,
                 "cwd": self.cwd,
             }
-            method = "item/commandExecution/requestApproval"
-        return [Ask(str(p["approvalId"]), self.thread(sid), method, params)]
+        return [Ask(str(p["approvalId"]), thread, method, cast(JsonMapping, params))]
 
     def approval_resolved(self, p: JsonObject) -> list[Out]:
         return [Settled(str(p["approvalId"]), self.thread(p.get("sessionId")))]

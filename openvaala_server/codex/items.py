@@ -12,16 +12,15 @@ import re
 import shlex
 from typing import Final
 
-from openvaala_server.codex import wire
+from openvaala_server.codex import proposed, wire
 from openvaala_server.codex.ids import thread_id
 from openvaala_server.codex.rpc import decode_object
 from openvaala_server.domain import tool_names
-from openvaala_server.domain.patch import unified_diff
 from openvaala_server.domain.records import ItemOfKind, ToolCallItem, ToolResultItem
 from openvaala_server.protocol.json_types import JsonObject, JsonValue
 
 FILE_TOOLS: Final = frozenset({tool_names.APPLY_PATCH, tool_names.EDIT_FILE, tool_names.WRITE_FILE})
-COLLAB_TOOLS: Final = {
+COLLAB_TOOLS: Final[dict[str, wire.CollabAgentTool]] = {
     "spawn_agent": "spawnAgent",
     "send_message": "sendMessage",
     "wait": "wait",
@@ -37,7 +36,7 @@ _PLAN_MARK: Final = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
 def message_item(item: ItemOfKind) -> wire.ThreadItem | None:
     """A user message, an answer, reasoning or a summary; None for the other kinds."""
     if item["type"] == "user_message":
-        content: list[wire.TextInput | wire.ImageInput] = [
+        content: list[wire.UserInput] = [
             {"type": "text", "text": item["text"], "text_elements": []}
         ]
         return {"type": "userMessage", "id": item["itemId"], "clientId": None, "content": content}
@@ -59,7 +58,12 @@ def shell_line(script: str) -> str:
 
 
 def tool_item(
-    call: ToolCallItem, result: ToolResultItem | None, cwd: str, *, declined: bool = False
+    call: ToolCallItem,
+    result: ToolResultItem | None,
+    cwd: str,
+    *,
+    declined: bool = False,
+    read: proposed.Reader = proposed.no_files,
 ) -> wire.ThreadItem:
     """The Codex item of one tool call: in progress until its result, or `declined`."""
     name, args, item_id = call["name"], call["arguments"], call["itemId"]
@@ -89,8 +93,8 @@ def tool_item(
             }
             for c in (result.get("changes", []) if result is not None else [])
         ]
-        if not changes and "path" in args:
-            changes = [_proposed_change(name, args)]
+        if not changes:  # not made yet (or not at all): what the call proposes
+            changes = proposed.changes(name, args, read)
         return {
             "type": "fileChange",
             "id": item_id,
@@ -109,11 +113,7 @@ def tool_item(
             if not done
             else ("failed" if failed or declined else "completed"),
             "arguments": args,
-            "result": {
-                "content": [{"type": "text", "text": output}],
-                "structuredContent": None,
-                "_meta": None,
-            }
+            "result": {"content": [{"type": "text", "text": output}], "structuredContent": None}
             if done and not failed
             else None,
             "error": {"message": output} if failed and output is not None else None,
@@ -154,7 +154,7 @@ def collab_item(call: ToolCallItem, result: ToolResultItem | None) -> wire.Colla
         "senderThreadId": thread_id(call["sessionId"]),
         "receiverThreadIds": [thread_id(r) for r in receivers if _hex(r)],
         "prompt": task if isinstance(task, str) else None,
-        "model": parsed.get("model") if isinstance(parsed.get("model"), str) else None,  # type: ignore[typeddict-item]
+        "model": model if isinstance(model := parsed.get("model"), str) else None,
         "agentsStates": {},
     }
 
@@ -194,23 +194,11 @@ def _exit_code(output: str | None) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _proposed_change(name: str, args: JsonObject) -> wire.FileUpdateChange:
-    """A file change not made yet (its call runs, or waits for an approval), from the call's
-    arguments: `edit_file` the text it replaces and its replacement, `write_file` the text it
-    writes (what it overwrites is not read). The result's change replaces it (docs/codex.md)."""
-    path = str(args["path"])
-    old, new = args.get("old_text"), args.get("new_text")
-    if name == tool_names.WRITE_FILE:
-        old, new = "", args.get("content")
-    diff = ""
-    if isinstance(old, str) and isinstance(new, str):
-        diff = unified_diff(old, new, path, path)
-    return {"path": path, "kind": {"type": "update", "move_path": None}, "diff": diff}
-
-
-def _change_kind(kind: str, move_path: str | None) -> JsonObject:
-    if kind in ("add", "delete"):
-        return {"type": kind}
+def _change_kind(kind: str, move_path: str | None) -> wire.PatchChangeKind:
+    if kind == "add":
+        return {"type": "add"}
+    if kind == "delete":
+        return {"type": "delete"}
     return {"type": "update", "move_path": move_path if kind == "move" else None}
 
 

@@ -19,6 +19,7 @@ import anyio
 from openvaala_server import errors
 from openvaala_server.codex import rpc, startup, threads, wire
 from openvaala_server.codex.events import Ask, Settled, ThreadFeed
+from openvaala_server.codex.files import read_text
 from openvaala_server.codex.ids import openvaala_id, thread_id
 from openvaala_server.codex.inputs import user_message
 from openvaala_server.codex.upstream import Upstream
@@ -88,6 +89,7 @@ class CodexSession:
             "thread/rollback": self.thread_rollback,
             "thread/unsubscribe": self.thread_unsubscribe,
             "thread/compact/start": self.thread_compact_start,
+            "thread/settings/update": self.thread_settings_update,
             "turn/start": self.turn_start,
             "turn/steer": self.turn_steer,
             "turn/interrupt": self.turn_interrupt,
@@ -238,7 +240,7 @@ class CodexSession:
         assert isinstance(info, dict)
         # A fresh feed: the snapshot is the truth from here (a resubscription replaces the
         # earlier one, docs/protocol.md), and the events that follow continue it.
-        feed = ThreadFeed(info, as_id=self._as_id(cid))
+        feed = ThreadFeed(info, as_id=self._as_id(cid), read_file=read_text)
         self.feeds[cid] = feed
         for session in threads.sessions(snapshot):
             sid = str(session["sessionId"])
@@ -259,6 +261,7 @@ class CodexSession:
             model = str(session.get("model") or "")
             feed.settings[sid] = (model, str(session.get("agent") or ""))
             feed.told_model.setdefault(sid, model)  # what the thread's answers report
+        feed.told_cwd = feed.cwd
         # Approvals waiting already are asked too, once the client knows the thread (after the
         # answer); one this client was asked already keeps its request.
         approvals = snapshot.get("approvals")
@@ -400,6 +403,8 @@ class CodexSession:
         snapshot = await self._peek(cid)
         info = snapshot["conversation"]
         assert isinstance(info, dict)
+        if bool(p.get("archived")) != bool(info.get("archived")):
+            return {"data": [], "nextCursor": None}  # a subagent is archived with its conversation
         top = sid or str(info["rootSessionId"])
         sessions = [s for s in threads.sessions(snapshot) if s.get("parentSessionId") is not None]
         below, found = {top}, True
@@ -562,13 +567,7 @@ class CodexSession:
         cid, sid = self._locate(p)
         feed = self.feeds.get(cid) or (await self._open(cid))[0]
         message = user_message(p.get("input"))
-        model = feed.model_choice(sid or feed.root, p.get("model"))
-        if model is not None:
-            # Codex's per-turn override "for this turn and subsequent turns": the session's model.
-            change: JsonObject = {"conversationId": cid, "model": model}
-            if sid is not None:
-                change["sessionId"] = sid
-            await self.up.request("conversation/setModel", change)
+        await self._apply_overrides(cid, sid, feed, p)
         for path in message.paths:
             message.images.append(await _read_image(path))
         params: JsonObject = {"conversationId": cid, "text": message.text, "mode": mode}
@@ -578,6 +577,44 @@ class CodexSession:
             params["images"] = list[JsonValue](message.images)
         await self.up.request("input/send", params)
         return cid, sid, feed
+
+    async def _apply_overrides(
+        self, cid: str, sid: str | None, feed: ThreadFeed, p: JsonObject
+    ) -> None:
+        """The settings a `turn/start` (before its input) or `thread/settings/update` changes:
+        model, cwd and plan mode (overrides.py)."""
+        model = feed.model_choice(sid or feed.root, p.get("model"))
+        if model is not None:
+            # "For this turn and subsequent turns": the session's model.
+            change: JsonObject = {"conversationId": cid, "model": model}
+            if sid is not None:
+                change["sessionId"] = sid
+            await self.up.request("conversation/setModel", change)
+        cwd = feed.cwd_choice(p.get("cwd"))
+        if cwd is not None:
+            await self.up.request("conversation/setCwd", {"conversationId": cid, "cwd": cwd})
+        if sid is not None:
+            return  # a subagent's agent is its parent's choice (docs/codex.md)
+        agent = feed.agent_choice(p.get("collaborationMode"))
+        if agent is None:
+            return
+        try:
+            await self.up.request("conversation/setAgent", {"conversationId": cid, "agent": agent})
+        except errors.AgentMissing:
+            feed.plan.refused(feed.root)
+            raise errors.InvalidParams(
+                f"Codex's plan mode is OpenVaala's agent named {agent!r}, which is not "
+                f"configured: add [agents.{agent}] to config.toml (docs/codex.md)",
+                param="collaborationMode",
+            ) from None
+
+    async def thread_settings_update(self, p: JsonObject) -> Answer:
+        """The Codex TUI's way to change a thread's settings between turns (Shift+Tab's plan
+        mode, `/model`): the same mapping as `turn/start`'s overrides."""
+        cid, sid = self._locate(p)
+        feed = self.feeds.get(cid) or (await self._open(cid))[0]
+        await self._apply_overrides(cid, sid, feed, p)
+        return {}
 
     async def turn_start(self, p: JsonObject) -> Answer:
         # A turn/start while a turn runs joins it, as in Codex: OpenVaala's steer.

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Final
 
 from openvaala_server import __version__
+from openvaala_server.codex.overrides import PLAN_AGENT
 from openvaala_server.codex.schema import CODEX_VERSION
 from openvaala_server.codex.upstream import Upstream
 from openvaala_server.protocol.json_types import JsonObject, JsonValue
@@ -66,11 +67,24 @@ async def model_list(up: Upstream, p: JsonObject) -> JsonObject:
 async def collaboration_modes(up: Upstream, p: JsonObject) -> JsonObject:
     agents = (await up.request("agents/list", {})).get("agents")
     data: list[JsonValue] = [
-        {"name": str(a["name"]), "mode": None, "model": a.get("model"), "reasoning_effort": None}
+        {
+            "name": str(a["name"]),
+            "mode": _mode(a),
+            "model": a.get("model"),
+            "reasoning_effort": None,
+        }
         for a in (agents if isinstance(agents, list) else [])
         if isinstance(a, dict)
     ]
     return {"data": data}
+
+
+def _mode(agent: JsonObject) -> str | None:
+    """The Codex collaboration mode an agent is (the TUI offers only masks that have one): the
+    `plan` agent is plan mode, the default agent the default mode (docs/codex.md)."""
+    if agent["name"] == PLAN_AGENT:
+        return "plan"
+    return "default" if agent.get("default") is True else None
 
 
 async def config_read(up: Upstream, p: JsonObject) -> JsonObject:
@@ -151,6 +165,8 @@ ANSWERS: Final[dict[str, Answer]] = {
     "skills/list": skills_list,
     "hooks/list": empty_list,
     "app/list": empty_page,
+    "thread/backgroundTerminals/list": empty_page,
+    "plugin/installed": no_plugins,
     "plugin/list": no_plugins,
     "experimentalFeature/list": empty_page,
 }

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -251,3 +252,95 @@ async def test_the_codex_tui_rewinds_an_openvaala_conversation(
         ("first message", "second message"),
         ("first message", "second message edited"),
     }
+
+
+@pytest.mark.timeout(300)
+async def test_the_codex_tui_shows_the_patch_it_asks_for(
+    asking_codex_tui: Tmux, asking_daemon: Daemon
+) -> None:
+    """An `apply_patch` approval shows the diff at the file's own lines (the patch alone would
+    number its hunk from 1)."""
+    lines = [f"x{n} = {n}\n" for n in range(1, 11)]
+    (asking_daemon.workdir / "keep.py").write_text("".join(lines))
+    asking_codex_tui.expect("Ask Codex to do anything")
+    patch = (
+        "*** Begin Patch\n*** Update File: keep.py\n@@\n x7 = 7\n-x8 = 8\n+x8 = 80\n*** End Patch"
+    )
+    screen = asking_codex_tui.submit(
+        f"call: apply_patch {json.dumps({'input': patch})}",
+        then="Would you like to make the following edits",
+    )
+    assert "keep.py (+1 -1)" in screen, screen
+    assert re.search(r"\b8 -x8 = 8\b", screen) and re.search(r"\b8 \+x8 = 80\b", screen), screen
+
+
+@pytest.mark.timeout(300)
+async def test_a_subagent_is_its_own_thread_in_the_codex_tui(
+    codex_tui: Tmux, daemon: Daemon
+) -> None:
+    """The TUI's subagent switcher (Alt+→ on an empty prompt) opens the subagent's thread: its
+    own transcript, live; a message typed there goes to that subagent; Alt+← goes back."""
+    codex_tui.expect("Ask Codex to do anything")
+    codex_tui.submit("spawn: say hi", then="Report from subagent")
+    codex_tui.expect("Main [default]")  # the status line names the thread shown
+
+    def on_subagent(screen: str) -> bool:  # the status line names the subagent's task
+        return "· say hi [default]" in screen and "Main [default]" not in screen
+
+    # Pressed again only while the main thread still shows (the TUI may not list it yet).
+    for _ in range(12):
+        if on_subagent(codex_tui.screen()):
+            break
+        codex_tui.run("send-keys", "-t", "codex", "M-Right")
+        codex_tui.wait_until(on_subagent, within=5)
+    screen = codex_tui.screen()
+    assert on_subagent(screen), screen
+    assert "You said: “say hi”" in screen and "Report from subagent" not in screen, screen
+
+    codex_tui.submit("hello subagent", then="You said: “hello subagent”")
+    async with await daemon.client() as client:
+        [conversation] = (await client.request("conversation/list", {}))["conversations"]
+        read = await client.request(
+            "conversation/subscribe", {"conversationId": conversation["conversationId"]}
+        )
+        [child] = [s for s in read["snapshot"]["sessions"] if s.get("parentSessionId")]
+        page = await client.request(
+            "conversation/read",
+            {"conversationId": conversation["conversationId"], "sessionId": child["sessionId"]},
+        )
+    said = [i["text"] for i in page["items"] if i["type"] == "user_message"]
+    assert "hello subagent" in said, said
+
+    codex_tui.run("send-keys", "-t", "codex", "M-Left")
+    codex_tui.expect("Main [default]")
+
+
+@pytest.fixture
+def planning_daemon(daemon_factory: Callable[..., Daemon]) -> Daemon:
+    """A daemon with an agent named `plan`: Codex's plan mode (docs/codex.md)."""
+    plan = '\n[agents.plan]\ndescription = "Plans"\nmodel = "demo"\nsandbox = "read-only"\n'
+    return daemon_factory(demo_config() + plan)
+
+
+@pytest.fixture
+def planning_codex_tui(planning_daemon: Daemon, tmp_path: Path) -> Iterator[Tmux]:
+    with _codex_in_tmux(planning_daemon, tmp_path) as tmux:
+        yield tmux
+
+
+@pytest.mark.timeout(300)
+async def test_plan_mode_in_the_codex_tui_is_the_plan_agent(
+    planning_codex_tui: Tmux, planning_daemon: Daemon
+) -> None:
+    tui = planning_codex_tui
+    tui.expect("Ask Codex to do anything")
+    # Shift+Tab: the next collaboration mode, once the TUI has them (its start-up calls).
+    for _ in range(12):
+        tui.run("send-keys", "-t", "codex", "BTab")
+        if tui.wait_for("Plan mode", within=5) is not None:
+            break
+    tui.expect("Plan mode")
+    tui.submit("plan something", then="You said: “plan something”")
+    async with await planning_daemon.client() as client:
+        [conversation] = (await client.request("conversation/list", {}))["conversations"]
+        assert conversation["agent"] == "plan"

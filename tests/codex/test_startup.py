@@ -24,6 +24,7 @@ STARTUP: list[tuple[str, dict[str, Any] | None]] = [
     ("app/list", {}),
     ("plugin/list", {}),
     ("experimentalFeature/list", {}),
+    ("plugin/installed", {"cwds": ["/tmp"]}),
 ]
 
 
@@ -38,6 +39,10 @@ async def test_start_up_calls_are_answered_without_a_login(codex: CodexClient) -
     assert [m["name"] for m in modes] == ["default"]  # OpenVaala's agents
     config = (await codex.request("config/read", {}))["config"]
     assert config["model"] == "demo"
+    # Opening a thread, the TUI asks for its background terminals: OpenVaala has none.
+    thread = (await codex.request("thread/start", {}))["thread"]["id"]
+    terminals = await codex.request("thread/backgroundTerminals/list", {"threadId": thread})
+    assert terminals["data"] == []
 
 
 async def test_an_unsupported_method_is_a_clear_error(codex: CodexClient) -> None:

@@ -58,6 +58,10 @@ async def test_a_subagent_is_its_own_thread(daemon_factory: Factory) -> None:
         below = await codex.request("thread/list", {"ancestorThreadId": thread})
         assert [t["id"] for t in below["data"]] == [child["id"]]
         assert (await codex.request("thread/list", {"parentThreadId": child["id"]}))["data"] == []
+        # The Codex TUI asks for the archived subagent threads apart (its subagent switcher):
+        # none of a conversation that is not archived.
+        archived = {"ancestorThreadId": thread, "archived": True}
+        assert (await codex.request("thread/list", archived))["data"] == []
 
         read = await codex.request("thread/read", {"threadId": child["id"], "includeTurns": True})
         texts = [
