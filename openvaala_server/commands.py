@@ -233,6 +233,7 @@ def run_lsp() -> int:
 
 def run_exec(args: argparse.Namespace) -> int:
     from openvaala_server import exec as one_turn
+    from openvaala_server.client.remote import configured, working_directory
 
     if args.resume == "":
         _err("exec --resume needs a conversation ID (`openvaala exec --continue` takes the last)")
@@ -240,7 +241,7 @@ def run_exec(args: argparse.Namespace) -> int:
     try:
         request = one_turn.ExecRequest(
             prompt=one_turn.read_prompt(args.prompt, sys.stdin),
-            cwd=args.cwd or os.getcwd(),
+            cwd=working_directory(args.cwd, configured()) or "",
             agent=args.agent,
             model=args.model,
             continue_last=args.continue_last,

@@ -22,6 +22,7 @@ import contextlib
 import itertools
 import logging
 import os
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,7 @@ from openvaala_server import __version__
 from openvaala_server.client import images as client_images
 from openvaala_server.client.backoff import BACKOFF, RESTART_GRACE_S, Backoff
 from openvaala_server.client.daemon import DataDirLike, ensure_server, find_server, root_of
+from openvaala_server.client.remote import Dialer, Remote, configured
 from openvaala_server.protocol import jsonrpc, methods
 from openvaala_server.protocol.json_types import JsonObject, JsonValue
 
@@ -90,6 +92,7 @@ class Client:
         locate: Callable[[], Address | None] | None = None,
         start: Callable[[], Address] | None = None,
         backoff: Backoff = BACKOFF,
+        dialer: Dialer | None = None,
     ) -> None:
         self.address = address
         self.token = token
@@ -98,6 +101,8 @@ class Client:
         self._locate = locate  # finds the server again after a restart (new port, new token)
         self._start = start  # starts a daemon when the lost one does not come back
         self._backoff = backoff
+        # Through ssh to another machine (docs/remote.md): each connection is a new ssh channel.
+        self.dialer = dialer
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[JsonValue]] = {}
         self._hooks: dict[int, Callable[[JsonValue], None]] = {}
@@ -135,14 +140,22 @@ class Client:
         reconnect: bool = True,
         restart: bool = False,
         backoff: Backoff = BACKOFF,
+        remote: Remote | None = None,
     ) -> Client:
         """Connect to the daemon at `address` with `token`, or to the one running on the data
         directory (starting one first when `start`). With `reconnect` the client connects again
         after the connection drops; with `restart` too it starts a new daemon when none comes
-        back within `RESTART_GRACE_S`."""
+        back within `RESTART_GRACE_S`. With `remote` (by default `OPENVAALA_REMOTE`, unless an
+        address or data directory is given) the daemon is the one on that machine, through ssh."""
         locate: Callable[[], Address | None] | None = None
         start_one: Callable[[], Address] | None = None
-        if address is None or token is None:
+        if address is None and data_dir is None and remote is None:
+            remote = configured()
+        dialer = Dialer(remote) if remote is not None else None
+        if dialer is not None:
+            # The bridge names the daemon and adds its token over there (docs/remote.md).
+            address, token = "localhost", ""
+        elif address is None or token is None:
             data = root_of(data_dir)
             # Reading the lock and the token file takes microseconds: a thread (the default
             # executor's first) is worth starting only to wait for a daemon to start.
@@ -165,6 +178,7 @@ class Client:
             locate=locate,
             start=start_one,
             backoff=backoff,
+            dialer=dialer,
         )
         ws = await client._open()
         client._ws = ws  # requests may go out at once: the runner's reader answers them
@@ -179,7 +193,24 @@ class Client:
         return self._connected.is_set()
 
     async def _open(self) -> ClientConnection:
-        ws = await connect(
+        sock = await self.dialer.open() if self.dialer is not None else None
+        try:
+            ws = await self._handshake(sock)
+        except BaseException:
+            if sock is not None:
+                sock.close()
+            raise
+        try:
+            await self._initialize(ws)
+        except BaseException:
+            # A server that accepts the socket and then fails `initialize` (or goes away) must
+            # not leave it open: reconnect attempts would leak one socket each.
+            await ws.close()
+            raise
+        return ws
+
+    async def _handshake(self, sock: socket.socket | None) -> ClientConnection:
+        return await connect(
             f"ws://{self.address}/ws",
             additional_headers={"Authorization": f"Bearer {self.token}"},
             max_size=None,
@@ -189,15 +220,8 @@ class Client:
             # deflating megabytes of snapshot costs CPU on both ends and saves nothing here.
             proxy=None,
             compression=None,
+            sock=sock,
         )
-        try:
-            await self._initialize(ws)
-        except BaseException:
-            # A server that accepts the socket and then fails `initialize` (or goes away) must
-            # not leave it open: reconnect attempts would leak one socket each.
-            await ws.close()
-            raise
-        return ws
 
     def _use(self, ws: ClientConnection) -> None:
         """Read `ws` from now on (responses included: requests may go out on it), in the
