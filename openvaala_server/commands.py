@@ -262,7 +262,11 @@ def run_tui(cwd: str | None, *, continue_last: bool = False, resume: str | None 
     # passes over everything the imports create were a tenth of the start-up's CPU time
     # (docs/design.md, "Start-up time").
     gc.disable()
-    if cwd is None or os.path.isdir(cwd):  # a bad --cwd fails without starting anything
+    from openvaala_server.client.remote import ENV_REMOTE
+
+    if os.environ.get(ENV_REMOTE):
+        pass  # the daemon is the remote machine's: its bridge starts it there
+    elif cwd is None or os.path.isdir(cwd):  # a bad --cwd fails without starting anything
         from openvaala_server.client import start_server_early
 
         start_server_early()  # overlaps the daemon's start with the terminal UI's imports

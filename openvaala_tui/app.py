@@ -20,6 +20,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 
 from openvaala_server.client import Client, ConnectionLost, RpcError
+from openvaala_server.client.remote import configured, working_directory
 from openvaala_server.client.view import (
     LOCAL_PREFIX,
     ApprovalsChanged,
@@ -100,7 +101,13 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
         super().__init__()
         self.continue_last = continue_last
         self.pick = pick
-        self.cwd = os.path.abspath(cwd or os.getcwd())
+        remote = configured()
+        # With --remote the directory is the remote machine's, resolved once connected.
+        self.cwd = (
+            (working_directory(cwd, remote) or "")
+            if remote
+            else os.path.abspath(cwd or os.getcwd())
+        )
         self.client = client
         self.start_conversation = conversation_id or resume_id
         self.fixed_snapshot = snapshot
@@ -185,6 +192,9 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
                     "Run it in the foreground to see why: openvaala serve",
                 )
                 return
+        if self.client.dialer is not None:
+            self.cwd = self.client.dialer.resolve(self.cwd)
+            self.query_one(StatusBar).machine = self.client.dialer.remote.host
         self.run_worker(self._pump(), name="pump", group="pump")
         try:
             cid = await self._first_conversation()

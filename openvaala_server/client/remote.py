@@ -121,6 +121,11 @@ class Dialer:
         self.args = args or ("bridge",)
         self.banner: Banner | None = None
 
+    def where(self) -> str:
+        """The machine and the daemon there, as `/status` says it."""
+        there = f" (daemon at {self.banner.address} there)" if self.banner is not None else ""
+        return f"{self.remote.host} over ssh{there}"
+
     def resolve(self, path: str | None) -> str:
         """A path on the remote machine: relative ones (and none) start at the remote home."""
         home = self.banner.home if self.banner is not None else ""
