@@ -38,7 +38,7 @@ def remote(fake: FakeProvider, machines: Path) -> Iterator[Daemon]:
     """The remote machine's daemon: not started here, the first bridge starts it."""
     config = (
         fake.config_toml("fake")
-        + '\n[agents.default]\ndescription = "test"\nmodel = "fake"\n'
+        + '\n[agents.default]\ndescription = "test"\nmodel = "fake"\napproval = "never"\n'
         + "\n[retry]\nmax_retries = 0\n"
     )
     d = make_daemon(machines, config, name="remote")
