@@ -87,6 +87,17 @@ def ssh_command(remote: Remote, *args: str, environ: Mapping[str, str] | None = 
     return [*ssh, "-T", "-e", "none", "--", remote.destination, shlex.join([program, *args])]
 
 
+def forward_command(
+    remote: Remote, local: int, port: int, environ: Mapping[str, str] | None = None
+) -> list[str]:
+    """`ssh -N -L`: 127.0.0.1:local here to the remote daemon's 127.0.0.1:port."""
+    env = os.environ if environ is None else environ
+    ssh = shlex.split(env.get(ENV_SSH) or "ssh")
+    forward = f"127.0.0.1:{local}:127.0.0.1:{port}"
+    options = ["-o", "ExitOnForwardFailure=yes", "-o", "ClearAllForwardings=no"]
+    return [*ssh, "-N", "-T", *options, "-L", forward, "--", remote.destination]
+
+
 def explain(remote: Remote, returncode: int | None, stderr: str) -> str:
     """Why the bridge did not answer, naming the step to take."""
     said = stderr.strip()

@@ -37,6 +37,11 @@ def apply(args: argparse.Namespace, parser: argparse.ArgumentParser) -> bool:
         return True
     if args.command not in (None, *CLIENT_COMMANDS):
         parser.error(f"--remote does not apply to `openvaala {args.command}`")
+    if args.command == "web" and (args.sessions or args.end or args.logout_all):
+        parser.error(
+            "--remote opens the browser only; manage the browser sessions of that machine "
+            "there: ssh HOST openvaala web --sessions (or --end ID, --logout-all)"
+        )
     try:
         parse(spec)
     except ValueError as exc:

@@ -6,6 +6,8 @@ dropping whatever the client put in those two headers."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 END = b"\r\n\r\n"
 LIMIT = 64 * 1024  # a request head longer than this is not one of our clients'
 
@@ -35,3 +37,39 @@ def rewrite(head: bytes, address: str, token: str) -> bytes:
     ]
     added = [b"Host: " + address.encode(), b"Authorization: Bearer " + token.encode()]
     return b"\r\n".join([request_line, *added, *kept]) + END
+
+
+@dataclass(frozen=True)
+class Forward:
+    """A browser's request head as the daemon must see it, and what follows it."""
+
+    head: bytes
+    length: int  # the body's bytes after the head
+    upgrade: bool  # a websocket: after this head the connection is a plain relay
+
+
+def for_browser(head: bytes, daemon: str, here: str) -> Forward:
+    """A request the browser sent to `here` (the local forward), for the daemon at `daemon`:
+    its Host, and its Origin when it is `here`'s, become the daemon's own (any other Origin is
+    kept, for the daemon to refuse). A chunked body is refused: no page of ours sends one."""
+    lines = head[: -len(END)].split(b"\r\n")
+    fields = []
+    length = 0
+    upgrade = False
+    for field in lines[1:]:
+        name, _, value = field.partition(b":")
+        key, value = name.strip().lower(), value.strip()
+        if key == b"host":
+            field = b"Host: " + daemon.encode()
+        elif key == b"origin" and value == f"http://{here}".encode():
+            field = b"Origin: http://" + daemon.encode()
+        elif key == b"content-length":
+            if not value.isdigit():
+                raise BadHead("a malformed Content-Length")
+            length = int(value)
+        elif key == b"transfer-encoding":
+            raise BadHead("a chunked request body")
+        elif key == b"upgrade":
+            upgrade = True
+        fields.append(field)
+    return Forward(b"\r\n".join([lines[0], *fields]) + END, length, upgrade)
