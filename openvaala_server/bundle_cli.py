@@ -12,6 +12,7 @@ import os
 import sys
 from typing import Any
 
+from openvaala_server.import_report import report_import
 from openvaala_server.protocol import methods
 
 COMMANDS = ("export", "import", "move")
@@ -110,24 +111,3 @@ async def _import(path: str, cwd: str, on_conflict: str | None) -> int:
             result = await client.request(methods.CONVERSATION_IMPORT, params)
     report_import(result)
     return 0
-
-
-def report_import(result: dict[str, Any]) -> None:
-    """What an import did, as `openvaala import` says it (here or on another machine)."""
-    if result["conversationId"]:
-        print(f"imported {result['conversationId']} ({len(result['imported'])} conversation(s))")
-        print(f"working directory: {result['cwd']}")
-    else:
-        print("skipped: the conversation already exists here")
-    dropped = result.get("grantsDropped", 0)
-    if dropped:
-        print(
-            f"dropped {dropped} 'allow for this conversation' grant(s) the bundle carried: "
-            "those calls ask again"
-        )
-    reset = result.get("agentsReset", 0)
-    if reset:
-        print(
-            f"{reset} agent name(s) the bundle gave would have run with more than the default "
-            "agent: those sessions run as the default agent"
-        )

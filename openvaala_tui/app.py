@@ -42,7 +42,7 @@ from openvaala_server.domain.images import Image
 from openvaala_server.protocol import methods
 from openvaala_tui import commands, completion, mcp_input
 from openvaala_tui import format as fmt
-from openvaala_tui.completion import attach_mentions
+from openvaala_tui.completion import Attached, attach_mentions
 from openvaala_tui.context_panel import ContextCommands
 from openvaala_tui.history_actions import HistoryMixin
 from openvaala_tui.image_actions import ImagesMixin
@@ -526,7 +526,10 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
         if images is None:  # only image paths: they wait for the message
             return
         cwd = str(self.view.conversation.get("cwd") or self.cwd)
-        attached = attach_mentions(text, cwd)
+        # Over --remote the path is the remote machine's: the text keeps `@path`, for the agent
+        # to read there, rather than a file of this machine that has the same name.
+        remote = self.client.dialer is not None
+        attached = Attached(text, [], []) if remote else attach_mentions(text, cwd)
         for problem in attached.problems:
             self.notify(problem, severity="warning")
         try:  # @SERVER:URI: an MCP resource's text goes with the message

@@ -412,6 +412,14 @@ class Client:
         Raises `httpx.HTTPError` when the daemon does not serve it."""
         import httpx  # only clients that read images need it
 
+        if self.dialer is not None:  # over ssh: one request through a bridge (docs/remote.md)
+            from openvaala_server.remote.http import exchange
+
+            path = f"/attachments/{conversation_id}/{sha256}"
+            answer = await exchange(await self.dialer.open(), "GET", path, host="x", token=None)
+            if answer.status != 200:
+                raise httpx.HTTPError(f"HTTP {answer.status} for {path}")
+            return answer.body
         url = f"http://{self.address}/attachments/{conversation_id}/{sha256}"
         async with httpx.AsyncClient(timeout=30) as http:
             response = await http.get(url, headers={"Authorization": f"Bearer {self.token}"})

@@ -98,7 +98,7 @@ def _directory(remote: Remote | None, cwd: str | None) -> str | None:
 
 
 def _import(remote: Remote | None, file: str, cwd: str | None, on_conflict: str | None) -> int:
-    from openvaala_server.bundle_cli import report_import
+    from openvaala_server.import_report import report_import
     from openvaala_server.remote.machines import Machine
 
     if file == "-":
@@ -112,7 +112,7 @@ def _import(remote: Remote | None, file: str, cwd: str | None, on_conflict: str 
 
 
 def _move(source: Remote | None, target: Remote | None, typed: str, on_conflict: str | None) -> int:
-    from openvaala_server.bundle_cli import report_import
+    from openvaala_server.import_report import report_import
     from openvaala_server.remote.machines import Machine
 
     if (source and source.destination) == (target and target.destination):

@@ -154,6 +154,7 @@ def start_sshd(directory: Path, remote_env: Mapping[str, str]) -> Sshd:
 
 
 def stop_sshd(server: Sshd) -> None:
+    server.kill_clients()  # a forward or a bridge a test's client left running
     server.process.terminate()
     try:
         server.process.wait(10)
