@@ -1,4 +1,4 @@
-"""One sshd and one "remote machine" per test module (docs/remote.md, "Testing").
+"""One sshd and one "remote machine" for the tests of this package (docs/remote.md, "Testing").
 
 The remote machine is a second data directory (`remote`), with its own config naming the fake
 provider; the sshd's `SetEnv` points every session at it. The local side (`local`) is a data
@@ -17,7 +17,7 @@ from tests.support.daemon import Daemon, make_daemon, stop_any_server
 from tests.support.sshd import Sshd, remote_path, running_sshd
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def fake() -> Iterator[FakeProvider]:
     with FakeProvider(wire=CHAT) as fake:
         yield fake
@@ -28,12 +28,12 @@ def _fresh(fake: FakeProvider) -> None:
     fake.reset()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def machines(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("remote")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def remote(fake: FakeProvider, machines: Path) -> Iterator[Daemon]:
     """The remote machine's daemon: not started here, the first bridge starts it."""
     config = (
@@ -46,13 +46,13 @@ def remote(fake: FakeProvider, machines: Path) -> Iterator[Daemon]:
     stop_any_server(d)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def local(machines: Path) -> Daemon:
     """This machine's data directory, with no daemon."""
     return make_daemon(machines, name="local")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def sshd(remote: Daemon, fake: FakeProvider, machines: Path) -> Iterator[Sshd]:
     remote_env = {
         "OPENVAALA_HOME": str(remote.home),
@@ -64,7 +64,13 @@ def sshd(remote: Daemon, fake: FakeProvider, machines: Path) -> Iterator[Sshd]:
         yield server
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def client_env(sshd: Sshd, local: Daemon) -> dict[str, str]:
     """A local client's environment: its own data directory, `--remote` through the sshd."""
     return sshd.client_env(local.env)
+
+
+def assert_no_daemon_here(local: Daemon) -> None:
+    """No daemon ever ran on this machine's data directory: no token was written there."""
+    assert not local.data_dir.token_path.exists()
+    assert not local.data_dir.lock_path.exists()

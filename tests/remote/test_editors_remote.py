@@ -12,6 +12,7 @@ from tests.acp.harness import acp_agent
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
 from tests.lsp.harness import capabilities, request, start_lsp, stop_lsp
+from tests.remote.conftest import assert_no_daemon_here
 from tests.support.daemon import Daemon
 
 
@@ -49,7 +50,7 @@ async def test_the_lsp_bridge_prompts_the_remote_daemon(
         assert streamed == "From the remote daemon."
     finally:
         await stop_lsp(client)
-    assert not local.home.exists() or not any(local.home.iterdir())
+    assert_no_daemon_here(local)
 
 
 async def test_acp_answers_over_remote(
@@ -61,4 +62,4 @@ async def test_acp_answers_over_remote(
         response = await conn.prompt(session_id=session.session_id, prompt=[text_block("hi")])
         assert response.stop_reason == "end_turn"
         assert rec.text(session.session_id) == "ACP, remotely."
-    assert not local.home.exists() or not any(local.home.iterdir())
+    assert_no_daemon_here(local)

@@ -9,6 +9,7 @@ import sys
 from openvaala_server.exec import EXIT_NO_DAEMON, EXIT_OK
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
+from tests.remote.conftest import assert_no_daemon_here
 from tests.support.daemon import Daemon
 
 
@@ -38,7 +39,7 @@ def test_exec_runs_the_turn_on_the_remote_daemon_started_on_demand(
     # The daemon that answered is the remote one, started by the bridge; none started here,
     # and no token of the remote machine reached this one's data directory.
     assert remote.data_dir.token_path.exists()
-    assert not local.home.exists() or not any(local.home.iterdir())
+    assert_no_daemon_here(local)
     listed = run_exec(client_env, "list", "--json", cwd=str(local.workdir))
     assert listed.returncode == 0, listed.stderr
     assert str(remote.workdir) in listed.stdout  # the remote path, as the remote daemon keeps it
