@@ -548,7 +548,7 @@ class Client:
         """Connect again with the one backoff; True once connected and resubscribed."""
         loop = asyncio.get_running_loop()
         lost_at = loop.time()
-        token = self.token
+        daemon = self._daemon_identity()
         delays = self._backoff.delays()
         while not self._closed:
             ws: ClientConnection | None = None
@@ -568,7 +568,7 @@ class Client:
                 self.failure = None
                 self._connected.set()
                 state: JsonObject = {"state": "connected"}
-                if self.token != token:  # a token is new with every daemon
+                if self._daemon_identity() != daemon:
                     state["restarted"] = True
                 self._note(CONNECTION, state)
                 return True
@@ -577,6 +577,12 @@ class Client:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._try_start.wait(), next(delays))
         return False
+
+    def _daemon_identity(self) -> tuple[str, int]:
+        """What is new with every daemon: its token, or over ssh (where the token stays on the
+        remote machine) its pid there, from the bridge's banner."""
+        banner = self.dialer.banner if self.dialer is not None else None
+        return self.token, banner.pid if banner is not None else 0
 
     async def _find_again(self, lost_for: float) -> None:
         """Find the daemon again (it may have restarted on a new port with a new token), or

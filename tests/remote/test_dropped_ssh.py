@@ -11,7 +11,7 @@ from openvaala_server.client.backoff import Backoff
 from openvaala_server.client.remote import ENV_SSH, parse
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Gate, Reply
-from tests.support.daemon import Daemon
+from tests.support.daemon import Daemon, stop_any_server
 from tests.support.events import collect_until, new_conversation
 from tests.support.sshd import Sshd
 
@@ -58,3 +58,27 @@ async def test_ssh_killed_mid_turn_resumes_with_no_gap(
     assert states == ["reconnecting", "connected"]
     ended = [n for n in events if n["method"] == "turn/ended"]
     assert [n["params"]["status"] for n in ended] == ["completed"]
+
+
+async def test_a_remote_daemon_restarted_meanwhile_is_said_and_redrawn(
+    sshd: Sshd, remote: Daemon, fake: FakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(ENV_SSH, sshd.ssh_command)
+    client = await Client.connect(
+        remote=parse("remotebox"), backoff=Backoff(first=0.05, factor=2.0, cap=0.2)
+    )
+    try:
+        cid = await new_conversation(client, str(remote.workdir))
+        fake.enqueue(Reply().text("kept"))
+        await client.request("input/send", {"conversationId": cid, "text": "go", "mode": "queue"})
+        await collect_until(client, lambda n: n["method"] == "turn/ended", timeout=30)
+        stop_any_server(remote)  # the daemon over there stops; the next bridge starts another
+        notes = await collect_until(
+            client,
+            lambda n: n["method"] == CONNECTION and n["params"]["state"] == "connected",
+            timeout=60,
+        )
+    finally:
+        await client.close()
+    assert notes[-1]["params"].get("restarted") is True
+    assert [n["params"]["conversationId"] for n in notes if n["method"] == SNAPSHOT] == [cid]
