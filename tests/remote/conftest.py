@@ -38,6 +38,7 @@ def remote(fake: FakeProvider, machines: Path) -> Iterator[Daemon]:
     """The remote machine's daemon: not started here, the first bridge starts it."""
     config = (
         fake.config_toml("fake")
+        + fake.config_toml("seeing", vision=True)
         + '\n[agents.default]\ndescription = "test"\nmodel = "fake"\napproval = "never"\n'
         + "\n[retry]\nmax_retries = 0\n"
     )

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import base64
 import subprocess
 import sys
 
@@ -50,3 +51,33 @@ def test_a_missing_openvaala_over_there_is_named(client_env: dict[str, str], loc
     done = run_exec(env, "exec", "hi", cwd=str(local.workdir))
     assert done.returncode == EXIT_NO_DAEMON
     assert "/nonexistent/openvaala` is not installed on remotebox" in done.stderr
+
+
+# A 1×1 PNG (68 bytes).
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAAC0lEQVR42mNgYAAAAAMAAWgmWQ0AAAAASUVORK5CYII="
+)
+
+
+def test_an_image_of_this_machine_goes_with_the_prompt(
+    client_env: dict[str, str], remote: Daemon, local: Daemon, fake: FakeProvider
+) -> None:
+    (local.workdir / "here-only.png").write_bytes(PNG)  # not on the "remote machine"
+    fake.enqueue(Reply().text("a dot"))
+    env = {**client_env, "OPENVAALA_REMOTE": f"remotebox:{remote.workdir}"}
+    done = run_exec(
+        env,
+        "exec",
+        "--model",
+        "seeing",
+        "--image",
+        "here-only.png",
+        "what?",
+        cwd=str(local.workdir),
+    )
+    assert done.returncode == EXIT_OK, done.stderr
+    content = fake.last_request.json["messages"][-1]["content"]
+    assert (
+        content[1]["image_url"]["url"] == "data:image/png;base64," + base64.b64encode(PNG).decode()
+    )
+    assert not (remote.workdir / "here-only.png").exists()
