@@ -195,6 +195,7 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
         if self.client.dialer is not None:
             self.cwd = self.client.dialer.resolve(self.cwd)
             self.query_one(StatusBar).machine = self.client.dialer.remote.host
+            self.composer.local_files = False
         self.run_worker(self._pump(), name="pump", group="pump")
         try:
             cid = await self._first_conversation()

@@ -8,6 +8,7 @@ from textual.widgets import Label
 
 from openvaala_server.client.remote import ENV_REMOTE, ENV_SSH
 from openvaala_tui.app import VaalaApp
+from openvaala_tui.completion import complete
 from openvaala_tui.widgets.items import AgentMessage
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
@@ -29,6 +30,9 @@ async def test_the_tui_runs_a_turn_on_the_remote_daemon(
         assert app.view.conversation.get("cwd") == str(remote.workdir)
         machine = app.query_one("#status-machine", Label)
         assert machine.display and str(machine.render()) == "on remotebox"
+        # `@` offers no path of this machine: the directory is the remote one.
+        (remote.workdir / "local-looking.txt").write_text("x")
+        assert complete("@loc", 4, app.composer.cwd, local_files=app.composer.local_files) is None
         await type_and_send(pilot, "hello there")
         await wait_for(
             pilot,
