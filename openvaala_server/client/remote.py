@@ -20,7 +20,7 @@ import tempfile
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, TypedDict
 
 import orjson
 
@@ -45,6 +45,15 @@ class Remote:
     def host(self) -> str:
         """The machine, as a status line names it."""
         return self.destination.rpartition("@")[2]
+
+
+class BannerWire(TypedDict):
+    """The bridge's first line, as JSON (`remote/bridge.py` writes it)."""
+
+    bridge: int  # the bridge's protocol: 1
+    address: str
+    home: str
+    pid: int
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,8 @@ from pathlib import Path
 import orjson
 
 from openvaala_server.client.daemon import ensure_server
+from openvaala_server.client.remote import BannerWire
+from openvaala_server.discovery import LOCK_FILE, data_root, read_lock
 from openvaala_server.remote import head
 
 CHUNK = 256 * 1024
@@ -35,16 +37,7 @@ def run() -> int:
         return 1
     daemon.settimeout(None)
     daemon.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    from openvaala_server.discovery import LOCK_FILE, data_root, read_lock
-
-    info = read_lock(data_root() / LOCK_FILE)
-    banner = {
-        "bridge": 1,
-        "address": address,
-        "home": str(Path.home()),
-        "pid": info.pid if info and info.pid else 0,
-    }
-    _write_all(1, orjson.dumps(banner) + b"\n")
+    _write_all(1, orjson.dumps(_banner(address)) + b"\n")
     try:
         first = _read_head(0)
         daemon.sendall(head.rewrite(first[0], address, token) + first[1])
@@ -54,6 +47,12 @@ def run() -> int:
     threading.Thread(target=_upstream, args=(daemon,), daemon=True).start()
     _downstream(daemon)
     return 0
+
+
+def _banner(address: str) -> BannerWire:
+    info = read_lock(data_root() / LOCK_FILE)
+    pid = info.pid if info is not None and info.pid else 0
+    return {"bridge": 1, "address": address, "home": str(Path.home()), "pid": pid}
 
 
 def _read_head(fd: int) -> tuple[bytes, bytes]:
