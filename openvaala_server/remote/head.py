@@ -16,6 +16,11 @@ class BadHead(ValueError):
     """The stream did not start with an HTTP request head."""
 
 
+class WrongHost(BadHead):
+    """A browser's request named another host than the proxy's own: a page of another site
+    whose name was pointed at 127.0.0.1 (DNS rebinding, docs/security.md)."""
+
+
 def split(buffer: bytes) -> tuple[bytes, bytes] | None:
     """(head including its blank line, what follows) once the head is complete, else None."""
     end = buffer.find(END)
@@ -49,10 +54,21 @@ class Forward:
 
 
 def for_browser(head: bytes, daemon: str, here: str) -> Forward:
-    """A request the browser sent to `here` (the local forward), for the daemon at `daemon`:
-    its Host, and its Origin when it is `here`'s, become the daemon's own (any other Origin is
-    kept, for the daemon to refuse). A chunked body is refused: no page of ours sends one."""
+    """A request the browser sent to `here` (the local forward, 127.0.0.1:L), for the daemon at
+    `daemon`: its Host, and its Origin when it is `here`'s, become the daemon's own (any other
+    Origin is kept, for the daemon to refuse). The Host must be `here` (or localhost:L), once:
+    the daemon's own Host check, which this rewriting would otherwise defeat, is made here
+    (`WrongHost`). A chunked body is refused: no page of ours sends one."""
     lines = head[: -len(END)].split(b"\r\n")
+    port = here.rpartition(":")[2]
+    ours = {here.encode(), f"localhost:{port}".encode()}
+    hosts = [
+        f.partition(b":")[2].strip()
+        for f in lines[1:]
+        if f.partition(b":")[0].strip().lower() == b"host"
+    ]
+    if len(hosts) != 1 or hosts[0] not in ours:
+        raise WrongHost(f"Host not allowed: {b', '.join(hosts)[:80]!r}")
     fields = []
     length = 0
     upgrade = False
@@ -61,7 +77,7 @@ def for_browser(head: bytes, daemon: str, here: str) -> Forward:
         key, value = name.strip().lower(), value.strip()
         if key == b"host":
             field = b"Host: " + daemon.encode()
-        elif key == b"origin" and value == f"http://{here}".encode():
+        elif key == b"origin" and value == b"http://" + hosts[0]:
             field = b"Origin: http://" + daemon.encode()
         elif key == b"content-length":
             if not value.isdigit():

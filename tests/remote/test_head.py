@@ -49,5 +49,7 @@ def test_the_browser_proxy_rewrites_host_and_its_own_origin_only() -> None:
     assert b"Origin: http://evil.test\r\n" in theirs.head and theirs.upgrade
     with pytest.raises(head.BadHead, match="chunked"):
         head.for_browser(
-            b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", "127.0.0.1:1", "h"
+            b"POST / HTTP/1.1\r\nHost: 127.0.0.1:2\r\nTransfer-Encoding: chunked\r\n\r\n",
+            "127.0.0.1:1",
+            "127.0.0.1:2",
         )
