@@ -87,6 +87,15 @@ def working_directory(given: str | None, remote: Remote | None) -> str | None:
     return given or remote.directory
 
 
+def on_remote(home: str, path: str | None) -> str:
+    """`path` on the remote machine whose home is `home`: a relative one (and none) starts
+    there, and `~` / `~/…` is that home, as the remote shell would read it: the daemon takes
+    the path as it is, and no shell between expands it (`HOST:~/project`, docs/remote.md)."""
+    if path is not None and (path == "~" or path.startswith("~/")):
+        path = path[2:]
+    return posixpath.join(home, path) if path else home
+
+
 def ssh_command(remote: Remote, *args: str, environ: Mapping[str, str] | None = None) -> list[str]:
     """`ssh host openvaala ARGS…`: the remote shell runs the command, so it is quoted."""
     env = os.environ if environ is None else environ
@@ -148,8 +157,7 @@ class Dialer:
 
     def resolve(self, path: str | None) -> str:
         """A path on the remote machine: relative ones (and none) start at the remote home."""
-        home = self.banner.home if self.banner is not None else ""
-        return posixpath.join(home, path or "")
+        return on_remote(self.banner.home if self.banner is not None else "", path)
 
     async def open(self) -> socket.socket:
         ours, process, errors = _spawn(ssh_command(self.remote, *self.args))

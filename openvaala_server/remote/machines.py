@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import asyncio
-import posixpath
 import socket
 import urllib.parse
 from dataclasses import dataclass
@@ -16,7 +15,7 @@ import orjson
 from openvaala_server.client import Client
 from openvaala_server.client.conversation_ids import resolve
 from openvaala_server.client.daemon import ensure_server
-from openvaala_server.client.remote import Dialer, Remote
+from openvaala_server.client.remote import Dialer, Remote, on_remote
 from openvaala_server.remote.http import Answer, exchange
 
 
@@ -62,7 +61,7 @@ class Machine:
         """Import there, in `cwd`: a path of that machine (here: absolute; there: relative to
         the remote home, as `--remote`'s `:dir`)."""
         sock, host, token, home = await self._open()
-        where = posixpath.join(home, cwd or "") if self.remote else (cwd or "")
+        where = on_remote(home, cwd) if self.remote else (cwd or "")
         query = urllib.parse.urlencode({"onConflict": on_conflict, "cwd": where})
         answer = await exchange(
             sock, "POST", f"/api/import?{query}", bundle, host=host, token=token

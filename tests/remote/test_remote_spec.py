@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from openvaala_server.cli import main
-from openvaala_server.client.remote import Remote, explain, parse, ssh_command
+from openvaala_server.client.remote import Banner, Dialer, Remote, explain, parse, ssh_command
 
 
 def test_a_spec_names_the_destination_and_the_remote_directory() -> None:
@@ -50,3 +50,14 @@ def test_remote_is_refused_where_it_means_nothing(capsys: pytest.CaptureFixture[
     with pytest.raises(SystemExit):
         main(["exec", "--remote=-x", "hi"])
     assert "expected [user@]host[:dir]" in capsys.readouterr().err
+
+
+def test_a_tilde_directory_is_the_remote_home_not_a_folder_named_tilde() -> None:
+    dialer = Dialer(parse("me@box:~/src/app"))
+    dialer.banner = Banner("127.0.0.1:7450", "/home/me", 1)
+    # docs/remote.md's own example, `exec --remote HOST:~/project`: no shell expands it there.
+    assert dialer.resolve("~/src/app") == "/home/me/src/app"
+    assert dialer.resolve("~") == "/home/me"
+    assert dialer.resolve("src") == "/home/me/src"
+    assert dialer.resolve(None) == "/home/me"
+    assert dialer.resolve("/srv/app") == "/srv/app"
