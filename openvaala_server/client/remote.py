@@ -106,12 +106,14 @@ def ssh_command(remote: Remote, *args: str, environ: Mapping[str, str] | None = 
 
 
 def forward_command(
-    remote: Remote, local: int, port: int, environ: Mapping[str, str] | None = None
+    remote: Remote, local: str, port: int, environ: Mapping[str, str] | None = None
 ) -> list[str]:
-    """`ssh -N -L`: 127.0.0.1:local here to the remote daemon's 127.0.0.1:port."""
+    """`ssh -N -L`: the Unix socket `local` here (in a private directory: only this user
+    reaches it, and no other process can take its name first as it could a free TCP port) to
+    the remote daemon's 127.0.0.1:port."""
     env = os.environ if environ is None else environ
     ssh = shlex.split(env.get(ENV_SSH) or "ssh")
-    forward = f"127.0.0.1:{local}:127.0.0.1:{port}"
+    forward = f"{local}:127.0.0.1:{port}"
     options = ["-o", "ExitOnForwardFailure=yes", "-o", "ClearAllForwardings=no"]
     return [*ssh, "-N", "-T", *options, "-L", forward, "--", remote.destination]
 

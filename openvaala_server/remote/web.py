@@ -1,20 +1,23 @@
 """`openvaala web --remote HOST`: this machine's browser on the remote daemon's web UI
 (docs/remote.md, "The browser").
 
-ssh forwards a free local port to the remote daemon's 127.0.0.1:P (`ssh -N -L`), and a small
-proxy here (`web_proxy.py`) serves the browser on 127.0.0.1:L, naming the daemon as its Host and
-Origin checks want (docs/security.md). The one-time code is asked
-for through the bridge (which adds the remote token over there) and goes, as locally, into a
+ssh forwards a Unix socket in a private directory here to the remote daemon's 127.0.0.1:P
+(`ssh -N -L`), and a small proxy here (`web_proxy.py`) serves the browser on 127.0.0.1:L,
+naming the daemon as its Host and Origin checks want (docs/security.md). The one-time code is
+asked for through the bridge (which adds the remote token over there) and goes, as locally, into a
 private sign-in file here (`api/login_page.py`): no secret on a command line of either machine.
 The command stays in the foreground while the browser uses the forward; Ctrl-C ends it."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 
 import orjson
@@ -43,7 +46,7 @@ async def _open_web(remote: Remote) -> int:
     except (WebFailed, RemoteUnavailable, OSError) as exc:
         print(f"openvaala: could not open the web UI of {remote.host}: {exc}", file=sys.stderr)
         return 1
-    proxy = Proxy(("127.0.0.1", tunnel.port), daemon)
+    proxy = Proxy(tunnel.socket, daemon)
     try:
         here = await proxy.start()
         answer = await exchange(sock, "POST", "/login/code", host="localhost", token=None)
@@ -58,7 +61,7 @@ async def _open_web(remote: Remote) -> int:
     finally:
         sock.close()
         await proxy.close()
-        _stop(tunnel.process)
+        _stop(tunnel.process, tunnel.socket)
     return 0
 
 
@@ -78,7 +81,7 @@ def _open_browser(remote: Remote, here: str, code: str) -> None:
 @dataclass
 class Tunnel:
     process: subprocess.Popen[bytes]
-    port: int  # its local end
+    socket: str  # its local end, in a directory of this user's only
 
 
 async def _forward(remote: Remote) -> tuple[Tunnel, str, socket.socket]:
@@ -97,14 +100,17 @@ async def _forward(remote: Remote) -> tuple[Tunnel, str, socket.socket]:
 
 
 async def _tunnel(remote: Remote, port: int) -> Tunnel:
-    local = _free_port()
+    local = os.path.join(tempfile.mkdtemp(prefix="openvaala-web-"), "forward.sock")  # 0700
     process = _start_tunnel(remote, local, port)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + FORWARD_READY_S
     while not await asyncio.to_thread(_answers, local):
         if process.poll() is not None or loop.time() > deadline:
-            _stop(process)
+            if process.poll() is None:
+                process.terminate()
+            process.wait()
             said = process.stderr.read().decode(errors="replace").strip() if process.stderr else ""
+            _stop(process, local)
             raise WebFailed(f"ssh could not forward to port {port} there: {said or 'no answer'}")
         await asyncio.sleep(0.05)  # ssh sets the listener up after it has logged in
     return Tunnel(process, local)
@@ -121,11 +127,11 @@ async def _until_stopped(process: subprocess.Popen[bytes]) -> None:
     await asyncio.wait([ended, stopping], return_when=asyncio.FIRST_COMPLETED)
     stopping.cancel()
     if not ended.done():
-        _stop(process)
+        process.terminate()
         await ended
 
 
-def _start_tunnel(remote: Remote, local: int, port: int) -> subprocess.Popen[bytes]:
+def _start_tunnel(remote: Remote, local: str, port: int) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         forward_command(remote, local, port),
         stdin=subprocess.DEVNULL,
@@ -135,23 +141,18 @@ def _start_tunnel(remote: Remote, local: int, port: int) -> subprocess.Popen[byt
     )
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def _answers(port: int) -> bool:
+def _answers(path: str) -> bool:
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=2):
+        with socket.socket(socket.AF_UNIX) as probe:
+            probe.settimeout(2)
+            probe.connect(path)
             return True
     except OSError:
         return False
 
 
-def _stop(tunnel: subprocess.Popen[bytes]) -> None:
-    """End ssh (and with it the forward), and wait for it."""
+def _stop(tunnel: subprocess.Popen[bytes], local: str) -> None:
+    """End ssh (and with it the forward), wait for it, and remove its socket's directory."""
     if tunnel.poll() is None:
         tunnel.terminate()
         try:
@@ -161,3 +162,4 @@ def _stop(tunnel: subprocess.Popen[bytes]) -> None:
             tunnel.wait()
     if tunnel.stderr is not None:
         tunnel.stderr.close()
+    shutil.rmtree(os.path.dirname(local), ignore_errors=True)

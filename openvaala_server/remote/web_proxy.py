@@ -16,8 +16,8 @@ CHUNK = 256 * 1024
 
 
 class Proxy:
-    def __init__(self, upstream: tuple[str, int], daemon: str) -> None:
-        self.upstream = upstream  # the ssh forward's local end
+    def __init__(self, upstream: str | tuple[str, int], daemon: str) -> None:
+        self.upstream = upstream  # the ssh forward's local end: its socket, or a TCP address
         self.daemon = daemon  # the daemon's address over there, as its Host checks want it
         self.here = ""  # 127.0.0.1:L, once listening
         self._server: asyncio.Server | None = None
@@ -35,7 +35,10 @@ class Proxy:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            up_reader, up_writer = await asyncio.open_connection(*self.upstream)
+            if isinstance(self.upstream, str):
+                up_reader, up_writer = await asyncio.open_unix_connection(self.upstream)
+            else:
+                up_reader, up_writer = await asyncio.open_connection(*self.upstream)
         except OSError:
             writer.close()
             return

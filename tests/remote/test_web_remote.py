@@ -30,6 +30,29 @@ def _command_lines() -> str:
     return "\n".join(found)
 
 
+def _tcp_listeners_of_ssh(marker: str) -> list[str]:
+    """The TCP ports the local `ssh` processes of the test's config listen on."""
+    inodes: set[str] = set()
+    for entry in Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            if not argv[0].endswith(b"ssh") or marker.encode() not in argv:
+                continue
+            for fd in (entry / "fd").iterdir():
+                target = os.readlink(fd)
+                if target.startswith("socket:["):
+                    inodes.add(target[8:-1])
+        except (OSError, ValueError):
+            continue
+    ports = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # LISTEN
+                ports.append(fields[1])
+    return ports
+
+
 def test_web_remote_signs_the_local_browser_in_through_a_forward(
     client_env: dict[str, str], remote: Daemon, local: Daemon, tmp_path: Path
 ) -> None:
@@ -62,6 +85,9 @@ def test_web_remote_signs_the_local_browser_in_through_a_forward(
         remote_token = remote.data_dir.token_path.read_text().strip()
         lines = _command_lines()
         assert code[1] not in lines and remote_token not in lines
+        # The forward is a socket only this user reaches: no TCP port any other user of this
+        # machine could connect to (or take first, and be handed the browser's sign-in).
+        assert _tcp_listeners_of_ssh(client_env["OPENVAALA_SSH_COMMAND"].split()[-1]) == []
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             try:
