@@ -12,9 +12,10 @@ import os
 import sys
 from typing import Any
 
+from openvaala_server.import_report import report_import
 from openvaala_server.protocol import methods
 
-COMMANDS = ("export", "import")
+COMMANDS = ("export", "import", "move")
 
 
 def add_commands(commands: Any) -> None:
@@ -22,9 +23,11 @@ def add_commands(commands: Any) -> None:
         "export", help="write a conversation, its ancestors and attachments to one bundle file"
     )
     export.add_argument("id", help="the conversation id (or a unique prefix of 6+ characters)")
-    export.add_argument("-o", "--output", help="the bundle file (default: ID.openvaala.tar)")
+    export.add_argument(
+        "-o", "--output", help="the bundle file (default: ID.openvaala.tar; `-`: stdout)"
+    )
     imp = commands.add_parser("import", help="import a bundle made by `openvaala export`")
-    imp.add_argument("file", help="the bundle file")
+    imp.add_argument("file", help="the bundle file (`-`: stdin)")
     imp.add_argument(
         "--cwd",
         dest="import_cwd",
@@ -37,13 +40,19 @@ def add_commands(commands: Any) -> None:
         help="when a conversation already exists here: keep both (new ids) or skip it "
         "(default: ask on a terminal, else fail)",
     )
+    from openvaala_server.remote import transfer_cli
+
+    transfer_cli.add_move(commands)
 
 
 def run(args: argparse.Namespace) -> int:
     # Here, not at the top: cli.py imports this module for every command, the TUI's start too.
     from openvaala_server.client import RpcError
     from openvaala_server.domain.short_ids import IdPrefixError
+    from openvaala_server.remote import transfer_cli
 
+    if transfer_cli.applies(args):
+        return transfer_cli.run(args)
     try:
         if args.command == "export":
             output = os.path.abspath(args.output) if args.output else None
@@ -100,21 +109,5 @@ async def _import(path: str, cwd: str, on_conflict: str | None) -> int:
             answer = (await asyncio.to_thread(input, question)).strip().lower()
             params["onConflict"] = "keep-both" if answer.startswith("k") else "skip"
             result = await client.request(methods.CONVERSATION_IMPORT, params)
-    if result["conversationId"]:
-        print(f"imported {result['conversationId']} ({len(result['imported'])} conversation(s))")
-        print(f"working directory: {result['cwd']}")
-    else:
-        print("skipped: the conversation already exists here")
-    dropped = result.get("grantsDropped", 0)
-    if dropped:
-        print(
-            f"dropped {dropped} 'allow for this conversation' grant(s) the bundle carried: "
-            "those calls ask again"
-        )
-    reset = result.get("agentsReset", 0)
-    if reset:
-        print(
-            f"{reset} agent name(s) the bundle gave would have run with more than the default "
-            "agent: those sessions run as the default agent"
-        )
+    report_import(result)
     return 0

@@ -8,6 +8,7 @@ import logging
 import sys
 
 from openvaala_server import __version__, bundle_cli, list_cli
+from openvaala_server.remote import cli as remote_cli
 from openvaala_server.setup import cli as setup_cli
 
 
@@ -65,6 +66,12 @@ def _parser() -> argparse.ArgumentParser:
         "tui", help="open the terminal UI (the default)", argument_default=argparse.SUPPRESS
     )
     _tui_options(tui)
+    commands.add_parser(
+        "bridge",
+        help="relay stdio to this machine's daemon, starting it if needed "
+        "(what `--remote` runs over ssh)",
+    )
+    remote_cli.add_options(parser, commands)
     _describe(parser)
     return parser
 
@@ -131,6 +138,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     from openvaala_server import commands
 
+    if not remote_cli.apply(args, parser):
+        return 2
+    if args.command == "bridge":
+        from openvaala_server.remote.bridge import run as run_bridge
+
+        return run_bridge()
     if args.command == "serve":
         if args.action == "start":
             return commands.serve_start(args.port)

@@ -233,6 +233,7 @@ def run_lsp() -> int:
 
 def run_exec(args: argparse.Namespace) -> int:
     from openvaala_server import exec as one_turn
+    from openvaala_server.client.remote import configured, working_directory
 
     if args.resume == "":
         _err("exec --resume needs a conversation ID (`openvaala exec --continue` takes the last)")
@@ -240,7 +241,7 @@ def run_exec(args: argparse.Namespace) -> int:
     try:
         request = one_turn.ExecRequest(
             prompt=one_turn.read_prompt(args.prompt, sys.stdin),
-            cwd=args.cwd or os.getcwd(),
+            cwd=working_directory(args.cwd, configured()) or "",
             agent=args.agent,
             model=args.model,
             continue_last=args.continue_last,
@@ -261,7 +262,11 @@ def run_tui(cwd: str | None, *, continue_last: bool = False, resume: str | None 
     # passes over everything the imports create were a tenth of the start-up's CPU time
     # (docs/design.md, "Start-up time").
     gc.disable()
-    if cwd is None or os.path.isdir(cwd):  # a bad --cwd fails without starting anything
+    from openvaala_server.client.remote import ENV_REMOTE
+
+    if os.environ.get(ENV_REMOTE):
+        pass  # the daemon is the remote machine's: its bridge starts it there
+    elif cwd is None or os.path.isdir(cwd):  # a bad --cwd fails without starting anything
         from openvaala_server.client import start_server_early
 
         start_server_early()  # overlaps the daemon's start with the terminal UI's imports

@@ -290,10 +290,14 @@ def _has_data(stdin: TextIO) -> bool:
 
 
 def run(request: ExecRequest) -> int:
-    if not os.path.isdir(request.cwd):
-        _err(f"--cwd {request.cwd} does not exist or is not a directory")
-        return EXIT_USAGE
-    request.cwd = os.path.abspath(request.cwd)
+    from openvaala_server.client.remote import ENV_REMOTE
+
+    # With --remote, the directory is the remote machine's: the remote daemon checks it.
+    if not os.environ.get(ENV_REMOTE):
+        if not os.path.isdir(request.cwd):
+            _err(f"--cwd {request.cwd} does not exist or is not a directory")
+            return EXIT_USAGE
+        request.cwd = os.path.abspath(request.cwd)
     try:
         return asyncio.run(_run(request))
     except BrokenPipeError:  # the reader went away (`| head`): stop, as other tools do
@@ -333,6 +337,8 @@ async def _run(request: ExecRequest) -> int:
     except (RuntimeError, OSError) as exc:
         _err(f"cannot reach the daemon: {exc}")
         return EXIT_NO_DAEMON
+    if client.dialer is not None:
+        request.cwd = client.dialer.resolve(request.cwd)
     try:
         return await _exec(client, request, stop)
     except RpcError as exc:

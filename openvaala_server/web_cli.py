@@ -34,6 +34,13 @@ def open_web() -> int:
     import webbrowser
 
     from openvaala_server.api.login_page import write_page
+    from openvaala_server.client.remote import configured
+
+    remote = configured()
+    if remote is not None:
+        from openvaala_server.remote.web import open_web as open_remote_web
+
+        return open_remote_web(remote)
 
     try:
         address, token = ensure_server()

@@ -172,7 +172,7 @@ class CommandsMixin(App[int]):
                 session={"agent": name, **info},
                 usage=session.usage if session is not None else {},
                 cwd=str(self.view.conversation.get("cwd") or self.cwd),
-                address=self.client.address,
+                address=self.client.dialer.where() if self.client.dialer else self.client.address,
                 config_path=str(state.get("path") if isinstance(state, dict) else "?"),
             )
         )

@@ -20,6 +20,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 
 from openvaala_server.client import Client, ConnectionLost, RpcError
+from openvaala_server.client.remote import configured, working_directory
 from openvaala_server.client.view import (
     LOCAL_PREFIX,
     ApprovalsChanged,
@@ -41,7 +42,7 @@ from openvaala_server.domain.images import Image
 from openvaala_server.protocol import methods
 from openvaala_tui import commands, mcp_input
 from openvaala_tui import format as fmt
-from openvaala_tui.completion import attach_mentions
+from openvaala_tui.completion import Attached, attach_mentions
 from openvaala_tui.context_panel import ContextCommands
 from openvaala_tui.history_actions import HistoryMixin
 from openvaala_tui.image_actions import ImagesMixin
@@ -101,7 +102,13 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
         super().__init__()
         self.continue_last = continue_last
         self.pick = pick
-        self.cwd = os.path.abspath(cwd or os.getcwd())
+        remote = configured()
+        # With --remote the directory is the remote machine's, resolved once connected.
+        self.cwd = (
+            (working_directory(cwd, remote) or "")
+            if remote
+            else os.path.abspath(cwd or os.getcwd())
+        )
         self.client = client
         self.start_conversation = conversation_id or resume_id
         self.fixed_snapshot = snapshot
@@ -187,6 +194,10 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
                     "Run it in the foreground to see why: openvaala serve",
                 )
                 return
+        if self.client.dialer is not None:
+            self.cwd = self.client.dialer.resolve(self.cwd)
+            self.query_one(StatusBar).machine = self.client.dialer.remote.host
+            self.composer.local_files = False
         self.run_worker(self._pump(), name="pump", group="pump")
         try:
             cid = await self._first_conversation()
@@ -524,7 +535,10 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
         if images is None:  # only image paths: they wait for the message
             return
         cwd = str(self.view.conversation.get("cwd") or self.cwd)
-        attached = attach_mentions(text, cwd)
+        # Over --remote the path is the remote machine's: the text keeps `@path`, for the agent
+        # to read there, rather than a file of this machine that has the same name.
+        remote = self.client.dialer is not None
+        attached = Attached(text, [], []) if remote else attach_mentions(text, cwd)
         for problem in attached.problems:
             self.notify(problem, severity="warning")
         try:  # @SERVER:URI: an MCP resource's text goes with the message

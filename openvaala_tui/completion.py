@@ -60,9 +60,12 @@ def complete(
     cwd: str,
     offers: McpOffers | None = None,
     user_commands: Path | None = None,
+    *,
+    local_files: bool = True,
 ) -> Completion | None:
     """The completion for the word before `cursor` in `text`, or None. `user_commands`: the
-    directory of the user's custom commands (the project's are found from `cwd`)."""
+    directory of the user's custom commands (the project's are found from `cwd`). Without
+    `local_files` (`--remote`: `cwd` is another machine's) no path is offered."""
     offers = offers or McpOffers()
     before = text[:cursor]
     if before.startswith("/") and " " not in before and "\n" not in before:
@@ -81,7 +84,8 @@ def complete(
         return None
     typed = match.group(1)
     hits = [(f"@{r}", "MCP resource") for r in offers.resources if r.startswith(typed)]
-    hits += [(f"@{p}", "") for p in paths(typed, cwd)]
+    if local_files:
+        hits += [(f"@{p}", "") for p in paths(typed, cwd)]
     return Completion(match.start(), hits[:MAX_CANDIDATES]) if hits else None
 
 

@@ -22,6 +22,7 @@ import contextlib
 import itertools
 import logging
 import os
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +39,7 @@ from openvaala_server.client.daemon import (
     root_of,
     server_starting,
 )
+from openvaala_server.client.remote import Dialer, Remote, configured
 from openvaala_server.protocol import jsonrpc, methods
 from openvaala_server.protocol.json_types import JsonObject, JsonValue
 
@@ -97,6 +99,7 @@ class Client:
         start: Callable[[], Address] | None = None,
         starting: Callable[[], bool] | None = None,
         backoff: Backoff = BACKOFF,
+        dialer: Dialer | None = None,
     ) -> None:
         self.address = address
         self.token = token
@@ -108,6 +111,8 @@ class Client:
         # None: not known, so always wait.
         self._starting = starting
         self._backoff = backoff
+        # Through ssh to another machine (docs/remote.md): each connection is a new ssh channel.
+        self.dialer = dialer
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[JsonValue]] = {}
         self._hooks: dict[int, Callable[[JsonValue], None]] = {}
@@ -145,15 +150,24 @@ class Client:
         reconnect: bool = True,
         restart: bool = False,
         backoff: Backoff = BACKOFF,
+        remote: Remote | None = None,
     ) -> Client:
         """Connect to the daemon at `address` with `token`, or to the one running on the data
         directory (starting one first when `start`). With `reconnect` the client connects again
         after the connection drops; with `restart` too it starts a new daemon when none comes
-        back: at once when nobody is starting one, else after `RESTART_GRACE_S`."""
+        back: at once when nobody is starting one, else after `RESTART_GRACE_S`. With `remote`
+        (by default `OPENVAALA_REMOTE`, unless an address or data directory is given) the daemon
+        is the one on that machine, through ssh."""
         locate: Callable[[], Address | None] | None = None
         start_one: Callable[[], Address] | None = None
         starting: Callable[[], bool] | None = None
-        if address is None or token is None:
+        if address is None and data_dir is None and remote is None:
+            remote = configured()
+        dialer = Dialer(remote) if remote is not None else None
+        if dialer is not None:
+            # The bridge names the daemon and adds its token over there (docs/remote.md).
+            address, token = "localhost", ""
+        elif address is None or token is None:
             data = root_of(data_dir)
             # Reading the lock and the token file takes microseconds: a thread (the default
             # executor's first) is worth starting only to wait for a daemon to start.
@@ -178,6 +192,7 @@ class Client:
             start=start_one,
             starting=starting,
             backoff=backoff,
+            dialer=dialer,
         )
         ws = await client._open()
         client._ws = ws  # requests may go out at once: the runner's reader answers them
@@ -192,7 +207,24 @@ class Client:
         return self._connected.is_set()
 
     async def _open(self) -> ClientConnection:
-        ws = await connect(
+        sock = await self.dialer.open() if self.dialer is not None else None
+        try:
+            ws = await self._handshake(sock)
+        except BaseException:
+            if sock is not None:
+                sock.close()
+            raise
+        try:
+            await self._initialize(ws)
+        except BaseException:
+            # A server that accepts the socket and then fails `initialize` (or goes away) must
+            # not leave it open: reconnect attempts would leak one socket each.
+            await ws.close()
+            raise
+        return ws
+
+    async def _handshake(self, sock: socket.socket | None) -> ClientConnection:
+        return await connect(
             f"ws://{self.address}/ws",
             additional_headers={"Authorization": f"Bearer {self.token}"},
             max_size=None,
@@ -202,15 +234,8 @@ class Client:
             # deflating megabytes of snapshot costs CPU on both ends and saves nothing here.
             proxy=None,
             compression=None,
+            sock=sock,
         )
-        try:
-            await self._initialize(ws)
-        except BaseException:
-            # A server that accepts the socket and then fails `initialize` (or goes away) must
-            # not leave it open: reconnect attempts would leak one socket each.
-            await ws.close()
-            raise
-        return ws
 
     def _use(self, ws: ClientConnection) -> None:
         """Read `ws` from now on (responses included: requests may go out on it), in the
@@ -401,6 +426,14 @@ class Client:
         Raises `httpx.HTTPError` when the daemon does not serve it."""
         import httpx  # only clients that read images need it
 
+        if self.dialer is not None:  # over ssh: one request through a bridge (docs/remote.md)
+            from openvaala_server.remote.http import exchange
+
+            path = f"/attachments/{conversation_id}/{sha256}"
+            answer = await exchange(await self.dialer.open(), "GET", path, host="x", token=None)
+            if answer.status != 200:
+                raise httpx.HTTPError(f"HTTP {answer.status} for {path}")
+            return answer.body
         url = f"http://{self.address}/attachments/{conversation_id}/{sha256}"
         async with httpx.AsyncClient(timeout=30) as http:
             response = await http.get(url, headers={"Authorization": f"Bearer {self.token}"})
@@ -529,7 +562,7 @@ class Client:
         """Connect again with the one backoff; True once connected and resubscribed."""
         loop = asyncio.get_running_loop()
         lost_at = loop.time()
-        token = self.token
+        daemon = self._daemon_identity()
         delays = self._backoff.delays()
         while not self._closed:
             ws: ClientConnection | None = None
@@ -549,7 +582,7 @@ class Client:
                 self.failure = None
                 self._connected.set()
                 state: JsonObject = {"state": "connected"}
-                if self.token != token:  # a token is new with every daemon
+                if self._daemon_identity() != daemon:
                     state["restarted"] = True
                 self._note(CONNECTION, state)
                 return True
@@ -558,6 +591,12 @@ class Client:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._try_start.wait(), next(delays))
         return False
+
+    def _daemon_identity(self) -> tuple[str, int]:
+        """What is new with every daemon: its token, or over ssh (where the token stays on the
+        remote machine) its pid there, from the bridge's banner."""
+        banner = self.dialer.banner if self.dialer is not None else None
+        return self.token, banner.pid if banner is not None else 0
 
     async def _find_again(self, lost_for: float) -> None:
         """Find the daemon again (it may have restarted on a new port with a new token), or

@@ -49,6 +49,7 @@ class Composer(TextArea):
         # MCP prompts and resources it completes, as the app last read them (`mcp/list`).
         self.mcp_offers = McpOffers()
         self.user_commands: Path | None = None  # the user's custom commands (set by the app)
+        self.local_files = True  # False over --remote: `cwd` is another machine's
 
     @property
     def cursor_offset(self) -> int:
@@ -60,7 +61,12 @@ class Composer(TextArea):
         if self.popup is not None:
             self.popup.show(
                 complete(
-                    self.text, self.cursor_offset, self.cwd, self.mcp_offers, self.user_commands
+                    self.text,
+                    self.cursor_offset,
+                    self.cwd,
+                    self.mcp_offers,
+                    self.user_commands,
+                    local_files=self.local_files,
                 )
             )
 

@@ -27,6 +27,7 @@ class StatusBar(Vertical):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="status-line"):
+            yield Label("", id="status-machine")
             yield Label("", id="status-title")
             yield Label("", id="status-model")
             yield Label("", id="status-state")
@@ -44,6 +45,7 @@ class StatusBar(Vertical):
         # What a refresh asked for before the labels were there (a note can arrive before the
         # bar is mounted): drawn once they are, instead of failing the app's worker.
         self._early: tuple[ConversationView, str | None] | None = None
+        self.machine: str | None = None  # the remote machine attached to (docs/remote.md)
 
     def on_mount(self) -> None:
         self._ticker = self.set_interval(1.0, self._tick, pause=True)
@@ -83,6 +85,9 @@ class StatusBar(Vertical):
         title = view.title
         if session is not None and session_id and session_id != view.root_id:
             title = f"{title} › {session.info.get('title') or session.info.get('agent')}"
+        self._set(
+            "#status-machine", f"on {self.machine}" if self.machine else "", bool(self.machine)
+        )
         self._set("#status-title", title)
         info: dict[str, Any] = session.info if session else {}
         agent = info.get("agent") or view.conversation.get("agent") or "?"
@@ -106,11 +111,12 @@ class StatusBar(Vertical):
         for name in LEVELS:
             meter.set_class(level == name, f"-{name}")
         reconnecting = view.connection != "connected"
-        self._set(
-            "#status-connection",
-            f"daemon gone, reconnecting… start it: {START_DAEMON}" if reconnecting else "",
-            display=reconnecting,
+        lost = (
+            f"ssh to {self.machine} lost, reconnecting…"
+            if self.machine
+            else f"daemon gone, reconnecting… start it: {START_DAEMON}"
         )
+        self._set("#status-connection", lost if reconnecting else "", display=reconnecting)
 
     def _set(self, selector: str, text: str, display: bool | None = None) -> Label:
         label = self.query_one(selector, Label)

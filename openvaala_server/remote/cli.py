@@ -1,0 +1,50 @@
+"""`--remote [user@]host[:dir]` on the commands whose client may run on another machine than the
+daemon (docs/remote.md). The option sets `OPENVAALA_REMOTE`, which the client library reads, so
+every client (the terminal UI, `exec`, the editor bridge, the ACP agent…) takes it the same way."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from openvaala_server.client.remote import ENV_REMOTE, parse
+
+# The commands that are clients of the daemon; `serve`, `setup`, `reindex` and `bridge` work on
+# this machine's data directory only.
+CLIENT_COMMANDS = ("tui", "exec", "list", "export", "import", "web", "lsp", "acp")
+HELP = (
+    "run this client here and the daemon on HOST, through your ssh (docs/remote.md); "
+    "DIR: the working directory of new conversations there (default: the remote home). "
+    f"Also ${ENV_REMOTE}"
+)
+
+
+def add_options(parser: argparse.ArgumentParser, commands: Any) -> None:
+    parser.add_argument("--remote", metavar="[USER@]HOST[:DIR]", help=HELP)
+    for name in CLIENT_COMMANDS:
+        # SUPPRESS: `openvaala --remote h exec` keeps h (a subparser's default would erase it).
+        commands.choices[name].add_argument(
+            "--remote", metavar="[USER@]HOST[:DIR]", help=HELP, default=argparse.SUPPRESS
+        )
+
+
+def apply(args: argparse.Namespace, parser: argparse.ArgumentParser) -> bool:
+    """Put `--remote` into the environment of this process (and of what it starts); False, said
+    on stderr by argparse, when it is malformed or given to a command that is not a client."""
+    spec = getattr(args, "remote", None)
+    if spec is None:
+        return True
+    if args.command not in (None, *CLIENT_COMMANDS):
+        parser.error(f"--remote does not apply to `openvaala {args.command}`")
+    if args.command == "web" and (args.sessions or args.end or args.logout_all):
+        parser.error(
+            "--remote opens the browser only; manage the browser sessions of that machine "
+            "there: ssh HOST openvaala web --sessions (or --end ID, --logout-all)"
+        )
+    try:
+        parse(spec)
+    except ValueError as exc:
+        parser.error(str(exc))
+    os.environ[ENV_REMOTE] = spec
+    return True

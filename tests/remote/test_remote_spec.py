@@ -1,0 +1,63 @@
+"""`--remote [user@]host[:dir]`: parsing, the ssh command line, and the errors that name the step
+to take (client/remote.py, remote/cli.py), in process."""
+
+from __future__ import annotations
+
+import pytest
+
+from openvaala_server.cli import main
+from openvaala_server.client.remote import Banner, Dialer, Remote, explain, parse, ssh_command
+
+
+def test_a_spec_names_the_destination_and_the_remote_directory() -> None:
+    assert parse("me@box:~/src/app") == Remote("me@box", "~/src/app")
+    assert parse("box").directory is None and parse("me@box").host == "box"
+    for bad in ("", ":dir", "-oProxyCommand=x", "a b"):
+        with pytest.raises(ValueError, match=r"expected \[user@\]host\[:dir\]"):
+            parse(bad)
+
+
+def test_the_users_ssh_runs_the_bridge_quoted_for_the_remote_shell() -> None:
+    env = {"OPENVAALA_SSH_COMMAND": "ssh -F '/tmp/my config'", "OPENVAALA_REMOTE_PROGRAM": "/o v"}
+    command = ssh_command(parse("box"), "bridge", environ=env)
+    assert command == [
+        "ssh",
+        "-F",
+        "/tmp/my config",
+        "-T",
+        "-e",
+        "none",
+        "--",
+        "box",
+        "'/o v' bridge",
+    ]
+
+
+def test_a_failed_bridge_says_which_step_is_missing() -> None:
+    box = parse("me@box")
+    assert "not installed on box" in explain(box, 127, "bash: openvaala: command not found")
+    assert explain(box, 255, "Permission denied (publickey).") == (
+        "ssh could not connect to me@box: Permission denied (publickey)."
+    )
+    assert "the bridge on box failed (exit 1)" in explain(box, 1, "no daemon")
+
+
+def test_remote_is_refused_where_it_means_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--remote", "box", "serve", "status"])
+    assert exited.value.code == 2
+    assert "--remote does not apply to `openvaala serve`" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["exec", "--remote=-x", "hi"])
+    assert "expected [user@]host[:dir]" in capsys.readouterr().err
+
+
+def test_a_tilde_directory_is_the_remote_home_not_a_folder_named_tilde() -> None:
+    dialer = Dialer(parse("me@box:~/src/app"))
+    dialer.banner = Banner("127.0.0.1:7450", "/home/me", 1)
+    # docs/remote.md's own example, `exec --remote HOST:~/project`: no shell expands it there.
+    assert dialer.resolve("~/src/app") == "/home/me/src/app"
+    assert dialer.resolve("~") == "/home/me"
+    assert dialer.resolve("src") == "/home/me/src"
+    assert dialer.resolve(None) == "/home/me"
+    assert dialer.resolve("/srv/app") == "/srv/app"

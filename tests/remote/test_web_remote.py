@@ -1,0 +1,109 @@
+"""`openvaala web --remote HOST` signs this machine's Chromium in to the remote daemon's web UI,
+through an ssh port forward, with no secret on any command line (docs/remote.md, "The browser")."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from playwright.sync_api import sync_playwright
+
+from tests.support.daemon import Daemon
+from tests.web.conftest import CHROMIUM, CHROMIUM_ARGS
+
+
+def _command_lines() -> str:
+    """Every process's command line on this machine (where "both machines" run here)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                found.append((entry / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+            except (OSError, UnicodeDecodeError):
+                continue
+    return "\n".join(found)
+
+
+def _tcp_listeners_of_ssh(marker: str) -> list[str]:
+    """The TCP ports the local `ssh` processes of the test's config listen on."""
+    inodes: set[str] = set()
+    for entry in Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            if not argv[0].endswith(b"ssh") or marker.encode() not in argv:
+                continue
+            for fd in (entry / "fd").iterdir():
+                target = os.readlink(fd)
+                if target.startswith("socket:["):
+                    inodes.add(target[8:-1])
+        except (OSError, ValueError):
+            continue
+    ports = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # LISTEN
+                ports.append(fields[1])
+    return ports
+
+
+def test_web_remote_signs_the_local_browser_in_through_a_forward(
+    client_env: dict[str, str], remote: Daemon, local: Daemon, tmp_path: Path
+) -> None:
+    argv_file = tmp_path / "browser-argv"
+    fake_browser = tmp_path / "browser.sh"
+    fake_browser.write_text(
+        f'#!/bin/sh\nprintf "%s\\n" "$@" > {argv_file}.tmp\nmv {argv_file}.tmp {argv_file}\n'
+    )
+    fake_browser.chmod(0o755)
+    web = subprocess.Popen(
+        [sys.executable, "-m", "openvaala_server", "web"],
+        env={**client_env, "BROWSER": f"{fake_browser} %s"},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not argv_file.exists():  # the browser script ran: the forward is up
+            assert web.poll() is None, web.communicate()
+            assert time.monotonic() < deadline, "web --remote did not open the browser"
+            time.sleep(0.05)
+        url = argv_file.read_text().split()[-1]
+        sign_in = Path(urlsplit(url).path)
+        assert sign_in.is_relative_to(local.home)  # the sign-in file is here, private
+        assert sign_in.stat().st_mode & 0o777 == 0o600
+        code = re.search(r'name="code" value="([^"]+)"', sign_in.read_text())
+        assert code is not None
+        remote_token = remote.data_dir.token_path.read_text().strip()
+        lines = _command_lines()
+        assert code[1] not in lines and remote_token not in lines
+        # The forward is a socket only this user reaches: no TCP port any other user of this
+        # machine could connect to (or take first, and be handed the browser's sign-in).
+        assert _tcp_listeners_of_ssh(client_env["OPENVAALA_SSH_COMMAND"].split()[-1]) == []
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page()
+                page.goto(url)
+                page.wait_for_selector("body[data-connection='online']", timeout=30000)
+                assert urlsplit(page.url).path.startswith("/s/")
+            finally:
+                browser.close()
+    finally:
+        if web.poll() is None:
+            web.send_signal(signal.SIGTERM)
+        out, err = web.communicate(timeout=30)
+    assert web.returncode == 0, err
+    assert "forwarded by ssh" in out
+    # No file here holds the remote machine's token.
+    for path in local.home.rglob("*"):
+        assert not path.is_file() or remote_token.encode() not in path.read_bytes()
+    assert os.environ.get("OPENVAALA_REMOTE") is None
