@@ -46,6 +46,7 @@ from openvaala_tui.context_panel import ContextCommands
 from openvaala_tui.history_actions import HistoryMixin
 from openvaala_tui.image_actions import ImagesMixin
 from openvaala_tui.memory_actions import MemoryCommands, memory_note
+from openvaala_tui.permission_modes import PermissionModeCommands
 from openvaala_tui.screens import AgentsScreen, ResumeScreen
 from openvaala_tui.setup_actions import SetupMixin
 from openvaala_tui.widgets.approval import ApprovalPrompt
@@ -67,7 +68,15 @@ DOUBLE_CTRL_C_S = 2.0  # a second Ctrl+C within this many seconds quits
 SEND_TIMEOUT_S = 600  # how long a message sent while the daemon is away waits for it
 
 
-class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, SetupMixin, App[int]):
+class VaalaApp(
+    ImagesMixin,
+    HistoryMixin,
+    MemoryCommands,
+    ContextCommands,
+    SetupMixin,
+    PermissionModeCommands,
+    App[int],
+):
     CSS_PATH = "vaala.tcss"
     TITLE = "OpenVaala"
     COMMANDS: ClassVar[set[Any]] = App.COMMANDS | {commands.SlashCommands}
@@ -78,6 +87,8 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
         Binding("ctrl+o", "focus_approval", "Approval", priority=True, show=False),
         Binding("f1", "slash('help')", "Help"),
         Binding("ctrl+r", "slash('rewind')", "Rewind", show=False),
+        # Before focus moves back (Textual's Shift+Tab): on the main screen only (`check_action`).
+        Binding("shift+tab", "cycle_mode", "Mode", priority=True, show=False),
     ]
 
     def __init__(
@@ -433,6 +444,8 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
 
     def refresh_status(self) -> None:
         self.query_one(StatusBar).refresh_from(self.view, self.following)
+        mode = self.view.conversation.get("permissionMode")
+        self.query_one(QuietFooter).show_permission_mode(str(mode) if mode else None)
         # /cwd (here or from another client) moves where @path completes and reads.
         self.composer.cwd = str(self.view.conversation.get("cwd") or self.cwd)
         session = self.view.sessions.get(self.following or "")
@@ -738,6 +751,12 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
             self.query_one(InboxList).focus()
         else:
             self.composer.focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Shift+Tab cycles the mode on the conversation's screen; in a dialog it moves focus.
+        if action == "cycle_mode":
+            return self.screen is self.screen_stack[0]
+        return True
 
     def action_focus_approval(self) -> None:
         prompt = self.approval_prompt

@@ -26,12 +26,18 @@ class ListPicker(ModalScreen[str | None]):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
 
     def __init__(
-        self, title: str, choices: list[Choice], *, empty: str = "Nothing to pick"
+        self,
+        title: str,
+        choices: list[Choice],
+        *,
+        empty: str = "Nothing to pick",
+        current: str | None = None,
     ) -> None:
         super().__init__(classes="modal")
         self.title_text = title
         self.choices = choices
         self.empty = empty
+        self.current = current  # the value highlighted first (else the last one)
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -47,7 +53,9 @@ class ListPicker(ModalScreen[str | None]):
     def on_mount(self) -> None:
         if self.choices:
             options = self.query_one(OptionList)
-            options.highlighted = len(self.choices) - 1
+            values = [value for value, _label in self.choices]
+            last = len(values) - 1  # the newest, in the lists of messages
+            options.highlighted = values.index(self.current) if self.current in values else last
             options.focus()
 
     @on(OptionList.OptionSelected)

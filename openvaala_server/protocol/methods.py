@@ -38,6 +38,7 @@ CONVERSATION_REPLACED: Final = "conversation/replaced"
 CONVERSATION_SET_MODEL: Final = "conversation/setModel"
 CONVERSATION_SET_AGENT: Final = "conversation/setAgent"
 CONVERSATION_SET_CWD: Final = "conversation/setCwd"
+CONVERSATION_SET_PERMISSION_MODE: Final = "conversation/setPermissionMode"
 INPUT_SEND: Final = "input/send"
 INPUT_EDIT: Final = "input/edit"
 INPUT_WITHDRAW: Final = "input/withdraw"
@@ -88,6 +89,7 @@ REQUESTS: Final = frozenset(
         CONVERSATION_SET_MODEL,
         CONVERSATION_SET_AGENT,
         CONVERSATION_SET_CWD,
+        CONVERSATION_SET_PERMISSION_MODE,
         INPUT_SEND,
         INPUT_EDIT,
         INPUT_WITHDRAW,

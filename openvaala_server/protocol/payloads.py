@@ -72,6 +72,9 @@ class ConversationInfo(ConversationBase):
     cwdExists: bool
     modelAvailable: bool
     agentAvailable: bool
+    # The permission mode in force, and those the agent allows, narrowest first (docs/security.md).
+    permissionMode: str
+    permissionModes: list[str]
 
 
 class SessionInfo(TypedDict):
@@ -485,6 +488,11 @@ class SetCwdParams(TypedDict):
     cwd: str
 
 
+class SetPermissionModeParams(TypedDict):
+    conversationId: str
+    mode: Literal["plan", "ask", "auto-edit"]
+
+
 class SendParams(TypedDict):
     conversationId: str
     sessionId: NotRequired[str]
@@ -546,6 +554,7 @@ REQUEST_PARAMS: Final[dict[str, type]] = {
     m.CONVERSATION_SET_MODEL: SetModelParams,
     m.CONVERSATION_SET_AGENT: SetAgentParams,
     m.CONVERSATION_SET_CWD: SetCwdParams,
+    m.CONVERSATION_SET_PERMISSION_MODE: SetPermissionModeParams,
     m.INPUT_SEND: SendParams,
     m.INPUT_EDIT: EditParams,
     m.INPUT_WITHDRAW: InputParams,
@@ -832,6 +841,7 @@ REQUEST_RESULTS: Final[dict[str, type]] = {
     m.CONVERSATION_SET_MODEL: EmptyResult,
     m.CONVERSATION_SET_AGENT: EmptyResult,
     m.CONVERSATION_SET_CWD: EmptyResult,
+    m.CONVERSATION_SET_PERMISSION_MODE: EmptyResult,
     m.INPUT_SEND: SendResult,
     m.INPUT_EDIT: EmptyResult,
     m.INPUT_WITHDRAW: WithdrawResult,
