@@ -43,6 +43,7 @@ from openvaala_tui import commands, completion, mcp_input
 from openvaala_tui import format as fmt
 from openvaala_tui.completion import attach_mentions
 from openvaala_tui.context_panel import ContextCommands
+from openvaala_tui.diff_actions import DiffCommands
 from openvaala_tui.history_actions import HistoryMixin
 from openvaala_tui.image_actions import ImagesMixin
 from openvaala_tui.memory_actions import MemoryCommands, memory_note
@@ -75,6 +76,7 @@ class VaalaApp(
     ContextCommands,
     SetupMixin,
     PermissionModeCommands,
+    DiffCommands,
     App[int],
 ):
     CSS_PATH = "vaala.tcss"

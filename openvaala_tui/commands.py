@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "fork": "Copy this conversation into a new one",
     "rewind": "Go back to one of your earlier messages, files too if you say so (also: Esc Esc)",
     "undo": "Put back the files the last turn changed (again: the turn before)",
+    "diff": "What this conversation changed in the working directory (from its checkpoints)",
     "tree": "The forks and rewinds of this conversation: open one",
     "continue": "Resume a turn the daemon's crash cut short",
     "compact": "Summarize the history to free context",

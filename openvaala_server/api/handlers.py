@@ -19,7 +19,7 @@ from openvaala_server.protocol import methods as m
 from openvaala_server.protocol import payloads as w
 from openvaala_server.protocol.json_types import JsonMapping, JsonObject
 from openvaala_server.protocol.params import Params
-from openvaala_server.runtime import bundles, history, permission_mode, resume
+from openvaala_server.runtime import bundles, history, permission_mode, resume, worktree_diff
 from openvaala_server.runtime import images as runtime_images
 from openvaala_server.runtime.context_view import usage_wire
 
@@ -54,6 +54,7 @@ class Dispatcher:
             m.CONVERSATION_REWIND: self.conversation_rewind,
             m.CONVERSATION_UNDO: self.conversation_undo,
             m.CONVERSATION_CHECKPOINTS: self.conversation_checkpoints,
+            m.CONVERSATION_DIFF: self.conversation_diff,
             m.CONVERSATION_EXPORT: self.conversation_export,
             m.CONVERSATION_TREE: self.conversation_tree,
             m.CONVERSATION_IMPORT: self.conversation_import,
@@ -186,6 +187,11 @@ class Dispatcher:
     async def conversation_checkpoints(self, conn: Connection, p: Params) -> w.CheckpointsResult:
         conv = await self.runtime.open(p.id("conversationId"))
         return await conv.checkpoints.report()
+
+    async def conversation_diff(self, conn: Connection, p: Params) -> w.DiffResult:
+        return await worktree_diff.conversation_diff(
+            await self.runtime.open(p.id("conversationId"))
+        )
 
     async def conversation_tree(self, conn: Connection, p: Params) -> w.TreeResult:
         return await history.tree(self.runtime, p.id("conversationId"))

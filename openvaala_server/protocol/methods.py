@@ -27,6 +27,7 @@ CONVERSATION_FORK: Final = "conversation/fork"
 CONVERSATION_REWIND: Final = "conversation/rewind"
 CONVERSATION_UNDO: Final = "conversation/undo"
 CONVERSATION_CHECKPOINTS: Final = "conversation/checkpoints"
+CONVERSATION_DIFF: Final = "conversation/diff"
 CONVERSATION_TREE: Final = "conversation/tree"
 CONVERSATION_EXPORT: Final = "conversation/export"
 CONVERSATION_IMPORT: Final = "conversation/import"
@@ -78,6 +79,7 @@ REQUESTS: Final = frozenset(
         CONVERSATION_REWIND,
         CONVERSATION_UNDO,
         CONVERSATION_CHECKPOINTS,
+        CONVERSATION_DIFF,
         CONVERSATION_TREE,
         CONVERSATION_EXPORT,
         CONVERSATION_IMPORT,

@@ -17,6 +17,7 @@ from typing import Final, Literal, NotRequired, TypedDict
 
 from openvaala_server.domain.approvals import Answer as Decision
 from openvaala_server.domain.checkpoints import RestoreConflict, SkippedFile
+from openvaala_server.domain.diffs import FileDiff
 from openvaala_server.domain.images import ImageRef
 from openvaala_server.domain.inbox import InputWire
 from openvaala_server.domain.inbox import Mode as InputMode
@@ -543,6 +544,7 @@ REQUEST_PARAMS: Final[dict[str, type]] = {
     m.CONVERSATION_REWIND: RewindParams,
     m.CONVERSATION_UNDO: UndoParams,
     m.CONVERSATION_CHECKPOINTS: ConversationParams,
+    m.CONVERSATION_DIFF: ConversationParams,
     m.CONVERSATION_TREE: ConversationParams,
     m.CONVERSATION_EXPORT: ExportParams,
     m.CONVERSATION_IMPORT: ImportParams,
@@ -670,6 +672,14 @@ class CheckpointTurn(TypedDict):
     skipped: NotRequired[list[SkippedFile]]
     # A turn a fork copied from an ancestor: the conversation that ran it.
     fromConversationId: NotRequired[str]
+
+
+class DiffResult(TypedDict):
+    """`conversation/diff`: each file the conversation changed, from before its first change
+    to now; `skipped`: files it changed that the checkpoints could not keep."""
+
+    files: list[FileDiff]
+    skipped: NotRequired[list[SkippedFile]]
 
 
 class CheckpointsResult(TypedDict):
@@ -830,6 +840,7 @@ REQUEST_RESULTS: Final[dict[str, type]] = {
     m.CONVERSATION_REWIND: RewindResult,
     m.CONVERSATION_UNDO: RestoreResult,
     m.CONVERSATION_CHECKPOINTS: CheckpointsResult,
+    m.CONVERSATION_DIFF: DiffResult,
     m.CONVERSATION_TREE: TreeResult,
     m.CONVERSATION_EXPORT: ExportResult,
     m.CONVERSATION_IMPORT: ImportResult,
