@@ -255,7 +255,12 @@ class CommandsMixin(App[int]):
         if not arg:
             result = await self.call(methods.MODELS_LIST)
             choices = [(str(m["name"]), model_label(m)) for m in result.get("models") or []]
-            picked = await self.push_screen_wait(ListPicker("Switch the model", choices))
+            session = self.view.sessions.get(self.following or self.view.root_id)
+            current = session.info.get("model") if session is not None else None
+            current = current or self.view.conversation.get("model")
+            picked = await self.push_screen_wait(
+                ListPicker("Switch the model", choices, current=str(current or ""))
+            )
             arg = picked or ""
         if arg:
             await self.call(

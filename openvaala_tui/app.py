@@ -83,7 +83,9 @@ class VaalaApp(
     TITLE = "OpenVaala"
     COMMANDS: ClassVar[set[Any]] = App.COMMANDS | {commands.SlashCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
+        # One of the two is shown, as `check_action` says: Esc cancels an edit first.
         Binding("escape", "escape", "Interrupt", show=True),
+        Binding("escape", "cancel_edit", "Cancel edit", show=True),
         Binding("ctrl+c", "ctrl_c", "Clear/quit", priority=True, show=False),
         Binding("ctrl+w", "focus_inbox", "Waiting", priority=True, show=False),
         Binding("ctrl+o", "focus_approval", "Approval", priority=True, show=False),
@@ -423,8 +425,14 @@ class VaalaApp(
         self.query_one(PlanPanel).show_plan(session.plan if session else None)
 
     def refresh_inbox(self) -> None:
+        """The followed session's waiting inputs. A panel that empties while it has the focus
+        hands it to the composer: hidden, it would take every key typed next."""
         session = self.view.sessions.get(self.following or "")
-        self.query_one(InboxPanel).set_inputs(session.inbox if session else [])
+        panel = self.query_one(InboxPanel)
+        had_focus = panel.has_focus_within
+        panel.set_inputs(session.inbox if session else [])
+        if had_focus and not panel.display:
+            self.composer.focus()
 
     def refresh_approvals(self) -> None:
         """Show the next approval to answer, or hide the prompt. A prompt that appears takes
@@ -462,6 +470,7 @@ class VaalaApp(
             to = f"to subagent: {fmt.first_line(str(name), 30)}"
             title = f"{to} · {title}" if title else to
         self.composer.border_title = title
+        self.refresh_bindings()  # the footer's Esc: "Interrupt" or "Cancel edit"
 
     async def on_transcript_need_older(self, message: Transcript.NeedOlder) -> None:
         session = self.view.sessions.get(self.following or "")
@@ -500,28 +509,26 @@ class VaalaApp(
         if parsed is not None and message.composer.editing_input is None:
             name, arg = parsed
             if name in commands.COMMANDS:
-                self.composer.clear()
                 self.run_slash(name, arg)
                 return
             if name.startswith(mcp_input.PROMPT_PREFIX):
-                self.composer.clear()
                 self.run_worker(self.send_mcp_prompt(text, message.mode), group="send")
                 return
             custom = self.custom_commands().get(name)
             if custom is None:
+                self.composer.restore(text)
                 self.notify(f"Unknown command /{name}: /help lists them.", severity="warning")
                 return
             text = custom.expand(arg)  # sent as if typed: @path, images and queueing apply
         if text.startswith("!") and message.composer.editing_input is None and text[1:].strip():
-            self.composer.clear()
             self.run_slash("shell", text[1:].strip())
             return
         note = memory_note(text) if parsed is None else None
         if note is not None and message.composer.editing_input is None:
-            self.composer.clear()
             self.run_slash("remember", note)
             return
         if self.client is None or not self.view.conversation_id:
+            self.composer.restore(message.text)
             self.notify("Not connected to the daemon yet.", severity="warning")
             return
         if message.composer.editing_input is not None:
@@ -537,7 +544,9 @@ class VaalaApp(
         try:  # @SERVER:URI: an MCP resource's text goes with the message
             with_resources = await mcp_input.attach_resources(self.call, attached.text)
         except (RpcError, ConnectionLost) as exc:
-            await self.show_error(exc)  # the message stays in the composer
+            self.composer.restore(message.text)  # the message goes back to the composer
+            self.images_back(images)
+            await self.show_error(exc)
             return
         attached_names = attached.files + with_resources.attached
         if attached_names:
@@ -551,7 +560,6 @@ class VaalaApp(
             params["sessionId"] = self.following
         if images:
             params["images"] = self.image_params(images)
-        self.composer.clear()
         pending: Item | None = None
         if not self.client.connected:
             pending = {
@@ -604,7 +612,7 @@ class VaalaApp(
                 await self.client.request(methods.INPUT_SEND, params, timeout=SEND_TIMEOUT_S)
             except (RpcError, ConnectionLost, TimeoutError) as exc:
                 if self.composer.is_empty:
-                    self.composer.set_text(str(params["text"]))
+                    self.composer.restore(str(params["text"]))
                 self.images_back(images or [])
                 await self.show_error(exc)
             finally:
@@ -618,11 +626,11 @@ class VaalaApp(
             await self.client.request(methods.INPUT_EDIT, {"inputId": input_id, "text": text})
         except (RpcError, ConnectionLost) as exc:
             self.composer.editing_input = None
+            self.composer.restore(text)  # back in the composer: send it anew
             self.refresh_status()
-            await self.show_error(exc)  # the text stays in the composer: send it anew
+            await self.show_error(exc)
             return
         self.composer.editing_input = None
-        self.composer.clear()
         self.refresh_status()
 
     async def on_inbox_panel_action(self, message: InboxPanel.Action) -> None:
@@ -678,11 +686,14 @@ class VaalaApp(
 
     # -- keys --------------------------------------------------------------------------------
 
+    def action_cancel_edit(self) -> None:
+        self.composer.editing_input = None
+        self.composer.clear()
+        self.refresh_status()
+
     async def action_escape(self) -> None:
         if self.composer.editing_input is not None:
-            self.composer.editing_input = None
-            self.composer.clear()
-            self.refresh_status()
+            self.action_cancel_edit()
             return
         session = self.view.sessions.get(self.following or "")
         if session is not None and session.running:
@@ -758,6 +769,10 @@ class VaalaApp(
         # Shift+Tab cycles the mode on the conversation's screen; in a dialog it moves focus.
         if action == "cycle_mode":
             return self.screen is self.screen_stack[0]
+        if action in ("escape", "cancel_edit"):
+            composers = self.query(Composer)
+            editing = bool(composers) and composers.first().editing_input is not None
+            return editing == (action == "cancel_edit")
         return True
 
     def action_focus_approval(self) -> None:

@@ -27,7 +27,7 @@ def tree_lines(node: dict[str, Any], current: str, depth: int = 0) -> list[tuple
     how = {"fork": " · fork", "rewind": " · rewind"}.get(str(node.get("kind")), "")
     gone = " · its parent is not here" if node.get("parentMissing") else ""
     label = f"{'   ' * depth}{'└ ' if depth else ''}{mark}{node.get('title') or '(untitled)'}"
-    label += f"{how}{gone} · {fmt.first_line(str(node.get('updatedAt') or ''), 16)}"
+    label += f"{how}{gone} · {fmt.local_time(str(node.get('updatedAt') or ''))}"
     lines = [(str(node["conversationId"]), label)]
     for child in node.get("children") or []:
         lines += tree_lines(child, current, depth + 1)
@@ -130,7 +130,9 @@ class HistoryMixin(CommandsMixin):
         result = await self.call(methods.CONVERSATION_TREE, conversationId=self.cid)
         choices = tree_lines(result["root"], self.cid)
         chosen = await self.push_screen_wait(
-            ListPicker("Forks and rewinds of this conversation: open which?", choices)
+            ListPicker(
+                "Forks and rewinds of this conversation: open which?", choices, current=self.cid
+            )
         )
         if chosen and chosen != self.cid:
             await self.open_conversation(chosen)
