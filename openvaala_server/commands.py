@@ -248,6 +248,7 @@ def run_exec(args: argparse.Namespace) -> int:
             json=args.json,
             allow=[one_turn.AllowRule.parse(rule) for rule in args.allow],
             images=one_turn.read_images(args.image),
+            cwd_given=args.cwd is not None,
         )
     except one_turn.UsageError as exc:
         _err(str(exc))
