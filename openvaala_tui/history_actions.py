@@ -34,6 +34,12 @@ def tree_lines(node: dict[str, Any], current: str, depth: int = 0) -> list[tuple
     return lines
 
 
+NOTHING_TO_CONTINUE = (
+    "Nothing to continue: the last turn was not cut short by a daemon stop "
+    "(/continue resumes a turn a crash or a kill interrupted)."
+)
+
+
 class HistoryMixin(CommandsMixin):
     async def _files_since(self, message_id: str) -> FilesSince:
         """The files that turns from this message on changed and that could be restored, and
@@ -138,4 +144,14 @@ class HistoryMixin(CommandsMixin):
             await self.open_conversation(chosen)
 
     async def cmd_continue(self, arg: str) -> None:
-        await self.call(methods.TURN_RESUME, conversationId=self.cid, **self._session_param())
+        """Resume a turn a daemon stop cut short; with none, one sentence says so (not the
+        generic "something is still running" of `not_idle`)."""
+        try:
+            await self.call(methods.TURN_RESUME, conversationId=self.cid, **self._session_param())
+        except RpcError as exc:
+            if exc.kind == "not_idle":
+                await self.local_notice(NOTHING_TO_CONTINUE)
+            elif exc.kind == "turn_running":
+                await self.local_notice("A turn is running: there is nothing to continue.")
+            else:
+                raise

@@ -23,11 +23,12 @@ from textual.widgets import Input, OptionList, Switch
 
 from openvaala_server.client import Client
 from openvaala_tui.app import VaalaApp
+from openvaala_tui.history_actions import NOTHING_TO_CONTINUE
 from openvaala_tui.screens import ListPicker, ResumeScreen
 from openvaala_tui.widgets.footer import QuietFooter
 from openvaala_tui.widgets.inbox import InboxList, InboxPanel
 from tests.support.daemon import Daemon, make_daemon, stop_any_server
-from tests.tui.conftest import Clients, ready, type_and_send, wait_for
+from tests.tui.conftest import Clients, notices, ready, type_and_send, wait_for
 
 CONFIG = """
 [models.demo]
@@ -208,3 +209,15 @@ async def test_editing_a_waiting_message_shows_esc_cancel_edit(
         assert waiting(app) == ["to edit"]  # Esc cancelled the edit, not the turn
         root = app.view.root
         assert root is not None and root.running
+
+
+async def test_continue_with_nothing_cut_says_so_once(
+    home: Daemon, clients: Clients, workdir: Path
+) -> None:
+    app = VaalaApp(cwd=str(workdir), client=await clients(home))
+    async with app.run_test(size=(110, 40)) as pilot:
+        await ready(pilot)
+        await app.slash("rename", "nothing cut")
+        await app.slash("continue", "")
+        await wait_for(pilot, lambda: bool(notices(app)), what="the answer")
+        assert notices(app) == [NOTHING_TO_CONTINUE]
