@@ -148,7 +148,15 @@ class CommandsMixin(App[int]):
 
     async def cmd_shell(self, arg: str) -> None:
         """`!command` (not a slash command: `slash` is how it reaches the daemon and errors)."""
-        await self.call(methods.SHELL_RUN, conversationId=self.cid, command=arg)
+        try:
+            await self.call(methods.SHELL_RUN, conversationId=self.cid, command=arg)
+        except RpcError as exc:
+            if exc.kind != "turn_running" or "output" not in exc.data:
+                raise
+            # A turn started meanwhile: the output is shown here, not kept (docs/protocol.md).
+            await self.local_notice(
+                f"{errors.describe(exc)}\n$ {arg}\n{exc.data['output']}", error=True
+            )
 
     async def cmd_exit(self, arg: str) -> None:
         await self.action_quit()
