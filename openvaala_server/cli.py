@@ -54,6 +54,9 @@ def _parser() -> argparse.ArgumentParser:
             "web", help="open the web UI in a browser (starting the daemon if needed)"
         )
     )
+    commands.add_parser(
+        "editors", help="print where the Neovim plug-in and the VS Code extension are installed"
+    )
     commands.add_parser("lsp", help="run the editor bridge (LSP over stdio)")
     commands.add_parser("acp", help="run the Agent Client Protocol agent (over stdio)")
     # Arguments a Codex client passes to `codex app-server` (`--analytics-default-enabled`,
@@ -169,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
         return asyncio.run(commands.reindex())
     if args.command == "web":
         return _run_web(args)
+    if args.command == "editors":
+        return commands.print_editors()
     if args.command == "lsp":
         return commands.run_lsp()
     if args.command == "app-server":

@@ -249,6 +249,7 @@ def run_exec(args: argparse.Namespace) -> int:
             json=args.json,
             allow=[one_turn.AllowRule.parse(rule) for rule in args.allow],
             images=one_turn.read_images(args.image),
+            cwd_given=args.cwd is not None,
         )
     except one_turn.UsageError as exc:
         _err(str(exc))
@@ -276,3 +277,17 @@ def run_tui(cwd: str | None, *, continue_last: bool = False, resume: str | None 
         _err("the terminal UI is not available in this build")
         return 1
     return tui_main(cwd, continue_last=continue_last, resume_id=resume or None, pick=resume == "")
+
+
+def print_editors() -> int:
+    """Where the editor plug-ins are: package data of an installed `openvaala`, the repository's
+    `editors/` in a clone (docs/editors.md)."""
+    from pathlib import Path
+
+    root = (Path(__file__).parent / "editors").resolve()
+    if not root.is_dir():
+        _err("the editor plug-ins are not in this build")
+        return 1
+    print(f"nvim    {root / 'nvim'}")
+    print(f"vscode  {root / 'vscode'}")
+    return 0

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from openvaala_server.domain.approvals import allowed_by, has_control_operator, pattern_matches
 from openvaala_server.domain.short_ids import IdPrefixError
+from openvaala_server.exec_words import config_warning, cwd_gone, tool_line, unknown_tool
 from openvaala_server.protocol import codec, methods
 from openvaala_server.protocol.display import scrub
 
@@ -65,6 +66,9 @@ class AllowRule:
                 f"--allow {text!r}: a rule is TOOL, TOOL(PATTERN) or * "
                 "(e.g. --allow 'shell(git diff*)' --allow write_file)"
             )
+        problem = unknown_tool(match["tool"])
+        if problem is not None:
+            raise UsageError(f"--allow {text!r}: {problem}")
         pattern = match["pattern"]
         if match["tool"] == "shell" and pattern is not None and has_control_operator(pattern):
             raise UsageError(
@@ -106,6 +110,8 @@ class ExecRequest:
     allow: list[AllowRule] = field(default_factory=list)
     # `input/send` image entries (client.images.from_path), checked before anything is sent.
     images: list[JsonObject] = field(default_factory=list)
+    # `--cwd` was given: a resumed conversation whose directory is gone is pointed there.
+    cwd_given: bool = False
 
 
 # Session statuses during which more is to come (docs/protocol.md, Session).
@@ -218,7 +224,7 @@ class TurnFollower:
         elif kind == "agent_message":
             self._message_done(str(item.get("itemId")), str(item.get("text") or ""))
         elif kind == "tool_call":
-            self._diag(f"tool {item.get('name')}")
+            self._diag(tool_line(str(item.get("name")), item.get("arguments")))
 
     def _separate(self) -> None:
         """One blank line between two messages."""
@@ -318,6 +324,8 @@ def _refusal(kind: str, message: str, data: JsonObject) -> str:
         return f"model {data.get('model')!r} is not configured: pass --model NAME ({available})"
     if kind == "agent_missing":
         return f"agent {data.get('agent')!r} is not configured: pass --agent NAME ({available})"
+    if kind == "cwd_missing":
+        return cwd_gone(str(data.get("cwd") or "?"))
     return scrub(message)
 
 
@@ -347,6 +355,9 @@ async def _run(request: ExecRequest) -> int:
     except IdPrefixError as exc:
         _err(f"--resume: {exc}")
         return EXIT_USAGE
+    except UsageError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
     except ConnectionLost:
         _err("the daemon went away during the turn")
         return EXIT_NO_DAEMON
@@ -355,21 +366,41 @@ async def _run(request: ExecRequest) -> int:
 
 
 async def _exec(client: Client, request: ExecRequest, stop: asyncio.Event) -> int:
+    from openvaala_server.client import RpcError
+
+    warning = config_warning(client.server_info.get("config"))
+    if warning:
+        _err(warning)
     cid, existing = await _conversation(client, request)
     snapshot = (await client.subscribe(cid))["snapshot"]
-    root = snapshot["conversation"]["rootSessionId"] if snapshot else ""
-    if existing and request.agent:
-        await client.request(
-            methods.CONVERSATION_SET_AGENT, {"conversationId": cid, "agent": request.agent}
-        )
-    if existing and request.model:
-        await client.request(
-            methods.CONVERSATION_SET_MODEL, {"conversationId": cid, "model": request.model}
-        )
-    params: payloads.SendParams = {"conversationId": cid, "text": request.prompt, "mode": "queue"}
-    if request.images:
-        params["images"] = request.images
-    sent = await client.request(methods.INPUT_SEND, params)
+    info: Mapping[str, object] = snapshot["conversation"] if snapshot else {}
+    root = str(info.get("rootSessionId") or "")
+    if existing and info.get("cwdExists") is False:
+        await _repoint(client, cid, str(info.get("cwd")), request)
+    previous_agent = str(info.get("agent") or "")
+    try:
+        if existing and request.agent:
+            await client.request(
+                methods.CONVERSATION_SET_AGENT, {"conversationId": cid, "agent": request.agent}
+            )
+        if existing and request.model:
+            await client.request(
+                methods.CONVERSATION_SET_MODEL, {"conversationId": cid, "model": request.model}
+            )
+        params: payloads.SendParams = {
+            "conversationId": cid,
+            "text": request.prompt,
+            "mode": "queue",
+        }
+        if request.images:
+            params["images"] = request.images
+        sent = await client.request(methods.INPUT_SEND, params)
+    except RpcError:
+        # Nothing ran: the conversation keeps the agent it had (docs/design.md, "openvaala exec").
+        if existing and request.agent and previous_agent and request.agent != previous_agent:
+            change = {"conversationId": cid, "agent": previous_agent}
+            await _quietly(client.request(methods.CONVERSATION_SET_AGENT, change))
+        raise
     follower = TurnFollower(
         input_id=str(sent["inputId"]),
         root_session=root,
@@ -387,6 +418,15 @@ async def _exec(client: Client, request: ExecRequest, stop: asyncio.Event) -> in
         follower.feed({"method": "exec/ended", "params": {"conversationId": cid, "exitCode": code}})
     _err(f'conversation {cid} (go on: openvaala exec --resume {cid} "…")')
     return code
+
+
+async def _repoint(client: Client, cid: str, gone: str, request: ExecRequest) -> None:
+    """A resumed conversation whose directory is gone works in `--cwd` from now on."""
+    if not request.cwd_given:
+        raise UsageError(cwd_gone(gone))
+    change: payloads.SetCwdParams = {"conversationId": cid, "cwd": request.cwd}
+    await client.request(methods.CONVERSATION_SET_CWD, change)
+    _err(f"the conversation's directory {gone} is gone: it works in {request.cwd} now (--cwd)")
 
 
 async def _conversation(client: Client, request: ExecRequest) -> tuple[str, bool]:

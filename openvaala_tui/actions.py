@@ -148,7 +148,15 @@ class CommandsMixin(App[int]):
 
     async def cmd_shell(self, arg: str) -> None:
         """`!command` (not a slash command: `slash` is how it reaches the daemon and errors)."""
-        await self.call(methods.SHELL_RUN, conversationId=self.cid, command=arg)
+        try:
+            await self.call(methods.SHELL_RUN, conversationId=self.cid, command=arg)
+        except RpcError as exc:
+            if exc.kind != "turn_running" or "output" not in exc.data:
+                raise
+            # A turn started meanwhile: the output is shown here, not kept (docs/protocol.md).
+            await self.local_notice(
+                f"{errors.describe(exc)}\n$ {arg}\n{exc.data['output']}", error=True
+            )
 
     async def cmd_exit(self, arg: str) -> None:
         await self.action_quit()
@@ -255,7 +263,12 @@ class CommandsMixin(App[int]):
         if not arg:
             result = await self.call(methods.MODELS_LIST)
             choices = [(str(m["name"]), model_label(m)) for m in result.get("models") or []]
-            picked = await self.push_screen_wait(ListPicker("Switch the model", choices))
+            session = self.view.sessions.get(self.following or self.view.root_id)
+            current = session.info.get("model") if session is not None else None
+            current = current or self.view.conversation.get("model")
+            picked = await self.push_screen_wait(
+                ListPicker("Switch the model", choices, current=str(current or ""))
+            )
             arg = picked or ""
         if arg:
             await self.call(

@@ -44,10 +44,12 @@ from openvaala_tui import commands, mcp_input
 from openvaala_tui import format as fmt
 from openvaala_tui.completion import Attached, attach_mentions
 from openvaala_tui.context_panel import ContextCommands
+from openvaala_tui.diff_actions import DiffCommands
 from openvaala_tui.history_actions import HistoryMixin
 from openvaala_tui.image_actions import ImagesMixin
 from openvaala_tui.mcp_live import McpServers
 from openvaala_tui.memory_actions import MemoryCommands, memory_note
+from openvaala_tui.permission_modes import PermissionModeCommands
 from openvaala_tui.screens import AgentsScreen, ResumeScreen
 from openvaala_tui.setup_actions import SetupMixin
 from openvaala_tui.widgets.approval import ApprovalPrompt
@@ -69,17 +71,30 @@ DOUBLE_CTRL_C_S = 2.0  # a second Ctrl+C within this many seconds quits
 SEND_TIMEOUT_S = 600  # how long a message sent while the daemon is away waits for it
 
 
-class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, SetupMixin, App[int]):
+class VaalaApp(
+    ImagesMixin,
+    HistoryMixin,
+    MemoryCommands,
+    ContextCommands,
+    SetupMixin,
+    PermissionModeCommands,
+    DiffCommands,
+    App[int],
+):
     CSS_PATH = "vaala.tcss"
     TITLE = "OpenVaala"
     COMMANDS: ClassVar[set[Any]] = App.COMMANDS | {commands.SlashCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
+        # One of the two is shown, as `check_action` says: Esc cancels an edit first.
         Binding("escape", "escape", "Interrupt", show=True),
+        Binding("escape", "cancel_edit", "Cancel edit", show=True),
         Binding("ctrl+c", "ctrl_c", "Clear/quit", priority=True, show=False),
         Binding("ctrl+w", "focus_inbox", "Waiting", priority=True, show=False),
         Binding("ctrl+o", "focus_approval", "Approval", priority=True, show=False),
         Binding("f1", "slash('help')", "Help"),
         Binding("ctrl+r", "slash('rewind')", "Rewind", show=False),
+        # Before focus moves back (Textual's Shift+Tab): on the main screen only (`check_action`).
+        Binding("shift+tab", "cycle_mode", "Mode", priority=True, show=False),
     ]
 
     def __init__(
@@ -429,8 +444,14 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
         self.query_one(PlanPanel).show_plan(session.plan if session else None)
 
     def refresh_inbox(self) -> None:
+        """The followed session's waiting inputs. A panel that empties while it has the focus
+        hands it to the composer: hidden, it would take every key typed next."""
         session = self.view.sessions.get(self.following or "")
-        self.query_one(InboxPanel).set_inputs(session.inbox if session else [])
+        panel = self.query_one(InboxPanel)
+        had_focus = panel.has_focus_within
+        panel.set_inputs(session.inbox if session else [])
+        if had_focus and not panel.display:
+            self.composer.focus()
 
     def refresh_approvals(self) -> None:
         """Show the next approval to answer, or hide the prompt. A prompt that appears takes
@@ -452,6 +473,8 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
 
     def refresh_status(self) -> None:
         self.query_one(StatusBar).refresh_from(self.view, self.following)
+        mode = self.view.conversation.get("permissionMode")
+        self.query_one(QuietFooter).show_permission_mode(str(mode) if mode else None)
         # /cwd (here or from another client) moves where @path completes and reads.
         self.composer.cwd = str(self.view.conversation.get("cwd") or self.cwd)
         session = self.view.sessions.get(self.following or "")
@@ -466,6 +489,7 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
             to = f"to subagent: {fmt.first_line(str(name), 30)}"
             title = f"{to} · {title}" if title else to
         self.composer.border_title = title
+        self.refresh_bindings()  # the footer's Esc: "Interrupt" or "Cancel edit"
 
     async def on_transcript_need_older(self, message: Transcript.NeedOlder) -> None:
         session = self.view.sessions.get(self.following or "")
@@ -504,28 +528,26 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
         if parsed is not None and message.composer.editing_input is None:
             name, arg = parsed
             if name in commands.COMMANDS:
-                self.composer.clear()
                 self.run_slash(name, arg)
                 return
             if name.startswith(mcp_input.PROMPT_PREFIX):
-                self.composer.clear()
                 self.run_worker(self.send_mcp_prompt(text, message.mode), group="send")
                 return
             custom = self.custom_commands().get(name)
             if custom is None:
+                self.composer.restore(text)
                 self.notify(f"Unknown command /{name}: /help lists them.", severity="warning")
                 return
             text = custom.expand(arg)  # sent as if typed: @path, images and queueing apply
         if text.startswith("!") and message.composer.editing_input is None and text[1:].strip():
-            self.composer.clear()
             self.run_slash("shell", text[1:].strip())
             return
         note = memory_note(text) if parsed is None else None
         if note is not None and message.composer.editing_input is None:
-            self.composer.clear()
             self.run_slash("remember", note)
             return
         if self.client is None or not self.view.conversation_id:
+            self.composer.restore(message.text)
             self.notify("Not connected to the daemon yet.", severity="warning")
             return
         if message.composer.editing_input is not None:
@@ -544,7 +566,9 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
         try:  # @SERVER:URI: an MCP resource's text goes with the message
             with_resources = await mcp_input.attach_resources(self.call, attached.text)
         except (RpcError, ConnectionLost) as exc:
-            await self.show_error(exc)  # the message stays in the composer
+            self.composer.restore(message.text)  # the message goes back to the composer
+            self.images_back(images)
+            await self.show_error(exc)
             return
         attached_names = attached.files + with_resources.attached
         if attached_names:
@@ -558,7 +582,6 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
             params["sessionId"] = self.following
         if images:
             params["images"] = self.image_params(images)
-        self.composer.clear()
         pending: Item | None = None
         if not self.client.connected:
             pending = {
@@ -612,7 +635,7 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
                 await self.client.request(methods.INPUT_SEND, params, timeout=SEND_TIMEOUT_S)
             except (RpcError, ConnectionLost, TimeoutError) as exc:
                 if self.composer.is_empty:
-                    self.composer.set_text(str(params["text"]))
+                    self.composer.restore(str(params["text"]))
                 self.images_back(images or [])
                 await self.show_error(exc)
             finally:
@@ -626,11 +649,11 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
             await self.client.request(methods.INPUT_EDIT, {"inputId": input_id, "text": text})
         except (RpcError, ConnectionLost) as exc:
             self.composer.editing_input = None
+            self.composer.restore(text)  # back in the composer: send it anew
             self.refresh_status()
-            await self.show_error(exc)  # the text stays in the composer: send it anew
+            await self.show_error(exc)
             return
         self.composer.editing_input = None
-        self.composer.clear()
         self.refresh_status()
 
     async def on_inbox_panel_action(self, message: InboxPanel.Action) -> None:
@@ -686,11 +709,14 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
 
     # -- keys --------------------------------------------------------------------------------
 
+    def action_cancel_edit(self) -> None:
+        self.composer.editing_input = None
+        self.composer.clear()
+        self.refresh_status()
+
     async def action_escape(self) -> None:
         if self.composer.editing_input is not None:
-            self.composer.editing_input = None
-            self.composer.clear()
-            self.refresh_status()
+            self.action_cancel_edit()
             return
         session = self.view.sessions.get(self.following or "")
         if session is not None and session.running:
@@ -761,6 +787,16 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
             self.query_one(InboxList).focus()
         else:
             self.composer.focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Shift+Tab cycles the mode on the conversation's screen; in a dialog it moves focus.
+        if action == "cycle_mode":
+            return self.screen is self.screen_stack[0]
+        if action in ("escape", "cancel_edit"):
+            composers = self.query(Composer)
+            editing = bool(composers) and composers.first().editing_input is not None
+            return editing == (action == "cancel_edit")
+        return True
 
     def action_focus_approval(self) -> None:
         prompt = self.approval_prompt

@@ -27,11 +27,17 @@ def tree_lines(node: dict[str, Any], current: str, depth: int = 0) -> list[tuple
     how = {"fork": " · fork", "rewind": " · rewind"}.get(str(node.get("kind")), "")
     gone = " · its parent is not here" if node.get("parentMissing") else ""
     label = f"{'   ' * depth}{'└ ' if depth else ''}{mark}{node.get('title') or '(untitled)'}"
-    label += f"{how}{gone} · {fmt.first_line(str(node.get('updatedAt') or ''), 16)}"
+    label += f"{how}{gone} · {fmt.local_time(str(node.get('updatedAt') or ''))}"
     lines = [(str(node["conversationId"]), label)]
     for child in node.get("children") or []:
         lines += tree_lines(child, current, depth + 1)
     return lines
+
+
+NOTHING_TO_CONTINUE = (
+    "Nothing to continue: the last turn was not cut short by a daemon stop "
+    "(/continue resumes a turn a crash or a kill interrupted)."
+)
 
 
 class HistoryMixin(CommandsMixin):
@@ -130,10 +136,22 @@ class HistoryMixin(CommandsMixin):
         result = await self.call(methods.CONVERSATION_TREE, conversationId=self.cid)
         choices = tree_lines(result["root"], self.cid)
         chosen = await self.push_screen_wait(
-            ListPicker("Forks and rewinds of this conversation: open which?", choices)
+            ListPicker(
+                "Forks and rewinds of this conversation: open which?", choices, current=self.cid
+            )
         )
         if chosen and chosen != self.cid:
             await self.open_conversation(chosen)
 
     async def cmd_continue(self, arg: str) -> None:
-        await self.call(methods.TURN_RESUME, conversationId=self.cid, **self._session_param())
+        """Resume a turn a daemon stop cut short; with none, one sentence says so (not the
+        generic "something is still running" of `not_idle`)."""
+        try:
+            await self.call(methods.TURN_RESUME, conversationId=self.cid, **self._session_param())
+        except RpcError as exc:
+            if exc.kind == "not_idle":
+                await self.local_notice(NOTHING_TO_CONTINUE)
+            elif exc.kind == "turn_running":
+                await self.local_notice("A turn is running: there is nothing to continue.")
+            else:
+                raise

@@ -57,7 +57,6 @@ class ImagesMixin(CommandsMixin):
         if found:
             loaded = tui_images.load_all(found, cwd)
             if tui_images.only_paths(text, found):
-                self.composer.clear()
                 await self._attach_images(loaded)
                 return None
             for problem in loaded.problems + self.pending_images.add(loaded.images):

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from rich.text import Text
-from textual import on, work
+from textual import _widget_navigation, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -20,24 +20,51 @@ from openvaala_tui import format as fmt
 Choice = tuple[str, str]  # (value, label)
 
 
+class EdgeOptionList(OptionList):
+    """Up and Down stop at the ends: a picker whose Down wrapped to the top looked as if the
+    list had changed under the user."""
+
+    def action_cursor_down(self) -> None:
+        self._step(1)
+
+    def action_cursor_up(self) -> None:
+        self._step(-1)
+
+    def _step(self, direction: Literal[-1, 1]) -> None:
+        if self.highlighted is None:
+            self.highlighted = _widget_navigation.find_first_enabled(self.options)
+            return
+        found = _widget_navigation.find_next_enabled_no_wrap(
+            self.options, anchor=self.highlighted, direction=direction
+        )
+        if found is not None:
+            self.highlighted = found
+
+
 class ListPicker(ModalScreen[str | None]):
     """Pick one of `choices`; Esc cancels."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
 
     def __init__(
-        self, title: str, choices: list[Choice], *, empty: str = "Nothing to pick"
+        self,
+        title: str,
+        choices: list[Choice],
+        *,
+        empty: str = "Nothing to pick",
+        current: str | None = None,
     ) -> None:
         super().__init__(classes="modal")
         self.title_text = title
         self.choices = choices
         self.empty = empty
+        self.current = current  # the value highlighted first (else the last one)
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(self.title_text, classes="dialog-title")
             if self.choices:
-                yield OptionList(
+                yield EdgeOptionList(
                     *[Option(Text(label), id=value) for value, label in self.choices],
                     id="picker-list",
                 )
@@ -47,7 +74,9 @@ class ListPicker(ModalScreen[str | None]):
     def on_mount(self) -> None:
         if self.choices:
             options = self.query_one(OptionList)
-            options.highlighted = len(self.choices) - 1
+            values = [value for value, _label in self.choices]
+            last = len(values) - 1  # the newest, in the lists of messages
+            options.highlighted = values.index(self.current) if self.current in values else last
             options.focus()
 
     @on(OptionList.OptionSelected)
@@ -135,9 +164,14 @@ class ResumeScreen(ModalScreen[str | None]):
         self.reload()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Enter in the search opens the top result (the one highlighted)."""
         options = self.query_one(OptionList)
-        if options.option_count:
-            options.focus()
+        index = options.highlighted
+        if index is None:
+            return
+        option = options.get_option_at_index(index)
+        if option.id and not option.disabled:
+            self.dismiss(option.id)
 
     @work(exclusive=True)
     async def reload(self) -> None:

@@ -14,11 +14,12 @@ from openvaala_server.api.memory_methods import memory_methods
 from openvaala_server.domain.approvals import ANSWERS
 from openvaala_server.domain.bundle import ON_CONFLICT
 from openvaala_server.domain.inbox import MODES
+from openvaala_server.domain.permission_mode import PERMISSION_MODES
 from openvaala_server.protocol import methods as m
 from openvaala_server.protocol import payloads as w
 from openvaala_server.protocol.json_types import JsonMapping, JsonObject
 from openvaala_server.protocol.params import Params
-from openvaala_server.runtime import bundles, history, resume
+from openvaala_server.runtime import bundles, history, permission_mode, resume, worktree_diff
 from openvaala_server.runtime import images as runtime_images
 from openvaala_server.runtime.context_view import usage_wire
 
@@ -53,6 +54,7 @@ class Dispatcher:
             m.CONVERSATION_REWIND: self.conversation_rewind,
             m.CONVERSATION_UNDO: self.conversation_undo,
             m.CONVERSATION_CHECKPOINTS: self.conversation_checkpoints,
+            m.CONVERSATION_DIFF: self.conversation_diff,
             m.CONVERSATION_EXPORT: self.conversation_export,
             m.CONVERSATION_TREE: self.conversation_tree,
             m.CONVERSATION_IMPORT: self.conversation_import,
@@ -60,6 +62,7 @@ class Dispatcher:
             m.CONVERSATION_SET_MODEL: self.conversation_set_model,
             m.CONVERSATION_SET_AGENT: self.conversation_set_agent,
             m.CONVERSATION_SET_CWD: self.conversation_set_cwd,
+            m.CONVERSATION_SET_PERMISSION_MODE: self.conversation_set_permission_mode,
             m.MCP_LIST: self.mcp_list,
             m.INPUT_SEND: self.input_send,
             m.INPUT_EDIT: self.input_edit,
@@ -185,6 +188,11 @@ class Dispatcher:
         conv = await self.runtime.open(p.id("conversationId"))
         return await conv.checkpoints.report()
 
+    async def conversation_diff(self, conn: Connection, p: Params) -> w.DiffResult:
+        return await worktree_diff.conversation_diff(
+            await self.runtime.open(p.id("conversationId"))
+        )
+
     async def conversation_tree(self, conn: Connection, p: Params) -> w.TreeResult:
         return await history.tree(self.runtime, p.id("conversationId"))
 
@@ -241,6 +249,11 @@ class Dispatcher:
 
     async def conversation_set_cwd(self, conn: Connection, p: Params) -> w.EmptyResult:
         await self.runtime.set_cwd(p.id("conversationId"), p.string("cwd", max_len=4096))
+        return {}
+
+    async def conversation_set_permission_mode(self, conn: Connection, p: Params) -> w.EmptyResult:
+        mode = p.choice("mode", PERMISSION_MODES)
+        await permission_mode.set_mode(self.runtime, p.id("conversationId"), mode)
         return {}
 
     # -- input ---------------------------------------------------------------------------

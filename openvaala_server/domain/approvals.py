@@ -28,7 +28,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from openvaala_server.domain.permissions import Access, Permissions, repository_part
+from openvaala_server.domain.permissions import (
+    MODE_BOUND,
+    Access,
+    Permissions,
+    repository_part,
+)
 
 Answer = Literal["allow", "allow_conversation", "deny"]
 ANSWERS: tuple[Answer, ...] = ("allow", "allow_conversation", "deny")
@@ -264,6 +269,12 @@ def decide(
                 "configuration. It did not run."
             )
     blocked = _blocked(permissions, access, workspace)
+    if blocked and _in_plan_mode(permissions):
+        why = "; ".join(_blocked(permissions, access, workspace, for_refusal=True))
+        return Refuse(
+            f"Refused: {why}. The conversation is in plan mode (read-only): nothing may "
+            "change until the user switches the permission mode. It did not run."
+        )
     if blocked and "never" in permissions.approvals:
         why = "; ".join(_blocked(permissions, access, workspace, for_refusal=True))
         whose = (
@@ -282,17 +293,30 @@ def decide(
     for agent, approval, allow in levels:
         if approval != "always":
             continue
-        whose = f"the approval of {agent!r}, which started this agent, " if agent else "approval "
+        rule = _rule_words(agent)
         if access.command is not None and allowed_by(allow, access.command) is None:
-            reasons.append(f'{whose}is "always": shell commands not in `allow` ask first')
+            reasons.append(f"{rule}: shell commands not in `allow` ask first")
         if access.writes and not blocked:
-            reasons.append(f'{whose}is "always": every write asks first')
+            reasons.append(f"{rule}: every write asks first")
     reasons = list(dict.fromkeys(reasons))
     if not reasons:
         return Run()
     if _covered(grants, tool, access, bool(blocked)):
         return Run(outside_sandbox=bool(blocked))
     return Ask("; ".join(reasons), outside_sandbox=bool(blocked))
+
+
+def _in_plan_mode(permissions: Permissions) -> bool:
+    return any(b.agent == MODE_BOUND and b.approval == "never" for b in permissions.inherited)
+
+
+def _rule_words(agent: str) -> str:
+    """Whose `always` makes a call ask: the agent's, one above it, or the conversation's mode."""
+    if agent == MODE_BOUND:
+        return 'the permission mode is "ask"'
+    if agent:
+        return f'the approval of {agent!r}, which started this agent, is "always"'
+    return 'approval is "always"'
 
 
 def _blocked(

@@ -12,6 +12,7 @@ from typing import Final, cast
 
 from openvaala_server.domain import records as r
 from openvaala_server.domain.approvals import GRANT_KINDS, Grant
+from openvaala_server.domain.permission_mode import PermissionMode, is_mode
 from openvaala_server.domain.plan import Plan, plan_from_record
 
 # A record as read from disk: nothing but its `seq` and `type` is checked by the reader, so every
@@ -68,6 +69,8 @@ class ConversationMeta:
     turns: dict[str, TurnMeta] = field(default_factory=dict)
     # What the user allowed for the whole conversation, oldest first.
     grants: list[Grant] = field(default_factory=list)
+    # The permission mode the user chose (None: the agent's configuration as it is).
+    permission_mode: PermissionMode | None = None
     # Pinned item ids per session, in the order they were pinned.
     pins: dict[str, list[str]] = field(default_factory=dict)
     unknown_records: int = 0
@@ -177,6 +180,12 @@ def apply(meta: ConversationMeta, record: Fields) -> None:
             meta.unknown_records += 1
         else:
             meta.cwd = cwd
+    elif kind == r.PERMISSION_MODE_SET:
+        mode = record.get("mode")
+        if is_mode(mode):
+            meta.permission_mode = mode
+        else:
+            meta.unknown_records += 1  # a damaged record changes nothing
     elif kind == r.SESSION_CLOSED:
         session = meta.sessions.get(str(record.get("sessionId")))
         if session is not None:

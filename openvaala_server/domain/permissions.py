@@ -37,6 +37,10 @@ class Limits:
     tmp_mb: int = 4096
 
 
+# The `Bound.agent` of the rule a conversation's permission mode adds (domain/permission_mode.py).
+MODE_BOUND: Final = "permission mode"
+
+
 @dataclass(frozen=True)
 class Bound:
     """The approval rules of an agent above a subagent, which the subagent obeys too."""

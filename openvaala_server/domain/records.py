@@ -30,6 +30,9 @@ SESSION_MODEL_SET: Final = "session_model_set"
 SESSION_AGENT_SET: Final = "session_agent_set"
 # {cwd}: the conversation's working directory moved (conversation/setCwd).
 CONVERSATION_CWD_SET: Final = "conversation_cwd_set"
+# {mode: "plan" | "ask" | "auto-edit"}: the user chose the conversation's permission mode
+# (conversation/setPermissionMode; domain/permission_mode.py).
+PERMISSION_MODE_SET: Final = "permission_mode_set"
 SESSION_CLOSED: Final = "session_closed"
 TURN_STARTED: Final = "turn_started"
 TURN_ENDED: Final = "turn_ended"
@@ -55,6 +58,7 @@ METADATA_RECORD_TYPES: Final = frozenset(
         SESSION_MODEL_SET,
         SESSION_AGENT_SET,
         CONVERSATION_CWD_SET,
+        PERMISSION_MODE_SET,
         SESSION_CLOSED,
         TURN_STARTED,
         TURN_ENDED,
@@ -287,6 +291,11 @@ class ConversationCwdSet(TypedDict):
     cwd: str
 
 
+class PermissionModeSet(TypedDict):
+    type: Literal["permission_mode_set"]
+    mode: Literal["plan", "ask", "auto-edit"]
+
+
 class SessionCreated(TypedDict):
     type: Literal["session_created"]
     sessionId: str
@@ -356,6 +365,7 @@ MetadataPayload = (
     | ConversationRenamed
     | ConversationArchived
     | ConversationCwdSet
+    | PermissionModeSet
     | SessionCreated
     | SessionModelSet
     | SessionAgentSet

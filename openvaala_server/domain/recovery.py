@@ -16,7 +16,9 @@ SERVER_STOPPED: Final = "server_stopped"
 STOPPED_RESULT: Final = "The server stopped before this call finished."
 STOPPED_NOTICE: Final = (
     "The server stopped during this turn (a crash or a kill). "
-    "Anything marked interrupted above did not finish."
+    "Anything marked interrupted above did not finish. "
+    "To pick it up where it stopped: /continue in the terminal, or "
+    '"Continue the cut turn" in the browser\'s history panel.'
 )
 
 

@@ -27,6 +27,7 @@ CONVERSATION_FORK: Final = "conversation/fork"
 CONVERSATION_REWIND: Final = "conversation/rewind"
 CONVERSATION_UNDO: Final = "conversation/undo"
 CONVERSATION_CHECKPOINTS: Final = "conversation/checkpoints"
+CONVERSATION_DIFF: Final = "conversation/diff"
 CONVERSATION_TREE: Final = "conversation/tree"
 CONVERSATION_EXPORT: Final = "conversation/export"
 CONVERSATION_IMPORT: Final = "conversation/import"
@@ -38,6 +39,7 @@ CONVERSATION_REPLACED: Final = "conversation/replaced"
 CONVERSATION_SET_MODEL: Final = "conversation/setModel"
 CONVERSATION_SET_AGENT: Final = "conversation/setAgent"
 CONVERSATION_SET_CWD: Final = "conversation/setCwd"
+CONVERSATION_SET_PERMISSION_MODE: Final = "conversation/setPermissionMode"
 INPUT_SEND: Final = "input/send"
 INPUT_EDIT: Final = "input/edit"
 INPUT_WITHDRAW: Final = "input/withdraw"
@@ -77,6 +79,7 @@ REQUESTS: Final = frozenset(
         CONVERSATION_REWIND,
         CONVERSATION_UNDO,
         CONVERSATION_CHECKPOINTS,
+        CONVERSATION_DIFF,
         CONVERSATION_TREE,
         CONVERSATION_EXPORT,
         CONVERSATION_IMPORT,
@@ -88,6 +91,7 @@ REQUESTS: Final = frozenset(
         CONVERSATION_SET_MODEL,
         CONVERSATION_SET_AGENT,
         CONVERSATION_SET_CWD,
+        CONVERSATION_SET_PERMISSION_MODE,
         INPUT_SEND,
         INPUT_EDIT,
         INPUT_WITHDRAW,

@@ -17,6 +17,7 @@ from typing import Final, Literal, NotRequired, TypedDict
 
 from openvaala_server.domain.approvals import Answer as Decision
 from openvaala_server.domain.checkpoints import RestoreConflict, SkippedFile
+from openvaala_server.domain.diffs import FileDiff
 from openvaala_server.domain.images import ImageRef
 from openvaala_server.domain.inbox import InputWire
 from openvaala_server.domain.inbox import Mode as InputMode
@@ -73,6 +74,9 @@ class ConversationInfo(ConversationBase):
     cwdExists: bool
     modelAvailable: bool
     agentAvailable: bool
+    # The permission mode in force, and those the agent allows, narrowest first (docs/security.md).
+    permissionMode: str
+    permissionModes: list[str]
 
 
 class SessionInfo(TypedDict):
@@ -491,6 +495,11 @@ class SetCwdParams(TypedDict):
     cwd: str
 
 
+class SetPermissionModeParams(TypedDict):
+    conversationId: str
+    mode: Literal["plan", "ask", "auto-edit"]
+
+
 class SendParams(TypedDict):
     conversationId: str
     sessionId: NotRequired[str]
@@ -541,6 +550,7 @@ REQUEST_PARAMS: Final[dict[str, type]] = {
     m.CONVERSATION_REWIND: RewindParams,
     m.CONVERSATION_UNDO: UndoParams,
     m.CONVERSATION_CHECKPOINTS: ConversationParams,
+    m.CONVERSATION_DIFF: ConversationParams,
     m.CONVERSATION_TREE: ConversationParams,
     m.CONVERSATION_EXPORT: ExportParams,
     m.CONVERSATION_IMPORT: ImportParams,
@@ -552,6 +562,7 @@ REQUEST_PARAMS: Final[dict[str, type]] = {
     m.CONVERSATION_SET_MODEL: SetModelParams,
     m.CONVERSATION_SET_AGENT: SetAgentParams,
     m.CONVERSATION_SET_CWD: SetCwdParams,
+    m.CONVERSATION_SET_PERMISSION_MODE: SetPermissionModeParams,
     m.INPUT_SEND: SendParams,
     m.INPUT_EDIT: EditParams,
     m.INPUT_WITHDRAW: InputParams,
@@ -667,6 +678,14 @@ class CheckpointTurn(TypedDict):
     skipped: NotRequired[list[SkippedFile]]
     # A turn a fork copied from an ancestor: the conversation that ran it.
     fromConversationId: NotRequired[str]
+
+
+class DiffResult(TypedDict):
+    """`conversation/diff`: each file the conversation changed, from before its first change
+    to now; `skipped`: files it changed that the checkpoints could not keep."""
+
+    files: list[FileDiff]
+    skipped: NotRequired[list[SkippedFile]]
 
 
 class CheckpointsResult(TypedDict):
@@ -827,6 +846,7 @@ REQUEST_RESULTS: Final[dict[str, type]] = {
     m.CONVERSATION_REWIND: RewindResult,
     m.CONVERSATION_UNDO: RestoreResult,
     m.CONVERSATION_CHECKPOINTS: CheckpointsResult,
+    m.CONVERSATION_DIFF: DiffResult,
     m.CONVERSATION_TREE: TreeResult,
     m.CONVERSATION_EXPORT: ExportResult,
     m.CONVERSATION_IMPORT: ImportResult,
@@ -838,6 +858,7 @@ REQUEST_RESULTS: Final[dict[str, type]] = {
     m.CONVERSATION_SET_MODEL: EmptyResult,
     m.CONVERSATION_SET_AGENT: EmptyResult,
     m.CONVERSATION_SET_CWD: EmptyResult,
+    m.CONVERSATION_SET_PERMISSION_MODE: EmptyResult,
     m.INPUT_SEND: SendResult,
     m.INPUT_EDIT: EmptyResult,
     m.INPUT_WITHDRAW: WithdrawResult,

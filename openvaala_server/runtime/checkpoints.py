@@ -101,6 +101,10 @@ class Checkpoints:
             timeout_s=self._config.snapshot_timeout_s,
         )
 
+    def own_store(self) -> SnapshotStore:
+        """This conversation's snapshot store (runtime/worktree_diff.py reads its blobs)."""
+        return self._store()
+
     async def turns(self) -> dict[str, ck.TurnFiles]:
         if self._turns is None:
             records = await self.conv.runtime.store_call(

@@ -24,6 +24,7 @@ from openvaala_server.domain.context import carried
 from openvaala_server.domain.environment import settled
 from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.meta import ConversationMeta
+from openvaala_server.domain.permission_mode import PermissionMode, allowed_modes, effective
 from openvaala_server.domain.plan import Plan
 from openvaala_server.domain.usage import UsageTracker
 from openvaala_server.protocol import methods
@@ -64,6 +65,8 @@ class PendingConversation:
     model: str
     title: str | None
     created_at: str
+    # Chosen before the first message: written with the conversation (`ensure_persisted`).
+    permission_mode: PermissionMode | None = None
 
 
 class LiveConversation:
@@ -148,6 +151,8 @@ class LiveConversation:
             title, cwd, agent = pending.title or "New conversation", pending.cwd, pending.agent
             created = updated = pending.created_at
             archived, forked = False, None
+        # The root agent's own, before the mode narrows them: what the mode is chosen within.
+        perms = self.runtime.own_permissions_for(self, root)
         return {
             "conversationId": self.conversation_id,
             "title": title,
@@ -164,6 +169,8 @@ class LiveConversation:
             "cwdExists": self.cwd_exists,
             "modelAvailable": root.model in self.runtime.config.models,
             "agentAvailable": root.agent in self.runtime.config.agents,
+            "permissionMode": effective(self.permission_mode, perms),
+            "permissionModes": list(allowed_modes(perms)),
         }
 
     # -- building ------------------------------------------------------------------------
@@ -341,6 +348,8 @@ class LiveConversation:
             created["modelChosen"] = True
         self.meta = await self.runtime.store_call(self.runtime.store.create_conversation(created))
         self.pending = None
+        if p.permission_mode is not None:
+            await self.append_meta({"type": r.PERMISSION_MODE_SET, "mode": p.permission_mode})
         root.title = title
         self.publish_updated()
 
@@ -421,6 +430,13 @@ class LiveConversation:
     @property
     def grants(self) -> list[Grant]:
         return self.meta.grants if self.meta is not None else []
+
+    @property
+    def permission_mode(self) -> PermissionMode | None:
+        """The mode the user chose (docs/security.md, "Permission modes"); None: none."""
+        if self.meta is not None:
+            return self.meta.permission_mode
+        return self.pending.permission_mode if self.pending is not None else None
 
     async def check_cwd(self) -> bool:
         """Whether the working directory exists now, remembered for `info()` (and published

@@ -31,6 +31,7 @@ from openvaala_server.domain.images import Image
 from openvaala_server.domain.inbox import Input, InputGone, Mode
 from openvaala_server.domain.inheritance import tool_allowed
 from openvaala_server.domain.joined import list_page
+from openvaala_server.domain.permission_mode import apply_mode
 from openvaala_server.domain.permissions import Confinement, Permissions
 from openvaala_server.domain.status import last_status
 from openvaala_server.mcp.manager import LISTINGS_FILE, McpManager
@@ -213,6 +214,11 @@ class ConversationManager:
         return {n: t for n, t in tools.items() if n in mcp or tool_allowed(names, n)}
 
     def permissions_for(self, conv: Conversation, session: LiveSession) -> Permissions:
+        """What the session's calls run under: its own (`own_permissions_for`), narrowed by
+        the conversation's permission mode (docs/security.md, "Permission modes")."""
+        return apply_mode(self.own_permissions_for(conv, session), conv.permission_mode)
+
+    def own_permissions_for(self, conv: Conversation, session: LiveSession) -> Permissions:
         """The session's agent's permissions, narrowed by every agent above it (a subagent
         never gets more than its parent: docs/security.md, "Subagents")."""
         return effective_permissions(self.config_for(session), conv.sessions, session)

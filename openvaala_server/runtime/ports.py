@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from openvaala_server.domain.approvals import Grant
     from openvaala_server.domain.inbox import Input, Mode
     from openvaala_server.domain.meta import ConversationMeta
+    from openvaala_server.domain.permission_mode import PermissionMode
     from openvaala_server.domain.permissions import Confinement, Permissions
     from openvaala_server.domain.plan import Plan
     from openvaala_server.domain.records import ErrorInfo, Item, MetadataPayload, Record
@@ -61,6 +62,8 @@ class Services(Protocol):
     def retire_stale_providers(self) -> None: ...
 
     def permissions_for(self, conv: Conversation, session: LiveSession) -> Permissions: ...
+
+    def own_permissions_for(self, conv: Conversation, session: LiveSession) -> Permissions: ...
 
     def confinement_for(self, conv: Conversation, session: LiveSession) -> Confinement: ...
 
@@ -122,6 +125,9 @@ class Conversation(Protocol):
 
     @property
     def grants(self) -> list[Grant]: ...
+
+    @property
+    def permission_mode(self) -> PermissionMode | None: ...
 
     async def append_meta(self, *payloads: MetadataPayload) -> list[Record]: ...
 

@@ -41,6 +41,16 @@ async def run(runtime: ConversationManager, cid: str, command: str) -> w.ShellRu
             confinement=runtime.confinement_for(conv, session),
         ),
     )
+    if session.turn is not None or session.compacting:
+        # A turn started while the command ran: its output would land inside that turn's
+        # history, between the model's calls. Refused, with the output, which is not lost
+        # (docs/protocol.md, shell/run).
+        raise errors.TurnRunning(
+            "a turn started while the command ran: its output was not added to the "
+            "conversation (run it again once the turn has ended)",
+            output=outcome.output,
+            isError=outcome.is_error,
+        )
     if not conv.persisted:  # saved with its first message, as `input/send` does
         await runtime.persist_first(conv, f"!{command}")
     item = new_item(

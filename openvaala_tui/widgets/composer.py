@@ -111,7 +111,20 @@ class Composer(TextArea):
 
     def action_submit(self, mode: str) -> None:
         if not self.is_empty:
-            self.post_message(self.Submitted(self, self.text, mode))
+            self._submit(mode)
+
+    def _submit(self, mode: str) -> None:
+        """Hand the text to the app and empty the composer at once: what is typed before the
+        app has handled it is the next message, never the end of this one (docs/design.md,
+        "Typing ahead")."""
+        text = self.text
+        self.clear()
+        self.post_message(self.Submitted(self, text, mode))
+
+    def restore(self, text: str) -> None:
+        """Put back a message that was not sent, before anything typed since."""
+        typed = self.text
+        self.set_text(f"{text}\n{typed}" if typed.strip() else text)
 
     def action_newline(self) -> None:
         self.insert("\n")
@@ -142,6 +155,6 @@ class Composer(TextArea):
             event.stop()
             event.prevent_default()
             if not self.is_empty:
-                self.post_message(self.Submitted(self, self.text, mode))
+                self._submit(mode)
             return
         await super()._on_key(event)

@@ -9,8 +9,10 @@ when those are what is already shown, nothing is rebuilt.
 
 from __future__ import annotations
 
+from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
 
 
 def _shown(screen: Screen[object]) -> tuple[tuple[str, str, str, bool, str | None], ...]:
@@ -28,6 +30,32 @@ class QuietFooter(Footer):
     # second change before then needs no second rebuild (at start, focus moves from the
     # transcript to the composer before the first one runs).
     _rebuild_pending = False
+    # The conversation's permission mode, shown after the keys (None: not known, not shown).
+    permission_mode: str | None = None
+
+    def show_permission_mode(self, mode: str | None) -> None:
+        if mode != self.permission_mode:
+            self.permission_mode = mode
+            if self._bindings_ready:
+                self._rebuild_pending = True
+                self.call_later(self.recompose)
+
+    def compose(self) -> ComposeResult:
+        keys = list(super().compose())
+        if self.permission_mode is not None:
+            mode = FooterKey(
+                "shift+tab",
+                "⇧⇥",
+                f"mode: {self.permission_mode}",
+                "app.cycle_mode",
+                tooltip="Shift+Tab cycles the permission mode (/approvals picks it)",
+                classes="-permission-mode",
+            ).data_bind(compact=Footer.compact)
+            at = next(
+                (i for i, key in enumerate(keys) if key.has_class("-command-palette")), len(keys)
+            )
+            keys.insert(at, mode)
+        yield from keys
 
     def bindings_changed(self, screen: Screen[object]) -> None:
         # Only while its screen is the one shown: under a modal, Textual's own rules apply

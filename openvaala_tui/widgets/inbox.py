@@ -69,9 +69,7 @@ class InboxPanel(Vertical):
             options.add_option(Option(label, id=str(inp.get("inputId"))))
         if self.inputs:
             options.highlighted = min(highlighted or 0, len(self.inputs) - 1)
-        self.display = bool(self.inputs)
-        if not self.inputs and options.has_focus:
-            self.screen.focus_next()
+        self.display = bool(self.inputs)  # emptied while focused: the app moves the focus
 
     def text_of(self, input_id: str) -> str:
         for inp in self.inputs:

@@ -55,7 +55,7 @@ async def test_resume_after_kill_9_mid_turn(daemon_factory: Any, fake: FakeProvi
         # marked as stopped, the server_stopped notice, then the resume notice.
         assert any("build it" in c for c in contents)
         assert any("The server stopped before this call finished." in c for c in contents)
-        assert any("server stopped during this turn" in c for c in contents)
+        assert any("server stopped during this turn" in c and "/continue" in c for c in contents)
         assert "Continue it from where it stopped" in contents[-1]
         assert [c["function"]["name"] for m in sent for c in m.get("tool_calls") or []] == ["shell"]
         # The shell call ran once, before the kill; resuming did not run it again.

@@ -69,7 +69,7 @@ async def test_context_model_and_agents(daemon_factory: Any, clients: Clients) -
         picker = app.screen
         assert isinstance(picker, ListPicker)
         assert [value for value, _ in picker.choices] == ["demo", "other"]
-        await pilot.press("enter")  # the last one is highlighted
+        await pilot.press("down", "enter")  # the current one ("demo") is highlighted
         await wait_for(
             pilot,
             lambda: app.view.root is not None and app.view.root.info.get("model") == "other",

@@ -7,6 +7,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from textual.widgets import OptionList
 
 from openvaala_server.client import Client
 from openvaala_tui import app as app_module
@@ -78,8 +79,12 @@ async def test_resume_id_and_resume_with_the_picker(daemon_factory: Any, clients
     picker = VaalaApp(cwd=str(daemon.workdir), client=await clients(daemon, "picker"), pick=True)
     async with picker.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: isinstance(picker.screen, ResumeScreen), what="the list")
-        await pilot.pause(0.2)
-        await pilot.press("enter", "down", "enter")  # the search box hands over; row two
+        rows = picker.screen.query_one(OptionList)
+        await wait_for(pilot, lambda: rows.option_count == 2, what="both rows")
+        rows.focus()
+        await pilot.press("down")
+        await wait_for(pilot, lambda: rows.highlighted == 1, what="row two")
+        await pilot.press("enter")
         await ready(pilot)
         assert picker.view.conversation_id == first
 

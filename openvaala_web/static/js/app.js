@@ -14,6 +14,7 @@ import { HistoryPanel } from "./history.js";
 import { $, h } from "./dom.js";
 import { bindSkipLink, bindTabs, Drawer, EscapeStack, markTab } from "./layout.js";
 import { MemoryPanel, parseCommand } from "./memory.js";
+import { PermissionModeSelect } from "./permission_mode.js";
 import { Connection } from "./rpc.js";
 import { SettingsPanel } from "./settings.js";
 import { SessionsPanel } from "./sessions.js";
@@ -102,6 +103,8 @@ class App {
       setAgent: async (agent) => Boolean(await this.call("conversation/setAgent", { conversationId: this.openId, agent }, "Changing the agent")),
       setCwd: async (cwd) => Boolean(await this.call("conversation/setCwd", { conversationId: this.openId, cwd }, "Changing the directory")),
     });
+    this.permissionMode = new PermissionModeSelect($("#composer .composer-row") || $("#composer"), async (mode) =>
+      Boolean(await this.call("conversation/setPermissionMode", { conversationId: this.openId, mode }, "Changing the permission mode")));
     const owner = this;
     this.history = new HistoryPanel({
       rpc: this.rpc,
@@ -458,6 +461,7 @@ class App {
     $("#change-agent").textContent = conv ? `Agent: ${conv.agent}` : "Agent";
     $("#change-model").textContent = conv ? `Model: ${conv.model}` : "Model";
     this.settings.render(conv);
+    this.permissionMode.render(conv);
     this.history.setConversation(conv && conv.persisted !== false ? this.openId : null);
     $("#archive").textContent = conv && conv.archived ? "Unarchive" : "Archive";
     if (conv && conv.title) document.title = `${conv.title} — OpenVaala`;

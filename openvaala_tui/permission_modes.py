@@ -1,0 +1,59 @@
+"""The conversation's permission mode in the terminal: Shift+Tab cycles it, `/approvals` picks
+it (docs/security.md, "Permission modes"). The footer shows the mode the daemon announced
+(`conversation/updated`), never one this client only asked for."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openvaala_server.protocol import methods
+from openvaala_tui.actions import CommandsMixin
+from openvaala_tui.screens import ListPicker
+
+MODE_HELP: dict[str, str] = {
+    "plan": "read-only: the agent reads and plans, every write is refused",
+    "ask": "every write and every shell command not in `allow` asks first",
+    "auto-edit": "the agent's configuration: edits in the workspace run at once",
+}
+
+
+def next_mode(current: str | None, allowed: list[str]) -> str | None:
+    """The mode after `current` in `allowed` (narrowest first), wrapping around."""
+    if not allowed:
+        return None
+    if current not in allowed:
+        return allowed[0]
+    return allowed[(allowed.index(current) + 1) % len(allowed)]
+
+
+class PermissionModeCommands(CommandsMixin):
+    def _permission_modes(self) -> tuple[str | None, list[str]]:
+        conversation: dict[str, Any] = self.view.conversation
+        mode = conversation.get("permissionMode")
+        allowed = [str(m) for m in conversation.get("permissionModes") or []]
+        return (str(mode) if mode else None), allowed
+
+    async def set_permission_mode(self, mode: str) -> None:
+        await self.call(
+            methods.CONVERSATION_SET_PERMISSION_MODE, conversationId=self.cid, mode=mode
+        )
+        self.notify(f"Permission mode: {mode} ({MODE_HELP.get(mode, '')})")
+
+    async def action_cycle_mode(self) -> None:
+        current, allowed = self._permission_modes()
+        mode = next_mode(current, allowed)
+        if mode is None or self.client is None or not self.cid:
+            return
+        self.run_worker(self.slash("approvals", mode), group="command", name="/approvals")
+
+    async def cmd_approvals(self, arg: str) -> None:
+        """`/approvals MODE` sets it; alone, a list to pick from, the current one highlighted."""
+        current, allowed = self._permission_modes()
+        if not arg:
+            choices = [(m, f"{m}  {MODE_HELP.get(m, '')}") for m in allowed]
+            picked = await self.push_screen_wait(
+                ListPicker("Permission mode (Shift+Tab cycles)", choices, current=current)
+            )
+            arg = picked or ""
+        if arg:
+            await self.set_permission_mode(arg.strip())
