@@ -6,10 +6,12 @@
 // replays exactly what was missed (or sends a fresh snapshot when it no longer holds it).
 
 import { AgentsView } from "./agents.js";
+import { announce, spoken } from "./announce.js";
 import { outcomeText } from "./approvals.js";
 import { Composer } from "./composer.js";
 import { ConfigStatus } from "./config_status.js";
 import { ContextPanel } from "./context.js";
+import { ActionsMenu } from "./header_menu.js";
 import { HistoryPanel } from "./history.js";
 import { $, h } from "./dom.js";
 import { bindSkipLink, bindTabs, Drawer, EscapeStack, markTab } from "./layout.js";
@@ -20,6 +22,7 @@ import { SessionsPanel } from "./sessions.js";
 import { Sidebar } from "./sidebar.js";
 import * as S from "./state.js";
 import { McpPanel, renderPlan } from "./toolbox.js";
+import { bindTouchActions } from "./touch_actions.js";
 import { TranscriptView } from "./transcript.js";
 
 const PROTOCOL_VERSION = 1;
@@ -69,6 +72,7 @@ class App {
       onLoadMore: () => this.loadMore(),
       onApprove: (approval, decision, message) => this.respondApproval(approval, decision, message),
     });
+    bindTouchActions($("#transcript"));
     this.composer = new Composer($("#composer"), {
       send: (text, mode, images) => this.send(text, mode, images),
       stop: () => this.call("turn/interrupt", { conversationId: this.openId, ...this.sessionParam() }, "Stop"),
@@ -117,6 +121,7 @@ class App {
     this.escape = new EscapeStack(this.drawer);
     this.escape.add($("#new-form"), () => this.sidebar.closeForm());
     this.escape.add($("#agent-form"), () => this.settings.closePicker());
+    this.actionsMenu = new ActionsMenu(this.escape);
     this.bindHeader();
     this.transcript.clear("Pick a conversation, or start one with New.");
     this.renderHeader();
@@ -232,7 +237,10 @@ class App {
     let composer = false;
     let agents = false;
     const approvals = [];
+    const viewed = this.viewedSessionId();
     for (const change of changes) {
+      const words = spoken(change, this.state, viewed);
+      if (words) this.announce(words);
       switch (change.type) {
         case "approval":
           approvals.push(change.approvalId);
@@ -322,12 +330,7 @@ class App {
 
   /** Tell assistive technology about a status change, and nothing else (a polite live region). */
   announce(text) {
-    const el = $("#announce");
-    // Cleared first, so the same words said twice are announced twice.
-    el.textContent = "";
-    requestAnimationFrame(() => {
-      el.textContent = text;
-    });
+    announce(text);
   }
 
   /**
@@ -455,6 +458,7 @@ class App {
     this.history.setConversation(conv && conv.persisted !== false ? this.openId : null);
     $("#archive").textContent = conv && conv.archived ? "Unarchive" : "Archive";
     if (conv && conv.title) document.title = `${conv.title} — OpenVaala`;
+    this.actionsMenu.layout();
   }
 
   renderComposer() {

@@ -55,7 +55,7 @@ export class HistoryPanel {
       "aria-controls": "history-panel", "aria-expanded": "false",
       title: "Forks and rewinds, undo file changes, export and import",
       onclick: () => this.toggle() }, "History");
-    const actions = document.querySelector(".conv-actions");
+    const actions = document.querySelector("#actions-list");
     if (actions) actions.prepend(this.button);
     this.panel = h("section", { id: "history-panel", "aria-label": "History", hidden: true });
     // Kept across redraws: what the last action did stays on screen when the panel redraws.

@@ -8,6 +8,7 @@
 // Forks and rewinds say so, with a link to the conversation they came from.
 
 import { $, h } from "./dom.js";
+import { GridKeys } from "./list_keys.js";
 
 const SEARCH_DELAY_MS = 250;
 export const LIST_PAGE = 100;
@@ -38,7 +39,9 @@ export class Sidebar {
     this.formError = $("#new-error", root);
     this.timer = null;
     this.generation = 0;
-    this.sentinel = h("li", { class: "list-more", "aria-hidden": "true" }, "Loading more…");
+    this.sentinel = h("li", { class: "list-more", role: "row", "aria-hidden": "true" }, "Loading more…");
+    // One Tab stop, arrow keys inside (list_keys.js); past the last row drawn, the next page.
+    this.keys = new GridKeys(this.listEl, { onEdge: (direction) => direction > 0 && this.loadMore() });
     this.observer = new IntersectionObserver(
       (entries) => {
         if (entries.some((e) => e.isIntersecting)) this.loadMore();
@@ -230,12 +233,17 @@ export class Sidebar {
     if (!this.conversations.length) {
       const f = this._filters();
       const empty = f.search ? "No conversation matches." : f.archived ? "No archived conversations." : "No conversations yet.";
-      this.listEl.replaceChildren(h("li", { class: "empty" }, empty));
+      this.listEl.replaceChildren(h("li", { class: "empty", role: "row" }, h("span", { role: "gridcell" }, empty)));
       return;
     }
+    const hadFocus = this.listEl.contains(document.activeElement);
     const rows = this.conversations.map((c) => this._row(c));
     if (this.nextCursor) rows.push(this.sentinel);
     this.listEl.replaceChildren(...rows);
+    this.keys.rove(this.currentId);
+    // A redraw (a live change, the next page) keeps the keyboard where it was.
+    const active = hadFocus && this.keys.rows().find((r) => r.dataset.key === this.keys.activeKey);
+    if (active) this.keys.focusRow(active);
   }
 
   _row(c) {
@@ -243,45 +251,48 @@ export class Sidebar {
     const origin = c.forkedFrom && c.forkedFrom.conversationId ? c.forkedFrom : null;
     const kind = origin ? (origin.kind === "rewind" ? "rewind" : "fork") : null;
     const parent = origin ? this.byId.get(origin.conversationId) : null;
+    const open = h(
+      "button",
+      {
+        type: "button",
+        class: "conv-open",
+        title: c.cwd || "",
+        "aria-current": c.conversationId === this.currentId ? "true" : null,
+        onclick: () => this.actions.open(c.conversationId),
+      },
+      h("span", { class: `status-dot status-${status}`, title: status, "aria-label": `status: ${status}`, role: "img" }),
+      h("span", { class: "conv-title" }, kind ? h("span", { class: `conv-kind kind-${kind}` }, kind) : null, c.title || "Untitled"),
+      h(
+        "span",
+        { class: "conv-meta" },
+        h("time", { datetime: c.updatedAt || "", title: fullDate(c.updatedAt) }, shortDate(c.updatedAt)),
+        ` · ${basename(c.cwd)}`,
+      ),
+    );
+    const link = origin
+      ? h(
+          "a",
+          {
+            class: "conv-origin",
+            href: `#${origin.conversationId}`,
+            title: `Open the conversation this ${kind} came from`,
+            onclick: (event) => {
+              event.preventDefault();
+              this.actions.open(origin.conversationId);
+            },
+          },
+          `${kind === "rewind" ? "rewound" : "forked"} from ${parent ? parent.title || "Untitled" : "another conversation"}`,
+        )
+      : null;
     return h(
       "li",
       {
         class: `conv${c.conversationId === this.currentId ? " current" : ""}${kind ? ` is-${kind}` : ""}`,
-        dataset: { conversationId: c.conversationId, status },
+        role: "row",
+        dataset: { conversationId: c.conversationId, status, key: c.conversationId },
       },
-      h(
-        "button",
-        {
-          type: "button",
-          class: "conv-open",
-          title: c.cwd || "",
-          "aria-current": c.conversationId === this.currentId ? "true" : null,
-          onclick: () => this.actions.open(c.conversationId),
-        },
-        h("span", { class: `status-dot status-${status}`, title: status, "aria-label": `status: ${status}`, role: "img" }),
-        h("span", { class: "conv-title" }, kind ? h("span", { class: `conv-kind kind-${kind}` }, kind) : null, c.title || "Untitled"),
-        h(
-          "span",
-          { class: "conv-meta" },
-          h("time", { datetime: c.updatedAt || "", title: fullDate(c.updatedAt) }, shortDate(c.updatedAt)),
-          ` · ${basename(c.cwd)}`,
-        ),
-      ),
-      origin
-        ? h(
-            "a",
-            {
-              class: "conv-origin",
-              href: `#${origin.conversationId}`,
-              title: `Open the conversation this ${kind} came from`,
-              onclick: (event) => {
-                event.preventDefault();
-                this.actions.open(origin.conversationId);
-              },
-            },
-            `${kind === "rewind" ? "rewound" : "forked"} from ${parent ? parent.title || "Untitled" : "another conversation"}`,
-          )
-        : null,
+      h("span", { role: "gridcell" }, open),
+      link ? h("span", { role: "gridcell" }, link) : null,
     );
   }
 }

@@ -165,7 +165,7 @@ const HANDLERS = {
     const s = sessionFor(state, p);
     s.turn = null;
     s.retry = null;
-    const changes = [{ type: "turn", sessionId: p.sessionId }];
+    const changes = [{ type: "turn", sessionId: p.sessionId, ended: p.status || "completed", error: p.error || null }];
     // The daemon keeps a notice (kind "turn_failed") saying why; only when it could not is the
     // reason shown from here, as a local mark.
     const told = s.items.some((i) => i.type === "notice" && i.turnId === p.turnId && i.kind === "turn_failed");

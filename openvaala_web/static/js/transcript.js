@@ -453,7 +453,8 @@ const BUILDERS = {
     );
   },
   tool_result(item, entry) {
-    entry.output = h("pre", { class: "tool-output" }, item.output || "");
+    // A scroller: focusable, so the keyboard can scroll it too.
+    entry.output = h("pre", { class: "tool-output", tabindex: "0" }, item.output || "");
     // A call that changed files shows their diffs (its text output says the same, for the model).
     const body = Array.isArray(item.changes) && item.changes.length ? diffView(item.changes) : entry.output;
     let status = "running";

@@ -1,0 +1,170 @@
+"""What a screen-reader user gets: the polite live region says when a reply is complete,
+interrupted or failed and when a subagent reports (not every token), and the conversation
+list is one Tab stop walked with the arrow keys (the grid pattern), even at 2,000 rows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+from playwright.sync_api import Page, expect
+
+from openvaala_server.domain.ids import new_id
+from openvaala_server.domain.records import utc_now
+from openvaala_server.store.paths import DataDir
+from tests.fakes.providers import FakeProvider
+from tests.fakes.script import HttpError, Reply
+from tests.fakes.wire import CHAT
+from tests.support.daemon import Daemon
+from tests.web.conftest import WebUI
+
+DaemonFactory = Callable[..., Daemon]
+UIFactory = Callable[[Daemon], WebUI]
+
+# Every change of the live region's words, as a screen reader would be told them.
+RECORD_JS = """() => {
+  window.__said = [];
+  const region = document.querySelector('#announce');
+  new MutationObserver(() => {
+    if (region.textContent) window.__said.push(region.textContent);
+  }).observe(region, {childList: true, characterData: true, subtree: true});
+}"""
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeProvider]:
+    with FakeProvider(wire=CHAT) as fake:
+        for key, value in fake.env.items():
+            monkeypatch.setenv(key, value)
+        fake.default_reply = Reply().text("Noted.")
+        yield fake
+
+
+def _wait_said(page: Page, words: str) -> None:
+    page.wait_for_function("(w) => window.__said.some((t) => t.includes(w))", arg=words)
+
+
+def test_live_region_says_complete_interrupted_failed_and_subagent_report(
+    daemon_factory: DaemonFactory, ui_factory: UIFactory, fake: FakeProvider
+) -> None:
+    config = (
+        '[models.demo]\nprovider = "demo"\npace_ms = 0\n\n'
+        + fake.config_toml("fake")
+        + '\n[agents.default]\ndescription = "t"\nmodel = "demo"\n'
+    )
+    daemon = daemon_factory(config)
+    ui = ui_factory(daemon)
+    ui.login()
+    page = ui.page
+    page.evaluate(RECORD_JS)
+    ui.new_conversation()
+
+    ui.send("hello there")
+    _wait_said(page, "The reply is complete.")
+    # Politely, once per reply: the streamed words themselves are not announced.
+    said = page.evaluate("() => window.__said")
+    assert not any("hello" in text.lower() for text in said), said
+
+    ui.send("run: sleep 30")
+    expect(page.locator("#stop")).to_be_visible()
+    page.click("#stop")
+    _wait_said(page, "The reply was interrupted.")
+
+    ui.send("spawn: say hello")
+    _wait_said(page, "A subagent reported:")
+
+    # A model that answers with an error: the turn fails, and the region says why.
+    fake.enqueue(Reply(error=HttpError(400, "the request was malformed")))
+    page.click("#new-conv")
+    page.fill("#new-cwd", str(daemon.workdir))
+    page.select_option("#new-model", "fake")
+    page.click("#new-create")
+    page.wait_for_selector("#conv-info:has-text('fake')")
+    ui.send("this will fail")
+    _wait_said(page, "The turn failed")
+    assert ui.console_errors == []
+
+
+ROWS = 2_000
+
+
+def _write_conversations(home: Path, cwd: Path, count: int) -> None:
+    """`count` small conversations written as journals (docs/storage.md): the daemon indexes
+    them at start, far faster than creating them one by one through the protocol."""
+    data_dir = DataDir(home)
+    data_dir.ensure()
+    ts = utc_now()
+    for n in range(count):
+        cid, sid = new_id(), new_id()
+        directory = data_dir.conversation_dir(cid)
+        directory.mkdir()
+        meta = {
+            "seq": 1,
+            "ts": ts,
+            "type": "conversation_created",
+            "conversationId": cid,
+            "cwd": str(cwd),
+            "agent": "default",
+            "model": "demo",
+            "title": f"Conversation {n:04d}",
+            "titleSource": "user",
+            "rootSessionId": sid,
+            "forkedFrom": None,
+            "formatVersion": 1,
+        }
+        item = {"itemId": new_id(), "type": "user_message", "sessionId": sid, "text": f"hi {n}"}
+        (directory / "metadata.jsonl").write_bytes(orjson.dumps(meta) + b"\n")
+        record = {"seq": 1, "ts": ts, "type": "item", "item": item}
+        (directory / f"{sid}.jsonl").write_bytes(orjson.dumps(record) + b"\n")
+
+
+def test_the_list_is_one_tab_stop_walked_with_arrow_keys(
+    daemon_factory: DaemonFactory, ui_factory: UIFactory
+) -> None:
+    daemon = daemon_factory(start=False)
+    _write_conversations(daemon.home, daemon.workdir, ROWS)
+    daemon.start()
+    ui = ui_factory(daemon)
+    ui.login()
+    page = ui.page
+    rows = page.locator("#conv-list [role='row'][data-key]")
+    expect(rows.first).to_be_visible()
+    # One element of the list in the Tab order, whatever its length.
+    tabbable = "els => els.filter((e) => e.tabIndex >= 0).length"
+    assert page.locator("#conv-list button, #conv-list a").evaluate_all(tabbable) == 1
+
+    page.focus("#show-archived")
+    page.keyboard.press("Tab")
+    first = rows.nth(0).locator(".conv-open")
+    expect(first).to_be_focused()
+    for _ in range(3):
+        page.keyboard.press("ArrowDown")
+    fourth = rows.nth(3).locator(".conv-open")
+    expect(fourth).to_be_focused()
+    page.keyboard.press("ArrowUp")
+    expect(rows.nth(2).locator(".conv-open")).to_be_focused()
+
+    # Past the last row loaded, the next page comes; the focus walks on into it.
+    loaded = int(page.locator("#sidebar").get_attribute("data-loaded") or 0)
+    page.keyboard.press("End")
+    page.keyboard.press("ArrowDown")
+    page.wait_for_function(
+        "(n) => Number(document.querySelector('#sidebar').dataset.loaded) > n", arg=loaded
+    )
+    page.keyboard.press("ArrowDown")
+    focused = page.evaluate("() => document.activeElement.closest('[role=row]').dataset.key")
+    keys = rows.evaluate_all("els => els.map((e) => e.dataset.key)")
+    assert keys.index(focused) >= loaded, (keys.index(focused), loaded)
+
+    # One Tab leaves the list; Shift+Tab comes back to the same row; Enter opens it.
+    page.keyboard.press("Tab")
+    expect(page.locator("#mcp-open")).to_be_focused()
+    page.keyboard.press("Shift+Tab")
+    back = page.evaluate("() => document.activeElement.closest('[role=row]').dataset.key")
+    assert back == focused
+    page.keyboard.press("Enter")
+    page.wait_for_function("(id) => location.hash.slice(1) === id", arg=focused)
+    assert page.locator("#conv-list button, #conv-list a").evaluate_all(tabbable) == 1
+    assert ui.console_errors == []
