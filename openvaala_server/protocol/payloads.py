@@ -735,6 +735,21 @@ class ReplacedResult(TypedDict):
     items: list[Item]
 
 
+class DirectoryEntry(TypedDict):
+    name: str
+    path: str  # absolute
+
+
+class DirectoryListing(TypedDict):
+    """directories/list: the subdirectories the daemon's user can open."""
+
+    path: str  # the directory listed, absolute (`~` expanded)
+    parent: str | None  # None at the root
+    home: str  # the daemon user's home
+    directories: list[DirectoryEntry]
+    truncated: bool  # more than the method returns
+
+
 class ShellRunResult(TypedDict):
     itemId: str  # the user message (`origin: "shell"`) that carries the output
     output: str
