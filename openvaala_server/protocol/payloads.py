@@ -375,6 +375,11 @@ class ShellRunParams(TypedDict):
     command: str
 
 
+class DirectoriesParams(TypedDict, total=False):
+    path: str  # absolute, or ~ / ~/… (the daemon user's home); default "~"
+    hidden: bool
+
+
 class ConversationParams(TypedDict):
     """Every request that names a conversation and nothing else."""
 
@@ -562,6 +567,7 @@ REQUEST_PARAMS: Final[dict[str, type]] = {
     m.SESSIONS_LIST: ConversationParams,
     m.CONVERSATION_INIT: ConversationParams,
     m.SHELL_RUN: ShellRunParams,
+    m.DIRECTORIES_LIST: DirectoriesParams,
     m.MEMORY_READ: ConversationParams,
     m.MEMORY_REMEMBER: RememberParams,
     m.MEMORY_WRITE: MemoryWriteParams,
@@ -857,6 +863,7 @@ REQUEST_RESULTS: Final[dict[str, type]] = {
     m.APPROVAL_RESPOND: RespondResult,
     m.AGENTS_LIST: AgentsResult,
     m.SHELL_RUN: ShellRunResult,
+    m.DIRECTORIES_LIST: DirectoryListing,
     m.MODELS_LIST: ModelsResult,
     m.MCP_LIST: McpResult,
     m.MCP_GET_PROMPT: GetPromptResult,
