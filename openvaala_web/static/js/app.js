@@ -19,6 +19,7 @@ import { MemoryPanel, parseCommand } from "./memory.js";
 import { Connection } from "./rpc.js";
 import { SettingsPanel } from "./settings.js";
 import { SessionsPanel } from "./sessions.js";
+import { StartDir } from "./start_dir.js";
 import { Sidebar } from "./sidebar.js";
 import * as S from "./state.js";
 import { McpPanel, renderPlan } from "./toolbox.js";
@@ -62,6 +63,7 @@ class App {
       list: (opts) => this.rpc.request("conversation/list", opts),
       create: (opts) => this.createConversation(opts),
       open: (id) => this.openConversation(id),
+      directories: (path) => this.rpc.request("directories/list", { path }),
       choices: async () => {
         const [agents, models] = await Promise.all([this.rpc.request("agents/list", {}), this.rpc.request("models/list", {})]);
         return { agents: agents.agents, models: models.models };
@@ -88,6 +90,7 @@ class App {
       redraw: () => this.renderComposer(),
       warn: (message) => this.showError(message, "info"),
     });
+    this.startDir = new StartDir((path) => this.rpc.request("directories/list", { path }), () => this.sidebar.recentDirs());
     this.context = new ContextPanel(this);
     this.memory = new MemoryPanel(this);
     this.agents = new AgentsView($("#agents"), {
@@ -119,11 +122,14 @@ class App {
     this.drawer = new Drawer();
     bindSkipLink();
     this.escape = new EscapeStack(this.drawer);
+    // The pickers first: Escape in the New form's picker closes the picker, not the form.
+    this.escape.add($("#new-picker"), () => this.sidebar.picker && this.sidebar.picker.close());
+    this.escape.add($("#dir-picker"), () => this.startDir.picker.close());
     this.escape.add($("#new-form"), () => this.sidebar.closeForm());
     this.escape.add($("#agent-form"), () => this.settings.closePicker());
     this.actionsMenu = new ActionsMenu(this.escape);
     this.bindHeader();
-    this.transcript.clear("Pick a conversation, or start one with New.");
+    this.transcript.clear("Type a message to start a conversation, or pick one.");
     this.renderHeader();
   }
 
@@ -150,7 +156,8 @@ class App {
       banner.hidden = false;
       banner.textContent = state === "connecting" ? "Connecting to the daemon…" : "Offline: the connection to the daemon dropped. Reconnecting…";
     }
-    this.composer.setEnabled(state === "online" && Boolean(this.state));
+    // With no conversation open the box is ready too: the first message starts one (start_dir.js).
+    this.composer.setEnabled(state === "online" && (Boolean(this.state) || !this.openId));
     if (state === "online" && this.state) this.renderComposer();
   }
 
@@ -159,7 +166,10 @@ class App {
     // The live list (docs/protocol.md, conversation/watchList): watched first, then listed, so
     // no change falls between the two.
     this.rpc.request("conversation/watchList", {}).catch(() => {});
-    this.sidebar.refresh();
+    this.sidebar.refresh().then(() => this.startDir.render());
+    this.startDir.load().then(() => {
+      this.sidebar.home = this.startDir.home;
+    });
     if (this.openId) await this.subscribe(this.openId, { resume: true });
     else if (location.hash.length > 1) await this.openConversation(location.hash.slice(1));
   }
@@ -389,11 +399,24 @@ class App {
     history.replaceState(null, "", location.pathname);
     this.sidebar.select(null);
     this.transcript.clear(message);
-    this.composer.setEnabled(false);
+    this.composer.setEnabled(this.rpc.state === "online");
     this.composer.render(null, null, "");
     this.renderHeader();
     this.renderAgents();
     this.renderPlan();
+  }
+
+  /** The first message with no conversation open: start one in the start bar's directory. */
+  async startConversation() {
+    const cwd = this.startDir.path;
+    if (!cwd) {
+      this.showError("Choose the directory to start in first (Change, above the message box).");
+      return false;
+    }
+    const result = await this.call("conversation/create", { cwd }, "Starting a conversation");
+    if (!result || !result.conversation) return false;
+    await this.openConversation(result.conversation.conversationId);
+    return Boolean(this.state);
   }
 
   async createConversation(opts) {
@@ -446,6 +469,7 @@ class App {
 
   renderHeader() {
     const conv = this.state ? this.state.conversation : null;
+    this.startDir.show(!this.openId);
     $("#conv-title").textContent = conv ? conv.title || "Untitled" : "OpenVaala";
     const info = conv ? [conv.cwd, conv.agent, conv.model, conv.persisted === false ? "not saved until the first message" : null] : [];
     $("#conv-info").textContent = info.filter(Boolean).join(" · ");
@@ -576,7 +600,7 @@ class App {
   }
 
   async send(text, mode, images = []) {
-    if (!this.openId) return;
+    if (!this.openId && !(await this.startConversation())) throw new Error("not started");
     const command = parseCommand(text);
     if (command) return this.memory.run(command);
     const result = await this.call(

@@ -7,6 +7,7 @@
 // conversation/listChanged to `changed` / `removed`, so another client's work shows at once.
 // Forks and rewinds say so, with a link to the conversation they came from.
 
+import { DirPicker } from "./dir_picker.js";
 import { $, h } from "./dom.js";
 import { GridKeys } from "./list_keys.js";
 
@@ -37,6 +38,25 @@ export class Sidebar {
     this.agentSelect = $("#new-agent", root);
     this.modelSelect = $("#new-model", root);
     this.formError = $("#new-error", root);
+    this.home = ""; // the daemon user's home: the New form's directory when there is no recent one
+    this.picker = actions.directories ? new DirPicker($("#new-picker", root), actions.directories, "new-picker") : null;
+    const browse = $("#new-browse", root);
+    if (browse && this.picker) {
+      browse.addEventListener("click", () => {
+        browse.setAttribute("aria-expanded", "true");
+        this.picker.open(this.cwdInput.value.trim() || "~", {
+          recent: this.recentDirs(),
+          onChoose: (path) => {
+            this.cwdInput.value = path;
+            this.cwdInput.focus();
+          },
+          onClose: () => {
+            browse.setAttribute("aria-expanded", "false");
+            if (document.activeElement === document.body) browse.focus();
+          },
+        });
+      });
+    } else if (browse) browse.hidden = true;
     this.timer = null;
     this.generation = 0;
     this.sentinel = h("li", { class: "list-more", role: "row", "aria-hidden": "true" }, "Loading more…");
@@ -66,7 +86,7 @@ export class Sidebar {
   openForm() {
     this.form.hidden = false;
     this.formError.textContent = "";
-    if (!this.cwdInput.value) this.cwdInput.value = this.recentCwd;
+    if (!this.cwdInput.value) this.cwdInput.value = this.recentCwd || this.home;
     this.cwdInput.focus();
     this.cwdInput.select();
     this.fillChoices();
@@ -96,17 +116,37 @@ export class Sidebar {
     this.modelSelect.value = modelValue;
   }
 
+  /** The directories of the conversations loaded, newest first, each once (at most `count`). */
+  recentDirs(count = 5) {
+    const dirs = [];
+    for (const c of this.conversations) {
+      if (c.cwd && !dirs.includes(c.cwd)) dirs.push(c.cwd);
+      if (dirs.length >= count) break;
+    }
+    return dirs;
+  }
+
   closeForm() {
+    if (this.picker) this.picker.close();
     if (this.form.contains(document.activeElement)) $("#new-conv", this.root).focus();
     this.form.hidden = true;
     this.formError.textContent = "";
   }
 
   async submitForm() {
-    const cwd = this.cwdInput.value.trim();
+    let cwd = this.cwdInput.value.trim();
     if (!cwd) {
-      this.formError.textContent = "Enter the working directory (an absolute path).";
+      this.formError.textContent = "Enter the working directory (an absolute path, or ~ for your home).";
       return;
+    }
+    if (cwd.startsWith("~") && this.actions.directories) {
+      // The daemon knows whose home `~` is (directories/list expands it).
+      try {
+        cwd = (await this.actions.directories(cwd)).path;
+      } catch (err) {
+        this.formError.textContent = err.message;
+        return;
+      }
     }
     const opts = { cwd };
     if (this.agentSelect && this.agentSelect.value) opts.agent = this.agentSelect.value;
