@@ -485,7 +485,17 @@ class App {
     this.actionsMenu.layout();
   }
 
+  /** Continue (turn/resume) shows on the cut turn's notice only while nothing came after it. */
+  markCutTurn() {
+    const cut = this.state ? S.cutTurnNotice(S.session(this.state, null)) : null;
+    for (const button of document.querySelectorAll("#transcript .continue-cut")) {
+      button.hidden = !cut || button.closest(".item").dataset.itemId !== cut.itemId;
+    }
+    this.history.setCut(Boolean(cut));
+  }
+
   renderComposer() {
+    this.markCutTurn();
     if (!this.state) return;
     const session = S.session(this.state, this.viewedSessionId());
     const label = this.followed && session ? `To subagent: ${session.info.agent || ""} ${session.info.title || ""}`.trim() : "";
@@ -620,6 +630,10 @@ class App {
 
   async itemAction(action, item) {
     if (!this.openId) return;
+    if (action === "continue") {
+      await this.call("turn/resume", { conversationId: this.openId }, "Continue");
+      return;
+    }
     if (action === "pin") return this.context.togglePin(item);
     if (action === "restart") {
       const root = this.state && S.session(this.state, null);

@@ -347,3 +347,17 @@ export function busyReason(state) {
   }
   return null;
 }
+
+/**
+ * The notice of a turn a crash cut (kind "server_stopped", docs/protocol.md "turn/resume") when it
+ * is the session's last word: nothing was sent and no turn ran after it. Else null.
+ */
+export function cutTurnNotice(session) {
+  if (!session || session.turn) return null;
+  for (let i = session.items.length - 1; i >= 0; i -= 1) {
+    const item = session.items[i];
+    if (item.type === "notice" && item.kind === "server_stopped") return item;
+    if (item.type === "user_message" || item.type === "agent_message" || (item.type === "notice" && item.kind === "resumed")) return null;
+  }
+  return null;
+}

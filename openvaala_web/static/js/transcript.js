@@ -487,10 +487,16 @@ const BUILDERS = {
       h("details", { class: "summary-details" }, h("summary", {}, "Show summary"), body),
     );
   },
-  notice(item) {
+  notice(item, entry, view) {
     const label = item.kind === "interrupted" ? "Interrupted" : item.text || "Notice";
     const failed = item.kind === "turn_failed" ? " turn-failed" : "";
-    return h("div", { class: `notice notice-${item.kind || "info"}${failed}`, title: item.text || "" }, label);
+    const el = h("div", { class: `notice notice-${item.kind || "info"}${failed}`, title: item.text || "" }, label);
+    if (item.kind === "server_stopped") {
+      // Shown only while this is the cut turn's last word (the app's markCutTurn).
+      el.append(" ", h("button", { type: "button", class: "continue-cut", hidden: true,
+        onclick: () => view.handlers.onAction("continue", item) }, "Continue"));
+    }
+    return el;
   },
   approval(item, entry, view) {
     return buildApprovalCard(item, (approval, decision, message) => view.handlers.onApprove(approval, decision, message));
