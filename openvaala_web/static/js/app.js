@@ -119,6 +119,7 @@ class App {
     });
     this.mcp = new McpPanel($("#mcp-panel"), $("#mcp-open"), (method, params) => this.rpc.request(method, params));
     this.sessions = new SessionsPanel($("#sessions-panel"), $("#sessions-open"));
+    $("#sign-out").addEventListener("click", () => this.sessions.signOut());
     this.drawer = new Drawer();
     bindSkipLink();
     this.escape = new EscapeStack(this.drawer);
