@@ -5,6 +5,7 @@ list is one Tab stop walked with the arrow keys (the grid pattern), even at 2,00
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import orjson
@@ -12,12 +13,11 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from openvaala_server.domain.ids import new_id
-from openvaala_server.domain.records import utc_now
 from openvaala_server.store.paths import DataDir
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import HttpError, Reply
 from tests.fakes.wire import CHAT
-from tests.support.daemon import Daemon
+from tests.support.daemon import Daemon, make_daemon, stop_any_server
 from tests.web.conftest import WebUI
 
 DaemonFactory = Callable[..., Daemon]
@@ -95,8 +95,10 @@ def _write_conversations(home: Path, cwd: Path, count: int) -> None:
     them at start, far faster than creating them one by one through the protocol."""
     data_dir = DataDir(home)
     data_dir.ensure()
-    ts = utc_now()
+    start = datetime.now(UTC) - timedelta(days=1)
     for n in range(count):
+        # One second apart: conversation n is the n-th oldest (the list is newest first).
+        ts = (start + timedelta(seconds=n)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         cid, sid = new_id(), new_id()
         directory = data_dir.conversation_dir(cid)
         directory.mkdir()
@@ -120,13 +122,21 @@ def _write_conversations(home: Path, cwd: Path, count: int) -> None:
         (directory / f"{sid}.jsonl").write_bytes(orjson.dumps(record) + b"\n")
 
 
-def test_the_list_is_one_tab_stop_walked_with_arrow_keys(
-    daemon_factory: DaemonFactory, ui_factory: UIFactory
-) -> None:
-    daemon = daemon_factory(start=False)
+@pytest.fixture(scope="module")
+def many(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+    """A daemon with ROWS conversations, for the tests of the list at scale."""
+    daemon = make_daemon(tmp_path_factory.mktemp("many"))
     _write_conversations(daemon.home, daemon.workdir, ROWS)
     daemon.start()
-    ui = ui_factory(daemon)
+    yield daemon
+    daemon.stop()
+    stop_any_server(daemon)
+
+
+def test_the_list_is_one_tab_stop_walked_with_arrow_keys(
+    many: Daemon, ui_factory: UIFactory
+) -> None:
+    ui = ui_factory(many)
     ui.login()
     page = ui.page
     rows = page.locator("#conv-list [role='row'][data-key]")
@@ -167,4 +177,35 @@ def test_the_list_is_one_tab_stop_walked_with_arrow_keys(
     page.keyboard.press("Enter")
     page.wait_for_function("(id) => location.hash.slice(1) === id", arg=focused)
     assert page.locator("#conv-list button, #conv-list a").evaluate_all(tabbable) == 1
+    assert ui.console_errors == []
+
+
+def test_the_list_keeps_a_bounded_dom_scrolled_to_the_end(
+    many: Daemon, ui_factory: UIFactory
+) -> None:
+    """Scrolled to the end of all 2,000, the list holds a bounded number of rows, the last one
+    (the oldest conversation) among them."""
+    ui = ui_factory(many)
+    ui.login()
+    page = ui.page
+    sidebar = page.locator("#sidebar")
+    while sidebar.get_attribute("data-more") == "true":
+        loaded = int(sidebar.get_attribute("data-loaded") or 0)
+        page.locator("#conv-list").evaluate("el => { el.scrollTop = el.scrollHeight; }")
+        page.wait_for_function(
+            "(n) => Number(document.querySelector('#sidebar').dataset.loaded) > n "
+            "|| document.querySelector('#sidebar').dataset.more === 'false'",
+            arg=loaded,
+        )
+    expect(sidebar).to_have_attribute("data-loaded", str(ROWS))
+    page.locator("#conv-list").evaluate("el => { el.scrollTop = el.scrollHeight; }")
+    oldest = page.locator("#conv-list .conv", has_text="Conversation 0000")
+    expect(oldest).to_be_in_viewport()
+    assert page.locator("#conv-list li").count() <= 210
+    assert page.locator("#conv-list *").count() < 3_000
+    # Back at the top, the newest is drawn again.
+    page.locator("#conv-list").evaluate("el => { el.scrollTop = 0; }")
+    expect(
+        page.locator("#conv-list .conv", has_text=f"Conversation {ROWS - 1:04d}")
+    ).to_be_in_viewport()
     assert ui.console_errors == []

@@ -68,10 +68,16 @@ export class GridKeys {
       default: return;
     }
     event.preventDefault();
-    if (next >= rows.length && this.hooks.onEdge) this.hooks.onEdge(1);
-    if (next < 0 && this.hooks.onEdge) this.hooks.onEdge(-1);
-    next = Math.max(0, Math.min(rows.length - 1, next));
-    this.focusRow(rows[next], column);
+    let list = rows;
+    if ((next >= rows.length || next < 0) && this.hooks.onEdge) {
+      this.hooks.onEdge(next < 0 ? -1 : 1);
+      // The rows may have been drawn again (a window moved): count from this row anew.
+      list = this.rows();
+      const at = list.findIndex((r) => r.dataset.key === row.dataset.key);
+      if (at >= 0) next = at + (next - index);
+    }
+    next = Math.max(0, Math.min(list.length - 1, next));
+    this.focusRow(list[next], column);
   }
 
   focusRow(row, column = this.column) {

@@ -13,6 +13,12 @@ import { GridKeys } from "./list_keys.js";
 
 const SEARCH_DELAY_MS = 250;
 export const LIST_PAGE = 100;
+// Past WINDOW_FROM loaded conversations only a window of WINDOW rows has elements, between two
+// spacers standing for the rest (the DOM stays bounded at thousands, docs/design.md).
+const WINDOW_FROM = 300;
+const WINDOW = 200;
+const WINDOW_MARGIN = 60; // rows kept above the first one on screen
+const ROW_PX = 44; // a row's height until one is measured
 
 export class Sidebar {
   /**
@@ -61,7 +67,21 @@ export class Sidebar {
     this.generation = 0;
     this.sentinel = h("li", { class: "list-more", role: "row", "aria-hidden": "true" }, "Loading more…");
     // One Tab stop, arrow keys inside (list_keys.js); past the last row drawn, the next page.
-    this.keys = new GridKeys(this.listEl, { onEdge: (direction) => direction > 0 && this.loadMore() });
+    this.keys = new GridKeys(this.listEl, { onEdge: (direction) => this.edge(direction) });
+    this.windowStart = 0;
+    this.windowed = false;
+    this.rowPx = ROW_PX;
+    this.topSpacer = h("li", { class: "list-spacer", role: "none", "aria-hidden": "true" });
+    this.bottomSpacer = h("li", { class: "list-spacer", role: "none", "aria-hidden": "true" });
+    let scrolling = false;
+    this.listEl.addEventListener("scroll", () => {
+      if (scrolling || !this.windowed) return;
+      scrolling = true;
+      requestAnimationFrame(() => {
+        scrolling = false;
+        this.follow();
+      });
+    });
     this.observer = new IntersectionObserver(
       (entries) => {
         if (entries.some((e) => e.isIntersecting)) this.loadMore();
@@ -176,6 +196,7 @@ export class Sidebar {
     if (generation !== this.generation) return; // a newer refresh is on its way
     this.conversations = [];
     this.byId.clear();
+    this.windowStart = 0;
     this._add(page.conversations || []);
     this.nextCursor = page.nextCursor || null;
     const f = this._filters();
@@ -277,16 +298,75 @@ export class Sidebar {
       return;
     }
     const hadFocus = this.listEl.contains(document.activeElement);
-    const rows = this.conversations.map((c) => this._row(c));
+    const total = this.conversations.length;
+    this.windowed = total > WINDOW_FROM;
+    const start = this.windowed ? Math.max(0, Math.min(this.windowStart, total - WINDOW)) : 0;
+    const end = this.windowed ? Math.min(total, start + WINDOW) : total;
+    this.windowStart = start;
+    const rows = this.conversations.slice(start, end).map((c, i) => this._row(c, start + i));
+    if (this.windowed) {
+      // CSSOM, not a style attribute: the CSP allows the former only.
+      this.topSpacer.style.height = `${start * this.rowPx}px`;
+      this.bottomSpacer.style.height = `${(total - end) * this.rowPx}px`;
+      rows.unshift(this.topSpacer);
+      rows.push(this.bottomSpacer);
+    }
     if (this.nextCursor) rows.push(this.sentinel);
     this.listEl.replaceChildren(...rows);
+    this.listEl.setAttribute("aria-rowcount", this.nextCursor ? "-1" : String(total));
+    if (this.windowed) {
+      this._measure();
+      // Drawn while scrolled elsewhere (the list grew past WINDOW_FROM under the user): catch up.
+      requestAnimationFrame(() => this.follow());
+    }
     this.keys.rove(this.currentId);
     // A redraw (a live change, the next page) keeps the keyboard where it was.
     const active = hadFocus && this.keys.rows().find((r) => r.dataset.key === this.keys.activeKey);
     if (active) this.keys.focusRow(active);
   }
 
-  _row(c) {
+  /** The rows' mean height, for the spacers (rows with a fork's link are taller). */
+  _measure() {
+    const rows = this.keys.rows();
+    if (rows.length < 10) return;
+    const first = rows[0].getBoundingClientRect();
+    const last = rows[rows.length - 1].getBoundingClientRect();
+    const mean = (last.bottom - first.top) / rows.length;
+    if (mean > 8 && Math.abs(mean - this.rowPx) > 1) {
+      this.rowPx = mean;
+      this.topSpacer.style.height = `${this.windowStart * mean}px`;
+      this.bottomSpacer.style.height = `${(this.conversations.length - this.windowStart - (rows.length)) * mean}px`;
+    }
+  }
+
+  /** Scrolled: draw the window around what is on screen, when it came near the window's edge. */
+  follow() {
+    const total = this.conversations.length;
+    const first = Math.floor(this.listEl.scrollTop / this.rowPx);
+    const shown = Math.ceil(this.listEl.clientHeight / this.rowPx);
+    const end = this.windowStart + WINDOW;
+    const nearTop = this.windowStart > 0 && first < this.windowStart + 10;
+    const nearEnd = end < total && first + shown > end - 10;
+    if (!nearTop && !nearEnd) return;
+    this.windowStart = Math.max(0, Math.min(first - WINDOW_MARGIN, total - WINDOW));
+    this.render();
+  }
+
+  /** The keyboard went past the rows drawn: draw further (or load the next page). */
+  edge(direction) {
+    const total = this.conversations.length;
+    if (this.windowed && direction > 0 && this.windowStart + WINDOW < total) {
+      this.windowStart = Math.min(total - WINDOW, this.windowStart + WINDOW / 2);
+      this.render();
+    } else if (this.windowed && direction < 0 && this.windowStart > 0) {
+      this.windowStart = Math.max(0, this.windowStart - WINDOW / 2);
+      this.render();
+    } else if (direction > 0) {
+      this.loadMore();
+    }
+  }
+
+  _row(c, index = 0) {
     const status = c.status || "idle";
     const origin = c.forkedFrom && c.forkedFrom.conversationId ? c.forkedFrom : null;
     const kind = origin ? (origin.kind === "rewind" ? "rewind" : "fork") : null;
@@ -329,6 +409,7 @@ export class Sidebar {
       {
         class: `conv${c.conversationId === this.currentId ? " current" : ""}${kind ? ` is-${kind}` : ""}`,
         role: "row",
+        "aria-rowindex": String(index + 1),
         dataset: { conversationId: c.conversationId, status, key: c.conversationId },
       },
       h("span", { role: "gridcell" }, open),
