@@ -5,14 +5,12 @@ text; code without a language is not coloured by guesswork."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
-import pytest
 from playwright.sync_api import expect
 
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
-from tests.fakes.wire import CHAT
 from tests.support.daemon import Daemon
 from tests.web.conftest import WebUI
 
@@ -41,17 +39,10 @@ function greet(name) { return "hello " + name; }
 """
 
 
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeProvider]:
-    with FakeProvider(wire=CHAT) as fake:
-        for key, value in fake.env.items():
-            monkeypatch.setenv(key, value)
-        yield fake
-
-
 def test_safe_html_subset_plain_blocked_links_and_no_guessed_colours(
-    daemon_factory: DaemonFactory, ui_factory: UIFactory, fake: FakeProvider
+    daemon_factory: DaemonFactory, ui_factory: UIFactory, fake_openai: FakeProvider
 ) -> None:
+    fake = fake_openai
     config = fake.config_toml("fake") + '\n[agents.default]\ndescription = "t"\nmodel = "fake"\n'
     daemon = daemon_factory(config)
     fake.enqueue(Reply().text(ANSWER))

@@ -16,7 +16,6 @@ from openvaala_server.domain.ids import new_id
 from openvaala_server.store.paths import DataDir
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import HttpError, Reply
-from tests.fakes.wire import CHAT
 from tests.support.daemon import Daemon, make_daemon, stop_any_server
 from tests.web.conftest import WebUI
 
@@ -33,22 +32,14 @@ RECORD_JS = """() => {
 }"""
 
 
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeProvider]:
-    with FakeProvider(wire=CHAT) as fake:
-        for key, value in fake.env.items():
-            monkeypatch.setenv(key, value)
-        fake.default_reply = Reply().text("Noted.")
-        yield fake
-
-
 def _wait_said(page: Page, words: str) -> None:
     page.wait_for_function("(w) => window.__said.some((t) => t.includes(w))", arg=words)
 
 
 def test_live_region_says_complete_interrupted_failed_and_subagent_report(
-    daemon_factory: DaemonFactory, ui_factory: UIFactory, fake: FakeProvider
+    daemon_factory: DaemonFactory, ui_factory: UIFactory, fake_openai: FakeProvider
 ) -> None:
+    fake = fake_openai
     config = (
         '[models.demo]\nprovider = "demo"\npace_ms = 0\n\n'
         + fake.config_toml("fake")
