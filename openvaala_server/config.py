@@ -133,6 +133,7 @@ class ServerConfig:
     client_queue_limit: int = 1000  # events waiting for one slow client before it is dropped
     replay_events: int = 10_000  # events kept per conversation for `afterSeq` resumption
     loaded_conversations: int = 64  # kept in memory while nobody watches them
+    web_session_idle_hours: int = 168  # a browser session unused this long ends (0: never)
 
 
 @dataclass(frozen=True)
@@ -455,6 +456,9 @@ def _parse_server(t: _Reader) -> ServerConfig:
         replay_events=t.integer("replay_events", ServerConfig.replay_events, 0),
         loaded_conversations=t.integer(
             "loaded_conversations", ServerConfig.loaded_conversations, 1
+        ),
+        web_session_idle_hours=t.integer(
+            "web_session_idle_hours", ServerConfig.web_session_idle_hours, 0
         ),
     )
     if server.port > 65535:

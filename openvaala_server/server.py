@@ -213,7 +213,8 @@ async def serve(data_dir: DataDir, config: Config, port: int) -> None:
             sock.close()
             raise _unusable(data_dir, exc) from None
         try:
-            logins = WebLogins.open(data_dir.root)
+            idle = config.server.web_session_idle_hours * 3600.0
+            logins = WebLogins.open(data_dir.root, idle_ttl=idle)
         except OSError as exc:
             sock.close()
             raise _unusable(data_dir, exc) from None

@@ -9,6 +9,7 @@ from openvaala_server import __version__, errors
 from openvaala_server.api.connection import Connection, Reply
 from openvaala_server.api.context_methods import context_methods
 from openvaala_server.api.debug_methods import debug_methods
+from openvaala_server.api.directory_methods import directory_methods
 from openvaala_server.api.mcp_methods import mcp_methods
 from openvaala_server.api.memory_methods import memory_methods
 from openvaala_server.domain.approvals import ANSWERS
@@ -78,6 +79,7 @@ class Dispatcher:
         }
         self.methods.update(context_methods(runtime))
         self.methods.update(memory_methods(runtime))
+        self.methods.update(directory_methods())
         self.methods.update(mcp_methods(runtime))
         self.methods.update(debug_methods(runtime))  # only with OPENVAALA_DEBUG_TASKS=1
 

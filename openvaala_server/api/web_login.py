@@ -80,10 +80,15 @@ class WebLogins:
     path_key: str = ""
     sessions: list[_SessionRecord] = field(default_factory=list)
     codes: dict[str, float] = field(default_factory=dict)  # digest -> expiry
+    # A session unused this long (seconds) is ended; 0: only SESSION_TTL ends it. From
+    # `[server] web_session_idle_hours` (docs/configuration.md).
+    idle_ttl: float = 0.0
 
     @classmethod
-    def open(cls, data_root: Path, clock: Callable[[], float] = time.time) -> WebLogins:
-        logins = cls(data_root / FILE_NAME, clock)
+    def open(
+        cls, data_root: Path, clock: Callable[[], float] = time.time, idle_ttl: float = 0.0
+    ) -> WebLogins:
+        logins = cls(data_root / FILE_NAME, clock, idle_ttl=idle_ttl)
         logins._load()
         return logins
 
@@ -144,10 +149,9 @@ class WebLogins:
             return None
         digest = _digest(secret)
         now = self.clock()
-        oldest = now - SESSION_TTL
         found: _SessionRecord | None = None
         for record in self.sessions:  # every record compared: no early exit to time
-            if hmac.compare_digest(record["hash"], digest) and record["created"] > oldest:
+            if hmac.compare_digest(record["hash"], digest) and self._live(record, now):
                 found = record
         if found is None:
             return None
@@ -191,9 +195,15 @@ class WebLogins:
 
     # -- the file -------------------------------------------------------------------------
 
+    def _live(self, record: _SessionRecord, now: float) -> bool:
+        """Signed in less than SESSION_TTL ago, and used within `idle_ttl` (when set)."""
+        if record["created"] <= now - SESSION_TTL:
+            return False
+        return not self.idle_ttl or record["lastUsed"] > now - self.idle_ttl
+
     def _prune(self) -> None:
-        oldest = self.clock() - SESSION_TTL
-        self.sessions = [s for s in self.sessions if s["created"] > oldest]
+        now = self.clock()
+        self.sessions = [s for s in self.sessions if self._live(s, now)]
 
     def _load(self) -> None:
         try:

@@ -59,6 +59,7 @@ MEMORY_READ: Final = "memory/read"
 MEMORY_REMEMBER: Final = "memory/remember"
 MEMORY_WRITE: Final = "memory/write"
 SHELL_RUN: Final = "shell/run"
+DIRECTORIES_LIST: Final = "directories/list"
 
 REQUESTS: Final = frozenset(
     {
@@ -111,6 +112,7 @@ REQUESTS: Final = frozenset(
         MEMORY_REMEMBER,
         MEMORY_WRITE,
         SHELL_RUN,
+        DIRECTORIES_LIST,
     }
 )
 

@@ -385,6 +385,11 @@ class ShellRunParams(TypedDict):
     command: str
 
 
+class DirectoriesParams(TypedDict, total=False):
+    path: str  # absolute, or ~ / ~/… (the daemon user's home); default "~"
+    hidden: bool
+
+
 class ConversationParams(TypedDict):
     """Every request that names a conversation and nothing else."""
 
@@ -579,6 +584,7 @@ REQUEST_PARAMS: Final[dict[str, type]] = {
     m.SESSIONS_LIST: ConversationParams,
     m.CONVERSATION_INIT: ConversationParams,
     m.SHELL_RUN: ShellRunParams,
+    m.DIRECTORIES_LIST: DirectoriesParams,
     m.MEMORY_READ: ConversationParams,
     m.MEMORY_REMEMBER: RememberParams,
     m.MEMORY_WRITE: MemoryWriteParams,
@@ -760,6 +766,21 @@ class ReplacedResult(TypedDict):
     items: list[Item]
 
 
+class DirectoryEntry(TypedDict):
+    name: str
+    path: str  # absolute
+
+
+class DirectoryListing(TypedDict):
+    """directories/list: the subdirectories the daemon's user can open."""
+
+    path: str  # the directory listed, absolute (`~` expanded)
+    parent: str | None  # None at the root
+    home: str  # the daemon user's home
+    directories: list[DirectoryEntry]
+    truncated: bool  # more than the method returns
+
+
 class ShellRunResult(TypedDict):
     itemId: str  # the user message (`origin: "shell"`) that carries the output
     output: str
@@ -869,6 +890,7 @@ REQUEST_RESULTS: Final[dict[str, type]] = {
     m.APPROVAL_RESPOND: RespondResult,
     m.AGENTS_LIST: AgentsResult,
     m.SHELL_RUN: ShellRunResult,
+    m.DIRECTORIES_LIST: DirectoryListing,
     m.MODELS_LIST: ModelsResult,
     m.MCP_LIST: McpResult,
     m.MCP_GET_PROMPT: GetPromptResult,

@@ -196,3 +196,13 @@ def ui_factory(context: BrowserContext) -> Callable[[Daemon], WebUI]:
         return WebUI(context.new_page(), daemon)
 
     return make
+
+
+def header_action(page: Page, selector: str) -> None:
+    """Click one of the conversation header's actions, from its menu when the header is too
+    narrow to show them (header_menu.js)."""
+    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    toggle = page.locator("#actions-menu")
+    if toggle.is_visible() and toggle.get_attribute("aria-expanded") != "true":
+        toggle.click()
+    page.locator(selector).click()

@@ -66,6 +66,14 @@ def test_trace_copy_pin_gauge_and_what_a_summary_replaced(
     ]
     tokens = [int(t.replace(",", "")) for t in panel.locator(".part-tokens").all_inner_texts()]
     assert sum(tokens[:-1]) == tokens[-1]
+    # The dialog says the meter's figure, and why the table's total is another one.
+    meter = page.locator("#meter").get_attribute("title") or ""
+    used = meter.split("Context: ", 1)[1].split(" of ", 1)[0]
+    expect(panel.locator(".context-gauge")).to_contain_text(f"Meter: {used} of 100,000")
+    if int(used.replace(",", "")) != tokens[-1]:
+        note = panel.locator(".context-note")
+        expect(note).to_contain_text(f"meter's {used}")
+        expect(note).to_contain_text(f"({tokens[-1]:,})")
     expect(panel.locator(".context-omitted")).to_contain_text("replaced by the summary")
     # Copy as JSON: the exact body for the provider (shown as well, should the clipboard refuse).
     panel.locator(".context-copy").click()

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, ViewportSize, expect
 
 from tests.support.daemon import Daemon
-from tests.web.conftest import WebUI, paced
+from tests.web.conftest import WebUI, header_action, paced
 
 DaemonFactory = Callable[..., Daemon]
 
@@ -45,7 +45,7 @@ def test_phone_drawer_create_search_open_and_answer(
         expect(sidebar).not_to_be_in_viewport()
         ui.send(text)  # a conversation is listed once it has a message
         ui.wait_idle()
-    page.locator("#rename").click()
+    header_action(page, "#rename")  # a phone's header has them in its menu
     page.fill("#rename-input", "Zebra notes")
     page.keyboard.press("Enter")
     expect(page.locator("#conv-title")).to_have_text("Zebra notes")

@@ -6,10 +6,12 @@
 // replays exactly what was missed (or sends a fresh snapshot when it no longer holds it).
 
 import { AgentsView } from "./agents.js";
+import { announce, spoken } from "./announce.js";
 import { outcomeText } from "./approvals.js";
 import { Composer } from "./composer.js";
 import { ConfigStatus } from "./config_status.js";
 import { ContextPanel } from "./context.js";
+import { ActionsMenu } from "./header_menu.js";
 import { HistoryPanel } from "./history.js";
 import { $, h } from "./dom.js";
 import { bindSkipLink, bindTabs, Drawer, EscapeStack, markTab } from "./layout.js";
@@ -18,9 +20,11 @@ import { PermissionModeSelect } from "./permission_mode.js";
 import { Connection } from "./rpc.js";
 import { SettingsPanel } from "./settings.js";
 import { SessionsPanel } from "./sessions.js";
+import { StartDir } from "./start_dir.js";
 import { Sidebar } from "./sidebar.js";
 import * as S from "./state.js";
 import { McpPanel, renderPlan } from "./toolbox.js";
+import { bindTouchActions } from "./touch_actions.js";
 import { TranscriptView } from "./transcript.js";
 
 const PROTOCOL_VERSION = 1;
@@ -60,6 +64,7 @@ class App {
       list: (opts) => this.rpc.request("conversation/list", opts),
       create: (opts) => this.createConversation(opts),
       open: (id) => this.openConversation(id),
+      directories: (path) => this.rpc.request("directories/list", { path }),
       choices: async () => {
         const [agents, models] = await Promise.all([this.rpc.request("agents/list", {}), this.rpc.request("models/list", {})]);
         return { agents: agents.agents, models: models.models };
@@ -70,6 +75,7 @@ class App {
       onLoadMore: () => this.loadMore(),
       onApprove: (approval, decision, message) => this.respondApproval(approval, decision, message),
     });
+    bindTouchActions($("#transcript"));
     this.composer = new Composer($("#composer"), {
       send: (text, mode, images) => this.send(text, mode, images),
       stop: () => this.call("turn/interrupt", { conversationId: this.openId, ...this.sessionParam() }, "Stop"),
@@ -86,6 +92,7 @@ class App {
       warn: (message) => this.showError(message, "info"),
       request: (method, params) => this.rpc.request(method, params),
     });
+    this.startDir = new StartDir((path) => this.rpc.request("directories/list", { path }), () => this.sidebar.recentDirs());
     this.context = new ContextPanel(this);
     this.memory = new MemoryPanel(this);
     this.agents = new AgentsView($("#agents"), {
@@ -116,13 +123,18 @@ class App {
     });
     this.mcp = new McpPanel($("#mcp-panel"), $("#mcp-open"), (method, params) => this.rpc.request(method, params));
     this.sessions = new SessionsPanel($("#sessions-panel"), $("#sessions-open"));
+    $("#sign-out").addEventListener("click", () => this.sessions.signOut());
     this.drawer = new Drawer();
     bindSkipLink();
     this.escape = new EscapeStack(this.drawer);
+    // The pickers first: Escape in the New form's picker closes the picker, not the form.
+    this.escape.add($("#new-picker"), () => this.sidebar.picker && this.sidebar.picker.close());
+    this.escape.add($("#dir-picker"), () => this.startDir.picker.close());
     this.escape.add($("#new-form"), () => this.sidebar.closeForm());
     this.escape.add($("#agent-form"), () => this.settings.closePicker());
+    this.actionsMenu = new ActionsMenu(this.escape);
     this.bindHeader();
-    this.transcript.clear("Pick a conversation, or start one with New.");
+    this.transcript.clear("Type a message to start a conversation, or pick one.");
     this.renderHeader();
   }
 
@@ -149,7 +161,8 @@ class App {
       banner.hidden = false;
       banner.textContent = state === "connecting" ? "Connecting to the daemon…" : "Offline: the connection to the daemon dropped. Reconnecting…";
     }
-    this.composer.setEnabled(state === "online" && Boolean(this.state));
+    // With no conversation open the box is ready too: the first message starts one (start_dir.js).
+    this.composer.setEnabled(state === "online" && (Boolean(this.state) || !this.openId));
     if (state === "online" && this.state) this.renderComposer();
   }
 
@@ -158,7 +171,10 @@ class App {
     // The live list (docs/protocol.md, conversation/watchList): watched first, then listed, so
     // no change falls between the two.
     this.rpc.request("conversation/watchList", {}).catch(() => {});
-    this.sidebar.refresh();
+    this.sidebar.refresh().then(() => this.startDir.render());
+    this.startDir.load().then(() => {
+      this.sidebar.home = this.startDir.home;
+    });
     if (this.openId) await this.subscribe(this.openId, { resume: true });
     else if (location.hash.length > 1) await this.openConversation(location.hash.slice(1));
   }
@@ -241,7 +257,10 @@ class App {
     let composer = false;
     let agents = false;
     const approvals = [];
+    const viewed = this.viewedSessionId();
     for (const change of changes) {
+      const words = spoken(change, this.state, viewed);
+      if (words) this.announce(words);
       switch (change.type) {
         case "approval":
           approvals.push(change.approvalId);
@@ -331,12 +350,7 @@ class App {
 
   /** Tell assistive technology about a status change, and nothing else (a polite live region). */
   announce(text) {
-    const el = $("#announce");
-    // Cleared first, so the same words said twice are announced twice.
-    el.textContent = "";
-    requestAnimationFrame(() => {
-      el.textContent = text;
-    });
+    announce(text);
   }
 
   /**
@@ -395,11 +409,24 @@ class App {
     history.replaceState(null, "", location.pathname);
     this.sidebar.select(null);
     this.transcript.clear(message);
-    this.composer.setEnabled(false);
+    this.composer.setEnabled(this.rpc.state === "online");
     this.composer.render(null, null, "");
     this.renderHeader();
     this.renderAgents();
     this.renderPlan();
+  }
+
+  /** The first message with no conversation open: start one in the start bar's directory. */
+  async startConversation() {
+    const cwd = this.startDir.path;
+    if (!cwd) {
+      this.showError("Choose the directory to start in first (Change, above the message box).");
+      return false;
+    }
+    const result = await this.call("conversation/create", { cwd }, "Starting a conversation");
+    if (!result || !result.conversation) return false;
+    await this.openConversation(result.conversation.conversationId);
+    return Boolean(this.state);
   }
 
   async createConversation(opts) {
@@ -452,6 +479,7 @@ class App {
 
   renderHeader() {
     const conv = this.state ? this.state.conversation : null;
+    this.startDir.show(!this.openId);
     $("#conv-title").textContent = conv ? conv.title || "Untitled" : "OpenVaala";
     const info = conv ? [conv.cwd, conv.agent, conv.model, conv.persisted === false ? "not saved until the first message" : null] : [];
     $("#conv-info").textContent = info.filter(Boolean).join(" · ");
@@ -465,9 +493,20 @@ class App {
     this.history.setConversation(conv && conv.persisted !== false ? this.openId : null);
     $("#archive").textContent = conv && conv.archived ? "Unarchive" : "Archive";
     if (conv && conv.title) document.title = `${conv.title} — OpenVaala`;
+    this.actionsMenu.layout();
+  }
+
+  /** Continue (turn/resume) shows on the cut turn's notice only while nothing came after it. */
+  markCutTurn() {
+    const cut = this.state ? S.cutTurnNotice(S.session(this.state, null)) : null;
+    for (const button of document.querySelectorAll("#transcript .continue-cut")) {
+      button.hidden = !cut || button.closest(".item").dataset.itemId !== cut.itemId;
+    }
+    this.history.setCut(Boolean(cut));
   }
 
   renderComposer() {
+    this.markCutTurn();
     if (!this.state) return;
     const session = S.session(this.state, this.viewedSessionId());
     const label = this.followed && session ? `To subagent: ${session.info.agent || ""} ${session.info.title || ""}`.trim() : "";
@@ -582,7 +621,7 @@ class App {
   }
 
   async send(text, mode, images = []) {
-    if (!this.openId) return;
+    if (!this.openId && !(await this.startConversation())) throw new Error("not started");
     const command = parseCommand(text);
     if (command) return this.memory.run(command);
     try {
@@ -608,6 +647,10 @@ class App {
 
   async itemAction(action, item) {
     if (!this.openId) return;
+    if (action === "continue") {
+      await this.call("turn/resume", { conversationId: this.openId }, "Continue");
+      return;
+    }
     if (action === "pin") return this.context.togglePin(item);
     if (action === "restart") {
       const root = this.state && S.session(this.state, null);

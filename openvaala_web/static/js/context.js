@@ -27,6 +27,7 @@ export class ContextPanel {
       h("p", { class: "context-gauge" }),
       h("table", { class: "context-parts" }),
       h("ul", { class: "context-omitted" }),
+      h("p", { class: "context-note" }),
       h("div", { class: "context-foot" }, h("button", { type: "button", class: "context-copy" }, "Copy as JSON"), h("span", { class: "context-copied" })),
       h("pre", { class: "context-json", hidden: true }),
     );
@@ -65,16 +66,26 @@ export class ContextPanel {
     const usage = result.usage || {};
     const extra = gaugeText(usage);
     const threshold = usage.autoCompact === false ? "automatic compaction is off" : `compaction at ${(usage.threshold || 0).toLocaleString()}`;
+    // The meter's own figure and words (composer.js), so the two never seem to disagree.
+    const used = usage.used || 0;
+    const how = usage.source === "reported" ? "reported by the model provider" : "estimated";
     $(".context-gauge", this.dialog).textContent =
-      `${(usage.used || 0).toLocaleString()} of ${(usage.contextWindow || 0).toLocaleString()} tokens used, ${threshold}` + (extra ? ` · ${extra}` : "");
+      `Meter: ${used.toLocaleString()} of ${(usage.contextWindow || 0).toLocaleString()} tokens used (${how}), ${threshold}` + (extra ? ` · ${extra}` : "");
     // A part of the system prompt carries its text: it opens under its label, exactly as sent.
     const label = (part) =>
       part.text === undefined ? part.label : h("details", {}, h("summary", {}, part.label), h("pre", { class: "part-text" }, part.text));
     const rows = (result.parts || []).map((part) =>
       h("tr", { dataset: { kind: part.kind } }, h("td", { class: "part-label" }, label(part)), h("td", { class: "part-tokens" }, part.tokens.toLocaleString())),
     );
-    rows.push(h("tr", { class: "part-total" }, h("td", {}, "Total"), h("td", { class: "part-tokens" }, (result.total || 0).toLocaleString())));
+    const total = result.total || 0;
+    rows.push(h("tr", { class: "part-total" }, h("td", {}, "Next request (estimated)"), h("td", { class: "part-tokens" }, total.toLocaleString())));
     $(".context-parts", this.dialog).replaceChildren(...rows);
+    // The meter counts what the last request held (as the provider reported it, plus an estimate
+    // of what came since); this table estimates the next request part by part. Say why they differ.
+    $(".context-note", this.dialog).textContent = total === used ? "" :
+      `The meter's ${used.toLocaleString()} is the last request as ${usage.source === "reported" ? "the provider counted it, plus what came since" : "estimated"}; ` +
+      `the table estimates the next request part by part (${total.toLocaleString()}), tool definitions and instructions included. ` +
+      `They differ by ${Math.abs(total - used).toLocaleString()}.`;
     $(".context-omitted", this.dialog).replaceChildren(
       ...(result.omitted || []).map((o) => h("li", {}, `Left out: ${o.itemIds.length} item${o.itemIds.length === 1 ? "" : "s"}, ${o.reason}`)),
     );

@@ -55,13 +55,22 @@ export class HistoryPanel {
       "aria-controls": "history-panel", "aria-expanded": "false",
       title: "Forks and rewinds, undo file changes, export and import",
       onclick: () => this.toggle() }, "History");
-    const actions = document.querySelector(".conv-actions");
+    const actions = document.querySelector("#actions-list");
     if (actions) actions.prepend(this.button);
     this.panel = h("section", { id: "history-panel", "aria-label": "History", hidden: true });
+    this.cut = false;
     // Kept across redraws: what the last action did stays on screen when the panel redraws.
     this.status = h("p", { class: "history-status", role: "status" });
     const settings = $("#settings");
     settings.parentNode.insertBefore(this.panel, settings.nextSibling);
+  }
+
+  /** Whether the open conversation's last turn was cut (Continue is offered only then). */
+  setCut(cut) {
+    if (this.cut === cut) return;
+    this.cut = cut;
+    const button = this.panel.querySelector("#history-continue");
+    if (button) button.disabled = !cut;
   }
 
   setConversation(conversationId) {
@@ -100,8 +109,8 @@ export class HistoryPanel {
       h("div", { class: "history-actions" },
         h("button", { type: "button", id: "history-undo", disabled: pending.length === 0,
           onclick: () => this.undo(status) }, "Undo file changes"),
-        h("button", { type: "button", id: "history-continue", onclick: () => this.resume(status) },
-          "Continue the cut turn"),
+        h("button", { type: "button", id: "history-continue", disabled: !this.cut, title: "Only after a crash cut a turn",
+          onclick: () => this.resume(status) }, "Continue the cut turn"),
         h("a", { id: "history-export", href: `api/conversations/${encodeURIComponent(cid)}/export`, download: `${cid}.openvaala.tar` },
           "Download bundle"),
         h("label", { for: "history-import-cwd" }, "Import into"), importCwd,

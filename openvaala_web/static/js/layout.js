@@ -99,7 +99,7 @@ export class EscapeStack {
     document.addEventListener("keydown", (event) => {
       if (event.key !== "Escape" || event.defaultPrevented) return;
       const active = document.activeElement;
-      const open = this.entries.filter((e) => !e.el.hidden && e.el.isConnected);
+      const open = this.entries.filter((e) => e.isOpen() && e.el.isConnected);
       // The form holding the focus first; otherwise the last registered open one.
       const target = open.find((e) => active && e.el.contains(active)) || open[open.length - 1];
       if (target) {
@@ -114,9 +114,12 @@ export class EscapeStack {
     });
   }
 
-  /** @param {HTMLElement} el @param {() => void} close */
-  add(el, close) {
-    this.entries.push({ el, close });
+  /**
+   * @param {HTMLElement} el @param {() => void} close
+   * @param {() => boolean} [isOpen] when shown is not the same as open (the actions menu)
+   */
+  add(el, close, isOpen = () => !el.hidden) {
+    this.entries.push({ el, close, isOpen });
   }
 }
 

@@ -1,8 +1,9 @@
 // Safe Markdown: marked turns model text into HTML, DOMPurify keeps only inert HTML, and the
 // result is inserted as a DOM fragment (never as a string the browser parses again).
 //
-// Raw HTML in the model's text is shown as text, not passed on as markup: only the tags marked
-// itself generates ever reach the parser. (Even an inert DOMParser document makes Chromium
+// Raw HTML in the model's text is shown as text, not passed on as markup, except a few harmless
+// tags without attributes (SAFE_TAG: <br>, <details>/<summary>, <kbd>, <sup>/<sub>): only those
+// and the tags marked itself generates ever reach the parser. (Even an inert DOMParser document makes Chromium
 // consider an `onerror=` attribute, which the CSP then reports.) Images are drawn only from
 // `data:` URLs, so nothing is fetched because of what a model wrote.
 //
@@ -19,10 +20,39 @@ const ESCAPES = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&
 const escapeHtml = (text) => String(text).replace(/[&<>"']/g, (c) => ESCAPES[c]);
 const INLINE_IMAGE = /^data:image\/(png|gif|jpeg|webp);/i;
 
+// The raw HTML let through: these tags exactly, with no attribute but `open` on <details>.
+// Anything else — another tag, any other attribute — stays literal text, so no handler or URL a
+// model wrote ever reaches the parser.
+const SAFE_TAG = /<(\/?)(br|details|summary|kbd|sup|sub)(\s+open)?\s*(\/?)>/gi;
+
+/** Raw HTML as text, except the safe tags (SAFE_TAG), which stay markup. A closing tag is markup
+ * only after its opening one was (`<kbd onclick=…>k</kbd>` reads as it was written); `opened`
+ * counts them across the calls of one rendering (marked hands inline tags over one by one). */
+export function safeHtml(text, opened = new Map()) {
+  let out = "";
+  let last = 0;
+  for (const match of String(text).matchAll(SAFE_TAG)) {
+    const [whole, close, tag, open, selfClose] = match;
+    const name = tag.toLowerCase();
+    const depth = opened.get(name) || 0;
+    let fine = (!open || (name === "details" && !close)) && (!selfClose || name === "br");
+    if (fine && close && name !== "br") fine = depth > 0;
+    if (fine && name !== "br") opened.set(name, depth + (close ? -1 : 1));
+    out += escapeHtml(text.slice(last, match.index)) + (fine ? `<${close}${name}${open ? " open" : ""}>` : escapeHtml(whole));
+    last = match.index + whole.length;
+  }
+  return out + escapeHtml(text.slice(last));
+}
+
+let openTags = new Map(); // the safe tags open in the rendering under way (renderTokens)
+
 md.use({
   renderer: {
     html(token) {
-      return escapeHtml(token.text);
+      const html = safeHtml(token.text, openTags);
+      // A block of only literal text keeps its own lines and does not run into the next block.
+      const literal = !/<\/?(details|summary|kbd|sup|sub)[ >]/i.test(html);
+      return token.block && literal ? `<div class="raw-html">${html}</div>` : html;
     },
     checkbox({ checked }) {
       // A task list's box: shown, not an <input> (forms are not let through the sanitizer).
@@ -61,10 +91,14 @@ DOMPurify.addHook("afterSanitizeAttributes", (node) => {
 });
 
 export function sanitize(html) {
-  return DOMPurify.sanitize(html, PURIFY_CONFIG);
+  const fragment = DOMPurify.sanitize(html, PURIFY_CONFIG);
+  // A link whose address was refused (javascript:, data:…) is plain text, not a dead link.
+  for (const a of fragment.querySelectorAll("a:not([href])")) a.replaceWith(...a.childNodes);
+  return fragment;
 }
 
 function renderTokens(tokens, links) {
+  openTags = new Map();
   const list = tokens.slice();
   list.links = links || {};
   return sanitize(md.parser(list));

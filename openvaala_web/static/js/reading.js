@@ -7,7 +7,6 @@
 
 import { h } from "./dom.js";
 
-const AUTO_DETECT_MAX = 20_000; // characters: past this, a block without a language stays plain
 let loading = null;
 
 function highlighter() {
@@ -32,8 +31,10 @@ export async function copyText(text, button) {
   }, 1500);
 }
 
-/** Give every finished code block under `root` a copy button and its colours (once each). */
+/** Give every finished code block under `root` a copy button and its colours (once each); its
+ * tables scroll sideways on a narrow screen, so the keyboard can reach them too. */
 export function enhanceCode(root) {
+  for (const table of root.querySelectorAll("table:not([tabindex])")) table.tabIndex = 0;
   const blocks = root.querySelectorAll("pre > code");
   for (const code of blocks) {
     const pre = code.parentElement;
@@ -43,18 +44,21 @@ export function enhanceCode(root) {
     button.addEventListener("click", () => copyText(code.textContent.replace(/\n$/, ""), button));
     const head = h("div", { class: "code-head" }, h("span", { class: "code-lang" }, lang ? lang[1] : ""), button);
     const wrap = h("div", { class: "code-block" });
+    pre.tabIndex = 0; // it scrolls sideways: the keyboard can scroll it too
     pre.replaceWith(wrap);
     wrap.append(head, pre);
     highlight(code, lang ? lang[1] : null);
   }
 }
 
+/** Colours for a block tagged with a language highlight.js knows; an untagged block stays plain
+ * (guessing the language gave prose and logs random colours). */
 function highlight(code, lang) {
-  if (!lang && code.textContent.length > AUTO_DETECT_MAX) return;
+  if (!lang) return;
   highlighter()
     .then((hljs) => {
       if (!code.isConnected && !code.closest(".code-block")) return;
-      if (lang && !hljs.getLanguage(lang)) return; // "text", "console"…: plain
+      if (!hljs.getLanguage(lang)) return; // "text", "console"…: plain
       hljs.highlightElement(code);
     })
     .catch(() => {}); // without colours, the code still reads

@@ -44,6 +44,20 @@ export class SessionsPanel extends TogglePanel {
     );
   }
 
+  /** End this browser's own session (the "Sign out" button): the daemon then closes the tab's
+   * connection, and the banner says it is signed out. */
+  async signOut() {
+    try {
+      const response = await fetch("sessions", { cache: "no-store", credentials: "same-origin" });
+      if (!response.ok) throw new Error(`the daemon answered ${response.status}`);
+      const current = ((await response.json()).sessions || []).find((s) => s.current);
+      if (current) await this.end(current);
+    } catch (err) {
+      this.open();
+      this.showError(`Could not sign out: ${err.message || err}`);
+    }
+  }
+
   async end(session) {
     try {
       const response = await fetch(`sessions/${encodeURIComponent(session.id)}/end`, {

@@ -7,10 +7,18 @@
 // conversation/listChanged to `changed` / `removed`, so another client's work shows at once.
 // Forks and rewinds say so, with a link to the conversation they came from.
 
+import { DirPicker } from "./dir_picker.js";
 import { $, h } from "./dom.js";
+import { GridKeys } from "./list_keys.js";
 
 const SEARCH_DELAY_MS = 250;
 export const LIST_PAGE = 100;
+// Past WINDOW_FROM loaded conversations only a window of WINDOW rows has elements, between two
+// spacers standing for the rest (the DOM stays bounded at thousands, docs/design.md).
+const WINDOW_FROM = 300;
+const WINDOW = 200;
+const WINDOW_MARGIN = 60; // rows kept above the first one on screen
+const ROW_PX = 44; // a row's height until one is measured
 
 export class Sidebar {
   /**
@@ -36,9 +44,44 @@ export class Sidebar {
     this.agentSelect = $("#new-agent", root);
     this.modelSelect = $("#new-model", root);
     this.formError = $("#new-error", root);
+    this.home = ""; // the daemon user's home: the New form's directory when there is no recent one
+    this.picker = actions.directories ? new DirPicker($("#new-picker", root), actions.directories, "new-picker") : null;
+    const browse = $("#new-browse", root);
+    if (browse && this.picker) {
+      browse.addEventListener("click", () => {
+        browse.setAttribute("aria-expanded", "true");
+        this.picker.open(this.cwdInput.value.trim() || "~", {
+          recent: this.recentDirs(),
+          onChoose: (path) => {
+            this.cwdInput.value = path;
+            this.cwdInput.focus();
+          },
+          onClose: () => {
+            browse.setAttribute("aria-expanded", "false");
+            if (document.activeElement === document.body) browse.focus();
+          },
+        });
+      });
+    } else if (browse) browse.hidden = true;
     this.timer = null;
     this.generation = 0;
-    this.sentinel = h("li", { class: "list-more", "aria-hidden": "true" }, "Loading more…");
+    this.sentinel = h("li", { class: "list-more", role: "row", "aria-hidden": "true" }, "Loading more…");
+    // One Tab stop, arrow keys inside (list_keys.js); past the last row drawn, the next page.
+    this.keys = new GridKeys(this.listEl, { onEdge: (direction) => this.edge(direction) });
+    this.windowStart = 0;
+    this.windowed = false;
+    this.rowPx = ROW_PX;
+    this.topSpacer = h("li", { class: "list-spacer", role: "none", "aria-hidden": "true" });
+    this.bottomSpacer = h("li", { class: "list-spacer", role: "none", "aria-hidden": "true" });
+    let scrolling = false;
+    this.listEl.addEventListener("scroll", () => {
+      if (scrolling || !this.windowed) return;
+      scrolling = true;
+      requestAnimationFrame(() => {
+        scrolling = false;
+        this.follow();
+      });
+    });
     this.observer = new IntersectionObserver(
       (entries) => {
         if (entries.some((e) => e.isIntersecting)) this.loadMore();
@@ -63,7 +106,7 @@ export class Sidebar {
   openForm() {
     this.form.hidden = false;
     this.formError.textContent = "";
-    if (!this.cwdInput.value) this.cwdInput.value = this.recentCwd;
+    if (!this.cwdInput.value) this.cwdInput.value = this.recentCwd || this.home;
     this.cwdInput.focus();
     this.cwdInput.select();
     this.fillChoices();
@@ -93,17 +136,37 @@ export class Sidebar {
     this.modelSelect.value = modelValue;
   }
 
+  /** The directories of the conversations loaded, newest first, each once (at most `count`). */
+  recentDirs(count = 5) {
+    const dirs = [];
+    for (const c of this.conversations) {
+      if (c.cwd && !dirs.includes(c.cwd)) dirs.push(c.cwd);
+      if (dirs.length >= count) break;
+    }
+    return dirs;
+  }
+
   closeForm() {
+    if (this.picker) this.picker.close();
     if (this.form.contains(document.activeElement)) $("#new-conv", this.root).focus();
     this.form.hidden = true;
     this.formError.textContent = "";
   }
 
   async submitForm() {
-    const cwd = this.cwdInput.value.trim();
+    let cwd = this.cwdInput.value.trim();
     if (!cwd) {
-      this.formError.textContent = "Enter the working directory (an absolute path).";
+      this.formError.textContent = "Enter the working directory (an absolute path, or ~ for your home).";
       return;
+    }
+    if (cwd.startsWith("~") && this.actions.directories) {
+      // The daemon knows whose home `~` is (directories/list expands it).
+      try {
+        cwd = (await this.actions.directories(cwd)).path;
+      } catch (err) {
+        this.formError.textContent = err.message;
+        return;
+      }
     }
     const opts = { cwd };
     if (this.agentSelect && this.agentSelect.value) opts.agent = this.agentSelect.value;
@@ -133,6 +196,7 @@ export class Sidebar {
     if (generation !== this.generation) return; // a newer refresh is on its way
     this.conversations = [];
     this.byId.clear();
+    this.windowStart = 0;
     this._add(page.conversations || []);
     this.nextCursor = page.nextCursor || null;
     const f = this._filters();
@@ -230,58 +294,126 @@ export class Sidebar {
     if (!this.conversations.length) {
       const f = this._filters();
       const empty = f.search ? "No conversation matches." : f.archived ? "No archived conversations." : "No conversations yet.";
-      this.listEl.replaceChildren(h("li", { class: "empty" }, empty));
+      this.listEl.replaceChildren(h("li", { class: "empty", role: "row" }, h("span", { role: "gridcell" }, empty)));
       return;
     }
-    const rows = this.conversations.map((c) => this._row(c));
+    const hadFocus = this.listEl.contains(document.activeElement);
+    const total = this.conversations.length;
+    this.windowed = total > WINDOW_FROM;
+    const start = this.windowed ? Math.max(0, Math.min(this.windowStart, total - WINDOW)) : 0;
+    const end = this.windowed ? Math.min(total, start + WINDOW) : total;
+    this.windowStart = start;
+    const rows = this.conversations.slice(start, end).map((c, i) => this._row(c, start + i));
+    if (this.windowed) {
+      // CSSOM, not a style attribute: the CSP allows the former only.
+      this.topSpacer.style.height = `${start * this.rowPx}px`;
+      this.bottomSpacer.style.height = `${(total - end) * this.rowPx}px`;
+      rows.unshift(this.topSpacer);
+      rows.push(this.bottomSpacer);
+    }
     if (this.nextCursor) rows.push(this.sentinel);
     this.listEl.replaceChildren(...rows);
+    this.listEl.setAttribute("aria-rowcount", this.nextCursor ? "-1" : String(total));
+    if (this.windowed) {
+      this._measure();
+      // Drawn while scrolled elsewhere (the list grew past WINDOW_FROM under the user): catch up.
+      requestAnimationFrame(() => this.follow());
+    }
+    this.keys.rove(this.currentId);
+    // A redraw (a live change, the next page) keeps the keyboard where it was.
+    const active = hadFocus && this.keys.rows().find((r) => r.dataset.key === this.keys.activeKey);
+    if (active) this.keys.focusRow(active);
   }
 
-  _row(c) {
+  /** The rows' mean height, for the spacers (rows with a fork's link are taller). */
+  _measure() {
+    const rows = this.keys.rows();
+    if (rows.length < 10) return;
+    const first = rows[0].getBoundingClientRect();
+    const last = rows[rows.length - 1].getBoundingClientRect();
+    const mean = (last.bottom - first.top) / rows.length;
+    if (mean > 8 && Math.abs(mean - this.rowPx) > 1) {
+      this.rowPx = mean;
+      this.topSpacer.style.height = `${this.windowStart * mean}px`;
+      this.bottomSpacer.style.height = `${(this.conversations.length - this.windowStart - (rows.length)) * mean}px`;
+    }
+  }
+
+  /** Scrolled: draw the window around what is on screen, when it came near the window's edge. */
+  follow() {
+    const total = this.conversations.length;
+    const first = Math.floor(this.listEl.scrollTop / this.rowPx);
+    const shown = Math.ceil(this.listEl.clientHeight / this.rowPx);
+    const end = this.windowStart + WINDOW;
+    const nearTop = this.windowStart > 0 && first < this.windowStart + 10;
+    const nearEnd = end < total && first + shown > end - 10;
+    if (!nearTop && !nearEnd) return;
+    this.windowStart = Math.max(0, Math.min(first - WINDOW_MARGIN, total - WINDOW));
+    this.render();
+  }
+
+  /** The keyboard went past the rows drawn: draw further (or load the next page). */
+  edge(direction) {
+    const total = this.conversations.length;
+    if (this.windowed && direction > 0 && this.windowStart + WINDOW < total) {
+      this.windowStart = Math.min(total - WINDOW, this.windowStart + WINDOW / 2);
+      this.render();
+    } else if (this.windowed && direction < 0 && this.windowStart > 0) {
+      this.windowStart = Math.max(0, this.windowStart - WINDOW / 2);
+      this.render();
+    } else if (direction > 0) {
+      this.loadMore();
+    }
+  }
+
+  _row(c, index = 0) {
     const status = c.status || "idle";
     const origin = c.forkedFrom && c.forkedFrom.conversationId ? c.forkedFrom : null;
     const kind = origin ? (origin.kind === "rewind" ? "rewind" : "fork") : null;
     const parent = origin ? this.byId.get(origin.conversationId) : null;
+    const open = h(
+      "button",
+      {
+        type: "button",
+        class: "conv-open",
+        title: c.cwd || "",
+        "aria-current": c.conversationId === this.currentId ? "true" : null,
+        onclick: () => this.actions.open(c.conversationId),
+      },
+      h("span", { class: `status-dot status-${status}`, title: status, "aria-label": `status: ${status}`, role: "img" }),
+      h("span", { class: "conv-title" }, kind ? h("span", { class: `conv-kind kind-${kind}` }, kind) : null, c.title || "Untitled"),
+      h(
+        "span",
+        { class: "conv-meta" },
+        h("time", { datetime: c.updatedAt || "", title: fullDate(c.updatedAt) }, shortDate(c.updatedAt)),
+        ` · ${basename(c.cwd)}`,
+      ),
+    );
+    const link = origin
+      ? h(
+          "a",
+          {
+            class: "conv-origin",
+            href: `#${origin.conversationId}`,
+            title: `Open the conversation this ${kind} came from`,
+            onclick: (event) => {
+              event.preventDefault();
+              this.actions.open(origin.conversationId);
+            },
+          },
+          `${kind === "rewind" ? "rewound" : "forked"} from ${parent ? parent.title || "Untitled" : "another conversation"}`,
+        )
+      : null;
     return h(
       "li",
       {
         class: `conv${c.conversationId === this.currentId ? " current" : ""}${kind ? ` is-${kind}` : ""}`,
-        dataset: { conversationId: c.conversationId, status },
+        role: "row",
+        "aria-rowindex": String(index + 1),
+        dataset: { conversationId: c.conversationId, status, key: c.conversationId },
       },
-      h(
-        "button",
-        {
-          type: "button",
-          class: "conv-open",
-          title: c.cwd || "",
-          "aria-current": c.conversationId === this.currentId ? "true" : null,
-          onclick: () => this.actions.open(c.conversationId),
-        },
-        h("span", { class: `status-dot status-${status}`, title: status, "aria-label": `status: ${status}`, role: "img" }),
-        h("span", { class: "conv-title" }, kind ? h("span", { class: `conv-kind kind-${kind}` }, kind) : null, c.title || "Untitled"),
-        h(
-          "span",
-          { class: "conv-meta" },
-          h("time", { datetime: c.updatedAt || "", title: fullDate(c.updatedAt) }, shortDate(c.updatedAt)),
-          ` · ${basename(c.cwd)}`,
-        ),
-      ),
-      origin
-        ? h(
-            "a",
-            {
-              class: "conv-origin",
-              href: `#${origin.conversationId}`,
-              title: `Open the conversation this ${kind} came from`,
-              onclick: (event) => {
-                event.preventDefault();
-                this.actions.open(origin.conversationId);
-              },
-            },
-            `${kind === "rewind" ? "rewound" : "forked"} from ${parent ? parent.title || "Untitled" : "another conversation"}`,
-          )
-        : null,
+      h("span", { role: "gridcell" }, open),
+      link ? h("span", { role: "gridcell" }, link) : null,
     );
   }
 }

@@ -165,7 +165,7 @@ const HANDLERS = {
     const s = sessionFor(state, p);
     s.turn = null;
     s.retry = null;
-    const changes = [{ type: "turn", sessionId: p.sessionId }];
+    const changes = [{ type: "turn", sessionId: p.sessionId, ended: p.status || "completed", error: p.error || null }];
     // The daemon keeps a notice (kind "turn_failed") saying why; only when it could not is the
     // reason shown from here, as a local mark.
     const told = s.items.some((i) => i.type === "notice" && i.turnId === p.turnId && i.kind === "turn_failed");
@@ -344,6 +344,20 @@ export function busyReason(state) {
   }
   for (const s of state.sessions.values()) {
     if (s.inbox.length) return "messages are waiting";
+  }
+  return null;
+}
+
+/**
+ * The notice of a turn a crash cut (kind "server_stopped", docs/protocol.md "turn/resume") when it
+ * is the session's last word: nothing was sent and no turn ran after it. Else null.
+ */
+export function cutTurnNotice(session) {
+  if (!session || session.turn) return null;
+  for (let i = session.items.length - 1; i >= 0; i -= 1) {
+    const item = session.items[i];
+    if (item.type === "notice" && item.kind === "server_stopped") return item;
+    if (item.type === "user_message" || item.type === "agent_message" || (item.type === "notice" && item.kind === "resumed")) return null;
   }
   return null;
 }

@@ -7,24 +7,42 @@ import { TogglePanel } from "./layout.js";
 const MARKS = { completed: "✓", in_progress: "▸", pending: "○" };
 const STATUS_WORDS = { completed: "done", in_progress: "in progress", pending: "to do" };
 
+// On a narrow screen the plan starts folded to its head (the step in progress), so it does not
+// take the transcript's room; its toggle unfolds it. The user's choice is kept across redraws.
+const NARROW_PLAN = "(max-width: 760px)";
+
 /** Draw `plan` (or hide the panel when there is none) into `el`. */
 export function renderPlan(el, plan) {
   const steps = plan && Array.isArray(plan.steps) ? plan.steps : [];
   el.hidden = steps.length === 0;
   el.replaceChildren();
   if (!steps.length) return;
+  if (!el.dataset.folded) el.dataset.folded = String(window.matchMedia(NARROW_PLAN).matches);
+  const folded = el.dataset.folded === "true";
   const done = steps.filter((s) => s.status === "completed").length;
+  const current = steps.find((s) => s.status === "in_progress");
+  const toggle = h(
+    "button",
+    { type: "button", class: "plan-toggle", "aria-expanded": String(!folded), "aria-controls": "plan-steps" },
+    h("span", { class: "plan-title" }, "Plan"),
+    h("span", { class: "plan-count" }, `${done}/${steps.length}`),
+    folded && current ? h("span", { class: "plan-current" }, current.step) : null,
+  );
+  toggle.addEventListener("click", () => {
+    el.dataset.folded = String(!folded);
+    renderPlan(el, plan);
+    el.querySelector(".plan-toggle").focus();
+  });
   el.append(
     h(
       "div",
       { class: "plan-head" },
-      h("span", { class: "plan-title" }, "Plan"),
-      h("span", { class: "plan-count" }, `${done}/${steps.length}`),
-      plan.explanation ? h("span", { class: "plan-explanation" }, plan.explanation) : null,
+      toggle,
+      plan.explanation && !folded ? h("span", { class: "plan-explanation" }, plan.explanation) : null,
     ),
     h(
       "ol",
-      { class: "plan-steps" },
+      { class: "plan-steps", id: "plan-steps", hidden: folded },
       steps.map((s) =>
         h(
           "li",

@@ -453,7 +453,8 @@ const BUILDERS = {
     );
   },
   tool_result(item, entry) {
-    entry.output = h("pre", { class: "tool-output" }, item.output || "");
+    // A scroller: focusable, so the keyboard can scroll it too.
+    entry.output = h("pre", { class: "tool-output", tabindex: "0" }, item.output || "");
     // A call that changed files shows their diffs (its text output says the same, for the model).
     const body = Array.isArray(item.changes) && item.changes.length ? diffView(item.changes) : entry.output;
     let status = "running";
@@ -486,10 +487,16 @@ const BUILDERS = {
       h("details", { class: "summary-details" }, h("summary", {}, "Show summary"), body),
     );
   },
-  notice(item) {
+  notice(item, entry, view) {
     const label = item.kind === "interrupted" ? "Interrupted" : item.text || "Notice";
     const failed = item.kind === "turn_failed" ? " turn-failed" : "";
-    return h("div", { class: `notice notice-${item.kind || "info"}${failed}`, title: item.text || "" }, label);
+    const el = h("div", { class: `notice notice-${item.kind || "info"}${failed}`, title: item.text || "" }, label);
+    if (item.kind === "server_stopped") {
+      // Shown only while this is the cut turn's last word (the app's markCutTurn).
+      el.append(" ", h("button", { type: "button", class: "continue-cut", hidden: true,
+        onclick: () => view.handlers.onAction("continue", item) }, "Continue"));
+    }
+    return el;
   },
   approval(item, entry, view) {
     return buildApprovalCard(item, (approval, decision, message) => view.handlers.onApprove(approval, decision, message));
