@@ -1,0 +1,32 @@
+// Copies the web UI's modules the chat panel shares (one implementation: the fold and the safe
+// Markdown) from openvaala_web/static into media/web/, keeping their relative layout so their
+// imports resolve. Run by `npm run web` and before packaging (vscode:prepublish); media/web/ is
+// never edited by hand nor committed.
+"use strict";
+const fs = require("fs");
+const path = require("path");
+
+const STATIC = path.resolve(__dirname, "..", "..", "..", "openvaala_web", "static");
+const OUT = path.resolve(__dirname, "..", "media", "web");
+const FILES = [
+  "js/state.js",
+  "js/markdown.js",
+  "js/reading.js",
+  "js/dom.js",
+  "vendor/marked.esm.js",
+  "vendor/purify.es.mjs",
+  "vendor/highlight.min.js",
+  "vendor/hljs-github-dark.min.css",
+  "vendor/LICENSE.marked",
+  "vendor/LICENSE.dompurify",
+  "vendor/LICENSE-MPL.dompurify",
+  "vendor/LICENSE.highlightjs",
+];
+
+fs.rmSync(OUT, { recursive: true, force: true });
+for (const file of FILES) {
+  const to = path.join(OUT, file);
+  fs.mkdirSync(path.dirname(to), { recursive: true });
+  fs.copyFileSync(path.join(STATIC, file), to);
+}
+console.log(`copied ${FILES.length} files into ${path.relative(process.cwd(), OUT) || "."}`);
