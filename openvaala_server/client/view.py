@@ -172,6 +172,9 @@ class Approval:
     # (`no_grant_reason` says why). Every client shows it before the user answers.
     grant_scope: str | None = None
     no_grant_reason: str = ""
+    # What a file-changing call would change, one `FileDiff` per file (docs/protocol.md,
+    # approval/requested): every client shows it with the question.
+    diffs: list[JsonObject] = field(default_factory=list)
     # The `approval/requested` payload as it came (without conversationId and seq), for a
     # client that passes it on (the editor bridge's `openvaala/approvalRequested`).
     wire: JsonObject = field(default_factory=dict, compare=False)
@@ -190,6 +193,7 @@ class Approval:
             arguments=_object(arguments),
             grant_scope=scope if isinstance(scope := params.get("grantScope"), str) else None,
             no_grant_reason=str(params.get("noGrantReason") or ""),
+            diffs=_objects(params.get("diffs")),
             wire=wire,
         )
 

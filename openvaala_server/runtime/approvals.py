@@ -36,6 +36,7 @@ from openvaala_server.domain.approvals import (
 from openvaala_server.domain.ids import new_id
 from openvaala_server.domain.mcp_approvals import decide_mcp
 from openvaala_server.domain.permissions import Access, ApprovalMode, Confinement
+from openvaala_server.domain.proposed import ProposedDiff
 from openvaala_server.domain.records import Item
 from openvaala_server.mcp.manager import as_mcp_tool
 from openvaala_server.protocol import methods
@@ -43,6 +44,8 @@ from openvaala_server.protocol import payloads as wire
 from openvaala_server.runtime.hub import Hub
 from openvaala_server.runtime.ports import Conversation
 from openvaala_server.tools.base import ToolResult, access_of
+from openvaala_server.tools.previews import previews, proposed_changes
+from openvaala_server.tools.threads import run_in_own_thread
 
 if TYPE_CHECKING:
     from openvaala_server.runtime.session import LiveSession, LiveTurn
@@ -106,6 +109,7 @@ class ApprovalBoard:
         arguments: dict[str, Any],
         reason: str,
         offer: GrantOffer | NoGrant,
+        diffs: list[ProposedDiff] | None = None,
     ) -> PendingApproval:
         approval_id = new_id()
         params: wire.ApprovalRequestedNote = {
@@ -117,6 +121,7 @@ class ApprovalBoard:
             "reason": reason,
             "agent": agent,
             "grantScope": offer.scope if isinstance(offer, GrantOffer) else None,
+            "diffs": diffs or [],
         }
         if isinstance(offer, NoGrant):
             params["noGrantReason"] = offer.reason
@@ -223,8 +228,21 @@ async def approve(
     if isinstance(decision, Run):
         return None, escalated if decision.outside_sandbox else confinement
     offer = _offer(call["name"], mcp_tool is not None, access, decision.outside_sandbox)
+    diffs: list[ProposedDiff] = []
+    if previews(tool):
+        arguments = call["arguments"]
+        diffs = await run_in_own_thread(
+            lambda: proposed_changes(tool, arguments, cwd, confinement), name="openvaala-preview"
+        )
     response = await ask_user(
-        conv, session, call["name"], access.summary, call["arguments"], decision.reason, offer
+        conv,
+        session,
+        call["name"],
+        access.summary,
+        call["arguments"],
+        decision.reason,
+        offer,
+        diffs,
     )
     if response.decision == "deny":
         text = "The user denied this call; it did not run."
@@ -250,12 +268,14 @@ async def ask_user(
     arguments: dict[str, Any],
     reason: str,
     offer: GrantOffer | NoGrant,
+    diffs: list[ProposedDiff] | None = None,
 ) -> Response:
-    """Ask every client; the session shows "awaiting_approval" until the first answer."""
+    """Ask every client; the session shows "awaiting_approval" until the first answer.
+    `diffs`: what a file-changing call would change (tools/previews.py)."""
     turn: LiveTurn | None = session.turn
     assert turn is not None  # asked only from a running turn
     pending = conv.approvals.ask(
-        session.session_id, session.agent, tool, summary, arguments, reason, offer
+        session.session_id, session.agent, tool, summary, arguments, reason, offer, diffs
     )
     turn.awaiting_approval += 1
     _publish_status(conv, session)

@@ -411,7 +411,19 @@ class EditFileTool:
 
 
 def _edit_file(arguments: JsonObject, ctx: ToolContext) -> tuple[str, FileDiff]:
-    path = path_arg(arguments, ctx)
+    path, target, content, changed, count = edited(arguments, ctx.cwd, ctx.confinement)
+    _write_atomically(target, changed.encode("utf-8"), ctx)
+    plural = "occurrence" if count == 1 else "occurrences"
+    shown = str(arguments["path"])
+    return f"Replaced {count} {plural} in {path}.", file_diff(content, changed, shown)
+
+
+def edited(
+    arguments: JsonObject, cwd: Path, confinement: Confinement
+) -> tuple[Path, Path, str, str, int]:
+    """What an `edit_file` call would make of its file, written or not: the path as given, the
+    real path, the text before and after, and how many occurrences were replaced."""
+    path = _path_in(arguments, cwd)
     old_text = string_arg(arguments, "old_text")
     new_text = string_arg(arguments, "new_text")
     replace_all = bool_arg(arguments, "replace_all", default=False)
@@ -419,8 +431,8 @@ def _edit_file(arguments: JsonObject, ctx: ToolContext) -> tuple[str, FileDiff]:
         raise ToolArgumentError("Argument 'old_text' is empty; use write_file to create files.")
     if old_text == new_text:
         raise ToolArgumentError("old_text and new_text are identical; nothing to change.")
-    target = guard.check_write(path, ctx.cwd, ctx.confinement)
-    content = _read_text_for_edit(path, target, ctx.confinement)
+    target = guard.check_write(path, cwd, confinement)
+    content = _read_text_for_edit(path, target, confinement)
     old_text, new_text = _match_line_endings(content, old_text, new_text)
     count = content.count(old_text)
     if count == 0:
@@ -433,11 +445,7 @@ def _edit_file(arguments: JsonObject, ctx: ToolContext) -> tuple[str, FileDiff]:
             f"old_text occurs {count} times in {path}. Include more surrounding text to make "
             "it unique, or pass replace_all=true to replace every occurrence."
         )
-    changed = content.replace(old_text, new_text)
-    _write_atomically(target, changed.encode("utf-8"), ctx)
-    plural = "occurrence" if count == 1 else "occurrences"
-    shown = str(arguments["path"])
-    return f"Replaced {count} {plural} in {path}.", file_diff(content, changed, shown)
+    return path, target, content, content.replace(old_text, new_text), count
 
 
 def _read_text_for_edit(path: Path, real: Path, confinement: Confinement) -> str:

@@ -19,6 +19,7 @@ from textual.widgets import Input, Label, Static
 
 from openvaala_server.client.view import Approval
 from openvaala_tui import format as fmt
+from openvaala_tui.diff_render import changes_text, changes_title
 
 KEYS_HINT = (
     "y allow once · a allow for this conversation · n deny · d deny with a message · Esc interrupt"
@@ -65,6 +66,7 @@ class ApprovalPrompt(Vertical, can_focus=True):
     def compose(self) -> ComposeResult:
         yield Label("", id="approval-title")
         yield Static("", id="approval-body")
+        yield Static("", id="approval-diff")
         yield Label(KEYS_HINT, id="approval-hint", classes="hint")
         message = DenyMessage(placeholder="why not? (optional)", id="approval-message")
         message.display = False
@@ -93,11 +95,24 @@ class ApprovalPrompt(Vertical, can_focus=True):
         scope = approval.grant_text()
         body.append(f"\n{'a: ' if approval.grantable else ''}{scope}", style="dim")
         self.query_one("#approval-body", Static).update(body)
+        self._show_diffs(approval)
         if not self.writing_message:
             self.query_one("#approval-hint", Label).update(self._hint())
         self.refresh_bindings()
         self.display = True
         self._show_reach()
+
+    def _show_diffs(self, approval: Approval) -> None:
+        """What a file-changing call would change, as the transcript draws a result's diff; the
+        pane scrolls past its height (docs/protocol.md, approval/requested `diffs`)."""
+        pane = self.query_one("#approval-diff", Static)
+        diffs = [{"diff": diff.get("unified") or ""} for diff in approval.diffs]
+        pane.display = bool(diffs)
+        if not diffs:
+            return
+        pane.border_title = changes_title(diffs)
+        pane.update(changes_text(diffs))
+        pane.scroll_home(animate=False)
 
     # Unfocused, the prompt's letters would go to the composer: its border says how to reach it.
     def on_focus(self) -> None:
