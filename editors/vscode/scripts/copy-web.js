@@ -6,7 +6,9 @@
 const fs = require("fs");
 const path = require("path");
 
-const STATIC = path.resolve(__dirname, "..", "..", "..", "openvaala_web", "static");
+// The checkout's web UI; OPENVAALA_WEB_STATIC names it when this folder was copied elsewhere.
+const STATIC =
+  process.env.OPENVAALA_WEB_STATIC || path.resolve(__dirname, "..", "..", "..", "openvaala_web", "static");
 const OUT = path.resolve(__dirname, "..", "media", "web");
 const FILES = [
   "js/state.js",
