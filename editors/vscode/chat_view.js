@@ -174,7 +174,8 @@ class ChatViewProvider {
   /** Show the panel on a conversation (a palette command, a fork or rewind from elsewhere). */
   async show(conversationId, composerText) {
     await vscode.commands.executeCommand(`${VIEW}.focus`);
-    if (this.view) this.view.webview.postMessage({ type: "open", conversationId, composerText });
+    // Without a conversation the panel shows the one it had (its saved state), or the picker.
+    if (this.view && conversationId) this.view.webview.postMessage({ type: "open", conversationId, composerText });
   }
 }
 

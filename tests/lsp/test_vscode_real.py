@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CODE_SERVER = os.environ.get("OPENVAALA_CODE_SERVER") or shutil.which("code-server")
 CHROMIUM = os.environ.get("OPENVAALA_CHROMIUM", "/usr/bin/chromium")
 NPM = shutil.which("npm")
+NODE = shutil.which("node")
 
 pytestmark = pytest.mark.skipif(
     CODE_SERVER is None or NPM is None or not Path(CHROMIUM).exists(),
@@ -53,6 +54,11 @@ def _free_port() -> int:
 def extensions(tmp_path: Path) -> Path:
     """editors/vscode installed as VS Code installs a folder extension: <publisher>.<name>-<ver>
     in the extensions directory, with its one dependency."""
+    assert NODE is not None
+    # The chat panel's copy of the web UI's modules, as `npm run web` makes it before packaging.
+    subprocess.run(
+        [NODE, "scripts/copy-web.js"], cwd=ROOT / "editors" / "vscode", check=True, timeout=60
+    )
     manifest = json.loads((ROOT / "editors" / "vscode" / "package.json").read_text())
     folder = tmp_path / "extensions" / f"openvaala.openvaala-{manifest['version']}"
     shutil.copytree(

@@ -157,7 +157,7 @@ window.addEventListener("message", (e) => {
   } else if (m.type === "notification") {
     if (m.method === "$/openvaala/event") onEvent(m.params);
     else if (m.method === "$/openvaala/connection") onConnection(m.params);
-  } else if (m.type === "open") {
+  } else if (m.type === "open" && m.conversationId) {
     open(m.conversationId, m.composerText);
   }
 });
