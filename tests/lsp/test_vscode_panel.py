@@ -29,10 +29,9 @@ import pytest_asyncio
 from playwright.async_api import ConsoleMessage, Page, async_playwright, expect
 
 from tests.fakes.providers import FakeProvider
-from tests.fakes.script import Reply
 from tests.lsp.harness import Recorder, capabilities, plain, start_lsp, stop_lsp
+from tests.lsp.scripted_writes import ask_always_config, panel_turns, user_texts_sent
 from tests.support.daemon import Daemon
-from tests.support.roles import role
 
 ROOT = Path(__file__).resolve().parents[2]
 EXT = ROOT / "editors" / "vscode"
@@ -56,14 +55,6 @@ window.acquireVsCodeApi = () => ({
   setState: (s) => sessionStorage.setItem("state", JSON.stringify(s)),
 });
 """
-
-
-def _config(fake: FakeProvider) -> str:
-    return (
-        fake.config_toml("fake")
-        + '\n[agents.default]\ndescription = "test"\nmodel = "fake"\napproval = "always"\n'
-        + 'instructions = "ROLE: root"\n'
-    )
 
 
 @pytest.fixture
@@ -160,7 +151,7 @@ def html(media: str) -> str:
 async def panel(
     daemon_factory: Any, fake_openai: FakeProvider, media: str, html: str
 ) -> AsyncIterator[tuple[Page, Relay, Daemon]]:
-    daemon: Daemon = daemon_factory(config=_config(fake_openai))
+    daemon: Daemon = daemon_factory(config=ask_always_config(fake_openai))
     client, rec, _ = await start_lsp(
         daemon,
         capabilities("visual-studio-code"),
@@ -200,20 +191,7 @@ async def test_panel_streams_rendered_approves_with_diffs_steers_and_resumes(
     panel: tuple[Page, Relay, Daemon], fake_openai: FakeProvider
 ) -> None:
     page, relay, daemon = panel
-    root = {"when": lambda q: role(q) == "root"}
-    fake_openai.enqueue(
-        Reply()
-        .reasoning("weighing it")
-        .text("# Findings\n\n", "Some **bold** words.\n\n", "```python\nprint('hi')\n```\n"),
-        Reply().tool_call("write_file", {"path": "accepted.txt", "content": "yes\n"}),
-        Reply().text("wrote it"),
-        Reply().tool_call("write_file", {"path": "rejected.txt", "content": "no\n"}),
-        Reply().text("not written"),
-        **root,
-    )
-    fake_openai.enqueue(
-        *[Reply().text("A title") for _ in range(3)], when=lambda q: role(q) != "root"
-    )
+    panel_turns(fake_openai)
 
     # A turn from the composer streams in rendered.
     await page.click("#new")
@@ -249,14 +227,7 @@ async def test_panel_streams_rendered_approves_with_diffs_steers_and_resumes(
     await card.get_by_role("button", name="Accept", exact=True).click()
     await expect(page.locator("article.msg.agent").last).to_contain_text("wrote it")
     assert (daemon.workdir / "accepted.txt").read_text() == "yes\n"
-    steered = [
-        str(m["content"])
-        for r in fake_openai.requests
-        if role(r) == "root"
-        for m in r.json["messages"]
-        if m["role"] == "user"
-    ]
-    assert "and mention the README" in steered
+    assert "and mention the README" in user_texts_sent(fake_openai)
 
     # Rejected: nothing written, the card says so.
     await page.fill("#text", "write rejected.txt")

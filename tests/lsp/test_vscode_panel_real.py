@@ -15,7 +15,7 @@ import pytest
 from playwright.async_api import FrameLocator, Page, async_playwright, expect
 
 from tests.fakes.providers import FakeProvider
-from tests.fakes.script import Reply
+from tests.lsp.scripted_writes import ask_always_config, panel_turns, user_texts_sent
 from tests.lsp.test_vscode_real import (
     CHROMIUM,
     _palette,
@@ -24,7 +24,6 @@ from tests.lsp.test_vscode_real import (
     pytestmark,
 )
 from tests.support.daemon import Daemon
-from tests.support.roles import role
 
 __all__ = ["code_server", "extensions", "pytestmark"]  # the fixtures, and the same skip
 
@@ -32,12 +31,7 @@ __all__ = ["code_server", "extensions", "pytestmark"]  # the fixtures, and the s
 @pytest.fixture
 def daemon(daemon_factory: Any, fake_openai: FakeProvider) -> Daemon:
     """The daemon code-server's bridge talks to: every tool call asks first (write_file's diff)."""
-    config = (
-        fake_openai.config_toml("fake")
-        + '\n[agents.default]\ndescription = "test"\nmodel = "fake"\napproval = "always"\n'
-        + 'instructions = "ROLE: root"\n'
-    )
-    d: Daemon = daemon_factory(config=config)
+    d: Daemon = daemon_factory(config=ask_always_config(fake_openai))
     return d
 
 
@@ -50,16 +44,7 @@ def _panel(page: Page) -> FrameLocator:
 async def test_the_chat_panel_in_vscode(
     code_server: str, daemon: Daemon, fake_openai: FakeProvider, tmp_path: Path
 ) -> None:
-    fake_openai.enqueue(
-        Reply().text("# Findings\n\n", "Some **bold** words.\n\n", "```python\nprint(1)\n```\n"),
-        Reply().tool_call("write_file", {"path": "accepted.txt", "content": "yes\n"}),
-        Reply().text("wrote it"),
-        Reply().tool_call("write_file", {"path": "rejected.txt", "content": "no\n"}),
-        Reply().text("not written"),
-        when=lambda q: role(q) == "root",
-    )
-    titles = [Reply().text("A title") for _ in range(3)]
-    fake_openai.enqueue(*titles, when=lambda q: role(q) != "root")
+    panel_turns(fake_openai)
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(
             executable_path=CHROMIUM, args=["--no-sandbox", "--headless", "--disable-gpu"]
@@ -97,14 +82,7 @@ async def test_the_chat_panel_in_vscode(
                 "wrote it", timeout=60_000
             )
             assert (daemon.workdir / "accepted.txt").read_text() == "yes\n"
-            steered = [
-                str(m["content"])
-                for r in fake_openai.requests
-                if role(r) == "root"
-                for m in r.json["messages"]
-                if m["role"] == "user"
-            ]
-            assert "and mention the README" in steered
+            assert "and mention the README" in user_texts_sent(fake_openai)
 
             await panel.locator("#text").fill("write rejected.txt")
             await panel.locator("#text").press("Control+Enter")
