@@ -101,6 +101,7 @@ class ChatViewProvider {
     this.context = context;
     this.bridge = bridge; // { ensure(): Promise<client> }
     this.view = undefined;
+    this.shown = undefined; // the conversation the webview shows (it says so when it changes)
     this.diffs = new DiffContent();
     this.mediaUri = vscode.Uri.joinPath(context.extensionUri, "media");
   }
@@ -111,6 +112,11 @@ class ChatViewProvider {
     subs.push(
       vscode.window.registerWebviewViewProvider(VIEW, this, { webviewOptions: { retainContextWhenHidden: true } })
     );
+  }
+
+  /** Whether the panel is visible on this conversation (it then asks about its approvals). */
+  showing(conversationId) {
+    return Boolean(this.view && this.view.visible && this.shown === conversationId);
   }
 
   /** Called by the extension for every forwarded bridge notification. */
@@ -136,6 +142,8 @@ class ChatViewProvider {
       if (message.type === "request") {
         const client = await this.bridge.ensure();
         reply({ result: await client.sendRequest(message.method, message.params || {}) });
+      } else if (message.type === "shown") {
+        this.shown = message.conversationId;
       } else if (message.type === "host") {
         reply({ result: (await this.host(message.action, message.args || {})) ?? null });
       }

@@ -416,6 +416,8 @@ async function startClient(context) {
   client.onNotification("$/openvaala/approvalRequested", (request) => {
     state.approvals.set(request.approvalId, request);
     updateStatus();
+    // The chat panel on screen shows it as a card with its diff: not asked twice.
+    if (panel.showing(request.conversationId)) return;
     return askApproval(request);
   });
   client.onNotification("$/openvaala/approvalResolved", ({ approvalId }) => {

@@ -94,9 +94,14 @@ class Relay:
         self.diff_asked = asyncio.Event()
         self.tasks: set[asyncio.Task[None]] = set()
         self.sent = 0
+        self.shown: str | None = None
 
     async def to_host(self, raw: str) -> None:
-        self._spawn(self._answer(json.loads(raw)))
+        message = json.loads(raw)
+        if message["type"] == "shown":  # which conversation it shows: nothing to answer
+            self.shown = message["conversationId"]
+            return
+        self._spawn(self._answer(message))
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
@@ -151,7 +156,9 @@ def html(media: str) -> str:
 async def panel(
     daemon_factory: Any, fake_openai: FakeProvider, media: str, html: str
 ) -> AsyncIterator[tuple[Page, Relay, Daemon]]:
-    daemon: Daemon = daemon_factory(config=ask_always_config(fake_openai))
+    # A second model, for the model picker.
+    config = ask_always_config(fake_openai) + fake_openai.config_toml("other", model="other-model")
+    daemon: Daemon = daemon_factory(config=config)
     client, rec, _ = await start_lsp(
         daemon,
         capabilities("visual-studio-code"),
@@ -238,6 +245,18 @@ async def test_panel_streams_rendered_approves_with_diffs_steers_and_resumes(
     await expect(card.locator(".outcome")).to_have_text("Rejected")
     await expect(page.locator("article.msg.agent").last).to_contain_text("not written")
     assert not (daemon.workdir / "rejected.txt").exists()
+
+    # The model picker: the root agent's model, and another chosen for it.
+    await expect(page.locator("#model")).to_have_value("fake")
+    await page.select_option("#model", "other")
+
+    def model_chosen() -> bool:
+        return any(
+            e["method"] == "session/updated" and e["params"]["session"]["model"] == "other"
+            for e in relay.rec.events
+        )
+
+    await relay.rec.until(model_chosen)
 
     # A reload resumes: the same conversation, its transcript and the draft left in the composer.
     await page.fill("#text", "a draft to keep")

@@ -81,6 +81,7 @@ async function open(cid, composerText) {
   ui.early = [];
   $("text").value = composerText !== undefined ? composerText : ui.drafts[cid] || "";
   save();
+  api.postMessage({ type: "shown", conversationId: cid }); // its approvals are asked here
   await resubscribe();
   refreshPicker();
 }
@@ -140,6 +141,7 @@ function onChange(change) {
     case "sessionAdded":
       renderAgents();
       renderHeader();
+      showChoices();
       break;
     default:
       renderHeader();
@@ -182,6 +184,7 @@ function renderAll() {
   renderAgents();
   renderPlan();
   renderInbox();
+  showChoices();
 }
 
 function drawItem(item) {
@@ -392,10 +395,21 @@ async function refreshPicker() {
   picker.value = ui.cid || "";
   const agents = await guarded("agents", () => call("openvaala/agents", {}));
   if (agents && agents.agents) {
-    const current = ui.state && session(ui.state, null) && session(ui.state, null).info.agent;
     $("agent").replaceChildren(...agents.agents.map((a) => h("option", { value: a.name }, a.name)));
-    if (current) $("agent").value = current;
   }
+  const models = await guarded("models", () => call("openvaala/models", {}));
+  if (models && models.models) {
+    $("model").replaceChildren(...models.models.map((m) => h("option", { value: m.name }, m.name)));
+  }
+  showChoices();
+}
+
+// The agent and model selectors follow the agent on screen (the root's, or the one followed).
+function showChoices() {
+  const s = shownSession();
+  if (!s) return;
+  if (s.info.agent) $("agent").value = s.info.agent;
+  if (s.info.model) $("model").value = s.info.model;
 }
 
 async function fork(upToItemId) {
@@ -456,6 +470,12 @@ function wire() {
   });
   $("picker").addEventListener("change", (e) => e.target.value && open(e.target.value));
   $("agent").addEventListener("change", (e) => ui.cid && guarded("agent", () => call("openvaala/setAgent", { conversationId: ui.cid, agent: e.target.value })));
+  $("model").addEventListener("change", (e) => {
+    if (!ui.cid) return;
+    const params = { conversationId: ui.cid, model: e.target.value };
+    if (ui.sessionId) params.sessionId = ui.sessionId;
+    guarded("model", () => call("openvaala/setModel", params));
+  });
   $("file").addEventListener("click", async () => {
     const path = await guarded("file", () => host("file", {}));
     if (path) insert(`@${path} `);
@@ -479,6 +499,5 @@ function wire() {
 }
 
 wire();
-$("model").hidden = true; // no model list from the bridge yet (docs/editors.md)
 if (ui.cid) open(ui.cid);
 else refreshPicker();
