@@ -25,10 +25,13 @@ const FILES = [
   "vendor/LICENSE.highlightjs",
 ];
 
-fs.rmSync(OUT, { recursive: true, force: true });
+// Each file replaced atomically (a copy beside it, then renamed over it): a page or a packager
+// reading media/web/ while this runs (two test runs at once) never sees half a file.
 for (const file of FILES) {
   const to = path.join(OUT, file);
   fs.mkdirSync(path.dirname(to), { recursive: true });
-  fs.copyFileSync(path.join(STATIC, file), to);
+  const partial = `${to}.${process.pid}.partial`;
+  fs.copyFileSync(path.join(STATIC, file), partial);
+  fs.renameSync(partial, to);
 }
 console.log(`copied ${FILES.length} files into ${path.relative(process.cwd(), OUT) || "."}`);
