@@ -141,6 +141,17 @@ class Actions(MemoryActions, HistoryActions):
         }
         return await self.bridge.request(methods.CONVERSATION_SET_AGENT, call)
 
+    async def set_model(self, params: Params) -> Any:
+        """Choose the model of the root agent (or of `sessionId`'s): `{}`, then
+        `conversation/updated`; an unknown name is `model_missing` with `data.available`."""
+        call = session_params(params)
+        call["model"] = required(params, "model")
+        return await self.bridge.request(methods.CONVERSATION_SET_MODEL, call)
+
+    async def models(self, params: Params) -> Any:
+        """The configured models (the daemon's `models/list`), for a model picker."""
+        return await self.bridge.request(methods.MODELS_LIST, {})
+
     async def set_cwd(self, params: Params) -> Any:
         """Point the conversation at another directory (absolute, existing): `{}`, then
         `conversation/updated`; a missing one is `cwd_missing`."""

@@ -33,6 +33,8 @@ ROUTES: dict[str, str] = {
     "openvaala/remember": "remember",
     "openvaala/memory": "memory",
     "openvaala/memory/write": "write_memory",
+    "openvaala/models": "models",
+    "openvaala/setModel": "set_model",
 }
 
 

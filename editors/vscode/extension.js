@@ -19,10 +19,12 @@ function languageClientModule() {
   }
 }
 const { LanguageClient } = languageClientModule();
+const { ChatViewProvider } = require("./chat_view");
 
 const SCHEME = "openvaala";
 let client;
 let status;
+let panel; // the chat panel (chat_view.js)
 const state = {
   current: undefined,
   usage: new Map(),
@@ -181,6 +183,9 @@ const commands = {
   "openvaala.ui.new": async () => {
     const result = await request("openvaala/conversations/new", {});
     await openConversation(result.conversation.conversationId);
+  },
+  "openvaala.ui.chat": async () => {
+    await panel.show(current());
   },
   "openvaala.ui.open": async () => {
     const { conversations } = await request("openvaala/conversations/list", {});
@@ -377,6 +382,7 @@ async function startClient(context) {
     updateStatus();
   });
   client.onNotification("$/openvaala/event", (event) => {
+    panel.notify("$/openvaala/event", event);
     const p = event.params || {};
     if (event.method === "conversation/updated" && p.conversation) {
       const busy = p.conversation.status === "running" || p.conversation.status === "awaiting_approval";
@@ -393,7 +399,9 @@ async function startClient(context) {
       state.inbox.set(event.conversationId, p.inputs || []);
     }
   });
-  client.onNotification("$/openvaala/connection", ({ state: connection, restarted, message }) => {
+  client.onNotification("$/openvaala/connection", (params) => {
+    panel.notify("$/openvaala/connection", params);
+    const { state: connection, restarted, message } = params;
     if (connection === "reconnecting") {
       state.running.clear(); // the lost daemon's turns never end
       for (const cid of [...turns.keys()]) showRunning(cid, false);
@@ -408,6 +416,8 @@ async function startClient(context) {
   client.onNotification("$/openvaala/approvalRequested", (request) => {
     state.approvals.set(request.approvalId, request);
     updateStatus();
+    // The chat panel on screen shows it as a card with its diff: not asked twice.
+    if (panel.showing(request.conversationId)) return;
     return askApproval(request);
   });
   client.onNotification("$/openvaala/approvalResolved", ({ approvalId }) => {
@@ -424,6 +434,13 @@ async function startClient(context) {
 
 async function activate(context) {
   extensionContext = context;
+  panel = new ChatViewProvider(context, {
+    ensure: async () => {
+      await ensureClient();
+      return client;
+    },
+  });
+  panel.register();
   // Registered now, so a transcript opened before the bridge runs (a restored tab) resolves.
   fallbackRegistration = vscode.workspace.registerTextDocumentContentProvider(SCHEME, fallback);
   context.subscriptions.push({ dispose: () => fallbackRegistration && fallbackRegistration.dispose() });

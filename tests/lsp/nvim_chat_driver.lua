@@ -30,7 +30,7 @@ T.run(function(ov)
   local code_win = vim.api.nvim_get_current_win()
   vim.cmd("OpenVaalaNew sub")
   wait("chat opened", function()
-    return ov.state.current ~= nil and chat.chats[ov.state.current] ~= nil
+    return ov.state.current ~= nil and chat.chat(ov.state.current) ~= nil
   end)
   local cid = ov.state.current
   results.cid = cid
@@ -38,7 +38,7 @@ T.run(function(ov)
   results.code_win_kept = vim.api.nvim_win_is_valid(code_win)
     and vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(code_win)):match("code%.py$") ~= nil
   -- A multi-line prompt from the composer, sent with its key.
-  local c = chat.chats[cid]
+  local c = chat.chat(cid)
   vim.api.nvim_buf_set_lines(c.buf, 0, -1, false, { "line one", "## Assistant", "line three" })
   press("<C-s>")
   results.composer_after_send = vim.api.nvim_buf_get_lines(c.buf, 0, -1, false)
@@ -92,17 +92,17 @@ T.run(function(ov)
   ov.command("openvaala.rewind", { { conversationId = cid, messageId = first_message } })
   wait("rewound", function()
     local cur = ov.state.current
-    return cur ~= cid and chat.chats[cur] ~= nil and chat.text(chat.chats[cur].buf) ~= nil
+    return cur ~= cid and chat.chat(cur) ~= nil and chat.text(chat.chat(cur).buf) ~= nil
   end)
-  local rewound = chat.chats[ov.state.current]
+  local rewound = chat.chat(ov.state.current)
   results.rewound_composer = vim.api.nvim_buf_get_lines(rewound.buf, 0, -1, false)
 
-  -- q in the composer closes that chat.
+  -- q in the composer closes the sidebar.
   local before = #vim.api.nvim_tabpage_list_wins(0)
   vim.api.nvim_set_current_win(rewound.composer)
   press("q")
   results.closed = { before = before, after = #vim.api.nvim_tabpage_list_wins(0) }
-  results.rewound_chat_gone = chat.chats[ov.state.current] == nil
+  results.rewound_chat_gone = chat.chat(ov.state.current) == nil
 
   -- :checkhealth openvaala reports the bridge connected to the daemon.
   vim.cmd("checkhealth openvaala")

@@ -34,7 +34,9 @@ def test_extension_activates_and_shows_usage() -> None:
     assert seen["server"] == {"command": "openvaala", "args": ["lsp"]}
     assert seen["selector"] == [{"scheme": "openvaala"}]
     # No textDocumentContent from the server: the extension serves transcripts via render.
-    assert seen["providers"] == ["openvaala"]
+    # (and the chat panel serves an approval's two sides to the diff editor.)
+    assert seen["providers"] == ["openvaala-diff", "openvaala"]
+    assert seen["views"] == ["openvaala.chat"]
     assert seen["rendered"] == "# rendered"
     assert [m for m, _ in seen["requests"]][:3] == [
         "openvaala/conversations/new",

@@ -22,7 +22,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx
@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CODE_SERVER = os.environ.get("OPENVAALA_CODE_SERVER") or shutil.which("code-server")
 CHROMIUM = os.environ.get("OPENVAALA_CHROMIUM", "/usr/bin/chromium")
 NPM = shutil.which("npm")
+NODE = shutil.which("node")
 
 pytestmark = pytest.mark.skipif(
     CODE_SERVER is None or NPM is None or not Path(CHROMIUM).exists(),
@@ -53,6 +54,11 @@ def _free_port() -> int:
 def extensions(tmp_path: Path) -> Path:
     """editors/vscode installed as VS Code installs a folder extension: <publisher>.<name>-<ver>
     in the extensions directory, with its one dependency."""
+    assert NODE is not None
+    # The chat panel's copy of the web UI's modules, as `npm run web` makes it before packaging.
+    subprocess.run(
+        [NODE, "scripts/copy-web.js"], cwd=ROOT / "editors" / "vscode", check=True, timeout=60
+    )
     manifest = json.loads((ROOT / "editors" / "vscode" / "package.json").read_text())
     folder = tmp_path / "extensions" / f"openvaala.openvaala-{manifest['version']}"
     shutil.copytree(
@@ -144,6 +150,27 @@ def _stop_group(process: subprocess.Popen[bytes]) -> None:
         os.killpg(process.pid, signal.SIGKILL)
 
 
+@contextlib.asynccontextmanager
+async def workbench(url: str, screenshot: Path) -> AsyncIterator[Page]:
+    """Headless Chromium on code-server's workbench, once it shows; if the test fails, a
+    screenshot of it is kept at `screenshot`."""
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(
+            executable_path=CHROMIUM, args=["--no-sandbox", "--headless", "--disable-gpu"]
+        )
+        page = await browser.new_page(viewport={"width": 1400, "height": 900})
+        page.set_default_timeout(60_000)
+        try:
+            await page.goto(url)
+            await page.locator(".monaco-workbench").wait_for()
+            yield page
+        except BaseException:
+            await page.screenshot(path=str(screenshot))
+            raise
+        finally:
+            await browser.close()
+
+
 async def _palette(page: Page, command: str) -> None:
     """Run a command from the palette. The palette lists the commands known when it opens, and
     the extension host registers ours a few seconds after the workbench shows: ask again."""
@@ -199,57 +226,44 @@ async def _until_shown(page: Page, words: str, timeout: float = 60) -> None:
 async def test_the_extension_in_vscode_keeps_a_markdown_transcript_live(
     code_server: str, tmp_path: Path
 ) -> None:
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(
-            executable_path=CHROMIUM, args=["--no-sandbox", "--headless", "--disable-gpu"]
-        )
-        page = await browser.new_page(viewport={"width": 1400, "height": 900})
-        page.set_default_timeout(60_000)
-        try:
-            await page.goto(code_server)
-            await page.locator(".monaco-workbench").wait_for()
-            await _palette(page, "OpenVaala: New Conversation")
-            await _until_shown(page, "> agent **default** · model `demo`")
-            # VS Code set the language: the status bar's language picker says Markdown.
-            language = page.locator("#status\\.editor\\.mode")
-            await language.filter(has_text="Markdown").wait_for()
-            for words in ("first from vscode", "second from vscode"):
-                await _palette(page, "OpenVaala: Send Message (queue)")
-                box = page.locator(".quick-input-widget input")
-                await box.wait_for(state="visible")
-                await box.fill(words)
-                await box.press("Enter")
-                # The reply too: the document is refreshed while the turn runs and after it.
-                await _until_shown(page, f"You said: “{words}”")
-            # Transcripts the bridge opens (fork, rewind) and the extension opens (follow) are
-            # Markdown too.
-            seen = {await _active_tab(page)}
-            await _palette(page, "OpenVaala: Fork")
-            seen.add(await _new_tab(page, seen))
-            await _until_shown(page, "You said: “second from vscode”")
-            await language.filter(has_text="Markdown").wait_for()
-            await _palette(page, "OpenVaala: Rewind")
-            await _pick(page, "second from vscode")
+    async with workbench(code_server, tmp_path / "vscode.png") as page:
+        await _palette(page, "OpenVaala: New Conversation")
+        await _until_shown(page, "> agent **default** · model `demo`")
+        # VS Code set the language: the status bar's language picker says Markdown.
+        language = page.locator("#status\\.editor\\.mode")
+        await language.filter(has_text="Markdown").wait_for()
+        for words in ("first from vscode", "second from vscode"):
+            await _palette(page, "OpenVaala: Send Message (queue)")
             box = page.locator(".quick-input-widget input")
             await box.wait_for(state="visible")
-            assert await box.input_value() == "second from vscode"  # back for editing
-            await box.press("Escape")
-            seen.add(await _new_tab(page, seen))
-            await _until_shown(page, "You said: “first from vscode”")
-            assert "second from vscode" not in await _editor_text(page)
-            await language.filter(has_text="Markdown").wait_for()
-            await _palette(page, "OpenVaala: Send Message (queue)")
-            await box.wait_for(state="visible")
-            await box.fill("spawn: count to three")
+            await box.fill(words)
             await box.press("Enter")
-            await _until_shown(page, "I started a subagent")
-            await _palette(page, "OpenVaala: Follow")
-            await _pick(page, "default", index=1)  # the subagent, under the root agent
-            await _new_tab(page, seen)
-            await _until_shown(page, "## Task from default (parent agent)")
-            await language.filter(has_text="Markdown").wait_for()
-        except BaseException:
-            await page.screenshot(path=str(tmp_path / "vscode.png"))
-            raise
-        finally:
-            await browser.close()
+            # The reply too: the document is refreshed while the turn runs and after it.
+            await _until_shown(page, f"You said: “{words}”")
+        # Transcripts the bridge opens (fork, rewind) and the extension opens (follow) are
+        # Markdown too.
+        seen = {await _active_tab(page)}
+        await _palette(page, "OpenVaala: Fork")
+        seen.add(await _new_tab(page, seen))
+        await _until_shown(page, "You said: “second from vscode”")
+        await language.filter(has_text="Markdown").wait_for()
+        await _palette(page, "OpenVaala: Rewind")
+        await _pick(page, "second from vscode")
+        box = page.locator(".quick-input-widget input")
+        await box.wait_for(state="visible")
+        assert await box.input_value() == "second from vscode"  # back for editing
+        await box.press("Escape")
+        seen.add(await _new_tab(page, seen))
+        await _until_shown(page, "You said: “first from vscode”")
+        assert "second from vscode" not in await _editor_text(page)
+        await language.filter(has_text="Markdown").wait_for()
+        await _palette(page, "OpenVaala: Send Message (queue)")
+        await box.wait_for(state="visible")
+        await box.fill("spawn: count to three")
+        await box.press("Enter")
+        await _until_shown(page, "I started a subagent")
+        await _palette(page, "OpenVaala: Follow")
+        await _pick(page, "default", index=1)  # the subagent, under the root agent
+        await _new_tab(page, seen)
+        await _until_shown(page, "## Task from default (parent agent)")
+        await language.filter(has_text="Markdown").wait_for()

@@ -22,10 +22,14 @@ const vscode = {
   StatusBarAlignment: { Right: 2 },
   ProgressLocation: { Notification: 15 },
   EventEmitter,
-  Uri: { parse: (s) => ({ scheme: s.split(":")[0], path: s.replace(/^[a-z]+:\/\/conversation/, ""), toString: () => s }) },
+  Uri: {
+    parse: (s) => ({ scheme: s.split(":")[0], path: s.replace(/^[a-z]+:\/\/conversation/, ""), toString: () => s }),
+    joinPath: (base, ...parts) => ({ ...base, path: [base.path, ...parts].join("/") }),
+  },
   window: {
     activeTextEditor: undefined,
     createStatusBarItem: () => statusItem,
+    registerWebviewViewProvider: (id) => { seen.views = [...(seen.views || []), id]; return { dispose() {} }; },
     onDidChangeActiveTextEditor: () => ({ dispose() {} }),
     showInputBox: async () => "typed text",
     showInformationMessage: (m) => seen.notifications.push(m),
@@ -92,7 +96,7 @@ require.cache["vscode-languageclient/node"] = { id: "lc", filename: "lc", loaded
 
 (async () => {
   const ext = require(path.resolve(process.argv[2], "extension.js"));
-  const context = { subscriptions: [] };
+  const context = { subscriptions: [], extensionUri: { scheme: "file", path: process.argv[2] } };
   await ext.activate(context);
   seen.started_at_activation = Boolean(seen.started);
   await registered["openvaala.ui.new"]();

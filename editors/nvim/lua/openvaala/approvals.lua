@@ -6,6 +6,8 @@
 -- The first answer from any client wins: a request answered elsewhere is dropped from `pending`,
 -- and a late answer here is told in one short message.
 
+local review = require("openvaala.review")
+
 local M = {}
 local ov -- the openvaala module (set in setup)
 
@@ -89,19 +91,44 @@ function M.ask(request)
   end)
 end
 
+--- A write or patch (a request with `diffs`) is reviewed in a diff tab (review.lua), answered
+--- with its keys; any other request is asked with vim.ui.select.
+function M.present(request)
+  if type(request.diffs) == "table" and #request.diffs > 0 then
+    local _, decisions = M.choices(request)
+    local allowed = {}
+    for _, decision in pairs(decisions) do
+      allowed[decision] = true
+    end
+    return review.open(request, allowed, function(decision)
+      if not M.pending[request.approvalId] then
+        review.close(request.approvalId)
+        return notify("that approval was already answered")
+      end
+      M.respond(request, decision, nil, function(err)
+        if not err then
+          review.close(request.approvalId)
+        end
+      end)
+    end)
+  end
+  M.ask(request)
+end
+
 function M.on_requested(_, request)
   M.pending[request.approvalId] = request
   if ov.config.on_approval then
     return ov.config.on_approval(request)
   end
   vim.schedule(function()
-    M.ask(request)
+    M.present(request)
   end)
 end
 
 function M.on_resolved(_, resolved)
   local request = M.pending[resolved.approvalId]
   M.pending[resolved.approvalId] = nil
+  review.close(resolved.approvalId) -- answered (here or in another client): the review goes
   vim.cmd("redrawstatus")
   if request and resolved.decision then
     notify((request.agent or "agent") .. ": " .. (request.summary or "tool call") .. " — " .. PAST[resolved.decision])
@@ -126,7 +153,7 @@ function M.pick()
     return notify("no approval is waiting")
   end
   if #waiting == 1 then
-    return M.ask(waiting[1])
+    return M.present(waiting[1])
   end
   vim.ui.select(waiting, {
     prompt = "Approval:",
@@ -135,7 +162,7 @@ function M.pick()
     end,
   }, function(request)
     if request then
-      M.ask(request)
+      M.present(request)
     end
   end)
 end

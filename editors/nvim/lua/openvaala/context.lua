@@ -37,6 +37,10 @@ end
 
 --- Put the cursor on `location` ({uri, line}) once its transcript has that many lines.
 function M.goto(location)
+  local chat = require("openvaala.chat")
+  if chat.is_transcript(location.uri) then -- in the chat sidebar, not the current window
+    return chat.show(location.uri, { focus = "transcript", line = location.line })
+  end
   local buf = vim.fn.bufnr(location.uri)
   if buf == -1 or vim.api.nvim_get_current_buf() ~= buf then
     vim.cmd.edit(location.uri)

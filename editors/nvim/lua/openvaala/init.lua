@@ -92,6 +92,14 @@ local handlers = {
     buffer.refresh(params.uri)
   end,
   ["$/openvaala/composer"] = on_composer,
+  -- Fork, "Fork here", follow and rewind show their transcript in the chat sidebar, switched in
+  -- place (docs/editors.md, "The chat"); any other document opens as Neovim would open it.
+  ["window/showDocument"] = function(err, params, ctx, config)
+    if chat.is_transcript(params.uri) and not params.external then
+      return chat.on_show_document(params)
+    end
+    return vim.lsp.handlers["window/showDocument"](err, params, ctx, config)
+  end,
   ["$/openvaala/approvalRequested"] = approvals.on_requested,
   ["$/openvaala/approvalResolved"] = approvals.on_resolved,
   ["$/openvaala/connection"] = function(_, params)
@@ -165,7 +173,7 @@ function M.new_conversation(cwd, callback)
   end)
 end
 
---- Open a conversation in the chat layout (transcript in a split, composer below).
+--- Open a conversation in the chat sidebar (transcript, composer below), switched in place.
 function M.open(cid)
   M.request("openvaala/subscribe", { conversationId = cid }, function(err)
     if not err then
@@ -354,7 +362,7 @@ function M.follow(cid)
       end,
     }, function(entry)
       if entry then
-        vim.cmd.edit(vim.fn.fnameescape(entry.node.uri))
+        chat.show(entry.node.uri, { focus = "transcript" })
       end
     end)
   end, cid)

@@ -1,0 +1,503 @@
+// The chat panel's webview (docs/editors.md, "The chat panel"). It folds the conversation with
+// the web UI's own modules, copied in at package time (scripts/copy-web.js): state.js for the
+// fold, markdown.js for safe rendered Markdown with highlighted, copyable code. A subscription
+// draws the transcript once; every later event changes only the items it names (a streamed
+// reply appends to its one growing block), so nothing is redrawn whole per change.
+//
+// It talks to the extension (chat_view.js) by messages: {type:"request"} goes to the bridge,
+// {type:"host"} asks VS Code (the diff editor, a file picker, the editor's selection).
+import { apply, fromSnapshot, session, sessionTree } from "./web/js/state.js";
+import { MarkdownStream, renderMarkdown } from "./web/js/markdown.js";
+
+const api = acquireVsCodeApi();
+const saved = api.getState() || {};
+const ui = {
+  cid: saved.cid || null, // the conversation on screen
+  sessionId: null, // the agent followed (null: the root)
+  state: null, // the fold (state.js), once the snapshot is in
+  early: [], // events that came before the snapshot
+  drafts: saved.drafts || {}, // cid -> composer text, kept across switches and reloads
+  nodes: new Map(), // itemId -> {el, stream?}
+};
+// What tests and the bench read: how often the whole transcript was drawn.
+const stats = { fullRenders: 0, events: 0 };
+window.openvaalaPanel = { ui, stats };
+
+const $ = (id) => document.getElementById(id);
+const calls = new Map();
+let nextId = 1;
+
+function post(type, body) {
+  const id = nextId++;
+  return new Promise((resolve, reject) => {
+    calls.set(id, { resolve, reject });
+    api.postMessage({ type, id, ...body });
+  });
+}
+const call = (method, params) => post("request", { method, params });
+const host = (action, args) => post("host", { action, args });
+
+function save() {
+  api.setState({ cid: ui.cid, drafts: ui.drafts });
+}
+
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "on") for (const [ev, fn] of Object.entries(v)) el.addEventListener(ev, fn);
+    else if (k === "class") el.className = v;
+    else if (v !== undefined && v !== null && v !== false) el.setAttribute(k, v === true ? "" : v);
+  }
+  el.append(...children.filter((c) => c !== null && c !== undefined));
+  return el;
+}
+
+function button(label, onClick, title) {
+  return h("button", { title, on: { click: onClick } }, label);
+}
+
+async function guarded(what, fn) {
+  try {
+    return await fn();
+  } catch (err) {
+    showStatus(`${what}: ${err.message || err}`, true);
+    return undefined;
+  }
+}
+
+function showStatus(text, error = false) {
+  const el = $("status");
+  el.textContent = text;
+  el.classList.toggle("error", error);
+}
+
+// -- opening a conversation ------------------------------------------------------------
+
+async function open(cid, composerText) {
+  if (ui.cid && ui.cid !== cid) ui.drafts[ui.cid] = $("text").value;
+  ui.cid = cid;
+  ui.sessionId = null;
+  ui.state = null;
+  ui.early = [];
+  $("text").value = composerText !== undefined ? composerText : ui.drafts[cid] || "";
+  save();
+  api.postMessage({ type: "shown", conversationId: cid }); // its approvals are asked here
+  await resubscribe();
+  refreshPicker();
+}
+
+async function resubscribe() {
+  const cid = ui.cid;
+  const r = await guarded("subscribe", () => call("openvaala/subscribe", { conversationId: cid }));
+  if (!r || ui.cid !== cid) return;
+  ui.state = fromSnapshot(r.snapshot, r.seq);
+  const early = ui.early;
+  ui.early = [];
+  for (const note of early) apply(ui.state, note);
+  renderAll();
+}
+
+// -- events ------------------------------------------------------------------------------
+
+function onEvent(event) {
+  if (event.conversationId !== ui.cid) return;
+  stats.events += 1;
+  const note = { method: event.method, params: event.params || {} };
+  if (!ui.state) return ui.early.push(note);
+  if (event.method === "conversation/snapshot" && note.params.snapshot) {
+    ui.state = fromSnapshot(note.params.snapshot, event.seq); // a redraw from scratch
+    return renderAll();
+  }
+  const { status, changes } = apply(ui.state, note);
+  if (status === "gap") return resubscribe();
+  for (const change of changes) onChange(change);
+}
+
+function shownSession() {
+  return ui.state && session(ui.state, ui.sessionId);
+}
+
+function onChange(change) {
+  const s = shownSession();
+  const mine = !change.sessionId || (s && change.sessionId === s.info.sessionId);
+  switch (change.type) {
+    case "itemAdded":
+    case "itemUpdated":
+      if (mine) drawItem(s.byId.get(change.itemId));
+      break;
+    case "itemDelta":
+      if (mine) deltaItem(s.byId.get(change.itemId), change);
+      break;
+    case "itemRemoved":
+      if (mine) removeItem(change.itemId);
+      break;
+    case "plan":
+      if (mine) renderPlan();
+      break;
+    case "inbox":
+      if (mine) renderInbox();
+      break;
+    case "session":
+    case "sessionAdded":
+      renderAgents();
+      renderHeader();
+      showChoices();
+      break;
+    default:
+      renderHeader();
+  }
+}
+
+window.addEventListener("message", (e) => {
+  const m = e.data || {};
+  if (m.type === "response") {
+    const pending = calls.get(m.id);
+    calls.delete(m.id);
+    if (!pending) return;
+    if (m.error) pending.reject(Object.assign(new Error(m.error.message), { data: m.error.data }));
+    else pending.resolve(m.result);
+  } else if (m.type === "notification") {
+    if (m.method === "$/openvaala/event") onEvent(m.params);
+    else if (m.method === "$/openvaala/connection") onConnection(m.params);
+  } else if (m.type === "open" && m.conversationId) {
+    open(m.conversationId, m.composerText);
+  }
+});
+
+function onConnection(p) {
+  if (p.state === "reconnecting") showStatus("connection to the daemon lost, reconnecting…", true);
+  else if (p.state === "connected") {
+    showStatus("reconnected");
+    if (ui.cid) resubscribe();
+  } else if (p.state === "disconnected") showStatus(`the daemon is gone: ${p.message || ""}`, true);
+}
+
+// -- the transcript ---------------------------------------------------------------------
+
+function renderAll() {
+  stats.fullRenders += 1;
+  ui.nodes.clear();
+  $("transcript").replaceChildren();
+  const s = shownSession();
+  for (const item of (s && s.items) || []) drawItem(item);
+  renderHeader();
+  renderAgents();
+  renderPlan();
+  renderInbox();
+  showChoices();
+}
+
+function drawItem(item) {
+  if (!item) return;
+  const old = ui.nodes.get(item.itemId);
+  if (item.type === "tool_result") return drawResult(item);
+  if (old && old.stream && item.type === "agent_message") {
+    // The completed message: its final text, rendered whole once.
+    if (old.stream.text !== item.text) old.stream.setText(item.text || "");
+    if (item.status !== "in_progress") old.stream.finish();
+    return;
+  }
+  const node = itemNode(item);
+  if (old) old.el.replaceWith(node.el);
+  else $("transcript").append(node.el);
+  ui.nodes.set(item.itemId, node);
+  if (item.type === "tool_call") {
+    // A result that came first (a snapshot's order) finds its call now.
+    const s = shownSession();
+    const result = s && s.items.find((i) => i.type === "tool_result" && i.callId === item.callId);
+    if (result) drawResult(result);
+  }
+}
+
+function deltaItem(item, change) {
+  const node = item && ui.nodes.get(item.itemId);
+  if (!node) return drawItem(item);
+  if (node.stream && change.field === "text") node.stream.append(change.delta);
+  else if (node.body) node.body.textContent += change.delta;
+  else drawItem(item);
+}
+
+function removeItem(itemId) {
+  const node = ui.nodes.get(itemId);
+  if (node) node.el.remove();
+  ui.nodes.delete(itemId);
+}
+
+function itemNode(item) {
+  switch (item.type) {
+    case "user_message":
+      return userNode(item);
+    case "agent_message": {
+      const body = h("div", { class: "md" });
+      const stream = new MarkdownStream(body, item.text || "");
+      if (item.status !== "in_progress") stream.finish();
+      const copy = button("Copy", () => navigator.clipboard.writeText(stream.text), "Copy the message");
+      return { el: h("article", { class: "msg agent" }, h("div", { class: "who" }, "Assistant", copy), body), stream };
+    }
+    case "reasoning": {
+      const body = h("div", { class: "reasoning-text" }, item.text || "");
+      return { el: h("details", { class: "reasoning" }, h("summary", {}, "Thinking"), body), body };
+    }
+    case "tool_call": {
+      const output = h("pre", { class: "output" });
+      const el = h(
+        "details",
+        { class: "tool", "data-call": item.callId },
+        h("summary", {}, h("code", {}, item.name), " ", argSummary(item)),
+        h("pre", { class: "args" }, item.argumentsText || JSON.stringify(item.arguments || {}, null, 2)),
+        output
+      );
+      return { el, output };
+    }
+    case "approval":
+      return { el: approvalNode(item.approval) };
+    case "summary":
+      return { el: h("details", { class: "summary" }, h("summary", {}, "Summary of earlier messages"), rendered(item.text)) };
+    default:
+      return { el: h("div", { class: `notice ${item.kind || item.type}` }, item.text || item.type) };
+  }
+}
+
+function rendered(text) {
+  return h("div", { class: "md" }, renderMarkdown(text || ""));
+}
+
+function argSummary(item) {
+  const a = item.arguments || {};
+  const first = a.command || a.path || a.query || a.pattern || a.agent || "";
+  return h("span", { class: "arg" }, String(Array.isArray(first) ? first.join(" ") : first).slice(0, 120));
+}
+
+function drawResult(item) {
+  const call = document.querySelector(`details.tool[data-call="${CSS.escape(item.callId)}"]`);
+  const node = call && [...ui.nodes.values()].find((n) => n.el === call);
+  if (!node) {
+    const el = h("pre", { class: "output orphan" }, item.output || "");
+    const old = ui.nodes.get(item.itemId);
+    if (old) old.el.replaceWith(el);
+    else $("transcript").append(el);
+    ui.nodes.set(item.itemId, { el, body: el });
+    return;
+  }
+  node.output.textContent = item.output || "";
+  call.classList.toggle("failed", Boolean(item.isError));
+  ui.nodes.set(item.itemId, { el: h("span"), body: node.output });
+}
+
+function userNode(item) {
+  const cid = ui.cid;
+  const actions =
+    item.origin === "subagent" || ui.sessionId
+      ? null
+      : h(
+          "span",
+          { class: "actions" },
+          button("Fork here", () => fork(item.itemId), "A new conversation up to this message"),
+          button("Rewind", () => rewind(cid, item.itemId), "A new conversation from before this message, the message back in the composer")
+        );
+  const who = item.origin === "subagent" ? "Task from the parent agent" : "You";
+  return { el: h("article", { class: "msg user" }, h("div", { class: "who" }, who, actions), h("div", { class: "text" }, item.text || "")) };
+}
+
+// -- approvals ---------------------------------------------------------------------------
+
+function approvalNode(a) {
+  const el = h("section", { class: "approval", "data-approval": a.approvalId });
+  el.append(h("div", { class: "ask" }, a.text || `${a.agent} wants to use ${a.tool}: ${a.summary || ""}`));
+  if (a.reason) el.append(h("div", { class: "reason" }, a.reason));
+  for (const diff of a.diffs || []) {
+    const open = button(`Open diff: ${diff.path}`, () => host("diff", { diff, approvalId: a.approvalId }));
+    el.append(h("div", { class: "diff" }, open, h("pre", { class: "unified" }, diff.unified || ""), diff.truncated ? "(diff truncated)" : null));
+  }
+  if (a.decision) {
+    el.append(h("div", { class: "outcome" }, `${a.decision === "deny" ? "Rejected" : "Accepted"}${a.message ? `: ${a.message}` : ""}`));
+    return el;
+  }
+  const answers = Array.isArray(a.answers) && a.answers.length ? a.answers : [
+    { title: "Accept", decision: "allow" },
+    { title: "Reject", decision: "deny" },
+  ];
+  const row = h("div", { class: "row" });
+  for (const answer of answers) {
+    const label = answer.decision === "allow" ? "Accept" : answer.decision === "deny" ? "Reject" : answer.title;
+    row.append(button(label, () => respond(a, answer.decision), answer.title));
+  }
+  el.append(row);
+  return el;
+}
+
+function respond(a, decision) {
+  return guarded("approval", () =>
+    call("openvaala/approvals/respond", { conversationId: ui.cid, approvalId: a.approvalId, decision })
+  );
+}
+
+// -- the rest of the panel ---------------------------------------------------------------
+
+function renderHeader() {
+  const st = ui.state;
+  if (!st) return;
+  const root = session(st, null);
+  const status = st.conversation.status || "idle";
+  const usage = root && root.usage ? ` · context ${root.usage.used}/${root.usage.contextWindow}` : "";
+  showStatus(`${st.conversation.title || "New conversation"} — ${status}${usage}`);
+  document.body.dataset.status = status;
+}
+
+function renderAgents() {
+  const nav = $("agents");
+  nav.replaceChildren();
+  if (!ui.state) return;
+  const tree = sessionTree(ui.state);
+  if (tree.length < 2) return;
+  for (const { session: s, depth } of tree) {
+    const sid = s.info.parentSessionId ? s.info.sessionId : null;
+    const label = `${"· ".repeat(depth)}${s.info.agent || "agent"} (${s.info.status || "idle"})`;
+    const b = button(label, () => {
+      ui.sessionId = sid;
+      renderAll();
+    }, "Follow this agent");
+    if (sid === ui.sessionId) b.classList.add("current");
+    nav.append(b);
+  }
+}
+
+function renderPlan() {
+  const s = shownSession();
+  const plan = s && s.plan;
+  const el = $("plan");
+  el.hidden = !plan || !(plan.steps || []).length;
+  if (el.hidden) return;
+  el.replaceChildren(
+    h("div", { class: "who" }, "Plan"),
+    h("ol", {}, ...plan.steps.map((step) => h("li", { class: step.status }, `${step.status === "completed" ? "☑" : "☐"} ${step.step || step.text || ""}`)))
+  );
+}
+
+function renderInbox() {
+  const s = shownSession();
+  const el = $("inbox");
+  el.replaceChildren(
+    ...((s && s.inbox) || []).map((i) =>
+      h("div", { class: "waiting" }, `(${i.mode}) ${i.text}`, button("Withdraw", () => guarded("withdraw", () => call("openvaala/input", { action: "withdraw", inputId: i.inputId }))))
+    )
+  );
+}
+
+async function refreshPicker() {
+  const r = await guarded("conversations", () => call("openvaala/conversations/list", {}));
+  if (!r) return;
+  const picker = $("picker");
+  const known = r.conversations.some((c) => c.conversationId === ui.cid);
+  const options = r.conversations.map((c) => h("option", { value: c.conversationId }, `${c.title || "(untitled)"} · ${c.status}`));
+  if (ui.cid && !known) options.unshift(h("option", { value: ui.cid }, ui.cid.slice(0, 8)));
+  picker.replaceChildren(h("option", { value: "" }, "Conversation…"), ...options);
+  picker.value = ui.cid || "";
+  const agents = await guarded("agents", () => call("openvaala/agents", {}));
+  if (agents && agents.agents) {
+    $("agent").replaceChildren(...agents.agents.map((a) => h("option", { value: a.name }, a.name)));
+  }
+  const models = await guarded("models", () => call("openvaala/models", {}));
+  if (models && models.models) {
+    $("model").replaceChildren(...models.models.map((m) => h("option", { value: m.name }, m.name)));
+  }
+  showChoices();
+}
+
+// The agent and model selectors follow the agent on screen (the root's, or the one followed).
+function showChoices() {
+  const s = shownSession();
+  if (!s) return;
+  if (s.info.agent) $("agent").value = s.info.agent;
+  if (s.info.model) $("model").value = s.info.model;
+}
+
+async function fork(upToItemId) {
+  const params = { conversationId: ui.cid };
+  if (upToItemId) params.upToItemId = upToItemId;
+  const r = await guarded("fork", () => call("openvaala/fork", params));
+  if (r) await open(r.conversation.conversationId);
+}
+
+async function rewind(cid, messageId) {
+  const r = await guarded("rewind", () => call("openvaala/rewind", { conversationId: cid, messageId }));
+  if (r) await open(r.conversation.conversationId, r.composerText || "");
+}
+
+async function send(mode) {
+  const text = $("text").value.trim();
+  if (!text) return showStatus("the composer is empty", true);
+  if (!ui.cid) await open((await call("openvaala/conversations/new", {})).conversation.conversationId);
+  const cid = ui.cid;
+  $("text").value = "";
+  ui.drafts[cid] = "";
+  save();
+  const params = { conversationId: cid, text, mode };
+  if (ui.sessionId) params.sessionId = ui.sessionId;
+  const r = await guarded("send", () => call("openvaala/send", params));
+  if (!r && ui.cid === cid && !$("text").value) $("text").value = text; // not sent: give it back
+}
+
+function insert(text) {
+  const area = $("text");
+  const at = area.selectionStart ?? area.value.length;
+  area.value = area.value.slice(0, at) + text + area.value.slice(at);
+  area.focus();
+  ui.drafts[ui.cid] = area.value;
+  save();
+}
+
+function contextBlock(sel) {
+  const where = sel.first ? `${sel.path}:${sel.first}-${sel.last}` : sel.path;
+  let fence = "```";
+  while (sel.text.includes(fence)) fence += "`";
+  return `\`${where}\`\n${fence}${sel.language || ""}\n${sel.text}\n${fence}\n`;
+}
+
+function wire() {
+  $("send").addEventListener("click", () => send("queue"));
+  $("steer").addEventListener("click", () => send("steer"));
+  $("jump").addEventListener("click", () => send("jump"));
+  $("interrupt").addEventListener("click", () => ui.cid && guarded("interrupt", () => call("openvaala/interrupt", { conversationId: ui.cid })));
+  $("new").addEventListener("click", async () => {
+    const r = await guarded("new", () => call("openvaala/conversations/new", {}));
+    if (r) await open(r.conversation.conversationId);
+  });
+  $("fork").addEventListener("click", () => ui.cid && fork(null));
+  $("compact").addEventListener("click", async () => {
+    const r = ui.cid && (await guarded("compact", () => call("openvaala/compact", { conversationId: ui.cid })));
+    if (r) showStatus(r.compacted ? "compacted" : `not compacted: ${r.reason}`);
+  });
+  $("picker").addEventListener("change", (e) => e.target.value && open(e.target.value));
+  $("agent").addEventListener("change", (e) => ui.cid && guarded("agent", () => call("openvaala/setAgent", { conversationId: ui.cid, agent: e.target.value })));
+  $("model").addEventListener("change", (e) => {
+    if (!ui.cid) return;
+    const params = { conversationId: ui.cid, model: e.target.value };
+    if (ui.sessionId) params.sessionId = ui.sessionId;
+    guarded("model", () => call("openvaala/setModel", params));
+  });
+  $("file").addEventListener("click", async () => {
+    const path = await guarded("file", () => host("file", {}));
+    if (path) insert(`@${path} `);
+  });
+  $("selection").addEventListener("click", async () => {
+    const sel = await guarded("selection", () => host("selection", {}));
+    if (sel) insert(contextBlock(sel));
+    else showStatus("no editor selection to add", true);
+  });
+  $("text").addEventListener("input", () => {
+    if (ui.cid) ui.drafts[ui.cid] = $("text").value;
+    save();
+  });
+  $("text").addEventListener("keydown", (e) => {
+    if (e.key !== "Enter") return;
+    if (e.ctrlKey || e.metaKey) send("queue");
+    else if (e.altKey) send("steer");
+    else return;
+    e.preventDefault();
+  });
+}
+
+wire();
+if (ui.cid) open(ui.cid);
+else refreshPicker();
