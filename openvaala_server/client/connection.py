@@ -427,7 +427,7 @@ class Client:
         import httpx  # only clients that read images need it
 
         if self.dialer is not None:  # over ssh: one request through a bridge (docs/remote.md)
-            from openvaala_server.remote.http import exchange
+            from openvaala_server.client.http_exchange import exchange
 
             path = f"/attachments/{conversation_id}/{sha256}"
             answer = await exchange(await self.dialer.open(), "GET", path, host="x", token=None)

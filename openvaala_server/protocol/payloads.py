@@ -23,7 +23,7 @@ from openvaala_server.domain.inbox import InputWire
 from openvaala_server.domain.inbox import Mode as InputMode
 from openvaala_server.domain.memory import Scope as MemoryScope
 from openvaala_server.domain.plan import Plan
-from openvaala_server.domain.proposed import ProposedDiff as FileDiff
+from openvaala_server.domain.proposed import ProposedDiff
 from openvaala_server.domain.records import ErrorInfo, ForkedFrom, Item
 from openvaala_server.domain.trace import Omitted, TracePart
 from openvaala_server.domain.tree import TreeNode
@@ -122,7 +122,7 @@ class ApprovalRequestedNote(TypedDict):
     noGrantReason: NotRequired[str]
     # What a write_file / edit_file / apply_patch call would change, one entry per file (empty
     # for other tools and for a call that would fail): the user reviews the change itself.
-    diffs: list[FileDiff]
+    diffs: list[ProposedDiff]
 
 
 class PendingApproval(ApprovalRequestedNote):

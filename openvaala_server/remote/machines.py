@@ -15,8 +15,8 @@ import orjson
 from openvaala_server.client import Client
 from openvaala_server.client.conversation_ids import resolve
 from openvaala_server.client.daemon import ensure_server
+from openvaala_server.client.http_exchange import Answer, exchange
 from openvaala_server.client.remote import Dialer, Remote, on_remote
-from openvaala_server.remote.http import Answer, exchange
 
 
 class TransferFailed(Exception):

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import orjson
 
+from openvaala_server.client.http_exchange import exchange
 from openvaala_server.client.remote import Dialer, Remote, RemoteUnavailable, forward_command
-from openvaala_server.remote.http import exchange
 from openvaala_server.remote.web_proxy import Proxy
 
 FORWARD_READY_S = 30.0
