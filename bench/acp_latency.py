@@ -37,14 +37,14 @@ import asyncio
 import sys
 import time
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from acp import PROTOCOL_VERSION, Client, spawn_agent_process
-from acp.schema import AgentThoughtChunk, ClientCapabilities, Implementation
+from acp.schema import AgentThoughtChunk
 
+from bench._acp import acp_connection
 from bench._daemon import BenchDaemon, RawClient, check_clock, percentile
 
 
@@ -97,14 +97,7 @@ async def run(n_words: int, pace_ms: float) -> None:
         rec = Recorder()
         words = [f"w{i}" for i in range(n_words)]
         rec.last = words[-1]
-        async with spawn_agent_process(
-            cast(Client, rec), sys.executable, "-m", "openvaala_server", "acp", env=daemon.env
-        ) as (conn, _proc):
-            await conn.initialize(
-                protocol_version=PROTOCOL_VERSION,
-                client_capabilities=ClientCapabilities(),
-                client_info=Implementation(name="bench", version="0"),
-            )
+        async with acp_connection(rec, daemon.env) as conn:
             await conn.load_session(cwd=str(daemon.workdir), session_id=cid, mcp_servers=[])
             ws_arrivals: dict[str, float] = {}
             seq_of: dict[str, int] = {}

@@ -34,14 +34,15 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from acp import PROTOCOL_VERSION, Client, spawn_agent_process, text_block
-from acp.schema import AgentMessageChunk, ClientCapabilities, Implementation
+from acp import text_block
+from acp.schema import AgentMessageChunk
 
+from bench._acp import acp_connection
 from bench._daemon import DEMO_CONFIG, BenchDaemon, RawClient, percentile
 
 
@@ -151,14 +152,7 @@ async def run(rounds: int) -> None:
         new = await lsp.answer(await lsp.send("openvaala/conversations/new", {}))
         lsp_cid = new["result"]["conversation"]["conversationId"]
         rec = FirstChunk()
-        async with spawn_agent_process(
-            cast(Client, rec), sys.executable, "-m", "openvaala_server", "acp", env=daemon.env
-        ) as (conn, _proc):
-            await conn.initialize(
-                protocol_version=PROTOCOL_VERSION,
-                client_capabilities=ClientCapabilities(),
-                client_info=Implementation(name="bench", version="0"),
-            )
+        async with acp_connection(rec, daemon.env) as conn:
             sid = (await conn.new_session(cwd=str(daemon.workdir), mcp_servers=[])).session_id
             for _ in range(rounds):
                 times["websocket"].append(await websocket_round(ws, ws_cid))

@@ -201,7 +201,8 @@ class App {
     this.subscribing = 0;
     if (result.snapshot) {
       this.stats.snapshots += 1;
-      this.state = S.fromSnapshot(result.snapshot, result.seq);
+      // A resubscription's snapshot keeps the reply a crashed daemon was streaming.
+      this.state = S.fromSnapshot(result.snapshot, result.seq, resuming ? this.state : null);
       if (this.followed && !this.state.sessions.has(this.followed)) this.followed = null;
       this.renderAll();
     } else {

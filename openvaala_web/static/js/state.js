@@ -12,7 +12,9 @@
 
 /** @typedef {{type: string, sessionId?: string, itemId?: string, field?: string, delta?: string}} Change */
 
-export function fromSnapshot(snapshot, seq) {
+/** `previous`: the state this snapshot replaces (a resubscription), whose reply cut by a daemon
+ * crash is kept (`keepCutStream`). */
+export function fromSnapshot(snapshot, seq, previous = null) {
   const state = {
     conversationId: snapshot.conversation.conversationId,
     conversation: { ...snapshot.conversation },
@@ -33,10 +35,34 @@ export function fromSnapshot(snapshot, seq) {
     session.usage = s.usage || null;
     session.plan = s.plan || null;
     session.pinned = s.pinned || [];
+    if (previous) keepCutStream(previous.sessions.get(session.info.sessionId), session);
     state.sessions.set(session.info.sessionId, session);
   }
   for (const request of snapshot.approvals || []) approvalRequested(state, request);
   return state;
+}
+
+// The daemon saves a message when it completes: text streamed before a crash is not in the new
+// daemon's snapshot. When a snapshot ends the turn this page saw running, the streamed items it
+// lacks stay where they were, marked interrupted (openvaala_server/client/cut_stream.py, the
+// same rule for the Python clients; docs/design.md).
+function keepCutStream(before, after) {
+  const turnId = before && before.turn ? before.turn.turnId : null;
+  if (!turnId || (after.turn && after.turn.turnId === turnId)) return;
+  let anchor = null;
+  for (const item of before.items) {
+    if (after.byId.has(item.itemId)) {
+      anchor = item.itemId;
+      continue;
+    }
+    const streamed = item.type === "agent_message" || item.type === "reasoning";
+    if (!streamed || item.status !== "in_progress" || item.turnId !== turnId || !item.text) continue;
+    const kept = { ...item, status: "interrupted" };
+    const at = anchor === null ? after.items.length : after.items.indexOf(after.byId.get(anchor)) + 1;
+    after.items.splice(at, 0, kept);
+    after.byId.set(kept.itemId, kept);
+    anchor = kept.itemId;
+  }
 }
 
 function newSession(wire) {
