@@ -217,9 +217,7 @@ class ThreadFeed:
         self.started[item["itemId"]] = item["type"]
         if item["type"] == "tool_call":
             self.calls[item["callId"]] = item
-            mapped: wire.ThreadItem | None = items.tool_item(
-                item, None, self.cwd, read=lambda path: self.read_file(os.path.join(self.cwd, path))
-            )
+            mapped: wire.ThreadItem | None = items.tool_item(item, None, self.cwd, read=self._read)
         elif item["type"] == "tool_result":
             self.result_call[item["itemId"]] = item["callId"]
             return []
@@ -264,6 +262,10 @@ class ThreadFeed:
         out.append(self._item_note("item/completed", sid, turn, mapped))
         return out
 
+    def _read(self, path: str) -> str | None:
+        """A file a call names (relative to the conversation's directory), for its diff."""
+        return self.read_file(os.path.join(self.cwd, path))
+
     def item_discarded(self, p: JsonObject) -> list[Out]:
         self.started.pop(str(p.get("itemId")), None)
         return []
@@ -274,7 +276,12 @@ class ThreadFeed:
         if call is None:
             return []
         out: list[Out] = [
-            self._item_note("item/completed", sid, turn, items.tool_item(call, result, self.cwd))
+            self._item_note(
+                "item/completed",
+                sid,
+                turn,
+                items.tool_item(call, result, self.cwd, read=self._read),
+            )
         ]
         changes = result.get("changes") or []
         if changes and turn:

@@ -59,5 +59,14 @@ async def test_the_approval_of_a_patch_shows_its_changes(
         assert (daemon.workdir / "keep.py").read_text() == "".join(lines)
         [done] = items_of(codex, mark, "item/completed", "fileChange")
         assert done["status"] == "completed" and len(done["changes"]) == 3
+
+        # Declined, the item ends with the changes it proposed, still at the file's lines.
+        codex.answer = lambda message: {"decision": "decline"}
+        again = PATCH.replace("x8 = 80", "x8 = 81").replace("-x8 = 8", "-x8 = 80")
+        again = again.split("*** Add File")[0] + "*** End Patch"
+        _, mark = await run_turn(codex, thread, f"call: apply_patch {json.dumps({'input': again})}")
+        [declined] = items_of(codex, mark, "item/completed", "fileChange")
+        assert declined["status"] in ("failed", "declined")
+        assert "@@ -5,6 +5,6 @@" in declined["changes"][0]["diff"], declined
     finally:
         await codex.close()
