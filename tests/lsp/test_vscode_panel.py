@@ -266,3 +266,15 @@ async def test_panel_streams_rendered_approves_with_diffs_steers_and_resumes(
     await expect(page.locator("article.msg.agent").last).to_contain_text("not written")
     await expect(page.locator("details.tool")).to_have_count(2)
     await expect(page.locator("details.tool").last.locator("pre.output")).to_contain_text("denied")
+
+    # Fork: a new conversation with the same history, switched to in place.
+    original = await page.locator("#picker").input_value()
+    await page.click("#fork")
+    await expect(page.locator("#picker")).not_to_have_value(original)
+    forked = await page.locator("#picker").input_value()
+    await expect(page.locator("article.msg.agent").first.locator("h1")).to_have_text("Findings")
+    # Rewind to before the first message: a new conversation without it, the text back.
+    await page.locator("article.msg.user").first.get_by_role("button", name="Rewind").click()
+    await expect(page.locator("#picker")).not_to_have_value(forked)
+    await expect(page.locator("#text")).to_have_value("look around")
+    await expect(page.locator("article.msg")).to_have_count(0)
