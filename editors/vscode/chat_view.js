@@ -114,9 +114,13 @@ class ChatViewProvider {
     );
   }
 
+  visible() {
+    return Boolean(this.view && this.view.visible);
+  }
+
   /** Whether the panel is visible on this conversation (it then asks about its approvals). */
   showing(conversationId) {
-    return Boolean(this.view && this.view.visible && this.shown === conversationId);
+    return this.visible() && this.shown === conversationId;
   }
 
   /** Called by the extension for every forwarded bridge notification. */
