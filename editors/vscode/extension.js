@@ -441,6 +441,11 @@ async function activate(context) {
       await ensureClient();
       return client;
     },
+    // The palette's commands and the status bar act on the conversation the panel shows.
+    shown: (cid) => {
+      state.current = cid;
+      updateStatus();
+    },
   });
   panel.register();
   // Registered now, so a transcript opened before the bridge runs (a restored tab) resolves.
