@@ -99,7 +99,7 @@ const BODY = `
 class ChatViewProvider {
   constructor(context, bridge) {
     this.context = context;
-    this.bridge = bridge; // { ensure(): Promise<client> }
+    this.bridge = bridge; // { ensure(): Promise<client>, shown?(conversationId) }
     this.view = undefined;
     this.shown = undefined; // the conversation the webview shows (it says so when it changes)
     this.diffs = new DiffContent();
@@ -114,9 +114,13 @@ class ChatViewProvider {
     );
   }
 
+  visible() {
+    return Boolean(this.view && this.view.visible);
+  }
+
   /** Whether the panel is visible on this conversation (it then asks about its approvals). */
   showing(conversationId) {
-    return Boolean(this.view && this.view.visible && this.shown === conversationId);
+    return this.visible() && this.shown === conversationId;
   }
 
   /** Called by the extension for every forwarded bridge notification. */
@@ -144,6 +148,7 @@ class ChatViewProvider {
         reply({ result: await client.sendRequest(message.method, message.params || {}) });
       } else if (message.type === "shown") {
         this.shown = message.conversationId;
+        if (this.bridge.shown) this.bridge.shown(message.conversationId);
       } else if (message.type === "host") {
         reply({ result: (await this.host(message.action, message.args || {})) ?? null });
       }

@@ -426,6 +426,8 @@ async function startClient(context) {
   });
   client.onNotification("$/openvaala/composer", async ({ conversationId, text }) => {
     state.current = conversationId;
+    // A rewind from a transcript's lens: into the chat panel's composer when it is on screen.
+    if (panel.visible()) return panel.show(conversationId, text);
     const edited = await vscode.window.showInputBox({ prompt: "OpenVaala (rewound)", value: text });
     if (edited) await request("openvaala/send", { conversationId, text: edited, mode: "queue" });
   });
@@ -438,6 +440,11 @@ async function activate(context) {
     ensure: async () => {
       await ensureClient();
       return client;
+    },
+    // The palette's commands and the status bar act on the conversation the panel shows.
+    shown: (cid) => {
+      state.current = cid;
+      updateStatus();
     },
   });
   panel.register();

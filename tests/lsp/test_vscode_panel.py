@@ -84,6 +84,19 @@ def media() -> Iterator[str]:
     server.server_close()
 
 
+# What VS Code answers the panel's host actions with in this test (chat_view.js's `host`).
+HOST_ANSWERS: dict[str, Any] = {
+    "file": "src/app.py",
+    "selection": {
+        "path": "src/app.py",
+        "language": "python",
+        "text": "x = 1",
+        "first": 3,
+        "last": 3,
+    },
+}
+
+
 class Relay:
     """What chat_view.js does in VS Code: the webview's requests to the bridge, the bridge's
     notifications to the webview; `diffs` records what the diff editor was asked to show."""
@@ -118,8 +131,8 @@ class Relay:
                 self.diffs.append(m["args"])
                 self.diff_asked.set()
                 reply["result"] = None
-            else:
-                reply["result"] = None
+            else:  # the file picker and the editor's selection, as the user would pick them
+                reply["result"] = HOST_ANSWERS.get(m["action"])
         except Exception as exc:  # the webview shows it, as chat_view.js passes it on
             reply["error"] = {"message": str(exc), "data": None}
         await self._post(reply)
@@ -266,3 +279,26 @@ async def test_panel_streams_rendered_approves_with_diffs_steers_and_resumes(
     await expect(page.locator("article.msg.agent").last).to_contain_text("not written")
     await expect(page.locator("details.tool")).to_have_count(2)
     await expect(page.locator("details.tool").last.locator("pre.output")).to_contain_text("denied")
+
+    # Context for the composer: a file picked from the workspace, the editor's selection.
+    await page.fill("#text", "see ")
+    await page.press("#text", "End")
+    await page.click("#file")
+    await expect(page.locator("#text")).to_have_value("see @src/app.py ")
+    await page.click("#selection")
+    await expect(page.locator("#text")).to_have_value(
+        "see @src/app.py `src/app.py:3-3`\n```python\nx = 1\n```\n"
+    )
+    await page.fill("#text", "")
+
+    # Fork: a new conversation with the same history, switched to in place.
+    original = await page.locator("#picker").input_value()
+    await page.click("#fork")
+    await expect(page.locator("#picker")).not_to_have_value(original)
+    forked = await page.locator("#picker").input_value()
+    await expect(page.locator("article.msg.agent").first.locator("h1")).to_have_text("Findings")
+    # Rewind to before the first message: a new conversation without it, the text back.
+    await page.locator("article.msg.user").first.get_by_role("button", name="Rewind").click()
+    await expect(page.locator("#picker")).not_to_have_value(forked)
+    await expect(page.locator("#text")).to_have_value("look around")
+    await expect(page.locator("article.msg")).to_have_count(0)

@@ -16,7 +16,14 @@ from playwright.async_api import FrameLocator, Page, expect
 
 from tests.fakes.providers import FakeProvider
 from tests.lsp.scripted_writes import ask_always_config, panel_turns, user_texts_sent
-from tests.lsp.test_vscode_real import _palette, code_server, extensions, pytestmark, workbench
+from tests.lsp.test_vscode_real import (
+    _palette,
+    _pick,
+    code_server,
+    extensions,
+    pytestmark,
+    workbench,
+)
 from tests.support.daemon import Daemon
 
 __all__ = ["code_server", "extensions", "pytestmark"]  # the fixtures, and the same skip
@@ -89,3 +96,15 @@ async def test_the_chat_panel_in_vscode(
         await expect(panel.locator("article.msg.agent").last).to_contain_text(
             "not written", timeout=60_000
         )
+
+        # The palette's Rewind… acts on the panel's conversation, and the message comes back in
+        # the panel's composer (not an input box), on the new conversation.
+        before = await panel.locator("#picker").input_value()
+        await _palette(page, "OpenVaala: Rewind")
+        await _pick(page, "look around")
+        # Turns after that message wrote a file: VS Code asks whether to restore it.
+        await _palette(page, "Notifications: Show Notifications")
+        keep = page.locator(".notifications-center .monaco-button", has_text="Keep files")
+        await keep.first.click()
+        await expect(panel.locator("#text")).to_have_value("look around", timeout=60_000)
+        await expect(panel.locator("#picker")).not_to_have_value(before)
