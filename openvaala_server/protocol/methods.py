@@ -59,6 +59,8 @@ MEMORY_READ: Final = "memory/read"
 MEMORY_REMEMBER: Final = "memory/remember"
 MEMORY_WRITE: Final = "memory/write"
 SHELL_RUN: Final = "shell/run"
+COMMANDS_LIST: Final = "commands/list"
+COMMANDS_EXPAND: Final = "commands/expand"
 
 REQUESTS: Final = frozenset(
     {
@@ -111,6 +113,8 @@ REQUESTS: Final = frozenset(
         MEMORY_REMEMBER,
         MEMORY_WRITE,
         SHELL_RUN,
+        COMMANDS_LIST,
+        COMMANDS_EXPAND,
     }
 )
 

@@ -379,6 +379,12 @@ class ShellRunParams(TypedDict):
     command: str
 
 
+class ExpandParams(TypedDict):
+    conversationId: str
+    name: str
+    arguments: NotRequired[str]
+
+
 class ConversationParams(TypedDict):
     """Every request that names a conversation and nothing else."""
 
@@ -573,6 +579,8 @@ REQUEST_PARAMS: Final[dict[str, type]] = {
     m.SESSIONS_LIST: ConversationParams,
     m.CONVERSATION_INIT: ConversationParams,
     m.SHELL_RUN: ShellRunParams,
+    m.COMMANDS_LIST: ConversationParams,
+    m.COMMANDS_EXPAND: ExpandParams,
     m.MEMORY_READ: ConversationParams,
     m.MEMORY_REMEMBER: RememberParams,
     m.MEMORY_WRITE: MemoryWriteParams,
@@ -754,6 +762,20 @@ class ReplacedResult(TypedDict):
     items: list[Item]
 
 
+class CustomCommandInfo(TypedDict):
+    name: str
+    description: str
+    source: Literal["user", "project"]
+
+
+class CommandsResult(TypedDict):
+    commands: list[CustomCommandInfo]
+
+
+class ExpandResult(TypedDict):
+    text: str  # the message to send, as if typed
+
+
 class ShellRunResult(TypedDict):
     itemId: str  # the user message (`origin: "shell"`) that carries the output
     output: str
@@ -863,6 +885,8 @@ REQUEST_RESULTS: Final[dict[str, type]] = {
     m.APPROVAL_RESPOND: RespondResult,
     m.AGENTS_LIST: AgentsResult,
     m.SHELL_RUN: ShellRunResult,
+    m.COMMANDS_LIST: CommandsResult,
+    m.COMMANDS_EXPAND: ExpandResult,
     m.MODELS_LIST: ModelsResult,
     m.MCP_LIST: McpResult,
     m.MCP_GET_PROMPT: GetPromptResult,

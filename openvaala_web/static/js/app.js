@@ -15,6 +15,7 @@ import { $, h } from "./dom.js";
 import { bindSkipLink, bindTabs, Drawer, EscapeStack, markTab } from "./layout.js";
 import { MemoryPanel, parseCommand } from "./memory.js";
 import { PermissionModeSelect } from "./permission_mode.js";
+import { expandCustom } from "./custom_commands.js";
 import { Connection } from "./rpc.js";
 import { SettingsPanel } from "./settings.js";
 import { SessionsPanel } from "./sessions.js";
@@ -579,6 +580,8 @@ class App {
     if (!this.openId) return;
     const command = parseCommand(text);
     if (command) return this.memory.run(command);
+    text = await expandCustom(text, this.openId, (method, params) => this.call(method, params, "Command"));
+    if (text === null) throw new Error("not sent");
     const result = await this.call(
       "input/send",
       { conversationId: this.openId, ...this.sessionParam(), text, mode, ...(images.length ? { images } : {}) },
