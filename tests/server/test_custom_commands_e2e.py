@@ -12,23 +12,13 @@ from collections.abc import Iterator
 import pytest
 
 from openvaala_server.client import RpcError
-from tests.support.daemon import Daemon, make_daemon, stop_any_server
+from tests.support.daemon import DEFAULT_CONFIG, Daemon, make_daemon, stop_any_server
 from tests.support.events import new_conversation, snapshot_of
-
-CONFIG = """
-[models.demo]
-provider = "demo"
-pace_ms = 0
-
-[agents.default]
-description = "General assistant"
-model = "demo"
-"""
 
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
-    d = make_daemon(tmp_path_factory.mktemp("custom"), CONFIG)
+    d = make_daemon(tmp_path_factory.mktemp("custom"), DEFAULT_CONFIG)
     user = d.config_path.parent / "commands"
     user.mkdir()
     (user / "explain.md").write_text("---\ndescription: Explain simply\n---\nExplain $ARGUMENTS.\n")

@@ -7,24 +7,14 @@ from collections.abc import Callable
 
 from playwright.sync_api import expect
 
-from tests.support.daemon import Daemon
+from tests.support.daemon import DEFAULT_CONFIG, Daemon
 from tests.web.conftest import WebUI
-
-CONFIG = """
-[models.demo]
-provider = "demo"
-pace_ms = 0
-
-[agents.default]
-description = "General assistant"
-model = "demo"
-"""
 
 
 def test_the_composer_sends_a_custom_command_expanded(
     daemon_factory: Callable[..., Daemon], ui_factory: Callable[[Daemon], WebUI]
 ) -> None:
-    daemon = daemon_factory(CONFIG, start=False)
+    daemon = daemon_factory(DEFAULT_CONFIG, start=False)
     project = daemon.workdir / ".openvaala" / "commands"
     project.mkdir(parents=True)
     (project / "explain.md").write_text("Explain $ARGUMENTS to a newcomer.\n")
