@@ -28,7 +28,13 @@ from typing import TYPE_CHECKING, TextIO
 
 from openvaala_server.domain.approvals import allowed_by, has_control_operator, pattern_matches
 from openvaala_server.domain.short_ids import IdPrefixError
-from openvaala_server.exec_words import config_warning, cwd_gone, tool_line, unknown_tool
+from openvaala_server.exec_words import (
+    config_warning,
+    cwd_gone,
+    slash_call,
+    tool_line,
+    unknown_tool,
+)
 from openvaala_server.protocol import codec, methods
 from openvaala_server.protocol.display import scrub
 
@@ -389,7 +395,7 @@ async def _exec(client: Client, request: ExecRequest, stop: asyncio.Event) -> in
             )
         params: payloads.SendParams = {
             "conversationId": cid,
-            "text": request.prompt,
+            "text": await _expanded(client, cid, request.prompt),
             "mode": "queue",
         }
         if request.images:
@@ -418,6 +424,18 @@ async def _exec(client: Client, request: ExecRequest, stop: asyncio.Event) -> in
         follower.feed({"method": "exec/ended", "params": {"conversationId": cid, "exitCode": code}})
     _err(f'conversation {cid} (go on: openvaala exec --resume {cid} "…")')
     return code
+
+
+async def _expanded(client: Client, cid: str, prompt: str) -> str:
+    """`/name args`: the custom command's prompt, expanded by the daemon (docs/protocol.md,
+    commands/expand); an unknown name is refused there (exit 2)."""
+    call = slash_call(prompt)
+    if call is None:
+        return prompt
+    name, arguments = call
+    change: payloads.ExpandParams = {"conversationId": cid, "name": name, "arguments": arguments}
+    result = await client.request(methods.COMMANDS_EXPAND, change)
+    return str(result["text"])
 
 
 async def _repoint(client: Client, cid: str, gone: str, request: ExecRequest) -> None:

@@ -5,6 +5,7 @@ an `--allow` rule names, and the one-line stderr note of a tool call (docs/desig
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Mapping
 from typing import Final
 
@@ -63,3 +64,14 @@ def config_warning(status: object) -> str | None:
         f"warning: the last edit of the config file was ignored ({message}); "
         "this run uses the configuration from before it"
     )
+
+
+_SLASH = re.compile(r"/([A-Za-z0-9][A-Za-z0-9_-]*)(?:\s+(.*))?", re.DOTALL)
+
+
+def slash_call(prompt: str) -> tuple[str, str] | None:
+    """`/name arguments`: a custom command to expand (`/usr/bin is…` is a message)."""
+    match = _SLASH.fullmatch(prompt.strip())
+    if match is None:
+        return None
+    return match[1].lower(), (match[2] or "").strip()

@@ -10,10 +10,10 @@ from textual.app import App
 
 from openvaala_server.client import Client, ConnectionLost, RpcError
 from openvaala_server.client.view import LOCAL_PREFIX, ConversationView
+from openvaala_server.custom_commands import CustomCommand, directories, load
 from openvaala_server.protocol import methods
 from openvaala_server.protocol.display import format_tokens
 from openvaala_tui import commands, errors
-from openvaala_tui.custom_commands import CustomCommand, directories, load
 from openvaala_tui.screens import (
     AgentsScreen,
     ConfirmScreen,
@@ -131,6 +131,11 @@ class CommandsMixin(App[int]):
 
             path = str(config_path())
         return Path(str(path)).parent / "commands"
+
+    def compose_text(self, text: str) -> None:
+        """Put `text` in the composer to finish (the palette's custom commands)."""
+        self.composer.set_text(text)
+        self.composer.focus()
 
     def custom_commands(self) -> dict[str, CustomCommand]:
         cwd = str(self.view.conversation.get("cwd") or self.cwd)

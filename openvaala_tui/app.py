@@ -141,6 +141,7 @@ class VaalaApp(
         self._sending = asyncio.Lock()  # messages reach the daemon in the order they were sent
         self._pending: dict[str, Item] = {}  # sent while disconnected, not delivered yet
         self._pending_ids = itertools.count(1)
+        self._editing_shown = False  # the footer shows "Cancel edit" for Esc (`check_action`)
 
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
@@ -489,7 +490,10 @@ class VaalaApp(
             to = f"to subagent: {fmt.first_line(str(name), 30)}"
             title = f"{to} · {title}" if title else to
         self.composer.border_title = title
-        self.refresh_bindings()  # the footer's Esc: "Interrupt" or "Cancel edit"
+        editing = self.composer.editing_input is not None
+        if editing != self._editing_shown:  # the footer's Esc: "Interrupt" or "Cancel edit"
+            self._editing_shown = editing
+            self.refresh_bindings()
 
     async def on_transcript_need_older(self, message: Transcript.NeedOlder) -> None:
         session = self.view.sessions.get(self.following or "")

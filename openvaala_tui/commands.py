@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
 from functools import partial
-from typing import Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+if TYPE_CHECKING:
+    from openvaala_server.custom_commands import CustomCommand
 
 
 class SlashRunner(Protocol):
@@ -14,6 +18,10 @@ class SlashRunner(Protocol):
     this interface, so this module, which the app imports, imports nothing of it back."""
 
     def run_slash(self, name: str, arg: str) -> None: ...
+
+    def custom_commands(self) -> Mapping[str, CustomCommand]: ...
+
+    def compose_text(self, text: str) -> None: ...
 
 
 COMMANDS: dict[str, str] = {
@@ -96,18 +104,30 @@ class SlashCommands(Provider):
     def vaala(self) -> SlashRunner:
         return cast("SlashRunner", self.app)
 
+    def _entries(self) -> list[tuple[str, str, Callable[[], object]]]:
+        """(name, help, what choosing it does): the built-in commands run; a custom command
+        (docs/configuration.md, "Custom commands") goes into the composer for its arguments."""
+        entries: list[tuple[str, str, Callable[[], object]]] = [
+            (name, help_text, partial(self.vaala.run_slash, name, ""))
+            for name, help_text in COMMANDS.items()
+        ]
+        for name, custom in sorted(self.vaala.custom_commands().items()):
+            entries.append(
+                (
+                    name,
+                    f"(custom) {custom.description}",
+                    partial(self.vaala.compose_text, f"/{name} "),
+                )
+            )
+        return entries
+
     async def discover(self) -> Hits:
-        for name, help_text in COMMANDS.items():
-            yield DiscoveryHit(f"/{name}", partial(self.vaala.run_slash, name, ""), help=help_text)
+        for name, help_text, run in self._entries():
+            yield DiscoveryHit(f"/{name}", run, help=help_text)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
-        for name, help_text in COMMANDS.items():
+        for name, help_text, run in self._entries():
             score = matcher.match(f"/{name} {help_text}")
             if score > 0:
-                yield Hit(
-                    score,
-                    matcher.highlight(f"/{name}"),
-                    partial(self.vaala.run_slash, name, ""),
-                    help=help_text,
-                )
+                yield Hit(score, matcher.highlight(f"/{name}"), run, help=help_text)

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from openvaala_server.custom_commands import directories, load
 from openvaala_tui.commands import COMMANDS
-from openvaala_tui.custom_commands import directories, load
 
 MAX_CANDIDATES = 12
 MAX_ATTACHED_BYTES = 200_000  # one file; larger ones are named, not attached

@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from openvaala_server import __version__, errors
+from openvaala_server.api.command_methods import command_methods
 from openvaala_server.api.connection import Connection, Reply
 from openvaala_server.api.context_methods import context_methods
 from openvaala_server.api.debug_methods import debug_methods
@@ -80,6 +81,7 @@ class Dispatcher:
         self.methods.update(context_methods(runtime))
         self.methods.update(memory_methods(runtime))
         self.methods.update(directory_methods())
+        self.methods.update(command_methods(runtime))
         self.methods.update(mcp_methods(runtime))
         self.methods.update(debug_methods(runtime))  # only with OPENVAALA_DEBUG_TASKS=1
 

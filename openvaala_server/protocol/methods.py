@@ -60,6 +60,8 @@ MEMORY_REMEMBER: Final = "memory/remember"
 MEMORY_WRITE: Final = "memory/write"
 SHELL_RUN: Final = "shell/run"
 DIRECTORIES_LIST: Final = "directories/list"
+COMMANDS_LIST: Final = "commands/list"
+COMMANDS_EXPAND: Final = "commands/expand"
 
 REQUESTS: Final = frozenset(
     {
@@ -113,6 +115,8 @@ REQUESTS: Final = frozenset(
         MEMORY_WRITE,
         SHELL_RUN,
         DIRECTORIES_LIST,
+        COMMANDS_LIST,
+        COMMANDS_EXPAND,
     }
 )
 

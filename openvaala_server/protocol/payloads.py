@@ -390,6 +390,12 @@ class DirectoriesParams(TypedDict, total=False):
     hidden: bool
 
 
+class ExpandParams(TypedDict):
+    conversationId: str
+    name: str
+    arguments: NotRequired[str]
+
+
 class ConversationParams(TypedDict):
     """Every request that names a conversation and nothing else."""
 
@@ -585,6 +591,8 @@ REQUEST_PARAMS: Final[dict[str, type]] = {
     m.CONVERSATION_INIT: ConversationParams,
     m.SHELL_RUN: ShellRunParams,
     m.DIRECTORIES_LIST: DirectoriesParams,
+    m.COMMANDS_LIST: ConversationParams,
+    m.COMMANDS_EXPAND: ExpandParams,
     m.MEMORY_READ: ConversationParams,
     m.MEMORY_REMEMBER: RememberParams,
     m.MEMORY_WRITE: MemoryWriteParams,
@@ -781,6 +789,20 @@ class DirectoryListing(TypedDict):
     truncated: bool  # more than the method returns
 
 
+class CustomCommandInfo(TypedDict):
+    name: str
+    description: str
+    source: Literal["user", "project"]
+
+
+class CommandsResult(TypedDict):
+    commands: list[CustomCommandInfo]
+
+
+class ExpandResult(TypedDict):
+    text: str  # the message to send, as if typed
+
+
 class ShellRunResult(TypedDict):
     itemId: str  # the user message (`origin: "shell"`) that carries the output
     output: str
@@ -891,6 +913,8 @@ REQUEST_RESULTS: Final[dict[str, type]] = {
     m.AGENTS_LIST: AgentsResult,
     m.SHELL_RUN: ShellRunResult,
     m.DIRECTORIES_LIST: DirectoryListing,
+    m.COMMANDS_LIST: CommandsResult,
+    m.COMMANDS_EXPAND: ExpandResult,
     m.MODELS_LIST: ModelsResult,
     m.MCP_LIST: McpResult,
     m.MCP_GET_PROMPT: GetPromptResult,

@@ -24,20 +24,10 @@ import pytest
 
 from openvaala_server import __version__
 from openvaala_server.discovery import LOCK_FILE, TOKEN_FILE, read_lock
+from tests.support.daemon import DEFAULT_CONFIG
 
 ROOT = Path(__file__).resolve().parents[2]
-CONFIG = """
-[models.demo]
-provider = "demo"
-pace_ms = 0
-
-[agents.default]
-description = "General assistant"
-model = "demo"
-
-[server]
-port = 0
-"""
+CONFIG = DEFAULT_CONFIG + "\n[server]\nport = 0\n"
 # What a clone holds that a build must not need (and this checkout has beside it).
 LEFT_OUT = shutil.ignore_patterns(
     ".git",

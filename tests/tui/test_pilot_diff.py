@@ -9,6 +9,7 @@ from typing import Any
 
 from openvaala_tui.app import VaalaApp
 from openvaala_tui.diff_actions import DiffScreen
+from openvaala_tui.widgets.items import ToolBlock
 from tests.tui.conftest import Clients, demo_config, notices, ready, type_and_send, wait_for
 
 
@@ -34,7 +35,11 @@ async def test_diff_after_a_shell_turn_shows_its_changes(
         await type_and_send(pilot, "run: echo new line > notes.txt && echo fresh > made.txt")
         root = app.view.root
         assert root is not None
-        await wait_for(pilot, lambda: root.running, what="the turn to start")
+        await wait_for(
+            pilot,
+            lambda: any(b.status == "done" for b in app.transcript.query(ToolBlock)),
+            what="the shell call",
+        )
         await wait_for(pilot, lambda: not root.running, what="the turn to end")
         assert (work / "made.txt").exists()
 

@@ -16,23 +16,13 @@ from textual.pilot import Pilot
 from openvaala_tui.app import VaalaApp
 from openvaala_tui.widgets.footer import QuietFooter
 from openvaala_tui.widgets.items import ToolBlock
-from tests.support.daemon import Daemon, make_daemon, stop_any_server
+from tests.support.daemon import DEFAULT_CONFIG, Daemon, make_daemon, stop_any_server
 from tests.tui.conftest import Clients, ready, type_and_send, wait_for
-
-CONFIG = """
-[models.demo]
-provider = "demo"
-pace_ms = 0
-
-[agents.default]
-description = "General assistant"
-model = "demo"
-"""
 
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
-    d = make_daemon(tmp_path_factory.mktemp("modes"), CONFIG)
+    d = make_daemon(tmp_path_factory.mktemp("modes"), DEFAULT_CONFIG)
     d.start()
     yield d
     d.stop()

@@ -5,7 +5,8 @@
 - `/model` highlights the current model and Down stops at the last one;
 - Enter in the `/resume` search opens the top result; after Ctrl+A typing still searches;
 - `/tree` shows whole timestamps;
-- while a waiting message is edited the footer offers `esc Cancel edit`.
+- while a waiting message is edited the footer offers `esc Cancel edit`;
+- `/continue` with nothing cut says so once; the Ctrl+P palette lists custom commands.
 
 The agent asks before every shell command (`approval = "always"`), so a turn holds at its
 approval until another client answers: no timing decides what is waiting when."""
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from textual import events
+from textual.command import CommandList, CommandPalette
 from textual.pilot import Pilot
 from textual.widgets import Input, OptionList, Switch
 
@@ -221,3 +223,23 @@ async def test_continue_with_nothing_cut_says_so_once(
         await app.slash("continue", "")
         await wait_for(pilot, lambda: bool(notices(app)), what="the answer")
         assert notices(app) == [NOTHING_TO_CONTINUE]
+
+
+async def test_the_palette_lists_custom_commands(
+    home: Daemon, clients: Clients, workdir: Path
+) -> None:
+    project = workdir / ".openvaala" / "commands"
+    project.mkdir(parents=True)
+    (project / "explain.md").write_text("---\ndescription: Explain simply\n---\nExplain it.\n")
+    app = VaalaApp(cwd=str(workdir), client=await clients(home))
+    async with app.run_test(size=(110, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("ctrl+p")
+        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), what="palette")
+        await pilot.press(*"explain")
+        found = app.screen.query_one(CommandList)
+        await wait_for(pilot, lambda: found.option_count > 0, what="a hit")
+        assert "Explain simply" in str(found.get_option_at_index(0).prompt)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.composer.text == "/explain ", what="the composer")
+        assert app.composer.has_focus

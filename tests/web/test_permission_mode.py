@@ -10,19 +10,9 @@ from collections.abc import Callable
 from playwright.sync_api import expect
 
 from openvaala_server.client import Client
-from tests.support.daemon import Daemon
+from tests.support.daemon import DEFAULT_CONFIG, Daemon
 from tests.support.events import snapshot_of
 from tests.web.conftest import WebUI, run_async
-
-CONFIG = """
-[models.demo]
-provider = "demo"
-pace_ms = 0
-
-[agents.default]
-description = "General assistant"
-model = "demo"
-"""
 
 
 def _mode(daemon: Daemon, cid: str, switch_to: str | None = None) -> str:
@@ -42,7 +32,7 @@ def _mode(daemon: Daemon, cid: str, switch_to: str | None = None) -> str:
 def test_the_composer_select_switches_the_mode_both_ways(
     daemon_factory: Callable[..., Daemon], ui_factory: Callable[[Daemon], WebUI]
 ) -> None:
-    daemon = daemon_factory(CONFIG)
+    daemon = daemon_factory(DEFAULT_CONFIG)
     ui = ui_factory(daemon)
     ui.login()
     cid = ui.new_conversation()

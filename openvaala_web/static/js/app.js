@@ -17,6 +17,7 @@ import { $, h } from "./dom.js";
 import { bindSkipLink, bindTabs, Drawer, EscapeStack, markTab } from "./layout.js";
 import { MemoryPanel, parseCommand } from "./memory.js";
 import { PermissionModeSelect } from "./permission_mode.js";
+import { expandCustom } from "./custom_commands.js";
 import { Connection } from "./rpc.js";
 import { SettingsPanel } from "./settings.js";
 import { SessionsPanel } from "./sessions.js";
@@ -625,6 +626,11 @@ class App {
     if (!this.openId && !(await this.startConversation())) throw new Error("not started");
     const command = parseCommand(text);
     if (command) return this.memory.run(command);
+    if (!/^\s*\/mcp__/.test(text)) {
+      // A custom command (custom_commands.js) first: its text may mention MCP resources.
+      text = await expandCustom(text, this.openId, (method, params) => this.call(method, params, "Command"));
+      if (text === null) throw new Error("not sent");
+    }
     try {
       text = await this.composer.mcp.expand(text); // MCP prompts and resources (mcp_picker.js)
     } catch (err) {

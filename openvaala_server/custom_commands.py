@@ -1,7 +1,11 @@
 """Custom slash commands: prompt files the user writes (docs/configuration.md, "Custom
 commands"). `/name args` sends the file's text, `$ARGUMENTS` replaced by `args`; the user's
 files are in the configuration directory's `commands/`, the project's in the conversation
-directory's `.openvaala/commands/`, which wins over the user's for the same name."""
+directory's `.openvaala/commands/`, which wins over the user's for the same name.
+
+One implementation for every client: the terminal reads the files itself (it completes their
+names as you type), the daemon lists and expands them for the others (`commands/list`,
+`commands/expand`: the web UI, `openvaala exec /name args`; docs/protocol.md)."""
 
 from __future__ import annotations
 
@@ -52,7 +56,9 @@ def directories(user_dir: Path, cwd: str) -> list[Path]:
     return [user_dir, Path(cwd) / PROJECT_DIR]
 
 
-def load(dirs: list[Path], builtin: set[str]) -> dict[str, CustomCommand]:
+def load(
+    dirs: list[Path], builtin: set[str] | frozenset[str] = frozenset()
+) -> dict[str, CustomCommand]:
     """The custom commands in `dirs` by name; a built-in command's name is never overridden."""
     found: dict[str, CustomCommand] = {}
     for directory in dirs:
