@@ -475,7 +475,7 @@ class App {
     const info = conv ? [conv.cwd, conv.agent, conv.model, conv.persisted === false ? "not saved until the first message" : null] : [];
     $("#conv-info").textContent = info.filter(Boolean).join(" · ");
     $("#conv-header").dataset.status = conv ? conv.status || "idle" : "";
-    for (const id of ["#change-agent", "#change-model", "#rename", "#archive", "#delete"]) $(id).disabled = !conv;
+    for (const id of ["#change-agent", "#change-model", "#rename", "#archive", "#delete", "#jump-start"]) $(id).disabled = !conv;
     // Which agent and model are in use, on the buttons that change them.
     $("#change-agent").textContent = conv ? `Agent: ${conv.agent}` : "Agent";
     $("#change-model").textContent = conv ? `Model: ${conv.model}` : "Model";
@@ -546,6 +546,7 @@ class App {
     $("#tab-agents").addEventListener("click", () => this.selectTab("agents"));
     bindTabs($("#conv-header [role='tablist']"), (name) => this.selectTab(name));
     $("#follow-back").addEventListener("click", () => this.follow(this.state.conversation.rootSessionId));
+    $("#jump-start").addEventListener("click", () => this.jumpToStart());
     $("#change-agent").addEventListener("click", () => this.settings.openPicker());
     $("#change-model").addEventListener("click", () => this.settings.openModelPicker());
     this.escape.add($("#model-form"), () => this.settings.closeModelPicker());
@@ -652,6 +653,32 @@ class App {
         this.sidebar.refresh();
       }
     }
+  }
+
+  /** Read the rest of the shown session's history from the daemon (big pages, back to its first
+   * item) and show its start. */
+  async jumpToStart() {
+    if (!this.state) return;
+    const state = this.state;
+    const sessionId = this.viewedSessionId();
+    const session = S.session(state, sessionId);
+    try {
+      while (session && session.hasMore) {
+        const before = S.firstServerItemId(state, sessionId);
+        if (!before) break;
+        const result = await this.rpc.request("conversation/read", {
+          conversationId: state.conversationId, sessionId, beforeItem: before, limit: HISTORY_PAGE,
+        });
+        if (state !== this.state || sessionId !== this.viewedSessionId()) return;
+        S.prependItems(state, sessionId, result.items || [], Boolean(result.hasMore));
+      }
+    } catch (err) {
+      if (err.kind !== "offline") this.showError(`Could not read the start of the conversation: ${err.message}`);
+      return;
+    }
+    this.transcript.showStart();
+    this.context.renderPins();
+    this.announce("At the start of the conversation.");
   }
 
   async loadMore() {

@@ -77,6 +77,19 @@ export class TranscriptView {
     this.scrollToBottom();
   }
 
+  /** Draw the session's first page (its whole history is in memory): "Jump to start". Later
+   * items are drawn as the user scrolls down, as after scrolling up. */
+  showStart() {
+    const s = this.session;
+    if (!s) return;
+    this.pending.disconnect();
+    this.elements.clear();
+    this.list.replaceChildren(...s.items.slice(0, PAGE).map((item) => this._build(item)));
+    this.hiddenBelow = s.items.length > PAGE;
+    this._updateMore();
+    this.root.scrollTop = 0;
+  }
+
   clear(message) {
     this.session = null;
     this.pending.disconnect();
