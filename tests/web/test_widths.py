@@ -246,6 +246,9 @@ def test_phone_folds_the_plan_and_shows_a_message_s_actions_on_tap(
         expect(first.locator(".item-actions")).to_be_hidden()
         second.locator(".text").tap()
         expect(second.locator(".item-actions")).to_be_hidden()
+        # A long press (the context menu a phone opens for it) shows them too.
+        first.locator(".text").dispatch_event("contextmenu")
+        expect(first.locator(".item-actions")).to_be_visible()
         assert phone.console_errors == []
     finally:
         context.close()
