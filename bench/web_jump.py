@@ -20,14 +20,11 @@ import tempfile
 import time
 from pathlib import Path
 
-import httpx
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._daemon import BenchDaemon
 from bench._history import write_conversation
-from bench.web import CHROMIUM, spread
-from openvaala_server.api.login_page import write_page
+from bench.web import CHROMIUM, login_url, spread
 
 # The start is drawn: the announcement is out, the view at its top, nothing earlier to read.
 AT_START = """() => document.querySelector('#announce').textContent.includes('start')
@@ -41,17 +38,6 @@ CLICK_JUMP = """() => {
   if (menu && !menu.hidden) menu.click();
   document.querySelector('#jump-start').click();
 }"""
-
-
-def sign_in(daemon: BenchDaemon) -> str:
-    """A one-time sign-in page's address, as `openvaala web` writes it."""
-    answer = httpx.post(
-        f"http://{daemon.address}/login/code",
-        headers={"Authorization": f"Bearer {daemon.token}"},
-        timeout=10,
-    )
-    answer.raise_for_status()
-    return write_page(daemon.home, f"http://{daemon.address}", answer.json()["code"]).as_uri()
 
 
 def main() -> int:
@@ -73,7 +59,7 @@ def main() -> int:
             )
             context = browser.new_context(viewport={"width": 1200, "height": 800})
             page = context.new_page()
-            page.goto(sign_in(daemon))
+            page.goto(login_url(daemon))
             page.wait_for_url("**/s/**")
             page.wait_for_selector("body[data-connection='online']")
             app = page.url.split("#")[0]
