@@ -35,6 +35,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._daemon import BenchDaemon
+from openvaala_server.api.login_page import write_page
 from openvaala_server.client import Client
 
 CHROMIUM = os.environ.get("OPENVAALA_CHROMIUM", "/usr/bin/chromium")
@@ -59,6 +60,7 @@ async def make_conversation(daemon: BenchDaemon, items: int) -> str:
 
 
 def login_url(daemon: BenchDaemon) -> str:
+    """A one-time sign-in page's address, as `openvaala web` writes it."""
     answer = httpx.post(
         f"http://{daemon.address}/login/code",
         headers={"Authorization": f"Bearer {daemon.token}"},
@@ -67,7 +69,7 @@ def login_url(daemon: BenchDaemon) -> str:
     if answer.status_code == 404:  # a daemon from before the login codes (for a baseline run)
         return f"http://{daemon.address}/?token={daemon.token}"
     answer.raise_for_status()
-    return f"http://{daemon.address}{answer.json()['path']}"
+    return write_page(daemon.home, f"http://{daemon.address}", answer.json()["code"]).as_uri()
 
 
 def spread(values: list[float]) -> str:
@@ -99,6 +101,7 @@ def main() -> int:
             context = browser.new_context(viewport={"width": 1200, "height": 800})
             page = context.new_page()
             page.goto(login_url(daemon))
+            page.wait_for_url("**/s/**")
             page.wait_for_selector("body[data-connection='online']")
             app = page.url.split("#")[0]
             page.close()

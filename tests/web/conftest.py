@@ -25,7 +25,9 @@ from playwright.sync_api import (
 )
 
 from openvaala_server.api.login_page import write_page
+from openvaala_server.client import Client
 from tests.support.daemon import Daemon
+from tests.support.events import collect_until, new_conversation, tool_started
 
 T = TypeVar("T")
 
@@ -206,3 +208,25 @@ def header_action(page: Page, selector: str) -> None:
     if toggle.is_visible() and toggle.get_attribute("aria-expanded") != "true":
         toggle.click()
     page.locator(selector).click()
+
+
+def crash_in_a_shell(daemon: Daemon) -> str:
+    """A conversation whose turn runs `sleep 30` in the shell; then the daemon is killed and
+    started again, so the turn is one a crash cut. Returns the conversation's id."""
+
+    async def start_shell() -> str:
+        client: Client = await daemon.client(reconnect=False)
+        try:
+            cid = await new_conversation(client, str(daemon.workdir))
+            await client.request(
+                "input/send", {"conversationId": cid, "text": "run: sleep 30", "mode": "queue"}
+            )
+            await collect_until(client, tool_started)
+            return cid
+        finally:
+            await client.close()
+
+    cid = run_async(start_shell)
+    daemon.kill()
+    daemon.start()
+    return cid

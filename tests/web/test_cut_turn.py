@@ -8,10 +8,8 @@ from collections.abc import Callable
 
 from playwright.sync_api import expect
 
-from openvaala_server.client import Client
 from tests.support.daemon import Daemon
-from tests.support.events import collect_until, new_conversation, tool_started
-from tests.web.conftest import WebUI, header_action, paced, run_async
+from tests.web.conftest import WebUI, crash_in_a_shell, header_action, paced
 
 DaemonFactory = Callable[..., Daemon]
 UIFactory = Callable[[Daemon], WebUI]
@@ -22,21 +20,7 @@ def test_continue_only_on_a_cut_turn_inline_and_in_history(
 ) -> None:
     daemon = daemon_factory(paced(0))
 
-    async def start_shell() -> str:
-        client: Client = await daemon.client(reconnect=False)
-        try:
-            cid = await new_conversation(client, str(daemon.workdir))
-            await client.request(
-                "input/send", {"conversationId": cid, "text": "run: sleep 30", "mode": "queue"}
-            )
-            await collect_until(client, tool_started)
-            return cid
-        finally:
-            await client.close()
-
-    cid = run_async(start_shell)
-    daemon.kill()
-    daemon.start()
+    cid = crash_in_a_shell(daemon)
     ui = ui_factory(daemon)
     ui.login()
     page = ui.page

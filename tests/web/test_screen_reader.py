@@ -194,6 +194,13 @@ def test_the_list_keeps_a_bounded_dom_scrolled_to_the_end(
     expect(oldest).to_be_in_viewport()
     assert page.locator("#conv-list li").count() <= 210
     assert page.locator("#conv-list *").count() < 3_000
+    # A search says how many it found (a status: read out politely), "+" while more pages exist.
+    page.fill("#search", "Conversation 001")
+    expect(page.locator("#search-count")).to_have_text("10 conversations found")
+    page.fill("#search", "Conversation")
+    expect(page.locator("#search-count")).to_have_text("100+ conversations found")
+    page.fill("#search", "")
+    expect(page.locator("#search-count")).to_have_text("")
     # Back at the top, the newest is drawn again.
     page.locator("#conv-list").evaluate("el => { el.scrollTop = 0; }")
     expect(

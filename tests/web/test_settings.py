@@ -14,8 +14,8 @@ from playwright.sync_api import expect
 from openvaala_server.client import Client
 from openvaala_server.protocol.payloads import ConversationInfo
 from tests.support.daemon import Daemon
-from tests.support.events import collect_until, new_conversation, snapshot_of, tool_started
-from tests.web.conftest import WebUI, run_async
+from tests.support.events import collect_until, new_conversation, snapshot_of
+from tests.web.conftest import WebUI, crash_in_a_shell, run_async
 
 DaemonFactory = Callable[..., Daemon]
 UIFactory = Callable[[Daemon], WebUI]
@@ -144,22 +144,7 @@ def test_a_turn_cut_by_a_crash_shows_why_it_ended(
     daemon_factory: DaemonFactory, ui_factory: UIFactory
 ) -> None:
     daemon = daemon_factory(AGENTS)
-
-    async def start_shell() -> str:
-        client: Client = await daemon.client(reconnect=False)
-        try:
-            cid = await new_conversation(client, str(daemon.workdir))
-            await client.request(
-                "input/send", {"conversationId": cid, "text": "run: sleep 30", "mode": "queue"}
-            )
-            await collect_until(client, tool_started)
-            return cid
-        finally:
-            await client.close()
-
-    cid = run_async(start_shell)
-    daemon.kill()
-    daemon.start()
+    cid = crash_in_a_shell(daemon)
     ui = ui_factory(daemon)
     ui.login(cid)
     page = ui.page

@@ -190,7 +190,23 @@ def test_axe_clean_at_every_width_light_and_dark(ui: WebUI) -> None:
             page.click("#drawer-open")
             found += _axe(page, f"drawer {width}")
             page.keyboard.press("Escape")
+    # No conversation open: the start bar, its folder picker, the New form and its picker.
+    cid = page.evaluate("() => location.hash.slice(1)")
+    page.goto(f"{ui.base}/")
+    ui.wait_online()
+    for width in (390, 1400):
+        _resize(page, width)
+        page.click("#start-change")
+        expect(page.locator("#dir-picker .picker-use")).to_be_enabled()
+        found += _axe(page, f"start picker {width}")
+        page.keyboard.press("Escape")
+    page.click("#new-conv")
+    page.click("#new-browse")
+    expect(page.locator("#new-picker .picker-use")).to_be_enabled()
+    found += _axe(page, "new form picker 1400")
     page.emulate_media(color_scheme="light")
+    page.goto(f"{ui.base}/#{cid}")  # the module's conversation again, for the next test
+    ui.wait_online()
     assert found == [], json.dumps(found, indent=1)
 
 
@@ -230,6 +246,9 @@ def test_phone_folds_the_plan_and_shows_a_message_s_actions_on_tap(
         expect(first.locator(".item-actions")).to_be_hidden()
         second.locator(".text").tap()
         expect(second.locator(".item-actions")).to_be_hidden()
+        # A long press (the context menu a phone opens for it) shows them too.
+        first.locator(".text").dispatch_event("contextmenu")
+        expect(first.locator(".item-actions")).to_be_visible()
         assert phone.console_errors == []
     finally:
         context.close()

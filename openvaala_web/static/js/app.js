@@ -486,7 +486,7 @@ class App {
     const info = conv ? [conv.cwd, conv.agent, conv.model, conv.persisted === false ? "not saved until the first message" : null] : [];
     $("#conv-info").textContent = info.filter(Boolean).join(" · ");
     $("#conv-header").dataset.status = conv ? conv.status || "idle" : "";
-    for (const id of ["#change-agent", "#change-model", "#rename", "#archive", "#delete"]) $(id).disabled = !conv;
+    for (const id of ["#change-agent", "#change-model", "#rename", "#archive", "#delete", "#jump-start", "#jump-date"]) $(id).disabled = !conv;
     // Which agent and model are in use, on the buttons that change them.
     $("#change-agent").textContent = conv ? `Agent: ${conv.agent}` : "Agent";
     $("#change-model").textContent = conv ? `Model: ${conv.model}` : "Model";
@@ -558,6 +558,8 @@ class App {
     $("#tab-agents").addEventListener("click", () => this.selectTab("agents"));
     bindTabs($("#conv-header [role='tablist']"), (name) => this.selectTab(name));
     $("#follow-back").addEventListener("click", () => this.follow(this.state.conversation.rootSessionId));
+    $("#jump-start").addEventListener("click", () => this.jumpToStart());
+    $("#jump-date").addEventListener("change", (event) => this.jumpToDate(event.target.value));
     $("#change-agent").addEventListener("click", () => this.settings.openPicker());
     $("#change-model").addEventListener("click", () => this.settings.openModelPicker());
     this.escape.add($("#model-form"), () => this.settings.closeModelPicker());
@@ -675,6 +677,50 @@ class App {
         this.sidebar.refresh();
       }
     }
+  }
+
+  /** Read the rest of the shown session's history from the daemon, in big pages back to its
+   * first item. False when that failed (said) or the view changed meanwhile. */
+  async readAllHistory() {
+    if (!this.state) return false;
+    const state = this.state;
+    const sessionId = this.viewedSessionId();
+    const session = S.session(state, sessionId);
+    try {
+      while (session && session.hasMore) {
+        const before = S.firstServerItemId(state, sessionId);
+        if (!before) break;
+        const result = await this.rpc.request("conversation/read", {
+          conversationId: state.conversationId, sessionId, beforeItem: before, limit: HISTORY_PAGE,
+        });
+        if (state !== this.state || sessionId !== this.viewedSessionId()) return false;
+        S.prependItems(state, sessionId, result.items || [], Boolean(result.hasMore));
+      }
+    } catch (err) {
+      if (err.kind !== "offline") this.showError(`Could not read the conversation's history: ${err.message}`);
+      return false;
+    }
+    this.context.renderPins();
+    return true;
+  }
+
+  async jumpToStart() {
+    if (!(await this.readAllHistory())) return;
+    this.transcript.showStart();
+    this.announce("At the start of the conversation.");
+  }
+
+  /** The first item on or after `day` (YYYY-MM-DD, the item's UTC date). */
+  async jumpToDate(day) {
+    if (!day || !(await this.readAllHistory())) return;
+    const session = S.session(this.state, this.viewedSessionId());
+    const index = session.items.findIndex((i) => (i.createdAt || "").slice(0, 10) >= day);
+    if (index < 0) {
+      this.showError(`Nothing in this conversation on or after ${day}.`, "info");
+      return;
+    }
+    this.transcript.showFrom(index);
+    this.announce(`Jumped to ${(session.items[index].createdAt || "").slice(0, 10)}.`);
   }
 
   async loadMore() {

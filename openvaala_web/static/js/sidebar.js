@@ -291,6 +291,7 @@ export class Sidebar {
     this.conversations.sort((a, b) => (b.updatedAt || "").localeCompare(a.updatedAt || ""));
     this.root.dataset.loaded = String(this.conversations.length);
     this.root.dataset.more = String(Boolean(this.nextCursor));
+    this._count();
     if (!this.conversations.length) {
       const f = this._filters();
       const empty = f.search ? "No conversation matches." : f.archived ? "No archived conversations." : "No conversations yet.";
@@ -323,6 +324,15 @@ export class Sidebar {
     // A redraw (a live change, the next page) keeps the keyboard where it was.
     const active = hadFocus && this.keys.rows().find((r) => r.dataset.key === this.keys.activeKey);
     if (active) this.keys.focusRow(active);
+  }
+
+  /** How many conversations a search found (said politely: the element is a status). */
+  _count() {
+    const el = $("#search-count", this.root);
+    if (!el) return;
+    const n = this.conversations.length;
+    const more = this.nextCursor ? "+" : "";
+    el.textContent = this._filters().search ? `${n}${more} conversation${n === 1 && !more ? "" : "s"} found` : "";
   }
 
   /** The rows' mean height, for the spacers (rows with a fork's link are taller). */

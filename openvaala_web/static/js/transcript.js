@@ -77,6 +77,32 @@ export class TranscriptView {
     this.scrollToBottom();
   }
 
+  /** Draw the session's first page (its whole history is in memory): "Jump to start". Later
+   * items are drawn as the user scrolls down, as after scrolling up. */
+  showStart() {
+    this.showFrom(0);
+    this.root.scrollTop = 0;
+  }
+
+  /** Draw the session's items from `index` on (with a few before it) and bring that one into
+   * view, marked: "Jump to date". */
+  showFrom(index) {
+    const s = this.session;
+    if (!s) return;
+    this.pending.disconnect();
+    this.elements.clear();
+    const start = Math.max(0, index - 5);
+    this.list.replaceChildren(...s.items.slice(start, start + PAGE).map((item) => this._build(item)));
+    this.hiddenBelow = s.items.length > start + PAGE;
+    this._updateMore();
+    const entry = index > 0 ? this.elements.get(s.items[index].itemId) : null;
+    if (entry) {
+      for (const el of this.list.querySelectorAll(".is-jumped")) el.classList.remove("is-jumped");
+      entry.el.classList.add("is-jumped");
+      entry.el.scrollIntoView({ block: "start" });
+    }
+  }
+
   clear(message) {
     this.session = null;
     this.pending.disconnect();

@@ -9,16 +9,9 @@ import pytest
 
 from openvaala_server.api.web_login import TOUCH_EVERY, WebLogins
 from openvaala_server.config import ConfigError, load_config
+from tests.server.api.test_web_login import Clock
 
 HOUR = 3600.0
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def _session(logins: WebLogins) -> str:
