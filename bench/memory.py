@@ -1,7 +1,7 @@
 """Daemon memory after opening large conversations and letting them go (issue 17, point 3).
 
 For each scenario (default: five conversations of 10,000 items; one of 50,000) the conversations
-are written with the store's own writer (bench/paging.py's `write_conversation`) into a fresh data
+are written by bench/_history.py (turns, tool calls, subagents, compactions) into a fresh data
 directory and a real daemon is started on it. A raw websocket client then, per conversation:
 subscribes, reads the whole history back by pages of 1,000 (so all of it has been in memory),
 and unsubscribes. After the last one, with nobody subscribed and nothing running, the daemon's
