@@ -1,5 +1,6 @@
 """`openvaala web --remote HOST` signs this machine's Chromium in to the remote daemon's web UI,
-through an ssh port forward, with no secret on any command line (docs/remote.md, "The browser")."""
+through an ssh port forward, with no secret on any command line, and forwards again when ssh
+drops (docs/remote.md, "The browser")."""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import pytest
 from playwright.sync_api import sync_playwright
 
 from tests.support.daemon import Daemon
+from tests.support.sshd import Sshd
 from tests.web.conftest import CHROMIUM, CHROMIUM_ARGS
 
 
@@ -53,8 +56,9 @@ def _tcp_listeners_of_ssh(marker: str) -> list[str]:
     return ports
 
 
+@pytest.mark.timeout(120)  # Chromium's start, and a reconnection after the dropped ssh
 def test_web_remote_signs_the_local_browser_in_through_a_forward(
-    client_env: dict[str, str], remote: Daemon, local: Daemon, tmp_path: Path
+    client_env: dict[str, str], sshd: Sshd, remote: Daemon, local: Daemon, tmp_path: Path
 ) -> None:
     argv_file = tmp_path / "browser-argv"
     fake_browser = tmp_path / "browser.sh"
@@ -95,6 +99,11 @@ def test_web_remote_signs_the_local_browser_in_through_a_forward(
                 page.goto(url)
                 page.wait_for_selector("body[data-connection='online']", timeout=30000)
                 assert urlsplit(page.url).path.startswith("/s/")
+                # ssh drops (the forward's ssh killed): the command forwards again and the
+                # page, still signed in, comes back online by itself.
+                assert sshd.kill_clients() >= 1
+                page.wait_for_selector("body:not([data-connection='online'])", timeout=30000)
+                page.wait_for_selector("body[data-connection='online']", timeout=60000)
             finally:
                 browser.close()
     finally:
@@ -103,6 +112,7 @@ def test_web_remote_signs_the_local_browser_in_through_a_forward(
         out, err = web.communicate(timeout=30)
     assert web.returncode == 0, err
     assert "forwarded by ssh" in out
+    assert "forward to remotebox dropped; opening it again" in err
     # No file here holds the remote machine's token.
     for path in local.home.rglob("*"):
         assert not path.is_file() or remote_token.encode() not in path.read_bytes()
