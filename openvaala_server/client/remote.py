@@ -122,7 +122,9 @@ def explain(remote: Remote, returncode: int | None, stderr: str) -> str:
     """Why the bridge did not answer, naming the step to take."""
     said = stderr.strip()
     program = os.environ.get(ENV_PROGRAM) or "openvaala"
-    if returncode == 127 or "command not found" in said or "No such file" in said:
+    # The bridge's own failures (it runs, so it is installed) may name a missing file too.
+    ours = said.startswith("openvaala bridge:")
+    if returncode == 127 or (not ours and ("command not found" in said or "No such file" in said)):
         return (
             f"`{program}` is not installed on {remote.host} (or not on the PATH of a "
             f"non-interactive ssh session there): install OpenVaala on {remote.host}, or name "

@@ -40,6 +40,9 @@ def test_a_failed_bridge_says_which_step_is_missing() -> None:
         "ssh could not connect to me@box: Permission denied (publickey)."
     )
     assert "the bridge on box failed (exit 1)" in explain(box, 1, "no daemon")
+    # The bridge ran (so openvaala is there) and names a file of its own that is missing.
+    said = "openvaala bridge: cannot reach the daemon: [Errno 2] No such file or directory: '/d'"
+    assert explain(box, 1, said).startswith("the bridge on box failed (exit 1)")
 
 
 def test_remote_is_refused_where_it_means_nothing(capsys: pytest.CaptureFixture[str]) -> None:
