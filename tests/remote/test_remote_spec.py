@@ -3,6 +3,8 @@ to take (client/remote.py, remote/cli.py), in process."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from openvaala_server.cli import main
@@ -64,3 +66,16 @@ def test_a_tilde_directory_is_the_remote_home_not_a_folder_named_tilde() -> None
     assert dialer.resolve("src") == "/home/me/src"
     assert dialer.resolve(None) == "/home/me"
     assert dialer.resolve("/srv/app") == "/srv/app"
+
+
+def test_openvaala_remote_in_the_environment_keeps_web_sessions_off_this_machine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("OPENVAALA_HOME", str(tmp_path))
+    monkeypatch.setenv("OPENVAALA_REMOTE", "box")  # as `--remote box` would, for a whole shell
+    for flags in (["--logout-all"], ["--sessions"], ["--end", "abc"]):
+        with pytest.raises(SystemExit) as exited:
+            main(["web", *flags])
+        assert exited.value.code == 2
+        assert "manage the browser sessions of that machine there" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []  # nothing of this machine's was looked at
