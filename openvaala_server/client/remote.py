@@ -114,7 +114,10 @@ def forward_command(
     env = os.environ if environ is None else environ
     ssh = shlex.split(env.get(ENV_SSH) or "ssh")
     forward = f"{local}:127.0.0.1:{port}"
-    options = ["-o", "ExitOnForwardFailure=yes", "-o", "ClearAllForwardings=no"]
+    # -S none (no ControlMaster; unlike `-o ControlPath=none` it wins over an earlier one):
+    # through a master, `ssh -N -L` hands the forward to the master and exits at once, leaving
+    # nothing to wait on, to open again when ssh drops, or to stop at Ctrl-C.
+    options = ["-o", "ExitOnForwardFailure=yes", "-o", "ClearAllForwardings=no", "-S", "none"]
     return [*ssh, "-N", "-T", *options, "-L", forward, "--", remote.destination]
 
 
