@@ -177,8 +177,9 @@ class Dialer:
             with errors:
                 errors.seek(0)
                 said = errors.read().decode(errors="replace")
-            if code is None:
-                said = said or str(exc) or "no answer"
+            # What the bridge did not say right (a shell's greeting, another version) is the
+            # reason when ssh itself said nothing.
+            said = said or str(exc) or "no answer"
             raise RemoteUnavailable(explain(self.remote, code, said)) from None
         _reap(process, errors)
         return ours
@@ -239,4 +240,7 @@ def _banner(line: bytes) -> Banner:
         raise ValueError(f"not an OpenVaala bridge: {line[:200]!r}") from None
     if not isinstance(value, dict) or value.get("bridge") != 1:
         raise ValueError(f"not an OpenVaala bridge: {line[:200]!r}")
-    return Banner(str(value.get("address", "")), str(value.get("home", "")), int(value["pid"]))
+    address, home, pid = value.get("address"), value.get("home"), value.get("pid")
+    if not isinstance(address, str) or not isinstance(home, str) or not isinstance(pid, int):
+        raise ValueError(f"the bridge's banner lacks its address, home or pid: {line[:200]!r}")
+    return Banner(address, home, pid)

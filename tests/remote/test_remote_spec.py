@@ -8,7 +8,15 @@ from pathlib import Path
 import pytest
 
 from openvaala_server.cli import main
-from openvaala_server.client.remote import Banner, Dialer, Remote, explain, parse, ssh_command
+from openvaala_server.client.remote import (
+    Banner,
+    Dialer,
+    Remote,
+    RemoteUnavailable,
+    explain,
+    parse,
+    ssh_command,
+)
 
 
 def test_a_spec_names_the_destination_and_the_remote_directory() -> None:
@@ -79,3 +87,18 @@ def test_openvaala_remote_in_the_environment_keeps_web_sessions_off_this_machine
         assert exited.value.code == 2
         assert "manage the browser sessions of that machine there" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []  # nothing of this machine's was looked at
+
+
+async def test_a_banner_missing_a_field_is_a_clear_error_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another bridge version (or anything else printing `{"bridge": 1}`) must not end the
+    # client with a KeyError: the dial fails, naming what was wrong.
+    fake_ssh = tmp_path / "ssh"
+    fake_ssh.write_text(
+        '#!/bin/sh\necho \'{"bridge": 1, "address": "127.0.0.1:1"}\'\ncat >/dev/null\n'
+    )
+    fake_ssh.chmod(0o755)
+    monkeypatch.setenv("OPENVAALA_SSH_COMMAND", str(fake_ssh))
+    with pytest.raises(RemoteUnavailable, match="lacks its address, home or pid"):
+        await Dialer(parse("box")).open()
