@@ -114,7 +114,10 @@ def forward_command(
     env = os.environ if environ is None else environ
     ssh = shlex.split(env.get(ENV_SSH) or "ssh")
     forward = f"{local}:127.0.0.1:{port}"
-    options = ["-o", "ExitOnForwardFailure=yes", "-o", "ClearAllForwardings=no"]
+    # -S none (no ControlMaster; unlike `-o ControlPath=none` it wins over an earlier one):
+    # through a master, `ssh -N -L` hands the forward to the master and exits at once, leaving
+    # nothing to wait on, to open again when ssh drops, or to stop at Ctrl-C.
+    options = ["-o", "ExitOnForwardFailure=yes", "-o", "ClearAllForwardings=no", "-S", "none"]
     return [*ssh, "-N", "-T", *options, "-L", forward, "--", remote.destination]
 
 
@@ -122,7 +125,9 @@ def explain(remote: Remote, returncode: int | None, stderr: str) -> str:
     """Why the bridge did not answer, naming the step to take."""
     said = stderr.strip()
     program = os.environ.get(ENV_PROGRAM) or "openvaala"
-    if returncode == 127 or "command not found" in said or "No such file" in said:
+    # The bridge's own failures (it runs, so it is installed) may name a missing file too.
+    ours = said.startswith("openvaala bridge:")
+    if returncode == 127 or (not ours and ("command not found" in said or "No such file" in said)):
         return (
             f"`{program}` is not installed on {remote.host} (or not on the PATH of a "
             f"non-interactive ssh session there): install OpenVaala on {remote.host}, or name "
@@ -172,8 +177,9 @@ class Dialer:
             with errors:
                 errors.seek(0)
                 said = errors.read().decode(errors="replace")
-            if code is None:
-                said = said or str(exc) or "no answer"
+            # What the bridge did not say right (a shell's greeting, another version) is the
+            # reason when ssh itself said nothing.
+            said = said or str(exc) or "no answer"
             raise RemoteUnavailable(explain(self.remote, code, said)) from None
         _reap(process, errors)
         return ours
@@ -234,4 +240,7 @@ def _banner(line: bytes) -> Banner:
         raise ValueError(f"not an OpenVaala bridge: {line[:200]!r}") from None
     if not isinstance(value, dict) or value.get("bridge") != 1:
         raise ValueError(f"not an OpenVaala bridge: {line[:200]!r}")
-    return Banner(str(value.get("address", "")), str(value.get("home", "")), int(value["pid"]))
+    address, home, pid = value.get("address"), value.get("home"), value.get("pid")
+    if not isinstance(address, str) or not isinstance(home, str) or not isinstance(pid, int):
+        raise ValueError(f"the bridge's banner lacks its address, home or pid: {line[:200]!r}")
+    return Banner(address, home, pid)

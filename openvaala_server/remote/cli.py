@@ -33,15 +33,18 @@ def apply(args: argparse.Namespace, parser: argparse.ArgumentParser) -> bool:
     """Put `--remote` into the environment of this process (and of what it starts); False, said
     on stderr by argparse, when it is malformed or given to a command that is not a client."""
     spec = getattr(args, "remote", None)
+    # `$OPENVAALA_REMOTE` too: these would otherwise act on this machine's browser sessions
+    # while the user means the remote machine's.
+    remote = spec if spec is not None else os.environ.get(ENV_REMOTE, "").strip()
+    if remote and args.command == "web" and (args.sessions or args.end or args.logout_all):
+        parser.error(
+            f"--remote (or ${ENV_REMOTE}) opens the browser only; manage the browser sessions of "
+            "that machine there: ssh HOST openvaala web --sessions (or --end ID, --logout-all)"
+        )
     if spec is None:
         return True
     if args.command not in (None, *CLIENT_COMMANDS):
         parser.error(f"--remote does not apply to `openvaala {args.command}`")
-    if args.command == "web" and (args.sessions or args.end or args.logout_all):
-        parser.error(
-            "--remote opens the browser only; manage the browser sessions of that machine "
-            "there: ssh HOST openvaala web --sessions (or --end ID, --logout-all)"
-        )
     try:
         parse(spec)
     except ValueError as exc:

@@ -11,6 +11,7 @@ The command stays in the foreground while the browser uses the forward; Ctrl-C e
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import signal
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 
 import orjson
 
+from openvaala_server.client.backoff import BACKOFF
 from openvaala_server.client.http_exchange import exchange
 from openvaala_server.client.remote import Dialer, Remote, RemoteUnavailable, forward_command
 from openvaala_server.remote.web_proxy import Proxy
@@ -41,12 +43,21 @@ def open_web(remote: Remote) -> int:
 
 
 async def _open_web(remote: Remote) -> int:
+    local = os.path.join(tempfile.mkdtemp(prefix="openvaala-web-"), "forward.sock")  # 0700
     try:
-        tunnel, daemon, sock = await _forward(remote)
+        return await _serve_web(remote, local)
+    finally:
+        shutil.rmtree(os.path.dirname(local), ignore_errors=True)
+
+
+async def _serve_web(remote: Remote, local: str) -> int:
+    try:
+        tunnel, daemon, sock = await _forward(remote, local)
     except (WebFailed, RemoteUnavailable, OSError) as exc:
         print(f"openvaala: could not open the web UI of {remote.host}: {exc}", file=sys.stderr)
         return 1
     proxy = Proxy(tunnel.socket, daemon)
+    stop = _stop_on_signals()
     try:
         here = await proxy.start()
         answer = await exchange(sock, "POST", "/login/code", host="localhost", token=None)
@@ -54,15 +65,45 @@ async def _open_web(remote: Remote) -> int:
             raise WebFailed(f"the daemon refused a sign-in code (HTTP {answer.status})")
         code = str(orjson.loads(answer.body)["code"])
         await asyncio.to_thread(_open_browser, remote, here, code)
-        await _until_stopped(tunnel.process)
+        while not await _until_stopped(tunnel.process, stop):
+            # ssh dropped: forward again, as every client reconnects (docs/remote.md, "When
+            # ssh drops"); the browser's own reconnection then finds the daemon again.
+            _stop(tunnel.process)
+            print(
+                f"openvaala: the ssh forward to {remote.host} dropped; opening it again",
+                file=sys.stderr,
+                flush=True,
+            )
+            again = await _forward_again(remote, local, stop)
+            if again is None:
+                break
+            tunnel, proxy.daemon = again
     except (WebFailed, OSError, ValueError, KeyError) as exc:
         print(f"openvaala: could not open the web UI of {remote.host}: {exc}", file=sys.stderr)
         return 1
     finally:
         sock.close()
         await proxy.close()
-        _stop(tunnel.process, tunnel.socket)
+        _stop(tunnel.process)
     return 0
+
+
+async def _forward_again(
+    remote: Remote, local: str, stop: asyncio.Event
+) -> tuple[Tunnel, str] | None:
+    """A new forward to the daemon there (a new one, when it restarted meanwhile), with the
+    clients' backoff until it is up; None once stopped (Ctrl-C) first."""
+    delays = BACKOFF.delays()
+    while not stop.is_set():
+        try:
+            tunnel, daemon, sock = await _forward(remote, local)
+            sock.close()
+            return tunnel, daemon
+        except (WebFailed, RemoteUnavailable, OSError) as exc:
+            print(f"openvaala: {exc}; trying again", file=sys.stderr, flush=True)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), next(delays))
+    return None
 
 
 def _open_browser(remote: Remote, here: str, code: str) -> None:
@@ -84,23 +125,25 @@ class Tunnel:
     socket: str  # its local end, in a directory of this user's only
 
 
-async def _forward(remote: Remote) -> tuple[Tunnel, str, socket.socket]:
+async def _forward(remote: Remote, local: str) -> tuple[Tunnel, str, socket.socket]:
     """The bridge (which starts the daemon there and names its address; the sign-in code is
-    asked for on it), and `ssh -N -L` to that address, once the local end answers."""
+    asked for on it), and `ssh -N -L` from the socket `local` to that address, once `local`
+    answers."""
     dialer = Dialer(remote)
     sock = await dialer.open()
     try:
         assert dialer.banner is not None
         daemon = dialer.banner.address
-        tunnel = await _tunnel(remote, int(daemon.rpartition(":")[2]))
+        tunnel = await _tunnel(remote, int(daemon.rpartition(":")[2]), local)
     except BaseException:
         sock.close()
         raise
     return tunnel, daemon, sock
 
 
-async def _tunnel(remote: Remote, port: int) -> Tunnel:
-    local = os.path.join(tempfile.mkdtemp(prefix="openvaala-web-"), "forward.sock")  # 0700
+async def _tunnel(remote: Remote, port: int, local: str) -> Tunnel:
+    with contextlib.suppress(FileNotFoundError):  # a dropped forward's: ssh binds a new one
+        os.unlink(local)
     process = _start_tunnel(remote, local, port)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + FORWARD_READY_S
@@ -110,18 +153,23 @@ async def _tunnel(remote: Remote, port: int) -> Tunnel:
                 process.terminate()
             process.wait()
             said = process.stderr.read().decode(errors="replace").strip() if process.stderr else ""
-            _stop(process, local)
+            _stop(process)
             raise WebFailed(f"ssh could not forward to port {port} there: {said or 'no answer'}")
         await asyncio.sleep(0.05)  # ssh sets the listener up after it has logged in
     return Tunnel(process, local)
 
 
-async def _until_stopped(process: subprocess.Popen[bytes]) -> None:
-    """Until ssh ends, or SIGINT / SIGTERM here."""
+def _stop_on_signals() -> asyncio.Event:
+    """Set on SIGINT / SIGTERM here (Ctrl-C ends the command)."""
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    return stop
+
+
+async def _until_stopped(process: subprocess.Popen[bytes], stop: asyncio.Event) -> bool:
+    """Until ssh ends (False) or `stop` is set (True)."""
     ended = asyncio.ensure_future(asyncio.to_thread(process.wait))
     stopping = asyncio.ensure_future(stop.wait())
     await asyncio.wait([ended, stopping], return_when=asyncio.FIRST_COMPLETED)
@@ -129,6 +177,8 @@ async def _until_stopped(process: subprocess.Popen[bytes]) -> None:
     if not ended.done():
         process.terminate()
         await ended
+        return True
+    return stop.is_set()
 
 
 def _start_tunnel(remote: Remote, local: str, port: int) -> subprocess.Popen[bytes]:
@@ -151,8 +201,8 @@ def _answers(path: str) -> bool:
         return False
 
 
-def _stop(tunnel: subprocess.Popen[bytes], local: str) -> None:
-    """End ssh (and with it the forward), wait for it, and remove its socket's directory."""
+def _stop(tunnel: subprocess.Popen[bytes]) -> None:
+    """End ssh (and with it the forward), and wait for it."""
     if tunnel.poll() is None:
         tunnel.terminate()
         try:
@@ -162,4 +212,3 @@ def _stop(tunnel: subprocess.Popen[bytes], local: str) -> None:
             tunnel.wait()
     if tunnel.stderr is not None:
         tunnel.stderr.close()
-    shutil.rmtree(os.path.dirname(local), ignore_errors=True)

@@ -3,10 +3,20 @@ to take (client/remote.py, remote/cli.py), in process."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from openvaala_server.cli import main
-from openvaala_server.client.remote import Banner, Dialer, Remote, explain, parse, ssh_command
+from openvaala_server.client.remote import (
+    Banner,
+    Dialer,
+    Remote,
+    RemoteUnavailable,
+    explain,
+    parse,
+    ssh_command,
+)
 
 
 def test_a_spec_names_the_destination_and_the_remote_directory() -> None:
@@ -40,6 +50,9 @@ def test_a_failed_bridge_says_which_step_is_missing() -> None:
         "ssh could not connect to me@box: Permission denied (publickey)."
     )
     assert "the bridge on box failed (exit 1)" in explain(box, 1, "no daemon")
+    # The bridge ran (so openvaala is there) and names a file of its own that is missing.
+    said = "openvaala bridge: cannot reach the daemon: [Errno 2] No such file or directory: '/d'"
+    assert explain(box, 1, said).startswith("the bridge on box failed (exit 1)")
 
 
 def test_remote_is_refused_where_it_means_nothing(capsys: pytest.CaptureFixture[str]) -> None:
@@ -61,3 +74,31 @@ def test_a_tilde_directory_is_the_remote_home_not_a_folder_named_tilde() -> None
     assert dialer.resolve("src") == "/home/me/src"
     assert dialer.resolve(None) == "/home/me"
     assert dialer.resolve("/srv/app") == "/srv/app"
+
+
+def test_openvaala_remote_in_the_environment_keeps_web_sessions_off_this_machine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("OPENVAALA_HOME", str(tmp_path))
+    monkeypatch.setenv("OPENVAALA_REMOTE", "box")  # as `--remote box` would, for a whole shell
+    for flags in (["--logout-all"], ["--sessions"], ["--end", "abc"]):
+        with pytest.raises(SystemExit) as exited:
+            main(["web", *flags])
+        assert exited.value.code == 2
+        assert "manage the browser sessions of that machine there" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []  # nothing of this machine's was looked at
+
+
+async def test_a_banner_missing_a_field_is_a_clear_error_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another bridge version (or anything else printing `{"bridge": 1}`) must not end the
+    # client with a KeyError: the dial fails, naming what was wrong.
+    fake_ssh = tmp_path / "ssh"
+    fake_ssh.write_text(
+        '#!/bin/sh\necho \'{"bridge": 1, "address": "127.0.0.1:1"}\'\ncat >/dev/null\n'
+    )
+    fake_ssh.chmod(0o755)
+    monkeypatch.setenv("OPENVAALA_SSH_COMMAND", str(fake_ssh))
+    with pytest.raises(RemoteUnavailable, match="lacks its address, home or pid"):
+        await Dialer(parse("box")).open()
