@@ -43,7 +43,9 @@ class _BoundedMatcher(difflib.SequenceMatcher[str]):
         i, j = head, head
         for anchor_a, anchor_b in [*_anchors(a, b, head, tail), (len(a) - tail, len(b) - tail)]:
             work = (anchor_a - i) * (anchor_b - j)
-            if 0 < work <= budget:
+            if work == 1:  # one line each side: a matcher of its own costs more than the line
+                blocks.append(Match(i, j, int(a[i] == b[j])))
+            elif 0 < work <= budget:
                 budget -= work
                 gap = difflib.SequenceMatcher(None, a[i:anchor_a], b[j:anchor_b])
                 blocks += [Match(i + x, j + y, n) for x, y, n in gap.get_matching_blocks()]
