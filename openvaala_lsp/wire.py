@@ -61,6 +61,8 @@ def _valid_id(value: Any) -> bool:
 def _bad_shape(data: dict[str, Any]) -> str | None:
     """Why a message's id or method is not JSON-RPC's (an id is a string or a number, a method
     a string), or None."""
+    if data["jsonrpc"] != "2.0":  # pygls would drop it as unknown: the request would hang
+        return f'jsonrpc must be "2.0", not {json.dumps(data["jsonrpc"])}'
     if "id" in data and data["id"] is not None and not _valid_id(data["id"]):
         return f"the id must be a string or a number, not {type(data['id']).__name__}"
     if "method" in data and not isinstance(data["method"], str):

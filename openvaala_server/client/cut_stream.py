@@ -3,14 +3,18 @@ turn/ended `server_stopped`).
 
 The daemon saves a message when it completes: text streamed before a crash or a kill is not in
 the snapshot the restarted daemon sends, and a client that redrew from it alone would wipe what
-the user had just read. So when a snapshot ends the turn a client saw running, the streamed
-items it lacks are kept where they were, marked `interrupted`. Pure: lists of items in, a list
-out.
+the user had just read. So when a snapshot ends the turn a client saw running with the
+`server_stopped` notice recovery records for a crash, the streamed items it lacks are kept where
+they were, marked `interrupted`. A turn that ended otherwise while the client was away saved or
+withdrew its items itself (a retried attempt's, a rewound reply's): nothing is brought back.
+Pure: lists of items in, a list out.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+from openvaala_server.domain.recovery import has_stopped_notice
 
 if TYPE_CHECKING:
     from openvaala_server.domain.records import Item
@@ -25,6 +29,8 @@ def keep_cut_stream(
     lacks, each after the last item before it that `after` still has, marked interrupted."""
     if before_turn is None or after_turn == before_turn:
         return after  # no turn was cut under this client
+    if not has_stopped_notice(after, before_turn):
+        return after  # it ended in a live daemon, which kept or withdrew what it streamed
     out = list(after)
     known = {str(item.get("itemId")) for item in after}
     anchor: str | None = None

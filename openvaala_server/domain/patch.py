@@ -22,9 +22,10 @@ whitespace on both sides, because models often get indentation or trailing space
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+from openvaala_server.domain.line_diff import unified_lines
 
 BEGIN = "*** Begin Patch"
 END = "*** End Patch"
@@ -336,11 +337,11 @@ def unified_diff(old: str | None, new: str | None, old_path: str, new_path: str)
         header.append("deleted file")
     elif old_path != new_path:
         header += [f"rename from {old_path}", f"rename to {new_path}"]
-    body = difflib.unified_diff(
+    body = unified_lines(
         (old or "").splitlines(keepends=True),
         (new or "").splitlines(keepends=True),
-        fromfile="/dev/null" if old is None else f"a/{old_path}",
-        tofile="/dev/null" if new is None else f"b/{new_path}",
+        "/dev/null" if old is None else f"a/{old_path}",
+        "/dev/null" if new is None else f"b/{new_path}",
     )
     text = "".join(
         line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in body

@@ -105,3 +105,11 @@ def test_shutdown_with_a_prompt_waiting_says_the_turn_goes_on(
         assert "result" in raw.answer(3)
     finally:
         raw.stop()
+
+
+def test_a_request_of_another_jsonrpc_version_is_answered(fresh: Raw) -> None:
+    _initialize(fresh)
+    fresh.send({"jsonrpc": "1.0", "id": 8, "method": "openvaala/agents", "params": {}})
+    error = fresh.answer(8)["error"]
+    assert error["code"] == -32600 and error["data"]["kind"] == "invalid_request"
+    assert '"2.0"' in error["message"]

@@ -15,6 +15,10 @@
     items: [user, notice], turn: null, inbox: []}]};
   const kept = S.fromSnapshot(after, 3, st);
   const fresh = S.fromSnapshot(after, 3);
+  // The live daemon retried the attempt while the page was away: a1 withdrawn, a2 the reply.
+  const again = {itemId: 'a2', type: 'agent_message', text: 'Hello', status: 'completed', turnId: 'T'};
+  const retried = S.fromSnapshot({conversation: conv, sessions: [{sessionId: 'r', status: 'idle',
+    agent: 'default', items: [user, again], turn: null, inbox: []}]}, 3, st);
   const show = (state) => state.sessions.get('r').items.map(i => `${i.itemId}:${i.status}:${i.text}`);
-  return {kept: show(kept), fresh: show(fresh)};
+  return {kept: show(kept), fresh: show(fresh), retried: show(retried)};
 })()

@@ -27,3 +27,5 @@ def test_a_snapshot_after_a_crash_keeps_the_streamed_reply(
         "n1:completed:stopped",
     ]
     assert out["fresh"] == ["u1:completed:hi", "n1:completed:stopped"]
+    # A turn that ended in the live daemon while the page was away: no duplicate reply.
+    assert out["retried"] == ["u1:completed:hi", "a2:completed:Hello"]

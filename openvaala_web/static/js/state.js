@@ -43,12 +43,16 @@ export function fromSnapshot(snapshot, seq, previous = null) {
 }
 
 // The daemon saves a message when it completes: text streamed before a crash is not in the new
-// daemon's snapshot. When a snapshot ends the turn this page saw running, the streamed items it
-// lacks stay where they were, marked interrupted (openvaala_server/client/cut_stream.py, the
+// daemon's snapshot. When a snapshot ends the turn this page saw running with recovery's
+// `server_stopped` notice, the streamed items it lacks stay where they were, marked interrupted (openvaala_server/client/cut_stream.py, the
 // same rule for the Python clients; docs/design.md).
 function keepCutStream(before, after) {
   const turnId = before && before.turn ? before.turn.turnId : null;
   if (!turnId || (after.turn && after.turn.turnId === turnId)) return;
+  // Only a crash: a turn that ended in a live daemon while the page was away saved or withdrew
+  // what it streamed (a retried attempt, a rewound reply) and nothing is brought back.
+  const stopped = (i) => i.type === "notice" && i.kind === "server_stopped" && i.turnId === turnId;
+  if (!after.items.some(stopped)) return;
   let anchor = null;
   for (const item of before.items) {
     if (after.byId.has(item.itemId)) {
