@@ -71,6 +71,9 @@ class CodexSession:
         # A thread this client reverted names the rewound copy from then on (docs/codex.md
         # "Rewinding"): the thread's conversation id → the copy's.
         self.rewound: dict[str, str] = {}
+        # The subagent threads this client closed (thread/unsubscribe): followed with their
+        # conversation, so not told about until it opens them again (docs/codex.md "Methods").
+        self.closed: set[str] = set()
         # What follows the answer of the request being handled (sent after it, in order).
         self.after_answer: list[Callable[[], None]] = []
         self._next_request = 0
@@ -149,8 +152,11 @@ class CodexSession:
         return await handler(params)
 
     def notify(self, method: str, params: JsonMapping) -> None:
-        if method not in self.opted_out:
-            self.send(rpc.notification(method, params))
+        if method in self.opted_out:
+            return
+        if params.get("threadId") in self.closed and method != "thread/closed":
+            return
+        self.send(rpc.notification(method, params))
 
     def _note_cwd(self, params: JsonObject) -> None:
         cwds = params.get("cwds")
@@ -358,6 +364,8 @@ class CodexSession:
 
     async def thread_resume(self, p: JsonObject) -> Answer:
         cid, sid = self._locate(p)
+        if sid is not None:
+            self.closed.discard(thread_id(sid))
         _, snapshot = await self._open(cid)
         turns = [] if p.get("excludeTurns") else await self._turns(cid, sid, snapshot)
         answer = self._thread_answer(self._thread(snapshot, sid, turns))
@@ -500,7 +508,12 @@ class CodexSession:
 
     async def thread_rollback(self, p: JsonObject) -> Answer:
         """Codex's older `thread/rollback {numTurns}`: the same rewind, counted from the end."""
-        cid, _ = self._locate(p)
+        cid, sid = self._locate(p)
+        if sid is not None:
+            raise errors.InvalidParams(
+                "a subagent's thread cannot be rolled back: roll back its conversation's",
+                param="threadId",
+            )
         count = p.get("numTurns")
         if not isinstance(count, int) or count < 1:
             raise errors.InvalidParams('"numTurns" must be an integer ≥ 1', param="numTurns")
@@ -528,7 +541,16 @@ class CodexSession:
         return self._thread_answer(thread)
 
     async def thread_unsubscribe(self, p: JsonObject) -> Answer:
-        cid, _ = self._locate(p)
+        cid, sid = self._locate(p)
+        if sid is not None:
+            # One feed follows the whole conversation: closing a subagent's thread only stops
+            # telling this client about it; its parent's thread stays followed.
+            child = thread_id(sid)
+            if cid not in self.feeds or child in self.closed:
+                return {"status": "notSubscribed"}
+            self.closed.add(child)
+            self.notify("thread/closed", {"threadId": child})
+            return {"status": "unsubscribed"}
         if self.feeds.pop(cid, None) is None:
             return {"status": "notSubscribed"}
         await self.up.request("conversation/unsubscribe", {"conversationId": cid})

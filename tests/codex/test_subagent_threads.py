@@ -1,0 +1,62 @@
+"""A subagent's thread is a thread of its own for the thread methods too: closing it leaves its
+parent's thread followed, and a rollback of it does not rewind its parent's."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from tests.codex.flows import demo_config, run_turn, start_thread
+from tests.codex.harness import open_client
+from tests.support.daemon import Daemon
+from tests.support.events import collect_until, turn_ended
+
+Factory = Callable[..., Daemon]
+
+
+@pytest.mark.timeout(120)
+async def test_closing_a_subagent_thread_keeps_its_parent_followed(
+    daemon_factory: Factory,
+) -> None:
+    daemon = daemon_factory(demo_config())
+    codex = await open_client(daemon, "websocket")
+    try:
+        thread = await start_thread(codex, str(daemon.workdir))
+        await run_turn(codex, thread, "spawn: say hi")
+        child = (await codex.wait_for("thread/started", lambda p: p["thread"]["id"] != thread))[
+            "thread"
+        ]["id"]
+        await codex.wait_for("turn/completed", lambda p: p["threadId"] == child)
+        await codex.request("thread/resume", {"threadId": child})
+
+        mark = len(codex.notes)
+        closed = await codex.request("thread/unsubscribe", {"threadId": child})
+        assert closed == {"status": "unsubscribed"}
+        assert codex.after(mark, "thread/closed") == [{"threadId": child}]
+        loaded = await codex.request("thread/loaded/list", {})
+        assert loaded["data"] == [thread]
+        # A rollback counts the subagent's turns, not its parent's: refused, as thread/revert.
+        refused = await codex.call("thread/rollback", {"threadId": child, "numTurns": 1})
+        assert refused["error"]["data"] == {"kind": "invalid_params", "param": "threadId"}
+
+        # The subagent goes on (told by another client), then the parent: the Codex client
+        # hears the parent's turn, and nothing more of the closed subagent's.
+        cid, sid = thread.replace("-", ""), child.replace("-", "")
+        async with await daemon.client() as client:
+            await client.subscribe(cid)
+            text = {"conversationId": cid, "sessionId": sid, "text": "more"}
+            await client.request("input/send", text)
+            await collect_until(client, turn_ended(sid))
+            mark = len(codex.notes)
+            await client.request("input/send", {"conversationId": cid, "text": "from openvaala"})
+        await codex.wait_for("turn/completed", lambda p: p["threadId"] == thread, after=mark)
+        assert [n for n in codex.notes[mark:] if n["params"].get("threadId") == child] == []
+
+        # Closed once; opened again, it is followed again.
+        again = await codex.request("thread/unsubscribe", {"threadId": child})
+        assert again == {"status": "notSubscribed"}
+        await codex.request("thread/resume", {"threadId": child})
+        assert await codex.request("thread/unsubscribe", {"threadId": child}) == closed
+    finally:
+        await codex.close()
