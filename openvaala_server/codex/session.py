@@ -154,7 +154,9 @@ class CodexSession:
     def notify(self, method: str, params: JsonMapping) -> None:
         if method in self.opted_out:
             return
-        if params.get("threadId") in self.closed and method != "thread/closed":
+        # A closed subagent thread's approvals are still asked (`_ask`), so still resolved.
+        still_told = ("thread/closed", "serverRequest/resolved")
+        if params.get("threadId") in self.closed and method not in still_told:
             return
         self.send(rpc.notification(method, params))
 
