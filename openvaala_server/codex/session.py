@@ -249,6 +249,9 @@ class CodexSession:
         # A fresh feed: the snapshot is the truth from here (a resubscription replaces the
         # earlier one, docs/protocol.md), and the events that follow continue it.
         feed = ThreadFeed(info, as_id=self._as_id(cid), read_file=read_text)
+        earlier = self.feeds.get(cid)
+        if earlier is not None:  # what this client chose stays its (the agent before plan mode)
+            feed.plan = earlier.plan
         self.feeds[cid] = feed
         for session in threads.sessions(snapshot):
             sid = str(session["sessionId"])
