@@ -66,7 +66,8 @@ class CodexSession:
         self.opted_out: set[str] = set()  # notifications the client asked not to get
         self.cwd_hint: str | None = None  # the client's directory, as its start-up calls name it
         self.feeds: dict[str, ThreadFeed] = {}  # conversationId → feed
-        self.asked: dict[rpc.RequestId, tuple[str, str]] = {}  # request → (conversation, approval)
+        # request → (conversation, approval, the thread that asks)
+        self.asked: dict[rpc.RequestId, tuple[str, str, str]] = {}
         self.asking: dict[str, rpc.RequestId] = {}  # approval → request
         # A thread this client reverted names the rewound copy from then on (docs/codex.md
         # "Rewinding"): the thread's conversation id → the copy's.
@@ -201,7 +202,7 @@ class CodexSession:
     def _ask(self, cid: str, ask: Ask) -> None:
         self._next_request += 1
         request: rpc.RequestId = f"openvaala-approval-{self._next_request}"
-        self.asked[request] = (cid, ask.approval_id)
+        self.asked[request] = (cid, ask.approval_id, ask.thread_id)
         self.asking[ask.approval_id] = request
         self.send(rpc.request(request, ask.method, ask.params))
 
@@ -209,7 +210,7 @@ class CodexSession:
         asked = self.asked.pop(response.id, None) if response.id is not None else None
         if asked is None:
             return
-        cid, approval = asked
+        cid, approval, thread = asked
         self.asking.pop(approval, None)
         decision = response.result.get("decision") if isinstance(response.result, dict) else None
         answer = DECISIONS.get(decision) if isinstance(decision, str) else None
@@ -222,6 +223,9 @@ class CodexSession:
             )
         except errors.OpenVaalaError as exc:  # answered by another client first: nothing to do
             log.debug("approval %s: %s", approval, exc.message)
+            return
+        if decision == "cancel":  # Codex's "deny, and stop the turn" (docs/codex.md)
+            await self.turn_interrupt({"threadId": thread})
 
     # -- threads ---------------------------------------------------------------------------
 
