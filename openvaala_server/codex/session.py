@@ -456,13 +456,15 @@ class CodexSession:
     async def thread_archive(self, p: JsonObject) -> Answer:
         cid, _ = self._locate(p)
         await self.up.request("conversation/archive", {"conversationId": cid})
-        self.notify("thread/archived", {"threadId": self._thread_id(cid)})
+        if cid not in self.feeds:  # a follower hears it from conversation/updated
+            self.notify("thread/archived", {"threadId": self._thread_id(cid)})
         return {}
 
     async def thread_unarchive(self, p: JsonObject) -> Answer:
         cid, _ = self._locate(p)
         await self.up.request("conversation/unarchive", {"conversationId": cid})
-        self.notify("thread/unarchived", {"threadId": self._thread_id(cid)})
+        if cid not in self.feeds:
+            self.notify("thread/unarchived", {"threadId": self._thread_id(cid)})
         return {"thread": self._thread(await self._peek(cid), None, [])}
 
     async def thread_name_set(self, p: JsonObject) -> Answer:

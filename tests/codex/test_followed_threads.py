@@ -1,5 +1,6 @@
-"""A subagent's thread is a thread of its own for the thread methods too: closing it leaves its
-parent's thread followed, and a rollback of it does not rewind its parent's."""
+"""Which threads a Codex client follows and hears about: closing a subagent's thread leaves its
+parent's followed (and a rollback of it does not rewind its parent's); a thread archived by one
+client is announced to every client following it."""
 
 from __future__ import annotations
 
@@ -60,3 +61,27 @@ async def test_closing_a_subagent_thread_keeps_its_parent_followed(
         assert await codex.request("thread/unsubscribe", {"threadId": child}) == closed
     finally:
         await codex.close()
+
+
+async def test_every_client_following_a_thread_hears_it_archived(
+    daemon_factory: Factory,
+) -> None:
+    daemon = daemon_factory(demo_config())
+    codex = await open_client(daemon, "websocket")
+    other = await open_client(daemon, "websocket")
+    try:
+        thread = await start_thread(codex, str(daemon.workdir))
+        await run_turn(codex, thread, "hello")
+        await other.request("thread/resume", {"threadId": thread})
+        await codex.request("thread/archive", {"threadId": thread})
+        await other.wait_for("thread/archived", lambda p: p["threadId"] == thread)
+        await codex.request("thread/unarchive", {"threadId": thread})
+        await other.wait_for("thread/unarchived", lambda p: p["threadId"] == thread)
+        # The client that asked is told once of each.
+        assert [n["method"] for n in codex.notes if n["method"].endswith("archived")] == [
+            "thread/archived",
+            "thread/unarchived",
+        ]
+    finally:
+        await codex.close()
+        await other.close()
