@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.codex.flows import demo_config, run_turn, start_thread
+from tests.codex.flows import demo_config, run_turn, start_thread, text_input
 from tests.codex.harness import open_client
 from tests.support.daemon import Daemon
 from tests.support.events import collect_until, turn_ended
@@ -85,3 +85,36 @@ async def test_every_client_following_a_thread_hears_it_archived(
     finally:
         await codex.close()
         await other.close()
+
+
+@pytest.mark.timeout(120)
+async def test_a_closed_subagent_thread_s_approval_is_still_resolved(
+    daemon_factory: Factory,
+) -> None:
+    """A client asked to approve a subagent's command, which then closes that thread, is still
+    told when another client answers (its request does not stay open)."""
+    daemon = daemon_factory(demo_config(approval="always"))
+    codex = await open_client(daemon, "websocket")
+    try:
+        thread = await start_thread(codex, str(daemon.workdir))
+        cid = thread.replace("-", "")
+        await codex.request(
+            "turn/start", {"threadId": thread, "input": text_input("spawn: run: echo hi")}
+        )
+        asked = await codex.wait_request("item/commandExecution/requestApproval")
+        child = asked["params"]["threadId"]
+        assert child != thread
+        await codex.request("thread/resume", {"threadId": child})
+        await codex.request("thread/unsubscribe", {"threadId": child})
+        mark = len(codex.notes)
+        async with await daemon.client() as other:
+            pending = await other.request("conversation/subscribe", {"conversationId": cid})
+            [approval] = pending["snapshot"]["approvals"]
+            await other.request(
+                "approval/respond",
+                {"conversationId": cid, "approvalId": approval["approvalId"], "decision": "deny"},
+            )
+        resolved = await codex.wait_for("serverRequest/resolved", after=mark)
+        assert resolved == {"threadId": child, "requestId": asked["id"]}
+    finally:
+        await codex.close()
