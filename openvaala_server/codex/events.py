@@ -406,12 +406,15 @@ class ThreadFeed:
         info = p.get("conversation")
         if not isinstance(info, dict):
             return []
-        old_title = self.info.get("title")
+        old_title, was_archived = self.info.get("title"), bool(self.info.get("archived"))
         self.info = info
         out: list[Out] = []
         if info.get("title") != old_title:
             params = {"threadId": self.thread(None), "threadName": info.get("title")}
             out.append(self._note("thread/name/updated", params))
+        if bool(info.get("archived")) != was_archived:  # by any client
+            archived = "thread/archived" if info.get("archived") else "thread/unarchived"
+            out.append(self._note(archived, {"threadId": self.thread(None)}))
         return out
 
     def session_updated(self, p: JsonObject) -> list[Out]:

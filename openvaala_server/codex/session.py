@@ -66,11 +66,15 @@ class CodexSession:
         self.opted_out: set[str] = set()  # notifications the client asked not to get
         self.cwd_hint: str | None = None  # the client's directory, as its start-up calls name it
         self.feeds: dict[str, ThreadFeed] = {}  # conversationId → feed
-        self.asked: dict[rpc.RequestId, tuple[str, str]] = {}  # request → (conversation, approval)
+        # request → (conversation, approval, the thread that asks)
+        self.asked: dict[rpc.RequestId, tuple[str, str, str]] = {}
         self.asking: dict[str, rpc.RequestId] = {}  # approval → request
         # A thread this client reverted names the rewound copy from then on (docs/codex.md
         # "Rewinding"): the thread's conversation id → the copy's.
         self.rewound: dict[str, str] = {}
+        # The subagent threads this client closed (thread/unsubscribe): followed with their
+        # conversation, so not told about until it opens them again (docs/codex.md "Methods").
+        self.closed: set[str] = set()
         # What follows the answer of the request being handled (sent after it, in order).
         self.after_answer: list[Callable[[], None]] = []
         self._next_request = 0
@@ -149,8 +153,13 @@ class CodexSession:
         return await handler(params)
 
     def notify(self, method: str, params: JsonMapping) -> None:
-        if method not in self.opted_out:
-            self.send(rpc.notification(method, params))
+        if method in self.opted_out:
+            return
+        # A closed subagent thread's approvals are still asked (`_ask`), so still resolved.
+        still_told = ("thread/closed", "serverRequest/resolved")
+        if params.get("threadId") in self.closed and method not in still_told:
+            return
+        self.send(rpc.notification(method, params))
 
     def _note_cwd(self, params: JsonObject) -> None:
         cwds = params.get("cwds")
@@ -193,7 +202,7 @@ class CodexSession:
     def _ask(self, cid: str, ask: Ask) -> None:
         self._next_request += 1
         request: rpc.RequestId = f"openvaala-approval-{self._next_request}"
-        self.asked[request] = (cid, ask.approval_id)
+        self.asked[request] = (cid, ask.approval_id, ask.thread_id)
         self.asking[ask.approval_id] = request
         self.send(rpc.request(request, ask.method, ask.params))
 
@@ -201,7 +210,7 @@ class CodexSession:
         asked = self.asked.pop(response.id, None) if response.id is not None else None
         if asked is None:
             return
-        cid, approval = asked
+        cid, approval, thread = asked
         self.asking.pop(approval, None)
         decision = response.result.get("decision") if isinstance(response.result, dict) else None
         answer = DECISIONS.get(decision) if isinstance(decision, str) else None
@@ -214,6 +223,9 @@ class CodexSession:
             )
         except errors.OpenVaalaError as exc:  # answered by another client first: nothing to do
             log.debug("approval %s: %s", approval, exc.message)
+            return
+        if decision == "cancel":  # Codex's "deny, and stop the turn" (docs/codex.md)
+            await self.turn_interrupt({"threadId": thread})
 
     # -- threads ---------------------------------------------------------------------------
 
@@ -241,6 +253,9 @@ class CodexSession:
         # A fresh feed: the snapshot is the truth from here (a resubscription replaces the
         # earlier one, docs/protocol.md), and the events that follow continue it.
         feed = ThreadFeed(info, as_id=self._as_id(cid), read_file=read_text)
+        earlier = self.feeds.get(cid)
+        if earlier is not None:  # what this client chose stays its (the agent before plan mode)
+            feed.plan = earlier.plan
         self.feeds[cid] = feed
         for session in threads.sessions(snapshot):
             sid = str(session["sessionId"])
@@ -358,6 +373,8 @@ class CodexSession:
 
     async def thread_resume(self, p: JsonObject) -> Answer:
         cid, sid = self._locate(p)
+        if sid is not None:
+            self.closed.discard(thread_id(sid))
         _, snapshot = await self._open(cid)
         turns = [] if p.get("excludeTurns") else await self._turns(cid, sid, snapshot)
         answer = self._thread_answer(self._thread(snapshot, sid, turns))
@@ -439,13 +456,15 @@ class CodexSession:
     async def thread_archive(self, p: JsonObject) -> Answer:
         cid, _ = self._locate(p)
         await self.up.request("conversation/archive", {"conversationId": cid})
-        self.notify("thread/archived", {"threadId": self._thread_id(cid)})
+        if cid not in self.feeds:  # a follower hears it from conversation/updated
+            self.notify("thread/archived", {"threadId": self._thread_id(cid)})
         return {}
 
     async def thread_unarchive(self, p: JsonObject) -> Answer:
         cid, _ = self._locate(p)
         await self.up.request("conversation/unarchive", {"conversationId": cid})
-        self.notify("thread/unarchived", {"threadId": self._thread_id(cid)})
+        if cid not in self.feeds:
+            self.notify("thread/unarchived", {"threadId": self._thread_id(cid)})
         return {"thread": self._thread(await self._peek(cid), None, [])}
 
     async def thread_name_set(self, p: JsonObject) -> Answer:
@@ -500,7 +519,12 @@ class CodexSession:
 
     async def thread_rollback(self, p: JsonObject) -> Answer:
         """Codex's older `thread/rollback {numTurns}`: the same rewind, counted from the end."""
-        cid, _ = self._locate(p)
+        cid, sid = self._locate(p)
+        if sid is not None:
+            raise errors.InvalidParams(
+                "a subagent's thread cannot be rolled back: roll back its conversation's",
+                param="threadId",
+            )
         count = p.get("numTurns")
         if not isinstance(count, int) or count < 1:
             raise errors.InvalidParams('"numTurns" must be an integer ≥ 1', param="numTurns")
@@ -528,7 +552,16 @@ class CodexSession:
         return self._thread_answer(thread)
 
     async def thread_unsubscribe(self, p: JsonObject) -> Answer:
-        cid, _ = self._locate(p)
+        cid, sid = self._locate(p)
+        if sid is not None:
+            # One feed follows the whole conversation: closing a subagent's thread only stops
+            # telling this client about it; its parent's thread stays followed.
+            child = thread_id(sid)
+            if cid not in self.feeds or child in self.closed:
+                return {"status": "notSubscribed"}
+            self.closed.add(child)
+            self.notify("thread/closed", {"threadId": child})
+            return {"status": "unsubscribed"}
         if self.feeds.pop(cid, None) is None:
             return {"status": "notSubscribed"}
         await self.up.request("conversation/unsubscribe", {"conversationId": cid})

@@ -166,6 +166,10 @@ async def test_the_codex_tui_drives_an_openvaala_conversation(
         assert conversation["title"] == "hello from the codex tui"
         assert conversation["cwd"] == str(daemon.workdir)
         cid = conversation["conversationId"]
+        # The user's own view of it: `openvaala list`.
+        listed_cli = daemon.cli("list", "--json")
+        assert listed_cli.returncode == 0, listed_cli.stderr
+        assert [c["title"] for c in json.loads(listed_cli.stdout)] == ["hello from the codex tui"]
 
         codex_tui.submit("/compact", then="Context compacted")
         page = await client.request("conversation/read", {"conversationId": cid})
@@ -195,6 +199,21 @@ async def test_the_codex_tui_asks_for_the_command_line_as_written(
     )
     assert "$ echo hi | tee piped.txt" in screen, screen
     assert "'|'" not in screen and "bash -c" not in screen, screen
+
+
+@pytest.mark.timeout(300)
+async def test_esc_on_an_approval_in_the_codex_tui_stops_the_turn(
+    asking_codex_tui: Tmux, asking_daemon: Daemon
+) -> None:
+    """Esc ("No, and tell Codex what to do differently") answers `cancel`: the command does not
+    run and the agent stops, waiting for what the user says instead."""
+    asking_codex_tui.expect("Ask Codex to do anything")
+    asking_codex_tui.submit("run: echo hi", then="Would you like to run the following command")
+    asking_codex_tui.run("send-keys", "-t", "codex", "Escape")
+    asking_codex_tui.expect("Conversation interrupted")
+    async with await asking_daemon.client() as client:
+        [conversation] = (await client.request("conversation/list", {}))["conversations"]
+    assert conversation["status"] == "interrupted", conversation
 
 
 @pytest.mark.timeout(300)

@@ -115,6 +115,20 @@ async def test_the_tui_s_settings_update_enters_plan_mode_between_turns(
     assert (await _conversation(plan_daemon, thread))["agent"] == "default"
 
 
+async def test_plan_mode_is_left_after_the_thread_is_opened_again(
+    codex: CodexClient, plan_daemon: Daemon
+) -> None:
+    """The Codex TUI resumes a thread each time it shows it again (back from a subagent's
+    thread, Alt+←): leaving plan mode afterwards still goes back to the agent before."""
+    thread = await start_thread(codex, str(plan_daemon.workdir))
+    update = {"threadId": thread, "collaborationMode": _mode("plan")}
+    await codex.request("thread/settings/update", update)
+    await codex.request("thread/resume", {"threadId": thread})
+    update["collaborationMode"] = _mode("default")
+    await codex.request("thread/settings/update", update)
+    assert (await _conversation(plan_daemon, thread))["agent"] == "default"
+
+
 async def test_plan_mode_without_a_plan_agent_is_refused_clearly(daemon: Daemon) -> None:
     codex = await open_client(daemon, "websocket")
     try:
