@@ -20,6 +20,25 @@ const FORWARDED = [
   "$/openvaala/approvalResolved",
   "$/openvaala/connection",
 ];
+// The bridge requests the webview may make: what its own buttons do, nothing else. The webview
+// shows model-written text, so what it posts is not trusted further than that (docs/editors.md,
+// "The chat panel"): no cwd change, memory write, shutdown or `workspace/executeCommand`.
+const PANEL_REQUESTS = new Set([
+  "openvaala/agents",
+  "openvaala/approvals/respond",
+  "openvaala/compact",
+  "openvaala/conversations/list",
+  "openvaala/conversations/new",
+  "openvaala/fork",
+  "openvaala/input",
+  "openvaala/interrupt",
+  "openvaala/models",
+  "openvaala/rewind",
+  "openvaala/send",
+  "openvaala/setAgent",
+  "openvaala/setModel",
+  "openvaala/subscribe",
+]);
 
 // The two sides of an approval's diff, served read-only to the diff editor.
 class DiffContent {
@@ -144,6 +163,9 @@ class ChatViewProvider {
     const reply = (body) => this.view && this.view.webview.postMessage({ type: "response", id: message.id, ...body });
     try {
       if (message.type === "request") {
+        if (!PANEL_REQUESTS.has(message.method)) {
+          throw new Error(`the chat panel may not ask the bridge for ${String(message.method)}`);
+        }
         const client = await this.bridge.ensure();
         reply({ result: await client.sendRequest(message.method, message.params || {}) });
       } else if (message.type === "shown") {
@@ -192,4 +214,4 @@ class ChatViewProvider {
   }
 }
 
-module.exports = { ChatViewProvider, FORWARDED, VIEW, html };
+module.exports = { ChatViewProvider, FORWARDED, PANEL_REQUESTS, VIEW, html };
