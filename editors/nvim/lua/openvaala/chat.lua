@@ -218,6 +218,27 @@ end
 
 function M.setup(module)
   ov = module
+  -- A transcript shown in the sidebar's transcript window by any way (<C-o>, :buffer, the
+  -- alternate file) brings its conversation's composer below: the composer on screen always
+  -- sends to the conversation on screen.
+  vim.api.nvim_create_autocmd("BufWinEnter", {
+    group = vim.api.nvim_create_augroup("openvaala_chat_pair", { clear = true }),
+    pattern = "openvaala://conversation/*",
+    callback = function(args)
+      local pair = M.pair
+      local cid = args.match:match(CONVERSATION)
+      if not cid or not pair or not valid(pair.transcript) or not valid(pair.composer) then
+        return
+      end
+      if vim.api.nvim_win_get_buf(pair.transcript) ~= args.buf then
+        return
+      end
+      if vim.api.nvim_win_get_buf(pair.composer) ~= M.composer(cid) then
+        vim.api.nvim_win_set_buf(pair.composer, M.composer(cid))
+      end
+      ov.state.current = cid
+    end,
+  })
 end
 
 return M
