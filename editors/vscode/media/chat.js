@@ -434,8 +434,22 @@ async function send(mode) {
   save();
   const params = { conversationId: cid, text, mode };
   if (ui.sessionId) params.sessionId = ui.sessionId;
-  const r = await guarded("send", () => call("openvaala/send", params));
-  if (!r && ui.cid === cid && !$("text").value) $("text").value = text; // not sent: give it back
+  try {
+    await call("openvaala/send", params);
+  } catch (err) {
+    showStatus(`send: ${err.message || err}`, true);
+    giveBack(cid, text);
+  }
+}
+
+// Not sent: the text goes back to its conversation's composer (or draft, when another one is on
+// screen now), before whatever was typed there since, so nothing is lost.
+function giveBack(cid, text) {
+  const now = ui.cid === cid ? $("text").value : ui.drafts[cid] || "";
+  const back = now.trim() ? `${text}\n\n${now}` : text;
+  if (ui.cid === cid) $("text").value = back;
+  ui.drafts[cid] = back;
+  save();
 }
 
 function insert(text) {
