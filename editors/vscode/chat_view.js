@@ -121,6 +121,7 @@ class ChatViewProvider {
     this.bridge = bridge; // { ensure(): Promise<client>, shown?(conversationId) }
     this.view = undefined;
     this.shown = undefined; // the conversation the webview shows (it says so when it changes)
+    this.following = null; // the subagent it shows instead of the root agent, if any
     this.diffs = new DiffContent();
     this.mediaUri = vscode.Uri.joinPath(context.extensionUri, "media");
   }
@@ -137,9 +138,11 @@ class ChatViewProvider {
     return Boolean(this.view && this.view.visible);
   }
 
-  /** Whether the panel is visible on this conversation (it then asks about its approvals). */
-  showing(conversationId) {
-    return this.visible() && this.shown === conversationId;
+  /** Whether the panel on screen shows an approval of this conversation (requested by the agent
+   * `sessionId`): the root agent's transcript shows every approval, a subagent's only its own. */
+  showing(conversationId, sessionId) {
+    if (!this.visible() || this.shown !== conversationId) return false;
+    return !this.following || this.following === sessionId;
   }
 
   /** Called by the extension for every forwarded bridge notification. */
@@ -170,6 +173,7 @@ class ChatViewProvider {
         reply({ result: await client.sendRequest(message.method, message.params || {}) });
       } else if (message.type === "shown") {
         this.shown = message.conversationId;
+        this.following = message.sessionId || null;
         if (this.bridge.shown) this.bridge.shown(message.conversationId);
       } else if (message.type === "host") {
         reply({ result: (await this.host(message.action, message.args || {})) ?? null });

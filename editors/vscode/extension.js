@@ -417,7 +417,7 @@ async function startClient(context) {
     state.approvals.set(request.approvalId, request);
     updateStatus();
     // The chat panel on screen shows it as a card with its diff: not asked twice.
-    if (panel.showing(request.conversationId)) return;
+    if (panel.showing(request.conversationId, request.sessionId)) return;
     return askApproval(request);
   });
   client.onNotification("$/openvaala/approvalResolved", ({ approvalId }) => {

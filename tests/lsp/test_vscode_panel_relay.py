@@ -56,3 +56,22 @@ def test_the_panel_relay_refuses_requests_its_controls_never_make() -> None:
     for i, (method, _) in enumerate(forbidden, start=len(used) + 1):
         assert "result" not in answers[i], method
         assert method in answers[i]["error"]["message"]
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_the_extension_asks_about_approvals_the_panel_does_not_show() -> None:
+    # The panel on conversation c1, following its subagent s1: only s1's approvals are on
+    # screen there (the extension leaves those to the panel and asks about the rest itself);
+    # back on the root agent, every approval of c1 is.
+    seen = _relay(
+        [
+            {"type": "shown", "conversationId": "c1", "sessionId": "s1"},
+            {"showing": ["c1", "s1"]},
+            {"showing": ["c1", "root"]},
+            {"showing": ["c2", "s1"]},
+            {"type": "shown", "conversationId": "c1", "sessionId": None},
+            {"showing": ["c1", "root"]},
+            {"showing": ["c1", "s2"]},
+        ]
+    )
+    assert seen["showing"] == [True, False, False, True, True]

@@ -31,6 +31,11 @@ provider.view = { visible: true, webview: { postMessage: (m) => answered.push(m)
 (async () => {
   let input = "";
   for await (const chunk of process.stdin) input += chunk;
-  for (const line of input.split("\n").filter(Boolean)) await provider.receive(JSON.parse(line));
-  process.stdout.write(JSON.stringify({ asked, answered }));
+  const showing = []; // {"showing": [conversationId, sessionId]} lines: what showing() answers
+  for (const line of input.split("\n").filter(Boolean)) {
+    const message = JSON.parse(line);
+    if (message.showing) showing.push(provider.showing(...message.showing));
+    else await provider.receive(message);
+  }
+  process.stdout.write(JSON.stringify({ asked, answered, showing }));
 })();

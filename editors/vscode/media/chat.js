@@ -81,9 +81,15 @@ async function open(cid, composerText) {
   ui.early = [];
   $("text").value = composerText !== undefined ? composerText : ui.drafts[cid] || "";
   save();
-  api.postMessage({ type: "shown", conversationId: cid }); // its approvals are asked here
+  tellShown(); // its approvals are asked here
   await resubscribe();
   refreshPicker();
+}
+
+// Which conversation, and which of its agents, the panel shows: the extension then leaves the
+// approvals shown here to the panel and asks about the others itself.
+function tellShown() {
+  api.postMessage({ type: "shown", conversationId: ui.cid, sessionId: ui.sessionId });
 }
 
 async function resubscribe() {
@@ -355,6 +361,7 @@ function renderAgents() {
     const label = `${"· ".repeat(depth)}${s.info.agent || "agent"} (${s.info.status || "idle"})`;
     const b = button(label, () => {
       ui.sessionId = sid;
+      tellShown();
       renderAll();
     }, "Follow this agent");
     if (sid === ui.sessionId) b.classList.add("current");
