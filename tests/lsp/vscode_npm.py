@@ -43,13 +43,17 @@ def node_modules(cache: Path) -> Path:
             work = Path(tempfile.mkdtemp(dir=cache, prefix="installing-"))
             (work / "package.json").write_text(json.dumps(manifest))
             quiet = ["--no-audit", "--no-fund", "--prefer-offline"]
-            subprocess.run(
-                [NPM, "install", *quiet, VSCE],
-                cwd=work,
-                check=True,
-                capture_output=True,
-                timeout=240,
-            )
+            try:
+                subprocess.run(
+                    [NPM, "install", *quiet, VSCE],
+                    cwd=work,
+                    check=True,
+                    capture_output=True,
+                    timeout=240,
+                )
+            except BaseException:
+                shutil.rmtree(work, ignore_errors=True)  # no half install left in the cache
+                raise
             shutil.rmtree(done, ignore_errors=True)
             work.rename(done)
     return done / "node_modules"
