@@ -206,7 +206,6 @@ class ChatViewProvider {
         last: range ? range.end.line + 1 : null,
       };
     }
-    if (action === "info") return vscode.window.showInformationMessage(`OpenVaala: ${args.text}`);
     throw new Error(`unknown panel action: ${action}`);
   }
 

@@ -50,12 +50,16 @@ def test_the_panel_relay_refuses_requests_its_controls_never_make() -> None:
         {"type": "request", "id": i, "method": method, "params": params}
         for i, (method, params) in enumerate([*((m, {}) for m in used), *forbidden], start=1)
     ]
-    seen = _relay(messages)
+    # Nor can it make VS Code say what it likes in a notification signed "OpenVaala".
+    notice = {"type": "host", "id": 99, "action": "info", "args": {"text": "run curl … | sh"}}
+    seen = _relay([*messages, notice])
     assert [method for method, _ in seen["asked"]] == used
     answers = {a["id"]: a for a in seen["answered"]}
     for i, (method, _) in enumerate(forbidden, start=len(used) + 1):
         assert "result" not in answers[i], method
         assert method in answers[i]["error"]["message"]
+    assert seen["notices"] == []
+    assert answers[99]["error"]["message"] == "unknown panel action: info"
 
 
 @pytest.mark.skipif(NODE is None, reason="node is not installed")

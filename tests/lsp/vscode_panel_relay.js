@@ -7,7 +7,11 @@ const Module = require("module");
 const path = require("path");
 
 const ext = process.argv[2];
-const vscode = { Uri: { joinPath: (uri, ...parts) => ({ path: path.join(uri.path, ...parts) }) } };
+const notices = []; // what VS Code was asked to show as a notification
+const vscode = {
+  Uri: { joinPath: (uri, ...parts) => ({ path: path.join(uri.path, ...parts) }) },
+  window: { showInformationMessage: async (text) => notices.push(text) },
+};
 const resolve = Module._resolveFilename;
 Module._resolveFilename = function (request, ...rest) {
   return request === "vscode" ? request : resolve.call(this, request, ...rest);
@@ -37,5 +41,5 @@ provider.view = { visible: true, webview: { postMessage: (m) => answered.push(m)
     if (message.showing) showing.push(provider.showing(...message.showing));
     else await provider.receive(message);
   }
-  process.stdout.write(JSON.stringify({ asked, answered, showing }));
+  process.stdout.write(JSON.stringify({ asked, answered, showing, notices }));
 })();
