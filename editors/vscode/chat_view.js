@@ -20,6 +20,25 @@ const FORWARDED = [
   "$/openvaala/approvalResolved",
   "$/openvaala/connection",
 ];
+// The bridge requests the webview may make: what its own buttons do, nothing else. The webview
+// shows model-written text, so what it posts is not trusted further than that (docs/editors.md,
+// "The chat panel"): no cwd change, memory write, shutdown or `workspace/executeCommand`.
+const PANEL_REQUESTS = new Set([
+  "openvaala/agents",
+  "openvaala/approvals/respond",
+  "openvaala/compact",
+  "openvaala/conversations/list",
+  "openvaala/conversations/new",
+  "openvaala/fork",
+  "openvaala/input",
+  "openvaala/interrupt",
+  "openvaala/models",
+  "openvaala/rewind",
+  "openvaala/send",
+  "openvaala/setAgent",
+  "openvaala/setModel",
+  "openvaala/subscribe",
+]);
 
 // The two sides of an approval's diff, served read-only to the diff editor.
 class DiffContent {
@@ -102,6 +121,7 @@ class ChatViewProvider {
     this.bridge = bridge; // { ensure(): Promise<client>, shown?(conversationId) }
     this.view = undefined;
     this.shown = undefined; // the conversation the webview shows (it says so when it changes)
+    this.following = null; // the subagent it shows instead of the root agent, if any
     this.diffs = new DiffContent();
     this.mediaUri = vscode.Uri.joinPath(context.extensionUri, "media");
   }
@@ -118,9 +138,11 @@ class ChatViewProvider {
     return Boolean(this.view && this.view.visible);
   }
 
-  /** Whether the panel is visible on this conversation (it then asks about its approvals). */
-  showing(conversationId) {
-    return this.visible() && this.shown === conversationId;
+  /** Whether the panel on screen shows an approval of this conversation (requested by the agent
+   * `sessionId`): the root agent's transcript shows every approval, a subagent's only its own. */
+  showing(conversationId, sessionId) {
+    if (!this.visible() || this.shown !== conversationId) return false;
+    return !this.following || this.following === sessionId;
   }
 
   /** Called by the extension for every forwarded bridge notification. */
@@ -144,10 +166,14 @@ class ChatViewProvider {
     const reply = (body) => this.view && this.view.webview.postMessage({ type: "response", id: message.id, ...body });
     try {
       if (message.type === "request") {
+        if (!PANEL_REQUESTS.has(message.method)) {
+          throw new Error(`the chat panel may not ask the bridge for ${String(message.method)}`);
+        }
         const client = await this.bridge.ensure();
         reply({ result: await client.sendRequest(message.method, message.params || {}) });
       } else if (message.type === "shown") {
         this.shown = message.conversationId;
+        this.following = message.sessionId || null;
         if (this.bridge.shown) this.bridge.shown(message.conversationId);
       } else if (message.type === "host") {
         reply({ result: (await this.host(message.action, message.args || {})) ?? null });
@@ -180,7 +206,6 @@ class ChatViewProvider {
         last: range ? range.end.line + 1 : null,
       };
     }
-    if (action === "info") return vscode.window.showInformationMessage(`OpenVaala: ${args.text}`);
     throw new Error(`unknown panel action: ${action}`);
   }
 
@@ -192,4 +217,4 @@ class ChatViewProvider {
   }
 }
 
-module.exports = { ChatViewProvider, FORWARDED, VIEW, html };
+module.exports = { ChatViewProvider, FORWARDED, PANEL_REQUESTS, VIEW, html };

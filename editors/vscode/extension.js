@@ -41,6 +41,7 @@ const ANSWERS = {
   [DENY_WITH_MESSAGE]: "deny",
 };
 const ALREADY = "OpenVaala: that approval was already answered.";
+const SHOW_DIFF = "Show the Diff";
 
 function conversationOf(uri) {
   if (!uri || uri.scheme !== SCHEME) return undefined;
@@ -159,8 +160,15 @@ function answersOf(request) {
 
 async function askApproval(request) {
   const answers = answersOf(request);
-  const pick = await vscode.window.showWarningMessage(request.text, { modal: false }, ...Object.keys(answers));
+  // A write or patch: its change can be opened in VS Code's diff editor first, then asked again.
+  const diffs = Array.isArray(request.diffs) ? request.diffs : [];
+  const items = [...(diffs.length ? [SHOW_DIFF] : []), ...Object.keys(answers)];
+  const pick = await vscode.window.showWarningMessage(request.text, { modal: false }, ...items);
   if (!pick) return;
+  if (pick === SHOW_DIFF) {
+    for (const diff of diffs) await panel.diffs.open(diff, request.approvalId);
+    return state.approvals.has(request.approvalId) ? askApproval(request) : undefined;
+  }
   let message;
   if (pick === DENY_WITH_MESSAGE) {
     message = await vscode.window.showInputBox({ prompt: "Message to the agent (why it is denied)" });
@@ -417,7 +425,7 @@ async function startClient(context) {
     state.approvals.set(request.approvalId, request);
     updateStatus();
     // The chat panel on screen shows it as a card with its diff: not asked twice.
-    if (panel.showing(request.conversationId)) return;
+    if (panel.showing(request.conversationId, request.sessionId)) return;
     return askApproval(request);
   });
   client.onNotification("$/openvaala/approvalResolved", ({ approvalId }) => {

@@ -40,6 +40,7 @@ T.run(function(ov)
     wait("review " .. i, function()
       return #vim.api.nvim_list_tabpages() == 2 and vim.wo.diff
     end)
+    press("]f") -- the next file of a one-file change: the same file stays
     results["review" .. i] = review()
     press(key)
     wait("answered " .. i, function()

@@ -80,9 +80,21 @@ def test_extension_answers_approvals_with_buttons() -> None:
             "Deny with a message…",
         ]
 
-    assert [(a["message"], a["options"], a["items"]) for a in seen["asked"]] == [
+    asked = [(a["message"], a["options"], a["items"]) for a in seen["asked"]]
+    assert asked[:5] == [
         (f"OpenVaala: default wants to use shell: echo {i}", {"modal": False}, buttons(i))
         for i in ("one", "two", "three", "late", "four")
+    ]
+    # A write's approval offers its diff first; shown in the diff editor, it is asked again.
+    assert [a[2] for a in asked[5:]] == [["Show the Diff", *buttons("five")]] * 2
+    assert seen["executed"] == [
+        [
+            "vscode.diff",
+            "openvaala-diff:/five/before/a.txt",
+            "openvaala-diff:/five/after/a.txt",
+            "a.txt (update, proposed)",
+            "[object Object]",
+        ]
     ]
     answered = [
         params["arguments"][0]
@@ -94,6 +106,7 @@ def test_extension_answers_approvals_with_buttons() -> None:
         {"conversationId": cid, "approvalId": "one", "decision": "allow"},
         {"conversationId": cid, "approvalId": "two", "decision": "deny", "message": "typed text"},
         {"conversationId": cid, "approvalId": "late", "decision": "deny"},
+        {"conversationId": cid, "approvalId": "five", "decision": "allow"},
     ]
     # "three" was answered elsewhere while its buttons were up; "late" just as this answer left.
     assert seen["notifications"] == ["OpenVaala: that approval was already answered."] * 2

@@ -108,6 +108,8 @@ class Relay:
         self.tasks: set[asyncio.Task[None]] = set()
         self.sent = 0
         self.shown: str | None = None
+        # When set: the next send is answered with an error, once this event is set.
+        self.refuse: asyncio.Event | None = None
 
     async def to_host(self, raw: str) -> None:
         message = json.loads(raw)
@@ -124,6 +126,10 @@ class Relay:
     async def _answer(self, m: dict[str, Any]) -> None:
         reply: dict[str, Any] = {"type": "response", "id": m["id"]}
         try:
+            if m["type"] == "request" and m["method"] == "openvaala/send" and self.refuse:
+                refuse, self.refuse = self.refuse, None
+                await refuse.wait()
+                raise RuntimeError("the daemon is gone")
             if m["type"] == "request":
                 result = await self.client.protocol.send_request_async(m["method"], m["params"])
                 reply["result"] = plain(result)
@@ -302,3 +308,14 @@ async def test_panel_streams_rendered_approves_with_diffs_steers_and_resumes(
     await expect(page.locator("#picker")).not_to_have_value(forked)
     await expect(page.locator("#text")).to_have_value("look around")
     await expect(page.locator("article.msg")).to_have_count(0)
+
+    # A send refused (answered only once more was typed): its text comes back before what was
+    # typed meanwhile; nothing is lost.
+    relay.refuse = refuse = asyncio.Event()
+    await page.fill("#text", "the refused message")
+    await page.click("#send")
+    await expect(page.locator("#text")).to_have_value("")
+    await page.fill("#text", "typed meanwhile")
+    refuse.set()
+    await expect(page.locator("#text")).to_have_value("the refused message\n\ntyped meanwhile")
+    await expect(page.locator("#status")).to_contain_text("the daemon is gone")

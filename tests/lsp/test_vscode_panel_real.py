@@ -24,9 +24,11 @@ from tests.lsp.test_vscode_real import (
     pytestmark,
     workbench,
 )
+from tests.lsp.vscode_npm import vscode_node_modules
 from tests.support.daemon import Daemon
 
-__all__ = ["code_server", "extensions", "pytestmark"]  # the fixtures, and the same skip
+# the fixtures, and the same skip
+__all__ = ["code_server", "extensions", "pytestmark", "vscode_node_modules"]
 
 
 @pytest.fixture

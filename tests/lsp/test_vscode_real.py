@@ -30,7 +30,10 @@ import pytest
 from playwright.async_api import Page, async_playwright
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
+from tests.lsp.vscode_npm import link_node_modules, vscode_node_modules
 from tests.support.daemon import Daemon, stop_any_server
+
+__all__ = ["vscode_node_modules"]  # the fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 CODE_SERVER = os.environ.get("OPENVAALA_CODE_SERVER") or shutil.which("code-server")
@@ -51,9 +54,10 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def extensions(tmp_path: Path) -> Path:
+def extensions(tmp_path: Path, vscode_node_modules: Path) -> Path:
     """editors/vscode installed as VS Code installs a folder extension: <publisher>.<name>-<ver>
-    in the extensions directory, with its one dependency."""
+    in the extensions directory, with its one dependency (linked from the packages installed
+    once, tests/lsp/vscode_npm.py)."""
     assert NODE is not None
     # The chat panel's copy of the web UI's modules, as `npm run web` makes it before packaging.
     subprocess.run(
@@ -64,14 +68,7 @@ def extensions(tmp_path: Path) -> Path:
     shutil.copytree(
         ROOT / "editors" / "vscode", folder, ignore=shutil.ignore_patterns("node_modules", "dist")
     )
-    assert NPM is not None
-    subprocess.run(
-        [NPM, "install", "--omit=dev", "--no-audit", "--no-fund", "--prefer-offline"],
-        cwd=folder,
-        check=True,
-        capture_output=True,
-        timeout=180,
-    )
+    link_node_modules(folder, vscode_node_modules)
     return folder.parent
 
 

@@ -63,6 +63,7 @@ const vscode = {
   languages: { setTextDocumentLanguage: async (doc, language) => { seen.languages.push([doc.uri.toString(), language]); return doc; } },
   commands: {
     registerCommand: (name, run) => { seen.commands.push(name); registered[name] = run; return { dispose() {} }; },
+    executeCommand: async (name, ...args) => { seen.executed = [...(seen.executed || []), [name, ...args.map(String)]]; },
   },
 };
 class LanguageClient {
@@ -144,6 +145,11 @@ require.cache["vscode-languageclient/node"] = { id: "lc", filename: "lc", loaded
   // Dismissed: nothing is sent; it stays pending.
   answers.push(undefined);
   await handlers["$/openvaala/approvalRequested"](approval("four"));
+  // A write with its diff, the panel not on screen: the diff editor first, then asked again.
+  const write = { ...approval("five"), tool: "write_file", diffs: [{ path: "a.txt", kind: "update", unified: "-x\n+y\n", truncated: false, oldText: "x\n", newText: "y\n" }] };
+  answers.push("Show the Diff", "Allow once");
+  await handlers["$/openvaala/approvalRequested"](write);
+  handlers["$/openvaala/approvalResolved"]({ conversationId: cid, approvalId: "five", decision: "allow" });
   seen.pending = (await vscode._pick("openvaala.ui.approvals")).map((i) => i.label);
   for (const id of ["two", "late", "four"]) {
     handlers["$/openvaala/approvalResolved"]({ conversationId: cid, approvalId: id, decision: "deny" });

@@ -81,9 +81,15 @@ async function open(cid, composerText) {
   ui.early = [];
   $("text").value = composerText !== undefined ? composerText : ui.drafts[cid] || "";
   save();
-  api.postMessage({ type: "shown", conversationId: cid }); // its approvals are asked here
+  tellShown(); // its approvals are asked here
   await resubscribe();
   refreshPicker();
+}
+
+// Which conversation, and which of its agents, the panel shows: the extension then leaves the
+// approvals shown here to the panel and asks about the others itself.
+function tellShown() {
+  api.postMessage({ type: "shown", conversationId: ui.cid, sessionId: ui.sessionId });
 }
 
 async function resubscribe() {
@@ -355,6 +361,7 @@ function renderAgents() {
     const label = `${"· ".repeat(depth)}${s.info.agent || "agent"} (${s.info.status || "idle"})`;
     const b = button(label, () => {
       ui.sessionId = sid;
+      tellShown();
       renderAll();
     }, "Follow this agent");
     if (sid === ui.sessionId) b.classList.add("current");
@@ -434,8 +441,22 @@ async function send(mode) {
   save();
   const params = { conversationId: cid, text, mode };
   if (ui.sessionId) params.sessionId = ui.sessionId;
-  const r = await guarded("send", () => call("openvaala/send", params));
-  if (!r && ui.cid === cid && !$("text").value) $("text").value = text; // not sent: give it back
+  try {
+    await call("openvaala/send", params);
+  } catch (err) {
+    showStatus(`send: ${err.message || err}`, true);
+    giveBack(cid, text);
+  }
+}
+
+// Not sent: the text goes back to its conversation's composer (or draft, when another one is on
+// screen now), before whatever was typed there since, so nothing is lost.
+function giveBack(cid, text) {
+  const now = ui.cid === cid ? $("text").value : ui.drafts[cid] || "";
+  const back = now.trim() ? `${text}\n\n${now}` : text;
+  if (ui.cid === cid) $("text").value = back;
+  ui.drafts[cid] = back;
+  save();
 }
 
 function insert(text) {

@@ -71,11 +71,20 @@ function M.submit(cid, mode)
   if not text then
     return vim.notify("OpenVaala: the composer is empty", vim.log.levels.WARN)
   end
+  if not ov.client() then -- no bridge: nothing sent, and the text stays where it is
+    return vim.notify("OpenVaala: could not start `openvaala lsp`; not sent", vim.log.levels.ERROR)
+  end
   local kept = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
   vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, {})
   ov.send(text, mode, function(err)
-    if err and vim.api.nvim_buf_is_valid(bufnr) then -- not sent: give the text back
-      vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, kept)
+    if err and vim.api.nvim_buf_is_valid(bufnr) then
+      -- Not sent: the text comes back, before whatever was typed since (kept too).
+      local back = vim.list_extend({}, kept)
+      if M.text(bufnr) then
+        vim.list_extend(back, { "" })
+        vim.list_extend(back, vim.api.nvim_buf_get_lines(bufnr, 0, -1, false))
+      end
+      vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, back)
     end
   end, cid)
 end
@@ -218,6 +227,27 @@ end
 
 function M.setup(module)
   ov = module
+  -- A transcript shown in the sidebar's transcript window by any way (<C-o>, :buffer, the
+  -- alternate file) brings its conversation's composer below: the composer on screen always
+  -- sends to the conversation on screen.
+  vim.api.nvim_create_autocmd("BufWinEnter", {
+    group = vim.api.nvim_create_augroup("openvaala_chat_pair", { clear = true }),
+    pattern = "openvaala://conversation/*",
+    callback = function(args)
+      local pair = M.pair
+      local cid = args.match:match(CONVERSATION)
+      if not cid or not pair or not valid(pair.transcript) or not valid(pair.composer) then
+        return
+      end
+      if vim.api.nvim_win_get_buf(pair.transcript) ~= args.buf then
+        return
+      end
+      if vim.api.nvim_win_get_buf(pair.composer) ~= M.composer(cid) then
+        vim.api.nvim_win_set_buf(pair.composer, M.composer(cid))
+      end
+      ov.state.current = cid
+    end,
+  })
 end
 
 return M

@@ -76,6 +76,9 @@ function M.open(request, decisions, respond)
   local index = 1
   local keys -- set on each shown file's buffers
   local function go(step)
+    if #request.diffs < 2 then -- one file: it is already shown (showing it again clashes names)
+      return
+    end
     index = (index - 1 + step) % #request.diffs + 1
     show(request, index, left, right)
     keys()
