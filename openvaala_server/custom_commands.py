@@ -70,6 +70,12 @@ def load(
             name = path.stem.lower()
             if not _NAME.match(name) or name in builtin:
                 continue
+            if directory.parent.name == PROJECT_DIR.parts[0] and not _inside(
+                path, directory.parent.parent
+            ):
+                # A project's file is the repository's: a link out of it (to ~/.ssh/id_rsa, the
+                # daemon's token) would send that file to the model as the message.
+                continue
             try:
                 if path.stat().st_size > _MAX_BYTES:
                     continue
@@ -78,3 +84,10 @@ def load(
                 continue
             found[name] = parse_file(name, text, path)
     return found
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except OSError:
+        return False

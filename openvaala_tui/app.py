@@ -524,7 +524,16 @@ class VaalaApp(
                 self.notify(f"Unknown command /{name}: /help lists them.", severity="warning")
                 return
             text = custom.expand(arg)  # sent as if typed: @path, images and queueing apply
-        if text.startswith("!") and message.composer.editing_input is None and text[1:].strip():
+        # Only what the user typed runs as a shell command: a custom command's text is a
+        # prompt, and a project's (.openvaala/commands/) is the repository's, never trusted to
+        # run anything (docs/configuration.md, "Custom commands").
+        typed = parsed is None
+        if (
+            typed
+            and text.startswith("!")
+            and message.composer.editing_input is None
+            and text[1:].strip()
+        ):
             self.run_slash("shell", text[1:].strip())
             return
         note = memory_note(text) if parsed is None else None
