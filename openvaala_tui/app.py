@@ -510,6 +510,7 @@ class VaalaApp(
     async def on_composer_submitted(self, message: Composer.Submitted) -> None:
         text = message.text
         parsed = commands.parse(text)
+        from_project = False  # a project's custom command: repository text (docs/configuration.md)
         if parsed is not None and message.composer.editing_input is None:
             name, arg = parsed
             if name in commands.COMMANDS:
@@ -524,6 +525,7 @@ class VaalaApp(
                 self.notify(f"Unknown command /{name}: /help lists them.", severity="warning")
                 return
             text = custom.expand(arg)  # sent as if typed: @path, images and queueing apply
+            from_project = custom.from_project
         # Only what the user typed runs as a shell command: a custom command's text is a
         # prompt, and a project's (.openvaala/commands/) is the repository's, never trusted to
         # run anything (docs/configuration.md, "Custom commands").
@@ -551,7 +553,7 @@ class VaalaApp(
         if images is None:  # only image paths: they wait for the message
             return
         cwd = str(self.view.conversation.get("cwd") or self.cwd)
-        attached = attach_mentions(text, cwd)
+        attached = attach_mentions(text, cwd, inside_only=from_project)
         for problem in attached.problems:
             self.notify(problem, severity="warning")
         try:  # @SERVER:URI: an MCP resource's text goes with the message

@@ -3,6 +3,7 @@ never a `!` shell command run on the user's behalf."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from openvaala_tui.app import VaalaApp
@@ -34,3 +35,29 @@ async def test_a_project_command_starting_with_a_bang_runs_no_shell(
         assert root is not None
         await wait_for(pilot, lambda: not root.running, what="the turn")
     assert not (daemon.workdir / "pwned.txt").exists()
+
+
+async def test_a_project_command_attaches_no_file_outside_the_project(
+    fake_openai: FakeProvider, daemon_factory: Any, clients: Clients, tmp_path: Path
+) -> None:
+    fake_openai.default_reply = Reply().text("ok")
+    daemon = daemon_factory(fake_openai.config_toml("fake") + AGENT_ON_FAKE)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("sk-not-for-the-model\n")
+    (daemon.workdir / "inside.txt").write_text("project text\n")
+    project = daemon.workdir / ".openvaala" / "commands"
+    project.mkdir(parents=True)
+    (project / "look.md").write_text(f"Look at @{secret} and @inside.txt\n")
+
+    app = VaalaApp(cwd=str(daemon.workdir), client=await clients(daemon))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        await type_and_send(pilot, "/look")
+        await wait_for(pilot, lambda: len(app.transcript.query(UserMessage)) == 1)
+        root = app.view.root
+        assert root is not None
+        await wait_for(pilot, lambda: not root.running, what="the turn")
+        sent = str(app.transcript.query(UserMessage)[0].item.get("text"))
+        assert "project text" in sent  # the project's own file is attached
+        assert "sk-not-for-the-model" not in sent
+    assert "sk-not-for-the-model" not in fake_openai.last_request.body.decode()
