@@ -25,6 +25,11 @@ class CustomCommand:
     template: str
     path: Path
 
+    @property
+    def from_project(self) -> bool:
+        """A file of the project's `.openvaala/commands/`: the repository's text, not the user's."""
+        return is_project_dir(self.path.parent)
+
     def expand(self, arguments: str) -> str:
         """The message: `$ARGUMENTS` replaced; with none in the file, the arguments follow it."""
         if "$ARGUMENTS" in self.template:
@@ -70,6 +75,10 @@ def load(
             name = path.stem.lower()
             if not _NAME.match(name) or name in builtin:
                 continue
+            if is_project_dir(directory) and not _inside(path, directory.parent.parent):
+                # A project's file is the repository's: a link out of it (to ~/.ssh/id_rsa, the
+                # daemon's token) would send that file to the model as the message.
+                continue
             try:
                 if path.stat().st_size > _MAX_BYTES:
                     continue
@@ -78,3 +87,14 @@ def load(
                 continue
             found[name] = parse_file(name, text, path)
     return found
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except OSError:
+        return False
+
+
+def is_project_dir(directory: Path) -> bool:
+    return directory.parts[-2:] == PROJECT_DIR.parts

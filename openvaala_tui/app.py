@@ -529,6 +529,7 @@ class VaalaApp(
     async def on_composer_submitted(self, message: Composer.Submitted) -> None:
         text = message.text
         parsed = commands.parse(text)
+        from_project = False  # a project's custom command: repository text (docs/configuration.md)
         if parsed is not None and message.composer.editing_input is None:
             name, arg = parsed
             if name in commands.COMMANDS:
@@ -543,7 +544,17 @@ class VaalaApp(
                 self.notify(f"Unknown command /{name}: /help lists them.", severity="warning")
                 return
             text = custom.expand(arg)  # sent as if typed: @path, images and queueing apply
-        if text.startswith("!") and message.composer.editing_input is None and text[1:].strip():
+            from_project = custom.from_project
+        # Only what the user typed runs as a shell command: a custom command's text is a
+        # prompt, and a project's (.openvaala/commands/) is the repository's, never trusted to
+        # run anything (docs/configuration.md, "Custom commands").
+        typed = parsed is None
+        if (
+            typed
+            and text.startswith("!")
+            and message.composer.editing_input is None
+            and text[1:].strip()
+        ):
             self.run_slash("shell", text[1:].strip())
             return
         note = memory_note(text) if parsed is None else None
@@ -564,7 +575,11 @@ class VaalaApp(
         # Over --remote the path is the remote machine's: the text keeps `@path`, for the agent
         # to read there, rather than a file of this machine that has the same name.
         remote = self.client.dialer is not None
-        attached = Attached(text, [], []) if remote else attach_mentions(text, cwd)
+        attached = (
+            Attached(text, [], [])
+            if remote
+            else attach_mentions(text, cwd, inside_only=from_project)
+        )
         for problem in attached.problems:
             self.notify(problem, severity="warning")
         try:  # @SERVER:URI: an MCP resource's text goes with the message

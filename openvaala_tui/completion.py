@@ -118,15 +118,23 @@ class Attached:
     problems: list[str]  # mentions of files that could not go with it, and why
 
 
-def attach_mentions(text: str, cwd: str) -> Attached:
+def attach_mentions(text: str, cwd: str, *, inside_only: bool = False) -> Attached:
     """`text` with the content of each `@path` file it mentions appended (once per file).
-    A mention of something that is not a file (an @handle, a directory) is left as it is."""
+    A mention of something that is not a file (an @handle, a directory) is left as it is.
+    `inside_only`: text the repository wrote (a project's custom command) attaches files of
+    the working directory only, never `@~/.ssh/id_rsa`."""
     blocks: list[str] = []
     files: list[str] = []
     problems: list[str] = []
+    root = os.path.realpath(cwd)
     for name in dict.fromkeys(m.group(1).rstrip(".,;:!?)") for m in MENTION.finditer(text)):
         path = os.path.join(cwd, os.path.expanduser(name))
         if not os.path.isfile(path):
+            continue
+        if inside_only and os.path.commonpath([root, os.path.realpath(path)]) != root:
+            problems.append(
+                f"@{name} is outside the working directory: a project's command cannot attach it"
+            )
             continue
         try:
             if os.path.getsize(path) > MAX_ATTACHED_BYTES:

@@ -108,6 +108,10 @@ async def fork(
     if conv.root.model_chosen:  # a copy keeps the user's choice of model (docs/storage.md)
         created["modelChosen"] = True
     new = await runtime.adopt(created, copied, images_from=conv.conversation_id)
+    if conv.permission_mode is not None:
+        # A copy keeps the user's narrowing: a rewind of a plan-mode conversation must not
+        # come back writing (docs/security.md, "Permission modes").
+        await new.append_meta({"type": r.PERMISSION_MODE_SET, "mode": conv.permission_mode})
     plan = plan_in(planned)  # the plan as it was where the copy ends (docs/protocol.md, Plan)
     if plan is not None:
         await new.set_plan(new.root, plan)

@@ -309,7 +309,10 @@ class SubagentService:
         """A child configured with more than its parent has runs narrowed to the parent's
         limits anyway; starting one is refused when nobody may be asked (the parent's approval
         is "never"), else the user is asked, with the reason (docs/security.md, "Subagents")."""
-        parent_perms = self.runtime.permissions_for(conv, parent)
+        # The parent's own, not narrowed by the conversation's permission mode: the mode narrows
+        # the child just as much (docs/security.md, "Permission modes"), and plan mode's
+        # read-only "never" would refuse every child configured like the parent.
+        parent_perms = self.runtime.own_permissions_for(conv, parent)
         config = self.runtime.config
         more = wider(
             own_permissions(config, agent_name),

@@ -27,21 +27,37 @@ async def conversation_diff(conv: LiveConversation) -> DiffResult:
     order = list(conv.meta.turns)
     base = baseline(ck.undoable(turns, order))
     store = conv.checkpoints.own_store()
-    files = await asyncio.to_thread(_diffs, store, base.before)
+    files = await asyncio.to_thread(_diffs, store, base.before, base.skipped)
     result: DiffResult = {"files": bounded(files)}
     if base.skipped:
         result["skipped"] = [{"path": p, "reason": r} for p, r in sorted(base.skipped.items())]
     return result
 
 
-def _diffs(store: SnapshotStore, before: dict[str, ck.State]) -> list[FileDiff]:
+def _diffs(
+    store: SnapshotStore, before: dict[str, ck.State], skipped: dict[str, str]
+) -> list[FileDiff]:
+    """Each changed file's diff; a file now too large, or reached through a link out of the
+    working directory, goes to `skipped` instead, never read (a grown log would be read whole,
+    a folder swapped for a link would show a file elsewhere)."""
     out: list[FileDiff] = []
+    root = store.work_tree.resolve()
     for path in sorted(before):
         then = before[path]
         try:
+            if not (store.work_tree / path).parent.resolve().is_relative_to(root):
+                skipped[path] = "its folder now leads outside the working directory"
+                continue
             now = store.state(path, store=False)
             if now == then:
                 continue  # as it was before the conversation changed it
+            if now is not None and now.mode != ck.LINK_MODE:
+                size = os.lstat(store.work_tree / path).st_size
+                if size > store.max_file_bytes:
+                    skipped[path] = (
+                        f"larger than the checkpoint limit of {store.max_file_bytes} bytes now"
+                    )
+                    continue
             old = store.read_blob(then.sha) if then is not None else None
             new = _current(store.work_tree / path, now)
         except (SnapshotError, OSError, ValueError):

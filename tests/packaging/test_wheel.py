@@ -45,8 +45,12 @@ LEFT_OUT = shutil.ignore_patterns(
 )
 
 
+# The build and install run in the first test's setup: a mark on the fixture itself would do
+# nothing (pytest refuses it), so the whole module gets the longer timeout.
+pytestmark = pytest.mark.timeout(300)
+
+
 @pytest.fixture(scope="module")
-@pytest.mark.timeout(300)
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The `bin` directory of a fresh environment with the built wheel installed."""
     base = tmp_path_factory.mktemp("wheel")

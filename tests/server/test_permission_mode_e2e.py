@@ -94,3 +94,21 @@ async def test_a_mode_wider_than_the_agent_is_refused(home: Daemon, tmp_path: Pa
         assert (await snapshot_of(client, cid))["conversation"]["permissionMode"] == "plan"
     finally:
         await client.close()
+
+
+async def test_a_fork_keeps_the_mode(home: Daemon, tmp_path: Path) -> None:
+    client = await home.client()
+    try:
+        cid = await new_conversation(client, str(tmp_path))
+        await client.request("conversation/setPermissionMode", set_mode(cid, "plan"))
+        await run_turn(client, cid, "hello")
+        forked = await client.request("conversation/fork", {"conversationId": cid})
+        fid = forked["conversation"]["conversationId"]
+        assert forked["conversation"]["permissionMode"] == "plan"
+        assert (await snapshot_of(client, fid))["conversation"]["permissionMode"] == "plan"
+        target = tmp_path / "y.txt"
+        write = json.dumps({"path": str(target), "content": "y"})
+        await run_turn(client, fid, f"call: write_file {write}")
+        assert not target.exists()  # still read-only in the copy
+    finally:
+        await client.close()
