@@ -4,29 +4,17 @@ code units, what a browser indexes), never as markup; one found only by its titl
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
-from openvaala_server.client import Client
 from tests.support.daemon import Daemon
 from tests.support.events import new_conversation, run_turn
+from tests.support.index_wait import search_until
 
 FILLER = " ".join(f"word{n}" for n in range(400))
 
 
 def _utf16(text: str, start: int, end: int) -> str:
     return text.encode("utf-16-le")[2 * start : 2 * end].decode("utf-16-le")
-
-
-async def _search(client: Client, search: str, want: int) -> list[dict[str, Any]]:
-    """The list's search once the index has the `want` conversations it should find (the index
-    follows the journals just after a turn ends: docs/protocol.md, "conversation/list")."""
-    for _ in range(600):
-        found = (await client.request("conversation/list", {"search": search}))["conversations"]
-        if len(found) >= want:
-            return list(found)
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"the index never found {want} conversations for {search!r}")
 
 
 async def test_search_results_carry_a_bounded_snippet_with_match_ranges(
@@ -43,7 +31,7 @@ async def test_search_results_carry_a_bounded_snippet_with_match_ranges(
             "conversation/rename", {"conversationId": titled, "title": "Zebra notes"}
         )
 
-        found = {c["conversationId"]: c for c in await _search(client, "zebr", 2)}
+        found = {c["conversationId"]: c for c in await search_until(client, "zebr", 2)}
         snippet = found[long]["snippet"]
         text = snippet["text"]
         assert "<b>" in text and "\ue000" not in text  # the message's text, as text

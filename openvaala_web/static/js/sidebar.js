@@ -10,6 +10,7 @@
 import { DirPicker } from "./dir_picker.js";
 import { $, h } from "./dom.js";
 import { GridKeys } from "./list_keys.js";
+import { snippetNodes } from "./snippet.js";
 
 const SEARCH_DELAY_MS = 250;
 export const LIST_PAGE = 100;
@@ -392,6 +393,7 @@ export class Sidebar {
       },
       h("span", { class: `status-dot status-${status}`, title: status, "aria-label": `status: ${status}`, role: "img" }),
       h("span", { class: "conv-title" }, kind ? h("span", { class: `conv-kind kind-${kind}` }, kind) : null, c.title || "Untitled"),
+      c.snippet && this._filters().search ? h("span", { class: "conv-snippet" }, snippetNodes(c.snippet)) : null,
       h(
         "span",
         { class: "conv-meta" },
