@@ -8,6 +8,7 @@ Thin: authentication is the middleware's (`security.py`), the logic is the runti
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 from starlette.applications import Starlette
@@ -49,6 +50,7 @@ def build_app(runtime: ConversationManager, credentials: Credentials) -> Securit
         session_id = credentials.session_of(websocket.scope)
         if session_id is not None:  # a browser's: closed when its session is ended
             live.join(session_id, id(conn), conn.end)
+            conn.still_allowed = partial(credentials.logins.in_use, session_id)
         try:
             await conn.serve()
         finally:
