@@ -280,7 +280,7 @@ def test_search_snippets_fit_every_width_and_are_axe_clean(ui: WebUI) -> None:
                 found += _axe(page, f"search {width} {scheme}")
             page.emulate_media(color_scheme="light")
         if opened:
-            page.keyboard.press("Escape")
+            page.click("#drawer-close")
             expect(drawer).to_have_attribute("aria-expanded", "false")
     page.fill("#search", "")  # the module's page as the other tests expect it
     expect(page.locator("#conv-list .conv-snippet")).to_have_count(0)
