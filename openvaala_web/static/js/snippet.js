@@ -19,3 +19,10 @@ export function snippetNodes(snippet) {
   if (at < text.length) nodes.push(text.slice(at));
   return nodes;
 }
+
+/** The words of a snippet as they stand in its message (FTS5 cuts at word boundaries and the
+ * daemon adds "…" where the message goes on): what opening that conversation looks for. */
+export function snippetNeedle(snippet) {
+  const text = typeof snippet?.text === "string" ? snippet.text : "";
+  return text.replace(/^…/, "").replace(/…$/, "").trim();
+}
