@@ -29,6 +29,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -72,6 +73,21 @@ def login_url(daemon: BenchDaemon) -> str:
     return write_page(daemon.home, f"http://{daemon.address}", answer.json()["code"]).as_uri()
 
 
+def signed_in(pw: Any, daemon: BenchDaemon) -> tuple[Any, str]:
+    """A browser context signed in to the daemon (Playwright's sync API) and the app's address."""
+    browser = pw.chromium.launch(
+        executable_path=CHROMIUM, args=["--no-sandbox", "--headless", "--disable-gpu"]
+    )
+    context = browser.new_context(viewport={"width": 1200, "height": 800})
+    page = context.new_page()
+    page.goto(login_url(daemon))
+    page.wait_for_url("**/s/**")
+    page.wait_for_selector("body[data-connection='online']")
+    app = str(page.url).split("#")[0]
+    page.close()
+    return context, app
+
+
 def spread(values: list[float]) -> str:
     mid = statistics.median(values)
     return f"median {mid:.3f} s  (min {min(values):.3f}, max {max(values):.3f})"
@@ -95,16 +111,7 @@ def main() -> int:
         to_first: list[float] = []
         busy: list[float] = []  # of it, main-thread long tasks (drawing, parsing)
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(
-                executable_path=CHROMIUM, args=["--no-sandbox", "--headless", "--disable-gpu"]
-            )
-            context = browser.new_context(viewport={"width": 1200, "height": 800})
-            page = context.new_page()
-            page.goto(login_url(daemon))
-            page.wait_for_url("**/s/**")
-            page.wait_for_selector("body[data-connection='online']")
-            app = page.url.split("#")[0]
-            page.close()
+            context, app = signed_in(pw, daemon)
             for _ in range(args.runs):
                 page = context.new_page()
                 t0 = time.perf_counter()
@@ -163,7 +170,7 @@ def main() -> int:
                 page.wait_for_timeout(100)
                 busy.append(page.evaluate("() => window.__busy") / 1000)
                 page.close()
-            browser.close()
+            context.browser.close()
     print(f"app first contentful paint:      {spread(fcp)}")
     print(f"app ready (online, list drawn):  {spread(ready)}")
     print(f"{args.items}-item conversation drawn: {spread(long_open)}")

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._daemon import BenchDaemon
 from bench._history import write_conversation
-from bench.web import CHROMIUM, login_url, spread
+from bench.web import signed_in, spread
 
 # The start is drawn: the announcement is out, the view at its top, nothing earlier to read.
 AT_START = """() => document.querySelector('#announce').textContent.includes('start')
@@ -54,16 +54,7 @@ def main() -> int:
         cid, _ = asyncio.run(write_conversation(home, work, args.items))
         jumps: list[float] = []
         with BenchDaemon(home=home) as daemon, sync_playwright() as pw:
-            browser = pw.chromium.launch(
-                executable_path=CHROMIUM, args=["--no-sandbox", "--headless", "--disable-gpu"]
-            )
-            context = browser.new_context(viewport={"width": 1200, "height": 800})
-            page = context.new_page()
-            page.goto(login_url(daemon))
-            page.wait_for_url("**/s/**")
-            page.wait_for_selector("body[data-connection='online']")
-            app = page.url.split("#")[0]
-            page.close()
+            context, app = signed_in(pw, daemon)
             for _ in range(args.runs):
                 page = context.new_page()
                 page.goto(f"{app}#{cid}")
@@ -74,7 +65,7 @@ def main() -> int:
                 page.wait_for_function(AT_START)
                 jumps.append(time.perf_counter() - t0)
                 page.close()
-            browser.close()
+            context.browser.close()
     print(f"jump to the start of {args.items} items: {spread(jumps)}")
     return 0
 

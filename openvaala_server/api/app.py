@@ -9,6 +9,7 @@ Thin: authentication is the middleware's (`security.py`), the logic is the runti
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 
 from starlette.applications import Starlette
@@ -57,6 +58,7 @@ def build_app(
         session_id = credentials.session_of(websocket.scope)
         if session_id is not None:  # a browser's: closed when its session is ended
             live.join(session_id, id(conn), conn.end)
+            conn.still_allowed = partial(credentials.logins.in_use, session_id)
         try:
             await conn.serve()
         finally:

@@ -77,6 +77,9 @@ class Connection:
         self._read_below = max(1, queue_limit // 2)
         self._room = asyncio.Event()  # set by the sender when the queue is below `_read_below`
         self._room.set()
+        # A browser session's connection asks this before each request: False once the session
+        # ended (idle too long: docs/security.md), and the connection is closed instead.
+        self.still_allowed: Callable[[], bool] | None = None
 
     # -- Subscriber ----------------------------------------------------------------------
 
@@ -181,6 +184,9 @@ class Connection:
             return
         if not isinstance(incoming, jsonrpc.Request):
             return  # notifications and responses from clients carry nothing we act on
+        if self.still_allowed is not None and not self.still_allowed():
+            self.end()
+            return
         try:
             reply = await self.dispatcher.dispatch(self, incoming.method, incoming.params)
         except errors.OpenVaalaError as exc:

@@ -5,7 +5,9 @@ the daemon user's home (domain/dir_paths.py)."""
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
+import stat
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -26,12 +28,39 @@ def _readable(path: str) -> bool:
     return os.access(path, os.R_OK | os.X_OK)
 
 
+def _refused(path: str, exc: OSError) -> errors.OpenVaalaError:
+    """The error a client is told for a path the daemon could not read, naming why."""
+    if isinstance(exc, FileNotFoundError):
+        return errors.NotFound(f"no directory {path}", param="path")
+    if isinstance(exc, NotADirectoryError):
+        return errors.NotFound(f"{path} is not a directory", param="path")
+    if isinstance(exc, PermissionError):
+        return errors.InvalidParams(f"the daemon's user cannot read {path}", param="path")
+    if exc.errno == errno.ELOOP:
+        return errors.InvalidParams(f"{path}: too many levels of symbolic links", param="path")
+    return errors.InvalidParams(f"{path} cannot be read: {exc.strerror or exc}", param="path")
+
+
 def list_directories(path: str, hidden: bool) -> w.DirectoryListing:
     """Blocking: read `path` (absolute, normalized) and keep the subdirectories one can open."""
-    if not os.path.isdir(path):
-        raise errors.NotFound(f"no directory {path}", param="path")
-    if not _readable(path):
-        raise errors.InvalidParams(f"the daemon's user cannot read {path}", param="path")
+    try:
+        if not stat.S_ISDIR(os.stat(path).st_mode):
+            raise NotADirectoryError(errno.ENOTDIR, "not a directory", path)
+        if not _readable(path):
+            raise PermissionError(errno.EACCES, "permission denied", path)
+        names = _subdirectories(path, hidden)
+    except OSError as exc:  # also one removed or made unreadable while it is read
+        raise _refused(path, exc) from None
+    return {
+        "path": path,
+        "parent": parent(path),
+        "home": str(Path.home()),
+        "directories": [{"name": n, "path": os.path.join(path, n)} for n in names[:MAX_ENTRIES]],
+        "truncated": len(names) > MAX_ENTRIES,
+    }
+
+
+def _subdirectories(path: str, hidden: bool) -> list[str]:
     names: list[str] = []
     with os.scandir(path) as entries:
         for entry in entries:
@@ -44,13 +73,7 @@ def list_directories(path: str, hidden: bool) -> w.DirectoryListing:
             if is_dir and _readable(entry.path):
                 names.append(entry.name)
     names.sort(key=lambda n: (n.casefold(), n))
-    return {
-        "path": path,
-        "parent": parent(path),
-        "home": str(Path.home()),
-        "directories": [{"name": n, "path": os.path.join(path, n)} for n in names[:MAX_ENTRIES]],
-        "truncated": len(names) > MAX_ENTRIES,
-    }
+    return names
 
 
 def directory_methods() -> dict[str, Handler]:

@@ -155,12 +155,26 @@ class WebLogins:
                 found = record
         if found is None:
             return None
-        if now - found["lastUsed"] >= TOUCH_EVERY:
-            found["lastUsed"] = now
+        self._touch(found, now)
+        return found["id"]
+
+    def in_use(self, session_id: str) -> bool:
+        """A request on a websocket this session opened: whether the session is still live,
+        marking it used. A tab works over one websocket for hours without an HTTP request, and
+        that is use too (`[server] web_session_idle_hours` counts inactivity)."""
+        now = self.clock()
+        for record in self.sessions:
+            if record["id"] == session_id and self._live(record, now):
+                self._touch(record, now)
+                return True
+        return False
+
+    def _touch(self, record: _SessionRecord, now: float) -> None:
+        if now - record["lastUsed"] >= TOUCH_EVERY:
+            record["lastUsed"] = now
             # Bookkeeping: a full disk must not refuse a good cookie (it is kept in memory).
             with contextlib.suppress(OSError):
                 self._save()
-        return found["id"]
 
     def list_sessions(self) -> list[SessionInfo]:
         """The live sessions, oldest first."""

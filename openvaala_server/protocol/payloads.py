@@ -55,6 +55,14 @@ class ConversationBase(TypedDict):
     forkedFrom: ForkedFrom | None
 
 
+class SearchSnippet(TypedDict):
+    """The best matching message text of a searched conversation, cut short (domain/snippets.py):
+    `matches` are [start, end) ranges of the matched words in UTF-16 code units."""
+
+    text: str
+    matches: list[list[int]]
+
+
 class ConversationSummary(ConversationBase):
     """A row of `conversation/list` (from the index)."""
 
@@ -62,6 +70,7 @@ class ConversationSummary(ConversationBase):
     status: str
     messageCount: int
     turnCount: int
+    snippet: NotRequired[SearchSnippet]  # with `search`, when a message matched
 
 
 class ConversationInfo(ConversationBase):

@@ -23,7 +23,7 @@ from openvaala_server import errors
 from openvaala_server.config import Config, ModelConfig, config_path
 from openvaala_server.domain import meta as meta_fold
 from openvaala_server.domain import records as r
-from openvaala_server.domain import recovery, tool_names
+from openvaala_server.domain import recovery, snippets, tool_names
 from openvaala_server.domain.approvals import Answer
 from openvaala_server.domain.compaction_policy import decide
 from openvaala_server.domain.ids import new_id
@@ -436,14 +436,24 @@ class ConversationManager:
             raise errors.InvalidParams(
                 '"cursor" is not one this server gave out', param="cursor"
             ) from None
+        # With a search, each row that matched in a message says where (docs/protocol.md).
+        found = (
+            await self.store_call(self.store.search_snippets([cid for cid, _ in rows], search))
+            if search and rows
+            else {}
+        )
         # Stored summaries go out as they are (no dict per row); only a conversation loaded
         # here has a fresher status than its last finished turn.
         conversations: list[Summary | orjson.Fragment] = []
         for cid, text in rows:
             live = self.conversations.get(cid)
-            if live is not None and live.sessions:
+            status = live.status if live is not None and live.sessions else None
+            if status is not None or cid in found:
                 [summary] = parse_summaries([text])
-                summary["status"] = live.status
+                if status is not None:
+                    summary["status"] = status
+                if cid in found:
+                    summary["snippet"] = snippets.from_marked(found[cid])
                 conversations.append(summary)
             else:
                 conversations.append(orjson.Fragment(text))

@@ -37,7 +37,7 @@ import aiosqlite
 import orjson
 
 from openvaala_server.domain import meta as m
-from openvaala_server.domain import recall
+from openvaala_server.domain import recall, snippets
 from openvaala_server.domain import records as r
 from openvaala_server.errors import StoreError
 
@@ -136,6 +136,7 @@ TABLES: Final = ("conversations", "sessions", "turns", "texts")
 TITLE: Final = "title"
 MESSAGE: Final = recall.MESSAGE
 TOOL_OUTPUT: Final = recall.TOOL_OUTPUT  # found by search_history, not by the list's search
+SNIPPET_TOKENS: Final = 12  # words around the matches in a search snippet (FTS5 allows 64)
 MESSAGE_TYPES: Final = frozenset({r.USER_MESSAGE, r.AGENT_MESSAGE})
 
 # What SQLite stores and returns (no REAL or BLOB column here, but the type says what a row is).
@@ -778,6 +779,37 @@ class Index:
         )
         params: list[SqlValue] = [query, MESSAGE, TOOL_OUTPUT, *cids, max(0, limit)]
         return [str(row[0]) for row in await self._read(sql, params)]
+
+    async def search_snippets(self, cids: list[str], search: str) -> dict[str, str]:
+        """Per conversation, a snippet of its best matching message text (FTS5 `snippet()`, a
+        few words around the matches, each match between `snippets.OPEN` and `snippets.CLOSE`).
+        The window function picks each conversation's best text first, so a conversation with
+        thousands of matching messages costs one snippet, not thousands."""
+        query = fts_query(search)
+        if not query or not cids:
+            return {}
+        marks = ",".join("?" * len(cids))
+        sql = (
+            "SELECT t.conversation_id, snippet(search, 0, ?, ?, ?, ?) "
+            "FROM search JOIN texts t ON t.rowid = search.rowid "
+            "WHERE search MATCH ? AND search.rowid IN (SELECT rid FROM ("
+            "SELECT b.rowid AS rid, row_number() OVER ("
+            "PARTITION BY b.conversation_id ORDER BY search.rank) AS n "
+            "FROM search JOIN texts b ON b.rowid = search.rowid "
+            f"WHERE search MATCH ? AND b.kind = ? AND b.conversation_id IN ({marks})"
+            ") WHERE n = 1)"
+        )
+        params: list[SqlValue] = [
+            snippets.OPEN,
+            snippets.CLOSE,
+            snippets.ELLIPSIS,
+            SNIPPET_TOKENS,
+            query,
+            query,
+            MESSAGE,
+            *cids,
+        ]
+        return {str(cid): str(text) for cid, text in await self._read(sql, params)}
 
     async def dump(self) -> dict[str, list[Row]]:
         await self.settle_writes()

@@ -114,3 +114,8 @@ class ConversationStore(Protocol):
     async def search_messages(self, cids: list[str], search: str, limit: int) -> list[str]:
         """Message texts of these conversations matching every word of `search` (as prefixes)."""
         ...
+
+    async def search_snippets(self, cids: list[str], search: str) -> dict[str, str]:
+        """Per conversation id, a short excerpt of its best message text matching `search`,
+        each match between `domain.snippets.OPEN` and `CLOSE`; none for a title-only match."""
+        ...

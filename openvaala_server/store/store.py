@@ -481,6 +481,11 @@ class Store:
             check_id(cid)
         return await self._read_index(lambda index: index.search_messages(cids, search, limit))
 
+    async def search_snippets(self, cids: list[str], search: str) -> dict[str, str]:
+        for cid in cids:
+            check_id(cid)
+        return await self._read_index(lambda index: index.search_snippets(cids, search))
+
     async def dump_index(self) -> dict[str, list[ix.Row]]:
         """Every row of the live index (for tests and `reindex --check`)."""
         return await self._read_index(lambda index: index.dump())

@@ -70,6 +70,17 @@ async def test_directories_lists_what_the_user_can_open(
             again = await client.request("directories/list", {})
             assert "locked" not in [d["name"] for d in again["directories"]]
             locked.chmod(0o700)
+        # Each refusal says why: a loop of links, a file, a path through a file.
+        (home / "loop").symlink_to(home / "loop")
+        for path, kind, why in (
+            (home / "loop", "invalid_params", "symbolic links"),
+            (home / "notes.txt", "not_found", "is not a directory"),
+            (home / "notes.txt" / "x", "not_found", "is not a directory"),
+            (home / "nowhere", "not_found", "no directory"),
+        ):
+            with pytest.raises(RpcError) as said:
+                await client.request("directories/list", {"path": str(path)})
+            assert said.value.kind == kind and why in said.value.message, (path, said.value)
         # Still serving.
         assert (await client.request("directories/list", {"path": "~"}))["path"] == str(home)
     finally:

@@ -16,6 +16,7 @@ import orjson
 
 from openvaala_server.domain import meta as m
 from openvaala_server.domain import records as r
+from openvaala_server.domain import snippets
 from openvaala_server.domain.ids import is_valid_id
 from openvaala_server.protocol.json_types import JsonMapping
 from openvaala_server.store import index as ix
@@ -251,6 +252,24 @@ class MemoryStore:
             for cid, conv in self._conversations.items()
             if ix.fold_conversation(self._read(conv.metadata))[0].running_turns()
         ]
+
+    async def search_snippets(self, cids: list[str], search: str) -> dict[str, str]:
+        """The first matching message of each conversation, whole, its matched words marked."""
+        words = search.lower().split()
+        found: dict[str, str] = {}
+        for cid in cids:
+            conv = self._conversations.get(_check_id(cid))
+            for text in conv.stats.texts if conv and words else ():
+                tokens = text.split()
+                if all(any(t.lower().startswith(w) for t in tokens) for w in words):
+                    found[cid] = " ".join(
+                        f"{snippets.OPEN}{t}{snippets.CLOSE}"
+                        if any(t.lower().startswith(w) for w in words)
+                        else t
+                        for t in tokens
+                    )
+                    break
+        return found
 
     async def search_messages(self, cids: list[str], search: str, limit: int) -> list[str]:
         words = search.lower().split()

@@ -252,3 +252,36 @@ def test_phone_folds_the_plan_and_shows_a_message_s_actions_on_tap(
         assert phone.console_errors == []
     finally:
         context.close()
+
+
+def test_search_snippets_fit_every_width_and_are_axe_clean(ui: WebUI) -> None:
+    """The list while searching: each found conversation shows a snippet with its matches marked,
+    which wraps within the list at every width and keeps its contrast in both schemes."""
+    page = ui.page
+    _resize(page, 1400)
+    page.fill("#search", "word")
+    expect(page.locator("#conv-list .conv-snippet mark").first).to_have_text("word")
+    problems: dict[str, list[str]] = {}
+    found: list[dict[str, Any]] = []
+    for width in WIDTHS:
+        _resize(page, width)
+        drawer = page.locator("#drawer-open")
+        opened = drawer.is_visible() and drawer.get_attribute("aria-expanded") != "true"
+        if opened:
+            drawer.click()
+            expect(drawer).to_have_attribute("aria-expanded", "true")
+            page.wait_for_function("() => document.getAnimations().length === 0")  # slid in
+        expect(page.locator("#conv-list .conv-snippet").first).to_be_in_viewport()
+        if bad := _overflow(page):
+            problems[f"{width}"] = bad
+        if width in (390, 1400):
+            for scheme in ("light", "dark"):
+                page.emulate_media(color_scheme=scheme)
+                found += _axe(page, f"search {width} {scheme}")
+            page.emulate_media(color_scheme="light")
+        if opened:
+            page.click("#drawer-close")
+            expect(drawer).to_have_attribute("aria-expanded", "false")
+    page.fill("#search", "")  # the module's page as the other tests expect it
+    expect(page.locator("#conv-list .conv-snippet")).to_have_count(0)
+    assert problems == {} and found == [], json.dumps([problems, found], indent=1)

@@ -64,7 +64,10 @@ class App {
     this.sidebar = new Sidebar($("#sidebar"), {
       list: (opts) => this.rpc.request("conversation/list", opts),
       create: (opts) => this.createConversation(opts),
-      open: (id) => this.openConversation(id),
+      open: async (id, find) => {
+        await this.openConversation(id);
+        if (find && this.state && this.openId === id) await this.jumpToText(find);
+      },
       directories: (path) => this.rpc.request("directories/list", { path }),
       choices: async () => {
         const [agents, models] = await Promise.all([this.rpc.request("agents/list", {}), this.rpc.request("models/list", {})]);
@@ -721,6 +724,18 @@ class App {
     }
     this.transcript.showFrom(index);
     this.announce(`Jumped to ${(session.items[index].createdAt || "").slice(0, 10)}.`);
+  }
+
+  /** The first message holding `needle` (a search snippet's words), drawn and marked. */
+  async jumpToText(needle) {
+    if (!(await this.readAllHistory())) return;
+    const session = S.session(this.state, this.viewedSessionId());
+    const index = session.items.findIndex(
+      (i) => (i.type === "user_message" || i.type === "agent_message") && typeof i.text === "string" && i.text.includes(needle),
+    );
+    if (index < 0) return; // a subagent's message, or changed since: the conversation as it opens
+    this.transcript.showFrom(index);
+    this.announce("At the message the search found.");
   }
 
   async loadMore() {

@@ -10,6 +10,7 @@
 import { DirPicker } from "./dir_picker.js";
 import { $, h } from "./dom.js";
 import { GridKeys } from "./list_keys.js";
+import { snippetNeedle, snippetNodes } from "./snippet.js";
 
 const SEARCH_DELAY_MS = 250;
 export const LIST_PAGE = 100;
@@ -388,10 +389,12 @@ export class Sidebar {
         class: "conv-open",
         title: c.cwd || "",
         "aria-current": c.conversationId === this.currentId ? "true" : null,
-        onclick: () => this.actions.open(c.conversationId),
+        // Opened from a search snippet: at the message it came from.
+        onclick: () => this.actions.open(c.conversationId, c.snippet && this._filters().search ? snippetNeedle(c.snippet) : undefined),
       },
       h("span", { class: `status-dot status-${status}`, title: status, "aria-label": `status: ${status}`, role: "img" }),
       h("span", { class: "conv-title" }, kind ? h("span", { class: `conv-kind kind-${kind}` }, kind) : null, c.title || "Untitled"),
+      c.snippet && this._filters().search ? h("span", { class: "conv-snippet" }, snippetNodes(c.snippet)) : null,
       h(
         "span",
         { class: "conv-meta" },

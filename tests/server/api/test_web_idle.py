@@ -51,3 +51,24 @@ def test_the_idle_setting_is_read_and_checked(tmp_path: Path) -> None:
     path.write_text("[server]\nweb_session_idle_hour = 12\n")
     with pytest.raises(ConfigError, match="web_session_idle_hour"):
         load_config(path)
+
+
+def test_work_over_an_open_websocket_is_use_and_an_idle_tab_s_next_request_is_refused(
+    tmp_path: Path,
+) -> None:
+    """A tab works over its one websocket for hours without an HTTP request (api/app.py asks
+    `in_use` before each request on it): it is not signed out while used, and a tab left idle
+    past the limit is, at its next request."""
+    clock = Clock()
+    logins = WebLogins.open(tmp_path, clock, idle_ttl=2 * HOUR)
+    working, idle = _session(logins), _session(logins)
+    app = logins.app_path
+    working_id, idle_id = logins.session_id(working, app), logins.session_id(idle, app)
+    assert working_id and idle_id
+    for _ in range(8):  # 4 hours of requests on its websocket, every half hour
+        clock.now += HOUR / 2
+        assert logins.in_use(working_id)
+    assert not logins.in_use(idle_id)
+    # A reload (an HTTP request with the cookie) still finds the working one signed in.
+    assert logins.session_ok(working, app)
+    assert not logins.session_ok(idle, app)
