@@ -8,7 +8,9 @@ Thin: authentication is the middleware's (`security.py`), the logic is the runti
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -23,8 +25,9 @@ from openvaala_server.api.connection import Connection
 from openvaala_server.api.handlers import Dispatcher
 from openvaala_server.api.security import Credentials, SecurityMiddleware
 from openvaala_server.api.web_sessions import LiveSessions, login_routes, session_routes
-from openvaala_server.codex.endpoint import app_server_endpoint
-from openvaala_server.runtime.manager import ConversationManager
+
+if TYPE_CHECKING:
+    from openvaala_server.runtime.manager import ConversationManager
 
 
 def web_root() -> Path | None:
@@ -38,8 +41,19 @@ def web_root() -> Path | None:
 
 def build_app(runtime: ConversationManager, credentials: Credentials) -> SecurityMiddleware:
     dispatcher = Dispatcher(runtime)
-    # The queue limit is read per connection, as for `/ws` (a reload may change it).
-    app_server = app_server_endpoint(dispatcher, lambda: runtime.config.server.client_queue_limit)
+    # Built at its first connection: most daemons never see a Codex client, and its modules are
+    # a good part of a start's imports (docs/design.md, "Start-up").
+    codex: list[Callable[[WebSocket], Awaitable[None]]] = []
+
+    async def app_server(websocket: WebSocket) -> None:
+        if not codex:
+            from openvaala_server.codex.endpoint import app_server_endpoint
+
+            # The queue limit is read per connection, as for `/ws` (a reload may change it).
+            queue_limit = lambda: runtime.config.server.client_queue_limit  # noqa: E731
+            codex.append(app_server_endpoint(dispatcher, queue_limit))
+        await codex[0](websocket)
+
     static = web_root()
     live = LiveSessions()
 
