@@ -42,7 +42,7 @@ def web_root() -> Path | None:
 def build_app(runtime: ConversationManager, credentials: Credentials) -> SecurityMiddleware:
     dispatcher = Dispatcher(runtime)
     # Built at its first connection: most daemons never see a Codex client, and its modules are
-    # a good part of a start's imports (docs/design.md, "Start-up").
+    # a good part of a start's imports (docs/design.md, "Daemon start-up (issue 40)").
     codex: list[Callable[[WebSocket], Awaitable[None]]] = []
 
     async def app_server(websocket: WebSocket) -> None:

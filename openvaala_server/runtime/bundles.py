@@ -95,7 +95,8 @@ async def export_to_file(runtime: ConversationManager, cid: str, path: str) -> w
 async def export_to(runtime: ConversationManager, cid: str, out: IO[bytes]) -> wire.ExportSummary:
     await _known(runtime, cid)
     data_dir = runtime.store.data_dir
-    from openvaala_server.store import bundle as store_bundle  # docs/design.md, "Start-up"
+    # Imported here, not at every start (docs/design.md, "Daemon start-up (issue 40)").
+    from openvaala_server.store import bundle as store_bundle
 
     try:
         manifest, missing = await _finished(
@@ -118,7 +119,8 @@ async def import_from(
             f'"onConflict" must be one of {", ".join(ON_CONFLICT)}', param="onConflict"
         )
     cwd = _import_cwd(cwd)
-    from openvaala_server.store import bundle as store_bundle  # docs/design.md, "Start-up"
+    # Imported here, not at every start (docs/design.md, "Daemon start-up (issue 40)").
+    from openvaala_server.store import bundle as store_bundle
 
     work, cancelled = await _to_the_end(
         asyncio.to_thread(
