@@ -18,11 +18,11 @@ import os
 import secrets
 import signal
 import socket
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
 from types import FrameType
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import anyio
 import uvicorn
@@ -34,7 +34,6 @@ from openvaala_server.api.listener import Guard, GuardedH11Protocol, Limits, acc
 from openvaala_server.api.security import Credentials
 from openvaala_server.api.web_login import WebLogins
 from openvaala_server.api.websocket import ClosingWebSocketProtocol
-from openvaala_server.codex.endpoint import app_server_endpoint
 from openvaala_server.config import Config
 from openvaala_server.errors import StoreError
 from openvaala_server.models.probe import resolve_windows
@@ -43,6 +42,11 @@ from openvaala_server.runtime.reload import ConfigWatcher
 from openvaala_server.store.lock import RuntimeLock
 from openvaala_server.store.paths import DataDir
 from openvaala_server.store.store import Store
+
+if TYPE_CHECKING:
+    from starlette.websockets import WebSocket
+
+    from openvaala_server.api.handlers import Dispatcher
 from openvaala_server.structured import Activity, Supervisor
 
 log = logging.getLogger("openvaala.server")
@@ -183,6 +187,24 @@ def _request(requests: MemoryObjectSendStream[None]) -> None:
         requests.send_nowait(None)
 
 
+def _codex_app_server(
+    dispatcher: Dispatcher, queue_limit: Callable[[], int]
+) -> Callable[[WebSocket], Awaitable[None]]:
+    """Codex's app-server endpoint (docs/codex.md), built at its first connection: most daemons
+    never see a Codex client, and its modules are a good part of a start's imports
+    (docs/design.md, "Daemon start-up (issue 40)")."""
+    built: list[Callable[[WebSocket], Awaitable[None]]] = []
+
+    async def endpoint(websocket: WebSocket) -> None:
+        if not built:
+            from openvaala_server.codex.endpoint import app_server_endpoint
+
+            built.append(app_server_endpoint(dispatcher, queue_limit))
+        await built[0](websocket)
+
+    return endpoint
+
+
 async def _reload_on_request(
     watcher: ConfigWatcher, requests: MemoryObjectReceiveStream[None]
 ) -> None:
@@ -252,7 +274,7 @@ async def _serve(
 ) -> None:
     try:
         await runtime.recover_cut_turns()
-        app = build_app(runtime, credentials, app_server_endpoint)
+        app = build_app(runtime, credentials, _codex_app_server)
         uv_config = uvicorn.Config(
             app,
             ws=ClosingWebSocketProtocol,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -25,7 +26,9 @@ from openvaala_server.api.connection import Connection
 from openvaala_server.api.handlers import Dispatcher
 from openvaala_server.api.security import Credentials, SecurityMiddleware
 from openvaala_server.api.web_sessions import LiveSessions, login_routes, session_routes
-from openvaala_server.runtime.manager import ConversationManager
+
+if TYPE_CHECKING:
+    from openvaala_server.runtime.manager import ConversationManager
 
 
 def web_root() -> Path | None:

@@ -9,9 +9,7 @@ UTF-16 code units, the unit a browser's strings are indexed in.
 from __future__ import annotations
 
 import re
-from typing import Final
-
-from openvaala_server.protocol import payloads as p
+from typing import Final, TypedDict
 
 OPEN: Final = "\ue000"
 CLOSE: Final = "\ue001"
@@ -20,11 +18,19 @@ ELLIPSIS: Final = "…"
 _MARKERS: Final = re.compile(f"([{OPEN}{CLOSE}])")
 
 
+class SearchSnippet(TypedDict):
+    """The best matching message text of a searched conversation, cut short (domain/snippets.py):
+    `matches` are [start, end) ranges of the matched words in UTF-16 code units."""
+
+    text: str
+    matches: list[list[int]]
+
+
 def _units(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def from_marked(marked: str, max_chars: int = MAX_CHARS) -> p.SearchSnippet:
+def from_marked(marked: str, max_chars: int = MAX_CHARS) -> SearchSnippet:
     """The snippet of FTS5 text with OPEN/CLOSE around each match, cut to `max_chars`. A
     marker the text itself contained is dropped like the others: a range may be wrong, the text
     is still only text."""

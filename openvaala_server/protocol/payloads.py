@@ -25,6 +25,7 @@ from openvaala_server.domain.memory import Scope as MemoryScope
 from openvaala_server.domain.plan import Plan
 from openvaala_server.domain.proposed import ProposedDiff
 from openvaala_server.domain.records import ErrorInfo, ForkedFrom, Item
+from openvaala_server.domain.snippets import SearchSnippet
 from openvaala_server.domain.trace import Omitted, TracePart
 from openvaala_server.domain.tree import TreeNode
 from openvaala_server.domain.usage import Usage as Usage
@@ -53,14 +54,6 @@ class ConversationBase(TypedDict):
     updatedAt: str
     archived: bool
     forkedFrom: ForkedFrom | None
-
-
-class SearchSnippet(TypedDict):
-    """The best matching message text of a searched conversation, cut short (domain/snippets.py):
-    `matches` are [start, end) ranges of the matched words in UTF-16 code units."""
-
-    text: str
-    matches: list[list[int]]
 
 
 class ConversationSummary(ConversationBase):

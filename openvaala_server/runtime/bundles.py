@@ -25,10 +25,10 @@ from openvaala_server.domain.bundle import ON_CONFLICT, BundleError
 from openvaala_server.domain.inheritance import wider
 from openvaala_server.protocol import payloads as wire
 from openvaala_server.runtime.subagents import own_permissions, own_tools
-from openvaala_server.store import bundle as store_bundle
 
 if TYPE_CHECKING:
     from openvaala_server.runtime.manager import ConversationManager
+    from openvaala_server.store import bundle as store_bundle
 
 T = TypeVar("T")
 
@@ -95,6 +95,9 @@ async def export_to_file(runtime: ConversationManager, cid: str, path: str) -> w
 async def export_to(runtime: ConversationManager, cid: str, out: IO[bytes]) -> wire.ExportSummary:
     await _known(runtime, cid)
     data_dir = runtime.store.data_dir
+    # Imported here, not at every start (docs/design.md, "Daemon start-up (issue 40)").
+    from openvaala_server.store import bundle as store_bundle
+
     try:
         manifest, missing = await _finished(
             asyncio.to_thread(store_bundle.export_bundle, data_dir, cid, out)
@@ -116,6 +119,9 @@ async def import_from(
             f'"onConflict" must be one of {", ".join(ON_CONFLICT)}', param="onConflict"
         )
     cwd = _import_cwd(cwd)
+    # Imported here, not at every start (docs/design.md, "Daemon start-up (issue 40)").
+    from openvaala_server.store import bundle as store_bundle
+
     work, cancelled = await _to_the_end(
         asyncio.to_thread(
             store_bundle.import_bundle,
