@@ -64,6 +64,9 @@ STDERR_TAIL = 500
 # How long `stop` waits for a server to end its session (the SDK terminates, then kills, the
 # process) before cancelling its activity.
 STOP_S: Final = 10.0
+# How often a ready server's session is looked at for having ended on its own (the SDK signals
+# no end of a session: see _closed), so clients are told of a server that exited while idle.
+ALIVE_CHECK_S: Final = 1.0
 MIB: Final = 1024 * 1024
 # How the SDK (2.x) resolves a call whose server-sent event it could not read (over its size
 # limit, malformed): that request alone fails, the session goes on.
@@ -310,7 +313,7 @@ class McpConnection:
                 self._session, self.status = session, "ready"
                 self._ready.set()
                 self.announce()
-                await self._stop.wait()
+                await self._hold(session)
         except anyio.get_cancelled_exc_class():
             raise
         except BaseException as exc:  # any failure of the server becomes its status
@@ -325,6 +328,18 @@ class McpConnection:
             if self.status == "ready":  # stopped on request
                 self.status = "stopped"
             self.announce()
+
+    async def _hold(self, session: ClientSession) -> None:
+        """Until stopped, or until the server ends on its own: one that exits while idle is
+        failed at once, so every client is told (`mcp/statusChanged`), not at its next ask."""
+        while not self._stop.is_set():
+            with anyio.move_on_after(ALIVE_CHECK_S):
+                await self._stop.wait()
+            if self._session is not session:
+                return  # failed meanwhile (a call saw it end)
+            self._check_alive()
+            if not self.ready:
+                return
 
     async def _list(self, session: ClientSession) -> None:
         """Read the server's tools, and its resources and prompts if it offers them."""
