@@ -306,6 +306,7 @@ class McpConnection:
 
     async def _serve(self) -> None:
         """The server's own task: open the session, list the tools, hold it until stopped."""
+        self._relist = False  # this start lists everything; a change told from now on counts
         try:
             async with self._open() as session:
                 self._offers = (await session.initialize()).capabilities
@@ -313,6 +314,8 @@ class McpConnection:
                 self._session, self.status = session, "ready"
                 self._ready.set()
                 self.announce()
+                if self._relist:  # its lists changed after the start had read them
+                    self._relist_soon()
                 await self._hold(session)
         except anyio.get_cancelled_exc_class():
             raise
@@ -361,7 +364,8 @@ class McpConnection:
 
     def _relist_soon(self) -> None:
         self._relist = True
-        if not self._relisting:  # else the listing under way reads it again when done
+        # Else the listing under way reads it again when done, or the start under way does.
+        if not self._relisting and self.ready:
             self._relisting = True
             self.tasks.spawn(self._relist_now, f"mcp-list:{self.config.name}")
 
@@ -370,10 +374,10 @@ class McpConnection:
         it lists now, and every client is told (`mcp/statusChanged`)."""
         try:
             while self._relist:
-                self._relist = False
                 session = self._session
                 if session is None or not self.ready:
-                    return  # its next start lists it anyway
+                    return  # kept: a start under way lists it again once ready (_serve)
+                self._relist = False
                 try:
                     with anyio.fail_after(self.config.tool_timeout_s):
                         await self._list(session)

@@ -114,3 +114,25 @@ async def test_a_server_that_exits_while_idle_is_shown_failed_without_asking(
     finally:
         await watcher.close()
         await client.close()
+
+
+@pytest.mark.timeout(120)
+async def test_a_list_change_told_while_the_server_starts_is_listed(
+    daemon_factory: Factory, fake: FakeProvider
+) -> None:
+    # The server adds a tool after the start's tool listing, before the server is ready.
+    d = daemon_factory(
+        daemon_config(fake, mode="late", extra=f"startup_timeout_s = {STARTUP_S:g}\n")
+    )
+    fake.enqueue(Reply().text("hello"))
+    watcher = await d.client("watcher")
+    client = await d.client()
+    try:
+        cid = await new_conversation(client, str(d.workdir))
+        await run_turn(client, cid, "hi")  # starts the server
+        await collect_until(watcher, status_is("ready", "grown"), timeout=STARTUP_S)
+        servers = (await client.request("mcp/list"))["servers"]
+        assert "grown" in servers[0]["tools"]
+    finally:
+        await watcher.close()
+        await client.close()
