@@ -188,6 +188,8 @@ class VaalaApp(ImagesMixin, HistoryMixin, MemoryCommands, ContextCommands, Setup
                 )
                 return
         self.run_worker(self._pump(), name="pump", group="pump")
+        # Servers ready before this client came are told of no change: read them once.
+        self.run_worker(self.refresh_mcp_offers(), group="mcp-offers", exclusive=True)
         try:
             cid = await self._first_conversation()
             if cid is None:
