@@ -26,24 +26,26 @@ from openvaala_server.protocol import methods
 class McpPrompts:
     def __init__(self, link: DaemonLink) -> None:
         self.link = link
-        # Each configured server's state by name, as last read or told; None until read.
-        self.servers: dict[str, Mapping[str, Any]] | None = None
+        # Each configured server's state by name, as last read or told.
+        self.servers: dict[str, Mapping[str, Any]] = {}
+        # Whether `mcp/list` was read: a server ready before this editor connected is told of
+        # no change, so a change told first does not stand for the whole list.
+        self.loaded = False
 
     async def load(self) -> None:
         """Read the servers once (`mcp/list`); from then on `changed` keeps them current."""
-        if self.servers is not None:
+        if self.loaded:
             return
         try:
             listed = await self.link.request(methods.MCP_LIST, {})
         except RequestError:
-            return  # no prompts offered until a server's state is told
+            return  # read again at the next session; changes told meanwhile are kept
         self.servers = {str(s.get("name")): s for s in listed.get("servers") or ()}
+        self.loaded = True
 
     def changed(self, state: Mapping[str, Any]) -> bool:
         """Take one server's new state; True when the commands offered changed with it."""
         before = self.commands()
-        if self.servers is None:
-            self.servers = {}
         if state.get("status") == "removed":  # a reload took it out of the config
             self.servers.pop(str(state.get("name")), None)
         else:
@@ -59,7 +61,7 @@ class McpPrompts:
                 if command.hint
                 else None,
             )
-            for command in prompt_commands((self.servers or {}).values())
+            for command in prompt_commands(self.servers.values())
         ]
 
     async def expand(self, text: str) -> str | None:
@@ -87,7 +89,7 @@ class McpPrompts:
         await self.load()
         blocks: list[str] = []
         for server, uri in mentions:
-            if server not in (self.servers or {}):
+            if server not in self.servers:
                 continue
             result = await self.link.request(
                 methods.MCP_READ_RESOURCE, {"server": server, "uri": uri}

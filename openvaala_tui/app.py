@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
+from textual.worker import WorkType
 
 from openvaala_server.client import Client, ConnectionLost, RpcError
 from openvaala_server.client.remote import configured, working_directory
@@ -215,6 +216,8 @@ class VaalaApp(
             self.query_one(StatusBar).machine = self.client.dialer.remote.host
             self.composer.local_files = False
         self.run_worker(self._pump(), name="pump", group="pump")
+        # Servers ready before this client came are told of no change: read them once.
+        self.refresh_mcp_offers_soon()
         try:
             cid = await self._first_conversation()
             if cid is None:
@@ -376,7 +379,7 @@ class VaalaApp(
             return
         cid = params.get("conversationId")
         if note.get("method") == methods.TURN_ENDED:  # servers may have started meanwhile
-            self.run_worker(self.refresh_mcp_offers(), group="mcp-offers", exclusive=True)
+            self.refresh_mcp_offers_soon()
         async with self._lock:
             if cid is not None and cid != self.view.conversation_id:
                 if cid == self._opening:
@@ -613,6 +616,12 @@ class VaalaApp(
             await self.transcript.add(pending)
         # A worker: while the daemon is away the request waits for it, and the app must not.
         self.run_worker(self._deliver(params, pending, images), group="send")
+
+    def refresh_mcp_offers_soon(self) -> None:
+        # The method, not a coroutine: a worker the next one cancels before it runs leaves no
+        # coroutine unawaited.
+        work: WorkType[None] = self.refresh_mcp_offers
+        self.run_worker(work, group="mcp-offers", exclusive=True)
 
     async def refresh_mcp_offers(self) -> None:
         """What the composer completes of MCP: the prompts and resources of the ready servers."""

@@ -64,6 +64,9 @@ STDERR_TAIL = 500
 # How long `stop` waits for a server to end its session (the SDK terminates, then kills, the
 # process) before cancelling its activity.
 STOP_S: Final = 10.0
+# How often a ready server's session is looked at for having ended on its own (the SDK signals
+# no end of a session: see _closed), so clients are told of a server that exited while idle.
+ALIVE_CHECK_S: Final = 1.0
 MIB: Final = 1024 * 1024
 # How the SDK (2.x) resolves a call whose server-sent event it could not read (over its size
 # limit, malformed): that request alone fails, the session goes on.
@@ -303,6 +306,7 @@ class McpConnection:
 
     async def _serve(self) -> None:
         """The server's own task: open the session, list the tools, hold it until stopped."""
+        self._relist = False  # this start lists everything; a change told from now on counts
         try:
             async with self._open() as session:
                 self._offers = (await session.initialize()).capabilities
@@ -310,7 +314,9 @@ class McpConnection:
                 self._session, self.status = session, "ready"
                 self._ready.set()
                 self.announce()
-                await self._stop.wait()
+                if self._relist:  # its lists changed after the start had read them
+                    self._relist_soon()
+                await self._hold(session)
         except anyio.get_cancelled_exc_class():
             raise
         except BaseException as exc:  # any failure of the server becomes its status
@@ -325,6 +331,18 @@ class McpConnection:
             if self.status == "ready":  # stopped on request
                 self.status = "stopped"
             self.announce()
+
+    async def _hold(self, session: ClientSession) -> None:
+        """Until stopped, or until the server ends on its own: one that exits while idle is
+        failed at once, so every client is told (`mcp/statusChanged`), not at its next ask."""
+        while not self._stop.is_set():
+            with anyio.move_on_after(ALIVE_CHECK_S):
+                await self._stop.wait()
+            if self._session is not session:
+                return  # failed meanwhile (a call saw it end)
+            self._check_alive()
+            if not self.ready:
+                return
 
     async def _list(self, session: ClientSession) -> None:
         """Read the server's tools, and its resources and prompts if it offers them."""
@@ -346,7 +364,8 @@ class McpConnection:
 
     def _relist_soon(self) -> None:
         self._relist = True
-        if not self._relisting:  # else the listing under way reads it again when done
+        # Else the listing under way reads it again when done, or the start under way does.
+        if not self._relisting and self.ready:
             self._relisting = True
             self.tasks.spawn(self._relist_now, f"mcp-list:{self.config.name}")
 
@@ -355,10 +374,10 @@ class McpConnection:
         it lists now, and every client is told (`mcp/statusChanged`)."""
         try:
             while self._relist:
-                self._relist = False
                 session = self._session
                 if session is None or not self.ready:
-                    return  # its next start lists it anyway
+                    return  # kept: a start under way lists it again once ready (_serve)
+                self._relist = False
                 try:
                     with anyio.fail_after(self.config.tool_timeout_s):
                         await self._list(session)

@@ -70,6 +70,12 @@ def test_attach_a_resource_and_run_a_prompt(
     assert len([r for r in fake.requests if r.json.get("messages")]) == 4
     assert not ui.console_errors
 
+    # A page opened once the server is ready (told of no change since) offers its prompts too.
+    page.reload()
+    expect(page.locator("#composer-text")).to_be_enabled()
+    page.locator("#composer-text").press_sequentially("/mcp__t")
+    expect(page.locator("#mcp-prompts .mcp-prompt[data-command='/mcp__t__review']")).to_be_visible()
+
     # The composer's reading of what was typed, as the TUI reads it (mcp_prompts.py).
     read = page.evaluate(PARSE_CHECK)
     assert read["call"] == {

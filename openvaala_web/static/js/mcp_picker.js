@@ -72,7 +72,8 @@ export class McpPicker {
   constructor(composer, text, request) {
     this.text = text;
     this.request = request;
-    this.servers = null; // name → mcp/list entry; null until read
+    this.servers = new Map(); // name → mcp/list entry, as last read or told
+    this.loaded = null; // the first mcp/list read (a promise), once asked for
     this.button = h(
       "button",
       { type: "button", id: "mcp-resources-open", title: "Attach a resource of an MCP server (@SERVER:URI)", "aria-expanded": "false" },
@@ -101,19 +102,23 @@ export class McpPicker {
     this.button.disabled = !enabled;
   }
 
-  async load() {
-    try {
-      const result = await this.request("mcp/list", {});
-      this.servers = new Map((result.servers || []).map((s) => [s.name, s]));
-    } catch {
-      this.servers = this.servers || new Map(); // offered again as mcp/statusChanged arrives
-    }
+  /** Read every server's state once (mcp/list): the servers that were ready before this page
+   * opened send no mcp/statusChanged until they change. */
+  load() {
+    this.loaded ??= this.request("mcp/list", {}).then(
+      (result) => {
+        this.servers = new Map((result.servers || []).map((s) => [s.name, s]));
+      },
+      () => {
+        this.loaded = null; // read again at the next need; changes told meanwhile are kept
+      },
+    );
+    return this.loaded;
   }
 
   /** One server's new state (mcp/statusChanged's params). */
   changed(state) {
     if (!state || !state.name) return;
-    if (!this.servers) this.servers = new Map();
     if (state.status === "removed") this.servers.delete(state.name); // a reload took it out
     else this.servers.set(state.name, state);
     if (!this.list.hidden) this.renderResources();
@@ -121,11 +126,11 @@ export class McpPicker {
   }
 
   _ready() {
-    return [...(this.servers || new Map()).values()].filter((s) => s.status === "ready");
+    return [...this.servers.values()].filter((s) => s.status === "ready");
   }
 
   async openResources() {
-    if (!this.servers) await this.load();
+    await this.load();
     this.list.hidden = false;
     this.button.setAttribute("aria-expanded", "true");
     this.renderResources();
@@ -174,6 +179,10 @@ export class McpPicker {
   renderPrompts() {
     const typed = this.text.value;
     const open = typed.startsWith("/") && !/\s/.test(typed);
+    if (open && !this.loaded) {
+      this.load().then(() => this.renderPrompts());
+      return;
+    }
     const offers = open
       ? this._ready().flatMap((s) =>
           (s.prompts || []).map((p) => ({ command: `${PROMPT_PREFIX}${s.name}__${p.name}`, ...p })),
@@ -218,7 +227,7 @@ export class McpPicker {
     }
     const wanted = mentions(text);
     if (!wanted.length) return text;
-    if (!this.servers) await this.load();
+    await this.load();
     const blocks = [];
     for (const { server, uri } of wanted) {
       if (!this.servers.has(server)) continue; // an e-mail address, a handle: left as it is

@@ -2,7 +2,9 @@
 
 `python mcp_test_server.py stdio` speaks over stdin/stdout; `... http PORT` serves streamable
 HTTP on 127.0.0.1:PORT/mcp; `... hang` starts but never answers (a server that never starts);
-`... gated PATH` answers over stdio once the file PATH exists (a slow start the test ends).
+`... gated PATH` answers over stdio once the file PATH exists (a slow start the test ends);
+`... late` adds the tool `grown` while it answers its first resources/list (its client is still
+starting: it listed the tools just before) and says its tool list changed.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import os
 import sys
 import threading
 import time
+from typing import Any
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
@@ -34,7 +37,14 @@ class _Server(MCPServer):
             for t in await super().list_tools()
         ]
 
+    async def _handle_list_resources(self, ctx: Any, params: Any) -> Any:
+        if LATE and self._tool_manager.get_tool("grown") is None:
+            self.add_tool(grown)
+            await ctx.session.send_tool_list_changed()
+        return await super()._handle_list_resources(ctx, params)
 
+
+LATE = len(sys.argv) > 1 and sys.argv[1] == "late"
 server = _Server("openvaala-test")
 
 
@@ -195,6 +205,8 @@ if __name__ == "__main__":
         server.run("stdio")
     elif mode == "http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    elif mode == "late":
+        server.run("stdio")
     elif mode == "gated":
         until_exists(sys.argv[2])
         server.run("stdio")

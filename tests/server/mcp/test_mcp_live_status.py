@@ -6,6 +6,8 @@ offers the new tool."""
 
 from __future__ import annotations
 
+import os
+import signal
 from collections.abc import Callable
 from pathlib import Path
 
@@ -89,4 +91,48 @@ async def test_a_server_that_lists_a_new_tool_is_listed_again(
         [result] = completed_items(notes, "tool_result")
         assert result["output"] == "grown here" and not result["isError"]
     finally:
+        await client.close()
+
+
+@pytest.mark.timeout(120)
+async def test_a_server_that_exits_while_idle_is_shown_failed_without_asking(
+    daemon_factory: Factory, fake: FakeProvider
+) -> None:
+    d = daemon_factory(daemon_config(fake, extra=f"startup_timeout_s = {STARTUP_S:g}\n"))
+    fake.enqueue(Reply().tool_call("mcp__t__pid", {}), Reply().text("ok"))
+    watcher = await d.client("watcher")  # only listens: never calls mcp/list
+    client = await d.client()
+    try:
+        cid = await new_conversation(client, str(d.workdir))
+        notes = await run_turn(client, cid, "pid")
+        [result] = completed_items(notes, "tool_result")
+        await collect_until(watcher, status_is("ready"), timeout=STARTUP_S)
+        # The turn is over and nobody asks: the server's process ends on its own.
+        os.kill(int(result["output"]), signal.SIGKILL)
+        notes = await collect_until(watcher, status_is("failed"), timeout=STARTUP_S)
+        assert "exited" in notes[-1]["params"]["error"]
+    finally:
+        await watcher.close()
+        await client.close()
+
+
+@pytest.mark.timeout(120)
+async def test_a_list_change_told_while_the_server_starts_is_listed(
+    daemon_factory: Factory, fake: FakeProvider
+) -> None:
+    # The server adds a tool after the start's tool listing, before the server is ready.
+    d = daemon_factory(
+        daemon_config(fake, mode="late", extra=f"startup_timeout_s = {STARTUP_S:g}\n")
+    )
+    fake.enqueue(Reply().text("hello"))
+    watcher = await d.client("watcher")
+    client = await d.client()
+    try:
+        cid = await new_conversation(client, str(d.workdir))
+        await run_turn(client, cid, "hi")  # starts the server
+        await collect_until(watcher, status_is("ready", "grown"), timeout=STARTUP_S)
+        servers = (await client.request("mcp/list"))["servers"]
+        assert "grown" in servers[0]["tools"]
+    finally:
+        await watcher.close()
         await client.close()
