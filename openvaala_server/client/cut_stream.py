@@ -14,8 +14,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from openvaala_server.domain.recovery import has_stopped_notice
-
 if TYPE_CHECKING:
     from openvaala_server.domain.records import Item
 
@@ -29,6 +27,10 @@ def keep_cut_stream(
     lacks, each after the last item before it that `after` still has, marked interrupted."""
     if before_turn is None or after_turn == before_turn:
         return after  # no turn was cut under this client
+    # Here, not at the top: the terminal UI's first screen loads no record module (docs/design.md,
+    # "Start-up time"), and this runs only after a reconnect.
+    from openvaala_server.domain.recovery import has_stopped_notice
+
     if not has_stopped_notice(after, before_turn):
         return after  # it ended in a live daemon, which kept or withdrew what it streamed
     out = list(after)

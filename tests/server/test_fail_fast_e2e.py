@@ -23,10 +23,14 @@ from tests.support.running import running_daemon
 Setup = tuple[FakeProvider, Daemon]
 
 
-def closed_port() -> int:
+@contextlib.contextmanager
+def refusing_port() -> Iterator[int]:
+    """A port bound but never listened on, for the module's life: a connection is refused, and
+    no daemon another test starts with `--port 0` can take it meanwhile (a port closed again
+    could be, and then answered)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])  # closed again: nothing listens there
+        yield int(sock.getsockname()[1])
 
 
 @contextlib.contextmanager
@@ -60,9 +64,9 @@ def plain_http_server() -> Iterator[int]:
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
-    with FakeProvider() as fake, plain_http_server() as plain:
+    with FakeProvider() as fake, plain_http_server() as plain, refusing_port() as refused:
         tables = {
-            "refused": {"base_url": f"http://127.0.0.1:{closed_port()}/v1"},
+            "refused": {"base_url": f"http://127.0.0.1:{refused}/v1"},
             "nohost": {"base_url": "http://no-such-host.invalid/v1"},
             "tls": {"base_url": f"https://127.0.0.1:{plain}/v1"},
             "badkey": {"api_key_env": "OPENVAALA_TEST_WRONG_KEY"},

@@ -35,11 +35,17 @@ export function spoken(change, state, viewed) {
   return null;
 }
 
-/** Say `text` in the polite live region (cleared first, so the same words twice are said twice). */
+// The last few announcements stay in the region, each in its own element: two said in quick
+// succession (an approval answered, then the reply it ends) are both added, not the second
+// written over the first before a screen reader read it.
+const KEPT = 3;
+
+/** Say `text` in the polite live region (a new element each time, so the same words twice are
+ * said twice). */
 export function announce(text) {
   const el = $("#announce");
-  el.textContent = "";
-  requestAnimationFrame(() => {
-    el.textContent = text;
-  });
+  const line = document.createElement("div");
+  line.textContent = text;
+  el.append(line);
+  while (el.childElementCount > KEPT) el.firstElementChild.remove();
 }
