@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon import Daemon, make_daemon, stop_any_server
+from tests.support.daemon import Daemon
 from tests.support.events import new_conversation, run_turn
+from tests.support.running import running_daemon
 
 CONFIG = """
 [models.demo]
@@ -29,11 +30,8 @@ max_file_mb = 1
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
-    d = make_daemon(tmp_path_factory.mktemp("diff"), CONFIG)
-    d.start()
-    yield d
-    d.stop()
-    stop_any_server(d)
+    with running_daemon(tmp_path_factory.mktemp("diff"), CONFIG) as d:
+        yield d
 
 
 async def test_a_grown_file_and_a_link_out_are_named_not_read(home: Daemon, tmp_path: Path) -> None:

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon import Daemon, make_daemon, stop_any_server
+from tests.support.daemon import Daemon
 from tests.support.events import collect_until, method_is, snapshot_of
+from tests.support.running import running_daemon
 
 EXIT_OK, EXIT_USAGE = 0, 2
 
@@ -36,11 +37,8 @@ model = "demo"
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
-    d = make_daemon(tmp_path_factory.mktemp("exec-habits"), CONFIG)
-    d.start()
-    yield d
-    d.stop()
-    stop_any_server(d)
+    with running_daemon(tmp_path_factory.mktemp("exec-habits"), CONFIG) as d:
+        yield d
 
 
 def run_exec(d: Daemon, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from openvaala_server.client import RpcError
-from tests.support.daemon import Daemon, make_daemon, stop_any_server
+from tests.support.daemon import Daemon
 from tests.support.events import collect_until, method_is, new_conversation, run_turn, snapshot_of
+from tests.support.running import running_daemon
 
 CONFIG = """
 [models.demo]
@@ -33,11 +34,8 @@ approval = "always"
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
-    d = make_daemon(tmp_path_factory.mktemp("modes"), CONFIG)
-    d.start()
-    yield d
-    d.stop()
-    stop_any_server(d)
+    with running_daemon(tmp_path_factory.mktemp("modes"), CONFIG) as d:
+        yield d
 
 
 def set_mode(cid: str, mode: str) -> dict[str, str]:

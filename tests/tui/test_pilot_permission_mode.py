@@ -16,17 +16,15 @@ from textual.pilot import Pilot
 from openvaala_tui.app import VaalaApp
 from openvaala_tui.widgets.footer import QuietFooter
 from openvaala_tui.widgets.items import ToolBlock
-from tests.support.daemon import DEFAULT_CONFIG, Daemon, make_daemon, stop_any_server
+from tests.support.daemon import DEFAULT_CONFIG, Daemon
+from tests.support.running import running_daemon
 from tests.tui.conftest import Clients, ready, type_and_send, wait_for
 
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
-    d = make_daemon(tmp_path_factory.mktemp("modes"), DEFAULT_CONFIG)
-    d.start()
-    yield d
-    d.stop()
-    stop_any_server(d)
+    with running_daemon(tmp_path_factory.mktemp("modes"), DEFAULT_CONFIG) as d:
+        yield d
 
 
 @pytest.fixture

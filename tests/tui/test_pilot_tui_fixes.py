@@ -29,7 +29,8 @@ from openvaala_tui.history_actions import NOTHING_TO_CONTINUE
 from openvaala_tui.screens import ListPicker, ResumeScreen
 from openvaala_tui.widgets.footer import QuietFooter
 from openvaala_tui.widgets.inbox import InboxList, InboxPanel
-from tests.support.daemon import Daemon, make_daemon, stop_any_server
+from tests.support.daemon import Daemon
+from tests.support.running import running_daemon
 from tests.tui.conftest import Clients, notices, ready, type_and_send, wait_for
 
 CONFIG = """
@@ -54,11 +55,8 @@ approval = "always"
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
-    d = make_daemon(tmp_path_factory.mktemp("fixes"), CONFIG)
-    d.start()
-    yield d
-    d.stop()
-    stop_any_server(d)
+    with running_daemon(tmp_path_factory.mktemp("fixes"), CONFIG) as d:
+        yield d
 
 
 @pytest.fixture
