@@ -566,8 +566,12 @@ class McpConnection:
         self._stop.set()
         activity, self._activity = self._activity, None
         if activity is not None:
-            with anyio.move_on_after(STOP_S):
-                await activity.wait()
+            # A server still starting is not listening for the stop (it waits on its own
+            # initialize, which may never answer): cancel it at once rather than wait out STOP_S
+            # at every shutdown of the daemon.
+            if self.status == "ready":
+                with anyio.move_on_after(STOP_S):
+                    await activity.wait()
             if not activity.finished:
                 activity.cancel()
                 with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_GRACE_S):
