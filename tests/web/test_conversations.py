@@ -4,7 +4,6 @@ disabled state), rename, archive, delete, search, and long conversations paging 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -209,14 +208,12 @@ def test_a_1000_item_conversation_opens_pages_in_and_prunes(
 
     cid = run_async(fill, timeout=60)
     ui = ui_factory(daemon)
-    started = time.monotonic()
     ui.login(cid)
     page = ui.page
     transcript = page.locator("#transcript")
     items = page.locator("#transcript .item")
     texts = page.locator(".item[data-type='user_message'] .text")
     expect(texts.last).to_have_text(f"message {TURNS - 1}")
-    assert time.monotonic() - started < 5
     expect(items).to_have_count(100)  # the last page only
     expect(page.locator("#transcript .load-more")).to_be_visible()
 
