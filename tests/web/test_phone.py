@@ -27,7 +27,7 @@ def phone(browser: Browser) -> Iterator[BrowserContext]:
 def test_phone_drawer_create_search_open_and_answer(
     daemon_factory: DaemonFactory, phone: BrowserContext
 ) -> None:
-    daemon = daemon_factory(paced(150))
+    daemon = daemon_factory(paced(30))
     ui = WebUI(phone.new_page(), daemon)
     page = ui.page
     ui.login()
@@ -74,7 +74,7 @@ def test_phone_drawer_create_search_open_and_answer(
     expect(toggle).to_be_focused()
 
     # A waiting message: queued while a turn runs, then handed to the turn from the phone.
-    ui.send("tell me a long story please")
+    ui.send("run: sleep 4")  # the turn runs while the phone queues and steers
     expect(page.locator("#composer")).to_have_attribute("data-running", "true")
     page.select_option("#send-mode", "queue")
     ui.send("and then what")
