@@ -631,9 +631,12 @@ class App {
     if (!this.openId && !(await this.startConversation())) throw new Error("not started");
     const command = parseCommand(text);
     if (command) return this.memory.run(command);
+    // The conversation and session the message was written in: a slow command or MCP server
+    // below must not send it to whatever conversation is open by the time it answers.
+    const target = { conversationId: this.openId, ...this.sessionParam() };
     if (!/^\s*\/mcp__/.test(text)) {
       // A custom command (custom_commands.js) first: its text may mention MCP resources.
-      text = await expandCustom(text, this.openId, (method, params) => this.call(method, params, "Command"));
+      text = await expandCustom(text, target.conversationId, (method, params) => this.call(method, params, "Command"));
       if (text === null) throw new Error("not sent");
     }
     try {
@@ -644,7 +647,7 @@ class App {
     }
     const result = await this.call(
       "input/send",
-      { conversationId: this.openId, ...this.sessionParam(), text, mode, ...(images.length ? { images } : {}) },
+      { ...target, text, mode, ...(images.length ? { images } : {}) },
       "Send",
     );
     if (!result) throw new Error("not sent");

@@ -78,6 +78,8 @@ export class Composer {
     const text = this.text.value;
     const images = this.attachments.params();
     if (!text.trim() && !images.length) return Promise.resolve();
+    // Enter again while the first is still on its way (a slow MCP prompt) sends nothing twice.
+    if (this.sending) return this.sending;
     const mode = this.running ? this.mode.value : "queue";
     // Held while in flight: what the turn does may arrive before the daemon's answer (an
     // approval card), and whether the user is still typing is clear only once the box is emptied.
