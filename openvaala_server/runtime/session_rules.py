@@ -14,8 +14,8 @@ from openvaala_server.domain.inheritance import tool_allowed
 from openvaala_server.domain.permission_mode import apply_mode
 from openvaala_server.domain.permissions import Confinement, Permissions
 from openvaala_server.runtime import history, memory
+from openvaala_server.runtime.agent_chain import effective_permissions, effective_tools
 from openvaala_server.runtime.context_view import history_tools
-from openvaala_server.runtime.subagents import effective_permissions, effective_tools
 from openvaala_server.tools.plan import UPDATE_PLAN_TOOL, UpdatePlanTool
 from openvaala_server.tools.registry import tools_for as builtin_tools
 from openvaala_server.tools.sandbox import ensure_private_dir, ensure_private_file
