@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol, cast
 
-import orjson
-
 from openvaala_server import errors
 from openvaala_server.domain import snippets
+from openvaala_server.protocol import codec
 from openvaala_server.runtime.conversation import LiveConversation
 from openvaala_server.runtime.ports import Storage
 from openvaala_server.store.index import Summary, parse_summaries
@@ -45,7 +44,7 @@ async def list_conversations(
     )
     # Stored summaries go out as they are (no dict per row); only a conversation loaded
     # here has a fresher status than its last finished turn.
-    conversations: list[Summary | orjson.Fragment] = []
+    conversations: list[Summary | codec.Fragment] = []
     for cid, text in rows:
         live = runtime.conversations.get(cid)
         status = live.status if live is not None and live.sessions else None
@@ -57,7 +56,7 @@ async def list_conversations(
                 summary["snippet"] = snippets.from_marked(found[cid])
             conversations.append(summary)
         else:
-            conversations.append(orjson.Fragment(text))
+            conversations.append(codec.Fragment(text))
     # A pre-encoded row is the same summary on the wire (protocol/payloads.ListResult).
     result: p.ListResult = {"conversations": cast("list[p.ConversationSummary]", conversations)}
     if next_cursor:
