@@ -5,10 +5,11 @@ which conversation and session a waiting input id belongs to."""
 
 from __future__ import annotations
 
-import asyncio
 from collections import OrderedDict
 from functools import partial
 from typing import TYPE_CHECKING, Protocol
+
+import anyio
 
 from openvaala_server import errors
 from openvaala_server.domain.ids import new_id
@@ -45,7 +46,7 @@ class Inputs:
 
     def __init__(self, runtime: Owner) -> None:
         self.runtime = runtime
-        self._persist_locks: dict[str, asyncio.Lock] = {}
+        self._persist_locks: dict[str, anyio.Lock] = {}
         # Which conversation and session a waiting input belongs to, for input/* by id.
         self._waiting: dict[str, tuple[str, str]] = {}
         # The ids of the inputs this daemon took lately, waiting or not: an id not among them
@@ -54,7 +55,7 @@ class Inputs:
 
     async def persist_first(self, conv: LiveConversation, text: str) -> None:
         """Write a pending conversation to disk with its first message (`text` titles it)."""
-        lock = self._persist_locks.setdefault(conv.conversation_id, asyncio.Lock())
+        lock = self._persist_locks.setdefault(conv.conversation_id, anyio.Lock())
         async with lock:
             await conv.ensure_persisted(text)
         self._persist_locks.pop(conv.conversation_id, None)

@@ -9,7 +9,6 @@ responsibility"); this class holds the daemon-wide state and names them.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from functools import partial
@@ -76,7 +75,7 @@ class ConversationManager:
         self.store = store
         self.conversations: dict[str, LiveConversation] = {}
         self.providers = ProviderPool(providers)
-        self._open_locks: dict[str, asyncio.Lock] = {}
+        self._open_locks: dict[str, anyio.Lock] = {}
         self.inputs = Inputs(self)
         self.shutting_down = False
         # Owns turns and MCP servers; entered by the server for the daemon's life (server.py).
@@ -153,7 +152,7 @@ class ConversationManager:
         conv = self.conversations.get(cid)
         if conv is not None:
             return conv
-        lock = self._open_locks.setdefault(cid, asyncio.Lock())
+        lock = self._open_locks.setdefault(cid, anyio.Lock())
         async with lock:
             conv = self.conversations.get(cid)
             if conv is None:

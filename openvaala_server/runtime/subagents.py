@@ -79,7 +79,7 @@ class SubagentService:
     def __init__(self, runtime: Services) -> None:
         self.runtime = runtime
         # Set (and replaced) whenever a subagent's turn ends or it is closed: wakes `wait`.
-        self._changed: asyncio.Event | None = None
+        self._changed: anyio.Event | None = None
         # Spawns between their checks and their first turn, per conversation (concurrency limit).
         self._spawning: dict[str, int] = {}
 
@@ -151,9 +151,9 @@ class SubagentService:
             self._changed.set()
             self._changed = None
 
-    def _change_event(self) -> asyncio.Event:
+    def _change_event(self) -> anyio.Event:
         if self._changed is None:
-            self._changed = asyncio.Event()
+            self._changed = anyio.Event()
         return self._changed
 
     # -- the tree ------------------------------------------------------------------------
