@@ -23,7 +23,7 @@ import asyncio
 import logging
 from collections.abc import Mapping
 from functools import partial
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import anyio
 
@@ -37,6 +37,7 @@ from openvaala_server.domain.title import auto_title
 from openvaala_server.protocol import methods
 from openvaala_server.runtime.agent_chain import effective_tools, own_permissions, own_tools
 from openvaala_server.runtime.approvals import ask_user
+from openvaala_server.runtime.ports import Models, Rules, Turns
 from openvaala_server.runtime.subagent_reports import (
     ANSWER_LIMIT,
     brief,
@@ -63,7 +64,7 @@ from openvaala_server.tools.collab import (
 if TYPE_CHECKING:
     from openvaala_server.config import AgentConfig, SubagentConfig
     from openvaala_server.runtime.approvals import ApprovalHost
-    from openvaala_server.runtime.ports import Conversation, Services
+    from openvaala_server.runtime.ports import Conversation
     from openvaala_server.runtime.session import LiveSession
     from openvaala_server.tools.base import Tool
 
@@ -75,8 +76,12 @@ OPERATION_DEADLINE_S = 30.0
 STOP_DEADLINE_S = 10.0
 
 
+class Runtime(Models, Rules, Turns, Protocol):
+    """What subagents use of the conversation manager."""
+
+
 class SubagentService:
-    def __init__(self, runtime: Services) -> None:
+    def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         # Set (and replaced) whenever a subagent's turn ends or it is closed: wakes `wait`.
         self._changed: anyio.Event | None = None
