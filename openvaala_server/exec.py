@@ -160,7 +160,8 @@ class TurnFollower:
     at_line_start: bool = True
     status: str | None = None  # of the last root turn followed, once it ended
     error: JsonObject | None = None
-    _retry: object = None  # the root's last retry said, so each is said once
+    # The root's last retry said, so each is said once.
+    _retry: object = field(default=None, init=False, repr=False)
 
     @property
     def root_session(self) -> str:
