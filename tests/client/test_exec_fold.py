@@ -139,3 +139,25 @@ def test_exec_and_the_other_clients_see_the_same_conversation(name: str) -> None
     assert {s: v.items for s, v in follower.view.sessions.items()} == {
         s: v.items for s, v in shared.sessions.items()
     }
+
+
+def test_each_retry_of_the_root_is_said_once_on_stderr() -> None:
+    stream = load("turns")
+    follower = follow(stream, _inputs(stream)[0])
+    root, seq = follower.root_session, follower.view.seq
+    retry = {
+        "sessionId": root,
+        "attempt": 1,
+        "maxAttempts": 3,
+        "delaySeconds": 2,
+        "error": {"kind": "provider_unavailable", "message": "overloaded"},
+    }
+    follower.feed({"method": "retry/scheduled", "params": {**retry, "seq": seq + 1}})
+    usage = {"sessionId": root, "usage": {"contextTokens": 1}, "seq": seq + 2}
+    follower.feed({"method": "usage/updated", "params": usage})  # redraws; says nothing new
+    follower.feed({"method": "retry/scheduled", "params": {**retry, "attempt": 2, "seq": seq + 3}})
+    said = follower.err.getvalue().splitlines()  # type: ignore[attr-defined]
+    assert [line for line in said if "retrying" in line] == [
+        "openvaala: retrying 1/3 in 2 s: overloaded",
+        "openvaala: retrying 2/3 in 2 s: overloaded",
+    ]
