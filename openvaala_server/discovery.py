@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-import orjson
+from openvaala_server.protocol import codec
 
 LOCK_FILE = "runtime.lock"
 TOKEN_FILE = "token"
@@ -51,8 +51,8 @@ class LockInfo:
 
 def parse_lock(data: bytes) -> LockInfo:
     try:
-        value = orjson.loads(data)
-    except orjson.JSONDecodeError:
+        value = codec.parse(data)
+    except codec.JSONDecodeError:
         return LockInfo(None, None)  # the holder is between truncate and write
     if not isinstance(value, dict):
         return LockInfo(None, None)

@@ -26,6 +26,16 @@ from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
+from openvaala_server.client.view import (
+    Change,
+    ConversationView,
+    ItemAdded,
+    ItemDelta,
+    ItemUpdated,
+    StatusChanged,
+    TurnEnded,
+    TurnStarted,
+)
 from openvaala_server.domain.approvals import allowed_by, has_control_operator, pattern_matches
 from openvaala_server.domain.short_ids import IdPrefixError
 from openvaala_server.exec_words import (
@@ -126,7 +136,8 @@ ACTIVE = ("running", "awaiting_approval", "waiting")
 
 @dataclass
 class TurnFollower:
-    """The fold of one conversation's notifications into what `exec` prints and when it ends.
+    """What `exec` prints of one conversation, and when it ends, read off the shared fold of its
+    notifications (`ConversationView`, openvaala_server/client/view.py).
 
     It follows the turn that took its input and, when that turn started subagents, the root
     turns their reports start, until the conversation is quiet: what `spawn_agent` promises
@@ -135,13 +146,12 @@ class TurnFollower:
     """
 
     input_id: str
-    root_session: str
+    view: ConversationView  # from the subscription's snapshot
     out: TextIO
     err: TextIO
     json_lines: bool = False
     turn_id: str | None = None  # the turn that took our input
     turn_ids: set[str] = field(default_factory=set)  # it, and the root turns after it
-    statuses: dict[str, str] = field(default_factory=dict)  # by session id
     # Subagents whose turn ended since ours started: their report to the root is on its way.
     reports_due: set[str] = field(default_factory=set)
     # agent_message items of the root session being streamed, and whether output ended in "\n".
@@ -150,6 +160,20 @@ class TurnFollower:
     at_line_start: bool = True
     status: str | None = None  # of the last root turn followed, once it ended
     error: JsonObject | None = None
+    # The root's last retry said, so each is said once.
+    _retry: object = field(default=None, init=False, repr=False)
+
+    @property
+    def root_session(self) -> str:
+        return self.view.root_id
+
+    def status_of(self, session_id: str) -> str | None:
+        session = self.view.sessions.get(session_id)
+        return session.status if session is not None else None
+
+    @property
+    def _active(self) -> bool:
+        return any(s.status in ACTIVE for s in self.view.sessions.values())
 
     @property
     def done(self) -> bool:
@@ -157,15 +181,11 @@ class TurnFollower:
             return False
         if self.status != "completed":
             return True
-        return not self.reports_due and not any(s in ACTIVE for s in self.statuses.values())
+        return not self.reports_due and not self._active
 
     @property
     def only_reports_due(self) -> bool:
-        return (
-            self.status == "completed"
-            and bool(self.reports_due)
-            and not any(s in ACTIVE for s in self.statuses.values())
-        )
+        return self.status == "completed" and bool(self.reports_due) and not self._active
 
     def write(self, text: str) -> None:
         if not text:
@@ -176,49 +196,55 @@ class TurnFollower:
         self.at_line_start = text.endswith("\n")
 
     def feed(self, note: Note) -> None:
-        method, params = note.get("method"), note.get("params") or {}
         if self.json_lines:
-            self.out.write(codec.dumps({"method": method, "params": params}).decode() + "\n")
+            params = note.get("params") or {}
+            self.out.write(codec.dumps({"method": note.get("method"), "params": params}).decode())
+            self.out.write("\n")
             self.out.flush()
-        sid = params.get("sessionId")
-        own = sid == self.root_session
-        if method in (methods.SESSION_UPDATED, methods.SESSION_STARTED):
-            session = params.get("session") or {}
-            self.statuses[str(session.get("sessionId"))] = str(session.get("status"))
-        elif method == methods.TURN_STARTED and own and self.turn_id is not None:
-            self.turn_ids.add(str(params.get("turnId")))
+        for change in self.view.apply(note):
+            if change.session_id == self.root_session:
+                self._root_change(change)
+            elif isinstance(change, TurnEnded):
+                self._subagent_ended(change)
+        # A closed subagent reports nothing.
+        self.reports_due = {s for s in self.reports_due if self.status_of(s) != "closed"}
+
+    def _root_change(self, change: Change) -> None:
+        if isinstance(change, TurnStarted) and self.turn_id is not None:
+            self.turn_ids.add(change.turn_id)
             self.status = None  # a report started another root turn: follow it too
-        elif method == methods.ITEM_COMPLETED and own:
-            completed = params.get("item")
-            self._root_item(completed if isinstance(completed, dict) else {})
-        elif method == methods.ITEM_STARTED and own:
-            item = params.get("item") or {}
+        elif isinstance(change, TurnEnded) and change.turn_id in self.turn_ids:
+            self.status, self.error = change.status, change.error
+        elif isinstance(change, (ItemAdded, ItemUpdated)):
+            self._root_item(change.item)
+        elif isinstance(change, ItemDelta) and change.item_id in self.streaming:
+            if change.field == "text" and not self.json_lines:
+                self.write(change.delta)
+        elif isinstance(change, StatusChanged):
+            self._retrying()
+
+    def _subagent_ended(self, change: TurnEnded) -> None:
+        if self.turn_id is not None and change.status in ("completed", "failed", "interrupted"):
+            self.reports_due.add(str(change.session_id))
+
+    def _retrying(self) -> None:
+        retry = self.view.sessions[self.root_session].retry
+        if retry is None or retry is self._retry:
+            return
+        self._retry = retry
+        error = retry.get("error")
+        message = error.get("message") if isinstance(error, dict) else None
+        self._diag(
+            f"retrying {retry.get('attempt')}/{retry.get('maxAttempts')} in "
+            f"{retry.get('delaySeconds')} s: {message}"
+        )
+
+    def _root_item(self, item: Mapping[str, object]) -> None:
+        if item.get("status") == "in_progress":  # `item/started`: streamed from here on
             if item.get("type") == "agent_message" and item.get("turnId") in self.turn_ids:
                 self.streaming.add(str(item.get("itemId")))
                 self._separate()
-        elif method == methods.ITEM_DELTA and own and params.get("itemId") in self.streaming:
-            if params.get("field") == "text" and not self.json_lines:
-                self.write(str(params.get("delta") or ""))
-        elif method == methods.RETRY_SCHEDULED and own:
-            error = params.get("error") or {}
-            self._diag(
-                f"retrying {params.get('attempt')}/{params.get('maxAttempts')} in "
-                f"{params.get('delaySeconds')} s: {error.get('message')}"
-            )
-        elif method == methods.TURN_ENDED and own and params.get("turnId") in self.turn_ids:
-            self.status = str(params.get("status"))
-            self.error = params.get("error")
-        elif (
-            method == methods.TURN_ENDED
-            and not own
-            and self.turn_id is not None
-            and params.get("status") in ("completed", "failed", "interrupted")
-        ):
-            self.reports_due.add(str(sid))
-        if self.statuses.get(str(sid)) == "closed":  # a closed subagent reports nothing
-            self.reports_due.discard(str(sid))
-
-    def _root_item(self, item: Mapping[str, object]) -> None:
+            return
         kind = item.get("type")
         if kind == "user_message" and item.get("inputId") == self.input_id:
             self.turn_id = str(item.get("turnId"))
@@ -378,9 +404,9 @@ async def _exec(client: Client, request: ExecRequest, stop: asyncio.Event) -> in
     if warning:
         _err(warning)
     cid, existing = await _conversation(client, request)
-    snapshot = (await client.subscribe(cid))["snapshot"]
+    subscribed = await client.subscribe(cid)
+    snapshot, seq = subscribed["snapshot"], subscribed["seq"]
     info: Mapping[str, object] = snapshot["conversation"] if snapshot else {}
-    root = str(info.get("rootSessionId") or "")
     if existing and info.get("cwdExists") is False:
         await _repoint(client, cid, str(info.get("cwd")), request)
     previous_agent = str(info.get("agent") or "")
@@ -409,11 +435,7 @@ async def _exec(client: Client, request: ExecRequest, stop: asyncio.Event) -> in
         raise
     follower = TurnFollower(
         input_id=str(sent["inputId"]),
-        root_session=root,
-        statuses={
-            str(session.get("sessionId")): str(session.get("status"))
-            for session in (snapshot["sessions"] if snapshot else [])
-        },
+        view=ConversationView.from_snapshot(snapshot or {}, seq, local_notices=False),
         out=sys.stdout,
         err=sys.stderr,
         json_lines=request.json,
@@ -530,7 +552,7 @@ async def _follow(
             if note.get("method") == methods.APPROVAL_REQUESTED and refused is None:
                 refused = await _answer(client, cid, params, rules)
                 refused_in = str(params.get("sessionId")) if refused else None
-            if refused_in is not None and follower.statuses.get(refused_in) not in (
+            if refused_in is not None and follower.status_of(refused_in) not in (
                 *ACTIVE,
                 None,
             ):

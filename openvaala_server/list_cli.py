@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import sys
 from typing import Any
 
 from openvaala_server.domain.short_ids import short_id
+from openvaala_server.protocol import codec
 
 
 def add_command(commands: Any) -> None:
@@ -37,7 +37,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"openvaala: cannot reach the daemon: {exc}", file=sys.stderr)
         return 4
     if args.json:
-        print(json.dumps([{**row, "shortId": short_id(row["conversationId"])} for row in rows]))
+        print(
+            codec.text(
+                [{**row, "shortId": short_id(row["conversationId"])} for row in rows], ascii=True
+            )
+        )
     else:
         print(table(rows), end="")
     return 0

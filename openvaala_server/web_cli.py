@@ -9,7 +9,6 @@ then: no daemon holds it).
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 import urllib.error
@@ -20,6 +19,7 @@ from typing import TypeVar, cast
 
 from openvaala_server.api.web_login import SessionInfo, WebLogins
 from openvaala_server.client import ensure_server, find_server
+from openvaala_server.protocol import codec
 from openvaala_server.store.paths import DataDir
 
 T = TypeVar("T")
@@ -134,7 +134,7 @@ def request_json(address: str, token: str, method: str, path: str) -> dict[str, 
     )
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
-            answer = json.loads(response.read())
+            answer = codec.parse_text(response.read())
     except urllib.error.HTTPError as exc:
         if exc.code == 404:
             raise LookupError(path) from exc

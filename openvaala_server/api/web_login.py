@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
-import json
 import os
 import secrets
 import time
@@ -32,6 +31,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypedDict
+
+from openvaala_server.protocol import codec
 
 CODE_TTL = 60.0
 SESSION_TTL = 30 * 24 * 3600.0
@@ -221,7 +222,7 @@ class WebLogins:
 
     def _load(self) -> None:
         try:
-            data = json.loads(self.path.read_text())
+            data = codec.parse_text(self.path.read_text())
             self.daemon_id = str(data["daemonId"])
             self.path_key = str(data["pathKey"])
             self.sessions = [_record(s) for s in data["sessions"]]
@@ -248,7 +249,7 @@ class WebLogins:
         tmp = self.path.with_name(self.path.name + ".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
-            os.write(fd, json.dumps(data).encode())
+            os.write(fd, codec.text(data, ascii=True).encode())
             os.fsync(fd)
         finally:
             os.close(fd)

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import IO, TypedDict
 
-import orjson
+from openvaala_server.protocol import codec
 
 ENV_REMOTE = "OPENVAALA_REMOTE"
 ENV_SSH = "OPENVAALA_SSH_COMMAND"  # the ssh command line, split as a shell would
@@ -235,8 +235,8 @@ async def _read_line(sock: socket.socket) -> bytes:
 
 def _banner(line: bytes) -> Banner:
     try:
-        value = orjson.loads(line)
-    except orjson.JSONDecodeError:
+        value = codec.parse(line)
+    except codec.JSONDecodeError:
         raise ValueError(f"not an OpenVaala bridge: {line[:200]!r}") from None
     if not isinstance(value, dict) or value.get("bridge") != 1:
         raise ValueError(f"not an OpenVaala bridge: {line[:200]!r}")

@@ -60,6 +60,8 @@ __all__ = [
     "SessionView",
     "SessionsChanged",
     "StatusChanged",
+    "TurnEnded",
+    "TurnStarted",
     "outcome_text",
 ]
 
@@ -130,6 +132,22 @@ class InboxChanged(Change):
 @dataclass(frozen=True)
 class StatusChanged(Change):
     """Turn state, usage, retry, model, title or connection: the status bar redraws."""
+
+
+@dataclass(frozen=True)
+class TurnStarted(StatusChanged):
+    """A turn of the session started (the status bar redraws, as for any `StatusChanged`)."""
+
+    turn_id: str
+
+
+@dataclass(frozen=True)
+class TurnEnded(StatusChanged):
+    """A turn of the session ended: how (`turn/ended`'s status and error)."""
+
+    turn_id: str
+    status: str
+    error: JsonObject | None = None
 
 
 @dataclass(frozen=True)
@@ -471,7 +489,7 @@ class ConversationView:
         session.turn_id = str(params.get("turnId"))
         session.retry = None
         session.last_error = None
-        return [StatusChanged(session.session_id)]
+        return [TurnStarted(session.session_id, session.turn_id)]
 
     def _turn_ended(self, params: Params) -> list[Change]:
         session = self._session(params)
@@ -480,16 +498,23 @@ class ConversationView:
         # The session's status is the daemon's (the `session/updated` that follows), not
         # guessed here: the web client's fold does the same (tests/client/test_fold_parity.py).
         status = str(params.get("status") or "completed")
-        changes: list[Change] = [StatusChanged(session.session_id)]
+        error = params.get("error")
+        turn_id = params.get("turnId")
+        changes: list[Change] = [
+            TurnEnded(
+                session.session_id,
+                str(turn_id),
+                status,
+                _object(error) if isinstance(error, Mapping) else None,
+            )
+        ]
         stale = [a for a, p in self.approvals.items() if p.session_id == session.session_id]
         if stale:  # the daemon resolves them first; none may outlive the turn that asked
             for approval_id in stale:
                 del self.approvals[approval_id]
             changes.append(ApprovalsChanged(session.session_id))
-        error = params.get("error")
         if status == "failed" and isinstance(error, dict):
             session.last_error = error
-            turn_id = params.get("turnId")
             if not self.local_notices or any(
                 i.get("type") == "notice" and i.get("turnId") == turn_id
                 for i in session.items[-20:]

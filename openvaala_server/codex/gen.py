@@ -13,7 +13,6 @@ pinned in pyproject.toml because its output is what the test compares.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import warnings
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Final
 
 from openvaala_server.codex.schema import CODEX_VERSION, SCHEMA_PATH
+from openvaala_server.protocol import codec
 
 TARGET: Final = Path(__file__).parent / "protocol.py"
 
@@ -76,7 +76,7 @@ def _refs(node: object) -> Iterator[str]:
 
 def subset_schema() -> dict[str, object]:
     """The definitions reachable from ROOTS, with every `$ref` pointing into that one set."""
-    definitions = _flat_definitions(json.loads(SCHEMA_PATH.read_text()))
+    definitions = _flat_definitions(codec.parse_text(SCHEMA_PATH.read_text()))
     reached: dict[str, object] = {}
     pending = list(ROOTS)
     while pending:
@@ -85,13 +85,15 @@ def subset_schema() -> dict[str, object]:
             continue
         reached[name] = definitions[name]
         pending.extend(_refs(definitions[name]))
-    text = json.dumps(dict(sorted(reached.items())), sort_keys=True)
+    text = codec.text(dict(sorted(reached.items())), sort_keys=True, ascii=True)
     return {
         "$schema": "http://json-schema.org/draft-07/schema#",
         # The module's one root type: every shape the bridge builds.
         "title": "CodexWire",
         "anyOf": [{"$ref": f"{_REF}{name}"} for name in ROOTS],
-        "definitions": _without_private_keys(json.loads(text.replace(f'"{_V2_REF}', f'"{_REF}'))),
+        "definitions": _without_private_keys(
+            codec.parse_text(text.replace(f'"{_V2_REF}', f'"{_REF}'))
+        ),
     }
 
 
@@ -119,7 +121,7 @@ def generate() -> str:
         # It warns about formats it maps to plain types (`uint32` → int): the types are right.
         warnings.simplefilter("ignore")
         code = generate(
-            json.dumps(subset_schema()),
+            codec.text(subset_schema(), ascii=True),
             input_file_type=InputFileType.JsonSchema,
             output_model_type=DataModelType.TypingTypedDict,
             target_python_version=PythonVersion.PY_311,

@@ -255,6 +255,24 @@ def decide(
     `access` None: the tool touches nothing the sandbox guards (the collaboration tools)."""
     if access is None:
         return Run()
+    refused = _refused(permissions, access, protected)
+    if refused is not None:
+        return refused
+    blocked = _blocked(permissions, access, workspace)
+    if blocked:
+        unaskable = _unaskable(permissions, access, workspace)
+        if unaskable is not None:
+            return unaskable
+    reasons = list(dict.fromkeys([*blocked, *_asks_first(permissions, access, bool(blocked))]))
+    if not reasons:
+        return Run()
+    if _covered(grants, tool, access, bool(blocked)):
+        return Run(outside_sandbox=bool(blocked))
+    return Ask("; ".join(reasons), outside_sandbox=bool(blocked))
+
+
+def _refused(permissions: Permissions, access: Access, protected: Sequence[Path]) -> Refuse | None:
+    """A call no answer may allow: a write to our own directories, a denied command."""
     for path in access.writes:
         if any(_within(path, p) for p in protected):
             return Refuse(
@@ -268,14 +286,19 @@ def decide(
                 f"Refused: the command matches the deny pattern {pattern!r} of this agent's "
                 "configuration. It did not run."
             )
-    blocked = _blocked(permissions, access, workspace)
-    if blocked and _in_plan_mode(permissions):
+    return None
+
+
+def _unaskable(permissions: Permissions, access: Access, workspace: Path) -> Refuse | None:
+    """A call the sandbox blocks that nobody may be asked to allow: plan mode, or an approval
+    setting of "never" (the agent's or one above it)."""
+    if _in_plan_mode(permissions):
         why = "; ".join(_blocked(permissions, access, workspace, for_refusal=True))
         return Refuse(
             f"Refused: {why}. The conversation is in plan mode (read-only): nothing may "
             "change until the user switches the permission mode. It did not run."
         )
-    if blocked and "never" in permissions.approvals:
+    if "never" in permissions.approvals:
         why = "; ".join(_blocked(permissions, access, workspace, for_refusal=True))
         whose = (
             "this agent's approval setting is"
@@ -286,8 +309,13 @@ def decide(
             f"Refused: {why}. The sandbox does not allow that, and {whose} "
             '"never", so nobody can allow it. It did not run.'
         )
-    reasons = list(blocked)
-    # A subagent passes its own approval rules and each ancestor's (domain/inheritance.py).
+    return None
+
+
+def _asks_first(permissions: Permissions, access: Access, blocked: bool) -> list[str]:
+    """Why an approval setting of "always" asks first, at each level of the agent chain (a
+    subagent passes its own approval rules and each ancestor's: domain/inheritance.py)."""
+    reasons: list[str] = []
     levels = [("", permissions.approval, permissions.allow)]
     levels += [(b.agent, b.approval, b.allow) for b in permissions.inherited]
     for agent, approval, allow in levels:
@@ -298,12 +326,7 @@ def decide(
             reasons.append(f"{rule}: shell commands not in `allow` ask first")
         if access.writes and not blocked:
             reasons.append(f"{rule}: every write asks first")
-    reasons = list(dict.fromkeys(reasons))
-    if not reasons:
-        return Run()
-    if _covered(grants, tool, access, bool(blocked)):
-        return Run(outside_sandbox=bool(blocked))
-    return Ask("; ".join(reasons), outside_sandbox=bool(blocked))
+    return reasons
 
 
 def _in_plan_mode(permissions: Permissions) -> bool:

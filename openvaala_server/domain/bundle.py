@@ -112,7 +112,26 @@ def split_member(name: str) -> tuple[str, str]:
 def parse_manifest(value: object) -> Manifest:
     if not isinstance(value, dict) or value.get("format") != FORMAT:
         raise BundleError("not an OpenVaala bundle: manifest.json has no format 'openvaala-bundle'")
-    version = value.get("version")
+    key, length = CHECKSUMS[_version(value.get("version"))]
+    main = value.get("conversationId")
+    entries = value.get("conversations")
+    if not is_valid_id(main) or not isinstance(entries, list) or not entries:
+        raise BundleError("manifest.json: conversationId or conversations is missing")
+    seen: set[str] = set()
+    for entry in entries:
+        cid = _entry_id(entry, seen)
+        files = entry.get("files")
+        if not isinstance(files, list):
+            raise BundleError(f"manifest.json: conversation {cid} has no file list")
+        if not all(_file_ok(f, key, length) for f in files):
+            raise BundleError(f"manifest.json: a file entry of {cid} is malformed")
+    if main not in seen:
+        raise BundleError("manifest.json: the exported conversation is not in the bundle")
+    return value  # type: ignore[return-value]
+
+
+def _version(version: object) -> int:
+    """The manifest's bundle format, one this version reads."""
     if not isinstance(version, int) or isinstance(version, bool):  # True is an int in Python
         raise BundleError("manifest.json: version is not a number")
     if version > VERSION:
@@ -122,37 +141,30 @@ def parse_manifest(value: object) -> Manifest:
         )
     if version not in CHECKSUMS:
         raise BundleError(f"manifest.json: there is no bundle format {version}")
-    key, length = CHECKSUMS[version]
-    main = value.get("conversationId")
-    entries = value.get("conversations")
-    if not is_valid_id(main) or not isinstance(entries, list) or not entries:
-        raise BundleError("manifest.json: conversationId or conversations is missing")
-    seen: set[str] = set()
-    for entry in entries:
-        if not isinstance(entry, dict) or not is_valid_id(entry.get("conversationId")):
-            raise BundleError("manifest.json: a conversation entry has no valid id")
-        cid = entry["conversationId"]
-        if cid in seen:
-            raise BundleError(f"manifest.json: conversation {cid} is listed twice")
-        seen.add(cid)
-        files = entry.get("files")
-        if not isinstance(files, list):
-            raise BundleError(f"manifest.json: conversation {cid} has no file list")
-        for f in files:
-            ok = (
-                isinstance(f, dict)
-                and isinstance(f.get("path"), str)
-                and safe_relpath(f["path"])
-                and isinstance(f.get("size"), int)
-                and 0 <= f["size"] <= MAX_MEMBER_BYTES
-                and isinstance(f.get(key), str)
-                and len(f[key]) == length
-            )
-            if not ok:
-                raise BundleError(f"manifest.json: a file entry of {cid} is malformed")
-    if main not in seen:
-        raise BundleError("manifest.json: the exported conversation is not in the bundle")
-    return value  # type: ignore[return-value]
+    return version
+
+
+def _entry_id(entry: object, seen: set[str]) -> str:
+    """The id of a conversation entry, listed once (added to `seen`)."""
+    if not isinstance(entry, dict) or not is_valid_id(entry.get("conversationId")):
+        raise BundleError("manifest.json: a conversation entry has no valid id")
+    cid = str(entry["conversationId"])
+    if cid in seen:
+        raise BundleError(f"manifest.json: conversation {cid} is listed twice")
+    seen.add(cid)
+    return cid
+
+
+def _file_ok(f: object, key: str, length: int) -> bool:
+    return (
+        isinstance(f, dict)
+        and isinstance(f.get("path"), str)
+        and safe_relpath(f["path"])
+        and isinstance(f.get("size"), int)
+        and 0 <= f["size"] <= MAX_MEMBER_BYTES
+        and isinstance(f.get(key), str)
+        and len(f[key]) == length
+    )
 
 
 def checksum(entry: FileEntry) -> tuple[str, str]:

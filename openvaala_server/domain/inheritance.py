@@ -88,11 +88,30 @@ def wider(
 ) -> list[str]:
     """Where `own` (a child agent's configuration) exceeds `parent`, one phrase each; with
     both tool lists, a tool the parent lacks is wider too."""
+    found = [*_wider_sandbox(own, parent), *_wider_approval(own, parent)]
+    for limit in fields(Limits):
+        mine, theirs = getattr(own.limits, limit.name), getattr(parent.limits, limit.name)
+        if isinstance(mine, int) and isinstance(theirs, int) and mine > theirs:
+            found.append(f"limits.{limit.name} = {mine} (the parent's is {theirs})")
+    if own_tools is not None and parent_tools is not None:
+        beyond = tools_beyond(own_tools, parent_tools)
+        if beyond:
+            found.append(f"its tools {beyond} are not the parent's")
+    return found
+
+
+def _wider_sandbox(own: Permissions, parent: Permissions) -> list[str]:
     found: list[str] = []
     if _SANDBOX_RANK[own.sandbox] > _SANDBOX_RANK[parent.sandbox]:
         found.append(f'sandbox = "{own.sandbox}" (the parent\'s is "{parent.sandbox}")')
     if own.network and not parent.network:
         found.append("network = true (the parent has no network)")
+    return found
+
+
+def _wider_approval(own: Permissions, parent: Permissions) -> list[str]:
+    """Where `own` asks less, denies less or allows more than `parent` and those above it."""
+    found: list[str] = []
     modes = parent.approvals
     if "never" in modes and own.approval != "never":
         found.append(
@@ -108,12 +127,4 @@ def wider(
     extra = {p for mode, allow in levels if mode == "always" for p in own.allow if p not in allow}
     if extra:
         found.append(f"its allow patterns {sorted(extra)} are not the parent's")
-    for limit in fields(Limits):
-        mine, theirs = getattr(own.limits, limit.name), getattr(parent.limits, limit.name)
-        if isinstance(mine, int) and isinstance(theirs, int) and mine > theirs:
-            found.append(f"limits.{limit.name} = {mine} (the parent's is {theirs})")
-    if own_tools is not None and parent_tools is not None:
-        beyond = tools_beyond(own_tools, parent_tools)
-        if beyond:
-            found.append(f"its tools {beyond} are not the parent's")
     return found

@@ -6,7 +6,7 @@ each record it appends, so the live view and a rebuilt one are the same function
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, cast
 
@@ -132,101 +132,170 @@ _NOT_AN_UPDATE: Final = frozenset({r.CONVERSATION_ARCHIVED, r.CONVERSATION_UNARC
 
 
 def apply(meta: ConversationMeta, record: Fields) -> None:
-    """Apply one record after the creation record. Unknown types are counted, never fatal."""
+    """Apply one record after the creation record. Unknown types and damaged records are
+    counted, never fatal."""
     kind = record.get("type")
     ts = str(record.get("ts") or meta.updated_at)
     if kind not in _NOT_AN_UPDATE:
         meta.updated_at = max(meta.updated_at, ts)
-    if kind == r.CONVERSATION_RENAMED:
-        meta.title = str(record.get("title") or "")
-        meta.title_source = str(record.get("titleSource") or "user")
-        meta.sessions[meta.root_session_id].title = meta.title
-    elif kind == r.CONVERSATION_ARCHIVED:
-        meta.archived = True
-    elif kind == r.CONVERSATION_UNARCHIVED:
-        meta.archived = False
-    elif kind in (r.SESSION_CREATED, r.TURN_STARTED) and not _has_ids(record, kind):
-        meta.unknown_records += 1  # a damaged record: counted, never fatal
-    elif kind == r.SESSION_CREATED:
-        sid = str(record["sessionId"])
-        meta.sessions[sid] = SessionMeta(
-            session_id=sid,
-            parent_session_id=_str_or_none(record.get("parentSessionId")),
-            agent=str(record.get("agent") or meta.agent),
-            model=str(record.get("model") or meta.model),
-            title=str(record.get("title") or ""),
-            created_at=ts,
-        )
-    elif kind == r.SESSION_MODEL_SET:
-        session = meta.sessions.get(str(record.get("sessionId")))
-        if session is not None:
-            session.model = str(record["model"])
-            # `by: "agent"`: the agent's model came with a switch of agent, nobody chose it.
-            session.model_chosen = record.get("by") != "agent"
-            if session.session_id == meta.root_session_id:
-                meta.model = session.model
-    elif kind == r.SESSION_AGENT_SET:
-        session = meta.sessions.get(str(record.get("sessionId")))
-        agent = record.get("agent")
-        if session is None or not isinstance(agent, str) or not agent:
-            meta.unknown_records += 1  # a damaged record changes nothing
-        else:
-            session.agent = agent
-            if session.session_id == meta.root_session_id:
-                meta.agent = agent
-    elif kind == r.CONVERSATION_CWD_SET:
-        cwd = record.get("cwd")
-        if not isinstance(cwd, str) or not cwd:
-            meta.unknown_records += 1
-        else:
-            meta.cwd = cwd
-    elif kind == r.PERMISSION_MODE_SET:
-        mode = record.get("mode")
-        if is_mode(mode):
-            meta.permission_mode = mode
-        else:
-            meta.unknown_records += 1  # a damaged record changes nothing
-    elif kind == r.SESSION_CLOSED:
-        session = meta.sessions.get(str(record.get("sessionId")))
-        if session is not None:
-            session.closed = True
-    elif kind == r.TURN_STARTED:
-        tid = str(record["turnId"])
-        sid = str(record["sessionId"])
-        meta.turns[tid] = TurnMeta(turn_id=tid, session_id=sid, started_at=ts)
-        if sid in meta.sessions:
-            meta.sessions[sid].last_turn_id = tid
-    elif kind == r.TURN_ENDED:
-        turn = meta.turns.get(str(record.get("turnId")))
-        if turn is not None:
-            turn.status = str(record.get("status") or "completed")
-            turn.ended_at = ts
-            turn.error = _error(record.get("error"))
-    elif kind == r.APPROVAL_GRANTED:
-        grant = _grant(record)
-        if grant is None:
-            meta.unknown_records += 1  # a damaged record grants nothing
-        elif grant not in meta.grants:
-            meta.grants.append(grant)
-    elif kind == r.PLAN_UPDATED:
-        session = meta.sessions.get(str(record.get("sessionId")))
-        plan = plan_from_record(record.get("plan"))
-        if session is None or plan is None:
-            meta.unknown_records += 1  # a damaged record changes nothing
-        else:
-            session.plan = plan
-    elif kind in (r.ITEM_PINNED, r.ITEM_UNPINNED):
-        owner, item_id = record.get("sessionId"), record.get("itemId")
-        if not (isinstance(owner, str) and isinstance(item_id, str)):
-            meta.unknown_records += 1  # a damaged record pins nothing
-            return
-        pins = meta.pins.setdefault(owner, [])
-        if kind == r.ITEM_PINNED and item_id not in pins:
-            pins.append(item_id)
-        elif kind == r.ITEM_UNPINNED and item_id in pins:
-            pins.remove(item_id)
-    else:
+    handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
+    if handler is None or not handler(meta, record, ts):
         meta.unknown_records += 1
+
+
+# Each handler folds one type of the record union (`records.MetadataPayload`) and answers False
+# for a damaged record, which then changes nothing.
+Handler = Callable[[ConversationMeta, Fields, str], bool]
+
+
+def _renamed(meta: ConversationMeta, record: Fields, ts: str) -> bool:  # ConversationRenamed
+    meta.title = str(record.get("title") or "")
+    meta.title_source = str(record.get("titleSource") or "user")
+    meta.sessions[meta.root_session_id].title = meta.title
+    return True
+
+
+def _archived(meta: ConversationMeta, record: Fields, ts: str) -> bool:  # ConversationArchived
+    meta.archived = record.get("type") == r.CONVERSATION_ARCHIVED
+    return True
+
+
+def _session_created(meta: ConversationMeta, record: Fields, ts: str) -> bool:  # SessionCreated
+    sid = record.get("sessionId")
+    if not isinstance(sid, str):
+        return False
+    meta.sessions[sid] = SessionMeta(
+        session_id=sid,
+        parent_session_id=_str_or_none(record.get("parentSessionId")),
+        agent=str(record.get("agent") or meta.agent),
+        model=str(record.get("model") or meta.model),
+        title=str(record.get("title") or ""),
+        created_at=ts,
+    )
+    return True
+
+
+def _model_set(meta: ConversationMeta, record: Fields, ts: str) -> bool:  # SessionModelSet
+    session = meta.sessions.get(str(record.get("sessionId")))
+    model = record.get("model")
+    if not isinstance(model, str) or not model:
+        return False
+    if session is not None:
+        session.model = model
+        # `by: "agent"`: the agent's model came with a switch of agent, nobody chose it.
+        session.model_chosen = record.get("by") != "agent"
+        if session.session_id == meta.root_session_id:
+            meta.model = model
+    return True
+
+
+def _agent_set(meta: ConversationMeta, record: Fields, ts: str) -> bool:  # SessionAgentSet
+    session = meta.sessions.get(str(record.get("sessionId")))
+    agent = record.get("agent")
+    if session is None or not isinstance(agent, str) or not agent:
+        return False
+    session.agent = agent
+    if session.session_id == meta.root_session_id:
+        meta.agent = agent
+    return True
+
+
+def _cwd_set(meta: ConversationMeta, record: Fields, ts: str) -> bool:  # ConversationCwdSet
+    cwd = record.get("cwd")
+    if not isinstance(cwd, str) or not cwd:
+        return False
+    meta.cwd = cwd
+    return True
+
+
+def _mode_set(meta: ConversationMeta, record: Fields, ts: str) -> bool:  # PermissionModeSet
+    mode = record.get("mode")
+    if not is_mode(mode):
+        return False
+    meta.permission_mode = mode
+    return True
+
+
+def _session_closed(meta: ConversationMeta, record: Fields, ts: str) -> bool:  # SessionClosed
+    session = meta.sessions.get(str(record.get("sessionId")))
+    if session is not None:
+        session.closed = True
+    return True
+
+
+def _turn_started(meta: ConversationMeta, record: Fields, ts: str) -> bool:  # TurnStarted
+    tid, sid = record.get("turnId"), record.get("sessionId")
+    if not (isinstance(tid, str) and isinstance(sid, str)):
+        return False
+    meta.turns[tid] = TurnMeta(turn_id=tid, session_id=sid, started_at=ts)
+    if sid in meta.sessions:
+        meta.sessions[sid].last_turn_id = tid
+    return True
+
+
+def _turn_ended(meta: ConversationMeta, record: Fields, ts: str) -> bool:  # TurnEnded
+    turn = meta.turns.get(str(record.get("turnId")))
+    if turn is not None:
+        turn.status = str(record.get("status") or "completed")
+        turn.ended_at = ts
+        turn.error = _error(record.get("error"))
+    return True
+
+
+def _granted(meta: ConversationMeta, record: Fields, ts: str) -> bool:  # ApprovalGranted
+    grant = _grant(record)
+    if grant is None:
+        return False
+    if grant not in meta.grants:
+        meta.grants.append(grant)
+    return True
+
+
+def _plan_updated(meta: ConversationMeta, record: Fields, ts: str) -> bool:  # PlanUpdated
+    session = meta.sessions.get(str(record.get("sessionId")))
+    plan = plan_from_record(record.get("plan"))
+    if session is None or plan is None:
+        return False
+    session.plan = plan
+    return True
+
+
+def _pin(meta: ConversationMeta, record: Fields, ts: str) -> bool:  # ItemPinned
+    owner, item_id = record.get("sessionId"), record.get("itemId")
+    if not (isinstance(owner, str) and isinstance(item_id, str)):
+        return False
+    pins = meta.pins.setdefault(owner, [])
+    if record.get("type") == r.ITEM_PINNED:
+        if item_id not in pins:
+            pins.append(item_id)
+    elif item_id in pins:
+        pins.remove(item_id)
+    return True
+
+
+_HANDLERS: Final[Mapping[str, Handler]] = {
+    r.CONVERSATION_RENAMED: _renamed,
+    r.CONVERSATION_ARCHIVED: _archived,
+    r.CONVERSATION_UNARCHIVED: _archived,
+    r.SESSION_CREATED: _session_created,
+    r.SESSION_MODEL_SET: _model_set,
+    r.SESSION_AGENT_SET: _agent_set,
+    r.CONVERSATION_CWD_SET: _cwd_set,
+    r.PERMISSION_MODE_SET: _mode_set,
+    r.SESSION_CLOSED: _session_closed,
+    r.TURN_STARTED: _turn_started,
+    r.TURN_ENDED: _turn_ended,
+    r.APPROVAL_GRANTED: _granted,
+    r.PLAN_UPDATED: _plan_updated,
+    r.ITEM_PINNED: _pin,
+    r.ITEM_UNPINNED: _pin,
+}
+
+
+def folded_types() -> frozenset[str]:
+    """The record types `apply` folds (every type of `records.MetadataPayload` but the
+    creation, which `created_from` reads)."""
+    return frozenset(_HANDLERS)
 
 
 def _grant(record: Fields) -> Grant | None:
@@ -252,11 +321,6 @@ def grant_record(grant: Grant, session_id: str) -> r.ApprovalGranted:
         "pattern": grant.pattern,
         "outsideSandbox": grant.outside_sandbox,
     }
-
-
-def _has_ids(record: Fields, kind: str) -> bool:
-    needed = ("sessionId",) if kind == r.SESSION_CREATED else ("sessionId", "turnId")
-    return all(isinstance(record.get(key), str) for key in needed)
 
 
 def fold(records: Sequence[Fields]) -> ConversationMeta:

@@ -79,71 +79,61 @@ def trace(
     """The parts of the next request. `history` is the session's whole history in memory,
     `context` what `context_items(history, pinned)` made of it (the items the request sends).
     `last_known` names the tools offered from an MCP server's last listing while it starts."""
-    parts: list[TracePart] = []
-    for piece in instructions:
-        if piece.text:
-            parts.append(
-                {
-                    "kind": piece.kind,
-                    "label": piece.label,
-                    "tokens": estimate_text(piece.text),
-                    "text": piece.text,
-                }
-            )
+    parts = [_instruction_part(piece) for piece in instructions if piece.text]
     mode = reasoning_context(context, provider, reported_context, configured_context)
     sent = sent_items(context, provider, mode)
     summary = context[0] if context and context[0].get("type") == SUMMARY else None
     rest = sent[1:] if summary is not None and sent and sent[0] is summary else sent
     kept: list[Item] = []
     if summary is not None:
-        parts.append(
-            {
-                "kind": "summary",
-                "label": "Summary",
-                "tokens": estimate_finished(summary),
-                "itemIds": [str(summary["itemId"])],
-            }
-        )
+        parts.append(_items_part("summary", "Summary", [summary]))
         if pinned:  # the pinned items it covers come first, sent verbatim after it
             start = covered_start(history, summary)
             covered = {i.get("itemId") for i in history[:start] if i.get("itemId") in pinned}
             kept = [i for i in rest[: len(covered)] if i.get("itemId") in covered]
     if kept:
-        parts.append(
-            {
-                "kind": "pinned",
-                "label": f"Pinned ({len(kept)})",
-                "tokens": sum(estimate_finished(i) for i in kept),
-                "itemIds": [str(i["itemId"]) for i in kept],
-            }
-        )
+        parts.append(_items_part("pinned", f"Pinned ({len(kept)})", kept))
     recent = rest[len(kept) :]
-    ids = [str(i["itemId"]) for i in recent]
-    parts.append(
-        {
-            "kind": "history",
-            "label": f"Recent history ({len(recent)} items)",
-            "tokens": sum(map(estimate_finished, recent)),
-            "itemIds": ids,
-        }
-    )
+    parts.append(_items_part("history", f"Recent history ({len(recent)} items)", recent))
     if tools:
-        part: TracePart = {
-            "kind": "tools",
-            "label": "Tools: " + ", ".join(t.name for t in tools),
-            "tokens": sum(estimate_tool(t) for t in tools),
-        }
-        provisional = [t.name for t in tools if t.name in last_known]
-        if provisional:
-            part["label"] += f" ({len(provisional)} as last listed: their servers are starting)"
-            part["lastKnown"] = provisional
-        parts.append(part)
+        parts.append(_tools_part(tools, last_known))
     whole = len(sent) == len(context) == len(history)  # nothing left out: no need to look
     return {
         "parts": parts,
         "total": sum(p["tokens"] for p in parts),
         "omitted": [] if whole else _omitted(history, context, sent, summary, provider),
     }
+
+
+def _instruction_part(piece: InstructionPart) -> TracePart:
+    return {
+        "kind": piece.kind,
+        "label": piece.label,
+        "tokens": estimate_text(piece.text),
+        "text": piece.text,
+    }
+
+
+def _items_part(kind: PartKind, label: str, items: Sequence[Item]) -> TracePart:
+    return {
+        "kind": kind,
+        "label": label,
+        "tokens": sum(map(estimate_finished, items)),
+        "itemIds": [str(i["itemId"]) for i in items],
+    }
+
+
+def _tools_part(tools: Sequence[ToolSchema], last_known: Collection[str]) -> TracePart:
+    part: TracePart = {
+        "kind": "tools",
+        "label": "Tools: " + ", ".join(t.name for t in tools),
+        "tokens": sum(estimate_tool(t) for t in tools),
+    }
+    provisional = [t.name for t in tools if t.name in last_known]
+    if provisional:
+        part["label"] += f" ({len(provisional)} as last listed: their servers are starting)"
+        part["lastKnown"] = provisional
+    return part
 
 
 def _omitted(

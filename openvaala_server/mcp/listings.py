@@ -7,7 +7,6 @@ the background"). The file is a cache: unreadable or from another version, it co
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Mapping, Sequence
@@ -15,6 +14,8 @@ from pathlib import Path
 
 from mcp.types import Tool as McpToolInfo
 from pydantic import ValidationError
+
+from openvaala_server.protocol import codec
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +27,7 @@ def load(path: Path | None) -> dict[str, tuple[McpToolInfo, ...]]:
     if path is None:
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = codec.parse_text(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     if not isinstance(data, dict) or data.get("version") != VERSION:
@@ -54,7 +55,7 @@ def save(path: Path | None, listings: Mapping[str, Sequence[McpToolInfo]]) -> No
         # 0600 like every file of the data directory (docs/storage.md).
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with open(fd, "w", encoding="utf-8") as out:
-            json.dump({"version": VERSION, "servers": servers}, out)
+            out.write(codec.text({"version": VERSION, "servers": servers}, ascii=True))
         os.replace(tmp, path)
     except OSError as exc:  # a cache: the next listing tries again
         log.warning("cannot keep the MCP tool listings in %s: %s", path, exc)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +31,7 @@ from openvaala_server.domain.images import Image
 from openvaala_server.domain.permissions import Access
 from openvaala_server.mcp.connection import McpCallError, McpConnection
 from openvaala_server.models.base import ToolSpec
+from openvaala_server.protocol import codec
 from openvaala_server.tools.base import ToolContext, ToolResult, truncate_output
 
 PREFIX = "mcp__"
@@ -99,7 +99,7 @@ class McpTool:
 
     def access(self, arguments: dict[str, Any], cwd: Path) -> Access:
         """What the approval prompt shows; an MCP call runs no command and writes no file we see."""
-        args = json.dumps(arguments, ensure_ascii=False, separators=(", ", ": "))
+        args = codec.text(arguments, separators=(", ", ": "))
         if len(args) > SUMMARY_ARGS:
             args = args[: SUMMARY_ARGS - 1] + "…"
         inner = args[1:-1] if args.startswith("{") and args.endswith("}") else args
@@ -164,7 +164,7 @@ def render_result(result: CallToolResult) -> tuple[str, tuple[McpImage, ...]]:
             else:
                 parts.append(f"[resource: {res.uri}, {res.mime_type or 'binary'}, not shown]")
     if not parts and result.structured_content is not None:
-        parts.append(json.dumps(result.structured_content, ensure_ascii=False))
+        parts.append(codec.text(result.structured_content))
     return "\n".join(parts), tuple(images)
 
 

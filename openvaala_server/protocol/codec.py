@@ -1,13 +1,30 @@
-"""The one place that turns wire frames into Python values and back (orjson)."""
+"""The one JSON codec of the daemon and its command-line tools: every module reads and writes
+JSON through these functions, with the options named here (an import contract in
+pyproject.toml keeps it so; docs/design.md "One JSON codec").
+
+- Wire frames, journal lines, index rows: `dumps` / `loads` / `parse` (orjson: compact, UTF-8
+  bytes, fast).
+- Text a person or a model reads (tool arguments and results, hook input, `--json` listings):
+  `text`, the standard library's spacing with non-ASCII kept as is, and `parse_text`, which
+  also reads what a strict parser refuses (NaN) from other programs' answers.
+"""
 
 from __future__ import annotations
 
 import json
-from typing import NoReturn, cast
+from collections.abc import Callable
+from typing import Any, NoReturn, cast
 
 import orjson
 
 from openvaala_server.protocol.json_types import JsonValue
+
+# A pre-encoded JSON value, put into an encoded document as it is (stored summaries).
+Fragment = orjson.Fragment
+# What `parse` raises for text that is not JSON (a ValueError).
+JSONDecodeError = orjson.JSONDecodeError
+# What `dumps` raises for a value it cannot encode (a lone surrogate, a non-JSON type).
+JSONEncodeError = orjson.JSONEncodeError
 
 
 class DecodeError(ValueError):
@@ -20,8 +37,15 @@ class DecodeError(ValueError):
         self.value = value
 
 
-def dumps(value: object) -> bytes:
-    return orjson.dumps(value)
+def dumps(value: object, *, sort_keys: bool = False, indent: bool = False) -> bytes:
+    """Compact UTF-8 JSON (`indent`: two spaces, for a file a person may open)."""
+    option = (orjson.OPT_SORT_KEYS if sort_keys else 0) | (orjson.OPT_INDENT_2 if indent else 0)
+    return orjson.dumps(value, option=option or None)
+
+
+# Strict: `JSONDecodeError` for anything that is not JSON (a damaged line on disk). orjson's own
+# function, not a wrapper: a journal read calls it once per line.
+parse: Callable[[str | bytes | bytearray | memoryview], Any] = orjson.loads
 
 
 def loads(data: str | bytes) -> JsonValue:
@@ -36,6 +60,27 @@ def loads(data: str | bytes) -> JsonValue:
     except (ValueError, RecursionError):
         raise DecodeError(error) from None
     raise DecodeError(error, value)
+
+
+def text(
+    value: object,
+    *,
+    indent: int | None = None,
+    separators: tuple[str, str] | None = None,
+    sort_keys: bool = False,
+    ascii: bool = False,
+) -> str:
+    """JSON text as people and models read it: the standard spacing, non-ASCII as it is
+    (`ascii`: escaped, for a file or a terminal that may not be UTF-8)."""
+    return json.dumps(
+        value, ensure_ascii=ascii, indent=indent, separators=separators, sort_keys=sort_keys
+    )
+
+
+def parse_text(data: str | bytes) -> Any:
+    """Lenient: what other programs write (a provider's answer, a file a person edited);
+    `ValueError` when it is not JSON."""
+    return json.loads(data)
 
 
 def _no_constant(name: str) -> NoReturn:

@@ -17,11 +17,10 @@ import sys
 import threading
 from pathlib import Path
 
-import orjson
-
 from openvaala_server.client.daemon import ensure_server
 from openvaala_server.client.remote import BannerWire
 from openvaala_server.discovery import LOCK_FILE, data_root, read_lock
+from openvaala_server.protocol import codec
 from openvaala_server.remote import head
 
 CHUNK = 256 * 1024
@@ -37,7 +36,7 @@ def run() -> int:
         return 1
     daemon.settimeout(None)
     daemon.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    _write_all(1, orjson.dumps(_banner(address)) + b"\n")
+    _write_all(1, codec.dumps(_banner(address)) + b"\n")
     try:
         first = _read_head(0)
         daemon.sendall(head.rewrite(first[0], address, token) + first[1])

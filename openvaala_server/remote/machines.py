@@ -10,13 +10,12 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from openvaala_server.client import Client
 from openvaala_server.client.conversation_ids import resolve
 from openvaala_server.client.daemon import ensure_server
 from openvaala_server.client.http_exchange import Answer, exchange
 from openvaala_server.client.remote import Dialer, Remote, on_remote
+from openvaala_server.protocol import codec
 
 
 class TransferFailed(Exception):
@@ -67,7 +66,7 @@ class Machine:
             sock, "POST", f"/api/import?{query}", bundle, host=host, token=token
         )
         _check(answer, f"import into {self.name}")
-        result: dict[str, Any] = orjson.loads(answer.body)
+        result: dict[str, Any] = codec.parse(answer.body)
         return result
 
 
@@ -75,8 +74,8 @@ def _check(answer: Answer, doing: str) -> None:
     if answer.status == 200:
         return
     try:
-        error = orjson.loads(answer.body)["error"]
+        error = codec.parse(answer.body)["error"]
         message = f"{error.get('kind', 'error')}: {error.get('message', '')}"
-    except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
+    except (codec.JSONDecodeError, KeyError, TypeError, AttributeError):
         message = f"HTTP {answer.status}"
     raise TransferFailed(f"could not {doing}: {message}")

@@ -21,11 +21,10 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
-import orjson
-
 from openvaala_server.client.backoff import BACKOFF
 from openvaala_server.client.http_exchange import exchange
 from openvaala_server.client.remote import Dialer, Remote, RemoteUnavailable, forward_command
+from openvaala_server.protocol import codec
 from openvaala_server.remote.web_proxy import Proxy
 
 FORWARD_READY_S = 30.0
@@ -63,7 +62,7 @@ async def _serve_web(remote: Remote, local: str) -> int:
         answer = await exchange(sock, "POST", "/login/code", host="localhost", token=None)
         if answer.status != 200:
             raise WebFailed(f"the daemon refused a sign-in code (HTTP {answer.status})")
-        code = str(orjson.loads(answer.body)["code"])
+        code = str(codec.parse(answer.body)["code"])
         await asyncio.to_thread(_open_browser, remote, here, code)
         while not await _until_stopped(tunnel.process, stop):
             # ssh dropped: forward again, as every client reconnects (docs/remote.md, "When

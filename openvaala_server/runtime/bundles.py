@@ -24,7 +24,7 @@ from openvaala_server.config import Config
 from openvaala_server.domain.bundle import ON_CONFLICT, BundleError
 from openvaala_server.domain.inheritance import wider
 from openvaala_server.protocol import payloads as wire
-from openvaala_server.runtime.subagents import own_permissions, own_tools
+from openvaala_server.runtime.agent_chain import own_permissions, own_tools
 
 if TYPE_CHECKING:
     from openvaala_server.runtime.manager import ConversationManager

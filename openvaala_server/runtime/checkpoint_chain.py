@@ -20,7 +20,8 @@ from openvaala_server.domain import checkpoints as ck
 from openvaala_server.domain import records as r
 
 if TYPE_CHECKING:
-    from openvaala_server.runtime.ports import Conversation
+    from openvaala_server.domain.meta import ConversationMeta
+    from openvaala_server.runtime.ports import Conversation, Storage
     from openvaala_server.store.checkpoints import SnapshotStore
 
 
@@ -58,45 +59,59 @@ async def inherited(
     if meta is None:
         return Inherited()
     wanted = inherited_turn_ids(conv.root.items, turn_id, set(meta.turns))
-    runtime, store = conv.runtime, conv.runtime.store
     levels: list[list[tuple[ck.TurnFiles, SnapshotStore]]] = []
-    owners: dict[str, str] = {}
-    missing: list[str] = []
+    found = Inherited()
     remaining = set(wanted)
     seen = {conv.conversation_id}
     child = meta
-    while remaining and child.forked_from:
-        parent_id = str(child.forked_from.get("conversationId"))
-        if parent_id in seen:
-            break
-        seen.add(parent_id)
-        try:
-            parent = await runtime.store_call(store.load_meta(parent_id))
-        except (errors.OpenVaalaError, OSError):
-            parent = None  # unreadable, or written by a newer version: as if not here
-        if parent is None:
-            break
+    while remaining and (up := await _parent(conv.runtime, child, seen)) is not None:
+        parent_id, parent = up
         ran = [t for t in wanted if t in parent.turns]
         if ran:
-            root_sid = parent.root_session_id
-            roots = {t.turn_id for t in parent.turns.values() if t.session_id == root_sid}
-            span = ck.ancestor_span(list(parent.turns), roots, turn_id, ran[-1])
-            records = await runtime.store_call(store.read_checkpoints(parent_id))
-            # The parent's own restores are not the fork's: a file the parent put back since
-            # is already as it was (skipped) or was changed again (a conflict).
-            folded = ck.fold(records)
+            span = _span(parent, turn_id, ran[-1])
+            records = await conv.runtime.store_call(conv.runtime.store.read_checkpoints(parent_id))
+            levels.append(_level(records, span, store_of(parent_id)))
             pruned = ck.ids_of(records, ck.FILES_PRUNED)
-            source = store_of(parent_id)
-            levels.append(
-                [
-                    (folded[t], source)
-                    for t in span
-                    if t in folded and (folded[t].files or folded[t].skipped)
-                ]
-            )
-            missing += [t for t in span if t in pruned]
-            owners.update((t, parent_id) for t in span)
+            found.missing += [t for t in span if t in pruned]
+            found.owners.update((t, parent_id) for t in span)
             remaining -= set(ran)
         child = parent
-    missing += [t for t in wanted if t in remaining]
-    return Inherited([turn for level in reversed(levels) for turn in level], missing, owners)
+    found.missing += [t for t in wanted if t in remaining]
+    found.turns = [turn for level in reversed(levels) for turn in level]
+    return found
+
+
+async def _parent(
+    runtime: Storage, child: ConversationMeta, seen: set[str]
+) -> tuple[str, ConversationMeta] | None:
+    """The conversation `child` was forked from, once (None: none, already seen, or not
+    readable: unreadable, or written by a newer version, is as if not here)."""
+    if not child.forked_from:
+        return None
+    parent_id = str(child.forked_from.get("conversationId"))
+    if parent_id in seen:
+        return None
+    seen.add(parent_id)
+    try:
+        parent = await runtime.store_call(runtime.store.load_meta(parent_id))
+    except (errors.OpenVaalaError, OSError):
+        return None
+    return (parent_id, parent) if parent is not None else None
+
+
+def _span(parent: ConversationMeta, turn_id: str | None, last: str) -> list[str]:
+    """The parent's root turns a rewind to `turn_id` undoes, up to `last` (the branch point)."""
+    roots = {t.turn_id for t in parent.turns.values() if t.session_id == parent.root_session_id}
+    return ck.ancestor_span(list(parent.turns), roots, turn_id, last)
+
+
+def _level(
+    records: list[r.Record], span: list[str], source: SnapshotStore
+) -> list[tuple[ck.TurnFiles, SnapshotStore]]:
+    """The turns of `span` that changed files, as the parent's checkpoints record them. The
+    parent's own restores are not the fork's: a file the parent put back since is already as it
+    was (skipped) or was changed again (a conflict)."""
+    folded = ck.fold(records)
+    return [
+        (folded[t], source) for t in span if t in folded and (folded[t].files or folded[t].skipped)
+    ]

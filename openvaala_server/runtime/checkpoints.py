@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from openvaala_server import errors
 from openvaala_server.domain import checkpoints as ck
 from openvaala_server.mcp.manager import as_mcp_tool
@@ -61,7 +63,7 @@ class Capture:
 class Checkpoints:
     def __init__(self, conv: Conversation) -> None:
         self.conv = conv
-        self._git = asyncio.Lock()  # one git command at a time on the shared private index
+        self._git = anyio.Lock()  # one git command at a time on the shared private index
         self._turns: dict[str, ck.TurnFiles] | None = None
         # Turn ids this conversation's journal says were restored (its parents' turns too) or
         # pruned: known once `turns()` has read the journal.

@@ -27,7 +27,7 @@ from openvaala_server.mcp.manager import last_listed
 from openvaala_server.models.base import ModelRequest
 from openvaala_server.protocol import methods
 from openvaala_server.protocol import payloads as wire
-from openvaala_server.runtime.subagents import effective_tools
+from openvaala_server.runtime.agent_chain import effective_tools
 from openvaala_server.tools.history import HistoryView, SearchHistoryTool, offers_search
 
 if TYPE_CHECKING:

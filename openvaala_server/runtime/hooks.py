@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import signal
 from collections.abc import Mapping
@@ -19,6 +18,7 @@ from pathlib import Path
 
 from openvaala_server.domain.hooks import HookConfig, HookRun
 from openvaala_server.domain.permissions import Confinement
+from openvaala_server.protocol import codec
 from openvaala_server.tools import sandbox
 
 # What is kept of each of a hook's streams; the rest is read and dropped (a notice shows less).
@@ -53,7 +53,7 @@ async def run_hook(
         )
     except OSError as exc:
         return HookRun(hook, None, problem=f"it could not start: {exc}")
-    data = json.dumps(event, ensure_ascii=False).encode()
+    data = codec.text(event).encode()
     assert process.stdout is not None and process.stderr is not None
     readers = [
         asyncio.ensure_future(_bounded(process.stdout)),

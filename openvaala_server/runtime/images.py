@@ -28,7 +28,7 @@ from openvaala_server.store import attachments
 
 if TYPE_CHECKING:
     from openvaala_server.runtime.conversation import LiveConversation
-    from openvaala_server.runtime.ports import Services
+    from openvaala_server.runtime.ports import Storage
 
 # Base64 of the images in each loaded conversation's context, by SHA-256.
 _loaded: weakref.WeakKeyDictionary[LiveConversation, dict[str, str]] = weakref.WeakKeyDictionary()
@@ -52,11 +52,11 @@ def parse(value: object) -> list[Image]:
         raise errors.InvalidParams(str(exc), param="images") from None
 
 
-def conversation_dir(runtime: Services, cid: str) -> Path:
+def conversation_dir(runtime: Storage, cid: str) -> Path:
     return runtime.store.data_dir.conversation_dir(cid)
 
 
-async def store(runtime: Services, cid: str, images: Iterable[Image]) -> list[ImageRef]:
+async def store(runtime: Storage, cid: str, images: Iterable[Image]) -> list[ImageRef]:
     """Write the images into the conversation's attachments, durably; their refs."""
     folder = conversation_dir(runtime, cid)
     wanted = list(images)
@@ -69,7 +69,7 @@ async def store(runtime: Services, cid: str, images: Iterable[Image]) -> list[Im
     return await runtime.store_call(asyncio.to_thread(write))
 
 
-async def copy(runtime: Services, source: str, target: str, items: Iterable[Item]) -> None:
+async def copy(runtime: Storage, source: str, target: str, items: Iterable[Item]) -> None:
     """Copy the images `items` refer to from conversation `source` to `target` (a fork), before
     the items are written there. One missing in the source stays missing (its placeholder)."""
     wanted = list(refs_in(items).values())
@@ -87,7 +87,7 @@ async def copy(runtime: Services, source: str, target: str, items: Iterable[Item
 
 
 async def carry_over(
-    runtime: Services, conv: LiveConversation, target: str, message_id: str
+    runtime: Storage, conv: LiveConversation, target: str, message_id: str
 ) -> list[ImageRef]:
     """The images of message `message_id`, copied into conversation `target` (a rewind: the
     message goes back to the composer with them)."""

@@ -36,18 +36,18 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-class Services(Protocol):
-    """What a conversation, its turns and its subagents use of the conversation manager."""
+class Storage(Protocol):
+    """The store, and the call that turns its I/O failures into `storage_failed`."""
 
-    config: Config
     store: ConversationStore  # the daemon's Store; unit tests run on an in-memory one
-    mcp: McpManager
-    broadcast: Broadcast
-    list_feed: ListFeed
-    shutting_down: bool
-    tasks: Supervisor  # owns turns, subagent reports and MCP servers (structured.py)
 
     async def store_call(self, call: Awaitable[T]) -> T: ...
+
+
+class Models(Protocol):
+    """The configuration in force and the providers of its models (runtime/providers.py)."""
+
+    config: Config
 
     def config_for(self, session: LiveSession) -> Config: ...
 
@@ -61,15 +61,27 @@ class Services(Protocol):
 
     def retire_stale_providers(self) -> None: ...
 
+
+class Rules(Protocol):
+    """What a session's calls may do: its tools, permissions and confinement
+    (runtime/session_rules.py)."""
+
     def permissions_for(self, conv: Conversation, session: LiveSession) -> Permissions: ...
 
     def own_permissions_for(self, conv: Conversation, session: LiveSession) -> Permissions: ...
 
     def confinement_for(self, conv: Conversation, session: LiveSession) -> Confinement: ...
 
-    def drop_waiting_inputs(self, session: LiveSession) -> None: ...
-
     def tools_for(self, conv: Conversation, session: LiveSession) -> dict[str, Tool]: ...
+
+
+class Turns(Protocol):
+    """Inputs and the turns they start (runtime/inputs.py)."""
+
+    shutting_down: bool
+    tasks: Supervisor  # owns turns, subagent reports and MCP servers (structured.py)
+
+    def drop_waiting_inputs(self, session: LiveSession) -> None: ...
 
     def interrupt_session(self, conv: Conversation, session: LiveSession, reason: str) -> bool: ...
 
@@ -94,6 +106,15 @@ class Services(Protocol):
         origin: str = "user",
         from_session_id: str | None = None,
     ) -> SendResult: ...
+
+
+class Services(Storage, Models, Rules, Turns, Protocol):
+    """Everything a conversation reaches of the conversation manager; a part that needs less
+    names the narrower protocol above (docs/design.md "Runtime split by responsibility")."""
+
+    mcp: McpManager
+    broadcast: Broadcast
+    list_feed: ListFeed
 
 
 class Conversation(Protocol):

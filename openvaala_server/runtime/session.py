@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -44,7 +43,7 @@ class LiveTurn:
     # Set once `turn/started` is out (after its record and its inputs are durable), or once the
     # turn is over without it: `input/send` answers "started" only then, so no client sees the
     # answer first.
-    announced: asyncio.Event = field(default_factory=asyncio.Event)
+    announced: anyio.Event = field(default_factory=anyio.Event)
     # Started by an `input/send` that waits for it: inputs it cannot save are that request's
     # again (it fails with `refused`), not put back in the waiting list (docs/protocol.md).
     by_request: bool = False

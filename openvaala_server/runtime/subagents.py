@@ -23,7 +23,7 @@ import asyncio
 import logging
 from collections.abc import Mapping
 from functools import partial
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import anyio
 
@@ -32,11 +32,19 @@ from openvaala_server.domain import records as r
 from openvaala_server.domain.approvals import NoGrant
 from openvaala_server.domain.context import context_items, valid_boundaries
 from openvaala_server.domain.ids import new_id
-from openvaala_server.domain.inheritance import narrowed, shared_tools, wider
-from openvaala_server.domain.permissions import Permissions
+from openvaala_server.domain.inheritance import wider
 from openvaala_server.domain.title import auto_title
 from openvaala_server.protocol import methods
+from openvaala_server.runtime.agent_chain import effective_tools, own_permissions, own_tools
 from openvaala_server.runtime.approvals import ask_user
+from openvaala_server.runtime.ports import Models, Rules, Turns
+from openvaala_server.runtime.subagent_reports import (
+    ANSWER_LIMIT,
+    brief,
+    cut,
+    last_answer,
+    report_text,
+)
 from openvaala_server.structured import Activity
 from openvaala_server.tools.collab import (
     COLLAB_TOOL_NAMES,
@@ -47,7 +55,6 @@ from openvaala_server.tools.collab import (
     History,
     Inspection,
     Interrupted,
-    ItemBrief,
     Spawned,
     SubagentError,
     WaitResult,
@@ -55,9 +62,9 @@ from openvaala_server.tools.collab import (
 )
 
 if TYPE_CHECKING:
-    from openvaala_server.config import AgentConfig, Config, SubagentConfig
+    from openvaala_server.config import AgentConfig, SubagentConfig
     from openvaala_server.runtime.approvals import ApprovalHost
-    from openvaala_server.runtime.ports import Conversation, Services
+    from openvaala_server.runtime.ports import Conversation
     from openvaala_server.runtime.session import LiveSession
     from openvaala_server.tools.base import Tool
 
@@ -67,63 +74,17 @@ log = logging.getLogger(__name__)
 OPERATION_DEADLINE_S = 30.0
 # How long interrupt_agent / close_agent wait for the subagent's turn to wind down.
 STOP_DEADLINE_S = 10.0
-ANSWER_LIMIT = 20_000  # characters of a subagent's answer carried in a report
-ITEM_TEXT_LIMIT = 500  # characters of each item shown by inspect_agent
 
 
-def own_permissions(config: Config, agent: str) -> Permissions:
-    found = config.agents.get(agent)
-    return found.permissions if found else Permissions()
-
-
-def own_tools(config: Config, agent: str) -> tuple[str, ...]:
-    found = config.agents.get(agent)
-    return found.tools if found else ()
-
-
-def _agents_above(sessions: Mapping[str, LiveSession], session: LiveSession) -> list[str]:
-    """The agents of the session's chain, root first, the session's own last."""
-    chain = [session]
-    while chain[-1].parent_session_id is not None:
-        parent = sessions.get(chain[-1].parent_session_id)
-        if parent is None or parent in chain:  # a session tree on disk is never cyclic
-            break
-        chain.append(parent)
-    return [s.agent for s in reversed(chain)]
-
-
-def effective_permissions(
-    config: Config, sessions: Mapping[str, LiveSession], session: LiveSession
-) -> Permissions:
-    """The session's agent's permissions narrowed by each agent above it, root first: a
-    subagent never gets more than its parent (docs/security.md, "Subagents")."""
-    root, *below = _agents_above(sessions, session)
-    perms = own_permissions(config, root)
-    above = root
-    for child in below:
-        perms = narrowed(own_permissions(config, child), perms, above)
-        above = child
-    return perms
-
-
-def effective_tools(
-    config: Config, sessions: Mapping[str, LiveSession], session: LiveSession
-) -> tuple[str, ...]:
-    """The tools the session may use: those of its agent's `tools` that every agent above it
-    may use too (docs/security.md, "Subagents"). A subagent whose parent has no `shell`, or no
-    trusted MCP server, does not get one from its own configuration."""
-    root, *below = _agents_above(sessions, session)
-    tools = own_tools(config, root)
-    for child in below:
-        tools = shared_tools(own_tools(config, child), tools)
-    return tools
+class Runtime(Models, Rules, Turns, Protocol):
+    """What subagents use of the conversation manager."""
 
 
 class SubagentService:
-    def __init__(self, runtime: Services) -> None:
+    def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         # Set (and replaced) whenever a subagent's turn ends or it is closed: wakes `wait`.
-        self._changed: asyncio.Event | None = None
+        self._changed: anyio.Event | None = None
         # Spawns between their checks and their first turn, per conversation (concurrency limit).
         self._spawning: dict[str, int] = {}
 
@@ -195,9 +156,9 @@ class SubagentService:
             self._changed.set()
             self._changed = None
 
-    def _change_event(self) -> asyncio.Event:
+    def _change_event(self) -> anyio.Event:
         if self._changed is None:
-            self._changed = asyncio.Event()
+            self._changed = anyio.Event()
         return self._changed
 
     # -- the tree ------------------------------------------------------------------------
@@ -237,7 +198,7 @@ class SubagentService:
         }
         answer = last_answer(session)
         if answer is not None:
-            described["last_answer"] = _cut(answer, ANSWER_LIMIT)
+            described["last_answer"] = cut(answer, ANSWER_LIMIT)
         return described
 
     # -- operations (the collaboration tools call these) ---------------------------------
@@ -531,7 +492,7 @@ class SubagentService:
             items += list(target.turn.in_progress.values())
         return {
             **self.describe(target),
-            "recent_items": [_brief(i) for i in items[-limit:]] if limit else [],
+            "recent_items": [brief(i) for i in items[-limit:]] if limit else [],
             "item_count": len(items),
             "usage": target.usage.to_wire(),
             "waiting_inputs": len(target.inbox.waiting),
@@ -595,59 +556,3 @@ class _Caller:
 
     def list(self) -> list[AgentState]:
         return self._service.list(self._conv, self._caller)
-
-
-def last_answer(session: LiveSession) -> str | None:
-    """The last agent message of the session's last finished turn (None: it gave none)."""
-    running = session.turn.turn_id if session.turn is not None else None
-    finished_turn: str | None = None
-    for item in reversed(session.items):
-        turn_id = item.get("turnId")
-        if turn_id is None or turn_id == running:
-            continue
-        if finished_turn is None:
-            finished_turn = turn_id
-        elif turn_id != finished_turn:
-            return None
-        if item.get("type") == r.AGENT_MESSAGE and item.get("text"):
-            return str(item["text"])
-    return None
-
-
-def report_text(
-    session: LiveSession, status: str, error: r.ErrorInfo | None, answer: str | None
-) -> str:
-    head = (
-        f"[Report from subagent {session.session_id} (agent {session.agent!r}, "
-        f"task {session.title!r})] Its turn ended: {status}."
-    )
-    lines = [head]
-    if error:
-        lines.append(f"Error ({error.get('kind', 'error')}): {error.get('message', '')}")
-    if answer:
-        lines.append("Its answer:\n" + _cut(answer, ANSWER_LIMIT))
-    else:
-        lines.append("It gave no answer in that turn.")
-    return "\n".join(lines)
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _brief(item: r.Item) -> ItemBrief:
-    brief: ItemBrief = {"type": str(item.get("type")), "status": str(item.get("status"))}
-    kind = item.get("type")
-    if kind == r.TOOL_CALL:
-        brief["name"] = item.get("name")
-        brief["arguments"] = _cut(str(item.get("argumentsText") or item.get("arguments")), 200)
-    elif kind == r.TOOL_RESULT:
-        brief["name"] = item.get("name")
-        brief["output"] = _cut(str(item.get("output", "")), ITEM_TEXT_LIMIT)
-        if item.get("isError"):
-            brief["isError"] = True
-    elif "text" in item:
-        brief["text"] = _cut(str(item.get("text", "")), ITEM_TEXT_LIMIT)
-    if item.get("origin") == "subagent":
-        brief["fromSessionId"] = item.get("fromSessionId")
-    return brief

@@ -37,7 +37,8 @@ from openvaala_server.models.base import (
 )
 from openvaala_server.models.retry import RetryPolicy
 from openvaala_server.protocol import methods
-from openvaala_server.runtime import early, warmup
+from openvaala_server.runtime import early, turn_end, warmup
+from openvaala_server.runtime.agent_chain import effective_tools
 from openvaala_server.runtime.approvals import approve
 from openvaala_server.runtime.compaction import compact
 from openvaala_server.runtime.conversation import LiveConversation, new_item
@@ -45,7 +46,6 @@ from openvaala_server.runtime.images import store as store_images
 from openvaala_server.runtime.images import with_images
 from openvaala_server.runtime.retrying import RetriesExhausted, with_retries
 from openvaala_server.runtime.session import LiveSession, LiveTurn
-from openvaala_server.runtime.subagents import effective_tools
 from openvaala_server.runtime.turn_hooks import TurnHooks
 from openvaala_server.tools.base import ToolContext, ToolResult, truncate_output
 
@@ -53,12 +53,6 @@ if TYPE_CHECKING:
     from openvaala_server.tools.base import Tool
 
 log = logging.getLogger(__name__)
-
-INTERRUPT_NOTICE = (
-    "The user interrupted the previous turn. Anything marked interrupted above was cut short."
-)
-# The result of a call the turn's end reached before it ran (docs/protocol.md, "Interrupting").
-NOT_RUN = "This call did not run: the turn was {how} before it started."
 
 
 class TurnFailed(Exception):
@@ -184,122 +178,39 @@ class TurnRunner:
 
     async def _finish(self, status: TurnOutcome, error: r.ErrorInfo | None) -> None:
         # Whatever was still streaming is kept, marked with how the turn ended.
-        leftovers = list(self.turn.in_progress.values())
+        turn_id, hub = self.turn.turn_id, self.conv.hub
         item_status = r.INTERRUPTED if status == "interrupted" else r.FAILED
-        for item in leftovers:
-            item["status"] = item_status
-        finals = [i for i in leftovers if not _is_empty(i)]
-        for item in leftovers:
-            if item not in finals:
-                self.turn.in_progress.pop(item["itemId"], None)
-                self.conv.hub.publish(
-                    methods.ITEM_DISCARDED, {"sessionId": self.sid, "itemId": item["itemId"]}
-                )
-        for call in self._writing.values():
-            call["status"] = item_status
-            finals.append(call)
-        self._writing.clear()
+        finals = turn_end.settle(self.turn, hub, self.sid, self._writing, item_status)
         if status != "completed":
-            finals += self._not_run(finals, item_status)
+            finals += turn_end.not_run(self.session.items, finals, self.sid, turn_id, item_status)
         # A turn an `input/send` started, whose message could not be saved, never was for anyone
         # but that request: it fails with the reason, and the message is the client's again.
         refused = self.turn.by_request and not self.turn.saved and status == "failed"
         if status == "failed" and error and not refused:
-            # Kept in the history: every client (and the model, next turn) sees why it stopped.
-            finals.append(
-                new_item(
-                    r.NOTICE,
-                    self.sid,
-                    self.turn.turn_id,
-                    status=r.COMPLETED,
-                    kind="turn_failed",
-                    errorKind=error["kind"],
-                    text=f"The turn failed: {error['message']}",
-                )
-            )
-        if self.turn.stop_reason != "shutdown":
+            finals.append(turn_end.failure_notice(self.sid, turn_id, error))
+        by_shutdown = self.turn.stop_reason == "shutdown"
+        if not by_shutdown:
             with anyio.CancelScope(shield=True):  # bounded by each hook's timeout_s
                 await self.hooks.turn_end(status)
         finals += self.hooks.take()
-        if status == "interrupted" and self.turn.stop_reason != "shutdown":
-            finals.append(
-                new_item(
-                    r.NOTICE,
-                    self.sid,
-                    self.turn.turn_id,
-                    status=r.COMPLETED,
-                    kind="interrupted",
-                    text=INTERRUPT_NOTICE,
-                )
-            )
-        try:
-            await self.conv.persist_items(self.session, finals)
-        except errors.OpenVaalaError as exc:
-            status, error = "failed", {"kind": exc.kind, "message": exc.message}
-        except Exception:  # the turn must still end, whatever the store does
-            log.exception("could not save the end of turn %s", self.turn.turn_id)
-            status = "failed"
-            error = {"kind": "internal", "message": "the turn's last items could not be saved"}
+        if status == "interrupted" and not by_shutdown:
+            finals.append(turn_end.interrupt_notice(self.sid, turn_id))
+        status, error = await turn_end.save(self.conv, self.session, turn_id, finals, status, error)
         self.turn.status = end_turn(self.turn.status, status)
-        record: r.TurnEnded = {
-            "type": r.TURN_ENDED,
-            "sessionId": self.sid,
-            "turnId": self.turn.turn_id,
-            "status": status,
-        }
-        if error:
-            record["error"] = error
-        try:
-            await self.conv.append_meta(record)
-        except Exception:  # recorded as interrupted when the conversation is next opened
-            log.error("could not record the end of turn %s", self.turn.turn_id)
+        await turn_end.record(self.conv, self.sid, turn_id, status, error)
         self.session.turn = None
         if refused:
             self.turn.refused = self._error or errors.OpenVaalaError("the message was not saved")
             self._unsaved = []
         else:
             self.session.last_status = last_status(status)
-            self._publish_end(status, error)
+            turn_end.publish(hub, self.turn, self.sid, status, error)
         self.conv.publish_session(self.session)
         if self.session.session_id == self.conv.root_session_id:
             self.conv.publish_updated()
         if self._unsaved:
             self.runtime.return_inputs(self.conv, self.session, self._unsaved)
         self.runtime.on_turn_ended(self.conv, self.session, status, error)
-
-    def _publish_end(self, status: str, error: r.ErrorInfo | None) -> None:
-        ended: dict[str, object] = {  # protocol/payloads.TurnEndedNote
-            "sessionId": self.sid,
-            "turnId": self.turn.turn_id,
-            "status": status,
-        }
-        if error:
-            ended["error"] = error
-        if status == "completed" and self.turn.model_stop:
-            ended["modelStop"] = self.turn.model_stop
-        if status == "interrupted" and self.turn.stop_reason:
-            ended["interruptedBy"] = self.turn.stop_reason
-        self.conv.hub.publish(methods.TURN_ENDED, ended)
-
-    def _not_run(self, finals: list[r.Item], item_status: str) -> list[r.Item]:
-        """A result for each call of this turn that has none (not started when the turn ended,
-        or its arguments still streaming): every call the model asked for ends with one, on
-        disk and in every client, marked as the turn ended."""
-        calls = recovery.unanswered_calls([*self.session.items, *finals], self.turn.turn_id)
-        how = "interrupted" if item_status == r.INTERRUPTED else "stopped by an error"
-        return [
-            new_item(
-                r.TOOL_RESULT,
-                self.sid,
-                self.turn.turn_id,
-                status=item_status,
-                callId=call["callId"],
-                name=call["name"],
-                output=NOT_RUN.format(how=how),
-                isError=True,
-            )
-            for call in calls
-        ]
 
     async def _add_inputs(self, inputs: list[Input]) -> None:
         await self.conv.persist_items(self.session, self._input_items(inputs))
@@ -407,13 +318,7 @@ class TurnRunner:
         for item in state.items:
             if item["type"] != r.TOOL_CALL:
                 item["status"] = r.COMPLETED
-        finals = [i for i in state.items if not _is_empty(i)]
-        for item in state.items:
-            if item not in finals:
-                self.turn.in_progress.pop(item["itemId"], None)
-                self.conv.hub.publish(
-                    methods.ITEM_DISCARDED, {"sessionId": self.sid, "itemId": item["itemId"]}
-                )
+        finals = turn_end.drop_empty(self.turn, self.conv.hub, self.sid, state.items)
         for call in state.tool_calls:
             call["status"] = r.COMPLETED
         # The provider's report already counts this call's output: no estimate on top.
@@ -610,9 +515,3 @@ def _resume_notice(runner: TurnRunner) -> r.Item:
         kind=recovery.RESUMED,
         text=recovery.RESUME_NOTICE,
     )
-
-
-def _is_empty(item: r.Item) -> bool:
-    if item["type"] in (r.AGENT_MESSAGE, r.REASONING):
-        return not item.get("text")
-    return False

@@ -24,7 +24,7 @@ from openvaala_server.models.base import ModelRequest
 from openvaala_server.runtime import contexts
 
 if TYPE_CHECKING:
-    from openvaala_server.runtime.ports import Conversation, Services
+    from openvaala_server.runtime.ports import Conversation, Models
     from openvaala_server.runtime.session import LiveSession
 
 log = logging.getLogger(__name__)
@@ -38,7 +38,7 @@ def estimate_all(items: list[Item]) -> None:
         estimate_finished(item)
 
 
-def assembler_of(runtime: Services, session: LiveSession) -> Assembler[Any, Any] | None:
+def assembler_of(runtime: Models, session: LiveSession) -> Assembler[Any, Any] | None:
     """The assembler of the provider the session's next request goes to, if it keeps one."""
     if session.model not in runtime.config.models:
         return None
@@ -107,7 +107,7 @@ async def prepare_all(conv: Conversation, sessions: list[LiveSession]) -> None:
             log.exception("preparing the wire form of a history failed")
 
 
-def forget(runtime: Services, sessions: list[LiveSession], released: list[list[Item]]) -> None:
+def forget(runtime: Models, sessions: list[LiveSession], released: list[list[Item]]) -> None:
     """The histories `released` were let go: drop what the providers hold of them too — every
     kept provider's, since a session that changed model left a prefix with its earlier one."""
     kept = (getattr(p, "assembler", None) for p in runtime.kept_providers())

@@ -4,12 +4,12 @@ reads and writes the file."""
 
 from __future__ import annotations
 
-import json
 import re
 import tomllib
 from dataclasses import dataclass
 
 from openvaala_server.domain import catalog
+from openvaala_server.protocol import codec
 from openvaala_server.setup.presets import Preset
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
@@ -28,7 +28,7 @@ class NewModel:
 
 def string(value: str) -> str:
     """A TOML basic string (JSON's escapes are TOML's)."""
-    return json.dumps(value)
+    return codec.text(value, ascii=True)
 
 
 def key(name: str) -> str:

@@ -29,12 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-import orjson
-
 from openvaala_server.domain import bundle as b
 from openvaala_server.domain import meta as m
 from openvaala_server.domain import records as r
 from openvaala_server.domain.ids import is_valid_id, new_id
+from openvaala_server.protocol import codec
 from openvaala_server.store import bundle_copy as copying
 from openvaala_server.store import bundle_trust as trust
 from openvaala_server.store import index as ix
@@ -75,7 +74,7 @@ class ImportResult:
 def _first_record(path: Path) -> dict[str, Any]:
     with open(path, "rb") as f:
         line = f.readline()
-    value = orjson.loads(line)
+    value = codec.parse(line)
     if not isinstance(value, dict):
         raise ValueError(f"{path}: the first record is not an object")
     return value
@@ -181,7 +180,7 @@ def _write_tar(
 ) -> None:
     entries = manifest["conversations"]
     mtime = int(time.time())
-    placeholder = orjson.dumps(manifest, option=orjson.OPT_INDENT_2)
+    placeholder = codec.dumps(manifest, indent=True)
     journal.write_all(fd, copying.tar_header(b.MANIFEST, len(placeholder), mtime))
     manifest_at = os.lseek(fd, 0, os.SEEK_CUR)
     journal.write_all(fd, placeholder + copying.tar_padding(len(placeholder)))
@@ -221,7 +220,7 @@ def _write_tar(
             if digest is None:
                 raise OSError(f"{f['path']} shrank while it was exported")
             f["crc32"] = digest
-    data = orjson.dumps(manifest, option=orjson.OPT_INDENT_2)
+    data = codec.dumps(manifest, indent=True)
     if len(data) != len(placeholder):  # the digests are as long as their placeholders
         raise ValueError("the manifest changed length while it was written")
     os.pwrite(fd, data, manifest_at)
@@ -463,8 +462,8 @@ def _read_manifest(fd: int, member: tarfile.TarInfo) -> b.Manifest:
     if len(raw) != member.size:
         raise b.BundleError("the bundle is damaged or truncated: manifest.json is cut")
     try:
-        return b.parse_manifest(orjson.loads(raw))
-    except orjson.JSONDecodeError as exc:
+        return b.parse_manifest(codec.parse(raw))
+    except codec.JSONDecodeError as exc:
         raise b.BundleError(f"manifest.json is not JSON: {exc}") from None
 
 
@@ -582,14 +581,14 @@ def _rewrite_meta(path: Path, renamed: dict[str, str], cwd: str | None) -> None:
     `conversation_cwd_set` record (--cwd), before the directory is moved into place."""
     data = path.read_bytes()
     first, _, rest = data.partition(b"\n")
-    record = orjson.loads(first)
+    record = codec.parse(first)
     if renamed:
         record = b.remap_created(record, renamed)
-    lines = [orjson.dumps(record), rest.rstrip(b"\n")] if rest.strip() else [orjson.dumps(record)]
+    lines = [codec.dumps(record), rest.rstrip(b"\n")] if rest.strip() else [codec.dumps(record)]
     if cwd is not None:
         last_seq = journal.parse_journal(data).last_seq  # lines were shape-checked, not parsed
         lines.append(
-            orjson.dumps(
+            codec.dumps(
                 {"seq": last_seq + 1, "ts": r.utc_now(), "type": r.CONVERSATION_CWD_SET, "cwd": cwd}
             )
         )

@@ -18,9 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import orjson
-
 from openvaala_server.domain import records as r
+from openvaala_server.protocol import codec
 from openvaala_server.store import journal
 
 # Metadata record types an import drops: each one lets later tool calls run unasked.
@@ -60,7 +59,7 @@ def screen(meta_path: Path, agent_for: Callable[[str], str] | None) -> Screened:
             if allowed is not None and allowed != named:
                 record["agent"] = allowed
                 result.agents_reset += 1
-        kept.append(orjson.dumps(record))
+        kept.append(codec.dumps(record))
     _rewrite(meta_path, kept)
     return result
 

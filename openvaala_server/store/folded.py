@@ -26,10 +26,9 @@ import zlib
 from pathlib import Path
 from typing import Any, Final
 
-import orjson
-
 from openvaala_server.domain import meta as m
 from openvaala_server.domain.approvals import Grant
+from openvaala_server.protocol import codec
 from openvaala_server.store import index as ix
 from openvaala_server.store import journal
 from openvaala_server.store.reindex import fold_meta
@@ -78,7 +77,7 @@ def load(metadata: Path) -> m.ConversationMeta:
 
 def write(metadata: Path, meta: m.ConversationMeta, length: int, crc: int) -> None:
     """Keep `meta`, folded from the first `length` bytes of `metadata` (CRC-32 `crc`)."""
-    body = orjson.dumps(_encode(meta))
+    body = codec.dumps(_encode(meta))
     header = {"shape": _SHAPE, "length": length, "crc": crc, "body": zlib.crc32(body)}
     target = folded_path(metadata)
     # Per thread: two opens of one conversation (a fork's parent read meanwhile) may both write.
@@ -86,7 +85,7 @@ def write(metadata: Path, meta: m.ConversationMeta, length: int, crc: int) -> No
     # 0600 like every file of the data directory (docs/storage.md, "Layout"): it holds titles.
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
     with os.fdopen(fd, "wb") as f:
-        f.write(orjson.dumps(header) + b"\n" + body)
+        f.write(codec.dumps(header) + b"\n" + body)
     os.replace(temporary, target)
 
 
@@ -102,7 +101,7 @@ def _read(path: Path, journal_bytes: memoryview) -> tuple[m.ConversationMeta, in
     if cut < 0:
         return None
     try:
-        header = orjson.loads(data[:cut])
+        header = codec.parse(data[:cut])
         length, crc = header["length"], header["crc"]
         body = memoryview(data)[cut + 1 :]
         if header["shape"] != _SHAPE or zlib.crc32(body) != header["body"]:
@@ -111,8 +110,8 @@ def _read(path: Path, journal_bytes: memoryview) -> tuple[m.ConversationMeta, in
             return None
         if zlib.crc32(journal_bytes[:length]) != crc:
             return None
-        return _decode(orjson.loads(body)), length
-    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        return _decode(codec.parse(body)), length
+    except (codec.JSONDecodeError, KeyError, TypeError, ValueError):
         return None
 
 

@@ -34,12 +34,12 @@ from pathlib import Path
 from typing import Any, Final
 
 import aiosqlite
-import orjson
 
 from openvaala_server.domain import meta as m
 from openvaala_server.domain import recall, snippets
 from openvaala_server.domain import records as r
 from openvaala_server.errors import StoreError
+from openvaala_server.protocol import codec
 
 log = logging.getLogger(__name__)
 
@@ -248,7 +248,7 @@ _STR: Final = frozenset({str})
 
 
 def conversation_row(meta: m.ConversationMeta, message_count: int, updated_at: str) -> Row:
-    forked = orjson.dumps(meta.forked_from, option=orjson.OPT_SORT_KEYS).decode()
+    forked = codec.dumps(meta.forked_from, sort_keys=True).decode()
     return (
         meta.conversation_id,
         meta.title,
@@ -411,8 +411,8 @@ def _texts_json(rows: list[Row]) -> str | None:
     """`rows` for `INSERT_TEXTS_JSON`, or None if a text holds a NUL, which SQLite's JSON
     functions would cut (executemany then)."""
     try:
-        data = orjson.dumps(rows)
-    except orjson.JSONEncodeError:  # not UTF-8 (a lone surrogate): executemany says why
+        data = codec.dumps(rows)
+    except codec.JSONEncodeError:  # not UTF-8 (a lone surrogate): executemany says why
         return None
     return None if b"\\u0000" in data else data.decode()
 
@@ -743,7 +743,7 @@ class Index:
         del rows[limit:]
         if not (more and rows):
             return rows, None
-        last = orjson.loads(rows[-1][1])
+        last = codec.parse(rows[-1][1])
         return rows, encode_cursor(last["updatedAt"], last["conversationId"])
 
     async def get_summary(self, cid: str) -> Summary | None:
@@ -867,7 +867,7 @@ async def _close_writer(db: aiosqlite.Connection, clean: bool = True) -> None:
 
 def parse_summaries(texts: list[str]) -> list[Summary]:
     """JSON summaries as dicts, parsed in one call (one array) rather than one by one."""
-    parsed: list[Summary] = orjson.loads("[" + ",".join(texts) + "]")
+    parsed: list[Summary] = codec.parse("[" + ",".join(texts) + "]")
     return parsed
 
 
@@ -882,7 +882,7 @@ def _cursor_mac(payload: bytes) -> bytes:
 
 
 def encode_cursor(updated_at: str, cid: str) -> str:
-    payload = orjson.dumps([updated_at, cid])
+    payload = codec.dumps([updated_at, cid])
     return base64.urlsafe_b64encode(_cursor_mac(payload) + payload).decode()
 
 
@@ -895,7 +895,7 @@ def decode_cursor(cursor: str) -> tuple[str, str]:
     mac, payload = raw[:_CURSOR_MAC_BYTES], raw[_CURSOR_MAC_BYTES:]
     if not hmac.compare_digest(mac, _cursor_mac(payload)):
         raise ValueError("invalid cursor")
-    updated_at, cid = orjson.loads(payload)
+    updated_at, cid = codec.parse(payload)
     return str(updated_at), str(cid)
 
 

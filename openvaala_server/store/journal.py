@@ -34,10 +34,9 @@ from operator import itemgetter
 from pathlib import Path
 from typing import BinaryIO, Final, cast
 
-import orjson
-
 from openvaala_server.domain import records as r
 from openvaala_server.errors import StoreError
+from openvaala_server.protocol import codec
 from openvaala_server.protocol.json_types import JsonMapping
 from openvaala_server.store.durability import GroupSync
 
@@ -82,8 +81,8 @@ class JournalRead:
 def parse_line(line: bytes) -> r.Record | str:
     """The record on one line, or why it is not one."""
     try:
-        value = orjson.loads(line)
-    except orjson.JSONDecodeError as exc:
+        value = codec.parse(line)
+    except codec.JSONDecodeError as exc:
         return f"not JSON: {exc}"
     if not isinstance(value, dict):
         return "not a JSON object"
@@ -116,13 +115,13 @@ def _parse_clean(lines: list[bytes], known_types: frozenset[str]) -> list[r.Reco
         # C-level pass over a 50k-line file would hold up for its whole parse.
         values: list[r.Record] = []
         for start in range(0, len(lines), _SLICE):
-            values += map(orjson.loads, lines[start : start + _SLICE])
+            values += map(codec.parse, lines[start : start + _SLICE])
         if not _DICT.issuperset(map(type, values)):
             return None
         if not _INT.issuperset(map(type, map(_SEQ, values))):
             return None
         types = list(map(_TYPE, values))
-    except (orjson.JSONDecodeError, KeyError):
+    except (codec.JSONDecodeError, KeyError):
         return None
     if not _STR.issuperset(map(type, types)) or not known_types.issuperset(types):
         return None
@@ -650,7 +649,7 @@ class JournalWriter:
                 for payload in op.payloads:
                     record = {"seq": seq + len(stamped) + 1, "ts": ts, **payload}
                     record["seq"], record["ts"] = seq + len(stamped) + 1, ts
-                    lines.append(orjson.dumps(record))
+                    lines.append(codec.dumps(record))
                     stamped.append(cast(r.Record, record))
             except TypeError as exc:  # not serialisable: this caller's bug, not the batch's
                 results.append(exc)

@@ -13,12 +13,12 @@ import fcntl
 import os
 from pathlib import Path
 
-import orjson
+from openvaala_server.discovery import LockInfo, is_locked, parse_lock, read_lock
+from openvaala_server.errors import StoreError
 
 # The reader side (how clients find the server) lives where the client library can use it
 # without the store.
-from openvaala_server.discovery import LockInfo, is_locked, parse_lock, read_lock
-from openvaala_server.errors import StoreError
+from openvaala_server.protocol import codec
 
 __all__ = ["LockHeld", "LockInfo", "RuntimeLock", "is_locked", "read_lock"]
 
@@ -62,7 +62,7 @@ class RuntimeLock:
         if self._fd is None:
             raise RuntimeError("the lock is not held")
         self._address = address
-        data = orjson.dumps({"pid": os.getpid(), "address": address})
+        data = codec.dumps({"pid": os.getpid(), "address": address})
         # Overwrite in place, then cut: a reader never sees an empty file mid-update.
         os.pwrite(self._fd, data, 0)
         os.ftruncate(self._fd, len(data))

@@ -30,11 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-import orjson
-
 from openvaala_server.domain import meta as m
 from openvaala_server.domain import records as r
 from openvaala_server.domain.ids import is_valid_id
+from openvaala_server.protocol import codec
 from openvaala_server.store import index as ix
 from openvaala_server.store import journal
 from openvaala_server.store.paths import (
@@ -312,7 +311,7 @@ class _Loader:
             # three times over (the strings, their JSON, the statement's copy) while it loads.
             for start in range(0, len(texts), _GROUP_TEXTS):
                 part = texts[start : start + _GROUP_TEXTS]
-                data = orjson.dumps(part) if self._thread is not None else b""
+                data = codec.dumps(part) if self._thread is not None else b""
                 chunk.groups.append(_Group(cid, kind, part, data))
                 chunk.texts += len(part)
                 chunk.text_bytes += len(data)

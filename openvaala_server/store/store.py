@@ -27,13 +27,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Concatenate, Final, ParamSpec, TypeVar
 
-import orjson
-
 from openvaala_server.domain import meta as m
 from openvaala_server.domain import records as r
 from openvaala_server.domain.checkpoints import RECORD_TYPES as CHECKPOINT_RECORDS
 from openvaala_server.domain.ids import is_valid_id
 from openvaala_server.errors import StoreError
+from openvaala_server.protocol import codec
 from openvaala_server.protocol.json_types import JsonMapping
 from openvaala_server.store import folded, journal
 from openvaala_server.store import index as ix
@@ -631,7 +630,7 @@ def _find_item(f: BinaryIO, end: int, item_id: str, hint: int | None) -> int | N
         line = journal.line_at(f, hint, end)
         if line is not None and _carries(line, item_id):
             return hint
-    needle = b'"itemId":' + orjson.dumps(item_id)
+    needle = b'"itemId":' + codec.dumps(item_id)
     for offset, line in journal.lines_containing(f, end, needle):
         if _carries(line, item_id):
             return offset

@@ -10,7 +10,6 @@ result (`is_error`) with a message saying what to do instead.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NotRequired, Protocol, TypedDict
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, NotRequired, Protocol, TypedDict
 from openvaala_server.domain import tool_names
 from openvaala_server.domain.usage import Usage
 from openvaala_server.models.base import ToolSpec
+from openvaala_server.protocol import codec
 from openvaala_server.protocol.json_types import JsonObject, JsonValue
 from openvaala_server.tools.base import ToolContext, ToolResult
 
@@ -165,7 +165,7 @@ class _BadArguments(Exception):
 
 
 def _ok(value: object) -> ToolResult:
-    return ToolResult(json.dumps(value, ensure_ascii=False, indent=1))
+    return ToolResult(codec.text(value, indent=1))
 
 
 def _schema(properties: JsonObject, required: list[str]) -> JsonObject:

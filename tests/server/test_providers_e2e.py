@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from openvaala_server.client import Client
-from openvaala_server.runtime.turn import INTERRUPT_NOTICE
+from openvaala_server.runtime.turn_end import INTERRUPT_NOTICE
 from tests.fakes.providers import API_KEY_ENV, FakeProvider, RecordedRequest
 from tests.fakes.script import Gate, Reply
 from tests.fakes.wire import ANTHROPIC, CHAT, RESPONSES

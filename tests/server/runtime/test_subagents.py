@@ -14,7 +14,8 @@ from openvaala_server.config import parse_config
 from openvaala_server.domain.records import ErrorInfo, Item
 from openvaala_server.domain.usage import UsageTracker
 from openvaala_server.runtime.session import LiveSession, LiveTurn
-from openvaala_server.runtime.subagents import SubagentService, last_answer, report_text
+from openvaala_server.runtime.subagent_reports import last_answer, report_text
+from openvaala_server.runtime.subagents import SubagentService
 from openvaala_server.tools.base import ToolContext
 from openvaala_server.tools.collab import COLLAB_TOOL_NAMES
 
