@@ -8,7 +8,10 @@ and unsubscribes. After the last one, with nobody subscribed and nothing running
 resident memory (VmRSS of its process, /proc) is printed, next to the RSS of the same daemon
 before anything was opened. Goal: < 100 MB whatever was opened.
 
-Run: ``python bench/memory.py [--scenarios 5x10000,1x50000] [--settle 1.0]``
+With ``--subscribed`` the conversations stay subscribed instead, and the RSS per subscribed
+conversation is printed (issue 40: "≤ 8 MB per opened 10k-item session while subscribed").
+
+Run: ``python bench/memory.py [--scenarios 5x10000,1x50000] [--settle 1.0] [--subscribed]``
 """
 
 from __future__ import annotations
@@ -74,14 +77,53 @@ async def measure(conversations: int, size: int, settle: float, shape: str) -> t
     return idle, after
 
 
+async def measure_subscribed(
+    conversations: int, size: int, settle: float, shape: str
+) -> tuple[float, float]:
+    """RSS idle, and with every conversation subscribed (issue 40: "≤ 8 MB per opened 10k-item
+    session while subscribed"), once what the opens started in the background has run."""
+    with tempfile.TemporaryDirectory(prefix="ovbench-memory-") as tmp:
+        home, cwd = Path(tmp) / "home", Path(tmp) / "work"
+        cwd.mkdir()
+        cids = [(await write_conversation(home, cwd, size, shape))[0] for _ in range(conversations)]
+        with BenchDaemon(home=home) as daemon:
+            assert daemon.process is not None
+            pid = daemon.process.pid
+            client = await RawClient.connect(daemon.address, daemon.token)
+            try:
+                await asyncio.sleep(settle)
+                idle = rss_mb(pid)
+                for cid in cids:
+                    await client.request("conversation/subscribe", {"conversationId": cid})
+                deadline = time.monotonic() + settle * 3
+                while time.monotonic() < deadline:  # the histories' background loads
+                    await client.request("conversation/list", {})
+                    await asyncio.sleep(0.05)
+                subscribed = rss_mb(pid)
+            finally:
+                await client.close()
+    return idle, subscribed
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--scenarios", default="5x10000,1x50000")
     parser.add_argument("--settle", type=float, default=1.0)
     parser.add_argument("--shape", choices=("chat", "tools"), default="tools")
+    parser.add_argument(
+        "--subscribed", action="store_true", help="RSS while every conversation is subscribed"
+    )
     args = parser.parse_args()
     for scenario in args.scenarios.split(","):
         count, size = (int(x) for x in scenario.split("x"))
+        if args.subscribed:
+            idle, held = asyncio.run(measure_subscribed(count, size, args.settle, args.shape))
+            each = (held - idle) / count
+            print(
+                f"{args.shape}: {count} x {size:,} items subscribed: RSS idle {idle:6.1f} MB, "
+                f"subscribed {held:6.1f} MB, {each:5.1f} MB per conversation (goal ≤ 8 MB)"
+            )
+            continue
         idle, after = asyncio.run(measure(count, size, args.settle, args.shape))
         verdict = "ok" if after < 100 else "MISSED"
         print(
