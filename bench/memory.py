@@ -51,7 +51,12 @@ async def read_all(client: RawClient, cid: str) -> int:
         before = page["items"][0]["itemId"]
 
 
-async def measure(conversations: int, size: int, settle: float, shape: str) -> tuple[float, float]:
+async def measure(
+    conversations: int, size: int, settle: float, shape: str, *, subscribed: bool = False
+) -> tuple[float, float]:
+    """RSS idle, and after opening every conversation: read whole and unsubscribed, or (with
+    `subscribed`, issue 40: "≤ 8 MB per opened 10k-item session while subscribed") left
+    subscribed, once what the opens started in the background has run."""
     with tempfile.TemporaryDirectory(prefix="ovbench-memory-") as tmp:
         home, cwd = Path(tmp) / "home", Path(tmp) / "work"
         cwd.mkdir()
@@ -65,44 +70,18 @@ async def measure(conversations: int, size: int, settle: float, shape: str) -> t
                 idle = rss_mb(pid)
                 for cid in cids:
                     await client.request("conversation/subscribe", {"conversationId": cid})
-                    assert await read_all(client, cid) == size
-                    await client.request("conversation/unsubscribe", {"conversationId": cid})
-                deadline = time.monotonic() + settle
-                while time.monotonic() < deadline:  # let anything deferred run
+                    if not subscribed:
+                        assert await read_all(client, cid) == size
+                        await client.request("conversation/unsubscribe", {"conversationId": cid})
+                # Let anything deferred run (the histories' background loads, the releases).
+                deadline = time.monotonic() + settle * (3 if subscribed else 1)
+                while time.monotonic() < deadline:
                     await client.request("conversation/list", {})
                     await asyncio.sleep(0.05)
                 after = rss_mb(pid)
             finally:
                 await client.close()
     return idle, after
-
-
-async def measure_subscribed(
-    conversations: int, size: int, settle: float, shape: str
-) -> tuple[float, float]:
-    """RSS idle, and with every conversation subscribed (issue 40: "≤ 8 MB per opened 10k-item
-    session while subscribed"), once what the opens started in the background has run."""
-    with tempfile.TemporaryDirectory(prefix="ovbench-memory-") as tmp:
-        home, cwd = Path(tmp) / "home", Path(tmp) / "work"
-        cwd.mkdir()
-        cids = [(await write_conversation(home, cwd, size, shape))[0] for _ in range(conversations)]
-        with BenchDaemon(home=home) as daemon:
-            assert daemon.process is not None
-            pid = daemon.process.pid
-            client = await RawClient.connect(daemon.address, daemon.token)
-            try:
-                await asyncio.sleep(settle)
-                idle = rss_mb(pid)
-                for cid in cids:
-                    await client.request("conversation/subscribe", {"conversationId": cid})
-                deadline = time.monotonic() + settle * 3
-                while time.monotonic() < deadline:  # the histories' background loads
-                    await client.request("conversation/list", {})
-                    await asyncio.sleep(0.05)
-                subscribed = rss_mb(pid)
-            finally:
-                await client.close()
-    return idle, subscribed
 
 
 def main() -> None:
@@ -117,7 +96,7 @@ def main() -> None:
     for scenario in args.scenarios.split(","):
         count, size = (int(x) for x in scenario.split("x"))
         if args.subscribed:
-            idle, held = asyncio.run(measure_subscribed(count, size, args.settle, args.shape))
+            idle, held = asyncio.run(measure(count, size, args.settle, args.shape, subscribed=True))
             each = (held - idle) / count
             print(
                 f"{args.shape}: {count} x {size:,} items subscribed: RSS idle {idle:6.1f} MB, "
