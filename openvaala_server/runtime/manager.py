@@ -348,13 +348,20 @@ class ConversationManager:
         cut = meta.running_turns()
         if cut:
             await self._recover(conv, cut)
+        later: list[LiveSession] = []
         for sid, session in conv.sessions.items():
             status = meta_fold.session_status(meta, sid)
             session.closed = status == "closed"
             session.last_status = last_status(status)
             if session.model in self.config.models and session.history_complete:
-                conv.refresh_usage_estimate(session)
+                # A closed subagent session's is estimated after the open's answer
+                # (docs/design.md, "The cold open's snapshot first").
+                if session.closed:
+                    later.append(session)
+                else:
+                    conv.refresh_usage_estimate(session)
         conv.load_history_in_background()
+        conv.estimate_later(later)
         return conv
 
     async def _recover(self, conv: LiveConversation, cut: list[meta_fold.TurnMeta]) -> None:
