@@ -18,7 +18,6 @@ file as the last clean close left it.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import time
@@ -113,6 +112,14 @@ def unchanged(db: Path) -> bool:
 
 
 def clear(db: Path) -> None:
-    """Forget the mark: the index is about to be written."""
-    with contextlib.suppress(FileNotFoundError):
-        mark_path(db).unlink()
+    """Forget the mark: the index is about to be written. A mark that cannot be removed (a
+    directory in its place, a file the data directory's owner may not delete) must not keep the
+    daemon from starting: it cannot vouch for the file this run leaves (every write moves the
+    change time it recorded), and a clean stop replaces it or says it cannot."""
+    path = mark_path(db)
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        log.warning("cannot remove %s (%s): the next start checks the index", path, exc)

@@ -10,6 +10,9 @@ import sqlite3
 from pathlib import Path
 
 from openvaala_server.store import closed_mark
+from openvaala_server.store.paths import DataDir
+from openvaala_server.store.store import Store
+from tests.server.store.test_hardening_storage import _fill_store
 
 
 def _closed_index(tmp_path: Path) -> Path:
@@ -66,3 +69,24 @@ def test_frames_left_in_the_wal_are_not_vouched_for(tmp_path: Path) -> None:
     closed_mark.clear(db)
     closed_mark.write(db)
     assert not closed_mark.mark_path(db).exists()
+
+
+async def test_a_mark_that_cannot_be_removed_does_not_keep_the_store_from_opening(
+    tmp_path: Path,
+) -> None:
+    # A directory where the mark goes (a restored backup, a stray tool): the start checks the
+    # index and serves it, instead of refusing with an error about metadata.db itself.
+    data = DataDir(tmp_path / "home")
+    ids = await _fill_store(data, 3)
+    mark = closed_mark.mark_path(data.metadata_db)
+    mark.unlink()
+    mark.mkdir()
+
+    store = await Store.open(data)
+    try:
+        listed, _ = await store.list_conversations(limit=10)
+        assert {c["conversationId"] for c in listed} == ids
+    finally:
+        await store.close()
+    assert mark.is_dir()  # left as found
+    assert not closed_mark.unchanged(data.metadata_db)
