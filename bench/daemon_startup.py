@@ -16,7 +16,7 @@ The project's packages are byte-compiled first (``compileall``): an installed pa
 bytecode, while a checkout run with ``PYTHONDONTWRITEBYTECODE`` would compile every module at
 every start and measure the compiler.
 
-Run: ``python bench/daemon_startup.py [--runs N] [--conversations N]``.
+Run: ``python bench/daemon_startup.py [--runs N] [--conversations N [--keep DIR]]``.
 """
 
 from __future__ import annotations
@@ -112,24 +112,31 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--conversations", type=int, default=0)
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        help="the parent of the data directory, written once and kept: another tree's bench "
+        "(PYTHONPATH) can then start on the same conversations",
+    )
     args = parser.parse_args()
     compile_packages()
     home: Path | None = None
     if args.conversations:
-        home = Path(tempfile.mkdtemp(prefix="ovbench-startup-"))
-        began = time.perf_counter()
-        asyncio.run(write_many(home / "home", home, args.conversations, 10))
-        home = home / "home"
-        print(
-            f"{args.conversations:,} conversations written in {time.perf_counter() - began:.0f} s"
-        )
+        parent = args.keep or Path(tempfile.mkdtemp(prefix="ovbench-startup-"))
+        home = parent / "home"
+        if not home.exists():
+            parent.mkdir(parents=True, exist_ok=True)
+            began = time.perf_counter()
+            asyncio.run(write_many(home, parent, args.conversations, 10))
+            took = time.perf_counter() - began
+            print(f"{args.conversations:,} conversations written in {took:.0f} s")
         start_ms(home)  # the first start after writing: the index is checked, pages cached
     load = os.getloadavg()[0]
     cpu: list[float] = []
     starts = [start_ms(home, cpu) for _ in range(args.runs)]
     imports = [import_ms() for _ in range(args.runs)]
     execs = [] if args.conversations else [exec_cold_ms() for _ in range(args.runs)]
-    if home is not None:
+    if home is not None and args.keep is None:
         shutil.rmtree(home.parent, ignore_errors=True)
     load = max(load, os.getloadavg()[0])
     print(f"daemon start-up (load average up to {load:.1f}, {args.runs} runs):")

@@ -53,6 +53,9 @@ model = "http"
 """
 
 
+USAGE = {"prompt_tokens": 1000, "completion_tokens": 2, "total_tokens": 1002}
+
+
 class TimedSse:
     """An OpenAI-compatible SSE server that notes when each request has fully arrived."""
 
@@ -71,6 +74,10 @@ class TimedSse:
                 writer.write(SSE_HEADERS)
                 write_frame(writer, content_frame("Done."))
                 write_frame(writer, content_frame(None))
+                # Usage reported, as OpenAI does: a server that reports none is asked to count
+                # the request afterwards (models/server_usage.py), which this server would take
+                # for another model call.
+                write_frame(writer, {"choices": [], "usage": USAGE})
                 write_done(writer)
                 await writer.drain()
         except (ConnectionError, asyncio.IncompleteReadError):

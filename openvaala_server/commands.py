@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from openvaala_server.store.paths import DataDir
 
 START_TIMEOUT_S = 15.0
+START_POLL_S = 0.01
 STOP_TIMEOUT_S = 20.0
 
 
@@ -119,7 +120,9 @@ def serve_start(port: int | None) -> int:
         if address and _healthy(address):
             print(f"OpenVaala is running at http://{address} (pid {process.pid})")
             return 0
-        time.sleep(0.05)
+        # Every client that starts a daemon (exec, the terminal UI) waits for this loop: a
+        # coarse step was up to 50 ms more on their start (docs/design.md, "Start-up imports").
+        time.sleep(START_POLL_S)
     _err(f"the server did not become healthy within {START_TIMEOUT_S:.0f} s; see {log_path}")
     return 1
 

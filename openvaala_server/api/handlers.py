@@ -135,10 +135,15 @@ class Dispatcher:
     ) -> w.SubscribeResult | Reply:
         cid = p.id("conversationId")
         after = p.integer("afterSeq", None, minimum=0)
+        loaded = cid in self.runtime.conversations
         conv = await self.runtime.open(cid)
         # A client opening it is told whether its directory is still there (it may have been
-        # removed or moved while the conversation stayed loaded); checked off the loop.
-        await conv.check_cwd()
+        # removed or moved while the conversation stayed loaded); checked off the loop. An open
+        # that loads it has just checked: the snapshot is then built without leaving the loop,
+        # before the history's background load competes with it (docs/design.md, "The cold
+        # open's snapshot first").
+        if loaded:
+            await conv.check_cwd()
         # No await from here on: the snapshot or replay and the subscription are one step.
         hub = conv.hub
         if after is not None:

@@ -186,6 +186,8 @@ class Inbox:
 
     def to_wire(self) -> list[InputWire]:
         """The waiting inputs in the order they will be taken (what `inbox/updated` lists)."""
+        if not self.waiting:  # most sessions, in every snapshot: no order to play out
+            return []
         return [i.to_wire() for i in self.taking_order()]
 
     def taking_order(self) -> list[Input]:

@@ -12,8 +12,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-
-import httpx
+from typing import TYPE_CHECKING
 
 from openvaala_server.config import ModelConfig
 from openvaala_server.domain.images import ImageRef
@@ -34,6 +33,9 @@ from openvaala_server.models.assembly import Assembler
 from openvaala_server.models.base import ModelEvent, ModelRequest, ToolSpec
 from openvaala_server.models.http_client import KeptClient
 
+if TYPE_CHECKING:
+    import httpx
+
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
 
@@ -41,7 +43,7 @@ API_VERSION = "2023-06-01"
 class AnthropicProvider:
     def __init__(self, config: ModelConfig, *, client: httpx.AsyncClient | None = None) -> None:
         self.config = config
-        self.client = KeptClient(http.timeout_for(config), client)
+        self.client = KeptClient(http.read_timeout_s(config), client)
         self.base_url = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         host = http.host_label(self.base_url)
         self.label = "Anthropic" if host == "api.anthropic.com" else f"the Anthropic API at {host}"

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-
-from httpx_sse import ServerSentEvent
+from typing import TYPE_CHECKING
 
 from openvaala_server.models import http
 from openvaala_server.models.base import (
@@ -31,6 +30,9 @@ from openvaala_server.models.base import (
 )
 from openvaala_server.models.stream import integer, obj, string
 from openvaala_server.protocol.json_types import JsonObject
+
+if TYPE_CHECKING:
+    from httpx_sse import ServerSentEvent
 
 PROVIDER_TAG = "anthropic"  # marks reasoning provider_data this provider can send back
 

@@ -25,12 +25,10 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from itertools import repeat
 from pathlib import Path
-from typing import Final, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Final, Generic, TypeVar, cast
 from urllib.parse import urlsplit
 
-import httpx
 import orjson
-from httpx_sse import EventSource, ServerSentEvent, aconnect_sse
 
 from openvaala_server.config import ModelConfig
 from openvaala_server.domain.records import (
@@ -47,9 +45,13 @@ from openvaala_server.domain.records import (
 )
 from openvaala_server.models.base import ModelError, ModelEvent
 from openvaala_server.models.connect_errors import connect_mistake
-from openvaala_server.models.http_client import KeptClient
+from openvaala_server.models.http_client import DEFAULT_READ_S, KeptClient
 from openvaala_server.models.stream import StreamParser
 from openvaala_server.protocol.json_types import JsonMapping, JsonObject
+
+if TYPE_CHECKING:
+    import httpx
+    from httpx_sse import EventSource, ServerSentEvent
 
 PROVIDER_UNAVAILABLE = "provider_unavailable"
 AUTH_FAILED = "auth_failed"
@@ -57,9 +59,6 @@ MODEL_NOT_FOUND = "model_not_found"
 BAD_REQUEST = "bad_request"
 CONTEXT_OVERFLOW = "context_overflow"
 
-# Model calls stream for minutes and reasoning models may think silently for a long time before
-# the first byte, so only connecting is held to a short deadline.
-DEFAULT_TIMEOUT = httpx.Timeout(connect=15.0, read=300.0, write=60.0, pool=15.0)
 
 # How long to wait for the end of a response body after its final event (see `_drain`).
 DRAIN_S = 1.0
@@ -143,11 +142,12 @@ def extra_headers(config: ModelConfig) -> dict[str, str]:
     return {str(k): str(v) for k, v in raw.items()}
 
 
-def timeout_for(config: ModelConfig) -> httpx.Timeout:
+def read_timeout_s(config: ModelConfig) -> float:
+    """The longest silence allowed in a response: the model's `read_timeout_s`, or 300 s."""
     read = config.options.get("read_timeout_s")
     if isinstance(read, int | float) and not isinstance(read, bool) and read > 0:
-        return httpx.Timeout(connect=15.0, read=float(read), write=60.0, pool=15.0)
-    return DEFAULT_TIMEOUT
+        return float(read)
+    return DEFAULT_READ_S
 
 
 # --- Retry-After -----------------------------------------------------------------------------
@@ -225,6 +225,8 @@ def error_for_status(
     if not detail and body is None:
         detail = body_text.strip()[:300]
     detail = endpoint.redact(detail)
+    import httpx  # loaded: a response arrived
+
     reason = httpx.codes.get_reason_phrase(status)
     said = f"{endpoint.label} said {status} {reason}".rstrip()
     suffix = f": {detail}" if detail else ""
@@ -299,6 +301,8 @@ def table_of(config: ModelConfig) -> str:
 
 
 def transport_error(endpoint: Endpoint, exc: httpx.TransportError) -> ModelError:
+    import httpx  # loaded: it raised `exc`
+
     where = host_label(endpoint.config.base_url or "") or endpoint.label
     if isinstance(exc, httpx.ConnectError) and (mistake := connect_mistake(exc)) is not None:
         # A configuration mistake, not a passing failure: retrying cannot help, so the call
@@ -312,7 +316,7 @@ def transport_error(endpoint: Endpoint, exc: httpx.TransportError) -> ModelError
         text = f"timed out connecting to {endpoint.label} ({where})"
     elif isinstance(exc, httpx.ReadTimeout):
         # Headers, first byte or next chunk: the deadline is the longest silence allowed.
-        silence = timeout_for(endpoint.config).read
+        silence = read_timeout_s(endpoint.config)
         text = (
             f"{endpoint.label} stopped responding: nothing for {silence:g} s "
             "(the model's read_timeout_s)"
@@ -345,10 +349,14 @@ async def sse_events(
     closes the response and with it the connection, so the provider stops generating at once.
     """
     async with AsyncExitStack() as stack:
+        # The provider's kept client (see http_client.py): one pool of connections reused from
+        # call to call, never built on the event loop — nor httpx imported there: the first
+        # build imports it in its worker thread (docs/design.md, "Start-up imports").
+        http_client = await stack.enter_async_context(client.use())
+        import httpx
+        from httpx_sse import aconnect_sse
+
         try:
-            # The provider's kept client (see http_client.py): one pool of connections reused
-            # from call to call, never built on the event loop.
-            http_client = await stack.enter_async_context(client.use())
             source: EventSource = await stack.enter_async_context(
                 # Encoded with orjson: httpx's `json=` is the standard library's encoder, several
                 # times slower on a long history's megabytes, on the event loop.
@@ -412,6 +420,8 @@ async def _drain(events: AsyncIterator[ServerSentEvent]) -> None:
     task = asyncio.current_task()
     if task is not None and task.cancelling():
         return
+    import httpx  # loaded: a response is being read
+
     try:
         async with asyncio.timeout(DRAIN_S):
             async for _ in events:

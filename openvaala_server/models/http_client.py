@@ -15,30 +15,51 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Final
 
 import anyio
-import httpx
+
+if TYPE_CHECKING:
+    import httpx
 
 log = logging.getLogger(__name__)
 
 # Several conversations (and their subagents) may stream from one provider at once; each stream
 # holds a connection. Idle connections are kept long enough to span the gap between the steps of
 # a turn and a person's next message, not forever (providers drop idle ones after a minute or so).
-LIMITS = httpx.Limits(max_connections=64, max_keepalive_connections=8, keepalive_expiry=30.0)
+MAX_CONNECTIONS = 64
+MAX_KEEPALIVE = 8
+KEEPALIVE_EXPIRY_S = 30.0
+
+# Model calls stream for minutes and reasoning models may think silently for a long time before
+# the first byte, so only connecting is held to a short deadline.
+CONNECT_S: Final = 15.0
+DEFAULT_READ_S: Final = 300.0  # a model's `read_timeout_s` replaces it (http.read_timeout_s)
+WRITE_S: Final = 60.0
 
 # Strong references to the closing tasks of retired clients (asyncio keeps only weak ones).
 _closing: set[asyncio.Task[None]] = set()
 
 
-def _build(timeout: httpx.Timeout) -> httpx.AsyncClient:
-    return httpx.AsyncClient(timeout=timeout, limits=LIMITS)
+def _build(read_s: float) -> httpx.AsyncClient:
+    # httpx is imported here, in the worker thread of the first call: not at the daemon's start,
+    # and not on the event loop (docs/design.md, "Start-up imports").
+    import httpx
+
+    timeout = httpx.Timeout(connect=CONNECT_S, read=read_s, write=WRITE_S, pool=CONNECT_S)
+    limits = httpx.Limits(
+        max_connections=MAX_CONNECTIONS,
+        max_keepalive_connections=MAX_KEEPALIVE,
+        keepalive_expiry=KEEPALIVE_EXPIRY_S,
+    )
+    return httpx.AsyncClient(timeout=timeout, limits=limits)
 
 
 class KeptClient:
     """The lazily built, reused client of one provider; `given` (tests) is used and never closed."""
 
-    def __init__(self, timeout: httpx.Timeout, given: httpx.AsyncClient | None = None) -> None:
-        self.timeout = timeout
+    def __init__(self, read_s: float, given: httpx.AsyncClient | None = None) -> None:
+        self.read_s = read_s  # the longest silence allowed in a response
         self._given = given
         self._client: httpx.AsyncClient | None = None
         self._lock = asyncio.Lock()
@@ -52,7 +73,7 @@ class KeptClient:
             return self._given
         async with self._lock:
             if self._client is None:
-                self._client = await asyncio.to_thread(_build, self.timeout)
+                self._client = await asyncio.to_thread(_build, self.read_s)
                 self.built += 1
             return self._client
 

@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Mapping
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlsplit
-
-import httpx
 
 from openvaala_server.config import ModelConfig
 from openvaala_server.domain import catalog
@@ -50,6 +48,9 @@ from openvaala_server.models.http_client import KeptClient
 from openvaala_server.models.openai_chat_stream import OpenAIChatStream
 from openvaala_server.models.server_usage import Counter
 
+if TYPE_CHECKING:
+    import httpx
+
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OLLAMA_PORT = 11434
 
@@ -57,7 +58,7 @@ OLLAMA_PORT = 11434
 class OpenAIChatProvider:
     def __init__(self, config: ModelConfig, *, client: httpx.AsyncClient | None = None) -> None:
         self.config = config
-        self.client = KeptClient(http.timeout_for(config), client)
+        self.client = KeptClient(http.read_timeout_s(config), client)
         self.base_url = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         self.official = urlsplit(self.base_url).hostname == "api.openai.com"
         self.label = (

@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
-
-from httpx_sse import ServerSentEvent
+from typing import TYPE_CHECKING
 
 from openvaala_server.models import http
 from openvaala_server.models.base import (
@@ -31,6 +30,9 @@ from openvaala_server.models.base import (
     UsageReported,
 )
 from openvaala_server.models.stream import integer, obj, string
+
+if TYPE_CHECKING:
+    from httpx_sse import ServerSentEvent
 
 _STOP_REASONS = {
     "stop": "stop",

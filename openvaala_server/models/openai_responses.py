@@ -30,8 +30,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Mapping
 from functools import partial
-
-import httpx
+from typing import TYPE_CHECKING
 
 from openvaala_server.config import ModelConfig
 from openvaala_server.domain.context import ALL_TURNS, CURRENT_TURN
@@ -52,13 +51,16 @@ from openvaala_server.models.base import ModelEvent, ModelRequest, ToolSpec
 from openvaala_server.models.http_client import KeptClient
 from openvaala_server.models.openai_responses_stream import PROVIDER_TAG, OpenAIResponsesStream
 
+if TYPE_CHECKING:
+    import httpx
+
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
 class OpenAIResponsesProvider:
     def __init__(self, config: ModelConfig, *, client: httpx.AsyncClient | None = None) -> None:
         self.config = config
-        self.client = KeptClient(http.timeout_for(config), client)
+        self.client = KeptClient(http.read_timeout_s(config), client)
         self.base_url = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         host = http.host_label(self.base_url)
         self.label = "OpenAI" if host == "api.openai.com" else f"the Responses API at {host}"

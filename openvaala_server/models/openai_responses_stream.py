@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from httpx_sse import ServerSentEvent
+from typing import TYPE_CHECKING
 
 from openvaala_server.models import http
 from openvaala_server.models.base import (
@@ -29,6 +29,9 @@ from openvaala_server.models.base import (
 )
 from openvaala_server.models.stream import integer, obj, string
 from openvaala_server.protocol.json_types import JsonObject, JsonValue
+
+if TYPE_CHECKING:
+    from httpx_sse import ServerSentEvent
 
 PROVIDER_TAG = "openai_responses"  # marks reasoning provider_data this provider can send back
 

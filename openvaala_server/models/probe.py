@@ -23,17 +23,21 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-
-import httpx
+from typing import TYPE_CHECKING
 
 from openvaala_server.config import WINDOW_PENDING, Config, ModelConfig
 from openvaala_server.models.base import ModelError
 from openvaala_server.models.http import api_key, host_label
 
+if TYPE_CHECKING:
+    import httpx
+
 log = logging.getLogger(__name__)
 
 # A local server answers at once or not at all; the daemon's start waits for these answers.
-PROBE_TIMEOUT = httpx.Timeout(3.0)
+# Seconds, for every phase (httpx's `timeout=`): a number, so that httpx is imported only when a
+# server is asked (docs/design.md, "Start-up imports").
+PROBE_TIMEOUT = 3.0
 OLLAMA_PORT = 11434
 
 
@@ -98,6 +102,8 @@ Ask = Callable[[], Awaitable[int | None]]
 
 async def probe(config: ModelConfig, client: httpx.AsyncClient) -> Probed | None:
     """Ask the server of `config` for its window; None when no way of asking got an answer."""
+    import httpx  # loaded: `client` is one
+
     base = (config.base_url or "").rstrip("/")
     root = base.removesuffix("/v1")
     where = host_label(base)
@@ -149,6 +155,8 @@ async def probe(config: ModelConfig, client: httpx.AsyncClient) -> Probed | None
 def _is_ollama(config: ModelConfig) -> bool:
     if config.options.get("ollama") is True:
         return True
+    import httpx  # loaded: called by `probe`
+
     try:
         return httpx.URL(config.base_url or "").port == OLLAMA_PORT
     except httpx.InvalidURL:
@@ -179,6 +187,8 @@ async def resolve_windows(config: Config) -> Config:
     pending = [m for m in config.models.values() if m.window_source == WINDOW_PENDING]
     if not pending:
         return config
+    import httpx
+
     async with httpx.AsyncClient(timeout=PROBE_TIMEOUT) as client:
         found = await asyncio.gather(*(probe(model, client) for model in pending))
     models = dict(config.models)

@@ -13,16 +13,18 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-
-import httpx
+from typing import TYPE_CHECKING
 
 from openvaala_server.models.base import UsageReported
 from openvaala_server.models.http_client import KeptClient
 
+if TYPE_CHECKING:
+    import httpx
+
 log = logging.getLogger(__name__)
 
 # Counting must never hold a turn up for long: a local server answers in milliseconds.
-COUNT_TIMEOUT = httpx.Timeout(5.0)
+COUNT_TIMEOUT = 5.0  # seconds, every phase (httpx's `timeout=`)
 
 
 @dataclass
@@ -43,6 +45,8 @@ class Counter:
         if self.unsupported:
             return None
         request = {key: body[key] for key in ("messages", "tools") if key in body}
+        import httpx  # loaded: the call being counted used it
+
         try:
             async with client.use() as http:
                 prompt = await self._post(http, headers, "/apply-template", request)

@@ -12,11 +12,12 @@ recorded streams to the parsers directly (tests/server/models/test_parsers_*.py)
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Protocol
-
-from httpx_sse import ServerSentEvent
+from typing import TYPE_CHECKING, Protocol
 
 from openvaala_server.models.base import ModelEvent
+
+if TYPE_CHECKING:
+    from httpx_sse import ServerSentEvent
 
 
 class StreamParser(Protocol):

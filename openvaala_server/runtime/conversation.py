@@ -14,6 +14,7 @@ from functools import partial
 from typing import TYPE_CHECKING, cast
 
 import anyio
+import anyio.lowlevel
 import anyio.to_thread
 
 from openvaala_server import errors
@@ -277,6 +278,28 @@ class LiveConversation:
                 partial(self._estimate_with_surroundings, session),
                 f"estimate-{session.session_id}",
             )
+
+    def estimate_later(self, sessions: list[LiveSession]) -> None:
+        """Estimate the usage of `sessions` (closed subagent sessions: none will send another
+        request) once the open that loaded them has answered, and publish it: a conversation
+        with hundreds of them answered its first subscribe only after building every one's
+        instructions and tools (docs/design.md, "The cold open's snapshot first")."""
+        if not sessions:
+            return
+        if not self.runtime.tasks.running:  # no runtime (a unit test): at once
+            for session in sessions:
+                self.refresh_usage_estimate(session)
+            return
+        self.runtime.tasks.spawn(
+            partial(self._estimate_each, sessions), f"estimates-{self.conversation_id}"
+        )
+
+    async def _estimate_each(self, sessions: list[LiveSession]) -> None:
+        for session in sessions:
+            if session.closed and session.history_complete:
+                self.refresh_usage_estimate(session)
+                self.publish_usage(session)
+            await anyio.lowlevel.checkpoint()  # one at a time between other clients' requests
 
     # -- history loading -----------------------------------------------------------------
 

@@ -23,6 +23,7 @@ from openvaala_server.runtime.conversation import (
     new_item,
 )
 from openvaala_server.runtime.hub import Hub
+from openvaala_server.runtime.session import LiveSession
 from openvaala_server.runtime.ports import Services
 from openvaala_server.runtime.settings import clean_title
 
@@ -124,13 +125,20 @@ async def load(runtime: Owner, cid: str) -> LiveConversation:
     cut = meta.running_turns()
     if cut:
         await recover(runtime, conv, cut)
+    later: list[LiveSession] = []
     for sid, session in conv.sessions.items():
         status = meta_fold.session_status(meta, sid)
         session.closed = status == "closed"
         session.last_status = last_status(status)
         if session.model in runtime.config.models and session.history_complete:
-            conv.refresh_usage_estimate(session)
+            # A closed subagent session's is estimated after the open's answer
+            # (docs/design.md, "The cold open's snapshot first").
+            if session.closed:
+                later.append(session)
+            else:
+                conv.refresh_usage_estimate(session)
     conv.load_history_in_background()
+    conv.estimate_later(later)
     return conv
 
 

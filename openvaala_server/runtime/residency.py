@@ -17,8 +17,7 @@ tens of milliseconds, which on the event loop would stall every client.
 from __future__ import annotations
 
 import asyncio
-import ctypes
-import ctypes.util
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -45,11 +44,18 @@ KEEP = 100
 
 def _trim_heap() -> None:
     """Give freed heap pages back to the system (glibc keeps them by default)."""
-    if _malloc_trim is not None:
-        _malloc_trim(0)
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
 
 
-def _load_malloc_trim() -> Callable[[int], int] | None:
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    # Looked up at the first release, not at the daemon's start: finding the C library runs
+    # `ldconfig` (docs/design.md, "Start-up imports").
+    import ctypes
+    import ctypes.util
+
     name = ctypes.util.find_library("c")
     if name is None:
         return None
@@ -58,9 +64,6 @@ def _load_malloc_trim() -> Callable[[int], int] | None:
     except (OSError, AttributeError):  # not glibc (musl, macOS): nothing to trim
         return None
     return trim
-
-
-_malloc_trim = _load_malloc_trim()
 
 
 def _free(lists: list[list[Item]]) -> None:

@@ -27,7 +27,6 @@ reach the disk fail.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -57,8 +56,10 @@ def _kernel_at_least(version: tuple[int, int]) -> bool:
 
 
 def _libc() -> ctypes.CDLL | None:
+    # The symbols the process already has (libc's among them): `ctypes.util.find_library` would
+    # run `ldconfig` at every start, twice (docs/design.md, "Start-up imports").
     try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        return ctypes.CDLL(None, use_errno=True)
     except OSError:
         return None
 

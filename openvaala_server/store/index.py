@@ -331,8 +331,9 @@ def check_sqlite() -> None:
         conn.close()
 
 
-def needs_rebuild(path: Path) -> str | None:
-    """Why the index at `path` cannot be used as it is, or None if it can."""
+def needs_rebuild(path: Path, *, check_pages: bool = True) -> str | None:
+    """Why the index at `path` cannot be used as it is, or None if it can. `check_pages=False`:
+    the file is as a clean close left it (store/closed_mark.py), its pages need no check."""
     if not path.exists():
         return "no index yet"
     try:
@@ -346,6 +347,9 @@ def needs_rebuild(path: Path) -> str | None:
             clean = conn.execute("SELECT value FROM state WHERE key = 'clean'").fetchone()
             if clean != ("1",):
                 return "the last server did not close it cleanly"
+            if not check_pages:
+                return None
+            log.info("checking every page of %s: it is not as the last clean stop left it", path)
             # Damaged pages past the first rows show only when a query reaches them: check
             # every page once at open (a few ms per MB) rather than fail later, mid-recovery.
             problems = conn.execute("PRAGMA quick_check").fetchall()
@@ -560,8 +564,9 @@ class Index:
             raise
         return cls(writer, reader)
 
-    async def close(self, clean: bool = True) -> None:
+    async def close(self, clean: bool = True) -> bool:
         """Stop the writer; `clean=False` leaves the index marked for a rebuild at next open.
+        Whether it was marked closed cleanly.
 
         A write that failed (its caller did not wait for it) also leaves it marked, even one
         that was still queued when this was called."""
@@ -571,9 +576,10 @@ class Index:
         await self._task
         clean = clean and not self._write_failed
         try:
-            await _close_writer(self._writer, clean)
+            clean = await _close_writer(self._writer, clean)
         finally:
             await self._reader.close()
+        return clean
 
     def _enqueue(
         self, op: WriteOp | Callable[[], WriteOp], *, awaited: bool = False
@@ -853,16 +859,17 @@ async def _checkpoint(db: aiosqlite.Connection) -> None:
         log.warning("metadata.db is in use elsewhere: a lost -wal file would go unnoticed")
 
 
-async def _close_writer(db: aiosqlite.Connection, clean: bool = True) -> None:
+async def _close_writer(db: aiosqlite.Connection, clean: bool = True) -> bool:
     try:
         if clean:
             await db.execute("PRAGMA synchronous = FULL")
             await db.execute("INSERT OR REPLACE INTO state VALUES ('clean', '1')")
             await db.commit()
     except sqlite3.Error:
-        pass  # not marked clean: the next open rebuilds the index from the journals
+        clean = False  # not marked clean: the next open rebuilds the index from the journals
     finally:
         await db.close()
+    return clean
 
 
 def parse_summaries(texts: list[str]) -> list[Summary]:

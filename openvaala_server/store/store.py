@@ -34,7 +34,7 @@ from openvaala_server.domain.ids import is_valid_id
 from openvaala_server.errors import StoreError
 from openvaala_server.protocol import codec
 from openvaala_server.protocol.json_types import JsonMapping
-from openvaala_server.store import folded, journal
+from openvaala_server.store import closed_mark, folded, journal
 from openvaala_server.store import index as ix
 from openvaala_server.store.checkpoints import JOURNAL_NAME
 from openvaala_server.store.journal import JournalWriteError, JournalWriter
@@ -147,7 +147,9 @@ class Store:
         except TimeoutError:
             log.error("a write did not finish before close: the index will be rebuilt")
             self._index_stale = True
-        await self._index.close(clean=not self._index_stale)
+        if await self._index.close(clean=not self._index_stale):
+            # Once every connection is closed: the file is then as the next start finds it.
+            await asyncio.to_thread(closed_mark.write, self.data_dir.metadata_db)
 
     def _update_index(self, update: asyncio.Future[None]) -> None:
         """The journal is the truth: once an append is durable it has succeeded, and its index
@@ -531,11 +533,19 @@ async def _rebuild(data_dir: DataDir, reason: str) -> None:
     )
 
 
+def _why_rebuild(db: Path) -> str | None:
+    # Every page is checked unless the file is as the last clean close left it; the mark goes
+    # before anything writes to the file (docs/storage.md, "The index's check at start").
+    untouched = closed_mark.unchanged(db)
+    closed_mark.clear(db)
+    return ix.needs_rebuild(db, check_pages=not untouched)
+
+
 async def _open_index(data_dir: DataDir) -> ix.Index:
     """The index, rebuilt first if it is missing, damaged, stale or of another schema."""
     if data_dir.metadata_db.is_dir():
         raise StoreError(f"{data_dir.metadata_db} is a directory: move it away, it is rebuilt")
-    reason = await asyncio.to_thread(ix.needs_rebuild, data_dir.metadata_db)
+    reason = await asyncio.to_thread(_why_rebuild, data_dir.metadata_db)
     if reason is None:
         try:
             return await ix.Index.open(data_dir.metadata_db)

@@ -21,9 +21,9 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
-import pathspec
 
 from openvaala_server.domain.permissions import Access, Confinement
 from openvaala_server.models.base import ToolSpec
@@ -39,6 +39,9 @@ from openvaala_server.tools.files import (
 )
 from openvaala_server.tools.threads import run_in_own_thread
 from openvaala_server.tools.walk import glob_filter, walk_files
+
+if TYPE_CHECKING:
+    import pathspec
 
 DEFAULT_MATCHES = 100
 MAX_MATCHES = 2000

@@ -14,8 +14,10 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pathspec
+if TYPE_CHECKING:
+    import pathspec
 
 IGNORE_FILES = (".gitignore", ".ignore", ".rgignore")
 
@@ -28,6 +30,10 @@ class _Rules:
 
 def glob_filter(pattern: str) -> pathspec.PathSpec[pathspec.Pattern]:
     """A `--glob` filter as ripgrep reads it: gitignore syntax, with `{a,b}` alternatives."""
+    # pathspec is imported by the first walk (in the tool's thread), not at the daemon's start
+    # (docs/design.md, "Start-up imports").
+    import pathspec
+
     return pathspec.PathSpec.from_lines("gitignore", expand_braces(pattern))
 
 
@@ -95,6 +101,8 @@ def _ignored(path: str, is_dir: bool, rules: list[_Rules]) -> bool:
 
 
 def _rules_in(folder: str, names: set[str]) -> list[_Rules]:
+    import pathspec
+
     found = []
     for name in IGNORE_FILES:
         if name in names:

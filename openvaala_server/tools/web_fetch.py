@@ -11,21 +11,24 @@ checked again. A size limit (`max_mb`) and a time limit (`timeout_s`) bound ever
 
 from __future__ import annotations
 
+import importlib
 import ipaddress
 import socket
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import anyio
-import httpx
 
 from openvaala_server.config import WebFetchConfig
 from openvaala_server.domain import tool_names
 from openvaala_server.domain.permissions import Access
 from openvaala_server.models.base import ToolSpec
 from openvaala_server.tools.base import ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    import httpx
 
 MIB: Final = 1024 * 1024
 # The most HTML converted to Markdown; past it the page is cut (and says so).
@@ -117,6 +120,8 @@ class Page:
 
 
 async def fetch(url: str, cfg: WebFetchConfig) -> Page:
+    import httpx  # loaded by `run`, in a worker thread
+
     # No proxies from the environment: the address checked must be the one reached.
     async with httpx.AsyncClient(trust_env=False, follow_redirects=False) as client:
         target = _target(url)
@@ -188,6 +193,11 @@ class WebFetchTool:
         if not isinstance(url, str) or not url:
             return ToolResult("`url` must be a non-empty string", is_error=True)
         timeout = self.config.timeout_s
+        # Imported by the first fetch, in a worker thread: not at the daemon's start, and not on
+        # the event loop (docs/design.md, "Start-up imports").
+        await anyio.to_thread.run_sync(importlib.import_module, "httpx")
+        import httpx
+
         try:
             with anyio.fail_after(timeout):
                 page = await fetch(url, self.config)

@@ -1,0 +1,60 @@
+"""A daemon's start imports only what serving needs (docs/design.md, "Start-up imports"): the
+HTTP client of the model providers, httpx (whose package also imports its command-line client,
+and with it rich and pygments), is imported by the first call to a provider, not at start; the
+gitignore matcher of the file tools (pathspec) by their first walk. Seen in the real daemon's own
+import log (`PYTHONPROFILEIMPORTTIME`), which Python writes to stderr."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.fakes.providers import FakeProvider
+from tests.fakes.script import Reply
+from tests.support.daemon import Daemon
+from tests.support.events import completed_items, new_conversation, run_turn
+from tests.support.running import running_daemon
+
+# Packages whose import a start must not pay for.
+NOT_AT_START = ("httpx", "httpx_sse", "rich", "pygments", "pathspec")
+
+
+def imported(d: Daemon) -> set[str]:
+    """The top-level packages the daemon has imported so far, from its import log."""
+    log = d.log_path.read_text(errors="replace")
+    names = (line.split("|")[-1].strip() for line in log.splitlines() if "import time:" in line)
+    return {name.split(".")[0] for name in names}
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FakeProvider, Daemon]]:
+    with FakeProvider(api_key=None) as fake:
+        config = fake.config_toml("fake") + '[agents.default]\nmodel = "fake"\n'
+        env = {"PYTHONPROFILEIMPORTTIME": "1"}
+        with running_daemon(tmp_path_factory.mktemp("imports"), config, env) as d:
+            yield fake, d
+
+
+async def test_a_started_daemon_has_not_imported_the_providers_http_client(
+    setup: tuple[FakeProvider, Daemon],
+) -> None:
+    fake, d = setup
+    client = await d.client()  # served: the start is over
+    try:
+        conversations = await client.request("conversation/list", {})
+        assert conversations["conversations"] == []
+        at_start = imported(d)
+        assert "openvaala_server" in at_start  # the log is there and names the daemon's modules
+        assert sorted(at_start & set(NOT_AT_START)) == []
+
+        # The first turn imports it and talks to the provider through it.
+        fake.enqueue(Reply().text("hello from the provider"))
+        cid = await new_conversation(client, str(d.workdir))
+        notes = await run_turn(client, cid, "hi")
+        assert notes[-1]["params"]["status"] == "completed"
+        texts = [item["text"] for item in completed_items(notes, "agent_message")]
+        assert texts == ["hello from the provider"]
+        assert "httpx" in imported(d)
+    finally:
+        await client.close()
