@@ -23,8 +23,8 @@ from openvaala_server.runtime.conversation import (
     new_item,
 )
 from openvaala_server.runtime.hub import Hub
-from openvaala_server.runtime.session import LiveSession
 from openvaala_server.runtime.ports import Services
+from openvaala_server.runtime.session import LiveSession
 from openvaala_server.runtime.settings import clean_title
 
 if TYPE_CHECKING:

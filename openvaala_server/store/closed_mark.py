@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import TypedDict
 
-import orjson
+from openvaala_server.protocol import codec
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ def write(db: Path) -> None:
         tmp = path.with_name(path.name + ".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
-            os.write(fd, orjson.dumps(_mark_of(st)))
+            os.write(fd, codec.dumps(_mark_of(st)))
             if not _after(fd, last_write):
                 return
             os.fsync(fd)
@@ -99,10 +99,10 @@ def unchanged(db: Path) -> bool:
     """Whether `db` is as the last clean close left it (its pages need no check)."""
     path = mark_path(db)
     try:
-        mark = orjson.loads(path.read_bytes())
+        mark = codec.loads(path.read_bytes())
         marked_at = path.stat().st_mtime_ns
         now = _mark_of(db.stat())
-    except (OSError, orjson.JSONDecodeError):
+    except (OSError, ValueError):  # unreadable, or not JSON
         return False
     if mark != now or _wal_holds_frames(db):
         return False
