@@ -54,11 +54,24 @@ def _mark_of(st: os.stat_result) -> Mark:
 
 
 def _wal_holds_frames(db: Path) -> bool:
-    wal = db.with_name(db.name + "-wal")
+    return _non_empty(db.with_name(db.name + "-wal"))
+
+
+def _pending(db: Path) -> bool:
+    """Whether SQLite would write into `db` at its first read: frames in its `-wal`, or a
+    rollback `-journal` (left by a tool that opened the index in another journal mode and died,
+    or restored beside it from a backup). A journal is played back into the file whatever wrote
+    it, after the mark was compared: pages of another version, mixed in without an error."""
+    return _wal_holds_frames(db) or _non_empty(db.with_name(db.name + "-journal"))
+
+
+def _non_empty(path: Path) -> bool:
     try:
-        return wal.stat().st_size > 0
+        return path.stat().st_size > 0
     except FileNotFoundError:
         return False
+    except OSError:  # cannot tell: the pages get checked
+        return True
 
 
 def write(db: Path) -> None:
@@ -104,7 +117,7 @@ def unchanged(db: Path) -> bool:
         now = _mark_of(db.stat())
     except (OSError, orjson.JSONDecodeError):
         return False
-    if mark != now or _wal_holds_frames(db):
+    if mark != now or _pending(db):
         return False
     # Written in a later tick than the file's last write: a write in the tick of the mark itself
     # would leave the file's times as marked.
