@@ -74,13 +74,32 @@ def _non_empty(path: Path) -> bool:
         return True
 
 
-def write(db: Path) -> None:
-    """Mark `db` as closed cleanly; call once every connection to it is closed. Best effort: a
-    mark that cannot be written only means the next start checks the index."""
+FileId = tuple[int, int]  # device, inode
+
+
+def file_id(db: Path) -> FileId | None:
+    """Which file is at `db` now: taken when the index is opened, so that the close marks only
+    that file."""
+    try:
+        st = db.stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def write(db: Path, opened: FileId | None) -> None:
+    """Mark `db` as closed cleanly; call once every connection to it is closed. `opened`: the file
+    those connections had (`file_id` at the open). Best effort: a mark that cannot be written
+    only means the next start checks the index."""
     try:
         if _wal_holds_frames(db):  # not everything is in the file itself: nothing to vouch for
             return
         st = db.stat()
+        if opened is None or (st.st_dev, st.st_ino) != opened:
+            # Replaced while open (a backup restored under the daemon): the clean close was of
+            # another file, this one has never been checked.
+            log.warning("%s was replaced while the index was open: the next start checks it", db)
+            return
         last_write = max(st.st_mtime_ns, st.st_ctime_ns)
         path = mark_path(db)
         tmp = path.with_name(path.name + ".tmp")

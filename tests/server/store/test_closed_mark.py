@@ -12,7 +12,7 @@ from pathlib import Path
 from openvaala_server.store import closed_mark
 from openvaala_server.store.paths import DataDir
 from openvaala_server.store.store import Store
-from tests.server.store.test_hardening_storage import _fill_store
+from tests.server.store.test_hardening_storage import _damage, _fill_store
 
 
 def _closed_index(tmp_path: Path) -> Path:
@@ -22,7 +22,7 @@ def _closed_index(tmp_path: Path) -> Path:
     conn.execute("INSERT INTO t VALUES (1)")
     conn.commit()
     conn.close()
-    closed_mark.write(db)
+    closed_mark.write(db, closed_mark.file_id(db))
     return db
 
 
@@ -67,7 +67,7 @@ def test_frames_left_in_the_wal_are_not_vouched_for(tmp_path: Path) -> None:
     wal.write_bytes(b"frames")
     assert not closed_mark.unchanged(db)
     closed_mark.clear(db)
-    closed_mark.write(db)
+    closed_mark.write(db, closed_mark.file_id(db))
     assert not closed_mark.mark_path(db).exists()
 
 
@@ -133,6 +133,35 @@ async def test_a_leftover_rollback_journal_gets_the_index_checked(tmp_path: Path
     finally:
         await store.close()
     check = sqlite3.connect(db)
+    try:
+        assert check.execute("PRAGMA quick_check").fetchall() == [("ok",)]
+    finally:
+        check.close()
+
+
+async def test_an_index_file_replaced_while_open_is_not_marked_at_the_close(
+    tmp_path: Path,
+) -> None:
+    # A backup restored over the data directory while the daemon runs (its index file replaced,
+    # the -wal and -shm files gone): the clean close is of the file the store had open, not of
+    # the one now at the path, which the next start checks and rebuilds.
+    data = DataDir(tmp_path / "home")
+    await _fill_store(data, 300)
+    db = data.metadata_db
+    restored = tmp_path / "backup.db"
+    shutil.copy(db, restored)  # closed cleanly, then damaged where the first rows do not reach
+    _damage(restored, first_page=50, pages=20)
+
+    store = await Store.open(data)
+    os.replace(restored, db)
+    for suffix in ("-wal", "-shm"):
+        db.with_name(db.name + suffix).unlink()
+    await store.close()
+    assert not closed_mark.unchanged(db)
+
+    store = await Store.open(data)
+    await store.close()
+    check = sqlite3.connect(db)  # rebuilt, not left in service damaged
     try:
         assert check.execute("PRAGMA quick_check").fetchall() == [("ok",)]
     finally:
