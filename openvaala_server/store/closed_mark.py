@@ -54,20 +54,52 @@ def _mark_of(st: os.stat_result) -> Mark:
 
 
 def _wal_holds_frames(db: Path) -> bool:
-    wal = db.with_name(db.name + "-wal")
+    return _non_empty(db.with_name(db.name + "-wal"))
+
+
+def _pending(db: Path) -> bool:
+    """Whether SQLite would write into `db` at its first read: frames in its `-wal`, or a
+    rollback `-journal` (left by a tool that opened the index in another journal mode and died,
+    or restored beside it from a backup). A journal is played back into the file whatever wrote
+    it, after the mark was compared: pages of another version, mixed in without an error."""
+    return _wal_holds_frames(db) or _non_empty(db.with_name(db.name + "-journal"))
+
+
+def _non_empty(path: Path) -> bool:
     try:
-        return wal.stat().st_size > 0
+        return path.stat().st_size > 0
     except FileNotFoundError:
         return False
+    except OSError:  # cannot tell: the pages get checked
+        return True
 
 
-def write(db: Path) -> None:
-    """Mark `db` as closed cleanly; call once every connection to it is closed. Best effort: a
-    mark that cannot be written only means the next start checks the index."""
+FileId = tuple[int, int]  # device, inode
+
+
+def file_id(db: Path) -> FileId | None:
+    """Which file is at `db` now: taken when the index is opened, so that the close marks only
+    that file."""
+    try:
+        st = db.stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def write(db: Path, opened: FileId | None) -> None:
+    """Mark `db` as closed cleanly; call once every connection to it is closed. `opened`: the file
+    those connections had (`file_id` at the open). Best effort: a mark that cannot be written
+    only means the next start checks the index."""
     try:
         if _wal_holds_frames(db):  # not everything is in the file itself: nothing to vouch for
             return
         st = db.stat()
+        if opened is None or (st.st_dev, st.st_ino) != opened:
+            # Replaced while open (a backup restored under the daemon): the clean close was of
+            # another file, this one has never been checked.
+            log.warning("%s was replaced while the index was open: the next start checks it", db)
+            return
         last_write = max(st.st_mtime_ns, st.st_ctime_ns)
         path = mark_path(db)
         tmp = path.with_name(path.name + ".tmp")
@@ -104,7 +136,7 @@ def unchanged(db: Path) -> bool:
         now = _mark_of(db.stat())
     except (OSError, ValueError):  # unreadable, or not JSON
         return False
-    if mark != now or _wal_holds_frames(db):
+    if mark != now or _pending(db):
         return False
     # Written in a later tick than the file's last write: a write in the tick of the mark itself
     # would leave the file's times as marked.

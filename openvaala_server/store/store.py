@@ -99,6 +99,8 @@ class Store:
         # metadata append updates the index without re-reading the file.
         self._metas: OrderedDict[str, tuple[m.ConversationMeta, int]] = OrderedDict()
         self._index_stale = False  # an index update failed: rebuild at the next start
+        # The file the index opened: a clean close marks only that one (store/closed_mark.py).
+        self._index_file: closed_mark.FileId | None = None
         # Writes under way (journal, then index): close() lets them queue their index update.
         self._writes = 0
         self._no_writes = asyncio.Event()
@@ -123,9 +125,11 @@ class Store:
             raise StoreError(
                 f"cannot rebuild the index {data_dir.metadata_db}: {exc.strerror or exc}"
             ) from None
+        opened = await asyncio.to_thread(closed_mark.file_id, data_dir.metadata_db)
         writer = JournalWriter()
         await writer.start()
         store = cls(data_dir, writer, index)
+        store._index_file = opened
         await store._finish_deletions()
         await asyncio.to_thread(_remove_stale_imports, data_dir)
         return store
@@ -149,7 +153,7 @@ class Store:
             self._index_stale = True
         if await self._index.close(clean=not self._index_stale):
             # Once every connection is closed: the file is then as the next start finds it.
-            await asyncio.to_thread(closed_mark.write, self.data_dir.metadata_db)
+            await asyncio.to_thread(closed_mark.write, self.data_dir.metadata_db, self._index_file)
 
     def _update_index(self, update: asyncio.Future[None]) -> None:
         """The journal is the truth: once an append is durable it has succeeded, and its index
@@ -176,6 +180,9 @@ class Store:
             return await reindex(self.data_dir)
         finally:
             self._index = await ix.Index.open(self.data_dir.metadata_db)
+            self._index_file = await asyncio.to_thread(
+                closed_mark.file_id, self.data_dir.metadata_db
+            )
 
     # --- conversations -----------------------------------------------------------------------
 
