@@ -37,6 +37,7 @@ from acp.schema import (
 )
 
 from openvaala_acp import __version__, commands, content, options
+from openvaala_acp.editor_files import EditorFiles, offers_files
 from openvaala_acp.link import DaemonLink, daemon_lost
 from openvaala_acp.mcp_prompts import McpPrompts
 from openvaala_acp.outbox import Outbox
@@ -64,10 +65,12 @@ class OpenVaalaAgent:
         self._cancels: dict[str, asyncio.Event] = {}  # running prompts, by session
         self._models: list[dict[str, Any]] = []
         self.mcp_prompts = McpPrompts(self.link)  # offered as slash commands too
+        self.files = EditorFiles(self.link, tasks)  # the editor's buffers, when it offers them
         self.link.listeners.append(self._on_note)
 
     def on_connect(self, conn: Client) -> None:
         self.permissions.conn = conn
+        self.files.conn = conn
         self.outbox.start(conn)
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -79,6 +82,7 @@ class OpenVaalaAgent:
         client_info: Any = None,
         **kw: Any,
     ) -> InitializeResponse:
+        self.files.enabled = offers_files(client_capabilities)
         return InitializeResponse(
             protocol_version=_version(protocol_version),
             agent_capabilities=AgentCapabilities(
@@ -97,6 +101,7 @@ class OpenVaalaAgent:
         created = await self.link.request(methods.CONVERSATION_CREATE, {"cwd": cwd})
         cid = str(created["conversation"]["conversationId"])
         stream, modes, models = await self._open(cid)
+        await self.files.host(cid)
         await self.mcp_prompts.load()
         self._announce(stream)
         return NewSessionResponse(session_id=cid, modes=modes, config_options=[models])
@@ -106,6 +111,7 @@ class OpenVaalaAgent:
     ) -> LoadSessionResponse:
         _check_id(session_id)
         stream, modes, models = await self._open(session_id, replay=True)
+        await self.files.host(session_id)
         await self.mcp_prompts.load()
         self._announce(stream)
         await self.outbox.flush()  # the whole history is out before the answer
@@ -238,10 +244,15 @@ class OpenVaalaAgent:
                 for session in self.sessions.values():
                     self._announce(session)
             return
+        if method == methods.FILES_REQUESTED:
+            self.files.requested(params)
+            return
         stream = self.sessions.get(str(params.get("conversationId")))
         if stream is None:
             if method == "client/connection" and params.get("state") == "reconnecting":
                 self.permissions.drop_all()
+            if method == "client/connection" and params.get("state") == "connected":
+                self.files.reconnected()
             return
         if method == methods.APPROVAL_REQUESTED:
             self.permissions.requested(stream, params)

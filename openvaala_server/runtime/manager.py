@@ -50,6 +50,7 @@ from openvaala_server.runtime.conversation import (
     directory_exists,
     new_item,
 )
+from openvaala_server.runtime.file_hosts import FileHosts
 from openvaala_server.runtime.hub import Hub
 from openvaala_server.runtime.list_feed import ListFeed
 from openvaala_server.runtime.session import LiveSession, LiveTurn
@@ -118,6 +119,7 @@ class ConversationManager:
         self.broadcast = Broadcast()
         self.mcp.on_status = partial(self.broadcast.publish, methods.MCP_STATUS_CHANGED)
         self.list_feed = ListFeed()  # conversation/listChanged to whoever watches the list
+        self.file_hosts = FileHosts()  # editors that hold conversations' files (files/host)
         self.config_watch: ConfigWatcher | None = None
 
     # -- services used by the loop -------------------------------------------------------

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from openvaala_server.models.base import Provider
     from openvaala_server.protocol.payloads import SendResult
     from openvaala_server.runtime.broadcast import Broadcast
+    from openvaala_server.runtime.file_hosts import FileHosts
     from openvaala_server.runtime.hub import Hub
     from openvaala_server.runtime.list_feed import ListFeed
     from openvaala_server.runtime.session import LiveSession
@@ -44,6 +45,7 @@ class Services(Protocol):
     mcp: McpManager
     broadcast: Broadcast
     list_feed: ListFeed
+    file_hosts: FileHosts  # editors that hold conversations' files
     shutting_down: bool
     tasks: Supervisor  # owns turns, subagent reports and MCP servers (structured.py)
 

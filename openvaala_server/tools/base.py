@@ -20,6 +20,29 @@ from openvaala_server.models.base import ToolSpec
 from openvaala_server.protocol.json_types import JsonObject
 
 
+class FileHost(Protocol):
+    """An editor that holds the conversation's files (docs/design.md, "Files held by an
+    editor"): the file tools read and write through it, so unsaved buffers are seen and edits
+    land in them. Paths are absolute and already checked against the call's confinement."""
+
+    def holds(self, path: Path) -> bool:
+        """Whether the host serves this path (inside the conversation's directory)."""
+        ...
+
+    async def read(self, path: Path) -> str | None:
+        """The text the editor has for the path (its buffer when open); None: no such file.
+        Raises `HostFailed` when the editor cannot answer."""
+        ...
+
+    async def write(self, path: Path, text: str) -> None:
+        """Put `text` into the editor's buffer for the path. Raises `HostFailed`."""
+        ...
+
+
+class HostFailed(Exception):
+    """The editor holding the files refused, went away or did not answer in time."""
+
+
 @dataclass
 class ToolContext:
     cwd: Path
@@ -29,6 +52,18 @@ class ToolContext:
     output_limit: int = 20_000
     # What the call may touch: the sandbox mode, the network, the hidden paths and variables.
     confinement: Confinement = field(default_factory=Confinement)
+    # The editor that holds the files, when a client registered as one (None: the disk).
+    files: FileHost | None = None
+
+
+@dataclass(frozen=True)
+class HeldChange:
+    """A file changed in the editor that holds it (not on disk): its real path and texts, for
+    the call's checkpoint (docs/storage.md)."""
+
+    path: Path
+    old: str | None  # None: the file did not exist
+    new: str
 
 
 @dataclass(frozen=True)
@@ -41,6 +76,8 @@ class ToolResult:
     # Images the call returned (read_file on an image, an MCP tool's image content): stored in
     # the conversation's attachments and referred to by the result's `images` (docs/storage.md).
     attachments: tuple[Image, ...] = ()
+    # What the call changed through the editor holding the files (ToolContext.files).
+    held: tuple[HeldChange, ...] = ()
 
 
 class Tool(Protocol):

@@ -32,8 +32,8 @@ from openvaala_server.tools.files import (
     ToolFailure,
     WriteFileTool,
     _path_in,
-    _shown,
     edited,
+    shown_path,
     string_arg,
 )
 from openvaala_server.tools.patch import ApplyPatchTool, _Plan, _plan_change
@@ -54,7 +54,7 @@ def proposed_changes(
             diffs = _write(arguments, cwd, reading)
         elif isinstance(tool, EditFileTool):
             _, target, old, new, _ = edited(arguments, cwd, reading)
-            diffs = [proposed_diff(str(target), _shown(target, cwd), old, new)]
+            diffs = [proposed_diff(str(target), shown_path(target, cwd), old, new)]
         elif isinstance(tool, ApplyPatchTool):
             diffs = _patch(arguments, cwd, reading)
         else:
@@ -70,7 +70,7 @@ def _write(arguments: JsonObject, cwd: Path, confinement: Confinement) -> list[P
     target = guard.check_write(path, cwd, confinement)
     if target.is_dir():
         return []
-    shown = _shown(target, cwd)
+    shown = shown_path(target, cwd)
     if not target.exists():
         return [proposed_diff(str(target), shown, None, content)]
     with os.fdopen(guard.open_for_reading(target, confinement), "rb") as file:
@@ -93,7 +93,7 @@ def _patch(arguments: JsonObject, cwd: Path, confinement: Confinement) -> list[P
         before = plan.before.get(path)
         if after == before:
             continue
-        shown = _shown(path, cwd)
+        shown = shown_path(path, cwd)
         old = None if before is None else _text(before)
         new = None if after is None else after.decode("utf-8")
         kind: ProposedKind = "add" if before is None else "delete" if after is None else "update"

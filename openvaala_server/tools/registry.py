@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from openvaala_server.tools.base import Tool
-from openvaala_server.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
+from openvaala_server.tools.files import ListDirTool
+from openvaala_server.tools.hosted_files import HostedEditFile, HostedReadFile, HostedWriteFile
 from openvaala_server.tools.patch import ApplyPatchTool
 from openvaala_server.tools.search import GlobTool, GrepTool
 from openvaala_server.tools.shell import ShellTool
@@ -17,9 +18,10 @@ def _by_name(*tools: Tool) -> dict[str, Tool]:
 
 BUILTIN_TOOLS: dict[str, Tool] = _by_name(
     ShellTool(),
-    ReadFileTool(),
-    WriteFileTool(),
-    EditFileTool(),
+    # Through the editor when one holds the conversation's files (tools/hosted_files.py).
+    HostedReadFile(),
+    HostedWriteFile(),
+    HostedEditFile(),
     ListDirTool(),
     GrepTool(),
     GlobTool(),
