@@ -37,7 +37,7 @@ from acp.schema import (
 )
 
 from openvaala_acp import __version__, commands, content, options
-from openvaala_acp.editor_files import EditorFiles, offers_files
+from openvaala_acp.editor_files import EditorFiles, offers_files, offers_terminal
 from openvaala_acp.link import DaemonLink, daemon_lost
 from openvaala_acp.mcp_prompts import McpPrompts
 from openvaala_acp.outbox import Outbox
@@ -65,7 +65,8 @@ class OpenVaalaAgent:
         self._cancels: dict[str, asyncio.Event] = {}  # running prompts, by session
         self._models: list[dict[str, Any]] = []
         self.mcp_prompts = McpPrompts(self.link)  # offered as slash commands too
-        self.files = EditorFiles(self.link, tasks)  # the editor's buffers, when it offers them
+        # The editor's buffers and terminals, when it offers them.
+        self.files = EditorFiles(self.link, tasks, self.outbox)
         self.link.listeners.append(self._on_note)
 
     def on_connect(self, conn: Client) -> None:
@@ -83,6 +84,7 @@ class OpenVaalaAgent:
         **kw: Any,
     ) -> InitializeResponse:
         self.files.enabled = offers_files(client_capabilities)
+        self.files.terminal = offers_terminal(client_capabilities)
         return InitializeResponse(
             protocol_version=_version(protocol_version),
             agent_capabilities=AgentCapabilities(

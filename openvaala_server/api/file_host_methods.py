@@ -29,21 +29,26 @@ def _notify(conn: Connection, method: str, params: JsonMapping) -> None:
 def file_host_methods(runtime: ConversationManager) -> dict[str, Handler]:
     async def host(conn: Connection, p: Params) -> fp.FilesHostResult:
         cid = p.id("conversationId")
+        terminal = p.boolean("terminal", False)
+        files = p.boolean("files", True)
         await runtime.open(cid)  # an unknown conversation is `not_found`
         hosts = runtime.file_hosts
-        if hosts.host(cid, conn, partial(_notify, conn)):
+        if hosts.host(cid, conn, partial(_notify, conn), terminal, files):
             conn.on_close.append(partial(hosts.release, conn))
         return {"hosted": True}
 
     async def respond(conn: Connection, p: Params) -> fp.FilesRespondResult:
-        request_id = p.id("requestId")
-        error = p.string("error", None, max_len=2000)
-        text = p.raw.get("text")
-        if text is not None and not isinstance(text, str):
-            raise errors.InvalidParams("text must be a string or null")
-        if text is not None and len(text) > TEXT_MAX:
-            raise errors.InvalidParams(f"text is longer than {TEXT_MAX} characters")
-        runtime.file_hosts.respond(conn, request_id, text, error)
+        p.id("requestId")
+        p.string("error", None, max_len=2000)
+        for key in ("text", "output"):
+            text = p.raw.get(key)
+            if text is not None and not isinstance(text, str):
+                raise errors.InvalidParams(f"{key} must be a string or null")
+            if text is not None and len(text) > TEXT_MAX:
+                raise errors.InvalidParams(f"{key} is longer than {TEXT_MAX} characters")
+        p.integer("exitCode", None)
+        p.string("signal", None, max_len=100)
+        runtime.file_hosts.respond(conn, p.raw)
         return {"accepted": True}
 
     return {m.FILES_HOST: host, m.FILES_RESPOND: respond}

@@ -19,10 +19,10 @@ from pathlib import Path
 from openvaala_server import errors
 from openvaala_server.domain.ids import new_id
 from openvaala_server.protocol import methods
-from openvaala_server.protocol.json_types import JsonMapping
-from openvaala_server.tools.base import FileHost, HostFailed
+from openvaala_server.protocol.json_types import JsonMapping, JsonObject
+from openvaala_server.tools.base import FileHost, HostFailed, TerminalHost, TerminalRun
 
-HOST_TIMEOUT_S = 30.0  # for one read or write by the editor
+HOST_TIMEOUT_S = 30.0  # for one read or write by the editor, and past a command's own time-out
 
 Send = Callable[[str, JsonMapping], None]  # a notification to the hosting client only
 
@@ -31,8 +31,10 @@ Send = Callable[[str, JsonMapping], None]  # a notification to the hosting clien
 class _Host:
     owner: object  # the client's connection
     send: Send
-    # requestId → the answer awaited (text for a read, None for a write or "no such file")
-    pending: dict[str, asyncio.Future[str | None]] = field(default_factory=dict)
+    terminal: bool  # it runs commands too
+    files: bool = True  # it serves the files (False: commands only)
+    # requestId → the answer awaited (the params of its files/respond)
+    pending: dict[str, asyncio.Future[JsonObject]] = field(default_factory=dict)
 
 
 class FileHosts:
@@ -41,13 +43,22 @@ class FileHosts:
         self._hosts: dict[str, _Host] = {}  # conversation id → its host
         self._owners: dict[int, _Host] = {}  # id(connection) → its host record
 
-    def host(self, conversation_id: str, owner: object, send: Send) -> bool:
-        """Make `owner` the host of the conversation's files; True the first time this owner
-        hosts anything (the caller then arranges `release` when it goes away)."""
+    def host(
+        self,
+        conversation_id: str,
+        owner: object,
+        send: Send,
+        terminal: bool = False,
+        files: bool = True,
+    ) -> bool:
+        """Make `owner` the host of the conversation's files (unless not `files`) and
+        commands (if `terminal`); True the first time this owner hosts anything (the caller
+        then arranges `release` when it goes away)."""
         record = self._owners.get(id(owner))
         first = record is None
         if record is None:
-            record = self._owners[id(owner)] = _Host(owner, send)
+            record = self._owners[id(owner)] = _Host(owner, send, terminal)
+        record.terminal, record.files = terminal, files
         self._hosts[conversation_id] = record
         return first
 
@@ -66,34 +77,50 @@ class FileHosts:
 
     def for_conversation(self, conversation_id: str, root: Path) -> FileHost | None:
         record = self._hosts.get(conversation_id)
-        if record is None:
+        if record is None or not record.files:
             return None
         return HostedFiles(self, record, conversation_id, root)
 
-    def respond(self, owner: object, request_id: str, text: str | None, error: str | None) -> None:
+    def terminal_for(self, conversation_id: str) -> TerminalHost | None:
+        record = self._hosts.get(conversation_id)
+        if record is None or not record.terminal:
+            return None
+        return HostedTerminal(self, record, conversation_id)
+
+    def respond(self, owner: object, answer: JsonObject) -> None:
+        """A host's `files/respond` (its params): what the request it names waited for."""
+        request_id = str(answer.get("requestId"))
         record = self._owners.get(id(owner))
         future = record.pending.pop(request_id, None) if record is not None else None
         if future is None:
             raise errors.NotFound(f"no file request {request_id} waits for this client")
         if future.done():  # timed out meanwhile
             return
-        if error is not None:
+        error = answer.get("error")
+        if isinstance(error, str):
             future.set_exception(HostFailed(error))
         else:
-            future.set_result(text)
+            future.set_result(answer)
 
-    async def ask(self, record: _Host, params: dict[str, object]) -> str | None:
+    async def ask(
+        self, record: _Host, params: dict[str, object], timeout_s: float | None = None
+    ) -> JsonObject:
         request_id = new_id()
-        future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[JsonObject] = asyncio.get_running_loop().create_future()
         record.pending[request_id] = future
+        waited = timeout_s if timeout_s is not None else self.timeout_s
         try:
             record.send(methods.FILES_REQUESTED, {**params, "requestId": request_id})
-            async with asyncio.timeout(self.timeout_s):
+            async with asyncio.timeout(waited):
                 return await future
         except TimeoutError:
-            raise HostFailed(
-                f"the editor holding the files did not answer within {self.timeout_s:g} s"
-            ) from None
+            raise HostFailed(f"the editor did not answer within {waited:g} s") from None
+        except asyncio.CancelledError:
+            # The call was interrupted: the editor stops what it does for it (a command).
+            if not future.done() and self._owners.get(id(record.owner)) is record:
+                cancel = {"conversationId": params["conversationId"], "op": "cancel"}
+                record.send(methods.FILES_REQUESTED, {**cancel, "requestId": request_id})
+            raise
         finally:
             record.pending.pop(request_id, None)
 
@@ -112,9 +139,11 @@ class HostedFiles:
         return path.is_relative_to(self.root.resolve())
 
     async def read(self, path: Path) -> str | None:
-        return await self.hosts.ask(
+        answer = await self.hosts.ask(
             self.record, {"conversationId": self.conversation_id, "op": "read", "path": str(path)}
         )
+        text = answer.get("text")
+        return text if isinstance(text, str) else None
 
     async def write(self, path: Path, text: str) -> None:
         await self.hosts.ask(
@@ -125,4 +154,37 @@ class HostedFiles:
                 "path": str(path),
                 "text": text,
             },
+        )
+
+
+@dataclass(frozen=True)
+class HostedTerminal:
+    """Commands of one conversation run in its host's terminals (tools/base.TerminalHost)."""
+
+    hosts: FileHosts
+    record: _Host
+    conversation_id: str
+
+    async def run(
+        self, argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float, call_id: str
+    ) -> TerminalRun:
+        params: dict[str, object] = {
+            "conversationId": self.conversation_id,
+            "op": "run",
+            "argv": argv,
+            "cwd": str(cwd),
+            "env": env,
+            "timeoutS": timeout_s,
+            "callId": call_id,
+        }
+        # The command's own time-out is the editor's to apply; this one is for an editor
+        # that never answers at all.
+        answer = await self.hosts.ask(self.record, params, timeout_s + self.hosts.timeout_s)
+        code, signal = answer.get("exitCode"), answer.get("signal")
+        return TerminalRun(
+            output=str(answer.get("output") or ""),
+            exit_code=code if isinstance(code, int) else None,
+            signal=signal if isinstance(signal, str) else None,
+            timed_out=answer.get("timedOut") is True,
+            truncated=answer.get("truncated") is True,
         )

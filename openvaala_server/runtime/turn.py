@@ -554,6 +554,8 @@ class TurnRunner:
                 files=self.runtime.file_hosts.for_conversation(
                     self.conv.conversation_id, Path(self.conv.cwd)
                 ),
+                terminal=self.runtime.file_hosts.terminal_for(self.conv.conversation_id),
+                call_id=str(call["callId"]),
             )
             held: tuple[HeldChange, ...] = ()  # changed in the editor, not on disk
             # Checkpoints (docs/storage.md): what the call changes can be restored later.

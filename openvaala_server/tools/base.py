@@ -39,6 +39,29 @@ class FileHost(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class TerminalRun:
+    """How a command run in the editor's terminal ended."""
+
+    output: str
+    exit_code: int | None
+    signal: str | None = None
+    timed_out: bool = False
+    truncated: bool = False
+
+
+class TerminalHost(Protocol):
+    """An editor that runs commands in its own terminals (docs/design.md, "Commands in the
+    editor's terminal"): the shell tool hands it the command line it would run itself, sandbox
+    included."""
+
+    async def run(
+        self, argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float, call_id: str
+    ) -> TerminalRun:
+        """Run `argv` to its end or `timeout_s` (then killed). Raises `HostFailed`."""
+        ...
+
+
 class HostFailed(Exception):
     """The editor holding the files refused, went away or did not answer in time."""
 
@@ -54,6 +77,9 @@ class ToolContext:
     confinement: Confinement = field(default_factory=Confinement)
     # The editor that holds the files, when a client registered as one (None: the disk).
     files: FileHost | None = None
+    # The editor that runs commands in its terminals, when its client offered to (None: here).
+    terminal: TerminalHost | None = None
+    call_id: str = ""  # the call being run (an editor shows its terminal in that call)
 
 
 @dataclass(frozen=True)

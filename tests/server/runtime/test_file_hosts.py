@@ -41,10 +41,10 @@ async def test_a_read_is_answered_by_the_host(tmp_path: Path) -> None:
         "read",
         str(tmp_path / "a.txt"),
     )
-    hosts.respond(editor, str(params["requestId"]), "buffer text", None)
+    hosts.respond(editor, {"requestId": str(params["requestId"]), "text": "buffer text"})
     assert await read == "buffer text"
     with pytest.raises(errors.NotFound):  # answered already
-        hosts.respond(editor, str(params["requestId"]), "again", None)
+        hosts.respond(editor, {"requestId": str(params["requestId"]), "text": "again"})
 
 
 async def test_a_host_that_leaves_fails_its_requests_and_hosts_nothing_more(tmp_path: Path) -> None:
