@@ -23,6 +23,7 @@ from acp.schema import (
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
+    McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
@@ -36,7 +37,7 @@ from acp.schema import (
     TextContentBlock,
 )
 
-from openvaala_acp import __version__, commands, content, options
+from openvaala_acp import __version__, commands, content, editor_mcp, options
 from openvaala_acp.editor_files import EditorFiles, offers_files, offers_terminal
 from openvaala_acp.link import DaemonLink, daemon_lost
 from openvaala_acp.mcp_prompts import McpPrompts
@@ -89,6 +90,7 @@ class OpenVaalaAgent:
             protocol_version=_version(protocol_version),
             agent_capabilities=AgentCapabilities(
                 load_session=True,
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
                 prompt_capabilities=PromptCapabilities(image=True, embedded_context=True),
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
             ),
@@ -104,6 +106,7 @@ class OpenVaalaAgent:
         cid = str(created["conversation"]["conversationId"])
         stream, modes, models = await self._open(cid)
         await self.files.host(cid)
+        await editor_mcp.bring(self.link, cid, mcp_servers)
         await self.mcp_prompts.load()
         self._announce(stream)
         return NewSessionResponse(session_id=cid, modes=modes, config_options=[models])
@@ -114,6 +117,7 @@ class OpenVaalaAgent:
         _check_id(session_id)
         stream, modes, models = await self._open(session_id, replay=True)
         await self.files.host(session_id)
+        await editor_mcp.bring(self.link, session_id, mcp_servers)
         await self.mcp_prompts.load()
         self._announce(stream)
         await self.outbox.flush()  # the whole history is out before the answer

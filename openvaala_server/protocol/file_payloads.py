@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Literal, NotRequired, TypedDict
 
+from openvaala_server.protocol.json_types import JsonValue
+
 
 class FilesHostParams(TypedDict):
     conversationId: str
@@ -42,3 +44,8 @@ class FilesRespondParams(TypedDict):
 
 class FilesRespondResult(TypedDict):
     accepted: bool
+
+
+class SetMcpServersParams(TypedDict):
+    conversationId: str
+    servers: dict[str, JsonValue]  # name → a `[mcp_servers.NAME]` table (docs/configuration.md)

@@ -64,6 +64,7 @@ COMMANDS_LIST: Final = "commands/list"
 COMMANDS_EXPAND: Final = "commands/expand"
 FILES_HOST: Final = "files/host"
 FILES_RESPOND: Final = "files/respond"
+CONVERSATION_SET_MCP_SERVERS: Final = "conversation/setMcpServers"
 
 REQUESTS: Final = frozenset(
     {
@@ -121,6 +122,7 @@ REQUESTS: Final = frozenset(
         COMMANDS_EXPAND,
         FILES_HOST,
         FILES_RESPOND,
+        CONVERSATION_SET_MCP_SERVERS,
     }
 )
 

@@ -602,6 +602,7 @@ REQUEST_PARAMS: Final[dict[str, type]] = {
     m.MEMORY_WRITE: MemoryWriteParams,
     m.FILES_HOST: fp.FilesHostParams,
     m.FILES_RESPOND: fp.FilesRespondParams,
+    m.CONVERSATION_SET_MCP_SERVERS: fp.SetMcpServersParams,
 }
 
 # -- results -------------------------------------------------------------------------------------
@@ -932,4 +933,5 @@ REQUEST_RESULTS: Final[dict[str, type]] = {
     m.MEMORY_WRITE: MemoryFile,
     m.FILES_HOST: fp.FilesHostResult,
     m.FILES_RESPOND: fp.FilesRespondResult,
+    m.CONVERSATION_SET_MCP_SERVERS: McpResult,
 }

@@ -54,6 +54,7 @@ from openvaala_server.runtime.file_hosts import FileHosts
 from openvaala_server.runtime.hub import Hub
 from openvaala_server.runtime.list_feed import ListFeed
 from openvaala_server.runtime.session import LiveSession, LiveTurn
+from openvaala_server.runtime.session_mcp import SessionServers
 from openvaala_server.runtime.subagents import (
     SubagentService,
     effective_permissions,
@@ -120,6 +121,7 @@ class ConversationManager:
         self.mcp.on_status = partial(self.broadcast.publish, methods.MCP_STATUS_CHANGED)
         self.list_feed = ListFeed()  # conversation/listChanged to whoever watches the list
         self.file_hosts = FileHosts()  # editors that hold conversations' files (files/host)
+        self.session_mcp = SessionServers(self.tasks)  # MCP servers a client brought for one
         self.config_watch: ConfigWatcher | None = None
 
     # -- services used by the loop -------------------------------------------------------
@@ -210,6 +212,8 @@ class ConversationManager:
         tools.update(memory.tools_for(conv, session))
         # As last listed: `TurnRunner` starts the servers before each model call.
         mcp = {t.spec.name: t for t in self.mcp.current_tools(names)}
+        if session.session_id == conv.root_session_id:  # a client's servers: its agent's only
+            mcp.update({t.spec.name: t for t in self.session_mcp.tools(conv.conversation_id)})
         tools.update(mcp)
         tools.update(history_tools(conv, session, lambda: history.root_history(self, conv)))
         # The hooks above read the agent's own list: what the chain does not give goes.
@@ -965,6 +969,7 @@ class ConversationManager:
             for task in tasks:
                 await task.wait()
         await self.mcp.shutdown()
+        await self.session_mcp.shutdown()
         providers = [provider for _, provider in self._providers.values()]
         self._providers.clear()
         await asyncio.gather(*(provider.aclose() for provider in providers))

@@ -1,0 +1,58 @@
+"""The editor's `mcpServers` of `session/new` and `session/load` (docs/editors.md, ACP): stdio and
+HTTP entries become the conversation's own MCP servers (`conversation/setMcpServers`), started
+by the daemon under the rules of configured servers, never trusted. SSE entries are not offered
+(`mcpCapabilities.sse` is false) and are left out if sent."""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from openvaala_acp.link import DaemonLink
+from openvaala_server.protocol import methods
+
+log = logging.getLogger(__name__)
+
+_NOT_NAME = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def server_name(name: str) -> str:
+    """An editor's server name as an OpenVaala server name (letters, digits, - and _, no `__`):
+    the model sees `mcp__NAME__TOOL`."""
+    cleaned = _NOT_NAME.sub("-", name).strip("-_")
+    while "__" in cleaned:
+        cleaned = cleaned.replace("__", "_")
+    return cleaned or "editor"
+
+
+def tables(entries: list[Any] | None) -> dict[str, dict[str, object]]:
+    """Each stdio or HTTP entry as a `[mcp_servers.NAME]` table."""
+    out: dict[str, dict[str, object]] = {}
+    for entry in entries or []:
+        kind = getattr(entry, "type", None)
+        if kind == "http":
+            table: dict[str, object] = {
+                "url": entry.url,
+                "headers": {h.name: h.value for h in entry.headers or []},
+            }
+        elif kind is None and getattr(entry, "command", None):
+            table = {
+                "command": entry.command,
+                "args": list(entry.args or []),
+                "env": {v.name: v.value for v in entry.env or []},
+            }
+        else:
+            log.warning("MCP server %r left out: %s servers are not supported", entry.name, kind)
+            continue
+        out[server_name(entry.name)] = table
+    return out
+
+
+async def bring(link: DaemonLink, conversation_id: str, entries: list[Any] | None) -> None:
+    servers = tables(entries)
+    if servers:
+        await link.request(
+            methods.CONVERSATION_SET_MCP_SERVERS,
+            {"conversationId": conversation_id, "servers": servers},
+        )

@@ -1,0 +1,68 @@
+"""The editor's `mcpServers` (docs/editors.md, ACP): a stdio server named in `session/new` is
+started by the daemon for that session, its tool is offered to that session's agent only, and
+its call asks as any untrusted server's does. A real MCP server built on the `mcp` SDK, the
+official ACP SDK's client, `openvaala acp`, a real daemon, the model faked at the wire; every
+message checked against the ACP schema."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+from acp import text_block
+from acp.schema import AllowedOutcome, McpServerStdio, RequestPermissionResponse
+
+from tests.acp.acp_schema import SchemaCheck
+from tests.acp.harness import acp_agent, fake_config
+from tests.fakes.providers import FakeProvider
+from tests.fakes.script import Reply
+from tests.server.mcp.conftest import SERVER
+from tests.support.daemon import Daemon
+
+TOOL = "mcp__editor-tools__echo"
+
+
+def _offered(body: bytes) -> list[str]:
+    tools = orjson.loads(body).get("tools") or []
+    return [t["function"]["name"] for t in tools]
+
+
+async def test_a_server_of_session_new_serves_that_session_only(
+    fake_openai: FakeProvider, daemon_factory: Any, tmp_path: Path
+) -> None:
+    daemon: Daemon = daemon_factory(fake_config(fake_openai))
+    work = str(os.path.realpath(daemon.workdir))  # noqa: ASYNC240 - before the daemon is used
+    server = McpServerStdio(
+        name="editor tools", command=sys.executable, args=[str(SERVER), "stdio"], env=[]
+    )
+    fake_openai.enqueue(
+        Reply().tool_call(TOOL, {"text": "hello from the editor's server"}),
+        Reply().text("done"),
+        Reply().text("plain"),
+    )
+    schema = SchemaCheck()
+    async with acp_agent(daemon, tmp_path, schema=schema) as (conn, rec):
+        sid = (await conn.new_session(cwd=work, mcp_servers=[server])).session_id
+        prompt = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text_block("go")]))
+        # Never trusted: the call asks first, as a configured server's with `trust = false`.
+        await rec.until(lambda: rec.questions)
+        _, question, answer = rec.questions[0]
+        call = rec.tool_calls(sid)[0]
+        assert question.tool_call_id == call.tool_call_id and "echo" in call.title
+        answer.set_result(
+            RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id="allow"))
+        )
+        assert (await asyncio.wait_for(prompt, 60)).stop_reason == "end_turn"
+        first, second = fake_openai.requests[0], fake_openai.requests[1]
+        assert TOOL in _offered(first.body)
+        assert "hello from the editor's server" in second.body.decode()
+
+        # Another session of the same editor, without the server: not offered there.
+        other = (await conn.new_session(cwd=work, mcp_servers=[])).session_id
+        assert (await conn.prompt(session_id=other, prompt=[text_block("x")])).stop_reason
+        assert not any(n.startswith("mcp__") for n in _offered(fake_openai.last_request.body))
+    schema.check()
