@@ -189,6 +189,7 @@ class OpenVaalaAgent:
             model=str(root.get("model") or info.get("model") or ""),
             model_options=lambda model: options.model_update(self._models, model),
         )
+        stream.load(snapshot, int(subscribed["seq"]))
         self.sessions[cid] = stream
         if replay:
             items = await self._history(cid, root)
@@ -267,6 +268,7 @@ class OpenVaalaAgent:
             self.permissions.resolved(params)
             return
         if method == SNAPSHOT:  # the daemon restarted: questions it had are gone
+            stream.on_note(method, params)  # the fold starts again from it
             for approval in params["snapshot"].get("approvals") or []:
                 self.permissions.requested(stream, approval)
             return
