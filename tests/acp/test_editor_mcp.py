@@ -13,8 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from acp import text_block
-from acp.schema import AllowedOutcome, McpServerStdio, RequestPermissionResponse
+import pytest
+from acp import RequestError, text_block
+from acp.schema import (
+    AllowedOutcome,
+    HttpMcpServer,
+    McpServerStdio,
+    RequestPermissionResponse,
+)
 
 from tests.acp.acp_schema import SchemaCheck
 from tests.acp.harness import acp_agent, fake_config
@@ -65,4 +71,9 @@ async def test_a_server_of_session_new_serves_that_session_only(
         other = (await conn.new_session(cwd=work, mcp_servers=[])).session_id
         assert (await conn.prompt(session_id=other, prompt=[text_block("x")])).stop_reason
         assert not any(n.startswith("mcp__") for n in _offered(fake_openai.last_request.body))
+
+        # A wrong entry is refused with the reason, as in the config file.
+        bad = HttpMcpServer(type="http", name="web", url="ftp://example.invalid/mcp", headers=[])
+        with pytest.raises(RequestError, match="url: must start with http"):
+            await conn.new_session(cwd=work, mcp_servers=[bad])
     schema.check()
