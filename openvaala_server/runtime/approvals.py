@@ -239,7 +239,7 @@ async def approve(
         # what the call changes, not the disk.
         files = conv.runtime.file_hosts.for_conversation(conv.conversation_id, cwd)
         if files is not None:
-            held = await held_preview(tool, arguments, cwd, files)
+            held = await held_preview(tool, arguments, cwd, confinement, files)
             diffs = diffs if held is None else held
     response = await ask_user(
         conv,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 
 from openvaala_server.domain import images
@@ -178,14 +179,16 @@ def _writable(path: Path, ctx: ToolContext) -> Path:
 
 
 async def held_preview(
-    tool: object, arguments: JsonObject, cwd: Path, files: FileHost
+    tool: object, arguments: JsonObject, cwd: Path, confinement: Confinement, files: FileHost
 ) -> list[ProposedDiff] | None:
     """What a `write_file` or `edit_file` call would change in the editor's text of the file,
     for its approval prompt (tools/previews.py reads the disk); None when the editor does not
     hold the file (the disk's preview stands). A call that would fail proposes nothing."""
     if not isinstance(tool, HostedWriteFile | HostedEditFile):
         return None
-    reading = Confinement(mode="off")  # as previews.py: what the call would write, asked about
+    # As previews.py: what the call would write, whatever the sandbox says (the user decides),
+    # the daemon's private paths still refused.
+    reading = replace(confinement, mode="off", approved=None)
     ctx = ToolContext(cwd=cwd, emit_output=lambda _: None, confinement=reading)
     try:
         path = path_arg(arguments, ctx)
