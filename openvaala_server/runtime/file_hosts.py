@@ -117,7 +117,9 @@ class FileHosts:
             raise HostFailed(f"the editor did not answer within {waited:g} s") from None
         except asyncio.CancelledError:
             # The call was interrupted: the editor stops what it does for it (a command).
-            if not future.done() and self._owners.get(id(record.owner)) is record:
+            # (Cancelling the task cancelled the awaited future too: not an answer.)
+            answered = future.done() and not future.cancelled()
+            if not answered and self._owners.get(id(record.owner)) is record:
                 cancel = {"conversationId": params["conversationId"], "op": "cancel"}
                 record.send(methods.FILES_REQUESTED, {**cancel, "requestId": request_id})
             raise

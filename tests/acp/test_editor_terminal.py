@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ class Terminals(Recorder):
         super().__init__()
         self.commands: list[list[str]] = []
         self.released: list[str] = []
+        self.killed: list[str] = []
         self._runs: dict[str, tuple[asyncio.subprocess.Process, asyncio.Task[bytes]]] = {}
 
     async def create_terminal(
@@ -58,6 +60,7 @@ class Terminals(Recorder):
             env={**os.environ, **{v.name: v.value for v in env or []}},
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,  # as a terminal's own session: killed as a whole
         )
         assert process.stdout is not None
         terminal_id = f"t{len(self.commands)}"
@@ -81,6 +84,11 @@ class Terminals(Recorder):
             truncated=False,
             exit_status=TerminalExitStatus(exit_code=process.returncode) if done else None,
         )
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kw: Any) -> None:
+        self.killed.append(terminal_id)
+        os.killpg(self._runs[terminal_id][0].pid, signal.SIGKILL)
+        self.changed.set()
 
     async def release_terminal(
         self, session_id: str, terminal_id: str, **kw: Any
@@ -131,3 +139,22 @@ async def test_a_shell_call_runs_sandboxed_in_the_editors_terminal(
         "terminal/release",
     ]
     schema.check()
+
+
+async def test_an_interrupted_call_kills_its_terminal(
+    fake_openai: FakeProvider, daemon_factory: Any, tmp_path: Path
+) -> None:
+    daemon: Daemon = daemon_factory(fake_config(fake_openai))
+    work = str(os.path.realpath(daemon.workdir))  # noqa: ASYNC240 - before the daemon is used
+    fake_openai.enqueue(Reply().tool_call("shell", {"command": "sleep 600"}))
+    editor = Terminals()
+    async with acp_agent(
+        daemon, tmp_path, rec=editor, capabilities=ClientCapabilities(terminal=True)
+    ) as (conn, _rec):
+        sid = (await conn.new_session(cwd=work, mcp_servers=[])).session_id
+        prompt = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text_block("go")]))
+        await editor.until(lambda: editor.commands)
+        await conn.cancel(session_id=sid)
+        assert (await asyncio.wait_for(prompt, 30)).stop_reason == "cancelled"
+        await editor.until(lambda: editor.released)
+        assert editor.killed == ["t1"] and editor.released == ["t1"]

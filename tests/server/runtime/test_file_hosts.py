@@ -67,3 +67,18 @@ async def test_a_host_that_never_answers_fails_the_call(tmp_path: Path) -> None:
     assert files is not None
     with pytest.raises(HostFailed, match="did not answer"):
         await files.read(tmp_path / "a.txt")
+
+
+async def test_an_interrupted_run_tells_the_host_to_stop_it(tmp_path: Path) -> None:
+    hosts, editor = FileHosts(), Editor()
+    hosts.host(CID, editor, editor.send, terminal=True)
+    terminal = hosts.terminal_for(CID)
+    assert terminal is not None
+    run = asyncio.create_task(terminal.run(["sleep", "600"], tmp_path, {}, 600, "call"))
+    await editor.arrived.wait()
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    (_, started), (_, stop) = editor.asked
+    assert (started["op"], stop["op"]) == ("run", "cancel")
+    assert stop["requestId"] == started["requestId"]
