@@ -37,8 +37,9 @@ from acp.schema import (
     TextContentBlock,
 )
 
-from openvaala_acp import __version__, commands, content, editor_mcp, options
+from openvaala_acp import __version__, commands, content, options
 from openvaala_acp.editor_files import EditorFiles, offers_files, offers_terminal
+from openvaala_acp.editor_mcp import EditorServers
 from openvaala_acp.link import DaemonLink, daemon_lost
 from openvaala_acp.mcp_prompts import McpPrompts
 from openvaala_acp.outbox import Outbox
@@ -68,6 +69,7 @@ class OpenVaalaAgent:
         self.mcp_prompts = McpPrompts(self.link)  # offered as slash commands too
         # The editor's buffers and terminals, when it offers them.
         self.files = EditorFiles(self.link, tasks, self.outbox)
+        self.editor_servers = EditorServers(self.link, tasks)  # the editor's mcpServers
         self.link.listeners.append(self._on_note)
 
     def on_connect(self, conn: Client) -> None:
@@ -106,7 +108,7 @@ class OpenVaalaAgent:
         cid = str(created["conversation"]["conversationId"])
         stream, modes, models = await self._open(cid)
         await self.files.host(cid)
-        await editor_mcp.bring(self.link, cid, mcp_servers)
+        await self.editor_servers.bring(cid, mcp_servers)
         await self.mcp_prompts.load()
         self._announce(stream)
         return NewSessionResponse(session_id=cid, modes=modes, config_options=[models])
@@ -117,7 +119,7 @@ class OpenVaalaAgent:
         _check_id(session_id)
         stream, modes, models = await self._open(session_id, replay=True)
         await self.files.host(session_id)
-        await editor_mcp.bring(self.link, session_id, mcp_servers)
+        await self.editor_servers.bring(session_id, mcp_servers)
         await self.mcp_prompts.load()
         self._announce(stream)
         await self.outbox.flush()  # the whole history is out before the answer
@@ -260,6 +262,7 @@ class OpenVaalaAgent:
                 self.permissions.drop_all()
             if method == "client/connection" and params.get("state") == "connected":
                 self.files.reconnected()
+                self.editor_servers.reconnected()
             return
         if method == methods.APPROVAL_REQUESTED:
             self.permissions.requested(stream, params)

@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import logging
 import re
+from functools import partial
 from typing import Any
+
+from acp import RequestError
 
 from openvaala_acp.link import DaemonLink
 from openvaala_server.protocol import methods
+from openvaala_server.structured import Supervisor
 
 log = logging.getLogger(__name__)
 
@@ -49,10 +53,33 @@ def tables(entries: list[Any] | None) -> dict[str, dict[str, object]]:
     return out
 
 
-async def bring(link: DaemonLink, conversation_id: str, entries: list[Any] | None) -> None:
-    servers = tables(entries)
-    if servers:
-        await link.request(
+class EditorServers:
+    """The servers each session brought, brought again to a daemon that restarted (a new
+    daemon connection has none: they belong to the connection that brought them)."""
+
+    def __init__(self, link: DaemonLink, tasks: Supervisor) -> None:
+        self.link = link
+        self.tasks = tasks
+        self.brought: dict[str, dict[str, dict[str, object]]] = {}  # conversation → tables
+
+    async def bring(self, conversation_id: str, entries: list[Any] | None) -> None:
+        servers = tables(entries)
+        if servers:
+            await self._send(conversation_id, servers)
+            self.brought[conversation_id] = servers
+
+    async def _send(self, conversation_id: str, servers: dict[str, dict[str, object]]) -> None:
+        await self.link.request(
             methods.CONVERSATION_SET_MCP_SERVERS,
             {"conversationId": conversation_id, "servers": servers},
         )
+
+    def reconnected(self) -> None:
+        for cid, servers in self.brought.items():
+            self.tasks.spawn(partial(self._again, cid, servers), f"acp-mcp-{cid}")
+
+    async def _again(self, conversation_id: str, servers: dict[str, dict[str, object]]) -> None:
+        try:
+            await self._send(conversation_id, servers)
+        except RequestError as exc:  # the daemon went again: the next reconnection retries
+            log.warning("could not start the editor's MCP servers again: %s", exc)
