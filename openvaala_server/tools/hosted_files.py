@@ -48,7 +48,7 @@ from openvaala_server.tools.threads import run_in_own_thread
 _SNIFF_BYTES = 8192
 
 
-def _held(files: FileHost, target: Path) -> bool:
+def held(files: FileHost, target: Path) -> bool:
     """Whether the editor serves this path: inside its directory, and not an image or binary
     file on disk (the editor's text API cannot carry those)."""
     if not files.holds(target):
@@ -67,7 +67,7 @@ async def _checked(files: FileHost, check: Callable[[], Path]) -> Path | None:
 
     def both() -> Path | None:
         target = check()
-        return target if _held(files, target) else None
+        return target if held(files, target) else None
 
     return await run_in_own_thread(both, name="openvaala-file-tool")
 
@@ -82,7 +82,7 @@ async def _reported(work: Awaitable[ToolResult], what: str) -> ToolResult:
         return ToolResult(f"{what}: {exc}", is_error=True)
 
 
-async def _current(files: FileHost, target: Path) -> str | None:
+async def current_text(files: FileHost, target: Path) -> str | None:
     """The text the editor has for the path; None when there is no such file. An editor that
     answers a missing file with an error is taken at its word only if the disk agrees."""
     try:
@@ -104,7 +104,7 @@ class HostedReadFile(ReadFileTool):
             target = await _checked(files, lambda: guard.check_read(path, ctx.confinement))
             if target is None:
                 return await ReadFileTool.run(self, arguments, ctx)
-            text = await _current(files, target)
+            text = await current_text(files, target)
             if text is None:
                 raise ToolFailure(f"File not found: {path}")
             # newline="\n": the buffer's lines as they are, numbered as on disk.
@@ -127,7 +127,7 @@ class HostedWriteFile(WriteFileTool):
             target = await _checked(files, lambda: _writable(path, ctx))
             if target is None:
                 return await WriteFileTool.run(self, arguments, ctx)
-            old = await _current(files, target)
+            old = await current_text(files, target)
             await files.write(target, content)
             verb = "Overwrote" if old is not None else "Created"
             size = len(content.encode("utf-8"))
@@ -153,7 +153,7 @@ class HostedEditFile(EditFileTool):
             target = await _checked(files, lambda: _writable(path, ctx))
             if target is None:
                 return await EditFileTool.run(self, arguments, ctx)
-            content = await _current(files, target)
+            content = await current_text(files, target)
             if content is None:
                 raise ToolFailure(f"File not found: {path}")
             if len(content) > MAX_EDIT_BYTES:
@@ -195,7 +195,7 @@ async def held_preview(
         target = await _checked(files, lambda: _writable(path, ctx))
         if target is None:
             return None
-        old = await _current(files, target)
+        old = await current_text(files, target)
         if isinstance(tool, HostedWriteFile):
             new = string_arg(arguments, "content")
         elif old is None:

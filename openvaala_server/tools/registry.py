@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from openvaala_server.tools.base import Tool
 from openvaala_server.tools.files import ListDirTool
 from openvaala_server.tools.hosted_files import HostedEditFile, HostedReadFile, HostedWriteFile
+from openvaala_server.tools.hosted_patch import HostedApplyPatch
 from openvaala_server.tools.hosted_shell import HostedShellTool
-from openvaala_server.tools.patch import ApplyPatchTool
 from openvaala_server.tools.search import GlobTool, GrepTool
 
 
@@ -25,7 +25,7 @@ BUILTIN_TOOLS: dict[str, Tool] = _by_name(
     ListDirTool(),
     GrepTool(),
     GlobTool(),
-    ApplyPatchTool(),
+    HostedApplyPatch(),
 )
 
 

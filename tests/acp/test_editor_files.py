@@ -153,3 +153,33 @@ async def test_an_edit_asks_with_the_buffers_text(
         assert (await asyncio.wait_for(prompt, 30)).stop_reason == "end_turn"
         assert editor.buffers[str(work / "a.txt")] == "written\n"
     schema.check()
+
+
+async def test_a_patch_changes_the_editors_buffers(
+    fake_openai: FakeProvider, daemon_factory: Any, tmp_path: Path
+) -> None:
+    daemon: Daemon = daemon_factory(fake_config(fake_openai))
+    work = Path(os.path.realpath(daemon.workdir))  # noqa: ASYNC240 - before the daemon is used
+    (work / "app.py").write_text("x = 1\n")
+    editor = Buffers({str(work / "app.py"): "x = 1\ny = 2\n"})  # an unsaved line
+    patch = (
+        "*** Begin Patch\n*** Update File: app.py\n@@\n x = 1\n-y = 2\n+y = 3\n"
+        "*** Add File: added.py\n+z = 4\n*** End Patch"
+    )
+    fake_openai.enqueue(Reply().tool_call("apply_patch", {"input": patch}), Reply().text("done"))
+    schema = SchemaCheck()
+    async with acp_agent(daemon, tmp_path, rec=editor, capabilities=EDITOR, schema=schema) as (
+        conn,
+        _rec,
+    ):
+        sid = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
+        answer = await conn.prompt(session_id=sid, prompt=[text_block("go")])
+        assert answer.stop_reason == "end_turn"
+    assert editor.buffers == {
+        str(work / "app.py"): "x = 1\ny = 3\n",
+        str(work / "added.py"): "z = 4\n",
+    }
+    assert (work / "app.py").read_text() == "x = 1\n"
+    assert not (work / "added.py").exists()
+    assert "Applied the patch: 2 file changes" in fake_openai.last_request.body.decode()
+    schema.check()
