@@ -16,6 +16,7 @@ from typing import Protocol, runtime_checkable
 from openvaala_server.domain.diffs import FileDiff
 from openvaala_server.domain.images import Image
 from openvaala_server.domain.permissions import Access, Confinement
+from openvaala_server.domain.proposed import ProposedDiff
 from openvaala_server.models.base import ToolSpec
 from openvaala_server.protocol.json_types import JsonObject
 
@@ -60,6 +61,16 @@ class TerminalHost(Protocol):
     ) -> TerminalRun:
         """Run `argv` to its end or `timeout_s` (then killed). Raises `HostFailed`."""
         ...
+
+
+@runtime_checkable
+class PreviewsHeld(Protocol):
+    """A file tool that can tell what a call would change in the editor's text of its files
+    (the approval's diff); None when the editor holds none of them (the disk's preview)."""
+
+    async def held_preview(
+        self, arguments: JsonObject, cwd: Path, confinement: Confinement, files: FileHost
+    ) -> list[ProposedDiff] | None: ...
 
 
 class HostFailed(Exception):

@@ -116,6 +116,11 @@ class HostedReadFile(ReadFileTool):
 
 
 class HostedWriteFile(WriteFileTool):
+    async def held_preview(
+        self, arguments: JsonObject, cwd: Path, confinement: Confinement, files: FileHost
+    ) -> list[ProposedDiff] | None:
+        return await held_preview(self, arguments, cwd, confinement, files)
+
     async def run(self, arguments: JsonObject, ctx: ToolContext) -> ToolResult:
         files = ctx.files
         if files is None:
@@ -142,6 +147,11 @@ class HostedWriteFile(WriteFileTool):
 
 
 class HostedEditFile(EditFileTool):
+    async def held_preview(
+        self, arguments: JsonObject, cwd: Path, confinement: Confinement, files: FileHost
+    ) -> list[ProposedDiff] | None:
+        return await held_preview(self, arguments, cwd, confinement, files)
+
     async def run(self, arguments: JsonObject, ctx: ToolContext) -> ToolResult:
         files = ctx.files
         if files is None:

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar
 
 from openvaala_server.domain.diffs import bounded
 from openvaala_server.domain.patch import PatchError
+from openvaala_server.domain.permissions import Confinement
+from openvaala_server.domain.proposed import ProposedDiff
 from openvaala_server.protocol.json_types import JsonObject
 from openvaala_server.tools import guard
 from openvaala_server.tools.base import (
@@ -28,12 +31,27 @@ from openvaala_server.tools.base import (
 from openvaala_server.tools.files import ToolArgumentError, ToolFailure
 from openvaala_server.tools.hosted_files import current_text, held
 from openvaala_server.tools.patch import ApplyPatchTool, plan_patch, put, summary, targets
+from openvaala_server.tools.previews import patch_changes
 from openvaala_server.tools.threads import run_in_own_thread
 
 T = TypeVar("T")
 
 
 class HostedApplyPatch(ApplyPatchTool):
+    async def held_preview(
+        self, arguments: JsonObject, cwd: Path, confinement: Confinement, files: FileHost
+    ) -> list[ProposedDiff] | None:
+        """The approval's diffs from the editor's text of the files it holds."""
+        reading = replace(confinement, mode="off", approved=None)  # as tools/previews.py
+        ctx = ToolContext(cwd=cwd, emit_output=lambda _: None, confinement=reading)
+        try:
+            known = await _known(files, arguments, ctx)
+        except (ToolArgumentError, ToolFailure, PatchError, guard.Refused, HostFailed, OSError):
+            return []
+        if not known:
+            return None
+        return await _in_thread(lambda: patch_changes(arguments, cwd, confinement, known))
+
     async def run(self, arguments: JsonObject, ctx: ToolContext) -> ToolResult:
         files = ctx.files
         if files is None:
@@ -54,9 +72,23 @@ async def _in_thread(work: Callable[[], T]) -> T:
     return await run_in_own_thread(work, name="openvaala-patch")
 
 
-async def _apply(files: FileHost, arguments: JsonObject, ctx: ToolContext) -> ToolResult:
+async def _texts(
+    files: FileHost, arguments: JsonObject, ctx: ToolContext
+) -> dict[Path, str | None]:
+    """The editor's text of each file the patch names that it holds (None: no such file)."""
     paths = await _in_thread(lambda: [p for p in targets(arguments, ctx) if held(files, p)])
-    texts = {path: await current_text(files, path) for path in paths}
+    return {path: await current_text(files, path) for path in paths}
+
+
+async def _known(
+    files: FileHost, arguments: JsonObject, ctx: ToolContext
+) -> dict[Path, bytes | None]:
+    texts = await _texts(files, arguments, ctx)
+    return {p: None if t is None else t.encode("utf-8") for p, t in texts.items()}
+
+
+async def _apply(files: FileHost, arguments: JsonObject, ctx: ToolContext) -> ToolResult:
+    texts = await _texts(files, arguments, ctx)
     known = {p: None if t is None else t.encode("utf-8") for p, t in texts.items()}
     plan = await _in_thread(lambda: plan_patch(arguments, ctx, known))
     done: list[Path] = []

@@ -13,7 +13,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from openvaala_server.domain.patch import PatchError, parse_patch
+from openvaala_server.domain.patch import PatchError
 from openvaala_server.domain.permissions import Confinement
 from openvaala_server.domain.proposed import (
     ProposedDiff,
@@ -36,7 +36,7 @@ from openvaala_server.tools.files import (
     shown_path,
     string_arg,
 )
-from openvaala_server.tools.patch import ApplyPatchTool, _Plan, _plan_change
+from openvaala_server.tools.patch import ApplyPatchTool, plan_patch
 
 
 def previews(tool: Tool) -> bool:
@@ -81,11 +81,14 @@ def _write(arguments: JsonObject, cwd: Path, confinement: Confinement) -> list[P
     return [proposed_diff(str(target), shown, old, content)]
 
 
-def _patch(arguments: JsonObject, cwd: Path, confinement: Confinement) -> list[ProposedDiff]:
+def _patch(
+    arguments: JsonObject,
+    cwd: Path,
+    confinement: Confinement,
+    known: dict[Path, bytes | None] | None = None,
+) -> list[ProposedDiff]:
     ctx = ToolContext(cwd=cwd, emit_output=lambda _: None, confinement=confinement)
-    plan = _Plan(ctx)
-    for change in parse_patch(string_arg(arguments, "input")):
-        _plan_change(change, plan, ctx)
+    plan = plan_patch(arguments, ctx, known)
     diffs: list[ProposedDiff] = []
     # One entry per real path, in the patch's order: a move is its source deleted and its
     # target added.
@@ -112,3 +115,17 @@ def _text(data: bytes) -> str | None:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         return None
+
+
+def patch_changes(
+    arguments: JsonObject,
+    cwd: Path,
+    confinement: Confinement,
+    known: dict[Path, bytes | None],
+) -> list[ProposedDiff]:
+    """What a patch would change, the `known` files read as given (an editor's buffers)."""
+    try:
+        reading = replace(confinement, mode="off", approved=None)
+        return bounded_proposed(_patch(arguments, cwd, reading, known))
+    except (ToolArgumentError, ToolFailure, PatchError, guard.Refused, OSError):
+        return []

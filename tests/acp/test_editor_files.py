@@ -58,6 +58,23 @@ class Buffers(Recorder):
         return WriteTextFileResponse()
 
 
+PATCH = "*** Begin Patch\n*** Update File: a.txt\n@@\n-written\n+patched\n*** End Patch"
+
+
+async def _allow(rec: Recorder, index: int) -> list[tuple[str | None, str]]:
+    """The old and new texts question `index` shows, once it is answered "allow"."""
+    await rec.until(lambda: len(rec.questions) > index)
+    _, question, answer = rec.questions[index]
+    answer.set_result(
+        RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id="allow"))
+    )
+    return [
+        (c.old_text, c.new_text)
+        for c in question.content or []
+        if isinstance(c, FileEditToolCallContent)
+    ]
+
+
 def _outputs(fake: FakeProvider) -> str:
     """Every tool output the model was sent, as one text."""
     return "\n".join(r.body.decode() for r in fake.requests)
@@ -129,6 +146,7 @@ async def test_an_edit_asks_with_the_buffers_text(
     editor = Buffers({str(work / "a.txt"): "buffer\n"})
     fake_openai.enqueue(
         Reply().tool_call("write_file", {"path": "a.txt", "content": "written\n"}),
+        Reply().tool_call("apply_patch", {"input": PATCH}),
         Reply().text("done"),
     )
     schema = SchemaCheck()
@@ -138,20 +156,11 @@ async def test_an_edit_asks_with_the_buffers_text(
     ):
         sid = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
         prompt = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text_block("go")]))
-        await rec.until(lambda: rec.questions)
-        _, question, answer = rec.questions[0]
-        proposed = [
-            (c.old_text, c.new_text)
-            for c in question.content or []
-            if isinstance(c, FileEditToolCallContent)
-        ]
-        assert proposed == [("buffer\n", "written\n")]
-        assert editor.buffers[str(work / "a.txt")] == "buffer\n"  # nothing before the answer
-        answer.set_result(
-            RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id="allow"))
-        )
+        assert await _allow(rec, 0) == [("buffer\n", "written\n")]
+        # The patch is reviewed against what the write left in the buffer, not the disk.
+        assert await _allow(rec, 1) == [("written\n", "patched\n")]
         assert (await asyncio.wait_for(prompt, 30)).stop_reason == "end_turn"
-        assert editor.buffers[str(work / "a.txt")] == "written\n"
+        assert editor.buffers[str(work / "a.txt")] == "patched\n"
     schema.check()
 
 
