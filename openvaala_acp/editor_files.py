@@ -14,11 +14,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from functools import partial
-from typing import Any
 
 from acp import RequestError
 from acp.interfaces import Client
-from acp.schema import EnvVariable, TerminalToolCallContent, ToolCallProgress
+from acp.schema import ClientCapabilities, EnvVariable, TerminalToolCallContent, ToolCallProgress
 
 from openvaala_acp.link import DaemonLink
 from openvaala_acp.outbox import Outbox
@@ -32,13 +31,13 @@ RESOURCE_NOT_FOUND = -32002  # ACP's error for a file the editor does not have
 OUTPUT_BYTE_LIMIT = 1024 * 1024  # of a command's output the editor keeps (the daemon cuts more)
 
 
-def offers_files(capabilities: Any) -> bool:
-    fs = getattr(capabilities, "fs", None)
+def offers_files(capabilities: ClientCapabilities | None) -> bool:
+    fs = capabilities.fs if capabilities is not None else None
     return bool(fs is not None and fs.read_text_file and fs.write_text_file)
 
 
-def offers_terminal(capabilities: Any) -> bool:
-    return bool(getattr(capabilities, "terminal", False))
+def offers_terminal(capabilities: ClientCapabilities | None) -> bool:
+    return bool(capabilities is not None and capabilities.terminal)
 
 
 class EditorFiles:

@@ -8,9 +8,9 @@ from __future__ import annotations
 import logging
 import re
 from functools import partial
-from typing import Any
 
 from acp import RequestError
+from acp.schema import AcpMcpServer, HttpMcpServer, McpServerStdio, SseMcpServer
 
 from openvaala_acp.link import DaemonLink
 from openvaala_server.protocol import methods
@@ -30,24 +30,24 @@ def server_name(name: str) -> str:
     return cleaned or "editor"
 
 
-def tables(entries: list[Any] | None) -> dict[str, dict[str, object]]:
+Entry = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio
+
+
+def tables(entries: list[Entry] | None) -> dict[str, dict[str, object]]:
     """Each stdio or HTTP entry as a `[mcp_servers.NAME]` table."""
     out: dict[str, dict[str, object]] = {}
     for entry in entries or []:
-        kind = getattr(entry, "type", None)
-        if kind == "http":
-            table: dict[str, object] = {
-                "url": entry.url,
-                "headers": {h.name: h.value for h in entry.headers or []},
-            }
-        elif kind is None and getattr(entry, "command", None):
-            table = {
-                "command": entry.command,
-                "args": list(entry.args or []),
-                "env": {v.name: v.value for v in entry.env or []},
-            }
+        table: dict[str, object]
+        if isinstance(entry, HttpMcpServer):
+            headers = {h.name: h.value for h in entry.headers or []}
+            table = {"url": entry.url, "headers": headers}
+        elif isinstance(entry, McpServerStdio):
+            env = {v.name: v.value for v in entry.env or []}
+            table = {"command": entry.command, "args": list(entry.args or []), "env": env}
         else:
-            log.warning("MCP server %r left out: %s servers are not supported", entry.name, kind)
+            log.warning(
+                "MCP server %r left out: %s servers are not supported", entry.name, entry.type
+            )
             continue
         out[server_name(entry.name)] = table
     return out
@@ -62,7 +62,7 @@ class EditorServers:
         self.tasks = tasks
         self.brought: dict[str, dict[str, dict[str, object]]] = {}  # conversation → tables
 
-    async def bring(self, conversation_id: str, entries: list[Any] | None) -> None:
+    async def bring(self, conversation_id: str, entries: list[Entry] | None) -> None:
         servers = tables(entries)
         if servers:
             await self._send(conversation_id, servers)
