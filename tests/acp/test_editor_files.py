@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 from pathlib import Path
 from typing import Any
 
+import pytest
 from acp import RequestError, text_block
 from acp.schema import (
     AllowedOutcome,
@@ -192,3 +194,28 @@ async def test_a_patch_changes_the_editors_buffers(
     assert not (work / "added.py").exists()
     assert "Applied the patch: 2 file changes" in fake_openai.last_request.body.decode()
     schema.check()
+
+
+async def test_after_a_daemon_crash_the_files_are_the_editors_again(
+    fake_openai: FakeProvider, daemon_factory: Any, tmp_path: Path
+) -> None:
+    daemon: Daemon = daemon_factory(fake_config(fake_openai))
+    work = Path(os.path.realpath(daemon.workdir))  # noqa: ASYNC240 - before the daemon is used
+    (work / "notes.txt").write_text("saved text\n")
+    editor = Buffers({str(work / "notes.txt"): "unsaved text\n"})
+    fake_openai.enqueue(
+        Reply().text("crashing").hang(),
+        Reply().tool_call("read_file", {"path": "notes.txt"}),
+        Reply().text("done"),
+    )
+    async with acp_agent(daemon, tmp_path, rec=editor, capabilities=EDITOR) as (conn, rec):
+        sid = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
+        crashing = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text_block("a")]))
+        await rec.until(lambda: "crashing" in rec.text(sid))
+        await asyncio.to_thread(daemon.stop, signal.SIGKILL)
+        with pytest.raises(RequestError):
+            await asyncio.wait_for(crashing, 20)
+        # `openvaala acp` starts a daemon, which must ask the editor for the files again.
+        again = await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("b")]), 30)
+        assert again.stop_reason == "end_turn"
+        assert "unsaved text" in fake_openai.last_request.body.decode()
