@@ -256,22 +256,22 @@ class Checkpoints:
         store = capture.store
         skipped = dict(capture.skipped)
         try:
-            if held:
-                changes = await asyncio.to_thread(_held_changes, store, held, capture.before)
-            elif capture.tree is not None:
+            in_editor = await asyncio.to_thread(_held_changes, store, held, capture.before)
+            if capture.tree is not None:
                 async with self._git:
                     diff = await self._shell_changes(store, capture.tree)
                 changes = await asyncio.to_thread(_kept, store, diff, skipped)
             else:
-                after, skipped_after = await asyncio.to_thread(
-                    _capture, store, list(capture.before)
-                )
+                # The rest on disk (a patch's delete beside its edits in the editor).
+                rest = [p for p in capture.before if p not in {c.path for c in in_editor}]
+                after, skipped_after = await asyncio.to_thread(_capture, store, rest)
                 skipped.update(skipped_after)
                 changes = [
                     ck.FileChange(p, capture.before[p], after[p])
-                    for p in capture.before
+                    for p in rest
                     if p not in skipped and capture.before[p] != after[p]
                 ]
+            changes = in_editor + changes
         except (SnapshotError, OSError) as exc:
             self._skip(str(exc), exc)
             return

@@ -219,3 +219,38 @@ async def test_after_a_daemon_crash_the_files_are_the_editors_again(
         again = await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("b")]), 30)
         assert again.stop_reason == "end_turn"
         assert "unsaved text" in fake_openai.last_request.body.decode()
+
+
+async def test_undo_of_a_patch_brings_back_the_file_it_deleted_on_disk(
+    fake_openai: FakeProvider, daemon_factory: Any, tmp_path: Path
+) -> None:
+    # One call changes a buffer (in the editor) and deletes a file (on disk): the checkpoint
+    # keeps both, so an undo restores the deleted file too.
+    daemon: Daemon = daemon_factory(fake_config(fake_openai))
+    work = Path(os.path.realpath(daemon.workdir))  # noqa: ASYNC240 - before the daemon is used
+    (work / "app.py").write_text("x = 1\n")
+    (work / "old.py").write_text("gone = True\n")
+    # The editor has old.py open too, unchanged (ACP has no delete: it goes on disk).
+    editor = Buffers(
+        {str(work / "app.py"): "x = 1\ny = 2\n", str(work / "old.py"): "gone = True\n"}
+    )
+    patch = (
+        "*** Begin Patch\n*** Update File: app.py\n@@\n x = 1\n-y = 2\n+y = 3\n"
+        "*** Delete File: old.py\n*** End Patch"
+    )
+    fake_openai.enqueue(Reply().tool_call("apply_patch", {"input": patch}), Reply().text("done"))
+    async with acp_agent(daemon, tmp_path, rec=editor, capabilities=EDITOR) as (conn, _rec):
+        sid = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
+        answer = await conn.prompt(session_id=sid, prompt=[text_block("go")])
+        assert answer.stop_reason == "end_turn"
+    assert editor.buffers[str(work / "app.py")] == "x = 1\ny = 3\n"
+    assert not (work / "old.py").exists()
+
+    client = await daemon.client()
+    try:
+        undone = await client.request("conversation/undo", {"conversationId": sid, "force": True})
+    finally:
+        await client.close()
+    assert {"app.py", "old.py"} <= set(undone["restored"])
+    assert (work / "old.py").read_text() == "gone = True\n"
+    assert (work / "app.py").read_text() == "x = 1\ny = 2\n"
