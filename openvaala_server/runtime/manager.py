@@ -213,7 +213,7 @@ class ConversationManager:
         # As last listed: `TurnRunner` starts the servers before each model call.
         mcp = {t.spec.name: t for t in self.mcp.current_tools(names)}
         if session.session_id == conv.root_session_id:  # a client's servers: its agent's only
-            mcp.update({t.spec.name: t for t in self.session_mcp.tools(conv.conversation_id)})
+            mcp = self.session_mcp.with_tools(conv.conversation_id, mcp)
         tools.update(mcp)
         tools.update(history_tools(conv, session, lambda: history.root_history(self, conv)))
         # The hooks above read the agent's own list: what the chain does not give goes.

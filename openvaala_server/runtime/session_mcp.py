@@ -65,6 +65,20 @@ class SessionServers:
         held = self._by_conversation.get(conversation_id)
         return held[1].current_tools(EVERY) if held is not None else []
 
+    def with_tools(self, conversation_id: str, configured: dict[str, Tool]) -> dict[str, Tool]:
+        """The configured servers' tools plus the conversation's own. A configured name is
+        never shadowed; `read_mcp_resource` reads the resources of both."""
+        from openvaala_server.mcp.resource_tool import ReadResourceTool  # as mcp/manager.py
+
+        out = dict(configured)
+        for tool in self.tools(conversation_id):
+            name, theirs = tool.spec.name, out.get(tool.spec.name)
+            if isinstance(tool, ReadResourceTool) and isinstance(theirs, ReadResourceTool):
+                out[name] = ReadResourceTool({**tool.connections, **theirs.connections})
+            elif theirs is None:
+                out[name] = tool
+        return out
+
     async def drop(self, conversation_id: str) -> None:
         held = self._by_conversation.pop(conversation_id, None)
         if held is not None:

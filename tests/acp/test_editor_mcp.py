@@ -7,6 +7,7 @@ message checked against the ACP schema."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 from pathlib import Path
@@ -26,7 +27,7 @@ from tests.acp.acp_schema import SchemaCheck
 from tests.acp.harness import acp_agent, fake_config
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
-from tests.server.mcp.conftest import SERVER
+from tests.server.mcp.conftest import SERVER, STARTUP_S
 from tests.support.daemon import Daemon
 
 TOOL = "mcp__editor-tools__echo"
@@ -77,3 +78,51 @@ async def test_a_server_of_session_new_serves_that_session_only(
         with pytest.raises(RequestError, match="url: must start with http"):
             await conn.new_session(cwd=work, mcp_servers=[bad])
     schema.check()
+
+
+async def test_resources_of_the_editors_and_the_configured_servers_are_both_readable(
+    fake_openai: FakeProvider, daemon_factory: Any, tmp_path: Path
+) -> None:
+    # Both servers list resources: `read_mcp_resource` must still reach the configured one.
+    python, script = json.dumps(sys.executable), json.dumps(str(SERVER))
+    config = (
+        fake_config(fake_openai)
+        + 'tools = ["read_file", "mcp:notes"]\n'
+        + f'\n[mcp_servers.notes]\ncommand = {python}\nargs = [{script}, "stdio"]\n'
+    )
+    daemon: Daemon = daemon_factory(config)
+    work = str(os.path.realpath(daemon.workdir))  # noqa: ASYNC240 - before the daemon is used
+    server = McpServerStdio(
+        name="editor tools", command=sys.executable, args=[str(SERVER), "stdio"], env=[]
+    )
+    read = {"server": "notes", "uri": "notes://today"}
+    fake_openai.enqueue(
+        Reply().text("started"),  # the configured server starts with the first turn
+        Reply().tool_call("read_mcp_resource", read),
+        Reply().text("done"),
+    )
+    async with acp_agent(daemon, tmp_path) as (conn, _rec):
+        sid = (await conn.new_session(cwd=work, mcp_servers=[server])).session_id
+        answer = await conn.prompt(session_id=sid, prompt=[text_block("start")])
+        await _ready(daemon, "notes")
+        answer = await conn.prompt(session_id=sid, prompt=[text_block("go")])
+        assert answer.stop_reason == "end_turn"
+    tools = orjson.loads(fake_openai.requests[1].body).get("tools") or []
+    (reader,) = [t for t in tools if t["function"]["name"] == "read_mcp_resource"]
+    servers = reader["function"]["parameters"]["properties"]["server"]["enum"]
+    assert sorted(servers) == ["editor-tools", "notes"]
+    assert "Water the ficus at noon." in fake_openai.last_request.body.decode()
+
+
+async def _ready(daemon: Daemon, name: str) -> None:
+    """Wait until the configured server `name` has started (it starts with a first turn)."""
+    client = await daemon.client()
+    try:
+        async with asyncio.timeout(STARTUP_S):
+            while True:
+                servers = (await client.request("mcp/list"))["servers"]
+                if any(s["name"] == name and s["status"] == "ready" for s in servers):
+                    return
+                await asyncio.sleep(0.2)
+    finally:
+        await client.close()
