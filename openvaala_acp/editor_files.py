@@ -28,6 +28,7 @@ from openvaala_server.structured import Supervisor
 log = logging.getLogger(__name__)
 
 RESOURCE_NOT_FOUND = -32002  # ACP's error for a file the editor does not have
+ERROR_MAX = 2000  # characters of a reason `files/respond` takes (docs/protocol.md)
 OUTPUT_BYTE_LIMIT = 1024 * 1024  # of a command's output the editor keeps (the daemon cuts more)
 
 
@@ -100,6 +101,9 @@ class EditorFiles:
                 answer["error"] = f"the editor answered: {exc}"
         except Exception as exc:  # the editor's connection broke: the daemon must hear of it
             answer["error"] = f"the editor could not be asked: {exc}"
+        error = answer.get("error")
+        if isinstance(error, str) and len(error) > ERROR_MAX:  # the daemon takes no more
+            answer["error"] = error[: ERROR_MAX - 1] + "…"
         try:
             await self.link.request(methods.FILES_RESPOND, answer)
         except RequestError as exc:  # timed out on the daemon's side, or the daemon went away

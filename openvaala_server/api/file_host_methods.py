@@ -3,6 +3,7 @@ files (an editor) serves the file tools' reads and writes (runtime/file_hosts.py
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 
 Handler = Callable[[Connection, Params], Awaitable[JsonMapping]]
 TEXT_MAX = 64 * 1024 * 1024  # characters of one file's text (the frame limit is lower)
+ERROR_MAX = 2000  # characters of the reason a host gives
 
 
 def _notify(conn: Connection, method: str, params: JsonMapping) -> None:
@@ -38,17 +40,28 @@ def file_host_methods(runtime: ConversationManager) -> dict[str, Handler]:
         return {"hosted": True}
 
     async def respond(conn: Connection, p: Params) -> fp.FilesRespondResult:
-        p.id("requestId")
-        p.string("error", None, max_len=2000)
-        for key in ("text", "output"):
-            text = p.raw.get(key)
-            if text is not None and not isinstance(text, str):
-                raise errors.InvalidParams(f"{key} must be a string or null")
-            if text is not None and len(text) > TEXT_MAX:
-                raise errors.InvalidParams(f"{key} is longer than {TEXT_MAX} characters")
-        p.integer("exitCode", None)
-        p.string("signal", None, max_len=100)
+        request_id = p.id("requestId")
+        try:
+            _checked_answer(p)
+        except errors.InvalidParams as exc:
+            # The tool waiting for it fails now with the reason, not after the time-out.
+            refused = {"requestId": request_id, "error": f"its answer was refused: {exc}"}
+            with contextlib.suppress(errors.NotFound):
+                runtime.file_hosts.respond(conn, refused)
+            raise
         runtime.file_hosts.respond(conn, p.raw)
         return {"accepted": True}
 
     return {m.FILES_HOST: host, m.FILES_RESPOND: respond}
+
+
+def _checked_answer(p: Params) -> None:
+    p.string("error", None, max_len=ERROR_MAX)
+    for key in ("text", "output"):
+        text = p.raw.get(key)
+        if text is not None and not isinstance(text, str):
+            raise errors.InvalidParams(f"{key} must be a string or null")
+        if text is not None and len(text) > TEXT_MAX:
+            raise errors.InvalidParams(f"{key} is longer than {TEXT_MAX} characters")
+    p.integer("exitCode", None)
+    p.string("signal", None, max_len=100)

@@ -254,3 +254,33 @@ async def test_undo_of_a_patch_brings_back_the_file_it_deleted_on_disk(
     assert {"app.py", "old.py"} <= set(undone["restored"])
     assert (work / "old.py").read_text() == "gone = True\n"
     assert (work / "app.py").read_text() == "x = 1\ny = 2\n"
+
+
+class Failing(Buffers):
+    """An editor whose reads fail with a long reason (a stack, a long path...)."""
+
+    async def read_text_file(
+        self,
+        session_id: str,
+        path: str,
+        line: int | None = None,
+        limit: int | None = None,
+        **kw: Any,
+    ) -> ReadTextFileResponse:
+        raise RequestError(-32603, "the buffer is locked: " + "x" * 5000)
+
+
+async def test_an_editor_failing_with_a_long_reason_fails_the_call_at_once(
+    fake_openai: FakeProvider, daemon_factory: Any, tmp_path: Path
+) -> None:
+    daemon: Daemon = daemon_factory(fake_config(fake_openai))
+    work = Path(os.path.realpath(daemon.workdir))  # noqa: ASYNC240 - before the daemon is used
+    (work / "notes.txt").write_text("saved text\n")
+    fake_openai.enqueue(Reply().tool_call("read_file", {"path": "notes.txt"}), Reply().text("done"))
+    async with acp_agent(daemon, tmp_path, rec=Failing({}), capabilities=EDITOR) as (conn, _r):
+        sid = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
+        answer = await conn.prompt(session_id=sid, prompt=[text_block("go")])
+        assert answer.stop_reason == "end_turn"
+    # The editor's reason reached the model, not a time-out after waiting for nothing.
+    sent = fake_openai.last_request.body.decode()
+    assert "the buffer is locked" in sent and "did not answer" not in sent
