@@ -13,7 +13,7 @@ from openvaala_server.api.connection import Connection
 from openvaala_server.protocol import file_payloads as fp
 from openvaala_server.protocol import jsonrpc
 from openvaala_server.protocol import methods as m
-from openvaala_server.protocol.json_types import JsonMapping
+from openvaala_server.protocol.json_types import JsonMapping, JsonObject
 from openvaala_server.protocol.params import Params
 
 if TYPE_CHECKING:
@@ -45,7 +45,10 @@ def file_host_methods(runtime: ConversationManager) -> dict[str, Handler]:
             _checked_answer(p)
         except errors.InvalidParams as exc:
             # The tool waiting for it fails now with the reason, not after the time-out.
-            refused = {"requestId": request_id, "error": f"its answer was refused: {exc}"}
+            refused: JsonObject = {
+                "requestId": request_id,
+                "error": f"its answer was refused: {exc}",
+            }
             with contextlib.suppress(errors.NotFound):
                 runtime.file_hosts.respond(conn, refused)
             raise
