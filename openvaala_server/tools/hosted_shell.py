@@ -21,7 +21,7 @@ from openvaala_server.tools.base import (
     truncate_output,
 )
 from openvaala_server.tools.sandbox import DAEMON_ENV_PREFIX
-from openvaala_server.tools.shell import ShellTool, ended, prepare, run_here
+from openvaala_server.tools.shell import ShellTool, ended, noted, prepare, run_here
 
 NOT_IN_TERMINAL = (
     "[Ran by OpenVaala, not in the editor's terminal: the editor's terminal may not join this "
@@ -51,7 +51,7 @@ class HostedShellTool(ShellTool):
             if run.exit_code != 0 and any(f in run.output for f in bounds.group_files()):
                 here = await run_here(prepared, bounds, ctx)
                 return ToolResult(NOT_IN_TERMINAL + here.output, here.is_error, here.truncated)
-            return _terminal_result(run, call.timeout_s, ctx)
+            return noted(_terminal_result(run, call.timeout_s, ctx), prepared, bounds, ctx)
         finally:
             bounds.close()
 

@@ -164,8 +164,15 @@ async def run_here(prepared: Prepared, bounds: limits.CallLimits, ctx: ToolConte
         return ToolResult(f"Could not start the shell: {exc}", is_error=True)
     timed_out = await run.finish(output, call.timeout_s)
     result = _result(output, run.returncode, timed_out, call.timeout_s, ctx.output_limit)
-    result = _with_limits_hit(result, bounds)
-    return _with_sandbox_note(result, call, ctx.confinement)
+    return noted(result, prepared, bounds, ctx)
+
+
+def noted(
+    result: ToolResult, prepared: Prepared, bounds: limits.CallLimits, ctx: ToolContext
+) -> ToolResult:
+    """A finished command's result with the limit it hit and, on failure, the sandbox's note
+    (wherever it ran: here or in an editor's terminal)."""
+    return _with_sandbox_note(_with_limits_hit(result, bounds), prepared.call, ctx.confinement)
 
 
 def _parse_arguments(arguments: dict[str, Any]) -> _Call:

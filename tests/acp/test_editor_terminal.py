@@ -158,3 +158,26 @@ async def test_an_interrupted_call_kills_its_terminal(
         assert (await asyncio.wait_for(prompt, 30)).stop_reason == "cancelled"
         await editor.until(lambda: editor.released)
         assert editor.killed == ["t1"] and editor.released == ["t1"]
+
+
+async def test_a_command_failing_in_the_terminal_gets_the_sandbox_note(
+    fake_openai: FakeProvider, daemon_factory: Any, tmp_path: Path
+) -> None:
+    # As when the daemon runs it: the model learns the sandbox may be why, and how to ask past it.
+    daemon: Daemon = daemon_factory(fake_config(fake_openai))
+    work = str(os.path.realpath(daemon.workdir))  # noqa: ASYNC240 - before the daemon is used
+    outside = Path("/usr/openvaala-acp-sandbox-note")  # read-only in the sandbox
+    fake_openai.enqueue(
+        Reply().tool_call("shell", {"command": f"echo x > {outside}"}), Reply().text("done")
+    )
+    editor = Terminals()
+    async with acp_agent(
+        daemon, tmp_path, rec=editor, capabilities=ClientCapabilities(terminal=True)
+    ) as (conn, _rec):
+        sid = (await conn.new_session(cwd=work, mcp_servers=[])).session_id
+        answer = await conn.prompt(session_id=sid, prompt=[text_block("go")])
+        assert answer.stop_reason == "end_turn"
+    assert len(editor.commands) == 1
+    assert not await asyncio.to_thread(outside.exists)
+    sent = fake_openai.last_request.body.decode()
+    assert "This command ran in the sandbox" in sent
