@@ -31,8 +31,6 @@ Send = Callable[[str, JsonMapping], None]  # a notification to the hosting clien
 class _Host:
     owner: object  # the client's connection
     send: Send
-    terminal: bool  # it runs commands too
-    files: bool = True  # it serves the files (False: commands only)
     # requestId → the answer awaited (the params of its files/respond)
     pending: dict[str, asyncio.Future[JsonObject]] = field(default_factory=dict)
 
@@ -41,6 +39,9 @@ class FileHosts:
     def __init__(self, timeout_s: float = HOST_TIMEOUT_S) -> None:
         self.timeout_s = timeout_s
         self._hosts: dict[str, _Host] = {}  # conversation id → its host
+        # conversation id → what its host serves there: (files, terminal); one client may
+        # host several conversations, each as it asked.
+        self._serves: dict[str, tuple[bool, bool]] = {}
         self._owners: dict[int, _Host] = {}  # id(connection) → its host record
 
     def host(
@@ -57,9 +58,9 @@ class FileHosts:
         record = self._owners.get(id(owner))
         first = record is None
         if record is None:
-            record = self._owners[id(owner)] = _Host(owner, send, terminal)
-        record.terminal, record.files = terminal, files
+            record = self._owners[id(owner)] = _Host(owner, send)
         self._hosts[conversation_id] = record
+        self._serves[conversation_id] = (files, terminal)
         return first
 
     def release(self, owner: object) -> None:
@@ -69,6 +70,7 @@ class FileHosts:
             return
         for cid in [c for c, h in self._hosts.items() if h is record]:
             del self._hosts[cid]
+            del self._serves[cid]
         gone = HostFailed("the editor holding the files went away before answering")
         for future in record.pending.values():
             if not future.done():
@@ -77,13 +79,13 @@ class FileHosts:
 
     def for_conversation(self, conversation_id: str, root: Path) -> FileHost | None:
         record = self._hosts.get(conversation_id)
-        if record is None or not record.files:
+        if record is None or not self._serves[conversation_id][0]:
             return None
         return HostedFiles(self, record, conversation_id, root)
 
     def terminal_for(self, conversation_id: str) -> TerminalHost | None:
         record = self._hosts.get(conversation_id)
-        if record is None or not record.terminal:
+        if record is None or not self._serves[conversation_id][1]:
             return None
         return HostedTerminal(self, record, conversation_id)
 

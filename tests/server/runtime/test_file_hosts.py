@@ -82,3 +82,16 @@ async def test_an_interrupted_run_tells_the_host_to_stop_it(tmp_path: Path) -> N
     (_, started), (_, stop) = editor.asked
     assert (started["op"], stop["op"]) == ("run", "cancel")
     assert stop["requestId"] == started["requestId"]
+
+
+def test_one_client_hosts_each_conversation_as_it_asked(tmp_path: Path) -> None:
+    # One connection (one `openvaala acp`) hosting two conversations, differently: hosting the
+    # second does not change what it serves for the first.
+    hosts, editor = FileHosts(), Editor()
+    other = "d" * 32
+    assert hosts.host(CID, editor, editor.send, terminal=True, files=True)
+    assert not hosts.host(other, editor, editor.send, terminal=False, files=False)
+    assert hosts.terminal_for(CID) is not None and hosts.for_conversation(CID, tmp_path)
+    assert hosts.terminal_for(other) is None and hosts.for_conversation(other, tmp_path) is None
+    hosts.release(editor)
+    assert hosts.terminal_for(CID) is None and hosts.for_conversation(CID, tmp_path) is None
