@@ -68,9 +68,13 @@ class OpenVaalaAgent:
         self._models: list[dict[str, Any]] = []
         self.mcp_prompts = McpPrompts(self.link)  # offered as slash commands too
         # The editor's buffers and terminals, when it offers them.
-        self.files = EditorFiles(self.link, tasks, self.outbox)
+        self.files = EditorFiles(self.link, tasks, self.outbox, self._shows_call)
         self.editor_servers = EditorServers(self.link, tasks)  # the editor's mcpServers
         self.link.listeners.append(self._on_note)
+
+    def _shows_call(self, session_id: str, call_id: str) -> bool:
+        stream = self.sessions.get(session_id)
+        return stream is not None and call_id in stream.calls
 
     def on_connect(self, conn: Client) -> None:
         self.permissions.conn = conn

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from functools import partial
 
 from acp import RequestError
@@ -42,10 +43,19 @@ def offers_terminal(capabilities: ClientCapabilities | None) -> bool:
 
 
 class EditorFiles:
-    def __init__(self, link: DaemonLink, tasks: Supervisor, outbox: Outbox) -> None:
+    def __init__(
+        self,
+        link: DaemonLink,
+        tasks: Supervisor,
+        outbox: Outbox,
+        shown: Callable[[str, str], bool] = lambda _session, _call: True,
+    ) -> None:
         self.link = link
         self.tasks = tasks
         self.outbox = outbox
+        # Whether the editor was shown this tool call (a subagent's calls are not shown: a
+        # terminal is put in no call the editor does not know).
+        self.shown = shown
         self.conn: Client | None = None
         self.enabled = False  # the editor offered both fs methods (initialize)
         self.terminal = False  # the editor offered `terminal` (initialize)
@@ -129,14 +139,16 @@ class EditorFiles:
         )
         terminal_id = created.terminal_id
         self._terminals[request_id] = (session_id, terminal_id)
-        self.outbox.put(
-            session_id,
-            ToolCallProgress(
-                session_update="tool_call_update",
-                tool_call_id=str(params.get("callId")),
-                content=[TerminalToolCallContent(type="terminal", terminal_id=terminal_id)],
-            ),
-        )
+        call_id = str(params.get("callId"))
+        if self.shown(session_id, call_id):
+            self.outbox.put(
+                session_id,
+                ToolCallProgress(
+                    session_update="tool_call_update",
+                    tool_call_id=call_id,
+                    content=[TerminalToolCallContent(type="terminal", terminal_id=terminal_id)],
+                ),
+            )
         timed_out = False
         try:
             try:
