@@ -126,3 +126,34 @@ async def _ready(daemon: Daemon, name: str) -> None:
                 await asyncio.sleep(0.2)
     finally:
         await client.close()
+
+
+async def test_the_editors_server_stops_when_the_editor_goes(
+    fake_openai: FakeProvider, daemon_factory: Any, tmp_path: Path
+) -> None:
+    daemon: Daemon = daemon_factory(fake_config(fake_openai))
+    work = str(os.path.realpath(daemon.workdir))  # noqa: ASYNC240 - before the daemon is used
+    server = McpServerStdio(
+        name="editor tools", command=sys.executable, args=[str(SERVER), "stdio"], env=[]
+    )
+    fake_openai.enqueue(Reply().tool_call("mcp__editor-tools__pid", {}), Reply().text("done"))
+    async with acp_agent(daemon, tmp_path) as (conn, rec):
+        sid = (await conn.new_session(cwd=work, mcp_servers=[server])).session_id
+        prompt = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text_block("go")]))
+        await rec.until(lambda: rec.questions)
+        rec.questions[0][2].set_result(
+            RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id="allow"))
+        )
+        assert (await asyncio.wait_for(prompt, 60)).stop_reason == "end_turn"
+    tool_results = [
+        m["content"]
+        for m in orjson.loads(fake_openai.last_request.body)["messages"]
+        if m["role"] == "tool"
+    ]
+    pid = int(str(tool_results[-1]).strip())
+    # `openvaala acp` exited: its connection closed, and the daemon stopped the server.
+    async with asyncio.timeout(30):
+        while True:
+            if not await asyncio.to_thread(os.path.exists, f"/proc/{pid}"):
+                return
+            await asyncio.sleep(0.1)
