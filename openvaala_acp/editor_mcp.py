@@ -49,7 +49,12 @@ def tables(entries: list[Entry] | None) -> dict[str, dict[str, object]]:
                 "MCP server %r left out: %s servers are not supported", entry.name, entry.type
             )
             continue
-        out[server_name(entry.name)] = table
+        name = base = server_name(entry.name)
+        number = 1
+        while name in out:  # two editor names that clean up alike: both kept
+            number += 1
+            name = f"{base}-{number}"
+        out[name] = table
     return out
 
 
