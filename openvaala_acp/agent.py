@@ -23,6 +23,7 @@ from acp.schema import (
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
+    McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
@@ -37,6 +38,8 @@ from acp.schema import (
 )
 
 from openvaala_acp import __version__, commands, content, options
+from openvaala_acp.editor_files import EditorFiles, offers_files, offers_terminal
+from openvaala_acp.editor_mcp import EditorServers
 from openvaala_acp.link import DaemonLink, daemon_lost
 from openvaala_acp.mcp_prompts import McpPrompts
 from openvaala_acp.outbox import Outbox
@@ -64,10 +67,18 @@ class OpenVaalaAgent:
         self._cancels: dict[str, asyncio.Event] = {}  # running prompts, by session
         self._models: list[dict[str, Any]] = []
         self.mcp_prompts = McpPrompts(self.link)  # offered as slash commands too
+        # The editor's buffers and terminals, when it offers them.
+        self.files = EditorFiles(self.link, tasks, self.outbox, self._shows_call)
+        self.editor_servers = EditorServers(self.link, tasks)  # the editor's mcpServers
         self.link.listeners.append(self._on_note)
+
+    def _shows_call(self, session_id: str, call_id: str) -> bool:
+        stream = self.sessions.get(session_id)
+        return stream is not None and call_id in stream.calls
 
     def on_connect(self, conn: Client) -> None:
         self.permissions.conn = conn
+        self.files.conn = conn
         self.outbox.start(conn)
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -79,10 +90,13 @@ class OpenVaalaAgent:
         client_info: Any = None,
         **kw: Any,
     ) -> InitializeResponse:
+        self.files.enabled = offers_files(client_capabilities)
+        self.files.terminal = offers_terminal(client_capabilities)
         return InitializeResponse(
             protocol_version=_version(protocol_version),
             agent_capabilities=AgentCapabilities(
                 load_session=True,
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
                 prompt_capabilities=PromptCapabilities(image=True, embedded_context=True),
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
             ),
@@ -97,6 +111,8 @@ class OpenVaalaAgent:
         created = await self.link.request(methods.CONVERSATION_CREATE, {"cwd": cwd})
         cid = str(created["conversation"]["conversationId"])
         stream, modes, models = await self._open(cid)
+        await self.files.host(cid)
+        await self.editor_servers.bring(cid, mcp_servers)
         await self.mcp_prompts.load()
         self._announce(stream)
         return NewSessionResponse(session_id=cid, modes=modes, config_options=[models])
@@ -106,6 +122,8 @@ class OpenVaalaAgent:
     ) -> LoadSessionResponse:
         _check_id(session_id)
         stream, modes, models = await self._open(session_id, replay=True)
+        await self.files.host(session_id)
+        await self.editor_servers.bring(session_id, mcp_servers)
         await self.mcp_prompts.load()
         self._announce(stream)
         await self.outbox.flush()  # the whole history is out before the answer
@@ -177,6 +195,7 @@ class OpenVaalaAgent:
             model=str(root.get("model") or info.get("model") or ""),
             model_options=lambda model: options.model_update(self._models, model),
         )
+        stream.load(snapshot, int(subscribed["seq"]))
         self.sessions[cid] = stream
         if replay:
             items = await self._history(cid, root)
@@ -238,10 +257,16 @@ class OpenVaalaAgent:
                 for session in self.sessions.values():
                     self._announce(session)
             return
+        if method == methods.FILES_REQUESTED:
+            self.files.requested(params)
+            return
         stream = self.sessions.get(str(params.get("conversationId")))
         if stream is None:
             if method == "client/connection" and params.get("state") == "reconnecting":
                 self.permissions.drop_all()
+            if method == "client/connection" and params.get("state") == "connected":
+                self.files.reconnected()
+                self.editor_servers.reconnected()
             return
         if method == methods.APPROVAL_REQUESTED:
             self.permissions.requested(stream, params)
@@ -250,6 +275,7 @@ class OpenVaalaAgent:
             self.permissions.resolved(params)
             return
         if method == SNAPSHOT:  # the daemon restarted: questions it had are gone
+            stream.on_note(method, params)  # the fold starts again from it
             for approval in params["snapshot"].get("approvals") or []:
                 self.permissions.requested(stream, approval)
             return

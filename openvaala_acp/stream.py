@@ -5,6 +5,11 @@ updates to send, in order; `SessionStream.replay` turns saved items into the upd
 them (`session/load`). Only the root session's items are shown: a subagent's work reaches the
 editor as its parent's `spawn_agent` call and report, as in the other clients.
 
+The stream is folded by the one fold every client shares (`ConversationView`,
+openvaala_server/client/view.py): it decides which session a notification belongs to, drops
+what the snapshot already held (`seq`), and keeps the items whole; this module only says how
+each change of the root session looks in ACP (docs/design.md, "One fold under ACP").
+
 What maps to what (docs/editors.md):
 - `agent_message` text → `agent_message_chunk`; `reasoning` → `agent_thought_chunk`;
 - `tool_call` → `tool_call` (kind, title, locations, proposed diff, raw input); its streamed
@@ -40,6 +45,7 @@ from acp.schema import (
 )
 
 from openvaala_acp import tools
+from openvaala_server.client.view import Change, ConversationView, ItemDelta
 from openvaala_server.protocol import methods
 
 Update = (
@@ -141,30 +147,45 @@ class SessionStream:
     _outputs: dict[str, str] = field(default_factory=dict)
     _result_call: dict[str, str] = field(default_factory=dict)  # tool_result itemId -> callId
     _finished: set[str] = field(default_factory=set)  # callIds with a result
+    # The conversation as the shared fold keeps it (None: only the root session is known yet).
+    view: ConversationView | None = None
+
+    def __post_init__(self) -> None:
+        if self.view is None:
+            self.load({"conversation": {"conversationId": self.conversation_id}}, 0)
+
+    def load(self, snapshot: dict[str, Any], seq: int) -> None:
+        """Start the fold from a snapshot (`conversation/subscribe`, or after a reconnection)."""
+        info = {"rootSessionId": self.root_session_id, **(snapshot.get("conversation") or {})}
+        sessions = snapshot.get("sessions") or [{"sessionId": self.root_session_id}]
+        self.view = ConversationView.from_snapshot(
+            {**snapshot, "conversation": info, "sessions": sessions}, seq, local_notices=False
+        )
 
     # -- notifications -------------------------------------------------------------------
 
     def on_note(self, method: str, params: dict[str, Any]) -> list[Update]:
-        sid = params.get("sessionId")
-        if method == methods.SESSION_UPDATED:  # it names its session inside (docs/protocol.md)
-            sid = (params.get("session") or {}).get("sessionId")
-        if method == methods.CONVERSATION_UPDATED:
-            return self._conversation(params.get("conversation") or {})
-        if sid is not None and sid != self.root_session_id:
+        assert self.view is not None
+        changes = self.view.fold(method, params)
+        if method == methods.CONVERSATION_UPDATED and changes:
+            return self._conversation(self.view.conversation)
+        mine = [c for c in changes if c.session_id == self.root_session_id]
+        root = self.view.sessions.get(self.root_session_id)
+        if not mine or root is None:  # another session's, or already seen
             return []
         if method == methods.ITEM_STARTED:
-            return self._started(params.get("item") or {})
+            return self._started(_changed_item(mine, params))
         if method == methods.ITEM_DELTA:
-            return self._delta(params)
+            return [u for c in mine if isinstance(c, ItemDelta) for u in self._delta(c)]
         if method == methods.ITEM_COMPLETED:
-            return self._completed(params.get("item") or {})
+            return self._completed(_changed_item(mine, params))
         if method == methods.USAGE_UPDATED:
-            update = usage_update(params.get("usage") or {})
+            update = usage_update(root.usage)
             return [update] if update else []
         if method == methods.SESSION_UPDATED:
-            return self._session(params.get("session") or {})
+            return self._session(root.info)
         if method == PLAN_METHOD:
-            return [plan_update(params.get("plan") or {})]
+            return [plan_update(root.plan or {})]
         if method == methods.ITEM_DISCARDED:
             item_id = str(params.get("itemId"))
             self._types.pop(item_id, None)
@@ -215,8 +236,8 @@ class SessionStream:
             return [self._chunk(kind, str(item["text"]), item_id)]
         return []
 
-    def _delta(self, params: dict[str, Any]) -> list[Update]:
-        item_id, delta = str(params.get("itemId")), str(params.get("delta") or "")
+    def _delta(self, change: ItemDelta) -> list[Update]:
+        item_id, delta = change.item_id, change.delta
         kind = self._types.get(item_id)
         if not delta or kind is None:
             return []
@@ -386,3 +407,13 @@ class SessionStream:
             elif kind == "summary" and text:
                 updates.append(self._chunk("reasoning", text, item_id))
         return updates
+
+
+def _changed_item(changes: list[Change], params: dict[str, Any]) -> Item:
+    """The item as the fold keeps it after this notification."""
+    for change in changes:
+        item = getattr(change, "item", None)
+        if isinstance(item, dict):
+            return item
+    item = params.get("item")
+    return item if isinstance(item, dict) else {}

@@ -755,6 +755,12 @@ def _string_table(t: _Reader, key: str) -> dict[str, str]:
     return strings
 
 
+def parse_mcp_server(name: str, table: object) -> McpServerConfig:
+    """One MCP server given other than in the config file (a client's, for one conversation:
+    runtime/session_mcp.py), checked as a `[mcp_servers.NAME]` table is."""
+    return _parse_mcp_server(None, name, table)
+
+
 def _parse_mcp_server(path: Path | None, name: str, table: object) -> McpServerConfig:
     t = _Reader(path, f"mcp_servers.{name}", table)
     t.only(_MCP_KEYS)

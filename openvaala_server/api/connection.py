@@ -80,6 +80,8 @@ class Connection:
         # A browser session's connection asks this before each request: False once the session
         # ended (idle too long: docs/security.md), and the connection is closed instead.
         self.still_allowed: Callable[[], bool] | None = None
+        # Called once the client has gone (a file host is released: runtime/file_hosts.py).
+        self.on_close: list[Callable[[], None]] = []
 
     # -- Subscriber ----------------------------------------------------------------------
 
@@ -119,6 +121,8 @@ class Connection:
         finally:
             self._group = None
             self._unsubscribe_all()
+            for closed in self.on_close:
+                closed()
         if self.dropped:
             with anyio.move_on_after(CLOSE_WAIT_S), contextlib.suppress(Exception):
                 await self.websocket.close(CLOSE_TRY_AGAIN)

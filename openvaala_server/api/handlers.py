@@ -11,8 +11,10 @@ from openvaala_server.api.connection import Connection, Reply
 from openvaala_server.api.context_methods import context_methods
 from openvaala_server.api.debug_methods import debug_methods
 from openvaala_server.api.directory_methods import directory_methods
+from openvaala_server.api.file_host_methods import file_host_methods
 from openvaala_server.api.mcp_methods import mcp_methods
 from openvaala_server.api.memory_methods import memory_methods
+from openvaala_server.api.session_mcp_methods import session_mcp_methods
 from openvaala_server.domain.approvals import ANSWERS
 from openvaala_server.domain.bundle import ON_CONFLICT
 from openvaala_server.domain.inbox import MODES
@@ -83,6 +85,8 @@ class Dispatcher:
         self.methods.update(directory_methods())
         self.methods.update(command_methods(runtime))
         self.methods.update(mcp_methods(runtime))
+        self.methods.update(file_host_methods(runtime))
+        self.methods.update(session_mcp_methods(runtime))
         self.methods.update(debug_methods(runtime))  # only with OPENVAALA_DEBUG_TASKS=1
 
     async def dispatch(self, conn: Connection, method: str, raw: JsonObject) -> Result:

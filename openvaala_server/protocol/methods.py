@@ -62,6 +62,9 @@ SHELL_RUN: Final = "shell/run"
 DIRECTORIES_LIST: Final = "directories/list"
 COMMANDS_LIST: Final = "commands/list"
 COMMANDS_EXPAND: Final = "commands/expand"
+FILES_HOST: Final = "files/host"
+FILES_RESPOND: Final = "files/respond"
+CONVERSATION_SET_MCP_SERVERS: Final = "conversation/setMcpServers"
 
 REQUESTS: Final = frozenset(
     {
@@ -117,6 +120,9 @@ REQUESTS: Final = frozenset(
         DIRECTORIES_LIST,
         COMMANDS_LIST,
         COMMANDS_EXPAND,
+        FILES_HOST,
+        FILES_RESPOND,
+        CONVERSATION_SET_MCP_SERVERS,
     }
 )
 
@@ -150,6 +156,8 @@ CONFIG_RELOADED: Final = "config/reloaded"
 CONFIG_ERROR: Final = "config/error"
 # To every connection: an MCP server's state changed (started, failed, listed again).
 MCP_STATUS_CHANGED: Final = "mcp/statusChanged"
+# To the one connection that hosts a conversation's files (files/host): read or write one.
+FILES_REQUESTED: Final = "files/requested"
 
 NOTIFICATIONS: Final = frozenset(
     {
@@ -177,5 +185,6 @@ NOTIFICATIONS: Final = frozenset(
         CONFIG_RELOADED,
         CONFIG_ERROR,
         MCP_STATUS_CHANGED,
+        FILES_REQUESTED,
     }
 )

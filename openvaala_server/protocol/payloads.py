@@ -29,6 +29,7 @@ from openvaala_server.domain.snippets import SearchSnippet
 from openvaala_server.domain.trace import Omitted, TracePart
 from openvaala_server.domain.tree import TreeNode
 from openvaala_server.domain.usage import Usage as Usage
+from openvaala_server.protocol import file_payloads as fp
 from openvaala_server.protocol import methods as m
 from openvaala_server.protocol.json_types import JsonObject, JsonValue
 
@@ -352,6 +353,7 @@ NOTIFICATION_PARAMS: Final[dict[str, type]] = {
     m.CONFIG_ERROR: ConfigErrorNote,
     # One server's new state: the params are one entry of `mcp/list`'s `servers`.
     m.MCP_STATUS_CHANGED: McpServerState,
+    m.FILES_REQUESTED: fp.FilesRequestedNote,
 }
 
 # -- request params ------------------------------------------------------------------------------
@@ -598,6 +600,9 @@ REQUEST_PARAMS: Final[dict[str, type]] = {
     m.MEMORY_READ: ConversationParams,
     m.MEMORY_REMEMBER: RememberParams,
     m.MEMORY_WRITE: MemoryWriteParams,
+    m.FILES_HOST: fp.FilesHostParams,
+    m.FILES_RESPOND: fp.FilesRespondParams,
+    m.CONVERSATION_SET_MCP_SERVERS: fp.SetMcpServersParams,
 }
 
 # -- results -------------------------------------------------------------------------------------
@@ -926,4 +931,7 @@ REQUEST_RESULTS: Final[dict[str, type]] = {
     m.MEMORY_READ: MemoryResult,
     m.MEMORY_REMEMBER: MemoryFile,
     m.MEMORY_WRITE: MemoryFile,
+    m.FILES_HOST: fp.FilesHostResult,
+    m.FILES_RESPOND: fp.FilesRespondResult,
+    m.CONVERSATION_SET_MCP_SERVERS: McpResult,
 }

@@ -43,7 +43,7 @@ from openvaala_server.protocol import methods
 from openvaala_server.protocol import payloads as wire
 from openvaala_server.runtime.hub import Hub
 from openvaala_server.runtime.ports import Conversation
-from openvaala_server.tools.base import ToolResult, access_of
+from openvaala_server.tools.base import PreviewsHeld, ToolResult, access_of
 from openvaala_server.tools.previews import previews, proposed_changes
 from openvaala_server.tools.threads import run_in_own_thread
 
@@ -234,6 +234,12 @@ async def approve(
         diffs = await run_in_own_thread(
             lambda: proposed_changes(tool, arguments, cwd, confinement), name="openvaala-preview"
         )
+        # The editor's text when it holds the file (runtime/file_hosts.py): its buffer is
+        # what the call changes, not the disk.
+        files = conv.runtime.file_hosts.for_conversation(conv.conversation_id, cwd)
+        if files is not None and isinstance(tool, PreviewsHeld):
+            held = await tool.held_preview(arguments, cwd, confinement, files)
+            diffs = diffs if held is None else held
     response = await ask_user(
         conv,
         session,

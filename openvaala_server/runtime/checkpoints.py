@@ -32,7 +32,7 @@ from openvaala_server.store.checkpoints import (
 )
 from openvaala_server.store.tree_watch import Changed, TreeWatch
 from openvaala_server.structured import ActivityCancelled, Job
-from openvaala_server.tools.base import access_of
+from openvaala_server.tools.base import HeldChange, access_of
 
 if TYPE_CHECKING:
     from openvaala_server.protocol.payloads import (
@@ -252,24 +252,28 @@ class Checkpoints:
             return None
         return capture
 
-    async def after_call(self, capture: Capture) -> None:
+    async def after_call(self, capture: Capture, held: tuple[HeldChange, ...] = ()) -> None:
+        """Record what the call changed: on disk, or `held` (the call changed the files in the
+        editor that holds them, and the disk does not show it)."""
         store = capture.store
         skipped = dict(capture.skipped)
         try:
+            in_editor = await asyncio.to_thread(_held_changes, store, held, capture.before)
             if capture.tree is not None:
                 async with self._git:
                     diff = await self._shell_changes(store, capture.tree)
                 changes = await asyncio.to_thread(_kept, store, diff, skipped)
             else:
-                after, skipped_after = await asyncio.to_thread(
-                    _capture, store, list(capture.before)
-                )
+                # The rest on disk (a patch's delete beside its edits in the editor).
+                rest = [p for p in capture.before if p not in {c.path for c in in_editor}]
+                after, skipped_after = await asyncio.to_thread(_capture, store, rest)
                 skipped.update(skipped_after)
                 changes = [
                     ck.FileChange(p, capture.before[p], after[p])
-                    for p in capture.before
+                    for p in rest
                     if p not in skipped and capture.before[p] != after[p]
                 ]
+            changes = in_editor + changes
         except (SnapshotError, OSError) as exc:
             self._skip(str(exc), exc)
             return
@@ -479,6 +483,23 @@ def _capture(store: SnapshotStore, paths: list[str]) -> tuple[dict[str, ck.State
         except TooLarge:
             skipped[path] = ck.TOO_LARGE
     return states, skipped
+
+
+def _held_changes(
+    store: SnapshotStore, held: tuple[HeldChange, ...], before: dict[str, ck.State]
+) -> list[ck.FileChange]:
+    """The texts an editor had before and after the call, stored as the file's versions (its
+    mode kept from the disk)."""
+    changes: list[ck.FileChange] = []
+    for change in held:
+        rel = _inside(change.path, store.work_tree)
+        if rel is None or change.old == change.new:
+            continue
+        on_disk = before.get(rel)
+        mode = on_disk.mode if on_disk is not None else ck.FILE_MODE
+        old = None if change.old is None else store.stored(change.old.encode("utf-8"), mode)
+        changes.append(ck.FileChange(rel, old, store.stored(change.new.encode("utf-8"), mode)))
+    return changes
 
 
 def _kept(

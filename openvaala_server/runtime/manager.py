@@ -37,10 +37,12 @@ from openvaala_server.runtime import (
 )
 from openvaala_server.runtime.broadcast import Broadcast
 from openvaala_server.runtime.conversation import LiveConversation
+from openvaala_server.runtime.file_hosts import FileHosts
 from openvaala_server.runtime.inputs import Inputs
 from openvaala_server.runtime.list_feed import ListFeed
 from openvaala_server.runtime.providers import ProviderPool
 from openvaala_server.runtime.session import LiveSession, LiveTurn
+from openvaala_server.runtime.session_mcp import SessionServers
 from openvaala_server.runtime.subagents import SubagentService
 from openvaala_server.structured import Activity, Supervisor
 
@@ -87,6 +89,8 @@ class ConversationManager:
         self.broadcast = Broadcast()
         self.mcp.on_status = partial(self.broadcast.publish, methods.MCP_STATUS_CHANGED)
         self.list_feed = ListFeed()  # conversation/listChanged to whoever watches the list
+        self.file_hosts = FileHosts()  # editors that hold conversations' files (files/host)
+        self.session_mcp = SessionServers(self.tasks)  # MCP servers a client brought for one
         self.config_watch: ConfigWatcher | None = None
 
     # -- services used by the loop -------------------------------------------------------
@@ -300,4 +304,5 @@ class ConversationManager:
             for task in tasks:
                 await task.wait()
         await self.mcp.shutdown()
+        await self.session_mcp.shutdown()
         await self.providers.aclose()

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from openvaala_server.models.base import Provider
     from openvaala_server.protocol.payloads import SendResult
     from openvaala_server.runtime.broadcast import Broadcast
+    from openvaala_server.runtime.file_hosts import FileHosts
     from openvaala_server.runtime.hub import Hub
     from openvaala_server.runtime.list_feed import ListFeed
     from openvaala_server.runtime.session import LiveSession
@@ -115,6 +116,7 @@ class Services(Storage, Models, Rules, Turns, Protocol):
     mcp: McpManager
     broadcast: Broadcast
     list_feed: ListFeed
+    file_hosts: FileHosts  # editors that hold conversations' files
 
 
 class Conversation(Protocol):

@@ -24,6 +24,7 @@ from openvaala_server.tools.web_fetch import WebFetchTool
 if TYPE_CHECKING:
     from openvaala_server.runtime.ports import Conversation, Models
     from openvaala_server.runtime.session import LiveSession
+    from openvaala_server.runtime.session_mcp import SessionServers
     from openvaala_server.runtime.subagents import SubagentService
     from openvaala_server.tools.base import Tool
 
@@ -32,6 +33,7 @@ class Owner(history.Manager, Protocol):
     """What a session's tools are made from: the manager and its subagent service."""
 
     subagents: SubagentService
+    session_mcp: SessionServers  # MCP servers a client brought for one conversation
 
 
 def tools_for(runtime: Owner, conv: Conversation, session: LiveSession) -> dict[str, Tool]:
@@ -48,6 +50,8 @@ def tools_for(runtime: Owner, conv: Conversation, session: LiveSession) -> dict[
     tools.update(memory.tools_for(conv, session))
     # As last listed: `TurnRunner` starts the servers before each model call.
     mcp = {t.spec.name: t for t in runtime.mcp.current_tools(names)}
+    if session.session_id == conv.root_session_id:  # a client's servers: its agent's only
+        mcp = runtime.session_mcp.with_tools(conv.conversation_id, mcp)
     tools.update(mcp)
     tools.update(history_tools(conv, session, lambda: history.root_history(runtime, conv)))
     # The hooks above read the agent's own list: what the chain does not give goes.

@@ -47,7 +47,7 @@ from openvaala_server.runtime.images import with_images
 from openvaala_server.runtime.retrying import RetriesExhausted, with_retries
 from openvaala_server.runtime.session import LiveSession, LiveTurn
 from openvaala_server.runtime.turn_hooks import TurnHooks
-from openvaala_server.tools.base import ToolContext, ToolResult, truncate_output
+from openvaala_server.tools.base import HeldChange, ToolContext, ToolResult, truncate_output
 
 if TYPE_CHECKING:
     from openvaala_server.tools.base import Tool
@@ -456,13 +456,20 @@ class TurnRunner:
                 emit_output=lambda chunk: self._delta(result, "output", chunk),
                 output_limit=limit,
                 confinement=confinement,
+                files=self.runtime.file_hosts.for_conversation(
+                    self.conv.conversation_id, Path(self.conv.cwd)
+                ),
+                terminal=self.runtime.file_hosts.terminal_for(self.conv.conversation_id),
+                call_id=str(call["callId"]),
             )
+            held: tuple[HeldChange, ...] = ()  # changed in the editor, not on disk
             # Checkpoints (docs/storage.md): what the call changes can be restored later.
             capture = await self.conv.checkpoints.before_call(
                 self.session, self.turn.turn_id, tool, call["arguments"]
             )
             try:
                 outcome = await tool.run(call["arguments"], ctx)
+                held = outcome.held
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -472,7 +479,7 @@ class TurnRunner:
                 if capture is not None:
                     # Runs when interrupted too: what the call changed stays restorable.
                     with anyio.CancelScope(shield=True):
-                        await self.conv.checkpoints.after_call(capture)
+                        await self.conv.checkpoints.after_call(capture, held)
         output, truncated = truncate_output(outcome.output, limit)
         result["output"] = output
         result["isError"] = outcome.is_error

@@ -345,6 +345,13 @@ class SnapshotStore:
             self._write_object(sha, data)
         return Blob(sha, mode)
 
+    def stored(self, data: bytes, mode: str) -> Blob:
+        """Content that is not on disk (a file an editor holds: runtime/file_hosts.py), stored."""
+        self.ensure()
+        sha = blob_sha(data)
+        self._write_object(sha, data)
+        return Blob(sha, mode)
+
     def put_back(self, rel: str, target: State, source: SnapshotStore | None = None) -> None:
         """Make the path hold `target` again (None: remove it), read from `source` (default:
         this store; a fork restoring its parent's turns reads the parent's, never writing

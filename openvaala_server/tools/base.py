@@ -16,8 +16,65 @@ from typing import Protocol, runtime_checkable
 from openvaala_server.domain.diffs import FileDiff
 from openvaala_server.domain.images import Image
 from openvaala_server.domain.permissions import Access, Confinement
+from openvaala_server.domain.proposed import ProposedDiff
 from openvaala_server.models.base import ToolSpec
 from openvaala_server.protocol.json_types import JsonObject
+
+
+class FileHost(Protocol):
+    """An editor that holds the conversation's files (docs/design.md, "Files held by an
+    editor"): the file tools read and write through it, so unsaved buffers are seen and edits
+    land in them. Paths are absolute and already checked against the call's confinement."""
+
+    def holds(self, path: Path) -> bool:
+        """Whether the host serves this path (inside the conversation's directory)."""
+        ...
+
+    async def read(self, path: Path) -> str | None:
+        """The text the editor has for the path (its buffer when open); None: no such file.
+        Raises `HostFailed` when the editor cannot answer."""
+        ...
+
+    async def write(self, path: Path, text: str) -> None:
+        """Put `text` into the editor's buffer for the path. Raises `HostFailed`."""
+        ...
+
+
+@dataclass(frozen=True)
+class TerminalRun:
+    """How a command run in the editor's terminal ended."""
+
+    output: str
+    exit_code: int | None
+    signal: str | None = None
+    timed_out: bool = False
+    truncated: bool = False
+
+
+class TerminalHost(Protocol):
+    """An editor that runs commands in its own terminals (docs/design.md, "Commands in the
+    editor's terminal"): the shell tool hands it the command line it would run itself, sandbox
+    included."""
+
+    async def run(
+        self, argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float, call_id: str
+    ) -> TerminalRun:
+        """Run `argv` to its end or `timeout_s` (then killed). Raises `HostFailed`."""
+        ...
+
+
+@runtime_checkable
+class PreviewsHeld(Protocol):
+    """A file tool that can tell what a call would change in the editor's text of its files
+    (the approval's diff); None when the editor holds none of them (the disk's preview)."""
+
+    async def held_preview(
+        self, arguments: JsonObject, cwd: Path, confinement: Confinement, files: FileHost
+    ) -> list[ProposedDiff] | None: ...
+
+
+class HostFailed(Exception):
+    """The editor holding the files refused, went away or did not answer in time."""
 
 
 @dataclass
@@ -29,6 +86,21 @@ class ToolContext:
     output_limit: int = 20_000
     # What the call may touch: the sandbox mode, the network, the hidden paths and variables.
     confinement: Confinement = field(default_factory=Confinement)
+    # The editor that holds the files, when a client registered as one (None: the disk).
+    files: FileHost | None = None
+    # The editor that runs commands in its terminals, when its client offered to (None: here).
+    terminal: TerminalHost | None = None
+    call_id: str = ""  # the call being run (an editor shows its terminal in that call)
+
+
+@dataclass(frozen=True)
+class HeldChange:
+    """A file changed in the editor that holds it (not on disk): its real path and texts, for
+    the call's checkpoint (docs/storage.md)."""
+
+    path: Path
+    old: str | None  # None: the file did not exist
+    new: str
 
 
 @dataclass(frozen=True)
@@ -41,6 +113,8 @@ class ToolResult:
     # Images the call returned (read_file on an image, an MCP tool's image content): stored in
     # the conversation's attachments and referred to by the result's `images` (docs/storage.md).
     attachments: tuple[Image, ...] = ()
+    # What the call changed through the editor holding the files (ToolContext.files).
+    held: tuple[HeldChange, ...] = ()
 
 
 class Tool(Protocol):

@@ -106,7 +106,7 @@ def _path_in(arguments: JsonObject, cwd: Path, *, default: str | None = None) ->
     return path if path.is_absolute() else cwd / path
 
 
-def _shown(path: Path, cwd: Path) -> str:
+def shown_path(path: Path, cwd: Path) -> str:
     """A path as a user reads it in an approval prompt: relative when inside the directory."""
     root = guard.real(cwd)
     return str(path.relative_to(root)) if path.is_relative_to(root) and path != root else str(path)
@@ -119,7 +119,7 @@ def _access(verb: str, arguments: JsonObject, cwd: Path, *, writes: bool) -> Acc
         # The call will fail on its arguments without touching anything.
         return Access(summary=verb)
     target = guard.real(path)
-    summary = f"{verb} {_shown(target, cwd)}"
+    summary = f"{verb} {shown_path(target, cwd)}"
     return Access(summary=summary, writes=(target,)) if writes else Access(summary=summary)
 
 
@@ -265,10 +265,15 @@ class ReadFileTool:
         return await _run_in_thread(lambda: _read_file(arguments, ctx), ctx)
 
 
-def _read_file(arguments: JsonObject, ctx: ToolContext) -> str | ToolResult:
+def read_args(arguments: JsonObject, ctx: ToolContext) -> tuple[Path, int, int]:
     path = path_arg(arguments, ctx)
     offset = int_arg(arguments, "offset", default=1, minimum=1)
     limit = int_arg(arguments, "limit", default=DEFAULT_READ_LINES, minimum=1)
+    return path, offset, limit
+
+
+def _read_file(arguments: JsonObject, ctx: ToolContext) -> str | ToolResult:
+    path, offset, limit = read_args(arguments, ctx)
     real = guard.check_read(path, ctx.confinement)
     _check_regular_file(path, real)
     with os.fdopen(guard.open_for_reading(real, ctx.confinement), "rb") as raw:
@@ -287,9 +292,14 @@ def _read_file(arguments: JsonObject, ctx: ToolContext) -> str | ToolResult:
         raw.seek(0)
         # newline="\n": only LF ends a line, so numbering matches `cat -n`, grep and editors.
         file = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="\n")
-        read = _bounded_lines(file)
-        shown = list(islice(read, offset - 1, offset - 1 + limit))
-        total = offset - 1 + len(shown) + sum(1 for _ in read)
+        return numbered(file, path, offset, limit)
+
+
+def numbered(file: IO[str], path: Path, offset: int, limit: int) -> str:
+    """The lines `offset`… of a text (at most `limit`), numbered like `cat -n`."""
+    read = _bounded_lines(file)
+    shown = list(islice(read, offset - 1, offset - 1 + limit))
+    total = offset - 1 + len(shown) + sum(1 for _ in read)
     if not shown:
         if total == 0 and offset == 1:
             return f"({path} is empty)"
@@ -445,6 +455,15 @@ def edited(
     """What an `edit_file` call would make of its file, written or not: the path as given, the
     real path, the text before and after, and how many occurrences were replaced."""
     path = _path_in(arguments, cwd)
+    edit_args(arguments)
+    target = guard.check_write(path, cwd, confinement)
+    content = _read_text_for_edit(path, target, confinement)
+    changed, count = replaced_in(content, arguments, path)
+    return path, target, content, changed, count
+
+
+def edit_args(arguments: JsonObject) -> tuple[str, str, bool]:
+    """An `edit_file` call's old_text, new_text and replace_all, checked."""
     old_text = string_arg(arguments, "old_text")
     new_text = string_arg(arguments, "new_text")
     replace_all = bool_arg(arguments, "replace_all", default=False)
@@ -452,8 +471,12 @@ def edited(
         raise ToolArgumentError("Argument 'old_text' is empty; use write_file to create files.")
     if old_text == new_text:
         raise ToolArgumentError("old_text and new_text are identical; nothing to change.")
-    target = guard.check_write(path, cwd, confinement)
-    content = _read_text_for_edit(path, target, confinement)
+    return old_text, new_text, replace_all
+
+
+def replaced_in(content: str, arguments: JsonObject, path: Path) -> tuple[str, int]:
+    """The text after an `edit_file` call's replacement, and how many places it replaced."""
+    old_text, new_text, replace_all = edit_args(arguments)
     old_text, new_text = _match_line_endings(content, old_text, new_text)
     count = content.count(old_text)
     if count == 0:
@@ -466,7 +489,7 @@ def edited(
             f"old_text occurs {count} times in {path}. Include more surrounding text to make "
             "it unique, or pass replace_all=true to replace every occurrence."
         )
-    return path, target, content, content.replace(old_text, new_text), count
+    return content.replace(old_text, new_text), count
 
 
 def _read_text_for_edit(path: Path, real: Path, confinement: Confinement) -> str:

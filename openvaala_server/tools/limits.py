@@ -195,6 +195,11 @@ class CallLimits:
         events = group / ("memory.events" if hierarchy.v2 else "memory.oom_control")
         return _field(events, "oom_kill") > 0
 
+    def group_files(self) -> list[str]:
+        """The files the command's shell joins its groups through (`wrap`): one named in an
+        error means the command did not start."""
+        return [str(group / "cgroup.procs") for _h, group in self._groups.values()]
+
     def counted(self) -> bool:
         """Whether a group counted a limit hit (a sure sign, unlike an error message)."""
         return self._counted("pids") or self._counted("memory")

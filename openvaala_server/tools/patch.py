@@ -177,15 +177,43 @@ def _diff(old: bytes | None, new: str | None, path: str) -> FileDiff:
 
 
 def _apply(arguments: JsonObject, ctx: ToolContext) -> tuple[str, list[FileDiff]]:
-    changes = parse_patch(string_arg(arguments, "input"))
-    plan = _Plan(ctx)
-    for change in changes:
-        _plan_change(change, plan, ctx)
+    plan = plan_patch(arguments, ctx)
     _write_all(plan, ctx)
-    count = len(changes)
+    return summary(plan)
+
+
+def plan_patch(
+    arguments: JsonObject, ctx: ToolContext, known: dict[Path, bytes | None] | None = None
+) -> _Plan:
+    """What the patch would make of each file, written or not; `known`: contents to take
+    instead of the disk's (an editor's buffers: tools/hosted_patch.py)."""
+    plan = _Plan(ctx, before=dict(known or {}))
+    for change in parse_patch(string_arg(arguments, "input")):
+        _plan_change(change, plan, ctx)
+    return plan
+
+
+def summary(plan: _Plan) -> tuple[str, list[FileDiff]]:
+    """The result's text (a line per file change, then the diffs) and its `changes`."""
+    count = len(plan.lines)
     header = f"Applied the patch: {count} file change{'s' if count != 1 else ''}."
     diffs = [change["diff"] for change in plan.changes]
     return "\n".join([header, *plan.lines, "", *diffs]).rstrip("\n"), plan.changes
+
+
+def targets(arguments: JsonObject, ctx: ToolContext) -> list[Path]:
+    """The real paths a patch names (each checked as a write), in order."""
+    paths: list[Path] = []
+    for change in parse_patch(string_arg(arguments, "input")):
+        paths.append(_target(change.path, ctx))
+        if isinstance(change, UpdateFile) and change.move_to is not None:
+            paths.append(_target(change.move_to, ctx))
+    return list(dict.fromkeys(paths))
+
+
+def put(path: Path, content: bytes | None, ctx: ToolContext) -> None:
+    """Write or delete one file of a patch on disk."""
+    _put(path, content, ctx)
 
 
 def _target(raw: str, ctx: ToolContext) -> Path:

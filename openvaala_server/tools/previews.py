@@ -13,7 +13,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from openvaala_server.domain.patch import PatchError, parse_patch
+from openvaala_server.domain.patch import PatchError
 from openvaala_server.domain.permissions import Confinement
 from openvaala_server.domain.proposed import (
     ProposedDiff,
@@ -32,11 +32,11 @@ from openvaala_server.tools.files import (
     ToolFailure,
     WriteFileTool,
     _path_in,
-    _shown,
     edited,
+    shown_path,
     string_arg,
 )
-from openvaala_server.tools.patch import ApplyPatchTool, _Plan, _plan_change
+from openvaala_server.tools.patch import ApplyPatchTool, plan_patch
 
 
 def previews(tool: Tool) -> bool:
@@ -54,7 +54,7 @@ def proposed_changes(
             diffs = _write(arguments, cwd, reading)
         elif isinstance(tool, EditFileTool):
             _, target, old, new, _ = edited(arguments, cwd, reading)
-            diffs = [proposed_diff(str(target), _shown(target, cwd), old, new)]
+            diffs = [proposed_diff(str(target), shown_path(target, cwd), old, new)]
         elif isinstance(tool, ApplyPatchTool):
             diffs = _patch(arguments, cwd, reading)
         else:
@@ -70,7 +70,7 @@ def _write(arguments: JsonObject, cwd: Path, confinement: Confinement) -> list[P
     target = guard.check_write(path, cwd, confinement)
     if target.is_dir():
         return []
-    shown = _shown(target, cwd)
+    shown = shown_path(target, cwd)
     if not target.exists():
         return [proposed_diff(str(target), shown, None, content)]
     with os.fdopen(guard.open_for_reading(target, confinement), "rb") as file:
@@ -81,11 +81,14 @@ def _write(arguments: JsonObject, cwd: Path, confinement: Confinement) -> list[P
     return [proposed_diff(str(target), shown, old, content)]
 
 
-def _patch(arguments: JsonObject, cwd: Path, confinement: Confinement) -> list[ProposedDiff]:
+def _patch(
+    arguments: JsonObject,
+    cwd: Path,
+    confinement: Confinement,
+    known: dict[Path, bytes | None] | None = None,
+) -> list[ProposedDiff]:
     ctx = ToolContext(cwd=cwd, emit_output=lambda _: None, confinement=confinement)
-    plan = _Plan(ctx)
-    for change in parse_patch(string_arg(arguments, "input")):
-        _plan_change(change, plan, ctx)
+    plan = plan_patch(arguments, ctx, known)
     diffs: list[ProposedDiff] = []
     # One entry per real path, in the patch's order: a move is its source deleted and its
     # target added.
@@ -93,7 +96,7 @@ def _patch(arguments: JsonObject, cwd: Path, confinement: Confinement) -> list[P
         before = plan.before.get(path)
         if after == before:
             continue
-        shown = _shown(path, cwd)
+        shown = shown_path(path, cwd)
         old = None if before is None else _text(before)
         new = None if after is None else after.decode("utf-8")
         kind: ProposedKind = "add" if before is None else "delete" if after is None else "update"
@@ -112,3 +115,17 @@ def _text(data: bytes) -> str | None:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         return None
+
+
+def patch_changes(
+    arguments: JsonObject,
+    cwd: Path,
+    confinement: Confinement,
+    known: dict[Path, bytes | None],
+) -> list[ProposedDiff]:
+    """What a patch would change, the `known` files read as given (an editor's buffers)."""
+    try:
+        reading = replace(confinement, mode="off", approved=None)
+        return bounded_proposed(_patch(arguments, cwd, reading, known))
+    except (ToolArgumentError, ToolFailure, PatchError, guard.Refused, OSError):
+        return []

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from openvaala_server.tools.base import Tool
-from openvaala_server.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
-from openvaala_server.tools.patch import ApplyPatchTool
+from openvaala_server.tools.files import ListDirTool
+from openvaala_server.tools.hosted_files import HostedEditFile, HostedReadFile, HostedWriteFile
+from openvaala_server.tools.hosted_patch import HostedApplyPatch
+from openvaala_server.tools.hosted_shell import HostedShellTool
 from openvaala_server.tools.search import GlobTool, GrepTool
-from openvaala_server.tools.shell import ShellTool
 
 
 def _by_name(*tools: Tool) -> dict[str, Tool]:
@@ -16,14 +17,15 @@ def _by_name(*tools: Tool) -> dict[str, Tool]:
 
 
 BUILTIN_TOOLS: dict[str, Tool] = _by_name(
-    ShellTool(),
-    ReadFileTool(),
-    WriteFileTool(),
-    EditFileTool(),
+    HostedShellTool(),  # in the editor's terminal when one offers it (tools/hosted_shell.py)
+    # Through the editor when one holds the conversation's files (tools/hosted_files.py).
+    HostedReadFile(),
+    HostedWriteFile(),
+    HostedEditFile(),
     ListDirTool(),
     GrepTool(),
     GlobTool(),
-    ApplyPatchTool(),
+    HostedApplyPatch(),
 )
 
 

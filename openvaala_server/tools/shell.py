@@ -113,36 +113,66 @@ class ShellTool:
         return Access(summary=call.command, command=call.command, outside_sandbox=reason)
 
     async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        prepared = await prepare(arguments, ctx)
+        if isinstance(prepared, ToolResult):
+            return prepared
+        bounds = limits.CallLimits(ctx.confinement.limits)
         try:
-            call = _parse_arguments(arguments)
-        except ValueError as exc:
-            return ToolResult(str(exc), is_error=True)
-        if not ctx.cwd.is_dir():
-            return ToolResult(f"Working directory does not exist: {ctx.cwd}", is_error=True)
-        confinement = ctx.confinement
-        if problem := sandbox.working_dir_problem(ctx.cwd, confinement):
-            return ToolResult(problem, is_error=True)
-        try:
-            bwrap = await sandbox.usable_bwrap(confinement.mode)
-        except sandbox.SandboxUnavailable as exc:
-            return ToolResult(str(exc), is_error=True)
-        argv = _shell_argv(call.command)
-        if bwrap is not None:
-            argv = sandbox.bwrap_argv(bwrap, argv, ctx.cwd, confinement)
-        env = sandbox.sandboxed_env(sandbox.scrubbed_env(confinement.hidden_env), confinement)
-        output = _Output(ctx)
-        bounds = limits.CallLimits(confinement.limits)
-        try:
-            try:
-                run = await _start(bounds.wrap(argv), ctx.cwd, env)
-            except OSError as exc:
-                return ToolResult(f"Could not start the shell: {exc}", is_error=True)
-            timed_out = await run.finish(output, call.timeout_s)
-            result = _result(output, run.returncode, timed_out, call.timeout_s, ctx.output_limit)
-            result = _with_limits_hit(result, bounds)
+            return await run_here(prepared, bounds, ctx)
         finally:
             bounds.close()
-        return _with_sandbox_note(result, call, confinement)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A call ready to run: its arguments, and its command line with the sandbox around it."""
+
+    call: _Call
+    argv: list[str]
+    env: dict[str, str]
+
+
+async def prepare(arguments: dict[str, Any], ctx: ToolContext) -> Prepared | ToolResult:
+    """The command line a call runs (bubblewrap included), or the error result it ends with."""
+    try:
+        call = _parse_arguments(arguments)
+    except ValueError as exc:
+        return ToolResult(str(exc), is_error=True)
+    if not ctx.cwd.is_dir():
+        return ToolResult(f"Working directory does not exist: {ctx.cwd}", is_error=True)
+    confinement = ctx.confinement
+    if problem := sandbox.working_dir_problem(ctx.cwd, confinement):
+        return ToolResult(problem, is_error=True)
+    try:
+        bwrap = await sandbox.usable_bwrap(confinement.mode)
+    except sandbox.SandboxUnavailable as exc:
+        return ToolResult(str(exc), is_error=True)
+    argv = _shell_argv(call.command)
+    if bwrap is not None:
+        argv = sandbox.bwrap_argv(bwrap, argv, ctx.cwd, confinement)
+    env = sandbox.sandboxed_env(sandbox.scrubbed_env(confinement.hidden_env), confinement)
+    return Prepared(call, argv, env)
+
+
+async def run_here(prepared: Prepared, bounds: limits.CallLimits, ctx: ToolContext) -> ToolResult:
+    """Run a prepared call as the daemon's own child process."""
+    call = prepared.call
+    output = _Output(ctx)
+    try:
+        run = await _start(bounds.wrap(prepared.argv), ctx.cwd, prepared.env)
+    except OSError as exc:
+        return ToolResult(f"Could not start the shell: {exc}", is_error=True)
+    timed_out = await run.finish(output, call.timeout_s)
+    result = _result(output, run.returncode, timed_out, call.timeout_s, ctx.output_limit)
+    return noted(result, prepared, bounds, ctx)
+
+
+def noted(
+    result: ToolResult, prepared: Prepared, bounds: limits.CallLimits, ctx: ToolContext
+) -> ToolResult:
+    """A finished command's result with the limit it hit and, on failure, the sandbox's note
+    (wherever it ran: here or in an editor's terminal)."""
+    return _with_sandbox_note(_with_limits_hit(result, bounds), prepared.call, ctx.confinement)
 
 
 def _parse_arguments(arguments: dict[str, Any]) -> _Call:
@@ -418,6 +448,13 @@ def _result(
     output: _Output, returncode: int | None, timed_out: bool, timeout_s: float, limit: int
 ) -> ToolResult:
     text, truncated = output.result_text(limit)
+    return ended(text, truncated, returncode, timed_out, timeout_s)
+
+
+def ended(
+    text: str, truncated: bool, returncode: int | None, timed_out: bool, timeout_s: float
+) -> ToolResult:
+    """A command's result: its output, a line if it timed out, and its exit code."""
     if text and not text.endswith("\n"):
         text += "\n"
     if timed_out:

@@ -28,6 +28,7 @@ from acp.schema import (
     UserMessageChunk,
 )
 
+from tests.acp.acp_schema import SchemaCheck
 from tests.fakes.providers import FakeProvider
 from tests.support.daemon import Daemon
 
@@ -121,10 +122,16 @@ class Recorder:
 
 @contextlib.asynccontextmanager
 async def acp_agent(
-    daemon: Daemon, log_dir: Path
+    daemon: Daemon,
+    log_dir: Path,
+    *,
+    rec: Recorder | None = None,
+    capabilities: ClientCapabilities | None = None,
+    schema: SchemaCheck | None = None,
 ) -> AsyncIterator[tuple[ClientSideConnection, Recorder]]:
-    """`openvaala acp` started by a real ACP client and initialized."""
-    rec = Recorder()
+    """`openvaala acp` started by a real ACP client (`rec`, offering `capabilities`) and
+    initialized; `schema` sees every message both ways."""
+    rec = rec or Recorder()
     # The agent's log goes to a file: an undrained pipe could block it.
     stderr = os.open(log_dir / "acp-stderr.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     try:
@@ -137,10 +144,11 @@ async def acp_agent(
             "acp",
             env=daemon.env,
             transport_kwargs={"stderr": stderr},
+            observers=[schema] if schema is not None else None,
         ) as (conn, _process):
             await conn.initialize(
                 protocol_version=PROTOCOL_VERSION,
-                client_capabilities=ClientCapabilities(),
+                client_capabilities=capabilities or ClientCapabilities(),
                 client_info=Implementation(name="pytest", version="1"),
             )
             yield conn, rec
