@@ -31,6 +31,10 @@ from tests.server.mcp.conftest import SERVER, STARTUP_S
 from tests.support.daemon import Daemon
 
 TOOL = "mcp__editor-tools__echo"
+# The test server as an editor names it in `mcpServers`.
+SERVER_ENTRY = McpServerStdio(
+    name="editor tools", command=sys.executable, args=[str(SERVER), "stdio"], env=[]
+)
 
 
 def _offered(body: bytes) -> list[str]:
@@ -43,9 +47,7 @@ async def test_a_server_of_session_new_serves_that_session_only(
 ) -> None:
     daemon: Daemon = daemon_factory(fake_config(fake_openai))
     work = str(os.path.realpath(daemon.workdir))  # noqa: ASYNC240 - before the daemon is used
-    server = McpServerStdio(
-        name="editor tools", command=sys.executable, args=[str(SERVER), "stdio"], env=[]
-    )
+    server = SERVER_ENTRY
     fake_openai.enqueue(
         Reply().tool_call(TOOL, {"text": "hello from the editor's server"}),
         Reply().text("done"),
@@ -92,9 +94,7 @@ async def test_resources_of_the_editors_and_the_configured_servers_are_both_read
     )
     daemon: Daemon = daemon_factory(config)
     work = str(os.path.realpath(daemon.workdir))  # noqa: ASYNC240 - before the daemon is used
-    server = McpServerStdio(
-        name="editor tools", command=sys.executable, args=[str(SERVER), "stdio"], env=[]
-    )
+    server = SERVER_ENTRY
     read = {"server": "notes", "uri": "notes://today"}
     fake_openai.enqueue(
         Reply().text("started"),  # the configured server starts with the first turn
@@ -133,9 +133,7 @@ async def test_the_editors_server_stops_when_the_editor_goes(
 ) -> None:
     daemon: Daemon = daemon_factory(fake_config(fake_openai))
     work = str(os.path.realpath(daemon.workdir))  # noqa: ASYNC240 - before the daemon is used
-    server = McpServerStdio(
-        name="editor tools", command=sys.executable, args=[str(SERVER), "stdio"], env=[]
-    )
+    server = SERVER_ENTRY
     fake_openai.enqueue(Reply().tool_call("mcp__editor-tools__pid", {}), Reply().text("done"))
     async with acp_agent(daemon, tmp_path) as (conn, rec):
         sid = (await conn.new_session(cwd=work, mcp_servers=[server])).session_id
