@@ -239,10 +239,15 @@ async def test_undo_of_a_patch_brings_back_the_file_it_deleted_on_disk(
         "*** Delete File: old.py\n*** End Patch"
     )
     fake_openai.enqueue(Reply().tool_call("apply_patch", {"input": patch}), Reply().text("done"))
-    async with acp_agent(daemon, tmp_path, rec=editor, capabilities=EDITOR) as (conn, _rec):
+    schema = SchemaCheck()
+    async with acp_agent(daemon, tmp_path, rec=editor, capabilities=EDITOR, schema=schema) as (
+        conn,
+        _rec,
+    ):
         sid = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
         answer = await conn.prompt(session_id=sid, prompt=[text_block("go")])
         assert answer.stop_reason == "end_turn"
+    schema.check()
     assert editor.buffers[str(work / "app.py")] == "x = 1\ny = 3\n"
     assert not (work / "old.py").exists()
 
@@ -277,10 +282,16 @@ async def test_an_editor_failing_with_a_long_reason_fails_the_call_at_once(
     work = Path(os.path.realpath(daemon.workdir))  # noqa: ASYNC240 - before the daemon is used
     (work / "notes.txt").write_text("saved text\n")
     fake_openai.enqueue(Reply().tool_call("read_file", {"path": "notes.txt"}), Reply().text("done"))
-    async with acp_agent(daemon, tmp_path, rec=Failing({}), capabilities=EDITOR) as (conn, _r):
+    schema = SchemaCheck()
+    editor = Failing({})
+    async with acp_agent(daemon, tmp_path, rec=editor, capabilities=EDITOR, schema=schema) as (
+        conn,
+        _rec,
+    ):
         sid = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
         answer = await conn.prompt(session_id=sid, prompt=[text_block("go")])
         assert answer.stop_reason == "end_turn"
+    schema.check()
     # The editor's reason reached the model, not a time-out after waiting for nothing.
     sent = fake_openai.last_request.body.decode()
     assert "the buffer is locked" in sent and "did not answer" not in sent

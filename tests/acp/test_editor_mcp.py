@@ -31,6 +31,10 @@ from tests.server.mcp.conftest import SERVER, STARTUP_S
 from tests.support.daemon import Daemon
 
 TOOL = "mcp__editor-tools__echo"
+# The test server as an editor names it in `mcpServers`.
+SERVER_ENTRY = McpServerStdio(
+    name="editor tools", command=sys.executable, args=[str(SERVER), "stdio"], env=[]
+)
 
 
 def _offered(body: bytes) -> list[str]:
@@ -43,9 +47,7 @@ async def test_a_server_of_session_new_serves_that_session_only(
 ) -> None:
     daemon: Daemon = daemon_factory(fake_config(fake_openai))
     work = str(os.path.realpath(daemon.workdir))  # noqa: ASYNC240 - before the daemon is used
-    server = McpServerStdio(
-        name="editor tools", command=sys.executable, args=[str(SERVER), "stdio"], env=[]
-    )
+    server = SERVER_ENTRY
     fake_openai.enqueue(
         Reply().tool_call(TOOL, {"text": "hello from the editor's server"}),
         Reply().text("done"),
@@ -92,16 +94,15 @@ async def test_resources_of_the_editors_and_the_configured_servers_are_both_read
     )
     daemon: Daemon = daemon_factory(config)
     work = str(os.path.realpath(daemon.workdir))  # noqa: ASYNC240 - before the daemon is used
-    server = McpServerStdio(
-        name="editor tools", command=sys.executable, args=[str(SERVER), "stdio"], env=[]
-    )
+    server = SERVER_ENTRY
     read = {"server": "notes", "uri": "notes://today"}
     fake_openai.enqueue(
         Reply().text("started"),  # the configured server starts with the first turn
         Reply().tool_call("read_mcp_resource", read),
         Reply().text("done"),
     )
-    async with acp_agent(daemon, tmp_path) as (conn, _rec):
+    schema = SchemaCheck()
+    async with acp_agent(daemon, tmp_path, schema=schema) as (conn, _rec):
         sid = (await conn.new_session(cwd=work, mcp_servers=[server])).session_id
         answer = await conn.prompt(session_id=sid, prompt=[text_block("start")])
         await _ready(daemon, "notes")
@@ -111,6 +112,7 @@ async def test_resources_of_the_editors_and_the_configured_servers_are_both_read
     (reader,) = [t for t in tools if t["function"]["name"] == "read_mcp_resource"]
     servers = reader["function"]["parameters"]["properties"]["server"]["enum"]
     assert sorted(servers) == ["editor-tools", "notes"]
+    schema.check()
     assert "Water the ficus at noon." in fake_openai.last_request.body.decode()
 
 
@@ -133,11 +135,10 @@ async def test_the_editors_server_stops_when_the_editor_goes(
 ) -> None:
     daemon: Daemon = daemon_factory(fake_config(fake_openai))
     work = str(os.path.realpath(daemon.workdir))  # noqa: ASYNC240 - before the daemon is used
-    server = McpServerStdio(
-        name="editor tools", command=sys.executable, args=[str(SERVER), "stdio"], env=[]
-    )
+    server = SERVER_ENTRY
     fake_openai.enqueue(Reply().tool_call("mcp__editor-tools__pid", {}), Reply().text("done"))
-    async with acp_agent(daemon, tmp_path) as (conn, rec):
+    schema = SchemaCheck()
+    async with acp_agent(daemon, tmp_path, schema=schema) as (conn, rec):
         sid = (await conn.new_session(cwd=work, mcp_servers=[server])).session_id
         prompt = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text_block("go")]))
         await rec.until(lambda: rec.questions)
@@ -151,6 +152,7 @@ async def test_the_editors_server_stops_when_the_editor_goes(
         if m["role"] == "tool"
     ]
     pid = int(str(tool_results[-1]).strip())
+    schema.check()
     # `openvaala acp` exited: its connection closed, and the daemon stopped the server.
     async with asyncio.timeout(30):
         while True:

@@ -170,13 +170,14 @@ async def test_a_command_failing_in_the_terminal_gets_the_sandbox_note(
     fake_openai.enqueue(
         Reply().tool_call("shell", {"command": f"echo x > {outside}"}), Reply().text("done")
     )
-    editor = Terminals()
+    editor, schema = Terminals(), SchemaCheck()
     async with acp_agent(
-        daemon, tmp_path, rec=editor, capabilities=ClientCapabilities(terminal=True)
+        daemon, tmp_path, rec=editor, capabilities=ClientCapabilities(terminal=True), schema=schema
     ) as (conn, _rec):
         sid = (await conn.new_session(cwd=work, mcp_servers=[])).session_id
         answer = await conn.prompt(session_id=sid, prompt=[text_block("go")])
         assert answer.stop_reason == "end_turn"
+    schema.check()
     assert len(editor.commands) == 1
     assert not await asyncio.to_thread(outside.exists)
     sent = fake_openai.last_request.body.decode()
