@@ -240,7 +240,7 @@ class Actions(MemoryActions, HistoryActions):
         if cid is None:
             return await self.bridge.request(methods.AGENTS_LIST, {})
         listed = await self.bridge.request(methods.SESSIONS_LIST, {"conversationId": cid})
-        nodes = {
+        nodes: dict[str, dict[str, Any]] = {
             s["sessionId"]: {
                 **s,
                 "uri": uris.conversation_uri(

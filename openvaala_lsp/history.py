@@ -8,7 +8,7 @@ passed through (`conversation/undo`, `conversation/tree`, `turn/resume`, `conver
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from lsprotocol import types
 
@@ -54,7 +54,7 @@ class HistoryActions:
         """The files turns from this message on changed, not restored yet, and those too large
         to have been kept."""
         read = await self.bridge.request(methods.CONVERSATION_READ, {"conversationId": cid})
-        items: list[dict[str, Any]] = read.get("items") or []
+        items = read["items"]
         report = await self.bridge.request(
             methods.CONVERSATION_CHECKPOINTS, {"conversationId": cid}
         )
@@ -115,7 +115,8 @@ class HistoryActions:
     async def tree(self, params: Params) -> Any:
         cid = required(params, "conversationId")
         result = await self.bridge.request(methods.CONVERSATION_TREE, {"conversationId": cid})
-        stack = [result["root"]]
+        # The editor's tree: the daemon's nodes, each with a `uri` added.
+        stack = [cast("dict[str, Any]", result["root"])]
         while stack:  # each node gets the uri the editor opens it with
             node = stack.pop()
             node["uri"] = uris.conversation_uri(node["conversationId"])

@@ -3,10 +3,13 @@ tool call changed as ```diff blocks, and the MCP servers' state for `openvaala.m
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from openvaala_server.protocol.display import mcp_server_state
+
+if TYPE_CHECKING:
+    from openvaala_server.protocol import payloads
 
 _STEP = {"completed": "- [x] {}", "in_progress": "- [ ] **{}** _(in progress)_"}
 
@@ -42,11 +45,11 @@ def change_heading(change: dict[str, Any]) -> str:
     return f"_{word or kind}_ `{path}`"
 
 
-def server_line(server: dict[str, Any]) -> str:
+def server_line(server: Mapping[str, object]) -> str:
     return f"{server.get('name') or '?'}: {mcp_server_state(server)}"
 
 
-def mcp_report(servers: list[dict[str, Any]]) -> str:
+def mcp_report(servers: Sequence[payloads.McpServerState]) -> str:
     if not servers:
         return "No MCP servers are configured ([mcp_servers.NAME] in config.toml)."
     return "MCP servers: " + "; ".join(server_line(s) for s in servers)

@@ -24,7 +24,7 @@ import signal
 import sys
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from openvaala_server.domain.approvals import allowed_by, has_control_operator, pattern_matches
 from openvaala_server.domain.short_ids import IdPrefixError
@@ -40,7 +40,6 @@ from openvaala_server.protocol.display import scrub
 
 if TYPE_CHECKING:
     from openvaala_server.client import Client
-    from openvaala_server.client.connection import Note
     from openvaala_server.protocol import payloads
     from openvaala_server.protocol.json_types import JsonObject
 
@@ -175,7 +174,7 @@ class TurnFollower:
         self.printed_any = True
         self.at_line_start = text.endswith("\n")
 
-    def feed(self, note: Note) -> None:
+    def feed(self, note: Mapping[str, Any]) -> None:
         method, params = note.get("method"), note.get("params") or {}
         if self.json_lines:
             self.out.write(codec.dumps({"method": method, "params": params}).decode() + "\n")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.app import App
 
@@ -23,6 +23,9 @@ from openvaala_tui.screens import (
 )
 from openvaala_tui.widgets.composer import Composer
 from openvaala_tui.widgets.transcript import Transcript
+
+if TYPE_CHECKING:
+    from openvaala_server.protocol.payloads import ConfigErrorNote, ConfigReloadedNote, ConfigState
 
 _local_ids = itertools.count(1)
 
@@ -71,7 +74,7 @@ class CommandsMixin(App[int]):
             }
         )
 
-    async def show_config(self, status: dict[str, Any]) -> None:
+    async def show_config(self, status: ConfigState | ConfigReloadedNote | ConfigErrorNote) -> None:
         """A `config/error` or `config/reloaded` of the daemon (or `initialize`'s `config`)."""
         message = str(status.get("message") or "")
         if status.get("state") == "error":

@@ -14,7 +14,7 @@ import itertools
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
@@ -33,7 +33,6 @@ from openvaala_server.client.view import (
     ItemDelta,
     ItemRemoved,
     ItemUpdated,
-    Note,
     PlanChanged,
     Reset,
     SessionsChanged,
@@ -64,7 +63,9 @@ from openvaala_tui.widgets.transcript import FIRST_PAGE, Transcript
 from openvaala_tui.widgets.welcome import welcome_text
 
 if TYPE_CHECKING:  # a type only: the records' shapes are not on the way to the first screen
+    from openvaala_server.client.notes import Note
     from openvaala_server.client.view import Item
+    from openvaala_server.protocol.payloads import ConfigState
 
 DOUBLE_ESCAPE_S = 0.8
 LIST_PAGES = 10  # --continue looks this far back (pages of 200 conversations)
@@ -237,7 +238,8 @@ class VaalaApp(
                 )
             config = self.client.server_info.get("config") if self.client else None
             if isinstance(config, dict) and config.get("state") == "error":
-                await self.show_config(config)  # broken before this client connected
+                # broken before this client connected
+                await self.show_config(cast("ConfigState", config))
             await self.offer_setup()
         except (RpcError, ConnectionLost) as exc:
             await self.show_error(exc)
@@ -367,18 +369,20 @@ class VaalaApp(
             await self.handle_note(note)
 
     async def handle_note(self, note: Note) -> None:
-        params = note.get("params") or {}
-        if str(note.get("method")).startswith("config/"):  # the whole daemon's, no conversation
-            await self.show_config(params)
+        # The whole daemon's notifications first: they name no conversation.
+        if note["method"] == methods.CONFIG_ERROR or note["method"] == methods.CONFIG_RELOADED:
+            await self.show_config(note["params"])
             return
-        if note.get("method") == methods.MCP_STATUS_CHANGED:  # the whole daemon's too
-            failed = self.mcp_servers.changed(params)
+        if note["method"] == methods.MCP_STATUS_CHANGED:
+            failed = self.mcp_servers.changed(note["params"])
             self.composer.mcp_offers = self.mcp_servers.offers()
             if failed is not None:
                 self.notify(failed, severity="warning")
             return
-        cid = params.get("conversationId")
-        if note.get("method") == methods.TURN_ENDED:  # servers may have started meanwhile
+        if note["method"] == methods.CONVERSATION_LIST_CHANGED:
+            return  # this screen does not watch the list
+        cid = note["params"].get("conversationId")
+        if note["method"] == methods.TURN_ENDED:  # servers may have started meanwhile
             self.refresh_mcp_offers_soon()
         async with self._lock:
             if cid is not None and cid != self.view.conversation_id:
