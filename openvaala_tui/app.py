@@ -14,6 +14,7 @@ import itertools
 import os
 import sys
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from textual.app import App, ComposeResult
@@ -65,7 +66,17 @@ from openvaala_tui.widgets.welcome import welcome_text
 if TYPE_CHECKING:  # a type only: the records' shapes are not on the way to the first screen
     from openvaala_server.client.notes import Note
     from openvaala_server.client.view import Item
-    from openvaala_server.protocol.payloads import ConfigState
+    from openvaala_server.domain.approvals import Answer
+    from openvaala_server.domain.inbox import InputWire
+    from openvaala_server.domain.inbox import Mode as InputMode
+    from openvaala_server.domain.plan import Plan
+    from openvaala_server.protocol.payloads import (
+        ConfigState,
+        ListParams,
+        RespondParams,
+        SendParams,
+        SessionParams,
+    )
 
 DOUBLE_ESCAPE_S = 0.8
 LIST_PAGES = 10  # --continue looks this far back (pages of 200 conversations)
@@ -105,7 +116,7 @@ class VaalaApp(
         cwd: str | None = None,
         client: Client | None = None,
         conversation_id: str | None = None,
-        snapshot: dict[str, Any] | None = None,
+        snapshot: Mapping[str, object] | None = None,
         connect: bool = True,
         continue_last: bool = False,
         resume_id: str | None = None,
@@ -269,16 +280,17 @@ class VaalaApp(
     async def last_conversation_in(self, cwd: str) -> str | None:
         """The conversation last active in `cwd` (the list is newest first), if any."""
         assert self.client is not None
-        params: dict[str, Any] = {"archived": False, "limit": 200}
+        params: ListParams = {"archived": False, "limit": 200}
         here = {cwd, await asyncio.to_thread(os.path.realpath, cwd)}
         for _ in range(LIST_PAGES):
             result = await self.client.request(methods.CONVERSATION_LIST, params)
-            for conv in result.get("conversations") or []:
-                if conv.get("cwd") in here:
-                    return str(conv["conversationId"])
-            if not result.get("nextCursor"):
+            for conv in result["conversations"]:
+                if conv["cwd"] in here:
+                    return conv["conversationId"]
+            cursor = result.get("nextCursor")
+            if not cursor:
                 break
-            params["cursor"] = result["nextCursor"]
+            params["cursor"] = cursor
         return None
 
     async def create_conversation(self, cwd: str) -> str | None:
@@ -342,7 +354,7 @@ class VaalaApp(
             )
         )
 
-    async def _warn_about(self, conversation: dict[str, Any]) -> None:
+    async def _warn_about(self, conversation: Mapping[str, object]) -> None:
         if conversation.get("cwdExists") is False:
             await self.local_notice(
                 f"The working directory {conversation.get('cwd')} does not exist: point it "
@@ -449,7 +461,8 @@ class VaalaApp(
     def refresh_plan(self) -> None:
         """The followed session's plan above the transcript (hidden while it has none)."""
         session = self.view.sessions.get(self.following or "")
-        self.query_one(PlanPanel).show_plan(session.plan if session else None)
+        # The view keeps the last `plan/updated`'s plan (and the inbox below) as it came.
+        self.query_one(PlanPanel).show_plan(cast("Plan | None", session.plan if session else None))
 
     def refresh_inbox(self) -> None:
         """The followed session's waiting inputs. A panel that empties while it has the focus
@@ -457,7 +470,7 @@ class VaalaApp(
         session = self.view.sessions.get(self.following or "")
         panel = self.query_one(InboxPanel)
         had_focus = panel.has_focus_within
-        panel.set_inputs(session.inbox if session else [])
+        panel.set_inputs(cast("list[InputWire]", session.inbox if session else []))
         if had_focus and not panel.display:
             self.composer.focus()
 
@@ -599,10 +612,10 @@ class VaalaApp(
         attached_names = attached.files + with_resources.attached
         if attached_names:
             self.notify("Attached: " + ", ".join(attached_names))
-        params: dict[str, Any] = {
+        params: SendParams = {
             "conversationId": self.view.conversation_id,
             "text": with_resources.text,
-            "mode": message.mode,
+            "mode": as_mode(message.mode),
         }
         if self.following and self.following != self.view.root_id:
             params["sessionId"] = self.following
@@ -630,7 +643,7 @@ class VaalaApp(
     async def refresh_mcp_offers(self) -> None:
         """What the composer completes of MCP: the prompts and resources of the ready servers."""
         try:
-            result = await self.call(methods.MCP_LIST)
+            result = await self.call(methods.MCP_LIST, {})
         except (RpcError, ConnectionLost):
             return  # the next turn's end tries again
         self.mcp_servers.load(result.get("servers") or [])
@@ -648,16 +661,17 @@ class VaalaApp(
         except (RpcError, ConnectionLost) as exc:
             await self.show_error(exc)
             return
-        params: dict[str, Any] = {
+        params: SendParams = {
             "conversationId": self.view.conversation_id,
             "text": prompt,
-            "mode": mode,
-            **self._session_param(),
+            "mode": as_mode(mode),
         }
+        if session_id := self._session_param().get("sessionId"):
+            params["sessionId"] = session_id
         await self._deliver(params, None)
 
     async def _deliver(
-        self, params: dict[str, Any], pending: Item | None, images: list[Image] | None = None
+        self, params: SendParams, pending: Item | None, images: list[Image] | None = None
     ) -> None:
         """Send one message, after those sent before it; a pending one leaves the transcript
         once delivered (the daemon's own item replaces it), or goes back to the composer."""
@@ -707,8 +721,10 @@ class VaalaApp(
                 await self.withdrawn_images(result.get("images"))
                 self.composer.set_text(f"{current}\n{withdrawn}" if current.strip() else withdrawn)
                 self.composer.focus()
-            elif message.action in ("steer", "jump"):
-                await self.client.request(f"input/{message.action}", {"inputId": message.input_id})
+            elif message.action == "steer":
+                await self.client.request(methods.INPUT_STEER, {"inputId": message.input_id})
+            elif message.action == "jump":
+                await self.client.request(methods.INPUT_JUMP, {"inputId": message.input_id})
         except (RpcError, ConnectionLost) as exc:
             await self.show_error(exc)
 
@@ -718,10 +734,11 @@ class VaalaApp(
         # No await between changing the view and drawing it: no lock needed.
         self.view.answered_here[message.approval_id] = message.decision
         self.refresh_approvals()  # the next one waiting, if any
-        params: dict[str, Any] = {
+        params: RespondParams = {
             "conversationId": self.view.conversation_id,
             "approvalId": message.approval_id,
-            "decision": message.decision,
+            # The prompt's buttons answer allow | allow_conversation | deny (widgets/approval.py).
+            "decision": cast("Answer", message.decision),
         }
         if message.message:
             params["message"] = message.message
@@ -801,7 +818,7 @@ class VaalaApp(
     async def interrupt(self, session_id: str | None = None) -> None:
         if self.client is None:
             return
-        params: dict[str, Any] = {"conversationId": self.view.conversation_id}
+        params: SessionParams = {"conversationId": self.view.conversation_id}
         if session_id and session_id != self.view.root_id:
             params["sessionId"] = session_id
         stopped = session_id or self.view.root_id
@@ -858,3 +875,9 @@ def main(
     finally:
         gc.enable()  # if the app ended before its first screen
     return app.return_code or 0
+
+
+def as_mode(mode: str) -> InputMode:
+    """The composer's keys and commands send steer | queue | jump (widgets/composer.py); the
+    daemon refuses anything else by name."""
+    return cast("InputMode", mode)
