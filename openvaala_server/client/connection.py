@@ -44,7 +44,10 @@ from openvaala_server.protocol import jsonrpc, methods
 from openvaala_server.protocol.json_types import JsonObject, JsonValue
 
 if TYPE_CHECKING:  # annotations only: the payload types cost ~60 ms to import (TUI start-up)
-    from openvaala_server.client.notes import ConnectionParams, Note, SnapshotParams
+    from openvaala_server.client.notes import ConnectionParams, SnapshotParams
+
+    # Re-exported: `Note` was declared here before client/notes.py held the union.
+    from openvaala_server.client.notes import Note as Note
     from openvaala_server.domain.approvals import Answer
     from openvaala_server.domain.inbox import Mode
     from openvaala_server.protocol import payloads
