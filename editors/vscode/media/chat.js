@@ -8,6 +8,7 @@
 // {type:"host"} asks VS Code (the diff editor, a file picker, the editor's selection).
 import { apply, fromSnapshot, session, sessionTree } from "./web/js/state.js";
 import { MarkdownStream, renderMarkdown } from "./web/js/markdown.js";
+import { forgetServers, mcpPicker } from "./mcp.js";
 
 const api = acquireVsCodeApi();
 const saved = api.getState() || {};
@@ -165,6 +166,7 @@ window.addEventListener("message", (e) => {
   } else if (m.type === "notification") {
     if (m.method === "$/openvaala/event") onEvent(m.params);
     else if (m.method === "$/openvaala/connection") onConnection(m.params);
+    else if (m.method === "$/openvaala/mcpStatus") mcp.changed(m.params);
   } else if (m.type === "open" && m.conversationId) {
     open(m.conversationId, m.composerText);
   }
@@ -174,6 +176,7 @@ function onConnection(p) {
   if (p.state === "reconnecting") showStatus("connection to the daemon lost, reconnecting…", true);
   else if (p.state === "connected") {
     showStatus("reconnected");
+    forgetServers(mcp);
     if (ui.cid) resubscribe();
   } else if (p.state === "disconnected") showStatus(`the daemon is gone: ${p.message || ""}`, true);
 }
@@ -432,8 +435,11 @@ async function rewind(cid, messageId) {
 }
 
 async function send(mode) {
-  const text = $("text").value.trim();
-  if (!text) return showStatus("the composer is empty", true);
+  const typed = $("text").value.trim();
+  if (!typed) return showStatus("the composer is empty", true);
+  // An MCP prompt or resource mention becomes the message to send; refused, nothing is sent.
+  const text = await guarded("mcp", () => mcp.expand(typed));
+  if (text === undefined) return;
   if (!ui.cid) await open((await call("openvaala/conversations/new", {})).conversation.conversationId);
   const cid = ui.cid;
   $("text").value = "";
@@ -519,6 +525,7 @@ function wire() {
   });
 }
 
+const mcp = mcpPicker($("composer"), $("text"), call);
 wire();
 if (ui.cid) open(ui.cid);
 else refreshPicker();
