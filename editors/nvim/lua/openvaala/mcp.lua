@@ -1,0 +1,111 @@
+-- MCP resources and prompts from the composer (docs/editors.md, "Neovim"):
+--   :OpenVaalaResource  pick a ready server's resource (vim.ui.select); `@SERVER:URI` goes into
+--                       the composer, and the resource's text goes with the message when sent
+--   :OpenVaalaPrompt    pick a ready server's prompt; `/mcp__SERVER__PROMPT name=` goes into the
+--                       composer, to fill in and send
+-- A message that starts with `/mcp__` or mentions `@SERVER:URI` is read by the bridge before it
+-- is sent (`openvaala/mcp/expand`): the server's filled-in prompt, or the text with each
+-- resource appended. A malformed command or a refusal is shown, and the message is not sent.
+
+local M = {}
+local ov -- the openvaala module (set in setup)
+
+--- Whether the bridge has to read `text` first: a prompt command, or a `@SERVER:URI` mention.
+function M.needs_expanding(text)
+  return text:match("^%s*/mcp__") ~= nil or text:match("@[%w_-]+:%S") ~= nil
+end
+
+--- callback(err, message): the message to send for `text` (itself when nothing is to expand).
+function M.expand(text, callback)
+  if not M.needs_expanding(text) then
+    return callback(nil, text)
+  end
+  ov.request("openvaala/mcp/expand", { text = text }, function(err, result)
+    callback(err, result and result.text)
+  end)
+end
+
+--- callback(list): the ready servers' entries of `mcp/list`, each item with its `server` added,
+--- from `field` ("resources" or "prompts").
+local function offered(field, callback)
+  ov.request("openvaala/mcp/list", vim.empty_dict(), function(err, result)
+    if err then
+      return
+    end
+    local items = {}
+    for _, server in ipairs(result.servers or {}) do
+      if server.status == "ready" then
+        for _, item in ipairs(server[field] or {}) do
+          table.insert(items, vim.tbl_extend("force", item, { server = server.name }))
+        end
+      end
+    end
+    if #items == 0 then
+      return vim.notify(
+        "OpenVaala: no ready MCP server offers " .. field .. " (a server starts when a turn first needs it)",
+        vim.log.levels.WARN
+      )
+    end
+    callback(items)
+  end)
+end
+
+--- Add `text` at the end of the composer of `cid` (opening the chat), on the last line.
+local function append(cid, text)
+  local chat = require("openvaala.chat").open(cid)
+  local last = vim.api.nvim_buf_line_count(chat.buf)
+  local line = vim.api.nvim_buf_get_lines(chat.buf, last - 1, last, false)[1] or ""
+  local pad = (line == "" or line:match("%s$")) and "" or " "
+  vim.api.nvim_buf_set_lines(chat.buf, last - 1, last, false, { line .. pad .. text })
+  local win = chat.composer
+  if win and vim.api.nvim_win_is_valid(win) then
+    vim.api.nvim_win_set_cursor(win, { last, #line + #pad + #text })
+  end
+end
+
+--- Pick a resource; its `@SERVER:URI` goes into the composer of `cid`.
+function M.pick_resource(cid)
+  offered("resources", function(items)
+    vim.ui.select(items, {
+      prompt = "MCP resource:",
+      kind = "openvaala.mcp_resource",
+      format_item = function(r)
+        return "@" .. r.server .. ":" .. r.uri .. (r.name and r.name ~= "" and ("  " .. r.name) or "")
+      end,
+    }, function(r)
+      if r then
+        append(cid, "@" .. r.server .. ":" .. r.uri .. " ")
+      end
+    end)
+  end)
+end
+
+--- Pick a prompt; `/mcp__SERVER__PROMPT name= …` replaces the composer of `cid`.
+function M.pick_prompt(cid)
+  offered("prompts", function(items)
+    vim.ui.select(items, {
+      prompt = "MCP prompt:",
+      kind = "openvaala.mcp_prompt",
+      format_item = function(p)
+        local help = p.description ~= "" and ("  " .. p.description) or ""
+        return "/mcp__" .. p.server .. "__" .. p.name .. help
+      end,
+    }, function(p)
+      if not p then
+        return
+      end
+      local words = { "/mcp__" .. p.server .. "__" .. p.name }
+      for _, argument in ipairs(p.arguments or {}) do
+        table.insert(words, argument .. "=")
+      end
+      local chat = require("openvaala.chat").open(cid)
+      vim.api.nvim_buf_set_lines(chat.buf, 0, -1, false, { table.concat(words, " ") })
+    end)
+  end)
+end
+
+function M.setup(module)
+  ov = module
+end
+
+return M
