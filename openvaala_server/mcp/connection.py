@@ -68,6 +68,13 @@ STOP_S: Final = 10.0
 # no end of a session: see _closed), so clients are told of a server that exited while idle.
 ALIVE_CHECK_S: Final = 1.0
 MIB: Final = 1024 * 1024
+# A server listed again after it said its lists changed: at once the first time; while changes
+# keep coming, each listing waits twice as long as the one before (from RELIST_MIN_S up to
+# RELIST_MAX_S), so a server that answers every listing with another change costs one listing
+# per RELIST_MAX_S, not a loop. Quiet for RELIST_QUIET_S, it is listed at once again.
+RELIST_MIN_S: Final = 0.5
+RELIST_MAX_S: Final = 30.0
+RELIST_QUIET_S: Final = 60.0
 # How the SDK (2.x) resolves a call whose server-sent event it could not read (over its size
 # limit, malformed): that request alone fails, the session goes on.
 _SSE_FAILED = "SSE stream failed"
@@ -156,6 +163,9 @@ class McpConnection:
         self._offers: ServerCapabilities | None = None
         self._relist = False
         self._relisting = False
+        # When it was last listed again, and how long the next listing waits after that.
+        self._relisted_at = -RELIST_QUIET_S
+        self._relist_delay = 0.0
         self.error: str | None = None
         # The server's tools that pass enabled_tools / disabled_tools, from its last listing
         # (at first the one kept from an earlier run, mcp/listings.py).
@@ -374,6 +384,7 @@ class McpConnection:
         it lists now, and every client is told (`mcp/statusChanged`)."""
         try:
             while self._relist:
+                await self._relist_wait()  # every change told meanwhile is read by one listing
                 session = self._session
                 if session is None or not self.ready:
                     return  # kept: a start under way lists it again once ready (_serve)
@@ -384,9 +395,21 @@ class McpConnection:
                 except Exception as exc:  # the listing it had stays; the next change tries again
                     log.info("MCP server %s: listing again failed: %r", self.config.name, exc)
                     return
+                finally:
+                    self._relisted_at = anyio.current_time()
+                    self._relist_delay = min(
+                        max(self._relist_delay * 2, RELIST_MIN_S), RELIST_MAX_S
+                    )
                 self.announce()
         finally:
             self._relisting = False
+
+    async def _relist_wait(self) -> None:
+        """Back off while the server keeps saying its lists changed (see RELIST_MIN_S)."""
+        now = anyio.current_time()
+        if now - self._relisted_at >= RELIST_QUIET_S:
+            self._relist_delay = 0.0
+        await anyio.sleep(max(0.0, self._relisted_at + self._relist_delay - now))
 
     @contextlib.asynccontextmanager
     async def _open(self) -> AsyncIterator[ClientSession]:
