@@ -44,6 +44,7 @@ from pydantic import FileUrl
 
 from openvaala_server.config import McpServerConfig
 from openvaala_server.mcp import catalog
+from openvaala_server.mcp.ended import Source, Watched
 from openvaala_server.protocol.payloads import McpServerState
 from openvaala_server.structured import CANCEL_GRACE_S, Activity, Supervisor
 
@@ -64,9 +65,6 @@ STDERR_TAIL = 500
 # How long `stop` waits for a server to end its session (the SDK terminates, then kills, the
 # process) before cancelling its activity.
 STOP_S: Final = 10.0
-# How often a ready server's session is looked at for having ended on its own (the SDK signals
-# no end of a session: see _closed), so clients are told of a server that exited while idle.
-ALIVE_CHECK_S: Final = 1.0
 MIB: Final = 1024 * 1024
 # A server listed again after it said its lists changed: at once the first time; while changes
 # keep coming, each listing waits twice as long as the one before (from RELIST_MIN_S up to
@@ -182,6 +180,8 @@ class McpConnection:
         self.resources: tuple[Resource, ...] = ()
         self.prompts: tuple[Prompt, ...] = ()
         self._session: ClientSession | None = None
+        # Set when the session's read stream ended: its server exited or closed the connection.
+        self._gone = anyio.Event()
         self._activity: Activity | None = None
         self._ready = anyio.Event()
         self._stop = anyio.Event()
@@ -205,7 +205,7 @@ class McpConnection:
     def _check_alive(self) -> None:
         """Notice a server that ended while idle, so its status says so and the next call restarts
         it instead of failing."""
-        if self.status == "ready" and self._session is not None and _closed(self._session):
+        if self.status == "ready" and self._session is not None and self._gone.is_set():
             self._ended = True
             self._fail("the server exited; it restarts at the next call")
 
@@ -344,15 +344,14 @@ class McpConnection:
 
     async def _hold(self, session: ClientSession) -> None:
         """Until stopped, or until the server ends on its own: one that exits while idle is
-        failed at once, so every client is told (`mcp/statusChanged`), not at its next ask."""
-        while not self._stop.is_set():
-            with anyio.move_on_after(ALIVE_CHECK_S):
-                await self._stop.wait()
-            if self._session is not session:
-                return  # failed meanwhile (a call saw it end)
+        failed at once, so every client is told (`mcp/statusChanged`), not at its next ask.
+        Nothing wakes in between: an idle server costs the daemon no timer."""
+        stop, gone = self._stop, self._gone
+        async with anyio.create_task_group() as group:
+            for event in (stop, gone):
+                group.start_soon(_cancel_when, event, group.cancel_scope)
+        if self._session is session:  # else failed meanwhile (a call saw it end)
             self._check_alive()
-            if not self.ready:
-                return
 
     async def _list(self, session: ClientSession) -> None:
         """Read the server's tools, and its resources and prompts if it offers them."""
@@ -425,7 +424,7 @@ class McpConnection:
                     async with (
                         stdio_client(params, errlog=errlog) as (read, write),
                         ClientSession(
-                            read,
+                            self._watched(read),
                             write,
                             list_roots_callback=self._list_roots,
                             message_handler=self._on_message,
@@ -448,10 +447,19 @@ class McpConnection:
                 cfg.url, http_client=http, max_sse_event_size=cfg.max_result_mb * MIB
             ) as (read, write),
             ClientSession(
-                read, write, list_roots_callback=self._list_roots, message_handler=self._on_message
+                self._watched(read),
+                write,
+                list_roots_callback=self._list_roots,
+                message_handler=self._on_message,
             ) as session,
         ):
             yield session
+
+    def _watched(self, read: Source[T]) -> Watched[T]:
+        """The transport's read stream, watched for its end (`_gone`)."""
+        watched = Watched(read)
+        self._gone = watched.ended
+        return watched
 
     async def _list_roots(self, context: ClientRequestContext) -> ListRootsResult:
         return ListRootsResult(
@@ -599,12 +607,6 @@ class McpConnection:
         self.announce()
 
 
-def _closed(session: ClientSession) -> bool:
-    """Whether the session's connection has ended (the stdio server exited, the HTTP stream closed).
-
-    The SDK exposes no public flag for it; its dispatcher's `_closed` is read, and a missing
-    attribute (another SDK version) means "open", so a dead server is then only noticed by the
-    next call's error.
-    """
-    dispatcher = getattr(session, "_dispatcher", None)
-    return bool(getattr(dispatcher, "_closed", False))
+async def _cancel_when(event: anyio.Event, scope: anyio.CancelScope) -> None:
+    await event.wait()
+    scope.cancel()
