@@ -148,8 +148,14 @@ class Relay:
             await self.page.evaluate("m => window.postMessage(m, '*')", message)
 
     async def forward(self) -> None:
-        """The bridge's events, in order, to the page."""
+        """The bridge's events and MCP servers' states, each in order, to the page."""
+        told = 0
         while True:
+            while told < len(self.rec.mcp_status):
+                params = self.rec.mcp_status[told]
+                told += 1
+                note = {"type": "notification", "method": "$/openvaala/mcpStatus", "params": params}
+                await self._post(note)
             while self.sent < len(self.rec.events):
                 event = self.rec.events[self.sent]
                 self.sent += 1
@@ -183,6 +189,19 @@ async def panel(
         capabilities("visual-studio-code"),
         options={"approvals": "plugin", "progress": False},
     )
+    try:
+        async with open_panel(client, rec, media, html) as (page, relay):
+            yield page, relay, daemon
+    finally:
+        await stop_lsp(client)
+
+
+@contextlib.asynccontextmanager
+async def open_panel(
+    client: Any, rec: Recorder, media: str, html: str
+) -> AsyncIterator[tuple[Page, Relay]]:
+    """The panel's page in Chromium, relayed to the bridge `client`; on leaving, no CSP
+    violation nor script error may have happened."""
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         page = await browser.new_page()
@@ -205,12 +224,11 @@ async def panel(
         await page.goto(f"{media}/panel.html")
         forward = asyncio.ensure_future(relay.forward())
         try:
-            yield page, relay, daemon
+            yield page, relay
             assert errors == []  # no CSP violation, no script error
         finally:
             forward.cancel()
             await browser.close()
-            await stop_lsp(client)
 
 
 async def test_panel_streams_rendered_approves_with_diffs_steers_and_resumes(

@@ -9,48 +9,25 @@ refused with the reason and stays in the composer."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 import pytest_asyncio
-from playwright.async_api import ConsoleMessage, Page, async_playwright, expect
+from playwright.async_api import Page, expect
 
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
 from tests.lsp.harness import capabilities, start_lsp, stop_lsp
 from tests.lsp.test_vscode_panel import (  # the panel harness
-    ARGS,
-    CHROMIUM,
-    FAKE_API,
     Relay,
     html,  # noqa: F401  (a fixture)
     media,  # noqa: F401  (a fixture)
+    open_panel,
     pytestmark,  # noqa: F401  (skipped without node or chromium)
 )
 from tests.server.mcp.conftest import daemon_config, last_user_text
 from tests.support.daemon import Daemon
-
-
-class McpRelay(Relay):
-    """The relay, also passing on each MCP server's state, as chat_view.js does."""
-
-    async def forward(self) -> None:
-        told = 0
-        while True:
-            while told < len(self.rec.mcp_status):
-                params = self.rec.mcp_status[told]
-                told += 1
-                note = {"type": "notification", "method": "$/openvaala/mcpStatus", "params": params}
-                await self._post(note)
-            while self.sent < len(self.rec.events):
-                event = self.rec.events[self.sent]
-                self.sent += 1
-                note = {"type": "notification", "method": "$/openvaala/event", "params": event}
-                await self._post(note)
-            self.rec.changed.clear()
-            await self.rec.changed.wait()
 
 
 @pytest_asyncio.fixture
@@ -59,44 +36,22 @@ async def panel(
     fake_openai: FakeProvider,
     media: str,  # noqa: F811
     html: str,  # noqa: F811
-) -> AsyncIterator[tuple[Page, McpRelay]]:
+) -> AsyncIterator[tuple[Page, Relay]]:
     config = daemon_config(fake_openai, extra="startup_timeout_s = 45\n")
     daemon: Daemon = daemon_factory(config=config)
     client, rec, _ = await start_lsp(
         daemon, capabilities("visual-studio-code"), options={"approvals": "plugin"}
     )
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = await browser.new_page()
-        page.set_default_timeout(20_000)
-        relay = McpRelay(page, client, rec)
-        errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-
-        def on_console(message: ConsoleMessage) -> None:
-            if message.type == "error":
-                errors.append(message.text)
-
-        page.on("console", on_console)
-        await page.expose_function("toHost", relay.to_host)
-        await page.add_init_script(FAKE_API)
-        await page.route(
-            f"{media}/panel.html", lambda r: r.fulfill(body=html, content_type="text/html")
-        )
-        await page.goto(f"{media}/panel.html")
-        forward = asyncio.ensure_future(relay.forward())
-        try:
-            yield page, relay
-            assert errors == []  # no CSP violation, no script error
-        finally:
-            forward.cancel()
-            await browser.close()
-            await stop_lsp(client)
+    try:
+        async with open_panel(client, rec, media, html) as opened:
+            yield opened
+    finally:
+        await stop_lsp(client)
 
 
 @pytest.mark.timeout(180)
 async def test_panel_attaches_mcp_resources_and_runs_mcp_prompts(
-    panel: tuple[Page, McpRelay], fake_openai: FakeProvider
+    panel: tuple[Page, Relay], fake_openai: FakeProvider
 ) -> None:
     page, _ = panel
     # Before any server started: the picker says none offers resources.

@@ -25,9 +25,9 @@ function M.expand(text, callback)
   end)
 end
 
---- callback(list): the ready servers' entries of `mcp/list`, each item with its `server` added,
---- from `field` ("resources" or "prompts").
-local function offered(field, callback)
+--- Offer the ready servers' `field` ("resources" or "prompts") with vim.ui.select, each item
+--- with its `server` added; on_pick(item) with the one picked.
+local function pick(field, prompt, format_item, on_pick)
   ov.request("openvaala/mcp/list", vim.empty_dict(), function(err, result)
     if err then
       return
@@ -46,7 +46,12 @@ local function offered(field, callback)
         vim.log.levels.WARN
       )
     end
-    callback(items)
+    local opts = { prompt = prompt, kind = "openvaala.mcp", format_item = format_item }
+    vim.ui.select(items, opts, function(item)
+      if item then
+        on_pick(item)
+      end
+    end)
   end)
 end
 
@@ -65,42 +70,25 @@ end
 
 --- Pick a resource; its `@SERVER:URI` goes into the composer of `cid`.
 function M.pick_resource(cid)
-  offered("resources", function(items)
-    vim.ui.select(items, {
-      prompt = "MCP resource:",
-      kind = "openvaala.mcp_resource",
-      format_item = function(r)
-        return "@" .. r.server .. ":" .. r.uri .. (r.name and r.name ~= "" and ("  " .. r.name) or "")
-      end,
-    }, function(r)
-      if r then
-        append(cid, "@" .. r.server .. ":" .. r.uri .. " ")
-      end
-    end)
+  pick("resources", "MCP resource:", function(r)
+    return "@" .. r.server .. ":" .. r.uri .. (r.name and r.name ~= "" and ("  " .. r.name) or "")
+  end, function(r)
+    append(cid, "@" .. r.server .. ":" .. r.uri .. " ")
   end)
 end
 
 --- Pick a prompt; `/mcp__SERVER__PROMPT name= …` replaces the composer of `cid`.
 function M.pick_prompt(cid)
-  offered("prompts", function(items)
-    vim.ui.select(items, {
-      prompt = "MCP prompt:",
-      kind = "openvaala.mcp_prompt",
-      format_item = function(p)
-        local help = p.description ~= "" and ("  " .. p.description) or ""
-        return "/mcp__" .. p.server .. "__" .. p.name .. help
-      end,
-    }, function(p)
-      if not p then
-        return
-      end
-      local words = { "/mcp__" .. p.server .. "__" .. p.name }
-      for _, argument in ipairs(p.arguments or {}) do
-        table.insert(words, argument .. "=")
-      end
-      local chat = require("openvaala.chat").open(cid)
-      vim.api.nvim_buf_set_lines(chat.buf, 0, -1, false, { table.concat(words, " ") })
-    end)
+  pick("prompts", "MCP prompt:", function(p)
+    local help = p.description ~= "" and ("  " .. p.description) or ""
+    return "/mcp__" .. p.server .. "__" .. p.name .. help
+  end, function(p)
+    local words = { "/mcp__" .. p.server .. "__" .. p.name }
+    for _, argument in ipairs(p.arguments or {}) do
+      table.insert(words, argument .. "=")
+    end
+    local chat = require("openvaala.chat").open(cid)
+    vim.api.nvim_buf_set_lines(chat.buf, 0, -1, false, { table.concat(words, " ") })
   end)
 end
 
