@@ -53,7 +53,7 @@ async def panel(
 async def test_panel_attaches_mcp_resources_and_runs_mcp_prompts(
     panel: tuple[Page, Relay], fake_openai: FakeProvider
 ) -> None:
-    page, _ = panel
+    page, relay = panel
     # Before any server started: the picker says none offers resources.
     await page.click("#mcp-resources-open")
     await expect(page.locator("#mcp-resources")).to_contain_text("No ready MCP server")
@@ -98,3 +98,17 @@ async def test_panel_attaches_mcp_resources_and_runs_mcp_prompts(
     await expect(page.locator("#status")).to_contain_text('arguments are name=value, not "file"')
     await expect(page.locator("#text")).to_have_value("/mcp__t__review file")
     assert len(fake_openai.requests) == asked
+
+    # After a reconnection the servers are read again: a server only the old daemon had (told
+    # before the connection dropped) is no longer offered.
+    ghost = {"name": "ghost", "status": "ready", "tools": [], "resources": [{"uri": "x://old"}]}
+    await relay._post({"type": "notification", "method": "$/openvaala/mcpStatus", "params": ghost})
+    await page.click("#mcp-resources-open")
+    await expect(resource).to_have_count(2)
+    await page.click("#mcp-resources-open")  # closed again
+    connected = {"state": "connected", "restarted": True}
+    await relay._post(
+        {"type": "notification", "method": "$/openvaala/connection", "params": connected}
+    )
+    await page.click("#mcp-resources-open")
+    await expect(resource).to_have_text(["@t:notes://today today"])

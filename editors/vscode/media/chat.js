@@ -8,7 +8,7 @@
 // {type:"host"} asks VS Code (the diff editor, a file picker, the editor's selection).
 import { apply, fromSnapshot, session, sessionTree } from "./web/js/state.js";
 import { MarkdownStream, renderMarkdown } from "./web/js/markdown.js";
-import { forgetServers, mcpPicker } from "./mcp.js";
+import { mcpPicker } from "./mcp.js";
 
 const api = acquireVsCodeApi();
 const saved = api.getState() || {};
@@ -176,7 +176,7 @@ function onConnection(p) {
   if (p.state === "reconnecting") showStatus("connection to the daemon lost, reconnecting…", true);
   else if (p.state === "connected") {
     showStatus("reconnected");
-    forgetServers(mcp);
+    mcp.forget(); // maybe a new daemon: its servers are read again at the next need
     if (ui.cid) resubscribe();
   } else if (p.state === "disconnected") showStatus(`the daemon is gone: ${p.message || ""}`, true);
 }

@@ -26,9 +26,3 @@ export function mcpPicker(composer, text, call) {
     return call(bridged, params);
   });
 }
-
-/** After a reconnection (maybe a new daemon): the servers are read again at the next need. */
-export function forgetServers(picker) {
-  picker.loaded = null;
-  picker.servers = new Map();
-}
