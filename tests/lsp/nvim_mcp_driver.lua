@@ -40,6 +40,18 @@ T.run(function(ov)
     end
   end
 
+  -- The composer completes `/…` with the ready servers' prompts (its omnifunc).
+  vim.api.nvim_set_current_win(c.composer)
+  vim.api.nvim_buf_set_lines(c.buf, 0, -1, false, { "/mcp__t" })
+  vim.api.nvim_win_set_cursor(c.composer, { 1, 7 })
+  local omni = vim.bo[c.buf].omnifunc:match("^v:lua%.(.*)$")
+  results.omnifunc = omni
+  local complete = require("openvaala.mcp").complete
+  results.completion = { start = complete(1, ""), items = complete(0, "/mcp__t") }
+  vim.api.nvim_buf_set_lines(c.buf, 0, -1, false, { "plain words" })
+  vim.api.nvim_win_set_cursor(c.composer, { 1, 5 })
+  results.no_completion = complete(1, "")
+
   vim.api.nvim_buf_set_lines(c.buf, 0, -1, false, { "plan my day" })
   vim.cmd("OpenVaalaResource")
   wait("resource picked", function()

@@ -50,6 +50,20 @@ async def test_neovim_attaches_mcp_resources_and_runs_mcp_prompts(
 
     result, log = await _run_driver(daemon, tmp_path, "nvim_mcp_driver.lua", cid)
     assert "error" not in result, (result, log)
+    # The composer's omnifunc completes the prompt, its arguments as the hint.
+    assert result["omnifunc"] == "require'openvaala.mcp'.complete"
+    assert result["completion"] == {
+        "start": 0,
+        "items": [
+            {
+                "word": "/mcp__t__review ",
+                "abbr": "/mcp__t__review",
+                "menu": "file=",
+                "info": "Ask for a review of one file.",
+            }
+        ],
+    }
+    assert result["no_completion"] == -3
     resources, prompts = result["selects"]
     assert resources == {"prompt": "MCP resource:", "items": ["@t:notes://today  today"]}
     assert prompts == {

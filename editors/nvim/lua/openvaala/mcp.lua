@@ -3,6 +3,8 @@
 --                       the composer, and the resource's text goes with the message when sent
 --   :OpenVaalaPrompt    pick a ready server's prompt; `/mcp__SERVER__PROMPT name=` goes into the
 --                       composer, to fill in and send
+--   <C-x><C-o>          in the composer, on `/…` at the start of the message: complete the
+--                       ready servers' prompts (the composer's omnifunc)
 -- A message that starts with `/mcp__` or mentions `@SERVER:URI` is read by the bridge before it
 -- is sent (`openvaala/mcp/expand`): the server's filled-in prompt, or the text with each
 -- resource appended. A malformed command or a refusal is shown, and the message is not sent.
@@ -90,6 +92,30 @@ function M.pick_prompt(cid)
     local chat = require("openvaala.chat").open(cid)
     vim.api.nvim_buf_set_lines(chat.buf, 0, -1, false, { table.concat(words, " ") })
   end)
+end
+
+--- The composer's omnifunc: the ready servers' prompts, completing `/…` at the start of the
+--- message (its first line). Asks the bridge synchronously, as a completion must answer.
+function M.complete(findstart, base)
+  local row, col = unpack(vim.api.nvim_win_get_cursor(0))
+  local typed = vim.api.nvim_get_current_line():sub(1, col)
+  if findstart == 1 then
+    local start = row == 1 and typed:find("^%s*/%S*$") and typed:find("/", 1, true)
+    return start and start - 1 or -3 -- -3: no completion here, quietly
+  end
+  local client = ov.client()
+  local answer = client and client:request_sync("openvaala/mcp/list", vim.empty_dict(), 2000)
+  local items = {}
+  for _, server in ipairs(answer and answer.result and answer.result.servers or {}) do
+    for _, p in ipairs(server.status == "ready" and server.prompts or {}) do
+      local command = "/mcp__" .. server.name .. "__" .. p.name
+      if vim.startswith(command, base) then
+        local hint = #(p.arguments or {}) > 0 and (table.concat(p.arguments, "= ") .. "=") or ""
+        table.insert(items, { word = command .. " ", abbr = command, menu = hint, info = p.description })
+      end
+    end
+  end
+  return items
 end
 
 function M.setup(module)
