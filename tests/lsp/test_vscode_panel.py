@@ -110,6 +110,12 @@ class Relay:
         self.shown: str | None = None
         # When set: the next send is answered with an error, once this event is set.
         self.refuse: asyncio.Event | None = None
+        # The webview's requests, in order; those of a method in `hold` wait until its event is
+        # set (a slow server), and `holding` is set once one arrived.
+        self.requests: list[dict[str, Any]] = []
+        self.requested = asyncio.Event()
+        self.hold: dict[str, asyncio.Event] = {}
+        self.holding = asyncio.Event()
 
     async def to_host(self, raw: str) -> None:
         message = json.loads(raw)
@@ -125,6 +131,12 @@ class Relay:
 
     async def _answer(self, m: dict[str, Any]) -> None:
         reply: dict[str, Any] = {"type": "response", "id": m["id"]}
+        if m["type"] == "request":
+            self.requests.append(m)
+            self.requested.set()
+            if m["method"] in self.hold:
+                self.holding.set()
+                await self.hold[m["method"]].wait()
         try:
             if m["type"] == "request" and m["method"] == "openvaala/send" and self.refuse:
                 refuse, self.refuse = self.refuse, None
@@ -142,6 +154,13 @@ class Relay:
         except Exception as exc:  # the webview shows it, as chat_view.js passes it on
             reply["error"] = {"message": str(exc), "data": None}
         await self._post(reply)
+
+    async def until_asked(self, method: str, count: int) -> None:
+        """Until the page has made `count` requests of `method`."""
+        async with asyncio.timeout(30):
+            while sum(r["method"] == method for r in self.requests) < count:
+                self.requested.clear()
+                await self.requested.wait()
 
     async def _post(self, message: dict[str, Any]) -> None:
         with contextlib.suppress(Exception):  # a page reloading drops it, as VS Code would

@@ -5,10 +5,12 @@ daemon and an SDK-built MCP server; VS Code's side is played as in test_vscode_p
 The resource picker, opened before the server started, fills in live once the server's state
 arrives (`$/openvaala/mcpStatus`); a picked resource goes with the next message as its text; a
 prompt offered on "/" is sent as the server's filled-in prompt; a malformed prompt command is
-refused with the reason and stays in the composer."""
+refused with the reason and stays in the composer; a prompt the server is slow to fill in goes
+once, to the conversation it was written in, whatever is pressed or opened meanwhile."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -112,3 +114,27 @@ async def test_panel_attaches_mcp_resources_and_runs_mcp_prompts(
     )
     await page.click("#mcp-resources-open")
     await expect(resource).to_have_text(["@t:notes://today today"])
+
+    # A prompt the server is slow to fill in: Send pressed again and another conversation opened
+    # (a draft typed there) while it is read; it goes once, to the conversation it was written
+    # in, and the other conversation's draft is kept.
+    written_in = await page.locator("#picker").input_value()
+    sent_before = sum(r["method"] == "openvaala/send" for r in relay.requests)
+    slow = asyncio.Event()
+    relay.hold["openvaala/mcp/getPrompt"] = slow
+    await page.fill("#text", "/mcp__t__review file=slow.py")
+    await page.press("#text", "Control+Enter")
+    await asyncio.wait_for(relay.holding.wait(), 30)
+    await page.click("#send")
+    await page.click("#new")
+    await expect(page.locator("#picker")).not_to_have_value(written_in)
+    await page.fill("#text", "my draft")
+    fake_openai.enqueue(Reply().text("slow reviewed"))
+    slow.set()
+    await relay.until_asked("openvaala/send", sent_before + 1)
+    await expect(page.locator("#text")).to_have_value("my draft")
+    await page.select_option("#picker", written_in)
+    await expect(page.locator("article.msg.agent").last).to_contain_text("slow reviewed")
+    assert last_user_text(fake_openai) == "Review slow.py for bugs, briefly."
+    sends = [r["params"] for r in relay.requests if r["method"] == "openvaala/send"]
+    assert [s["conversationId"] for s in sends[sent_before:]] == [written_in]

@@ -437,21 +437,24 @@ async function rewind(cid, messageId) {
 async function send(mode) {
   const typed = $("text").value.trim();
   if (!typed) return showStatus("the composer is empty", true);
-  // An MCP prompt or resource mention becomes the message to send; refused, nothing is sent.
-  const text = await guarded("mcp", () => mcp.expand(typed));
-  if (text === undefined) return;
   if (!ui.cid) await open((await call("openvaala/conversations/new", {})).conversation.conversationId);
   const cid = ui.cid;
+  const sessionId = ui.sessionId;
   $("text").value = "";
   ui.drafts[cid] = "";
   save();
+  // An MCP prompt or resource mention becomes the message to send; a server may take its time,
+  // so the composer is cleared and the conversation fixed first (a second press, or another
+  // conversation opened meanwhile, changes nothing). Refused: nothing is sent, the text goes back.
+  const text = await guarded("mcp", () => mcp.expand(typed));
+  if (text === undefined) return giveBack(cid, typed);
   const params = { conversationId: cid, text, mode };
-  if (ui.sessionId) params.sessionId = ui.sessionId;
+  if (sessionId) params.sessionId = sessionId;
   try {
     await call("openvaala/send", params);
   } catch (err) {
     showStatus(`send: ${err.message || err}`, true);
-    giveBack(cid, text);
+    giveBack(cid, typed); // as written: a prompt command or mention is read again at the next send
   }
 }
 
