@@ -15,6 +15,7 @@ from openvaala_lsp.bridge import Bridge
 from openvaala_lsp.history import HistoryActions
 from openvaala_lsp.host import Host
 from openvaala_lsp.images import image_params
+from openvaala_lsp.mcp import McpActions
 from openvaala_lsp.memory import MemoryActions
 from openvaala_lsp.params import Params, optional, required, session_params
 from openvaala_lsp.usage import report
@@ -26,7 +27,7 @@ INPUT_ACTIONS = ("edit", "withdraw", "steer", "jump")
 COMPOSER = "$/openvaala/composer"  # rewind from a command: the text to put back in the composer
 
 
-class Actions(MemoryActions, HistoryActions):
+class Actions(MemoryActions, HistoryActions, McpActions):
     def __init__(self, ls: Host) -> None:
         self.ls = ls
 

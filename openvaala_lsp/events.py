@@ -1,11 +1,13 @@
 """Pushing to the editor: the daemon's notifications as `$/openvaala/event`, the connection
-state, and the usage report for a status line (`$/openvaala/usage`, only when it changed)."""
+state, each MCP server's state (`$/openvaala/mcpStatus`), and the usage report for a status line
+(`$/openvaala/usage`, only when it changed)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from openvaala_lsp.host import Host
+from openvaala_lsp.mcp import MCP_STATUS
 from openvaala_lsp.usage import report
 from openvaala_server.client import CONNECTION, SNAPSHOT
 from openvaala_server.protocol import methods
@@ -24,6 +26,9 @@ class Forwarder:
     def on_note(self, method: str, params: dict[str, Any]) -> None:
         if method == CONNECTION:
             self.ls.protocol.notify(CONNECTION_STATE, params)
+            return
+        if method == methods.MCP_STATUS_CHANGED:  # every MCP server's state, for any editor
+            self.ls.protocol.notify(MCP_STATUS, params)
             return
         cid = params.get("conversationId")
         if not isinstance(cid, str) or cid not in self.conversations:
