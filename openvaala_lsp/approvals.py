@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
@@ -20,7 +20,9 @@ from openvaala_lsp import uris
 from openvaala_lsp.host import Host
 from openvaala_lsp.params import Params, optional, required
 from openvaala_server.client import SNAPSHOT
-from openvaala_server.protocol import methods
+from openvaala_server.domain.approvals import Answer as Decision
+from openvaala_server.protocol import methods, payloads
+from openvaala_server.protocol.json_types import JsonObject
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +131,7 @@ class Approvals:
             if owner == cid and aid not in view.approvals:
                 self._resolve(cid, {"conversationId": cid, "approvalId": aid, "decision": None})
 
-    def pending(self, cid: str | None = None) -> list[dict[str, Any]]:
+    def pending(self, cid: str | None = None) -> list[JsonObject]:
         views = self.ls.bridge.views
         chosen = list(views.values()) if cid is None else [v for v in (views.get(cid),) if v]
         return [
@@ -194,18 +196,19 @@ class Approvals:
             else:
                 self._show(types.MessageType.Error, f"OpenVaala: {exc.message}")
 
-    async def respond(self, params: Params) -> Any:
+    async def respond(self, params: Params) -> payloads.RespondResult:
         """`approval/respond` for the editor: `{conversationId, approvalId, decision, message?}`."""
-        call: dict[str, Any] = {
-            "conversationId": required(params, "conversationId"),
-            "approvalId": required(params, "approvalId"),
-            "decision": required(params, "decision"),
-        }
-        if call["decision"] not in DECISIONS:
+        decision = required(params, "decision")
+        if decision not in DECISIONS:
             raise JsonRpcInvalidParams(
-                f"decision must be one of {', '.join(DECISIONS)}, not {call['decision']!r}",
+                f"decision must be one of {', '.join(DECISIONS)}, not {decision!r}",
                 data={"param": "decision"},
             )
+        call: payloads.RespondParams = {
+            "conversationId": required(params, "conversationId"),
+            "approvalId": required(params, "approvalId"),
+            "decision": cast(Decision, decision),  # one of DECISIONS, checked above
+        }
         if (message := optional(params, "message")) is not None and message.strip():
             call["message"] = message
         return await self.ls.bridge.request(methods.APPROVAL_RESPOND, call)

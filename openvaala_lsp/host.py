@@ -19,6 +19,8 @@ from pygls.workspace import Workspace
 
 from openvaala_lsp.bridge import Bridge
 from openvaala_lsp.params import Params
+from openvaala_server.protocol import payloads
+from openvaala_server.protocol.json_types import JsonObject
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -62,9 +64,9 @@ class Transcripts(Protocol):
 class Answers(Protocol):
     """Pending approvals and answering them (approvals.Approvals)."""
 
-    async def respond(self, params: Params) -> Any: ...
+    async def respond(self, params: Params) -> payloads.RespondResult: ...
 
-    def pending(self, cid: str | None = None) -> list[dict[str, Any]]: ...
+    def pending(self, cid: str | None = None) -> list[JsonObject]: ...
 
 
 class Progresses(Protocol):

@@ -9,18 +9,18 @@ panel) call it before `openvaala/send`, so the command syntax is read in one pla
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
 from openvaala_lsp.bridge import Bridge
 from openvaala_lsp.params import Params, required
+from openvaala_lsp.replies import Expanded
 from openvaala_server.client.mcp_prompts import (
     PromptInputError,
     parse_prompt_command,
     resource_mentions,
 )
-from openvaala_server.protocol import methods
+from openvaala_server.protocol import methods, payloads
 
 # Pushed to the editor for each `mcp/statusChanged` of the daemon (params unchanged).
 MCP_STATUS = "$/openvaala/mcpStatus"
@@ -50,23 +50,26 @@ class McpActions:
     def bridge(self) -> Bridge:
         raise NotImplementedError  # Actions.bridge
 
-    async def mcp_list(self, params: Params) -> Any:
+    async def mcp_list(self, params: Params) -> payloads.McpResult:
         """`mcp/list`, quietly (`openvaala/mcp` also shows its text to the user)."""
         return await self.bridge.request(methods.MCP_LIST, {})
 
-    async def mcp_read_resource(self, params: Params) -> Any:
-        call = {"server": required(params, "server"), "uri": required(params, "uri")}
+    async def mcp_read_resource(self, params: Params) -> payloads.McpTextResult:
+        call: payloads.ReadResourceParams = {
+            "server": required(params, "server"),
+            "uri": required(params, "uri"),
+        }
         return await self.bridge.request(methods.MCP_READ_RESOURCE, call)
 
-    async def mcp_get_prompt(self, params: Params) -> Any:
-        call = {
+    async def mcp_get_prompt(self, params: Params) -> payloads.GetPromptResult:
+        call: payloads.GetPromptParams = {
             "server": required(params, "server"),
             "name": required(params, "name"),
             "arguments": _arguments(params),
         }
         return await self.bridge.request(methods.MCP_GET_PROMPT, call)
 
-    async def mcp_expand(self, params: Params) -> Any:
+    async def mcp_expand(self, params: Params) -> Expanded:
         """`{text}` → `{text, prompt?, attached}`: the message to send for a composer's text.
         A malformed `/mcp__…` command is `invalid_params` naming what is wrong; a prompt or a
         resource the server refuses is the daemon's error (`not_found`, `not_available`)."""

@@ -9,6 +9,8 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
+from openvaala_server.protocol import payloads
+
 Params = dict[str, Any]
 
 
@@ -48,9 +50,9 @@ def optional(params: Params, key: str) -> str | None:
     return value
 
 
-def session_params(params: Params) -> dict[str, Any]:
+def session_params(params: Params) -> payloads.SessionParams:
     """`{conversationId, sessionId?}` for the daemon (no sessionId: the root agent)."""
-    out: dict[str, Any] = {"conversationId": required(params, "conversationId")}
+    out: payloads.SessionParams = {"conversationId": required(params, "conversationId")}
     if (sid := optional(params, "sessionId")) is not None:
         out["sessionId"] = sid
     return out
