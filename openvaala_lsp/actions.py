@@ -21,6 +21,7 @@ from openvaala_lsp.memory import MemoryActions
 from openvaala_lsp.params import Params, optional, required, session_params
 from openvaala_lsp.replies import (
     Cancelled,
+    Content,
     ConversationRow,
     ConversationsReply,
     Created,
@@ -316,7 +317,7 @@ class Actions(MemoryActions, HistoryActions, McpActions):
         self.ls.window_show_message(types.ShowMessageParams(type=kind, message=text))
         return {"servers": servers, "text": text}
 
-    async def render(self, params: Params) -> object:
+    async def render(self, params: Params) -> Content:
         since = params.get("since")
         if since is not None and not isinstance(since, int):
             raise JsonRpcInvalidParams("'since' must be an integer", data={"param": "since"})

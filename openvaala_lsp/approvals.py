@@ -64,7 +64,7 @@ def ask_mode(options: Any) -> tuple[str, str | None]:
     return mode, None
 
 
-def prompt_text(request: dict[str, Any]) -> str:
+def prompt_text(request: JsonObject) -> str:
     """The one message the user reads: who asks, for what, and why."""
     agent = request.get("agent") or "the agent"
     tool = request.get("tool") or "a tool"
@@ -81,7 +81,7 @@ def prompt_text(request: dict[str, Any]) -> str:
     return text
 
 
-def answers_for(request: dict[str, Any]) -> list[tuple[str, str]]:
+def answers_for(request: JsonObject) -> list[tuple[str, str]]:
     """The answers to one request: "allow for this conversation" titled with exactly what it
     allows (`grantScope`), left out when nothing can be granted (docs/security.md)."""
     scope = request.get("grantScope")
@@ -90,7 +90,7 @@ def answers_for(request: dict[str, Any]) -> list[tuple[str, str]]:
     return [(f"{t}: {scope}" if d == "allow_conversation" else t, d) for t, d in ANSWERS]
 
 
-def resolved_text(resolved: dict[str, Any] | None) -> str:
+def resolved_text(resolved: JsonObject | None) -> str:
     decision = PAST.get(str((resolved or {}).get("decision")))
     where = f" ({decision})" if decision else ""
     return f"OpenVaala: that approval was already answered{where}."
@@ -105,11 +105,11 @@ class Approvals:
         self.ls = ls
         self.mode = "prompt"
         self._announced: dict[str, str] = {}  # approvalId → conversationId, told and pending
-        self._resolved: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._resolved: OrderedDict[str, JsonObject] = OrderedDict()
 
     # -- following the daemon ------------------------------------------------------------
 
-    def on_note(self, method: str, params: dict[str, Any]) -> None:
+    def on_note(self, method: str, params: JsonObject) -> None:
         cid = params.get("conversationId")
         if not isinstance(cid, str):
             return
@@ -140,21 +140,22 @@ class Approvals:
             for request in view.approvals.values()
         ]
 
-    def _announce(self, cid: str, request: dict[str, Any]) -> None:
+    def _announce(self, cid: str, request: JsonObject) -> None:
         aid = str(request.get("approvalId"))
         self._announced[aid] = cid
+        text = prompt_text(request)
         told = {
             **request,
             "uri": uris.conversation_uri(cid),
-            "text": prompt_text(request),
+            "text": text,
             "answers": [{"title": t, "decision": d} for t, d in answers_for(request)],
         }
         self.ls.protocol.notify(REQUESTED, told)
         if self.mode == "prompt":
-            ask = partial(self._ask, cid, aid, told["text"], answers_for(request))
+            ask = partial(self._ask, cid, aid, text, answers_for(request))
             self.ls.background(ask, f"ask-{aid}")
 
-    def _resolve(self, cid: str, params: dict[str, Any]) -> None:
+    def _resolve(self, cid: str, params: JsonObject) -> None:
         aid = str(params.get("approvalId"))
         self._resolved[aid] = dict(params)
         self._resolved.move_to_end(aid)

@@ -19,6 +19,7 @@ from pygls.workspace import Workspace
 
 from openvaala_lsp.bridge import Bridge
 from openvaala_lsp.params import Params
+from openvaala_lsp.replies import Content
 from openvaala_server.protocol import payloads
 from openvaala_server.protocol.json_types import JsonObject
 
@@ -52,7 +53,7 @@ class Transcripts(Protocol):
     @property
     def known(self) -> Collection[str]: ...
 
-    async def content(self, uri: str, mode: Mode, since: int | None = None) -> dict[str, Any]: ...
+    async def content(self, uri: str, mode: Mode, since: int | None = None) -> Content: ...
 
     async def lenses(self, uri: str) -> list[types.CodeLens]: ...
 

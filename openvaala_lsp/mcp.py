@@ -40,7 +40,7 @@ def _arguments(params: Params) -> dict[str, str]:
         raise JsonRpcInvalidParams(
             "'arguments' must be an object of strings", data={"param": "arguments"}
         )
-    return {str(k): v for k, v in raw.items()}
+    return {str(k): v for k, v in raw.items() if isinstance(v, str)}  # all are, checked above
 
 
 class McpActions:
@@ -82,7 +82,7 @@ class McpActions:
             raise JsonRpcInvalidParams(str(exc), data={"param": "text"}) from None
         if call is not None:
             got = await self.mcp_get_prompt(
-                {"server": call.server, "name": call.name, "arguments": call.arguments}
+                {"server": call.server, "name": call.name, "arguments": {**call.arguments}}
             )
             return {
                 "text": str(got["text"]),

@@ -10,8 +10,9 @@ from typing import Any
 from pygls.exceptions import JsonRpcInvalidParams
 
 from openvaala_server.protocol import payloads
+from openvaala_server.protocol.json_types import JsonValue
 
-Params = dict[str, Any]
+Params = dict[str, JsonValue]
 
 
 def plain(value: Any) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import NotRequired, TypedDict
 
+from openvaala_lsp.edits import LineEdit
 from openvaala_server.domain import tree
 from openvaala_server.protocol import payloads
 from openvaala_server.protocol.json_types import JsonObject, JsonValue
@@ -150,3 +151,14 @@ class Expanded(TypedDict):
     text: str
     prompt: NotRequired[str]
     attached: list[str]
+
+
+class Content(TypedDict):
+    """`openvaala/render` (and the text of `workspace/textDocumentContent`): the whole text, or
+    with `since` only the line edits from that version."""
+
+    uri: str
+    version: int
+    text: NotRequired[str]
+    since: NotRequired[int]
+    edits: NotRequired[list[LineEdit]]
