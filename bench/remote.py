@@ -24,6 +24,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -55,9 +56,9 @@ def _row(case: str, values: list[float]) -> float:
 async def _arrivals(client: Client, cid: str, into: dict[int, float], turns: int) -> None:
     ended = 0
     async for note in client.notifications():
-        params = note["params"]
+        params: Mapping[str, object] = note["params"]
         if params.get("conversationId") == cid and isinstance(params.get("seq"), int):
-            into[params["seq"]] = time.perf_counter()
+            into[int(str(params["seq"]))] = time.perf_counter()
         if note["method"] == "turn/ended":
             ended += 1
             if ended == turns:

@@ -11,7 +11,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from acp import PROTOCOL_VERSION, RequestError
 from acp.interfaces import Client
@@ -51,6 +51,9 @@ from openvaala_server.domain.ids import is_valid_id
 from openvaala_server.protocol import methods
 from openvaala_server.structured import Supervisor
 
+if TYPE_CHECKING:
+    from openvaala_server.protocol import payloads
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -65,7 +68,7 @@ class OpenVaalaAgent:
         self.permissions = Permissions(self.link, self.outbox, tasks, self._question_cancelled)
         self.sessions: dict[str, SessionStream] = {}
         self._cancels: dict[str, asyncio.Event] = {}  # running prompts, by session
-        self._models: list[dict[str, Any]] = []
+        self._models: list[payloads.ModelInfo] = []
         self.mcp_prompts = McpPrompts(self.link)  # offered as slash commands too
         # The editor's buffers and terminals, when it offers them.
         self.files = EditorFiles(self.link, tasks, self.outbox, self._shows_call)

@@ -9,12 +9,15 @@ editor opens it from its session history (`session/list`, `session/load`)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
 
 from openvaala_acp.link import DaemonLink
 from openvaala_server.protocol import methods
+
+if TYPE_CHECKING:
+    from openvaala_server.protocol import payloads
 
 COMMANDS = [
     AvailableCommand(name="compact", description="Summarize the history now to free context"),
@@ -82,7 +85,7 @@ async def run(link: DaemonLink, cid: str, name: str, argument: str) -> str:
     return usage_text(usage)
 
 
-def usage_text(usage: dict[str, Any]) -> str:
+def usage_text(usage: payloads.Usage) -> str:
     used, window = int(usage.get("used") or 0), int(usage.get("contextWindow") or 0)
     share = f" ({100 * used / window:.0f}%)" if window else ""
     return (
@@ -91,7 +94,7 @@ def usage_text(usage: dict[str, Any]) -> str:
     )
 
 
-def _new_conversation(verb: str, info: dict[str, Any]) -> str:
+def _new_conversation(verb: str, info: payloads.ConversationInfo) -> str:
     return (
         f"{verb} a new conversation, “{info.get('title')}” (`{info.get('conversationId')}`)."
         " Open it from the session history; this one is unchanged."

@@ -3,7 +3,7 @@ category "model"), built from `agents/list` and `models/list`. Pure."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from acp.schema import (
     ConfigOptionUpdate,
@@ -13,10 +13,15 @@ from acp.schema import (
     SessionModeState,
 )
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from openvaala_server.protocol import payloads
+
 MODEL_OPTION = "model"
 
 
-def modes(agents: list[dict[str, Any]], current: str) -> SessionModeState:
+def modes(agents: Sequence[payloads.AgentInfo], current: str) -> SessionModeState:
     available = [
         SessionMode(
             id=str(agent["name"]),
@@ -31,7 +36,7 @@ def modes(agents: list[dict[str, Any]], current: str) -> SessionModeState:
     return SessionModeState(current_mode_id=current, available_modes=available)
 
 
-def model_option(models: list[dict[str, Any]], current: str) -> SessionConfigOptionSelect:
+def model_option(models: Sequence[payloads.ModelInfo], current: str) -> SessionConfigOptionSelect:
     options = [
         SessionConfigSelectOption(
             value=str(model["name"]),
@@ -55,7 +60,7 @@ def model_option(models: list[dict[str, Any]], current: str) -> SessionConfigOpt
     )
 
 
-def model_update(models: list[dict[str, Any]], current: str) -> ConfigOptionUpdate:
+def model_update(models: Sequence[payloads.ModelInfo], current: str) -> ConfigOptionUpdate:
     return ConfigOptionUpdate(
         session_update="config_option_update", config_options=[model_option(models, current)]
     )

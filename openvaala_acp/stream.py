@@ -23,7 +23,7 @@ What maps to what (docs/editors.md):
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,7 +79,7 @@ def _text(text: str) -> TextContentBlock:
     return TextContentBlock(type="text", text=text)
 
 
-def usage_update(usage: dict[str, Any]) -> UsageUpdate | None:
+def usage_update(usage: Mapping[str, object]) -> UsageUpdate | None:
     used, size = usage.get("used"), usage.get("contextWindow")
     if not isinstance(used, int) or not isinstance(size, int):
         return None

@@ -4,7 +4,8 @@ Each is a daemon request (or a few); nothing here keeps conversation state."""
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import Awaitable
+from typing import cast
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
@@ -15,18 +16,37 @@ from openvaala_lsp.bridge import Bridge
 from openvaala_lsp.history import HistoryActions
 from openvaala_lsp.host import Host
 from openvaala_lsp.images import image_params
+from openvaala_lsp.mcp import McpActions
 from openvaala_lsp.memory import MemoryActions
 from openvaala_lsp.params import Params, optional, required, session_params
+from openvaala_lsp.replies import (
+    Cancelled,
+    Content,
+    ConversationRow,
+    ConversationsReply,
+    Created,
+    McpReply,
+    Opened,
+    OpenedConversation,
+    Prompted,
+    RewindReply,
+    SessionNode,
+    SessionTree,
+    Subscribed,
+    UsageReport,
+)
 from openvaala_lsp.usage import report
 from openvaala_server.client.restore_note import paths_text
-from openvaala_server.protocol import methods
+from openvaala_server.domain.inbox import Mode as InputMode
+from openvaala_server.protocol import methods, payloads
+from openvaala_server.protocol.json_types import JsonObject
 
 MODES = ("steer", "queue", "jump")
 INPUT_ACTIONS = ("edit", "withdraw", "steer", "jump")
 COMPOSER = "$/openvaala/composer"  # rewind from a command: the text to put back in the composer
 
 
-class Actions(MemoryActions, HistoryActions):
+class Actions(MemoryActions, HistoryActions, McpActions):
     def __init__(self, ls: Host) -> None:
         self.ls = ls
 
@@ -36,13 +56,19 @@ class Actions(MemoryActions, HistoryActions):
 
     # -- conversations -------------------------------------------------------------------
 
-    async def list_conversations(self, params: Params) -> Any:
+    async def list_conversations(self, params: Params) -> ConversationsReply:
         keys = ("archived", "search", "limit", "cursor")
-        query: dict[str, Any] = {k: params[k] for k in keys if k in params}
+        # Passed on as the editor sent them: the daemon names a wrong one (docs/protocol.md).
+        query = cast(payloads.ListParams, {k: params[k] for k in keys if k in params})
         result = await self.bridge.request(methods.CONVERSATION_LIST, query)
-        for conv in result.get("conversations", []):
-            conv["uri"] = uris.conversation_uri(conv["conversationId"])
-        return result
+        rows: list[ConversationRow] = [
+            {**conv, "uri": uris.conversation_uri(conv["conversationId"])}
+            for conv in result.get("conversations", [])
+        ]
+        reply: ConversationsReply = {"conversations": rows}
+        if "nextCursor" in result:
+            reply["nextCursor"] = result["nextCursor"]
+        return reply
 
     def default_cwd(self) -> str:
         try:
@@ -53,15 +79,17 @@ class Actions(MemoryActions, HistoryActions):
             return str(root)
         return os.getcwd()
 
-    async def new_conversation(self, params: Params) -> Any:
-        create: dict[str, Any] = {k: params[k] for k in ("agent", "model", "title") if k in params}
+    async def new_conversation(self, params: Params) -> Created:
+        named = {k: params[k] for k in ("agent", "model", "title") if k in params}
+        # As the editor sent them: the daemon names a wrong one (docs/protocol.md).
+        create = cast(payloads.CreateParams, named)
         create["cwd"] = optional(params, "cwd") or self.default_cwd()
         result = await self.bridge.request(methods.CONVERSATION_CREATE, create)
         conv = result["conversation"]
         subscribed = await self.subscribe({"conversationId": conv["conversationId"]})
         return {"conversation": conv, "uri": subscribed["uri"], "seq": subscribed["seq"]}
 
-    async def subscribe(self, params: Params) -> Any:
+    async def subscribe(self, params: Params) -> Subscribed:
         """Forward this conversation's events to the editor; the result is a snapshot to draw."""
         cid = required(params, "conversationId")
         self.ls.forwarder.conversations.add(cid)
@@ -84,7 +112,7 @@ class Actions(MemoryActions, HistoryActions):
             "rootSessionId": view.root_id,
         }
 
-    async def unsubscribe(self, params: Params) -> Any:
+    async def unsubscribe(self, params: Params) -> dict[str, bool]:
         cid = required(params, "conversationId")
         self.ls.forwarder.forget(cid)
         if not any(
@@ -96,7 +124,7 @@ class Actions(MemoryActions, HistoryActions):
 
     # -- input and turns -----------------------------------------------------------------
 
-    async def send(self, params: Params) -> Any:
+    async def send(self, params: Params) -> payloads.SendResult:
         """Send a message; answers as soon as the daemon took it (`{inputId, disposition}`).
         `images`: `file://` URIs (or absolute paths) of images sent with it."""
         cid = required(params, "conversationId")
@@ -108,54 +136,67 @@ class Actions(MemoryActions, HistoryActions):
             raise JsonRpcInvalidParams(f"mode must be one of {', '.join(MODES)}")
         if cid not in self.ls.forwarder.conversations:
             await self.subscribe({"conversationId": cid})
-        call: dict[str, Any] = {**session_params(params), "text": text, "mode": mode}
+        call: payloads.SendParams = {
+            "conversationId": cid,
+            "text": text,
+            "mode": cast(InputMode, mode),  # one of MODES, checked above
+        }
+        if (sid := optional(params, "sessionId")) is not None:
+            call["sessionId"] = sid
         if images:
             call["images"] = images
         return await self.bridge.request(methods.INPUT_SEND, call)
 
-    async def prompt(self, params: Params) -> Any:
+    async def prompt(self, params: Params) -> Prompted:
         """Send a message and answer when the turn that took it ends: `{turnId, status, usage}`.
         Cancelling the request ($/cancelRequest) interrupts that turn."""
         return await prompt.run(self, params)
 
-    async def input(self, params: Params) -> Any:
+    async def input(self, params: Params) -> payloads.EmptyResult | payloads.WithdrawResult:
         action = required(params, "action")
         if action not in INPUT_ACTIONS:
             raise JsonRpcInvalidParams(f"action must be one of {', '.join(INPUT_ACTIONS)}")
-        call: dict[str, Any] = {"inputId": required(params, "inputId")}
+        call: payloads.InputParams = {"inputId": required(params, "inputId")}
         if action == "edit":
-            call["text"] = required(params, "text")
-        return await self.bridge.request(f"input/{action}", call)
+            edit: payloads.EditParams = {**call, "text": required(params, "text")}
+            return await self.bridge.request(methods.INPUT_EDIT, edit)
+        if action == "withdraw":
+            return await self.bridge.request(methods.INPUT_WITHDRAW, call)
+        if action == "steer":
+            return await self.bridge.request(methods.INPUT_STEER, call)
+        return await self.bridge.request(methods.INPUT_JUMP, call)
 
-    async def interrupt(self, params: Params) -> Any:
+    async def interrupt(self, params: Params) -> payloads.InterruptResult:
         return await self.bridge.request(methods.TURN_INTERRUPT, session_params(params))
 
     # -- fixing a moved conversation ----------------------------------------------------
 
-    async def set_agent(self, params: Params) -> Any:
+    async def set_agent(self, params: Params) -> payloads.EmptyResult:
         """Choose the conversation's agent (its own is not configured here): `{}`, then
         `conversation/updated`; an unknown name is `agent_missing` with `data.available`."""
-        call = {
+        call: payloads.SetAgentParams = {
             "conversationId": required(params, "conversationId"),
             "agent": required(params, "agent"),
         }
         return await self.bridge.request(methods.CONVERSATION_SET_AGENT, call)
 
-    async def set_model(self, params: Params) -> Any:
+    async def set_model(self, params: Params) -> payloads.EmptyResult:
         """Choose the model of the root agent (or of `sessionId`'s): `{}`, then
         `conversation/updated`; an unknown name is `model_missing` with `data.available`."""
-        call = session_params(params)
-        call["model"] = required(params, "model")
+        call: payloads.SetModelParams = {
+            **session_params(params),
+            "model": required(params, "model"),
+        }
         return await self.bridge.request(methods.CONVERSATION_SET_MODEL, call)
 
-    async def models(self, params: Params) -> Any:
+    async def models(self, params: Params) -> payloads.ModelsResult:
         """The configured models (the daemon's `models/list`), for a model picker."""
         return await self.bridge.request(methods.MODELS_LIST, {})
 
-    async def set_cwd(self, params: Params) -> Any:
+    async def set_cwd(self, params: Params) -> payloads.EmptyResult:
         """Point the conversation at another directory (absolute, existing): `{}`, then
         `conversation/updated`; a missing one is `cwd_missing`."""
-        call = {
+        call: payloads.SetCwdParams = {
             "conversationId": required(params, "conversationId"),
             "cwd": required(params, "cwd"),
         }
@@ -163,11 +204,11 @@ class Actions(MemoryActions, HistoryActions):
 
     # -- approvals -----------------------------------------------------------------------
 
-    async def respond_approval(self, params: Params) -> Any:
+    async def respond_approval(self, params: Params) -> payloads.RespondResult:
         """Answer an approval: `{conversationId, approvalId, decision, message?}`."""
         return await self.ls.approvals.respond(params)
 
-    async def approvals(self, params: Params) -> Any:
+    async def approvals(self, params: Params) -> dict[str, list[JsonObject]]:
         """The pending approvals of one conversation (watching it), or of all watched ones."""
         cid = optional(params, "conversationId")
         if cid is not None:
@@ -176,28 +217,34 @@ class Actions(MemoryActions, HistoryActions):
 
     # -- history -------------------------------------------------------------------------
 
-    async def compact(self, params: Params) -> Any:
+    async def compact(self, params: Params) -> payloads.CompactResult:
         cid = required(params, "conversationId")
         return await self.bridge.request(methods.CONVERSATION_COMPACT, {"conversationId": cid})
 
-    async def fork(self, params: Params, *, show: bool = False) -> Any:
-        call: dict[str, Any] = {"conversationId": required(params, "conversationId")}
+    async def fork(self, params: Params, *, show: bool = False) -> OpenedConversation:
+        call: payloads.ForkParams = {"conversationId": required(params, "conversationId")}
         if (up_to := optional(params, "upToItemId")) is not None:
             call["upToItemId"] = up_to
         result = await self.bridge.request(methods.CONVERSATION_FORK, call)
-        return await self._opened(result, show)
+        return {**result, "uri": await self._opened(result["conversation"], show)}
 
-    async def rewind(self, params: Params, *, show: bool = False) -> Any:
-        call: dict[str, Any] = {
+    async def rewind(self, params: Params, *, show: bool = False) -> RewindReply | Cancelled:
+        call: payloads.RewindParams = {
             "conversationId": required(params, "conversationId"),
             "messageId": required(params, "messageId"),
         }
         # From a command the user is asked whether to restore files (openvaala_lsp/history.py).
         await self.rewind_files(call, params, ask=show)
-        result = await self.with_conflicts(methods.CONVERSATION_REWIND, call, ask=show)
-        if result is None:
+
+        def send(force: bool) -> Awaitable[payloads.RewindResult]:
+            forced: payloads.RewindParams = {**call, "force": True} if force else call
+            return self.bridge.request(methods.CONVERSATION_REWIND, forced)
+
+        rewound = await self.with_conflicts(send, call.get("force", False), ask=show)
+        if rewound is None:
             return {"cancelled": True}
-        result = await self._opened(result, show)
+        uri = await self._opened(rewound["conversation"], show)
+        result: RewindReply = {**rewound, "uri": uri}
         if show and (files := result.get("files")) is not None:
             restored = files.get("restored") or []
             if restored or files.get("missingTurnIds") or files.get("skipped"):
@@ -214,17 +261,18 @@ class Actions(MemoryActions, HistoryActions):
             )
         return result
 
-    async def _opened(self, result: dict[str, Any], show: bool) -> dict[str, Any]:
-        cid = result["conversation"]["conversationId"]
-        result["uri"] = uris.conversation_uri(cid)
+    async def _opened(self, conversation: payloads.ConversationInfo, show: bool) -> str:
+        """The new conversation's document (shown when `show`)."""
+        cid = conversation["conversationId"]
+        uri = uris.conversation_uri(cid)
         if show:
             await self.subscribe({"conversationId": cid})
-            await self.show(result["uri"])
-        return result
+            await self.show(uri)
+        return uri
 
     # -- reading -------------------------------------------------------------------------
 
-    async def usage(self, params: Params) -> Any:
+    async def usage(self, params: Params) -> UsageReport:
         call = session_params(params)
         usage = await self.bridge.request(methods.CONVERSATION_USAGE, call)
         sid = call.get("sessionId")
@@ -233,14 +281,14 @@ class Actions(MemoryActions, HistoryActions):
             sid = view.root_id if view else ""
         return report(call["conversationId"], str(sid), usage)
 
-    async def agents(self, params: Params) -> Any:
+    async def agents(self, params: Params) -> SessionTree | payloads.AgentsResult:
         """The conversation's sessions as a tree (`{sessions: [root]}`, each with `children`),
         or without a conversation the configured agents."""
         cid = optional(params, "conversationId")
         if cid is None:
             return await self.bridge.request(methods.AGENTS_LIST, {})
         listed = await self.bridge.request(methods.SESSIONS_LIST, {"conversationId": cid})
-        nodes = {
+        nodes: dict[str, SessionNode] = {
             s["sessionId"]: {
                 **s,
                 "uri": uris.conversation_uri(
@@ -250,13 +298,13 @@ class Actions(MemoryActions, HistoryActions):
             }
             for s in listed["sessions"]
         }
-        roots: list[dict[str, Any]] = []
+        roots: list[SessionNode] = []
         for node in nodes.values():
             parent = nodes.get(node.get("parentSessionId") or "")
             (parent["children"] if parent else roots).append(node)
         return {"conversationId": cid, "sessions": roots}
 
-    async def mcp_servers(self, params: Params) -> Any:
+    async def mcp_servers(self, params: Params) -> McpReply:
         """The MCP servers' state (`mcp/list`) and a line of text saying it, also shown to the
         user as a message: an editor without a plugin shows no command result."""
         from openvaala_lsp.toolbox import mcp_report
@@ -269,7 +317,7 @@ class Actions(MemoryActions, HistoryActions):
         self.ls.window_show_message(types.ShowMessageParams(type=kind, message=text))
         return {"servers": servers, "text": text}
 
-    async def render(self, params: Params) -> Any:
+    async def render(self, params: Params) -> Content:
         since = params.get("since")
         if since is not None and not isinstance(since, int):
             raise JsonRpcInvalidParams("'since' must be an integer", data={"param": "since"})
@@ -286,14 +334,14 @@ class Actions(MemoryActions, HistoryActions):
         )
         return bool(shown.success)
 
-    async def follow(self, params: Params) -> Any:
+    async def follow(self, params: Params) -> Opened:
         cid = required(params, "conversationId")
         sid = optional(params, "sessionId")
         view = await self.bridge.watch(cid)
         uri = uris.conversation_uri(cid, None if sid == view.root_id else sid)
         return {"uri": uri, "shown": await self.show(uri)}
 
-    async def open(self, params: Params) -> Any:
+    async def open(self, params: Params) -> Opened:
         cid = required(params, "conversationId")
         await self.subscribe({"conversationId": cid})
         uri = uris.conversation_uri(cid)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
@@ -20,7 +20,9 @@ from openvaala_lsp import uris
 from openvaala_lsp.host import Host
 from openvaala_lsp.params import Params, optional, required
 from openvaala_server.client import SNAPSHOT
-from openvaala_server.protocol import methods
+from openvaala_server.domain.approvals import Answer as Decision
+from openvaala_server.protocol import methods, payloads
+from openvaala_server.protocol.json_types import JsonObject
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +64,7 @@ def ask_mode(options: Any) -> tuple[str, str | None]:
     return mode, None
 
 
-def prompt_text(request: dict[str, Any]) -> str:
+def prompt_text(request: JsonObject) -> str:
     """The one message the user reads: who asks, for what, and why."""
     agent = request.get("agent") or "the agent"
     tool = request.get("tool") or "a tool"
@@ -79,7 +81,7 @@ def prompt_text(request: dict[str, Any]) -> str:
     return text
 
 
-def answers_for(request: dict[str, Any]) -> list[tuple[str, str]]:
+def answers_for(request: JsonObject) -> list[tuple[str, str]]:
     """The answers to one request: "allow for this conversation" titled with exactly what it
     allows (`grantScope`), left out when nothing can be granted (docs/security.md)."""
     scope = request.get("grantScope")
@@ -88,7 +90,7 @@ def answers_for(request: dict[str, Any]) -> list[tuple[str, str]]:
     return [(f"{t}: {scope}" if d == "allow_conversation" else t, d) for t, d in ANSWERS]
 
 
-def resolved_text(resolved: dict[str, Any] | None) -> str:
+def resolved_text(resolved: JsonObject | None) -> str:
     decision = PAST.get(str((resolved or {}).get("decision")))
     where = f" ({decision})" if decision else ""
     return f"OpenVaala: that approval was already answered{where}."
@@ -103,11 +105,11 @@ class Approvals:
         self.ls = ls
         self.mode = "prompt"
         self._announced: dict[str, str] = {}  # approvalId → conversationId, told and pending
-        self._resolved: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._resolved: OrderedDict[str, JsonObject] = OrderedDict()
 
     # -- following the daemon ------------------------------------------------------------
 
-    def on_note(self, method: str, params: dict[str, Any]) -> None:
+    def on_note(self, method: str, params: JsonObject) -> None:
         cid = params.get("conversationId")
         if not isinstance(cid, str):
             return
@@ -129,7 +131,7 @@ class Approvals:
             if owner == cid and aid not in view.approvals:
                 self._resolve(cid, {"conversationId": cid, "approvalId": aid, "decision": None})
 
-    def pending(self, cid: str | None = None) -> list[dict[str, Any]]:
+    def pending(self, cid: str | None = None) -> list[JsonObject]:
         views = self.ls.bridge.views
         chosen = list(views.values()) if cid is None else [v for v in (views.get(cid),) if v]
         return [
@@ -138,21 +140,22 @@ class Approvals:
             for request in view.approvals.values()
         ]
 
-    def _announce(self, cid: str, request: dict[str, Any]) -> None:
+    def _announce(self, cid: str, request: JsonObject) -> None:
         aid = str(request.get("approvalId"))
         self._announced[aid] = cid
+        text = prompt_text(request)
         told = {
             **request,
             "uri": uris.conversation_uri(cid),
-            "text": prompt_text(request),
+            "text": text,
             "answers": [{"title": t, "decision": d} for t, d in answers_for(request)],
         }
         self.ls.protocol.notify(REQUESTED, told)
         if self.mode == "prompt":
-            ask = partial(self._ask, cid, aid, told["text"], answers_for(request))
+            ask = partial(self._ask, cid, aid, text, answers_for(request))
             self.ls.background(ask, f"ask-{aid}")
 
-    def _resolve(self, cid: str, params: dict[str, Any]) -> None:
+    def _resolve(self, cid: str, params: JsonObject) -> None:
         aid = str(params.get("approvalId"))
         self._resolved[aid] = dict(params)
         self._resolved.move_to_end(aid)
@@ -194,18 +197,19 @@ class Approvals:
             else:
                 self._show(types.MessageType.Error, f"OpenVaala: {exc.message}")
 
-    async def respond(self, params: Params) -> Any:
+    async def respond(self, params: Params) -> payloads.RespondResult:
         """`approval/respond` for the editor: `{conversationId, approvalId, decision, message?}`."""
-        call: dict[str, Any] = {
-            "conversationId": required(params, "conversationId"),
-            "approvalId": required(params, "approvalId"),
-            "decision": required(params, "decision"),
-        }
-        if call["decision"] not in DECISIONS:
+        decision = required(params, "decision")
+        if decision not in DECISIONS:
             raise JsonRpcInvalidParams(
-                f"decision must be one of {', '.join(DECISIONS)}, not {call['decision']!r}",
+                f"decision must be one of {', '.join(DECISIONS)}, not {decision!r}",
                 data={"param": "decision"},
             )
+        call: payloads.RespondParams = {
+            "conversationId": required(params, "conversationId"),
+            "approvalId": required(params, "approvalId"),
+            "decision": cast(Decision, decision),  # one of DECISIONS, checked above
+        }
         if (message := optional(params, "message")) is not None and message.strip():
             call["message"] = message
         return await self.ls.bridge.request(methods.APPROVAL_RESPOND, call)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from openvaala_server.protocol import methods
+from openvaala_server.protocol.json_types import JsonObject
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -18,7 +19,7 @@ class ConfigStatus:
     def __init__(self, ls: LanguageServer) -> None:
         self.ls = ls
 
-    def on_note(self, method: str, params: dict[str, Any]) -> None:
+    def on_note(self, method: str, params: JsonObject) -> None:
         if method in (methods.CONFIG_ERROR, methods.CONFIG_RELOADED):
             self.show(params)
 

@@ -18,13 +18,15 @@ from openvaala_lsp import uris
 from openvaala_lsp.host import Host
 from openvaala_lsp.params import Params, as_params, from_arguments, required, session_params
 from openvaala_lsp.render import render
+from openvaala_lsp.replies import ContextJson, ContextReply, ReplacedReply
 from openvaala_lsp.usage import report
-from openvaala_server.protocol import methods
+from openvaala_server.protocol import methods, payloads
 
-Run = Callable[[Host, Params], Awaitable[Any]]
+# What each handler answers is declared on it; the editor gets it as JSON.
+Run = Callable[[Host, Params], Awaitable[object]]
 
 
-def trace_lines(result: dict[str, Any]) -> list[str]:
+def trace_lines(result: payloads.ContextTrace) -> list[str]:
     """The trace as plain lines: one per part with its tokens, then what was left out."""
     lines = [f"Next request: about {int(result.get('total') or 0):,} tokens"]
     for part in result.get("parts") or []:
@@ -35,38 +37,42 @@ def trace_lines(result: dict[str, Any]) -> list[str]:
     return lines
 
 
-async def context(ls: Host, params: Params) -> Any:
-    call = session_params(params)
-    call["includeBody"] = bool(params.get("includeBody"))
-    result: dict[str, Any] = await ls.bridge.request(methods.CONVERSATION_CONTEXT, call)
-    result["lines"] = trace_lines(result)
-    result["gauge"] = report(call["conversationId"], result["sessionId"], result.get("usage") or {})
-    return result
+async def context(ls: Host, params: Params) -> ContextReply:
+    call: payloads.ContextParams = {
+        **session_params(params),
+        "includeBody": bool(params.get("includeBody")),
+    }
+    result = await ls.bridge.request(methods.CONVERSATION_CONTEXT, call)
+    gauge = report(call["conversationId"], result["sessionId"], result.get("usage") or {})
+    return {**result, "lines": trace_lines(result), "gauge": gauge}
 
 
-async def context_json(ls: Host, params: Params) -> Any:
+async def context_json(ls: Host, params: Params) -> ContextJson:
     """The provider body of the next request, as text to put on the clipboard."""
-    call = {**session_params(params), "includeBody": True}
+    call: payloads.ContextParams = {**session_params(params), "includeBody": True}
     result = await ls.bridge.request(methods.CONVERSATION_CONTEXT, call)
     body = result.get("body")
     return {"body": body, "json": json.dumps(body, indent=2, ensure_ascii=False) if body else ""}
 
 
-async def pin(ls: Host, params: Params) -> Any:
-    call = {**session_params(params), "itemId": required(params, "itemId")}
+async def pin(ls: Host, params: Params) -> payloads.PinResult:
+    call: payloads.PinParams = {**session_params(params), "itemId": required(params, "itemId")}
     return await ls.bridge.request(methods.CONVERSATION_PIN, call)
 
 
-async def unpin(ls: Host, params: Params) -> Any:
-    call = {**session_params(params), "itemId": required(params, "itemId")}
+async def unpin(ls: Host, params: Params) -> payloads.PinResult:
+    call: payloads.PinParams = {**session_params(params), "itemId": required(params, "itemId")}
     return await ls.bridge.request(methods.CONVERSATION_UNPIN, call)
 
 
-async def replaced(ls: Host, params: Params, *, show: bool = False) -> Any:
+async def replaced(ls: Host, params: Params, *, show: bool = False) -> ReplacedReply:
     """What a summary replaced; `location` is where the conversation's document shows the first
     of those messages (when it does), and `show` opens the document there."""
-    call = {**session_params(params), "summaryItemId": required(params, "summaryItemId")}
-    result: dict[str, Any] = await ls.bridge.request(methods.CONVERSATION_REPLACED, call)
+    call: payloads.ReplacedParams = {
+        **session_params(params),
+        "summaryItemId": required(params, "summaryItemId"),
+    }
+    result = await ls.bridge.request(methods.CONVERSATION_REPLACED, call)
     cid = call["conversationId"]
     view = ls.bridge.views.get(cid)
     if view is not None:
@@ -75,11 +81,12 @@ async def replaced(ls: Host, params: Params, *, show: bool = False) -> Any:
         line = next((a.line for a in rendered.anchors if a.item_id in ids), None)
         if line is not None:
             uri = uris.conversation_uri(cid, call.get("sessionId"))
-            result["location"] = {"uri": uri, "line": line}
             caps = ls.client_capabilities
             if show and get_capability(caps, "window.show_document.support", False):
                 await _show_at(ls, uri, line)
-    return result
+            return {**result, "location": {"uri": uri, "line": line}}
+    # Without a location the reply is the daemon's result as it is.
+    return cast(ReplacedReply, result)
 
 
 async def _show_at(ls: Host, uri: str, line: int) -> None:
@@ -94,7 +101,7 @@ async def _show_at(ls: Host, uri: str, line: int) -> None:
         await ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True))
 
 
-async def _replaced_shown(ls: Host, params: Params) -> Any:
+async def _replaced_shown(ls: Host, params: Params) -> ReplacedReply:
     return await replaced(ls, params, show=True)
 
 

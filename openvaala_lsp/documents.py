@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass
-from typing import Any
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
@@ -18,6 +17,8 @@ from openvaala_lsp.approvals import answers_for
 from openvaala_lsp.edits import line_edits
 from openvaala_lsp.host import Host, Mode
 from openvaala_lsp.render import Anchor, Rendered, render
+from openvaala_lsp.replies import Content
+from openvaala_server.protocol.json_types import JsonObject
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +55,7 @@ class Documents:
         view = await self.ls.bridge.watch(ref.conversation_id)
         return ref, render(view, ref.session_id), view.version
 
-    async def content(self, uri: str, mode: Mode, since: int | None = None) -> dict[str, Any]:
+    async def content(self, uri: str, mode: Mode, since: int | None = None) -> Content:
         """The transcript's text; with `since` (the version the editor shows, which it got from
         here) only the line edits from that version, when the bridge still has it."""
         ref, rendered, version = await self.rendered(uri)
@@ -106,7 +107,7 @@ class Documents:
 
     # -- refresh -------------------------------------------------------------------------
 
-    def on_note(self, method: str, params: dict[str, Any]) -> None:
+    def on_note(self, method: str, params: JsonObject) -> None:
         cid = params.get("conversationId")
         if not isinstance(cid, str) or cid in self._pending:
             return

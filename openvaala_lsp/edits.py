@@ -5,14 +5,20 @@ the end and the context line; a 2,000-line transcript should cost what a short o
 from __future__ import annotations
 
 from difflib import SequenceMatcher
-from typing import Any
+from typing import TypedDict
 
 
-def line_edits(old: list[str], new: list[str]) -> list[dict[str, Any]]:
+class LineEdit(TypedDict):
+    start: int
+    end: int
+    lines: list[str]
+
+
+def line_edits(old: list[str], new: list[str]) -> list[LineEdit]:
     """Edits `{start, end, lines}` (0-based, end exclusive, on the old lines) that turn `old` into
     `new`, last first: applied in order, each one's line numbers are still right."""
     matcher = SequenceMatcher(None, old, new, autojunk=False)
-    edits = [
+    edits: list[LineEdit] = [
         {"start": i1, "end": i2, "lines": new[j1:j2]}
         for tag, i1, i2, j1, j2 in matcher.get_opcodes()
         if tag != "equal"

@@ -1,14 +1,17 @@
 """Pushing to the editor: the daemon's notifications as `$/openvaala/event`, the connection
-state, and the usage report for a status line (`$/openvaala/usage`, only when it changed)."""
+state, each MCP server's state (`$/openvaala/mcpStatus`), and the usage report for a status line
+(`$/openvaala/usage`, only when it changed)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from openvaala_lsp.host import Host
+from openvaala_lsp.mcp import MCP_STATUS
 from openvaala_lsp.usage import report
 from openvaala_server.client import CONNECTION, SNAPSHOT
 from openvaala_server.protocol import methods
+from openvaala_server.protocol.json_types import JsonObject
 
 EVENT = "$/openvaala/event"
 USAGE = "$/openvaala/usage"
@@ -19,11 +22,14 @@ class Forwarder:
     def __init__(self, ls: Host) -> None:
         self.ls = ls
         self.conversations: set[str] = set()  # the editor subscribed to these
-        self._last_usage: dict[tuple[str, str], tuple[Any, ...]] = {}
+        self._last_usage: dict[tuple[str, str], tuple[object, ...]] = {}
 
-    def on_note(self, method: str, params: dict[str, Any]) -> None:
+    def on_note(self, method: str, params: JsonObject) -> None:
         if method == CONNECTION:
             self.ls.protocol.notify(CONNECTION_STATE, params)
+            return
+        if method == methods.MCP_STATUS_CHANGED:  # every MCP server's state, for any editor
+            self.ls.protocol.notify(MCP_STATUS, params)
             return
         cid = params.get("conversationId")
         if not isinstance(cid, str) or cid not in self.conversations:
@@ -33,7 +39,9 @@ class Forwarder:
             {"conversationId": cid, "seq": params.get("seq"), "method": method, "params": params},
         )
         if method == methods.USAGE_UPDATED:
-            self.push_usage(cid, str(params.get("sessionId", "")), params.get("usage") or {})
+            usage = params.get("usage")
+            sid = str(params.get("sessionId", ""))
+            self.push_usage(cid, sid, usage if isinstance(usage, dict) else {})
         elif method == SNAPSHOT:
             self.push_all_usage(cid)
 
@@ -45,7 +53,7 @@ class Forwarder:
             if session.usage:
                 self.push_usage(cid, session.session_id, session.usage)
 
-    def push_usage(self, cid: str, sid: str, usage: dict[str, Any]) -> None:
+    def push_usage(self, cid: str, sid: str, usage: Mapping[str, object]) -> None:
         if cid not in self.conversations:
             return
         key = (

@@ -19,6 +19,9 @@ from pygls.workspace import Workspace
 
 from openvaala_lsp.bridge import Bridge
 from openvaala_lsp.params import Params
+from openvaala_lsp.replies import Content
+from openvaala_server.protocol import payloads
+from openvaala_server.protocol.json_types import JsonObject
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -50,7 +53,7 @@ class Transcripts(Protocol):
     @property
     def known(self) -> Collection[str]: ...
 
-    async def content(self, uri: str, mode: Mode, since: int | None = None) -> dict[str, Any]: ...
+    async def content(self, uri: str, mode: Mode, since: int | None = None) -> Content: ...
 
     async def lenses(self, uri: str) -> list[types.CodeLens]: ...
 
@@ -62,9 +65,9 @@ class Transcripts(Protocol):
 class Answers(Protocol):
     """Pending approvals and answering them (approvals.Approvals)."""
 
-    async def respond(self, params: Params) -> Any: ...
+    async def respond(self, params: Params) -> payloads.RespondResult: ...
 
-    def pending(self, cid: str | None = None) -> list[dict[str, Any]]: ...
+    def pending(self, cid: str | None = None) -> list[JsonObject]: ...
 
 
 class Progresses(Protocol):

@@ -5,15 +5,14 @@ an invalid-params error naming it, before anything is sent."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from pygls.exceptions import JsonRpcInvalidParams
 
 from openvaala_server.client import images as client_images
 from openvaala_server.domain.images import MAX_IMAGES_PER_MESSAGE
+from openvaala_server.protocol.json_types import JsonObject
 
 
-def image_params(value: object) -> list[dict[str, Any]]:
+def image_params(value: object) -> list[JsonObject]:
     if value is None:
         return []
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):

@@ -5,31 +5,36 @@ them back into plain JSON values and checks the keys the bridge needs."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import cast
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-Params = dict[str, Any]
+from openvaala_server.protocol import payloads
+from openvaala_server.protocol.json_types import JsonValue
+
+Params = dict[str, JsonValue]
 
 
-def plain(value: Any) -> Any:
+def plain(value: object) -> JsonValue:
     """A pygls params object (namedtuple-like, possibly nested) as plain JSON values."""
     if hasattr(value, "_asdict"):
-        return {k: plain(v) for k, v in value._asdict().items()}
+        fields: dict[str, object] = value._asdict()
+        return {k: plain(v) for k, v in fields.items()}
     if isinstance(value, dict):
         return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [plain(v) for v in value]
-    return value
+    # What is left is a scalar as pygls decoded it from the JSON message.
+    return cast("JsonValue", value)
 
 
-def as_params(value: Any) -> Params:
-    value = plain(value)
-    if value is None:
+def as_params(value: object) -> Params:
+    decoded = plain(value)
+    if decoded is None:
         return {}
-    if not isinstance(value, dict):
+    if not isinstance(decoded, dict):
         raise JsonRpcInvalidParams("params must be an object")
-    return {k: v for k, v in value.items() if v is not None}
+    return {k: v for k, v in decoded.items() if v is not None}
 
 
 def required(params: Params, key: str) -> str:
@@ -48,15 +53,15 @@ def optional(params: Params, key: str) -> str | None:
     return value
 
 
-def session_params(params: Params) -> dict[str, Any]:
+def session_params(params: Params) -> payloads.SessionParams:
     """`{conversationId, sessionId?}` for the daemon (no sessionId: the root agent)."""
-    out: dict[str, Any] = {"conversationId": required(params, "conversationId")}
+    out: payloads.SessionParams = {"conversationId": required(params, "conversationId")}
     if (sid := optional(params, "sessionId")) is not None:
         out["sessionId"] = sid
     return out
 
 
-def from_arguments(arguments: list[Any], names: tuple[str, ...]) -> Params:
+def from_arguments(arguments: list[object], names: tuple[str, ...]) -> Params:
     """Command arguments, either one object (`[{"conversationId": ...}]`) or positional values in
     the order of `names` (`["<conversationId>", "text"]`)."""
     args = [plain(a) for a in arguments]

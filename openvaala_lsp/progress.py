@@ -8,7 +8,6 @@ import contextlib
 import logging
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
@@ -17,6 +16,7 @@ from pygls.exceptions import JsonRpcException
 from openvaala_lsp.host import Host
 from openvaala_server.client import CONNECTION
 from openvaala_server.protocol import methods
+from openvaala_server.protocol.json_types import JsonObject
 
 log = logging.getLogger(__name__)
 
@@ -35,9 +35,10 @@ def token_for(turn_id: str) -> str:
     return f"openvaala/turn/{turn_id}"
 
 
-def _activity(method: str, params: dict[str, Any]) -> str | None:
+def _activity(method: str, params: JsonObject) -> str | None:
     if method == methods.ITEM_STARTED:
-        item = params.get("item") or {}
+        found = params.get("item")
+        item = found if isinstance(found, dict) else {}
         kind = item.get("type")
         if kind == "reasoning":
             return "thinking…"
@@ -68,7 +69,7 @@ class TurnProgress:
         caps = self.ls.client_capabilities
         return self.wanted and bool(get_capability(caps, "window.work_done_progress", False))
 
-    def on_note(self, method: str, params: dict[str, Any]) -> None:
+    def on_note(self, method: str, params: JsonObject) -> None:
         if method == CONNECTION and params.get("state") == "reconnecting":
             # The daemon went away: its turns never end, so their progress ends here.
             for turn in self._turns.values():

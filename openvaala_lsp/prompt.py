@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 import anyio
 
 from openvaala_lsp.bridge import Bridge, DaemonError, daemon_lost
 from openvaala_lsp.params import Params, session_params
-from openvaala_server.protocol import methods
+from openvaala_lsp.replies import Prompted, UsageReport
+from openvaala_server.protocol import methods, payloads
 
 T = TypeVar("T")
 
@@ -24,12 +25,12 @@ class Actions(Protocol):
     @property
     def bridge(self) -> Bridge: ...
 
-    async def send(self, params: Params) -> Any: ...
+    async def send(self, params: Params) -> payloads.SendResult: ...
 
-    async def usage(self, params: Params) -> Any: ...
+    async def usage(self, params: Params) -> UsageReport: ...
 
 
-async def run(actions: Actions, params: Params) -> dict[str, Any]:
+async def run(actions: Actions, params: Params) -> Prompted:
     cancel = asyncio.Event()
     inner = asyncio.create_task(_prompt(actions, params, cancel))
     try:
@@ -42,7 +43,7 @@ async def run(actions: Actions, params: Params) -> dict[str, Any]:
         return await inner
 
 
-async def _prompt(actions: Actions, params: Params, cancel: asyncio.Event) -> dict[str, Any]:
+async def _prompt(actions: Actions, params: Params, cancel: asyncio.Event) -> Prompted:
     bridge, turns = actions.bridge, actions.bridge.turns
     sent = await actions.send(params)
     epoch = turns.epoch
@@ -67,7 +68,7 @@ async def _prompt(actions: Actions, params: Params, cancel: asyncio.Event) -> di
             raise daemon_lost()
         ended = await turns.ended(turn_id)
     sid = ended.get("sessionId")
-    result: dict[str, Any] = {
+    result: Prompted = {
         "turnId": turn_id,
         "status": ended.get("status"),
         "inputId": input_id,

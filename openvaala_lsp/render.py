@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from openvaala_lsp.toolbox import change_heading, changes_of, plan_lines
 from openvaala_lsp.usage import report
 from openvaala_server.client.view import ConversationView, Item, SessionView
+from openvaala_server.protocol.json_types import JsonObject
 
 AnchorKind = Literal["user_message", "subagent", "approval"]
 
@@ -131,7 +132,7 @@ def _who(view: ConversationView, session: SessionView, item: Item, first: bool) 
     return "You"
 
 
-def _missing(conv: dict[str, Any]) -> list[str]:
+def _missing(conv: JsonObject) -> list[str]:
     """Warnings for a conversation that cannot run here (moved, or its config edited), each
     naming the command that fixes it; the daemon refuses input until then."""
     lines: list[str] = []

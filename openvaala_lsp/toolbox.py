@@ -3,17 +3,22 @@ tool call changed as ```diff blocks, and the MCP servers' state for `openvaala.m
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from openvaala_server.protocol.display import mcp_server_state
+from openvaala_server.protocol.json_types import JsonObject
+
+if TYPE_CHECKING:
+    from openvaala_server.protocol import payloads
 
 _STEP = {"completed": "- [x] {}", "in_progress": "- [ ] **{}** _(in progress)_"}
 
 
-def plan_lines(plan: dict[str, Any] | None) -> list[str]:
+def plan_lines(plan: JsonObject | None) -> list[str]:
     """`## Plan 1/3`, the explanation, one checklist line per step (empty: no plan)."""
-    steps = [s for s in (plan or {}).get("steps") or [] if isinstance(s, dict)]
+    listed = (plan or {}).get("steps")
+    steps = [s for s in listed if isinstance(s, dict)] if isinstance(listed, list) else []
     if not steps or plan is None:
         return []
     done = sum(1 for s in steps if s.get("status") == "completed")
@@ -27,13 +32,13 @@ def plan_lines(plan: dict[str, Any] | None) -> list[str]:
     return [*lines, ""]
 
 
-def changes_of(item: Mapping[str, object]) -> list[dict[str, Any]]:
+def changes_of(item: Mapping[str, object]) -> list[JsonObject]:
     """The `changes` of a tool_result (docs/protocol.md, FileChange), or none."""
     changes = item.get("changes")
     return [c for c in changes if isinstance(c, dict)] if isinstance(changes, list) else []
 
 
-def change_heading(change: dict[str, Any]) -> str:
+def change_heading(change: JsonObject) -> str:
     kind = str(change.get("kind") or "update")
     path = str(change.get("path") or "")
     if kind == "move" and change.get("movePath"):
@@ -42,11 +47,11 @@ def change_heading(change: dict[str, Any]) -> str:
     return f"_{word or kind}_ `{path}`"
 
 
-def server_line(server: dict[str, Any]) -> str:
+def server_line(server: Mapping[str, object]) -> str:
     return f"{server.get('name') or '?'}: {mcp_server_state(server)}"
 
 
-def mcp_report(servers: list[dict[str, Any]]) -> str:
+def mcp_report(servers: Sequence[payloads.McpServerState]) -> str:
     if not servers:
         return "No MCP servers are configured ([mcp_servers.NAME] in config.toml)."
     return "MCP servers: " + "; ".join(server_line(s) for s in servers)

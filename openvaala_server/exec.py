@@ -32,6 +32,7 @@ from openvaala_server.client.view import (
     ItemAdded,
     ItemDelta,
     ItemUpdated,
+    Params,
     StatusChanged,
     TurnEnded,
     TurnStarted,
@@ -195,7 +196,8 @@ class TurnFollower:
         self.printed_any = True
         self.at_line_start = text.endswith("\n")
 
-    def feed(self, note: Note) -> None:
+    def feed(self, note: Note | Params) -> None:
+        """One notification as the client yields it, or one of exec's own (`exec/ended`)."""
         if self.json_lines:
             params = note.get("params") or {}
             self.out.write(codec.dumps({"method": note.get("method"), "params": params}).decode())

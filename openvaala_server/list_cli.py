@@ -6,10 +6,15 @@ import argparse
 import asyncio
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from openvaala_server.domain.short_ids import short_id
 from openvaala_server.protocol import codec
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from openvaala_server.protocol.payloads import ConversationSummary
 
 
 def add_command(commands: Any) -> None:
@@ -47,11 +52,11 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _rows(args: argparse.Namespace) -> list[dict[str, Any]]:
+async def _rows(args: argparse.Namespace) -> list[ConversationSummary]:
     from openvaala_server.client import Client
     from openvaala_server.client.conversation_ids import conversations
 
-    rows: list[dict[str, Any]] = []
+    rows: list[ConversationSummary] = []
     async with await Client.connect(client_name="openvaala-list", reconnect=False) as client:
         for archived in (False, True) if args.all else (False,):
             rows += [
@@ -64,7 +69,7 @@ async def _rows(args: argparse.Namespace) -> list[dict[str, Any]]:
     return rows[: args.limit]
 
 
-def table(rows: list[dict[str, Any]]) -> str:
+def table(rows: Sequence[Mapping[str, object]]) -> str:
     """The rows as aligned columns (pure: tested without a daemon)."""
     if not rows:
         return "no conversations\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from textual.app import App
 
@@ -24,7 +24,28 @@ from openvaala_tui.screens import (
 from openvaala_tui.widgets.composer import Composer
 from openvaala_tui.widgets.transcript import Transcript
 
+if TYPE_CHECKING:
+    from openvaala_server.protocol.calls import Request
+    from openvaala_server.protocol.payloads import (
+        AgentInfo,
+        ConfigErrorNote,
+        ConfigReloadedNote,
+        ConfigState,
+        ConversationSummary,
+        ListParams,
+        ModelInfo,
+        SendParams,
+        SessionInfo,
+        Usage,
+    )
+
 _local_ids = itertools.count(1)
+
+
+class SessionRef(TypedDict, total=False):
+    """The session a request is about, when it is not the conversation's root."""
+
+    sessionId: str
 
 
 class CommandsMixin(App[int]):
@@ -71,7 +92,7 @@ class CommandsMixin(App[int]):
             }
         )
 
-    async def show_config(self, status: dict[str, Any]) -> None:
+    async def show_config(self, status: ConfigState | ConfigReloadedNote | ConfigErrorNote) -> None:
         """A `config/error` or `config/reloaded` of the daemon (or `initialize`'s `config`)."""
         message = str(status.get("message") or "")
         if status.get("state") == "error":
@@ -109,15 +130,17 @@ class CommandsMixin(App[int]):
         except (RpcError, ConnectionLost, TimeoutError) as exc:
             await self.show_error(exc)
 
-    async def call(self, method: str, **params: Any) -> Any:
+    @property
+    def call(self) -> Request:
+        """The client's `request`, typed by method (protocol/calls.py); commands run connected."""
         assert self.client is not None
-        return await self.client.request(method, params)
+        return self.client.request
 
     @property
     def cid(self) -> str:
         return self.view.conversation_id
 
-    def _session_param(self) -> dict[str, Any]:
+    def _session_param(self) -> SessionRef:
         if self.following and self.following != self.view.root_id:
             return {"sessionId": self.following}
         return {}
@@ -154,7 +177,7 @@ class CommandsMixin(App[int]):
     async def cmd_shell(self, arg: str) -> None:
         """`!command` (not a slash command: `slash` is how it reaches the daemon and errors)."""
         try:
-            await self.call(methods.SHELL_RUN, conversationId=self.cid, command=arg)
+            await self.call(methods.SHELL_RUN, {"conversationId": self.cid, "command": arg})
         except RpcError as exc:
             if exc.kind != "turn_running" or "output" not in exc.data:
                 raise
@@ -176,14 +199,15 @@ class CommandsMixin(App[int]):
         session = self.view.sessions.get(self.following or self.view.root_id)
         info = session.info if session is not None else {}
         name = info.get("agent") or self.view.conversation.get("agent")
-        agents = (await self.call(methods.AGENTS_LIST)).get("agents") or []
-        agent: dict[str, Any] = next((a for a in agents if a.get("name") == name), {})
+        agents = (await self.call(methods.AGENTS_LIST, {})).get("agents") or []
+        agent = next((a for a in agents if a["name"] == name), None)
         state = self.client.server_info.get("config")
         await self.local_notice(
             status_text(
                 agent=agent,
                 session={"agent": name, **info},
-                usage=session.usage if session is not None else {},
+                # The view keeps the last `usage/updated` (or the snapshot's) as it came.
+                usage=cast("Usage", session.usage if session is not None else {}),
                 cwd=str(self.view.conversation.get("cwd") or self.cwd),
                 address=self.client.dialer.where() if self.client.dialer else self.client.address,
                 config_path=str(state.get("path") if isinstance(state, dict) else "?"),
@@ -193,8 +217,8 @@ class CommandsMixin(App[int]):
     async def cmd_mcp(self, arg: str) -> None:
         from openvaala_tui.mcp_status import mcp_status_text
 
-        result = await self.call(methods.MCP_LIST)
-        await self.local_notice(mcp_status_text(list(result.get("servers") or [])))
+        result = await self.call(methods.MCP_LIST, {})
+        await self.local_notice(mcp_status_text(result["servers"]))
 
     async def cmd_new(self, arg: str) -> None:
         cwd = str(self.view.conversation.get("cwd") or self.cwd)
@@ -202,13 +226,13 @@ class CommandsMixin(App[int]):
         if cid is not None:
             await self.open_conversation(cid)
 
-    async def load_conversations(self, search: str, archived: bool) -> list[dict[str, Any]]:
+    async def load_conversations(self, search: str, archived: bool) -> list[ConversationSummary]:
         """The resume list's rows (newest first)."""
-        params: dict[str, Any] = {"archived": archived, "limit": 100}
+        params: ListParams = {"archived": archived, "limit": 100}
         if search:
             params["search"] = search
-        result = await self.call(methods.CONVERSATION_LIST, **params)
-        return list(result.get("conversations") or [])
+        result = await self.call(methods.CONVERSATION_LIST, params)
+        return result["conversations"]
 
     async def cmd_resume(self, arg: str) -> None:
         chosen = await self.push_screen_wait(ResumeScreen(self.load_conversations))
@@ -216,34 +240,38 @@ class CommandsMixin(App[int]):
             await self.open_conversation(chosen)
 
     async def cmd_fork(self, arg: str) -> None:
-        result = await self.call(methods.CONVERSATION_FORK, conversationId=self.cid)
+        result = await self.call(methods.CONVERSATION_FORK, {"conversationId": self.cid})
         await self.open_conversation(str(result["conversation"]["conversationId"]))
         self.notify("Forked: you are in the copy now.")
 
     async def cmd_compact(self, arg: str) -> None:
         self.notify("Compacting the history…")
-        result = await self.call(methods.CONVERSATION_COMPACT, conversationId=self.cid)
+        result = await self.call(methods.CONVERSATION_COMPACT, {"conversationId": self.cid})
         if result.get("compacted"):
             self.notify("Compacted: the summary replaces the older history for the model.")
         else:
             reason = result.get("reason") or "nothing to compact"
             await self.local_notice(f"Nothing compacted: {reason}.")
 
-    def session_infos(self) -> list[dict[str, Any]]:
-        """The sessions as `sessions/list` gives them, from the live view."""
-        return [dict(s.info, sessionId=sid) for sid, s in self.view.sessions.items()]
+    def session_infos(self) -> list[SessionInfo]:
+        """The sessions as `sessions/list` gives them, from the live view (which keeps each
+        `session/updated`'s session as it came)."""
+        return [
+            cast("SessionInfo", {**s.info, "sessionId": sid})
+            for sid, s in self.view.sessions.items()
+        ]
 
     async def cmd_agents(self, arg: str) -> None:
-        result = await self.call(methods.SESSIONS_LIST, conversationId=self.cid)
-        listed = {str(s.get("sessionId")): s for s in result.get("sessions") or []}
+        result = await self.call(methods.SESSIONS_LIST, {"conversationId": self.cid})
+        listed = {s["sessionId"]: s for s in result["sessions"]}
         live = {str(s["sessionId"]): s for s in self.session_infos()}
         sessions = list({**listed, **live}.values())  # the live view has the latest status
         chosen = await self.push_screen_wait(AgentsScreen(sessions, self.following))
         if not chosen:
             return
         action, sid = chosen
-        info = live.get(sid) or listed.get(sid) or {}
-        name = str(info.get("title") or info.get("agent") or "agent")
+        info = live.get(sid) or listed.get(sid)
+        name = (info and (info.get("title") or info.get("agent"))) or "agent"
         if action == "follow":
             self.following = sid
             await self.redraw()
@@ -258,16 +286,16 @@ class CommandsMixin(App[int]):
         elif action == "message":
             text = await self.push_screen_wait(PromptScreen(f"Message to {name}"))
             if text:
-                params: dict[str, Any] = {"conversationId": self.cid, "text": text}
+                params: SendParams = {"conversationId": self.cid, "text": text, "mode": "steer"}
                 if sid != self.view.root_id:
                     params["sessionId"] = sid
-                await self.call(methods.INPUT_SEND, **params, mode="steer")
+                await self.call(methods.INPUT_SEND, params)
                 self.notify(f"Sent to {name}.")
 
     async def cmd_model(self, arg: str) -> None:
         if not arg:
-            result = await self.call(methods.MODELS_LIST)
-            choices = [(str(m["name"]), model_label(m)) for m in result.get("models") or []]
+            result = await self.call(methods.MODELS_LIST, {})
+            choices = [(m["name"], model_label(m)) for m in result["models"]]
             session = self.view.sessions.get(self.following or self.view.root_id)
             current = session.info.get("model") if session is not None else None
             current = current or self.view.conversation.get("model")
@@ -278,9 +306,7 @@ class CommandsMixin(App[int]):
         if arg:
             await self.call(
                 methods.CONVERSATION_SET_MODEL,
-                conversationId=self.cid,
-                model=arg,
-                **self._session_param(),
+                {"conversationId": self.cid, "model": arg, **self._session_param()},
             )
             self.notify(f"Model: {arg}")
 
@@ -288,13 +314,14 @@ class CommandsMixin(App[int]):
         """`/agent NAME` chooses the conversation's agent; alone, a list to pick from. The
         status bar shows it once the daemon says so (`conversation/updated`)."""
         if not arg:
-            result = await self.call(methods.AGENTS_LIST)
-            agents = list(result.get("agents") or [])
-            choices = [(str(a["name"]), agent_label(a)) for a in agents]
+            result = await self.call(methods.AGENTS_LIST, {})
+            choices = [(a["name"], agent_label(a)) for a in result["agents"]]
             picked = await self.push_screen_wait(ListPicker("Choose the agent", choices))
             arg = picked or ""
         if arg:
-            await self.call(methods.CONVERSATION_SET_AGENT, conversationId=self.cid, agent=arg)
+            await self.call(
+                methods.CONVERSATION_SET_AGENT, {"conversationId": self.cid, "agent": arg}
+            )
             self.notify(f"Agent: {arg}")
 
     async def cmd_cwd(self, arg: str) -> None:
@@ -308,7 +335,7 @@ class CommandsMixin(App[int]):
             )
             return
         path = commands.resolve_dir(arg, current)
-        await self.call(methods.CONVERSATION_SET_CWD, conversationId=self.cid, cwd=path)
+        await self.call(methods.CONVERSATION_SET_CWD, {"conversationId": self.cid, "cwd": path})
         self.notify(f"Working directory: {path}")
 
     async def cmd_rename(self, arg: str) -> None:
@@ -318,27 +345,29 @@ class CommandsMixin(App[int]):
                 PromptScreen("Rename the conversation", value=self.view.title)
             )
         if title:
-            await self.call(methods.CONVERSATION_RENAME, conversationId=self.cid, title=title)
+            await self.call(
+                methods.CONVERSATION_RENAME, {"conversationId": self.cid, "title": title}
+            )
 
     async def cmd_archive(self, arg: str) -> None:
-        await self.call(methods.CONVERSATION_ARCHIVE, conversationId=self.cid)
+        await self.call(methods.CONVERSATION_ARCHIVE, {"conversationId": self.cid})
         self.notify("Archived. /resume shows it with the archived switch on.")
 
     async def cmd_delete(self, arg: str) -> None:
         sure = await self.push_screen_wait(ConfirmScreen(f"Delete “{self.view.title}” for good?"))
         if not sure:
             return
-        await self.call(methods.CONVERSATION_DELETE, conversationId=self.cid)
+        await self.call(methods.CONVERSATION_DELETE, {"conversationId": self.cid})
         await self.cmd_new("")
 
 
-def agent_label(agent: dict[str, Any]) -> str:
+def agent_label(agent: AgentInfo) -> str:
     default = ", the default" if agent.get("default") else ""
     description = f": {agent['description']}" if agent.get("description") else ""
     return f"{agent.get('name')}  ({agent.get('model')}{default}){description}"
 
 
-def model_label(model: dict[str, Any]) -> str:
+def model_label(model: ModelInfo) -> str:
     window = format_tokens(int(model.get("contextWindow") or 0))
     # Where the window came from (docs/configuration.md, "Context window"), unless written in
     # the file: a window the daemon filled in is worth knowing about.

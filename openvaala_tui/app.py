@@ -14,7 +14,8 @@ import itertools
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
@@ -33,7 +34,6 @@ from openvaala_server.client.view import (
     ItemDelta,
     ItemRemoved,
     ItemUpdated,
-    Note,
     PlanChanged,
     Reset,
     SessionsChanged,
@@ -64,7 +64,19 @@ from openvaala_tui.widgets.transcript import FIRST_PAGE, Transcript
 from openvaala_tui.widgets.welcome import welcome_text
 
 if TYPE_CHECKING:  # a type only: the records' shapes are not on the way to the first screen
+    from openvaala_server.client.notes import Note
     from openvaala_server.client.view import Item
+    from openvaala_server.domain.approvals import Answer
+    from openvaala_server.domain.inbox import InputWire
+    from openvaala_server.domain.inbox import Mode as InputMode
+    from openvaala_server.domain.plan import Plan
+    from openvaala_server.protocol.payloads import (
+        ConfigState,
+        ListParams,
+        RespondParams,
+        SendParams,
+        SessionParams,
+    )
 
 DOUBLE_ESCAPE_S = 0.8
 LIST_PAGES = 10  # --continue looks this far back (pages of 200 conversations)
@@ -104,7 +116,7 @@ class VaalaApp(
         cwd: str | None = None,
         client: Client | None = None,
         conversation_id: str | None = None,
-        snapshot: dict[str, Any] | None = None,
+        snapshot: Mapping[str, object] | None = None,
         connect: bool = True,
         continue_last: bool = False,
         resume_id: str | None = None,
@@ -237,7 +249,8 @@ class VaalaApp(
                 )
             config = self.client.server_info.get("config") if self.client else None
             if isinstance(config, dict) and config.get("state") == "error":
-                await self.show_config(config)  # broken before this client connected
+                # broken before this client connected
+                await self.show_config(cast("ConfigState", config))
             await self.offer_setup()
         except (RpcError, ConnectionLost) as exc:
             await self.show_error(exc)
@@ -267,16 +280,17 @@ class VaalaApp(
     async def last_conversation_in(self, cwd: str) -> str | None:
         """The conversation last active in `cwd` (the list is newest first), if any."""
         assert self.client is not None
-        params: dict[str, Any] = {"archived": False, "limit": 200}
+        params: ListParams = {"archived": False, "limit": 200}
         here = {cwd, await asyncio.to_thread(os.path.realpath, cwd)}
         for _ in range(LIST_PAGES):
             result = await self.client.request(methods.CONVERSATION_LIST, params)
-            for conv in result.get("conversations") or []:
-                if conv.get("cwd") in here:
-                    return str(conv["conversationId"])
-            if not result.get("nextCursor"):
+            for conv in result["conversations"]:
+                if conv["cwd"] in here:
+                    return conv["conversationId"]
+            cursor = result.get("nextCursor")
+            if not cursor:
                 break
-            params["cursor"] = result["nextCursor"]
+            params["cursor"] = cursor
         return None
 
     async def create_conversation(self, cwd: str) -> str | None:
@@ -340,7 +354,7 @@ class VaalaApp(
             )
         )
 
-    async def _warn_about(self, conversation: dict[str, Any]) -> None:
+    async def _warn_about(self, conversation: Mapping[str, object]) -> None:
         if conversation.get("cwdExists") is False:
             await self.local_notice(
                 f"The working directory {conversation.get('cwd')} does not exist: point it "
@@ -367,18 +381,20 @@ class VaalaApp(
             await self.handle_note(note)
 
     async def handle_note(self, note: Note) -> None:
-        params = note.get("params") or {}
-        if str(note.get("method")).startswith("config/"):  # the whole daemon's, no conversation
-            await self.show_config(params)
+        # The whole daemon's notifications first: they name no conversation.
+        if note["method"] == methods.CONFIG_ERROR or note["method"] == methods.CONFIG_RELOADED:
+            await self.show_config(note["params"])
             return
-        if note.get("method") == methods.MCP_STATUS_CHANGED:  # the whole daemon's too
-            failed = self.mcp_servers.changed(params)
+        if note["method"] == methods.MCP_STATUS_CHANGED:
+            failed = self.mcp_servers.changed(note["params"])
             self.composer.mcp_offers = self.mcp_servers.offers()
             if failed is not None:
                 self.notify(failed, severity="warning")
             return
-        cid = params.get("conversationId")
-        if note.get("method") == methods.TURN_ENDED:  # servers may have started meanwhile
+        if note["method"] == methods.CONVERSATION_LIST_CHANGED:
+            return  # this screen does not watch the list
+        cid = note["params"].get("conversationId")
+        if note["method"] == methods.TURN_ENDED:  # servers may have started meanwhile
             self.refresh_mcp_offers_soon()
         async with self._lock:
             if cid is not None and cid != self.view.conversation_id:
@@ -445,7 +461,8 @@ class VaalaApp(
     def refresh_plan(self) -> None:
         """The followed session's plan above the transcript (hidden while it has none)."""
         session = self.view.sessions.get(self.following or "")
-        self.query_one(PlanPanel).show_plan(session.plan if session else None)
+        # The view keeps the last `plan/updated`'s plan (and the inbox below) as it came.
+        self.query_one(PlanPanel).show_plan(cast("Plan | None", session.plan if session else None))
 
     def refresh_inbox(self) -> None:
         """The followed session's waiting inputs. A panel that empties while it has the focus
@@ -453,7 +470,7 @@ class VaalaApp(
         session = self.view.sessions.get(self.following or "")
         panel = self.query_one(InboxPanel)
         had_focus = panel.has_focus_within
-        panel.set_inputs(session.inbox if session else [])
+        panel.set_inputs(cast("list[InputWire]", session.inbox if session else []))
         if had_focus and not panel.display:
             self.composer.focus()
 
@@ -595,10 +612,10 @@ class VaalaApp(
         attached_names = attached.files + with_resources.attached
         if attached_names:
             self.notify("Attached: " + ", ".join(attached_names))
-        params: dict[str, Any] = {
+        params: SendParams = {
             "conversationId": self.view.conversation_id,
             "text": with_resources.text,
-            "mode": message.mode,
+            "mode": as_mode(message.mode),
         }
         if self.following and self.following != self.view.root_id:
             params["sessionId"] = self.following
@@ -626,7 +643,7 @@ class VaalaApp(
     async def refresh_mcp_offers(self) -> None:
         """What the composer completes of MCP: the prompts and resources of the ready servers."""
         try:
-            result = await self.call(methods.MCP_LIST)
+            result = await self.call(methods.MCP_LIST, {})
         except (RpcError, ConnectionLost):
             return  # the next turn's end tries again
         self.mcp_servers.load(result.get("servers") or [])
@@ -644,16 +661,17 @@ class VaalaApp(
         except (RpcError, ConnectionLost) as exc:
             await self.show_error(exc)
             return
-        params: dict[str, Any] = {
+        params: SendParams = {
             "conversationId": self.view.conversation_id,
             "text": prompt,
-            "mode": mode,
-            **self._session_param(),
+            "mode": as_mode(mode),
         }
+        if session_id := self._session_param().get("sessionId"):
+            params["sessionId"] = session_id
         await self._deliver(params, None)
 
     async def _deliver(
-        self, params: dict[str, Any], pending: Item | None, images: list[Image] | None = None
+        self, params: SendParams, pending: Item | None, images: list[Image] | None = None
     ) -> None:
         """Send one message, after those sent before it; a pending one leaves the transcript
         once delivered (the daemon's own item replaces it), or goes back to the composer."""
@@ -703,8 +721,10 @@ class VaalaApp(
                 await self.withdrawn_images(result.get("images"))
                 self.composer.set_text(f"{current}\n{withdrawn}" if current.strip() else withdrawn)
                 self.composer.focus()
-            elif message.action in ("steer", "jump"):
-                await self.client.request(f"input/{message.action}", {"inputId": message.input_id})
+            elif message.action == "steer":
+                await self.client.request(methods.INPUT_STEER, {"inputId": message.input_id})
+            elif message.action == "jump":
+                await self.client.request(methods.INPUT_JUMP, {"inputId": message.input_id})
         except (RpcError, ConnectionLost) as exc:
             await self.show_error(exc)
 
@@ -714,10 +734,11 @@ class VaalaApp(
         # No await between changing the view and drawing it: no lock needed.
         self.view.answered_here[message.approval_id] = message.decision
         self.refresh_approvals()  # the next one waiting, if any
-        params: dict[str, Any] = {
+        params: RespondParams = {
             "conversationId": self.view.conversation_id,
             "approvalId": message.approval_id,
-            "decision": message.decision,
+            # The prompt's buttons answer allow | allow_conversation | deny (widgets/approval.py).
+            "decision": cast("Answer", message.decision),
         }
         if message.message:
             params["message"] = message.message
@@ -797,7 +818,7 @@ class VaalaApp(
     async def interrupt(self, session_id: str | None = None) -> None:
         if self.client is None:
             return
-        params: dict[str, Any] = {"conversationId": self.view.conversation_id}
+        params: SessionParams = {"conversationId": self.view.conversation_id}
         if session_id and session_id != self.view.root_id:
             params["sessionId"] = session_id
         stopped = session_id or self.view.root_id
@@ -854,3 +875,9 @@ def main(
     finally:
         gc.enable()  # if the app ended before its first screen
     return app.return_code or 0
+
+
+def as_mode(mode: str) -> InputMode:
+    """The composer's keys and commands send steer | queue | jump (widgets/composer.py); the
+    daemon refuses anything else by name."""
+    return cast("InputMode", mode)

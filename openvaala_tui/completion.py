@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from openvaala_server.custom_commands import directories, load
 from openvaala_tui.commands import COMMANDS
+
+if TYPE_CHECKING:
+    from openvaala_server.protocol.payloads import McpServerState
 
 MAX_CANDIDATES = 12
 MAX_ATTACHED_BYTES = 200_000  # one file; larger ones are named, not attached
@@ -41,7 +44,7 @@ class McpOffers:
     resources: tuple[str, ...] = ()
 
 
-def mcp_offers(servers: Sequence[Mapping[str, Any]]) -> McpOffers:
+def mcp_offers(servers: Sequence[McpServerState]) -> McpOffers:
     prompts: dict[str, str] = {}
     resources: list[str] = []
     for server in servers:

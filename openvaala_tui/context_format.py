@@ -3,12 +3,15 @@ summary replaced (docs/protocol.md "Context"). Pure: dicts in, strings out."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from openvaala_tui import format as fmt
 
+if TYPE_CHECKING:
+    from openvaala_server.protocol.payloads import ContextTrace, ReplacedResult, Usage
 
-def trace_text(result: dict[str, Any]) -> str:
+
+def trace_text(result: ContextTrace) -> str:
     """The parts of the next request, one a line, with their tokens; then what was left out."""
     parts = result.get("parts") or []
     width = max([len(str(p.get("label") or "")) for p in parts] + [10])
@@ -42,7 +45,7 @@ def window_text(source: object) -> str:
     return f"The model's window: {source.removeprefix('default: ')}."
 
 
-def refresh_text(usage: dict[str, Any]) -> str:
+def refresh_text(usage: Usage) -> str:
     left = usage.get("repliesUntilRefresh")
     if not isinstance(left, int):
         return ""
@@ -51,7 +54,7 @@ def refresh_text(usage: dict[str, Any]) -> str:
     return f"refresh summary in {left} repl{'y' if left == 1 else 'ies'}"
 
 
-def gauge_suffix(usage: dict[str, Any]) -> str:
+def gauge_suffix(usage: Usage) -> str:
     """What the status meter adds: compaction off, the refresh countdown, a prepared summary."""
     bits = []
     if usage.get("autoCompact") is False:
@@ -65,7 +68,7 @@ def gauge_suffix(usage: dict[str, Any]) -> str:
     return (" · " + " · ".join(bits)) if bits else ""
 
 
-def replaced_text(result: dict[str, Any]) -> str:
+def replaced_text(result: ReplacedResult) -> str:
     items = result.get("items") or []
     lines = [f"It replaced {len(items)} item{'s' * (len(items) != 1)}:"]
     for item in items[:12]:

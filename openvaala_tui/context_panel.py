@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on
@@ -20,6 +20,9 @@ from openvaala_tui.context_format import replaced_text, trace_text
 from openvaala_tui.screens import ListPicker
 from openvaala_tui.widgets.items import ItemWidget, Summary
 
+if TYPE_CHECKING:
+    from openvaala_server.protocol.payloads import ContextParams, PinParams
+
 PIN_CHOICES = 30  # the latest messages offered by /pin
 JUMP_PAGES = 50  # older pages loaded at most to reach a replaced item
 
@@ -28,9 +31,12 @@ class ContextCommands(CommandsMixin):
     """The context commands, mixed into the app before the other commands."""
 
     async def cmd_context(self, arg: str) -> None:
-        params: dict[str, Any] = {"conversationId": self.cid, **self._session_param()}
+        params: ContextParams = {"conversationId": self.cid}
+        if session_id := self._session_param().get("sessionId"):
+            params["sessionId"] = session_id
         if arg.strip().lower() == "json":
-            result = await self.call(methods.CONVERSATION_CONTEXT, includeBody=True, **params)
+            params["includeBody"] = True
+            result = await self.call(methods.CONVERSATION_CONTEXT, params)
             body = result.get("body")
             if body is None:
                 await self.local_notice("This model's provider has no request body to copy.")
@@ -39,9 +45,8 @@ class ContextCommands(CommandsMixin):
             self.copy_to_clipboard(text)
             self.notify(f"Copied the request body ({len(text):,} characters) to the clipboard.")
             return
-        result = await self.call(methods.CONVERSATION_CONTEXT, **params)
-        usage = result.get("usage") or {}
-        await self.local_notice(fmt.context_report(usage) + "\n" + trace_text(result))
+        result = await self.call(methods.CONVERSATION_CONTEXT, params)
+        await self.local_notice(fmt.context_report(result["usage"]) + "\n" + trace_text(result))
 
     async def cmd_pin(self, arg: str) -> None:
         session = self.view.sessions.get(self.following or self.view.root_id)
@@ -75,11 +80,14 @@ class ContextCommands(CommandsMixin):
             await self._set_pin(chosen, False)
 
     async def _set_pin(self, item_id: str, on: bool) -> None:
-        method = methods.CONVERSATION_PIN if on else methods.CONVERSATION_UNPIN
+        params: PinParams = {"conversationId": self.cid, "itemId": item_id}
+        if session_id := self._session_param().get("sessionId"):
+            params["sessionId"] = session_id
         try:
-            await self.call(
-                method, conversationId=self.cid, itemId=item_id, **self._session_param()
-            )
+            if on:
+                await self.call(methods.CONVERSATION_PIN, params)
+            else:
+                await self.call(methods.CONVERSATION_UNPIN, params)
         except RpcError as exc:
             await self.show_error(exc)
             return
@@ -105,9 +113,11 @@ class ContextCommands(CommandsMixin):
         try:
             result = await self.call(
                 methods.CONVERSATION_REPLACED,
-                conversationId=self.cid,
-                summaryItemId=summary.item_id,
-                **self._session_param(),
+                {
+                    "conversationId": self.cid,
+                    "summaryItemId": summary.item_id,
+                    **self._session_param(),
+                },
             )
         except (RpcError, ConnectionLost) as exc:
             await self.show_error(exc)

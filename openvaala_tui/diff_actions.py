@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -15,13 +15,16 @@ from openvaala_server.protocol import methods
 from openvaala_tui.actions import CommandsMixin
 from openvaala_tui.diff_render import changes_text, changes_title
 
+if TYPE_CHECKING:
+    from openvaala_server.domain.diffs import FileDiff
+
 
 class DiffScreen(ModalScreen[None]):
     """The diff, scrollable; Esc (or q) closes it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "dismiss(None)", "Close")]
 
-    def __init__(self, files: list[dict[str, Any]], note: str) -> None:
+    def __init__(self, files: list[FileDiff], note: str) -> None:
         super().__init__(classes="modal")
         self.files = files
         self.note = note
@@ -41,7 +44,7 @@ class DiffScreen(ModalScreen[None]):
 
 class DiffCommands(CommandsMixin):
     async def cmd_diff(self, arg: str) -> None:
-        result = await self.call(methods.CONVERSATION_DIFF, conversationId=self.cid)
+        result = await self.call(methods.CONVERSATION_DIFF, {"conversationId": self.cid})
         files = list(result.get("files") or [])
         skipped = [str(s.get("path")) for s in result.get("skipped") or []]
         note = f"Not kept by the checkpoints (too large): {', '.join(skipped)}" if skipped else ""

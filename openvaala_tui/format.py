@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from openvaala_server.protocol.display import format_tokens as tokens
 
 if TYPE_CHECKING:  # a type only: the records' shapes are not on the way to the first screen
     from openvaala_server.client.view import Item
+    from openvaala_server.protocol.payloads import RetryScheduledNote, Usage
 
 
-def fullness(usage: dict[str, Any]) -> float | None:
+def fullness(usage: Usage) -> float | None:
     """used / threshold (1.0 = compaction is due), or None when the window is unknown."""
     used = int(usage.get("used") or 0)
     limit = int(usage.get("threshold") or usage.get("contextWindow") or 0)
@@ -21,7 +22,7 @@ def fullness(usage: dict[str, Any]) -> float | None:
     return used / limit
 
 
-def meter_level(usage: dict[str, Any]) -> str:
+def meter_level(usage: Usage) -> str:
     """`ok` | `warn` | `full` | `unknown`: the context meter's colour class."""
     ratio = fullness(usage)
     if ratio is None:
@@ -33,7 +34,7 @@ def meter_level(usage: dict[str, Any]) -> str:
     return "ok"
 
 
-def meter(usage: dict[str, Any], width: int = 8) -> str:
+def meter(usage: Usage, width: int = 8) -> str:
     used = int(usage.get("used") or 0)
     window = int(usage.get("contextWindow") or 0)
     ratio = fullness(usage)
@@ -45,7 +46,7 @@ def meter(usage: dict[str, Any], width: int = 8) -> str:
     return f"ctx {bar} {estimated}{round(100 * used / window)}%"
 
 
-def context_report(usage: dict[str, Any]) -> str:
+def context_report(usage: Usage) -> str:
     """The text of `/context`."""
     used = int(usage.get("used") or 0)
     window = int(usage.get("contextWindow") or 0)
@@ -60,7 +61,7 @@ def context_report(usage: dict[str, Any]) -> str:
     )
 
 
-def retry_text(retry: dict[str, Any], remaining: float | None = None) -> str:
+def retry_text(retry: RetryScheduledNote, remaining: float | None = None) -> str:
     """ "retrying 3/10 in 12 s: why" — `remaining` seconds (counted down by the caller), else
     the delay the daemon announced."""
     delay = float(retry.get("delaySeconds") or 0) if remaining is None else remaining

@@ -4,7 +4,8 @@ the files too), `/undo`, `/tree`, `/continue` (docs/protocol.md: conversation/re
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from openvaala_server.client import RpcError
 from openvaala_server.client.restore_note import (
@@ -20,8 +21,12 @@ from openvaala_tui import format as fmt
 from openvaala_tui.actions import CommandsMixin
 from openvaala_tui.screens import ConfirmScreen, ListPicker
 
+if TYPE_CHECKING:
+    from openvaala_server.domain.tree import TreeNode
+    from openvaala_server.protocol.payloads import RewindParams
 
-def tree_lines(node: dict[str, Any], current: str, depth: int = 0) -> list[tuple[str, str]]:
+
+def tree_lines(node: TreeNode, current: str, depth: int = 0) -> list[tuple[str, str]]:
     """(conversation id, label) of every node, depth first, indented, the current one marked."""
     mark = "● " if node["conversationId"] == current else "  "
     how = {"fork": " · fork", "rewind": " · rewind"}.get(str(node.get("kind")), "")
@@ -40,18 +45,22 @@ NOTHING_TO_CONTINUE = (
 )
 
 
+T = TypeVar("T")
+
+
 class HistoryMixin(CommandsMixin):
     async def _files_since(self, message_id: str) -> FilesSince:
         """The files that turns from this message on changed and that could be restored, and
         those too large to have been kept."""
         root = self.view.root
-        report = await self.call(methods.CONVERSATION_CHECKPOINTS, conversationId=self.cid)
+        report = await self.call(methods.CONVERSATION_CHECKPOINTS, {"conversationId": self.cid})
         return files_since(root.items if root else [], message_id, report)
 
-    async def _with_conflicts(self, method: str, **params: Any) -> Any | None:
-        """Call a restoring method; on `files_conflict`, ask before overwriting (None: no)."""
+    async def _with_conflicts(self, restore: Callable[[bool], Awaitable[T]]) -> T | None:
+        """Call a restoring method (`restore(force)`); on `files_conflict`, ask before
+        overwriting (None: no)."""
         try:
-            return await self.call(method, **params)
+            return await restore(False)
         except RpcError as exc:
             if exc.kind != "files_conflict":
                 raise
@@ -66,7 +75,7 @@ class HistoryMixin(CommandsMixin):
             if not sure:
                 await self.local_notice("Nothing was restored: your changes are kept.")
                 return None
-            return await self.call(method, force=True, **params)
+            return await restore(True)
 
     async def cmd_rewind(self, arg: str) -> None:
         root = self.view.root
@@ -79,7 +88,7 @@ class HistoryMixin(CommandsMixin):
         )
         if not chosen:
             return
-        params: dict[str, Any] = {"conversationId": self.cid, "messageId": chosen}
+        params: RewindParams = {"conversationId": self.cid, "messageId": chosen}
         since = await self._files_since(chosen)
         if since.paths or since.skipped:
             question = (
@@ -93,7 +102,9 @@ class HistoryMixin(CommandsMixin):
                 params["restoreFiles"] = True
         before = self.view.title
         label = dict(choices).get(chosen, "")
-        result = await self._with_conflicts(methods.CONVERSATION_REWIND, **params)
+        result = await self._with_conflicts(
+            lambda force: self.call(methods.CONVERSATION_REWIND, {**params, "force": force})
+        )
         if result is None:
             return
         created = result["conversation"]
@@ -102,7 +113,7 @@ class HistoryMixin(CommandsMixin):
             composer_text=str(result.get("composerText") or ""),
         )
         files = result.get("files")
-        restored = (files or {}).get("restored") or []
+        restored = files["restored"] if files else []
         files_note = f" Files restored: {paths_text(restored)}." if restored else ""
         if missing := missing_note(files):
             files_note += f" {missing}"
@@ -116,7 +127,11 @@ class HistoryMixin(CommandsMixin):
 
     async def cmd_undo(self, arg: str) -> None:
         try:
-            result = await self._with_conflicts(methods.CONVERSATION_UNDO, conversationId=self.cid)
+            result = await self._with_conflicts(
+                lambda force: self.call(
+                    methods.CONVERSATION_UNDO, {"conversationId": self.cid, "force": force}
+                )
+            )
         except RpcError as exc:
             if exc.kind != "not_found":
                 raise
@@ -133,7 +148,7 @@ class HistoryMixin(CommandsMixin):
             )
 
     async def cmd_tree(self, arg: str) -> None:
-        result = await self.call(methods.CONVERSATION_TREE, conversationId=self.cid)
+        result = await self.call(methods.CONVERSATION_TREE, {"conversationId": self.cid})
         choices = tree_lines(result["root"], self.cid)
         chosen = await self.push_screen_wait(
             ListPicker(
@@ -147,7 +162,9 @@ class HistoryMixin(CommandsMixin):
         """Resume a turn a daemon stop cut short; with none, one sentence says so (not the
         generic "something is still running" of `not_idle`)."""
         try:
-            await self.call(methods.TURN_RESUME, conversationId=self.cid, **self._session_param())
+            await self.call(
+                methods.TURN_RESUME, {"conversationId": self.cid, **self._session_param()}
+            )
         except RpcError as exc:
             if exc.kind == "not_idle":
                 await self.local_notice(NOTHING_TO_CONTINUE)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from openvaala_server.domain import images as img
 from openvaala_server.domain.images import Image
 from openvaala_tui import images as tui_images
 from openvaala_tui.actions import CommandsMixin
+
+if TYPE_CHECKING:
+    from openvaala_server.protocol.json_types import JsonObject
 
 
 class ImagesMixin(CommandsMixin):
@@ -63,7 +66,7 @@ class ImagesMixin(CommandsMixin):
                 self.notify(problem, severity="warning")
         return self.pending_images.take()
 
-    def image_params(self, images: list[Image]) -> list[dict[str, Any]]:
+    def image_params(self, images: list[Image]) -> list[JsonObject]:
         return [tui_images.to_param(i) for i in images]
 
     def images_back(self, images: list[Image]) -> None:

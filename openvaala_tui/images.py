@@ -16,11 +16,14 @@ import os
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
 from openvaala_server.domain import images as img
 from openvaala_server.domain.images import Image
+
+if TYPE_CHECKING:
+    from openvaala_server.protocol.json_types import JsonObject
 
 _PATH_STARTS = ("/", "~/", "./", "../", "file://")
 
@@ -89,9 +92,9 @@ def load_all(paths: list[str], cwd: str) -> Loaded:
     return out
 
 
-def to_param(image: Image) -> dict[str, Any]:
+def to_param(image: Image) -> JsonObject:
     """One entry of input/send's `images`."""
-    param: dict[str, Any] = {
+    param: JsonObject = {
         "data": base64.b64encode(image.data).decode("ascii"),
         "mediaType": image.media_type,
     }

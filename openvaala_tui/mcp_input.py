@@ -5,9 +5,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from openvaala_server.client.mcp_prompts import (  # the parsing every client shares
     PROMPT_PREFIX,
@@ -19,6 +18,9 @@ from openvaala_server.client.mcp_prompts import (  # the parsing every client sh
 from openvaala_server.protocol import methods
 from openvaala_tui.completion import fenced
 
+if TYPE_CHECKING:
+    from openvaala_server.protocol.calls import Request
+
 __all__ = [
     "PROMPT_PREFIX",
     "PromptCall",
@@ -29,14 +31,13 @@ __all__ = [
     "prompt_text",
 ]
 
-Request = Callable[..., Awaitable[Any]]
-
 
 async def prompt_text(request: Request, call: PromptCall) -> str:
     result = await request(
-        methods.MCP_GET_PROMPT, server=call.server, name=call.name, arguments=call.arguments
+        methods.MCP_GET_PROMPT,
+        {"server": call.server, "name": call.name, "arguments": call.arguments},
     )
-    return str(result["text"])
+    return result["text"]
 
 
 @dataclass(frozen=True)
@@ -52,15 +53,15 @@ async def attach_resources(request: Request, text: str) -> WithResources:
     mentions = resource_mentions(text)
     if not mentions:
         return WithResources(text, [])
-    listed = await request(methods.MCP_LIST)
-    servers = {str(s.get("name")) for s in listed.get("servers") or ()}
+    listed = await request(methods.MCP_LIST, {})
+    servers = {s["name"] for s in listed["servers"]}
     blocks: list[str] = []
     attached: list[str] = []
     for server, uri in mentions:
         if server not in servers:
             continue
-        result = await request(methods.MCP_READ_RESOURCE, server=server, uri=uri)
-        blocks.append(fenced(f"{server}:{uri}", str(result["text"])))
+        result = await request(methods.MCP_READ_RESOURCE, {"server": server, "uri": uri})
+        blocks.append(fenced(f"{server}:{uri}", result["text"]))
         attached.append(f"{server}:{uri}")
     if not blocks:
         return WithResources(text, [])

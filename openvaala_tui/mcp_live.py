@@ -4,31 +4,35 @@ as soon as it is ready, and a failure is shown when it happens. No Textual here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from openvaala_tui import completion
 from openvaala_tui.mcp_status import server_line
 
+if TYPE_CHECKING:
+    from openvaala_server.protocol.payloads import McpServerState
+
 
 class McpServers:
     def __init__(self) -> None:
-        self.servers: dict[str, Mapping[str, Any]] = {}
+        self.servers: dict[str, McpServerState] = {}
 
-    def load(self, servers: Iterable[Mapping[str, Any]]) -> None:
+    def load(self, servers: Iterable[McpServerState]) -> None:
         """`mcp/list`'s servers, replacing what was known."""
-        self.servers = {str(s.get("name")): s for s in servers}
+        self.servers = {s["name"]: s for s in servers}
 
-    def changed(self, state: Mapping[str, Any]) -> str | None:
+    def changed(self, state: McpServerState) -> str | None:
         """Take one server's new state; returns a line to show when it has just failed."""
-        name = str(state.get("name"))
-        before = self.servers.get(name, {}).get("status")
-        if state.get("status") == "removed":  # a reload took it out of the config
+        name = state["name"]
+        known = self.servers.get(name)
+        before = known["status"] if known is not None else None
+        if state["status"] == "removed":  # a reload took it out of the config
             self.servers.pop(name, None)
             return None
         self.servers[name] = state
-        if state.get("status") == "failed" and before != "failed":
-            return f"MCP server {server_line(dict(state))}"
+        if state["status"] == "failed" and before != "failed":
+            return f"MCP server {server_line(state)}"
         return None
 
     def offers(self) -> completion.McpOffers:

@@ -3,7 +3,7 @@ instructions (docs/protocol.md, "Memory" and conversation/init)."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -14,7 +14,11 @@ from textual.widgets import Label, TextArea
 from openvaala_server.protocol import methods
 from openvaala_tui.actions import CommandsMixin
 
+if TYPE_CHECKING:
+    from openvaala_server.domain.memory import Scope as MemoryScope
+
 SCOPES = ("project", "user")
+_SCOPE_NAMED: dict[str, MemoryScope] = {"project": "project", "user": "user"}
 
 
 def memory_note(text: str) -> str | None:
@@ -25,11 +29,12 @@ def memory_note(text: str) -> str | None:
     return stripped[1:].strip() or None
 
 
-def scope_and_text(arg: str) -> tuple[str, str]:
+def scope_and_text(arg: str) -> tuple[MemoryScope, str]:
     """`user TEXT` or `project TEXT` name the file; otherwise the project's."""
     head, _, rest = arg.strip().partition(" ")
-    if head in SCOPES:
-        return head, rest.strip()
+    scope = _SCOPE_NAMED.get(head)
+    if scope is not None:
+        return scope, rest.strip()
     return "project", arg.strip()
 
 
@@ -58,7 +63,7 @@ class MemoryEditor(ModalScreen[str | None]):
 class MemoryCommands(CommandsMixin):
     async def cmd_init(self, arg: str) -> None:
         """Ask the agent to write or improve the repository's AGENTS.md."""
-        await self.call(methods.CONVERSATION_INIT, conversationId=self.cid)
+        await self.call(methods.CONVERSATION_INIT, {"conversationId": self.cid})
 
     async def cmd_remember(self, arg: str) -> None:
         scope, text = scope_and_text(arg)
@@ -66,21 +71,22 @@ class MemoryCommands(CommandsMixin):
             self.notify("/remember [user] TEXT, or start a message with #", severity="warning")
             return
         saved = await self.call(
-            methods.MEMORY_REMEMBER, conversationId=self.cid, scope=scope, text=text
+            methods.MEMORY_REMEMBER, {"conversationId": self.cid, "scope": scope, "text": text}
         )
         await self.local_notice(f"Remembered in {saved['path']}: {text}")
 
     async def cmd_memory(self, arg: str) -> None:
         """`/memory` shows both memory files; `/memory edit [user]` opens one to edit."""
         words = arg.split()
-        files = (await self.call(methods.MEMORY_READ, conversationId=self.cid))["files"]
+        files = (await self.call(methods.MEMORY_READ, {"conversationId": self.cid}))["files"]
         if words and words[0] == "edit":
-            scope = words[1] if len(words) > 1 and words[1] in SCOPES else "project"
+            scope = (_SCOPE_NAMED.get(words[1]) if len(words) > 1 else None) or "project"
             chosen = next(f for f in files if f["scope"] == scope)
             edited = await self.push_screen_wait(MemoryEditor(chosen["path"], chosen["text"]))
             if edited is not None and edited != chosen["text"]:
                 await self.call(
-                    methods.MEMORY_WRITE, conversationId=self.cid, scope=scope, text=edited
+                    methods.MEMORY_WRITE,
+                    {"conversationId": self.cid, "scope": scope, "text": edited},
                 )
                 await self.local_notice(f"Saved {chosen['path']}.")
             return

@@ -4,11 +4,14 @@ it (docs/security.md, "Permission modes"). The footer shows the mode the daemon 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from openvaala_server.protocol import methods
 from openvaala_tui.actions import CommandsMixin
 from openvaala_tui.screens import ListPicker
+
+if TYPE_CHECKING:
+    from openvaala_server.protocol.payloads import PermissionMode
 
 MODE_HELP: dict[str, str] = {
     "plan": "read-only: the agent reads and plans, every write is refused",
@@ -28,14 +31,17 @@ def next_mode(current: str | None, allowed: list[str]) -> str | None:
 
 class PermissionModeCommands(CommandsMixin):
     def _permission_modes(self) -> tuple[str | None, list[str]]:
-        conversation: dict[str, Any] = self.view.conversation
+        conversation = self.view.conversation
         mode = conversation.get("permissionMode")
-        allowed = [str(m) for m in conversation.get("permissionModes") or []]
+        modes = conversation.get("permissionModes")
+        allowed = [str(m) for m in modes] if isinstance(modes, list) else []
         return (str(mode) if mode else None), allowed
 
     async def set_permission_mode(self, mode: str) -> None:
         await self.call(
-            methods.CONVERSATION_SET_PERMISSION_MODE, conversationId=self.cid, mode=mode
+            methods.CONVERSATION_SET_PERMISSION_MODE,
+            # A mode the daemon listed (`permissionModes`), or the user's: the daemon checks it.
+            {"conversationId": self.cid, "mode": cast("PermissionMode", mode)},
         )
         self.notify(f"Permission mode: {mode} ({MODE_HELP.get(mode, '')})")
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal, TypeAlias
 
 from rich.text import Text
 from textual import _widget_navigation, on, work
@@ -16,6 +16,9 @@ from textual.widgets.option_list import Option
 
 from openvaala_tui import errors
 from openvaala_tui import format as fmt
+
+if TYPE_CHECKING:
+    from openvaala_server.protocol.payloads import ConversationSummary, SessionInfo
 
 Choice = tuple[str, str]  # (value, label)
 
@@ -126,7 +129,7 @@ class PromptScreen(ModalScreen[str | None]):
         self.dismiss(event.value.strip() or None)
 
 
-ConversationLoader = Callable[[str, bool], Awaitable[list[dict[str, Any]]]]
+ConversationLoader: TypeAlias = "Callable[[str, bool], Awaitable[list[ConversationSummary]]]"
 
 
 class ResumeScreen(ModalScreen[str | None]):
@@ -199,7 +202,7 @@ class ResumeScreen(ModalScreen[str | None]):
         self.dismiss(event.option.id)
 
 
-def conversation_label(conv: dict[str, Any], titles: dict[str, str]) -> Text:
+def conversation_label(conv: ConversationSummary, titles: dict[str, str]) -> Text:
     """One line of the conversation list: title, when, how much, where, and where it came
     from (a fork or a rewind of another conversation, named when it is in the list)."""
     label = Text()
@@ -232,7 +235,7 @@ class AgentsScreen(ModalScreen[tuple[str, str] | None]):
         Binding("m", "choose('message')", "Message"),
     ]
 
-    def __init__(self, sessions: list[dict[str, Any]], following: str | None) -> None:
+    def __init__(self, sessions: list[SessionInfo], following: str | None) -> None:
         super().__init__(classes="modal")
         self.sessions = sessions
         self.following = following
@@ -242,7 +245,7 @@ class AgentsScreen(ModalScreen[tuple[str, str] | None]):
             yield Label("Agents  (f follow · i interrupt · m message)", classes="dialog-title")
             yield OptionList(*[self._option(s) for s in tree_order(self.sessions)], id="agents")
 
-    def set_sessions(self, sessions: list[dict[str, Any]]) -> None:
+    def set_sessions(self, sessions: list[SessionInfo]) -> None:
         """Redraw with fresh sessions (one started, one changed status), keeping the cursor."""
         self.sessions = sessions
         if not self.is_mounted:
@@ -259,7 +262,7 @@ class AgentsScreen(ModalScreen[tuple[str, str] | None]):
         elif ids:
             options.highlighted = 0
 
-    def _option(self, session: dict[str, Any]) -> Option:
+    def _option(self, session: SessionInfo) -> Option:
         label = Text("  " * int(session.get("depth") or 0))
         marker = "▶ " if session.get("sessionId") == self.following else "  "
         label.append(marker)
@@ -287,19 +290,19 @@ class AgentsScreen(ModalScreen[tuple[str, str] | None]):
             self.dismiss(("follow", event.option.id))
 
 
-def tree_order(sessions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def tree_order(sessions: list[SessionInfo]) -> list[SessionInfo]:
     """Parents before their children, depth-first, siblings in the given order."""
-    children: dict[str | None, list[dict[str, Any]]] = {}
-    ids = {s.get("sessionId") for s in sessions}
+    children: dict[str | None, list[SessionInfo]] = {}
+    ids = {s["sessionId"] for s in sessions}
     for session in sessions:
         parent = session.get("parentSessionId")
         children.setdefault(parent if parent in ids else None, []).append(session)
-    ordered: list[dict[str, Any]] = []
+    ordered: list[SessionInfo] = []
 
     def walk(parent: str | None, depth: int) -> None:
         for session in children.get(parent, []):
             ordered.append({**session, "depth": session.get("depth", depth)})
-            walk(str(session.get("sessionId")), depth + 1)
+            walk(session["sessionId"], depth + 1)
 
     walk(None, 0)
     return ordered

@@ -30,7 +30,7 @@ class SetupMixin(CommandsMixin):
     async def offer_setup(self) -> None:
         """Say how to configure a model when the daemon has none but the demo: on the first
         screen, which goes away with the first message (the offer never stands in the way)."""
-        result = await self.call(methods.MODELS_LIST)
+        result = await self.call(methods.MODELS_LIST, {})
         models = result.get("models") or []
         if all(m.get("provider") == "demo" for m in models):
             self.setup_offer = OFFER

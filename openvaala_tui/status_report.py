@@ -2,24 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from openvaala_server.protocol.display import format_tokens
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from openvaala_server.protocol.payloads import AgentInfo, Usage
 
 
 def status_text(
     *,
-    agent: dict[str, Any],
-    session: dict[str, Any],
-    usage: dict[str, Any],
+    agent: AgentInfo | None,
+    session: Mapping[str, object],
+    usage: Usage,
     cwd: str,
     address: str,
     config_path: str,
 ) -> str:
-    """`agent`: its `agents/list` entry ({} when it is not configured); `session`: the followed
+    """`agent`: its `agents/list` entry (None when it is not configured); `session`: the followed
     session's info; `usage`: its `Usage`."""
-    name = str(session.get("agent") or agent.get("name") or "?")
-    model = str(session.get("model") or agent.get("model") or "?")
+    name = str(session.get("agent") or (agent and agent["name"]) or "?")
+    model = str(session.get("model") or (agent and agent["model"]) or "?")
     chosen = " (chosen with /model)" if session.get("modelChosen") else ""
     if agent:
         network = "network on" if agent.get("network") else "network off"

@@ -19,6 +19,7 @@ const FORWARDED = [
   "$/openvaala/approvalRequested",
   "$/openvaala/approvalResolved",
   "$/openvaala/connection",
+  "$/openvaala/mcpStatus",
 ];
 // The bridge requests the webview may make: what its own buttons do, nothing else. The webview
 // shows model-written text, so what it posts is not trusted further than that (docs/editors.md,
@@ -32,6 +33,9 @@ const PANEL_REQUESTS = new Set([
   "openvaala/fork",
   "openvaala/input",
   "openvaala/interrupt",
+  "openvaala/mcp/getPrompt",
+  "openvaala/mcp/list",
+  "openvaala/mcp/readResource",
   "openvaala/models",
   "openvaala/rewind",
   "openvaala/send",
@@ -105,7 +109,7 @@ const BODY = `
 <section id="inbox"></section>
 <footer id="composer">
   <textarea id="text" rows="4" placeholder="Message (Ctrl+Enter send, Alt+Enter steer)"></textarea>
-  <div class="row">
+  <div class="row composer-row">
     <button id="send">Send</button>
     <button id="steer">Steer</button>
     <button id="jump">Jump</button>

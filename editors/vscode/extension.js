@@ -421,6 +421,8 @@ async function startClient(context) {
     }
     updateStatus();
   });
+  // Each MCP server's state, for the chat panel's resource picker and prompt menu.
+  client.onNotification("$/openvaala/mcpStatus", (params) => panel.notify("$/openvaala/mcpStatus", params));
   client.onNotification("$/openvaala/approvalRequested", (request) => {
     state.approvals.set(request.approvalId, request);
     updateStatus();

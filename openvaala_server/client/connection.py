@@ -10,7 +10,7 @@ It finds the server from `runtime.lock` and the token file, starts one with `ope
 if none runs, and after a dropped connection reconnects by itself (one backoff: `backoff.py`) and
 resubscribes with `afterSeq` before any other request goes out, so the notifications it yields
 have no gap and no duplicate. When the server can no longer replay what was missed it yields
-`{"method": "conversation/snapshot", ...}` so a UI can redraw. Made with `restart=True` (the
+`{"method": SNAPSHOT, ...}` so a UI can redraw. Made with `restart=True` (the
 editor bridge, the ACP agent), it also starts a new daemon when the lost one does not come back.
 Every frame is decoded by the one codec (`protocol/jsonrpc.py`).
 """
@@ -24,7 +24,7 @@ import logging
 import os
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
@@ -44,17 +44,23 @@ from openvaala_server.protocol import jsonrpc, methods
 from openvaala_server.protocol.json_types import JsonObject, JsonValue
 
 if TYPE_CHECKING:  # annotations only: the payload types cost ~60 ms to import (TUI start-up)
+    from openvaala_server.client.notes import ConnectionParams, SnapshotParams
+
+    # Re-exported: `Note` was declared here before client/notes.py held the union.
+    from openvaala_server.client.notes import Note as Note
+    from openvaala_server.domain.approvals import Answer
+    from openvaala_server.domain.inbox import Mode
     from openvaala_server.protocol import payloads
+    from openvaala_server.protocol.calls import Notification, Request
 
 log = logging.getLogger(__name__)
 
-SNAPSHOT = "conversation/snapshot"  # synthetic: a resubscription that could not replay
+SNAPSHOT: Final = "conversation/snapshot"  # synthetic: a resubscription that could not replay
 # synthetic: {"state": "connected" | "reconnecting" | "disconnected", "restarted"?, "message"?}
-CONNECTION = "client/connection"
-CLOSED = "client/closed"  # internal: ends notifications()
+CONNECTION: Final = "client/connection"
+CLOSED: Final = "client/closed"  # internal: ends notifications()
 
 Address = tuple[str, str]  # (host:port, token)
-Note = dict[str, Any]  # {"method", "params"}: a notification as the client yields it
 
 
 class RpcError(Exception):
@@ -114,6 +120,10 @@ class Client:
         # Through ssh to another machine (docs/remote.md): each connection is a new ssh channel.
         self.dialer = dialer
         self._ids = itertools.count(1)
+        # Typed by method (protocol/calls.py): `await client.request("conversation/list", {})`
+        # is a `ListResult`. An attribute, because mypy maps names to types only through the
+        # overloads of a protocol's `__call__`, and the table is generated, not written here.
+        self.request: Request = self._request
         self._pending: dict[int, asyncio.Future[JsonValue]] = {}
         self._hooks: dict[int, Callable[[JsonValue], None]] = {}
         self._notes: asyncio.Queue[Note] = asyncio.Queue()
@@ -325,12 +335,12 @@ class Client:
 
     # -- requests ------------------------------------------------------------------------
 
-    async def request(
+    async def _request(
         self,
         method: str,
         params: Mapping[str, object] | None = None,
-        timeout: float = 60,
         *,
+        timeout: float = 60,
         on_result: Callable[[JsonValue], None] | None = None,
     ) -> Any:
         """Send a request and await its result. `on_result` runs in the reader, before any
@@ -384,10 +394,8 @@ class Client:
             else:
                 self.last_seq[conversation_id] = after_seq  # the replay follows
 
-        result: payloads.SubscribeResult = await self.request(
-            methods.CONVERSATION_SUBSCRIBE, params, on_result=track
-        )
-        return result
+        result = await self._request(methods.CONVERSATION_SUBSCRIBE, params, on_result=track)
+        return cast("payloads.SubscribeResult", result)
 
     async def unsubscribe(self, conversation_id: str) -> None:
         self.last_seq.pop(conversation_id, None)
@@ -398,18 +406,22 @@ class Client:
         conversation_id: str,
         text: str,
         *,
-        mode: str = "queue",
+        mode: Mode = "queue",
         session_id: str | None = None,
         images: Sequence[str | os.PathLike[str] | bytes] = (),
     ) -> payloads.SendResult:
         """`input/send`; `images` are image files (paths or `file://` URIs) or raw bytes, sent
         with the message (docs/protocol.md, input/send). A file that is not a PNG, JPEG, GIF or
         WebP image, or is over 5 MiB, raises `client_images.ImageError` before anything is sent."""
-        params: JsonObject = {"conversationId": conversation_id, "text": text, "mode": mode}
+        params: payloads.SendParams = {
+            "conversationId": conversation_id,
+            "text": text,
+            "mode": mode,
+        }
         if session_id is not None:
             params["sessionId"] = session_id
         if images:
-            entries: list[JsonValue] = [
+            entries: list[JsonObject] = [
                 client_images.from_bytes(i)
                 if isinstance(i, bytes)
                 else client_images.from_uri(i)
@@ -418,8 +430,7 @@ class Client:
                 for i in images
             ]
             params["images"] = entries
-        result: payloads.SendResult = await self.request(methods.INPUT_SEND, params)
-        return result
+        return await self.request(methods.INPUT_SEND, params)
 
     async def attachment(self, conversation_id: str, sha256: str) -> bytes:
         """The bytes of one of the conversation's images (`GET /attachments/…`, with the token).
@@ -444,21 +455,20 @@ class Client:
         self,
         conversation_id: str,
         approval_id: str,
-        decision: str,
+        decision: Answer,
         message: str | None = None,
     ) -> payloads.RespondResult:
         """Answer an `approval/requested`: "allow", "allow_conversation" or "deny" (with an
         optional message the model receives). Raises `RpcError` with kind `already_resolved`
         when another client answered first."""
-        params: JsonObject = {
+        params: payloads.RespondParams = {
             "conversationId": conversation_id,
             "approvalId": approval_id,
             "decision": decision,
         }
         if message is not None:
             params["message"] = message
-        result: payloads.RespondResult = await self.request(methods.APPROVAL_RESPOND, params)
-        return result
+        return await self.request(methods.APPROVAL_RESPOND, params)
 
     async def set_agent(self, conversation_id: str, agent: str) -> None:
         """Choose the conversation's agent, e.g. when its own is not configured here
@@ -487,8 +497,8 @@ class Client:
     async def next_notification(self, timeout: float = 10) -> Note:
         return await asyncio.wait_for(self._notes.get(), timeout)
 
-    def _note(self, method: str, params: JsonObject) -> None:
-        self._notes.put_nowait({"method": method, "params": params})
+    def _note(self, note: Note) -> None:
+        self._notes.put_nowait(note)
 
     def _on_notification(self, method: str, params: JsonObject) -> None:
         cid = params.get("conversationId")
@@ -499,7 +509,9 @@ class Client:
             if seq <= self.last_seq[cid]:
                 return  # already seen (a replay overlapping what arrived live)
             self.last_seq[cid] = seq
-        self._note(method, params)
+        # The daemon's frame, as its method declares it (the daemon builds it from the same
+        # TypedDicts: protocol/calls.py `Publish`).
+        self._note(cast("Notification", {"method": method, "params": params}))
 
     # -- the connection ------------------------------------------------------------------
 
@@ -552,9 +564,9 @@ class Client:
             self._connected.clear()
             self._fail_pending()
             if self._closed or not self.reconnect:
-                self._note(CLOSED, {})
+                self._note({"method": CLOSED, "params": {}})
                 return
-            self._note(CONNECTION, {"state": "reconnecting"})
+            self._note({"method": CONNECTION, "params": {"state": "reconnecting"}})
             if not await self._reconnect():
                 return
 
@@ -574,17 +586,18 @@ class Client:
             except StartFailed as exc:
                 if self.failure != str(exc):
                     log.warning("no OpenVaala daemon could be started: %s", exc)
-                    self._note(CONNECTION, {"state": "disconnected", "message": str(exc)})
+                    disconnected: ConnectionParams = {"state": "disconnected", "message": str(exc)}
+                    self._note({"method": CONNECTION, "params": disconnected})
                 self.failure = str(exc)
             except _RETRYABLE:
                 pass
             else:
                 self.failure = None
                 self._connected.set()
-                state: JsonObject = {"state": "connected"}
+                state: ConnectionParams = {"state": "connected"}
                 if self._daemon_identity() != daemon:
                     state["restarted"] = True
-                self._note(CONNECTION, state)
+                self._note({"method": CONNECTION, "params": state})
                 return True
             if ws is not None:  # a connection that failed to resubscribe is not used
                 await ws.close()
@@ -636,10 +649,9 @@ class Client:
                 return
             if result.get("snapshot") is not None:
                 self.last_seq[cid] = seq
-                self._note(
-                    SNAPSHOT,
-                    {"conversationId": cid, "seq": seq, "snapshot": result["snapshot"]},
-                )
+                snapshot = cast("payloads.Snapshot", result["snapshot"])
+                params: SnapshotParams = {"conversationId": cid, "seq": seq, "snapshot": snapshot}
+                self._note({"method": SNAPSHOT, "params": params})
 
         try:
             await self._call(

@@ -4,29 +4,30 @@ the full id, by listing the conversations through the daemon, archived ones too.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from openvaala_server.domain.short_ids import FULL_ID, match, normalize
 from openvaala_server.protocol import methods
 
 if TYPE_CHECKING:
     from openvaala_server.client.connection import Client
+    from openvaala_server.protocol.payloads import ConversationSummary, ListParams
 
 PAGE = 500  # the most `conversation/list` gives at once
 
 
 async def conversations(
     client: Client, *, archived: bool, search: str | None = None, limit: int | None = None
-) -> AsyncIterator[dict[str, Any]]:
+) -> AsyncIterator[ConversationSummary]:
     """Every conversation (`archived` or active), newest first, page after page; at most
     `limit` when given."""
-    params: dict[str, Any] = {"archived": archived, "limit": PAGE}
+    params: ListParams = {"archived": archived, "limit": PAGE}
     if search:
         params["search"] = search
     given = 0
     while True:
         result = await client.request(methods.CONVERSATION_LIST, params)
-        for row in result.get("conversations") or []:
+        for row in result["conversations"]:
             if limit is not None and given >= limit:
                 return
             given += 1
@@ -44,7 +45,7 @@ async def resolve(client: Client, typed: str) -> str:
     if len(prefix) == FULL_ID:
         return prefix
     ids = [
-        str(row.get("conversationId"))
+        row["conversationId"]
         for archived in (False, True)
         async for row in conversations(client, archived=archived)
     ]

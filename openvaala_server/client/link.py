@@ -17,7 +17,7 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from openvaala_server.client.connection import CONNECTION, Client, ConnectionLost, RpcError
 from openvaala_server.client.turns import TurnTracker
@@ -25,6 +25,7 @@ from openvaala_server.protocol.json_types import JsonObject
 
 if TYPE_CHECKING:  # annotations only: the payload types cost ~60 ms to import (TUI start-up)
     from openvaala_server.protocol import payloads
+    from openvaala_server.protocol.calls import Request
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +57,8 @@ class Link:
         self.turns = TurnTracker()
         self.listeners: list[Listener] = []
         self.closed = False
+        # Typed by method, as `Client.request` is (protocol/calls.py).
+        self.request: Request = self._request
 
     async def client(self) -> Client:
         if self._client is not None:
@@ -88,10 +91,12 @@ class Link:
             await client.close()  # and with it the pump, a task of the client's
         self.turns.lose(self.errors.lost())
 
-    async def request(self, method: str, params: Mapping[str, object] | None = None) -> Any:
+    async def _request(
+        self, method: str, params: Mapping[str, object] | None = None, *, timeout: float = 60
+    ) -> Any:
         client = await self.client()
         try:
-            return await client.request(method, params or {})
+            return await client._request(method, params or {}, timeout=timeout)
         except RpcError as exc:
             raise self.errors.rpc(exc) from None
         except (ConnectionLost, TimeoutError) as exc:
@@ -117,7 +122,8 @@ class Link:
 
     async def _run_pump(self, client: Client) -> None:
         async for note in client.notifications():
-            self.dispatch(str(note["method"]), note["params"])
+            # The listeners (the editor bridge, the ACP agent) read params by key, any method's.
+            self.dispatch(note["method"], cast("JsonObject", note["params"]))
 
     def dispatch(self, method: str, params: JsonObject) -> None:
         if method == CONNECTION and params.get("state") == "reconnecting":

@@ -28,7 +28,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
-from openvaala_server.client.connection import Note
 from openvaala_server.client.cut_stream import keep_cut_stream
 from openvaala_server.protocol import methods
 from openvaala_server.protocol.json_types import JsonObject
@@ -36,6 +35,7 @@ from openvaala_server.protocol.json_types import JsonObject
 if TYPE_CHECKING:
     # The records' declared shapes are types only here: importing them (every TypedDict of the
     # journal) was a tenth of what the terminal UI's own modules cost it at start-up.
+    from openvaala_server.client.notes import Note
     from openvaala_server.domain.records import Item
 
 __all__ = [
@@ -54,7 +54,6 @@ __all__ = [
     "ItemDelta",
     "ItemRemoved",
     "ItemUpdated",
-    "Note",
     "PlanChanged",
     "Reset",
     "SessionView",
@@ -396,10 +395,13 @@ class ConversationView:
         self.version += 1
         return [Reset(None)]
 
-    def apply(self, note: Note) -> list[Change]:
-        """Fold one notification as the client yields it (`{"method", "params"}`)."""
+    def apply(self, note: Note | Params) -> list[Change]:
+        """Fold one notification as the client yields it (`{"method", "params"}`), or as a
+        recorded stream holds it (tests/client/)."""
         params = note.get("params")
-        return self.fold(str(note.get("method") or ""), params if isinstance(params, dict) else {})
+        return self.fold(
+            str(note.get("method") or ""), params if isinstance(params, Mapping) else {}
+        )
 
     def fold(self, method: str, params: Params) -> list[Change]:
         """Fold one notification in; what changed (nothing: an event already seen, or one

@@ -44,6 +44,7 @@ from pydantic import FileUrl
 
 from openvaala_server.config import McpServerConfig
 from openvaala_server.mcp import catalog
+from openvaala_server.mcp.ended import Source, Watched
 from openvaala_server.protocol.payloads import McpServerState
 from openvaala_server.structured import CANCEL_GRACE_S, Activity, Supervisor
 
@@ -64,10 +65,14 @@ STDERR_TAIL = 500
 # How long `stop` waits for a server to end its session (the SDK terminates, then kills, the
 # process) before cancelling its activity.
 STOP_S: Final = 10.0
-# How often a ready server's session is looked at for having ended on its own (the SDK signals
-# no end of a session: see _closed), so clients are told of a server that exited while idle.
-ALIVE_CHECK_S: Final = 1.0
 MIB: Final = 1024 * 1024
+# A server listed again after it said its lists changed: at once the first time; while changes
+# keep coming, each listing waits twice as long as the one before (from RELIST_MIN_S up to
+# RELIST_MAX_S), so a server that answers every listing with another change costs one listing
+# per RELIST_MAX_S, not a loop. Quiet for RELIST_QUIET_S, it is listed at once again.
+RELIST_MIN_S: Final = 0.5
+RELIST_MAX_S: Final = 30.0
+RELIST_QUIET_S: Final = 60.0
 # How the SDK (2.x) resolves a call whose server-sent event it could not read (over its size
 # limit, malformed): that request alone fails, the session goes on.
 _SSE_FAILED = "SSE stream failed"
@@ -156,6 +161,9 @@ class McpConnection:
         self._offers: ServerCapabilities | None = None
         self._relist = False
         self._relisting = False
+        # When it was last listed again, and how long the next listing waits after that.
+        self._relisted_at = -RELIST_QUIET_S
+        self._relist_delay = 0.0
         self.error: str | None = None
         # The server's tools that pass enabled_tools / disabled_tools, from its last listing
         # (at first the one kept from an earlier run, mcp/listings.py).
@@ -172,6 +180,8 @@ class McpConnection:
         self.resources: tuple[Resource, ...] = ()
         self.prompts: tuple[Prompt, ...] = ()
         self._session: ClientSession | None = None
+        # Set when the session's read stream ended: its server exited or closed the connection.
+        self._gone = anyio.Event()
         self._activity: Activity | None = None
         self._ready = anyio.Event()
         self._stop = anyio.Event()
@@ -195,7 +205,7 @@ class McpConnection:
     def _check_alive(self) -> None:
         """Notice a server that ended while idle, so its status says so and the next call restarts
         it instead of failing."""
-        if self.status == "ready" and self._session is not None and _closed(self._session):
+        if self.status == "ready" and self._session is not None and self._gone.is_set():
             self._ended = True
             self._fail("the server exited; it restarts at the next call")
 
@@ -334,15 +344,14 @@ class McpConnection:
 
     async def _hold(self, session: ClientSession) -> None:
         """Until stopped, or until the server ends on its own: one that exits while idle is
-        failed at once, so every client is told (`mcp/statusChanged`), not at its next ask."""
-        while not self._stop.is_set():
-            with anyio.move_on_after(ALIVE_CHECK_S):
-                await self._stop.wait()
-            if self._session is not session:
-                return  # failed meanwhile (a call saw it end)
+        failed at once, so every client is told (`mcp/statusChanged`), not at its next ask.
+        Nothing wakes in between: an idle server costs the daemon no timer."""
+        stop, gone = self._stop, self._gone
+        async with anyio.create_task_group() as group:
+            for event in (stop, gone):
+                group.start_soon(_cancel_when, event, group.cancel_scope)
+        if self._session is session:  # else failed meanwhile (a call saw it end)
             self._check_alive()
-            if not self.ready:
-                return
 
     async def _list(self, session: ClientSession) -> None:
         """Read the server's tools, and its resources and prompts if it offers them."""
@@ -374,6 +383,7 @@ class McpConnection:
         it lists now, and every client is told (`mcp/statusChanged`)."""
         try:
             while self._relist:
+                await self._relist_wait()  # every change told meanwhile is read by one listing
                 session = self._session
                 if session is None or not self.ready:
                     return  # kept: a start under way lists it again once ready (_serve)
@@ -384,9 +394,21 @@ class McpConnection:
                 except Exception as exc:  # the listing it had stays; the next change tries again
                     log.info("MCP server %s: listing again failed: %r", self.config.name, exc)
                     return
+                finally:
+                    self._relisted_at = anyio.current_time()
+                    self._relist_delay = min(
+                        max(self._relist_delay * 2, RELIST_MIN_S), RELIST_MAX_S
+                    )
                 self.announce()
         finally:
             self._relisting = False
+
+    async def _relist_wait(self) -> None:
+        """Back off while the server keeps saying its lists changed (see RELIST_MIN_S)."""
+        now = anyio.current_time()
+        if now - self._relisted_at >= RELIST_QUIET_S:
+            self._relist_delay = 0.0
+        await anyio.sleep(max(0.0, self._relisted_at + self._relist_delay - now))
 
     @contextlib.asynccontextmanager
     async def _open(self) -> AsyncIterator[ClientSession]:
@@ -402,7 +424,7 @@ class McpConnection:
                     async with (
                         stdio_client(params, errlog=errlog) as (read, write),
                         ClientSession(
-                            read,
+                            self._watched(read),
                             write,
                             list_roots_callback=self._list_roots,
                             message_handler=self._on_message,
@@ -425,10 +447,19 @@ class McpConnection:
                 cfg.url, http_client=http, max_sse_event_size=cfg.max_result_mb * MIB
             ) as (read, write),
             ClientSession(
-                read, write, list_roots_callback=self._list_roots, message_handler=self._on_message
+                self._watched(read),
+                write,
+                list_roots_callback=self._list_roots,
+                message_handler=self._on_message,
             ) as session,
         ):
             yield session
+
+    def _watched(self, read: Source[T]) -> Watched[T]:
+        """The transport's read stream, watched for its end (`_gone`)."""
+        watched = Watched(read)
+        self._gone = watched.ended
+        return watched
 
     async def _list_roots(self, context: ClientRequestContext) -> ListRootsResult:
         return ListRootsResult(
@@ -580,12 +611,6 @@ class McpConnection:
         self.announce()
 
 
-def _closed(session: ClientSession) -> bool:
-    """Whether the session's connection has ended (the stdio server exited, the HTTP stream closed).
-
-    The SDK exposes no public flag for it; its dispatcher's `_closed` is read, and a missing
-    attribute (another SDK version) means "open", so a dead server is then only noticed by the
-    next call's error.
-    """
-    dispatcher = getattr(session, "_dispatcher", None)
-    return bool(getattr(dispatcher, "_closed", False))
+async def _cancel_when(event: anyio.Event, scope: anyio.CancelScope) -> None:
+    await event.wait()
+    scope.cancel()

@@ -510,9 +510,12 @@ class SetCwdParams(TypedDict):
     cwd: str
 
 
+PermissionMode = Literal["plan", "ask", "auto-edit"]
+
+
 class SetPermissionModeParams(TypedDict):
     conversationId: str
-    mode: Literal["plan", "ask", "auto-edit"]
+    mode: PermissionMode
 
 
 class SendParams(TypedDict):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -13,6 +13,9 @@ from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
 from openvaala_tui import format as fmt
+
+if TYPE_CHECKING:
+    from openvaala_server.domain.inbox import InputWire
 
 MODE_LABEL = {"steer": "steer", "queue": "queued", "jump": "next"}
 
@@ -45,14 +48,14 @@ class InboxPanel(Vertical):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.inputs: list[dict[str, Any]] = []
+        self.inputs: list[InputWire] = []
         self.display = False  # hidden from the first layout on, not after it (start-up time)
 
     def compose(self) -> ComposeResult:
         yield Label("Waiting (^w) · e edit · w withdraw · s to turn · j jump", id="inbox-title")
         yield InboxList(id="inbox-list")
 
-    def set_inputs(self, inputs: list[dict[str, Any]]) -> None:
+    def set_inputs(self, inputs: list[InputWire]) -> None:
         self.inputs = list(inputs)
         options = self.query_one(InboxList)
         highlighted = options.highlighted

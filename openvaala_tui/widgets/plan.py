@@ -3,15 +3,18 @@ session followed has one, redrawn on every `plan/updated`."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.widgets import Static
 
+if TYPE_CHECKING:
+    from openvaala_server.domain.plan import Plan
+
 MARKS = {"completed": ("✓", "green"), "in_progress": ("▸", "bold yellow"), "pending": ("○", "dim")}
 
 
-def plan_text(plan: dict[str, Any]) -> Text:
+def plan_text(plan: Plan) -> Text:
     """`Plan 1/3` and the explanation, then one line per step with its mark."""
     steps = [s for s in plan.get("steps") or [] if isinstance(s, dict)]
     done = sum(1 for s in steps if s.get("status") == "completed")
@@ -45,9 +48,9 @@ class PlanPanel(Static):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.plan: dict[str, Any] | None = None
+        self.plan: Plan | None = None
 
-    def show_plan(self, plan: dict[str, Any] | None) -> None:
+    def show_plan(self, plan: Plan | None) -> None:
         self.plan = plan if isinstance(plan, dict) and plan.get("steps") else None
         self.set_class(self.plan is not None, "-shown")
         self.update(plan_text(self.plan) if self.plan is not None else "")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -16,6 +16,11 @@ from openvaala_server.client.view import ConversationView
 from openvaala_tui import format as fmt
 from openvaala_tui.context_format import gauge_suffix
 from openvaala_tui.errors import START_DAEMON
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from openvaala_server.protocol.payloads import RetryScheduledNote, Usage
 
 LEVELS = ("ok", "warn", "full", "unknown")
 
@@ -38,7 +43,7 @@ class StatusBar(Vertical):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._shown: dict[str, str] = {}  # label selector → the text it shows
-        self._retry: dict[str, Any] | None = None  # the retry/scheduled shown, counted down
+        self._retry: RetryScheduledNote | None = None  # the retry/scheduled shown, counted down
         self._retry_due = 0.0  # monotonic time of that retry
         self._ticker: Timer | None = None
         self.clock: Callable[[], float] = time.monotonic  # a fixed one in appearance tests
@@ -61,7 +66,7 @@ class StatusBar(Vertical):
     def _remaining(self) -> float:
         return max(0.0, math.ceil(self._retry_due - self.clock()))
 
-    def _follow_retry(self, retry: dict[str, Any] | None) -> str:
+    def _follow_retry(self, retry: RetryScheduledNote | None) -> str:
         if retry is not self._retry:  # a new retry/scheduled (or none any more)
             self._retry = retry
             delay = float(retry.get("delaySeconds") or 0) if retry else 0.0
@@ -89,7 +94,7 @@ class StatusBar(Vertical):
             "#status-machine", f"on {self.machine}" if self.machine else "", bool(self.machine)
         )
         self._set("#status-title", title)
-        info: dict[str, Any] = session.info if session else {}
+        info: Mapping[str, object] = session.info if session else {}
         agent = info.get("agent") or view.conversation.get("agent") or "?"
         model = info.get("model") or view.conversation.get("model") or "?"
         # A model the user chose stays when the agent changes; the agent's own comes with it.
@@ -97,17 +102,18 @@ class StatusBar(Vertical):
         self._set("#status-model", f"{agent} · {model}{chosen}")
         state = "—"
         retry = ""
-        usage: dict[str, Any] = {}
+        usage: Usage | None = None
         if session is not None:
             state = fmt.turn_state(session.status, session.running, session.compacting)
-            retry = self._follow_retry(session.retry)
-            usage = session.usage
+            retry = self._follow_retry(cast("RetryScheduledNote | None", session.retry))
+            # The view keeps the last `usage/updated` (or the snapshot's) as it came.
+            usage = cast("Usage", session.usage) if session.usage else None
         else:
             self._follow_retry(None)
         self._set("#status-state", state)
         self._set("#status-retry", retry, display=bool(retry))
         meter = self._set("#status-meter", fmt.meter(usage) + gauge_suffix(usage) if usage else "")
-        level = fmt.meter_level(usage)
+        level = fmt.meter_level(usage) if usage else "unknown"
         for name in LEVELS:
             meter.set_class(level == name, f"-{name}")
         reconnecting = view.connection != "connected"

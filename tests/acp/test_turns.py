@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from acp import text_block
 
@@ -51,7 +51,7 @@ async def test_live_sync_both_ways(shared_daemon: Daemon, workdir: Path, tmp_pat
             await conn.prompt(session_id=sid, prompt=[text_block("from the editor")])
             seen: list[dict[str, Any]] = []
             while not any(n["method"] == "turn/ended" for n in seen):
-                seen.append(await ws.next_notification(10))
+                seen.append(cast("dict[str, Any]", await ws.next_notification(10)))
             items = [n["params"]["item"] for n in seen if n["method"] == "item/completed"]
             assert [i["text"] for i in items if i["type"] == "user_message"] == ["from the editor"]
             assert any(i["type"] == "agent_message" for i in items)

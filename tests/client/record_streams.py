@@ -12,7 +12,7 @@ import asyncio
 import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -49,7 +49,7 @@ class Recorder:
     async def until(self, method: str, **match: object) -> dict[str, Any]:
         """Record notifications of this conversation up to the first `method` matching."""
         while True:
-            note = await self.client.next_notification(timeout=30)
+            note = cast("dict[str, Any]", await self.client.next_notification(timeout=30))
             if note["params"].get("conversationId") != self.cid:
                 continue
             self.lines.append(note)

@@ -17,6 +17,7 @@ from openvaala_server.client.view import (
     StatusChanged,
 )
 from openvaala_server.protocol.display import format_tokens
+from openvaala_server.protocol.payloads import RetryScheduledNote, Usage
 from openvaala_tui import format as fmt
 
 CID = "c" * 32
@@ -121,7 +122,10 @@ def test_turn_lifecycle_retry_and_failure_notice() -> None:
     assert root is not None and root.running
     retry = {"sessionId": ROOT, "attempt": 3, "maxAttempts": 10, "delaySeconds": 4.0}
     view.apply(note("retry/scheduled", 12, **retry))
-    assert root.retry is not None and fmt.retry_text(root.retry) == "retrying 3/10 in 4 s"
+    assert (
+        root.retry is not None
+        and fmt.retry_text(cast("RetryScheduledNote", root.retry)) == "retrying 3/10 in 4 s"
+    )
     view.apply(note("item/started", 13, sessionId=ROOT, item=item("x", status="in_progress")))
     assert root.retry is None
     error = {"kind": "provider_unavailable", "message": "down"}
@@ -160,7 +164,7 @@ def test_inbox_usage_and_connection() -> None:
     assert view.root is not None and view.root.inbox == inputs
     usage = {"used": 700, "contextWindow": 1000, "threshold": 800, "source": "reported"}
     view.apply(note("usage/updated", 12, sessionId=ROOT, usage=usage))
-    assert fmt.meter_level(view.root.usage) == "warn"
+    assert fmt.meter_level(cast("Usage", view.root.usage)) == "warn"
     changes = view.apply({"method": "client/connection", "params": {"state": "reconnecting"}})
     assert changes == [StatusChanged(None)] and view.connection == "reconnecting"
 
@@ -217,12 +221,12 @@ def test_user_messages_for_rewind_exclude_subagent_reports() -> None:
 
 
 def test_formatting_helpers() -> None:
-    usage = {"used": 950, "contextWindow": 1000, "threshold": 800, "source": "estimated"}
+    usage: Any = {"used": 950, "contextWindow": 1000, "threshold": 800, "source": "estimated"}
     assert fmt.meter_level(usage) == "full"
     assert fmt.meter(usage).endswith("~95%")
     assert "950 of 1,000 tokens" in fmt.context_report(usage)
     assert "compaction at 800" in fmt.context_report(usage)
-    assert fmt.meter_level({}) == "unknown"
+    assert fmt.meter_level(cast("Usage", {})) == "unknown"
     call: Item = {"type": "tool_call", "name": "shell", "arguments": {"command": "ls -la"}}
     assert fmt.tool_command(call) == "ls -la"
     assert fmt.tool_status(call, None) == "pending"

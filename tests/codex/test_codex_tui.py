@@ -13,6 +13,7 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -319,7 +320,7 @@ async def test_a_subagent_is_its_own_thread_in_the_codex_tui(
     codex_tui.submit("hello subagent", then="You said: “hello subagent”")
     async with await daemon.client() as client:
         [conversation] = (await client.request("conversation/list", {}))["conversations"]
-        read = await client.request(
+        read: Any = await client.request(
             "conversation/subscribe", {"conversationId": conversation["conversationId"]}
         )
         [child] = [s for s in read["snapshot"]["sessions"] if s.get("parentSessionId")]

@@ -138,7 +138,7 @@ async def test_another_client_answering_first_resolves_the_request(daemon_factor
                 "turn/start", {"threadId": thread, "input": text_input("run: echo hi")}
             )
             asked = await codex.wait_request("item/commandExecution/requestApproval")
-            pending = await other.request("conversation/subscribe", {"conversationId": cid})
+            pending: Any = await other.request("conversation/subscribe", {"conversationId": cid})
             [approval] = pending["snapshot"]["approvals"]
             await other.request(
                 "approval/respond",

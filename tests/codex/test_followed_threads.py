@@ -5,6 +5,7 @@ client is announced to every client following it."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -108,7 +109,7 @@ async def test_a_closed_subagent_thread_s_approval_is_still_resolved(
         await codex.request("thread/unsubscribe", {"threadId": child})
         mark = len(codex.notes)
         async with await daemon.client() as other:
-            pending = await other.request("conversation/subscribe", {"conversationId": cid})
+            pending: Any = await other.request("conversation/subscribe", {"conversationId": cid})
             [approval] = pending["snapshot"]["approvals"]
             await other.request(
                 "approval/respond",

@@ -58,7 +58,7 @@ async def _turn(codex: CodexClient, thread: str, **overrides: Any) -> dict[str, 
 
 async def _conversation(daemon: Daemon, thread: str) -> dict[str, Any]:
     async with await daemon.client() as client:
-        read = await client.request(
+        read: Any = await client.request(
             "conversation/subscribe", {"conversationId": thread.replace("-", "")}
         )
     return dict(read["snapshot"]["conversation"])

@@ -4,6 +4,7 @@ switched elsewhere brings its model, and Codex hears of it (docs/codex.md)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from tests.codex.flows import demo_config, run_turn, start_thread, text_input
 from tests.codex.harness import CodexClient, open_client
@@ -41,7 +42,7 @@ async def test_another_client_s_agent_keeps_its_model(daemon_factory: Factory) -
             assert updated["threadSettings"]["model"] == "other"
             # The Codex TUI sends the model it held: that is no choice of the user's.
             await _turn_with_model(codex, thread, "demo")
-            read = await other.request("conversation/subscribe", {"conversationId": cid})
+            read: Any = await other.request("conversation/subscribe", {"conversationId": cid})
             assert read["snapshot"]["conversation"]["model"] == "other"
             assert read["snapshot"]["conversation"]["agent"] == "coder"
             # A model the user picks in Codex (/model) is still the conversation's.
@@ -67,7 +68,7 @@ async def test_a_subagent_thread_s_turn_does_not_set_its_model(daemon_factory: F
         await codex.wait_for("turn/completed", lambda p: p["threadId"] == child["id"], after=mark)
         await _turn_with_model(codex, child["id"], child["model"])
         async with await daemon.client() as other:
-            read = await other.request(
+            read: Any = await other.request(
                 "conversation/subscribe", {"conversationId": thread.replace("-", "")}
             )
         [session] = [

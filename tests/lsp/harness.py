@@ -52,6 +52,7 @@ class Recorder:
     connection: list[str] = field(default_factory=list)
     approvals_requested: list[dict[str, Any]] = field(default_factory=list)
     approvals_resolved: list[dict[str, Any]] = field(default_factory=list)
+    mcp_status: list[dict[str, Any]] = field(default_factory=list)  # $/openvaala/mcpStatus
     # window/showMessageRequest: each prompt and the future the test answers it with.
     prompts: list[tuple[types.ShowMessageRequestParams, asyncio.Future[Any]]] = field(
         default_factory=list
@@ -140,6 +141,11 @@ async def start_lsp(
     @feature("$/openvaala/approvalResolved")
     def on_approval_resolved(params: Any) -> None:
         rec.approvals_resolved.append(plain(params))
+        rec.poke()
+
+    @feature("$/openvaala/mcpStatus")
+    def on_mcp_status(params: Any) -> None:
+        rec.mcp_status.append(plain(params))
         rec.poke()
 
     @feature(types.WINDOW_SHOW_MESSAGE_REQUEST)

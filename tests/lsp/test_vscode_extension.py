@@ -51,8 +51,17 @@ def test_extension_activates_and_shows_usage() -> None:
         "$/openvaala/composer",
         "$/openvaala/connection",
         "$/openvaala/event",
+        "$/openvaala/mcpStatus",
         "$/openvaala/refresh",
         "$/openvaala/usage",
+    ]
+    # The chat panel on screen is told each MCP server's state.
+    assert seen["posted"] == [
+        {
+            "type": "notification",
+            "method": "$/openvaala/mcpStatus",
+            "params": {"name": "t", "status": "ready", "tools": ["echo"]},
+        }
     ]
 
 

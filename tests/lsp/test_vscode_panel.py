@@ -110,6 +110,12 @@ class Relay:
         self.shown: str | None = None
         # When set: the next send is answered with an error, once this event is set.
         self.refuse: asyncio.Event | None = None
+        # The webview's requests, in order; those of a method in `hold` wait until its event is
+        # set (a slow server), and `holding` is set once one arrived.
+        self.requests: list[dict[str, Any]] = []
+        self.requested = asyncio.Event()
+        self.hold: dict[str, asyncio.Event] = {}
+        self.holding = asyncio.Event()
 
     async def to_host(self, raw: str) -> None:
         message = json.loads(raw)
@@ -125,6 +131,12 @@ class Relay:
 
     async def _answer(self, m: dict[str, Any]) -> None:
         reply: dict[str, Any] = {"type": "response", "id": m["id"]}
+        if m["type"] == "request":
+            self.requests.append(m)
+            self.requested.set()
+            if m["method"] in self.hold:
+                self.holding.set()
+                await self.hold[m["method"]].wait()
         try:
             if m["type"] == "request" and m["method"] == "openvaala/send" and self.refuse:
                 refuse, self.refuse = self.refuse, None
@@ -143,13 +155,26 @@ class Relay:
             reply["error"] = {"message": str(exc), "data": None}
         await self._post(reply)
 
+    async def until_asked(self, method: str, count: int) -> None:
+        """Until the page has made `count` requests of `method`."""
+        async with asyncio.timeout(30):
+            while sum(r["method"] == method for r in self.requests) < count:
+                self.requested.clear()
+                await self.requested.wait()
+
     async def _post(self, message: dict[str, Any]) -> None:
         with contextlib.suppress(Exception):  # a page reloading drops it, as VS Code would
             await self.page.evaluate("m => window.postMessage(m, '*')", message)
 
     async def forward(self) -> None:
-        """The bridge's events, in order, to the page."""
+        """The bridge's events and MCP servers' states, each in order, to the page."""
+        told = 0
         while True:
+            while told < len(self.rec.mcp_status):
+                params = self.rec.mcp_status[told]
+                told += 1
+                note = {"type": "notification", "method": "$/openvaala/mcpStatus", "params": params}
+                await self._post(note)
             while self.sent < len(self.rec.events):
                 event = self.rec.events[self.sent]
                 self.sent += 1
@@ -183,6 +208,19 @@ async def panel(
         capabilities("visual-studio-code"),
         options={"approvals": "plugin", "progress": False},
     )
+    try:
+        async with open_panel(client, rec, media, html) as (page, relay):
+            yield page, relay, daemon
+    finally:
+        await stop_lsp(client)
+
+
+@contextlib.asynccontextmanager
+async def open_panel(
+    client: Any, rec: Recorder, media: str, html: str
+) -> AsyncIterator[tuple[Page, Relay]]:
+    """The panel's page in Chromium, relayed to the bridge `client`; on leaving, no CSP
+    violation nor script error may have happened."""
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         page = await browser.new_page()
@@ -205,12 +243,11 @@ async def panel(
         await page.goto(f"{media}/panel.html")
         forward = asyncio.ensure_future(relay.forward())
         try:
-            yield page, relay, daemon
+            yield page, relay
             assert errors == []  # no CSP violation, no script error
         finally:
             forward.cancel()
             await browser.close()
-            await stop_lsp(client)
 
 
 async def test_panel_streams_rendered_approves_with_diffs_steers_and_resumes(

@@ -29,7 +29,11 @@ const vscode = {
   window: {
     activeTextEditor: undefined,
     createStatusBarItem: () => statusItem,
-    registerWebviewViewProvider: (id) => { seen.views = [...(seen.views || []), id]; return { dispose() {} }; },
+    registerWebviewViewProvider: (id, provider) => {
+      seen.views = [...(seen.views || []), id];
+      vscode._view = provider;
+      return { dispose() {} };
+    },
     onDidChangeActiveTextEditor: () => ({ dispose() {} }),
     showInputBox: async () => "typed text",
     showInformationMessage: (m) => seen.notifications.push(m),
@@ -167,6 +171,11 @@ require.cache["vscode-languageclient/node"] = { id: "lc", filename: "lc", loaded
   await registered["openvaala.ui.setCwd"]();
   seen.fix = seen.requests.splice(requestsBefore);
   seen.fixNotes = seen.notifications.splice(notesBefore);
+  // The chat panel on screen gets each MCP server's state.
+  seen.posted = [];
+  const webview = { cspSource: "vscode-resource:", asWebviewUri: (u) => u, postMessage: (m) => seen.posted.push(m), onDidReceiveMessage() {} };
+  vscode._view.resolveWebviewView({ webview, visible: true, onDidDispose() {} });
+  handlers["$/openvaala/mcpStatus"]({ name: "t", status: "ready", tools: ["echo"] });
   const beforeMcp = seen.requests.length;
   await registered["openvaala.ui.mcp"]();
   seen.mcp = seen.requests.splice(beforeMcp);

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -82,7 +83,7 @@ async def _arrived(here: Daemon, fid: str) -> None:
     """The fork is on this machine's daemon, with its ancestor and the ancestor's checkpoint."""
     client = await Client.connect(data_dir=here.data_dir, start=False, reconnect=False)
     try:
-        listed = (await client.request("conversation/list", {}))["conversations"]
+        listed: list[Any] = (await client.request("conversation/list", {}))["conversations"]
         by_id = {c["conversationId"]: c for c in listed}
         parent = by_id[fid]["forkedFrom"]["conversationId"]
         assert parent in by_id  # the ancestor came along

@@ -64,7 +64,7 @@ async def requested(client: Client) -> Note:
 
 
 async def respond(
-    client: Client, cid: str, approval_id: str, decision: str, message: str | None = None
+    client: Client, cid: str, approval_id: str, decision: Any, message: str | None = None
 ) -> dict[str, Any]:
     return dict(await client.respond_approval(cid, approval_id, decision, message))
 

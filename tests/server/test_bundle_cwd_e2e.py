@@ -67,7 +67,7 @@ async def test_a_bundle_naming_home_does_not_put_bashrc_in_the_workspace(
         assert done.returncode == 0, done.stderr
         assert f"working directory: {project}" in done.stdout
         new = done.stdout.split()[1]
-        opened = await client.request("conversation/subscribe", {"conversationId": new})
+        opened: Any = await client.request("conversation/subscribe", {"conversationId": new})
         assert opened["snapshot"]["conversation"]["cwd"] == str(project)
         assert await try_bashrc(client, new, fake_openai, bashrc) == ["write_file"]
     finally:

@@ -110,6 +110,7 @@ async def test_imported_grants_are_dropped_and_their_calls_ask(
         )
         assert imported["grantsDropped"] == 2
         new = imported["conversationId"]
+        assert new is not None
         folder = d.home / "conversations" / new
         assert b"approval_granted" not in (folder / "metadata.jsonl").read_bytes()
         # The documented modes (docs/storage.md), whatever the bundle or the umask said.

@@ -36,7 +36,7 @@ def _config(fake: FakeProvider) -> str:
     )
 
 
-async def _read(client: Client, cid: str) -> list[dict[str, Any]]:
+async def _read(client: Client, cid: str) -> list[Any]:
     return list((await client.request("conversation/read", {"conversationId": cid}))["items"])
 
 
@@ -60,7 +60,9 @@ async def _source(daemon_factory: Any, fake: FakeProvider) -> tuple[Daemon, Clie
     )
     await run_turn(client, cid, "hello")
     await run_turn(client, cid, BIG)
-    forked = (await client.request("conversation/fork", {"conversationId": cid}))["conversation"]
+    forked: Any = (await client.request("conversation/fork", {"conversationId": cid}))[
+        "conversation"
+    ]
     fid = forked["conversationId"]
     assert forked["forkedFrom"]["olderHistory"]["conversationId"] == cid
     # An attachment stored in the conversation's directory travels with it.
@@ -104,7 +106,7 @@ async def test_export_then_import_elsewhere_keeps_history_tree_and_attachments(
     client2 = await other.client()
     try:
         assert _texts(await _read(client2, fid)) == _texts(whole)  # older history from cid
-        listed = (await client2.request("conversation/list", {}))["conversations"]
+        listed: list[Any] = (await client2.request("conversation/list", {}))["conversations"]
         by_id = {c["conversationId"]: c for c in listed}
         assert set(by_id) == {cid, fid}
         assert by_id[fid]["forkedFrom"]["conversationId"] == cid  # the tree is intact
@@ -134,7 +136,7 @@ async def test_export_then_import_elsewhere_keeps_history_tree_and_attachments(
         assert both["conversationId"] == new_fid
         assert _texts(await _read(client2, new_fid)) == _texts(whole)
         listed = (await client2.request("conversation/list", {}))["conversations"]
-        forked_from = {c["conversationId"]: c["forkedFrom"] for c in listed}
+        forked_from: dict[str, Any] = {c["conversationId"]: c["forkedFrom"] for c in listed}
         assert forked_from[new_fid]["conversationId"] == new_cid  # the copy's own tree
         assert len(listed) == 4
     finally:

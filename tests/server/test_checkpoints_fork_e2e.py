@@ -48,7 +48,7 @@ async def fork(client: Client, cid: str) -> str:
     return fid
 
 
-async def message(client: Client, cid: str, text: str) -> dict[str, Any]:
+async def message(client: Client, cid: str, text: str) -> Any:
     items = (await client.request("conversation/read", {"conversationId": cid}))["items"]
     return next(i for i in items if i["type"] == "user_message" and i["text"] == text)
 

@@ -178,7 +178,9 @@ async def test_fork_and_rewind(daemon_factory: Any) -> None:
     await client.request("conversation/archive", {"conversationId": cid})
     original = (await client.request("conversation/read", {"conversationId": cid}))["items"]
 
-    forked = (await client.request("conversation/fork", {"conversationId": cid}))["conversation"]
+    forked: Any = (await client.request("conversation/fork", {"conversationId": cid}))[
+        "conversation"
+    ]
     assert forked["conversationId"] != cid and not forked["archived"]
     assert forked["forkedFrom"]["conversationId"] == cid
     copy = await client.request("conversation/read", {"conversationId": forked["conversationId"]})
@@ -214,7 +216,9 @@ async def test_fork_of_a_running_conversation_copies_finished_turns_only(
     await client.request("input/send", {"conversationId": cid, "text": "running", "mode": "queue"})
     await gate.wait_reached()
     await client.request("input/send", {"conversationId": cid, "text": "queued", "mode": "queue"})
-    forked = (await client.request("conversation/fork", {"conversationId": cid}))["conversation"]
+    forked: Any = (await client.request("conversation/fork", {"conversationId": cid}))[
+        "conversation"
+    ]
     snapshot = await snapshot_of(client, forked["conversationId"])
     [root] = snapshot["sessions"]
     assert [i.get("text") for i in root["items"]] == ["finished turn", "done"]
@@ -235,7 +239,9 @@ async def test_fork_after_compaction_reads_older_history_from_its_original(
     await run_turn(client, cid, "hello")
     await run_turn(client, cid, BIG)
     original = (await client.request("conversation/read", {"conversationId": cid}))["items"]
-    forked = (await client.request("conversation/fork", {"conversationId": cid}))["conversation"]
+    forked: Any = (await client.request("conversation/fork", {"conversationId": cid}))[
+        "conversation"
+    ]
     fid = forked["conversationId"]
     # On disk the fork holds only what its model sees...
     session_file = next(
@@ -329,5 +335,5 @@ async def test_a_manual_compaction_can_be_interrupted(
     await client.close()
 
 
-def strip(items: list[dict[str, Any]]) -> list[tuple[str, str, str | None]]:
+def strip(items: list[Any]) -> list[tuple[str, str, str | None]]:
     return [(i["itemId"], i["type"], i.get("text")) for i in items]

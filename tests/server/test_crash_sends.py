@@ -30,7 +30,7 @@ model = "demo"
 
 async def _user_texts(client: Client, cid: str) -> list[str]:
     page = await client.request("conversation/read", {"conversationId": cid, "limit": 1000})
-    items: list[dict[str, Any]] = page["items"]
+    items: list[Any] = page["items"]
     return [i["text"] for i in items if i["type"] == "user_message"]
 
 

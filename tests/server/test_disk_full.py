@@ -81,7 +81,7 @@ async def test_a_full_disk_loses_nothing(tmp_path: Path, tiny_disk: Path) -> Non
 
         # The daemon keeps serving, this client and others.
         other = await d.client("other")
-        listed: dict[str, Any] = await other.request("conversation/list")
+        listed: Any = await other.request("conversation/list")
         assert [c["conversationId"] for c in listed["conversations"]] == [cid]
         [summary] = listed["conversations"]
         assert summary["status"] == "idle"

@@ -45,7 +45,9 @@ async def test_every_page_of_a_fork_after_compactions_is_a_slice_of_its_joined_h
     await run_turn(client, cid, BIG + "y")
     original = (await _read(client, cid, None, 1000))["items"]
     assert [i["type"] for i in original].count("summary") == 2
-    forked = (await client.request("conversation/fork", {"conversationId": cid}))["conversation"]
+    forked: Any = (await client.request("conversation/fork", {"conversationId": cid}))[
+        "conversation"
+    ]
     fid = forked["conversationId"]
     covers = forked["forkedFrom"]["olderHistory"]["upToItemId"]
     await client.subscribe(fid)

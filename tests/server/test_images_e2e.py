@@ -73,10 +73,8 @@ async def client(shared: tuple[FakeProvider, Daemon]) -> AsyncIterator[Client]:
     await c.close()
 
 
-async def send_image(
-    client: Client, cid: str, text: str, images: list[dict[str, Any]]
-) -> dict[str, Any]:
-    result: dict[str, Any] = await client.request(
+async def send_image(client: Client, cid: str, text: str, images: list[dict[str, Any]]) -> Any:
+    result: Any = await client.request(
         "input/send", {"conversationId": cid, "text": text, "images": images}
     )
     return result

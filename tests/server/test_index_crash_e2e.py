@@ -8,6 +8,7 @@ make the index agree with it."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from openvaala_server.client import Client
 from tests.support.daemon import Daemon
@@ -32,7 +33,7 @@ async def _burst(
 
     await send()
     async for note in client.notifications():
-        params = note["params"]
+        params: Any = note["params"]
         if note["method"] == "item/completed" and params["item"]["type"] == "user_message":
             acked.append((params["item"]["text"].removeprefix("remember "), cid))
             if len(acked) >= ENOUGH:
@@ -96,7 +97,7 @@ async def test_another_client_sees_a_record_as_soon_as_it_is_acknowledged(daemon
                 "input/send", {"conversationId": cid, "text": f"note {word}", "mode": "queue"}
             )
             async for note in writer.notifications():
-                item = note["params"].get("item", {})
+                item: Any = note["params"].get("item", {})
                 if note["method"] == "item/completed" and item.get("type") == "user_message":
                     break
             listed = await reader.request("conversation/list", {"search": word})

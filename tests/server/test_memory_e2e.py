@@ -33,7 +33,7 @@ async def _open(daemon_factory: Any, fake: FakeProvider) -> tuple[Daemon, Client
     return d, client, await new_conversation(client, str(d.workdir))
 
 
-async def _memory_parts(client: Client, cid: str) -> list[dict[str, Any]]:
+async def _memory_parts(client: Client, cid: str) -> list[Any]:
     trace = await client.request("conversation/context", {"conversationId": cid})
     return [p for p in trace["parts"] if p["kind"] == "memory"]
 

@@ -9,7 +9,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from openvaala_server.client import Client
 from tests.fakes.providers import FakeProvider, RecordedRequest
@@ -152,7 +152,7 @@ def started_sessions(notes: list[Note]) -> list[dict[str, Any]]:
     return [n["params"]["session"] for n in notes if n["method"] == "session/started"]
 
 
-async def _sessions(client: Client, cid: str) -> dict[str, dict[str, Any]]:
+async def _sessions(client: Client, cid: str) -> dict[str, Any]:
     listed = await client.request("sessions/list", {"conversationId": cid})
     return {s["sessionId"]: s for s in listed["sessions"]}
 
@@ -161,7 +161,7 @@ async def _drain(client: Client, quiet: float = 0.3) -> list[Note]:
     notes: list[Note] = []
     while True:
         try:
-            notes.append(await client.next_notification(timeout=quiet))
+            notes.append(cast("Note", await client.next_notification(timeout=quiet)))
         except TimeoutError:
             return notes
 

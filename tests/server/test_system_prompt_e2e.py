@@ -60,7 +60,7 @@ def _monorepo(d: Daemon) -> Path:
     return app
 
 
-async def _context(client: Client, cid: str) -> list[dict[str, Any]]:
+async def _context(client: Client, cid: str) -> list[Any]:
     trace = await client.request("conversation/context", {"conversationId": cid})
     return [p for p in trace["parts"] if p["kind"] in INSTRUCTION_KINDS]
 

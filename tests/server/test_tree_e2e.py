@@ -12,7 +12,7 @@ from tests.support.daemon import Daemon
 from tests.support.events import new_conversation, run_turn
 
 
-def _walk(node: dict[str, Any]) -> list[dict[str, Any]]:
+def _walk(node: Any) -> list[Any]:
     return [node, *(n for child in node["children"] for n in _walk(child))]
 
 
@@ -86,7 +86,7 @@ async def test_tree_of_forks_and_rewinds(daemon: Daemon) -> None:
         await client.close()
 
 
-def first_answer(items: list[dict[str, Any]], message: dict[str, Any]) -> str:
+def first_answer(items: list[Any], message: Any) -> str:
     """The id of the last item before `message`: where a rewind to it branches."""
     index = next(i for i, item in enumerate(items) if item["itemId"] == message["itemId"])
     return str(items[index - 1]["itemId"])

@@ -27,8 +27,8 @@ def _config(fake: FakeProvider, **model: Any) -> str:
     )
 
 
-async def _usage(client: Client, cid: str) -> dict[str, Any]:
-    usage: dict[str, Any] = await client.request("conversation/usage", {"conversationId": cid})
+async def _usage(client: Client, cid: str) -> Any:
+    usage: Any = await client.request("conversation/usage", {"conversationId": cid})
     return usage
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from openvaala_server.client import Client
 
 
-async def search_until(client: Client, search: str, want: int = 1) -> list[dict[str, Any]]:
+async def search_until(client: Client, search: str, want: int = 1) -> list[Any]:
     """`conversation/list` with `search` once it finds at least `want` conversations."""
     for _ in range(1200):  # a minute, even on a loaded machine
         found = (await client.request("conversation/list", {"search": search}))["conversations"]

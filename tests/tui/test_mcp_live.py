@@ -4,9 +4,10 @@ once, and a server a reload removed is forgotten. No Textual."""
 
 from __future__ import annotations
 
+from openvaala_server.protocol.payloads import McpServerState
 from openvaala_tui.mcp_live import McpServers
 
-READY = {
+READY: McpServerState = {
     "name": "t",
     "status": "ready",
     "tools": ["echo"],
@@ -23,7 +24,7 @@ def test_offers_follow_each_state_and_a_removed_server_is_forgotten() -> None:
     assert list(table.offers().prompts) == ["mcp__t__review"]
     assert table.offers().resources == ("t:notes://today",)
 
-    failed = {"name": "t", "status": "failed", "tools": [], "error": "it crashed"}
+    failed: McpServerState = {"name": "t", "status": "failed", "tools": [], "error": "it crashed"}
     shown = table.changed(failed)
     assert shown is not None and "it crashed" in shown
     assert table.changed(failed) is None  # said once, not at every push

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from openvaala_tui.actions import model_label
 
 
-def entry(source: str) -> dict[str, object]:
+def entry(source: str) -> Any:  # a ModelInfo as far as the label reads it
     return {
         "name": "m",
         "provider": "openai",
@@ -28,7 +30,8 @@ def test_the_context_view_says_where_an_unwritten_window_came_from() -> None:
     from openvaala_tui.context_format import trace_text
 
     def view(source: str) -> str:
-        return trace_text({"parts": [], "total": 0, "omitted": [], "windowSource": source})
+        trace: Any = {"parts": [], "total": 0, "omitted": [], "windowSource": source}
+        return trace_text(trace)
 
     assert "window" not in view("config")
     assert "The model's window is the catalog's" in view("catalog")

@@ -76,7 +76,7 @@ async def test_trace_gauge_pin_and_what_a_summary_replaced(
         marker = app.transcript.query_one(Summary)
         marker.query_one(Collapsible).collapsed = False
         await wait_for(pilot, lambda: bool(marker.query(".replaced")), what="the replaced list")
-        replaced = await client.request(
+        replaced: Any = await client.request(
             "conversation/replaced",
             {"conversationId": app.view.conversation_id, "summaryItemId": marker.item_id},
         )

@@ -127,7 +127,8 @@ async def test_reasoning_open_while_it_streams_folded_after(
 
 
 def test_the_resume_list_says_when_how_much_and_where_from() -> None:
-    original = {
+    # Rows as conversation/list gives them, the fields the label reads.
+    original: Any = {
         "conversationId": "a" * 32,
         "title": "Fix the loader",
         "cwd": "/p",
@@ -135,7 +136,7 @@ def test_the_resume_list_says_when_how_much_and_where_from() -> None:
         "messageCount": 4,
         "status": "idle",
     }
-    rewound = {
+    rewound: Any = {
         "conversationId": "b" * 32,
         "title": "Fix the loader (rewind)",
         "cwd": "/p",
@@ -149,7 +150,7 @@ def test_the_resume_list_says_when_how_much_and_where_from() -> None:
     assert "1 message " in line + " "
     assert "rewound from “Fix the loader”" in line
     assert "4 messages" in conversation_label(original, titles).plain
-    fork = {**rewound, "forkedFrom": {"conversationId": "c" * 32, "kind": "fork"}}
+    fork: Any = {**rewound, "forkedFrom": {"conversationId": "c" * 32, "kind": "fork"}}
     assert "fork of “cccccccc”" in conversation_label(fork, titles).plain
 
 

@@ -30,7 +30,10 @@ async def test_the_composer_offers_a_servers_prompts_once_it_is_ready(
         await type_and_send(pilot, "hi")  # the turn starts the server in the background
         await wait_for(
             pilot,
-            lambda: app.mcp_servers.servers.get("t", {}).get("status") == "starting",
+            lambda: (
+                "t" in app.mcp_servers.servers
+                and app.mcp_servers.servers["t"]["status"] == "starting"
+            ),
             60,
             "the server starting",
         )

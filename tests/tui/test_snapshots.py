@@ -83,7 +83,7 @@ def test_agents_tree(snap_compare: Any) -> None:
     async def run_before(pilot: Pilot[int]) -> None:
         app = pilot.app
         assert isinstance(app, VaalaApp)
-        sessions = [s.info for s in app.view.sessions.values()]
+        sessions = app.session_infos()
         await app.push_screen(AgentsScreen(sessions, fixed.ROOT))
         await pilot.pause()
 

@@ -20,7 +20,7 @@ BUDGET = 300  # transcript.js ELEMENT_BUDGET
 
 
 def read_items(daemon: Daemon, cid: str) -> list[dict[str, Any]]:
-    async def go() -> list[dict[str, Any]]:
+    async def go() -> list[Any]:
         client: Client = await daemon.client()
         try:
             result = await client.request("conversation/read", {"conversationId": cid})

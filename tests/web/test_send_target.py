@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any
 
 import pytest
 from playwright.sync_api import Page, WebSocketRoute
@@ -29,8 +28,7 @@ def _user_texts(daemon: Daemon, cid: str) -> list[str]:
         client: Client = await daemon.client()
         try:
             page = await client.request("conversation/read", {"conversationId": cid})
-            items: list[dict[str, Any]] = page["items"]
-            return [i["text"] for i in items if i["type"] == "user_message"]
+            return [str(i.get("text")) for i in page["items"] if i["type"] == "user_message"]
         finally:
             await client.close()
 

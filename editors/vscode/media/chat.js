@@ -8,6 +8,7 @@
 // {type:"host"} asks VS Code (the diff editor, a file picker, the editor's selection).
 import { apply, fromSnapshot, session, sessionTree } from "./web/js/state.js";
 import { MarkdownStream, renderMarkdown } from "./web/js/markdown.js";
+import { mcpPicker } from "./mcp.js";
 
 const api = acquireVsCodeApi();
 const saved = api.getState() || {};
@@ -165,6 +166,7 @@ window.addEventListener("message", (e) => {
   } else if (m.type === "notification") {
     if (m.method === "$/openvaala/event") onEvent(m.params);
     else if (m.method === "$/openvaala/connection") onConnection(m.params);
+    else if (m.method === "$/openvaala/mcpStatus") mcp.changed(m.params);
   } else if (m.type === "open" && m.conversationId) {
     open(m.conversationId, m.composerText);
   }
@@ -174,6 +176,7 @@ function onConnection(p) {
   if (p.state === "reconnecting") showStatus("connection to the daemon lost, reconnecting…", true);
   else if (p.state === "connected") {
     showStatus("reconnected");
+    mcp.forget(); // maybe a new daemon: its servers are read again at the next need
     if (ui.cid) resubscribe();
   } else if (p.state === "disconnected") showStatus(`the daemon is gone: ${p.message || ""}`, true);
 }
@@ -432,20 +435,26 @@ async function rewind(cid, messageId) {
 }
 
 async function send(mode) {
-  const text = $("text").value.trim();
-  if (!text) return showStatus("the composer is empty", true);
+  const typed = $("text").value.trim();
+  if (!typed) return showStatus("the composer is empty", true);
   if (!ui.cid) await open((await call("openvaala/conversations/new", {})).conversation.conversationId);
   const cid = ui.cid;
+  const sessionId = ui.sessionId;
   $("text").value = "";
   ui.drafts[cid] = "";
   save();
+  // An MCP prompt or resource mention becomes the message to send; a server may take its time,
+  // so the composer is cleared and the conversation fixed first (a second press, or another
+  // conversation opened meanwhile, changes nothing). Refused: nothing is sent, the text goes back.
+  const text = await guarded("mcp", () => mcp.expand(typed));
+  if (text === undefined) return giveBack(cid, typed);
   const params = { conversationId: cid, text, mode };
-  if (ui.sessionId) params.sessionId = ui.sessionId;
+  if (sessionId) params.sessionId = sessionId;
   try {
     await call("openvaala/send", params);
   } catch (err) {
     showStatus(`send: ${err.message || err}`, true);
-    giveBack(cid, text);
+    giveBack(cid, typed); // as written: a prompt command or mention is read again at the next send
   }
 }
 
@@ -519,6 +528,7 @@ function wire() {
   });
 }
 
+const mcp = mcpPicker($("composer"), $("text"), call);
 wire();
 if (ui.cid) open(ui.cid);
 else refreshPicker();

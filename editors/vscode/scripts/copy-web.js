@@ -15,6 +15,7 @@ const FILES = [
   "js/markdown.js",
   "js/reading.js",
   "js/dom.js",
+  "js/mcp_picker.js",
   "vendor/marked.esm.js",
   "vendor/purify.es.mjs",
   "vendor/highlight.min.js",

@@ -116,6 +116,15 @@ export class McpPicker {
     return this.loaded;
   }
 
+  /** Forget every server's state (a reconnection, maybe to a new daemon): read again at the
+   * next need. */
+  forget() {
+    this.loaded = null;
+    this.servers = new Map();
+    if (!this.list.hidden) this.closeResources();
+    this.menu.hidden = true;
+  }
+
   /** One server's new state (mcp/statusChanged's params). */
   changed(state) {
     if (!state || !state.name) return;

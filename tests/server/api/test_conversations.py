@@ -4,6 +4,7 @@ archive, delete, working directory checks, and what survives a restart."""
 from __future__ import annotations
 
 import shutil
+from typing import Any
 
 import pytest
 
@@ -196,7 +197,7 @@ async def test_unwatched_conversations_are_unloaded_and_come_back_intact(
     config = '[models.demo]\nprovider = "demo"\npace_ms = 0\n[server]\nloaded_conversations = 2\n'
     d: Daemon = daemon_factory(config=config)  # type: ignore[operator]
     client = await d.client()
-    seen: dict[str, tuple[int, list[dict[str, object]]]] = {}
+    seen: dict[str, tuple[int, list[Any]]] = {}
     for n in range(4):
         cid = await new_conversation(client, str(d.workdir))
         await run_turn(client, cid, f"conversation {n}")

@@ -4,7 +4,9 @@
 HTTP on 127.0.0.1:PORT/mcp; `... hang` starts but never answers (a server that never starts);
 `... gated PATH` answers over stdio once the file PATH exists (a slow start the test ends);
 `... late` adds the tool `grown` while it answers its first resources/list (its client is still
-starting: it listed the tools just before) and says its tool list changed.
+starting: it listed the tools just before) and says its tool list changed; `... chatty PATH`
+answers every tools/list with another `notifications/tools/list_changed`, writing a line to PATH
+for each (a server that would be relisted forever).
 """
 
 from __future__ import annotations
@@ -37,6 +39,12 @@ class _Server(MCPServer):
             for t in await super().list_tools()
         ]
 
+    async def _handle_list_tools(self, ctx: Any, params: Any) -> Any:
+        if CHATTY is not None:
+            _count_listing(CHATTY)
+            await ctx.session.send_tool_list_changed()
+        return await super()._handle_list_tools(ctx, params)
+
     async def _handle_list_resources(self, ctx: Any, params: Any) -> Any:
         if LATE and self._tool_manager.get_tool("grown") is None:
             self.add_tool(grown)
@@ -44,7 +52,13 @@ class _Server(MCPServer):
         return await super()._handle_list_resources(ctx, params)
 
 
+def _count_listing(path: str) -> None:
+    with open(path, "a") as counted:
+        counted.write("listed\n")
+
+
 LATE = len(sys.argv) > 1 and sys.argv[1] == "late"
+CHATTY = sys.argv[2] if len(sys.argv) > 2 and sys.argv[1] == "chatty" else None
 server = _Server("openvaala-test")
 
 
@@ -205,7 +219,7 @@ if __name__ == "__main__":
         server.run("stdio")
     elif mode == "http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
-    elif mode == "late":
+    elif mode in ("late", "chatty"):
         server.run("stdio")
     elif mode == "gated":
         until_exists(sys.argv[2])

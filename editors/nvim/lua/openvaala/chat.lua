@@ -100,6 +100,7 @@ function M.composer(cid)
   vim.bo[bufnr].filetype = "markdown"
   vim.bo[bufnr].bufhidden = "hide" -- a hidden draft is kept (docs/editors.md, "The chat")
   vim.b[bufnr].openvaala_cid = cid
+  vim.bo[bufnr].omnifunc = "v:lua.require'openvaala.mcp'.complete" -- /mcp__ prompts
   local send = function(mode)
     return function()
       M.submit(cid, mode)

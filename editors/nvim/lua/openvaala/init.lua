@@ -9,6 +9,7 @@
 local approvals = require("openvaala.approvals")
 local buffer = require("openvaala.buffer")
 local chat = require("openvaala.chat")
+local mcp = require("openvaala.mcp")
 
 local M = {}
 
@@ -269,8 +270,14 @@ function M.send(text, mode, callback, cid)
   if not cid then
     return
   end
-  M.state.replies[cid] = nil
-  M.request("openvaala/send", { conversationId = cid, text = text, mode = mode or "queue" }, callback)
+  -- An MCP prompt or resource mention becomes the message first; refused, nothing is sent.
+  mcp.expand(text, function(err, message)
+    if err then
+      return callback and callback(err)
+    end
+    M.state.replies[cid] = nil
+    M.request("openvaala/send", { conversationId = cid, text = message, mode = mode or "queue" }, callback)
+  end)
 end
 
 --- Send and wait for the turn: callback(err, {turnId, status, usage}).
@@ -539,6 +546,18 @@ local function define_commands()
   command("OpenVaalaMcp", function()
     M.request("openvaala/mcp", nil, nil) -- the bridge shows the servers' state as a message
   end, { desc = "Show the MCP servers: ready with their tools, starting, or failed and why" })
+  command("OpenVaalaResource", function()
+    local cid = current()
+    if cid then
+      mcp.pick_resource(cid)
+    end
+  end, { desc = "Attach an MCP server's resource (@SERVER:URI) to the next message" })
+  command("OpenVaalaPrompt", function()
+    local cid = current()
+    if cid then
+      mcp.pick_prompt(cid)
+    end
+  end, { desc = "Put an MCP server's prompt (/mcp__SERVER__PROMPT) in the composer" })
   command("OpenVaalaInit", function()
     local cid = current()
     if cid then
@@ -577,6 +596,7 @@ function M.setup(opts)
   buffer.setup(M)
   approvals.setup(M)
   chat.setup(M)
+  mcp.setup(M)
   require("openvaala.context").setup(M)
 end
 
