@@ -13,6 +13,9 @@ const vscode = require("vscode");
 
 const VIEW = "openvaala.chat";
 const DIFF_SCHEME = "openvaala-diff";
+// The webview's {cid, drafts}, kept in the workspace's state: VS Code saves a webview view's own
+// state only about once a minute, so a reload sooner would lose it (see media/chat.js's save).
+const SAVED = "openvaala.chat.saved";
 // Bridge notifications the webview sees (the rest is the extension's own business).
 const FORWARDED = [
   "$/openvaala/event",
@@ -59,6 +62,17 @@ class DiffContent {
     const title = `${diff.path} (${diff.kind}, proposed)`;
     return vscode.commands.executeCommand("vscode.diff", left, right, title, { preview: true });
   }
+}
+
+/** Only the two fields the panel restores, of the types it expects: the webview is not trusted to
+ * put anything else into the workspace's state. */
+function savedState(state) {
+  const cid = state && typeof state.cid === "string" ? state.cid : null;
+  const drafts = {};
+  for (const [k, v] of Object.entries((state && state.drafts) || {})) {
+    if (typeof v === "string") drafts[k] = v;
+  }
+  return { cid, drafts };
 }
 
 function nonce() {
@@ -175,6 +189,8 @@ class ChatViewProvider {
         this.shown = message.conversationId;
         this.following = message.sessionId || null;
         if (this.bridge.shown) this.bridge.shown(message.conversationId);
+      } else if (message.type === "state") {
+        await this.context.workspaceState.update(SAVED, savedState(message.state));
       } else if (message.type === "host") {
         reply({ result: (await this.host(message.action, message.args || {})) ?? null });
       }
@@ -184,6 +200,7 @@ class ChatViewProvider {
   }
 
   async host(action, args) {
+    if (action === "restore") return this.context.workspaceState.get(SAVED) || null;
     if (action === "diff") return this.diffs.open(args.diff, args.approvalId);
     if (action === "file") {
       const files = await vscode.workspace.findFiles("**/*", "**/{node_modules,.git}/**", 2000);

@@ -46,13 +46,15 @@ pytestmark = pytest.mark.skipif(
     NODE is None or not Path(CHROMIUM).exists(), reason="node or Debian's chromium is missing"
 )
 
-# VS Code's webview API, played by the test: postMessage goes to the test; the state survives a
-# reload (sessionStorage), as VS Code keeps a webview's state.
+# VS Code's webview API, played by the test: postMessage goes to the test. The state is lost
+# by a reload, as VS Code loses a webview view's state when the window is reloaded before its
+# periodic save (about a minute after the change): the panel must restore from the extension.
 FAKE_API = """
+let state = null;
 window.acquireVsCodeApi = () => ({
   postMessage: (m) => window.toHost(JSON.stringify(m)),
-  getState: () => JSON.parse(sessionStorage.getItem("state") || "null"),
-  setState: (s) => sessionStorage.setItem("state", JSON.stringify(s)),
+  getState: () => state,
+  setState: (s) => { state = s; },
 });
 """
 
@@ -108,6 +110,7 @@ class Relay:
         self.tasks: set[asyncio.Task[None]] = set()
         self.sent = 0
         self.shown: str | None = None
+        self.saved: Any = None  # the state the extension keeps for the panel (workspaceState)
         # When set: the next send is answered with an error, once this event is set.
         self.refuse: asyncio.Event | None = None
 
@@ -115,6 +118,9 @@ class Relay:
         message = json.loads(raw)
         if message["type"] == "shown":  # which conversation it shows: nothing to answer
             self.shown = message["conversationId"]
+            return
+        if message["type"] == "state":  # kept, as chat_view.js keeps it in the workspace's state
+            self.saved = message["state"]
             return
         self._spawn(self._answer(message))
 
@@ -133,6 +139,8 @@ class Relay:
             if m["type"] == "request":
                 result = await self.client.protocol.send_request_async(m["method"], m["params"])
                 reply["result"] = plain(result)
+            elif m["action"] == "restore":
+                reply["result"] = self.saved
             elif m["args"].get("diff"):
                 self.diffs.append(m["args"])
                 self.diff_asked.set()
@@ -277,7 +285,8 @@ async def test_panel_streams_rendered_approves_with_diffs_steers_and_resumes(
 
     await relay.rec.until(model_chosen)
 
-    # A reload resumes: the same conversation, its transcript and the draft left in the composer.
+    # A reload resumes: the same conversation, its transcript and the draft left in the composer
+    # (the webview's own state is gone, FAKE_API: the copy the extension keeps brings it back).
     await page.fill("#text", "a draft to keep")
     await page.reload()
     await expect(page.locator("article.msg.agent").first.locator("h1")).to_have_text("Findings")

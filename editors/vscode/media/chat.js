@@ -10,13 +10,12 @@ import { apply, fromSnapshot, session, sessionTree } from "./web/js/state.js";
 import { MarkdownStream, renderMarkdown } from "./web/js/markdown.js";
 
 const api = acquireVsCodeApi();
-const saved = api.getState() || {};
 const ui = {
-  cid: saved.cid || null, // the conversation on screen
+  cid: null, // the conversation on screen
   sessionId: null, // the agent followed (null: the root)
   state: null, // the fold (state.js), once the snapshot is in
   early: [], // events that came before the snapshot
-  drafts: saved.drafts || {}, // cid -> composer text, kept across switches and reloads
+  drafts: {}, // cid -> composer text, kept across switches and reloads
   nodes: new Map(), // itemId -> {el, stream?}
 };
 // What tests and the bench read: how often the whole transcript was drawn.
@@ -37,8 +36,22 @@ function post(type, body) {
 const call = (method, params) => post("request", { method, params });
 const host = (action, args) => post("host", { action, args });
 
+// VS Code writes a webview view's state to disk only on its periodic save (about once a minute),
+// so a window reloaded sooner gets none back: the extension keeps a copy in the workspace's
+// state, which it writes at once (docs/editors.md, "The chat panel").
 function save() {
-  api.setState({ cid: ui.cid, drafts: ui.drafts });
+  const state = { cid: ui.cid, drafts: ui.drafts };
+  api.setState(state);
+  api.postMessage({ type: "state", state });
+}
+
+async function restore() {
+  const saved = api.getState() || (await guarded("restore", () => host("restore", {}))) || {};
+  ui.drafts = { ...(saved.drafts || {}), ...ui.drafts };
+  // The extension may have opened a conversation meanwhile (a palette command): that one stays.
+  if (ui.cid) return;
+  if (saved.cid) await open(saved.cid);
+  else await refreshPicker();
 }
 
 function h(tag, attrs = {}, ...children) {
@@ -520,5 +533,4 @@ function wire() {
 }
 
 wire();
-if (ui.cid) open(ui.cid);
-else refreshPicker();
+restore();
