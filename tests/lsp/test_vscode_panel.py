@@ -156,13 +156,20 @@ class Relay:
             await self.page.evaluate("m => window.postMessage(m, '*')", message)
 
     async def forward(self) -> None:
-        """The bridge's events, in order, to the page."""
+        """The bridge's events, in order, to the page, and the state of its connection."""
+        told = 0
         while True:
             while self.sent < len(self.rec.events):
                 event = self.rec.events[self.sent]
                 self.sent += 1
                 note = {"type": "notification", "method": "$/openvaala/event", "params": event}
                 await self._post(note)
+            while told < len(self.rec.connection):
+                state = {"state": self.rec.connection[told]}
+                told += 1
+                await self._post(
+                    {"type": "notification", "method": "$/openvaala/connection", "params": state}
+                )
             self.rec.changed.clear()
             await self.rec.changed.wait()
 
@@ -179,13 +186,9 @@ def html(media: str) -> str:
     ).stdout
 
 
-@pytest_asyncio.fixture
-async def panel(
-    daemon_factory: Any, fake_openai: FakeProvider, media: str, html: str
-) -> AsyncIterator[tuple[Page, Relay, Daemon]]:
-    # A second model, for the model picker.
-    config = ask_always_config(fake_openai) + fake_openai.config_toml("other", model="other-model")
-    daemon: Daemon = daemon_factory(config=config)
+@contextlib.asynccontextmanager
+async def open_panel(daemon: Daemon, media: str, html: str) -> AsyncIterator[tuple[Page, Relay]]:
+    """The panel's page in Chromium, relayed to a real bridge on `daemon` (as VS Code would)."""
     client, rec, _ = await start_lsp(
         daemon,
         capabilities("visual-studio-code"),
@@ -213,12 +216,23 @@ async def panel(
         await page.goto(f"{media}/panel.html")
         forward = asyncio.ensure_future(relay.forward())
         try:
-            yield page, relay, daemon
+            yield page, relay
             assert errors == []  # no CSP violation, no script error
         finally:
             forward.cancel()
             await browser.close()
             await stop_lsp(client)
+
+
+@pytest_asyncio.fixture
+async def panel(
+    daemon_factory: Any, fake_openai: FakeProvider, media: str, html: str
+) -> AsyncIterator[tuple[Page, Relay, Daemon]]:
+    # A second model, for the model picker.
+    config = ask_always_config(fake_openai) + fake_openai.config_toml("other", model="other-model")
+    daemon: Daemon = daemon_factory(config=config)
+    async with open_panel(daemon, media, html) as (page, relay):
+        yield page, relay, daemon
 
 
 async def test_panel_streams_rendered_approves_with_diffs_steers_and_resumes(

@@ -109,7 +109,8 @@ async function resubscribe() {
   const cid = ui.cid;
   const r = await guarded("subscribe", () => call("openvaala/subscribe", { conversationId: cid }));
   if (!r || ui.cid !== cid) return;
-  ui.state = fromSnapshot(r.snapshot, r.seq);
+  // The state it replaces keeps a reply a daemon crash cut short (state.js keepCutStream).
+  ui.state = fromSnapshot(r.snapshot, r.seq, ui.state);
   const early = ui.early;
   ui.early = [];
   for (const note of early) apply(ui.state, note);
@@ -124,7 +125,9 @@ function onEvent(event) {
   const note = { method: event.method, params: event.params || {} };
   if (!ui.state) return ui.early.push(note);
   if (event.method === "conversation/snapshot" && note.params.snapshot) {
-    ui.state = fromSnapshot(note.params.snapshot, event.seq); // a redraw from scratch
+    // A redraw from scratch (the bridge resubscribed to a restarted daemon), keeping what a
+    // crash cut short, marked interrupted.
+    ui.state = fromSnapshot(note.params.snapshot, event.seq, ui.state);
     return renderAll();
   }
   const { status, changes } = apply(ui.state, note);
@@ -185,10 +188,9 @@ window.addEventListener("message", (e) => {
 
 function onConnection(p) {
   if (p.state === "reconnecting") showStatus("connection to the daemon lost, reconnecting…", true);
-  else if (p.state === "connected") {
-    showStatus("reconnected");
-    if (ui.cid) resubscribe();
-  } else if (p.state === "disconnected") showStatus(`the daemon is gone: ${p.message || ""}`, true);
+  // No resubscription here: the bridge has resubscribed before it says so, and sent what was
+  // missed or a snapshot (onEvent); another snapshot would lose the reply a crash cut short.
+  else if (p.state === "connected") showStatus("reconnected"); else if (p.state === "disconnected") showStatus(`the daemon is gone: ${p.message || ""}`, true);
 }
 
 // -- the transcript ---------------------------------------------------------------------
@@ -251,7 +253,9 @@ function itemNode(item) {
       const stream = new MarkdownStream(body, item.text || "");
       if (item.status !== "in_progress") stream.finish();
       const copy = button("Copy", () => navigator.clipboard.writeText(stream.text), "Copy the message");
-      return { el: h("article", { class: "msg agent" }, h("div", { class: "who" }, "Assistant", copy), body), stream };
+      const cut = item.status === "interrupted" ? h("span", { class: "cut" }, "interrupted") : null;
+      const who = h("div", { class: "who" }, "Assistant", cut, copy);
+      return { el: h("article", { class: `msg agent ${item.status || ""}` }, who, body), stream };
     }
     case "reasoning": {
       const body = h("div", { class: "reasoning-text" }, item.text || "");
