@@ -119,6 +119,8 @@ const BODY = `
 <section id="inbox"></section>
 <footer id="composer">
   <textarea id="text" rows="4" placeholder="Message (Ctrl+Enter send, Alt+Enter steer)"></textarea>
+  <div id="images"></div>
+  <input id="image-file" type="file" accept="image/png,image/jpeg,image/gif,image/webp" multiple hidden>
   <div class="row">
     <button id="send">Send</button>
     <button id="steer">Steer</button>
@@ -126,6 +128,7 @@ const BODY = `
     <button id="interrupt">Stop</button>
     <button id="file" title="Add a file as context">@file</button>
     <button id="selection" title="Add the editor's selection">Add selection</button>
+    <button id="image" title="Attach an image (or paste one into the message)">Image</button>
   </div>
 </footer>`;
 

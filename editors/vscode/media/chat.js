@@ -450,7 +450,7 @@ async function rewind(cid, messageId) {
 
 async function send(mode) {
   const text = $("text").value.trim();
-  if (!text) return showStatus("the composer is empty", true);
+  if (!text && !images.length) return showStatus("the composer is empty", true);
   if (!ui.cid) await open((await call("openvaala/conversations/new", {})).conversation.conversationId);
   const cid = ui.cid;
   $("text").value = "";
@@ -458,11 +458,16 @@ async function send(mode) {
   save();
   const params = { conversationId: cid, text, mode };
   if (ui.sessionId) params.sessionId = ui.sessionId;
+  const sent = images.splice(0); // kept below if the send is refused
+  if (sent.length) params.images = sent.map(({ data, name }) => ({ data, name }));
+  drawImages();
   try {
     await call("openvaala/send", params);
   } catch (err) {
     showStatus(`send: ${err.message || err}`, true);
     giveBack(cid, text);
+    images.unshift(...sent);
+    drawImages();
   }
 }
 
@@ -474,6 +479,30 @@ function giveBack(cid, text) {
   if (ui.cid === cid) $("text").value = back;
   ui.drafts[cid] = back;
   save();
+}
+
+// -- images: picked from a file or pasted into the composer, sent with the next message as
+// base64 (the bridge checks each: docs/editors.md, "The chat panel") ---------------------------
+const images = []; // {data: base64, name, url: the data: URL of its thumbnail}
+
+function attach(file) {
+  if (!file.type.startsWith("image/")) return showStatus(`${file.name} is not an image`, true);
+  const reader = new FileReader();
+  reader.onload = () => {
+    const url = String(reader.result);
+    images.push({ data: url.slice(url.indexOf(",") + 1), name: file.name || "pasted image", url });
+    drawImages();
+  };
+  reader.onerror = () => showStatus(`could not read ${file.name}`, true);
+  reader.readAsDataURL(file);
+}
+
+function drawImages() {
+  const shown = images.map((im) =>
+    h("span", { class: "image" }, h("img", { src: im.url, alt: im.name, title: im.name }),
+      button("×", () => { images.splice(images.indexOf(im), 1); drawImages(); }, `Remove ${im.name}`))
+  );
+  $("images").replaceChildren(...shown);
 }
 
 function insert(text) {
@@ -526,6 +555,17 @@ function wire() {
   $("text").addEventListener("input", () => {
     if (ui.cid) ui.drafts[ui.cid] = $("text").value;
     save();
+  });
+  $("image").addEventListener("click", () => $("image-file").click());
+  $("image-file").addEventListener("change", (e) => {
+    for (const file of e.target.files) attach(file);
+    e.target.value = "";
+  });
+  $("text").addEventListener("paste", (e) => {
+    const files = [...(e.clipboardData ? e.clipboardData.files : [])].filter((f) => f.type.startsWith("image/"));
+    if (!files.length) return;
+    e.preventDefault();
+    for (const file of files) attach(file);
   });
   $("text").addEventListener("keydown", (e) => {
     if (e.key !== "Enter") return;
