@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from playwright.async_api import expect
+from playwright.async_api import FilePayload, expect
 
 from tests.lsp.harness import PACED_CONFIG
 from tests.lsp.test_vscode_panel import html, media, open_panel, pytestmark
@@ -39,9 +39,8 @@ async def test_images_picked_and_pasted_go_with_the_message(
         cid = await page.locator("#picker").input_value()
 
         # Picked from a file: a thumbnail until it is sent with the message.
-        await page.set_input_files(
-            "#image-file", files=[{"name": "shot.png", "mimeType": "image/png", "buffer": PNG}]
-        )
+        shot: FilePayload = {"name": "shot.png", "mimeType": "image/png", "buffer": PNG}
+        await page.set_input_files("#image-file", files=[shot])
         await expect(page.locator("#images img")).to_have_count(1)
         await page.fill("#text", "what is this?")
         await page.press("#text", "Control+Enter")
