@@ -1,10 +1,11 @@
 """The Neovim chat sidebar driven as a user drives it: the real Neovim inside tmux, keys typed
 with `send-keys`, the screen read with `capture-pane` (and the windows' buffers with :OVState,
 tests/lsp/nvim_tmux_init.lua). New, a message sent from the composer with <C-s>, a draft typed,
-then :OpenVaalaFork:
-one transcript + composer pair beside the user's window; the draft waits in the origin's
-composer, and a message typed in the fork's composer and sent with <C-s> lands in the fork
-(read back from the daemon), not in the origin. The real daemon with the demo model."""
+then :OpenVaalaFork, :OpenVaalaNew and :OpenVaalaRewind (its message picked from Neovim's list)
+each keep one transcript + composer pair beside the user's window; the draft waits in the
+origin's composer; a message typed in the fork's composer and sent with <C-s> lands in the fork
+(read back from the daemon), not in the origin; the rewound message is back in the new
+conversation's composer. The real daemon with the demo model."""
 
 from __future__ import annotations
 
@@ -163,6 +164,26 @@ async def test_neovim_in_tmux_fork_keeps_one_pair_the_draft_and_sends_to_the_for
     assert len(state["wins"]) == 3
     [composer] = [w for w in state["wins"] if w["name"] == f"openvaala-composer://{a}"]
     assert composer["lines"] == ["a draft for A"]
+
+    # New again, then rewind A (its message picked in Neovim's own list): the same pair each
+    # time, and the rewound message back in the new conversation's composer.
+    screen.command("OpenVaalaNew")
+    d = await screen.until("a new one", lambda: (c := _shown(screen)) not in (a, b) and c)
+    state = await screen.state()
+    assert _names(state) == sorted(
+        ["code.py", f"openvaala://conversation/{d}", f"openvaala-composer://{d}"]
+    )
+    screen.command(f"OpenVaalaOpen {a}")
+    await screen.until("A again", lambda: _shown(screen) == a)
+    screen.command("OpenVaalaRewind")
+    await screen.until("the list of messages", lambda: "Type number" in screen.text())
+    screen.type("1")
+    screen.keys("Enter")
+    e = await screen.until("the rewound one", lambda: (c := _shown(screen)) not in (a, b, d) and c)
+    state = await screen.state()
+    assert state["tabs"] == 1 and len(state["wins"]) == 3
+    [composer] = [w for w in state["wins"] if w["name"] == f"openvaala-composer://{e}"]
+    assert composer["lines"] == ["first message"]
 
     client = await daemon.client("check")
     try:
