@@ -10,10 +10,12 @@ conversation's composer. The real daemon with the demo model."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -84,6 +86,13 @@ class Screen:
 
 @pytest.fixture
 def screen(daemon: Daemon, tmp_path: Path) -> Iterator[Screen]:
+    with open_screen(daemon, tmp_path) as s:
+        yield s
+
+
+@contextlib.contextmanager
+def open_screen(daemon: Daemon, tmp_path: Path) -> Iterator[Screen]:
+    """Neovim on code.py in the daemon's workdir, in a tmux session, until the block ends."""
     assert NVIM is not None and TMUX is not None
     out = tmp_path / "state.json"
     env = {
@@ -204,3 +213,48 @@ def _shown(screen: Screen) -> str | None:
         return None
     shown = state.get("shown")
     return shown if isinstance(shown, str) else None
+
+
+CRASH_CONFIG = """
+[models.demo]
+provider = "demo"
+pace_ms = 100
+
+[agents.default]
+description = "General assistant"
+model = "demo"
+
+[server]
+port = 0
+"""
+
+
+@pytest.mark.timeout(120)
+async def test_neovim_in_tmux_keeps_the_cut_reply_after_a_daemon_crash(
+    daemon_factory: Any, tmp_path: Path
+) -> None:
+    """The daemon killed (SIGKILL) while a reply streams into the sidebar: the bridge starts a
+    new one, the transcript keeps the words shown, marked interrupted, and the next message
+    typed in the composer is answered by the new daemon."""
+    daemon: Daemon = daemon_factory(config=CRASH_CONFIG)
+    (daemon.workdir / "code.py").write_text("print(1)\n")
+    with open_screen(daemon, tmp_path) as screen:
+        await screen.until("Neovim", lambda: "print(1)" in screen.text())
+        screen.command("OpenVaalaNew")
+        await screen.until("the sidebar", lambda: _shown(screen))
+        screen.command("OVCompose")
+        screen.keys("i")
+        screen.type("tell me " + "more " * 60)
+        screen.keys("C-s")
+        await screen.until("the reply streaming", lambda: "You said" in screen.text())
+        daemon.kill()
+        killed = time.monotonic()
+        await screen.until("the cut reply", lambda: "_[interrupted]_" in screen.text(), 60)
+        print(f"Neovim: crash → the cut reply shown again {time.monotonic() - killed:.2f} s")
+        assert "You said" in screen.text()  # the words it had shown are still there
+
+        screen.command("OVCompose")
+        screen.keys("i")
+        screen.type("again")
+        screen.keys("C-s")
+        await screen.until("the next reply", lambda: screen.text().count("You said") == 2, 60)
