@@ -1,11 +1,13 @@
 """The Neovim chat sidebar driven as a user drives it: the real Neovim inside tmux, keys typed
 with `send-keys`, the screen read with `capture-pane` (and the windows' buffers with :OVState,
 tests/lsp/nvim_tmux_init.lua). New, a message sent from the composer with <C-s>, a draft typed,
-then :OpenVaalaFork, :OpenVaalaNew and :OpenVaalaRewind (its message picked from Neovim's list)
-each keep one transcript + composer pair beside the user's window; the draft waits in the
-origin's composer; a message typed in the fork's composer and sent with <C-s> lands in the fork
-(read back from the daemon), not in the origin; the rewound message is back in the new
-conversation's composer. The real daemon with the demo model."""
+then :OpenVaalaFork, "Fork here" (the transcript's code lens, picked from Neovim's list),
+:OpenVaalaNew and :OpenVaalaRewind (its message picked from Neovim's list) each keep one
+transcript + composer pair beside the user's window; the draft waits in the origin's composer;
+a message typed in the composer after a fork or "Fork here" lands in that fork (read back from
+the daemon), not in the origin; the rewound message is back in the new conversation's composer.
+And through a daemon crash mid-reply, the cut reply stays, marked interrupted. The real daemon
+with the demo model."""
 
 from __future__ import annotations
 
@@ -130,6 +132,33 @@ def _names(state: dict[str, Any]) -> list[str]:
     )
 
 
+def _on_lens(screen: Screen) -> bool:
+    """Whether the cursor is on a "Fork here" lens line yet (the lenses come after the text)."""
+    screen.command("OVForkHereLine")
+    screen.command("OVState")
+    try:
+        return bool(json.loads(screen.out.read_text()).get("on_lens"))
+    except (OSError, ValueError):
+        return False
+
+
+def _pick_or_shown(screen: Screen, label: str, old: tuple[str, ...]) -> str | None:
+    """Answer Neovim's list of lenses with `label`'s number when it shows; then the new
+    conversation on screen, once it is not one of `old`."""
+    text = screen.text()
+    if "Type number" in text:
+        for line in text.splitlines():
+            number, _, rest = line.partition(": ")
+            if number.strip().isdigit() and rest.strip() == label:
+                screen.type(number.strip())
+                screen.keys("Enter")
+                return None
+    if "Type number" in text or "Press ENTER" in text:
+        return None
+    shown = _shown(screen)
+    return shown if shown not in old else None
+
+
 def _user_texts(snapshot: Any) -> list[str]:
     items = snapshot["sessions"][0]["items"]
     return [i["text"] for i in items if i["type"] == "user_message"]
@@ -174,10 +203,28 @@ async def test_neovim_in_tmux_fork_keeps_one_pair_the_draft_and_sends_to_the_for
     [composer] = [w for w in state["wins"] if w["name"] == f"openvaala-composer://{a}"]
     assert composer["lines"] == ["a draft for A"]
 
+    # "Fork here" on A's message, its code lens run in the transcript (picked from Neovim's
+    # list when the line has more than one lens); a message typed then lands in that fork.
+    await screen.until("the lens", lambda: _on_lens(screen))
+    screen.keys("Escape")
+    screen.type(":lua vim.lsp.codelens.run()")
+    screen.keys("Enter")
+    c = await screen.until("Fork here", lambda: _pick_or_shown(screen, "Fork here", (a, b)))
+    screen.command("OVCompose")
+    screen.keys("i")
+    screen.type("typed after Fork here")
+    screen.keys("C-s")
+    await screen.until("its reply", lambda: screen.text().count("You said") == 2)
+    state = await screen.state()
+    assert state["tabs"] == 1
+    assert _names(state) == sorted(
+        ["code.py", f"openvaala://conversation/{c}", f"openvaala-composer://{c}"]
+    )
+
     # New again, then rewind A (its message picked in Neovim's own list): the same pair each
     # time, and the rewound message back in the new conversation's composer.
     screen.command("OpenVaalaNew")
-    d = await screen.until("a new one", lambda: (c := _shown(screen)) not in (a, b) and c)
+    d = await screen.until("a new one", lambda: (x := _shown(screen)) not in (a, b, c) and x)
     state = await screen.state()
     assert _names(state) == sorted(
         ["code.py", f"openvaala://conversation/{d}", f"openvaala-composer://{d}"]
@@ -188,7 +235,9 @@ async def test_neovim_in_tmux_fork_keeps_one_pair_the_draft_and_sends_to_the_for
     await screen.until("the list of messages", lambda: "Type number" in screen.text())
     screen.type("1")
     screen.keys("Enter")
-    e = await screen.until("the rewound one", lambda: (c := _shown(screen)) not in (a, b, d) and c)
+    e = await screen.until(
+        "the rewound one", lambda: (x := _shown(screen)) not in (a, b, c, d) and x
+    )
     state = await screen.state()
     assert state["tabs"] == 1 and len(state["wins"]) == 3
     [composer] = [w for w in state["wins"] if w["name"] == f"openvaala-composer://{e}"]
@@ -196,6 +245,8 @@ async def test_neovim_in_tmux_fork_keeps_one_pair_the_draft_and_sends_to_the_for
 
     client = await daemon.client("check")
     try:
+        here = _user_texts(await snapshot_of(client, c))
+        assert here == ["first message", "typed after Fork here"]
         fork = _user_texts(await snapshot_of(client, b))
         assert fork == ["first message", "typed in the fork"]
         assert _user_texts(await snapshot_of(client, a)) == ["first message"]
