@@ -2,7 +2,8 @@
 with `send-keys`, the screen read with `capture-pane` (and the windows' buffers with :OVState,
 tests/lsp/nvim_tmux_init.lua). New, a message sent from the composer with <C-s>, a draft typed,
 then :OpenVaalaFork, "Fork here" (the transcript's code lens, picked from Neovim's list),
-:OpenVaalaNew and :OpenVaalaRewind (its message picked from Neovim's list) each keep one
+:OpenVaalaNew, :OpenVaalaFollow (a subagent, picked from Neovim's list) and
+:OpenVaalaRewind (its message picked from Neovim's list) each keep one
 transcript + composer pair beside the user's window; the draft waits in the origin's composer;
 a message typed in the composer after a fork or "Fork here" lands in that fork (read back from
 the daemon), not in the origin; the rewound message is back in the new conversation's composer.
@@ -159,6 +160,28 @@ def _pick_or_shown(screen: Screen, label: str, old: tuple[str, ...]) -> str | No
     return shown if shown not in old else None
 
 
+def _pick(screen: Screen, contains: str) -> bool:
+    """Answer Neovim's numbered list with the first entry containing `contains`, once shown."""
+    for line in screen.text().splitlines():
+        number, _, rest = line.partition(": ")
+        if number.strip().isdigit() and contains in rest:
+            screen.type(number.strip())
+            screen.keys("Enter")
+            return True
+    return False
+
+
+def _following(screen: Screen, cid: str) -> dict[str, Any] | None:
+    """The screen's state once a subagent's transcript of `cid` is in the sidebar."""
+    screen.command("OVState")
+    try:
+        state: dict[str, Any] = json.loads(screen.out.read_text())
+    except (OSError, ValueError):
+        return None
+    prefix = f"openvaala://conversation/{cid}/session/"
+    return state if any(w["name"].startswith(prefix) for w in state["wins"]) else None
+
+
 def _user_texts(snapshot: Any) -> list[str]:
     items = snapshot["sessions"][0]["items"]
     return [i["text"] for i in items if i["type"] == "user_message"]
@@ -229,6 +252,19 @@ async def test_neovim_in_tmux_fork_keeps_one_pair_the_draft_and_sends_to_the_for
     assert _names(state) == sorted(
         ["code.py", f"openvaala://conversation/{d}", f"openvaala-composer://{d}"]
     )
+    # Follow the subagent a message in D spawned: its transcript in the same pair, over D's
+    # composer.
+    screen.command("OVCompose")
+    screen.keys("i")
+    screen.type("spawn: say hello")
+    screen.keys("C-s")
+    await screen.until("the subagent's report", lambda: "You said" in screen.text())
+    screen.command("OpenVaalaFollow")
+    await screen.until("the worker", lambda: _pick(screen, "worker"))
+    state = await screen.until("the worker's transcript", lambda: _following(screen, d))
+    assert state["tabs"] == 1 and len(state["wins"]) == 3
+    assert f"openvaala-composer://{d}" in _names(state)
+
     screen.command(f"OpenVaalaOpen {a}")
     await screen.until("A again", lambda: _shown(screen) == a)
     screen.command("OpenVaalaRewind")
