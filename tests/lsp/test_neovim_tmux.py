@@ -47,7 +47,11 @@ class Screen:
     def tmux(self, *args: str) -> str:
         assert TMUX is not None
         done = subprocess.run(
-            [TMUX, "-S", str(self.socket), *args], capture_output=True, text=True, check=True
+            [TMUX, "-S", str(self.socket), *args],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=30,
         )
         return done.stdout
 
