@@ -1,9 +1,13 @@
 """Images in the bridge's `openvaala/send` and `openvaala/prompt`: `images` is a list of image
-URIs (`file://…`, or absolute paths), read here and sent as `input/send` `images`
-(docs/editors.md). A URI that is not a readable PNG, JPEG, GIF or WebP file of at most 5 MiB is
-an invalid-params error naming it, before anything is sent."""
+URIs (`file://…`, or absolute paths), read here, or of `{"data": base64, "name"?}` objects (an
+image pasted into the VS Code chat panel, which has no file), sent as `input/send` `images`
+(docs/editors.md). An entry that is not a readable PNG, JPEG, GIF or WebP image of at most 5 MiB
+is an invalid-params error naming it, before anything is sent."""
 
 from __future__ import annotations
+
+import base64
+import binascii
 
 from pygls.exceptions import JsonRpcInvalidParams
 
@@ -15,9 +19,10 @@ from openvaala_server.protocol.json_types import JsonObject
 def image_params(value: object) -> list[JsonObject]:
     if value is None:
         return []
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+    if not isinstance(value, list) or not all(isinstance(v, str | dict) for v in value):
         raise JsonRpcInvalidParams(
-            "'images' must be a list of file:// URIs of images", data={"param": "images"}
+            "'images' must be a list of file:// URIs of images or {data, name} objects",
+            data={"param": "images"},
         )
     if len(value) > MAX_IMAGES_PER_MESSAGE:
         raise JsonRpcInvalidParams(
@@ -25,6 +30,23 @@ def image_params(value: object) -> list[JsonObject]:
             data={"param": "images"},
         )
     try:
-        return [client_images.from_uri(uri) for uri in value]
+        return [_one(v) for v in value]
     except client_images.ImageError as exc:
         raise JsonRpcInvalidParams(str(exc), data={"param": "images"}) from None
+
+
+def _one(entry: object) -> JsonObject:
+    if isinstance(entry, str):
+        return client_images.from_uri(entry)
+    if not isinstance(entry, dict):
+        raise client_images.ImageError("an image is a file:// URI or a {data, name} object")
+    name = entry.get("name")
+    name = name if isinstance(name, str) and name else None
+    data = entry.get("data")
+    try:
+        raw = base64.b64decode(data, validate=True) if isinstance(data, str) else None
+    except (binascii.Error, ValueError):
+        raw = None
+    if raw is None:
+        raise client_images.ImageError(f"{name or 'an image'}: 'data' is not base64")
+    return client_images.from_bytes(raw, name)

@@ -13,6 +13,9 @@ const vscode = require("vscode");
 
 const VIEW = "openvaala.chat";
 const DIFF_SCHEME = "openvaala-diff";
+// The webview's {cid, drafts}, kept in the workspace's state: VS Code saves a webview view's own
+// state only about once a minute, so a reload sooner would lose it (see media/chat.js's save).
+const SAVED = "openvaala.chat.saved";
 // Bridge notifications the webview sees (the rest is the extension's own business).
 const FORWARDED = [
   "$/openvaala/event",
@@ -65,6 +68,17 @@ class DiffContent {
   }
 }
 
+/** Only the two fields the panel restores, of the types it expects: the webview is not trusted to
+ * put anything else into the workspace's state. */
+function savedState(state) {
+  const cid = state && typeof state.cid === "string" ? state.cid : null;
+  const drafts = {};
+  for (const [k, v] of Object.entries((state && state.drafts) || {})) {
+    if (typeof v === "string") drafts[k] = v;
+  }
+  return { cid, drafts };
+}
+
 function nonce() {
   return crypto.randomBytes(18).toString("base64").replace(/[^A-Za-z0-9]/g, "");
 }
@@ -109,6 +123,8 @@ const BODY = `
 <section id="inbox"></section>
 <footer id="composer">
   <textarea id="text" rows="4" placeholder="Message (Ctrl+Enter send, Alt+Enter steer)"></textarea>
+  <div id="images"></div>
+  <input id="image-file" type="file" accept="image/png,image/jpeg,image/gif,image/webp" multiple hidden>
   <div class="row composer-row">
     <button id="send">Send</button>
     <button id="steer">Steer</button>
@@ -116,6 +132,7 @@ const BODY = `
     <button id="interrupt">Stop</button>
     <button id="file" title="Add a file as context">@file</button>
     <button id="selection" title="Add the editor's selection">Add selection</button>
+    <button id="image" title="Attach an image (or paste one into the message)">Image</button>
   </div>
 </footer>`;
 
@@ -179,6 +196,8 @@ class ChatViewProvider {
         this.shown = message.conversationId;
         this.following = message.sessionId || null;
         if (this.bridge.shown) this.bridge.shown(message.conversationId);
+      } else if (message.type === "state") {
+        await this.context.workspaceState.update(SAVED, savedState(message.state));
       } else if (message.type === "host") {
         reply({ result: (await this.host(message.action, message.args || {})) ?? null });
       }
@@ -188,6 +207,7 @@ class ChatViewProvider {
   }
 
   async host(action, args) {
+    if (action === "restore") return this.context.workspaceState.get(SAVED) || null;
     if (action === "diff") return this.diffs.open(args.diff, args.approvalId);
     if (action === "file") {
       const files = await vscode.workspace.findFiles("**/*", "**/{node_modules,.git}/**", 2000);

@@ -46,13 +46,15 @@ pytestmark = pytest.mark.skipif(
     NODE is None or not Path(CHROMIUM).exists(), reason="node or Debian's chromium is missing"
 )
 
-# VS Code's webview API, played by the test: postMessage goes to the test; the state survives a
-# reload (sessionStorage), as VS Code keeps a webview's state.
+# VS Code's webview API, played by the test: postMessage goes to the test. The state is lost
+# by a reload, as VS Code loses a webview view's state when the window is reloaded before its
+# periodic save (about a minute after the change): the panel must restore from the extension.
 FAKE_API = """
+let state = null;
 window.acquireVsCodeApi = () => ({
   postMessage: (m) => window.toHost(JSON.stringify(m)),
-  getState: () => JSON.parse(sessionStorage.getItem("state") || "null"),
-  setState: (s) => sessionStorage.setItem("state", JSON.stringify(s)),
+  getState: () => state,
+  setState: (s) => { state = s; },
 });
 """
 
@@ -108,6 +110,7 @@ class Relay:
         self.tasks: set[asyncio.Task[None]] = set()
         self.sent = 0
         self.shown: str | None = None
+        self.saved: Any = None  # the state the extension keeps for the panel (workspaceState)
         # When set: the next send is answered with an error, once this event is set.
         self.refuse: asyncio.Event | None = None
         # The webview's requests, in order; those of a method in `hold` wait until its event is
@@ -121,6 +124,9 @@ class Relay:
         message = json.loads(raw)
         if message["type"] == "shown":  # which conversation it shows: nothing to answer
             self.shown = message["conversationId"]
+            return
+        if message["type"] == "state":  # kept, as chat_view.js keeps it in the workspace's state
+            self.saved = message["state"]
             return
         self._spawn(self._answer(message))
 
@@ -145,6 +151,8 @@ class Relay:
             if m["type"] == "request":
                 result = await self.client.protocol.send_request_async(m["method"], m["params"])
                 reply["result"] = plain(result)
+            elif m["action"] == "restore":
+                reply["result"] = self.saved
             elif m["args"].get("diff"):
                 self.diffs.append(m["args"])
                 self.diff_asked.set()
@@ -167,8 +175,9 @@ class Relay:
             await self.page.evaluate("m => window.postMessage(m, '*')", message)
 
     async def forward(self) -> None:
-        """The bridge's events and MCP servers' states, each in order, to the page."""
-        told = 0
+        """The bridge's events, MCP servers' states and its connection's, each in order, to
+        the page."""
+        told, told_state = 0, 0
         while True:
             while told < len(self.rec.mcp_status):
                 params = self.rec.mcp_status[told]
@@ -180,6 +189,12 @@ class Relay:
                 self.sent += 1
                 note = {"type": "notification", "method": "$/openvaala/event", "params": event}
                 await self._post(note)
+            while told_state < len(self.rec.connection):
+                state = {"state": self.rec.connection[told_state]}
+                told_state += 1
+                await self._post(
+                    {"type": "notification", "method": "$/openvaala/connection", "params": state}
+                )
             self.rec.changed.clear()
             await self.rec.changed.wait()
 
@@ -196,13 +211,11 @@ def html(media: str) -> str:
     ).stdout
 
 
-@pytest_asyncio.fixture
-async def panel(
-    daemon_factory: Any, fake_openai: FakeProvider, media: str, html: str
-) -> AsyncIterator[tuple[Page, Relay, Daemon]]:
-    # A second model, for the model picker.
-    config = ask_always_config(fake_openai) + fake_openai.config_toml("other", model="other-model")
-    daemon: Daemon = daemon_factory(config=config)
+@contextlib.asynccontextmanager
+async def open_daemon_panel(
+    daemon: Daemon, media: str, html: str
+) -> AsyncIterator[tuple[Page, Relay]]:
+    """The panel's page in Chromium, relayed to a real bridge on `daemon` (as VS Code would)."""
     client, rec, _ = await start_lsp(
         daemon,
         capabilities("visual-studio-code"),
@@ -210,7 +223,7 @@ async def panel(
     )
     try:
         async with open_panel(client, rec, media, html) as (page, relay):
-            yield page, relay, daemon
+            yield page, relay
     finally:
         await stop_lsp(client)
 
@@ -248,6 +261,17 @@ async def open_panel(
         finally:
             forward.cancel()
             await browser.close()
+
+
+@pytest_asyncio.fixture
+async def panel(
+    daemon_factory: Any, fake_openai: FakeProvider, media: str, html: str
+) -> AsyncIterator[tuple[Page, Relay, Daemon]]:
+    # A second model, for the model picker.
+    config = ask_always_config(fake_openai) + fake_openai.config_toml("other", model="other-model")
+    daemon: Daemon = daemon_factory(config=config)
+    async with open_daemon_panel(daemon, media, html) as (page, relay):
+        yield page, relay, daemon
 
 
 async def test_panel_streams_rendered_approves_with_diffs_steers_and_resumes(
@@ -314,7 +338,8 @@ async def test_panel_streams_rendered_approves_with_diffs_steers_and_resumes(
 
     await relay.rec.until(model_chosen)
 
-    # A reload resumes: the same conversation, its transcript and the draft left in the composer.
+    # A reload resumes: the same conversation, its transcript and the draft left in the composer
+    # (the webview's own state is gone, FAKE_API: the copy the extension keeps brings it back).
     await page.fill("#text", "a draft to keep")
     await page.reload()
     await expect(page.locator("article.msg.agent").first.locator("h1")).to_have_text("Findings")

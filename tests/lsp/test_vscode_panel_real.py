@@ -43,11 +43,6 @@ def _panel(page: Page) -> FrameLocator:
     return page.frame_locator("iframe.webview").frame_locator("#active-frame")
 
 
-# A known bug, open in issue 39: on the merged tree, after a window reload, the panel comes back
-# without its conversation (the webview's saved state is empty), where it did on the branch that
-# built it. Everything before the reload is still exercised; the failure is reported as xfail
-# until it is found, not hidden by a skip.
-@pytest.mark.xfail(reason="issue 39: the panel loses its conversation across a window reload")
 @pytest.mark.timeout(300)  # npm install, code-server and Chromium on a loaded machine
 async def test_the_chat_panel_in_vscode(
     code_server: str, daemon: Daemon, fake_openai: FakeProvider, tmp_path: Path

@@ -11,13 +11,12 @@ import { MarkdownStream, renderMarkdown } from "./web/js/markdown.js";
 import { mcpPicker } from "./mcp.js";
 
 const api = acquireVsCodeApi();
-const saved = api.getState() || {};
 const ui = {
-  cid: saved.cid || null, // the conversation on screen
+  cid: null, // the conversation on screen
   sessionId: null, // the agent followed (null: the root)
   state: null, // the fold (state.js), once the snapshot is in
   early: [], // events that came before the snapshot
-  drafts: saved.drafts || {}, // cid -> composer text, kept across switches and reloads
+  drafts: {}, // cid -> composer text, kept across switches and reloads
   nodes: new Map(), // itemId -> {el, stream?}
 };
 // What tests and the bench read: how often the whole transcript was drawn.
@@ -38,8 +37,22 @@ function post(type, body) {
 const call = (method, params) => post("request", { method, params });
 const host = (action, args) => post("host", { action, args });
 
+// VS Code writes a webview view's state to disk only on its periodic save (about once a minute),
+// so a window reloaded sooner gets none back: the extension keeps a copy in the workspace's
+// state, which it writes at once (docs/editors.md, "The chat panel").
 function save() {
-  api.setState({ cid: ui.cid, drafts: ui.drafts });
+  const state = { cid: ui.cid, drafts: ui.drafts };
+  api.setState(state);
+  api.postMessage({ type: "state", state });
+}
+
+async function restore() {
+  const saved = api.getState() || (await guarded("restore", () => host("restore", {}))) || {};
+  ui.drafts = { ...(saved.drafts || {}), ...ui.drafts };
+  // The extension may have opened a conversation meanwhile (a palette command): that one stays.
+  if (ui.cid) return;
+  if (saved.cid) await open(saved.cid);
+  else await refreshPicker();
 }
 
 function h(tag, attrs = {}, ...children) {
@@ -97,7 +110,8 @@ async function resubscribe() {
   const cid = ui.cid;
   const r = await guarded("subscribe", () => call("openvaala/subscribe", { conversationId: cid }));
   if (!r || ui.cid !== cid) return;
-  ui.state = fromSnapshot(r.snapshot, r.seq);
+  // The state it replaces keeps a reply a daemon crash cut short (state.js keepCutStream).
+  ui.state = fromSnapshot(r.snapshot, r.seq, ui.state);
   const early = ui.early;
   ui.early = [];
   for (const note of early) apply(ui.state, note);
@@ -112,7 +126,9 @@ function onEvent(event) {
   const note = { method: event.method, params: event.params || {} };
   if (!ui.state) return ui.early.push(note);
   if (event.method === "conversation/snapshot" && note.params.snapshot) {
-    ui.state = fromSnapshot(note.params.snapshot, event.seq); // a redraw from scratch
+    // A redraw from scratch (the bridge resubscribed to a restarted daemon), keeping what a
+    // crash cut short, marked interrupted.
+    ui.state = fromSnapshot(note.params.snapshot, event.seq, ui.state);
     return renderAll();
   }
   const { status, changes } = apply(ui.state, note);
@@ -174,10 +190,11 @@ window.addEventListener("message", (e) => {
 
 function onConnection(p) {
   if (p.state === "reconnecting") showStatus("connection to the daemon lost, reconnecting…", true);
+  // No resubscription here: the bridge has resubscribed before it says so, and sent what was
+  // missed or a snapshot (onEvent); another snapshot would lose the reply a crash cut short.
   else if (p.state === "connected") {
     showStatus("reconnected");
     mcp.forget(); // maybe a new daemon: its servers are read again at the next need
-    if (ui.cid) resubscribe();
   } else if (p.state === "disconnected") showStatus(`the daemon is gone: ${p.message || ""}`, true);
 }
 
@@ -241,7 +258,9 @@ function itemNode(item) {
       const stream = new MarkdownStream(body, item.text || "");
       if (item.status !== "in_progress") stream.finish();
       const copy = button("Copy", () => navigator.clipboard.writeText(stream.text), "Copy the message");
-      return { el: h("article", { class: "msg agent" }, h("div", { class: "who" }, "Assistant", copy), body), stream };
+      const cut = item.status === "interrupted" ? h("span", { class: "cut" }, "interrupted") : null;
+      const who = h("div", { class: "who" }, "Assistant", cut, copy);
+      return { el: h("article", { class: `msg agent ${item.status || ""}` }, who, body), stream };
     }
     case "reasoning": {
       const body = h("div", { class: "reasoning-text" }, item.text || "");
@@ -436,7 +455,7 @@ async function rewind(cid, messageId) {
 
 async function send(mode) {
   const typed = $("text").value.trim();
-  if (!typed) return showStatus("the composer is empty", true);
+  if (!typed && !images.length) return showStatus("the composer is empty", true);
   if (!ui.cid) await open((await call("openvaala/conversations/new", {})).conversation.conversationId);
   const cid = ui.cid;
   const sessionId = ui.sessionId;
@@ -446,26 +465,57 @@ async function send(mode) {
   // An MCP prompt or resource mention becomes the message to send; a server may take its time,
   // so the composer is cleared and the conversation fixed first (a second press, or another
   // conversation opened meanwhile, changes nothing). Refused: nothing is sent, the text goes back.
-  const text = await guarded("mcp", () => mcp.expand(typed));
-  if (text === undefined) return giveBack(cid, typed);
+  const sent = images.splice(0); // given back below if the send is refused
+  drawImages();
+  const text = typed ? await guarded("mcp", () => mcp.expand(typed)) : "";
+  if (text === undefined) return giveBack(cid, typed, sent);
   const params = { conversationId: cid, text, mode };
   if (sessionId) params.sessionId = sessionId;
+  if (sent.length) params.images = sent.map(({ data, name }) => ({ data, name }));
   try {
     await call("openvaala/send", params);
   } catch (err) {
     showStatus(`send: ${err.message || err}`, true);
-    giveBack(cid, typed); // as written: a prompt command or mention is read again at the next send
+    giveBack(cid, typed, sent); // as written: a prompt command or mention is read again at the next send
   }
 }
 
 // Not sent: the text goes back to its conversation's composer (or draft, when another one is on
 // screen now), before whatever was typed there since, so nothing is lost.
-function giveBack(cid, text) {
+function giveBack(cid, text, sent = []) {
   const now = ui.cid === cid ? $("text").value : ui.drafts[cid] || "";
   const back = now.trim() ? `${text}\n\n${now}` : text;
   if (ui.cid === cid) $("text").value = back;
   ui.drafts[cid] = back;
   save();
+  if (sent.length) {
+    images.unshift(...sent); // the images of a message not sent wait for the next one
+    drawImages();
+  }
+}
+
+// -- images: picked from a file or pasted into the composer, sent with the next message as
+// base64 (the bridge checks each: docs/editors.md, "The chat panel") ---------------------------
+const images = []; // {data: base64, name, url: the data: URL of its thumbnail}
+
+function attach(file) {
+  if (!file.type.startsWith("image/")) return showStatus(`${file.name} is not an image`, true);
+  const reader = new FileReader();
+  reader.onload = () => {
+    const url = String(reader.result);
+    images.push({ data: url.slice(url.indexOf(",") + 1), name: file.name || "pasted image", url });
+    drawImages();
+  };
+  reader.onerror = () => showStatus(`could not read ${file.name}`, true);
+  reader.readAsDataURL(file);
+}
+
+function drawImages() {
+  const shown = images.map((im) =>
+    h("span", { class: "image" }, h("img", { src: im.url, alt: im.name, title: im.name }),
+      button("×", () => { images.splice(images.indexOf(im), 1); drawImages(); }, `Remove ${im.name}`))
+  );
+  $("images").replaceChildren(...shown);
 }
 
 function insert(text) {
@@ -519,6 +569,17 @@ function wire() {
     if (ui.cid) ui.drafts[ui.cid] = $("text").value;
     save();
   });
+  $("image").addEventListener("click", () => $("image-file").click());
+  $("image-file").addEventListener("change", (e) => {
+    for (const file of e.target.files) attach(file);
+    e.target.value = "";
+  });
+  $("text").addEventListener("paste", (e) => {
+    const files = [...(e.clipboardData ? e.clipboardData.files : [])].filter((f) => f.type.startsWith("image/"));
+    if (!files.length) return;
+    e.preventDefault();
+    for (const file of files) attach(file);
+  });
   $("text").addEventListener("keydown", (e) => {
     if (e.key !== "Enter") return;
     if (e.ctrlKey || e.metaKey) send("queue");
@@ -530,5 +591,4 @@ function wire() {
 
 const mcp = mcpPicker($("composer"), $("text"), call);
 wire();
-if (ui.cid) open(ui.cid);
-else refreshPicker();
+restore();
