@@ -46,7 +46,9 @@ function save() {
 }
 
 async function restore() {
-  const saved = api.getState() || (await guarded("restore", () => host("restore", {}))) || {};
+  // The extension's copy first: it is written at every change, while VS Code's own copy of the
+  // webview's state may be from its last periodic save, a conversation or a draft behind.
+  const saved = (await guarded("restore", () => host("restore", {}))) || api.getState() || {};
   ui.drafts = { ...(saved.drafts || {}), ...ui.drafts };
   // The extension may have opened a conversation meanwhile (a palette command): that one stays.
   if (ui.cid) return;
