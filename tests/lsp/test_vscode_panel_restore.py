@@ -1,6 +1,7 @@
-"""The VS Code chat panel after the conversation it kept (the extension's copy of the panel's
-state, chat_view.js) was deleted by another client: the next window comes back on the picker,
-with no error and no draft of the deleted conversation, not on a conversation that is gone
+"""What the VS Code chat panel restores at a window start (the extension's copy of the panel's
+state, chat_view.js): after the conversation it kept was deleted by another client, the picker,
+with no error and no draft of the deleted conversation; after a reload sooner than VS Code's
+periodic save, the latest conversation and draft, not the older ones VS Code's own copy holds
 (test_vscode_panel.py's harness: the page in Chromium, the real bridge and daemon)."""
 
 from __future__ import annotations
