@@ -6,12 +6,10 @@ is an invalid-params error naming it, before anything is sent."""
 
 from __future__ import annotations
 
-import base64
-import binascii
-
 from pygls.exceptions import JsonRpcInvalidParams
 
 from openvaala_server.client import images as client_images
+from openvaala_server.domain import images as img
 from openvaala_server.domain.images import MAX_IMAGES_PER_MESSAGE
 from openvaala_server.protocol.json_types import JsonObject
 
@@ -41,12 +39,10 @@ def _one(entry: object) -> JsonObject:
     if not isinstance(entry, dict):
         raise client_images.ImageError("an image is a file:// URI or a {data, name} object")
     name = entry.get("name")
-    name = name if isinstance(name, str) and name else None
+    name = name[: img.MAX_NAME_CHARS] if isinstance(name, str) and name else None
     data = entry.get("data")
-    try:
-        raw = base64.b64decode(data, validate=True) if isinstance(data, str) else None
-    except (binascii.Error, ValueError):
-        raw = None
-    if raw is None:
-        raise client_images.ImageError(f"{name or 'an image'}: 'data' is not base64")
-    return client_images.from_bytes(raw, name)
+    what = name or "an image"
+    if not isinstance(data, str):
+        raise client_images.ImageError(f"{what}: 'data' must be a base64 string")
+    # Bounded before decoding: the size is checked on the text, not on what it decodes to.
+    return client_images.from_bytes(img.decode(data, what=what), name)

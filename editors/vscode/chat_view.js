@@ -68,13 +68,31 @@ class DiffContent {
   }
 }
 
+// What the workspace's copy may hold: the page is not trusted, and this is written on every
+// keystroke and read at every window start, so it stays small (docs/editors.md, "The chat panel").
+const CONVERSATION_ID = /^[0-9a-f]{32}$/; // docs/protocol.md: ids are 32 lowercase hex
+const MAX_SAVED_DRAFTS = 50;
+const MAX_SAVED_CHARS = 1024 * 1024;
+
 /** Only the two fields the panel restores, of the types it expects: the webview is not trusted to
- * put anything else into the workspace's state. */
+ * put anything else into the workspace's state. A conversation id must look like one; empty
+ * drafts (a sent message) are dropped, and past the bounds the drafts of other conversations go
+ * first (the webview's own state still has them). */
 function savedState(state) {
-  const cid = state && typeof state.cid === "string" ? state.cid : null;
+  const given = state && typeof state === "object" ? state : {};
+  const cid = typeof given.cid === "string" && CONVERSATION_ID.test(given.cid) ? given.cid : null;
+  const entries = given.drafts && typeof given.drafts === "object" ? Object.entries(given.drafts) : [];
+  const wanted = entries.filter(([k, v]) => CONVERSATION_ID.test(k) && typeof v === "string" && v !== "");
+  // The conversation on screen first.
+  wanted.sort(([a], [b]) => (b === cid) - (a === cid));
   const drafts = {};
-  for (const [k, v] of Object.entries((state && state.drafts) || {})) {
-    if (typeof v === "string") drafts[k] = v;
+  let chars = 0;
+  let count = 0;
+  for (const [k, v] of wanted) {
+    if (count >= MAX_SAVED_DRAFTS || chars + v.length > MAX_SAVED_CHARS) continue;
+    drafts[k] = v;
+    chars += v.length;
+    count += 1;
   }
   return { cid, drafts };
 }

@@ -15,24 +15,28 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
+
     from openvaala_server.domain.records import Item
 
 STREAMED = ("agent_message", "reasoning")
 
 
 def keep_cut_stream(
-    before: list[Item], before_turn: str | None, after: list[Item], after_turn: str | None
+    before: list[Item],
+    before_turn: str | None,
+    after: list[Item],
+    after_turn: str | None,
+    kept_before: Collection[str] = (),
 ) -> list[Item]:
     """`after` (a snapshot's items) with the streamed items of `before`'s running turn that it
-    lacks, each after the last item before it that `after` still has, marked interrupted."""
-    if before_turn is None or after_turn == before_turn:
-        return after  # no turn was cut under this client
-    # Here, not at the top: the terminal UI's first screen loads no record module (docs/design.md,
-    # "Start-up time"), and this runs only after a reconnect.
-    from openvaala_server.domain.recovery import has_stopped_notice
-
-    if not has_stopped_notice(after, before_turn):
-        return after  # it ended in a live daemon, which kept or withdrew what it streamed
+    lacks, each after the last item before it that `after` still has, marked interrupted.
+    `kept_before`: the ids of items kept so at an earlier crash; no daemon has them, so every
+    later snapshot (a second crash, a reconnect) lacks them too, and they stay where they were."""
+    crashed = before_turn is not None and after_turn != before_turn and _stopped(after, before_turn)
+    if not crashed and not kept_before:
+        return after  # no turn was cut under this client; it ended in a live daemon, which
+        # kept or withdrew what it streamed
     out = list(after)
     known = {str(item.get("itemId")) for item in after}
     anchor: str | None = None
@@ -41,7 +45,7 @@ def keep_cut_stream(
         if item_id in known:
             anchor = item_id
             continue
-        if not _cut(item, before_turn):
+        if not (crashed and before_turn and _cut(item, before_turn)) and item_id not in kept_before:
             continue
         kept: Item = {**item, "status": "interrupted"}
         at = _after(out, anchor)
@@ -49,6 +53,14 @@ def keep_cut_stream(
         known.add(item_id)
         anchor = item_id
     return out
+
+
+def _stopped(after: list[Item], turn_id: str) -> bool:
+    # Here, not at the top: the terminal UI's first screen loads no record module (docs/design.md,
+    # "Start-up time"), and this runs only after a reconnect.
+    from openvaala_server.domain.recovery import has_stopped_notice
+
+    return has_stopped_notice(after, turn_id)
 
 
 def _cut(item: Item, turn_id: str) -> bool:

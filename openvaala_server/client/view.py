@@ -320,6 +320,8 @@ class ConversationView:
         self.approvals: dict[str, Approval] = {}  # pending, by approvalId, oldest first
         # Approvals this client answered (or is answering), and with what.
         self.answered_here: dict[str, str] = {}
+        # Ids of the replies a daemon crash cut that this view keeps (no daemon has them).
+        self.kept_cut: set[str] = set()
 
     # -- identity --------------------------------------------------------------------------
 
@@ -377,15 +379,18 @@ class ConversationView:
         """Replace everything with a snapshot taken at `seq`."""
         self.conversation = _object(snapshot.get("conversation"))
         before, self.sessions = self.sessions, {}
+        kept_before, self.kept_cut = self.kept_cut, set()
         self.deleted = False
         self.seq = seq
         for wire in _objects(snapshot.get("sessions")):
             session = self._session_from_wire(wire)
             if (old := before.get(session.session_id)) is not None:
                 # A reply the daemon streamed before it crashed stays, interrupted.
+                fresh = {str(item.get("itemId")) for item in session.items}
                 session.items = keep_cut_stream(
-                    old.items, old.turn_id, session.items, session.turn_id
+                    old.items, old.turn_id, session.items, session.turn_id, kept_before
                 )
+                self.kept_cut |= {str(i.get("itemId")) for i in session.items} - fresh
             self.sessions[session.session_id] = session
         self.approvals = {}
         for wire in _objects(snapshot.get("approvals")):

@@ -42,3 +42,25 @@ def test_a_retried_attempt_finished_while_away_is_not_shown_twice() -> None:
 
 def test_a_reply_rewound_while_away_stays_gone() -> None:
     assert _ids(keep_cut_stream([USER, STREAMING], "T", [], None)) == []
+
+
+def test_a_second_crash_keeps_the_reply_the_first_one_cut() -> None:
+    # After the first crash only this client has a1; the user asked again (u2) and a second
+    # crash cut that reply (a2) too: the third daemon's snapshot has neither, and both stay.
+    n1 = _item("n1", "notice", "stopped", kind="server_stopped")
+    first = keep_cut_stream([USER, STREAMING], "T", [USER, n1], None)
+    u2 = _item("u2", "user_message", "again", turnId="T2")
+    a2 = _item("a2", "agent_message", "Wor", "in_progress", turnId="T2")
+    n2 = _item("n2", "notice", "stopped", kind="server_stopped", turnId="T2")
+    second = keep_cut_stream([*first, u2, a2], "T2", [USER, n1, u2, n2], None, {"a1"})
+    assert _ids(second) == [
+        "u1:completed",
+        "a1:interrupted",
+        "n1:completed",
+        "u2:completed",
+        "a2:interrupted",
+        "n2:completed",
+    ]
+    # And a plain reconnect later (no turn running) keeps it as well.
+    later = keep_cut_stream(second, None, [USER, n1, u2, n2], None, {"a1", "a2"})
+    assert _ids(later) == _ids(second)

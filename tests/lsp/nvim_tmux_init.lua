@@ -10,9 +10,12 @@ vim.api.nvim_create_user_command("OVState", function()
     table.insert(wins, { name = vim.api.nvim_buf_get_name(buf), lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false) })
   end
   local state = { tabs = #vim.api.nvim_list_tabpages(), wins = wins, shown = require("openvaala.chat").shown(), on_lens = vim.g.ov_on_lens }
-  local f = assert(io.open(os.getenv("OPENVAALA_TEST_OUT"), "w"))
+  -- Written aside, then renamed: the test reads the file while polling, never half of it.
+  local out = os.getenv("OPENVAALA_TEST_OUT")
+  local f = assert(io.open(out .. ".tmp", "w"))
   f:write(vim.json.encode(state))
   f:close()
+  assert(os.rename(out .. ".tmp", out))
 end, {})
 -- Focus the sidebar's composer (where the user would click).
 vim.api.nvim_create_user_command("OVCompose", function()

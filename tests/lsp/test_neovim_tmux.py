@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -147,9 +148,10 @@ def _on_lens(screen: Screen) -> bool:
         return False
 
 
-def _pick_or_shown(screen: Screen, label: str, old: tuple[str, ...]) -> str | None:
-    """Answer Neovim's list of lenses with `label`'s number when it shows; then the new
-    conversation on screen, once it is not one of `old`."""
+def _lens_answered(screen: Screen, label: str, old: tuple[str, ...]) -> bool:
+    """Whether the lens has run: Neovim's list of lenses shown (answered here with `label`'s
+    number), or a new conversation's composer already on screen. Read from the screen alone: a
+    key sent now (a command's Escape) would cancel the list if it came up meanwhile."""
     text = screen.text()
     if "Type number" in text:
         for line in text.splitlines():
@@ -157,9 +159,15 @@ def _pick_or_shown(screen: Screen, label: str, old: tuple[str, ...]) -> str | No
             if number.strip().isdigit() and rest.strip() == label:
                 screen.type(number.strip())
                 screen.keys("Enter")
-                return None
-    if "Type number" in text or "Press ENTER" in text:
-        return None
+                return True
+        return False
+    shown = re.findall(r"openvaala-composer://([0-9a-f]{32})", text)
+    return any(cid not in old for cid in shown)
+
+
+def _new_shown(screen: Screen, old: tuple[str, ...]) -> str | None:
+    """The conversation on screen once it is not one of `old` (a hit-enter prompt left by the
+    list is dismissed by the command's Escape)."""
     shown = _shown(screen)
     return shown if shown not in old else None
 
@@ -236,7 +244,8 @@ async def test_neovim_in_tmux_fork_keeps_one_pair_the_draft_and_sends_to_the_for
     screen.keys("Escape")
     screen.type(":lua vim.lsp.codelens.run()")
     screen.keys("Enter")
-    c = await screen.until("Fork here", lambda: _pick_or_shown(screen, "Fork here", (a, b)))
+    await screen.until("Fork here", lambda: _lens_answered(screen, "Fork here", (a, b)))
+    c = await screen.until("the fork on screen", lambda: _new_shown(screen, (a, b)))
     screen.command("OVCompose")
     screen.keys("i")
     screen.type("typed after Fork here")

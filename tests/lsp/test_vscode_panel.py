@@ -160,7 +160,8 @@ class Relay:
             else:  # the file picker and the editor's selection, as the user would pick them
                 reply["result"] = HOST_ANSWERS.get(m["action"])
         except Exception as exc:  # the webview shows it, as chat_view.js passes it on
-            reply["error"] = {"message": str(exc), "data": None}
+            # With the error's data (its `kind`), as the language client's ResponseError has it.
+            reply["error"] = {"message": str(exc), "data": plain(getattr(exc, "data", None))}
         await self._post(reply)
 
     async def until_asked(self, method: str, count: int) -> None:

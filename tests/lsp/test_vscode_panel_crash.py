@@ -7,11 +7,14 @@ the real bridge and daemons, the provider faked at the wire (test_vscode_panel.p
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from typing import Any
 
 from playwright.async_api import expect
 
+from openvaala_server.discovery import read_lock
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
 from tests.lsp.scripted_writes import enqueue_for_root
@@ -73,3 +76,59 @@ async def test_the_panel_reconnects_after_a_crash_and_keeps_the_cut_reply(
         await page.fill("#text", "go on")
         await page.press("#text", "Control+Enter")
         await expect(reply.last).to_contain_text("answered after the crash", timeout=30_000)
+
+
+async def test_a_second_crash_keeps_the_reply_the_first_one_cut(
+    daemon_factory: Any, fake_openai: FakeProvider, media: str, html: str
+) -> None:
+    # The new daemon never had the words the first crash cut (only this page has them): a
+    # second crash, mid-reply again, must not drop them when the panel redraws from the third
+    # daemon's snapshot; both cut replies stay, each marked, in order.
+    daemon: Daemon = daemon_factory(config=_config(fake_openai))
+    enqueue_for_root(
+        fake_openai,
+        Reply().text("The first cut ", "reply").hang(),
+        Reply().text("The second cut ", "reply").hang(),
+        Reply().text("answered at last"),
+    )
+    async with open_daemon_panel(daemon, media, html) as (page, relay):
+        rec = relay.rec
+        reply = page.locator("article.msg.agent")
+        await page.click("#new")
+        await expect(page.locator("#picker")).not_to_have_value("")
+        await page.fill("#text", "one")
+        await page.press("#text", "Control+Enter")
+        await expect(reply).to_contain_text("The first cut reply")
+        daemon.kill()
+        await rec.until(lambda: rec.connection[-2:] == ["reconnecting", "connected"], timeout=60)
+        await expect(reply.first.locator(".cut")).to_have_text("interrupted")
+
+        await page.fill("#text", "two")
+        await page.press("#text", "Control+Enter")
+        await expect(reply).to_have_count(2)
+        await expect(reply.last).to_contain_text("The second cut reply")
+        # The daemon the bridge started after the first crash.
+        info = read_lock(daemon.data_dir.lock_path)
+        assert info is not None and info.pid is not None
+        seen = len(rec.connection)
+        os.kill(info.pid, signal.SIGKILL)
+        await rec.until(
+            lambda: rec.connection[seen:][-2:] == ["reconnecting", "connected"], timeout=60
+        )
+
+        await expect(page.locator("#transcript .notice.server_stopped")).to_have_count(2)
+        await expect(reply).to_have_count(2)
+        await expect(reply.first).to_contain_text("The first cut reply")
+        await expect(reply.last).to_contain_text("The second cut reply")
+        await expect(page.locator("article.msg.agent .cut")).to_have_count(2)
+        order = await page.evaluate(
+            """() => [...document.querySelectorAll('#transcript > *')].map(e => e.className)"""
+        )
+        assert [c.split()[0] for c in order if c.split()[0] in ("msg", "notice")] == [
+            "msg",
+            "msg",
+            "notice",
+            "msg",
+            "msg",
+            "notice",
+        ]

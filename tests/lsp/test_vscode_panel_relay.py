@@ -83,3 +83,28 @@ def test_the_extension_asks_about_approvals_the_panel_does_not_show() -> None:
         ]
     )
     assert seen["showing"] == [True, False, False, True, True]
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_the_state_the_page_asks_to_keep_is_checked_and_bounded() -> None:
+    # The extension keeps the panel's conversation and drafts in the workspace's state (read at
+    # every window start); the page shows model-written text, so what it posts is checked: a
+    # conversation id must be one, drafts are strings under conversation ids, a sent message's
+    # empty draft is not kept, and the whole stays bounded however much is posted.
+    shown, other = "a" * 32, "b" * 32
+    many = {f"{i:032x}": "x" * 100_000 for i in range(40)}  # 4 MB of drafts
+    posted = [
+        {"cid": "../../etc", "drafts": "a string, not an object"},
+        {"cid": shown, "drafts": {"__proto__": "x", "not an id": "x", other: "", shown: 7}},
+        {"cid": shown, "drafts": {**many, shown: "my draft", other: "theirs"}},
+    ]
+    seen = _relay([{"type": "state", "state": state} for state in posted[:1]])
+    assert seen["stored"]["openvaala.chat.saved"] == {"cid": None, "drafts": {}}
+    seen = _relay([{"type": "state", "state": state} for state in posted[:2]])
+    assert seen["stored"]["openvaala.chat.saved"] == {"cid": shown, "drafts": {}}
+    seen = _relay([{"type": "state", "state": state} for state in posted])
+    kept = seen["stored"]["openvaala.chat.saved"]
+    assert kept["cid"] == shown
+    assert kept["drafts"][shown] == "my draft"  # the conversation on screen's draft first
+    assert sum(len(v) for v in kept["drafts"].values()) <= 1024 * 1024
+    assert len(json.dumps(kept)) < 1.1 * 1024 * 1024

@@ -27,7 +27,12 @@ const client = {
     return { ok: true };
   },
 };
-const provider = new ChatViewProvider({ extensionUri: { path: ext }, subscriptions: [] }, {
+const stored = new Map(); // the workspace's state (context.workspaceState)
+const workspaceState = {
+  get: (key) => stored.get(key),
+  update: async (key, value) => stored.set(key, JSON.parse(JSON.stringify(value))),
+};
+const provider = new ChatViewProvider({ extensionUri: { path: ext }, subscriptions: [], workspaceState }, {
   ensure: async () => client,
 });
 provider.view = { visible: true, webview: { postMessage: (m) => answered.push(m) } };
@@ -41,5 +46,5 @@ provider.view = { visible: true, webview: { postMessage: (m) => answered.push(m)
     if (message.showing) showing.push(provider.showing(...message.showing));
     else await provider.receive(message);
   }
-  process.stdout.write(JSON.stringify({ asked, answered, showing, notices }));
+  process.stdout.write(JSON.stringify({ asked, answered, showing, notices, stored: Object.fromEntries(stored) }));
 })();

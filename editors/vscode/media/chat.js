@@ -47,7 +47,9 @@ function save() {
 }
 
 async function restore() {
-  const saved = api.getState() || (await guarded("restore", () => host("restore", {}))) || {};
+  // The extension's copy first: it is written at every change, while VS Code's own copy of the
+  // webview's state may be from its last periodic save, a conversation or a draft behind.
+  const saved = (await guarded("restore", () => host("restore", {}))) || api.getState() || {};
   ui.drafts = { ...(saved.drafts || {}), ...ui.drafts };
   // The extension may have opened a conversation meanwhile (a palette command): that one stays.
   if (ui.cid) return;
@@ -100,6 +102,19 @@ async function open(cid, composerText) {
   refreshPicker();
 }
 
+// A conversation deleted elsewhere (or the one a reload restored, deleted meanwhile): the panel
+// goes back to the picker and drops its draft, instead of showing and keeping one that is gone.
+function forget(cid) {
+  delete ui.drafts[cid];
+  ui.cid = null;
+  ui.state = null;
+  ui.early = [];
+  $("text").value = "";
+  $("transcript").replaceChildren();
+  save();
+  tellShown();
+}
+
 // Which conversation, and which of its agents, the panel shows: the extension then leaves the
 // approvals shown here to the panel and asks about the others itself.
 function tellShown() {
@@ -108,8 +123,14 @@ function tellShown() {
 
 async function resubscribe() {
   const cid = ui.cid;
-  const r = await guarded("subscribe", () => call("openvaala/subscribe", { conversationId: cid }));
-  if (!r || ui.cid !== cid) return;
+  let r;
+  try {
+    r = await call("openvaala/subscribe", { conversationId: cid });
+  } catch (err) {
+    if (ui.cid === cid && err.data && err.data.kind === "not_found") return forget(cid);
+    return showStatus(`subscribe: ${err.message || err}`, true);
+  }
+  if (ui.cid !== cid) return;
   // The state it replaces keeps a reply a daemon crash cut short (state.js keepCutStream).
   ui.state = fromSnapshot(r.snapshot, r.seq, ui.state);
   const early = ui.early;

@@ -47,12 +47,13 @@ export function fromSnapshot(snapshot, seq, previous = null) {
 // `server_stopped` notice, the streamed items it lacks stay where they were, marked interrupted (openvaala_server/client/cut_stream.py, the
 // same rule for the Python clients; docs/design.md).
 function keepCutStream(before, after) {
-  const turnId = before && before.turn ? before.turn.turnId : null;
-  if (!turnId || (after.turn && after.turn.turnId === turnId)) return;
+  if (!before) return;
+  const turnId = before.turn ? before.turn.turnId : null;
   // Only a crash: a turn that ended in a live daemon while the page was away saved or withdrew
   // what it streamed (a retried attempt, a rewound reply) and nothing is brought back.
   const stopped = (i) => i.type === "notice" && i.kind === "server_stopped" && i.turnId === turnId;
-  if (!after.items.some(stopped)) return;
+  const crashed =
+    turnId !== null && !(after.turn && after.turn.turnId === turnId) && after.items.some(stopped);
   let anchor = null;
   for (const item of before.items) {
     if (after.byId.has(item.itemId)) {
@@ -60,8 +61,11 @@ function keepCutStream(before, after) {
       continue;
     }
     const streamed = item.type === "agent_message" || item.type === "reasoning";
-    if (!streamed || item.status !== "in_progress" || item.turnId !== turnId || !item.text) continue;
-    const kept = { ...item, status: "interrupted" };
+    const cut = crashed && streamed && item.status === "in_progress" && item.turnId === turnId && item.text;
+    // A reply kept at an earlier crash: no daemon has it, so every later snapshot (a second
+    // crash, a reconnect) lacks it too, and it stays where it was.
+    if (!cut && !item.keptCut) continue;
+    const kept = { ...item, status: "interrupted", keptCut: true };
     const at = anchor === null ? after.items.length : after.items.indexOf(after.byId.get(anchor)) + 1;
     after.items.splice(at, 0, kept);
     after.byId.set(kept.itemId, kept);
