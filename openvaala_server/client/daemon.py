@@ -5,6 +5,7 @@ is one); None means the default place (`discovery.data_root`)."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from pathlib import Path
 from typing import Protocol
@@ -55,7 +56,10 @@ def start_server_early(data_dir: DataDirLike | None = None) -> None:
     start instead of beginning a second one."""
     global _early_start
     if _early_start is None and find_server(data_dir) is None:
-        _early_start = _spawn(data_dir)
+        # A data directory that cannot be made is said by `ensure_server`, when the terminal UI
+        # connects and can show it; here it would be a traceback before the UI.
+        with contextlib.suppress(RuntimeError):
+            _early_start = _spawn(data_dir)
 
 
 def _reap_early_start() -> None:
