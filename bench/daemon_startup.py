@@ -10,7 +10,8 @@ With ``--conversations N`` the data directory first gets N small conversations (
 Also (issue 40, "Start like the fastest peer"): the daemon's own CPU time (user + system, from
 /proc) when it first answers — on a loaded machine the figure that says what a start costs — and
 ``openvaala exec`` with no daemon running on the demo model: spawn to exit, the daemon it starts
-(``serve start``) included, each run on a new empty data directory.
+included (started by exec itself; by an intermediate ``serve start`` before
+issue 40's last steps), each run on a new empty data directory.
 
 The project's packages are byte-compiled first (``compileall``): an installed package carries its
 bytecode, while a checkout run with ``PYTHONDONTWRITEBYTECODE`` would compile every module at
