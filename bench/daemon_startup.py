@@ -10,7 +10,8 @@ With ``--conversations N`` the data directory first gets N small conversations (
 Also (issue 40, "Start like the fastest peer"): the daemon's own CPU time (user + system, from
 /proc) when it first answers — on a loaded machine the figure that says what a start costs — and
 ``openvaala exec`` with no daemon running on the demo model: spawn to exit, the daemon it starts
-(``serve start``) included, each run on a new empty data directory.
+included (started by exec itself; by an intermediate ``serve start`` before
+issue 40's last steps), each run on a new empty data directory.
 
 The project's packages are byte-compiled first (``compileall``): an installed package carries its
 bytecode, while a checkout run with ``PYTHONDONTWRITEBYTECODE`` would compile every module at
@@ -25,6 +26,7 @@ import argparse
 import asyncio
 import compileall
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -37,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._daemon import DEMO_CONFIG, BenchDaemon
 from bench._history import write_many
+from openvaala_server.discovery import LOCK_FILE, read_lock
 
 
 def import_ms() -> float:
@@ -69,13 +72,22 @@ def cpu_ms(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
 
 
-def exec_cold_ms() -> float:
-    """`openvaala exec` with no daemon running on a new data directory, spawn to exit."""
+def children_cpu_ms() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (usage.ru_utime + usage.ru_stime) * 1000
+
+
+def exec_cold_ms(cpu: list[float] | None = None) -> float:
+    """`openvaala exec` with no daemon running on a new data directory, spawn to exit. Into
+    `cpu`: the CPU time of every interpreter that took part up to the answer: exec's own, the
+    `serve start` it may wait for (both reaped, so counted in RUSAGE_CHILDREN) and the daemon's
+    so far (detached, so read from /proc before it is stopped)."""
     # For its config, data directory and work directory; never started itself. The daemon that
     # exec starts takes a free port (another daemon may hold the default one).
     daemon = BenchDaemon(DEMO_CONFIG + "\n[server]\nport = 0\n")
     env = daemon.env
     try:
+        before = children_cpu_ms()
         began = time.perf_counter()
         done = subprocess.run(
             [sys.executable, "-m", "openvaala_server", "exec", "hello"],
@@ -87,6 +99,10 @@ def exec_cold_ms() -> float:
         took = (time.perf_counter() - began) * 1000
         if done.returncode != 0:
             sys.exit(f"exec failed ({done.returncode}): {done.stderr.decode()[-500:]}")
+        if cpu is not None:
+            info = read_lock(daemon.home / LOCK_FILE)
+            daemon_cpu = cpu_ms(info.pid) if info is not None and info.pid else 0.0
+            cpu.append(children_cpu_ms() - before + daemon_cpu)
         return took
     finally:
         subprocess.run(
@@ -135,7 +151,8 @@ def main() -> None:
     cpu: list[float] = []
     starts = [start_ms(home, cpu) for _ in range(args.runs)]
     imports = [import_ms() for _ in range(args.runs)]
-    execs = [] if args.conversations else [exec_cold_ms() for _ in range(args.runs)]
+    exec_cpu: list[float] = []
+    execs = [] if args.conversations else [exec_cold_ms(exec_cpu) for _ in range(args.runs)]
     if home is not None and args.keep is None:
         shutil.rmtree(home.parent, ignore_errors=True)
     load = max(load, os.getloadavg()[0])
@@ -145,6 +162,7 @@ def main() -> None:
     print(f"  import openvaala_server.server          {summary(imports)}")
     if execs:
         print(f"  exec with no daemon, to its answer      {summary(execs)}")
+        print(f"  its CPU (exec, serve start?, daemon)    {summary(exec_cpu)}")
 
 
 if __name__ == "__main__":

@@ -12,21 +12,19 @@ import asyncio
 import gc
 import os
 import signal
-import subprocess
 import sys
 import time
 from typing import TYPE_CHECKING
 
 # The reader side of the lock, as the client library reads it: the store (and with it SQLite)
 # is imported only by the commands that open it, not on the way to the terminal UI.
+from openvaala_server import daemon_spawn
 from openvaala_server.discovery import is_locked, read_lock
-from openvaala_server.start_dir import daemon_command, leave_start_dir
+from openvaala_server.start_dir import leave_start_dir
 
 if TYPE_CHECKING:
     from openvaala_server.store.paths import DataDir
 
-START_TIMEOUT_S = 15.0
-START_POLL_S = 0.01
 STOP_TIMEOUT_S = 20.0
 
 
@@ -69,10 +67,7 @@ def serve_foreground(port: int | None) -> int:
 
 def running_address(data_dir: DataDir) -> str | None:
     """The address of the server holding this data directory, if one runs and is ready."""
-    if not is_locked(data_dir.lock_path):
-        return None
-    info = read_lock(data_dir.lock_path)
-    return info.address if info and info.address else None
+    return daemon_spawn.running_address(data_dir.root)
 
 
 def serve_start(port: int | None) -> int:
@@ -97,34 +92,14 @@ def serve_start(port: int | None) -> int:
         _err(f"configuration error: {exc}")
         return 2
     data_dir.ensure()
-    log_path = data_dir.root / "server.log"
-    command = daemon_command("serve")
-    if port is not None:
-        command += ["--port", str(port)]
-    with open(log_path, "ab") as log_file:
-        process = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=log_file,
-            stderr=log_file,
-            start_new_session=True,  # survives the terminal that started it
-            close_fds=True,
-        )
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            _err(f"the server exited at start (code {process.returncode}); see {log_path}:")
-            print(_tail(log_path), file=sys.stderr)
-            return 1
-        address = running_address(data_dir)
-        if address and _healthy(address):
-            print(f"OpenVaala is running at http://{address} (pid {process.pid})")
-            return 0
-        # Every client that starts a daemon (exec, the terminal UI) waits for this loop: a
-        # coarse step was up to 50 ms more on their start (docs/design.md, "Start-up imports").
-        time.sleep(START_POLL_S)
-    _err(f"the server did not become healthy within {START_TIMEOUT_S:.0f} s; see {log_path}")
-    return 1
+    starting = daemon_spawn.spawn(data_dir.root, port)
+    try:
+        address = daemon_spawn.wait_healthy(starting)
+    except daemon_spawn.StartFailed as exc:
+        _err(str(exc))
+        return 1
+    print(f"OpenVaala is running at http://{address} (pid {starting.process.pid})")
+    return 0
 
 
 def serve_stop() -> int:
@@ -198,29 +173,6 @@ async def reindex() -> int:
         return 1
     print(report.describe())
     return 0
-
-
-def _healthy(address: str) -> bool:
-    # The standard library's client: httpx would add its import time to every start.
-    import http.client
-
-    host, _, port = address.rpartition(":")
-    connection = http.client.HTTPConnection(host, int(port), timeout=1.0)
-    try:
-        connection.request("GET", "/healthz")
-        return connection.getresponse().status == 200
-    except (OSError, http.client.HTTPException):
-        return False
-    finally:
-        connection.close()
-
-
-def _tail(path: os.PathLike[str], lines: int = 20) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return "".join(f.readlines()[-lines:])
-    except OSError:
-        return ""
 
 
 def run_lsp() -> int:

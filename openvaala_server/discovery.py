@@ -66,7 +66,7 @@ def _probe(path: Path) -> tuple[bool, bytes]:
     """(held by someone, content), probing with a flock on a fresh descriptor."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # no data directory there: nobody holds it
         return False, b""
     try:
         try:

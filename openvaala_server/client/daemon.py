@@ -1,17 +1,17 @@
-"""Finding the local daemon, and starting one when none runs (`openvaala serve start`).
+"""Finding the local daemon, and starting one when none runs (as `openvaala serve start` does).
 
 A data directory is named by its root path or by anything with a `root` (the store's `DataDir`
 is one); None means the default place (`discovery.data_root`)."""
 
 from __future__ import annotations
 
-import subprocess
+import contextlib
 import threading
 from pathlib import Path
 from typing import Protocol
 
 from openvaala_server import discovery
-from openvaala_server.start_dir import daemon_command
+from openvaala_server.daemon_spawn import StartFailed, Starting, spawn, wait_healthy
 
 
 class HasRoot(Protocol):
@@ -36,18 +36,18 @@ def find_server(data_dir: DataDirLike | None = None) -> tuple[str, str] | None:
     return found
 
 
-# A `serve start` begun by `start_server_early`, which `ensure_server` waits for.
-_early_start: subprocess.Popen[str] | None = None
+# A daemon begun by `start_server_early`, which `ensure_server` waits for.
+_early_start: Starting | None = None
 
 
-def _serve_start() -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        daemon_command("serve", "start"),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+def _spawn(data_dir: DataDirLike | None) -> Starting:
+    """The daemon started from here, as `openvaala serve start` starts it: a third interpreter
+    in a row (`serve start`'s own) cost every cold client its start-up (docs/design.md, "Exec
+    starts the daemon itself")."""
+    try:
+        return spawn(root_of(data_dir))
+    except OSError as exc:
+        raise RuntimeError(f"could not start the OpenVaala server: {exc}") from exc
 
 
 def start_server_early(data_dir: DataDirLike | None = None) -> None:
@@ -56,19 +56,26 @@ def start_server_early(data_dir: DataDirLike | None = None) -> None:
     start instead of beginning a second one."""
     global _early_start
     if _early_start is None and find_server(data_dir) is None:
-        _early_start = _serve_start()
+        # A data directory that cannot be made is said by `ensure_server`, when the terminal UI
+        # connects and can show it; here it would be a traceback before the UI.
+        with contextlib.suppress(RuntimeError):
+            _early_start = _spawn(data_dir)
 
 
 def _reap_early_start() -> None:
-    """A server answers: the early start has done its work (or found one running). It is
-    waited for in a thread, so that it does not stay a zombie with two open pipes for the life
-    of the terminal UI, and the UI does not wait for its health check to end."""
+    """A server answers: the early start has done its work (or lost the lock to one already
+    running). The daemon is this process's child until this one exits: it is waited for in a
+    thread, so that when it stops it does not stay a zombie for the life of the terminal UI."""
     global _early_start
     starting, _early_start = _early_start, None
     if starting is not None:
-        threading.Thread(
-            target=starting.communicate, name="openvaala-early-start", daemon=True
-        ).start()
+        _reap(starting)
+
+
+def _reap(starting: Starting) -> None:
+    threading.Thread(
+        target=starting.process.wait, name="openvaala-daemon-reaper", daemon=True
+    ).start()
 
 
 def server_starting(data_dir: DataDirLike | None = None) -> bool:
@@ -80,14 +87,23 @@ def server_starting(data_dir: DataDirLike | None = None) -> bool:
 
 
 def ensure_server(data_dir: DataDirLike | None = None) -> tuple[str, str]:
-    """Find the server, starting one with `openvaala serve start` if none runs."""
+    """Find the server, starting one (as `openvaala serve start` does) if none runs."""
     global _early_start
     found = find_server(data_dir)
     if found:
         return found
     starting, _early_start = _early_start, None
-    _, stderr = (starting or _serve_start()).communicate()
+    starting = starting or _spawn(data_dir)
+    try:
+        wait_healthy(starting)
+    except StartFailed as exc:
+        failure = str(exc)
+    else:
+        failure = ""
+    _reap(starting)
+    # As when `serve start` failed: a daemon that lost the lock to another which serves by now
+    # is no failure.
     found = find_server(data_dir)
     if found is None:
-        raise RuntimeError(f"could not start the OpenVaala server: {stderr.strip()}")
+        raise RuntimeError(f"could not start the OpenVaala server: {failure or 'no address'}")
     return found

@@ -68,10 +68,15 @@ class SessionServers:
     def with_tools(self, conversation_id: str, configured: dict[str, Tool]) -> dict[str, Tool]:
         """The configured servers' tools plus the conversation's own. A configured name is
         never shadowed; `read_mcp_resource` reads the resources of both."""
+        own = self.tools(conversation_id)
+        if not own:
+            # Most turns: nothing to merge, and the MCP SDK (~0.5 s of imports) stays unloaded
+            # until an MCP server is configured (docs/design.md, "Start-up imports").
+            return dict(configured)
         from openvaala_server.mcp.resource_tool import ReadResourceTool  # as mcp/manager.py
 
         out = dict(configured)
-        for tool in self.tools(conversation_id):
+        for tool in own:
             name, theirs = tool.spec.name, out.get(tool.spec.name)
             if isinstance(tool, ReadResourceTool) and isinstance(theirs, ReadResourceTool):
                 out[name] = ReadResourceTool({**tool.connections, **theirs.connections})

@@ -118,9 +118,10 @@ def _children() -> set[int]:
 async def test_an_early_start_is_reaped_when_the_server_answers_first(
     daemon_factory: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`openvaala` begins `serve start` while the terminal UI loads; by the time the UI
-    connects, the server often answers already. The start it began must not stay behind as a
-    zombie for the UI's life."""
+    """`openvaala` starts the daemon itself while the terminal UI loads; by the time the UI
+    connects, the server often answers already. The daemon is the UI's child then, and nothing
+    else is (no `serve start` in between); stopped, it must not stay behind as a zombie for the
+    UI's life."""
     d: Daemon = daemon_factory(start=False)
     monkeypatch.setenv("OPENVAALA_HOME", str(d.home))
     monkeypatch.setenv("OPENVAALA_CONFIG", str(d.config_path))
@@ -134,9 +135,11 @@ async def test_an_early_start_is_reaped_when_the_server_answers_first(
             await asyncio.sleep(0.05)
         client = await Client.connect(client_name="openvaala-tui")  # as the terminal UI does
         await client.close()
-        while _children() - before:  # reaped in the background
-            assert time.monotonic() < deadline, f"left behind: {_children() - before}"
-            await asyncio.sleep(0.05)
+        info = discovery.read_lock(d.home / discovery.LOCK_FILE)
+        assert info is not None and _children() - before == {info.pid}
     finally:
         monkeypatch.setattr(client_daemon, "_early_start", None)
         assert d.cli("serve", "stop").returncode == 0
+    while _children() - before:  # reaped in the background
+        assert time.monotonic() < deadline, f"left behind: {_children() - before}"
+        await asyncio.sleep(0.05)

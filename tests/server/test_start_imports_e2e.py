@@ -58,3 +58,22 @@ async def test_a_started_daemon_has_not_imported_the_providers_http_client(
         assert "httpx" in imported(d)
     finally:
         await client.close()
+
+
+async def test_a_turn_without_mcp_servers_does_not_import_the_mcp_sdk(
+    setup: tuple[FakeProvider, Daemon],
+) -> None:
+    """The MCP SDK's import (~0.5 s, more than the rest of a first turn) was paid by every
+    daemon's first turn, for the merge of a conversation's own MCP tools it did not have."""
+    fake, d = setup
+    client = await d.client()
+    try:
+        fake.enqueue(Reply().text("no tools from elsewhere"))
+        cid = await new_conversation(client, str(d.workdir))
+        notes = await run_turn(client, cid, "hi")
+        assert notes[-1]["params"]["status"] == "completed"
+        texts = [item["text"] for item in completed_items(notes, "agent_message")]
+        assert texts == ["no tools from elsewhere"]
+        assert sorted(imported(d) & {"mcp", "mcp_types"}) == []
+    finally:
+        await client.close()
