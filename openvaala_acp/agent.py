@@ -11,7 +11,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from acp import PROTOCOL_VERSION, RequestError
 from acp.interfaces import Client
@@ -19,6 +19,7 @@ from acp.schema import (
     AgentCapabilities,
     AgentMessageChunk,
     AvailableCommandsUpdate,
+    ClientCapabilities,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
@@ -34,12 +35,13 @@ from acp.schema import (
     SessionModeState,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
+    StopReason,
     TextContentBlock,
 )
 
 from openvaala_acp import __version__, commands, content, options
 from openvaala_acp.editor_files import EditorFiles, offers_files, offers_terminal
-from openvaala_acp.editor_mcp import EditorServers
+from openvaala_acp.editor_mcp import EditorServers, Entry
 from openvaala_acp.link import DaemonLink, daemon_lost
 from openvaala_acp.mcp_prompts import McpPrompts
 from openvaala_acp.outbox import Outbox
@@ -49,9 +51,11 @@ from openvaala_server import prompts
 from openvaala_server.client import SNAPSHOT
 from openvaala_server.domain.ids import is_valid_id
 from openvaala_server.protocol import methods
+from openvaala_server.protocol.json_types import JsonObject
 from openvaala_server.structured import Supervisor
 
 if TYPE_CHECKING:
+    from openvaala_server.domain.records import Item
     from openvaala_server.protocol import payloads
 
 log = logging.getLogger(__name__)
@@ -89,9 +93,9 @@ class OpenVaalaAgent:
     async def initialize(
         self,
         protocol_version: int,
-        client_capabilities: Any = None,
-        client_info: Any = None,
-        **kw: Any,
+        client_capabilities: ClientCapabilities | None = None,
+        client_info: Implementation | None = None,
+        **kw: object,
     ) -> InitializeResponse:
         self.files.enabled = offers_files(client_capabilities)
         self.files.terminal = offers_terminal(client_capabilities)
@@ -107,10 +111,12 @@ class OpenVaalaAgent:
             auth_methods=[],
         )
 
-    async def authenticate(self, method_id: str, **kw: Any) -> None:
+    async def authenticate(self, method_id: str, **kw: object) -> None:
         return None  # the daemon's token is read from its data directory: nothing to ask
 
-    async def new_session(self, cwd: str, mcp_servers: Any = None, **kw: Any) -> NewSessionResponse:
+    async def new_session(
+        self, cwd: str, mcp_servers: list[Entry] | None = None, **kw: object
+    ) -> NewSessionResponse:
         created = await self.link.request(methods.CONVERSATION_CREATE, {"cwd": cwd})
         cid = str(created["conversation"]["conversationId"])
         stream, modes, models = await self._open(cid)
@@ -121,7 +127,7 @@ class OpenVaalaAgent:
         return NewSessionResponse(session_id=cid, modes=modes, config_options=[models])
 
     async def load_session(
-        self, cwd: str, session_id: str, mcp_servers: Any = None, **kw: Any
+        self, cwd: str, session_id: str, mcp_servers: list[Entry] | None = None, **kw: object
     ) -> LoadSessionResponse:
         _check_id(session_id)
         stream, modes, models = await self._open(session_id, replay=True)
@@ -133,9 +139,9 @@ class OpenVaalaAgent:
         return LoadSessionResponse(modes=modes, config_options=[models])
 
     async def list_sessions(
-        self, cwd: str | None = None, cursor: str | None = None, **kw: Any
+        self, cwd: str | None = None, cursor: str | None = None, **kw: object
     ) -> ListSessionsResponse:
-        params: dict[str, Any] = {"limit": 100}
+        params: payloads.ListParams = {"limit": 100}
         if cursor:
             params["cursor"] = cursor
         page = await self.link.request(methods.CONVERSATION_LIST, params)
@@ -152,7 +158,7 @@ class OpenVaalaAgent:
         return ListSessionsResponse(sessions=sessions, next_cursor=page.get("nextCursor"))
 
     async def set_session_mode(
-        self, session_id: str, mode_id: str, **kw: Any
+        self, session_id: str, mode_id: str, **kw: object
     ) -> SetSessionModeResponse:
         stream = self._session(session_id)
         await self.link.request(
@@ -162,7 +168,7 @@ class OpenVaalaAgent:
         return SetSessionModeResponse()
 
     async def set_config_option(
-        self, config_id: str, session_id: str, value: str | bool, **kw: Any
+        self, config_id: str, session_id: str, value: str | bool, **kw: object
     ) -> SetSessionConfigOptionResponse:
         stream = self._session(session_id)
         if config_id != options.MODEL_OPTION or not isinstance(value, str):
@@ -184,32 +190,33 @@ class OpenVaalaAgent:
         agents = (await self.link.request(methods.AGENTS_LIST, {})).get("agents") or []
         self._models = (await self.link.request(methods.MODELS_LIST, {})).get("models") or []
         subscribed = await self.link.subscribe(cid)
-        snapshot: dict[str, Any] = dict(subscribed["snapshot"] or {})
+        snapshot = subscribed["snapshot"]
+        if snapshot is None:  # a subscription always brings one (docs/protocol.md)
+            raise RequestError.internal_error({"message": f"no snapshot of {cid}"})
         info = snapshot["conversation"]
         root_id = info["rootSessionId"]
-        sessions: list[dict[str, Any]] = snapshot.get("sessions") or []
-        root: dict[str, Any] = next((s for s in sessions if s.get("sessionId") == root_id), {})
+        root = next((s for s in snapshot["sessions"] if s["sessionId"] == root_id), None)
         stream = SessionStream(
             conversation_id=cid,
             root_session_id=str(info["rootSessionId"]),
             cwd=str(info["cwd"]),
             title=str(info.get("title") or ""),
-            agent=str(root.get("agent") or info.get("agent") or ""),
-            model=str(root.get("model") or info.get("model") or ""),
+            agent=str((root and root.get("agent")) or info.get("agent") or ""),
+            model=str((root and root.get("model")) or info.get("model") or ""),
             model_options=lambda model: options.model_update(self._models, model),
         )
-        stream.load(snapshot, int(subscribed["seq"]))
+        stream.load(snapshot, subscribed["seq"])
         self.sessions[cid] = stream
-        if replay:
+        if replay and root is not None:
             items = await self._history(cid, root)
             # A call of the history that never got a result (cut by a crash) shows as failed.
-            running = (root.get("turn") or {}).get("turnId")
-            for update in [*stream.replay(items), *stream.settle(running)]:
+            turn = root.get("turn")
+            for update in [*stream.replay(items), *stream.settle(turn and turn["turnId"])]:
                 self.outbox.put(cid, update)
-            if root.get("plan"):
-                self.outbox.put(cid, plan_update(root["plan"]))
+            if plan := root.get("plan"):
+                self.outbox.put(cid, plan_update(plan))
             # What the running turn streamed so far; its deltas follow.
-            for item in (root.get("turn") or {}).get("items") or []:
+            for item in turn["items"] if turn else []:
                 for update in stream.on_note(methods.ITEM_STARTED, {"item": item}):
                     self.outbox.put(cid, update)
         for approval in snapshot.get("approvals") or []:
@@ -220,8 +227,8 @@ class OpenVaalaAgent:
             options.model_option(self._models, stream.model),
         )
 
-    async def _history(self, cid: str, root: dict[str, Any]) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = list(root.get("items") or [])
+    async def _history(self, cid: str, root: payloads.SessionSnapshot) -> list[Item]:
+        items = list(root.get("items") or [])
         more = bool(root.get("hasMore"))
         while more and items and len(items) < HISTORY_LIMIT:
             page = await self.link.request(
@@ -254,9 +261,9 @@ class OpenVaalaAgent:
 
     # -- daemon events -------------------------------------------------------------------
 
-    def _on_note(self, method: str, params: dict[str, Any]) -> None:
+    def _on_note(self, method: str, params: JsonObject) -> None:
         if method == methods.MCP_STATUS_CHANGED:  # the daemon's, no conversation
-            if self.mcp_prompts.changed(params):
+            if self.mcp_prompts.changed(cast("payloads.McpServerState", params)):
                 for session in self.sessions.values():
                     self._announce(session)
             return
@@ -272,14 +279,15 @@ class OpenVaalaAgent:
                 self.editor_servers.reconnected()
             return
         if method == methods.APPROVAL_REQUESTED:
-            self.permissions.requested(stream, params)
+            self.permissions.requested(stream, cast("payloads.ApprovalRequestedNote", params))
             return
         if method == methods.APPROVAL_RESOLVED:
-            self.permissions.resolved(params)
+            self.permissions.resolved(cast("payloads.ApprovalResolvedNote", params))
             return
         if method == SNAPSHOT:  # the daemon restarted: questions it had are gone
             stream.on_note(method, params)  # the fold starts again from it
-            for approval in params["snapshot"].get("approvals") or []:
+            snapshot = cast("payloads.Snapshot", params["snapshot"])
+            for approval in snapshot.get("approvals") or []:
                 self.permissions.requested(stream, approval)
             return
         for update in stream.on_note(method, params):
@@ -287,7 +295,9 @@ class OpenVaalaAgent:
 
     # -- prompts -------------------------------------------------------------------------
 
-    async def prompt(self, session_id: str, prompt: list[Any], **kw: Any) -> PromptResponse:
+    async def prompt(
+        self, session_id: str, prompt: list[content.Block], **kw: object
+    ) -> PromptResponse:
         stream = self._session(session_id)
         try:
             message = content.from_blocks(prompt)
@@ -333,15 +343,17 @@ class OpenVaalaAgent:
 
     async def _turn(
         self, stream: SessionStream, message: content.PromptInput, cancel: asyncio.Event
-    ) -> dict[str, Any]:
+    ) -> payloads.TurnEndedNote | None:
+        """How the turn of `message` ended; None: the message was withdrawn before any took it."""
         link, turns = self.link, self.link.turns
-        params: dict[str, Any] = {
+        params: payloads.SendParams = {
             "conversationId": stream.conversation_id,
             "text": message.text,
             "mode": "queue",
         }
         if message.images:
-            params["images"] = message.images
+            # `input/send` checks each image itself (docs/protocol.md, "Images").
+            params["images"] = cast("list[JsonObject]", message.images)
         stream.own_texts.append(params["text"])
         try:
             sent = await link.request(methods.INPUT_SEND, params)
@@ -353,7 +365,7 @@ class OpenVaalaAgent:
         turn_id = await _unless(turns.turn_of(input_id), cancel)
         ended = await _unless(turns.ended(turn_id), cancel) if turn_id is not None else None
         if ended is not None:
-            return ended
+            return _ended(ended)
         # session/cancel: withdraw the message if no turn took it yet, else interrupt the turn.
         if turns.epoch != epoch:
             raise daemon_lost()
@@ -361,14 +373,14 @@ class OpenVaalaAgent:
         if turn_id is None:
             try:
                 await link.request(methods.INPUT_WITHDRAW, {"inputId": input_id})
-                return {"status": "interrupted"}
+                return None
             except RequestError:  # taken into a turn meanwhile
                 turn_id = await turns.turn_of(input_id)
         if not turns.has_ended(turn_id):
             await link.request(methods.TURN_INTERRUPT, {"conversationId": stream.conversation_id})
-        return await turns.ended(turn_id)
+        return _ended(await turns.ended(turn_id))
 
-    async def cancel(self, session_id: str, **kw: Any) -> None:
+    async def cancel(self, session_id: str, **kw: object) -> None:
         cancel = self._cancels.get(session_id)
         if cancel is not None:
             cancel.set()
@@ -402,18 +414,25 @@ def _check_id(session_id: str) -> None:
         )
 
 
-def _stop_reason(ended: dict[str, Any]) -> Any:
+def _ended(params: JsonObject) -> payloads.TurnEndedNote:
+    # The tracker keeps `turn/ended`'s params as they came (client/turns.py).
+    return cast("payloads.TurnEndedNote", params)
+
+
+def _stop_reason(ended: payloads.TurnEndedNote | None) -> StopReason:
+    if ended is None:  # withdrawn before a turn took it
+        return "cancelled"
     status = ended.get("status")
     if status == "interrupted" and ended.get("interruptedBy") == "shutdown":
         raise daemon_lost()  # not the user's doing: say so rather than "cancelled"
     if status == "interrupted":
         return "cancelled"
     if status == "failed":
-        error = ended.get("error") or {}
+        error = ended.get("error")
         raise RequestError(
             -32000,
-            str(error.get("message") or "the turn failed"),
-            {"kind": error.get("kind", "internal")},
+            (error and error.get("message")) or "the turn failed",
+            {"kind": (error and error.get("kind")) or "internal"},
         )
     model_stop = ended.get("modelStop")
     if model_stop == "max_tokens":

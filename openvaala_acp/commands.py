@@ -17,6 +17,7 @@ from openvaala_acp.link import DaemonLink
 from openvaala_server.protocol import methods
 
 if TYPE_CHECKING:
+    from openvaala_server.domain.memory import Scope as MemoryScope
     from openvaala_server.protocol import payloads
 
 COMMANDS = [
@@ -138,9 +139,12 @@ async def _agents(link: DaemonLink, cid: str, argument: str) -> str:
 
 
 async def _remember(link: DaemonLink, cid: str, argument: str) -> str:
-    scope, _, rest = argument.partition(" ")
-    if scope not in ("user", "project"):
-        scope, rest = "project", argument
+    word, _, rest = argument.partition(" ")
+    scope: MemoryScope = "project"
+    if word in ("user", "project"):
+        scope = "user" if word == "user" else "project"
+    else:
+        rest = argument
     if not rest.strip():
         return "Say what to remember: `/remember NOTE` (or `/remember user NOTE`)."
     saved = await link.request(

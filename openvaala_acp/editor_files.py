@@ -23,6 +23,7 @@ from acp.schema import ClientCapabilities, EnvVariable, TerminalToolCallContent,
 from openvaala_acp.link import DaemonLink
 from openvaala_acp.outbox import Outbox
 from openvaala_server.protocol import methods
+from openvaala_server.protocol.file_payloads import FilesHostParams, FilesRespondParams
 from openvaala_server.protocol.json_types import JsonObject
 from openvaala_server.structured import Supervisor
 
@@ -65,7 +66,7 @@ class EditorFiles:
     async def host(self, conversation_id: str) -> None:
         if not self.enabled and not self.terminal:
             return
-        params = {"conversationId": conversation_id, "terminal": self.terminal}
+        params: FilesHostParams = {"conversationId": conversation_id, "terminal": self.terminal}
         if not self.enabled:  # commands only: the daemon reads the disk
             params["files"] = False
         await self.link.request(methods.FILES_HOST, params)
@@ -90,7 +91,7 @@ class EditorFiles:
         self.tasks.spawn(partial(self._serve, params), f"acp-file-{request_id}")
 
     async def _serve(self, params: JsonObject) -> None:
-        answer: dict[str, object] = {"requestId": params.get("requestId")}
+        answer: FilesRespondParams = {"requestId": str(params.get("requestId"))}
         session_id, path = str(params.get("conversationId")), str(params.get("path"))
         try:
             if self.conn is None:
@@ -119,7 +120,7 @@ class EditorFiles:
         except RequestError as exc:  # timed out on the daemon's side, or the daemon went away
             log.warning("a file answer was not taken: %s", exc)
 
-    async def _run(self, conn: Client, params: JsonObject) -> dict[str, object]:
+    async def _run(self, conn: Client, params: JsonObject) -> FilesRespondParams:
         """Run the daemon's command line in an editor terminal, shown in its tool call."""
         session_id, request_id = str(params.get("conversationId")), str(params.get("requestId"))
         argv = [str(a) for a in _list(params.get("argv"))]
@@ -166,6 +167,7 @@ class EditorFiles:
             await conn.release_terminal(session_id=session_id, terminal_id=terminal_id)
         status = out.exit_status
         return {
+            "requestId": request_id,
             "output": out.output,
             "truncated": out.truncated,
             "exitCode": status.exit_code if status is not None else None,

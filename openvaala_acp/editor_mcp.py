@@ -14,6 +14,7 @@ from acp.schema import AcpMcpServer, HttpMcpServer, McpServerStdio, SseMcpServer
 
 from openvaala_acp.link import DaemonLink
 from openvaala_server.protocol import methods
+from openvaala_server.protocol.json_types import JsonObject
 from openvaala_server.structured import Supervisor
 
 log = logging.getLogger(__name__)
@@ -33,16 +34,19 @@ def server_name(name: str) -> str:
 Entry = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio
 
 
-def tables(entries: list[Entry] | None) -> dict[str, dict[str, object]]:
+Tables = dict[str, JsonObject]  # name → a `[mcp_servers.NAME]` table
+
+
+def tables(entries: list[Entry] | None) -> Tables:
     """Each stdio or HTTP entry as a `[mcp_servers.NAME]` table."""
-    out: dict[str, dict[str, object]] = {}
+    out: Tables = {}
     for entry in entries or []:
-        table: dict[str, object]
+        table: JsonObject
         if isinstance(entry, HttpMcpServer):
-            headers = {h.name: h.value for h in entry.headers or []}
+            headers: JsonObject = {h.name: h.value for h in entry.headers or []}
             table = {"url": entry.url, "headers": headers}
         elif isinstance(entry, McpServerStdio):
-            env = {v.name: v.value for v in entry.env or []}
+            env: JsonObject = {v.name: v.value for v in entry.env or []}
             table = {"command": entry.command, "args": list(entry.args or []), "env": env}
         else:
             log.warning(
@@ -65,7 +69,7 @@ class EditorServers:
     def __init__(self, link: DaemonLink, tasks: Supervisor) -> None:
         self.link = link
         self.tasks = tasks
-        self.brought: dict[str, dict[str, dict[str, object]]] = {}  # conversation → tables
+        self.brought: dict[str, Tables] = {}  # conversation → tables
 
     async def bring(self, conversation_id: str, entries: list[Entry] | None) -> None:
         servers = tables(entries)
@@ -73,17 +77,17 @@ class EditorServers:
             await self._send(conversation_id, servers)
             self.brought[conversation_id] = servers
 
-    async def _send(self, conversation_id: str, servers: dict[str, dict[str, object]]) -> None:
+    async def _send(self, conversation_id: str, servers: Tables) -> None:
         await self.link.request(
             methods.CONVERSATION_SET_MCP_SERVERS,
-            {"conversationId": conversation_id, "servers": servers},
+            {"conversationId": conversation_id, "servers": {**servers}},
         )
 
     def reconnected(self) -> None:
         for cid, servers in self.brought.items():
             self.tasks.spawn(partial(self._again, cid, servers), f"acp-mcp-{cid}")
 
-    async def _again(self, conversation_id: str, servers: dict[str, dict[str, object]]) -> None:
+    async def _again(self, conversation_id: str, servers: Tables) -> None:
         try:
             await self._send(conversation_id, servers)
         except RequestError as exc:  # the daemon went again: the next reconnection retries

@@ -7,8 +7,7 @@ embedded context does a file. Both are read the way the TUI reads them
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 from acp import RequestError
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
@@ -22,12 +21,15 @@ from openvaala_server.client.mcp_prompts import (
 )
 from openvaala_server.protocol import methods
 
+if TYPE_CHECKING:
+    from openvaala_server.protocol.payloads import McpServerState
+
 
 class McpPrompts:
     def __init__(self, link: DaemonLink) -> None:
         self.link = link
         # Each configured server's state by name, as last read or told.
-        self.servers: dict[str, Mapping[str, Any]] = {}
+        self.servers: dict[str, McpServerState] = {}
         # Whether `mcp/list` was read: a server ready before this editor connected is told of
         # no change, so a change told first does not stand for the whole list.
         self.loaded = False
@@ -40,10 +42,10 @@ class McpPrompts:
             listed = await self.link.request(methods.MCP_LIST, {})
         except RequestError:
             return  # read again at the next session; changes told meanwhile are kept
-        self.servers = {str(s.get("name")): s for s in listed.get("servers") or ()}
+        self.servers = {s["name"]: s for s in listed.get("servers") or ()}
         self.loaded = True
 
-    def changed(self, state: Mapping[str, Any]) -> bool:
+    def changed(self, state: McpServerState) -> bool:
         """Take one server's new state; True when the commands offered changed with it."""
         before = self.commands()
         if state.get("status") == "removed":  # a reload took it out of the config

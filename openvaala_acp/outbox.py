@@ -9,10 +9,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from functools import partial
-from typing import Any, Protocol
+from typing import Protocol
 
 import anyio
+from acp.schema import AvailableCommandsUpdate
 
+from openvaala_acp.stream import Update
 from openvaala_server.structured import Activity, Supervisor
 
 log = logging.getLogger(__name__)
@@ -20,11 +22,14 @@ log = logging.getLogger(__name__)
 CLOSE_WAIT_S = 5.0  # a send under way when the agent closes: its cleanup, bounded
 
 
+Sent = Update | AvailableCommandsUpdate  # what this agent sends of ACP's `session/update`s
+
+
 class Sender(Protocol):
-    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None: ...
+    async def session_update(self, session_id: str, update: Sent, **kwargs: object) -> None: ...
 
 
-_Entry = tuple[str, Any] | asyncio.Future[None]
+_Entry = tuple[str, Sent] | asyncio.Future[None]
 
 
 class Outbox:
@@ -37,7 +42,7 @@ class Outbox:
         # The sender is an activity of the agent's supervisor (main.py): it ends with the agent.
         self._task = self._tasks.spawn(partial(self._run, conn), "acp-outbox")
 
-    def put(self, session_id: str, update: Any) -> None:
+    def put(self, session_id: str, update: Sent) -> None:
         self._queue.put_nowait((session_id, update))
 
     async def flush(self) -> None:

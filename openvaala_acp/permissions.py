@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from acp import RequestError
 from acp.schema import (
@@ -33,15 +33,19 @@ from openvaala_acp.stream import SessionStream
 from openvaala_server.protocol import methods
 from openvaala_server.structured import Activity, Supervisor
 
+if TYPE_CHECKING:
+    from openvaala_server.domain.approvals import Answer
+    from openvaala_server.protocol.payloads import ApprovalRequestedNote, ApprovalResolvedNote
+
 log = logging.getLogger(__name__)
 
 # The option ids are the daemon's decisions.
 ALLOW_ONCE = PermissionOption(option_id="allow", name="Allow once", kind="allow_once")
 DENY = PermissionOption(option_id="deny", name="Deny", kind="reject_once")
-_DECISIONS = {"allow", "allow_conversation", "deny"}
+_DECISIONS: dict[str, Answer] = {d: d for d in ("allow", "allow_conversation", "deny")}
 
 
-def options_for(params: dict[str, Any]) -> list[PermissionOption]:
+def options_for(params: ApprovalRequestedNote) -> list[PermissionOption]:
     """The editor's choices for one `approval/requested`: "allow for this conversation" names
     exactly what it allows (`grantScope`), and is not offered when nothing can be granted
     (docs/security.md, "Approvals")."""
@@ -56,7 +60,7 @@ def options_for(params: dict[str, Any]) -> list[PermissionOption]:
     return [ALLOW_ONCE, always, DENY]
 
 
-def question_text(params: dict[str, Any]) -> str:
+def question_text(params: ApprovalRequestedNote) -> str:
     """The reason the call asks, and why it can only be allowed once when that is so."""
     lines = [str(params.get("reason") or "")]
     if not params.get("grantScope"):
@@ -75,7 +79,11 @@ def _reason(reason: str) -> list[ContentToolCallContent]:
 
 class Asker(Protocol):
     async def request_permission(
-        self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption], **kw: Any
+        self,
+        session_id: str,
+        tool_call: ToolCallUpdate,
+        options: list[PermissionOption],
+        **kw: object,
     ) -> RequestPermissionResponse: ...
 
 
@@ -96,7 +104,7 @@ class Permissions:
         self.conn: Asker | None = None
         self._asks: dict[str, Activity] = {}
 
-    def requested(self, stream: SessionStream, params: dict[str, Any]) -> None:
+    def requested(self, stream: SessionStream, params: ApprovalRequestedNote) -> None:
         approval_id = str(params.get("approvalId"))
         if approval_id in self._asks or self.conn is None:
             return
@@ -114,7 +122,7 @@ class Permissions:
         activity = self.tasks.spawn(ask, f"acp-ask-{approval_id}")
         self._asks[approval_id] = activity
 
-    def resolved(self, params: dict[str, Any]) -> None:
+    def resolved(self, params: ApprovalResolvedNote) -> None:
         task = self._asks.pop(str(params.get("approvalId")), None)
         if task is not None:
             task.cancel()
@@ -124,11 +132,12 @@ class Permissions:
             task.cancel()
         self._asks.clear()
 
-    async def _ask(self, conn: Asker, stream: SessionStream, params: dict[str, Any]) -> None:
+    async def _ask(self, conn: Asker, stream: SessionStream, params: ApprovalRequestedNote) -> None:
         approval_id = str(params.get("approvalId"))
         name = str(params.get("tool") or "")
-        arguments = params.get("arguments") if isinstance(params.get("arguments"), dict) else {}
-        assert isinstance(arguments, dict)
+        arguments = params.get("arguments")
+        if not isinstance(arguments, dict):  # read from the wire: a malformed call shows no input
+            arguments = {}
         call_id = stream.pending_call(name, arguments)
         if call_id is None:  # a subagent's call: the editor has not seen it yet
             call_id = approval_id
@@ -172,7 +181,10 @@ class Permissions:
             log.warning("the editor did not answer approval %s: %s", approval_id, exc)
             return
         outcome = response.outcome
-        if not isinstance(outcome, AllowedOutcome) or outcome.option_id not in _DECISIONS:
+        decision = (
+            _DECISIONS.get(outcome.option_id) if isinstance(outcome, AllowedOutcome) else None
+        )
+        if decision is None:
             # Cancelled: the turn is interrupted, which denies the call (docs/editors.md).
             await self.cancel(stream.conversation_id)
             return
@@ -182,7 +194,7 @@ class Permissions:
                 {
                     "conversationId": stream.conversation_id,
                     "approvalId": approval_id,
-                    "decision": outcome.option_id,
+                    "decision": decision,
                 },
             )
         except RequestError as exc:  # answered elsewhere first, or the daemon forgot it

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import cast
 
 from acp.schema import (
     AgentMessageChunk,
@@ -45,8 +45,10 @@ from acp.schema import (
 )
 
 from openvaala_acp import tools
-from openvaala_server.client.view import Change, ConversationView, ItemDelta
+from openvaala_server.client.view import Change, ConversationView, ItemDelta, Params
+from openvaala_server.domain.records import Item
 from openvaala_server.protocol import methods
+from openvaala_server.protocol.json_types import JsonObject
 
 Update = (
     UserMessageChunk
@@ -60,7 +62,6 @@ Update = (
     | SessionInfoUpdate
     | UsageUpdate
 )
-Item = dict[str, Any]
 PLAN_METHOD = methods.PLAN_UPDATED
 
 
@@ -86,26 +87,32 @@ def usage_update(usage: Mapping[str, object]) -> UsageUpdate | None:
     return UsageUpdate(session_update="usage_update", used=max(used, 0), size=max(size, 0))
 
 
-def _status_note(method: str, params: dict[str, Any]) -> str | None:
+def _error_message(params: Params, default: str) -> str:
+    error = params.get("error")
+    message = error.get("message") if isinstance(error, dict) else None
+    return str(message) if message is not None else default
+
+
+def _status_note(method: str, params: Params) -> str | None:
     """What the daemon is doing between model calls, which ACP has no update for: shown as a
     line of the agent's thoughts (a retry after a provider error, a compaction)."""
     if method == methods.RETRY_SCHEDULED:
-        error = params.get("error") or {}
         return (
-            f"\n(The model call failed: {error.get('message', 'error')}. Retrying in"
+            f"\n(The model call failed: {_error_message(params, 'error')}. Retrying in"
             f" {params.get('delaySeconds')} s, attempt {params.get('attempt')} of"
             f" {params.get('maxAttempts')}.)\n"
         )
     if method == methods.COMPACTION_STARTED:
         return "\n(Compacting the conversation: summarizing the history to free context…)\n"
     if method == methods.COMPACTION_FAILED:
-        return f"\n({(params.get('error') or {}).get('message', 'compaction failed')})\n"
+        return f"\n({_error_message(params, 'compaction failed')})\n"
     return None
 
 
-def plan_update(plan: dict[str, Any]) -> AgentPlanUpdate:
+def plan_update(plan: Mapping[str, object]) -> AgentPlanUpdate:
     """The daemon's Plan (`{explanation?, steps: [{step, status}]}`, docs/protocol.md "Plan") as
     ACP's: the whole list each time, which the editor replaces."""
+    steps = plan.get("steps")
     return AgentPlanUpdate(
         session_update="plan",
         entries=[
@@ -114,7 +121,7 @@ def plan_update(plan: dict[str, Any]) -> AgentPlanUpdate:
                 priority="medium",  # the daemon's plan has no priorities
                 status=_STEP_STATUS.get(str(step.get("status")), "pending"),
             )
-            for step in plan.get("steps") or []
+            for step in (steps if isinstance(steps, list) else [])
             if isinstance(step, dict)
         ],
     )
@@ -125,6 +132,15 @@ _STEP_STATUS: dict[str, PlanEntryStatus] = {
     "in_progress": "in_progress",
     "completed": "completed",
 }
+
+
+@dataclass(frozen=True)
+class Call:
+    """A tool call the editor was shown: what an approval and the call's result are matched to."""
+
+    name: str
+    arguments: JsonObject
+    turn_id: str | None
 
 
 @dataclass
@@ -143,7 +159,7 @@ class SessionStream:
     _types: dict[str, str] = field(default_factory=dict)
     _streamed: set[str] = field(default_factory=set)
     # Tool calls by callId (name, arguments) and the output streamed so far per result item.
-    calls: dict[str, Item] = field(default_factory=dict)
+    calls: dict[str, Call] = field(default_factory=dict)
     _outputs: dict[str, str] = field(default_factory=dict)
     _result_call: dict[str, str] = field(default_factory=dict)  # tool_result itemId -> callId
     _finished: set[str] = field(default_factory=set)  # callIds with a result
@@ -154,9 +170,13 @@ class SessionStream:
         if self.view is None:
             self.load({"conversation": {"conversationId": self.conversation_id}}, 0)
 
-    def load(self, snapshot: dict[str, Any], seq: int) -> None:
+    def load(self, snapshot: Params, seq: int) -> None:
         """Start the fold from a snapshot (`conversation/subscribe`, or after a reconnection)."""
-        info = {"rootSessionId": self.root_session_id, **(snapshot.get("conversation") or {})}
+        conversation = snapshot.get("conversation")
+        info = {
+            "rootSessionId": self.root_session_id,
+            **(conversation if isinstance(conversation, dict) else {}),
+        }
         sessions = snapshot.get("sessions") or [{"sessionId": self.root_session_id}]
         self.view = ConversationView.from_snapshot(
             {**snapshot, "conversation": info, "sessions": sessions}, seq, local_notices=False
@@ -164,7 +184,7 @@ class SessionStream:
 
     # -- notifications -------------------------------------------------------------------
 
-    def on_note(self, method: str, params: dict[str, Any]) -> list[Update]:
+    def on_note(self, method: str, params: Params) -> list[Update]:
         assert self.view is not None
         changes = self.view.fold(method, params)
         if method == methods.CONVERSATION_UPDATED and changes:
@@ -198,18 +218,20 @@ class SessionStream:
             return [AgentThoughtChunk(session_update="agent_thought_chunk", content=_text(note))]
         return []
 
-    def _conversation(self, info: dict[str, Any]) -> list[Update]:
-        title = info.get("title")
+    def _conversation(self, info: JsonObject) -> list[Update]:
+        title, updated = info.get("title"), info.get("updatedAt")
         if not isinstance(title, str) or title == self.title:
             return []
         self.title = title
         return [
             SessionInfoUpdate(
-                session_update="session_info_update", title=title, updated_at=info.get("updatedAt")
+                session_update="session_info_update",
+                title=title,
+                updated_at=updated if isinstance(updated, str) else None,
             )
         ]
 
-    def _session(self, session: dict[str, Any]) -> list[Update]:
+    def _session(self, session: JsonObject) -> list[Update]:
         updates: list[Update] = []
         agent, model = session.get("agent"), session.get("model")
         if isinstance(agent, str) and agent != self.agent:
@@ -302,9 +324,10 @@ class SessionStream:
     def tool_call(self, item: Item) -> ToolCallStart:
         call_id = str(item.get("callId"))
         name = str(item.get("name"))
-        arguments = item.get("arguments") if isinstance(item.get("arguments"), dict) else {}
-        assert isinstance(arguments, dict)
-        self.calls[call_id] = {"name": name, "arguments": arguments, "turnId": item.get("turnId")}
+        arguments = item.get("arguments")
+        if not isinstance(arguments, dict):  # read from the wire: a malformed call shows no input
+            arguments = {}
+        self.calls[call_id] = Call(name, arguments, item.get("turnId"))
         diffs = tools.diffs(name, arguments, self.cwd)
         return ToolCallStart(
             session_update="tool_call",
@@ -318,7 +341,8 @@ class SessionStream:
         )
 
     def _call_name(self, call_id: str) -> str:
-        return str(self.calls.get(call_id, {}).get("name", ""))
+        call = self.calls.get(call_id)
+        return call.name if call is not None else ""
 
     def _progress(self, item: Item, status: ToolCallStatus) -> ToolCallProgress:
         return ToolCallProgress(
@@ -339,13 +363,13 @@ class SessionStream:
         call_id = str(item.get("callId"))
         self._finished.add(call_id)
         name = str(item.get("name") or self._call_name(call_id))
-        call = self.calls.get(call_id) or {"arguments": {}}
+        call = self.calls.get(call_id)
         content: list[tools.ToolContent] = []
         failed = bool(item.get("isError")) or item.get("status") in ("interrupted", "failed")
         changes = tools.changes(item, self.cwd)
         # A failed call changed nothing: it shows no diff (ACP replaces the proposed one).
         if not failed:
-            content.extend(changes or tools.diffs(name, call["arguments"], self.cwd))
+            content.extend(changes or tools.diffs(name, call.arguments if call else {}, self.cwd))
         text = str(item.get("output") or "")
         if text:
             content.append(tools.output(name, text))
@@ -364,7 +388,7 @@ class SessionStream:
         for call_id, call in self.calls.items():
             if call_id in self._finished:
                 continue
-            if running_turn is None or call.get("turnId") != running_turn:
+            if running_turn is None or call.turn_id != running_turn:
                 self._finished.add(call_id)
                 updates.append(
                     ToolCallProgress(
@@ -373,15 +397,12 @@ class SessionStream:
                 )
         return updates
 
-    def pending_call(self, name: str, arguments: dict[str, Any]) -> str | None:
+    def pending_call(self, name: str, arguments: Mapping[str, object]) -> str | None:
         """The callId of the latest call without a result that matches (what an approval is
         about: `approval/requested` names the tool and arguments, not the call)."""
         for call_id in reversed(list(self.calls)):
             call = self.calls[call_id]
-            if call_id not in self._finished and (call["name"], call["arguments"]) == (
-                name,
-                arguments,
-            ):
+            if call_id not in self._finished and (call.name, call.arguments) == (name, arguments):
                 return call_id
         return None
 
@@ -409,11 +430,11 @@ class SessionStream:
         return updates
 
 
-def _changed_item(changes: list[Change], params: dict[str, Any]) -> Item:
+def _changed_item(changes: list[Change], params: Params) -> Item:
     """The item as the fold keeps it after this notification."""
     for change in changes:
         item = getattr(change, "item", None)
         if isinstance(item, dict):
-            return item
+            return cast(Item, item)  # the fold keeps the item as it came: an `Item` on the wire
     item = params.get("item")
-    return item if isinstance(item, dict) else {}
+    return cast(Item, item) if isinstance(item, dict) else {}

@@ -7,7 +7,7 @@ absolute paths in `locations` and diffs."""
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import Mapping
 
 from acp.schema import (
     ContentToolCallContent,
@@ -50,7 +50,7 @@ def kind(name: str) -> ToolKind:
     return _KINDS.get(name, "other")
 
 
-def _text(arguments: dict[str, Any], key: str) -> str | None:
+def _text(arguments: Mapping[str, object], key: str) -> str | None:
     value = arguments.get(key)
     return value if isinstance(value, str) and value else None
 
@@ -59,7 +59,9 @@ def _absolute(path: str, cwd: str) -> str:
     return os.path.normpath(os.path.join(cwd, os.path.expanduser(path)))
 
 
-def _patch_changes(arguments: dict[str, Any]) -> tuple[AddFile | DeleteFile | UpdateFile, ...]:
+def _patch_changes(
+    arguments: Mapping[str, object],
+) -> tuple[AddFile | DeleteFile | UpdateFile, ...]:
     text = _text(arguments, "input")
     if text is None:
         return ()
@@ -69,7 +71,7 @@ def _patch_changes(arguments: dict[str, Any]) -> tuple[AddFile | DeleteFile | Up
         return ()
 
 
-def title(name: str, arguments: dict[str, Any]) -> str:
+def title(name: str, arguments: Mapping[str, object]) -> str:
     if name == "shell" and (command := _text(arguments, "command")):
         shown = command.strip().splitlines()[0] if command.strip() else command
         return shown[:TITLE_LIMIT]
@@ -85,7 +87,7 @@ def title(name: str, arguments: dict[str, Any]) -> str:
     return name
 
 
-def locations(name: str, arguments: dict[str, Any], cwd: str) -> list[ToolCallLocation]:
+def locations(name: str, arguments: Mapping[str, object], cwd: str) -> list[ToolCallLocation]:
     if name == "apply_patch":
         found: list[ToolCallLocation] = []
         for change in _patch_changes(arguments):
@@ -105,7 +107,7 @@ def locations(name: str, arguments: dict[str, Any], cwd: str) -> list[ToolCallLo
     ]
 
 
-def diffs(name: str, arguments: dict[str, Any], cwd: str) -> list[FileEditToolCallContent]:
+def diffs(name: str, arguments: Mapping[str, object], cwd: str) -> list[FileEditToolCallContent]:
     """The edit a call proposes, from its arguments alone (shown as it starts, before the
     daemon read any file): only what the arguments tell truly. An `edit_file` shows the
     replaced snippet, a patch its chunks and added files. A `write_file` and a patch's delete
@@ -133,24 +135,29 @@ def _patch_diff(change: AddFile | UpdateFile, cwd: str) -> FileEditToolCallConte
     return _diff(_absolute(change.move_to or change.path, cwd), old, new)
 
 
-def proposed(params: dict[str, Any]) -> list[ToolContent]:
+def _objects(value: object) -> list[Mapping[str, object]]:
+    # Read from the wire, defensively: an entry that is not an object is skipped.
+    return [entry for entry in value if isinstance(entry, dict)] if isinstance(value, list) else []
+
+
+def proposed(params: Mapping[str, object]) -> list[ToolContent]:
     """What an `approval/requested` says the call would change (its `diffs`, docs/protocol.md):
     the whole text before and after when the daemon sent them, else its unified diff as text
     (a file too large or not text)."""
     found: list[ToolContent] = []
-    for diff in params.get("diffs") or []:
-        if not isinstance(diff, dict) or not isinstance(diff.get("path"), str):
+    for diff in _objects(params.get("diffs")):
+        path, kind = diff.get("path"), diff.get("kind")
+        if not isinstance(path, str):
             continue
-        path, kind = diff["path"], diff.get("kind")
-        old, new = diff.get("oldText"), diff.get("newText")
+        old, new, unified = diff.get("oldText"), diff.get("newText"), diff.get("unified")
         if kind == "add" and isinstance(new, str):
             found.append(_diff(path, None, new))
         elif kind == "delete" and isinstance(old, str):
             found.append(_diff(path, old, ""))
         elif isinstance(old, str) and isinstance(new, str):
             found.append(_diff(path, old, new))
-        elif isinstance(diff.get("unified"), str):
-            found.append(_content(f"```diff\n{diff['unified'].rstrip()}\n```"))
+        elif isinstance(unified, str):
+            found.append(_content(f"```diff\n{unified.rstrip()}\n```"))
     return found
 
 
@@ -158,21 +165,25 @@ def _diff(path: str, old: str | None, new: str) -> FileEditToolCallContent:
     return FileEditToolCallContent(type="diff", path=path, old_text=old, new_text=new)
 
 
-def changes(item: dict[str, Any], cwd: str) -> list[ToolContent]:
+def changes(item: Mapping[str, object], cwd: str) -> list[ToolContent]:
     """The files a tool result changed, as applied (its `changes`, docs/protocol.md
     "FileChange"): a diff of the whole text when the daemon sent both sides, else its unified
     diff as text (a big or binary file)."""
     found: list[ToolContent] = []
-    for change in item.get("changes") or []:
-        if not isinstance(change, dict) or not isinstance(change.get("path"), str):
+    for change in _objects(item.get("changes")):
+        if not isinstance(change.get("path"), str):
             continue
         path = _absolute(str(change.get("movePath") or change["path"]), cwd)
-        old, new = change.get("oldText"), change.get("newText")
+        old, new, diff = change.get("oldText"), change.get("newText"), change.get("diff")
         kind = change.get("kind")
         if isinstance(new, str) or (kind == "delete" and isinstance(old, str)):
-            found.append(_diff(path, old if isinstance(old, str) else None, new or ""))
-        elif isinstance(change.get("diff"), str):
-            found.append(_content(f"```diff\n{change['diff'].rstrip()}\n```"))
+            found.append(
+                _diff(
+                    path, old if isinstance(old, str) else None, new if isinstance(new, str) else ""
+                )
+            )
+        elif isinstance(diff, str):
+            found.append(_content(f"```diff\n{diff.rstrip()}\n```"))
     return found
 
 

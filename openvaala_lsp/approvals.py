@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from functools import partial
-from typing import Any, cast
+from typing import cast
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
@@ -44,9 +44,9 @@ ASK_MODES = ("prompt", "plugin")
 KEEP_RESOLVED = 256  # answers remembered, to tell a late answer how the request ended
 
 
-def ask_mode(options: Any) -> tuple[str, str | None]:
-    """The approval mode from the editor's initializationOptions, and a warning for bad input
-    (the editor still works: it falls back to the prompts)."""
+def ask_mode(options: object) -> tuple[str, str | None]:
+    """The approval mode from the editor's initializationOptions (any JSON the editor sent),
+    and a warning for bad input (the editor still works: it falls back to the prompts)."""
     if options is None:
         return "prompt", None
     if not isinstance(options, dict):

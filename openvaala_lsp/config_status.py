@@ -4,7 +4,7 @@ error made before the editor connected (`initialize`'s `config`, docs/protocol.m
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -23,7 +23,9 @@ class ConfigStatus:
         if method in (methods.CONFIG_ERROR, methods.CONFIG_RELOADED):
             self.show(params)
 
-    def show(self, status: Any) -> None:
+    def show(self, status: object) -> None:
+        """`status` is a `ConfigState` as the daemon sent it (a note's params, or `initialize`'s
+        `config`, absent from an older daemon): read defensively."""
         if not isinstance(status, dict):
             return
         message = str(status.get("message") or "")
@@ -33,7 +35,7 @@ class ConfigStatus:
             kind, text = types.MessageType.Info, f"OpenVaala: {message}"
         self.ls.window_show_message(types.ShowMessageParams(type=kind, message=text))
 
-    def show_if_broken(self, status: Any) -> None:
+    def show_if_broken(self, status: object) -> None:
         """At connect time only an error is news."""
         if isinstance(status, dict) and status.get("state") == "error":
             self.show(status)

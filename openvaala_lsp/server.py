@@ -62,7 +62,7 @@ class OpenVaalaServer(LanguageServer):
         self.approvals = Approvals(self)
         self.config_status = ConfigStatus(self)
         self.option_warning: str | None = None  # bad initializationOptions, shown once
-        self._background: set[asyncio.Task[Any]] = set()
+        self._background: set[asyncio.Task[None]] = set()
         self.bridge.listeners += [
             self.forwarder.on_note,
             self.documents.on_note,
@@ -93,7 +93,7 @@ class OpenVaalaServer(LanguageServer):
         self._background.add(task)
         task.add_done_callback(self._finished)
 
-    def _finished(self, task: asyncio.Task[Any]) -> None:
+    def _finished(self, task: asyncio.Task[None]) -> None:
         self._background.discard(task)
         if not task.cancelled() and (exc := task.exception()) is not None:
             log.warning("background work failed: %s", exc)

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from concurrent.futures import Future
 from typing import Any
 
 from lsprotocol.types import ResponseError
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import LanguageServerProtocol
+
+from openvaala_server.protocol.json_types import JsonObject
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +49,7 @@ def with_kind(error: ResponseError) -> ResponseError:
     return error
 
 
-def error_response(msg_id: Any, code: int, message: str) -> dict[str, Any]:
+def error_response(msg_id: str | int | None, code: int, message: str) -> JsonObject:
     return {
         "jsonrpc": "2.0",
         "id": msg_id,
@@ -54,11 +57,11 @@ def error_response(msg_id: Any, code: int, message: str) -> dict[str, Any]:
     }
 
 
-def _valid_id(value: Any) -> bool:
+def _valid_id(value: object) -> bool:
     return isinstance(value, str | int) and not isinstance(value, bool)
 
 
-def _bad_shape(data: dict[str, Any]) -> str | None:
+def _bad_shape(data: Mapping[str, object]) -> str | None:
     """Why a message's id or method is not JSON-RPC's (an id is a string or a number, a method
     a string), or None."""
     if data["jsonrpc"] != "2.0":  # pygls would drop it as unknown: the request would hang

@@ -23,6 +23,7 @@ from typing import Any, Literal, Protocol, TypedDict, overload
 
 from typing_extensions import deprecated
 
+from openvaala_server.protocol import file_payloads as fp
 from openvaala_server.protocol import payloads as p
 
 
@@ -233,6 +234,15 @@ class McpStatusChangedEvent(TypedDict):
     params: p.McpServerState
 
 
+class FilesRequestedParams(fp.FilesRequestedNote, Stamp):
+    pass
+
+
+class FilesRequestedEvent(TypedDict):
+    method: Literal["files/requested"]
+    params: FilesRequestedParams
+
+
 Notification = (
     ConversationUpdatedEvent
     | ConversationDeletedEvent
@@ -258,6 +268,7 @@ Notification = (
     | ConfigReloadedEvent
     | ConfigErrorEvent
     | McpStatusChangedEvent
+    | FilesRequestedEvent
 )
 
 
@@ -648,6 +659,28 @@ class Request(Protocol):
         timeout: float = ...,
     ) -> p.MemoryFile: ...
     @overload
+    async def __call__(
+        self, method: Literal["files/host"], params: fp.FilesHostParams, /, *, timeout: float = ...
+    ) -> fp.FilesHostResult: ...
+    @overload
+    async def __call__(
+        self,
+        method: Literal["files/respond"],
+        params: fp.FilesRespondParams,
+        /,
+        *,
+        timeout: float = ...,
+    ) -> fp.FilesRespondResult: ...
+    @overload
+    async def __call__(
+        self,
+        method: Literal["conversation/setMcpServers"],
+        params: fp.SetMcpServersParams,
+        /,
+        *,
+        timeout: float = ...,
+    ) -> p.McpResult: ...
+    @overload
     @deprecated("untyped: a method or params not in payloads.REQUEST_PARAMS")
     async def __call__(
         self, method: str, params: Mapping[str, object] | None = ..., /, *, timeout: float = ...
@@ -717,6 +750,10 @@ class Publish(Protocol):
     def __call__(self, method: Literal["plan/updated"], params: p.PlanUpdatedNote, /) -> int: ...
     @overload
     def __call__(self, method: Literal["pins/updated"], params: p.PinsUpdatedNote, /) -> int: ...
+    @overload
+    def __call__(
+        self, method: Literal["files/requested"], params: fp.FilesRequestedNote, /
+    ) -> int: ...
 
 
 class Announce(Protocol):

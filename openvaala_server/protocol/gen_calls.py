@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Final
 
+from openvaala_server.protocol import file_payloads as fp
 from openvaala_server.protocol import methods as m
 from openvaala_server.protocol import payloads as p
 
@@ -51,6 +52,7 @@ from typing import Any, Literal, Protocol, TypedDict, overload
 
 from typing_extensions import deprecated
 
+from openvaala_server.protocol import file_payloads as fp
 from openvaala_server.protocol import payloads as p
 
 
@@ -72,10 +74,10 @@ def _events() -> list[str]:
     for method, params in p.NOTIFICATION_PARAMS.items():
         name = _camel(method)
         if method in DAEMON_NOTIFICATIONS:
-            params_type = f"p.{params.__name__}"
+            params_type = _ref(params)
         else:
             params_type = f"{name}Params"
-            out.append(f"class {params_type}(p.{params.__name__}, Stamp):\n    pass\n")
+            out.append(f"class {params_type}({_ref(params)}, Stamp):\n    pass\n")
         out.append(
             f"class {name}Event(TypedDict):\n"
             f'    method: Literal["{method}"]\n'
@@ -84,6 +86,15 @@ def _events() -> list[str]:
     union = " | ".join(f"{_camel(method)}Event" for method in p.NOTIFICATION_PARAMS)
     out.append(f"Notification = {union}\n")
     return out
+
+
+def _ref(shape: type) -> str:
+    """How the generated module names a payload type: payloads' own, or file_payloads' (the
+    file-hosting shapes, which payloads' tables hold without re-exporting them)."""
+    if getattr(p, shape.__name__, None) is shape:
+        return f"p.{shape.__name__}"
+    assert shape.__module__ == fp.__name__, shape
+    return f"fp.{shape.__name__}"
 
 
 def _optional(params: type) -> bool:
@@ -102,8 +113,8 @@ def _requests() -> str:
         lines += [
             "    @overload",
             f'    async def __call__(self, method: Literal["{method}"],'
-            f" params: p.{params.__name__}{default}, /, *, timeout: float = ...)"
-            f" -> p.{result.__name__}: ...",
+            f" params: {_ref(params)}{default}, /, *, timeout: float = ...)"
+            f" -> {_ref(result)}: ...",
         ]
     lines += [
         "    @overload",
@@ -128,7 +139,7 @@ def _publishers() -> list[str]:
             lines += [
                 "    @overload",
                 f'    def __call__(self, method: Literal["{method}"],'
-                f" params: p.{params.__name__}, /) -> {returns}: ...",
+                f" params: {_ref(params)}, /) -> {returns}: ...",
             ]
         out.append("\n".join(lines) + "\n")
     return out

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mypy import api
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.mypy_probe import errors_in_place_of
 
 PROBE = """
 from openvaala_lsp.bridge import Bridge
@@ -23,19 +21,4 @@ async def calls(bridge: Bridge) -> None:
 
 
 def test_an_unknown_method_is_an_error_in_the_bridge(tmp_path: Path) -> None:
-    probe = tmp_path / "probe.py"
-    probe.write_text(PROBE)
-    target = ROOT / "openvaala_lsp" / "edits.py"
-    out, _err, _code = api.run(
-        [
-            f"--config-file={ROOT / 'pyproject.toml'}",
-            "--follow-imports=silent",
-            f"--cache-dir={tmp_path / 'cache'}",
-            "--shadow-file",
-            str(target),
-            str(probe),
-            str(target),
-        ]
-    )
-    errors = [line for line in out.splitlines() if ": error:" in line]
-    assert [(int(e.split(":")[1]), e.endswith("[deprecated]")) for e in errors] == [(8, True)], out
+    assert errors_in_place_of("openvaala_lsp/edits.py", PROBE, tmp_path) == [(8, True)]

@@ -8,7 +8,7 @@ import ast
 import typing
 from typing import get_args, get_type_hints
 
-from openvaala_server.protocol import calls, gen_calls, payloads
+from openvaala_server.protocol import calls, file_payloads, gen_calls, payloads
 
 
 def test_the_committed_module_is_what_the_tables_generate() -> None:
@@ -42,9 +42,17 @@ def _overloads() -> dict[str, tuple[str, str]]:
     return typed
 
 
+def _named(shape: type) -> str:
+    """How calls.py names a payload type: payloads' own as `p.`, file_payloads' as `fp.`."""
+    if getattr(payloads, shape.__name__, None) is shape:
+        return f"p.{shape.__name__}"
+    assert getattr(file_payloads, shape.__name__) is shape
+    return f"fp.{shape.__name__}"
+
+
 def test_every_request_is_typed_by_its_params_and_result() -> None:
     assert _overloads() == {
-        method: (f"p.{params.__name__}", f"p.{payloads.REQUEST_RESULTS[method].__name__}")
+        method: (_named(params), _named(payloads.REQUEST_RESULTS[method]))
         for method, params in payloads.REQUEST_PARAMS.items()
     }
 
