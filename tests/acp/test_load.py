@@ -95,9 +95,9 @@ async def test_daemon_restart_under_a_live_session(
             await asyncio.wait_for(task, 15)
         assert error_data(lost.value)["kind"] == "daemon_lost"
         assert "daemon stopped" in str(lost.value)
-        # The daemon comes back (here started by hand; with none, `openvaala acp` starts one):
+        # The daemon comes back (started by hand, or by `openvaala acp` when it came first):
         # the same session goes on, without a new session/load.
-        await asyncio.to_thread(daemon.start)
+        await asyncio.to_thread(daemon.start_or_adopt)
         response = await conn.prompt(session_id=sid, prompt=[text_block("three")])
         assert response.stop_reason == "end_turn"
         await rec.until(lambda: "three ok" in rec.text(sid))

@@ -104,6 +104,29 @@ class Daemon:
     def kill(self) -> None:
         self.stop(signal.SIGKILL)
 
+    def start_or_adopt(self, timeout: float = 30) -> None:
+        """Start the daemon again, unless a client already did: the clients start one at once
+        when a daemon died and its lock is free, and then that one serves (the factory's
+        teardown stops it, `stop_any_server`)."""
+        if not is_locked(self.data_dir.lock_path):
+            try:
+                self.start(timeout)
+                return
+            except RuntimeError:
+                if not is_locked(self.data_dir.lock_path):
+                    raise
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            info = read_lock(self.data_dir.lock_path)
+            if info and info.address and self.data_dir.token_path.exists():
+                self.address = info.address
+                self.token = self.data_dir.token_path.read_text().strip()
+                with contextlib.suppress(httpx.HTTPError):
+                    if httpx.get(f"http://{self.address}/healthz", timeout=1).status_code == 200:
+                        return
+            time.sleep(0.03)
+        raise RuntimeError(f"no daemon served in {timeout} s:\n{self.log()}")
+
     def restart(self) -> None:
         self.stop()
         self.start()
