@@ -53,6 +53,9 @@ def test_search_shows_a_highlighted_snippet_as_text(
 
     # A phone's width: the snippet wraps inside the list (two lines at most), no overflow.
     page.set_viewport_size({"width": 320, "height": 700})
+    # The layout's media query reports the change before the next frames' callbacks: a drawer
+    # opened earlier would be closed by it (layout.js closes the drawer when the width changes).
+    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
     page.evaluate("() => document.querySelector('#drawer-open')?.click()")
     expect(snippet).to_be_in_viewport()
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 320
