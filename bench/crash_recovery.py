@@ -22,6 +22,11 @@ Results on this machine (2 cores shared with other engineers' test runs, Python 
 crashes per client, load average 4.5 3.9 4.5:
     client library (terminal UI, ACP): median 2932 ms, range 2572–2998 ms; partial kept every time
     editor bridge (VS Code panel, Neovim sidebar): median 2841 ms, range 2745–3014 ms
+After `exec` and the clients started the daemon themselves and a plain turn stopped importing the
+MCP SDK (docs/design.md, "Exec starts the daemon itself"), 5 crashes per client, bytecode
+compiled, load average 0.7 2.7 3.2:
+    client library (terminal UI, ACP): median 342 ms, range 320–425 ms; partial kept every time
+    editor bridge (VS Code panel, Neovim sidebar): median 366 ms, range 337–433 ms
 Earlier (5 rounds, library only): p50 2298 ms. Before the fix (grace period whatever happened):
 5 s plus the same start-up. No grace period is waited now (the lock is free after a SIGKILL):
 what is left is `openvaala serve start` bringing a daemon up on a loaded machine
