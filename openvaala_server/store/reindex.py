@@ -125,9 +125,12 @@ def _journal_files(directory: str) -> tuple[Path | None, list[Path]]:
 
 
 def _index_conversation(
-    directory: str, report: ReindexReport
+    directory: str, report: ReindexReport, loader: _Loader | None = None
 ) -> tuple[m.ConversationMeta, ix.ItemStats] | str:
-    """The derived data of one conversation, or why it is skipped."""
+    """The derived data of one conversation, or why it is skipped. With a `loader` that streams,
+    its message and tool-output texts are handed over as each part is counted (and taken back if
+    the conversation is then skipped): a 50k-item conversation's texts are ~22 MB of strings,
+    which held to the end put a reindex's peak over 100 MB (docs/design.md, "Reindex memory")."""
     try:
         meta_path, session_paths = _journal_files(directory)
     except OSError as exc:
@@ -166,13 +169,22 @@ def _index_conversation(
                 if path is not meta_path:
                     stats.add(read.records)
                 del read  # before the next part is parsed, not after
+                if loader is not None and loader.streams:
+                    loader.add_texts(meta.conversation_id, stats)
     except FormatTooNew:
-        return "newer format"
+        return _skip(loader, directory, "newer format")
     except CorruptConversation as exc:
-        return f"unreadable: {exc}"
+        return _skip(loader, directory, f"unreadable: {exc}")
     except OSError as exc:
-        return f"unreadable: {exc}"
+        return _skip(loader, directory, f"unreadable: {exc}")
     return meta, stats
+
+
+def _skip(loader: _Loader | None, directory: str, reason: str) -> str:
+    """`reason`, once any texts already handed over for the conversation are taken back."""
+    if loader is not None:
+        loader.drop(os.path.basename(directory))
+    return reason
 
 
 def _size(path: Path) -> int:
@@ -222,13 +234,18 @@ INDEX_TEXTS_AFTER: Final = (
     "INSERT INTO search (rowid, text) SELECT rowid, text FROM texts WHERE rowid > ?"
 )
 _JSON_NUL: Final = b"\\u0000"
+_DROP_TEXTS: Final = "DELETE FROM texts WHERE conversation_id = ?"
+_LAST_TEXT: Final = "SELECT coalesce(max(rowid), 0) FROM texts"
 # A chunk handed to the loader thread: at most this many texts, or this many bytes of them, or
 # this many conversations' rows. With at most `_QUEUED` chunks waiting, one being loaded and one
-# being filled, what reindex holds in memory does not grow with the data directory.
+# being filled, what reindex holds in memory does not grow with the data directory. Each chunk
+# in flight costs ~4x its bytes (the strings, their JSON, the statement's copy, SQLite's): 4 MB
+# chunks with 2 waiting put one 50k-item conversation's reindex at ~120 MB, 1 MB and 1 at ~78 MB
+# for the same time (docs/design.md, "Reindex memory").
 _CHUNK: Final = 8192
-_CHUNK_BYTES: Final = 4 << 20
+_CHUNK_BYTES: Final = 1 << 20
 _CHUNK_ROWS: Final = 256
-_QUEUED: Final = 2
+_QUEUED: Final = 1
 _GROUP_TEXTS: Final = 1024  # texts of one conversation and kind per group, at most
 # FTS5 merges its segments as it goes, 4 of a level into one of the next ('automerge'). During the
 # load that is switched off: segments are merged only when 16 accumulate on a level (FTS5's
@@ -262,6 +279,7 @@ class _Chunk:
     turns: list[ix.Row] = field(default_factory=list)
     texts: int = 0  # in `groups`
     text_bytes: int = 0
+    drops: list[str] = field(default_factory=list)  # conversations whose texts are taken back
 
     def full(self) -> bool:
         return (
@@ -289,6 +307,7 @@ class _Loader:
         self._error: BaseException | None = None
         self._queue: queue.Queue[_Chunk | None] = queue.Queue(_QUEUED)
         self._thread: threading.Thread | None = None
+        self._streamed: str | None = None  # the conversation whose texts went ahead of its rows
         try:
             conn.execute(_JSON_PROBE).fetchall()
         except sqlite3.OperationalError:  # an SQLite built without JSON
@@ -296,17 +315,52 @@ class _Loader:
         self._thread = threading.Thread(target=self._run, name="reindex-texts", daemon=True)
         self._thread.start()
 
+    @property
+    def streams(self) -> bool:
+        """Whether texts may be handed over before their conversation's rows (`add_texts`): only
+        with the loader thread, which indexes texts as they come and so can take them back."""
+        return self._thread is not None
+
+    def add_texts(self, cid: str, stats: ix.ItemStats) -> None:
+        """Hand over the texts `stats` holds so far (its lists are emptied) once there are at
+        least a group's worth; `add` hands over the rest."""
+        if len(stats.texts) + len(stats.outputs) < _GROUP_TEXTS:
+            return
+        self._add_groups(cid, ((ix.MESSAGE, stats.texts), (ix.TOOL_OUTPUT, stats.outputs)))
+        stats.texts, stats.outputs = [], []
+        self._streamed = cid
+
+    def drop(self, cid: str) -> None:
+        """Take back the texts handed over for `cid`, whose conversation is skipped after all."""
+        if self._streamed != cid:
+            return
+        self._streamed = None
+        self._chunk.drops.append(cid)
+        self._send()
+
     def add(self, meta: m.ConversationMeta, stats: ix.ItemStats) -> None:
         cid = meta.conversation_id
+        self._streamed = None
         chunk = self._chunk
         chunk.conversations.append(ix.conversation_row(meta, stats.message_count, stats.updated_at))
         chunk.sessions += ix.session_rows(meta)
         chunk.turns += ix.turn_rows(meta)
-        for kind, texts in (
-            (ix.TITLE, [meta.title]),
-            (ix.MESSAGE, stats.texts),
-            (ix.TOOL_OUTPUT, stats.outputs),
-        ):
+        self._add_groups(
+            cid,
+            ((ix.TITLE, [meta.title]), (ix.MESSAGE, stats.texts), (ix.TOOL_OUTPUT, stats.outputs)),
+        )
+        if self._thread is None:
+            chunk = self._chunk
+            self._insert_rows(chunk)
+            for group in chunk.groups:
+                self._conn.executemany(ix.INSERT_TEXT, group.rows())
+            self._chunk = _Chunk()
+        elif self._chunk.full():
+            self._send()
+
+    def _add_groups(self, cid: str, kinds: Iterable[tuple[str, list[str]]]) -> None:
+        chunk = self._chunk
+        for kind, texts in kinds:
             # In slices: one long conversation's texts would otherwise make one chunk, held
             # three times over (the strings, their JSON, the statement's copy) while it loads.
             for start in range(0, len(texts), _GROUP_TEXTS):
@@ -318,13 +372,6 @@ class _Loader:
                 if self._thread is not None and chunk.full():
                     self._send()
                     chunk = self._chunk
-        if self._thread is None:
-            self._insert_rows(chunk)
-            for group in chunk.groups:
-                self._conn.executemany(ix.INSERT_TEXT, group.rows())
-            self._chunk = _Chunk()
-        elif chunk.full():
-            self._send()
 
     def finish(self) -> None:
         """Insert what is left and wait for every row to be in; raises the loader's error."""
@@ -360,6 +407,17 @@ class _Loader:
                     self._insert_rows(chunk)
                     self._insert(chunk.groups)
                     pending += chunk.texts
+                    if chunk.drops:
+                        # The delete trigger takes each text out of the search index, so
+                        # every text must be in it first.
+                        if pending:
+                            self._conn.execute(INDEX_TEXTS_AFTER, (indexed,))
+                            indexed, pending = indexed + pending, 0
+                        for cid in chunk.drops:
+                            self._conn.execute(_DROP_TEXTS, (cid,))
+                        # Rowids are reused from the largest left (no AUTOINCREMENT): the
+                        # next texts may take the dropped ones' rowids.
+                        [(indexed,)] = self._conn.execute(_LAST_TEXT).fetchall()
                 # Texts go to the search index `_CHUNK` at a time however small the chunks
                 # were cut: each such statement leaves an FTS5 segment, and more segments make
                 # every later search slower.
@@ -449,7 +507,7 @@ def build(data_dir: DataDir, db_path: Path) -> ReindexReport:
             if not entry.is_dir(follow_symlinks=False):
                 report.skipped.append(Skipped(name, "not a directory"))
                 continue
-            result = _index_conversation(entry.path, report)
+            result = _index_conversation(entry.path, report, loader)
             if isinstance(result, str):
                 report.skipped.append(Skipped(name, result))
                 continue
