@@ -53,18 +53,20 @@ COMMANDS: dict[str, str] = {
     "delete": "Delete this conversation",
     "status": "Model, agent, sandbox, approvals, directory, usage, daemon, config file",
     "help": "Keys and commands",
-    "exit": "Quit (a running turn keeps running in the daemon)",
-    "quit": "Quit (a running turn keeps running in the daemon)",
+    "exit": "Quit (while a turn runs: stop it, or leave it running in the daemon)",
+    "quit": "Quit (while a turn runs: stop it, or leave it running in the daemon)",
 }
 
 HELP = "\n".join(
     [
         "Keys: Enter send (steers a running turn) · Tab queue · Ctrl+G jump the queue ·",
         "Shift+Enter / Ctrl+J newline · Esc interrupt · Esc Esc rewind · Ctrl+P palette ·",
-        "Ctrl+W waiting inputs · Ctrl+C clears the message, else interrupts the turn, else a",
-        "second Ctrl+C quits (so do Ctrl+Q, /exit, /quit) · @path sends a file's content with",
-        "the message · Tab completes / and @ · Shift+Tab cycles the permission mode (plan:",
-        "read-only · ask: every write asks · auto-edit: the agent's configuration; /approvals).",
+        "Ctrl+W waiting inputs · Ctrl+C clears the message (Up brings it back, and what you",
+        "sent before), else interrupts the turn, else a second Ctrl+C quits (so do Ctrl+Q,",
+        "/exit, /quit; while a turn runs they ask: stop it or leave it running) · @path sends",
+        "a file's content with the message · Tab completes / and @ · Shift+Tab cycles the",
+        "permission mode (plan: read-only · ask: every write asks · auto-edit: the agent's",
+        "configuration; /approvals).",
         "# TEXT keeps a note for later conversations (the project's memory).",
         "!COMMAND runs a shell command yourself, in the agent's sandbox; the model reads its",
         "output with your next message.",
