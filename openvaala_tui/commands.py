@@ -51,7 +51,7 @@ COMMANDS: dict[str, str] = {
     "rename": "Rename this conversation",
     "archive": "Archive this conversation",
     "delete": "Delete this conversation",
-    "status": "Model, agent, sandbox, approvals, directory, usage, daemon, config file",
+    "status": "Model, agent, sandbox, approvals, permission mode, directory, usage, daemon, config",
     "help": "Keys and commands",
     "exit": "Quit (while a turn runs: stop it, or leave it running in the daemon)",
     "quit": "Quit (while a turn runs: stop it, or leave it running in the daemon)",
