@@ -61,20 +61,6 @@ async def test_ctrl_c_interrupts_a_running_turn(
         gate.open()
 
 
-async def test_ctrl_c_with_a_new_draft_clears_it_instead_of_quitting(
-    daemon_factory: Any, clients: Clients
-) -> None:
-    daemon = daemon_factory(demo_config())
-    app = VaalaApp(cwd=str(daemon.workdir), client=await clients(daemon))
-    async with app.run_test(size=(80, 24)) as pilot:
-        await ready(pilot)
-        await pilot.press("ctrl+c")  # idle, empty: "again to quit"
-        app.composer.set_text("a new thought")
-        await pilot.press("ctrl+c")  # within two seconds, but there is a draft: cleared
-        assert app.composer.is_empty
-        assert app.is_running
-
-
 def _on_disk(daemon: Any, cid: str) -> str:
     return "".join(p.read_text() for _, p in daemon.data_dir.session_files(cid))
 
@@ -88,7 +74,20 @@ async def _until_on_disk(daemon: Any, cid: str, text: str) -> None:
     raise AssertionError(f"{text} never reached the journal: {_on_disk(daemon, cid)[-800:]}")
 
 
-async def test_ctrl_c_clears_a_draft_that_up_brings_back(
+async def _answer_the_question(pilot: Pilot[int], app: VaalaApp, key: str) -> None:
+    await wait_for(pilot, lambda: isinstance(app.screen, QuitScreen), what="the question")
+    await pilot.press(key)
+    await wait_for(pilot, lambda: not app.is_running, what="the app to quit")
+
+
+def _exit_message(app: VaalaApp, capsys: pytest.CaptureFixture[str]) -> str:
+    """What the app printed as it quit; it always says how to come back."""
+    said = " ".join(capsys.readouterr().err.split())
+    assert f"openvaala --resume {app.view.conversation_id}" in said
+    return said
+
+
+async def test_ctrl_c_clears_a_draft_instead_of_quitting_and_up_brings_it_back(
     daemon_factory: Any, clients: Clients
 ) -> None:
     daemon = daemon_factory(demo_config())
@@ -96,8 +95,9 @@ async def test_ctrl_c_clears_a_draft_that_up_brings_back(
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(pilot)
         await type_and_send(pilot, "the first message")
+        await pilot.press("ctrl+c")  # idle, empty: "again to quit"
         await pilot.press(*"a draft")
-        await pilot.press("ctrl+c")
+        await pilot.press("ctrl+c")  # within two seconds, but there is a draft: cleared
         assert app.composer.is_empty
         assert app.is_running
         await pilot.press("up")
@@ -130,12 +130,8 @@ async def test_quitting_while_a_turn_runs_asks_and_stop_interrupts_it(
             await wait_for(pilot, lambda: not isinstance(app.screen, QuitScreen))
             assert app.is_running and root.running
             await type_and_send(pilot, "/quit")
-            await wait_for(pilot, lambda: isinstance(app.screen, QuitScreen), what="the question")
-            await pilot.press("s")
-            await wait_for(pilot, lambda: not app.is_running, what="the app to quit")
-        said = " ".join(capsys.readouterr().err.split())
-        assert "Stopped the running turn." in said
-        assert f"openvaala --resume {app.view.conversation_id}" in said
+            await _answer_the_question(pilot, app, "s")
+        assert "Stopped the running turn." in _exit_message(app, capsys)
         await _until_on_disk(daemon, str(app.view.conversation_id), '"interrupted"')
     finally:
         gate.open()
@@ -153,12 +149,8 @@ async def test_quitting_while_a_turn_runs_can_leave_it_running(
         async with app.run_test(size=(80, 24)) as pilot:
             await _start_the_turn(pilot, app)
             await type_and_send(pilot, "/quit")
-            await wait_for(pilot, lambda: isinstance(app.screen, QuitScreen), what="the question")
-            await pilot.press("l")
-            await wait_for(pilot, lambda: not app.is_running, what="the app to quit")
-        said = " ".join(capsys.readouterr().err.split())
-        assert "The turn keeps running in the daemon." in said
-        assert f"openvaala --resume {app.view.conversation_id}" in said
+            await _answer_the_question(pilot, app, "l")
+        assert "The turn keeps running in the daemon." in _exit_message(app, capsys)
         gate.open()  # the model answers the rest to the daemon, with no client left
         await _until_on_disk(daemon, str(app.view.conversation_id), "and done.")
         assert '"interrupted"' not in _on_disk(daemon, str(app.view.conversation_id))
