@@ -8,7 +8,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from openvaala_server.domain.short_ids import short_id
+from openvaala_server.domain.short_ids import short_ids
 from openvaala_server.protocol import codec
 
 if TYPE_CHECKING:
@@ -42,9 +42,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"openvaala: cannot reach the daemon: {exc}", file=sys.stderr)
         return 4
     if args.json:
+        shown = short_ids(row["conversationId"] for row in rows)
         print(
             codec.text(
-                [{**row, "shortId": short_id(row["conversationId"])} for row in rows], ascii=True
+                [{**row, "shortId": shown[row["conversationId"]]} for row in rows], ascii=True
             )
         )
     else:
@@ -74,6 +75,7 @@ def table(rows: Sequence[Mapping[str, object]]) -> str:
     if not rows:
         return "no conversations\n"
     home = os.path.expanduser("~")
+    shown = short_ids(str(row["conversationId"]) for row in rows)
     lines = []
     for row in rows:
         cwd = str(row.get("cwd") or "")
@@ -84,7 +86,7 @@ def table(rows: Sequence[Mapping[str, object]]) -> str:
         if len(title) > 40:
             title = title[:39] + "…"
         updated = str(row.get("updatedAt") or "")[:16].replace("T", " ")
-        lines.append((short_id(str(row["conversationId"])), updated, status, title, cwd))
+        lines.append((shown[str(row["conversationId"])], updated, status, title, cwd))
     header = ("ID", "UPDATED (UTC)", "STATE", "TITLE", "DIRECTORY")
     widths = [max(len(line[i]) for line in [header, *lines]) for i in range(4)]
     return "".join(

@@ -23,6 +23,7 @@ from openvaala_server.protocol import codec
 from openvaala_server.store.paths import DataDir
 
 T = TypeVar("T")
+MIN_PREFIX = 4  # of a browser session's 12-character id
 
 
 def _err(message: str) -> None:
@@ -67,14 +68,12 @@ def logout_all() -> int:
     return 0
 
 
+def _sessions_online(found: tuple[str, str]) -> list[SessionInfo]:
+    return cast(list[SessionInfo], request_json(*found, "GET", "/login/sessions")["sessions"])
+
+
 def list_sessions() -> int:
-    sessions = _ask(
-        lambda found: cast(
-            list[SessionInfo], request_json(*found, "GET", "/login/sessions")["sessions"]
-        ),
-        WebLogins.list_sessions,
-        "read the browser sessions",
-    )
+    sessions = _ask(_sessions_online, WebLogins.list_sessions, "read the browser sessions")
     if sessions is None:
         return 1
     if not sessions:
@@ -87,7 +86,23 @@ def list_sessions() -> int:
     return 0
 
 
-def end_session(session_id: str) -> int:
+def end_session(typed: str) -> int:
+    """`--end ID`: ID, or a prefix of it that names one session, as with conversation ids."""
+    sessions = _ask(_sessions_online, WebLogins.list_sessions, "read the browser sessions")
+    if sessions is None:
+        return 1
+    prefix = typed.strip().lower()
+    # At least MIN_PREFIX characters: one typed by mistake must not end some other session.
+    found = sorted(
+        {s["id"] for s in sessions if len(prefix) >= MIN_PREFIX and s["id"].startswith(prefix)}
+    )
+    if len(found) > 1:
+        _err(f"browser session id {typed} is ambiguous: {', '.join(found)}; type more characters")
+        return 2
+    return _end(found[0] if found else typed)
+
+
+def _end(session_id: str) -> int:
     def online(found: tuple[str, str]) -> bool:
         try:
             request_json(*found, "POST", f"/login/sessions/{session_id}/end")

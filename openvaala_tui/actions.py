@@ -211,6 +211,7 @@ class CommandsMixin(App[int]):
                 cwd=str(self.view.conversation.get("cwd") or self.cwd),
                 address=self.client.dialer.where() if self.client.dialer else self.client.address,
                 config_path=str(state.get("path") if isinstance(state, dict) else "?"),
+                mode=str(self.view.conversation.get("permissionMode") or "") or None,
             )
         )
 

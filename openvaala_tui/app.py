@@ -51,6 +51,7 @@ from openvaala_tui.image_actions import ImagesMixin
 from openvaala_tui.mcp_live import McpServers
 from openvaala_tui.memory_actions import MemoryCommands, memory_note
 from openvaala_tui.permission_modes import PermissionModeCommands
+from openvaala_tui.quit_screen import QuitChoice, QuitScreen
 from openvaala_tui.screens import AgentsScreen, ResumeScreen
 from openvaala_tui.setup_actions import SetupMixin
 from openvaala_tui.widgets.approval import ApprovalPrompt
@@ -790,7 +791,7 @@ class VaalaApp(
             if self.composer.editing_input is not None:
                 self.composer.editing_input = None
                 self.refresh_status()
-            self.composer.clear()
+            self.composer.discard()
             return
         session = self.view.sessions.get(self.following or "")
         if session is not None and session.running:
@@ -806,12 +807,33 @@ class VaalaApp(
         self.notify("Ctrl+C again to quit.", timeout=DOUBLE_CTRL_C_S)
 
     async def action_quit(self) -> None:
-        """Quit, printing how to come back to this conversation (when it was stored) and,
-        when a turn still runs, that it keeps running in the daemon."""
+        """Quit (Ctrl+Q, `/exit`, `/quit`, a second Ctrl+C); while a turn runs, first ask
+        whether to stop it or leave it running in the daemon (docs/design.md)."""
+        running = self._running_sessions()
+        if not running or self.client is None:
+            self._exit_saying(leaving=bool(running))
+        elif not isinstance(self.screen, QuitScreen):  # asked already: answer that
+            self.push_screen(QuitScreen(len(running)), self._quit_answered)
+
+    async def _quit_answered(self, choice: QuitChoice | None) -> None:
+        if choice is None:
+            return
+        running = self._running_sessions()
+        if choice == "stop":
+            for session_id in running:
+                await self.interrupt(session_id)
+        self._exit_saying(leaving=choice == "leave" and bool(running), stopped=choice == "stop")
+
+    def _running_sessions(self) -> list[str]:
+        return [s.session_id for s in self.view.sessions.values() if s.running]
+
+    def _exit_saying(self, *, leaving: bool, stopped: bool = False) -> None:
+        """Exit, printing what became of a running turn and how to come back to this
+        conversation (when it was stored)."""
         cid = self.view.conversation_id
-        running = any(s.running for s in self.view.sessions.values())
-        lines = ["The turn keeps running in the daemon."] if running else []
-        if cid and (self.view.conversation.get("persisted") or running):
+        lines = ["The turn keeps running in the daemon."] if leaving else []
+        lines += ["Stopped the running turn."] if stopped else []
+        if cid and (self.view.conversation.get("persisted") or leaving or stopped):
             lines.append(f"To come back to this conversation: openvaala --resume {cid}")
         self.exit(return_code=0, message="\n".join(lines) or None)
 

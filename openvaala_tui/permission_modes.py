@@ -30,6 +30,8 @@ def next_mode(current: str | None, allowed: list[str]) -> str | None:
 
 
 class PermissionModeCommands(CommandsMixin):
+    _mode_asked: str | None = None  # the mode the last Shift+Tab asked for, until answered
+
     def _permission_modes(self) -> tuple[str | None, list[str]]:
         conversation = self.view.conversation
         mode = conversation.get("permissionMode")
@@ -47,10 +49,20 @@ class PermissionModeCommands(CommandsMixin):
 
     async def action_cycle_mode(self) -> None:
         current, allowed = self._permission_modes()
-        mode = next_mode(current, allowed)
+        # Shift+Tab pressed again before the daemon announced the last switch goes on from the
+        # mode asked for, not back to the one still shown: each press is one step.
+        mode = next_mode(self._mode_asked or current, allowed)
         if mode is None or self.client is None or not self.cid:
             return
-        self.run_worker(self.slash("approvals", mode), group="command", name="/approvals")
+        self._mode_asked = mode
+        self.run_worker(self._cycle_to(mode), group="command", name="/approvals")
+
+    async def _cycle_to(self, mode: str) -> None:
+        try:
+            await self.slash("approvals", mode)
+        finally:
+            if self._mode_asked == mode:  # the last press is answered: the footer is the truth
+                self._mode_asked = None
 
     async def cmd_approvals(self, arg: str) -> None:
         """`/approvals MODE` sets it; alone, a list to pick from, the current one highlighted."""

@@ -20,9 +20,11 @@ def status_text(
     cwd: str,
     address: str,
     config_path: str,
+    mode: str | None = None,
 ) -> str:
     """`agent`: its `agents/list` entry (None when it is not configured); `session`: the followed
-    session's info; `usage`: its `Usage`."""
+    session's info; `usage`: its `Usage`; `mode`: the conversation's permission mode, which
+    narrows the sandbox and approval shown (docs/security.md, "Permission modes")."""
     name = str(session.get("agent") or (agent and agent["name"]) or "?")
     model = str(session.get("model") or (agent and agent["model"]) or "?")
     chosen = " (chosen with /model)" if session.get("modelChosen") else ""
@@ -44,6 +46,7 @@ def status_text(
             f"  agent      {name}",
             f"  sandbox    {sandbox}",
             f"  approval   {approval}",
+            f"  mode       {mode or 'auto-edit'} (Shift+Tab or /approvals changes it)",
             f"  directory  {cwd}",
             f"  context    {context}",
             f"  daemon     {address or 'not connected'}",

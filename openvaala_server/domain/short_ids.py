@@ -17,8 +17,25 @@ class IdPrefixError(ValueError):
     """The typed id names no conversation, or more than one; the message says which."""
 
 
-def short_id(cid: str) -> str:
-    return cid[:SHORT_ID]
+def short_ids(ids: Iterable[str]) -> dict[str, str]:
+    """Each id's short form in a list of them: `SHORT_ID` characters, or more where two ids
+    share those (as git lengthens an abbreviation), so every id shown names one conversation."""
+    ordered = sorted(set(ids))
+    shown: dict[str, str] = {}
+    for i, cid in enumerate(ordered):
+        shared = max(
+            (_common(cid, ordered[j]) for j in (i - 1, i + 1) if 0 <= j < len(ordered)),
+            default=0,
+        )
+        shown[cid] = cid[: max(SHORT_ID, shared + 1)]
+    return shown
+
+
+def _common(a: str, b: str) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
 
 
 def normalize(typed: str) -> str:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-# A protocol method name: a known namespace, a slash, a name ("session/updated").
+# A protocol method name: a known namespace, a slash, a name ("session/updated"); never a piece of
+# a path (`~/.config/openvaala/commands`, `src/session/store.py`), which the user needs as it is.
 METHOD = re.compile(
-    r"\b(?:conversation|conversations|input|turn|approval|session|sessions|item|models|agents|"
-    r"retry|compaction|usage|inbox|client|config|mcp)/[A-Za-z]+\b"
+    r"(?<![\w./~-])(?:conversation|conversations|input|turn|approval|session|sessions|item|models|"
+    r"agents|retry|compaction|usage|inbox|client|config|mcp)/[A-Za-z]+\b(?![/.\w-])"
 )
 
 

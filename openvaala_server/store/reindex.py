@@ -512,6 +512,12 @@ def build(data_dir: DataDir, db_path: Path) -> ReindexReport:
                 report.skipped.append(Skipped(name, result))
                 continue
             meta, stats = result
+            if meta.conversation_id != name:
+                # A copy of another conversation's directory (a backup left in place): indexing
+                # it would give two rows one id; the metadata's own directory is the real one.
+                reason = f"its metadata.jsonl is conversation {meta.conversation_id}'s (a copy?)"
+                report.skipped.append(Skipped(name, reason))
+                continue
             report.indexed.append(name)
             parent = meta.forked_from.get("conversationId") if meta.forked_from else None
             if isinstance(parent, str):

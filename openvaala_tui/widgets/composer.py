@@ -11,6 +11,7 @@ from textual.message import Message
 from textual.widgets import TextArea
 
 from openvaala_tui.completion import McpOffers, complete
+from openvaala_tui.composer_history import ComposerHistory
 from openvaala_tui.widgets.completions import CompletionPopup
 
 NEWLINE_KEYS = ("shift+enter", "ctrl+j", "newline")
@@ -50,6 +51,7 @@ class Composer(TextArea):
         self.mcp_offers = McpOffers()
         self.user_commands: Path | None = None  # the user's custom commands (set by the app)
         self.local_files = True  # False over --remote: `cwd` is another machine's
+        self.past = ComposerHistory()  # Up and Down recall what was sent or cleared
 
     @property
     def cursor_offset(self) -> int:
@@ -118,8 +120,29 @@ class Composer(TextArea):
         app has handled it is the next message, never the end of this one (docs/design.md,
         "Typing ahead")."""
         text = self.text
+        self.past.record(text)
         self.clear()
         self.post_message(self.Submitted(self, text, mode))
+
+    def discard(self) -> None:
+        """Empty the composer (Ctrl+C), keeping the text for Up to bring back."""
+        self.past.record(self.text)
+        self.clear()
+
+    def _recall(self, key: str) -> bool:
+        """Up on the first line shows the previous entry of the history, Down on the last
+        line the next one (then what was there before); False when the key moves the cursor."""
+        row = self.cursor_location[0]
+        if key == "up" and row == 0:
+            text = self.past.older(self.text)
+        elif key == "down" and row == self.document.line_count - 1:
+            text = self.past.newer()
+        else:
+            return False
+        if text is None:
+            return False
+        self.set_text(text)
+        return True
 
     def restore(self, text: str) -> None:
         """Put back a message that was not sent, before anything typed since."""
@@ -149,6 +172,10 @@ class Composer(TextArea):
             event.stop()
             event.prevent_default()
             self.insert("\n")
+            return
+        if event.key in ("up", "down") and self._recall(event.key):
+            event.stop()
+            event.prevent_default()
             return
         mode = SEND_KEYS.get(event.key)
         if mode is not None and not (event.key == "tab" and self.is_empty):

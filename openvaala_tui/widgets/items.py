@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.css.query import NoMatches
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
@@ -205,12 +207,17 @@ class Reasoning(ItemWidget):
         self._schedule()
 
     def _draw_stream(self) -> None:
-        self.query_one(".reasoning-text", Static).update(Text(str(self.item.get("text") or "")))
+        with contextlib.suppress(NoMatches):  # not composed yet, or being taken down
+            self.query_one(".reasoning-text", Static).update(Text(str(self.item.get("text") or "")))
 
     async def complete(self, item: Item) -> None:
         await super().complete(item)
-        self.query_one(".reasoning-text", Static).update(Text(str(item.get("text") or "")))
-        collapsible = self.query_one(Collapsible)
+        try:
+            text = self.query_one(".reasoning-text", Static)
+            collapsible = self.query_one(Collapsible)
+        except NoMatches:
+            return  # not composed yet (compose draws it done), or being taken down
+        text.update(Text(str(item.get("text") or "")))
         collapsible.title = self._title()
         collapsible.collapsed = True
 
@@ -264,9 +271,16 @@ class ToolBlock(ItemWidget):
         self._restyle()
         if not self.is_mounted:
             return  # compose draws the rest
-        self.query_one(".tool-header", Static).update(self._header())
-        self.query_one(".tool-output", Static).update(self._body())
-        collapsible = self.query_one(Collapsible)
+        try:
+            header = self.query_one(".tool-header", Static)
+            output = self.query_one(".tool-output", Static)
+            collapsible = self.query_one(Collapsible)
+        except NoMatches:
+            # Being taken down (a conversation switch, a rewind, the app quitting): its parts
+            # go before it does, and a note for it can still arrive in between.
+            return
+        header.update(self._header())
+        output.update(self._body())
         collapsible.title = self._output_title()
         running = self.status == "running"
         if running != self._was_running:  # open while it runs, folded once done

@@ -1,8 +1,10 @@
 """Ctrl+C as Codex and Claude Code users expect it: it stops a running turn first, never
-quits over a draft, and a quit while a turn runs says the turn goes on in the daemon."""
+quits over a draft (Up brings it back), and a quit while a turn runs asks whether to stop it or
+leave it running in the daemon."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -10,6 +12,7 @@ from textual.pilot import Pilot
 
 from openvaala_server.client.view import SessionView
 from openvaala_tui.app import VaalaApp
+from openvaala_tui.quit_screen import QuitScreen
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Gate, Reply
 from tests.tui.conftest import Clients, demo_config, notices, ready, type_and_send, wait_for
@@ -58,35 +61,98 @@ async def test_ctrl_c_interrupts_a_running_turn(
         gate.open()
 
 
-async def test_ctrl_c_with_a_new_draft_clears_it_instead_of_quitting(
+def _on_disk(daemon: Any, cid: str) -> str:
+    return "".join(p.read_text() for _, p in daemon.data_dir.session_files(cid))
+
+
+async def _until_on_disk(daemon: Any, cid: str, text: str) -> None:
+    """The daemon goes on after the app quit: wait (generously) for `text` in its journal."""
+    for _ in range(1000):
+        if text in _on_disk(daemon, cid):
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{text} never reached the journal: {_on_disk(daemon, cid)[-800:]}")
+
+
+async def _answer_the_question(pilot: Pilot[int], app: VaalaApp, key: str) -> None:
+    await wait_for(pilot, lambda: isinstance(app.screen, QuitScreen), what="the question")
+    await pilot.press(key)
+    await wait_for(pilot, lambda: not app.is_running, what="the app to quit")
+
+
+def _exit_message(app: VaalaApp, capsys: pytest.CaptureFixture[str]) -> str:
+    """What the app printed as it quit; it always says how to come back."""
+    said = " ".join(capsys.readouterr().err.split())
+    assert f"openvaala --resume {app.view.conversation_id}" in said
+    return said
+
+
+async def test_ctrl_c_clears_a_draft_instead_of_quitting_and_up_brings_it_back(
     daemon_factory: Any, clients: Clients
 ) -> None:
     daemon = daemon_factory(demo_config())
     app = VaalaApp(cwd=str(daemon.workdir), client=await clients(daemon))
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(pilot)
+        await type_and_send(pilot, "the first message")
         await pilot.press("ctrl+c")  # idle, empty: "again to quit"
-        app.composer.set_text("a new thought")
+        await pilot.press(*"a draft")
         await pilot.press("ctrl+c")  # within two seconds, but there is a draft: cleared
         assert app.composer.is_empty
         assert app.is_running
+        await pilot.press("up")
+        assert app.composer.text == "a draft"
+        await pilot.press("up")
+        assert app.composer.text == "the first message"
+        await pilot.press("up")  # the oldest: it stays
+        assert app.composer.text == "the first message"
+        await pilot.press("down")
+        assert app.composer.text == "a draft"
+        await pilot.press("down")  # past the newest: what was typed before the walk (nothing)
+        assert app.composer.is_empty
 
 
-async def test_quitting_while_a_turn_runs_says_it_keeps_running(
+async def test_quitting_while_a_turn_runs_asks_and_stop_interrupts_it(
     fake_openai: FakeProvider,
     daemon_factory: Any,
     clients: Clients,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     gate = Gate()
-    _, app = await _on_a_held_turn(fake_openai, daemon_factory, clients, gate)
+    daemon, app = await _on_a_held_turn(fake_openai, daemon_factory, clients, gate)
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            root = await _start_the_turn(pilot, app)
+            await pilot.press("ctrl+q")
+            await wait_for(pilot, lambda: isinstance(app.screen, QuitScreen), what="the question")
+            assert root.running  # asking stops nothing
+            await pilot.press("escape")  # not quitting after all
+            await wait_for(pilot, lambda: not isinstance(app.screen, QuitScreen))
+            assert app.is_running and root.running
+            await type_and_send(pilot, "/quit")
+            await _answer_the_question(pilot, app, "s")
+        assert "Stopped the running turn." in _exit_message(app, capsys)
+        await _until_on_disk(daemon, str(app.view.conversation_id), '"interrupted"')
+    finally:
+        gate.open()
+
+
+async def test_quitting_while_a_turn_runs_can_leave_it_running(
+    fake_openai: FakeProvider,
+    daemon_factory: Any,
+    clients: Clients,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    gate = Gate()
+    daemon, app = await _on_a_held_turn(fake_openai, daemon_factory, clients, gate)
     try:
         async with app.run_test(size=(80, 24)) as pilot:
             await _start_the_turn(pilot, app)
             await type_and_send(pilot, "/quit")
-            await pilot.pause()
-        said = " ".join(capsys.readouterr().err.split())
-        assert "The turn keeps running in the daemon." in said
-        assert f"openvaala --resume {app.view.conversation_id}" in said
+            await _answer_the_question(pilot, app, "l")
+        assert "The turn keeps running in the daemon." in _exit_message(app, capsys)
+        gate.open()  # the model answers the rest to the daemon, with no client left
+        await _until_on_disk(daemon, str(app.view.conversation_id), "and done.")
+        assert '"interrupted"' not in _on_disk(daemon, str(app.view.conversation_id))
     finally:
         gate.open()

@@ -38,6 +38,7 @@ async def test_status_names_model_agent_sandbox_and_daemon(
         assert lines["agent"] == "default"
         assert lines["sandbox"] == "read-only (network off)"
         assert lines["approval"] == "always"
+        assert lines["mode"].startswith("ask ")  # the widest mode an "always" agent allows
         assert lines["directory"] == str(daemon.workdir)
         assert lines["daemon"] == daemon.address
         assert lines["config"] == str(daemon.config_path)

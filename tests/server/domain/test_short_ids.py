@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from openvaala_server.domain.short_ids import IdPrefixError, match
+from openvaala_server.domain.short_ids import IdPrefixError, match, short_ids
 
 IDS = ["80cd7c40" + "a" * 24, "80cd7c41" + "b" * 24, "12345678" + "c" * 24]
 
@@ -33,3 +33,15 @@ def test_an_ambiguous_prefix_names_the_candidates() -> None:
 def test_an_unknown_or_malformed_prefix_says_why(typed: str, says: str) -> None:
     with pytest.raises(IdPrefixError, match=says):
         match(typed, IDS)
+
+
+def test_a_list_lengthens_only_the_short_ids_two_conversations_share() -> None:
+    twin = "80cd7c40a" + "f" * 23
+    shown = short_ids([*IDS, twin])
+    assert shown == {
+        IDS[0]: "80cd7c40aa",
+        twin: "80cd7c40af",
+        IDS[1]: "80cd7c41",
+        IDS[2]: "12345678",
+    }
+    assert all(match(short, [*IDS, twin]) == cid for cid, short in shown.items())
