@@ -4,7 +4,7 @@ A conversation of ``--items`` items (written to the data directory before the da
 opened by its address; the clock runs from the click on "Jump to start" until its first message
 is on screen: the web app reads the rest of the history from the daemon in pages of 1,000
 (conversation/read) and draws the first page. Figures: median and range of ``--runs`` runs,
-each in a fresh page.
+each in a fresh page, with the machine's one-minute load average before and after.
 
 Goal (issue 36): the first of 5,000 items in under 1 s (5.3 s by scrolling before).
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import tempfile
 import time
@@ -53,6 +54,7 @@ def main() -> int:
         work.mkdir()
         cid, _ = asyncio.run(write_conversation(home, work, args.items))
         jumps: list[float] = []
+        load_before = os.getloadavg()[0]
         with BenchDaemon(home=home) as daemon, sync_playwright() as pw:
             context, app = signed_in(pw, daemon)
             for _ in range(args.runs):
@@ -66,7 +68,9 @@ def main() -> int:
                 jumps.append(time.perf_counter() - t0)
                 page.close()
             context.browser.close()
-    print(f"jump to the start of {args.items} items: {spread(jumps)}")
+    # The machine is shared: the figures mean little without the load they were taken at.
+    load = f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after"
+    print(f"jump to the start of {args.items} items, {args.runs} runs: {spread(jumps)}; {load}")
     return 0
 
 

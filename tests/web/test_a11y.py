@@ -85,13 +85,23 @@ def test_main_views_have_no_serious_or_critical_violations(
     )
     assert "transcript" not in live
     assert page.locator("#transcript [aria-live='polite']").count() == 0
-    # A skip link is the first thing the keyboard reaches.
-    page.set_viewport_size({"width": 1200, "height": 800})
-    page.reload()
-    ui.wait_online()
-    hash_before = page.evaluate("() => location.hash")
-    page.keyboard.press("Tab")
-    expect(page.locator(".skip-link")).to_be_focused()
-    page.keyboard.press("Enter")
-    expect(page.locator("#composer-text")).to_be_focused()
-    assert page.evaluate("() => location.hash") == hash_before  # still the same conversation
+    # A skip link is the first thing the keyboard reaches, shown on top of the page while it
+    # has the focus, on a phone as on a desktop.
+    for width, height in ((390, 844), (1200, 800)):
+        page.set_viewport_size({"width": width, "height": height})
+        page.reload()
+        ui.wait_online()
+        hash_before = page.evaluate("() => location.hash")
+        page.keyboard.press("Tab")
+        skip = page.locator(".skip-link")
+        expect(skip).to_be_focused()
+        expect(skip).to_be_in_viewport(ratio=1)
+        on_top = skip.evaluate(
+            "(el) => { const r = el.getBoundingClientRect();"
+            " const x = r.x + r.width / 2, y = r.y + r.height / 2;"
+            " return el.contains(document.elementFromPoint(x, y)); }"
+        )
+        assert on_top, width
+        page.keyboard.press("Enter")
+        expect(page.locator("#composer-text")).to_be_focused()
+        assert page.evaluate("() => location.hash") == hash_before  # the same conversation

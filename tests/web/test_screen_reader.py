@@ -207,3 +207,45 @@ def test_the_list_keeps_a_bounded_dom_scrolled_to_the_end(
         page.locator("#conv-list .conv", has_text=f"Conversation {ROWS - 1:04d}")
     ).to_be_in_viewport()
     assert ui.console_errors == []
+
+
+def test_on_a_phone_the_list_is_one_tab_stop_and_the_opened_conversation_takes_the_focus(
+    many: Daemon, ui_factory: UIFactory
+) -> None:
+    """On a phone the list is in a drawer: the keyboard opens it, walks the list with the arrow
+    keys, leaves it with one Tab, and a conversation opened from it takes the focus as the
+    drawer closes (the row the focus was on is hidden with it)."""
+    ui = ui_factory(many)
+    page = ui.page
+    page.set_viewport_size({"width": 390, "height": 844})
+    ui.login()
+    page.keyboard.press("Tab")
+    expect(page.locator(".skip-link")).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(page.locator("#drawer-open")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator("#search")).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(page.locator("#show-archived")).to_be_focused()
+    page.keyboard.press("Tab")
+    rows = page.locator("#conv-list [role='row'][data-key]")
+    expect(rows.nth(0).locator(".conv-open")).to_be_focused()
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    third = rows.nth(2)
+    expect(third.locator(".conv-open")).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(page.locator("#mcp-open")).to_be_focused()
+    page.keyboard.press("Shift+Tab")
+    expect(third.locator(".conv-open")).to_be_focused()
+
+    key = third.get_attribute("data-key")
+    page.keyboard.press("Enter")
+    page.wait_for_function("(id) => location.hash.slice(1) === id", arg=key)
+    expect(page.locator("#drawer-open")).to_have_attribute("aria-expanded", "false")
+    expect(page.locator("#transcript")).to_be_focused()
+    expect(page.locator("#transcript .item[data-type='user_message']")).to_have_count(1)
+    # From there the keyboard goes on into the conversation, not back to the top of the page.
+    page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.closest('#main') !== null")
+    assert ui.console_errors == []

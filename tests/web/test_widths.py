@@ -1,7 +1,9 @@
 """The web UI at every width from a small phone to a large monitor (320–2560 px): nothing wider
-than the viewport, every header action reachable and clickable (in the actions menu when the
-header has no room for them), and axe-core finds no serious or critical violation in any view,
-light or dark.
+than the viewport (nor wider than the box it is drawn in), every header action reachable and
+clickable (in the actions menu when the header has no room for them), and axe-core finds no
+serious or critical violation in any view, light or dark: the transcript with a plan, a code
+block, a table and a subagent's report; a turn waiting on an approval; History; the context
+dialog; the Agents tab; the New form; renaming; the agent and model pickers; the actions menu.
 
 One daemon and one browser context for the module; the widths are looped inside each test so
 the set stays fast."""
@@ -16,12 +18,23 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
+from openvaala_server.client import Client
 from tests.support.daemon import Daemon, make_daemon, stop_any_server
-from tests.web.conftest import WebUI
+from tests.support.events import new_conversation
+from tests.web.conftest import WebUI, header_action, run_async
 
 WIDTHS = (320, 390, 768, 834, 1024, 1400, 2560)
 AXE = Path(__file__).parent / "vendor" / "axe.min.js"
-HEADER_ACTIONS = ("#change-agent", "#change-model", "#rename", "#archive", "#delete")
+HEADER_ACTIONS = (
+    "#history-open",
+    "#jump-start",
+    "#jump-date",
+    "#change-agent",
+    "#change-model",
+    "#rename",
+    "#archive",
+    "#delete",
+)
 # Scrollers meant to scroll sideways (code, tables, tool output): what is inside may be wider.
 SCROLLERS = "pre, table, .tool-output, .part-text, .context-json"
 
@@ -34,6 +47,11 @@ pace_ms = 0
 [agents.default]
 description = "General assistant"
 model = "demo-with-a-rather-long-model-name"
+
+[agents.asker]
+description = "Asks before every command"
+model = "demo-with-a-rather-long-model-name"
+approval = "always"
 """
 
 OVERFLOW_JS = """
@@ -51,11 +69,14 @@ OVERFLOW_JS = """
     if (r.right > vw + 0.5 || r.left < -0.5) {
       bad.push(`${name(el)} ${Math.round(r.left)}..${Math.round(r.right)}`);
     }
-    // A box that scrolls sideways without being meant to (a cut-off header, a toolbar).
-    const sideways = ["auto", "scroll"].includes(getComputedStyle(el).overflowX);
-    if (sideways && !el.matches(scrollers) && el.scrollWidth > el.clientWidth + 1) {
-      bad.push(`${name(el)} scrolls sideways`);
-    }
+    // A box that scrolls sideways without being meant to (a cut-off header, a toolbar), or
+    // whose words run out of it (a long id in a message bubble); one that clips on purpose (an
+    // ellipsis) is fine.
+    const wider = !el.matches(scrollers) && el.clientWidth > 0
+      && el.scrollWidth > el.clientWidth + 1;
+    const overflow = getComputedStyle(el).overflowX;
+    if (wider && overflow === "visible") bad.push(`${name(el)} runs out of its box`);
+    if (wider && ["auto", "scroll"].includes(overflow)) bad.push(`${name(el)} scrolls sideways`);
   }
   return bad.slice(0, 8);
 }
@@ -101,7 +122,30 @@ def ui(wide_daemon: Daemon, wide_context: BrowserContext) -> WebUI:
     ui.wait_idle()
     ui.send("run: echo " + "word " * 80)
     ui.wait_idle()
+    ui.send("spawn: say hello")  # the Agents tab has a subagent; the transcript, its report
+    expect(ui.page.locator("#transcript .origin-subagent")).to_have_count(1)
+    ui.wait_idle()
     return ui
+
+
+@pytest.fixture(scope="module")
+def asking(ui: WebUI) -> str:
+    """A second conversation whose turn waits on the user's approval of a shell command for as
+    long as the module runs: the approval card, and the composer of a running turn (Stop)."""
+
+    async def ask() -> str:
+        client: Client = await ui.daemon.client(reconnect=False)
+        try:
+            cid = await new_conversation(client, str(ui.daemon.workdir), agent="asker")
+            text = "run: echo " + "approve-me " * 30
+            await client.request(
+                "input/send", {"conversationId": cid, "text": text, "mode": "queue"}
+            )
+            return cid
+        finally:
+            await client.close()
+
+    return run_async(ask)
 
 
 def _resize(page: Page, width: int) -> None:
@@ -116,15 +160,16 @@ def _overflow(page: Page) -> list[str]:
     return [str(x) for x in page.evaluate(OVERFLOW_JS, [SCROLLERS])]
 
 
-def _axe(page: Page, view: str) -> list[dict[str, Any]]:
+def _axe(page: Page, view: str, scope: str = "html") -> list[dict[str, Any]]:
     if not page.evaluate("() => typeof window.axe === 'object'"):
         page.add_script_tag(path=str(AXE))
     result = page.evaluate(
-        """async () => {
-            const r = await axe.run(document, {resultTypes: ['violations']});
+        """async (scope) => {
+            const r = await axe.run(scope, {resultTypes: ['violations']});
             return r.violations.map(v => ({id: v.id, impact: v.impact,
                 nodes: v.nodes.slice(0, 3).map(n => n.target.join(' '))}));
-        }"""
+        }""",
+        scope,
     )
     return [{"view": view, **v} for v in result if v["impact"] in ("serious", "critical")]
 
@@ -173,40 +218,146 @@ def test_no_overflow_and_every_header_action_reachable_at_every_width(ui: WebUI)
     assert collapsed[320] and collapsed[768] and not collapsed[2560], collapsed
 
 
-def test_axe_clean_at_every_width_light_and_dark(ui: WebUI) -> None:
+def _settle(page: Page) -> None:
+    """The pointer away from the messages and every transition done: axe would otherwise read a
+    message's actions half faded in (on hover) as too faint."""
+    page.mouse.move(0, 0)
+    page.wait_for_function(
+        "() => document.getAnimations()"
+        ".every((a) => a.effect.getComputedTiming().iterations === Infinity)"
+    )
+
+
+def _show(ui: WebUI, cid: str) -> None:
+    """Open a conversation (a change of the address's fragment, as a link in the list does)."""
+    page = ui.page
+    if page.evaluate("() => location.hash.slice(1)") != cid:
+        page.evaluate("(id) => { location.hash = id; }", cid)
+        expect(page.locator("#composer-text")).to_be_enabled()
+
+
+def _drawer(page: Page, opened: bool) -> None:
+    """On a narrow screen the sidebar is a drawer: open or close it."""
+    toggle = page.locator("#drawer-open")
+    if toggle.is_visible() and (toggle.get_attribute("aria-expanded") == "true") != opened:
+        page.click("#drawer-open" if opened else "#drawer-close")
+        expect(toggle).to_have_attribute("aria-expanded", str(opened).lower())
+
+
+# Each view: how to open and close it, and what axe checks in it: the whole page where the view
+# is a page of its own, else the part it adds (the rest is the transcript, checked on its own).
+VIEWS: dict[str, tuple[str, str, str]] = {
+    # name: (what opens it, what shows it is open, what axe checks)
+    "transcript": ("", "#plan .plan-toggle", "html"),
+    "approval": ("", "#transcript .approval-pending", "html"),
+    "command running": ("run: sleep 30", "#transcript .tool-status[data-status='running']", "html"),
+    "history": ("#history-open", "#history-panel h2", "#history-panel"),
+    "context dialog": ("#meter", "#context-panel .context-parts", "#context-panel"),
+    "agents tab": ("#tab-agents", "#agents li.agent >> nth=1", "html"),
+    "new form": ("#new-conv", "#new-form", "#sidebar"),
+    "rename": ("#rename", "#rename-input", "#conv-header"),
+    "agent picker": ("#change-agent", "#agent-form", "#settings"),
+    "model picker": ("#change-model", "#model-form", "#settings"),
+    "actions menu": ("#actions-menu", "#actions-list", "#conv-header"),
+}
+
+
+def _open_view(ui: WebUI, view: str, main: str, asking: str) -> bool:
+    """Open `view`; False when it does not exist at this width (the menu on a wide screen)."""
+    page = ui.page
+    opener, shown, _ = VIEWS[view]
+    _show(ui, asking if view == "approval" else main)
+    if view in ("history", "rename", "agent picker", "model picker"):
+        header_action(page, opener)
+    elif view == "actions menu":
+        if not page.locator(opener).is_visible():
+            return False
+        page.click(opener)
+    elif view == "new form":
+        _drawer(page, True)
+        page.click(opener)
+    elif view == "command running":
+        ui.send(opener)
+    elif opener:
+        page.click(opener)
+    expect(page.locator(shown)).to_be_visible()
+    return True
+
+
+def _close_view(ui: WebUI, view: str) -> None:
+    page = ui.page
+    if view == "history":
+        header_action(page, "#history-open")
+        expect(page.locator("#history-panel")).to_be_hidden()
+    elif view == "agents tab":
+        page.click("#tab-transcript")
+    elif view == "command running":
+        page.click("#stop")
+        ui.wait_idle()
+    elif view == "new form":
+        page.click("#new-cancel")
+        _drawer(page, False)
+    elif view in ("context dialog", "rename", "agent picker", "model picker", "actions menu"):
+        page.keyboard.press("Escape")
+        expect(page.locator(VIEWS[view][1])).to_be_hidden()
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_every_view_fits_and_is_axe_clean_light_and_dark(
+    ui: WebUI, asking: str, width: int
+) -> None:
+    """Every view at this width: nothing wider than the screen or its box, the header's actions
+    reachable where a conversation shows, and no serious or critical axe finding in light or
+    dark."""
+    page = ui.page
+    main = page.evaluate("() => location.hash.slice(1)")
+    _resize(page, width)
+    problems: dict[str, list[str]] = {}
+    found: list[dict[str, Any]] = []
+    try:
+        for view in VIEWS:
+            if not _open_view(ui, view, main, asking):
+                continue
+            _settle(page)  # the drawer slid in, a menu dropped down
+            if bad := _overflow(page):
+                problems[view] = bad
+            if view in ("transcript", "approval", "command running"):
+                _reach_header_actions(page, width)
+            for scheme in ("light", "dark"):
+                page.emulate_media(color_scheme=scheme)
+                _settle(page)
+                found += _axe(page, f"{view} {width} {scheme}", VIEWS[view][2])
+            page.emulate_media(color_scheme="light")
+            _close_view(ui, view)
+    finally:
+        _show(ui, main)  # the module's conversation again, for the next test
+    assert problems == {} and found == [], json.dumps([problems, found], indent=1)
+
+
+def test_axe_clean_on_the_start_bar_and_the_pickers(ui: WebUI) -> None:
+    """No conversation open: the start bar, its folder picker, the New form and its picker."""
     page = ui.page
     found: list[dict[str, Any]] = []
-    for width in WIDTHS:
-        _resize(page, width)
-        for scheme in ("light", "dark"):
-            page.emulate_media(color_scheme=scheme)
-            found += _axe(page, f"transcript {width} {scheme}")
-        # The menu and the drawer look the same at every width they show at: one of each.
-        if width in (390, 834):
-            page.click("#actions-menu")
-            found += _axe(page, f"actions menu {width}")
-            page.keyboard.press("Escape")
-        if width == 390:
-            page.click("#drawer-open")
-            found += _axe(page, f"drawer {width}")
-            page.keyboard.press("Escape")
-    # No conversation open: the start bar, its folder picker, the New form and its picker.
     cid = page.evaluate("() => location.hash.slice(1)")
     page.goto(f"{ui.base}/")
     ui.wait_online()
-    for width in (390, 1400):
-        _resize(page, width)
-        page.click("#start-change")
-        expect(page.locator("#dir-picker .picker-use")).to_be_enabled()
-        found += _axe(page, f"start picker {width}")
-        page.keyboard.press("Escape")
-    page.click("#new-conv")
-    page.click("#new-browse")
-    expect(page.locator("#new-picker .picker-use")).to_be_enabled()
-    found += _axe(page, "new form picker 1400")
-    page.emulate_media(color_scheme="light")
-    page.goto(f"{ui.base}/#{cid}")  # the module's conversation again, for the next test
-    ui.wait_online()
+    try:
+        for width in (390, 1400):
+            _resize(page, width)
+            page.click("#start-change")
+            expect(page.locator("#dir-picker .picker-use")).to_be_enabled()
+            for scheme in ("light", "dark"):
+                page.emulate_media(color_scheme=scheme)
+                found += _axe(page, f"start picker {width} {scheme}")
+            page.emulate_media(color_scheme="light")
+            page.keyboard.press("Escape")
+        page.click("#new-conv")
+        page.click("#new-browse")
+        expect(page.locator("#new-picker .picker-use")).to_be_enabled()
+        found += _axe(page, "new form picker 1400")
+    finally:
+        page.goto(f"{ui.base}/#{cid}")  # the module's conversation again, for the next test
+        ui.wait_online()
     assert found == [], json.dumps(found, indent=1)
 
 

@@ -399,7 +399,11 @@ class App {
     this.followed = null;
     if (location.hash.slice(1) !== conversationId) history.replaceState(null, "", `#${conversationId}`);
     this.sidebar.select(conversationId);
+    // Opened from the drawer's list (a phone): the row the focus was on hides with the drawer, so
+    // the conversation takes the focus rather than the page's body.
+    const fromDrawer = this.drawer.isOpen && this.drawer.sidebar.contains(document.activeElement);
     this.drawer.close();
+    if (fromDrawer) $("#transcript").focus();
     this.transcript.clear("Loading…");
     this.composer.setEnabled(false);
     this.renderHeader();
