@@ -35,7 +35,7 @@ from openvaala_lsp.replies import (
     Subscribed,
     UsageReport,
 )
-from openvaala_lsp.usage import report
+from openvaala_lsp.usage import for_status_line, report
 from openvaala_server.client.restore_note import paths_text
 from openvaala_server.domain.inbox import Mode as InputMode
 from openvaala_server.protocol import methods, payloads
@@ -279,7 +279,7 @@ class Actions(MemoryActions, HistoryActions, McpActions):
         if sid is None:
             view = self.bridge.views.get(call["conversationId"])
             sid = view.root_id if view else ""
-        return report(call["conversationId"], str(sid), usage)
+        return for_status_line(report(call["conversationId"], str(sid), usage))
 
     async def agents(self, params: Params) -> SessionTree | payloads.AgentsResult:
         """The conversation's sessions as a tree (`{sessions: [root]}`, each with `children`),

@@ -126,7 +126,7 @@ class Link:
             self.dispatch(note["method"], cast("JsonObject", note["params"]))
 
     def dispatch(self, method: str, params: JsonObject) -> None:
-        if method == CONNECTION and params.get("state") == "reconnecting":
+        if method == CONNECTION and self._daemon_gone(params):
             # Whatever waited on the lost daemon is over: a new daemon does not continue it.
             self.turns.lose(self.errors.lost())
         self.on_event(method, params)
@@ -137,6 +137,17 @@ class Link:
                 log.exception("listener failed on %s", method)
         if method != CONNECTION:
             self.turns.observe(method, params)
+
+    def _daemon_gone(self, params: JsonObject) -> bool:
+        """Whether a connection note means the daemon that ran the awaited turns is gone. Here
+        a lost connection is a lost daemon (it runs on this machine). Over `--remote` it is
+        most often ssh alone, and the daemon there goes on with the turn, whose end the
+        resubscription replays: it is gone only once another daemon answers, or none can
+        (docs/remote.md, "When ssh drops")."""
+        state = params.get("state")
+        if self._client is None or self._client.dialer is None:
+            return state == "reconnecting"
+        return state == "disconnected" or (state == "connected" and bool(params.get("restarted")))
 
     def on_event(self, method: str, params: JsonObject) -> None:
         """What a link keeps of an event, before the listeners hear of it."""

@@ -48,6 +48,11 @@ async def test_the_lsp_bridge_prompts_the_remote_daemon(
             if e["conversationId"] == cid and e["method"] == "item/delta"
         )
         assert streamed == "From the remote daemon."
+        # The status line's text names the machine, as the TUI's does.
+        shown = await rec.until(lambda: [u for u in rec.usage if u["conversationId"] == cid])
+        assert shown[-1]["text"].endswith(" · on remotebox")
+        asked = await request(client, "openvaala/usage", {"conversationId": cid})
+        assert asked["machine"] == "remotebox" and asked["text"].endswith(" · on remotebox")
     finally:
         await stop_lsp(client)
     assert_no_daemon_here(local)
