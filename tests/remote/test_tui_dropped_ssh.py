@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Label
 
-from openvaala_server.client.remote import ENV_REMOTE, ENV_SSH
+from openvaala_server.client.remote import ENV_PROGRAM, ENV_REMOTE, ENV_SSH
 from openvaala_tui.app import VaalaApp
 from openvaala_tui.widgets.items import AgentMessage
 from tests.fakes.providers import FakeProvider
@@ -64,3 +64,34 @@ async def test_the_tui_resumes_the_turn_after_ssh_is_killed(
             await app.action_quit()
     finally:
         gate.open()
+
+
+async def test_an_ssh_that_cannot_come_back_says_why(
+    sshd: Sshd, remote: Daemon, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not `reconnecting…` in silence: the status line gives the last attempt's reason, and
+    clears once ssh is back."""
+    monkeypatch.setenv(ENV_SSH, sshd.ssh_command)
+    monkeypatch.setenv(ENV_REMOTE, f"remotebox:{remote.workdir}")
+    app = VaalaApp()
+    async with app.run_test(size=(200, 30)) as pilot:
+        await ready(pilot)
+        lost = app.query_one("#status-connection", Label)
+        # From now on the bridge cannot run over there (openvaala "uninstalled").
+        monkeypatch.setenv(ENV_PROGRAM, "/nonexistent/openvaala")
+        assert sshd.kill_clients() >= 1
+        await wait_for(
+            pilot,
+            lambda: "`/nonexistent/openvaala` is not installed on remotebox" in str(lost.render()),
+            timeout=30,
+            what="the reason in the status line",
+        )
+        assert str(lost.render()).startswith("ssh to remotebox lost, reconnecting… (")
+        monkeypatch.delenv(ENV_PROGRAM)  # installed again: the next attempt gets through
+        await wait_for(
+            pilot,
+            lambda: app.view.connection == "connected" and not lost.display,
+            timeout=60,
+            what="the connection back",
+        )
+        await app.action_quit()
