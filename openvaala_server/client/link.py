@@ -36,6 +36,18 @@ UNAVAILABLE = -32090
 DAEMON_LOST = -32091
 
 
+def daemon_gone(params: JsonObject, *, remote: bool) -> bool:
+    """Whether a `client/connection` note means the daemon that ran the awaited turns is gone.
+    Here a lost connection is a lost daemon (it runs on this machine). Over `--remote` it is
+    most often ssh alone, and the daemon there goes on with the turn, whose end the
+    resubscription replays: it is gone only once another daemon answers, or none can
+    (docs/remote.md, "When ssh drops")."""
+    state = params.get("state")
+    if not remote:
+        return state == "reconnecting"
+    return state == "disconnected" or (state == "connected" and bool(params.get("restarted")))
+
+
 @dataclass(frozen=True)
 class LinkErrors:
     """How a link's client says what went wrong, in its own protocol's error type."""
@@ -138,16 +150,13 @@ class Link:
         if method != CONNECTION:
             self.turns.observe(method, params)
 
+    @property
+    def remote(self) -> bool:
+        """Whether the daemon is on another machine, over ssh (`--remote`)."""
+        return self._client is not None and self._client.dialer is not None
+
     def _daemon_gone(self, params: JsonObject) -> bool:
-        """Whether a connection note means the daemon that ran the awaited turns is gone. Here
-        a lost connection is a lost daemon (it runs on this machine). Over `--remote` it is
-        most often ssh alone, and the daemon there goes on with the turn, whose end the
-        resubscription replays: it is gone only once another daemon answers, or none can
-        (docs/remote.md, "When ssh drops")."""
-        state = params.get("state")
-        if self._client is None or self._client.dialer is None:
-            return state == "reconnecting"
-        return state == "disconnected" or (state == "connected" and bool(params.get("restarted")))
+        return daemon_gone(params, remote=self.remote)
 
     def on_event(self, method: str, params: JsonObject) -> None:
         """What a link keeps of an event, before the listeners hear of it."""
