@@ -20,7 +20,7 @@ from tests.fakes import local_servers as shapes
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
 from tests.remote.conftest import assert_no_daemon_here
-from tests.support.daemon import Daemon, make_daemon, stop_any_server
+from tests.support.daemon import Daemon, kill_leftovers, make_daemon, stop_any_server
 from tests.support.sshd import Sshd, remote_path, running_sshd
 from tests.tui.conftest import demo_config, notices, ready, type_and_send, wait_for
 
@@ -49,6 +49,7 @@ def box(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Daemon, Sshd
             yield there, sshd
         finally:
             stop_any_server(there)
+            kill_leftovers(there)
 
 
 async def test_setup_over_remote_writes_the_remote_machines_config(
