@@ -155,6 +155,12 @@ class Link:
         """Whether the daemon is on another machine, over ssh (`--remote`)."""
         return self._client is not None and self._client.dialer is not None
 
+    async def remote_directory(self) -> str | None:
+        """Over `--remote`, where new conversations start there (`HOST:DIR`, else the remote
+        home); None for a daemon on this machine."""
+        dialer = (await self.client()).dialer
+        return dialer.resolve(dialer.remote.directory) if dialer is not None else None
+
     def _daemon_gone(self, params: JsonObject) -> bool:
         return daemon_gone(params, remote=self.remote)
 
