@@ -35,7 +35,7 @@ from openvaala_lsp.replies import (
     Subscribed,
     UsageReport,
 )
-from openvaala_lsp.usage import report
+from openvaala_lsp.usage import for_status_line, report
 from openvaala_server.client.restore_note import paths_text
 from openvaala_server.domain.inbox import Mode as InputMode
 from openvaala_server.protocol import methods, payloads
@@ -70,7 +70,13 @@ class Actions(MemoryActions, HistoryActions, McpActions):
             reply["nextCursor"] = result["nextCursor"]
         return reply
 
-    def default_cwd(self) -> str:
+    async def default_cwd(self) -> str:
+        """The workspace's root; over `--remote` the directory there (`HOST:DIR`, else the
+        remote home): this machine's paths name nothing there (docs/remote.md)."""
+        there = await self.bridge.remote_directory()
+        return there if there is not None else self._workspace_root()
+
+    def _workspace_root(self) -> str:
         try:
             root = self.ls.workspace.root_path
         except RuntimeError:
@@ -83,7 +89,7 @@ class Actions(MemoryActions, HistoryActions, McpActions):
         named = {k: params[k] for k in ("agent", "model", "title") if k in params}
         # As the editor sent them: the daemon names a wrong one (docs/protocol.md).
         create = cast(payloads.CreateParams, named)
-        create["cwd"] = optional(params, "cwd") or self.default_cwd()
+        create["cwd"] = optional(params, "cwd") or await self.default_cwd()
         result = await self.bridge.request(methods.CONVERSATION_CREATE, create)
         conv = result["conversation"]
         subscribed = await self.subscribe({"conversationId": conv["conversationId"]})
@@ -279,7 +285,7 @@ class Actions(MemoryActions, HistoryActions, McpActions):
         if sid is None:
             view = self.bridge.views.get(call["conversationId"])
             sid = view.root_id if view else ""
-        return report(call["conversationId"], str(sid), usage)
+        return for_status_line(report(call["conversationId"], str(sid), usage))
 
     async def agents(self, params: Params) -> SessionTree | payloads.AgentsResult:
         """The conversation's sessions as a tree (`{sessions: [root]}`, each with `children`),

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 from openvaala_lsp.host import Host
 from openvaala_lsp.mcp import MCP_STATUS
-from openvaala_lsp.usage import report
+from openvaala_lsp.usage import for_status_line, report
 from openvaala_server.client import CONNECTION, SNAPSHOT
 from openvaala_server.protocol import methods
 from openvaala_server.protocol.json_types import JsonObject
@@ -66,7 +66,7 @@ class Forwarder:
             return
         self._last_usage[(cid, sid)] = key
         view = self.ls.bridge.views.get(cid)
-        payload = report(cid, sid, usage)
+        payload = for_status_line(report(cid, sid, usage))
         payload["root"] = view is not None and view.root_id == sid
         self.ls.protocol.notify(USAGE, payload)
 

@@ -43,7 +43,7 @@ class HistoryActions:
     def bridge(self) -> Bridge:
         return self.ls.bridge
 
-    def default_cwd(self) -> str:
+    async def default_cwd(self) -> str:
         raise NotImplementedError  # actions.Actions: the workspace's root
 
     async def _ask(self, message: str, yes: str, no: str) -> bool:
@@ -154,7 +154,7 @@ class HistoryActions:
         # directory its bundle names (docs/security.md, "Checkpoints and bundles").
         call: payloads.ImportParams = {
             "path": required(params, "path"),
-            "cwd": optional(params, "cwd") or self.default_cwd(),
+            "cwd": optional(params, "cwd") or await self.default_cwd(),
         }
         if (on_conflict := optional(params, "onConflict")) is not None:
             # As the editor sent it: the daemon names a value it does not take.

@@ -15,6 +15,7 @@ from pygls.exceptions import JsonRpcException
 
 from openvaala_lsp.host import Host
 from openvaala_server.client import CONNECTION
+from openvaala_server.client.link import daemon_gone
 from openvaala_server.protocol import methods
 from openvaala_server.protocol.json_types import JsonObject
 
@@ -70,7 +71,7 @@ class TurnProgress:
         return self.wanted and bool(get_capability(caps, "window.work_done_progress", False))
 
     def on_note(self, method: str, params: JsonObject) -> None:
-        if method == CONNECTION and params.get("state") == "reconnecting":
+        if method == CONNECTION and daemon_gone(params, remote=self.ls.bridge.remote):
             # The daemon went away: its turns never end, so their progress ends here.
             for turn in self._turns.values():
                 turn.queue.put_nowait(_END)

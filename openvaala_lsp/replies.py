@@ -27,6 +27,7 @@ class UsageReport(TypedDict):
     autoCompact: NotRequired[bool]
     thresholdPercent: NotRequired[int]
     repliesUntilRefresh: NotRequired[int]
+    machine: NotRequired[str]  # over `--remote`: the machine the daemon runs on
     # Only in `$/openvaala/usage`: whether the session is the conversation's root agent.
     root: NotRequired[bool]
 

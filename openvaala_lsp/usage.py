@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import cast
 
 from openvaala_lsp.replies import UsageReport
+from openvaala_server.client.remote import configured
 from openvaala_server.protocol.display import format_tokens as tokens
 from openvaala_server.protocol.json_types import JsonValue
 
@@ -40,6 +41,16 @@ def report(conversation_id: str, session_id: str, usage: Mapping[str, object]) -
     if isinstance(left, int):
         out["repliesUntilRefresh"] = left
         out["text"] += f" · refresh in {left}"
+    return out
+
+
+def for_status_line(out: UsageReport) -> UsageReport:
+    """The report a status line shows: over `--remote`, it names the machine the bridge is
+    attached to, as the TUI's status line does (docs/remote.md)."""
+    remote = configured()
+    if remote is not None:
+        out["machine"] = remote.host
+        out["text"] += f" · on {remote.host}"
     return out
 
 

@@ -446,7 +446,9 @@ async def _exec(client: Client, request: ExecRequest, stop: asyncio.Event) -> in
     follower.finish_output()
     if request.json:  # the last line says how it ended, whatever the reason
         follower.feed({"method": "exec/ended", "params": {"conversationId": cid, "exitCode": code}})
-    _err(f'conversation {cid} (go on: openvaala exec --resume {cid} "…")')
+    # Over `--remote` the conversation is the remote daemon's: so is the way to go on.
+    there = f"--remote {client.dialer.remote.destination} " if client.dialer is not None else ""
+    _err(f'conversation {cid} (go on: openvaala exec {there}--resume {cid} "…")')
     return code
 
 

@@ -276,7 +276,24 @@ class VaalaApp(
             chosen = await self.push_screen_wait(ResumeScreen(self.load_conversations))
             if chosen:
                 return chosen
-        return await self.create_conversation(self.cwd)
+        return await self._create_first()
+
+    async def _create_first(self) -> str | None:
+        """The conversation the TUI opens on. A start directory that does not exist is refused
+        as `--cwd` is here (cli.py), before a conversation that could never run is shown: over
+        `--remote` only the daemon over there can tell (docs/remote.md)."""
+        assert self.client is not None
+        try:
+            result = await self.client.request(methods.CONVERSATION_CREATE, {"cwd": self.cwd})
+        except RpcError as exc:
+            if exc.kind != "cwd_missing":
+                await self.show_error(exc)
+                return None
+            dialer = self.client.dialer
+            where = f" on {dialer.remote.host}" if dialer is not None else ""
+            self.exit(return_code=2, message=f"openvaala: {self.cwd} does not exist{where}")
+            return None
+        return str(result["conversation"]["conversationId"])
 
     async def last_conversation_in(self, cwd: str) -> str | None:
         """The conversation last active in `cwd` (the list is newest first), if any."""

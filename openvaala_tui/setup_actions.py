@@ -10,6 +10,7 @@ import sys
 
 from textual.app import SuspendNotSupported
 
+from openvaala_server.client.remote import terminal_command
 from openvaala_server.protocol import methods
 from openvaala_server.setup.status import EXIT_OK, EXIT_TEST_FAILED
 from openvaala_tui.actions import CommandsMixin
@@ -44,7 +45,7 @@ class SetupMixin(CommandsMixin):
         except ValueError as exc:
             await self.local_notice(f"/setup: cannot read its flags: {exc}", error=True)
             return
-        command = [sys.executable, "-m", "openvaala_server", "setup", *extra]
+        command = self._setup_command(extra)
         try:
             with self.suspend():
                 # In a thread: the connection to the daemon keeps being served meanwhile.
@@ -54,6 +55,14 @@ class SetupMixin(CommandsMixin):
             return
         text, error = outcome(code)
         await self.local_notice(text, error=error)
+
+    def _setup_command(self, extra: list[str]) -> list[str]:
+        """This machine's `openvaala setup`, or over `--remote` the remote machine's: the daemon
+        reads the config (and keys) of its own machine (docs/remote.md, "Set-up")."""
+        dialer = self.client.dialer if self.client is not None else None
+        if dialer is not None:
+            return terminal_command(dialer.remote, "setup", *extra)
+        return [sys.executable, "-m", "openvaala_server", "setup", *extra]
 
 
 def outcome(code: int) -> tuple[str, bool]:

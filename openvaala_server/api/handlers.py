@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -106,7 +107,11 @@ class Dispatcher:
         return {
             # A client that connects after a bad edit learns of it at once (docs/protocol.md).
             "config": watch.status.to_wire() if watch is not None else None,
-            "serverInfo": {"name": "openvaala", "version": __version__},
+            "serverInfo": {
+                "name": "openvaala",
+                "version": __version__,
+                "machine": socket.gethostname(),
+            },
             "protocolVersion": PROTOCOL_VERSION,
             "capabilities": {
                 "inputModes": list(MODES),

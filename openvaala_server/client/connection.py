@@ -39,7 +39,7 @@ from openvaala_server.client.daemon import (
     root_of,
     server_starting,
 )
-from openvaala_server.client.remote import Dialer, Remote, configured
+from openvaala_server.client.remote import Dialer, Remote, RemoteUnavailable, configured
 from openvaala_server.protocol import jsonrpc, methods
 from openvaala_server.protocol.json_types import JsonObject, JsonValue
 
@@ -576,6 +576,7 @@ class Client:
         lost_at = loop.time()
         daemon = self._daemon_identity()
         delays = self._backoff.delays()
+        said = ""
         while not self._closed:
             ws: ClientConnection | None = None
             try:
@@ -589,8 +590,8 @@ class Client:
                     disconnected: ConnectionParams = {"state": "disconnected", "message": str(exc)}
                     self._note({"method": CONNECTION, "params": disconnected})
                 self.failure = str(exc)
-            except _RETRYABLE:
-                pass
+            except _RETRYABLE as exc:
+                said = self._say_why(exc, said)
             else:
                 self.failure = None
                 self._connected.set()
@@ -604,6 +605,16 @@ class Client:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._try_start.wait(), next(delays))
         return False
+
+    def _say_why(self, exc: BaseException, said: str) -> str:
+        """Over `--remote`, why dialing again fails, in ssh's or the bridge's words, once each
+        (a `reconnecting` note with `message`): an ssh that does not come back says why
+        rather than reconnecting in silence (docs/remote.md, "When ssh drops")."""
+        if not isinstance(exc, RemoteUnavailable) or str(exc) == said:
+            return said
+        why: ConnectionParams = {"state": "reconnecting", "message": str(exc)}
+        self._note({"method": CONNECTION, "params": why})
+        return str(exc)
 
     def _daemon_identity(self) -> tuple[str, int]:
         """What is new with every daemon: its token, or over ssh (where the token stays on the

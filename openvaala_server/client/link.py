@@ -36,6 +36,18 @@ UNAVAILABLE = -32090
 DAEMON_LOST = -32091
 
 
+def daemon_gone(params: JsonObject, *, remote: bool) -> bool:
+    """Whether a `client/connection` note means the daemon that ran the awaited turns is gone.
+    Here a lost connection is a lost daemon (it runs on this machine). Over `--remote` it is
+    most often ssh alone, and the daemon there goes on with the turn, whose end the
+    resubscription replays: it is gone only once another daemon answers, or none can
+    (docs/remote.md, "When ssh drops")."""
+    state = params.get("state")
+    if not remote:
+        return state == "reconnecting"
+    return state == "disconnected" or (state == "connected" and bool(params.get("restarted")))
+
+
 @dataclass(frozen=True)
 class LinkErrors:
     """How a link's client says what went wrong, in its own protocol's error type."""
@@ -126,7 +138,7 @@ class Link:
             self.dispatch(note["method"], cast("JsonObject", note["params"]))
 
     def dispatch(self, method: str, params: JsonObject) -> None:
-        if method == CONNECTION and params.get("state") == "reconnecting":
+        if method == CONNECTION and self._daemon_gone(params):
             # Whatever waited on the lost daemon is over: a new daemon does not continue it.
             self.turns.lose(self.errors.lost())
         self.on_event(method, params)
@@ -137,6 +149,20 @@ class Link:
                 log.exception("listener failed on %s", method)
         if method != CONNECTION:
             self.turns.observe(method, params)
+
+    @property
+    def remote(self) -> bool:
+        """Whether the daemon is on another machine, over ssh (`--remote`)."""
+        return self._client is not None and self._client.dialer is not None
+
+    async def remote_directory(self) -> str | None:
+        """Over `--remote`, where new conversations start there (`HOST:DIR`, else the remote
+        home); None for a daemon on this machine."""
+        dialer = (await self.client()).dialer
+        return dialer.resolve(dialer.remote.directory) if dialer is not None else None
+
+    def _daemon_gone(self, params: JsonObject) -> bool:
+        return daemon_gone(params, remote=self.remote)
 
     def on_event(self, method: str, params: JsonObject) -> None:
         """What a link keeps of an event, before the listeners hear of it."""

@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 class ConnectionParams(TypedDict):
     state: Literal["connected", "reconnecting", "disconnected"]
     restarted: NotRequired[bool]  # connected to a new daemon, not the one lost
-    message: NotRequired[str]  # disconnected: why no daemon could be started
+    message: NotRequired[str]  # disconnected: why no daemon could be started; reconnecting
+    # over `--remote`: why ssh or the bridge failed the last attempt
 
 
 class ConnectionEvent(TypedDict):

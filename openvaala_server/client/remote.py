@@ -98,11 +98,26 @@ def on_remote(home: str, path: str | None) -> str:
 
 def ssh_command(remote: Remote, *args: str, environ: Mapping[str, str] | None = None) -> list[str]:
     """`ssh host openvaala ARGS…`: the remote shell runs the command, so it is quoted."""
-    env = os.environ if environ is None else environ
-    ssh = shlex.split(env.get(ENV_SSH) or "ssh")
-    program = env.get(ENV_PROGRAM) or "openvaala"
+    ssh, command = _ssh_and_program(remote, args, environ)
     # -T: no terminal (bytes pass untouched); -e none: no escape character in the stream.
-    return [*ssh, "-T", "-e", "none", "--", remote.destination, shlex.join([program, *args])]
+    return [*ssh, "-T", "-e", "none", "--", remote.destination, command]
+
+
+def terminal_command(
+    remote: Remote, *args: str, environ: Mapping[str, str] | None = None
+) -> list[str]:
+    """`ssh -t host openvaala ARGS…`: a command that asks its questions on this terminal (the
+    TUI's `/setup`), run there so that what it writes is the remote daemon's."""
+    ssh, command = _ssh_and_program(remote, args, environ)
+    return [*ssh, "-t", "--", remote.destination, command]
+
+
+def _ssh_and_program(
+    remote: Remote, args: tuple[str, ...], environ: Mapping[str, str] | None
+) -> tuple[list[str], str]:
+    env = os.environ if environ is None else environ
+    program = env.get(ENV_PROGRAM) or "openvaala"
+    return shlex.split(env.get(ENV_SSH) or "ssh"), shlex.join([program, *args])
 
 
 def forward_command(

@@ -316,6 +316,7 @@ class ConversationView:
         self.sessions: dict[str, SessionView] = {}
         self.seq = 0
         self.connection = "connected"
+        self.connection_message = ""  # why reconnecting fails, when the client says
         self.deleted = False
         self.approvals: dict[str, Approval] = {}  # pending, by approvalId, oldest first
         # Approvals this client answered (or is answering), and with what.
@@ -419,6 +420,7 @@ class ConversationView:
     def _fold(self, method: str, params: Params) -> list[Change]:
         if method == "client/connection":
             self.connection = str(params.get("state") or "connected")
+            self.connection_message = str(params.get("message") or "")
             return [StatusChanged(None)]
         if method == "conversation/snapshot":
             seq = params.get("seq")

@@ -614,6 +614,7 @@ REQUEST_PARAMS: Final[dict[str, type]] = {
 class ServerInfo(TypedDict):
     name: str
     version: str
+    machine: str  # the daemon's host name: a client over ssh or a browser names where it is
 
 
 class Capabilities(TypedDict):

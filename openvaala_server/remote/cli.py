@@ -42,6 +42,11 @@ def apply(args: argparse.Namespace, parser: argparse.ArgumentParser) -> bool:
             "that machine there: ssh HOST openvaala web --sessions (or --end ID, --logout-all)"
         )
     if spec is None:
+        if remote and args.command in (None, *CLIENT_COMMANDS):
+            try:  # what every client reads: wrong, it is named here, not a traceback there
+                parse(remote)
+            except ValueError as exc:
+                parser.error(f"${ENV_REMOTE}: {exc}")
         return True
     if args.command not in (None, *CLIENT_COMMANDS):
         parser.error(f"--remote does not apply to `openvaala {args.command}`")

@@ -75,7 +75,10 @@ def _check(answer: Answer, doing: str) -> None:
         return
     try:
         error = codec.parse(answer.body)["error"]
-        message = f"{error.get('kind', 'error')}: {error.get('message', '')}"
+        kind = str((error.get("data") or {}).get("kind") or "error")  # errors.py's wire shape
+        message = f"{kind}: {error.get('message', '')}"
     except (codec.JSONDecodeError, KeyError, TypeError, AttributeError):
-        message = f"HTTP {answer.status}"
+        kind, message = "", f"HTTP {answer.status}"
+    if kind == "import_conflict":  # no terminal question here: the flag is the way to answer
+        message += "; pass --on-conflict keep-both or --on-conflict skip"
     raise TransferFailed(f"could not {doing}: {message}")

@@ -117,8 +117,9 @@ class StatusBar(Vertical):
         for name in LEVELS:
             meter.set_class(level == name, f"-{name}")
         reconnecting = view.connection != "connected"
+        why = f" ({view.connection_message})" if view.connection_message else ""
         lost = (
-            f"ssh to {self.machine} lost, reconnecting…"
+            f"ssh to {self.machine} lost, reconnecting…{why}"
             if self.machine
             else f"daemon gone, reconnecting… start it: {START_DAEMON}"
         )

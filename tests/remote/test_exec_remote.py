@@ -37,6 +37,7 @@ def test_exec_runs_the_turn_on_the_remote_daemon_started_on_demand(
     )
     assert done.returncode == EXIT_OK, done.stderr
     assert done.stdout == "Hello from over there.\n"
+    assert "go on: openvaala exec --remote remotebox --resume" in done.stderr  # there, not here
     # The daemon that answered is the remote one, started by the bridge; none started here,
     # and no token of the remote machine reached this one's data directory.
     assert remote.data_dir.token_path.exists()

@@ -116,3 +116,17 @@ async def test_export_remote_piped_into_import(
     imported = openvaala(env, "import", "-", "--on-conflict", "keep-both", stdin=exported.stdout)
     assert imported.returncode == 0, imported.stderr.decode()
     await _arrived(here, imported_id(imported.stdout))
+
+
+async def test_a_move_onto_a_copy_already_here_says_how_to_answer(
+    sshd: Sshd, here: Daemon, fork_there: tuple[str, str]
+) -> None:
+    """No terminal question over the wire: the error names the flag that answers it."""
+    _, fid = fork_there
+    env = {**here.env, ENV_SSH: sshd.ssh_command, "PWD": str(here.workdir)}
+    first = openvaala(env, "move", fid, "--from", "remotebox", "--on-conflict", "keep-both")
+    assert first.returncode == 0, first.stderr.decode()
+    again = openvaala(env, "move", fid, "--from", "remotebox")
+    assert again.returncode == 1
+    said = again.stderr.decode()
+    assert "import_conflict: " in said and "pass --on-conflict keep-both or" in said, said

@@ -102,3 +102,15 @@ async def test_a_banner_missing_a_field_is_a_clear_error_not_a_crash(
     monkeypatch.setenv("OPENVAALA_SSH_COMMAND", str(fake_ssh))
     with pytest.raises(RemoteUnavailable, match="lacks its address, home or pid"):
         await Dialer(parse("box")).open()
+
+
+def test_a_malformed_openvaala_remote_is_named_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("OPENVAALA_REMOTE", "-oProxyCommand=x")
+    for argv in (["list"], ["exec", "hi"], []):
+        with pytest.raises(SystemExit) as exited:
+            main(argv)
+        assert exited.value.code == 2
+        said = capsys.readouterr().err
+        assert "$OPENVAALA_REMOTE: --remote '-oProxyCommand=x': expected [user@]host[:dir]" in said

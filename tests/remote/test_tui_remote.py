@@ -46,3 +46,18 @@ async def test_the_tui_runs_a_turn_on_the_remote_daemon(
         await app.action_quit()
     messages = fake.requests[-1].json["messages"]
     assert [m["content"] for m in messages if m["role"] == "user"] == ["hello there"]
+
+
+async def test_a_remote_directory_that_does_not_exist_is_refused(
+    sshd: Sshd, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As `--cwd` to a missing directory is here: not a TUI stuck on a conversation that could
+    never run."""
+    monkeypatch.setenv(ENV_SSH, sshd.ssh_command)
+    monkeypatch.setenv(ENV_REMOTE, "remotebox:no-such-project")
+    app = VaalaApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: not app.is_running, timeout=60, what="the app to exit")
+    assert app.return_code == 2
+    said = " ".join(capsys.readouterr().err.split())
+    assert "no-such-project does not exist on remotebox" in said

@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -112,6 +113,10 @@ def test_web_remote_signs_the_local_browser_in_through_a_forward(
                 page.goto(url)
                 page.wait_for_selector("body[data-connection='online']", timeout=30000)
                 assert urlsplit(page.url).path.startswith("/s/")
+                # The page names the machine it is attached to (the daemon's, over there).
+                machine = page.wait_for_selector("#machine:not([hidden])", timeout=30000)
+                assert machine is not None
+                assert machine.text_content() == f"on {socket.gethostname()}"
                 # ssh drops (the forward's ssh killed): the command forwards again and the
                 # page, still signed in, comes back online by itself.
                 assert sshd.kill_clients() >= 1

@@ -12,6 +12,7 @@ import { Composer } from "./composer.js";
 import { ConfigStatus } from "./config_status.js";
 import { ContextPanel } from "./context.js";
 import { ActionsMenu } from "./header_menu.js";
+import { showMachine } from "./machine.js";
 import { HistoryPanel } from "./history.js";
 import { $, h } from "./dom.js";
 import { bindSkipLink, bindTabs, Drawer, EscapeStack, markTab } from "./layout.js";
@@ -172,6 +173,7 @@ class App {
 
   async onOnline(init) {
     this.configStatus.show(init && init.config, { atConnect: true });
+    showMachine(init); // a daemon restarted elsewhere (web --remote forwards again) says so
     // The live list (docs/protocol.md, conversation/watchList): watched first, then listed, so
     // no change falls between the two.
     this.rpc.request("conversation/watchList", {}).catch(() => {});
