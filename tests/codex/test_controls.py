@@ -119,7 +119,7 @@ async def test_a_command_waits_for_the_codex_client_s_approval(daemon_factory: F
         codex.answer = _decline
         _, mark = await run_turn(codex, thread, "run: echo refused")
         [refused] = items_of(codex, mark, "item/completed", "commandExecution")
-        assert refused["status"] == "failed" and "denied" in refused["aggregatedOutput"]
+        assert refused["status"] == "declined" and refused["aggregatedOutput"] is None
         assert codex.after(mark, "serverRequest/resolved") == []  # it answered itself
     finally:
         await codex.close()
