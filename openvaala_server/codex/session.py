@@ -127,7 +127,12 @@ class CodexSession:
         # Notifications from the client (`initialized`) carry nothing to act on.
 
     async def _call(self, method: str, params: JsonObject) -> JsonMapping | None:
+        # Refused as Codex's own app-server refuses them (its code and words, docs/codex.md).
         if method == "initialize":
+            if self.initialized:
+                raise errors.InvalidRequest("Already initialized")
+            if not isinstance(params.get("clientInfo"), dict):
+                raise errors.InvalidRequest("Invalid request: missing field `clientInfo`")
             self.initialized = True
             capabilities = params.get("capabilities")
             opt_out = (
@@ -140,7 +145,7 @@ class CodexSession:
             )
             return await startup.initialize(self.up, params)
         if not self.initialized:
-            raise errors.NotInitialized("the first request on a connection must be initialize")
+            raise errors.InvalidRequest("Not initialized")
         self._note_cwd(params)
         answer = startup.ANSWERS.get(method)
         if answer is not None:
