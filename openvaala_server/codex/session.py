@@ -17,7 +17,7 @@ from typing import Any, Final
 import anyio
 
 from openvaala_server import errors
-from openvaala_server.codex import rpc, startup, threads, wire
+from openvaala_server.codex import listing, rpc, startup, threads, wire
 from openvaala_server.codex.events import Ask, Settled, ThreadFeed
 from openvaala_server.codex.files import read_text
 from openvaala_server.codex.ids import openvaala_id, thread_id
@@ -40,6 +40,8 @@ DECISIONS: Final = {
     "cancel": "deny",
 }
 HISTORY_LIMIT: Final = 1000  # items read for a thread's turns (conversation/read's maximum)
+LIST_PAGE: Final = 50  # thread/list's page without a `limit` (conversation/list's default)
+LIST_SCAN: Final = 1000  # conversations one thread/list reads at most to fill its page
 
 
 class SessionDirectory:
@@ -395,31 +397,59 @@ class CodexSession:
         return {"thread": self._thread(snapshot, sid, turns)}
 
     async def thread_list(self, p: JsonObject) -> Answer:
+        """A page of threads, filtered as Codex filters them (listing.py). The daemon lists
+        conversations; the filters apply here, so pages are read until `limit` threads match
+        (or LIST_SCAN conversations were read: the client goes on with `nextCursor`)."""
+        below = p.get("parentThreadId") is not None or p.get("ancestorThreadId") is not None
+        wanted = listing.thread_filter(p, below=below)
         for key in ("parentThreadId", "ancestorThreadId"):
             if p.get(key) is not None:
-                return await self._subagent_threads(p, key)
+                return await self._subagent_threads(p, key, wanted)
+        limit = p.get("limit")
+        want = max(1, min(500, limit)) if isinstance(limit, int) else LIST_PAGE
         params: JsonObject = {"archived": bool(p.get("archived"))}
         if isinstance(p.get("searchTerm"), str) and p["searchTerm"]:
             params["search"] = p["searchTerm"]
-        if isinstance(p.get("limit"), int):
-            params["limit"] = max(1, min(500, int(str(p["limit"]))))
-        if isinstance(p.get("cursor"), str):
-            params["cursor"] = p["cursor"]
-        page = await self.up.request("conversation/list", params)
-        rows = page.get("conversations")
-        data: list[wire.Thread] = [
-            threads.conversation_thread(
-                row,
-                loaded=str(row.get("conversationId")) in self.feeds,
-                as_id=self._as_id(str(row.get("conversationId"))),
-            )
-            for row in (rows if isinstance(rows, list) else [])
-            # A conversation this client reverted is its rewound copy now: listed once, as that.
-            if isinstance(row, dict) and row.get("conversationId") not in self.rewound
-        ]
-        return {"data": data, "nextCursor": page.get("nextCursor")}
+        cursor = p.get("cursor") if isinstance(p.get("cursor"), str) else None
+        data: list[wire.Thread] = []
+        scanned = 0
+        while wanted.conversations or wanted.subagents:
+            # Only as many as still wanted: every conversation read is listed or filtered
+            # out, so the cursor never skips one.
+            params["limit"] = max(1, want - len(data))
+            if cursor is not None:
+                params["cursor"] = cursor
+            page = await self.up.request("conversation/list", params)
+            rows = page.get("conversations")
+            for row in rows if isinstance(rows, list) else []:
+                if isinstance(row, dict):
+                    data.extend(await self._listed(row, wanted))
+            scanned += len(rows) if isinstance(rows, list) else 0
+            cursor = str(page["nextCursor"]) if page.get("nextCursor") else None
+            if cursor is None or len(data) >= want or scanned >= LIST_SCAN:
+                break
+        return {"data": data, "nextCursor": cursor}
 
-    async def _subagent_threads(self, p: JsonObject, key: str) -> Answer:
+    async def _listed(self, row: JsonObject, wanted: listing.ThreadFilter) -> list[wire.Thread]:
+        """One listed conversation's threads that match: its own, then its subagents'."""
+        cid = str(row.get("conversationId"))
+        if cid in self.rewound:  # a conversation this client reverted is its rewound copy now
+            return []
+        own = threads.conversation_thread(row, loaded=cid in self.feeds, as_id=self._as_id(cid))
+        found = [own] if wanted.conversations and wanted.matches(own) else []
+        if wanted.subagents:
+            snapshot = await self._peek(cid)
+            info = snapshot["conversation"]
+            assert isinstance(info, dict)
+            for session in threads.sessions(snapshot):
+                if session.get("parentSessionId") is not None:
+                    sub = threads.session_thread(info, session, as_id=self._as_id(cid))
+                    found.extend([sub] if wanted.matches(sub) else [])
+        return found
+
+    async def _subagent_threads(
+        self, p: JsonObject, key: str, wanted: listing.ThreadFilter
+    ) -> Answer:
         """The subagents' threads below a thread: its children, or all its descendants."""
         cid, sid = self._locate(p, key)
         snapshot = await self._peek(cid)
@@ -437,9 +467,10 @@ class CodexSession:
             found, below = grown != below, grown
         as_id = self._as_id(cid)
         data: list[wire.Thread] = [
-            threads.session_thread(info, s, as_id=as_id)
+            thread
             for s in sessions
             if s.get("parentSessionId") in below
+            and wanted.matches(thread := threads.session_thread(info, s, as_id=as_id))
         ]
         return {"data": data, "nextCursor": None}
 
