@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import os
 from collections.abc import Awaitable, Callable, Coroutine
 from functools import partial
 from pathlib import Path
@@ -637,8 +638,12 @@ class CodexSession:
         feed = self.feeds.get(cid) or (await self._open(cid))[0]
         message = user_message(p.get("input"))
         await self._apply_overrides(cid, sid, feed, p)
+        # A relative `localImage` is the thread's: the daemon's own directory means nothing
+        # to a client (docs/codex.md "Methods").
+        given = p.get("cwd")
+        base = given if isinstance(given, str) and given else feed.cwd
         for path in message.paths:
-            message.images.append(await _read_image(path))
+            message.images.append(await _read_image(os.path.join(base, path)))
         params: JsonObject = {"conversationId": cid, "text": message.text, "mode": mode}
         if sid is not None:
             params["sessionId"] = sid
