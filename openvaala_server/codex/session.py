@@ -487,7 +487,13 @@ class CodexSession:
         return {"data": turns, "nextCursor": None, "backwardsCursor": None}
 
     async def thread_loaded_list(self, p: JsonObject) -> Answer:
+        """The threads this client follows: its conversations', and their subagents' that it
+        has not closed (a subagent's thread is loaded with its conversation, as in Codex)."""
         data: list[JsonValue] = [self._thread_id(cid) for cid in self.feeds]
+        for sid, cid in list(self.directory.conversation_of.items()):
+            feed = self.feeds.get(cid)
+            if feed is not None and sid != feed.root and thread_id(sid) not in self.closed:
+                data.append(thread_id(sid))
         return {"data": data, "nextCursor": None}
 
     async def thread_archive(self, p: JsonObject) -> Answer:

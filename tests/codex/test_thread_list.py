@@ -115,6 +115,16 @@ async def test_pages_are_full_whatever_the_filters_leave_out(
     assert await _ids(codex, excludedThreadIds=[newer.replace("-", "")]) == [older]
 
 
+async def test_loaded_threads_include_the_followed_subagents(
+    codex: CodexClient, three: tuple[str, str, str]
+) -> None:
+    older, newer, child = three
+    loaded = (await codex.request("thread/loaded/list", {}))["data"]
+    assert sorted(loaded) == sorted([older, newer, child])
+    await codex.request("thread/unsubscribe", {"threadId": child})
+    assert sorted((await codex.request("thread/loaded/list", {}))["data"]) == sorted([older, newer])
+
+
 async def test_archived_lists_only_archived_threads(
     codex: CodexClient, home: Daemon, three: tuple[str, str, str]
 ) -> None:
