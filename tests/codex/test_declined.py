@@ -11,19 +11,23 @@ from typing import Any
 
 import pytest
 
-from tests.codex.flows import demo_config, items_of, run_turn, start_thread, text_input
+from tests.codex.flows import (
+    answered_elsewhere,
+    demo_config,
+    items_of,
+    module_daemon,
+    run_turn,
+    start_thread,
+)
 from tests.codex.harness import CodexClient, open_client
-from tests.support.daemon import Daemon, make_daemon, stop_any_server
+from tests.support.daemon import Daemon
 
 
 @pytest.fixture(scope="module")
 def asking(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     """One daemon for the module, whose agent asks before every command and every edit."""
-    daemon = make_daemon(tmp_path_factory.mktemp("declined"), demo_config(approval="always"))
-    daemon.start()
-    yield daemon
-    daemon.stop()
-    stop_any_server(daemon)
+    with module_daemon(tmp_path_factory, "declined", demo_config(approval="always")) as daemon:
+        yield daemon
 
 
 def _answer(decision: str) -> Any:
@@ -78,21 +82,7 @@ async def test_a_command_denied_from_another_client_ends_declined(asking: Daemon
     codex = await open_client(asking, "websocket")
     try:
         thread = await start_thread(codex, str(asking.workdir))
-        cid = thread.replace("-", "")
-        async with await asking.client() as other:
-            await other.subscribe(cid)
-            mark = len(codex.notes)
-            await codex.request(
-                "turn/start", {"threadId": thread, "input": text_input("run: echo hi")}
-            )
-            await codex.wait_request("item/commandExecution/requestApproval", after=0)
-            pending: Any = await other.request("conversation/subscribe", {"conversationId": cid})
-            [approval] = pending["snapshot"]["approvals"]
-            await other.request(
-                "approval/respond",
-                {"conversationId": cid, "approvalId": approval["approvalId"], "decision": "deny"},
-            )
-            await codex.wait_for("turn/completed", after=mark)
+        _, mark = await answered_elsewhere(asking, codex, thread, "run: echo hi", "deny")
         [refused] = items_of(codex, mark, "item/completed", "commandExecution")
         _declined_command(refused)
     finally:

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.codex.flows import demo_config, items_of, run_turn
+from tests.codex.flows import demo_config, items_of, module_daemon, run_turn
 from tests.codex.harness import TIMEOUT, CodexClient, StdioTransport
-from tests.support.daemon import Daemon, make_daemon, stop_any_server
+from tests.support.daemon import Daemon
 
 # docs/codex.md's wrapper, word for word.
 WRAPPER = "#!/bin/sh\nexec openvaala app-server\n"
@@ -31,11 +31,8 @@ DESKTOP = ["-c", "features.code_mode_host=true", "app-server", "--analytics-defa
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
-    daemon = make_daemon(tmp_path_factory.mktemp("ide"), demo_config())
-    daemon.start()
-    yield daemon
-    daemon.stop()
-    stop_any_server(daemon)
+    with module_daemon(tmp_path_factory, "ide", demo_config()) as daemon:
+        yield daemon
 
 
 @pytest.mark.parametrize("arguments", [EXTENSION, DESKTOP], ids=["vscode", "desktop"])

@@ -12,19 +12,16 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.codex.flows import demo_config, run_turn
+from tests.codex.flows import demo_config, module_daemon, run_turn
 from tests.codex.harness import CodexClient, open_client
-from tests.support.daemon import Daemon, make_daemon, stop_any_server
+from tests.support.daemon import Daemon
 
 
 @pytest.fixture(scope="module")
 def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     """One daemon for the tests that list nothing of their own (bad filters)."""
-    daemon = make_daemon(tmp_path_factory.mktemp("listing"), demo_config())
-    daemon.start()
-    yield daemon
-    daemon.stop()
-    stop_any_server(daemon)
+    with module_daemon(tmp_path_factory, "listing", demo_config()) as daemon:
+        yield daemon
 
 
 @pytest.fixture
