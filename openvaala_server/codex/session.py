@@ -41,6 +41,10 @@ DECISIONS: Final = {
     "cancel": "deny",
 }
 HISTORY_LIMIT: Final = 1000  # items read for a thread's turns (conversation/read's maximum)
+SUBAGENT_COMPACT: Final = (
+    "Not compacted: OpenVaala compacts a conversation's main agent. Open the conversation's "
+    "own thread and compact there."
+)
 LIST_PAGE: Final = 50  # thread/list's page without a `limit` (conversation/list's default)
 LIST_SCAN: Final = 1000  # conversations one thread/list reads at most to fill its page
 
@@ -242,6 +246,18 @@ class CodexSession:
         plain = openvaala_id(params.get(key), key)
         cid = self.directory.conversation_of.get(plain)
         return (cid, plain) if cid is not None else (self.rewound.get(plain, plain), None)
+
+    def _conversation_of(self, p: JsonObject, done: str, do: str) -> str:
+        """The conversation of a thread that must be a conversation's own: what OpenVaala
+        does to a whole conversation (`done` to it) is refused on a subagent's thread, rather
+        than done to the conversation around it (docs/codex.md "Methods")."""
+        cid, sid = self._locate(p)
+        if sid is not None:
+            raise errors.InvalidParams(
+                f"a subagent's thread cannot be {done}: {do} its conversation's thread",
+                param="threadId",
+            )
+        return cid
 
     def _as_id(self, cid: str) -> str | None:
         """The thread id this client knows a rewound copy by; None for any other conversation."""
@@ -497,21 +513,21 @@ class CodexSession:
         return {"data": data, "nextCursor": None}
 
     async def thread_archive(self, p: JsonObject) -> Answer:
-        cid, _ = self._locate(p)
+        cid = self._conversation_of(p, "archived", "archive")
         await self.up.request("conversation/archive", {"conversationId": cid})
         if cid not in self.feeds:  # a follower hears it from conversation/updated
             self.notify("thread/archived", {"threadId": self._thread_id(cid)})
         return {}
 
     async def thread_unarchive(self, p: JsonObject) -> Answer:
-        cid, _ = self._locate(p)
+        cid = self._conversation_of(p, "unarchived", "unarchive")
         await self.up.request("conversation/unarchive", {"conversationId": cid})
         if cid not in self.feeds:
             self.notify("thread/unarchived", {"threadId": self._thread_id(cid)})
         return {"thread": self._thread(await self._peek(cid), None, [])}
 
     async def thread_name_set(self, p: JsonObject) -> Answer:
-        cid, _ = self._locate(p)
+        cid = self._conversation_of(p, "renamed", "rename")
         name = p.get("name")
         await self.up.request("conversation/rename", {"conversationId": cid, "title": name})
         if cid not in self.feeds:  # a follower hears it from conversation/updated
@@ -520,7 +536,7 @@ class CodexSession:
         return {}
 
     async def thread_fork(self, p: JsonObject) -> Answer:
-        cid, _ = self._locate(p)
+        cid = self._conversation_of(p, "forked", "fork")
         params: JsonObject = {"conversationId": cid}
         last_turn = p.get("lastTurnId")
         if isinstance(last_turn, str) and last_turn:
@@ -535,12 +551,7 @@ class CodexSession:
         OpenVaala never rewrites history: the rewind is a copy, which this client's thread id
         names from now on (docs/codex.md "Rewinding")."""
         codex_cid = openvaala_id(p.get("threadId"))
-        cid, sid = self._locate(p)
-        if sid is not None:
-            raise errors.InvalidParams(
-                "a subagent's thread cannot be reverted: revert its conversation's",
-                param="threadId",
-            )
+        cid = self._conversation_of(p, "reverted", "revert")
         snapshot = await self._peek(cid)
         turns = await self._turns(cid, None, snapshot)
         turn = threads.find_turn(turns, p.get("beforeTurnId"))
@@ -562,12 +573,7 @@ class CodexSession:
 
     async def thread_rollback(self, p: JsonObject) -> Answer:
         """Codex's older `thread/rollback {numTurns}`: the same rewind, counted from the end."""
-        cid, sid = self._locate(p)
-        if sid is not None:
-            raise errors.InvalidParams(
-                "a subagent's thread cannot be rolled back: roll back its conversation's",
-                param="threadId",
-            )
+        cid = self._conversation_of(p, "rolled back", "roll back")
         count = p.get("numTurns")
         if not isinstance(count, int) or count < 1:
             raise errors.InvalidParams('"numTurns" must be an integer ≥ 1', param="numTurns")
@@ -612,7 +618,14 @@ class CodexSession:
         return {"status": "unsubscribed"}
 
     async def thread_compact_start(self, p: JsonObject) -> Answer:
-        cid, _ = self._locate(p)
+        cid, sid = self._locate(p)
+        if sid is not None:
+            # OpenVaala compacts a conversation's root agent (`conversation/compact`). Not an
+            # error: the Codex TUI exits on a failed thread/compact/start. A turn says why.
+            feed = self.feeds.get(cid) or (await self._open(cid))[0]
+            said = feed.compaction_refused(new_id(), None, None, sid=sid, warning=SUBAGENT_COMPACT)
+            self.after_answer.extend(partial(self.notify, o["method"], o["params"]) for o in said)
+            return {}
         if cid not in self.feeds:
             await self._open(cid)
 
