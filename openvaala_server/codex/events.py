@@ -343,10 +343,19 @@ class ThreadFeed:
             out.append(self._note("turn/completed", turn_params))
         return out
 
-    def compaction_refused(self, turn: str, reason: str | None, error: object) -> list[wire.Notice]:
+    def compaction_refused(
+        self,
+        turn: str,
+        reason: str | None,
+        error: object,
+        *,
+        sid: str | None = None,
+        warning: str | None = None,
+    ) -> list[wire.Notice]:
         """A `thread/compact/start` the daemon answered with no compaction (nothing to compact,
-        or refused): Codex waits for a turn's end, so it gets a turn of its own that says why."""
-        sid = self.root
+        or refused), or that `warning` says was not tried (a subagent's thread, `sid`): Codex
+        waits for a turn's end, so it gets a turn of its own that says why."""
+        sid = sid or self.root
         failure = turn_error(error)
         out: list[wire.Notice] = [
             self._note(
@@ -358,7 +367,7 @@ class ThreadFeed:
             params = {"threadId": self.thread(sid), "turnId": turn, "error": failure}
             out.append(self._note("error", {**params, "willRetry": False}))
         else:
-            message = f"Nothing to compact: {reason or 'the history is too short'}."
+            message = warning or f"Nothing to compact: {reason or 'the history is too short'}."
             out.append(self._note("warning", {"threadId": self.thread(sid), "message": message}))
         status: wire.TurnStatus = "failed" if failure is not None else "completed"
         turn_params = {"threadId": self.thread(sid), "turn": self._turn(sid, turn, status, failure)}

@@ -42,6 +42,7 @@ ROOTS: Final = (
     "SandboxPolicy",
     "CollaborationMode",
     "TurnStartParams",
+    "ThreadSourceKind",
 )
 
 _V2_REF: Final = "#/definitions/v2/"

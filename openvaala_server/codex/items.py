@@ -15,7 +15,7 @@ from typing import Final
 from openvaala_server.codex import proposed, wire
 from openvaala_server.codex.ids import thread_id
 from openvaala_server.codex.rpc import decode_object
-from openvaala_server.domain import tool_names
+from openvaala_server.domain import denials, tool_names
 from openvaala_server.domain.records import ItemOfKind, ToolCallItem, ToolResultItem
 from openvaala_server.protocol.json_types import JsonObject, JsonValue
 
@@ -29,7 +29,9 @@ COLLAB_TOOLS: Final[dict[str, wire.CollabAgentTool]] = {
     "list_agents": "listAgents",
     "close_agent": "closeAgent",
 }
-_EXIT_CODE = re.compile(r"(?:^|\n)exit code: (-?\d+)\s*$")
+# The line a shell result ends its output with (tools/shell.py); notes may follow it (the
+# sandbox's, a limit hit), so the last such line is the command's.
+_EXIT_CODE = re.compile(r"(?:^|\n)exit code: (-?\d+)(?: \(killed by [^)\n]*\))?(?=\n|$)")
 _PLAN_MARK: Final = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
 
 
@@ -65,12 +67,16 @@ def tool_item(
     declined: bool = False,
     read: proposed.Reader = proposed.no_files,
 ) -> wire.ThreadItem:
-    """The Codex item of one tool call: in progress until its result, or `declined`."""
+    """The Codex item of one tool call: in progress until its result, or `declined` (also
+    when its result says the user's answer kept it from running: domain/denials.py)."""
     name, args, item_id = call["name"], call["arguments"], call["itemId"]
     failed = result is not None and result["isError"]
     output = result["output"] if result is not None else None
+    declined = declined or (result is not None and denials.declined(result["output"], failed))
     if name == tool_names.SHELL:
         status: wire.ToolStatus = _status(result, declined)
+        if declined:  # as Codex ends a declined command: it never ran, so no output, no exit
+            output = None
         return {
             "type": "commandExecution",
             "id": item_id,
@@ -190,8 +196,8 @@ def _status(result: ToolResultItem | None, declined: bool) -> wire.ToolStatus:
 
 
 def _exit_code(output: str | None) -> int | None:
-    match = _EXIT_CODE.search(output) if output else None
-    return int(match.group(1)) if match else None
+    matches = _EXIT_CODE.findall(output) if output else []
+    return int(matches[-1]) if matches else None
 
 
 def _change_kind(kind: str, move_path: str | None) -> wire.PatchChangeKind:

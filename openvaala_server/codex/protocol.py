@@ -841,6 +841,20 @@ class ThreadSectionAppearance(TypedDict):
 ThreadSource: TypeAlias = str
 
 
+ThreadSourceKind: TypeAlias = Literal[
+    "cli",
+    "vscode",
+    "exec",
+    "appServer",
+    "subAgent",
+    "subAgentReview",
+    "subAgentCompact",
+    "subAgentThreadSpawn",
+    "subAgentOther",
+    "unknown",
+]
+
+
 NotLoadedThreadStatusType: TypeAlias = Literal["notLoaded"]
 
 
@@ -1583,4 +1597,5 @@ CodexWire: TypeAlias = (
     | SandboxPolicy
     | CollaborationMode
     | TurnStartParams
+    | ThreadSourceKind
 )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import os
 from collections.abc import Awaitable, Callable, Coroutine
 from functools import partial
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import Any, Final
 import anyio
 
 from openvaala_server import errors
-from openvaala_server.codex import rpc, startup, threads, wire
+from openvaala_server.codex import listing, rpc, startup, threads, wire
 from openvaala_server.codex.events import Ask, Settled, ThreadFeed
 from openvaala_server.codex.files import read_text
 from openvaala_server.codex.ids import openvaala_id, thread_id
@@ -40,6 +41,12 @@ DECISIONS: Final = {
     "cancel": "deny",
 }
 HISTORY_LIMIT: Final = 1000  # items read for a thread's turns (conversation/read's maximum)
+SUBAGENT_COMPACT: Final = (
+    "Not compacted: OpenVaala compacts a conversation's main agent. Open the conversation's "
+    "own thread and compact there."
+)
+LIST_PAGE: Final = 50  # thread/list's page without a `limit` (conversation/list's default)
+LIST_SCAN: Final = 1000  # conversations one thread/list reads at most to fill its page
 
 
 class SessionDirectory:
@@ -127,7 +134,12 @@ class CodexSession:
         # Notifications from the client (`initialized`) carry nothing to act on.
 
     async def _call(self, method: str, params: JsonObject) -> JsonMapping | None:
+        # Refused as Codex's own app-server refuses them (its code and words, docs/codex.md).
         if method == "initialize":
+            if self.initialized:
+                raise errors.InvalidRequest("Already initialized")
+            if not isinstance(params.get("clientInfo"), dict):
+                raise errors.InvalidRequest("Invalid request: missing field `clientInfo`")
             self.initialized = True
             capabilities = params.get("capabilities")
             opt_out = (
@@ -140,7 +152,7 @@ class CodexSession:
             )
             return await startup.initialize(self.up, params)
         if not self.initialized:
-            raise errors.NotInitialized("the first request on a connection must be initialize")
+            raise errors.InvalidRequest("Not initialized")
         self._note_cwd(params)
         answer = startup.ANSWERS.get(method)
         if answer is not None:
@@ -234,6 +246,18 @@ class CodexSession:
         plain = openvaala_id(params.get(key), key)
         cid = self.directory.conversation_of.get(plain)
         return (cid, plain) if cid is not None else (self.rewound.get(plain, plain), None)
+
+    def _conversation_of(self, p: JsonObject, done: str, do: str) -> str:
+        """The conversation of a thread that must be a conversation's own: what OpenVaala
+        does to a whole conversation (`done` to it) is refused on a subagent's thread, rather
+        than done to the conversation around it (docs/codex.md "Methods")."""
+        cid, sid = self._locate(p)
+        if sid is not None:
+            raise errors.InvalidParams(
+                f"a subagent's thread cannot be {done}: {do} its conversation's thread",
+                param="threadId",
+            )
+        return cid
 
     def _as_id(self, cid: str) -> str | None:
         """The thread id this client knows a rewound copy by; None for any other conversation."""
@@ -390,31 +414,59 @@ class CodexSession:
         return {"thread": self._thread(snapshot, sid, turns)}
 
     async def thread_list(self, p: JsonObject) -> Answer:
+        """A page of threads, filtered as Codex filters them (listing.py). The daemon lists
+        conversations; the filters apply here, so pages are read until `limit` threads match
+        (or LIST_SCAN conversations were read: the client goes on with `nextCursor`)."""
+        below = p.get("parentThreadId") is not None or p.get("ancestorThreadId") is not None
+        wanted = listing.thread_filter(p, below=below)
         for key in ("parentThreadId", "ancestorThreadId"):
             if p.get(key) is not None:
-                return await self._subagent_threads(p, key)
+                return await self._subagent_threads(p, key, wanted)
+        limit = p.get("limit")
+        want = max(1, min(500, limit)) if isinstance(limit, int) else LIST_PAGE
         params: JsonObject = {"archived": bool(p.get("archived"))}
         if isinstance(p.get("searchTerm"), str) and p["searchTerm"]:
             params["search"] = p["searchTerm"]
-        if isinstance(p.get("limit"), int):
-            params["limit"] = max(1, min(500, int(str(p["limit"]))))
-        if isinstance(p.get("cursor"), str):
-            params["cursor"] = p["cursor"]
-        page = await self.up.request("conversation/list", params)
-        rows = page.get("conversations")
-        data: list[wire.Thread] = [
-            threads.conversation_thread(
-                row,
-                loaded=str(row.get("conversationId")) in self.feeds,
-                as_id=self._as_id(str(row.get("conversationId"))),
-            )
-            for row in (rows if isinstance(rows, list) else [])
-            # A conversation this client reverted is its rewound copy now: listed once, as that.
-            if isinstance(row, dict) and row.get("conversationId") not in self.rewound
-        ]
-        return {"data": data, "nextCursor": page.get("nextCursor")}
+        cursor = p.get("cursor") if isinstance(p.get("cursor"), str) else None
+        data: list[wire.Thread] = []
+        scanned = 0
+        while wanted.conversations or wanted.subagents:
+            # Only as many as still wanted: every conversation read is listed or filtered
+            # out, so the cursor never skips one.
+            params["limit"] = max(1, want - len(data))
+            if cursor is not None:
+                params["cursor"] = cursor
+            page = await self.up.request("conversation/list", params)
+            rows = page.get("conversations")
+            for row in rows if isinstance(rows, list) else []:
+                if isinstance(row, dict):
+                    data.extend(await self._listed(row, wanted))
+            scanned += len(rows) if isinstance(rows, list) else 0
+            cursor = str(page["nextCursor"]) if page.get("nextCursor") else None
+            if cursor is None or len(data) >= want or scanned >= LIST_SCAN:
+                break
+        return {"data": data, "nextCursor": cursor}
 
-    async def _subagent_threads(self, p: JsonObject, key: str) -> Answer:
+    async def _listed(self, row: JsonObject, wanted: listing.ThreadFilter) -> list[wire.Thread]:
+        """One listed conversation's threads that match: its own, then its subagents'."""
+        cid = str(row.get("conversationId"))
+        if cid in self.rewound:  # a conversation this client reverted is its rewound copy now
+            return []
+        own = threads.conversation_thread(row, loaded=cid in self.feeds, as_id=self._as_id(cid))
+        found = [own] if wanted.conversations and wanted.matches(own) else []
+        if wanted.subagents:
+            snapshot = await self._peek(cid)
+            info = snapshot["conversation"]
+            assert isinstance(info, dict)
+            for session in threads.sessions(snapshot):
+                if session.get("parentSessionId") is not None:
+                    sub = threads.session_thread(info, session, as_id=self._as_id(cid))
+                    found.extend([sub] if wanted.matches(sub) else [])
+        return found
+
+    async def _subagent_threads(
+        self, p: JsonObject, key: str, wanted: listing.ThreadFilter
+    ) -> Answer:
         """The subagents' threads below a thread: its children, or all its descendants."""
         cid, sid = self._locate(p, key)
         snapshot = await self._peek(cid)
@@ -432,9 +484,10 @@ class CodexSession:
             found, below = grown != below, grown
         as_id = self._as_id(cid)
         data: list[wire.Thread] = [
-            threads.session_thread(info, s, as_id=as_id)
+            thread
             for s in sessions
             if s.get("parentSessionId") in below
+            and wanted.matches(thread := threads.session_thread(info, s, as_id=as_id))
         ]
         return {"data": data, "nextCursor": None}
 
@@ -450,25 +503,31 @@ class CodexSession:
         return {"data": turns, "nextCursor": None, "backwardsCursor": None}
 
     async def thread_loaded_list(self, p: JsonObject) -> Answer:
+        """The threads this client follows: its conversations', and their subagents' that it
+        has not closed (a subagent's thread is loaded with its conversation, as in Codex)."""
         data: list[JsonValue] = [self._thread_id(cid) for cid in self.feeds]
+        for sid, cid in list(self.directory.conversation_of.items()):
+            feed = self.feeds.get(cid)
+            if feed is not None and sid != feed.root and thread_id(sid) not in self.closed:
+                data.append(thread_id(sid))
         return {"data": data, "nextCursor": None}
 
     async def thread_archive(self, p: JsonObject) -> Answer:
-        cid, _ = self._locate(p)
+        cid = self._conversation_of(p, "archived", "archive")
         await self.up.request("conversation/archive", {"conversationId": cid})
         if cid not in self.feeds:  # a follower hears it from conversation/updated
             self.notify("thread/archived", {"threadId": self._thread_id(cid)})
         return {}
 
     async def thread_unarchive(self, p: JsonObject) -> Answer:
-        cid, _ = self._locate(p)
+        cid = self._conversation_of(p, "unarchived", "unarchive")
         await self.up.request("conversation/unarchive", {"conversationId": cid})
         if cid not in self.feeds:
             self.notify("thread/unarchived", {"threadId": self._thread_id(cid)})
         return {"thread": self._thread(await self._peek(cid), None, [])}
 
     async def thread_name_set(self, p: JsonObject) -> Answer:
-        cid, _ = self._locate(p)
+        cid = self._conversation_of(p, "renamed", "rename")
         name = p.get("name")
         await self.up.request("conversation/rename", {"conversationId": cid, "title": name})
         if cid not in self.feeds:  # a follower hears it from conversation/updated
@@ -477,7 +536,7 @@ class CodexSession:
         return {}
 
     async def thread_fork(self, p: JsonObject) -> Answer:
-        cid, _ = self._locate(p)
+        cid = self._conversation_of(p, "forked", "fork")
         params: JsonObject = {"conversationId": cid}
         last_turn = p.get("lastTurnId")
         if isinstance(last_turn, str) and last_turn:
@@ -492,12 +551,7 @@ class CodexSession:
         OpenVaala never rewrites history: the rewind is a copy, which this client's thread id
         names from now on (docs/codex.md "Rewinding")."""
         codex_cid = openvaala_id(p.get("threadId"))
-        cid, sid = self._locate(p)
-        if sid is not None:
-            raise errors.InvalidParams(
-                "a subagent's thread cannot be reverted: revert its conversation's",
-                param="threadId",
-            )
+        cid = self._conversation_of(p, "reverted", "revert")
         snapshot = await self._peek(cid)
         turns = await self._turns(cid, None, snapshot)
         turn = threads.find_turn(turns, p.get("beforeTurnId"))
@@ -519,12 +573,7 @@ class CodexSession:
 
     async def thread_rollback(self, p: JsonObject) -> Answer:
         """Codex's older `thread/rollback {numTurns}`: the same rewind, counted from the end."""
-        cid, sid = self._locate(p)
-        if sid is not None:
-            raise errors.InvalidParams(
-                "a subagent's thread cannot be rolled back: roll back its conversation's",
-                param="threadId",
-            )
+        cid = self._conversation_of(p, "rolled back", "roll back")
         count = p.get("numTurns")
         if not isinstance(count, int) or count < 1:
             raise errors.InvalidParams('"numTurns" must be an integer ≥ 1', param="numTurns")
@@ -569,7 +618,14 @@ class CodexSession:
         return {"status": "unsubscribed"}
 
     async def thread_compact_start(self, p: JsonObject) -> Answer:
-        cid, _ = self._locate(p)
+        cid, sid = self._locate(p)
+        if sid is not None:
+            # OpenVaala compacts a conversation's root agent (`conversation/compact`). Not an
+            # error: the Codex TUI exits on a failed thread/compact/start. A turn says why.
+            feed = self.feeds.get(cid) or (await self._open(cid))[0]
+            said = feed.compaction_refused(new_id(), None, None, sid=sid, warning=SUBAGENT_COMPACT)
+            self.after_answer.extend(partial(self.notify, o["method"], o["params"]) for o in said)
+            return {}
         if cid not in self.feeds:
             await self._open(cid)
 
@@ -601,8 +657,12 @@ class CodexSession:
         feed = self.feeds.get(cid) or (await self._open(cid))[0]
         message = user_message(p.get("input"))
         await self._apply_overrides(cid, sid, feed, p)
+        # A relative `localImage` is the thread's: the daemon's own directory means nothing
+        # to a client (docs/codex.md "Methods").
+        given = p.get("cwd")
+        base = given if isinstance(given, str) and given else feed.cwd
         for path in message.paths:
-            message.images.append(await _read_image(path))
+            message.images.append(await _read_image(os.path.join(base, path)))
         params: JsonObject = {"conversationId": cid, "text": message.text, "mode": mode}
         if sid is not None:
             params["sessionId"] = sid

@@ -69,7 +69,8 @@ def conversation_thread(
         "path": None,
         "cwd": str(info.get("cwd") or "/"),
         "cliVersion": f"openvaala {__version__}",
-        "source": "appServer",
+        # What Codex's own `codex app-server` reports for the threads it hosts (listing.py).
+        "source": "vscode",
         "agentNickname": None,
         "agentRole": str(info["agent"]) if info.get("agent") else None,
         "name": title or None,

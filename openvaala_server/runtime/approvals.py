@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from openvaala_server import errors
+from openvaala_server.domain import denials
 from openvaala_server.domain.approvals import (
     Answer,
     Decision,
@@ -251,10 +252,7 @@ async def approve(
         diffs,
     )
     if response.decision == "deny":
-        text = "The user denied this call; it did not run."
-        if response.message:
-            text += f" Their message: {response.message}"
-        return ToolResult(text, True), confinement
+        return ToolResult(denials.denied_text(response.message), True), confinement
     if response.decision == "allow_conversation" and isinstance(offer, GrantOffer):
         await conv.grant(session, list(offer.grants))
     return None, escalated if decision.outside_sandbox else pinned

@@ -19,8 +19,8 @@ import anyio
 import anyio.lowlevel
 
 from openvaala_server import errors
+from openvaala_server.domain import denials, recovery
 from openvaala_server.domain import records as r
-from openvaala_server.domain import recovery
 from openvaala_server.domain.compaction_policy import decide
 from openvaala_server.domain.inbox import Input
 from openvaala_server.domain.status import TurnOutcome, end_turn, last_status
@@ -442,9 +442,7 @@ class TurnRunner:
             except asyncio.CancelledError:
                 # Kept in the history with the interrupted turn: the model learns nothing ran.
                 result = self._start_result(call)
-                result["output"] = (
-                    "The turn was interrupted while this call waited for approval; it did not run."
-                )
+                result["output"] = denials.INTERRUPTED_WAITING
                 result["isError"] = True
                 raise
         result = self._start_result(call)

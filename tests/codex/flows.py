@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
+
 from tests.codex.harness import CodexClient
+from tests.support.daemon import Daemon, kill_leftovers, make_daemon, stop_any_server
 
 Params = dict[str, Any]
 
@@ -43,3 +48,38 @@ async def run_turn(codex: CodexClient, thread: str, text: str) -> tuple[str, int
 
 def items_of(codex: CodexClient, mark: int, method: str, kind: str) -> list[Params]:
     return [p["item"] for p in codex.after(mark, method) if p["item"]["type"] == kind]
+
+
+@contextlib.contextmanager
+def module_daemon(factory: pytest.TempPathFactory, name: str, config: str) -> Iterator[Daemon]:
+    """A daemon for a whole test module (its tests share it: each starts its own threads)."""
+    daemon = make_daemon(factory.mktemp(name), config)
+    daemon.start()
+    try:
+        yield daemon
+    finally:
+        daemon.stop()
+        stop_any_server(daemon)
+        kill_leftovers(daemon)
+
+
+async def answered_elsewhere(
+    daemon: Daemon, codex: CodexClient, thread: str, text: str, decision: str
+) -> tuple[Params, int]:
+    """Start a turn whose command asks, and answer it from an OpenVaala client (not `codex`),
+    then wait for the turn's end: (the request `codex` was asked, index of the turn's first
+    note)."""
+    cid = thread.replace("-", "")
+    async with await daemon.client() as other:
+        await other.subscribe(cid)
+        mark = len(codex.notes)
+        await codex.request("turn/start", {"threadId": thread, "input": text_input(text)})
+        asked = await codex.wait_request("item/commandExecution/requestApproval")
+        pending: Any = await other.request("conversation/subscribe", {"conversationId": cid})
+        [approval] = pending["snapshot"]["approvals"]
+        await other.request(
+            "approval/respond",
+            {"conversationId": cid, "approvalId": approval["approvalId"], "decision": decision},
+        )
+        await codex.wait_for("turn/completed", after=mark)
+    return asked, mark

@@ -145,6 +145,8 @@ class CodexClient:
         message = await asyncio.wait_for(future, TIMEOUT)
         if "result" in message:
             schema_check.check_response(method, message["result"])
+        else:
+            schema_check.check_error(message)
         return message
 
     async def request(self, method: str, params: Message | None = None) -> Any:

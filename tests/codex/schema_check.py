@@ -1,7 +1,7 @@
 """Every message the daemon sends a Codex client, checked against the schema the pinned Codex
 release generated (openvaala_server/codex/schema/): notifications against their method's
 branch of `ServerNotification`, server requests against `ServerRequest`, responses against the
-method's `…Response` type."""
+method's `…Response` type, errors against `JSONRPCError`."""
 
 from __future__ import annotations
 
@@ -95,3 +95,7 @@ def check_server_request(message: dict[str, Any]) -> None:
 
 def check_response(method: str, result: object) -> None:
     _check(_response(method), result, f"the result of {method}")
+
+
+def check_error(message: dict[str, Any]) -> None:
+    _check(_validator("JSONRPCError"), message, "an error answer")

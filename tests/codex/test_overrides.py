@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from openvaala_server.codex.overrides import PlanMode, cwd_choice
-from tests.codex.flows import demo_config, start_thread, text_input
+from tests.codex.flows import demo_config, module_daemon, start_thread, text_input
 from tests.codex.harness import CodexClient, open_client
 from tests.codex.schema_check import check_response
-from tests.support.daemon import Daemon, kill_leftovers, make_daemon, stop_any_server
+from tests.support.daemon import Daemon
 
 CONFIG = demo_config() + (
     '\n[agents.plan]\ndescription = "Plans, changes nothing"\nmodel = "demo"\n'
@@ -24,14 +24,8 @@ CONFIG = demo_config() + (
 
 @pytest.fixture(scope="module")
 def plan_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
-    daemon = make_daemon(tmp_path_factory.mktemp("overrides"), CONFIG)
-    daemon.start()
-    try:
+    with module_daemon(tmp_path_factory, "overrides", CONFIG) as daemon:
         yield daemon
-    finally:
-        daemon.stop()
-        stop_any_server(daemon)
-        kill_leftovers(daemon)
 
 
 @pytest.fixture

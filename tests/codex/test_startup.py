@@ -65,7 +65,9 @@ async def test_initialize_comes_first_and_jsonrpc_member_is_optional(daemon: Dae
     client = CodexClient(await WebSocketTransport.open(daemon))
     try:
         answer = await client.call("model/list", {})
-        assert answer["error"]["data"]["kind"] == "not_initialized"
+        # Codex's own app-server answers this (its code and words).
+        assert answer["error"]["code"] == -32600
+        assert answer["error"]["message"] == "Not initialized"
         # Codex omits "jsonrpc"; a client that sends it is served too.
         await client.send_raw(
             json.dumps(
@@ -79,6 +81,39 @@ async def test_initialize_comes_first_and_jsonrpc_member_is_optional(daemon: Dae
         )
         models = await client.request("model/list", {})
         assert models["data"][0]["id"] == "demo"
+    finally:
+        await client.close()
+
+
+async def test_a_second_initialize_is_refused_as_codex_refuses_it(codex: CodexClient) -> None:
+    """One handshake per connection: a second `initialize` (or one without `clientInfo`) gets
+    what Codex's own app-server answers, and the connection goes on as first initialized."""
+    again = await codex.call(
+        "initialize",
+        {
+            "clientInfo": {"name": "again", "title": None, "version": "2"},
+            "capabilities": {"optOutNotificationMethods": ["thread/started"]},
+        },
+    )
+    assert again["error"]["code"] == -32600
+    assert again["error"]["message"] == "Already initialized"
+    assert "result" not in again
+    # The first handshake's capabilities hold: thread/started is still sent.
+    mark = len(codex.notes)
+    thread = (await codex.request("thread/start", {}))["thread"]["id"]
+    started = await codex.wait_for("thread/started", after=mark)
+    assert started["thread"]["id"] == thread
+
+
+async def test_initialize_needs_client_info(daemon: Daemon) -> None:
+    client = CodexClient(await WebSocketTransport.open(daemon))
+    try:
+        answer = await client.call("initialize", {"capabilities": None})
+        assert answer["error"]["code"] == -32600
+        assert answer["error"]["message"] == "Invalid request: missing field `clientInfo`"
+        # Not initialized by it: a proper handshake still works.
+        await client.initialize()
+        assert (await client.request("account/read", {}))["account"] is None
     finally:
         await client.close()
 

@@ -100,3 +100,49 @@ async def test_codex_and_openvaala_clients_see_the_same_turn(
         assert codex.after(mark, "turn/started")[0]["turn"]["id"] == done["turn"]["id"]
         listed = await client.request("conversation/list", {})
         assert [c["conversationId"] for c in listed["conversations"]] == [cid]
+
+
+async def test_whole_conversation_methods_are_refused_on_a_subagent_thread(
+    daemon_factory: Factory,
+) -> None:
+    """Archive, rename, fork, rollback and compact act on a whole conversation in OpenVaala: on
+    a subagent's thread they are refused, naming the thread (compact: a turn that says so), and
+    the conversation is untouched (they used to archive, rename or compact the conversation
+    around it)."""
+    daemon = daemon_factory(demo_config())
+    codex = await open_client(daemon, "websocket")
+    try:
+        thread = await start_thread(codex, str(daemon.workdir))
+        await run_turn(codex, thread, "spawn: say hi")
+        [child] = (await codex.request("thread/list", {"parentThreadId": thread}))["data"]
+        calls: list[tuple[str, dict[str, object]]] = [
+            ("thread/archive", {}),
+            ("thread/unarchive", {}),
+            ("thread/name/set", {"name": "renamed"}),
+            ("thread/fork", {}),
+            ("thread/rollback", {"numTurns": 1}),
+        ]
+        for method, params in calls:
+            answer = await codex.call(method, {"threadId": child["id"], **params})
+            assert answer["error"]["code"] == -32602, (method, answer)
+            assert answer["error"]["data"]["param"] == "threadId", (method, answer)
+            assert "its conversation's thread" in answer["error"]["message"], (method, answer)
+        # Compact is answered (the Codex TUI exits on a failed one) by a turn of the
+        # subagent's thread that says why nothing was compacted.
+        mark = len(codex.notes)
+        assert await codex.request("thread/compact/start", {"threadId": child["id"]}) == {}
+        done = await codex.wait_for(
+            "turn/completed", lambda p: p["threadId"] == child["id"], after=mark
+        )
+        assert done["turn"]["status"] == "completed"
+        [warning] = codex.after(mark, "warning")
+        assert warning["threadId"] == child["id"] and "Not compacted" in warning["message"]
+        async with await daemon.client() as client:
+            [conversation] = (await client.request("conversation/list", {}))["conversations"]
+            page = await client.request(
+                "conversation/read", {"conversationId": thread.replace("-", "")}
+            )
+        assert conversation["title"] == "spawn: say hi" and not conversation["archived"]
+        assert not [i for i in page["items"] if i["type"] == "summary"]
+    finally:
+        await codex.close()

@@ -112,6 +112,19 @@ async def test_images_go_with_the_message(codex: CodexClient, daemon: Daemon) ->
     assert message["text"] == "what is this?"
     assert [(i["mediaType"], i["size"]) for i in message["images"]] == [("image/png", 68)] * 2
     assert message["images"][1]["name"] == "dot.png"
+    # A relative path is the thread's directory's, not the daemon's.
+    relative = {"type": "localImage", "path": "dot.png"}
+    mark = len(codex.notes)
+    again = await codex.request("turn/start", {"threadId": thread, "input": [text, relative]})
+    await codex.wait_for(
+        "turn/completed", lambda p: p["turn"]["id"] == again["turn"]["id"], after=mark
+    )
+    async with await daemon.client() as client:
+        page = await client.request(
+            "conversation/read", {"conversationId": thread.replace("-", "")}
+        )
+    last = [i for i in page["items"] if i["type"] == "user_message"][-1]
+    assert [(i["name"], i["size"]) for i in last["images"]] == [("dot.png", 68)]
     missing = {"type": "localImage", "path": str(daemon.workdir / "nope.png")}
     refused = await codex.call("turn/start", {"threadId": thread, "input": [missing]})
     assert "nope.png" in refused["error"]["message"]
