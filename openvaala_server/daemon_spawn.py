@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from openvaala_server.discovery import LOCK_FILE, data_root, is_locked, read_lock
+from openvaala_server.protocol import codec
 from openvaala_server.start_dir import daemon_command
 
 START_TIMEOUT_S = 15.0
@@ -86,7 +87,7 @@ def wait_healthy(starting: Starting) -> str:
                 + _output_since(starting).rstrip()
             )
         address = running_address(starting.root)
-        if address and healthy(address):
+        if address and ready(address):
             return address
         time.sleep(START_POLL_S)
     raise StartFailed(
@@ -94,14 +95,23 @@ def wait_healthy(starting: Starting) -> str:
     )
 
 
-def healthy(address: str) -> bool:
+def ready(address: str) -> bool:
+    """Whether the daemon at `address` serves conversations: its `/healthz` says `"ready"`
+    (docs/protocol.md). It answers before its runtime is built; waiting for `ready` keeps a
+    start that fails while building (a store it cannot open) a failed start, quoted from its log,
+    rather than a connection that drops. An answer without the field is from a daemon that
+    answered only once ready."""
     # The standard library's client: httpx would add its import time to every start.
     host, _, port = address.rpartition(":")
     connection = http.client.HTTPConnection(host, int(port), timeout=1.0)
     try:
         connection.request("GET", "/healthz")
-        return connection.getresponse().status == 200
-    except (OSError, http.client.HTTPException):
+        answer = connection.getresponse()
+        if answer.status != 200:
+            return False
+        body = codec.loads(answer.read())
+        return not isinstance(body, dict) or body.get("ready", True) is not False
+    except (OSError, http.client.HTTPException, ValueError):
         return False
     finally:
         connection.close()
