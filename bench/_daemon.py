@@ -195,6 +195,7 @@ class BenchDaemon:
     def start(self, timeout: float = 60, answered: Callable[[], None] | None = None) -> BenchDaemon:
         """Spawn the daemon and return once it is ready; `answered()` is called at its first
         `/healthz` answer."""
+        from openvaala_server.daemon_spawn import ready
         from openvaala_server.store.lock import is_locked, read_lock
         from openvaala_server.store.paths import DataDir
 
@@ -223,8 +224,9 @@ class BenchDaemon:
                     if answered is not None:
                         answered()
                         answered = None
-                    # It answers before its runtime is built (docs/protocol.md, `/healthz`).
-                    if health.json().get("ready", True):
+                    # It answers before its runtime is built; `/ready` waits for that
+                    # (docs/protocol.md).
+                    if ready(self.address, self.token, timeout=deadline - time.monotonic()):
                         return self
             time.sleep(0.005)
         raise RuntimeError(f"daemon did not start in {timeout} s:\n{self.log()}")

@@ -15,8 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from openvaala_server.discovery import LOCK_FILE, data_root, is_locked, read_lock
-from openvaala_server.protocol import codec
+from openvaala_server.discovery import LOCK_FILE, data_root, find_server, is_locked, read_lock
 from openvaala_server.start_dir import daemon_command
 
 START_TIMEOUT_S = 15.0
@@ -76,8 +75,8 @@ def spawn(root: Path, port: int | None = None) -> Starting:
 
 
 def wait_healthy(starting: Starting) -> str:
-    """The address of the daemon `starting`, once it answers its health check. Raises
-    StartFailed, quoting what it wrote, if it exits first or takes longer than START_TIMEOUT_S."""
+    """The address of the daemon `starting`, once it is ready. Raises StartFailed, quoting what
+    it wrote, if it exits first or takes longer than START_TIMEOUT_S."""
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         code = starting.process.poll()
@@ -86,32 +85,28 @@ def wait_healthy(starting: Starting) -> str:
                 f"the server exited at start (code {code}); see {starting.log_path}:\n"
                 + _output_since(starting).rstrip()
             )
-        address = running_address(starting.root)
-        if address and ready(address):
-            return address
+        found = find_server(starting.root)
+        if found and ready(*found, timeout=deadline - time.monotonic()):
+            return found[0]
         time.sleep(START_POLL_S)
     raise StartFailed(
         f"the server did not become healthy within {START_TIMEOUT_S:.0f} s; see {starting.log_path}"
     )
 
 
-def ready(address: str) -> bool:
-    """Whether the daemon at `address` serves conversations: its `/healthz` says `"ready"`
-    (docs/protocol.md). It answers before its runtime is built; waiting for `ready` keeps a
-    start that fails while building (a store it cannot open) a failed start, quoted from its log,
-    rather than a connection that drops. An answer without the field is from a daemon that
-    answered only once ready."""
+def ready(address: str, token: str, timeout: float = 1.0) -> bool:
+    """Whether the daemon at `address` is ready, waiting up to `timeout` s for it: `GET /ready`
+    answers once the runtime is built (docs/protocol.md). The daemon serves before that; waiting
+    for ready keeps a start that fails while building (a store it cannot open) a failed start,
+    quoted from its log, rather than a connection that drops. False when it is not serving yet
+    or is stopping."""
     # The standard library's client: httpx would add its import time to every start.
     host, _, port = address.rpartition(":")
-    connection = http.client.HTTPConnection(host, int(port), timeout=1.0)
+    connection = http.client.HTTPConnection(host, int(port), timeout=max(timeout, 0.1))
     try:
-        connection.request("GET", "/healthz")
-        answer = connection.getresponse()
-        if answer.status != 200:
-            return False
-        body = codec.loads(answer.read())
-        return not isinstance(body, dict) or body.get("ready", True) is not False
-    except (OSError, http.client.HTTPException, ValueError):
+        connection.request("GET", "/ready", headers={"Authorization": f"Bearer {token}"})
+        return connection.getresponse().status == 200
+    except (OSError, http.client.HTTPException):
         return False
     finally:
         connection.close()

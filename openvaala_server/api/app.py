@@ -74,6 +74,10 @@ def build_app(
     async def healthz(request: Request) -> Response:
         return Response(health_body(ready=True), media_type="application/json")
 
+    # Reached once the daemon is ready: asked while it starts, it waits (api/gate.py), so a
+    # client that started it learns the moment with one request instead of polling.
+    ready = healthz
+
     logins = credentials.logins
 
     async def root(request: Request) -> Response:
@@ -105,6 +109,7 @@ def build_app(
     routes: list[Route | WebSocketRoute | Mount] = [
         Route("/", root),
         Route("/healthz", healthz),
+        Route("/ready", ready),
         *login_routes(credentials, live),
         Route("/login/code", login_code, methods=["POST"]),
         Route("/login/revoke", logout_all, methods=["POST"]),

@@ -78,7 +78,7 @@ class Daemon:
             if info and info.address and self.data_dir.token_path.exists():
                 self.address = info.address
                 self.token = self.data_dir.token_path.read_text().strip()
-                if ready(self.address):
+                if ready(self.address, self.token, timeout=deadline - time.monotonic()):
                     return
             time.sleep(0.03)
         self.kill()  # never leave a half-started daemon behind (its Popen would warn later)
@@ -118,7 +118,7 @@ class Daemon:
             if info and info.address and self.data_dir.token_path.exists():
                 self.address = info.address
                 self.token = self.data_dir.token_path.read_text().strip()
-                if ready(self.address):
+                if ready(self.address, self.token, timeout=deadline - time.monotonic()):
                     return
             time.sleep(0.03)
         raise RuntimeError(f"no daemon served in {timeout} s:\n{self.log()}")
