@@ -14,8 +14,6 @@ import asyncio
 import contextlib
 import json
 import signal
-import subprocess
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -196,16 +194,7 @@ def test_exec_reports_a_start_that_fails_while_building(
     d = daemon_factory(DEFAULT_CONFIG, start=False)
     d.data_dir.ensure()
     d.data_dir.metadata_db.mkdir()
-    done = subprocess.run(
-        [sys.executable, "-m", "openvaala_server", "exec", "hello"],
-        env=d.env,
-        cwd=d.workdir,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=WAIT_S,
-        check=False,
-    )
+    done = d.cli("exec", "hello", timeout=WAIT_S)
     assert done.returncode == EXIT_NO_DAEMON, done.stderr
     assert "could not start the OpenVaala server: the server exited at start (code 1)" in (
         done.stderr
