@@ -66,7 +66,7 @@ def serve_foreground(port: int | None) -> int:
 
 
 def running_address(data_dir: DataDir) -> str | None:
-    """The address of the server holding this data directory, if one runs and is ready."""
+    """The address of the server holding this data directory, if one runs and serves."""
     return daemon_spawn.running_address(data_dir.root)
 
 

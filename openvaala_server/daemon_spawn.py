@@ -40,7 +40,8 @@ class Starting:
 
 
 def running_address(root: Path) -> str | None:
-    """The address of the daemon holding this data directory, if one runs and is ready."""
+    """The address of the daemon holding this data directory, if one runs and serves (it may
+    still be starting: what is asked of it then waits until it is ready, docs/protocol.md)."""
     lock = root / LOCK_FILE
     if not is_locked(lock):
         return None
