@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -191,7 +192,10 @@ class BenchDaemon:
             env["OPENVAALA_BENCH_SLOW_LOG"] = str(self.slow_log_path)
         return env
 
-    def start(self, timeout: float = 60) -> BenchDaemon:
+    def start(self, timeout: float = 60, answered: Callable[[], None] | None = None) -> BenchDaemon:
+        """Spawn the daemon and return once it is ready; `answered()` is called at its first
+        `/healthz` answer."""
+        from openvaala_server.daemon_spawn import ready
         from openvaala_server.store.lock import is_locked, read_lock
         from openvaala_server.store.paths import DataDir
 
@@ -213,11 +217,18 @@ class BenchDaemon:
                 self.address = info.address
                 self.token = data_dir.token_path.read_text().strip()
                 try:
-                    if httpx.get(f"http://{self.address}/healthz", timeout=1).status_code == 200:
-                        return self
+                    health = httpx.get(f"http://{self.address}/healthz", timeout=1)
                 except httpx.HTTPError:
-                    pass
-            time.sleep(0.02)
+                    health = None
+                if health is not None and health.status_code == 200:
+                    if answered is not None:
+                        answered()
+                        answered = None
+                    # It answers before its runtime is built; `/ready` waits for that
+                    # (docs/protocol.md).
+                    if ready(self.address, self.token, timeout=deadline - time.monotonic()):
+                        return self
+            time.sleep(0.005)
         raise RuntimeError(f"daemon did not start in {timeout} s:\n{self.log()}")
 
     def stop(self) -> None:

@@ -66,7 +66,7 @@ def serve_foreground(port: int | None) -> int:
 
 
 def running_address(data_dir: DataDir) -> str | None:
-    """The address of the server holding this data directory, if one runs and is ready."""
+    """The address of the server holding this data directory, if one runs and serves."""
     return daemon_spawn.running_address(data_dir.root)
 
 
@@ -193,6 +193,8 @@ def run_exec(args: argparse.Namespace) -> int:
     if args.resume == "":
         _err("exec --resume needs a conversation ID (`openvaala exec --continue` takes the last)")
         return one_turn.EXIT_USAGE
+    # Before the prompt is read (stdin may be slow) and the client's own imports are done.
+    _start_daemon_early(args.cwd)
     try:
         request = one_turn.ExecRequest(
             prompt=one_turn.read_prompt(args.prompt, sys.stdin),
@@ -212,20 +214,26 @@ def run_exec(args: argparse.Namespace) -> int:
     return one_turn.run(request)
 
 
+def _start_daemon_early(cwd: str | None) -> None:
+    """Begin starting this machine's daemon, if none runs, so that it starts while the client
+    imports and reads what it needs (docs/design.md, "Serving before the runtime is built")."""
+    from openvaala_server.client.remote import ENV_REMOTE
+
+    if os.environ.get(ENV_REMOTE):
+        return  # the daemon is the remote machine's: its bridge starts it there
+    if cwd is None or os.path.isdir(cwd):  # a bad --cwd fails without starting anything
+        from openvaala_server.client import start_server_early
+
+        start_server_early()
+
+
 def run_tui(cwd: str | None, *, continue_last: bool = False, resume: str | None = None) -> int:
     """`resume`: None (not asked), "" (`--resume` alone: the list) or a conversation id."""
     # No garbage collection until the first screen is up (the app turns it back on): its
     # passes over everything the imports create were a tenth of the start-up's CPU time
     # (docs/design.md, "Start-up time").
     gc.disable()
-    from openvaala_server.client.remote import ENV_REMOTE
-
-    if os.environ.get(ENV_REMOTE):
-        pass  # the daemon is the remote machine's: its bridge starts it there
-    elif cwd is None or os.path.isdir(cwd):  # a bad --cwd fails without starting anything
-        from openvaala_server.client import start_server_early
-
-        start_server_early()  # overlaps the daemon's start with the terminal UI's imports
+    _start_daemon_early(cwd)  # overlaps the daemon's start with the terminal UI's imports
     try:
         from openvaala_tui.app import main as tui_main
     except ImportError:

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from openvaala_server.discovery import LOCK_FILE, data_root, is_locked, read_lock
+from openvaala_server.discovery import LOCK_FILE, data_root, find_server, is_locked, read_lock
 from openvaala_server.start_dir import daemon_command
 
 START_TIMEOUT_S = 15.0
@@ -40,7 +40,8 @@ class Starting:
 
 
 def running_address(root: Path) -> str | None:
-    """The address of the daemon holding this data directory, if one runs and is ready."""
+    """The address of the daemon holding this data directory, if one runs and serves (it may
+    still be starting: what is asked of it then waits until it is ready, docs/protocol.md)."""
     lock = root / LOCK_FILE
     if not is_locked(lock):
         return None
@@ -75,8 +76,8 @@ def spawn(root: Path, port: int | None = None) -> Starting:
 
 
 def wait_healthy(starting: Starting) -> str:
-    """The address of the daemon `starting`, once it answers its health check. Raises
-    StartFailed, quoting what it wrote, if it exits first or takes longer than START_TIMEOUT_S."""
+    """The address of the daemon `starting`, once it is ready. Raises StartFailed, quoting what
+    it wrote, if it exits first or takes longer than START_TIMEOUT_S."""
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         code = starting.process.poll()
@@ -85,21 +86,26 @@ def wait_healthy(starting: Starting) -> str:
                 f"the server exited at start (code {code}); see {starting.log_path}:\n"
                 + _output_since(starting).rstrip()
             )
-        address = running_address(starting.root)
-        if address and healthy(address):
-            return address
+        found = find_server(starting.root)
+        if found and ready(*found, timeout=deadline - time.monotonic()):
+            return found[0]
         time.sleep(START_POLL_S)
     raise StartFailed(
         f"the server did not become healthy within {START_TIMEOUT_S:.0f} s; see {starting.log_path}"
     )
 
 
-def healthy(address: str) -> bool:
+def ready(address: str, token: str, timeout: float = 1.0) -> bool:
+    """Whether the daemon at `address` is ready, waiting up to `timeout` s for it: `GET /ready`
+    answers once the runtime is built (docs/protocol.md). The daemon serves before that; waiting
+    for ready keeps a start that fails while building (a store it cannot open) a failed start,
+    quoted from its log, rather than a connection that drops. False when it is not serving yet
+    or is stopping."""
     # The standard library's client: httpx would add its import time to every start.
     host, _, port = address.rpartition(":")
-    connection = http.client.HTTPConnection(host, int(port), timeout=1.0)
+    connection = http.client.HTTPConnection(host, int(port), timeout=max(timeout, 0.1))
     try:
-        connection.request("GET", "/healthz")
+        connection.request("GET", "/ready", headers={"Authorization": f"Bearer {token}"})
         return connection.getresponse().status == 200
     except (OSError, http.client.HTTPException):
         return False

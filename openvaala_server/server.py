@@ -1,12 +1,17 @@
-"""Running the daemon: hold the data directory's lock, open the store, serve on loopback.
+"""Running the daemon: hold the data directory's lock, serve on loopback, then build the runtime.
 
 Start: lock (a second server on the same data directory exits naming the first), token (new at
-every start, mode 0600), store, recovery of turns a crash cut, then uvicorn on 127.0.0.1.
+every start, mode 0600), the socket and its address in the lock, and uvicorn serving at once:
+`/healthz` answers from then on, with `"ready": false` (api/gate.py). The runtime is built right
+after, while the daemon already serves: its modules imported in a worker thread, then the store,
+the conversation manager, the recovery of turns a crash cut, and the app; requests made before
+it is ready wait for it (docs/design.md, "Serving before the runtime is built"). A build that
+fails (a store that cannot be opened) stops the daemon and `serve` raises its error, as before.
 Stop (SIGTERM/SIGINT): running turns are interrupted and written, the store is flushed and closed,
 the token removed and the lock released — in that order, within `STOP_BOUND_S` (docs/design.md,
 "Structured concurrency"). Everything the daemon runs in the background belongs to one of two
-supervisors entered here: the server's (accept loop, signal-started work, config watcher) and the
-runtime's (turns, MCP servers), so nothing outlives `serve`.
+supervisors entered here: the server's (accept loop, the runtime's build, signal-started work,
+config watcher) and the runtime's (turns, MCP servers), so nothing outlives `serve`.
 """
 
 from __future__ import annotations
@@ -19,35 +24,33 @@ import secrets
 import signal
 import socket
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import anyio
 import uvicorn
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from openvaala_server import gc_tuning
-from openvaala_server.api.app import build_app
+from openvaala_server.api.gate import Gate
 from openvaala_server.api.listener import Guard, GuardedH11Protocol, Limits, accept_forever
-from openvaala_server.api.security import Credentials
+from openvaala_server.api.security import Credentials, SecurityMiddleware
 from openvaala_server.api.web_login import WebLogins
-from openvaala_server.api.websocket import ClosingWebSocketProtocol
 from openvaala_server.config import Config
 from openvaala_server.errors import StoreError
-from openvaala_server.models.probe import resolve_windows
-from openvaala_server.runtime.manager import ConversationManager
-from openvaala_server.runtime.reload import ConfigWatcher
 from openvaala_server.store.lock import RuntimeLock
 from openvaala_server.store.paths import DataDir
-from openvaala_server.store.store import Store
+from openvaala_server.structured import Activity, Supervisor
 
 if TYPE_CHECKING:
     from starlette.websockets import WebSocket
 
     from openvaala_server.api.handlers import Dispatcher
-from openvaala_server.structured import Activity, Supervisor
+    from openvaala_server.runtime.manager import ConversationManager
+    from openvaala_server.runtime.reload import ConfigWatcher
 
 log = logging.getLogger("openvaala.server")
 
@@ -115,14 +118,11 @@ class _DaemonServer(uvicorn.Server):
     """uvicorn, but a stop signal first interrupts and saves running turns."""
 
     def __init__(
-        self,
-        config: uvicorn.Config,
-        runtime: ConversationManager,
-        limits: Limits,
-        tasks: Supervisor,
+        self, config: uvicorn.Config, gate: Gate, limits: Limits, tasks: Supervisor
     ) -> None:
         super().__init__(config)
-        self.runtime = runtime
+        self.gate = gate
+        self.runtime: ConversationManager | None = None  # once built (`_Build`)
         self.tasks = tasks
         self._stopping = False
         self._guard = Guard(limits)
@@ -172,14 +172,21 @@ class _DaemonServer(uvicorn.Server):
             return
         asyncio.get_event_loop().call_soon_threadsafe(self._stop_requested.set)
 
+    def stop(self) -> None:
+        """Stop serving: what waits for the runtime is turned away, uvicorn ends its loop."""
+        self.gate.close()
+        self.should_exit = True
+
     async def _stop_when_requested(self) -> None:
         assert self._stop_requested is not None
         await self._stop_requested.wait()
         try:
-            with anyio.move_on_after(TURN_STOP_S + 2.0):
-                await self.runtime.shutdown(timeout=TURN_STOP_S)
+            # A runtime still being built is stopped by its build's own exit (`_Build.run`).
+            if self.runtime is not None:
+                with anyio.move_on_after(TURN_STOP_S + 2.0):
+                    await self.runtime.shutdown(timeout=TURN_STOP_S)
         finally:
-            self.should_exit = True
+            self.stop()
 
 
 def _request(requests: MemoryObjectSendStream[None]) -> None:
@@ -218,6 +225,87 @@ def _unusable(data_dir: DataDir, exc: OSError) -> StoreError:
     return StoreError(f"cannot write to {where}: {exc.strerror or exc}")
 
 
+def _import_runtime() -> None:
+    """What the build needs and the first answers do not: the runtime (most of a start's
+    imports), the store, the app and the websocket protocol. Run in a worker thread, so the
+    loop answers `/healthz` meanwhile."""
+    import openvaala_server.api.app
+    import openvaala_server.api.websocket
+    import openvaala_server.models.probe
+    import openvaala_server.runtime.manager
+    import openvaala_server.runtime.reload
+    import openvaala_server.store.store  # noqa: F401
+
+
+def _websocket_protocol(**kwargs: Any) -> asyncio.Protocol:
+    """uvicorn's websocket protocol, made per upgrade: its module (and the websockets library)
+    is imported by the build's worker thread, not before the first `/healthz`."""
+    from openvaala_server.api.websocket import ClosingWebSocketProtocol
+
+    return ClosingWebSocketProtocol(**kwargs)
+
+
+@dataclass
+class _Build:
+    """The runtime's build and life, an activity of the server's supervisor: started once the
+    daemon serves, it lives until the server's supervisor ends it at the stop."""
+
+    data_dir: DataDir
+    config: Config
+    credentials: Credentials
+    server: _DaemonServer
+    tasks: Supervisor
+    reloads: MemoryObjectReceiveStream[None]
+    error: BaseException | None = None
+
+    async def run(self) -> None:
+        try:
+            await self._build_and_serve()
+        except Exception as exc:  # `serve` raises it once uvicorn has stopped
+            self.error = exc
+            self.server.stop()
+
+    async def _build_and_serve(self) -> None:
+        await anyio.to_thread.run_sync(_import_runtime)
+        from openvaala_server.models.probe import resolve_windows
+        from openvaala_server.runtime.manager import ConversationManager
+        from openvaala_server.runtime.reload import ConfigWatcher
+        from openvaala_server.store.store import Store
+
+        # Shielded: a stop during the open still gets a store to close (below).
+        with anyio.CancelScope(shield=True):
+            store = await Store.open(self.data_dir)
+        try:
+            # Local servers' windows are asked once the lock is ours (models/probe.py).
+            config = await resolve_windows(self.config)
+            runtime = ConversationManager(config, store)
+            watcher = runtime.config_watch = ConfigWatcher(runtime)
+            async with runtime.tasks:
+                try:
+                    await self._serve(runtime, watcher)
+                finally:
+                    # Cancelled from the top: this bounds the turns' last writes (a second
+                    # signal during a stop is uvicorn's forced exit).
+                    with anyio.CancelScope(shield=True), anyio.move_on_after(TURN_STOP_S + 2.0):
+                        await runtime.shutdown(timeout=TURN_STOP_S)
+        finally:
+            with anyio.CancelScope(shield=True):  # what was acknowledged is flushed, always
+                await store.close()
+
+    async def _serve(self, runtime: ConversationManager, watcher: ConfigWatcher) -> None:
+        from openvaala_server.api.app import build_app
+
+        with anyio.CancelScope(shield=True):  # a stop now waits for the recovery, as it did
+            await runtime.recover_cut_turns()
+        self.server.runtime = runtime
+        self.server.gate.open(build_app(runtime, self.credentials, _codex_app_server).app)
+        log.info("OpenVaala ready")
+        self.tasks.spawn(watcher.watch, "config-watch")
+        self.tasks.spawn(partial(_reload_on_request, watcher, self.reloads), "config-reload")
+        gc_tuning.settle()  # start-up's objects are never walked by the collector again
+        await anyio.sleep_forever()
+
+
 async def serve(data_dir: DataDir, config: Config, port: int) -> None:
     # A read-only or foreign data directory is a message naming it, not a traceback.
     try:
@@ -228,81 +316,53 @@ async def serve(data_dir: DataDir, config: Config, port: int) -> None:
         raise _unusable(data_dir, exc) from None
     try:
         sock = bind_loopback(port)
-        actual_port = sock.getsockname()[1]
         try:
-            token = write_token(data_dir.token_path)
-        except OSError as exc:
-            sock.close()
-            raise _unusable(data_dir, exc) from None
-        try:
-            idle = config.server.web_session_idle_hours * 3600.0
-            logins = WebLogins.open(data_dir.root, idle_ttl=idle)
-        except OSError as exc:
-            sock.close()
-            raise _unusable(data_dir, exc) from None
-        credentials = Credentials(token, actual_port, logins)
-        try:
-            store = await Store.open(data_dir)
-        except BaseException:
-            sock.close()
-            data_dir.token_path.unlink(missing_ok=True)
-            raise
-        # Local servers' windows are asked once the lock is ours (models/probe.py).
-        config = await resolve_windows(config)
-        runtime = ConversationManager(config, store)
-        watcher = runtime.config_watch = ConfigWatcher(runtime)
-        try:
-            async with Supervisor("server") as tasks, runtime.tasks:
-                await _serve(runtime, watcher, tasks, credentials, sock, config, lock, actual_port)
+            await _serve(data_dir, config, lock, sock)
         finally:
-            with anyio.CancelScope(shield=True):  # what was acknowledged is flushed, always
-                await store.close()
+            sock.close()
             data_dir.token_path.unlink(missing_ok=True)
     finally:
         lock.release()
 
 
-async def _serve(
-    runtime: ConversationManager,
-    watcher: ConfigWatcher,
-    tasks: Supervisor,
-    credentials: Credentials,
-    sock: socket.socket,
-    config: Config,
-    lock: RuntimeLock,
-    actual_port: int,
-) -> None:
+async def _serve(data_dir: DataDir, config: Config, lock: RuntimeLock, sock: socket.socket) -> None:
+    actual_port = sock.getsockname()[1]
     try:
-        await runtime.recover_cut_turns()
-        app = build_app(runtime, credentials, _codex_app_server)
-        uv_config = uvicorn.Config(
-            app,
-            ws=ClosingWebSocketProtocol,
-            ws_max_size=config.server.max_frame_bytes,
-            # Small frames on loopback gain nothing from compression, and deflating each
-            # frame once per client cost ~10% of the daemon's CPU when fanning out.
-            ws_per_message_deflate=False,
-            ws_ping_interval=20,
-            ws_ping_timeout=20,
-            proxy_headers=False,
-            server_header=False,
-            lifespan="off",
-            log_level="warning",
-            timeout_graceful_shutdown=CONNECTIONS_STOP_S,
-        )
-        logging.getLogger("uvicorn.error").addFilter(_OneLine())
-        server = _DaemonServer(uv_config, runtime, Limits.from_file_limit(), tasks)
+        token = write_token(data_dir.token_path)
+        idle = config.server.web_session_idle_hours * 3600.0
+        logins = WebLogins.open(data_dir.root, idle_ttl=idle)
+    except OSError as exc:
+        raise _unusable(data_dir, exc) from None
+    credentials = Credentials(token, actual_port, logins)
+    gate = Gate()
+    uv_config = uvicorn.Config(
+        SecurityMiddleware(gate, credentials),
+        # A factory, not the class: uvicorn only calls it (docs/design.md, "Serving before the
+        # runtime is built").
+        ws=cast(Any, _websocket_protocol),
+        ws_max_size=config.server.max_frame_bytes,
+        # Small frames on loopback gain nothing from compression, and deflating each
+        # frame once per client cost ~10% of the daemon's CPU when fanning out.
+        ws_per_message_deflate=False,
+        ws_ping_interval=20,
+        ws_ping_timeout=20,
+        proxy_headers=False,
+        server_header=False,
+        lifespan="off",
+        log_level="warning",
+        timeout_graceful_shutdown=CONNECTIONS_STOP_S,
+    )
+    logging.getLogger("uvicorn.error").addFilter(_OneLine())
+    # SIGHUP reloads at once (once the runtime is built); several before the reload ran make one
+    # more. Caught from here on: the lock names this daemon now, and SIGHUP would end it.
+    requests_in, requests = anyio.create_memory_object_stream[None](1)
+    asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, _request, requests_in)
+    async with Supervisor("server") as tasks:
+        server = _DaemonServer(uv_config, gate, Limits.from_file_limit(), tasks)
+        build = _Build(data_dir, config, credentials, server, tasks, requests)
         lock.set_address(f"127.0.0.1:{actual_port}")
         log.info("OpenVaala serving on http://127.0.0.1:%d (pid %d)", actual_port, os.getpid())
-        tasks.spawn(watcher.watch, "config-watch")
-        gc_tuning.settle()  # start-up's objects are never walked by the collector again
-        # SIGHUP reloads at once; several before the reload ran make one more.
-        requests_in, requests = anyio.create_memory_object_stream[None](1)
-        asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, _request, requests_in)
-        tasks.spawn(partial(_reload_on_request, watcher, requests), "config-reload")
+        tasks.spawn(build.run, "runtime-build")
         await server.serve(sockets=[sock])
-    finally:
-        # Cancelled from the top: the supervisors' exits cancel what is left; this bounds the
-        # turns' last writes (a second signal during a stop is uvicorn's forced exit).
-        with anyio.CancelScope(shield=True), anyio.move_on_after(TURN_STOP_S + 2.0):
-            await runtime.shutdown(timeout=TURN_STOP_S)
+    if build.error is not None:
+        raise build.error

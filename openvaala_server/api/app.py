@@ -23,6 +23,7 @@ from starlette.websockets import WebSocket
 from openvaala_server.api import attachments
 from openvaala_server.api.bundle_routes import bundle_routes
 from openvaala_server.api.connection import Connection
+from openvaala_server.api.gate import health_body
 from openvaala_server.api.handlers import Dispatcher
 from openvaala_server.api.security import Credentials, SecurityMiddleware
 from openvaala_server.api.web_sessions import LiveSessions, login_routes, session_routes
@@ -71,7 +72,11 @@ def build_app(
             runtime.list_feed.leave(conn)
 
     async def healthz(request: Request) -> Response:
-        return JSONResponse({"status": "ok"})
+        return Response(health_body(ready=True), media_type="application/json")
+
+    # Reached once the daemon is ready: asked while it starts, it waits (api/gate.py), so a
+    # client that started it learns the moment with one request instead of polling.
+    ready = healthz
 
     logins = credentials.logins
 
@@ -104,6 +109,7 @@ def build_app(
     routes: list[Route | WebSocketRoute | Mount] = [
         Route("/", root),
         Route("/healthz", healthz),
+        Route("/ready", ready),
         *login_routes(credentials, live),
         Route("/login/code", login_code, methods=["POST"]),
         Route("/login/revoke", logout_all, methods=["POST"]),

@@ -338,13 +338,10 @@ class Store:
         await asyncio.to_thread(shutil.rmtree, self.data_dir.trash_dir(cid), True)
 
     async def _finish_deletions(self) -> None:
-        names = await asyncio.to_thread(os.listdir, self.data_dir.conversations_dir)
-        for name in names:
-            cid = name.removeprefix(TRASH_PREFIX)
-            if name.startswith(TRASH_PREFIX) and is_valid_id(cid):
-                log.warning("finishing the deletion of conversation %s", cid)
-                await self._delete_unindex(cid)
-                await self._delete_remove(cid)
+        for cid in await asyncio.to_thread(_trashed, self.data_dir.conversations_dir):
+            log.warning("finishing the deletion of conversation %s", cid)
+            await self._delete_unindex(cid)
+            await self._delete_remove(cid)
 
     # --- items -------------------------------------------------------------------------------
 
@@ -562,6 +559,15 @@ async def _open_index(data_dir: DataDir) -> ix.Index:
             reason = f"damaged ({exc})"
     await _rebuild(data_dir, reason)
     return await ix.Index.open(data_dir.metadata_db)
+
+
+def _trashed(conversations: Path) -> list[str]:
+    """The conversations whose deletion a crash cut (`.trash-<id>`), picked out in the worker
+    thread: the directory holds every conversation, and the loop serves meanwhile (docs/design.md,
+    "Serving before the runtime is built")."""
+    names = os.listdir(conversations)
+    cids = [name.removeprefix(TRASH_PREFIX) for name in names if name.startswith(TRASH_PREFIX)]
+    return [cid for cid in cids if is_valid_id(cid)]
 
 
 def _remove_stale_imports(data_dir: DataDir) -> None:

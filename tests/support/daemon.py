@@ -13,10 +13,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import httpx
 import pytest
 
 from openvaala_server.client import Client
+from openvaala_server.daemon_spawn import ready
 from openvaala_server.store.lock import is_locked, read_lock
 from openvaala_server.store.paths import DataDir
 
@@ -78,11 +78,8 @@ class Daemon:
             if info and info.address and self.data_dir.token_path.exists():
                 self.address = info.address
                 self.token = self.data_dir.token_path.read_text().strip()
-                try:
-                    if httpx.get(f"http://{self.address}/healthz", timeout=1).status_code == 200:
-                        return
-                except httpx.HTTPError:
-                    pass
+                if ready(self.address, self.token, timeout=deadline - time.monotonic()):
+                    return
             time.sleep(0.03)
         self.kill()  # never leave a half-started daemon behind (its Popen would warn later)
         raise RuntimeError(f"daemon did not start in {timeout} s:\n{self.log()}")
@@ -121,9 +118,8 @@ class Daemon:
             if info and info.address and self.data_dir.token_path.exists():
                 self.address = info.address
                 self.token = self.data_dir.token_path.read_text().strip()
-                with contextlib.suppress(httpx.HTTPError):
-                    if httpx.get(f"http://{self.address}/healthz", timeout=1).status_code == 200:
-                        return
+                if ready(self.address, self.token, timeout=deadline - time.monotonic()):
+                    return
             time.sleep(0.03)
         raise RuntimeError(f"no daemon served in {timeout} s:\n{self.log()}")
 
