@@ -507,7 +507,7 @@ class LiveConversation:
         """Everything a client needs to draw the screen, consistent with `hub.seq`."""
         sessions: list[p.SessionSnapshot] = []
         for session in self.sessions.values():
-            page = session.items[-SNAPSHOT_PAGE:]
+            page = [] if session.paged_on_demand else session.items[-SNAPSHOT_PAGE:]
             turn = session.turn
             sessions.append(
                 {
