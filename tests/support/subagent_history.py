@@ -42,9 +42,11 @@ def _turn(sid: str, tid: str, texts: list[str]) -> list[dict[str, Any]]:
     return items
 
 
-async def write(home: Path, cwd: Path, model: str, *, closed_items: int = 250) -> Written:
+async def write(
+    home: Path, cwd: Path, model: str, *, closed_items: int = 250, more_closed: int = 0
+) -> Written:
     """A root session of one turn, a closed subagent of `closed_items` items and an idle one of
-    two; every turn ended."""
+    two, and `more_closed` closed ones of two; every turn ended."""
     store = await Store.open(DataDir(home))
     cid, root, closed, idle = new_id(), new_id(), new_id(), new_id()
     await store.create_conversation(
@@ -65,8 +67,10 @@ async def write(home: Path, cwd: Path, model: str, *, closed_items: int = 250) -
         closed: [f"CLOSED-{n:04d}" for n in range(closed_items)],
         idle: ["IDLE-TASK", "IDLE-ANSWER"],
     }
+    more = [new_id() for _ in range(more_closed)]
+    texts.update({sid: ["TASK", "ANSWER"] for sid in more})
     meta: list[dict[str, Any]] = []
-    for sid in (closed, idle):
+    for sid in (closed, idle, *more):
         meta.append(
             {
                 "type": r.SESSION_CREATED,
@@ -84,6 +88,8 @@ async def write(home: Path, cwd: Path, model: str, *, closed_items: int = 250) -
         await store.append_metadata(cid, meta)
         meta = []
         await store.append_items(cid, sid, cast("list[r.Item]", _turn(sid, tid, said)))
-    await store.append_metadata(cid, [{"type": r.SESSION_CLOSED, "sessionId": closed}])
+    await store.append_metadata(
+        cid, [{"type": r.SESSION_CLOSED, "sessionId": sid} for sid in (closed, *more)]
+    )
     await store.close()
     return Written(cid, root, closed, idle, texts[closed], texts[idle])
