@@ -338,24 +338,35 @@ class LiveConversation:
             )
 
     async def _load_history(self, sessions: list[LiveSession], opening: bool) -> None:
-        for session in sessions:
-            items = await self.runtime.store_call(
-                self.runtime.store.read_all_items(self.conversation_id, session.session_id)
-            )
-            counted = opening and session.model in self.runtime.config.models
-            if counted:  # beside the loop: the estimate below only looks them up
-                await anyio.to_thread.run_sync(warmup.estimate_all, items)
-            session.items = _joined(items, session.items)
-            session.history_complete = True
-            # After a release (runtime/residency.py) the usage was kept: it may be the
-            # provider's own count, better than an estimate.
-            if counted:
-                self.refresh_usage_estimate(session)
-                self.publish_usage(session)
+        # The sessions a request may come from first, then warmed up for it, then the
+        # subagents at rest (hundreds, read only for their usage estimates): a first request
+        # does not wait behind them for its warm-up (docs/design.md, "Subagent sessions paged on
+        # demand").
+        first = [s for s in sessions if not s.paged_on_demand]
+        rest = [s for s in sessions if s.paged_on_demand]
+        for session in first:
+            await self._load_one(session, opening)
         if opening:  # the first request then costs what later ones do (runtime/warmup.py)
             self.warming = self.runtime.tasks.spawn(
-                partial(warmup.prepare_all, self, sessions), f"warmup-{self.conversation_id}"
+                partial(warmup.prepare_all, self, first), f"warmup-{self.conversation_id}"
             )
+        for session in rest:
+            await self._load_one(session, opening)
+
+    async def _load_one(self, session: LiveSession, opening: bool) -> None:
+        items = await self.runtime.store_call(
+            self.runtime.store.read_all_items(self.conversation_id, session.session_id)
+        )
+        counted = opening and session.model in self.runtime.config.models
+        if counted:  # beside the loop: the estimate below only looks them up
+            await anyio.to_thread.run_sync(warmup.estimate_all, items)
+        session.items = _joined(items, session.items)
+        session.history_complete = True
+        # After a release (runtime/residency.py) the usage was kept: it may be the provider's
+        # own count, better than an estimate.
+        if counted:
+            self.refresh_usage_estimate(session)
+            self.publish_usage(session)
 
     async def ensure_history(self) -> None:
         """Wait until every session's whole history is in memory (a model call, a fork, a read
