@@ -278,6 +278,22 @@ class Actions(MemoryActions, HistoryActions, McpActions):
 
     # -- reading -------------------------------------------------------------------------
 
+    async def read(self, params: Params) -> payloads.ReadResult:
+        """`conversation/read` as it is: a page of a session's saved history (the chat panel
+        reads a subagent at rest with it, docs/editors.md)."""
+        where = session_params(params)
+        call: payloads.ReadParams = {"conversationId": where["conversationId"]}
+        if "sessionId" in where:
+            call["sessionId"] = where["sessionId"]
+        if (before := optional(params, "beforeItem")) is not None:
+            call["beforeItem"] = before
+        limit = params.get("limit")
+        if limit is not None:
+            if not isinstance(limit, int) or isinstance(limit, bool):
+                raise JsonRpcInvalidParams("'limit' must be an integer", data={"param": "limit"})
+            call["limit"] = limit
+        return await self.bridge.request(methods.CONVERSATION_READ, call)
+
     async def usage(self, params: Params) -> UsageReport:
         call = session_params(params)
         usage = await self.bridge.request(methods.CONVERSATION_USAGE, call)

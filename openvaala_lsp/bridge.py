@@ -20,6 +20,7 @@ from openvaala_lsp.version import __version__
 from openvaala_server.client import SNAPSHOT, RpcError
 from openvaala_server.client.link import DAEMON_LOST, UNAVAILABLE, Link, LinkErrors
 from openvaala_server.client.view import ConversationView
+from openvaala_server.protocol import methods
 from openvaala_server.protocol.json_types import JsonObject
 from openvaala_server.structured import Supervisor
 
@@ -133,6 +134,19 @@ class Bridge(Link):
         finally:
             self._buffered.pop(cid, None)
             self._watching.pop(cid, None)
+
+    async def page_in(self, view: ConversationView, session_id: str | None) -> None:
+        """A subagent at rest comes with none of its items in a snapshot (docs/protocol.md,
+        "Snapshot"): its last page is read before its transcript is drawn."""
+        session = view.sessions.get(session_id or view.root_id)
+        if session is None or session.items or not session.has_more:
+            return
+        page = await self.request(
+            methods.CONVERSATION_READ,
+            {"conversationId": view.conversation_id, "sessionId": session.session_id},
+        )
+        if view.prepend(session.session_id, page["items"], page["hasMore"]):
+            view.version += 1  # the text drawn changed: a render from an older version edits
 
     async def unwatch(self, conversation_id: str) -> None:
         if self.views.pop(conversation_id, None) is not None:

@@ -53,6 +53,7 @@ class Documents:
         if ref is None:
             raise JsonRpcInvalidParams(f"not an OpenVaala document: {uri}", data={"param": "uri"})
         view = await self.ls.bridge.watch(ref.conversation_id)
+        await self.ls.bridge.page_in(view, ref.session_id)
         return ref, render(view, ref.session_id), view.version
 
     async def content(self, uri: str, mode: Mode, since: int | None = None) -> Content:

@@ -23,6 +23,7 @@ ROUTES: dict[str, str] = {
     "openvaala/subscribe": "subscribe",
     "openvaala/unsubscribe": "unsubscribe",
     "openvaala/render": "render",
+    "openvaala/read": "read",
     "openvaala/follow": "follow",
     "openvaala/approvals": "approvals",
     "openvaala/approvals/respond": "respond_approval",

@@ -468,6 +468,7 @@ class VaalaApp(
         if session is None:
             await self.transcript.show([], False)
         else:
+            await self.page_in(session.session_id)
             await self.transcript.show(session.items, session.has_more)
         for pending in self._pending.values():
             await self.transcript.add(pending)
@@ -532,6 +533,26 @@ class VaalaApp(
         if editing != self._editing_shown:  # the footer's Esc: "Interrupt" or "Cancel edit"
             self._editing_shown = editing
             self.refresh_bindings()
+
+    async def page_in(self, session_id: str) -> None:
+        """A subagent at rest comes with none of its items in a snapshot: read its last page
+        when it is shown (docs/protocol.md, "Snapshot")."""
+        session = self.view.sessions.get(session_id)
+        if session is None or session.items or not session.has_more or self.client is None:
+            return
+        try:
+            result = await self.client.request(
+                methods.CONVERSATION_READ,
+                {
+                    "conversationId": self.view.conversation_id,
+                    "sessionId": session_id,
+                    "limit": FIRST_PAGE,
+                },
+            )
+        except (RpcError, ConnectionLost) as exc:
+            await self.show_error(exc)
+            return
+        self.view.prepend(session_id, result["items"], bool(result["hasMore"]))
 
     async def on_transcript_need_older(self, message: Transcript.NeedOlder) -> None:
         session = self.view.sessions.get(self.following or "")

@@ -40,6 +40,7 @@ const PANEL_REQUESTS = new Set([
   "openvaala/mcp/list",
   "openvaala/mcp/readResource",
   "openvaala/models",
+  "openvaala/read",
   "openvaala/rewind",
   "openvaala/send",
   "openvaala/setAgent",

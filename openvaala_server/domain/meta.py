@@ -6,7 +6,7 @@ each record it appends, so the live view and a rebuilt one are the same function
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, cast
 
@@ -32,6 +32,86 @@ class TurnMeta:
     status: str = "running"  # running | completed | failed | interrupted
     ended_at: str | None = None
     error: r.ErrorInfo | None = None
+
+
+class Turns(MutableMapping[str, TurnMeta]):
+    """A conversation's turns by id, in the order they started.
+
+    Read from a long conversation's folded metadata (store/folded.py), it holds decoded only the
+    turns an open asks for — every running one, each session's last one and the very last — and
+    decodes the rest (`rest`) the first time anything else is asked: an open of a 10k-turn
+    conversation then decodes a few hundred rows rather than 10k (docs/design.md, "Subagent
+    sessions paged on demand, turns decoded when asked"). Turns started meanwhile are kept
+    apart and come after the decoded ones, as they came after them in the journal."""
+
+    def __init__(
+        self,
+        known: Iterable[TurnMeta] = (),
+        rest: Callable[[], list[TurnMeta]] | None = None,
+        count: int = 0,
+    ) -> None:
+        # Every turn, in order, once `rest` has been decoded (or when there was none).
+        self._all: dict[str, TurnMeta] | None = None
+        self._known = {t.turn_id: t for t in known}  # the turns decoded eagerly, in order
+        self._added: dict[str, TurnMeta] = {}  # turns started since, in order
+        self._rest = rest
+        self._count = count  # how many turns `rest` holds (the known ones among them)
+        if rest is None:
+            self._all = self._known
+
+    def _whole(self) -> dict[str, TurnMeta]:
+        if self._all is None:
+            assert self._rest is not None
+            # The eager ones are the same objects as the decoded: a change made to one of them
+            # (a turn that ended) is kept.
+            whole = {t.turn_id: self._known.get(t.turn_id, t) for t in self._rest()}
+            whole.update(self._added)
+            self._all, self._rest, self._added = whole, None, {}
+        return self._all
+
+    def _cheap(self, turn_id: str) -> TurnMeta | None:
+        if self._all is not None:
+            return self._all.get(turn_id)
+        return self._added.get(turn_id) or self._known.get(turn_id)
+
+    def __getitem__(self, turn_id: str) -> TurnMeta:
+        found = self._cheap(turn_id)
+        return found if found is not None else self._whole()[turn_id]
+
+    def __setitem__(self, turn_id: str, turn: TurnMeta) -> None:
+        if self._all is not None:
+            self._all[turn_id] = turn
+        elif turn_id in self._known:
+            self._known[turn_id] = turn
+        else:  # a turn started after the fold: ids are new (domain/ids.py)
+            self._added[turn_id] = turn
+
+    def __delitem__(self, turn_id: str) -> None:
+        del self._whole()[turn_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._whole())
+
+    def __reversed__(self) -> Iterator[str]:
+        return reversed(self._whole())
+
+    def __len__(self) -> int:
+        if self._all is not None:
+            return len(self._all)
+        return self._count + len(self._added)
+
+    def last(self) -> TurnMeta | None:
+        if self._all is not None:
+            return next(reversed(self._all.values()), None)
+        if self._added:
+            return next(reversed(self._added.values()))
+        return next(reversed(self._known.values()), None)
+
+    def running(self) -> list[TurnMeta]:
+        """The running turns (every one of them is among the known or the added)."""
+        if self._all is not None:
+            return [t for t in self._all.values() if t.status == "running"]
+        return [t for t in (*self._known.values(), *self._added.values()) if t.status == "running"]
 
 
 @dataclass
@@ -66,7 +146,7 @@ class ConversationMeta:
     forked_from: r.ForkedFrom | None = None
     archived: bool = False
     sessions: dict[str, SessionMeta] = field(default_factory=dict)
-    turns: dict[str, TurnMeta] = field(default_factory=dict)
+    turns: Turns = field(default_factory=Turns)
     # What the user allowed for the whole conversation, oldest first.
     grants: list[Grant] = field(default_factory=list)
     # The permission mode the user chose (None: the agent's configuration as it is).
@@ -77,7 +157,7 @@ class ConversationMeta:
 
     @property
     def last_turn(self) -> TurnMeta | None:
-        return next(reversed(self.turns.values()), None)
+        return self.turns.last()
 
     @property
     def last_status(self) -> str:
@@ -87,7 +167,7 @@ class ConversationMeta:
         return turn.status if turn else "idle"
 
     def running_turns(self) -> list[TurnMeta]:
-        return [t for t in self.turns.values() if t.status == "running"]
+        return self.turns.running()
 
 
 def created_from(record: Fields) -> ConversationMeta:

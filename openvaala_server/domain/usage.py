@@ -83,15 +83,31 @@ class ToolSchema(Protocol):
     def parameters(self) -> Mapping[str, object]: ...
 
 
+# Tool schemas' estimates by name and description, with the schema they were made from: every
+# session's usage estimate counts every tool, and writing each schema out again was most of the
+# estimates an open of hundreds of subagents makes (docs/design.md, "Subagent sessions paged on
+# demand"). Comparing a schema with the one kept costs a fraction of writing it out.
+_TOOL_ESTIMATES: dict[tuple[str, str], tuple[Mapping[str, object], int]] = {}
+_TOOL_ESTIMATES_SIZE = 1_024
+
+
 def estimate_tool(tool: ToolSchema) -> int:
     """A tool's schema as every request sends it: name, description, JSON schema."""
-    schema = json.dumps(tool.parameters, ensure_ascii=False, separators=(",", ":"), default=str)
-    return (
+    key, parameters = (tool.name, tool.description), tool.parameters
+    known = _TOOL_ESTIMATES.get(key)
+    if known is not None and (known[0] is parameters or known[0] == parameters):
+        return known[1]
+    schema = json.dumps(parameters, ensure_ascii=False, separators=(",", ":"), default=str)
+    tokens = (
         MESSAGE_OVERHEAD_TOKENS
         + estimate_text(tool.name)
         + estimate_text(tool.description)
         + estimate_text(schema)
     )
+    if len(_TOOL_ESTIMATES) >= _TOOL_ESTIMATES_SIZE:
+        _TOOL_ESTIMATES.clear()  # many MCP servers' tools come and go: start over
+    _TOOL_ESTIMATES[key] = (parameters, tokens)
+    return tokens
 
 
 def threshold(context_window: int, max_output_tokens: int, fraction: float | None = None) -> int:

@@ -88,6 +88,10 @@ class LiveConversation:
         # Lets go of the histories while nothing uses them (runtime/residency.py).
         self.residency = Residency(self)
         hub.on_unwatched = self.residency.check
+        # The surroundings gathered once for the estimates of its subagents at rest, and the
+        # working directory they were gathered in (`_estimate_at_rest`).
+        self._shared_surroundings: Job[Surroundings] | None = None
+        self._shared_cwd = ""
         # Whether the working directory was there at its last check (`check_cwd`): `info()`
         # is built for every notification and must not stat on the event loop.
         self.cwd_exists = True
@@ -248,9 +252,31 @@ class LiveConversation:
 
     async def _estimate_with_surroundings(self, session: LiveSession) -> None:
         try:
-            await self.load_surroundings(session)
+            if session.paged_on_demand:
+                await self._estimate_at_rest(session)
+            else:
+                await self.load_surroundings(session)
         except Exception:  # an estimate must never fail anything
             log.exception("gathering the session's surroundings failed")
+
+    async def _estimate_at_rest(self, session: LiveSession) -> None:
+        """The estimate of a subagent at rest, with the surroundings gathered once for all of
+        them: they share the conversation's working directory, and an open of hundreds ran
+        git and read the project's files once per session (docs/design.md, "Subagent
+        sessions paged on demand"). A turn it starts gathers its own (`renew_surroundings`)."""
+        job = self._shared_surroundings
+        stale = job is not None and job.finished and (job.error or self._shared_cwd != self.cwd)
+        if job is None or stale:
+            self._shared_cwd = self.cwd
+            job = self.runtime.tasks.start_job(
+                partial(anyio.to_thread.run_sync, self.read_surroundings), "surroundings-at-rest"
+            )
+            self._shared_surroundings = job
+        found = await job.result()
+        if session.surroundings is None and session.surroundings_loading is None:
+            self._settle(session, found)
+            self.refresh_usage_estimate(session)
+            self.publish_usage(session)
 
     def instructions_for(self, session: LiveSession) -> str:
         return "".join(part.text for part in context_view.instruction_parts(self, session))
@@ -312,24 +338,35 @@ class LiveConversation:
             )
 
     async def _load_history(self, sessions: list[LiveSession], opening: bool) -> None:
-        for session in sessions:
-            items = await self.runtime.store_call(
-                self.runtime.store.read_all_items(self.conversation_id, session.session_id)
-            )
-            counted = opening and session.model in self.runtime.config.models
-            if counted:  # beside the loop: the estimate below only looks them up
-                await anyio.to_thread.run_sync(warmup.estimate_all, items)
-            session.items = _joined(items, session.items)
-            session.history_complete = True
-            # After a release (runtime/residency.py) the usage was kept: it may be the
-            # provider's own count, better than an estimate.
-            if counted:
-                self.refresh_usage_estimate(session)
-                self.publish_usage(session)
+        # The sessions a request may come from first, then warmed up for it, then the
+        # subagents at rest (hundreds, read only for their usage estimates): a first request
+        # does not wait behind them for its warm-up (docs/design.md, "Subagent sessions paged on
+        # demand").
+        first = [s for s in sessions if not s.paged_on_demand]
+        rest = [s for s in sessions if s.paged_on_demand]
+        for session in first:
+            await self._load_one(session, opening)
         if opening:  # the first request then costs what later ones do (runtime/warmup.py)
             self.warming = self.runtime.tasks.spawn(
-                partial(warmup.prepare_all, self, sessions), f"warmup-{self.conversation_id}"
+                partial(warmup.prepare_all, self, first), f"warmup-{self.conversation_id}"
             )
+        for session in rest:
+            await self._load_one(session, opening)
+
+    async def _load_one(self, session: LiveSession, opening: bool) -> None:
+        items = await self.runtime.store_call(
+            self.runtime.store.read_all_items(self.conversation_id, session.session_id)
+        )
+        counted = opening and session.model in self.runtime.config.models
+        if counted:  # beside the loop: the estimate below only looks them up
+            await anyio.to_thread.run_sync(warmup.estimate_all, items)
+        session.items = _joined(items, session.items)
+        session.history_complete = True
+        # After a release (runtime/residency.py) the usage was kept: it may be the provider's
+        # own count, better than an estimate.
+        if counted:
+            self.refresh_usage_estimate(session)
+            self.publish_usage(session)
 
     async def ensure_history(self) -> None:
         """Wait until every session's whole history is in memory (a model call, a fork, a read
@@ -507,7 +544,7 @@ class LiveConversation:
         """Everything a client needs to draw the screen, consistent with `hub.seq`."""
         sessions: list[p.SessionSnapshot] = []
         for session in self.sessions.values():
-            page = session.items[-SNAPSHOT_PAGE:]
+            page = [] if session.paged_on_demand else session.items[-SNAPSHOT_PAGE:]
             turn = session.turn
             sessions.append(
                 {

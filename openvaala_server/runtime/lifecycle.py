@@ -107,9 +107,10 @@ async def load(runtime: Owner, cid: str) -> LiveConversation:
     conv.root_session_id = meta.root_session_id
     # Only the last page of each session now, read from the end of its file: the screen can
     # be drawn at once. The rest loads in the background (`LiveConversation.ensure_history`).
-    pages = await runtime.store_call(
-        runtime.store.read_last_pages(cid, list(meta.sessions), SNAPSHOT_PAGE)
-    )
+    # A subagent session's page is not in the snapshot while it is at rest, as every one is
+    # when loaded (`LiveSession.paged_on_demand`): none is read for it.
+    shown = [sid for sid, s in meta.sessions.items() if s.parent_session_id is None]
+    pages = await runtime.store_call(runtime.store.read_last_pages(cid, shown, SNAPSHOT_PAGE))
     for sid, smeta in meta.sessions.items():
         depth = 0
         parent = smeta.parent_session_id
@@ -120,7 +121,7 @@ async def load(runtime: Owner, cid: str) -> LiveConversation:
             sid, smeta.parent_session_id, smeta.agent, smeta.model, smeta.title, depth
         )
         session.model_chosen = smeta.model_chosen
-        session.items, more = pages[sid]
+        session.items, more = pages.get(sid, ([], True))
         session.history_complete = not more
     cut = meta.running_turns()
     if cut:

@@ -49,7 +49,7 @@ async def read_partial(
     split = residency.split_page(session, before, limit)
     if split is None:
         return None
-    if split.before is None:
+    if split.count == 0:
         return {"items": split.held, "hasMore": True}  # more lies before the held tail
     try:
         older, more = await runtime.store_call(

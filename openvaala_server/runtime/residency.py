@@ -81,8 +81,8 @@ class Split:
     parts join into what the whole history would answer."""
 
     held: list[Item]  # the page's items from the held tail
-    before: str | None  # the journal part ends just before this item (None: no journal part)
-    count: int  # how many items the journal part has at most
+    before: str | None  # the journal part ends just before this item (None: at its end)
+    count: int  # how many items the journal part has at most (0: none)
 
 
 def split_page(session: LiveSession, before: str | None, limit: int) -> Split | None:
@@ -91,6 +91,8 @@ def split_page(session: LiveSession, before: str | None, limit: int) -> Split | 
     if session.history_complete:
         return None
     held = session.items
+    if not held:  # none held (a closed subagent session just opened): the journal alone
+        return Split([], before, limit)
     if before is None:
         end = len(held)
     else:

@@ -95,6 +95,18 @@ class LiveSession:
     prepared: Prepared | None = None
     preparing: Activity | None = None
 
+    @property
+    def paged_on_demand(self) -> bool:
+        """A subagent session at rest (closed, or its last turn over and nothing waiting): a
+        snapshot carries none of its items, a client that shows it pages them in
+        (docs/protocol.md, "Snapshot"; docs/design.md, "Subagent sessions paged on demand")."""
+        return (
+            self.parent_session_id is not None
+            and self.turn is None
+            and not self.compacting
+            and not self.inbox.waiting
+        )
+
     def interrupt(self) -> None:
         """Cancel the running turn's interrupt scope (its runner then writes it as interrupted)."""
         if self.turn is not None and self.turn.interrupt_scope is not None:

@@ -43,8 +43,9 @@ _MANY: Final = frozenset({"sessions", "turns", "grants"})
 _CONVERSATION: Final = tuple(
     f.name for f in dataclasses.fields(m.ConversationMeta) if f.name not in _MANY
 )
-# The shape of the classes it was written from: another shape is stale, never misread.
-_SHAPE: Final = [list(names) for names in (_CONVERSATION, _SESSION, _TURN, _GRANT)]
+# The shape of the classes it was written from, and of the file (the turns in a part of their
+# own, "turns apart"): another shape is stale, never misread.
+_SHAPE: Final = [list(names) for names in (_CONVERSATION, _SESSION, _TURN, _GRANT, ("apart",))]
 
 
 def folded_path(metadata: Path) -> Path:
@@ -77,7 +78,8 @@ def load(metadata: Path) -> m.ConversationMeta:
 
 def write(metadata: Path, meta: m.ConversationMeta, length: int, crc: int) -> None:
     """Keep `meta`, folded from the first `length` bytes of `metadata` (CRC-32 `crc`)."""
-    body = codec.dumps(_encode(meta))
+    head, turns = _encode(meta)
+    body = codec.dumps(head) + b"\n" + codec.dumps(turns)
     header = {"shape": _SHAPE, "length": length, "crc": crc, "body": zlib.crc32(body)}
     target = folded_path(metadata)
     # Per thread: two opens of one conversation (a fork's parent read meanwhile) may both write.
@@ -110,28 +112,50 @@ def _read(path: Path, journal_bytes: memoryview) -> tuple[m.ConversationMeta, in
             return None
         if zlib.crc32(journal_bytes[:length]) != crc:
             return None
-        return _decode(codec.parse(body)), length
+        apart = bytes(body).find(b"\n")
+        if apart < 0:
+            return None
+        return _decode(codec.parse(body[:apart]), bytes(body[apart + 1 :])), length
     except (codec.JSONDecodeError, KeyError, TypeError, ValueError):
         return None
 
 
-def _encode(meta: m.ConversationMeta) -> dict[str, Any]:
-    """Rows rather than objects for the many turns: a list per turn decodes several times
-    faster than a dict of named fields."""
+def _encode(meta: m.ConversationMeta) -> tuple[dict[str, Any], list[list[Any]]]:
+    """The conversation without its turns, then every turn. Rows rather than objects for the
+    many turns: a list per turn decodes several times faster than a dict of named fields. The
+    turns an open asks for (`_eager`) are in the first part too: the second is decoded only
+    when anything else is asked (`m.Turns`)."""
     encoded = {name: getattr(meta, name) for name in _CONVERSATION}
     encoded["sessions"] = [[getattr(s, n) for n in _SESSION] for s in meta.sessions.values()]
-    encoded["turns"] = [[getattr(t, n) for n in _TURN] for t in meta.turns.values()]
     encoded["grants"] = [[getattr(g, n) for n in _GRANT] for g in meta.grants]
-    return encoded
+    eager = _eager(meta)
+    encoded["known"] = [[getattr(t, n) for n in _TURN] for t in eager]
+    encoded["count"] = len(meta.turns)
+    return encoded, [[getattr(t, n) for n in _TURN] for t in meta.turns.values()]
 
 
-def _decode(encoded: dict[str, Any]) -> m.ConversationMeta:
+def _eager(meta: m.ConversationMeta) -> list[m.TurnMeta]:
+    """Every running turn, each session's last turn and the very last, in their order."""
+    wanted = {s.last_turn_id for s in meta.sessions.values() if s.last_turn_id}
+    last = meta.last_turn
+    if last is not None:
+        wanted.add(last.turn_id)
+    return [t for t in meta.turns.values() if t.turn_id in wanted or t.status == "running"]
+
+
+def _decode(encoded: dict[str, Any], turns: bytes) -> m.ConversationMeta:
     fields = {name: encoded[name] for name in _CONVERSATION}
     sessions = [m.SessionMeta(*row) for row in encoded["sessions"]]
-    turns = [m.TurnMeta(*row) for row in encoded["turns"]]
+
+    def rest() -> list[m.TurnMeta]:
+        return [m.TurnMeta(*row) for row in codec.parse(turns)]
+
+    count = encoded["count"]
+    if not isinstance(count, int):
+        raise ValueError("the turns' count is not a number")
     return m.ConversationMeta(
         **fields,
         sessions={s.session_id: s for s in sessions},
-        turns={t.turn_id: t for t in turns},
+        turns=m.Turns((m.TurnMeta(*row) for row in encoded["known"]), rest, count),
         grants=[Grant(*row) for row in encoded["grants"]],
     )

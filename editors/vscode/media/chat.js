@@ -6,7 +6,7 @@
 //
 // It talks to the extension (chat_view.js) by messages: {type:"request"} goes to the bridge,
 // {type:"host"} asks VS Code (the diff editor, a file picker, the editor's selection).
-import { apply, fromSnapshot, session, sessionTree } from "./web/js/state.js";
+import { apply, firstServerItemId, fromSnapshot, prependItems, session, sessionTree } from "./web/js/state.js";
 import { MarkdownStream, renderMarkdown } from "./web/js/markdown.js";
 import { mcpPicker } from "./mcp.js";
 
@@ -232,6 +232,27 @@ function renderAll() {
   renderPlan();
   renderInbox();
   showChoices();
+  pageIn();
+}
+
+// A subagent at rest comes with none of its items in a snapshot (docs/protocol.md, "Snapshot"):
+// its last page is read when it is shown, and the transcript drawn again with it.
+async function pageIn() {
+  const state = ui.state;
+  const s = shownSession();
+  if (!s || !s.hasMore || s.pagingIn || firstServerItemId(state, s.info.sessionId)) return;
+  s.pagingIn = true;
+  let r;
+  try {
+    r = await call("openvaala/read", { conversationId: ui.cid, sessionId: s.info.sessionId });
+  } catch (err) {
+    return showStatus(`read: ${err.message || err}`, true);
+  } finally {
+    s.pagingIn = false;
+  }
+  if (ui.state !== state) return;
+  prependItems(state, s.info.sessionId, r.items || [], Boolean(r.hasMore));
+  if (shownSession() === s) renderAll();
 }
 
 function drawItem(item) {

@@ -480,6 +480,15 @@ class App {
     this.context.renderPins();
     document.body.dataset.seq = String(this.state.seq);
     this.focusFirstApproval();
+    this.pageIn();
+  }
+
+  /** A subagent at rest comes with none of its items in a snapshot (docs/protocol.md,
+   * "Snapshot"): its last page is read when it is shown. */
+  pageIn() {
+    const sessionId = this.viewedSessionId();
+    const session = S.session(this.state, sessionId);
+    if (session && session.hasMore && !S.firstServerItemId(this.state, sessionId)) this.loadMore();
   }
 
   /** The followed agent's plan above the transcript (hidden while it has none). */
@@ -700,11 +709,7 @@ class App {
     const session = S.session(state, sessionId);
     try {
       while (session && session.hasMore) {
-        const before = S.firstServerItemId(state, sessionId);
-        if (!before) break;
-        const result = await this.rpc.request("conversation/read", {
-          conversationId: state.conversationId, sessionId, beforeItem: before, limit: HISTORY_PAGE,
-        });
+        const result = await this.rpc.request("conversation/read", this.olderPage(state, sessionId));
         if (state !== this.state || sessionId !== this.viewedSessionId()) return false;
         S.prependItems(state, sessionId, result.items || [], Boolean(result.hasMore));
       }
@@ -747,17 +752,25 @@ class App {
     this.announce("At the message the search found.");
   }
 
+  /** conversation/read's params for the page before the session's first item. A subagent at
+   * rest comes with no items in a snapshot (docs/protocol.md, "Snapshot"): with none, its last
+   * page. */
+  olderPage(state, sessionId) {
+    const before = S.firstServerItemId(state, sessionId);
+    const params = { conversationId: state.conversationId, sessionId, limit: HISTORY_PAGE };
+    if (before) params.beforeItem = before;
+    return params;
+  }
+
   async loadMore() {
     if (this.loadingMore || !this.state) return;
     const sessionId = this.viewedSessionId();
-    const before = S.firstServerItemId(this.state, sessionId);
-    if (!before) return;
+    const session = S.session(this.state, sessionId);
+    if (!session || !session.hasMore) return;
     this.loadingMore = true;
     const state = this.state;
     try {
-      const result = await this.rpc.request("conversation/read", {
-        conversationId: state.conversationId, sessionId, beforeItem: before, limit: HISTORY_PAGE,
-      });
+      const result = await this.rpc.request("conversation/read", this.olderPage(state, sessionId));
       if (state !== this.state || sessionId !== this.viewedSessionId()) return;
       const fresh = S.prependItems(state, sessionId, result.items || [], Boolean(result.hasMore));
       this.transcript.prepended(fresh);

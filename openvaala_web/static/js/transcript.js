@@ -186,6 +186,8 @@ export class TranscriptView {
       // rest from memory as the user goes on up.
       const end = first < 0 ? this.session.items.length : first;
       this._drawOlder(this.session.items.slice(Math.max(start, end - PAGE), end));
+      // Nothing was shown (a subagent's first page, read when it was opened): its end, as `show`.
+      if (first < 0) this.scrollToBottom();
     } else {
       this._updateMore();
     }
