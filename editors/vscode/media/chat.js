@@ -335,8 +335,11 @@ function drawResult(item) {
 
 function userNode(item) {
   const cid = ui.cid;
+  // A subagent's report to its parent, or what a parent told its subagent (`fromSessionId`,
+  // docs/protocol.md's user_message): neither is yours to fork or rewind.
+  const yours = item.origin !== "subagent" && !item.fromSessionId;
   const actions =
-    item.origin === "subagent" || ui.sessionId
+    !yours || ui.sessionId
       ? null
       : h(
           "span",
@@ -344,7 +347,7 @@ function userNode(item) {
           button("Fork here", () => fork(item.itemId), "A new conversation up to this message"),
           button("Rewind", () => rewind(cid, item.itemId), "A new conversation from before this message, the message back in the composer")
         );
-  const who = item.origin === "subagent" ? "Task from the parent agent" : "You";
+  const who = item.origin === "subagent" ? "Subagent report" : item.fromSessionId ? "From the parent agent" : "You";
   return { el: h("article", { class: "msg user" }, h("div", { class: "who" }, who, actions), h("div", { class: "text" }, item.text || "")) };
 }
 
@@ -359,20 +362,33 @@ function approvalNode(a) {
     el.append(h("div", { class: "diff" }, open, h("pre", { class: "unified" }, diff.unified || ""), diff.truncated ? "(diff truncated)" : null));
   }
   if (a.decision) {
-    el.append(h("div", { class: "outcome" }, `${a.decision === "deny" ? "Rejected" : "Accepted"}${a.message ? `: ${a.message}` : ""}`));
+    el.append(h("div", { class: "outcome" }, outcome(a)));
     return el;
   }
-  const answers = Array.isArray(a.answers) && a.answers.length ? a.answers : [
-    { title: "Accept", decision: "allow" },
-    { title: "Reject", decision: "deny" },
-  ];
-  const row = h("div", { class: "row" });
-  for (const answer of answers) {
-    const label = answer.decision === "allow" ? "Accept" : answer.decision === "deny" ? "Reject" : answer.title;
-    row.append(button(label, () => respond(a, answer.decision), answer.title));
+  const row = h("div", { class: "row" }, button("Accept", () => respond(a, "allow"), "Run it once"));
+  // The grant's label names exactly what it allows (docs/security.md, "Approvals"); the daemon's
+  // request says so in `grantScope`, or why nothing can be remembered for this call.
+  if (typeof a.grantScope === "string" && a.grantScope) {
+    const grant = `Allow for this conversation: ${a.grantScope}`;
+    row.append(button(grant, () => respond(a, "allow_conversation"), "Run it, and exactly this again without asking in this conversation"));
+  } else if (a.noGrantReason) {
+    row.append(h("span", { class: "no-grant" }, `Cannot be allowed for this conversation: ${a.noGrantReason}`));
   }
+  row.append(button("Reject", () => respond(a, "deny"), "Do not run it"));
   el.append(row);
   return el;
+}
+
+const OUTCOMES = { allow: "Accepted", allow_conversation: "Allowed for this conversation", deny: "Rejected" };
+
+/** What an answered approval says: an "allow for this conversation" of what could not be granted
+ * comes back as `allow` with `notGranted` saying why, never as a grant made. */
+function outcome(a) {
+  const base = OUTCOMES[a.decision] || `Answered (${a.decision})`;
+  if (a.decision === "deny" && a.message) return `${base}: ${a.message}`;
+  if (a.notGranted) return `${base}. ${a.notGranted}`;
+  if (a.decision === "allow_conversation" && a.grantScope) return `${base}: ${a.grantScope}`;
+  return base;
 }
 
 function respond(a, decision) {
@@ -426,11 +442,25 @@ function renderPlan() {
 
 function renderInbox() {
   const s = shownSession();
-  const el = $("inbox");
-  el.replaceChildren(
-    ...((s && s.inbox) || []).map((i) =>
-      h("div", { class: "waiting" }, `(${i.mode}) ${i.text}`, button("Withdraw", () => guarded("withdraw", () => call("openvaala/input", { action: "withdraw", inputId: i.inputId }))))
-    )
+  $("inbox").replaceChildren(...((s && s.inbox) || []).map(waitingRow));
+}
+
+// A message still waiting: yours can be taken back into the composer (nothing is lost) or made
+// to interrupt the running turn and go next; a subagent's report to its parent is only shown.
+function waitingRow(input) {
+  if (input.origin === "subagent") return h("div", { class: "waiting" }, h("span", { class: "waiting-text" }, `(subagent) ${input.text}`));
+  const act = (action) => guarded(action, () => call("openvaala/input", { action, inputId: input.inputId }));
+  const withdraw = async () => {
+    const cid = ui.cid;
+    const r = await act("withdraw");
+    if (r && typeof r.text === "string" && r.text) giveBack(cid, r.text);
+  };
+  return h(
+    "div",
+    { class: "waiting", "data-input": input.inputId },
+    h("span", { class: "waiting-text" }, `(${input.mode}) ${input.text}`),
+    button("Withdraw", withdraw, "Take it back into the composer"),
+    button("Jump", () => act("jump"), "Stop the running turn and answer this next")
   );
 }
 
