@@ -75,13 +75,19 @@ class OpenVaalaAgent:
         self._models: list[payloads.ModelInfo] = []
         self.mcp_prompts = McpPrompts(self.link)  # offered as slash commands too
         # The editor's buffers and terminals, when it offers them.
-        self.files = EditorFiles(self.link, tasks, self.outbox, self._shows_call)
+        self.files = EditorFiles(
+            self.link, tasks, self.outbox, self._shows_call, self._call_in_terminal
+        )
         self.editor_servers = EditorServers(self.link, tasks)  # the editor's mcpServers
         self.link.listeners.append(self._on_note)
 
     def _shows_call(self, session_id: str, call_id: str) -> bool:
         stream = self.sessions.get(session_id)
         return stream is not None and call_id in stream.calls
+
+    def _call_in_terminal(self, session_id: str, call_id: str) -> None:
+        if (stream := self.sessions.get(session_id)) is not None:
+            stream.terminal_calls.add(call_id)
 
     def on_connect(self, conn: Client) -> None:
         self.permissions.conn = conn

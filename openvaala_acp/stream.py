@@ -167,6 +167,9 @@ class SessionStream:
     _outputs: dict[str, str] = field(default_factory=dict)
     _result_call: dict[str, str] = field(default_factory=dict)  # tool_result itemId -> callId
     _finished: set[str] = field(default_factory=set)  # callIds with a result
+    # callIds shown as the editor's own terminal (editor_files.py): the editor shows their
+    # output live itself, and a text update would replace the terminal in the call.
+    terminal_calls: set[str] = field(default_factory=set)
     # The conversation as the shared fold keeps it (None: only the root session is known yet).
     view: ConversationView | None = None
 
@@ -306,6 +309,8 @@ class SessionStream:
             self._streamed.add(item_id)
             return [self._chunk(kind, delta, item_id)]
         if kind == "tool_result":
+            if self._result_call.get(item_id) in self.terminal_calls:
+                return []
             self._outputs[item_id] = self._outputs.get(item_id, "") + delta
             return [self._output(item_id)]
         return []

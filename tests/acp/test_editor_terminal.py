@@ -132,12 +132,10 @@ async def test_a_shell_call_runs_sandboxed_in_the_editors_terminal(
         assert shown == ["t1"] and editor.released == ["t1"]
 
     asked = [m for m in schema.methods() if m.startswith("terminal/")]
-    assert asked == [
-        "terminal/create",
-        "terminal/wait_for_exit",
-        "terminal/output",
-        "terminal/release",
-    ]
+    # Its output may be read while it runs too (passed on live: test_editor_terminal_live.py).
+    assert asked[:2] == ["terminal/create", "terminal/wait_for_exit"]
+    assert asked[-2:] == ["terminal/output", "terminal/release"]
+    assert set(asked[2:-2]) <= {"terminal/output"}
     schema.check()
 
 
