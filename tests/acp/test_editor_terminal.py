@@ -52,7 +52,15 @@ class Terminals(Recorder):
         output_byte_limit: int | None = None,
         **kw: Any,
     ) -> CreateTerminalResponse:
-        argv = [command, *(args or [])]
+        terminal_id, process = await self.spawn([command, *(args or [])], env, cwd)
+        assert process.stdout is not None
+        self._runs[terminal_id] = (process, asyncio.create_task(process.stdout.read()))
+        return CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def spawn(
+        self, argv: list[str], env: list[EnvVariable] | None, cwd: str | None
+    ) -> tuple[str, asyncio.subprocess.Process]:
+        """The command as a real process, and its terminal's id."""
         self.commands.append(argv)
         process = await asyncio.create_subprocess_exec(
             *argv,
@@ -62,10 +70,7 @@ class Terminals(Recorder):
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,  # as a terminal's own session: killed as a whole
         )
-        assert process.stdout is not None
-        terminal_id = f"t{len(self.commands)}"
-        self._runs[terminal_id] = (process, asyncio.create_task(process.stdout.read()))
-        return CreateTerminalResponse(terminal_id=terminal_id)
+        return f"t{len(self.commands)}", process
 
     async def wait_for_terminal_exit(
         self, session_id: str, terminal_id: str, **kw: Any

@@ -50,17 +50,7 @@ class LiveTerminals(Terminals):
         output_byte_limit: int | None = None,
         **kw: Any,
     ) -> CreateTerminalResponse:
-        argv = [command, *(args or [])]
-        self.commands.append(argv)
-        process = await asyncio.create_subprocess_exec(
-            *argv,
-            cwd=cwd,
-            env={**os.environ, **{v.name: v.value for v in env or []}},
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
-        )
-        terminal_id = f"t{len(self.commands)}"
+        terminal_id, process = await self.spawn([command, *(args or [])], env, cwd)
         self.processes[terminal_id] = process
         self.printed[terminal_id] = bytearray()
         self.readers[terminal_id] = asyncio.create_task(self._read(process, terminal_id))
