@@ -75,13 +75,19 @@ class OpenVaalaAgent:
         self._models: list[payloads.ModelInfo] = []
         self.mcp_prompts = McpPrompts(self.link)  # offered as slash commands too
         # The editor's buffers and terminals, when it offers them.
-        self.files = EditorFiles(self.link, tasks, self.outbox, self._shows_call)
+        self.files = EditorFiles(
+            self.link, tasks, self.outbox, self._shows_call, self._call_in_terminal
+        )
         self.editor_servers = EditorServers(self.link, tasks)  # the editor's mcpServers
         self.link.listeners.append(self._on_note)
 
     def _shows_call(self, session_id: str, call_id: str) -> bool:
         stream = self.sessions.get(session_id)
         return stream is not None and call_id in stream.calls
+
+    def _call_in_terminal(self, session_id: str, call_id: str) -> None:
+        if (stream := self.sessions.get(session_id)) is not None:
+            stream.terminal_calls.add(call_id)
 
     def on_connect(self, conn: Client) -> None:
         self.permissions.conn = conn
@@ -205,10 +211,17 @@ class OpenVaalaAgent:
             model=str((root and root.get("model")) or info.get("model") or ""),
             model_options=lambda model: options.model_update(self._models, model),
         )
-        stream.load(snapshot, subscribed["seq"])
+        # Loaded again (the editor reopened it): a reply a crash cut short stays, as the fold
+        # this process kept has it and no daemon does (openvaala_server/client/cut_stream.py).
+        earlier = self.sessions.get(cid)
+        if earlier is not None and earlier.view is not None:
+            stream.view = earlier.view
+            stream.view.load(snapshot, subscribed["seq"])
+        else:
+            stream.load(snapshot, subscribed["seq"])
         self.sessions[cid] = stream
         if replay and root is not None:
-            items = await self._history(cid, root)
+            items = stream.with_kept_cut(await self._history(cid, root))
             # A call of the history that never got a result (cut by a crash) shows as failed.
             turn = root.get("turn")
             for update in [*stream.replay(items), *stream.settle(turn and turn["turnId"])]:
@@ -285,7 +298,8 @@ class OpenVaalaAgent:
             self.permissions.resolved(cast("payloads.ApprovalResolvedNote", params))
             return
         if method == SNAPSHOT:  # the daemon restarted: questions it had are gone
-            stream.on_note(method, params)  # the fold starts again from it
+            for update in stream.on_note(method, params):  # the fold starts again from it
+                self.outbox.put(stream.conversation_id, update)
             snapshot = cast("payloads.Snapshot", params["snapshot"])
             for approval in snapshot.get("approvals") or []:
                 self.permissions.requested(stream, approval)

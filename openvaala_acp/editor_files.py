@@ -12,18 +12,30 @@ and checkpoints stay the daemon's (docs/design.md, "Files held by an editor"). W
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from functools import partial
 
 from acp import RequestError
 from acp.interfaces import Client
-from acp.schema import ClientCapabilities, EnvVariable, TerminalToolCallContent, ToolCallProgress
+from acp.schema import (
+    ClientCapabilities,
+    EnvVariable,
+    TerminalOutputResponse,
+    TerminalToolCallContent,
+    ToolCallProgress,
+)
 
 from openvaala_acp.link import DaemonLink
 from openvaala_acp.outbox import Outbox
+from openvaala_acp.terminal_output import OutputTail
 from openvaala_server.protocol import methods
-from openvaala_server.protocol.file_payloads import FilesHostParams, FilesRespondParams
+from openvaala_server.protocol.file_payloads import (
+    FilesHostParams,
+    FilesOutputParams,
+    FilesRespondParams,
+)
 from openvaala_server.protocol.json_types import JsonObject
 from openvaala_server.structured import Supervisor
 
@@ -32,6 +44,10 @@ log = logging.getLogger(__name__)
 RESOURCE_NOT_FOUND = -32002  # ACP's error for a file the editor does not have
 ERROR_MAX = 2000  # characters of a reason `files/respond` takes (docs/protocol.md)
 OUTPUT_BYTE_LIMIT = 1024 * 1024  # of a command's output the editor keeps (the daemon cuts more)
+# How often a running command's output is read from the editor and passed on to the daemon (ACP
+# has no notification for it): the other clients see it live at this pace, the editor is asked
+# at most this often per command.
+OUTPUT_POLL_S = 0.25
 
 
 def offers_files(capabilities: ClientCapabilities | None) -> bool:
@@ -50,6 +66,7 @@ class EditorFiles:
         tasks: Supervisor,
         outbox: Outbox,
         shown: Callable[[str, str], bool] = lambda _session, _call: True,
+        in_terminal: Callable[[str, str], None] = lambda _session, _call: None,
     ) -> None:
         self.link = link
         self.tasks = tasks
@@ -57,6 +74,8 @@ class EditorFiles:
         # Whether the editor was shown this tool call (a subagent's calls are not shown: a
         # terminal is put in no call the editor does not know).
         self.shown = shown
+        # Told of each call shown as a terminal (its text output is then not sent over it).
+        self.in_terminal = in_terminal
         self.conn: Client | None = None
         self.enabled = False  # the editor offered both fs methods (initialize)
         self.terminal = False  # the editor offered `terminal` (initialize)
@@ -142,6 +161,7 @@ class EditorFiles:
         self._terminals[request_id] = (session_id, terminal_id)
         call_id = str(params.get("callId"))
         if self.shown(session_id, call_id):
+            self.in_terminal(session_id, call_id)
             self.outbox.put(
                 session_id,
                 ToolCallProgress(
@@ -151,6 +171,8 @@ class EditorFiles:
                 ),
             )
         timed_out = False
+        read = partial(conn.terminal_output, session_id=session_id, terminal_id=terminal_id)
+        passing = asyncio.create_task(self._pass_output(read, request_id))
         try:
             try:
                 limit = float(timeout) if isinstance(timeout, int | float) else None
@@ -161,7 +183,11 @@ class EditorFiles:
             except TimeoutError:
                 timed_out = True
                 await conn.kill_terminal(session_id=session_id, terminal_id=terminal_id)
-            out = await conn.terminal_output(session_id=session_id, terminal_id=terminal_id)
+            finally:
+                passing.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await passing
+            out = await read()
         finally:
             self._terminals.pop(request_id, None)
             await conn.release_terminal(session_id=session_id, terminal_id=terminal_id)
@@ -174,6 +200,24 @@ class EditorFiles:
             "signal": status.signal if status is not None else None,
             "timedOut": timed_out,
         }
+
+    async def _pass_output(
+        self, read: Callable[[], Awaitable[TerminalOutputResponse]], request_id: str
+    ) -> None:
+        """While the command runs: what it printed since the last look, to the daemon, which
+        streams it to every client as it does a command it runs itself (`files/output`)."""
+        tail = OutputTail()
+        while True:
+            await asyncio.sleep(OUTPUT_POLL_S)  # a pace, not a wait for something
+            try:
+                text = tail.new((await read()).output)
+                if text:
+                    output: FilesOutputParams = {"requestId": request_id, "output": text}
+                    await self.link.request(methods.FILES_OUTPUT, output)
+            except Exception as exc:  # the command ended meanwhile, the daemon or editor went
+                # The result still carries the output: only the live view stops here.
+                log.info("a command's output was not passed on: %s", exc)
+                return
 
     async def _kill(self, request_id: str) -> None:
         running = self._terminals.get(request_id)

@@ -45,6 +45,8 @@ from acp.schema import (
 )
 
 from openvaala_acp import tools
+from openvaala_server.client.connection import SNAPSHOT
+from openvaala_server.client.cut_stream import keep_cut_stream
 from openvaala_server.client.view import Change, ConversationView, ItemDelta, Params
 from openvaala_server.domain.records import Item
 from openvaala_server.protocol import methods
@@ -63,6 +65,8 @@ Update = (
     | UsageUpdate
 )
 PLAN_METHOD = methods.PLAN_UPDATED
+# Ends a reply a daemon crash cut short: ACP has no status for a message (docs/editors.md).
+INTERRUPTED_MARK = "\n\n_(interrupted)_\n"
 
 
 STREAMED_OUTPUT_LIMIT = 16_000  # characters of a running tool's output resent with each delta
@@ -163,6 +167,9 @@ class SessionStream:
     _outputs: dict[str, str] = field(default_factory=dict)
     _result_call: dict[str, str] = field(default_factory=dict)  # tool_result itemId -> callId
     _finished: set[str] = field(default_factory=set)  # callIds with a result
+    # callIds shown as the editor's own terminal (editor_files.py): the editor shows their
+    # output live itself, and a text update would replace the terminal in the call.
+    terminal_calls: set[str] = field(default_factory=set)
     # The conversation as the shared fold keeps it (None: only the root session is known yet).
     view: ConversationView | None = None
 
@@ -186,6 +193,8 @@ class SessionStream:
 
     def on_note(self, method: str, params: Params) -> list[Update]:
         assert self.view is not None
+        if method == SNAPSHOT:
+            return self._reloaded(params)
         changes = self.view.fold(method, params)
         if method == methods.CONVERSATION_UPDATED and changes:
             return self._conversation(self.view.conversation)
@@ -217,6 +226,39 @@ class SessionStream:
         if (note := _status_note(method, params)) is not None:
             return [AgentThoughtChunk(session_update="agent_thought_chunk", content=_text(note))]
         return []
+
+    def _reloaded(self, params: Params) -> list[Update]:
+        """A snapshot after a reconnection (maybe of a restarted daemon). The editor keeps what
+        it was shown (ACP cannot take a message back), so only the difference goes out: a reply
+        a crash cut short, which the fold keeps (openvaala_server/client/cut_stream.py), is
+        marked interrupted where it ends; the root's items the editor never saw (the notice of
+        the crash, what completed while it was away) are shown; calls left without a result
+        are settled (docs/editors.md, "Errors and restarts")."""
+        assert self.view is not None
+        root = self.view.sessions.get(self.root_session_id)
+        seen = {str(i.get("itemId")) for i in root.items} if root else set()
+        kept_before = set(self.view.kept_cut)
+        self.view.fold(SNAPSHOT, params)
+        root = self.view.sessions.get(self.root_session_id)
+        updates: list[Update] = []
+        for item in root.items if root else []:
+            item_id = str(item.get("itemId"))
+            if item_id in self.view.kept_cut - kept_before:
+                updates.append(self._chunk(str(item.get("type")), INTERRUPTED_MARK, item_id))
+            elif item_id not in seen:
+                updates += self._fresh(item)
+        turn = root.turn_id if root else None
+        return updates + self.settle(turn)
+
+    def _fresh(self, item: Item) -> list[Update]:
+        """An item first seen in a snapshot: a running one as it starts (its deltas follow),
+        another as it was saved; a message this editor sent is not echoed back."""
+        if item.get("status") == "in_progress":
+            return self._started(item)
+        if item.get("type") == "user_message" and str(item.get("text") or "") in self.own_texts:
+            self.own_texts.remove(str(item.get("text") or ""))
+            return []
+        return self.replay([item])
 
     def _conversation(self, info: JsonObject) -> list[Update]:
         title, updated = info.get("title"), info.get("updatedAt")
@@ -267,6 +309,8 @@ class SessionStream:
             self._streamed.add(item_id)
             return [self._chunk(kind, delta, item_id)]
         if kind == "tool_result":
+            if self._result_call.get(item_id) in self.terminal_calls:
+                return []
             self._outputs[item_id] = self._outputs.get(item_id, "") + delta
             return [self._output(item_id)]
         return []
@@ -408,6 +452,14 @@ class SessionStream:
 
     # -- history -------------------------------------------------------------------------
 
+    def with_kept_cut(self, items: list[Item]) -> list[Item]:
+        """The saved history `items` with the replies a crash cut short that this process kept
+        (no daemon has them), each where it was."""
+        root = self.view.sessions.get(self.root_session_id) if self.view else None
+        if root is None or self.view is None or not self.view.kept_cut:
+            return items
+        return keep_cut_stream(root.items, None, items, None, self.view.kept_cut)
+
     def replay(self, items: list[Item]) -> list[Update]:
         """The updates that show saved items as they happened."""
         updates: list[Update] = []
@@ -418,7 +470,8 @@ class SessionStream:
             if kind == "user_message" and item.get("origin", "user") in ("user", "subagent"):
                 updates.append(self._user(item))
             elif kind in ("agent_message", "reasoning") and text:
-                updates.append(self._chunk(kind, text, item_id))
+                cut = item.get("status") == "interrupted"  # a reply a crash cut short, kept
+                updates.append(self._chunk(kind, text + (INTERRUPTED_MARK if cut else ""), item_id))
             elif kind == "tool_call":
                 updates.append(self.tool_call(item))
             elif kind == "tool_result":

@@ -10,10 +10,11 @@
 
 const crypto = require("crypto");
 const vscode = require("vscode");
+const { savedState } = require("./saved_state");
 
 const VIEW = "openvaala.chat";
 const DIFF_SCHEME = "openvaala-diff";
-// The webview's {cid, drafts}, kept in the workspace's state: VS Code saves a webview view's own
+// The webview's {cid, drafts, cut}, kept in the workspace's state (checked: saved_state.js): VS Code saves a webview view's own
 // state only about once a minute, so a reload sooner would lose it (see media/chat.js's save).
 const SAVED = "openvaala.chat.saved";
 // Bridge notifications the webview sees (the rest is the extension's own business).
@@ -67,35 +68,6 @@ class DiffContent {
     const title = `${diff.path} (${diff.kind}, proposed)`;
     return vscode.commands.executeCommand("vscode.diff", left, right, title, { preview: true });
   }
-}
-
-// What the workspace's copy may hold: the page is not trusted, and this is written on every
-// keystroke and read at every window start, so it stays small (docs/editors.md, "The chat panel").
-const CONVERSATION_ID = /^[0-9a-f]{32}$/; // docs/protocol.md: ids are 32 lowercase hex
-const MAX_SAVED_DRAFTS = 50;
-const MAX_SAVED_CHARS = 1024 * 1024;
-
-/** Only the two fields the panel restores, of the types it expects: the webview is not trusted to
- * put anything else into the workspace's state. A conversation id must look like one; empty
- * drafts (a sent message) are dropped, and past the bounds the drafts of other conversations go
- * first (the webview's own state still has them). */
-function savedState(state) {
-  const given = state && typeof state === "object" ? state : {};
-  const cid = typeof given.cid === "string" && CONVERSATION_ID.test(given.cid) ? given.cid : null;
-  const entries = given.drafts && typeof given.drafts === "object" ? Object.entries(given.drafts) : [];
-  const wanted = entries.filter(([k, v]) => CONVERSATION_ID.test(k) && typeof v === "string" && v !== "");
-  // The conversation on screen first.
-  wanted.sort(([a], [b]) => (b === cid) - (a === cid));
-  const drafts = {};
-  let chars = 0;
-  let count = 0;
-  for (const [k, v] of wanted) {
-    if (count >= MAX_SAVED_DRAFTS || chars + v.length > MAX_SAVED_CHARS) continue;
-    drafts[k] = v;
-    chars += v.length;
-    count += 1;
-  }
-  return { cid, drafts };
 }
 
 function nonce() {

@@ -1,5 +1,6 @@
-"""`files/host` and `files/respond` (docs/protocol.md): a client that holds a conversation's
-files (an editor) serves the file tools' reads and writes (runtime/file_hosts.py)."""
+"""`files/host`, `files/respond` and `files/output` (docs/protocol.md): a client that holds a
+conversation's files (an editor) serves the file tools' reads and writes, and runs its commands
+(runtime/file_hosts.py)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 Handler = Callable[[Connection, Params], Awaitable[JsonMapping]]
 TEXT_MAX = 64 * 1024 * 1024  # characters of one file's text (the frame limit is lower)
 ERROR_MAX = 2000  # characters of the reason a host gives
+OUTPUT_MAX = 1024 * 1024  # characters of one files/output (an editor keeps about as many)
 
 
 def _notify(conn: Connection, method: str, params: JsonMapping) -> None:
@@ -55,7 +57,13 @@ def file_host_methods(runtime: ConversationManager) -> dict[str, Handler]:
         runtime.file_hosts.respond(conn, p.raw)
         return {"accepted": True}
 
-    return {m.FILES_HOST: host, m.FILES_RESPOND: respond}
+    async def output(conn: Connection, p: Params) -> fp.FilesRespondResult:
+        request_id = p.id("requestId")
+        text = p.string("output", max_len=OUTPUT_MAX)
+        runtime.file_hosts.output(conn, request_id, text)
+        return {"accepted": True}
+
+    return {m.FILES_HOST: host, m.FILES_RESPOND: respond, m.FILES_OUTPUT: output}
 
 
 def _checked_answer(p: Params) -> None:

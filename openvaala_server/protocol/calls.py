@@ -674,6 +674,15 @@ class Request(Protocol):
     @overload
     async def __call__(
         self,
+        method: Literal["files/output"],
+        params: fp.FilesOutputParams,
+        /,
+        *,
+        timeout: float = ...,
+    ) -> fp.FilesRespondResult: ...
+    @overload
+    async def __call__(
+        self,
         method: Literal["conversation/setMcpServers"],
         params: fp.SetMcpServersParams,
         /,

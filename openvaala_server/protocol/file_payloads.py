@@ -46,6 +46,11 @@ class FilesRespondResult(TypedDict):
     accepted: bool
 
 
+class FilesOutputParams(TypedDict):
+    requestId: str  # a `run` still going
+    output: str  # what the command printed since the last files/output (not all of it)
+
+
 class SetMcpServersParams(TypedDict):
     conversationId: str
     servers: dict[str, JsonValue]  # name → a `[mcp_servers.NAME]` table (docs/configuration.md)

@@ -64,6 +64,7 @@ COMMANDS_LIST: Final = "commands/list"
 COMMANDS_EXPAND: Final = "commands/expand"
 FILES_HOST: Final = "files/host"
 FILES_RESPOND: Final = "files/respond"
+FILES_OUTPUT: Final = "files/output"
 CONVERSATION_SET_MCP_SERVERS: Final = "conversation/setMcpServers"
 
 REQUESTS: Final = frozenset(
@@ -122,6 +123,7 @@ REQUESTS: Final = frozenset(
         COMMANDS_EXPAND,
         FILES_HOST,
         FILES_RESPOND,
+        FILES_OUTPUT,
         CONVERSATION_SET_MCP_SERVERS,
     }
 )

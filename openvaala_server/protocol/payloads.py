@@ -605,6 +605,7 @@ REQUEST_PARAMS: Final[dict[str, type]] = {
     m.MEMORY_WRITE: MemoryWriteParams,
     m.FILES_HOST: fp.FilesHostParams,
     m.FILES_RESPOND: fp.FilesRespondParams,
+    m.FILES_OUTPUT: fp.FilesOutputParams,
     m.CONVERSATION_SET_MCP_SERVERS: fp.SetMcpServersParams,
 }
 
@@ -937,5 +938,6 @@ REQUEST_RESULTS: Final[dict[str, type]] = {
     m.MEMORY_WRITE: MemoryFile,
     m.FILES_HOST: fp.FilesHostResult,
     m.FILES_RESPOND: fp.FilesRespondResult,
+    m.FILES_OUTPUT: fp.FilesRespondResult,
     m.CONVERSATION_SET_MCP_SERVERS: McpResult,
 }

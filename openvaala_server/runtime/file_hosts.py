@@ -33,6 +33,8 @@ class _Host:
     send: Send
     # requestId → the answer awaited (the params of its files/respond)
     pending: dict[str, asyncio.Future[JsonObject]] = field(default_factory=dict)
+    # requestId of a command still running → where what it prints goes (files/output)
+    streams: dict[str, Callable[[str], None]] = field(default_factory=dict)
 
 
 class FileHosts:
@@ -104,12 +106,27 @@ class FileHosts:
         else:
             future.set_result(answer)
 
+    def output(self, owner: object, request_id: str, text: str) -> None:
+        """A host's `files/output`: what a command it runs printed since its last one, passed
+        on as the daemon's own shell passes its output (the tool result's deltas)."""
+        record = self._owners.get(id(owner))
+        stream = record.streams.get(request_id) if record is not None else None
+        if stream is None:
+            raise errors.NotFound(f"no command {request_id} of this client is running")
+        stream(text)
+
     async def ask(
-        self, record: _Host, params: dict[str, object], timeout_s: float | None = None
+        self,
+        record: _Host,
+        params: dict[str, object],
+        timeout_s: float | None = None,
+        on_output: Callable[[str], None] | None = None,
     ) -> JsonObject:
         request_id = new_id()
         future: asyncio.Future[JsonObject] = asyncio.get_running_loop().create_future()
         record.pending[request_id] = future
+        if on_output is not None:
+            record.streams[request_id] = on_output
         waited = timeout_s if timeout_s is not None else self.timeout_s
         try:
             record.send(methods.FILES_REQUESTED, {**params, "requestId": request_id})
@@ -127,6 +144,7 @@ class FileHosts:
             raise
         finally:
             record.pending.pop(request_id, None)
+            record.streams.pop(request_id, None)
 
 
 @dataclass(frozen=True)
@@ -170,7 +188,13 @@ class HostedTerminal:
     conversation_id: str
 
     async def run(
-        self, argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float, call_id: str
+        self,
+        argv: list[str],
+        cwd: Path,
+        env: dict[str, str],
+        timeout_s: float,
+        call_id: str,
+        on_output: Callable[[str], None],
     ) -> TerminalRun:
         params: dict[str, object] = {
             "conversationId": self.conversation_id,
@@ -183,7 +207,9 @@ class HostedTerminal:
         }
         # The command's own time-out is the editor's to apply; this one is for an editor
         # that never answers at all.
-        answer = await self.hosts.ask(self.record, params, timeout_s + self.hosts.timeout_s)
+        answer = await self.hosts.ask(
+            self.record, params, timeout_s + self.hosts.timeout_s, on_output
+        )
         code, signal = answer.get("exitCode"), answer.get("signal")
         return TerminalRun(
             output=str(answer.get("output") or ""),

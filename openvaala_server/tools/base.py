@@ -57,9 +57,16 @@ class TerminalHost(Protocol):
     included."""
 
     async def run(
-        self, argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float, call_id: str
+        self,
+        argv: list[str],
+        cwd: Path,
+        env: dict[str, str],
+        timeout_s: float,
+        call_id: str,
+        on_output: Callable[[str], None],
     ) -> TerminalRun:
-        """Run `argv` to its end or `timeout_s` (then killed). Raises `HostFailed`."""
+        """Run `argv` to its end or `timeout_s` (then killed); `on_output` gets what it prints
+        while it runs, as the editor reports it. Raises `HostFailed`."""
         ...
 
 

@@ -21,7 +21,14 @@ from openvaala_server.tools.base import (
     truncate_output,
 )
 from openvaala_server.tools.sandbox import DAEMON_ENV_PREFIX
-from openvaala_server.tools.shell import ShellTool, ended, noted, prepare, run_here
+from openvaala_server.tools.shell import (
+    ShellTool,
+    ended,
+    noted,
+    output_stream,
+    prepare,
+    run_here,
+)
 
 NOT_IN_TERMINAL = (
     "[Ran by OpenVaala, not in the editor's terminal: the editor's terminal may not join this "
@@ -45,7 +52,9 @@ class HostedShellTool(ShellTool):
             # removed by name (never a value on the command line), what the call needs is set.
             argv = bounds.wrap([*_without(ctx.confinement.hidden_env), *prepared.argv])
             try:
-                run = await terminal.run(argv, ctx.cwd, prepared.env, call.timeout_s, ctx.call_id)
+                run = await terminal.run(
+                    argv, ctx.cwd, prepared.env, call.timeout_s, ctx.call_id, output_stream(ctx)
+                )
             except HostFailed as exc:
                 return ToolResult(f"The editor could not run the command: {exc}", is_error=True)
             if run.exit_code != 0 and any(f in run.output for f in bounds.group_files()):

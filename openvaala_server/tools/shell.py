@@ -19,6 +19,7 @@ import os
 import shutil
 import signal
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -386,6 +387,13 @@ class _Run:
     async def _reap(self) -> None:
         with anyio.move_on_after(REAP_TIMEOUT_S):
             await self._protocol.exited.wait()
+
+
+def output_stream(ctx: ToolContext) -> Callable[[str], None]:
+    """Where the output of a command run elsewhere (an editor's terminal) goes as it comes:
+    streamed to the clients within the same budget as a command run here."""
+    out = _Output(ctx)
+    return lambda text: out.feed(text.encode())
 
 
 class _Output:

@@ -51,7 +51,8 @@ def test_vsce_packages_the_chat_panel_with_the_web_modules(
         names = set(z.namelist())
         for shared in ("js/state.js", "js/markdown.js", "js/mcp_picker.js", "vendor/purify.es.mjs"):
             assert z.read(f"extension/media/web/{shared}") == (WEB / shared).read_bytes()
-    for part in ("extension.js", "chat_view.js", "media/chat.js", "media/mcp.js", "media/chat.css"):
+    parts = ("extension.js", "chat_view.js", "saved_state.js", "media/chat.js", "media/mcp.js")
+    for part in (*parts, "media/chat.css"):
         assert f"extension/{part}" in names
     assert "extension/dist/languageclient.js" in names
     assert not [n for n in names if "/node_modules/" in n or n.startswith("extension/scripts/")]

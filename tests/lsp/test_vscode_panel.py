@@ -59,9 +59,10 @@ window.acquireVsCodeApi = () => ({
 """
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def media() -> Iterator[str]:
-    """editors/vscode/media with the web modules copied in, served on loopback."""
+    """editors/vscode/media with the web modules copied in, served on loopback (once a module:
+    nothing in it changes)."""
     assert NODE is not None
     subprocess.run([NODE, "scripts/copy-web.js"], cwd=EXT, check=True, capture_output=True)
     served = EXT / "media"
@@ -200,7 +201,7 @@ class Relay:
             await self.rec.changed.wait()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def html(media: str) -> str:
     """The panel's HTML as chat_view.js makes it, for a webview served at `media`."""
     assert NODE is not None

@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from playwright.async_api import FilePayload, expect
+from playwright.async_api import FilePayload, Page, expect
 
 from tests.lsp.harness import PACED_CONFIG
 from tests.lsp.test_vscode_panel import html, media, open_daemon_panel, pytestmark
@@ -67,3 +67,51 @@ async def test_images_picked_and_pasted_go_with_the_message(
         ]
         stored = daemon.home / "conversations" / cid / "attachments" / f"{PNG_SHA}.png"
         assert stored.read_bytes() == PNG
+
+
+async def open_conversation(page: Page, cid: str) -> None:
+    await page.evaluate("c => window.postMessage({type: 'open', conversationId: c}, '*')", cid)
+    await expect(page.locator("#picker")).to_have_value(cid)
+
+
+async def test_pending_images_belong_to_their_conversation(
+    daemon_factory: Any, media: str, html: str
+) -> None:
+    daemon: Daemon = daemon_factory(config=PACED_CONFIG)
+    async with open_daemon_panel(daemon, media, html) as (page, relay):
+        picker, thumbs = page.locator("#picker"), page.locator("#images img")
+        await page.click("#new")
+        await expect(picker).not_to_have_value("")
+        first = await picker.input_value()
+        shot: FilePayload = {"name": "first.png", "mimeType": "image/png", "buffer": PNG}
+        await page.set_input_files("#image-file", files=[shot])
+        await expect(thumbs).to_have_count(1)
+
+        # Another conversation: its composer has none of them; one pasted there stays there.
+        await page.click("#new")
+        await expect(picker).not_to_have_value(first)
+        second = await picker.input_value()
+        await expect(thumbs).to_have_count(0)
+        await page.evaluate(PASTE, base64.b64encode(PNG).decode())
+        await expect(thumbs).to_have_count(1)
+        await expect(thumbs).to_have_attribute("title", "pasted.png")
+
+        # Back (as the palette's Open Conversation… does: an empty conversation is not in the
+        # picker yet): the first one's own image, sent with its message and only there.
+        await open_conversation(page, first)
+        await expect(thumbs).to_have_count(1)
+        await expect(thumbs).to_have_attribute("title", "first.png")
+        await page.fill("#text", "what is this?")
+        await page.press("#text", "Control+Enter")
+        await expect(page.locator("article.msg.agent")).to_contain_text("I received 1 image(s)")
+        await expect(thumbs).to_have_count(0)
+        sent = [
+            (e["conversationId"], [i["name"] for i in e["params"]["item"].get("images", [])])
+            for e in relay.rec.events
+            if e["method"] == "item/completed" and e["params"]["item"]["type"] == "user_message"
+        ]
+        assert sent == [(first, ["first.png"])]
+
+        # The second still has its pasted image waiting.
+        await open_conversation(page, second)
+        await expect(thumbs).to_have_attribute("title", "pasted.png")

@@ -99,9 +99,9 @@ def test_the_state_the_page_asks_to_keep_is_checked_and_bounded() -> None:
         {"cid": shown, "drafts": {**many, shown: "my draft", other: "theirs"}},
     ]
     seen = _relay([{"type": "state", "state": state} for state in posted[:1]])
-    assert seen["stored"]["openvaala.chat.saved"] == {"cid": None, "drafts": {}}
+    assert seen["stored"]["openvaala.chat.saved"] == {"cid": None, "drafts": {}, "cut": {}}
     seen = _relay([{"type": "state", "state": state} for state in posted[:2]])
-    assert seen["stored"]["openvaala.chat.saved"] == {"cid": shown, "drafts": {}}
+    assert seen["stored"]["openvaala.chat.saved"] == {"cid": shown, "drafts": {}, "cut": {}}
     seen = _relay([{"type": "state", "state": state} for state in posted])
     kept = seen["stored"]["openvaala.chat.saved"]
     assert kept["cid"] == shown

@@ -17,6 +17,7 @@ const ui = {
   state: null, // the fold (state.js), once the snapshot is in
   early: [], // events that came before the snapshot
   drafts: {}, // cid -> composer text, kept across switches and reloads
+  cut: {}, // cid -> the replies a daemon crash cut short, which only this panel has (keptCuts)
   nodes: new Map(), // itemId -> {el, stream?}
 };
 // What tests and the bench read: how often the whole transcript was drawn.
@@ -41,7 +42,7 @@ const host = (action, args) => post("host", { action, args });
 // so a window reloaded sooner gets none back: the extension keeps a copy in the workspace's
 // state, which it writes at once (docs/editors.md, "The chat panel").
 function save() {
-  const state = { cid: ui.cid, drafts: ui.drafts };
+  const state = { cid: ui.cid, drafts: ui.drafts, cut: ui.cut };
   api.setState(state);
   api.postMessage({ type: "state", state });
 }
@@ -51,6 +52,7 @@ async function restore() {
   // webview's state may be from its last periodic save, a conversation or a draft behind.
   const saved = (await guarded("restore", () => host("restore", {}))) || api.getState() || {};
   ui.drafts = { ...(saved.drafts || {}), ...ui.drafts };
+  ui.cut = { ...(saved.cut || {}), ...ui.cut };
   // The extension may have opened a conversation meanwhile (a palette command): that one stays.
   if (ui.cid) return;
   if (saved.cid) await open(saved.cid);
@@ -96,6 +98,7 @@ async function open(cid, composerText) {
   ui.state = null;
   ui.early = [];
   $("text").value = composerText !== undefined ? composerText : ui.drafts[cid] || "";
+  drawImages();
   save();
   tellShown(); // its approvals are asked here
   await resubscribe();
@@ -106,11 +109,14 @@ async function open(cid, composerText) {
 // goes back to the picker and drops its draft, instead of showing and keeping one that is gone.
 function forget(cid) {
   delete ui.drafts[cid];
+  delete ui.cut[cid];
+  delete images[cid];
   ui.cid = null;
   ui.state = null;
   ui.early = [];
   $("text").value = "";
   $("transcript").replaceChildren();
+  drawImages();
   save();
   tellShown();
 }
@@ -131,12 +137,51 @@ async function resubscribe() {
     return showStatus(`subscribe: ${err.message || err}`, true);
   }
   if (ui.cid !== cid) return;
-  // The state it replaces keeps a reply a daemon crash cut short (state.js keepCutStream).
-  ui.state = fromSnapshot(r.snapshot, r.seq, ui.state);
+  // The state it replaces keeps a reply a daemon crash cut short (state.js keepCutStream); with
+  // none (the conversation opened again, the window reloaded), those this panel kept do.
+  ui.state = fromSnapshot(r.snapshot, r.seq, ui.state || keptBefore(cid));
   const early = ui.early;
   ui.early = [];
   for (const note of early) apply(ui.state, note);
+  keepCuts();
   renderAll();
+}
+
+// -- replies a daemon crash cut short --------------------------------------------------------
+// No daemon saved them (openvaala_server/client/cut_stream.py): only this panel has them, so it
+// keeps them per conversation, each with the item it followed, and saves them like the drafts
+// (docs/editors.md, "The chat panel").
+
+function keepCuts() {
+  const kept = [];
+  for (const s of ui.state.sessions.values()) {
+    s.items.forEach((item, at) => {
+      if (!item.keptCut) return;
+      const anchor = at > 0 ? s.items[at - 1].itemId : null;
+      const { itemId, type, text, turnId } = item;
+      kept.push({ sessionId: s.info.sessionId, anchor, item: { itemId, type, text, turnId } });
+    });
+  }
+  const had = ui.cut[ui.cid];
+  if (!kept.length && !had) return;
+  if (kept.length) ui.cut[ui.cid] = kept;
+  else delete ui.cut[ui.cid];
+  save();
+}
+
+/** What the fold needs to put the kept replies back where they were (state.js keepCutStream):
+ * per session, each reply after the item it followed. */
+function keptBefore(cid) {
+  const kept = ui.cut[cid];
+  if (!kept || !kept.length) return null;
+  const sessions = new Map();
+  for (const { sessionId, anchor, item } of kept) {
+    if (!sessions.has(sessionId)) sessions.set(sessionId, { turn: null, items: [] });
+    const items = sessions.get(sessionId).items;
+    if (anchor) items.push({ itemId: anchor });
+    items.push({ ...item, sessionId, status: "interrupted", keptCut: true });
+  }
+  return { sessions };
 }
 
 // -- events ------------------------------------------------------------------------------
@@ -150,6 +195,7 @@ function onEvent(event) {
     // A redraw from scratch (the bridge resubscribed to a restarted daemon), keeping what a
     // crash cut short, marked interrupted.
     ui.state = fromSnapshot(note.params.snapshot, event.seq, ui.state);
+    keepCuts();
     return renderAll();
   }
   const { status, changes } = apply(ui.state, note);
@@ -356,8 +402,11 @@ function drawResult(item) {
 
 function userNode(item) {
   const cid = ui.cid;
+  // A subagent's report to its parent, or what a parent told its subagent (`fromSessionId`,
+  // docs/protocol.md's user_message): neither is yours to fork or rewind.
+  const yours = item.origin !== "subagent" && !item.fromSessionId;
   const actions =
-    item.origin === "subagent" || ui.sessionId
+    !yours || ui.sessionId
       ? null
       : h(
           "span",
@@ -365,7 +414,7 @@ function userNode(item) {
           button("Fork here", () => fork(item.itemId), "A new conversation up to this message"),
           button("Rewind", () => rewind(cid, item.itemId), "A new conversation from before this message, the message back in the composer")
         );
-  const who = item.origin === "subagent" ? "Task from the parent agent" : "You";
+  const who = item.origin === "subagent" ? "Subagent report" : item.fromSessionId ? "From the parent agent" : "You";
   return { el: h("article", { class: "msg user" }, h("div", { class: "who" }, who, actions), h("div", { class: "text" }, item.text || "")) };
 }
 
@@ -380,20 +429,33 @@ function approvalNode(a) {
     el.append(h("div", { class: "diff" }, open, h("pre", { class: "unified" }, diff.unified || ""), diff.truncated ? "(diff truncated)" : null));
   }
   if (a.decision) {
-    el.append(h("div", { class: "outcome" }, `${a.decision === "deny" ? "Rejected" : "Accepted"}${a.message ? `: ${a.message}` : ""}`));
+    el.append(h("div", { class: "outcome" }, outcome(a)));
     return el;
   }
-  const answers = Array.isArray(a.answers) && a.answers.length ? a.answers : [
-    { title: "Accept", decision: "allow" },
-    { title: "Reject", decision: "deny" },
-  ];
-  const row = h("div", { class: "row" });
-  for (const answer of answers) {
-    const label = answer.decision === "allow" ? "Accept" : answer.decision === "deny" ? "Reject" : answer.title;
-    row.append(button(label, () => respond(a, answer.decision), answer.title));
+  const row = h("div", { class: "row" }, button("Accept", () => respond(a, "allow"), "Run it once"));
+  // The grant's label names exactly what it allows (docs/security.md, "Approvals"); the daemon's
+  // request says so in `grantScope`, or why nothing can be remembered for this call.
+  if (typeof a.grantScope === "string" && a.grantScope) {
+    const grant = `Allow for this conversation: ${a.grantScope}`;
+    row.append(button(grant, () => respond(a, "allow_conversation"), "Run it, and exactly this again without asking in this conversation"));
+  } else if (a.noGrantReason) {
+    row.append(h("span", { class: "no-grant" }, `Cannot be allowed for this conversation: ${a.noGrantReason}`));
   }
+  row.append(button("Reject", () => respond(a, "deny"), "Do not run it"));
   el.append(row);
   return el;
+}
+
+const OUTCOMES = { allow: "Accepted", allow_conversation: "Allowed for this conversation", deny: "Rejected" };
+
+/** What an answered approval says: an "allow for this conversation" of what could not be granted
+ * comes back as `allow` with `notGranted` saying why, never as a grant made. */
+function outcome(a) {
+  const base = OUTCOMES[a.decision] || `Answered (${a.decision})`;
+  if (a.decision === "deny" && a.message) return `${base}: ${a.message}`;
+  if (a.notGranted) return `${base}. ${a.notGranted}`;
+  if (a.decision === "allow_conversation" && a.grantScope) return `${base}: ${a.grantScope}`;
+  return base;
 }
 
 function respond(a, decision) {
@@ -447,11 +509,25 @@ function renderPlan() {
 
 function renderInbox() {
   const s = shownSession();
-  const el = $("inbox");
-  el.replaceChildren(
-    ...((s && s.inbox) || []).map((i) =>
-      h("div", { class: "waiting" }, `(${i.mode}) ${i.text}`, button("Withdraw", () => guarded("withdraw", () => call("openvaala/input", { action: "withdraw", inputId: i.inputId }))))
-    )
+  $("inbox").replaceChildren(...((s && s.inbox) || []).map(waitingRow));
+}
+
+// A message still waiting: yours can be taken back into the composer (nothing is lost) or made
+// to interrupt the running turn and go next; a subagent's report to its parent is only shown.
+function waitingRow(input) {
+  if (input.origin === "subagent") return h("div", { class: "waiting" }, h("span", { class: "waiting-text" }, `(subagent) ${input.text}`));
+  const act = (action) => guarded(action, () => call("openvaala/input", { action, inputId: input.inputId }));
+  const withdraw = async () => {
+    const cid = ui.cid;
+    const r = await act("withdraw");
+    if (r && typeof r.text === "string" && r.text) giveBack(cid, r.text);
+  };
+  return h(
+    "div",
+    { class: "waiting", "data-input": input.inputId },
+    h("span", { class: "waiting-text" }, `(${input.mode}) ${input.text}`),
+    button("Withdraw", withdraw, "Take it back into the composer"),
+    button("Jump", () => act("jump"), "Stop the running turn and answer this next")
   );
 }
 
@@ -497,8 +573,14 @@ async function rewind(cid, messageId) {
 
 async function send(mode) {
   const typed = $("text").value.trim();
-  if (!typed && !images.length) return showStatus("the composer is empty", true);
-  if (!ui.cid) await open((await call("openvaala/conversations/new", {})).conversation.conversationId);
+  if (!typed && !imagesOf(ui.cid).length) return showStatus("the composer is empty", true);
+  // Taken before a new conversation is opened for them (they were attached with none open).
+  const sent = imagesOf(ui.cid).splice(0); // given back below if the send is refused
+  if (!ui.cid) {
+    const made = await guarded("new", () => call("openvaala/conversations/new", {}));
+    if (!made) return giveBack(null, "", sent);
+    await open(made.conversation.conversationId);
+  }
   const cid = ui.cid;
   const sessionId = ui.sessionId;
   $("text").value = "";
@@ -507,7 +589,6 @@ async function send(mode) {
   // An MCP prompt or resource mention becomes the message to send; a server may take its time,
   // so the composer is cleared and the conversation fixed first (a second press, or another
   // conversation opened meanwhile, changes nothing). Refused: nothing is sent, the text goes back.
-  const sent = images.splice(0); // given back below if the send is refused
   drawImages();
   const text = typed ? await guarded("mcp", () => mcp.expand(typed)) : "";
   if (text === undefined) return giveBack(cid, typed, sent);
@@ -525,27 +606,33 @@ async function send(mode) {
 // Not sent: the text goes back to its conversation's composer (or draft, when another one is on
 // screen now), before whatever was typed there since, so nothing is lost.
 function giveBack(cid, text, sent = []) {
-  const now = ui.cid === cid ? $("text").value : ui.drafts[cid] || "";
-  const back = now.trim() ? `${text}\n\n${now}` : text;
-  if (ui.cid === cid) $("text").value = back;
-  ui.drafts[cid] = back;
-  save();
+  if (text) {
+    const now = ui.cid === cid ? $("text").value : ui.drafts[cid] || "";
+    const back = now.trim() ? `${text}\n\n${now}` : text;
+    if (ui.cid === cid) $("text").value = back;
+    ui.drafts[cid] = back;
+    save();
+  }
   if (sent.length) {
-    images.unshift(...sent); // the images of a message not sent wait for the next one
+    imagesOf(cid).unshift(...sent); // the images of a message not sent wait for the next one
     drawImages();
   }
 }
 
 // -- images: picked from a file or pasted into the composer, sent with the next message as
 // base64 (the bridge checks each: docs/editors.md, "The chat panel") ---------------------------
-const images = []; // {data: base64, name, url: the data: URL of its thumbnail}
+// Per conversation, like the drafts: switching shows that conversation's own ("" before any is
+// open). Kept in memory only: images are too large for the workspace's state.
+const images = {}; // cid -> [{data: base64, name, url: the data: URL of its thumbnail}]
+const imagesOf = (cid) => (images[cid || ""] ||= []);
 
 function attach(file) {
   if (!file.type.startsWith("image/")) return showStatus(`${file.name} is not an image`, true);
   const reader = new FileReader();
+  const list = imagesOf(ui.cid); // the conversation it was attached in, even if switched meanwhile
   reader.onload = () => {
     const url = String(reader.result);
-    images.push({ data: url.slice(url.indexOf(",") + 1), name: file.name || "pasted image", url });
+    list.push({ data: url.slice(url.indexOf(",") + 1), name: file.name || "pasted image", url });
     drawImages();
   };
   reader.onerror = () => showStatus(`could not read ${file.name}`, true);
@@ -553,9 +640,10 @@ function attach(file) {
 }
 
 function drawImages() {
-  const shown = images.map((im) =>
+  const list = imagesOf(ui.cid);
+  const shown = list.map((im) =>
     h("span", { class: "image" }, h("img", { src: im.url, alt: im.name, title: im.name }),
-      button("×", () => { images.splice(images.indexOf(im), 1); drawImages(); }, `Remove ${im.name}`))
+      button("×", () => { list.splice(list.indexOf(im), 1); drawImages(); }, `Remove ${im.name}`))
   );
   $("images").replaceChildren(...shown);
 }

@@ -74,7 +74,9 @@ async def test_an_interrupted_run_tells_the_host_to_stop_it(tmp_path: Path) -> N
     hosts.host(CID, editor, editor.send, terminal=True)
     terminal = hosts.terminal_for(CID)
     assert terminal is not None
-    run = asyncio.create_task(terminal.run(["sleep", "600"], tmp_path, {}, 600, "call"))
+    run = asyncio.create_task(
+        terminal.run(["sleep", "600"], tmp_path, {}, 600, "call", lambda _text: None)
+    )
     await editor.arrived.wait()
     run.cancel()
     with pytest.raises(asyncio.CancelledError):
