@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from openvaala_server import __version__, errors
 from openvaala_server.api.command_methods import command_methods
@@ -21,6 +21,7 @@ from openvaala_server.domain.inbox import MODES
 from openvaala_server.domain.permission_mode import PERMISSION_MODES
 from openvaala_server.protocol import methods as m
 from openvaala_server.protocol import payloads as w
+from openvaala_server.protocol import validate
 from openvaala_server.protocol.json_types import JsonMapping, JsonObject
 from openvaala_server.protocol.params import Params
 from openvaala_server.runtime import bundles, history, permission_mode, resume, worktree_diff
@@ -31,6 +32,9 @@ if TYPE_CHECKING:
     from openvaala_server.runtime.manager import ConversationManager
 
 PROTOCOL_VERSION = 1
+# Checked against its TypedDict by its handler, not here: a refused `files/respond` also fails
+# the tool call waiting for it at once (api/file_host_methods.py).
+CHECKED_BY_HANDLER: Final = frozenset({m.FILES_RESPOND})
 TEXT_MAX = 200_000  # characters of one input message
 # A handler answers with its method's result (protocol/payloads.py), or a Reply that carries it.
 Result = JsonMapping | Reply
@@ -95,6 +99,9 @@ class Dispatcher:
             raise errors.MethodNotFound(f"unknown method {method[:100]!r}")
         if not conn.initialized and method != m.INITIALIZE:
             raise errors.NotInitialized("the first request on a connection must be initialize")
+        shape = w.REQUEST_PARAMS.get(method)  # None: `debug/tasks`, which reads no params
+        if shape is not None and method not in CHECKED_BY_HANDLER:
+            validate.check(shape, raw)
         return await handler(conn, Params(raw))
 
     # -- handshake -----------------------------------------------------------------------
@@ -218,7 +225,7 @@ class Dispatcher:
         return await bundles.import_from_file(
             self.runtime,
             p.string("path", max_len=4096),
-            p.string("cwd", None, max_len=4096),
+            p.string("cwd", max_len=4096),
             p.choice("onConflict", ON_CONFLICT, "ask"),
         )
 

@@ -523,7 +523,7 @@ class SetPermissionModeParams(TypedDict):
 class SendParams(TypedDict):
     conversationId: str
     sessionId: NotRequired[str]
-    text: str
+    text: NotRequired[str]  # required unless `images` carries an image (docs/protocol.md)
     mode: NotRequired[InputMode]
     images: NotRequired[list[JsonObject]]
 
@@ -542,7 +542,7 @@ class RememberParams(TypedDict):
 class MemoryWriteParams(TypedDict):
     conversationId: str
     scope: MemoryScope
-    text: str
+    text: NotRequired[str]  # default "": the file is emptied
 
 
 class RespondParams(TypedDict):
