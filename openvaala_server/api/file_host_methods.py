@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from openvaala_server import errors
 from openvaala_server.api.connection import Connection
 from openvaala_server.protocol import file_payloads as fp
-from openvaala_server.protocol import jsonrpc
+from openvaala_server.protocol import jsonrpc, validate
 from openvaala_server.protocol import methods as m
 from openvaala_server.protocol.json_types import JsonMapping, JsonObject
 from openvaala_server.protocol.params import Params
@@ -67,12 +67,9 @@ def file_host_methods(runtime: ConversationManager) -> dict[str, Handler]:
 
 
 def _checked_answer(p: Params) -> None:
+    validate.check(fp.FilesRespondParams, p.raw)  # what the dispatcher checks for the others
     p.string("error", None, max_len=ERROR_MAX)
     for key in ("text", "output"):
-        text = p.raw.get(key)
-        if text is not None and not isinstance(text, str):
-            raise errors.InvalidParams(f"{key} must be a string or null")
-        if text is not None and len(text) > TEXT_MAX:
-            raise errors.InvalidParams(f"{key} is longer than {TEXT_MAX} characters")
+        p.string(key, None, max_len=TEXT_MAX)
     p.integer("exitCode", None)
     p.string("signal", None, max_len=100)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from openvaala_server import __version__, errors
 from openvaala_server.api.command_methods import command_methods
@@ -22,6 +22,7 @@ from openvaala_server.domain.inbox import MODES
 from openvaala_server.domain.permission_mode import PERMISSION_MODES
 from openvaala_server.protocol import methods as m
 from openvaala_server.protocol import payloads as w
+from openvaala_server.protocol import validate
 from openvaala_server.protocol.json_types import JsonMapping, JsonObject
 from openvaala_server.protocol.params import Params
 from openvaala_server.runtime import bundles, history, permission_mode, resume, worktree_diff
@@ -32,6 +33,9 @@ if TYPE_CHECKING:
     from openvaala_server.runtime.manager import ConversationManager
 
 PROTOCOL_VERSION = 1
+# Checked against its TypedDict by its handler, not here: a refused `files/respond` also fails
+# the tool call waiting for it at once (api/file_host_methods.py).
+CHECKED_BY_HANDLER: Final = frozenset({m.FILES_RESPOND})
 TEXT_MAX = 200_000  # characters of one input message
 # A handler answers with its method's result (protocol/payloads.py), or a Reply that carries it.
 Result = JsonMapping | Reply
@@ -96,6 +100,9 @@ class Dispatcher:
             raise errors.MethodNotFound(f"unknown method {method[:100]!r}")
         if not conn.initialized and method != m.INITIALIZE:
             raise errors.NotInitialized("the first request on a connection must be initialize")
+        shape = w.REQUEST_PARAMS.get(method)  # None: `debug/tasks`, which reads no params
+        if shape is not None and method not in CHECKED_BY_HANDLER:
+            validate.check(shape, raw)
         return await handler(conn, Params(raw))
 
     # -- handshake -----------------------------------------------------------------------
@@ -223,7 +230,7 @@ class Dispatcher:
         return await bundles.import_from_file(
             self.runtime,
             p.string("path", max_len=4096),
-            p.string("cwd", None, max_len=4096),
+            p.string("cwd", max_len=4096),
             p.choice("onConflict", ON_CONFLICT, "ask"),
         )
 

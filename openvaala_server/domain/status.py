@@ -17,6 +17,10 @@ SessionStatus = Literal[
     "idle", "running", "awaiting_approval", "waiting", "interrupted", "failed", "closed"
 ]
 
+# Why a running turn is being stopped: the user, a `jump` message, the session closed, or the
+# daemon shutting down (`turn/ended.interruptedBy`, docs/protocol.md).
+StopReason = Literal["user", "jump", "close", "shutdown"]
+
 TURN_OUTCOMES: tuple[TurnOutcome, ...] = ("completed", "interrupted", "failed")
 
 

@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -29,6 +28,7 @@ from openvaala_server.models.base import (
     UsageReported,
 )
 from openvaala_server.models.stream import integer, obj, string
+from openvaala_server.protocol import codec
 from openvaala_server.protocol.json_types import JsonObject
 
 if TYPE_CHECKING:
@@ -136,7 +136,7 @@ def _start_block(start: dict[str, object]) -> _Block:
         # Normally `{}` with the input streamed as JSON fragments; keep any non-empty input.
         initial = start.get("input")
         if isinstance(initial, dict) and initial:
-            block.text.append(json.dumps(initial))
+            block.text.append(codec.text(initial, ascii=True))
     elif kind == "redacted_thinking":
         block.data = string(start.get("data")) or ""
     elif kind in ("text", "thinking"):

@@ -14,7 +14,6 @@ The pace between words is `pace_ms` in the model's config (0 for tests that want
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator
 
 from openvaala_server.config import ModelConfig
@@ -32,6 +31,7 @@ from openvaala_server.models.base import (
     ToolSpec,
     UsageReported,
 )
+from openvaala_server.protocol import codec
 from openvaala_server.protocol.json_types import JsonObject
 
 
@@ -141,7 +141,7 @@ def _called(prompt: str, request: ModelRequest) -> tuple[str, JsonObject, str] |
     if _tool(request, name) is None:
         return None
     try:
-        arguments = json.loads(text or "{}")
+        arguments = codec.parse_text(text or "{}")
     except ValueError:
         return None
     return (name, arguments, text or "{}") if isinstance(arguments, dict) else None

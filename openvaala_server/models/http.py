@@ -16,7 +16,6 @@ The API key never reaches a message: `redact` scrubs it from anything a provider
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
@@ -27,8 +26,6 @@ from itertools import repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Generic, TypeVar, cast
 from urllib.parse import urlsplit
-
-import orjson
 
 from openvaala_server.config import ModelConfig
 from openvaala_server.domain.records import (
@@ -47,6 +44,7 @@ from openvaala_server.models.base import ModelError, ModelEvent
 from openvaala_server.models.connect_errors import connect_mistake
 from openvaala_server.models.http_client import DEFAULT_READ_S, KeptClient
 from openvaala_server.models.stream import StreamParser
+from openvaala_server.protocol import codec
 from openvaala_server.protocol.json_types import JsonMapping, JsonObject
 
 if TYPE_CHECKING:
@@ -218,7 +216,7 @@ def error_for_status(
     endpoint: Endpoint, status: int, headers: Mapping[str, str], body_text: str
 ) -> ModelError:
     try:
-        body: object = json.loads(body_text) if body_text else None
+        body: object = codec.parse_text(body_text) if body_text else None
     except ValueError:
         body = None
     err_type, code, detail = error_details(body)
@@ -358,14 +356,14 @@ async def sse_events(
 
         try:
             source: EventSource = await stack.enter_async_context(
-                # Encoded with orjson: httpx's `json=` is the standard library's encoder, several
-                # times slower on a long history's megabytes, on the event loop.
+                # Encoded by the codec (orjson): httpx's `json=` is the standard library's encoder,
+                # several times slower on a long history's megabytes, on the event loop.
                 aconnect_sse(
                     http_client,
                     "POST",
                     url,
                     headers={"Content-Type": "application/json", **headers},
-                    content=orjson.dumps(body),
+                    content=codec.dumps(body),
                 )
             )
             response = source.response
@@ -433,7 +431,7 @@ async def _drain(events: AsyncIterator[ServerSentEvent]) -> None:
 def _not_a_stream(endpoint: Endpoint, content_type: str, text: str) -> ModelError:
     # A 200 with a JSON error body is how some compatible servers fail; classify it as such.
     try:
-        body: object = json.loads(text)
+        body: object = codec.parse_text(text)
     except ValueError:
         body = None
     err_type, code, message = error_details(body)
@@ -449,7 +447,7 @@ def _not_a_stream(endpoint: Endpoint, content_type: str, text: str) -> ModelErro
 
 def parse_data(endpoint: Endpoint, event: ServerSentEvent) -> dict[str, object]:
     try:
-        data = json.loads(event.data)
+        data = codec.parse_text(event.data)
     except ValueError:
         raise ModelError(
             PROVIDER_UNAVAILABLE,
@@ -470,7 +468,7 @@ def parse_arguments(text: str) -> JsonObject | None:
     if not text.strip():
         return {}
     try:
-        value = json.loads(text)
+        value = codec.parse_text(text)
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
@@ -499,7 +497,7 @@ def notice_text(item: Item) -> str:
 
 def tool_output_text(item: Item) -> str:
     output = item.get("output", "")
-    return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+    return output if isinstance(output, str) else codec.text(output)
 
 
 def cut_short_mark(item: Item) -> str | None:

@@ -17,7 +17,6 @@ Notes on choices made here:
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlsplit
@@ -47,6 +46,7 @@ from openvaala_server.models.base import (
 from openvaala_server.models.http_client import KeptClient
 from openvaala_server.models.openai_chat_stream import OpenAIChatStream
 from openvaala_server.models.server_usage import Counter
+from openvaala_server.protocol import codec
 
 if TYPE_CHECKING:
     import httpx
@@ -191,7 +191,7 @@ def item_wire(item: Item) -> Wire:
             "type": "function",
             "function": {
                 "name": str(item.get("name", "")),
-                "arguments": json.dumps(item.get("arguments") or {}, ensure_ascii=False),
+                "arguments": codec.text(item.get("arguments") or {}),
             },
         }
         alone: wire.AssistantMessage = {"role": "assistant", "content": None, "tool_calls": [call]}

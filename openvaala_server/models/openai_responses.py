@@ -27,7 +27,6 @@ them.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Mapping
 from functools import partial
 from typing import TYPE_CHECKING
@@ -50,6 +49,7 @@ from openvaala_server.models.assembly import Assembler
 from openvaala_server.models.base import ModelEvent, ModelRequest, ToolSpec
 from openvaala_server.models.http_client import KeptClient
 from openvaala_server.models.openai_responses_stream import PROVIDER_TAG, OpenAIResponsesStream
+from openvaala_server.protocol import codec
 
 if TYPE_CHECKING:
     import httpx
@@ -186,7 +186,7 @@ def item_wire(item: Item) -> Wire:
             "type": "function_call",
             "call_id": str(item.get("callId", "")),
             "name": str(item.get("name", "")),
-            "arguments": json.dumps(item.get("arguments") or {}, ensure_ascii=False),
+            "arguments": codec.text(item.get("arguments") or {}),
         }
         return False, call
     if kind == TOOL_RESULT:

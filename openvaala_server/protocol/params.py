@@ -1,5 +1,7 @@
-"""Typed reading of request params: every wrong type or missing key is an `InvalidParams`
-naming the key, and every id is checked against the id pattern before anything else sees it.
+"""Typed reading of request params, after the dispatcher checked them against their method's
+TypedDict (protocol/validate.py: a missing key, a wrong type or a value outside its literals is an
+`InvalidParams` naming the key). The getters add what a TypedDict cannot say: lengths, ranges,
+defaults, and the id pattern (a malformed id is `not_found`, checked before anything sees it).
 
 Each getter without a default returns its type or raises; with a default it returns its type or
 that default (`p.string("agent", None)` is `str | None`)."""
@@ -7,7 +9,7 @@ that default (`p.string("agent", None)` is `str | None`)."""
 from __future__ import annotations
 
 from enum import Enum
-from typing import Final, TypeVar, overload
+from typing import Final, TypeVar, cast, overload
 
 from openvaala_server.domain.ids import is_valid_id
 from openvaala_server.errors import InvalidParams, NotFound
@@ -52,8 +54,7 @@ class Params:
         if value is None:
             assert not isinstance(default, _Missing)
             return default
-        if not isinstance(value, str):
-            raise InvalidParams(f'"{key}" must be a string', param=key)
+        value = cast(str, value)  # checked at the edge (protocol/validate.py)
         if len(value) > max_len:
             raise InvalidParams(f'"{key}" is longer than {max_len} characters', param=key)
         return value
@@ -67,9 +68,7 @@ class Params:
         if value is None:
             assert not isinstance(default, _Missing)
             return default
-        if not isinstance(value, bool):
-            raise InvalidParams(f'"{key}" must be true or false', param=key)
-        return value
+        return cast(bool, value)  # checked at the edge
 
     @overload
     def integer(self, key: str, *, minimum: int = ..., maximum: int = ...) -> int: ...
@@ -89,8 +88,7 @@ class Params:
         if value is None:
             assert not isinstance(default, _Missing)
             return default
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise InvalidParams(f'"{key}" must be a whole number', param=key)
+        value = cast(int, value)  # checked at the edge
         if not minimum <= value <= maximum:
             raise InvalidParams(f'"{key}" must be between {minimum} and {maximum}', param=key)
         return value
@@ -119,7 +117,7 @@ class Params:
         if value is None:
             assert not isinstance(default, _Missing)
             return default
-        if not isinstance(value, str):
+        if not isinstance(value, str):  # `files/respond` reads its id before its own check
             raise InvalidParams(f'"{key}" must be a string', param=key)
         if not is_valid_id(value):
             raise NotFound(f"no such {key.removesuffix('Id')}: {value[:80]!r}", param=key)
@@ -127,7 +125,4 @@ class Params:
 
     def obj(self, key: str) -> JsonObject | None:
         """An object param, None if absent."""
-        value = self._get(key, False)
-        if value is not None and not isinstance(value, dict):
-            raise InvalidParams(f'"{key}" must be an object', param=key)
-        return value
+        return cast(JsonObject | None, self._get(key, False))  # checked at the edge

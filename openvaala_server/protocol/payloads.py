@@ -17,6 +17,7 @@ from typing import Final, Literal, NotRequired, TypedDict
 
 from openvaala_server.domain.approvals import Answer as Decision
 from openvaala_server.domain.checkpoints import RestoreConflict, SkippedFile
+from openvaala_server.domain.compaction_policy import Reason as CompactionPolicyReason
 from openvaala_server.domain.diffs import FileDiff
 from openvaala_server.domain.images import ImageRef
 from openvaala_server.domain.inbox import InputWire
@@ -26,6 +27,7 @@ from openvaala_server.domain.plan import Plan
 from openvaala_server.domain.proposed import ProposedDiff
 from openvaala_server.domain.records import ErrorInfo, ForkedFrom, Item
 from openvaala_server.domain.snippets import SearchSnippet
+from openvaala_server.domain.status import StopReason, TurnOutcome
 from openvaala_server.domain.trace import Omitted, TracePart
 from openvaala_server.domain.tree import TreeNode
 from openvaala_server.domain.usage import Usage as Usage
@@ -39,7 +41,7 @@ Input = InputWire
 SessionStatus = Literal[
     "running", "awaiting_approval", "waiting", "idle", "interrupted", "failed", "closed"
 ]
-CompactionReason = Literal["auto", "manual", "refresh"]
+CompactionReason = CompactionPolicyReason
 
 # -- shapes (docs/protocol.md "Shapes") --------------------------------------------------------
 
@@ -219,10 +221,10 @@ class TurnStartedNote(TypedDict):
 class TurnEndedNote(TypedDict):
     sessionId: str
     turnId: str
-    status: Literal["completed", "failed", "interrupted"]
+    status: TurnOutcome
     error: NotRequired[ErrorInfo]
     modelStop: NotRequired[str]
-    interruptedBy: NotRequired[Literal["user", "jump", "close", "shutdown"]]
+    interruptedBy: NotRequired[StopReason]
 
 
 class ItemStartedNote(TypedDict):
@@ -521,7 +523,7 @@ class SetPermissionModeParams(TypedDict):
 class SendParams(TypedDict):
     conversationId: str
     sessionId: NotRequired[str]
-    text: str
+    text: NotRequired[str]  # required unless `images` carries an image (docs/protocol.md)
     mode: NotRequired[InputMode]
     images: NotRequired[list[JsonObject]]
 
@@ -540,7 +542,7 @@ class RememberParams(TypedDict):
 class MemoryWriteParams(TypedDict):
     conversationId: str
     scope: MemoryScope
-    text: str
+    text: NotRequired[str]  # default "": the file is emptied
 
 
 class RespondParams(TypedDict):

@@ -13,6 +13,7 @@ import logging
 from openvaala_server import errors
 from openvaala_server.domain import records as r
 from openvaala_server.domain.compaction_policy import CompactionPlan as Plan
+from openvaala_server.domain.compaction_policy import Reason
 from openvaala_server.domain.context import KEEP_RATIO, context_items, split_point
 from openvaala_server.models.base import ModelError, ModelRequest, TextDelta, UsageReported
 from openvaala_server.models.retry import RetryPolicy
@@ -79,7 +80,7 @@ def compaction_request(
 async def compact(
     conv: LiveConversation,
     session: LiveSession,
-    reason: str,
+    reason: Reason,
     *,
     turn_id: str | None = None,
     keep_ratio: float = KEEP_RATIO,
@@ -103,7 +104,7 @@ async def compact(
         raise errors.CompactionFailed(message) from None
     except asyncio.CancelledError:
         # Interrupted: nothing changed, and clients learn the compaction is over.
-        error = {"kind": "interrupted", "message": "compaction interrupted"}
+        error: r.ErrorInfo = {"kind": "interrupted", "message": "compaction interrupted"}
         conv.hub.publish(
             methods.COMPACTION_FAILED, {"sessionId": sid, "reason": reason, "error": error}
         )
@@ -118,7 +119,7 @@ async def commit(
     session: LiveSession,
     todo: Plan,
     text: str,
-    reason: str,
+    reason: Reason,
     *,
     turn_id: str | None,
     model: str,

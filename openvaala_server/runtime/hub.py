@@ -16,10 +16,13 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from openvaala_server.protocol import jsonrpc
 from openvaala_server.protocol.json_types import JsonMapping
+
+if TYPE_CHECKING:
+    from openvaala_server.protocol.calls import Publish
 
 
 class Subscriber(Protocol):
@@ -38,8 +41,11 @@ class Hub:
         self._subscribers: dict[Subscriber, None] = {}
         # Called when the last subscriber leaves (the conversation may let go of its history).
         self.on_unwatched: Callable[[], None] | None = None
+        # Typed by method (protocol/calls.py, docs/design.md "Typed seams"): each notification
+        # with the params its declaration names. An attribute, as `Client.request` is.
+        self.publish: Publish = self._publish
 
-    def publish(self, method: str, params: JsonMapping) -> int:
+    def _publish(self, method: str, params: JsonMapping) -> int:
         self.seq += 1
         frame = jsonrpc.notification(
             method, {"conversationId": self.conversation_id, "seq": self.seq, **params}

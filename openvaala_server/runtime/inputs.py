@@ -24,6 +24,7 @@ from openvaala_server.runtime.turn import TurnRunner
 if TYPE_CHECKING:
     from openvaala_server.domain import records as r
     from openvaala_server.domain.images import Image
+    from openvaala_server.domain.status import StopReason
     from openvaala_server.protocol import payloads as p
     from openvaala_server.runtime.ports import Conversation
     from openvaala_server.runtime.subagents import SubagentService
@@ -132,7 +133,9 @@ class Inputs:
         turn.task = self.runtime.tasks.spawn(partial(runner.run, inputs), f"turn-{turn.turn_id}")
         return turn
 
-    def interrupt_session(self, conv: Conversation, session: LiveSession, reason: str) -> bool:
+    def interrupt_session(
+        self, conv: Conversation, session: LiveSession, reason: StopReason
+    ) -> bool:
         if reason == "user":
             session.inbox.on_user_interrupt()
         if session.compaction_task is not None and not session.compaction_task.finished:

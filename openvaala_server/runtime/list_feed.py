@@ -4,11 +4,13 @@ deleted, so a sidebar needs no polling. No `seq`: a client that reconnects lists
 
 from __future__ import annotations
 
+from typing import Final
+
 from openvaala_server.protocol import methods
 from openvaala_server.protocol import payloads as wire
 from openvaala_server.runtime.broadcast import Broadcast
 
-METHOD = methods.CONVERSATION_LIST_CHANGED
+METHOD: Final = methods.CONVERSATION_LIST_CHANGED
 
 
 class ListFeed(Broadcast):

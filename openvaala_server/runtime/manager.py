@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from openvaala_server.domain.images import Image
     from openvaala_server.domain.inbox import Input, Mode
     from openvaala_server.domain.permissions import Confinement, Permissions
+    from openvaala_server.domain.status import StopReason
     from openvaala_server.protocol import payloads as p
     from openvaala_server.runtime.ports import Conversation
     from openvaala_server.runtime.reload import ConfigWatcher
@@ -244,7 +245,9 @@ class ConversationManager:
     ) -> LiveTurn:
         return self.inputs.start_turn(conv, session, inputs, by_request=by_request)
 
-    def interrupt_session(self, conv: Conversation, session: LiveSession, reason: str) -> bool:
+    def interrupt_session(
+        self, conv: Conversation, session: LiveSession, reason: StopReason
+    ) -> bool:
         return self.inputs.interrupt_session(conv, session, reason)
 
     async def interrupt(self, cid: str, sid: str | None) -> p.InterruptResult:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from openvaala_server.domain.permissions import Confinement, Permissions
     from openvaala_server.domain.plan import Plan
     from openvaala_server.domain.records import ErrorInfo, Item, MetadataPayload, Record
+    from openvaala_server.domain.status import StopReason
     from openvaala_server.mcp.manager import McpManager
     from openvaala_server.models.base import Provider
     from openvaala_server.protocol.payloads import SendResult
@@ -84,7 +85,9 @@ class Turns(Protocol):
 
     def drop_waiting_inputs(self, session: LiveSession) -> None: ...
 
-    def interrupt_session(self, conv: Conversation, session: LiveSession, reason: str) -> bool: ...
+    def interrupt_session(
+        self, conv: Conversation, session: LiveSession, reason: StopReason
+    ) -> bool: ...
 
     def on_turn_ended(
         self,

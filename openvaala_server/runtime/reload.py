@@ -118,14 +118,8 @@ class ConfigWatcher:
                 config = await anyio.to_thread.run_sync(load_config)
                 config = await resolve_windows(config)
             except ConfigError as exc:
-                self.status = ConfigStatus(
-                    self.path,
-                    "error",
-                    f"{exc} — the daemon keeps its last good configuration",
-                    key=exc.key,
-                )
                 log.warning("config not reloaded: %s", exc)
-                self.runtime.broadcast.publish(methods.CONFIG_ERROR, self.status.to_wire())
+                self._fail(f"{exc} — the daemon keeps its last good configuration", exc.key)
                 return
             self._apply(config)
 
@@ -137,9 +131,20 @@ class ConfigWatcher:
         if message == self._replaced:
             return  # reported already
         self._replaced = message
-        self.status = ConfigStatus(self.path, "error", message, key="(file)")
         log.warning("%s", message)
-        self.runtime.broadcast.publish(methods.CONFIG_ERROR, self.status.to_wire())
+        self._fail(message, "(file)")
+
+    def _fail(self, message: str, key: str) -> None:
+        """Keep the last good configuration and tell every client what is wrong, and where:
+        `config/error` always names a key (`(file)`, `(syntax)` or the setting's)."""
+        self.status = ConfigStatus(self.path, "error", message, key=key)
+        note: payloads.ConfigErrorNote = {
+            "path": self.path,
+            "state": "error",
+            "message": message,
+            "key": key,
+        }
+        self.runtime.broadcast.publish(methods.CONFIG_ERROR, note)
 
     def _apply(self, config: Config) -> None:
         old = self.runtime.config
@@ -162,7 +167,9 @@ class ConfigWatcher:
         self.runtime.broadcast.publish(
             methods.CONFIG_RELOADED,
             {
-                **self.status.to_wire(),
+                "path": self.path,
+                "state": "ok",
+                "message": message,
                 "changed": changed,
                 "restartNeeded": restart,
                 "mcpRestarted": restarted,

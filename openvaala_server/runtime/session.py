@@ -10,7 +10,13 @@ import anyio
 from openvaala_server.domain.inbox import Inbox
 from openvaala_server.domain.positions import PositionIndex
 from openvaala_server.domain.records import Item
-from openvaala_server.domain.status import LastStatus, SessionStatus, TurnStatus, session_status
+from openvaala_server.domain.status import (
+    LastStatus,
+    SessionStatus,
+    StopReason,
+    TurnStatus,
+    session_status,
+)
 from openvaala_server.domain.usage import UsageTracker
 from openvaala_server.protocol import payloads as wire
 from openvaala_server.structured import Activity, Job
@@ -33,8 +39,8 @@ class LiveTurn:
     interrupt_scope: anyio.CancelScope | None = None
     # Items being streamed, by id, in creation order: what a snapshot shows as "in progress".
     in_progress: dict[str, Item] = field(default_factory=dict)
-    # Why the turn is being stopped: "user" | "jump" | "shutdown" (None while it runs on).
-    stop_reason: str | None = None
+    # Why the turn is being stopped (None while it runs on).
+    stop_reason: StopReason | None = None
     # Why the provider ended the turn's last model call ("stop", "max_tokens",
     # "content_filter", ...): `turn/ended.modelStop`, which editors map to their stop reasons.
     model_stop: str | None = None

@@ -335,7 +335,7 @@ class TurnRunner:
         self.turn.in_progress[item["itemId"]] = item
         self.conv.hub.publish(
             methods.ITEM_STARTED,
-            {"sessionId": self.sid, "turnId": self.turn.turn_id, "item": dict(item)},
+            {"sessionId": self.sid, "turnId": self.turn.turn_id, "item": item},
         )
         return item
 
@@ -506,7 +506,7 @@ class TurnRunner:
         )
         self.turn.in_progress[result["itemId"]] = result
         self.conv.hub.publish(
-            methods.ITEM_STARTED, {"sessionId": self.sid, "turnId": tid, "item": dict(result)}
+            methods.ITEM_STARTED, {"sessionId": self.sid, "turnId": tid, "item": result}
         )
         return result
 

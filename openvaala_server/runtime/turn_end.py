@@ -16,6 +16,7 @@ from openvaala_server.runtime.conversation import LiveConversation, new_item
 
 if TYPE_CHECKING:
     from openvaala_server.domain.status import TurnOutcome
+    from openvaala_server.protocol.payloads import TurnEndedNote
     from openvaala_server.runtime.hub import Hub
     from openvaala_server.runtime.session import LiveSession, LiveTurn
 
@@ -136,8 +137,10 @@ async def record(
         log.error("could not record the end of turn %s", turn_id)
 
 
-def publish(hub: Hub, turn: LiveTurn, sid: str, status: str, error: r.ErrorInfo | None) -> None:
-    ended: dict[str, object] = {  # protocol/payloads.TurnEndedNote
+def publish(
+    hub: Hub, turn: LiveTurn, sid: str, status: TurnOutcome, error: r.ErrorInfo | None
+) -> None:
+    ended: TurnEndedNote = {
         "sessionId": sid,
         "turnId": turn.turn_id,
         "status": status,

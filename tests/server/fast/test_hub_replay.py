@@ -54,9 +54,12 @@ def test_a_bounded_replay_log_forgets_the_oldest_events() -> None:
     hub = Hub("c" * 32, replay_limit=3)
     start = hub.seq
     for n in range(5):
-        hub.publish("item/delta", {"n": n})
+        hub.publish(
+            "item/delta", {"sessionId": "s", "itemId": "i", "field": "text", "delta": f"{n}"}
+        )
     assert hub.replay_after(start) is None  # the first two are gone: snapshot
-    assert [f["params"]["n"] for f in decoded(hub.replay_after(start + 2) or [])] == [2, 3, 4]
+    kept = decoded(hub.replay_after(start + 2) or [])
+    assert [f["params"]["delta"] for f in kept] == ["2", "3", "4"]
 
 
 async def test_a_new_runtime_reads_the_conversation_back_from_the_store(core: Core) -> None:

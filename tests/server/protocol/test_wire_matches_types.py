@@ -160,7 +160,7 @@ async def test_the_daemons_frames_have_the_declared_shapes(daemon: Daemon) -> No
 def test_the_checker_names_what_is_wrong() -> None:
     note = {"sessionId": "s", "turnId": "t", "status": "paused", "extra": 1}
     assert sorted(typeddict_problems(note, p.TurnEndedNote, "turn/ended")) == [
-        "turn/ended.status: 'paused' not in typing.Literal['completed', 'failed', 'interrupted']",
+        "turn/ended.status: 'paused' not in typing.Literal['completed', 'interrupted', 'failed']",
         "turn/ended: 'extra' is not in TurnEndedNote",
     ]
     assert typeddict_problems({"sessionId": "s"}, p.TurnStartedNote, "turn/started") == [
