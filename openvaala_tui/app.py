@@ -860,7 +860,9 @@ class VaalaApp(
         if choice == "stop":
             for session_id in running:
                 await self.interrupt(session_id)
-        self._exit_saying(leaving=choice == "leave" and bool(running), stopped=choice == "stop")
+        # The turn may have ended while the question was up: then nothing was stopped or left.
+        stopping = choice == "stop" and bool(running)
+        self._exit_saying(leaving=choice == "leave" and bool(running), stopped=stopping)
 
     def _running_sessions(self) -> list[str]:
         return [s.session_id for s in self.view.sessions.values() if s.running]

@@ -67,7 +67,7 @@ def _on_disk(daemon: Any, cid: str) -> str:
 
 async def _until_on_disk(daemon: Any, cid: str, text: str) -> None:
     """The daemon goes on after the app quit: wait (generously) for `text` in its journal."""
-    for _ in range(1000):
+    for _ in range(3000):  # 60 s: the daemon may be slow under load, never this slow
         if text in _on_disk(daemon, cid):
             return
         await asyncio.sleep(0.02)
