@@ -17,7 +17,6 @@ settings.load_profile("openvaala")
 # In-process tests of pure code and of the runtime on the in-memory store: no daemon, no
 # socket, no provider server. `python3 -m pytest -m fast -n 0 -q` runs these alone.
 FAST = (
-    "tests/server/fast/",
     "tests/server/domain/",
     "tests/server/protocol/",
     "tests/server/models/test_parsers_",
@@ -37,6 +36,16 @@ FAST = (
     "tests/client/test_view_approvals.py",
     "tests/client/test_fold_streams.py",
     "tests/codex/test_events.py",
+    "tests/server/runtime/test_approvals_lifecycle.py",
+    "tests/server/runtime/test_compaction_fork.py",
+    "tests/server/runtime/test_cwd_off_loop.py",
+    "tests/server/runtime/test_hub_replay.py",
+    "tests/server/runtime/test_inbox.py",
+    "tests/server/runtime/test_interrupt.py",
+    "tests/server/runtime/test_runtime_owns_background.py",
+    "tests/server/runtime/test_storage_failure.py",
+    "tests/server/runtime/test_subagents_in_process.py",
+    "tests/server/runtime/test_turn_loop.py",
 )
 
 

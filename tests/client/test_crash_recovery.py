@@ -14,9 +14,9 @@ import pytest
 
 from openvaala_server.client import CONNECTION, Client, connection
 from openvaala_server.client.view import ConversationView
+from tests.e2e.test_approvals_e2e import fake_config
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
-from tests.server.test_approvals_e2e import fake_config
 from tests.support.daemon import Daemon
 
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.test_approvals_e2e import fake_config
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
 from tests.lsp.test_wire import Raw
-from tests.server.test_approvals_e2e import fake_config
 from tests.support.daemon import Daemon
 
 

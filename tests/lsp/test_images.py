@@ -10,8 +10,8 @@ import pytest
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
+from tests.e2e.test_images_e2e import PNG, PNG_SHA
 from tests.lsp.harness import Recorder, request
-from tests.server.test_images_e2e import PNG, PNG_SHA
 from tests.support.daemon import Daemon
 
 

@@ -11,9 +11,9 @@ from typing import Any
 
 from playwright.async_api import FilePayload, Page, expect
 
+from tests.e2e.test_images_e2e import PNG, PNG_SHA
 from tests.lsp.harness import PACED_CONFIG
 from tests.lsp.test_vscode_panel import html, media, open_daemon_panel, pytestmark
-from tests.server.test_images_e2e import PNG, PNG_SHA
 from tests.support.daemon import Daemon
 
 __all__ = ["html", "media", "pytestmark"]  # the harness's fixtures, and its skip

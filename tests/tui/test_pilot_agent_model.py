@@ -8,7 +8,7 @@ from typing import Any
 from textual.widgets import Label
 
 from openvaala_tui.app import VaalaApp
-from tests.server.test_agent_brings_model_e2e import CONFIG
+from tests.e2e.test_agent_brings_model_e2e import CONFIG
 from tests.tui.conftest import Clients, ready, type_and_send, wait_for
 
 

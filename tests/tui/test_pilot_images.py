@@ -9,7 +9,7 @@ from typing import Any
 from openvaala_tui.app import VaalaApp
 from openvaala_tui.widgets.inbox import InboxList, InboxPanel
 from openvaala_tui.widgets.items import AgentMessage, UserMessage
-from tests.server.test_images_e2e import GIF, PNG, PNG_SHA
+from tests.e2e.test_images_e2e import GIF, PNG, PNG_SHA
 from tests.tui.conftest import Clients, demo_config, notices, ready, type_and_send, wait_for
 from tests.tui.test_pilot_inbox import start_sleep
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from playwright.sync_api import Locator, expect
 
-from tests.server.test_images_e2e import GIF, PNG, PNG_B64, PNG_SHA
+from tests.e2e.test_images_e2e import GIF, PNG, PNG_B64, PNG_SHA
 from tests.support.daemon import Daemon
 from tests.web.conftest import WebUI, paced
 

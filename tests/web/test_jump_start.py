@@ -13,7 +13,7 @@ from openvaala_server.domain import records as r
 from openvaala_server.domain.ids import new_id
 from openvaala_server.store.paths import DataDir
 from openvaala_server.store.store import Store
-from tests.server.test_paging_at_scale_e2e import write_conversation
+from tests.e2e.test_paging_at_scale_e2e import write_conversation
 from tests.support.daemon import Daemon
 from tests.web.conftest import WebUI, header_action, run_async
 

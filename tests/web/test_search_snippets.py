@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from playwright.sync_api import expect
 
-from tests.server.test_paging_at_scale_e2e import write_conversation
+from tests.e2e.test_paging_at_scale_e2e import write_conversation
 from tests.support.daemon import Daemon
 from tests.support.index_wait import search_until
 from tests.web.conftest import WebUI, run_async

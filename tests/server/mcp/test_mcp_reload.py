@@ -12,7 +12,7 @@ import pytest
 
 from openvaala_server.mcp.manager import McpManager
 from openvaala_server.structured import Supervisor
-from tests.server.mcp.test_mcp_servers import call, stdio, tools_of
+from tests.server.mcp.test_mcp_servers import call, stdio, tools_of, under_way
 
 
 @pytest.fixture
@@ -38,7 +38,7 @@ async def test_reload_restarts_changed_servers_after_their_calls(manager: McpMan
     pid_b = int((await call(tools["mcp__b__pid"])).output)
     pid_c = int((await call(tools["mcp__c__pid"])).output)
     slow = asyncio.create_task(call(tools["mcp__a__sleep"], seconds=0.5))
-    await asyncio.sleep(0.1)  # the call is under way on the old server
+    await under_way(manager, "a")  # the call is under way on the old server
 
     restarted = manager.reconfigure({"a": stdio("a", env={"WHO": "new"}), "b": stdio("b")})
     assert sorted(restarted) == ["a", "c"]
@@ -59,7 +59,7 @@ async def test_shutdown_stops_a_retired_server_still_in_a_call(manager: McpManag
     tools = await tools_of(manager, ["mcp:a"])
     pid_a = int((await call(tools["mcp__a__pid"])).output)
     slow = asyncio.create_task(call(tools["mcp__a__sleep"], seconds=30))
-    await asyncio.sleep(0.1)
+    await under_way(manager, "a")
     assert manager.reconfigure({}) == ["a", "b", "c"]
     started = asyncio.get_running_loop().time()
     await manager.shutdown()

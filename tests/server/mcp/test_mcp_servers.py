@@ -60,6 +60,15 @@ async def call(tool: Tool, **arguments: Any) -> ToolResult:
     return await tool.run(arguments, ctx)
 
 
+async def under_way(manager: McpManager, server: str) -> None:
+    """Until a call to `server` is under way (its connection counts it), instead of a guess of
+    how long a task takes to get there."""
+    connection = manager.connections[server]
+    async with asyncio.timeout(30):
+        while not connection.calls:  # noqa: ASYNC110 - counted, no event for the first call
+            await asyncio.sleep(0.01)
+
+
 async def test_a_stdio_servers_tools_carry_its_own_schemas(managers: Managers) -> None:
     manager = manager_of(managers, stdio())
     tools = await tools_of(manager, ["shell", "mcp:t"])
@@ -151,9 +160,10 @@ async def test_a_tool_name_providers_would_refuse_is_made_safe_and_still_calls_t
 async def test_an_interrupted_call_stops_at_once_and_the_server_keeps_serving(
     managers: Managers,
 ) -> None:
-    tools = await tools_of(manager_of(managers, stdio()), ["mcp:t"])
+    manager = manager_of(managers, stdio())
+    tools = await tools_of(manager, ["mcp:t"])
     slow = asyncio.create_task(call(tools["mcp__t__sleep"], seconds=30))
-    await asyncio.sleep(0.5)
+    await under_way(manager, "t")
     slow.cancel()
     with pytest.raises(asyncio.CancelledError):
         await slow

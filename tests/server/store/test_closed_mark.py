@@ -12,7 +12,7 @@ from pathlib import Path
 from openvaala_server.store import closed_mark
 from openvaala_server.store.paths import DataDir
 from openvaala_server.store.store import Store
-from tests.server.store.test_hardening_storage import _damage, _fill_store
+from tests.e2e.store.test_hardening_storage import _damage, _fill_store
 
 
 def _closed_index(tmp_path: Path) -> Path:
