@@ -912,7 +912,14 @@ class VaalaApp(
     def action_focus_approval(self) -> None:
         prompt = self.approval_prompt
         if prompt.display:
+            prompt.arm()  # moving to it on purpose: its keys answer at once
             prompt.focus()
+
+    def on_approval_prompt_typed_ahead(self, message: ApprovalPrompt.TypedAhead) -> None:
+        """Keys typed as the prompt appeared continue the message; the prompt waits for
+        Ctrl+O (docs/design.md, "Approvals ignore typed-ahead keys")."""
+        self.composer.focus()
+        self.composer.insert(message.text)
 
     def action_slash(self, name: str) -> None:
         self.run_slash(name, "")
