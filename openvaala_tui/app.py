@@ -823,7 +823,11 @@ class VaalaApp(
     async def action_ctrl_c(self) -> None:
         """Ctrl+C as in Codex and Claude Code (docs/design.md, "Ctrl+C and quitting"): a draft
         is cleared (never lost to a quit), else a running turn is interrupted, else a second
-        Ctrl+C within two seconds quits."""
+        Ctrl+C within two seconds quits. In the quit question it cancels, as Esc does: the
+        user is backing out, not stopping the turn the question is about."""
+        if isinstance(self.screen, QuitScreen):
+            self.screen.dismiss(None)
+            return
         if not self.composer.is_empty or self.composer.editing_input is not None:
             self._last_ctrl_c = 0.0
             if self.composer.editing_input is not None:
