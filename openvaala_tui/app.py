@@ -937,11 +937,21 @@ def main(
     pick: bool = False,
 ) -> int:
     """`openvaala [--cwd DIR] [--continue | --resume [ID]]`: open the terminal UI. A working
-    directory that does not exist fails here, before the screen is taken over."""
+    directory that does not exist, or an id prefix that names no single conversation, fails
+    here, before the screen is taken over."""
     if cwd is not None and not os.path.isdir(cwd):
         what = "does not exist" if not os.path.exists(cwd) else "is not a directory"
         print(f"openvaala: --cwd {cwd} {what}", file=sys.stderr)
         return 2
+    if resume_id:
+        from openvaala_server.domain.short_ids import IdPrefixError
+        from openvaala_tui.resume_id import full_resume_id
+
+        try:  # refused here, before the screen is taken over (as `exec` refuses it)
+            resume_id = full_resume_id(resume_id)
+        except IdPrefixError as exc:
+            print(f"openvaala: --resume: {exc}", file=sys.stderr)
+            return 2
     app = VaalaApp(cwd=cwd, continue_last=continue_last, resume_id=resume_id, pick=pick)
     try:
         app.run()
