@@ -823,7 +823,11 @@ class VaalaApp(
     async def action_ctrl_c(self) -> None:
         """Ctrl+C as in Codex and Claude Code (docs/design.md, "Ctrl+C and quitting"): a draft
         is cleared (never lost to a quit), else a running turn is interrupted, else a second
-        Ctrl+C within two seconds quits."""
+        Ctrl+C within two seconds quits. In the quit question it cancels, as Esc does: the
+        user is backing out, not stopping the turn the question is about."""
+        if isinstance(self.screen, QuitScreen):
+            self.screen.dismiss(None)
+            return
         if not self.composer.is_empty or self.composer.editing_input is not None:
             self._last_ctrl_c = 0.0
             if self.composer.editing_input is not None:
@@ -912,7 +916,14 @@ class VaalaApp(
     def action_focus_approval(self) -> None:
         prompt = self.approval_prompt
         if prompt.display:
+            prompt.arm()  # moving to it on purpose: its keys answer at once
             prompt.focus()
+
+    def on_approval_prompt_typed_ahead(self, message: ApprovalPrompt.TypedAhead) -> None:
+        """Keys typed as the prompt appeared continue the message; the prompt waits for
+        Ctrl+O (docs/design.md, "Approvals ignore typed-ahead keys")."""
+        self.composer.focus()
+        self.composer.insert(message.text)
 
     def action_slash(self, name: str) -> None:
         self.run_slash(name, "")
@@ -926,11 +937,21 @@ def main(
     pick: bool = False,
 ) -> int:
     """`openvaala [--cwd DIR] [--continue | --resume [ID]]`: open the terminal UI. A working
-    directory that does not exist fails here, before the screen is taken over."""
+    directory that does not exist, or an id prefix that names no single conversation, fails
+    here, before the screen is taken over."""
     if cwd is not None and not os.path.isdir(cwd):
         what = "does not exist" if not os.path.exists(cwd) else "is not a directory"
         print(f"openvaala: --cwd {cwd} {what}", file=sys.stderr)
         return 2
+    if resume_id:
+        from openvaala_server.domain.short_ids import IdPrefixError
+        from openvaala_tui.resume_id import full_resume_id
+
+        try:  # refused here, before the screen is taken over (as `exec` refuses it)
+            resume_id = full_resume_id(resume_id)
+        except IdPrefixError as exc:
+            print(f"openvaala: --resume: {exc}", file=sys.stderr)
+            return 2
     app = VaalaApp(cwd=cwd, continue_last=continue_last, resume_id=resume_id, pick=pick)
     try:
         app.run()

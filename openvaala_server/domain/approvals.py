@@ -312,6 +312,23 @@ def _unaskable(permissions: Permissions, access: Access, workspace: Path) -> Ref
     return None
 
 
+def no_way_out(permissions: Permissions) -> str | None:
+    """Why no call may ask to run outside the sandbox (plan mode, or an approval setting of
+    "never"), None when one may: a failed command then does not suggest asking for it
+    (docs/security.md, "Permission modes")."""
+    if _in_plan_mode(permissions):
+        return (
+            "The conversation is in plan mode (read-only): nothing may change until the user "
+            "switches the permission mode, so do not ask to run it outside the sandbox"
+        )
+    if "never" in permissions.approvals:
+        return (
+            'The approval setting is "never": nobody can allow a command outside the sandbox, '
+            "so do not ask for it"
+        )
+    return None
+
+
 def _asks_first(permissions: Permissions, access: Access, blocked: bool) -> list[str]:
     """Why an approval setting of "always" asks first, at each level of the agent chain (a
     subagent passes its own approval rules and each ancestor's: domain/inheritance.py)."""

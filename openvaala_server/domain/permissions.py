@@ -92,6 +92,8 @@ class Confinement:
     # For a call the user approved: the files it may write, resolved when the prompt showed
     # them; the file tools write there or fail (tools/pinned.py). None: not pinned.
     approved: tuple[Path, ...] | None = None
+    # Why no call may ask to leave the sandbox here (plan mode, "never"); None: one may ask.
+    no_way_out: str | None = None
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from openvaala_server.config import config_path
-from openvaala_server.domain import tool_names
+from openvaala_server.domain import approvals, tool_names
 from openvaala_server.domain.inheritance import tool_allowed
 from openvaala_server.domain.permission_mode import apply_mode
 from openvaala_server.domain.permissions import Confinement, Permissions
@@ -95,4 +95,5 @@ def confinement_for(runtime: Owner, conv: Conversation, session: LiveSession) ->
         protected=tuple(p.resolve() for p in protected),
         hidden_env=frozenset(hidden),
         limits=perms.limits,
+        no_way_out=approvals.no_way_out(perms),
     )

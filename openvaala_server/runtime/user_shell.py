@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import anyio
+
 from openvaala_server import errors
 from openvaala_server.domain import records as r
 from openvaala_server.protocol import payloads as w
@@ -15,6 +17,7 @@ from openvaala_server.tools.base import ToolContext
 from openvaala_server.tools.shell import ShellTool
 
 if TYPE_CHECKING:
+    from openvaala_server.domain.meta import ConversationMeta
     from openvaala_server.runtime.manager import ConversationManager
 
 
@@ -32,15 +35,28 @@ async def run(runtime: ConversationManager, cid: str, command: str) -> w.ShellRu
     session = conv.root
     if session.turn is not None or session.compacting:
         raise errors.TurnRunning("a turn is running: interrupt it first, or wait for it to end")
-    outcome = await ShellTool().run(
-        {"command": command},
-        ToolContext(
-            cwd=Path(conv.cwd),
-            emit_output=lambda chunk: None,
-            output_limit=runtime.config.server.tool_output_limit,
-            confinement=runtime.confinement_for(conv, session),
-        ),
-    )
+    tool, arguments = ShellTool(), {"command": command}
+    # Its changes join the checkpoints of the conversation's last turn, as a shell call of that
+    # turn would, so `/diff`, undo and rewind see them (docs/design.md, "`!command` changes are
+    # checkpointed"). Before the first turn there is none to join: not captured.
+    last_turn = _last_turn(conv.meta, session.session_id)
+    capture = None
+    if last_turn is not None:
+        capture = await conv.checkpoints.before_call(session, last_turn, tool, arguments)
+    try:
+        outcome = await tool.run(
+            arguments,
+            ToolContext(
+                cwd=Path(conv.cwd),
+                emit_output=lambda chunk: None,
+                output_limit=runtime.config.server.tool_output_limit,
+                confinement=runtime.confinement_for(conv, session),
+            ),
+        )
+    finally:
+        if capture is not None:
+            with anyio.CancelScope(shield=True):  # what it changed stays restorable
+                await conv.checkpoints.after_call(capture)
     if session.turn is not None or session.compacting:
         # A turn started while the command ran: its output would land inside that turn's
         # history, between the model's calls. Refused, with the output, which is not lost
@@ -63,3 +79,9 @@ async def run(runtime: ConversationManager, cid: str, command: str) -> w.ShellRu
     )
     await conv.persist_items(session, [item])
     return {"itemId": item["itemId"], "output": outcome.output, "isError": outcome.is_error}
+
+
+def _last_turn(meta: ConversationMeta | None, session_id: str) -> str | None:
+    """The id of the last turn `session_id` ran, None before its first."""
+    session = meta.sessions.get(session_id) if meta is not None else None
+    return session.last_turn_id if session is not None else None

@@ -510,6 +510,8 @@ def _with_sandbox_note(result: ToolResult, call: _Call, confinement: Confinement
     note = f"\n[This command ran in the sandbox ({limits}). "
     if call.outside_sandbox:
         note += "Running it outside the sandbox was not granted.]"
+    elif confinement.no_way_out is not None:  # plan mode would refuse the request
+        note += f"{confinement.no_way_out}.]"
     else:
         note += (
             "If it failed because of the sandbox, you may call shell again with "

@@ -3,7 +3,9 @@
 It shows the oldest pending approval (docs/protocol.md, `approval/requested`) the user has not
 answered here yet. Its keys are single letters, so it only acts while it has focus: the app
 focuses it when it appears unless the user is typing in the composer (Ctrl+O reaches it then),
-so that a word being typed never answers it.
+so that a word being typed never answers it. A prompt that just appeared answers nothing until
+`ARM_DELAY` has passed (or Ctrl+O moved to it): the letters typed in that moment were meant for
+the message, so they go to the composer (docs/design.md, "Approvals ignore typed-ahead keys").
 """
 
 from __future__ import annotations
@@ -11,10 +13,12 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import Input, Label, Static
 
 from openvaala_server.client.view import Approval
@@ -26,6 +30,7 @@ KEYS_HINT = (
 )
 # When nothing can be remembered for the call (docs/security.md, "Approvals"): no `a`.
 ONCE_ONLY_HINT = "y allow once · n deny · d deny with a message · Esc interrupt"
+WAIT_HINT = "keys you type now go to your message · the answer keys work in a moment"
 MESSAGE_HINT = "the message the model receives · Enter denies with it · Esc goes back"
 
 
@@ -49,6 +54,17 @@ class ApprovalPrompt(Vertical, can_focus=True):
         Binding("d", "deny_with_message", "Deny with message"),
     ]
 
+    # How long a new prompt ignores its keys: about a human reaction time, so that a key
+    # already on its way when the prompt appeared cannot answer it.
+    ARM_DELAY: ClassVar[float] = 0.7
+
+    class TypedAhead(Message):
+        """`text` was typed before the prompt could answer: it belongs to the composer."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
     class Answered(Message):
         """The user answered `approval_id` with `decision` (and, for a denial, `message`)."""
 
@@ -61,6 +77,8 @@ class ApprovalPrompt(Vertical, can_focus=True):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.approval: Approval | None = None
+        self.armed = False
+        self._arm_timer: Timer | None = None
         self.display = False  # hidden from the first layout on, not after it (start-up time)
 
     def compose(self) -> ComposeResult:
@@ -80,6 +98,7 @@ class ApprovalPrompt(Vertical, can_focus=True):
         """Show `approval` (`agent`: the subagent asking; `waiting`: how many more wait)."""
         if self.approval is None or self.approval.approval_id != approval.approval_id:
             self._close_message()
+            self._disarm()
         self.approval = approval
         who = f"Subagent {agent}" if agent else "The agent"
         title = f"{who} asks to use {approval.tool}"
@@ -133,7 +152,38 @@ class ApprovalPrompt(Vertical, can_focus=True):
     def _show_reach(self) -> None:
         self.border_subtitle = None if self.has_focus_within else "Ctrl+O to answer"
 
+    def _disarm(self) -> None:
+        if self._arm_timer is not None:
+            self._arm_timer.stop()
+            self._arm_timer = None
+        if self.ARM_DELAY <= 0:
+            self.armed = True
+            return
+        self.armed = False
+        self._arm_timer = self.set_timer(self.ARM_DELAY, self.arm)
+
+    def arm(self) -> None:
+        """Let the answer keys act (the delay passed, or the user moved to the prompt)."""
+        if self._arm_timer is not None:
+            self._arm_timer.stop()
+            self._arm_timer = None
+        self.armed = True
+        if not self.writing_message:
+            self.query_one("#approval-hint", Label).update(self._hint())
+
+    def on_key(self, event: events.Key) -> None:
+        """Before it is armed, a typed character goes to the message being written, not to
+        the prompt's bindings (checked after the key leaves this widget)."""
+        if self.armed or self.writing_message or not event.is_printable:
+            return
+        event.stop()
+        event.prevent_default()
+        self.post_message(self.TypedAhead(event.character or ""))
+
     def clear(self) -> None:
+        if self._arm_timer is not None:
+            self._arm_timer.stop()
+            self._arm_timer = None
         self.approval = None
         self._close_message()
         self.display = False
@@ -154,6 +204,8 @@ class ApprovalPrompt(Vertical, can_focus=True):
         return True
 
     def _hint(self) -> str:
+        if not self.armed:
+            return WAIT_HINT
         return KEYS_HINT if self.approval is None or self.approval.grantable else ONCE_ONLY_HINT
 
     def action_deny_with_message(self) -> None:

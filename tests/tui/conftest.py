@@ -12,9 +12,17 @@ from textual.pilot import Pilot
 
 from openvaala_server.client import Client
 from openvaala_tui.app import VaalaApp
+from openvaala_tui.widgets.approval import ApprovalPrompt
 from tests.support.daemon import Daemon
 
 Clients = Callable[..., Awaitable[Client]]
+
+
+@pytest.fixture(autouse=True)
+def answer_keys_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests answer an approval as soon as it is shown; the delay that guards a user's typed-ahead
+    keys has its own tests (test_pilot_approval_typeahead.py), which set it back."""
+    monkeypatch.setattr(ApprovalPrompt, "ARM_DELAY", 0.0)
 
 
 @pytest.fixture
