@@ -195,7 +195,6 @@ class BenchDaemon:
     def start(self, timeout: float = 60, answered: Callable[[], None] | None = None) -> BenchDaemon:
         """Spawn the daemon and return once it is ready; `answered()` is called at its first
         `/healthz` answer."""
-        from openvaala_server.daemon_spawn import ready
         from openvaala_server.store.lock import is_locked, read_lock
         from openvaala_server.store.paths import DataDir
 
@@ -225,8 +224,13 @@ class BenchDaemon:
                         answered()
                         answered = None
                     # It answers before its runtime is built; `/ready` waits for that
-                    # (docs/protocol.md).
-                    if ready(self.address, self.token, timeout=deadline - time.monotonic()):
+                    # (docs/protocol.md). Without `ready` in the answer: an older daemon, which
+                    # answers only once ready (another tree's, through PYTHONPATH).
+                    if "ready" not in health.json():
+                        return self
+                    from openvaala_server.daemon_spawn import ready
+
+                    if ready(self.address, self.token, deadline - time.monotonic()):
                         return self
             time.sleep(0.005)
         raise RuntimeError(f"daemon did not start in {timeout} s:\n{self.log()}")

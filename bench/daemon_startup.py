@@ -1,5 +1,6 @@
 """Daemon start-up: from spawning ``python -m openvaala_server serve --port 0`` to its first
-``/healthz`` answer and to ``"ready": true`` in it (the runtime built: docs/protocol.md), with a
+``/healthz`` answer and to its readiness (``GET /ready`` answered: the runtime built,
+docs/protocol.md; a daemon older than that answers ``/healthz`` only once ready), with a
 temporary data directory and the demo config (no MCP server), and the import time of
 ``openvaala_server.server`` alone (``python -X importtime``). Medians of ``--runs`` runs, with
 the load average (the machine may be shared).
@@ -9,7 +10,8 @@ With ``--conversations N`` the data directory first gets N small conversations (
 (issue 40: "healthy < 0.35 s with 50k conversations").
 
 Also (issue 40, "Start like the fastest peer"): the daemon's own CPU time (user + system, from
-/proc) when it first answers — on a loaded machine the figure that says what a start costs — and
+/proc) when it first answers and when it is ready — on a loaded machine the figure that says
+what a start costs — and
 ``openvaala exec`` with no daemon running on the demo model: spawn to exit, the daemon it starts
 included (started by exec itself; by an intermediate ``serve start`` before
 issue 40's last steps), each run on a new empty data directory.

@@ -78,14 +78,11 @@ def _tracked(
 
     @functools.wraps(method)
     async def tracked(self: Store, /, *args: P.args, **kwargs: P.kwargs) -> T:
-        self._writes += 1
-        self._no_writes.clear()
+        self._write_began()
         try:
             return await method(self, *args, **kwargs)
         finally:
-            self._writes -= 1
-            if not self._writes:
-                self._no_writes.set()
+            self._write_ended()
 
     return tracked
 
@@ -118,7 +115,7 @@ class Store:
         await asyncio.to_thread(ix.check_sqlite)
         await asyncio.to_thread(data_dir.ensure)
         try:
-            index = await _open_index(data_dir)
+            index, clean = await _open_index(data_dir)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the index {data_dir.metadata_db}: {exc}") from None
         except OSError as exc:
@@ -130,9 +127,22 @@ class Store:
         await writer.start()
         store = cls(data_dir, writer, index)
         store._index_file = opened
-        await store._finish_deletions()
+        # A clean stop leaves no deletion half done (`delete_conversation`): `conversations/`,
+        # which holds every conversation, is listed for them only after a crash (docs/design.md,
+        # "Serving before the runtime is built").
+        if not clean:
+            await store._finish_deletions()
         await asyncio.to_thread(_remove_stale_imports, data_dir)
         return store
+
+    def _write_began(self) -> None:
+        self._writes += 1
+        self._no_writes.clear()
+
+    def _write_ended(self, _: object = None) -> None:
+        self._writes -= 1
+        if not self._writes:
+            self._no_writes.set()
 
     def halt_writes(self, reason: str) -> None:
         """Refuse every later write with `reason` (the data directory is no longer ours)."""
@@ -310,6 +320,14 @@ class Store:
         if not self.exists(cid):  # on disk now, not as last seen (`_existing`)
             self._present.discard(cid)
             raise NotFound(f"no conversation {cid}")
+        # Counted as a write from here and shielded: a caller cancelled by a stop does not cut
+        # it between its steps, and `close` waits for it, so a clean stop leaves none half done.
+        self._write_began()
+        deleting = asyncio.ensure_future(self._delete(cid))
+        deleting.add_done_callback(self._write_ended)
+        await asyncio.shield(deleting)
+
+    async def _delete(self, cid: str) -> None:
         await self._delete_mark(cid)
         await self._delete_unindex(cid)
         await self._delete_remove(cid)
@@ -537,28 +555,30 @@ async def _rebuild(data_dir: DataDir, reason: str) -> None:
     )
 
 
-def _why_rebuild(db: Path) -> str | None:
+def _why_rebuild(db: Path) -> tuple[str | None, bool]:
+    """Why the index must be rebuilt (None: it need not), and whether the last stop was clean."""
     # Every page is checked unless the file is as the last clean close left it; the mark goes
     # before anything writes to the file (docs/storage.md, "The index's check at start").
     untouched = closed_mark.unchanged(db)
     closed_mark.clear(db)
-    return ix.needs_rebuild(db, check_pages=not untouched)
+    return ix.needs_rebuild(db, check_pages=not untouched), untouched
 
 
-async def _open_index(data_dir: DataDir) -> ix.Index:
-    """The index, rebuilt first if it is missing, damaged, stale or of another schema."""
+async def _open_index(data_dir: DataDir) -> tuple[ix.Index, bool]:
+    """The index, rebuilt first if it is missing, damaged, stale or of another schema; and
+    whether the data directory is as a clean stop left it."""
     if data_dir.metadata_db.is_dir():
         raise StoreError(f"{data_dir.metadata_db} is a directory: move it away, it is rebuilt")
-    reason = await asyncio.to_thread(_why_rebuild, data_dir.metadata_db)
+    reason, clean = await asyncio.to_thread(_why_rebuild, data_dir.metadata_db)
     if reason is None:
         try:
-            return await ix.Index.open(data_dir.metadata_db)
+            return await ix.Index.open(data_dir.metadata_db), clean
         except sqlite3.DatabaseError as exc:
             if not ix.is_corruption(exc):
                 raise
             reason = f"damaged ({exc})"
-    await _rebuild(data_dir, reason)
-    return await ix.Index.open(data_dir.metadata_db)
+    await _rebuild(data_dir, reason)  # a rebuild finishes half-done deletions itself
+    return await ix.Index.open(data_dir.metadata_db), True
 
 
 def _trashed(conversations: Path) -> list[str]:
