@@ -15,23 +15,9 @@ from acp.schema import ConfigOptionUpdate
 
 from tests.acp.acp_schema import SchemaCheck
 from tests.acp.harness import Recorder, acp_agent
+from tests.server.test_permission_mode_e2e import CONFIG  # default, and one that asks first
 from tests.support.daemon import Daemon
 from tests.support.events import snapshot_of
-
-CONFIG = """
-[models.demo]
-provider = "demo"
-pace_ms = 0
-
-[agents.default]
-description = "General assistant"
-model = "demo"
-
-[agents.careful]
-description = "asks first"
-model = "demo"
-approval = "always"
-"""
 
 
 def permission(config_options: Any) -> tuple[str, list[str]]:

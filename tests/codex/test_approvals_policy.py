@@ -38,8 +38,7 @@ async def codex(daemon: Daemon) -> AsyncIterator[CodexClient]:
 
 async def _turn(codex: CodexClient, thread: str, policies: dict[str, Any]) -> None:
     params = {"threadId": thread, "input": text_input("hello"), **policies}
-    request = {"id": 1, "method": "turn/start", "params": params}
-    schema_check._check(schema_check._branch("ClientRequest", "turn/start"), request, "turn/start")
+    schema_check.check_client_request({"id": 1, "method": "turn/start", "params": params})
     mark = len(codex.notes)
     turn = (await codex.request("turn/start", params))["turn"]["id"]
     await codex.wait_for("turn/completed", lambda p: p["turn"]["id"] == turn, after=mark)

@@ -212,6 +212,18 @@ function M.resolve_dir(arg)
   return path
 end
 
+--- A request that changes one of the conversation's settings: `said` once it is done.
+local function set_setting(method, params, said, callback)
+  M.request(method, params, function(err, result)
+    if not err then
+      notify(said)
+    end
+    if callback then
+      callback(err, result)
+    end
+  end)
+end
+
 --- Choose the conversation's agent (e.g. when its own is not configured here): `name`, or one
 --- picked with vim.ui.select among the configured agents. callback(err, {}).
 function M.set_agent(name, cid, callback)
@@ -220,14 +232,7 @@ function M.set_agent(name, cid, callback)
     return
   end
   local function set(agent)
-    M.request("openvaala/setAgent", { conversationId = cid, agent = agent }, function(err, result)
-      if not err then
-        notify("agent: " .. agent)
-      end
-      if callback then
-        callback(err, result)
-      end
-    end)
+    set_setting("openvaala/setAgent", { conversationId = cid, agent = agent }, "agent: " .. agent, callback)
   end
   if name and name ~= "" then
     return set(name)
@@ -272,14 +277,8 @@ function M.set_permission_mode(mode, cid, callback)
     return
   end
   local function set(chosen)
-    M.request("openvaala/setPermissionMode", { conversationId = cid, mode = chosen }, function(err, result)
-      if not err then
-        notify("permission mode: " .. chosen)
-      end
-      if callback then
-        callback(err, result)
-      end
-    end)
+    local params = { conversationId = cid, mode = chosen }
+    set_setting("openvaala/setPermissionMode", params, "permission mode: " .. chosen, callback)
   end
   if mode and mode ~= "" then
     return set(mode)
