@@ -29,7 +29,6 @@ from acp.schema import (
     PromptCapabilities,
     PromptResponse,
     SessionCapabilities,
-    SessionConfigOptionSelect,
     SessionInfo,
     SessionListCapabilities,
     SessionModeState,
@@ -57,6 +56,7 @@ from openvaala_server.structured import Supervisor
 if TYPE_CHECKING:
     from openvaala_server.domain.records import Item
     from openvaala_server.protocol import payloads
+    from openvaala_server.protocol.payloads import PermissionMode
 
 log = logging.getLogger(__name__)
 
@@ -125,24 +125,26 @@ class OpenVaalaAgent:
     ) -> NewSessionResponse:
         created = await self.link.request(methods.CONVERSATION_CREATE, {"cwd": cwd})
         cid = str(created["conversation"]["conversationId"])
-        stream, modes, models = await self._open(cid)
+        stream, modes = await self._open(cid)
         await self.files.host(cid)
         await self.editor_servers.bring(cid, mcp_servers)
         await self.mcp_prompts.load()
         self._announce(stream)
-        return NewSessionResponse(session_id=cid, modes=modes, config_options=[models])
+        return NewSessionResponse(
+            session_id=cid, modes=modes, config_options=self._config_options(stream)
+        )
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[Entry] | None = None, **kw: object
     ) -> LoadSessionResponse:
         _check_id(session_id)
-        stream, modes, models = await self._open(session_id, replay=True)
+        stream, modes = await self._open(session_id, replay=True)
         await self.files.host(session_id)
         await self.editor_servers.bring(session_id, mcp_servers)
         await self.mcp_prompts.load()
         self._announce(stream)
         await self.outbox.flush()  # the whole history is out before the answer
-        return LoadSessionResponse(modes=modes, config_options=[models])
+        return LoadSessionResponse(modes=modes, config_options=self._config_options(stream))
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kw: object
@@ -177,22 +179,36 @@ class OpenVaalaAgent:
         self, config_id: str, session_id: str, value: str | bool, **kw: object
     ) -> SetSessionConfigOptionResponse:
         stream = self._session(session_id)
-        if config_id != options.MODEL_OPTION or not isinstance(value, str):
+        if not isinstance(value, str):
+            raise RequestError.invalid_params({"configId": config_id, "message": "not a value"})
+        if config_id == options.MODEL_OPTION:
+            await self.link.request(
+                methods.CONVERSATION_SET_MODEL,
+                {"conversationId": stream.conversation_id, "model": value},
+            )
+            stream.model = value
+        elif config_id == options.PERMISSION_OPTION:
+            # The daemon checks the mode and refuses one wider than the agent allows, with an
+            # error naming it (docs/security.md, "Permission modes").
+            await self.link.request(
+                methods.CONVERSATION_SET_PERMISSION_MODE,
+                {"conversationId": stream.conversation_id, "mode": cast("PermissionMode", value)},
+            )
+            stream.permission_mode = value
+        else:
             raise RequestError.invalid_params({"configId": config_id, "message": "unknown option"})
-        await self.link.request(
-            methods.CONVERSATION_SET_MODEL,
-            {"conversationId": stream.conversation_id, "model": value},
-        )
-        stream.model = value
-        return SetSessionConfigOptionResponse(
-            config_options=[options.model_option(self._models, value)]
+        return SetSessionConfigOptionResponse(config_options=self._config_options(stream))
+
+    def _config_options(self, stream: SessionStream) -> list[options.ConfigOption]:
+        return options.config_options(
+            self._models, stream.model, stream.permission_mode, stream.permission_modes
         )
 
     # -- opening a session ---------------------------------------------------------------
 
     async def _open(
         self, cid: str, *, replay: bool = False
-    ) -> tuple[SessionStream, SessionModeState, SessionConfigOptionSelect]:
+    ) -> tuple[SessionStream, SessionModeState]:
         agents = (await self.link.request(methods.AGENTS_LIST, {})).get("agents") or []
         self._models = (await self.link.request(methods.MODELS_LIST, {})).get("models") or []
         subscribed = await self.link.subscribe(cid)
@@ -209,7 +225,11 @@ class OpenVaalaAgent:
             title=str(info.get("title") or ""),
             agent=str((root and root.get("agent")) or info.get("agent") or ""),
             model=str((root and root.get("model")) or info.get("model") or ""),
-            model_options=lambda model: options.model_update(self._models, model),
+            permission_mode=str(info.get("permissionMode") or ""),
+            permission_modes=[str(m) for m in info.get("permissionModes") or []],
+            config_options=lambda s: options.config_update(
+                self._models, s.model, s.permission_mode, s.permission_modes
+            ),
         )
         # Loaded again (the editor reopened it): a reply a crash cut short stays, as the fold
         # this process kept has it and no daemon does (openvaala_server/client/cut_stream.py).
@@ -234,11 +254,7 @@ class OpenVaalaAgent:
                     self.outbox.put(cid, update)
         for approval in snapshot.get("approvals") or []:
             self.permissions.requested(stream, approval)
-        return (
-            stream,
-            options.modes(agents, stream.agent),
-            options.model_option(self._models, stream.model),
-        )
+        return stream, options.modes(agents, stream.agent)
 
     async def _history(self, cid: str, root: payloads.SessionSnapshot) -> list[Item]:
         items = list(root.get("items") or [])

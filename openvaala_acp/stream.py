@@ -18,7 +18,8 @@ What maps to what (docs/editors.md):
   echoed back);
 - `notice` items (a failed turn, a crash) → an agent message in italics;
 - `usage/updated` → `usage_update`; a title change → `session_info_update`; the plan →
-  `plan`; the root's agent → `current_mode_update`; its model → `config_option_update`.
+  `plan`; the root's agent → `current_mode_update`; its model and the conversation's permission
+  mode → `config_option_update`.
 """
 
 from __future__ import annotations
@@ -155,8 +156,11 @@ class SessionStream:
     title: str = ""
     agent: str = ""
     model: str = ""
-    # Builds the model selector's current state (the agent module knows the model list).
-    model_options: Callable[[str], ConfigOptionUpdate | None] = lambda _model: None
+    # The permission mode in force and those the agent allows (the conversation's info).
+    permission_mode: str = ""
+    permission_modes: list[str] = field(default_factory=list)
+    # Builds the config options' current state (the agent module knows the model list).
+    config_options: Callable[[SessionStream], ConfigOptionUpdate | None] = lambda _stream: None
     # Texts this editor sent that the daemon has not echoed yet: their `user_message` is skipped.
     own_texts: list[str] = field(default_factory=list)
     # Items seen starting or streaming, by id: their type and whether text already went out.
@@ -261,6 +265,9 @@ class SessionStream:
         return self.replay([item])
 
     def _conversation(self, info: JsonObject) -> list[Update]:
+        return self._title(info) + self._permission_mode(info)
+
+    def _title(self, info: JsonObject) -> list[Update]:
         title, updated = info.get("title"), info.get("updatedAt")
         if not isinstance(title, str) or title == self.title:
             return []
@@ -273,6 +280,20 @@ class SessionStream:
             )
         ]
 
+    def _permission_mode(self, info: JsonObject) -> list[Update]:
+        """A switch of the permission mode by any client (or of the modes an agent switch
+        allows) redraws the editor's selector."""
+        mode, allowed = info.get("permissionMode"), info.get("permissionModes")
+        modes = [str(m) for m in allowed] if isinstance(allowed, list) else self.permission_modes
+        if not isinstance(mode, str) or (mode, modes) == (
+            self.permission_mode,
+            self.permission_modes,
+        ):
+            return []
+        self.permission_mode, self.permission_modes = mode, modes
+        update = self.config_options(self)
+        return [update] if update is not None else []
+
     def _session(self, session: JsonObject) -> list[Update]:
         updates: list[Update] = []
         agent, model = session.get("agent"), session.get("model")
@@ -283,7 +304,7 @@ class SessionStream:
             )
         if isinstance(model, str) and model != self.model:
             self.model = model
-            if (options := self.model_options(model)) is not None:
+            if (options := self.config_options(self)) is not None:
                 updates.append(options)
         return updates
 

@@ -195,6 +195,18 @@ class Actions(MemoryActions, HistoryActions, McpActions):
         }
         return await self.bridge.request(methods.CONVERSATION_SET_MODEL, call)
 
+    async def set_permission_mode(self, params: Params) -> payloads.EmptyResult:
+        """Switch the conversation's permission mode (`plan`, `ask`, `auto-edit`): `{}`, then
+        `conversation/updated` with it; one wider than the agent allows is the daemon's error
+        naming it (docs/security.md, "Permission modes")."""
+        mode = required(params, "mode")
+        call: payloads.SetPermissionModeParams = {
+            "conversationId": required(params, "conversationId"),
+            # Checked by the daemon, which names what it allows.
+            "mode": cast("payloads.PermissionMode", mode),
+        }
+        return await self.bridge.request(methods.CONVERSATION_SET_PERMISSION_MODE, call)
+
     async def models(self, params: Params) -> payloads.ModelsResult:
         """The configured models (the daemon's `models/list`), for a model picker."""
         return await self.bridge.request(methods.MODELS_LIST, {})

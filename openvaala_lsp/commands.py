@@ -38,6 +38,7 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "openvaala.approvals": ("approvals", ("conversationId",)),
     "openvaala.setAgent": ("set_agent", ("conversationId", "agent")),
     "openvaala.setCwd": ("set_cwd", ("conversationId", "cwd")),
+    "openvaala.setPermissionMode": ("set_permission_mode", ("conversationId", "mode")),
     "openvaala.mcp": ("mcp_servers", ()),
     "openvaala.init": ("init", ("conversationId",)),
     "openvaala.remember": ("remember", ("conversationId", "text", "scope")),

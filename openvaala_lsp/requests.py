@@ -40,6 +40,7 @@ ROUTES: dict[str, str] = {
     "openvaala/memory/write": "write_memory",
     "openvaala/models": "models",
     "openvaala/setModel": "set_model",
+    "openvaala/setPermissionMode": "set_permission_mode",
 }
 
 

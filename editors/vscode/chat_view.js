@@ -46,6 +46,7 @@ const PANEL_REQUESTS = new Set([
   "openvaala/send",
   "openvaala/setAgent",
   "openvaala/setModel",
+  "openvaala/setPermissionMode",
   "openvaala/subscribe",
 ]);
 

@@ -94,6 +94,7 @@ class ThreadFeed:
     told_model: dict[str, str] = field(default_factory=dict)  # session → model the client sent
     told_cwd: str | None = None  # the working directory the client sent (or was answered)
     plan: overrides.PlanMode = field(default_factory=overrides.PlanMode)
+    policy: overrides.PolicyMode = field(default_factory=overrides.PolicyMode)
     # The text of a file by its absolute path, for the changes a pending call proposes
     # (proposed.py); the session gives the real one, tests of the fold none.
     read_file: proposed.Reader = proposed.no_files
@@ -480,6 +481,11 @@ class ThreadFeed:
         """The agent a `turn/start`'s collaboration mode needs for the root session, or None."""
         agent = self.settings.get(self.root, ("", ""))[1]
         return self.plan.agent_choice(self.root, overrides.mode_kind(collaboration_mode), agent)
+
+    def mode_choice(self, approval: object, sandbox: object) -> str | None:
+        """The permission mode a `turn/start`'s approval and sandbox policies choose, or None."""
+        current = str(self.info.get("permissionMode") or "")
+        return self.policy.choice(overrides.policy_mode(approval, sandbox), current)
 
     def session_started(self, p: JsonObject) -> list[Out]:
         session = p.get("session")

@@ -6,9 +6,10 @@ turns"): a value is the user's choice only when it differs both from what this c
 was answered) last and from what the conversation has now. Otherwise a value a client still holds
 would undo another client's change at its next turn.
 
-What maps: `model` (conversation/setModel), `cwd` (conversation/setCwd) and `collaborationMode`'s
-plan mode (the agent named `plan`, conversation/setAgent). `effort`, `approvalPolicy` and
-`sandboxPolicy` do not: they are the agent's configuration in OpenVaala."""
+What maps: `model` (conversation/setModel), `cwd` (conversation/setCwd), `collaborationMode`'s
+plan mode (the agent named `plan`, conversation/setAgent) and a narrowing `approvalPolicy` /
+`sandboxPolicy` (the permission mode, conversation/setPermissionMode: never wider than where this
+client found it). `effort` does not: it is the model's configuration in OpenVaala."""
 
 from __future__ import annotations
 
@@ -64,3 +65,47 @@ class PlanMode:
     def refused(self, sid: str) -> None:
         """The switch to `plan` failed: the session is not in plan mode."""
         self.before.pop(sid, None)
+
+
+# Narrowest first (docs/security.md, "Permission modes").
+MODES: Final = ("plan", "ask", "auto-edit")
+_UNSET: Final = "?"  # nothing sent yet
+
+
+def policy_mode(approval: object, sandbox: object) -> str | None:
+    """The permission mode a Codex client's `/approvals` choice asks for: a read-only sandbox is
+    plan mode, an approval policy that asks is `ask`; "Full access" (`never`, a full or external
+    sandbox) narrows nothing (None)."""
+    if isinstance(sandbox, dict) and sandbox.get("type") == "readOnly":
+        return "plan"
+    if approval in ("untrusted", "on-request") or isinstance(approval, dict):
+        return "ask"
+    return None
+
+
+def narrower(a: str, b: str) -> str:
+    return a if MODES.index(a) <= MODES.index(b) else b
+
+
+@dataclass
+class PolicyMode:
+    """The permission mode a Codex client's approval and sandbox policies choose. Only a change
+    of what the client sends counts (it sends its settings with every turn); a choice narrows
+    from the mode the conversation had when this client first narrowed it and never goes wider
+    than that; going back to "Full access" restores that mode."""
+
+    told: str | None = _UNSET  # the mode the client's last policies asked for
+    before: str | None = None  # the mode before this client narrowed it
+
+    def choice(self, asked: str | None, current: str) -> str | None:
+        """The mode to switch to now (None: none). `current` is the conversation's mode."""
+        if asked == self.told or current not in MODES:
+            return None
+        self.told = asked
+        if asked is None:
+            target, self.before = self.before, None
+            return target if target not in (None, current) else None
+        if self.before is None:
+            self.before = current
+        target = narrower(asked, self.before)
+        return target if target != current else None

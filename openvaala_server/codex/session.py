@@ -675,7 +675,7 @@ class CodexSession:
         self, cid: str, sid: str | None, feed: ThreadFeed, p: JsonObject
     ) -> None:
         """The settings a `turn/start` (before its input) or `thread/settings/update` changes:
-        model, cwd and plan mode (overrides.py)."""
+        model, cwd, the permission mode and plan mode (overrides.py)."""
         model = feed.model_choice(sid or feed.root, p.get("model"))
         if model is not None:
             # "For this turn and subsequent turns": the session's model.
@@ -688,6 +688,11 @@ class CodexSession:
             await self.up.request("conversation/setCwd", {"conversationId": cid, "cwd": cwd})
         if sid is not None:
             return  # a subagent's agent is its parent's choice (docs/codex.md)
+        mode = feed.mode_choice(p.get("approvalPolicy"), p.get("sandboxPolicy"))
+        if mode is not None:  # narrower than the conversation's: the daemon takes it
+            await self.up.request(
+                "conversation/setPermissionMode", {"conversationId": cid, "mode": mode}
+            )
         agent = feed.agent_choice(p.get("collaborationMode"))
         if agent is None:
             return

@@ -93,6 +93,10 @@ def check_server_request(message: dict[str, Any]) -> None:
     _check(_branch("ServerRequest", message["method"]), message, message["method"])
 
 
+def check_client_request(message: dict[str, Any]) -> None:
+    _check(_branch("ClientRequest", message["method"]), message, message["method"])
+
+
 def check_response(method: str, result: object) -> None:
     _check(_response(method), result, f"the result of {method}")
 

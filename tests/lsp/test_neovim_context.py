@@ -53,7 +53,8 @@ async def test_neovim_context_pin_gauge_and_replaced(daemon_factory: Any, tmp_pa
         await python.close()
     result = json.loads(out.read_text())
     assert "error" not in result, (result.get("error"), output.decode()[-2000:])
-    assert result["statusline"].endswith("· refresh in 3")
+    # The usage's text, then the permission mode in force.
+    assert result["statusline"].endswith("· refresh in 3 [auto-edit]")
     assert result["pin_choices"][0] == "you: first question"
     assert len(result["pinned"]) == 1
     float_lines = result["float"]

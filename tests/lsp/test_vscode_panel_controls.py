@@ -206,3 +206,39 @@ async def test_following_a_subagent_shows_its_stream_and_answers_its_approval(
     report = users.filter(has_text="Subagent report")
     await expect(report.locator(".text")).to_contain_text("from the subagent")
     await expect(report.get_by_role("button")).to_have_count(0)
+
+
+async def test_the_permission_mode_select_switches_and_follows_other_clients(
+    panel: tuple[Page, Relay], daemon: Daemon
+) -> None:
+    page, relay = panel
+    cid = await new_conversation(page)
+    client = await daemon.client()
+
+    def announced(mode: str) -> bool:
+        return any(
+            e["method"] == "conversation/updated"
+            and e["conversationId"] == cid
+            and e["params"]["conversation"].get("permissionMode") == mode
+            for e in relay.rec.events
+        )
+
+    try:
+        select = page.locator("#permission-mode")
+        # This agent asks before every write: auto-edit is not offered.
+        await expect(select).to_have_value("ask")
+        await expect(select.locator("option")).to_have_text(["Plan (read-only)", "Ask every write"])
+
+        await select.select_option("plan")  # openvaala/setPermissionMode through the bridge
+        await relay.rec.until(lambda: announced("plan"), timeout=30)
+        read = await client.request("conversation/subscribe", {"conversationId": cid})
+        assert read["snapshot"] is not None
+        assert read["snapshot"]["conversation"]["permissionMode"] == "plan"
+
+        # Another client switches it back: the select follows.
+        await client.request(
+            "conversation/setPermissionMode", {"conversationId": cid, "mode": "ask"}
+        )
+        await expect(select).to_have_value("ask")
+    finally:
+        await client.close()

@@ -8,6 +8,7 @@
 // {type:"host"} asks VS Code (the diff editor, a file picker, the editor's selection).
 import { apply, firstServerItemId, fromSnapshot, prependItems, session, sessionTree } from "./web/js/state.js";
 import { MarkdownStream, renderMarkdown } from "./web/js/markdown.js";
+import { PermissionModeSelect } from "./web/js/permission_mode.js";
 import { mcpPicker } from "./mcp.js";
 
 const api = acquireVsCodeApi();
@@ -474,6 +475,16 @@ function renderHeader() {
   const usage = root && root.usage ? ` · context ${root.usage.used}/${root.usage.contextWindow}` : "";
   showStatus(`${st.conversation.title || "New conversation"} — ${status}${usage}`);
   document.body.dataset.status = status;
+  // The mode the daemon announced, whichever client switched it (conversation/updated).
+  if (permission) permission.render(st.conversation);
+}
+
+// The conversation's permission mode, the web UI's select (docs/editors.md, "The chat panel").
+let permission = null;
+async function setPermissionMode(mode) {
+  if (!ui.cid) return false;
+  const params = { conversationId: ui.cid, mode };
+  return (await guarded("mode", () => call("openvaala/setPermissionMode", params))) !== undefined;
 }
 
 function renderAgents() {
@@ -665,6 +676,7 @@ function contextBlock(sel) {
 }
 
 function wire() {
+  permission = new PermissionModeSelect($("bar"), setPermissionMode);
   $("send").addEventListener("click", () => send("queue"));
   $("steer").addEventListener("click", () => send("steer"));
   $("jump").addEventListener("click", () => send("jump"));

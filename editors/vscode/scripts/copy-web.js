@@ -16,6 +16,7 @@ const FILES = [
   "js/reading.js",
   "js/dom.js",
   "js/mcp_picker.js",
+  "js/permission_mode.js",
   "vendor/marked.esm.js",
   "vendor/purify.es.mjs",
   "vendor/highlight.min.js",

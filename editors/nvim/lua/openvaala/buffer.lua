@@ -143,8 +143,9 @@ local function open(args)
   if client then
     vim.lsp.buf_attach_client(bufnr, client.id) -- code lenses
   end
-  ov.request("openvaala/subscribe", { conversationId = cid }, function(err)
+  ov.request("openvaala/subscribe", { conversationId = cid }, function(err, result)
     if not err then
+      ov.conversation_seen(cid, result.snapshot and result.snapshot.conversation)
       M.render(bufnr)
     end
   end)

@@ -36,11 +36,26 @@ M.state = {
   session_usage = {}, -- sessionId -> usage report of that agent (root or subagent)
   status = {}, -- cid -> root status ("running", "awaiting_approval", "idle", …)
   inbox = {}, -- cid -> waiting inputs of the root agent
+  -- cid -> {mode, allowed}: the permission mode the daemon announced and those the agent allows
+  modes = {},
   events = 0,
 }
 
 local function notify(msg, level)
   vim.notify("OpenVaala: " .. msg, level or vim.log.levels.INFO)
+end
+
+--- Keep the permission mode a conversation's info carries (a snapshot, `conversation/updated`):
+--- the statusline shows the mode in force, whichever client switched it.
+function M.conversation_seen(cid, conversation)
+  if type(conversation) == "table" and type(conversation.permissionMode) == "string" then
+    local allowed = type(conversation.permissionModes) == "table" and conversation.permissionModes or nil
+    local known = M.state.modes[cid]
+    M.state.modes[cid] = { mode = conversation.permissionMode, allowed = allowed or (known and known.allowed) or {} }
+    vim.schedule(function()
+      vim.cmd("redrawstatus")
+    end)
+  end
 end
 
 local function on_event(_, event)
@@ -55,9 +70,11 @@ local function on_event(_, event)
     state.replies[cid] = p.item.text or state.replies[cid]
   elseif event.method == "conversation/updated" and p.conversation then
     state.status[cid] = p.conversation.status
+    M.conversation_seen(cid, p.conversation)
   elseif event.method == "conversation/snapshot" and p.snapshot then
     -- A redraw from scratch (e.g. a new daemon after a crash): its status replaces a stale one.
     state.status[cid] = p.snapshot.conversation and p.snapshot.conversation.status or nil
+    M.conversation_seen(cid, p.snapshot.conversation)
   elseif event.method == "inbox/updated" then
     state.inbox[cid] = p.inputs or {}
   end
@@ -195,6 +212,18 @@ function M.resolve_dir(arg)
   return path
 end
 
+--- A request that changes one of the conversation's settings: `said` once it is done.
+local function set_setting(method, params, said, callback)
+  M.request(method, params, function(err, result)
+    if not err then
+      notify(said)
+    end
+    if callback then
+      callback(err, result)
+    end
+  end)
+end
+
 --- Choose the conversation's agent (e.g. when its own is not configured here): `name`, or one
 --- picked with vim.ui.select among the configured agents. callback(err, {}).
 function M.set_agent(name, cid, callback)
@@ -203,14 +232,7 @@ function M.set_agent(name, cid, callback)
     return
   end
   local function set(agent)
-    M.request("openvaala/setAgent", { conversationId = cid, agent = agent }, function(err, result)
-      if not err then
-        notify("agent: " .. agent)
-      end
-      if callback then
-        callback(err, result)
-      end
-    end)
+    set_setting("openvaala/setAgent", { conversationId = cid, agent = agent }, "agent: " .. agent, callback)
   end
   if name and name ~= "" then
     return set(name)
@@ -229,6 +251,42 @@ function M.set_agent(name, cid, callback)
         set(a.name)
       end
     end)
+  end)
+end
+
+local MODES = { "plan", "ask", "auto-edit" } -- narrowest first (docs/security.md)
+
+--- The modes the conversation's agent allows (all three until the daemon said).
+local function allowed_modes(cid)
+  local known = cid and M.state.modes[cid]
+  return known and #known.allowed > 0 and known.allowed or MODES
+end
+
+--- The permission mode in force in `cid` (nil until the daemon announced it).
+function M.permission_mode(cid)
+  local known = cid and M.state.modes[cid]
+  return known and known.mode or nil
+end
+
+--- Switch the conversation's permission mode: `plan` (read-only), `ask` (every write asks) or
+--- `auto-edit` (the agent's configuration); without one, picked from those the agent allows.
+--- The statusline changes when the daemon announces it. callback(err, {}).
+function M.set_permission_mode(mode, cid, callback)
+  cid = current(cid)
+  if not cid then
+    return
+  end
+  local function set(chosen)
+    local params = { conversationId = cid, mode = chosen }
+    set_setting("openvaala/setPermissionMode", params, "permission mode: " .. chosen, callback)
+  end
+  if mode and mode ~= "" then
+    return set(mode)
+  end
+  vim.ui.select(allowed_modes(cid), { prompt = "Permission mode:" }, function(chosen)
+    if chosen then
+      set(chosen)
+    end
   end)
 end
 
@@ -440,13 +498,15 @@ function M.statusline()
   local cid = buffer.conversation_of(0) or M.state.current
   local sid = buffer.session_of(0)
   local report = sid and M.state.session_usage[sid] or (cid and M.state.usage[cid])
-  if not report then
+  local mode = M.permission_mode(cid)
+  if not report and not mode then
     return ""
   end
   local status = M.state.status[cid]
   local running = (status == "running" or status == "awaiting_approval") and " ●" or ""
   local waiting = approvals.count(cid) > 0 and " ⚠ approval" or ""
-  return "OpenVaala " .. report.text .. running .. waiting
+  local shown = mode and (" [" .. mode .. "]") or ""
+  return "OpenVaala" .. (report and (" " .. report.text) or "") .. shown .. running .. waiting
 end
 
 local function ask_and_send(mode)
@@ -538,6 +598,15 @@ local function define_commands()
     nargs = "?",
     complete = agent_names,
     desc = "Choose the conversation's agent (picked from the configured ones without [name])",
+  })
+  command("OpenVaalaMode", function(o)
+    M.set_permission_mode(o.args)
+  end, {
+    nargs = "?",
+    complete = function()
+      return allowed_modes(buffer.conversation_of(0) or M.state.current)
+    end,
+    desc = "Switch the permission mode: plan (read-only), ask (every write asks) or auto-edit",
   })
   command("OpenVaalaCwd", function(o)
     M.set_cwd(o.args)
