@@ -15,7 +15,7 @@ from acp.schema import ConfigOptionUpdate
 
 from tests.acp.acp_schema import SchemaCheck
 from tests.acp.harness import Recorder, acp_agent
-from tests.server.test_permission_mode_e2e import CONFIG  # default, and one that asks first
+from tests.e2e.test_permission_mode_e2e import CONFIG  # default, and one that asks first
 from tests.support.daemon import Daemon
 from tests.support.events import snapshot_of
 
