@@ -21,7 +21,13 @@ from tests.fakes.providers import FakeProvider, RecordedRequest
 from tests.fakes.script import Reply
 from tests.server.tools.processes import survivors, wait_for_processes
 from tests.support.daemon import Daemon
-from tests.support.events import collect_until, new_conversation, snapshot_of, tool_started
+from tests.support.events import (
+    Note,
+    collect_until,
+    new_conversation,
+    snapshot_of,
+    tool_started,
+)
 from tests.support.roles import role as _role
 
 MARKER = "60.7781"
@@ -48,6 +54,19 @@ def _has_tool_output(q: RecordedRequest) -> bool:
 
 async def _send(client: Client, cid: str, text: str) -> None:
     await client.request("input/send", {"conversationId": cid, "text": text, "mode": "queue"})
+
+
+def _streamed(texts: set[str]) -> Callable[[Note], bool]:
+    """Stops once every one of `texts` has been streamed whole as some item's text."""
+    by_item: dict[str, str] = {}
+
+    def stop(note: Note) -> bool:
+        if note["method"] == "item/delta" and note["params"]["field"] == "text":
+            item = note["params"]["itemId"]
+            by_item[item] = by_item.get(item, "") + note["params"]["delta"]
+        return texts <= set(by_item.values())
+
+    return stop
 
 
 async def _until(check: Callable[[], bool], timeout: float = 20) -> None:
@@ -92,7 +111,8 @@ async def test_shutdown_with_turns_subagents_and_tools_running_is_bounded_and_lo
         await _send(client, delegate, "DELEGATE")
         await _until(lambda: any(_role(q) == "worker" for q in fake.requests))
         await _until(lambda: any(_role(q) == "root" and _has_tool_output(q) for q in fake.requests))
-        await asyncio.sleep(0.3)  # the streamed deltas reach the daemon
+        # The streamed deltas have reached the daemon: it passed them on to this client.
+        await collect_until(client, _streamed({"PARTIAL-ANSWER", "CHILD-PARTIAL"}), 30)
     finally:
         await client.close()
 

@@ -14,9 +14,11 @@ from openvaala_server.structured import Activity, Supervisor
 
 async def test_leaving_cancels_and_waits_for_every_activity() -> None:
     cleaned: list[str] = []
+    started = {n: anyio.Event() for n in ("a", "b")}
 
     async def forever(name: str) -> None:
         try:
+            started[name].set()
             await anyio.sleep_forever()
         finally:
             with anyio.CancelScope(shield=True):
@@ -25,7 +27,9 @@ async def test_leaving_cancels_and_waits_for_every_activity() -> None:
 
     async with Supervisor("test") as tasks:
         activities = [tasks.spawn(partial(forever, n), n) for n in ("a", "b")]
-        await anyio.sleep(0.01)
+        with anyio.fail_after(5):  # both are inside their `try` before the owner leaves
+            for event in started.values():
+                await event.wait()
         assert {a.name for a in tasks.activities} == {"a", "b"}
     assert sorted(cleaned) == ["a", "b"]
     assert all(a.finished for a in activities)

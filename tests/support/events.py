@@ -77,3 +77,11 @@ async def snapshot_of(client: Client, conversation_id: str) -> Snapshot:
     snapshot = (await client.subscribe(conversation_id))["snapshot"]
     assert snapshot is not None, "a subscription without afterSeq returns a snapshot"
     return snapshot
+
+
+async def until(check: Callable[[], bool], timeout: float = 20) -> None:
+    """Re-check `check` until it holds (a poll with a deadline, not a wait for time)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not check():
+        assert asyncio.get_running_loop().time() < deadline, "timed out"
+        await asyncio.sleep(0.01)

@@ -60,13 +60,14 @@ async def address() -> AsyncIterator[str]:
     app = Starlette(routes=[WebSocketRoute("/ws", endpoint)])
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
+    # Listening now: the kernel queues a client's connection until uvicorn accepts it, so the
+    # test needs no wait for the server to have started.
+    sock.listen()
     config = uvicorn.Config(
         app, ws=CountingProtocol, lifespan="off", log_level="warning", ws_per_message_deflate=False
     )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))
-    while not server.started:  # noqa: ASYNC110 - uvicorn offers no event for it
-        await asyncio.sleep(0.01)
     yield f"127.0.0.1:{sock.getsockname()[1]}"
     server.should_exit = True
     await task

@@ -18,6 +18,7 @@ from openvaala_server.store import reindex as reindex_module
 from openvaala_server.store import store as store_module
 from openvaala_server.store.paths import DataDir
 from openvaala_server.store.store import Store
+from tests.support.events import until
 
 from .helpers import created, message, rebuilt_dump
 
@@ -131,10 +132,18 @@ async def test_an_append_does_not_wait_for_the_index_but_reads_see_it(store: Sto
         return await run_batch(ops)
 
     store._index._run_batch = held  # type: ignore[method-assign]
+    settling = asyncio.Event()
+    settle_writes = store._index.settle_writes
+
+    async def noted() -> None:
+        settling.set()  # the read has reached the index
+        await settle_writes()
+
+    store._index.settle_writes = noted  # type: ignore[method-assign]
     # The journal append is durable and the call returns while the index is still held...
     await asyncio.wait_for(store.append_items(cid, sid, [message("first")]), 5)
     read = asyncio.ensure_future(store.get_summary(cid))
-    await asyncio.sleep(0.05)
+    await asyncio.wait_for(settling.wait(), 10)
     assert not read.done()  # ...but a read waits for every earlier index write
     gate.set()
     summary = await asyncio.wait_for(read, 5)
@@ -154,7 +163,9 @@ async def test_index_writes_wait_to_share_a_commit_but_never_keep_a_reader_waiti
             await store.create_conversation(c)
         for n, c in enumerate(convs):  # one write after another, none waited for
             await store.append_items(c["conversationId"], c["rootSessionId"], [message(f"m{n}")])
-        await asyncio.sleep(0.2)
+        # All six are queued; the writer has taken the first and waits for company (or, were it
+        # not waiting, has committed a batch already).
+        await until(lambda: store._index._jobs.qsize() == 5 or batches != [])
         assert batches == []  # still waiting for more writes to join
         # A read hurries them: one commit for all six, and the read sees every one.
         found, _ = await asyncio.wait_for(store.list_conversations(search="coalesced"), 10)
