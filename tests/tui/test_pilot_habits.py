@@ -1,7 +1,7 @@
-"""Habits users bring from other agent UIs: a completion popup for slash commands and `@path`
-(the file goes with the message), Ctrl+C to clear and twice to quit, how to come back after
-quitting, reasoning visible while it streams, what a rewind created, where a listed
-conversation came from."""
+"""Habits users bring from other agent UIs: a completion popup for `@path` (the file goes with
+the message), Ctrl+C to clear and twice to quit, how to come back after quitting, reasoning
+visible while it streams, what a rewind created, where a listed conversation came from. (The
+slash commands' popup needs no daemon: test_commands_fake_client.py.)"""
 
 from __future__ import annotations
 
@@ -30,26 +30,6 @@ def popup_values(app: VaalaApp) -> list[str]:
     if not popup.display or popup.completion is None:
         return []
     return [value for value, _ in popup.completion.candidates]
-
-
-async def test_slash_completion_popup(daemon_factory: Any, clients: Clients) -> None:
-    daemon = daemon_factory(demo_config())
-    app = VaalaApp(cwd=str(daemon.workdir), client=await clients(daemon))
-    async with app.run_test(size=(80, 24)) as pilot:
-        await ready(pilot)
-        await pilot.press("/", "r", "e")
-        expected = ["/resume", "/rewind", "/remember", "/rename"]
-        await wait_for(pilot, lambda: popup_values(app) == expected)
-        await pilot.press("down", "down", "down", "tab")
-        assert app.composer.text == "/rename "
-        assert not popup_values(app)
-        await pilot.press("ctrl+c")
-        await pilot.press("/", "h", "e")
-        await wait_for(pilot, lambda: popup_values(app) == ["/help"])
-        await pilot.press("enter")  # takes the completion ...
-        assert app.composer.text == "/help "
-        await pilot.press("enter")  # ... and then runs it
-        await wait_for(pilot, lambda: any("Commands:" in n for n in notices(app)))
 
 
 async def test_at_path_completes_and_sends_the_file(daemon_factory: Any, clients: Clients) -> None:

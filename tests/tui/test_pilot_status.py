@@ -1,10 +1,8 @@
-"""`/status` says where the conversation stands; `/exit` and `/quit` leave the UI."""
+"""`/status` says where the conversation stands (`/exit`, `/quit`: test_commands_fake_client.py)."""
 
 from __future__ import annotations
 
 from typing import Any
-
-import pytest
 
 from openvaala_tui.app import VaalaApp
 from tests.tui.conftest import Clients, notices, ready, type_and_send, wait_for
@@ -43,15 +41,3 @@ async def test_status_names_model_agent_sandbox_and_daemon(
         assert lines["daemon"] == daemon.address
         assert lines["config"] == str(daemon.config_path)
         assert "of 100k" in lines["context"]
-
-
-@pytest.mark.parametrize("command", ["/exit", "/quit"])
-async def test_exit_and_quit_leave_the_ui(
-    command: str, daemon_factory: Any, clients: Clients
-) -> None:
-    daemon = daemon_factory(PLAN_AGENT)
-    app = VaalaApp(cwd=str(daemon.workdir), client=await clients(daemon))
-    async with app.run_test(size=(80, 24)) as pilot:
-        await ready(pilot)
-        await type_and_send(pilot, command)
-        await wait_for(pilot, lambda: app.return_code == 0, what=command)

@@ -2,11 +2,12 @@
 
 - the Waiting panel that empties while focused hands the focus to the composer;
 - text typed before the app has handled a Tab-queued message is the next message, never merged;
-- `/model` highlights the current model and Down stops at the last one;
 - Enter in the `/resume` search opens the top result; after Ctrl+A typing still searches;
 - `/tree` shows whole timestamps;
-- while a waiting message is edited the footer offers `esc Cancel edit`;
-- `/continue` with nothing cut says so once; the Ctrl+P palette lists custom commands.
+- while a waiting message is edited the footer offers `esc Cancel edit`.
+
+(The `/model` picker, `/continue` with nothing cut and the Ctrl+P palette need no daemon:
+test_commands_fake_client.py.)
 
 The agent asks before every shell command (`approval = "always"`), so a turn holds at its
 approval until another client answers: no timing decides what is waiting when."""
@@ -19,19 +20,17 @@ from pathlib import Path
 
 import pytest
 from textual import events
-from textual.command import CommandList, CommandPalette
 from textual.pilot import Pilot
 from textual.widgets import Input, OptionList, Switch
 
 from openvaala_server.client import Client
 from openvaala_tui.app import VaalaApp
-from openvaala_tui.history_actions import NOTHING_TO_CONTINUE
 from openvaala_tui.screens import ListPicker, ResumeScreen
 from openvaala_tui.widgets.footer import QuietFooter
 from openvaala_tui.widgets.inbox import InboxList, InboxPanel
 from tests.support.daemon import Daemon
 from tests.support.running import running_daemon
-from tests.tui.conftest import Clients, notices, ready, type_and_send, wait_for
+from tests.tui.conftest import Clients, ready, type_and_send, wait_for
 
 CONFIG = """
 [models.demo]
@@ -123,24 +122,6 @@ async def test_typing_ahead_after_tab_is_the_next_message(
         assert composer.is_empty
 
 
-async def test_model_picker_starts_on_the_current_model_and_stops_at_the_end(
-    home: Daemon, clients: Clients, workdir: Path
-) -> None:
-    app = VaalaApp(cwd=str(workdir), client=await clients(home))
-    async with app.run_test(size=(110, 40)) as pilot:
-        await ready(pilot)
-        app.run_slash("model", "")
-        await wait_for(pilot, lambda: isinstance(app.screen, ListPicker), what="the picker")
-        options = app.screen.query_one(OptionList)
-        names = [options.get_option_at_index(i).id for i in range(options.option_count)]
-        assert names[-1] != "demo"  # the current one is not the last: the old default
-        assert options.highlighted is not None and names[options.highlighted] == "demo"
-        for _ in range(len(names) + 1):
-            await pilot.press("down")
-        assert options.highlighted == len(names) - 1  # no wrap to the top
-        await pilot.press("escape")
-
-
 async def test_resume_search_enter_opens_the_top_result_also_after_ctrl_a(
     home: Daemon, clients: Clients, workdir: Path
 ) -> None:
@@ -209,35 +190,3 @@ async def test_editing_a_waiting_message_shows_esc_cancel_edit(
         assert waiting(app) == ["to edit"]  # Esc cancelled the edit, not the turn
         root = app.view.root
         assert root is not None and root.running
-
-
-async def test_continue_with_nothing_cut_says_so_once(
-    home: Daemon, clients: Clients, workdir: Path
-) -> None:
-    app = VaalaApp(cwd=str(workdir), client=await clients(home))
-    async with app.run_test(size=(110, 40)) as pilot:
-        await ready(pilot)
-        await app.slash("rename", "nothing cut")
-        await app.slash("continue", "")
-        await wait_for(pilot, lambda: bool(notices(app)), what="the answer")
-        assert notices(app) == [NOTHING_TO_CONTINUE]
-
-
-async def test_the_palette_lists_custom_commands(
-    home: Daemon, clients: Clients, workdir: Path
-) -> None:
-    project = workdir / ".openvaala" / "commands"
-    project.mkdir(parents=True)
-    (project / "explain.md").write_text("---\ndescription: Explain simply\n---\nExplain it.\n")
-    app = VaalaApp(cwd=str(workdir), client=await clients(home))
-    async with app.run_test(size=(110, 40)) as pilot:
-        await ready(pilot)
-        await pilot.press("ctrl+p")
-        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), what="palette")
-        await pilot.press(*"explain")
-        found = app.screen.query_one(CommandList)
-        await wait_for(pilot, lambda: found.option_count > 0, what="a hit")
-        assert "Explain simply" in str(found.get_option_at_index(0).prompt)
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: app.composer.text == "/explain ", what="the composer")
-        assert app.composer.has_focus
