@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-import time
+import threading
 from pathlib import Path
 
 import pytest
@@ -209,16 +209,30 @@ async def test_close_lets_a_write_under_way_reach_the_index(
     await store.create_conversation(c)
     store._metas.clear()  # the next metadata append re-reads its file before the index update
     real_read_meta = reindex_module.read_meta
+    reading, release = threading.Event(), threading.Event()
 
     def slow_read_meta(path: Path) -> object:
-        time.sleep(0.3)  # a slow disk: the re-read is still going when close() runs
+        # A slow disk: the re-read goes on until the test has seen close() start waiting.
+        reading.set()
+        release.wait(10)
         return real_read_meta(path)
 
     monkeypatch.setattr(store_module, "read_meta", slow_read_meta)
+    journal_closed = asyncio.Event()
+    close_writer = store._writer.close
+
+    async def noted_close() -> None:
+        await close_writer()
+        journal_closed.set()  # close() goes on to wait for writes under way, with no await
+
+    store._writer.close = noted_close  # type: ignore[method-assign]
     turn = {"type": "turn_started", "turnId": new_id(), "sessionId": sid}
     append = asyncio.ensure_future(store.append_metadata(cid, [turn]))
-    await asyncio.sleep(0)  # the append is with the journal writer when close() starts
-    await store.close()
+    assert await asyncio.to_thread(reading.wait, 10)  # the append's re-read is under way
+    closing = asyncio.ensure_future(store.close())
+    await asyncio.wait_for(journal_closed.wait(), 10)
+    release.set()
+    await asyncio.wait_for(closing, 10)
     assert [rec["type"] for rec in await append] == ["turn_started"]
     # Closed cleanly and complete: the next start trusts the index, and it has the turn.
     assert ix.needs_rebuild(data_dir.metadata_db) is None
