@@ -6,6 +6,7 @@ daemon (tests/README.md)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -53,7 +54,7 @@ class FakeClient(Client):
         self.requests: list[tuple[str, dict[str, Any]]] = []
         self.answers: dict[str, Answer] = {
             "conversation/create": self._create,
-            "conversation/subscribe": lambda params: {"seq": 1, "snapshot": self._snapshot()},
+            "conversation/subscribe": self._subscribe,
             "conversation/unsubscribe": lambda params: {},
             "models/list": lambda params: {"models": [model(name) for name in self.models]},
             "mcp/list": lambda params: {"servers": []},
@@ -64,6 +65,11 @@ class FakeClient(Client):
     def _create(self, params: dict[str, Any]) -> dict[str, Any]:
         self.cwd = str(params.get("cwd", self.cwd))
         return {"conversation": self._conversation()}
+
+    def _subscribe(self, params: dict[str, Any]) -> dict[str, Any]:
+        # Whichever conversation is asked for is the one empty conversation, under that id.
+        self.conversation_id = str(params["conversationId"])
+        return {"seq": 1, "snapshot": self._snapshot()}
 
     def _conversation(self) -> dict[str, Any]:
         return {
@@ -97,6 +103,9 @@ class FakeClient(Client):
     ) -> Any:
         given = dict(params or {})
         self.requests.append((method, given))
+        # An answer comes in a later turn of the loop, as over a socket (no time passes): code
+        # that runs meanwhile (a worker just started) runs as it would with the daemon.
+        await asyncio.sleep(0)
         answer = self.answers.get(method)
         if answer is None:
             raise not_found(method)
