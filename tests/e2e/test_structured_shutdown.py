@@ -147,7 +147,13 @@ async def test_shutdown_with_turns_subagents_and_tools_running_is_bounded_and_lo
                 assert texts == ["PARTIAL-ANSWER"], items
             if said == "DELEGATE":
                 child = sessions["worker"]
-                texts = [i["text"] for i in child["items"] if i["type"] == "agent_message"]
+                # A subagent at rest comes with no items; its client pages them in
+                # (docs/protocol.md, "Snapshot").
+                assert child["items"] == [] and child["hasMore"], child
+                page = await client.request(
+                    "conversation/read", {"conversationId": cid, "sessionId": child["sessionId"]}
+                )
+                texts = [i["text"] for i in page["items"] if i["type"] == "agent_message"]
                 assert texts == ["CHILD-PARTIAL"], child["items"]
                 assert child["status"] == "interrupted", child["status"]
     finally:
