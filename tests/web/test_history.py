@@ -4,10 +4,12 @@ again before overwriting an edit of the user), a bundle downloads and uploads ba
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
-from playwright.sync_api import Dialog, Page, expect
+from playwright.sync_api import Dialog, Page, WebSocketRoute, expect
 
 from tests.support.daemon import Daemon
 from tests.web.conftest import WebUI, paced, run_async
@@ -69,6 +71,8 @@ def test_history_panel_undo_rewind_with_files_and_bundles(
     expect(tree.locator("li[data-kind='rewind'] .history-current")).to_have_count(1)
     tree.locator(f"a[data-conversation-id='{cid}']").click()
     page.wait_for_function("(id) => location.hash.slice(1) === id", arg=cid)
+    expect(tree.locator(".history-current")).to_have_count(1)
+    expect(page.locator("#history-import-cwd")).to_have_value(str(work))
 
     # Download the bundle, upload it back: already here, so keep both.
     with page.expect_download() as download:
@@ -128,3 +132,70 @@ def test_restart_in_a_fork_says_which_turns_it_could_not_restore(
     )
     assert (work / "a.txt").exists() and not (work / "c.txt").exists()
     assert not ui.console_errors
+
+
+def test_a_slow_history_answer_never_draws_over_the_conversation_opened_after_it(
+    daemon_factory: DaemonFactory, ui_factory: UIFactory
+) -> None:
+    """The panel's tree comes in two requests; opening another conversation while they are on
+    their way must not end with the panel showing the previous conversation's tree (nor an empty
+    import directory: a redraw while the state is still coming keeps the last one)."""
+    daemon = daemon_factory(CONFIG)
+    ui = ui_factory(daemon)
+    page = ui.page
+    holding: list[bool] = []
+    held_ids: set[object] = set()
+    held: list[str] = []
+    pages: list[WebSocketRoute] = []
+
+    def hold_trees(ws: WebSocketRoute) -> None:
+        server = ws.connect_to_server()
+        pages.append(ws)
+
+        def from_page(message: str | bytes) -> None:
+            if holding and isinstance(message, str):
+                frame = json.loads(message)
+                if isinstance(frame, dict) and frame.get("method") == "conversation/tree":
+                    held_ids.add(frame.get("id"))
+            server.send(message)
+
+        def from_server(message: str | bytes) -> None:
+            frame = json.loads(message) if isinstance(message, str) else None
+            if isinstance(frame, dict) and "method" not in frame and frame.get("id") in held_ids:
+                held.append(str(message))  # the daemon is "slow" to answer this one
+                return
+            ws.send(message)
+
+        ws.on_message(from_page)
+        server.on_message(from_server)
+
+    page.route_web_socket(re.compile(r".*"), hold_trees)
+    ui.login()
+    first = ui.new_conversation()
+    ui.send("run: echo first")
+    ui.wait_idle()
+    second = ui.new_conversation()
+    ui.send("run: echo second")
+    ui.wait_idle()
+    page.click("#history-open")
+    current = page.locator("#history-tree .history-current")
+    expect(current).to_contain_text("echo second")
+
+    holding.append(True)  # the first conversation's tree will be slow
+    page.evaluate("(id) => { location.hash = id; }", first)
+    expect(page.locator("#conv-title")).to_contain_text("echo first")
+    holding.clear()
+    page.evaluate("(id) => { location.hash = id; }", second)
+    expect(page.locator("#conv-title")).to_contain_text("echo second")
+    expect(current).to_contain_text("echo second")
+    assert held, "the first conversation's tree was asked for while it opened"
+
+    for message in held:  # the slow answers come now, after the second conversation drew
+        pages[-1].send(message)
+    held.clear()
+    # A later answer on the same socket has come when the model list fills: by then the page
+    # had the slow ones too (one socket delivers in order).
+    page.click("#change-model")
+    expect(page.locator("#model-select option").first).to_be_attached()
+    expect(current).to_contain_text("echo second")
+    expect(page.locator("#history-import-cwd")).to_have_value(str(daemon.workdir))

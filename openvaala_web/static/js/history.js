@@ -61,6 +61,16 @@ export class HistoryPanel {
     this.cut = false;
     // Kept across redraws: what the last action did stays on screen when the panel redraws.
     this.status = h("p", { class: "history-status", role: "status" });
+    // Renders are async (two requests each) and a conversation can be opened while one is on its
+    // way: only the latest render draws, or a slower one could draw the previous conversation's tree.
+    this.renders = 0;
+    // Kept across redraws too: what the user typed stays, and a redraw made while the opened
+    // conversation's state is still coming does not empty it.
+    this.importCwd = h("input", { type: "text", id: "history-import-cwd", autocomplete: "off", spellcheck: "false",
+      "aria-label": "Working directory for an imported conversation",
+      oninput: () => { this.cwdEdited = true; } });
+    this.cwdFor = null;
+    this.cwdEdited = false;
     const settings = $("#settings");
     settings.parentNode.insertBefore(this.panel, settings.nextSibling);
   }
@@ -91,17 +101,19 @@ export class HistoryPanel {
   async render() {
     const cid = this.app.openId;
     if (!cid) return;
+    const render = ++this.renders;
     const [tree, report] = await Promise.all([
       this.request("conversation/tree", { conversationId: cid }).catch(() => null),
       this.request("conversation/checkpoints", { conversationId: cid }).catch(() => null),
     ]);
+    if (render !== this.renders || cid !== this.app.openId) return;
+    this.fillImportCwd(cid);
     const status = this.status;
     // Turns a fork copied from its parent (fromConversationId) are undone by a rewind, not by undo.
     const pending = report ? report.turns.filter((t) => !t.restored && !t.fromConversationId) : [];
     // An import works in the directory given here, never in the one its bundle names
     // (docs/security.md, "Checkpoints and bundles"): the open conversation's, to edit.
-    const importCwd = h("input", { type: "text", id: "history-import-cwd", autocomplete: "off", spellcheck: "false",
-      "aria-label": "Working directory for an imported conversation", value: this.app.openCwd || "" });
+    const importCwd = this.importCwd;
     const importInput = h("input", { type: "file", id: "history-import-file", accept: ".tar,application/x-tar",
       "aria-label": "Bundle file to import", onchange: () => this.importFile(importInput, importCwd, status) });
     this.panel.replaceChildren(
@@ -121,6 +133,16 @@ export class HistoryPanel {
         `${pending.length} turn(s) with file changes to undo.`) : null,
       tree ? h("ul", { id: "history-tree", class: "history-tree" }, this.node(tree.root, cid)) : null,
     );
+  }
+
+  /** The import's directory: the open conversation's, unless the user typed one for it. Left as
+   * it is while the conversation's state has not come yet (its cwd is not known). */
+  fillImportCwd(cid) {
+    const cwd = this.app.openCwd;
+    if (!cwd || (this.cwdFor === cid && this.cwdEdited)) return;
+    this.importCwd.value = cwd;
+    this.cwdFor = cid;
+    this.cwdEdited = false;
   }
 
   node(node, current) {

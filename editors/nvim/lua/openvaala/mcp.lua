@@ -11,6 +11,9 @@
 
 local M = {}
 local ov -- the openvaala module (set in setup)
+-- How long the omnifunc waits for the bridge, and the servers it last answered with.
+local COMPLETE_TIMEOUT_MS = 8000
+local last_servers = nil
 
 --- Whether the bridge has to read `text` first: a prompt command, or a `@SERVER:URI` mention.
 function M.needs_expanding(text)
@@ -34,6 +37,7 @@ local function pick(field, prompt, format_item, on_pick)
     if err then
       return
     end
+    last_servers = result.servers or last_servers
     local items = {}
     for _, server in ipairs(result.servers or {}) do
       if server.status == "ready" then
@@ -104,9 +108,17 @@ function M.complete(findstart, base)
     return start and start - 1 or -3 -- -3: no completion here, quietly
   end
   local client = ov.client()
-  local answer = client and client:request_sync("openvaala/mcp/list", vim.empty_dict(), 2000)
+  -- A busy machine can take seconds to answer (the bridge asks the daemon): waiting longer beats
+  -- an empty menu, and a timeout falls back to the last list seen rather than offering nothing.
+  local answer = client and client:request_sync("openvaala/mcp/list", vim.empty_dict(), COMPLETE_TIMEOUT_MS)
+  local servers = answer and answer.result and answer.result.servers
+  if servers then
+    last_servers = servers
+  else
+    servers = last_servers or {}
+  end
   local items = {}
-  for _, server in ipairs(answer and answer.result and answer.result.servers or {}) do
+  for _, server in ipairs(servers) do
     for _, p in ipairs(server.status == "ready" and server.prompts or {}) do
       local command = "/mcp__" .. server.name .. "__" .. p.name
       if vim.startswith(command, base) then
