@@ -513,6 +513,7 @@ class App {
     this.history.setConversation(conv && conv.persisted !== false ? this.openId : null);
     $("#archive").textContent = conv && conv.archived ? "Unarchive" : "Archive";
     if (conv && conv.title) document.title = `${conv.title} — OpenVaala`;
+    this.actionsMenu.setAvailable(Boolean(conv));
     this.actionsMenu.layout();
   }
 
