@@ -11,19 +11,9 @@ from pathlib import Path
 import pytest
 
 from openvaala_server.client import RpcError
-from tests.support.daemon import Daemon
+from tests.support.daemon import DEFAULT_CONFIG, Daemon
 from tests.support.events import snapshot_of
 from tests.support.running import running_daemon
-
-CONFIG = """
-[models.demo]
-provider = "demo"
-pace_ms = 0
-
-[agents.default]
-description = "General assistant"
-model = "demo"
-"""
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +26,9 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory: pytest.TempPathFactory, home: Path) -> Iterator[Daemon]:
-    with running_daemon(tmp_path_factory.mktemp("home-cwd"), CONFIG, {"HOME": str(home)}) as d:
+    with running_daemon(
+        tmp_path_factory.mktemp("home-cwd"), DEFAULT_CONFIG, {"HOME": str(home)}
+    ) as d:
         yield d
 
 
