@@ -32,13 +32,13 @@ async def test_a_command_killed_by_a_signal_reports_a_negative_exit_code(
         await client.request("input/send", {"conversationId": cid, "text": "go", "mode": "queue"})
         [asked] = [
             n["params"]
-            for n in await collect_until(client, lambda n: n["method"] == "files/requested")
+            for n in await collect_until(client, lambda n: n["method"] == "files/requested", 60)
             if n["method"] == "files/requested"
         ]
         assert asked["op"] == "run"
         answer = {"requestId": asked["requestId"], "output": "", "exitCode": -9}
         assert await client.request("files/respond", answer) == {"accepted": True}
-        [result] = completed_items(await collect_until(client, turn_ended()), "tool_result")
+        [result] = completed_items(await collect_until(client, turn_ended(), 60), "tool_result")
     finally:
         await client.close()
     assert result["isError"] and "exit code: -9 (killed by SIGKILL)" in result["output"]

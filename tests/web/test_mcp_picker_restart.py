@@ -70,7 +70,8 @@ def test_a_restarted_daemon_s_prompts_replace_the_old_ones(
     daemon.listen_port = int(daemon.address.rsplit(":", 1)[1])
     daemon.config_path.write_text(named(config, "new"))
     daemon.start()
-    ui.wait_online()
+    # The page retries with a backoff of up to 10 s: a generous wait for it to come back.
+    page.wait_for_selector("body[data-connection='online']", timeout=60_000)
     expect(page.locator("#banner")).to_be_hidden()
     assert page.evaluate("() => location.hash.slice(1)") == cid
     expect(page.locator("#mcp-panel .mcp-server[data-name='new']")).to_be_visible()
