@@ -1,6 +1,7 @@
 """In plan mode the shell tool the model is sent does not offer `outside_sandbox` (plan mode
-refuses it), neither in its schema nor in its description; outside plan mode it does. Seen at
-the wire: the fake provider records each request's tools."""
+refuses it), neither in its schema nor in its description, nor under an approval setting of
+"never"; outside plan mode it does. Seen at the wire: the fake provider records each request's
+tools."""
 
 from __future__ import annotations
 
@@ -15,12 +16,14 @@ from tests.support.events import new_conversation, run_turn
 Factory = Callable[..., Daemon]
 
 
-async def shell_sent(d: Daemon, fake: FakeProvider, mode: str) -> dict[str, Any]:
+async def shell_sent(
+    d: Daemon, fake: FakeProvider, mode: str, agent: str = "default"
+) -> dict[str, Any]:
     """The shell tool's function as the model received it, in a conversation in `mode`."""
     fake.enqueue(Reply().text("ok"))
     client = await d.client()
     try:
-        cid = await new_conversation(client, str(d.workdir))
+        cid = await new_conversation(client, str(d.workdir), agent=agent)
         await client.request(
             "conversation/setPermissionMode", {"conversationId": cid, "mode": mode}
         )
@@ -36,7 +39,9 @@ async def test_plan_mode_does_not_offer_running_outside_the_sandbox(
     daemon_factory: Factory, fake: FakeProvider
 ) -> None:
     d = daemon_factory(
-        fake.config_toml("fake") + '\n[agents.default]\ndescription = "t"\nmodel = "fake"\n'
+        fake.config_toml("fake")
+        + '\n[agents.default]\ndescription = "t"\nmodel = "fake"\n'
+        + '\n[agents.strict]\ndescription = "s"\nmodel = "fake"\napproval = "never"\n'
     )
     planned = await shell_sent(d, fake, "plan")
     assert "outside_sandbox" not in planned["parameters"]["properties"]
@@ -47,3 +52,8 @@ async def test_plan_mode_does_not_offer_running_outside_the_sandbox(
     editing = await shell_sent(d, fake, "auto-edit")
     assert editing["parameters"]["properties"]["outside_sandbox"]["type"] == "boolean"
     assert "outside_sandbox=true" in editing["description"]
+
+    # Nobody can allow it under an approval setting of "never" either.
+    strict = await shell_sent(d, fake, "auto-edit", agent="strict")
+    assert "outside_sandbox" not in strict["parameters"]["properties"]
+    assert "none may run outside it" in strict["description"]
