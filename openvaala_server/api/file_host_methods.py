@@ -24,6 +24,10 @@ Handler = Callable[[Connection, Params], Awaitable[JsonMapping]]
 TEXT_MAX = 64 * 1024 * 1024  # characters of one file's text (the frame limit is lower)
 ERROR_MAX = 2000  # characters of the reason a host gives
 OUTPUT_MAX = 1024 * 1024  # characters of one files/output (an editor keeps about as many)
+# An exit code as terminals report it: negative for a process a signal killed (-9: SIGKILL, as
+# Python and ACP clients give it), up to a Windows DWORD (docs/protocol.md, "Files held by an
+# editor").
+EXIT_CODE_MIN, EXIT_CODE_MAX = -(2**31), 2**32 - 1
 
 
 def _notify(conn: Connection, method: str, params: JsonMapping) -> None:
@@ -71,5 +75,5 @@ def _checked_answer(p: Params) -> None:
     p.string("error", None, max_len=ERROR_MAX)
     for key in ("text", "output"):
         p.string(key, None, max_len=TEXT_MAX)
-    p.integer("exitCode", None)
+    p.integer("exitCode", None, minimum=EXIT_CODE_MIN, maximum=EXIT_CODE_MAX)
     p.string("signal", None, max_len=100)

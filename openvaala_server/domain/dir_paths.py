@@ -14,14 +14,22 @@ class BadPath(ValueError):
 
 
 def expand(raw: str, home: str) -> str:
-    """The absolute, normalized path `raw` names (`~` expanded to `home`)."""
+    """The absolute, normalized path `raw` names (`~` expanded to `home`; blank: `home`)."""
     text = raw.strip()
     if not text:
         return home
+    return absolute(text, home)
+
+
+def absolute(text: str, home: str) -> str:
+    """The absolute, normalized path `text` names, taken as it is (a name may end in a space):
+    a leading `~` or `~/` is `home`; any other relative path is a `BadPath`."""
     if "\x00" in text:
         raise BadPath("a path cannot contain a NUL character")
-    if text == "~" or text.startswith("~/"):
-        text = home + text[1:]
+    if text == "~":
+        text = home
+    elif text.startswith("~/"):
+        text = home.rstrip("/") + text[1:]  # a home of "/" gives "/x", not "//x"
     elif text.startswith("~"):
         raise BadPath("only the daemon user's own home (~) is known, not another user's")
     if not posixpath.isabs(text):

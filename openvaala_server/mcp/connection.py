@@ -571,22 +571,25 @@ class McpConnection:
             if exc.code == CONNECTION_CLOSED and exc.message.startswith(_SSE_FAILED):
                 raise McpCallError(self._unreadable(what, exc.message)) from None
             if exc.code == CONNECTION_CLOSED or self._session is not session:
-                raise self._lost(what) from None
+                raise await self._lost(what, session) from None
             # The server answered with a protocol error (unknown tool, bad arguments).
             raise McpCallError(f"{name}: {what} failed: {exc.message}") from None
-        except (OSError, EOFError, RuntimeError) as exc:
+        except _TRANSPORT_GONE as exc:
             log.info("MCP server %s: %s failed: %r", name, what, exc)
-            raise self._lost(what) from None
+            raise await self._lost(what, session) from None
         finally:
             self.calls -= 1
             if not self.calls:
                 self._idle.set()
 
-    def _lost(self, tool: str) -> McpCallError:
-        """The connection ended during a call: say so, and restart at the next call."""
+    async def _lost(self, tool: str, session: ClientSession) -> McpCallError:
+        """The connection ended during a call: say so, and restart at the next call. When it
+        was the current session, the server is failed at once and its old run is ended before
+        the call returns (its process stopped and reaped), not left until the next call."""
         self._ended = True
-        if self.status == "ready":
+        if self.status == "ready" and self._session is session:
             self._fail(f"stopped during a call of {tool}; it restarts at the next call")
+            await self._discard_task()
         return McpCallError(
             f"MCP server {self.config.name!r} stopped during the call of {tool}; "
             "it will be restarted for the next call"
@@ -609,6 +612,17 @@ class McpConnection:
                     await activity.wait()
         self.status, self._session = "stopped", None
         self.announce()
+
+
+# What a request raises when the server's transport is gone (its process died, a pipe broke,
+# the SDK's streams were closed under the call).
+_TRANSPORT_GONE = (
+    OSError,
+    EOFError,
+    RuntimeError,
+    anyio.BrokenResourceError,
+    anyio.ClosedResourceError,
+)
 
 
 async def _cancel_when(event: anyio.Event, scope: anyio.CancelScope) -> None:

@@ -16,6 +16,7 @@ from typing import Final
 from openvaala_server.protocol import file_payloads as fp
 from openvaala_server.protocol import methods as m
 from openvaala_server.protocol import payloads as p
+from openvaala_server.protocol.typed_keys import required_keys
 
 TARGET: Final = Path(__file__).parent / "calls.py"
 
@@ -98,7 +99,8 @@ def _ref(shape: type) -> str:
 
 
 def _optional(params: type) -> bool:
-    return not getattr(params, "__required_keys__", frozenset())
+    """Whether a method's params may be left out: none of its keys is required."""
+    return not required_keys(params)
 
 
 def _requests() -> str:

@@ -20,6 +20,7 @@ import msgspec
 
 from openvaala_server.errors import InvalidParams
 from openvaala_server.protocol.json_types import JsonObject
+from openvaala_server.protocol.typed_keys import optional_keys
 
 # How a message names a JSON type msgspec reports (`Expected `str`, got `int``).
 _WORDS: Final = {
@@ -84,13 +85,10 @@ def _checkable(shape: type) -> Any:
     """`shape` as msgspec reads it: the same keys, required or not, and types, but where a value
     is free JSON (`JsonValue`, whose recursive alias msgspec cannot follow), any JSON."""
     hints = typing.get_type_hints(shape, include_extras=True)
+    optional_ones = optional_keys(shape)  # not `__optional_keys__`: wrong on 3.11 (typed_keys.py)
     fields: dict[str, Any] = {}
     for key, hint in hints.items():
-        # `__optional_keys__` is wrong under `from __future__ import annotations` on 3.11 (all
-        # keys required): the qualifiers are read from the hints, `total=False` from the class.
-        optional = typing.get_origin(hint) is NotRequired or (
-            not getattr(shape, "__total__", True) and typing.get_origin(hint) is not typing.Required
-        )
+        optional = key in optional_ones
         inner = typing.get_args(hint)[0] if typing.get_origin(hint) in _QUALIFIERS else hint
         fields[key] = NotRequired[_wire(inner)] if optional else _wire(inner)
     return TypedDict(shape.__name__, fields)  # type: ignore[operator]

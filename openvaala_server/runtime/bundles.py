@@ -25,6 +25,7 @@ from openvaala_server.domain.bundle import ON_CONFLICT, BundleError
 from openvaala_server.domain.inheritance import wider
 from openvaala_server.protocol import payloads as wire
 from openvaala_server.runtime.agent_chain import own_permissions, own_tools
+from openvaala_server.runtime.typed_paths import absolute_path
 
 if TYPE_CHECKING:
     from openvaala_server.runtime.manager import ConversationManager
@@ -61,12 +62,6 @@ async def _finished(work: Awaitable[T]) -> T:
     return future.result()
 
 
-def _check_path(path: str, param: str) -> str:
-    if not os.path.isabs(path):
-        raise errors.InvalidParams(f'"{param}" must be an absolute path', param=param)
-    return os.path.normpath(path)
-
-
 async def _known(runtime: ConversationManager, cid: str) -> None:
     if not runtime.store.exists(cid):
         raise errors.NotFound(f"no conversation {cid}", param="conversationId")
@@ -75,7 +70,7 @@ async def _known(runtime: ConversationManager, cid: str) -> None:
 async def export_to_file(runtime: ConversationManager, cid: str, path: str) -> wire.ExportResult:
     """Write the bundle to `path`, a new file (an existing one is never overwritten)."""
     await _known(runtime, cid)
-    path = _check_path(path, "path")
+    path = absolute_path(path, "path")
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     except FileExistsError:
@@ -175,7 +170,7 @@ def _import_cwd(cwd: str | None) -> str:
             "never in one its bundle names",
             param="cwd",
         )
-    cwd = _check_path(cwd, "cwd")
+    cwd = absolute_path(cwd, "cwd")
     if not os.path.isdir(cwd):
         raise errors.CwdMissing(f"the working directory {cwd} does not exist", cwd=cwd)
     return cwd
@@ -210,7 +205,7 @@ async def _index(runtime: ConversationManager, result: store_bundle.ImportResult
 async def import_from_file(
     runtime: ConversationManager, path: str, cwd: str | None, on_conflict: str
 ) -> wire.ImportResult:
-    path = _check_path(path, "path")
+    path = absolute_path(path, "path")
     try:
         source = open(path, "rb")  # noqa: ASYNC230, SIM115 - one open; reading is in a thread
     except OSError as exc:

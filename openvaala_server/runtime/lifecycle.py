@@ -26,6 +26,7 @@ from openvaala_server.runtime.hub import Hub
 from openvaala_server.runtime.ports import Services
 from openvaala_server.runtime.session import LiveSession
 from openvaala_server.runtime.settings import clean_title
+from openvaala_server.runtime.typed_paths import absolute_path
 
 if TYPE_CHECKING:
     from openvaala_server.runtime.inputs import Inputs
@@ -45,9 +46,7 @@ class Owner(Services, Protocol):
 def create(
     runtime: Owner, cwd: str, agent: str | None, model: str | None, title: str | None
 ) -> LiveConversation:
-    if not os.path.isabs(cwd):
-        raise errors.InvalidParams('"cwd" must be an absolute path', param="cwd")
-    cwd = os.path.normpath(cwd)
+    cwd = absolute_path(cwd, "cwd")
     if not os.path.isdir(cwd):
         raise errors.CwdMissing(f"the working directory {cwd} does not exist", cwd=cwd)
     agent_name = agent or runtime.config.default_agent

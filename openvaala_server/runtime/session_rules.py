@@ -19,6 +19,7 @@ from openvaala_server.runtime.context_view import history_tools
 from openvaala_server.tools.plan import UPDATE_PLAN_TOOL, UpdatePlanTool
 from openvaala_server.tools.registry import tools_for as builtin_tools
 from openvaala_server.tools.sandbox import ensure_private_dir, ensure_private_file
+from openvaala_server.tools.shell import ShellTool
 from openvaala_server.tools.web_fetch import WebFetchTool
 
 if TYPE_CHECKING:
@@ -54,6 +55,11 @@ def tools_for(runtime: Owner, conv: Conversation, session: LiveSession) -> dict[
         mcp = runtime.session_mcp.with_tools(conv.conversation_id, mcp)
     tools.update(mcp)
     tools.update(history_tools(conv, session, lambda: history.root_history(runtime, conv)))
+    shell = tools.get(tool_names.SHELL)
+    if isinstance(shell, ShellTool) and approvals.no_way_out(
+        runtime.permissions_for(conv, session)
+    ):
+        tools[tool_names.SHELL] = shell.confined()  # the model is not offered what is refused
     # The hooks above read the agent's own list: what the chain does not give goes.
     return {n: t for n, t in tools.items() if n in mcp or tool_allowed(names, n)}
 

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Protocol
 
 from openvaala_server import errors
 from openvaala_server.domain import records as r
 from openvaala_server.runtime.conversation import LiveConversation, directory_exists
 from openvaala_server.runtime.ports import Models
+from openvaala_server.runtime.typed_paths import absolute_path
 
 if TYPE_CHECKING:
     from openvaala_server.runtime.session import LiveSession
@@ -117,9 +117,7 @@ async def set_agent(runtime: Owner, cid: str, agent: str) -> None:
 
 async def set_cwd(runtime: Owner, cid: str, cwd: str) -> None:
     """Point the conversation at another working directory (its own moved or is gone)."""
-    if not os.path.isabs(cwd):
-        raise errors.InvalidParams('"cwd" must be an absolute path', param="cwd")
-    cwd = os.path.normpath(cwd)  # noqa: ASYNC240 - pure string work, no I/O
+    cwd = absolute_path(cwd, "cwd")
     conv = await runtime.open(cid)
     await conv.ensure_history()
     if not await directory_exists(cwd):

@@ -22,12 +22,13 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import anyio
 
 from openvaala_server.domain.permissions import Access, Confinement
 from openvaala_server.models.base import ToolSpec
+from openvaala_server.protocol.json_types import JsonObject
 from openvaala_server.tools import limits, sandbox
 from openvaala_server.tools.base import ToolContext, ToolResult, truncate_output, truncation_notice
 
@@ -46,14 +47,29 @@ STREAM_LIMIT_FACTOR = 10
 _PAUSE_READING_AT = 1 << 20
 _STREAM_CUT_NOTICE = "[output too long: no longer streamed; the result keeps its head and tail]\n"
 
+_DESCRIPTION = (
+    "Run a shell command with bash -c in the working directory and return its combined "
+    "stdout and stderr followed by its exit code. Stdin is empty (/dev/null), so interactive "
+    "prompts fail instead of waiting. The call ends when the command exits; background jobs "
+    "it started are killed then, so don't leave servers running across calls. Long outputs "
+    "are cut in the middle. "
+)
+_BASE_PROPERTIES: JsonObject = {
+    "command": {"type": "string", "description": "The command line to run."},
+    "timeout_s": {
+        "type": "number",
+        "description": (
+            f"Seconds before the command is killed (default {DEFAULT_TIMEOUT_S:g}, "
+            f"max {MAX_TIMEOUT_S:g})."
+        ),
+        "exclusiveMinimum": 0,
+        "maximum": MAX_TIMEOUT_S,
+    },
+}
 _SPEC = ToolSpec(
     name="shell",
     description=(
-        "Run a shell command with bash -c in the working directory and return its combined "
-        "stdout and stderr followed by its exit code. Stdin is empty (/dev/null), so interactive "
-        "prompts fail instead of waiting. The call ends when the command exits; background jobs "
-        "it started are killed then, so don't leave servers running across calls. Long outputs "
-        "are cut in the middle. Commands usually run in a sandbox (files outside the working "
+        _DESCRIPTION + "Commands usually run in a sandbox (files outside the working "
         "directory read-only, a private /tmp emptied after each call, often no network); if "
         "one fails because of the sandbox, call again with outside_sandbox=true and a "
         "justification: the user may allow it."
@@ -61,16 +77,7 @@ _SPEC = ToolSpec(
     parameters={
         "type": "object",
         "properties": {
-            "command": {"type": "string", "description": "The command line to run."},
-            "timeout_s": {
-                "type": "number",
-                "description": (
-                    f"Seconds before the command is killed (default {DEFAULT_TIMEOUT_S:g}, "
-                    f"max {MAX_TIMEOUT_S:g})."
-                ),
-                "exclusiveMinimum": 0,
-                "maximum": MAX_TIMEOUT_S,
-            },
+            **_BASE_PROPERTIES,
             "outside_sandbox": {
                 "type": "boolean",
                 "description": (
@@ -88,6 +95,22 @@ _SPEC = ToolSpec(
         "additionalProperties": False,
     },
 )
+# What the model reads when no call may leave the sandbox (plan mode, an approval setting of
+# "never"): the way out is not offered at all (docs/security.md, "Permission modes").
+_CONFINED_SPEC = ToolSpec(
+    name="shell",
+    description=(
+        _DESCRIPTION + "Commands run in a sandbox (files outside the working directory "
+        "read-only, a private /tmp emptied after each call, often no network), and in this "
+        "conversation none may run outside it."
+    ),
+    parameters={
+        "type": "object",
+        "properties": dict(_BASE_PROPERTIES),
+        "required": ["command"],
+        "additionalProperties": False,
+    },
+)
 
 
 @dataclass(frozen=True)
@@ -99,9 +122,17 @@ class _Call:
 
 
 class ShellTool:
+    def __init__(self, *, offers_escape: bool = True) -> None:
+        # False: the spec does not offer `outside_sandbox` (`confined`).
+        self.offers_escape = offers_escape
+
     @property
     def spec(self) -> ToolSpec:
-        return _SPEC
+        return _SPEC if self.offers_escape else _CONFINED_SPEC
+
+    def confined(self) -> Self:
+        """This tool, its spec without the way out of the sandbox (`_CONFINED_SPEC`)."""
+        return type(self)(offers_escape=False)
 
     def access(self, arguments: dict[str, Any], cwd: Path) -> Access:
         try:

@@ -41,6 +41,9 @@ class Daemon:
     address: str = ""
     token: str = ""
     log_path: Path = field(default_factory=Path)
+    # The port `start` asks for: 0 is any free one; a fixed one restarts on the same address
+    # (a browser page reconnects only to the address it came from).
+    listen_port: int = 0
 
     @property
     def env(self) -> dict[str, str]:
@@ -62,7 +65,14 @@ class Daemon:
             self.log_path = self.home.parent / f"{self.home.name}-server.log"
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "openvaala_server", "serve", "--port", "0"],
+                [
+                    sys.executable,
+                    "-m",
+                    "openvaala_server",
+                    "serve",
+                    "--port",
+                    str(self.listen_port),
+                ],
                 env=self.env,
                 stdin=subprocess.DEVNULL,
                 stdout=log,

@@ -174,6 +174,10 @@ class App {
   async onOnline(init) {
     this.configStatus.show(init && init.config, { atConnect: true });
     showMachine(init); // a daemon restarted elsewhere (web --remote forwards again) says so
+    // The MCP servers may have changed while the socket was down (a restart with another
+    // configuration, or a daemon that died and told nobody): read them again at the next need.
+    this.composer.mcp.forget();
+    if (!this.mcp.el.hidden) this.mcp.refresh();
     // The live list (docs/protocol.md, conversation/watchList): watched first, then listed, so
     // no change falls between the two.
     this.rpc.request("conversation/watchList", {}).catch(() => {});
@@ -513,6 +517,7 @@ class App {
     this.history.setConversation(conv && conv.persisted !== false ? this.openId : null);
     $("#archive").textContent = conv && conv.archived ? "Unarchive" : "Archive";
     if (conv && conv.title) document.title = `${conv.title} — OpenVaala`;
+    this.actionsMenu.setAvailable(Boolean(conv));
     this.actionsMenu.layout();
   }
 

@@ -2,7 +2,8 @@
 // buttons while the header has the room for them (on a line of their own at most), else one
 // "Actions" button whose list drops down (a disclosure: aria-expanded, Escape and a click
 // elsewhere close it). The decision is measured, not a fixed breakpoint: the Agent and Model buttons name the agent and
-// model, whose length varies (docs/design.md, "The web UI at every width").
+// model, whose length varies (docs/design.md, "The web UI at every width"). With no conversation
+// open, none of it shows.
 
 import { $ } from "./dom.js";
 
@@ -50,8 +51,16 @@ export class ActionsMenu {
     if (restoreFocus || inside) this.toggle.focus();
   }
 
+  /** With no conversation open none of its actions would work: neither the row nor the
+   * Actions button shows then (a menu of disabled entries is only noise, on a phone most). */
+  setAvailable(available) {
+    if (!available) this.close();
+    this.box.hidden = !available;
+  }
+
   /** Show the row or the menu, whichever fits; call again when the buttons' words change. */
   layout() {
+    if (this.box.hidden) return; // measured when it shows again (`setAvailable`, then here)
     const wasOpen = this.isOpen;
     this.header.classList.remove(COLLAPSED);
     this.toggle.hidden = true;
