@@ -32,6 +32,9 @@ def _err(message: str) -> None:
 
 
 def serve_foreground(port: int | None) -> int:
+    from openvaala_server import gc_tuning
+
+    gc_tuning.pause()  # until the daemon is ready (`gc_tuning.settle`)
     import asyncio
 
     from openvaala_server.config import ConfigError, load_config
