@@ -7,7 +7,6 @@ them. docs/storage.md, "Export and import".
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from typing import Any
@@ -46,6 +45,8 @@ def add_commands(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import asyncio
+
     # Here, not at the top: cli.py imports this module for every command, the TUI's start too.
     from openvaala_server.client import RpcError
     from openvaala_server.domain.short_ids import IdPrefixError
@@ -90,6 +91,8 @@ async def _export(typed: str, output: str | None, here: str) -> int:
 
 
 async def _import(path: str, cwd: str, on_conflict: str | None) -> int:
+    import asyncio
+
     from openvaala_server.client import Client, RpcError
 
     # The directory the command runs in, as Codex and Claude Code resume a session where they

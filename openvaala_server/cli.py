@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
-import logging
 import sys
 
 from openvaala_server import __version__, bundle_cli, list_cli
@@ -156,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
             return commands.serve_restart(args.port)
         if args.action == "status":
             return commands.serve_status()
+        import logging
+
         logging.basicConfig(
             level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
         )
@@ -169,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "setup":
         return setup_cli.run(args)
     if args.command == "reindex":
+        import asyncio
+
         return asyncio.run(commands.reindex())
     if args.command == "web":
         return _run_web(args)

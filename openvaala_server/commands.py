@@ -8,7 +8,6 @@ commands that need them, so `openvaala exec` and the terminal UI start without t
 from __future__ import annotations
 
 import argparse
-import asyncio
 import gc
 import os
 import signal
@@ -33,6 +32,11 @@ def _err(message: str) -> None:
 
 
 def serve_foreground(port: int | None) -> int:
+    from openvaala_server import gc_tuning
+
+    gc_tuning.pause()  # until the daemon is ready (`gc_tuning.settle`)
+    import asyncio
+
     from openvaala_server.config import ConfigError, load_config
     from openvaala_server.errors import StoreError
     from openvaala_server.server import PortInUse, serve
@@ -187,14 +191,18 @@ def run_lsp() -> int:
 
 
 def run_exec(args: argparse.Namespace) -> int:
-    from openvaala_server import exec as one_turn
-    from openvaala_server.client.remote import configured, working_directory
-
     if args.resume == "":
+        from openvaala_server.exec import EXIT_USAGE
+
         _err("exec --resume needs a conversation ID (`openvaala exec --continue` takes the last)")
-        return one_turn.EXIT_USAGE
-    # Before the prompt is read (stdin may be slow) and the client's own imports are done.
+        return EXIT_USAGE
+    # Before the prompt is read (stdin may be slow) and before the client's own imports: the
+    # daemon's start is the longest part of a cold exec (docs/design.md, "A cold exec, end to
+    # end").
     _start_daemon_early(args.cwd)
+    from openvaala_server import exec as one_turn
+    from openvaala_server.client.remote_spec import configured, working_directory
+
     try:
         request = one_turn.ExecRequest(
             prompt=one_turn.read_prompt(args.prompt, sys.stdin),
@@ -217,7 +225,7 @@ def run_exec(args: argparse.Namespace) -> int:
 def _start_daemon_early(cwd: str | None) -> None:
     """Begin starting this machine's daemon, if none runs, so that it starts while the client
     imports and reads what it needs (docs/design.md, "Serving before the runtime is built")."""
-    from openvaala_server.client.remote import ENV_REMOTE
+    from openvaala_server.client.remote_spec import ENV_REMOTE
 
     if os.environ.get(ENV_REMOTE):
         return  # the daemon is the remote machine's: its bridge starts it there

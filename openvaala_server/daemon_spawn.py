@@ -8,7 +8,6 @@ says what is wrong in its log, which the failure quotes)."""
 
 from __future__ import annotations
 
-import http.client
 import os
 import subprocess
 import time
@@ -101,7 +100,11 @@ def ready(address: str, token: str, timeout: float = 1.0) -> bool:
     for ready keeps a start that fails while building (a store it cannot open) a failed start,
     quoted from its log, rather than a connection that drops. False when it is not serving yet
     or is stopping."""
-    # The standard library's client: httpx would add its import time to every start.
+    # The standard library's client: httpx would add its import time to every start. Imported
+    # here, once the daemon is spawned: its import (email's parser) then overlaps the daemon's
+    # start (docs/design.md, "A cold exec, end to end").
+    import http.client
+
     host, _, port = address.rpartition(":")
     connection = http.client.HTTPConnection(host, int(port), timeout=max(timeout, 0.1))
     try:

@@ -330,7 +330,7 @@ def _has_data(stdin: TextIO) -> bool:
 
 
 def run(request: ExecRequest) -> int:
-    from openvaala_server.client.remote import ENV_REMOTE
+    from openvaala_server.client.remote_spec import ENV_REMOTE
 
     # With --remote, the directory is the remote machine's: the remote daemon checks it.
     if not os.environ.get(ENV_REMOTE):

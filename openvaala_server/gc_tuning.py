@@ -12,6 +12,10 @@ which collections never walk. Frozen objects are still freed by reference counti
 only a cycle among them would stay, and start-up leaves none worth it. No collection first:
 walking everything once is the very pause this avoids.
 
+Before that, during the start itself, the collector does not run at all (`pause`): the imports
+make ~100 young collections that find next to nothing (a few hundred objects) and cost ~6% of the
+CPU to ready (docs/design.md, "A cold exec, end to end"). `settle` turns it back on.
+
 The young generations keep their default thresholds: collecting after 10,000 new objects
 instead of 700 was tried and made each young collection a pause of 20–40 ms under load instead
 of a few (bench/fanout_load.py, same hour).
@@ -22,6 +26,13 @@ from __future__ import annotations
 import gc
 
 
+def pause() -> None:
+    """Called first thing by `openvaala serve`: no collection until `settle`."""
+    gc.disable()
+
+
 def settle() -> None:
-    """Called once the daemon is ready to serve: what start-up made is never walked again."""
+    """Called once the daemon is ready to serve: what start-up made is never walked again, and
+    the collector runs again (`pause`)."""
     gc.freeze()
+    gc.enable()

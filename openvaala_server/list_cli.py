@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from typing import TYPE_CHECKING, Any
@@ -28,6 +27,8 @@ def add_command(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import asyncio
+
     from openvaala_server.client import ConnectionLost, RpcError
 
     if args.limit < 1:

@@ -31,10 +31,10 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, Final, cast
 
 import anyio
-import uvicorn
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from openvaala_server import gc_tuning
+from openvaala_server.api import uvicorn_parts as uvicorn
 from openvaala_server.api.gate import Gate
 from openvaala_server.api.listener import Guard, GuardedH11Protocol, Limits, accept_forever
 from openvaala_server.api.security import Credentials, SecurityMiddleware

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import h11
-from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from openvaala_server.api.uvicorn_parts import H11Protocol
 
 log = logging.getLogger(__name__)
 

@@ -22,9 +22,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import IO, TypedDict
 
+from openvaala_server.client.remote_spec import (
+    ENV_REMOTE,
+    Remote,
+    configured,
+    parse,
+    working_directory,
+)
 from openvaala_server.protocol import codec
 
-ENV_REMOTE = "OPENVAALA_REMOTE"
+__all__ = ["ENV_REMOTE", "Remote", "configured", "parse", "working_directory"]
+
 ENV_SSH = "OPENVAALA_SSH_COMMAND"  # the ssh command line, split as a shell would
 ENV_PROGRAM = "OPENVAALA_REMOTE_PROGRAM"  # `openvaala` on the remote machine, when off its PATH
 BANNER_LIMIT = 4096  # the bridge's first line; anything longer is not a bridge speaking
@@ -34,17 +42,6 @@ READY_TIMEOUT_S = 60.0  # ssh set-up, and a daemon started on demand over there
 class RemoteUnavailable(OSError):
     """The remote daemon cannot be reached; the message names the step that failed. An
     `OSError`, so that a client reconnecting after a dropped ssh keeps trying."""
-
-
-@dataclass(frozen=True)
-class Remote:
-    destination: str  # `[user@]host` as ssh takes it (a Host alias of ~/.ssh/config works)
-    directory: str | None  # the working directory of new conversations over there
-
-    @property
-    def host(self) -> str:
-        """The machine, as a status line names it."""
-        return self.destination.rpartition("@")[2]
 
 
 class BannerWire(TypedDict):
@@ -63,28 +60,6 @@ class Banner:
     address: str  # the daemon's 127.0.0.1:port over there
     home: str  # the remote user's home: where a relative `dir` is
     pid: int  # the remote daemon: a new one means it restarted
-
-
-def parse(spec: str) -> Remote:
-    """`[user@]host[:dir]`; ValueError naming what is wrong."""
-    destination, _, directory = spec.strip().partition(":")
-    if not destination or destination.startswith("-") or any(c.isspace() for c in destination):
-        raise ValueError(f"--remote {spec!r}: expected [user@]host[:dir]")
-    return Remote(destination, directory or None)
-
-
-def configured(environ: Mapping[str, str] | None = None) -> Remote | None:
-    """The remote named by `OPENVAALA_REMOTE` (what `--remote` sets), if any."""
-    spec = (os.environ if environ is None else environ).get(ENV_REMOTE, "").strip()
-    return parse(spec) if spec else None
-
-
-def working_directory(given: str | None, remote: Remote | None) -> str | None:
-    """A new conversation's directory: `--cwd`, else here, or with a remote, else its `:dir`;
-    None with a remote and neither: the remote home, which `Dialer.resolve` fills in."""
-    if remote is None:
-        return given or os.getcwd()
-    return given or remote.directory
 
 
 def on_remote(home: str, path: str | None) -> str:

@@ -8,7 +8,7 @@ import argparse
 import os
 from typing import Any
 
-from openvaala_server.client.remote import ENV_REMOTE, parse
+from openvaala_server.client.remote_spec import ENV_REMOTE, parse
 
 # The commands that are clients of the daemon; `serve`, `setup`, `reindex` and `bridge` work on
 # this machine's data directory only.

@@ -9,12 +9,11 @@ the fork ancestors and checkpoints of the conversation."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from typing import Any
 
-from openvaala_server.client.remote import Remote, configured, parse
+from openvaala_server.client.remote_spec import Remote, configured, parse
 
 
 def add_move(commands: Any) -> None:
@@ -74,6 +73,8 @@ async def _fetch(remote: Remote | None, typed: str) -> tuple[str, bytes]:
 
 
 def _export(remote: Remote | None, typed: str, output: str | None) -> int:
+    import asyncio
+
     cid, bundle = asyncio.run(_fetch(remote, typed))
     origin = remote.host if remote else "this machine"
     if output == "-" or (output is None and not sys.stdout.isatty()):
@@ -98,6 +99,8 @@ def _directory(remote: Remote | None, cwd: str | None) -> str | None:
 
 
 def _import(remote: Remote | None, file: str, cwd: str | None, on_conflict: str | None) -> int:
+    import asyncio
+
     from openvaala_server.import_report import report_import
     from openvaala_server.remote.machines import Machine
 
@@ -112,6 +115,8 @@ def _import(remote: Remote | None, file: str, cwd: str | None, on_conflict: str 
 
 
 def _move(source: Remote | None, target: Remote | None, typed: str, on_conflict: str | None) -> int:
+    import asyncio
+
     from openvaala_server.import_report import report_import
     from openvaala_server.remote.machines import Machine
 

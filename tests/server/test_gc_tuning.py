@@ -24,3 +24,13 @@ def test_settle_freezes_what_is_alive(restored: None) -> None:
     gc_tuning.settle()
     assert gc.get_freeze_count() >= len(alive)
     assert gc.get_objects(generation=2) == []  # a full collection has nothing to walk
+
+
+def test_the_collector_paused_for_the_start_runs_again_once_settled(restored: None) -> None:
+    gc_tuning.pause()
+    try:
+        assert not gc.isenabled()
+        gc_tuning.settle()
+        assert gc.isenabled()  # a daemon that runs for days collects its cycles
+    finally:
+        gc.enable()

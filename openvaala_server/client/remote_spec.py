@@ -1,0 +1,45 @@
+"""What `--remote` names and where a new conversation works there: plain values read by every
+command's first steps (the command line, exec's early start of a daemon), so nothing here imports
+the dialer's machinery (asyncio, sockets, subprocesses; docs/design.md, "A cold exec, end to
+end")."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+ENV_REMOTE = "OPENVAALA_REMOTE"
+
+
+@dataclass(frozen=True)
+class Remote:
+    destination: str  # `[user@]host` as ssh takes it (a Host alias of ~/.ssh/config works)
+    directory: str | None  # the working directory of new conversations over there
+
+    @property
+    def host(self) -> str:
+        """The machine, as a status line names it."""
+        return self.destination.rpartition("@")[2]
+
+
+def parse(spec: str) -> Remote:
+    """`[user@]host[:dir]`; ValueError naming what is wrong."""
+    destination, _, directory = spec.strip().partition(":")
+    if not destination or destination.startswith("-") or any(c.isspace() for c in destination):
+        raise ValueError(f"--remote {spec!r}: expected [user@]host[:dir]")
+    return Remote(destination, directory or None)
+
+
+def configured(environ: Mapping[str, str] | None = None) -> Remote | None:
+    """The remote named by `OPENVAALA_REMOTE` (what `--remote` sets), if any."""
+    spec = (os.environ if environ is None else environ).get(ENV_REMOTE, "").strip()
+    return parse(spec) if spec else None
+
+
+def working_directory(given: str | None, remote: Remote | None) -> str | None:
+    """A new conversation's directory: `--cwd`, else here, or with a remote, else its `:dir`;
+    None with a remote and neither: the remote home, which `Dialer.resolve` fills in."""
+    if remote is None:
+        return given or os.getcwd()
+    return given or remote.directory
