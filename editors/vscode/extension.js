@@ -41,6 +41,8 @@ const ANSWERS = {
   [DENY_WITH_MESSAGE]: "deny",
 };
 const ALREADY = "OpenVaala: that approval was already answered.";
+// The permission modes' names, as the chat panel's select shows them (permission_mode.js).
+const MODE_LABELS = { plan: "Plan (read-only)", ask: "Ask every write", "auto-edit": "Auto-edit" };
 const SHOW_DIFF = "Show the Diff";
 
 function conversationOf(uri) {
@@ -335,6 +337,27 @@ const commands = {
       arguments: [{ conversationId: cid, cwd }],
     });
     vscode.window.showInformationMessage(`OpenVaala: working directory ${cwd}.`);
+  },
+  // The chat panel's select, from the palette: the modes the agent allows, narrowest first, the
+  // one in force marked; the daemon stays the judge (a refused one is its error).
+  "openvaala.ui.setPermissionMode": async () => {
+    const cid = requireCurrent();
+    if (!cid) return;
+    const { snapshot } = await request("openvaala/subscribe", { conversationId: cid });
+    const conv = snapshot.conversation;
+    const label = (mode) => MODE_LABELS[mode] || mode;
+    const now = conv.permissionMode;
+    const pick = await vscode.window.showQuickPick(
+      (conv.permissionModes || []).map((mode) => ({
+        label: `${mode === now ? "$(check)" : "$(blank)"} ${label(mode)}`,
+        description: mode === now ? "current" : undefined,
+        mode,
+      })),
+      { placeHolder: `Permission mode (now: ${label(now)})` }
+    );
+    if (!pick || pick.mode === now) return;
+    await request("openvaala/setPermissionMode", { conversationId: cid, mode: pick.mode });
+    vscode.window.showInformationMessage(`OpenVaala: permission mode ${label(pick.mode)}.`);
   },
   // The bridge answers with the servers and also shows their state as a message.
   "openvaala.ui.mcp": async () => {

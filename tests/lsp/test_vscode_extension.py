@@ -198,3 +198,35 @@ def test_extension_changes_agent_and_working_directory() -> None:
         "OpenVaala: agent other.",
         "OpenVaala: working directory /tmp/moved here.",
     ]
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_extension_sets_the_permission_mode_from_the_palette() -> None:
+    assert NODE is not None
+    run = subprocess.run(
+        [NODE, str(Path(__file__).with_name("vscode_smoke.js")), str(ROOT / "editors" / "vscode")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    seen = json.loads(run.stdout)
+    manifest = json.loads((ROOT / "editors" / "vscode" / "package.json").read_text())
+    titles = {c["command"]: c["title"] for c in manifest["contributes"]["commands"]}
+    assert titles["openvaala.ui.setPermissionMode"] == "Set Permission Mode"
+    # The modes the agent allows, narrowest first, the one in force checked and named.
+    assert seen["modeChoices"] == [
+        ["$(blank) Plan (read-only)", ""],
+        ["$(blank) Ask every write", ""],
+        ["$(check) Auto-edit", "current"],
+    ]
+    assert seen["modePrompt"] == "Permission mode (now: Auto-edit)"
+    cid = "a" * 32
+    # Read from the conversation's snapshot each time; only a change is sent.
+    assert seen["mode"] == [
+        ["openvaala/subscribe", {"conversationId": cid}],
+        ["openvaala/setPermissionMode", {"conversationId": cid, "mode": "plan"}],
+        ["openvaala/subscribe", {"conversationId": cid}],
+    ]
+    assert seen["modeNotes"] == ["OpenVaala: permission mode Plan (read-only)."]
