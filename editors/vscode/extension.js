@@ -434,12 +434,19 @@ async function startClient(context) {
     panel.notify("$/openvaala/connection", params);
     const { state: connection, restarted, message } = params;
     if (connection === "reconnecting") {
-      state.running.clear(); // the lost daemon's turns never end
-      for (const cid of [...turns.keys()]) showRunning(cid, false);
+      // The running markers stay: a daemon reached again (over ssh) may never have stopped the
+      // turn. `connected` says which turns go on.
       vscode.window.setStatusBarMessage("OpenVaala: connection to the daemon lost, reconnecting…", 5000);
     } else if (connection === "connected") {
+      const running = new Set(params.running || []);
+      for (const cid of new Set([...state.running.keys(), ...running])) {
+        state.running.set(cid, running.has(cid));
+        showRunning(cid, running.has(cid));
+      }
       vscode.window.setStatusBarMessage(`OpenVaala: reconnected${restarted ? " (a new daemon was started)" : ""}`, 5000);
     } else if (connection === "disconnected") {
+      state.running.clear(); // no daemon: nothing runs for this window
+      for (const cid of [...turns.keys()]) showRunning(cid, false);
       vscode.window.showErrorMessage(`OpenVaala: the daemon is gone (${message}); start it with \`openvaala serve start\`.`);
     }
     updateStatus();

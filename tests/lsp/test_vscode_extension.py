@@ -230,3 +230,29 @@ def test_extension_sets_the_permission_mode_from_the_palette() -> None:
         ["openvaala/subscribe", {"conversationId": cid}],
     ]
     assert seen["modeNotes"] == ["OpenVaala: permission mode Plan (read-only)."]
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_extension_keeps_a_turn_running_through_a_reconnection() -> None:
+    assert NODE is not None
+    run = subprocess.run(
+        [NODE, str(Path(__file__).with_name("vscode_smoke.js")), str(ROOT / "editors" / "vscode")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    seen = json.loads(run.stdout)
+    # One progress for the turn: still up after `connected` named it running, ended (not shown
+    # again) once a new daemon's `connected` did not.
+    assert seen["reconnect"] == {
+        "kept": [False],
+        "ended": [True],
+        "notes": [
+            "OpenVaala: connection to the daemon lost, reconnecting…",
+            "OpenVaala: reconnected",
+            "OpenVaala: connection to the daemon lost, reconnecting…",
+            "OpenVaala: reconnected (a new daemon was started)",
+        ],
+    }

@@ -175,6 +175,21 @@ require.cache["vscode-languageclient/node"] = { id: "lc", filename: "lc", loaded
   await registered["openvaala.ui.setCwd"]();
   seen.fix = seen.requests.splice(requestsBefore);
   seen.fixNotes = seen.notifications.splice(notesBefore);
+  // A turn that goes on over a reconnection (ssh dropped; the daemon over there did not stop):
+  // its progress and the status bar's spinner stay, until `connected` says it no longer runs.
+  const goesOn = "e".repeat(32);
+  const progressBefore = seen.progress.length;
+  const notesBefore2 = seen.notifications.length;
+  handlers["$/openvaala/event"]({ conversationId: goesOn, seq: 1, method: "conversation/updated", params: { conversation: { status: "running" } } });
+  handlers["$/openvaala/connection"]({ state: "reconnecting" });
+  handlers["$/openvaala/connection"]({ state: "connected", running: [goesOn] });
+  await new Promise((r) => setTimeout(r, 10));
+  seen.reconnect = { kept: seen.progress.slice(progressBefore).map((p) => p.done) };
+  handlers["$/openvaala/connection"]({ state: "reconnecting" });
+  handlers["$/openvaala/connection"]({ state: "connected", restarted: true, running: [] });
+  await new Promise((r) => setTimeout(r, 10));
+  seen.reconnect.ended = seen.progress.splice(progressBefore).map((p) => p.done);
+  seen.reconnect.notes = seen.notifications.splice(notesBefore2);
   // The chat panel on screen gets each MCP server's state.
   seen.posted = [];
   const webview = { cspSource: "vscode-resource:", asWebviewUri: (u) => u, postMessage: (m) => seen.posted.push(m), onDidReceiveMessage() {} };
