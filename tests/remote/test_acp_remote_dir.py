@@ -23,6 +23,16 @@ from tests.support.daemon import Daemon
 from tests.support.sshd import Sshd
 
 
+def _named_dir(
+    remote: Daemon, client_env: dict[str, str], name: str
+) -> tuple[Path, dict[str, str]]:
+    """A project directory on the remote machine, made there, and a client environment whose
+    `--remote remotebox:DIR` names it."""
+    project = remote.workdir / name
+    project.mkdir(exist_ok=True)
+    return project, {**client_env, ENV_REMOTE: f"remotebox:{project}"}
+
+
 def _editor_dir(tmp_path: Path) -> str:
     """The editor's project on "this machine": a path the remote machine does not have."""
     return str(tmp_path / "laptop" / "project")
@@ -36,9 +46,7 @@ async def test_a_session_starts_in_the_directory_named_by_remote_host_dir(
     client_env: dict[str, str],
     tmp_path: Path,
 ) -> None:
-    project = remote.workdir / "project"
-    project.mkdir(exist_ok=True)
-    env = {**client_env, ENV_REMOTE: f"remotebox:{project}"}
+    project, env = _named_dir(remote, client_env, "project")
     editor = _editor_dir(tmp_path)
     fake.enqueue(Reply().text("in the project"))
     async with acp_agent(here(local, env), tmp_path) as (conn, _rec):
@@ -92,9 +100,7 @@ async def test_over_remote_the_tools_write_on_the_remote_machine_not_the_editors
 ) -> None:
     # The editor offers its files and terminals, but they are this machine's: the agent's
     # write lands in DIR over there, and the editor is asked for nothing.
-    project = remote.workdir / "written-there"
-    project.mkdir(exist_ok=True)
-    env = {**client_env, ENV_REMOTE: f"remotebox:{project}"}
+    project, env = _named_dir(remote, client_env, "written-there")
     fake.enqueue(
         Reply().tool_call("write_file", {"path": "fresh.txt", "content": "on the remote\n"}),
         Reply().text("done"),
