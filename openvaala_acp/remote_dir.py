@@ -1,5 +1,5 @@
 """Where an ACP session starts when the daemon is on another machine (`openvaala acp --remote
-HOST[:DIR]`; docs/design.md, "ACP's directory over --remote").
+HOST[:DIR]`; docs/design.md, "Gaps after issues 35, 37, 39 and 41").
 
 `session/new` always carries the editor's own directory, a path of this machine. Over
 `--remote` the daemon reads paths as its machine's, so that path is used only as the user said:

@@ -50,7 +50,7 @@ class Forwarder:
         """`connected` names the editor's conversations whose turn goes on (a daemon reached
         again over ssh never stopped it): the bridge has resubscribed and folded what it
         missed before it says so, so an editor redraws its running markers from this, having
-        kept them while reconnecting (docs/editors.md, "Notifications")."""
+        kept them while reconnecting (docs/editors.md, "Notifications (bridge → editor)")."""
         if params.get("state") != "connected":
             return params
         views = self.ls.bridge.views

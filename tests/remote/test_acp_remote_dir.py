@@ -1,8 +1,9 @@
 """`openvaala acp --remote HOST[:DIR]`: `session/new` carries the editor's directory, a path of
 this machine. With `HOST:DIR` the session starts in DIR there (and `session/list` of the
 editor's directory finds it); without DIR, an editor's path that does not exist there is
-refused with an error naming `--remote HOST:DIR`, and no conversation is made (docs/design.md,
-"ACP's directory over --remote")."""
+refused with an error naming `--remote HOST:DIR`, and no conversation is made; the editor's
+files and terminals are not used over `--remote` (docs/design.md, "Gaps after issues 35, 37, 39
+and 41")."""
 
 from __future__ import annotations
 
