@@ -2,7 +2,8 @@
 stopped the turn, so once the bridge is connected again the panel shows it running (not a bare
 "reconnected"), then the rest of the reply, then idle; and the bridge's `connected` names the
 conversation whose turn goes on, for the extension's status bar and progress (docs/editors.md,
-"Notifications"). The panel's page in Chromium (tests/lsp/test_vscode_panel.py's harness)."""
+"Notifications (bridge → editor)"). The panel's page in Chromium (the harness of
+tests/lsp/test_vscode_panel.py)."""
 
 from __future__ import annotations
 
