@@ -45,6 +45,13 @@ from openvaala_acp.link import DaemonLink, daemon_lost
 from openvaala_acp.mcp_prompts import McpPrompts
 from openvaala_acp.outbox import Outbox
 from openvaala_acp.permissions import Permissions
+from openvaala_acp.remote_dir import (
+    There,
+    explain_missing,
+    filter_directory,
+    remote_of,
+    session_directory,
+)
 from openvaala_acp.stream import SessionStream, plan_update, usage_update
 from openvaala_server import prompts
 from openvaala_server.client import SNAPSHOT
@@ -123,10 +130,16 @@ class OpenVaalaAgent:
     async def new_session(
         self, cwd: str, mcp_servers: list[Entry] | None = None, **kw: object
     ) -> NewSessionResponse:
-        created = await self.link.request(methods.CONVERSATION_CREATE, {"cwd": cwd})
+        there = await remote_of(self.link)
+        try:
+            created = await self.link.request(
+                methods.CONVERSATION_CREATE, {"cwd": session_directory(cwd, there)}
+            )
+        except RequestError as exc:
+            raise explain_missing(exc, cwd, there) from None
         cid = str(created["conversation"]["conversationId"])
         stream, modes = await self._open(cid)
-        await self.files.host(cid)
+        await self._host_files(cid, there)
         await self.editor_servers.bring(cid, mcp_servers)
         await self.mcp_prompts.load()
         self._announce(stream)
@@ -139,16 +152,23 @@ class OpenVaalaAgent:
     ) -> LoadSessionResponse:
         _check_id(session_id)
         stream, modes = await self._open(session_id, replay=True)
-        await self.files.host(session_id)
+        await self._host_files(session_id, await remote_of(self.link))
         await self.editor_servers.bring(session_id, mcp_servers)
         await self.mcp_prompts.load()
         self._announce(stream)
         await self.outbox.flush()  # the whole history is out before the answer
         return LoadSessionResponse(modes=modes, config_options=self._config_options(stream))
 
+    async def _host_files(self, cid: str, there: There | None) -> None:
+        """The editor's buffers and terminals are this machine's: over `--remote` the tools
+        read and run on the daemon's machine instead (remote_dir.py)."""
+        if there is None:
+            await self.files.host(cid)
+
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kw: object
     ) -> ListSessionsResponse:
+        cwd = filter_directory(cwd, await remote_of(self.link))
         params: payloads.ListParams = {"limit": 100}
         if cursor:
             params["cursor"] = cursor

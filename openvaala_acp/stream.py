@@ -237,7 +237,8 @@ class SessionStream:
         a crash cut short, which the fold keeps (openvaala_server/client/cut_stream.py), is
         marked interrupted where it ends; the root's items the editor never saw (the notice of
         the crash, what completed while it was away) are shown; calls left without a result
-        are settled (docs/editors.md, "Errors and restarts")."""
+        are settled; and the settings that changed meanwhile are announced (docs/editors.md,
+        "Errors and restarts")."""
         assert self.view is not None
         root = self.view.sessions.get(self.root_session_id)
         seen = {str(i.get("itemId")) for i in root.items} if root else set()
@@ -252,7 +253,12 @@ class SessionStream:
             elif item_id not in seen:
                 updates += self._fresh(item)
         turn = root.turn_id if root else None
-        return updates + self.settle(turn)
+        # What another client switched while this agent was away (the title, the permission
+        # mode; the root's agent and model) redraws the editor's selectors now, not at the
+        # next switch: only differences go out.
+        settings = self._conversation(self.view.conversation)
+        settings += self._session(root.info) if root else []
+        return updates + self.settle(turn) + settings
 
     def _fresh(self, item: Item) -> list[Update]:
         """An item first seen in a snapshot: a running one as it starts (its deltas follow),

@@ -10,8 +10,9 @@ from openvaala_lsp.host import Host
 from openvaala_lsp.mcp import MCP_STATUS
 from openvaala_lsp.usage import for_status_line, report
 from openvaala_server.client import CONNECTION, SNAPSHOT
+from openvaala_server.client.view import AWAITING_APPROVAL
 from openvaala_server.protocol import methods
-from openvaala_server.protocol.json_types import JsonObject
+from openvaala_server.protocol.json_types import JsonObject, JsonValue
 
 EVENT = "$/openvaala/event"
 USAGE = "$/openvaala/usage"
@@ -26,7 +27,7 @@ class Forwarder:
 
     def on_note(self, method: str, params: JsonObject) -> None:
         if method == CONNECTION:
-            self.ls.protocol.notify(CONNECTION_STATE, params)
+            self.ls.protocol.notify(CONNECTION_STATE, self._with_running(params))
             return
         if method == methods.MCP_STATUS_CHANGED:  # every MCP server's state, for any editor
             self.ls.protocol.notify(MCP_STATUS, params)
@@ -44,6 +45,21 @@ class Forwarder:
             self.push_usage(cid, sid, usage if isinstance(usage, dict) else {})
         elif method == SNAPSHOT:
             self.push_all_usage(cid)
+
+    def _with_running(self, params: JsonObject) -> JsonObject:
+        """`connected` names the editor's conversations whose turn goes on (a daemon reached
+        again over ssh never stopped it): the bridge has resubscribed and folded what it
+        missed before it says so, so an editor redraws its running markers from this, having
+        kept them while reconnecting (docs/editors.md, "Notifications (bridge → editor)")."""
+        if params.get("state") != "connected":
+            return params
+        views = self.ls.bridge.views
+        running: list[JsonValue] = [
+            cid
+            for cid in sorted(self.conversations)
+            if cid in views and busy(views[cid].conversation)
+        ]
+        return {**params, "running": running}
 
     def push_all_usage(self, cid: str) -> None:
         view = self.ls.bridge.views.get(cid)
@@ -74,3 +90,8 @@ class Forwarder:
         self.conversations.discard(cid)
         for key in [k for k in self._last_usage if k[0] == cid]:
             del self._last_usage[key]
+
+
+def busy(conversation: Mapping[str, object]) -> bool:
+    """A turn runs, or waits for an approval (which is part of it)."""
+    return conversation.get("status") in ("running", AWAITING_APPROVAL)

@@ -41,6 +41,8 @@ const ANSWERS = {
   [DENY_WITH_MESSAGE]: "deny",
 };
 const ALREADY = "OpenVaala: that approval was already answered.";
+// The permission modes' names, as the chat panel's select shows them (permission_mode.js).
+const MODE_LABELS = { plan: "Plan (read-only)", ask: "Ask every write", "auto-edit": "Auto-edit" };
 const SHOW_DIFF = "Show the Diff";
 
 function conversationOf(uri) {
@@ -336,6 +338,27 @@ const commands = {
     });
     vscode.window.showInformationMessage(`OpenVaala: working directory ${cwd}.`);
   },
+  // The chat panel's select, from the palette: the modes the agent allows, narrowest first, the
+  // one in force marked; the daemon stays the judge (a refused one is its error).
+  "openvaala.ui.setPermissionMode": async () => {
+    const cid = requireCurrent();
+    if (!cid) return;
+    const { snapshot } = await request("openvaala/subscribe", { conversationId: cid });
+    const conv = snapshot.conversation;
+    const label = (mode) => MODE_LABELS[mode] || mode;
+    const now = conv.permissionMode;
+    const pick = await vscode.window.showQuickPick(
+      (conv.permissionModes || []).map((mode) => ({
+        label: `${mode === now ? "$(check)" : "$(blank)"} ${label(mode)}`,
+        description: mode === now ? "current" : undefined,
+        mode,
+      })),
+      { placeHolder: `Permission mode (now: ${label(now)})` }
+    );
+    if (!pick || pick.mode === now) return;
+    await request("openvaala/setPermissionMode", { conversationId: cid, mode: pick.mode });
+    vscode.window.showInformationMessage(`OpenVaala: permission mode ${label(pick.mode)}.`);
+  },
   // The bridge answers with the servers and also shows their state as a message.
   "openvaala.ui.mcp": async () => {
     await request("openvaala/mcp", {});
@@ -411,12 +434,19 @@ async function startClient(context) {
     panel.notify("$/openvaala/connection", params);
     const { state: connection, restarted, message } = params;
     if (connection === "reconnecting") {
-      state.running.clear(); // the lost daemon's turns never end
-      for (const cid of [...turns.keys()]) showRunning(cid, false);
+      // The running markers stay: a daemon reached again (over ssh) may never have stopped the
+      // turn. `connected` says which turns go on.
       vscode.window.setStatusBarMessage("OpenVaala: connection to the daemon lost, reconnecting…", 5000);
     } else if (connection === "connected") {
+      const running = new Set(params.running || []);
+      for (const cid of new Set([...state.running.keys(), ...running])) {
+        state.running.set(cid, running.has(cid));
+        showRunning(cid, running.has(cid));
+      }
       vscode.window.setStatusBarMessage(`OpenVaala: reconnected${restarted ? " (a new daemon was started)" : ""}`, 5000);
     } else if (connection === "disconnected") {
+      state.running.clear(); // no daemon: nothing runs for this window
+      for (const cid of [...turns.keys()]) showRunning(cid, false);
       vscode.window.showErrorMessage(`OpenVaala: the daemon is gone (${message}); start it with \`openvaala serve start\`.`);
     }
     updateStatus();

@@ -417,8 +417,13 @@ class ThreadFeed:
         if not isinstance(info, dict):
             return []
         old_title, was_archived = self.info.get("title"), bool(self.info.get("archived"))
+        old_mode = self.info.get("permissionMode")
         self.info = info
         out: list[Out] = []
+        if old_mode is not None and info.get("permissionMode") != old_mode:  # by any client
+            model, agent = self.settings.get(self.root, ("", ""))
+            model = model or str(info.get("model") or "")
+            out.append(self._settings_note(self.root, model, agent or str(info.get("agent") or "")))
         if info.get("title") != old_title:
             params = {"threadId": self.thread(None), "threadName": info.get("title")}
             out.append(self._note("thread/name/updated", params))
@@ -443,13 +448,14 @@ class ThreadFeed:
         return out + self._status(sid, status)
 
     def _settings_note(self, sid: str, model: str, agent: str) -> wire.Notice:
+        approval, sandbox = threads.policies(self.info.get("permissionMode"))
         settings: JsonObject = {
             "model": model,
             "modelProvider": threads.MODEL_PROVIDER,
             "cwd": self.cwd,
-            "approvalPolicy": "on-request",
+            "approvalPolicy": approval,
             "approvalsReviewer": "user",
-            "sandboxPolicy": threads.SANDBOX,
+            "sandboxPolicy": sandbox,
             "collaborationMode": {
                 "mode": "plan" if agent == overrides.PLAN_AGENT else "default",
                 "settings": {

@@ -348,7 +348,10 @@ class CodexSession:
         thread["turns"] = turns
         return thread
 
-    def _thread_answer(self, thread: wire.Thread) -> Answer:
+    def _thread_answer(self, thread: wire.Thread, snapshot: JsonObject) -> Answer:
+        info = snapshot.get("conversation")
+        mode = info.get("permissionMode") if isinstance(info, dict) else None
+        approval, sandbox = threads.policies(mode)
         return {
             "thread": thread,
             "model": thread["model"] or "",
@@ -357,9 +360,9 @@ class CodexSession:
             "disabledPluginIds": [],
             "cwd": thread["cwd"],
             "instructionSources": [],
-            "approvalPolicy": "on-request",
+            "approvalPolicy": approval,
             "approvalsReviewer": "user",
-            "sandbox": threads.SANDBOX,
+            "sandbox": sandbox,
             "reasoningEffort": None,
         }
 
@@ -393,7 +396,7 @@ class CodexSession:
         _, snapshot = await self._open(cid)
         thread = self._thread(snapshot, None, [])
         self.notify("thread/started", {"thread": thread})
-        return self._thread_answer(thread)
+        return self._thread_answer(thread, snapshot)
 
     async def thread_resume(self, p: JsonObject) -> Answer:
         cid, sid = self._locate(p)
@@ -401,7 +404,7 @@ class CodexSession:
             self.closed.discard(thread_id(sid))
         _, snapshot = await self._open(cid)
         turns = [] if p.get("excludeTurns") else await self._turns(cid, sid, snapshot)
-        answer = self._thread_answer(self._thread(snapshot, sid, turns))
+        answer = self._thread_answer(self._thread(snapshot, sid, turns), snapshot)
         answer.update(
             {"collaborationMode": None, "turnsBackwardsCursor": None, "itemsBackwardsCursor": None}
         )
@@ -565,7 +568,7 @@ class CodexSession:
             await self.up.request("conversation/unsubscribe", {"conversationId": cid})
         self.rewound[codex_cid] = new
         _, snapshot = await self._open(new)
-        answer = self._thread_answer(self._thread(snapshot, None, []))
+        answer = self._thread_answer(self._thread(snapshot, None, []), snapshot)
         answer.update({"turnsBackwardsCursor": None, "itemsBackwardsCursor": None})
         reverted = {"threadId": thread_id(codex_cid)}
         self.after_answer.append(lambda: self.notify("thread/reverted", reverted))
@@ -598,7 +601,7 @@ class CodexSession:
         _, snapshot = await self._open(new)
         thread = self._thread(snapshot, None, await self._turns(new, None, snapshot))
         self.notify("thread/started", {"thread": {**thread, "turns": []}})
-        return self._thread_answer(thread)
+        return self._thread_answer(thread, snapshot)
 
     async def thread_unsubscribe(self, p: JsonObject) -> Answer:
         cid, sid = self._locate(p)

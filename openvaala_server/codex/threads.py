@@ -20,6 +20,21 @@ from openvaala_server.protocol.json_types import JsonObject
 MODEL_PROVIDER: Final = "openvaala"
 # Codex's sandbox as reported: OpenVaala's own applies (docs/codex.md "Not supported").
 SANDBOX: Final[JsonObject] = {"type": "externalSandbox", "networkAccess": "restricted"}
+# Plan mode's sandbox as reported: OpenVaala's plan mode is read-only (docs/security.md).
+READ_ONLY: Final[JsonObject] = {"type": "readOnly", "networkAccess": False}
+
+
+def policies(permission_mode: object) -> tuple[str, JsonObject]:
+    """The conversation's permission mode as Codex's approval and sandbox policies, so that a
+    Codex client shows it (docs/codex.md "Per-turn overrides"; the inverse of
+    overrides.policy_mode where Codex has a word for it): `plan` is a read-only sandbox, `ask`
+    is `untrusted` (asks before every write), and `auto-edit` — the agent's configuration
+    decides when to ask — is `on-request`, with OpenVaala's own sandbox."""
+    if permission_mode == "plan":
+        return "on-request", READ_ONLY
+    if permission_mode == "ask":
+        return "untrusted", SANDBOX
+    return "on-request", SANDBOX
 
 
 def seconds(timestamp: object) -> int:

@@ -50,6 +50,7 @@ class Recorder:
     fallback_refreshed: list[str] = field(default_factory=list)  # uris ($/openvaala/refresh)
     composer: list[dict[str, Any]] = field(default_factory=list)
     connection: list[str] = field(default_factory=list)
+    connection_params: list[dict[str, Any]] = field(default_factory=list)  # each in full
     approvals_requested: list[dict[str, Any]] = field(default_factory=list)
     approvals_resolved: list[dict[str, Any]] = field(default_factory=list)
     mcp_status: list[dict[str, Any]] = field(default_factory=list)  # $/openvaala/mcpStatus
@@ -131,6 +132,7 @@ async def start_lsp(
     @feature("$/openvaala/connection")
     def on_connection(params: Any) -> None:
         rec.connection.append(plain(params)["state"])
+        rec.connection_params.append(plain(params))
         rec.poke()
 
     @feature("$/openvaala/approvalRequested")

@@ -9,6 +9,7 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,9 +17,12 @@ ROOT = Path(__file__).resolve().parents[2]
 NODE = shutil.which("node")
 
 
-@pytest.mark.skipif(NODE is None, reason="node is not installed")
-def test_extension_activates_and_shows_usage() -> None:
-    assert NODE is not None
+@pytest.fixture(scope="module")
+def seen() -> dict[str, Any]:
+    """What the extension did, activated once for the module against the stand-ins
+    (vscode_smoke.js plays every scene in one run)."""
+    if NODE is None:
+        pytest.skip("node is not installed")
     run = subprocess.run(
         [NODE, str(Path(__file__).with_name("vscode_smoke.js")), str(ROOT / "editors" / "vscode")],
         capture_output=True,
@@ -27,7 +31,11 @@ def test_extension_activates_and_shows_usage() -> None:
         check=False,
     )
     assert run.returncode == 0, run.stderr
-    seen = json.loads(run.stdout)
+    result: dict[str, Any] = json.loads(run.stdout)
+    return result
+
+
+def test_extension_activates_and_shows_usage(seen: dict[str, Any]) -> None:
     manifest = json.loads((ROOT / "editors" / "vscode" / "package.json").read_text())
     contributed = [c["command"] for c in manifest["contributes"]["commands"]]
     assert sorted(seen["commands"]) == sorted(contributed)
@@ -65,18 +73,7 @@ def test_extension_activates_and_shows_usage() -> None:
     ]
 
 
-@pytest.mark.skipif(NODE is None, reason="node is not installed")
-def test_extension_answers_approvals_with_buttons() -> None:
-    assert NODE is not None
-    run = subprocess.run(
-        [NODE, str(Path(__file__).with_name("vscode_smoke.js")), str(ROOT / "editors" / "vscode")],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr
-    seen = json.loads(run.stdout)
+def test_extension_answers_approvals_with_buttons(seen: dict[str, Any]) -> None:
     # It asks itself, so the bridge sends no showMessageRequest as well.
     assert seen["initializationOptions"] == {"approvals": "plugin", "progress": False}
 
@@ -125,18 +122,9 @@ def test_extension_answers_approvals_with_buttons() -> None:
     assert seen["pending"] == ["default: echo hi"] * 3
 
 
-@pytest.mark.skipif(NODE is None, reason="node is not installed")
-def test_extension_starts_on_first_use_sets_markdown_and_cancels_its_progress() -> None:
-    assert NODE is not None
-    run = subprocess.run(
-        [NODE, str(Path(__file__).with_name("vscode_smoke.js")), str(ROOT / "editors" / "vscode")],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr
-    seen = json.loads(run.stdout)
+def test_extension_starts_on_first_use_sets_markdown_and_cancels_its_progress(
+    seen: dict[str, Any],
+) -> None:
     manifest = json.loads((ROOT / "editors" / "vscode" / "package.json").read_text())
     # Not in every window: activation registers commands; the bridge starts on first use.
     assert "onStartupFinished" not in manifest["activationEvents"]
@@ -155,18 +143,7 @@ def test_extension_starts_on_first_use_sets_markdown_and_cancels_its_progress() 
     assert interrupts == [{"conversationId": "a" * 32}]
 
 
-@pytest.mark.skipif(NODE is None, reason="node is not installed")
-def test_extension_changes_agent_and_working_directory() -> None:
-    assert NODE is not None
-    run = subprocess.run(
-        [NODE, str(Path(__file__).with_name("vscode_smoke.js")), str(ROOT / "editors" / "vscode")],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr
-    seen = json.loads(run.stdout)
+def test_extension_changes_agent_and_working_directory(seen: dict[str, Any]) -> None:
     manifest = json.loads((ROOT / "editors" / "vscode" / "package.json").read_text())
     titles = {c["command"]: c["title"] for c in manifest["contributes"]["commands"]}
     assert titles["openvaala.ui.setAgent"] == "Change Agent…"
@@ -198,3 +175,39 @@ def test_extension_changes_agent_and_working_directory() -> None:
         "OpenVaala: agent other.",
         "OpenVaala: working directory /tmp/moved here.",
     ]
+
+
+def test_extension_sets_the_permission_mode_from_the_palette(seen: dict[str, Any]) -> None:
+    manifest = json.loads((ROOT / "editors" / "vscode" / "package.json").read_text())
+    titles = {c["command"]: c["title"] for c in manifest["contributes"]["commands"]}
+    assert titles["openvaala.ui.setPermissionMode"] == "Set Permission Mode"
+    # The modes the agent allows, narrowest first, the one in force checked and named.
+    assert seen["modeChoices"] == [
+        ["$(blank) Plan (read-only)", ""],
+        ["$(blank) Ask every write", ""],
+        ["$(check) Auto-edit", "current"],
+    ]
+    assert seen["modePrompt"] == "Permission mode (now: Auto-edit)"
+    cid = "a" * 32
+    # Read from the conversation's snapshot each time; only a change is sent.
+    assert seen["mode"] == [
+        ["openvaala/subscribe", {"conversationId": cid}],
+        ["openvaala/setPermissionMode", {"conversationId": cid, "mode": "plan"}],
+        ["openvaala/subscribe", {"conversationId": cid}],
+    ]
+    assert seen["modeNotes"] == ["OpenVaala: permission mode Plan (read-only)."]
+
+
+def test_extension_keeps_a_turn_running_through_a_reconnection(seen: dict[str, Any]) -> None:
+    # One progress for the turn: still up after `connected` named it running, ended (not shown
+    # again) once a new daemon's `connected` did not.
+    assert seen["reconnect"] == {
+        "kept": [False],
+        "ended": [True],
+        "notes": [
+            "OpenVaala: connection to the daemon lost, reconnecting…",
+            "OpenVaala: reconnected",
+            "OpenVaala: connection to the daemon lost, reconnecting…",
+            "OpenVaala: reconnected (a new daemon was started)",
+        ],
+    }

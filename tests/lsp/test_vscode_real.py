@@ -221,7 +221,7 @@ async def _until_shown(page: Page, words: str, timeout: float = 60) -> None:
 
 @pytest.mark.timeout(300)  # npm install, code-server and Chromium on a loaded machine
 async def test_the_extension_in_vscode_keeps_a_markdown_transcript_live(
-    code_server: str, tmp_path: Path
+    code_server: str, tmp_path: Path, daemon: Daemon
 ) -> None:
     async with workbench(code_server, tmp_path / "vscode.png") as page:
         await _palette(page, "OpenVaala: New Conversation")
@@ -264,3 +264,22 @@ async def test_the_extension_in_vscode_keeps_a_markdown_transcript_live(
         await _new_tab(page, seen)
         await _until_shown(page, "## Task from default (parent agent)")
         await language.filter(has_text="Markdown").wait_for()
+
+        # The permission mode from the palette (the conversation on screen, the subagent's
+        # transcript being one of it): the allowed modes, the one in force marked.
+        await _palette(page, "OpenVaala: Set Permission Mode")
+        current = page.locator(".quick-input-list .monaco-list-row", has_text="current")
+        await current.filter(has_text="Auto-edit").wait_for()
+        await _pick(page, "Plan (read-only)")
+        toast = page.locator(".notifications-toasts", has_text="permission mode Plan (read-only)")
+        await toast.wait_for()
+        async with await daemon.client() as client:
+            listed = await client.request("conversation/list", {})
+            modes = []
+            for row in listed["conversations"]:
+                read = await client.request(
+                    "conversation/subscribe", {"conversationId": row["conversationId"]}
+                )
+                assert read["snapshot"] is not None
+                modes.append(read["snapshot"]["conversation"]["permissionMode"])
+        assert sorted(modes).count("plan") == 1, modes

@@ -46,7 +46,7 @@ const vscode = {
     },
     showErrorMessage: (m) => seen.notifications.push(m),
     showTextDocument: async () => ({}),
-    showQuickPick: async (items) => { seen.picked = items; return vscode._choose ? vscode._choose(items) : undefined; },
+    showQuickPick: async (items, options) => { seen.picked = items; seen.pickOptions = options; return vscode._choose ? vscode._choose(items) : undefined; },
     showOpenDialog: async (options) => { seen.folderDialog = options; return [{ fsPath: "/tmp/moved here" }]; },
     setStatusBarMessage: (m) => seen.notifications.push(m),
     withProgress: (options, task) => {
@@ -82,6 +82,10 @@ class LanguageClient {
     seen.requests.push([method, params]);
     if (method === "openvaala/conversations/new") return { conversation: { conversationId: "a".repeat(32) } };
     if (method === "openvaala/render") return { text: "# rendered" };
+    if (method === "openvaala/subscribe") {
+      const conversation = { conversationId: params.conversationId, permissionMode: "auto-edit", permissionModes: ["plan", "ask", "auto-edit"] };
+      return { snapshot: { conversation, sessions: [] } };
+    }
     if (method === "openvaala/agents") return { agents: [{ name: "default", description: "General" }, { name: "other", description: "Another" }] };
     if (method === "workspace/executeCommand" && params.arguments[0].approvalId === "late") {
       throw Object.assign(new Error("approval late was already answered"), { data: { kind: "already_resolved" } });
@@ -171,6 +175,21 @@ require.cache["vscode-languageclient/node"] = { id: "lc", filename: "lc", loaded
   await registered["openvaala.ui.setCwd"]();
   seen.fix = seen.requests.splice(requestsBefore);
   seen.fixNotes = seen.notifications.splice(notesBefore);
+  // A turn that goes on over a reconnection (ssh dropped; the daemon over there did not stop):
+  // its progress and the status bar's spinner stay, until `connected` says it no longer runs.
+  const goesOn = "e".repeat(32);
+  const progressBefore = seen.progress.length;
+  const notesBefore2 = seen.notifications.length;
+  handlers["$/openvaala/event"]({ conversationId: goesOn, seq: 1, method: "conversation/updated", params: { conversation: { status: "running" } } });
+  handlers["$/openvaala/connection"]({ state: "reconnecting" });
+  handlers["$/openvaala/connection"]({ state: "connected", running: [goesOn] });
+  await new Promise((r) => setTimeout(r, 10));
+  seen.reconnect = { kept: seen.progress.slice(progressBefore).map((p) => p.done) };
+  handlers["$/openvaala/connection"]({ state: "reconnecting" });
+  handlers["$/openvaala/connection"]({ state: "connected", restarted: true, running: [] });
+  await new Promise((r) => setTimeout(r, 10));
+  seen.reconnect.ended = seen.progress.splice(progressBefore).map((p) => p.done);
+  seen.reconnect.notes = seen.notifications.splice(notesBefore2);
   // The chat panel on screen gets each MCP server's state.
   seen.posted = [];
   const webview = { cspSource: "vscode-resource:", asWebviewUri: (u) => u, postMessage: (m) => seen.posted.push(m), onDidReceiveMessage() {} };
@@ -179,5 +198,19 @@ require.cache["vscode-languageclient/node"] = { id: "lc", filename: "lc", loaded
   const beforeMcp = seen.requests.length;
   await registered["openvaala.ui.mcp"]();
   seen.mcp = seen.requests.splice(beforeMcp);
+  // The permission mode from the palette: the allowed modes with the current one marked; the one
+  // picked goes to the bridge, the current one picked again sends nothing.
+  if (registered["openvaala.ui.setPermissionMode"]) {
+    const beforeMode = seen.requests.length;
+    const notesMode = seen.notifications.length;
+    vscode._choose = (items) => items.find((i) => i.label.endsWith("Plan (read-only)"));
+    seen.modeChoices = (await vscode._pick("openvaala.ui.setPermissionMode")).map((i) => [i.label, i.description || ""]);
+    seen.modePrompt = seen.pickOptions.placeHolder;
+    vscode._choose = (items) => items.find((i) => i.description === "current");
+    await registered["openvaala.ui.setPermissionMode"]();
+    vscode._choose = undefined;
+    seen.mode = seen.requests.splice(beforeMode);
+    seen.modeNotes = seen.notifications.splice(notesMode);
+  }
   process.stdout.write(JSON.stringify(seen));
 })().catch((err) => { console.error(err); process.exit(1); });

@@ -261,7 +261,10 @@ function onConnection(p) {
   // No resubscription here: the bridge has resubscribed before it says so, and sent what was
   // missed or a snapshot (onEvent); another snapshot would lose the reply a crash cut short.
   else if (p.state === "connected") {
-    showStatus("reconnected");
+    // What the daemon reports now (a turn that went on over there shows as running), as the
+    // fold has it after the bridge's replay or snapshot.
+    if (ui.state) renderHeader(" · reconnected");
+    else showStatus("reconnected");
     mcp.forget(); // maybe a new daemon: its servers are read again at the next need
   } else if (p.state === "disconnected") showStatus(`the daemon is gone: ${p.message || ""}`, true);
 }
@@ -467,13 +470,13 @@ function respond(a, decision) {
 
 // -- the rest of the panel ---------------------------------------------------------------
 
-function renderHeader() {
+function renderHeader(note = "") {
   const st = ui.state;
   if (!st) return;
   const root = session(st, null);
   const status = st.conversation.status || "idle";
   const usage = root && root.usage ? ` · context ${root.usage.used}/${root.usage.contextWindow}` : "";
-  showStatus(`${st.conversation.title || "New conversation"} — ${status}${usage}`);
+  showStatus(`${st.conversation.title || "New conversation"} — ${status}${usage}${note}`);
   document.body.dataset.status = status;
   // The mode the daemon announced, whichever client switched it (conversation/updated).
   if (permission) permission.render(st.conversation);

@@ -123,12 +123,28 @@ local handlers = {
   ["$/openvaala/connection"] = function(_, params)
     M.state.connection = params.state
     if params.state == "reconnecting" then
-      -- Turns the lost daemon ran never end: no conversation stays marked as running.
-      M.state.status = {}
+      -- The running marks stay: a daemon reached again over ssh may never have stopped the
+      -- turn; `connected` names the conversations whose turn goes on.
       notify("connection to the daemon lost, reconnecting…", vim.log.levels.WARN)
     elseif params.state == "connected" then
+      local running = {}
+      for _, cid in ipairs(params.running or {}) do
+        running[cid] = true
+      end
+      for cid, status in pairs(M.state.status) do
+        if (status == "running" or status == "awaiting_approval") and not running[cid] then
+          M.state.status[cid] = "idle"
+        end
+      end
+      for cid in pairs(running) do
+        if M.state.status[cid] ~= "awaiting_approval" then
+          M.state.status[cid] = "running"
+        end
+      end
       notify("reconnected to the daemon" .. (params.restarted and " (a new one was started)" or ""))
     elseif params.state == "disconnected" then
+      -- No daemon: nothing runs for this editor.
+      M.state.status = {}
       notify("the daemon is gone: " .. (params.message or "") .. " — start it with `openvaala serve start`", vim.log.levels.ERROR)
     end
     vim.cmd("redrawstatus")
