@@ -2,7 +2,8 @@
 
 Requests are what a client sends (each has a handler in api/); notifications are what the
 daemon sends. A test checks these against docs/protocol.md both ways
-(tests/server/test_protocol_doc.py), so a method is added here, in its handler and in the doc.
+(tests/server/protocol/test_protocol_doc.py), so a method is added here, in its handler and in
+the doc.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ a request are `<Name>Params` and its result `<Name>Result`; a notification's par
 adds to every one (runtime/hub.py).
 
 `NOTIFICATION_PARAMS` and `REQUEST_PARAMS` map each method (protocol/methods.py) to its
-TypedDict: tests/server/test_protocol_doc.py checks docs/protocol.md against them.
+TypedDict: tests/server/protocol/test_protocol_doc.py checks docs/protocol.md against them.
 """
 
 from __future__ import annotations
