@@ -50,7 +50,7 @@ from openvaala_server.store.paths import (
     is_real_dir,
     is_real_file,
 )
-from openvaala_server.store.reindex import ReindexReport, read_meta, reindex
+from openvaala_server.store.reindex import ReindexReport, reindex
 from openvaala_server.store.tail import item_of as _item
 
 __all__ = [
@@ -284,10 +284,13 @@ class Store:
             self._remember(cid, meta, last)
             return meta, False
         # Not cached, or another append's records came in between: fold the file (it holds
-        # ours, since they are durable) rather than guess the order.
-        meta, read = await asyncio.to_thread(read_meta, path)
-        self._remember(cid, meta, read.last_seq)
-        return meta, True
+        # ours, since they are durable) rather than guess the order — from its folded snapshot
+        # when that still matches, as an open does (docs/storage.md, "The folded metadata").
+        meta, seq = await asyncio.to_thread(folded.load_with_seq, path)
+        self._remember(cid, meta, seq)
+        # Not cached (the first append after a cold open): every other append indexed its own
+        # turns already; only an order we did not see is indexed whole again.
+        return meta, cached is not None
 
     def _remember(self, cid: str, meta: m.ConversationMeta, seq: int) -> None:
         self._metas[cid] = (meta, seq)
