@@ -130,8 +130,6 @@ class Owner(Protocol):
     @property
     def sessions(self) -> dict[str, LiveSession]: ...
 
-    def is_dormant(self) -> bool: ...
-
     def is_quiet(self) -> bool: ...
 
     def pinned(self, session: LiveSession) -> list[str]: ...
@@ -173,24 +171,9 @@ class Residency:
         self._timer = None
         self.check()
 
-    def _idle(self) -> bool:
-        conv = self.conv
-        return (
-            conv.persisted
-            and conv.is_dormant()
-            and all(
-                s.preparing is None and s.compaction_task is None for s in conv.sessions.values()
-            )
-        )
-
-    def _release_if_idle(self) -> None:
-        if self._idle():
-            self._release(self._last_pages(), contexts=False)
-        elif self._quiet():
-            self._release(self._contexts(), contexts=True)
-
     def _quiet(self) -> bool:
-        """Clients watch, nothing else holds the history: it may shrink to the contexts."""
+        """Nothing runs, waits, compacts or is read back: the history may shrink (to the
+        contexts while clients watch)."""
         conv = self.conv
         return (
             conv.persisted
@@ -199,6 +182,14 @@ class Residency:
                 s.preparing is None and s.compaction_task is None for s in conv.sessions.values()
             )
         )
+
+    def _release_if_idle(self) -> None:
+        if not self._quiet():
+            return
+        if self.conv.hub.subscriber_count == 0:
+            self._release(self._last_pages(), contexts=False)
+        else:
+            self._release(self._contexts(), contexts=True)
 
     def _last_pages(self) -> list[tuple[LiveSession, int]]:
         return [
