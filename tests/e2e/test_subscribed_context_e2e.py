@@ -31,7 +31,7 @@ from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
 from tests.fakes.wire import CHAT
 from tests.support.daemon import Daemon
-from tests.support.events import collect_until, method_is, turn_ended
+from tests.support.events import collect_until, method_is, snapshot_of, turn_ended
 
 ITEMS = 3_000
 COVERED = 2_499  # the summary covers items 0..2,499
@@ -153,6 +153,11 @@ async def test_a_subscribed_session_holds_its_context_and_everything_reads_the_s
             assert [i["text"] for i in await items_of(client, fid)] == [
                 text_of(n) for n in range(301)
             ]
+            # It keeps the pin of the old message it copied (docs/protocol.md).
+            listed = await client.request("sessions/list", {"conversationId": fid})
+            snapshot = await snapshot_of(client, fid)
+            await client.request("conversation/unsubscribe", {"conversationId": fid})
+            assert snapshot["sessions"][0]["pinned"] == [written[PINNED]["itemId"]], listed
             # The fork read the whole history; a while later, still subscribed, the daemon
             # holds the context again.
             await contexts_released(d, cid)
