@@ -14,45 +14,23 @@ from openvaala_server.domain.context_tail import context_start
 from openvaala_server.domain.ids import new_id
 from openvaala_server.store.paths import DataDir
 from openvaala_server.store.store import Store
-
-
-def _item(sid: str, n: int, **extra: Any) -> dict[str, Any]:
-    return {
-        "itemId": new_id(),
-        "type": r.USER_MESSAGE,
-        "sessionId": sid,
-        "turnId": None,
-        "createdAt": r.utc_now(),
-        "status": r.COMPLETED,
-        "text": f"message {n}",
-        **extra,
-    }
+from tests.server.store.helpers import created
+from tests.server.store.test_page_reads import item
 
 
 async def test_the_context_read_from_the_end_is_the_whole_reads_tail(tmp_path: Path) -> None:
     store = await Store.open(DataDir(tmp_path / "home"))
     try:
-        cid, sid = new_id(), new_id()
-        await store.create_conversation(
-            {
-                "conversationId": cid,
-                "cwd": str(tmp_path),
-                "agent": "default",
-                "model": "m",
-                "title": "t",
-                "titleSource": "user",
-                "rootSessionId": sid,
-                "forkedFrom": None,
-                "formatVersion": r.FORMAT_VERSION,
-            }
-        )
+        payload = created()
+        cid, sid = payload["conversationId"], payload["rootSessionId"]
+        await store.create_conversation(payload)
         rng = random.Random(40)
         written: list[dict[str, Any]] = []
         for batch in range(12):
-            items = [_item(sid, batch * 100 + n) for n in range(100)]
+            items = [item(sid, batch * 100 + n) for n in range(100)]
             if batch % 4 == 3:  # a compaction now and then, covering an item some way back
                 covers = written[-rng.randrange(1, 150)]["itemId"]
-                items.append(_item(sid, -1, type=r.SUMMARY, text="summary", coversUpTo=covers))
+                items.append({**item(sid, -1), "type": r.SUMMARY, "coversUpTo": covers})
             await store.append_items(cid, sid, cast("list[r.Item]", items))
             written += items
             whole = await store.read_all_items(cid, sid)
