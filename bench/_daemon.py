@@ -126,6 +126,21 @@ if calls:
         with open(calls, "w") as f:
             json.dump([_starts, _built], f)
     atexit.register(_dump_calls)
+heap_path = os.environ.get("OPENVAALA_BENCH_HEAP_LOG")
+if heap_path:
+    # The Python heap by line, written at each SIGUSR2 to `path.N` (bench/memory_breakdown.py).
+    import json, signal, tracemalloc
+    tracemalloc.start(1)
+    _heaps = [0]
+    def _dump_heap(signum, frame):
+        stats = tracemalloc.take_snapshot().statistics("lineno")
+        rows = [(str(s.traceback[0]), s.size, s.count) for s in stats]
+        _heaps[0] += 1
+        path = f"{heap_path}.{_heaps[0]}"
+        with open(path + ".tmp", "w") as f:
+            json.dump(rows, f)
+        os.replace(path + ".tmp", path)
+    signal.signal(signal.SIGUSR2, _dump_heap)
 from openvaala_server.cli import main
 profile = os.environ.get("OPENVAALA_BENCH_PROFILE")
 if profile:
@@ -160,6 +175,7 @@ class BenchDaemon:
         call_log: bool = False,
         gc_log: bool = False,
         slow_log: bool = False,
+        heap_log: bool = False,
     ) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="ovbench-")
         root = Path(self._tmp.name)
@@ -172,6 +188,7 @@ class BenchDaemon:
         self.call_log_path = root / "calls.json" if call_log else None
         self.gc_log_path = root / "gc.json" if gc_log else None
         self.slow_log_path = root / "slow.json" if slow_log else None
+        self.heap_log_path = root / "heap.json" if heap_log else None
         self.process: subprocess.Popen[bytes] | None = None
         self.address = ""
         self.token = ""
@@ -190,6 +207,8 @@ class BenchDaemon:
             env["OPENVAALA_BENCH_GC_LOG"] = str(self.gc_log_path)
         if self.slow_log_path is not None:
             env["OPENVAALA_BENCH_SLOW_LOG"] = str(self.slow_log_path)
+        if self.heap_log_path is not None:
+            env["OPENVAALA_BENCH_HEAP_LOG"] = str(self.heap_log_path)
         return env
 
     def start(self, timeout: float = 60, answered: Callable[[], None] | None = None) -> BenchDaemon:

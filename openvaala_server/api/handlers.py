@@ -258,7 +258,7 @@ class Dispatcher:
     async def conversation_usage(self, conn: Connection, p: Params) -> w.Usage:
         conv = await self.runtime.open(p.id("conversationId"))
         session = conv.session(p.id("sessionId", None))
-        await conv.ensure_history()  # the estimate needs the whole context
+        await conv.ensure_context()  # the estimate needs the whole context
         await conv.load_surroundings(session)  # and the whole system prompt
         return usage_wire(conv, session)
 

@@ -279,6 +279,7 @@ def publish_pins(conv: Conversation, session: LiveSession) -> None:
 async def copy_pins(source: Conversation, new: Conversation) -> None:
     """A fork keeps the pins of the items it copied (docs/protocol.md)."""
     pins = pinned(source, source.root)
+    await new.ensure_history()  # just opened: only its last page is held yet
     copied = {i["itemId"] for i in new.root.items}
     records: list[r.ItemPinned] = [
         {"type": r.ITEM_PINNED, "sessionId": new.root_session_id, "itemId": p}

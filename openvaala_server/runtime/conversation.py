@@ -126,14 +126,14 @@ class LiveConversation:
 
     def is_dormant(self) -> bool:
         """Nothing runs, waits or watches: safe to unload."""
+        return self.hub.subscriber_count == 0 and self.is_quiet()
+
+    def is_quiet(self) -> bool:
+        """Nothing runs, waits or is being read back (clients may be watching)."""
         loading = self._history_task is not None and not self._history_task.finished
-        return (
-            not loading
-            and self.hub.subscriber_count == 0
-            and all(
-                s.turn is None and not s.compacting and not s.inbox.waiting
-                for s in self.sessions.values()
-            )
+        return not loading and all(
+            s.turn is None and not s.compacting and not s.inbox.waiting
+            for s in self.sessions.values()
         )
 
     def any_turn_running(self) -> bool:
@@ -292,8 +292,8 @@ class LiveConversation:
     def refresh_usage_estimate(self, session: LiveSession) -> None:
         """A full estimate of the next request (the total of its trace, domain/trace.py): what
         usage shows until the provider reports."""
-        if not session.history_complete:
-            return  # counted once the whole history is back (`_load_history`)
+        if not session.context_ready:
+            return  # counted once its context is back (`_load_history`)
         session.usage.reset_estimate(context_view.trace_of(self, session)["total"])
         session.estimate_lacks_surroundings = session.surroundings is None
         if session.surroundings is None and session.surroundings_loading is None:
@@ -322,22 +322,25 @@ class LiveConversation:
 
     async def _estimate_each(self, sessions: list[LiveSession]) -> None:
         for session in sessions:
-            if session.closed and session.history_complete:
+            if session.closed and session.context_ready:
                 self.refresh_usage_estimate(session)
                 self.publish_usage(session)
             await anyio.lowlevel.checkpoint()  # one at a time between other clients' requests
 
     # -- history loading -----------------------------------------------------------------
 
-    def load_history_in_background(self, *, opening: bool = True) -> None:
-        partial_sessions = [s for s in self.sessions.values() if not s.history_complete]
-        if partial_sessions:
+    def load_history_in_background(self, *, opening: bool = True, whole: bool = False) -> None:
+        """Read back what the sessions lack: their model contexts (what a subscribed session
+        holds, docs/design.md "Subscribed sessions hold their context"), or with `whole` their
+        whole histories."""
+        lacking = [s for s in self.sessions.values() if _lacks(s, whole)]
+        if lacking:
             self._history_task = self.runtime.tasks.start_job(
-                partial(self._load_history, partial_sessions, opening),
+                partial(self._load_history, lacking, opening, whole),
                 f"history-{self.conversation_id}",
             )
 
-    async def _load_history(self, sessions: list[LiveSession], opening: bool) -> None:
+    async def _load_history(self, sessions: list[LiveSession], opening: bool, whole: bool) -> None:
         # The sessions a request may come from first, then warmed up for it, then the
         # subagents at rest (hundreds, read only for their usage estimates): a first request
         # does not wait behind them for its warm-up (docs/design.md, "Subagent sessions paged on
@@ -345,23 +348,29 @@ class LiveConversation:
         first = [s for s in sessions if not s.paged_on_demand]
         rest = [s for s in sessions if s.paged_on_demand]
         for session in first:
-            await self._load_one(session, opening)
+            await self._load_one(session, opening, whole)
         if opening:  # the first request then costs what later ones do (runtime/warmup.py)
             self.warming = self.runtime.tasks.spawn(
                 partial(warmup.prepare_all, self, first), f"warmup-{self.conversation_id}"
             )
         for session in rest:
-            await self._load_one(session, opening)
+            await self._load_one(session, opening, whole)
 
-    async def _load_one(self, session: LiveSession, opening: bool) -> None:
-        items = await self.runtime.store_call(
-            self.runtime.store.read_all_items(self.conversation_id, session.session_id)
-        )
+    async def _load_one(self, session: LiveSession, opening: bool, whole: bool) -> None:
+        store, cid, sid = self.runtime.store, self.conversation_id, session.session_id
+        if whole:
+            items, older = await self.runtime.store_call(store.read_all_items(cid, sid)), 0
+        else:
+            pins = self.pinned(session)
+            tail = await self.runtime.store_call(store.read_context(cid, sid, pins, SNAPSHOT_PAGE))
+            items, older = tail.items, tail.older
         counted = opening and session.model in self.runtime.config.models
         if counted:  # beside the loop: the estimate below only looks them up
             await anyio.to_thread.run_sync(warmup.estimate_all, items)
         session.items = _joined(items, session.items)
-        session.history_complete = True
+        session.history_complete = older == 0
+        session.context_held = True
+        session.held_from = older
         # After a release (runtime/residency.py) the usage was kept: it may be the provider's
         # own count, better than an estimate.
         if counted:
@@ -369,17 +378,29 @@ class LiveConversation:
             self.publish_usage(session)
 
     async def ensure_history(self) -> None:
-        """Wait until every session's whole history is in memory (a model call, a fork, a read
-        past the first page need it): read back from the journal if it was let go. Raises
+        """Wait until every session's whole history is in memory (a fork, a rewind, a search,
+        the context trace's list of what is left out need it): read back from the journal if
+        it was let go, and let go again a while after (runtime/residency.py). Raises
         `storage_failed` if it cannot be read."""
+        await self._ensure(whole=True)
+
+    async def ensure_context(self) -> None:
+        """Wait until every session's model context is in memory (a model call, a usage
+        estimate, a compaction need it, not what lies before it). Raises `storage_failed` if it
+        cannot be read."""
+        await self._ensure(whole=False)
+
+    async def _ensure(self, *, whole: bool) -> None:
+        while (task := self._history_task) is not None and not task.finished:
+            await task.result()  # an open's load (contexts), or another caller's
+        if not any(_lacks(s, whole) for s in self.sessions.values()):
+            return
+        self.load_history_in_background(opening=False, whole=whole)
         task = self._history_task
-        if (task is None or task.finished) and any(
-            not s.history_complete for s in self.sessions.values()
-        ):
-            self.load_history_in_background(opening=False)
-            task = self._history_task
-        if task is not None:
-            await task.result()
+        assert task is not None
+        await task.result()
+        if whole:  # while subscribed: back to the contexts once nothing uses it
+            self.residency.read()
 
     # -- durable changes -----------------------------------------------------------------
 
@@ -571,10 +592,22 @@ class LiveConversation:
         }
 
 
+def _lacks(session: LiveSession, whole: bool) -> bool:
+    return not (session.history_complete if whole else session.context_ready)
+
+
 def _joined(read: list[r.Item], held: list[r.Item]) -> list[r.Item]:
-    """The history read from disk, plus any of the held tail saved after the read began."""
+    """The history read from disk, plus any of the held tail saved after the read began. The
+    held items themselves are kept where the read has them: the providers' assembled prefixes
+    and the usage estimates know items by identity (runtime/warmup.py)."""
     if not held:
         return read
+    first = held[0]["itemId"]
+    at = next((i for i in range(len(read) - 1, -1, -1) if read[i]["itemId"] == first), None)
+    if at is not None and [i["itemId"] for i in read[at : at + len(held)]] == [
+        i["itemId"] for i in held[: len(read) - at]
+    ]:
+        return [*read[:at], *held, *read[at + len(held) :]]
     last = held[-1]["itemId"]
     if any(i["itemId"] == last for i in read[-len(held) :]):
         return read

@@ -101,7 +101,7 @@ def maybe_prepare(conv: LiveConversation, session: LiveSession) -> None:
         or session.turn is not None
         or session.compacting
         or session.preparing is not None
-        or not session.history_complete
+        or not session.context_ready
         or conv.meta is None
         or not runtime.tasks.running
     )

@@ -75,7 +75,7 @@ class Inputs:
         runtime = self.runtime
         conv = await runtime.open(cid)
         session = conv.session(sid)
-        await conv.ensure_history()
+        await conv.ensure_context()  # what the model call sends (docs/design.md)
         if runtime.shutting_down:
             raise errors.Busy("the server is shutting down")
         # A message from another session (a subagent's task, a report) comes from a turn that

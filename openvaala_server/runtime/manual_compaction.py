@@ -32,7 +32,7 @@ class Owner(Turns, Protocol):
 async def compact_now(runtime: Owner, cid: str) -> p.CompactResult:
     """Manual compaction of the root agent's history, only while nothing runs or waits."""
     conv = await runtime.open(cid)
-    await conv.ensure_history()
+    await conv.ensure_context()  # what is summarized: the context (runtime/compaction.py)
     for session in conv.sessions.values():
         if session.turn is not None or session.compacting:
             raise errors.NotIdle("a turn is running: compact when it has finished")

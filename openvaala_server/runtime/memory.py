@@ -114,6 +114,6 @@ def renew(conv: Conversation) -> None:
     for session in conv.sessions.values():
         if session.turn is None and session.surroundings_loading is None:
             session.surroundings = None
-            if session.history_complete and session.model in conv.runtime.config.models:
+            if session.context_ready and session.model in conv.runtime.config.models:
                 conv.refresh_usage_estimate(session)
                 conv.publish_usage(session)

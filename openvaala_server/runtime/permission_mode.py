@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 async def set_mode(runtime: ConversationManager, cid: str, mode: PermissionMode) -> None:
     conv = await runtime.open(cid)
-    await conv.ensure_history()
+    await conv.ensure_context()
     root = conv.root
     allowed = allowed_modes(runtime.own_permissions_for(conv, root))
     if mode not in allowed:

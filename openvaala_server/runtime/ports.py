@@ -161,6 +161,8 @@ class Conversation(Protocol):
 
     async def ensure_history(self) -> None: ...
 
+    async def ensure_context(self) -> None: ...
+
     async def persist_items(
         self,
         session: LiveSession,

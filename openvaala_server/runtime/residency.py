@@ -1,14 +1,15 @@
-"""How much of a conversation's history stays in memory (docs/design.md, "Performance at scale").
+"""How much of a conversation's history stays in memory (docs/design.md, "Performance at scale"
+and "Subscribed sessions hold their context").
 
-A loaded conversation holds its sessions' whole histories only while it is live: a turn runs or
-waits, a client is subscribed, or a client read a page of it in the last `READ_GRACE_S` seconds
-(paging back through a history reads many pages in a row). Once none of that holds, every
-session keeps only its last page (what a snapshot shows) and the rest is let go: it is on disk,
-and whatever needs it again (a model call, a fork, the context trace) awaits
-`LiveConversation.ensure_history`, which reads it back from the journal — the state a
-conversation is in right after it was opened. A page older than the held tail is read from the
-journal alone (`split_page`): paging does not bring the whole history back. So the idle daemon's
-memory does not grow with how many large conversations were opened.
+Three levels, each a tail of the history: the whole of it, while a turn runs or waits, or in the
+`READ_GRACE_S` seconds after something read it whole (a fork, a search, paging back through a
+history reads many pages in a row); its model context (domain/context_tail.py: what the next
+model call sends, and at least the last page), while clients are subscribed and nothing runs;
+its last page (what a snapshot shows), once nobody watches. What is let go is on disk: whatever
+needs more awaits `LiveConversation.ensure_context` or `ensure_history`, which read it back from
+the journal. A page older than the held tail is read from the journal alone (`split_page`):
+paging does not bring the whole history back. So the daemon's memory grows with the contexts of
+the conversations open, not with their histories.
 
 The released items are freed in a worker thread: dropping the last reference to 50k dicts costs
 tens of milliseconds, which on the event loop would stall every client.
@@ -24,8 +25,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from openvaala_server.domain.context_tail import context_start
 from openvaala_server.domain.positions import PositionIndex
-from openvaala_server.domain.records import Item
+from openvaala_server.domain.records import SUMMARY, Item
 from openvaala_server.domain.usage import forget_estimates
 from openvaala_server.runtime import warmup
 
@@ -128,7 +130,9 @@ class Owner(Protocol):
     @property
     def sessions(self) -> dict[str, LiveSession]: ...
 
-    def is_dormant(self) -> bool: ...
+    def is_quiet(self) -> bool: ...
+
+    def pinned(self, session: LiveSession) -> list[str]: ...
 
 
 class Residency:
@@ -139,13 +143,16 @@ class Residency:
         self._last_read = 0.0
         self._timer: asyncio.TimerHandle | None = None
         self.freeing: asyncio.Future[None] | None = None  # the last release's freeing
+        # Sessions whose context was their whole list when last looked at (no summary): the
+        # list's id and length then. Not scanned again (on the loop: ~25 ms at 50k items) until
+        # a summary is added; another list at a freed one's address is at worst not let go.
+        self._whole: dict[str, tuple[int, int]] = {}
 
     def read(self) -> None:
-        """A client read a page: keep the history a while (it may read the next one). A
-        subscribed reader keeps it anyway, until it leaves."""
-        if self.conv.hub.subscriber_count == 0:
-            self._last_read = time.monotonic()
-            self._schedule(READ_GRACE_S)
+        """A client read a page, or something read the whole history back: keep it a while
+        (the next page may follow), then hold only what is still needed."""
+        self._last_read = time.monotonic()
+        self._schedule(READ_GRACE_S)
 
     def check(self) -> None:
         """Something that kept the history may have ended (a client left, a turn ended)."""
@@ -168,39 +175,86 @@ class Residency:
         self._timer = None
         self.check()
 
-    def _idle(self) -> bool:
+    def _quiet(self) -> bool:
+        """Nothing runs, waits, compacts or is read back: the history may shrink (to the
+        contexts while clients watch)."""
         conv = self.conv
         return (
             conv.persisted
-            and conv.is_dormant()
+            and conv.is_quiet()
             and all(
                 s.preparing is None and s.compaction_task is None for s in conv.sessions.values()
             )
         )
 
     def _release_if_idle(self) -> None:
-        if not self._idle():
+        if not self._quiet():
             return
+        if self.conv.hub.subscriber_count == 0:
+            self._release(self._last_pages(), contexts=False)
+        else:
+            self._release(self._contexts(), contexts=True)
+
+    def _last_pages(self) -> list[tuple[LiveSession, int]]:
+        return [
+            (s, len(s.items) - KEEP)
+            for s in self.conv.sessions.values()
+            if len(s.items) > KEEP and s.context_ready
+        ]
+
+    def _contexts(self) -> list[tuple[LiveSession, int]]:
+        """Where each session's context begins (the last page kept at least)."""
+        cuts = []
+        for session in self.conv.sessions.values():
+            if not session.context_ready or len(session.items) <= KEEP:
+                continue
+            if self._still_whole(session):
+                continue
+            start = context_start(session.items, self.conv.pinned(session))
+            if start == 0:
+                self._whole[session.session_id] = (id(session.items), len(session.items))
+            cut = min(start, len(session.items) - KEEP)
+            if cut > 0:
+                cuts.append((session, cut))
+        return cuts
+
+    def _still_whole(self, session: LiveSession) -> bool:
+        seen = self._whole.get(session.session_id)
+        items = session.items
+        return (
+            seen is not None
+            and seen[0] == id(items)
+            and len(items) >= seen[1]
+            and not any(i.get("type") == SUMMARY for i in items[seen[1] :])
+        )
+
+    def _release(self, cuts: list[tuple[LiveSession, int]], *, contexts: bool) -> None:
+        """Let go of each session's items before its cut: what lies before its context
+        (`contexts`), or all but its last page (nobody watches: the providers' prefixes go
+        too)."""
         released: list[list[Item]] = []
         kept = 0
-        for session in self.conv.sessions.values():
-            if not session.history_complete or len(session.items) <= KEEP:
-                continue
-            released.append(session.items)
-            session.items = session.items[-KEEP:]
+        for session, cut in cuts:
+            # Nobody watching: what the providers and the estimates hold of the last page too.
+            released.append(session.items[:cut] if contexts else session.items)
+            session.items = session.items[cut:]
             session.positions = PositionIndex()
             session.history_complete = False
+            session.context_held = contexts
+            session.held_from += cut
             kept += len(session.items)
         if not released:
             return
         count = sum(len(items) for items in released)
         log.info(
-            "conversation %s: history released from memory (%d items, %d kept)",
+            "conversation %s: history released from memory (%d items, %d kept%s)",
             self.conv.conversation_id,
             count,
             kept,
+            ": the contexts" if contexts else "",
         )
-        warmup.forget(self.conv.runtime, list(self.conv.sessions.values()), released)
+        sessions = list(self.conv.sessions.values())
+        warmup.forget(self.conv.runtime, sessions, released, contexts_kept=contexts)
         # Freed beside the loop (the loop would stall for as long as that takes).
         try:
             loop = asyncio.get_running_loop()

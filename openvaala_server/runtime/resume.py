@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 async def resume(runtime: ConversationManager, cid: str, sid: str | None) -> wire.ResumeResult:
     conv = await runtime.open(cid)
     session = conv.session(sid)
-    await conv.ensure_history()
+    await conv.ensure_context()
     if runtime.shutting_down:
         raise errors.Busy("the server is shutting down")
     if session.turn is not None or session.compacting:

@@ -76,6 +76,11 @@ class LiveSession:
     positions: PositionIndex = field(default_factory=PositionIndex)
     # False while only the last page is loaded (a conversation just opened from disk).
     history_complete: bool = True
+    # `items`, a tail of the history, holds the model's context (domain/context_tail.py): what
+    # a subscribed session keeps (docs/design.md, "Subscribed sessions hold their context").
+    context_held: bool = False
+    # How many items of the history come before `items` (0 while it is whole, or not known).
+    held_from: int = 0
     inbox: Inbox = field(default_factory=Inbox)
     turn: LiveTurn | None = None
     last_status: LastStatus = "idle"  # of the last finished turn
@@ -112,6 +117,11 @@ class LiveSession:
             and not self.compacting
             and not self.inbox.waiting
         )
+
+    @property
+    def context_ready(self) -> bool:
+        """What the next model call sends is in memory (the whole history, or its context)."""
+        return self.history_complete or self.context_held
 
     def interrupt(self) -> None:
         """Cancel the running turn's interrupt scope (its runner then writes it as interrupted)."""

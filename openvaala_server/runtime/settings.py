@@ -54,7 +54,7 @@ async def set_archived(runtime: Owner, cid: str, archived: bool) -> None:
 
 async def set_model(runtime: Owner, cid: str, sid: str | None, model: str) -> None:
     conv = await runtime.open(cid)
-    await conv.ensure_history()
+    await conv.ensure_context()
     session = conv.session(sid)
     runtime.model_config(model)
     await switch_model(runtime, conv, session, model, chosen=True)
@@ -91,7 +91,7 @@ async def set_agent(runtime: Owner, cid: str, agent: str) -> None:
     """Choose the root session's agent (its prompt and tools); it brings its model unless the
     user chose one for this conversation (docs/protocol.md, conversation/setAgent)."""
     conv = await runtime.open(cid)
-    await conv.ensure_history()
+    await conv.ensure_context()
     runtime.require_agent(agent)
     refuse_while_running(conv, "change the agent")
     root = conv.root
@@ -119,7 +119,7 @@ async def set_cwd(runtime: Owner, cid: str, cwd: str) -> None:
     """Point the conversation at another working directory (its own moved or is gone)."""
     cwd = absolute_path(cwd, "cwd")
     conv = await runtime.open(cid)
-    await conv.ensure_history()
+    await conv.ensure_context()
     if not await directory_exists(cwd):
         raise errors.CwdMissing(f"the directory {cwd} does not exist", cwd=cwd)
     refuse_while_running(conv, "change the working directory")
@@ -131,7 +131,7 @@ async def set_cwd(runtime: Owner, cid: str, cwd: str) -> None:
     for session in conv.sessions.values():
         session.surroundings = None  # the new directory's, gathered at the next turn
         session.surroundings_loading = None
-        if session.model in runtime.config.models and session.history_complete:
+        if session.model in runtime.config.models and session.context_ready:
             conv.refresh_usage_estimate(session)
             conv.publish_usage(session)
     conv.publish_updated()

@@ -493,7 +493,8 @@ class SubagentService:
         return {
             **self.describe(target),
             "recent_items": [brief(i) for i in items[-limit:]] if limit else [],
-            "item_count": len(items),
+            # Those let go of memory too (runtime/residency.py).
+            "item_count": target.held_from + len(items),
             "usage": target.usage.to_wire(),
             "waiting_inputs": len(target.inbox.waiting),
             "subagents": [c.session_id for c in self.children(conv, target.session_id)],

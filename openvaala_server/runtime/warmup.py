@@ -107,16 +107,24 @@ async def prepare_all(conv: Conversation, sessions: list[LiveSession]) -> None:
             log.exception("preparing the wire form of a history failed")
 
 
-def forget(runtime: Models, sessions: list[LiveSession], released: list[list[Item]]) -> None:
+def forget(
+    runtime: Models,
+    sessions: list[LiveSession],
+    released: list[list[Item]],
+    *,
+    contexts_kept: bool = False,
+) -> None:
     """The histories `released` were let go: drop what the providers hold of them too — every
-    kept provider's, since a session that changed model left a prefix with its earlier one."""
+    kept provider's, since a session that changed model left a prefix with its earlier one.
+    With `contexts_kept` the sessions kept their contexts (runtime/residency.py): their
+    prefixes, made of those, stay assembled."""
     kept = (getattr(p, "assembler", None) for p in runtime.kept_providers())
     current = (assembler_of(runtime, s) for s in sessions)
     assemblers = {id(a): a for a in (*kept, *current) if isinstance(a, Assembler)}
     for assembler in assemblers.values():
         for items in released:
             assembler.forget(items)
-        for session in sessions:
+        for session in () if contexts_kept else sessions:
             assembler.drop(session)
     for session in sessions:
-        contexts.forget(session)
+        contexts.forget(session)  # its memo holds the list it was computed from

@@ -56,6 +56,12 @@ def load(metadata: Path) -> m.ConversationMeta:
     """The conversation folded from `metadata` (a metadata.jsonl): from its snapshot and the
     records after it when the snapshot matches, else from the whole file. Raises OSError,
     `FormatTooNew` or `CorruptConversation` as `reindex.read_meta` does."""
+    return load_with_seq(metadata)[0]
+
+
+def load_with_seq(metadata: Path) -> tuple[m.ConversationMeta, int]:
+    """`load`, and the seq of the last record folded (0: none): the store's metadata cache
+    follows appends from there (store/store.py, `_apply`)."""
     with open(metadata, "rb") as f:
         data = journal.read_fd(f.fileno())
     view = memoryview(data)
@@ -73,7 +79,15 @@ def load(metadata: Path) -> m.ConversationMeta:
         end = start + read.good_length
         with contextlib.suppress(OSError):  # only a cache: the next open folds again
             write(metadata, meta, end, zlib.crc32(view[:end]))
-    return meta
+    return meta, read.last_seq if read.records else _seq_before(data, start)
+
+
+def _seq_before(data: bytes, end: int) -> int:
+    """The seq of the last record that ends at `end` (a snapshot's length: a line's end)."""
+    if end <= 0:
+        return 0
+    line = journal.parse_line(data[data.rfind(b"\n", 0, end - 1) + 1 : end - 1])
+    return 0 if isinstance(line, str) else int(line["seq"])
 
 
 def write(metadata: Path, meta: m.ConversationMeta, length: int, crc: int) -> None:

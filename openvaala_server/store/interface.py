@@ -8,7 +8,7 @@ runtime uses nothing else (the daemon's start-up and `reindex` use `Store` itsel
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Protocol
 
 from openvaala_server.domain import meta as m
@@ -16,6 +16,7 @@ from openvaala_server.domain import records as r
 from openvaala_server.protocol.json_types import JsonMapping
 from openvaala_server.store.index import ItemStats, Summary
 from openvaala_server.store.paths import DataDir
+from openvaala_server.store.tail import Tail
 
 
 class ConversationStore(Protocol):
@@ -58,6 +59,13 @@ class ConversationStore(Protocol):
         self, cid: str, sid: str, *, before_item: str | None = None, limit: int | None = None
     ) -> tuple[list[r.Item], bool]:
         """The last `limit` items before `before_item`, and whether more exist before them."""
+        ...
+
+    async def read_context(
+        self, cid: str, sid: str, pinned: Collection[str], at_least: int
+    ) -> Tail:
+        """The items from where the session's model context begins (or its last `at_least`,
+        if earlier) to the end, and how many come before them (store/tail.py)."""
         ...
 
     async def read_last_pages(

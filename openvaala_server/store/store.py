@@ -22,7 +22,7 @@ import os
 import shutil
 import sqlite3
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Concatenate, Final, ParamSpec, TypeVar
@@ -34,7 +34,7 @@ from openvaala_server.domain.ids import is_valid_id
 from openvaala_server.errors import StoreError
 from openvaala_server.protocol import codec
 from openvaala_server.protocol.json_types import JsonMapping
-from openvaala_server.store import closed_mark, folded, journal
+from openvaala_server.store import closed_mark, folded, journal, tail
 from openvaala_server.store import index as ix
 from openvaala_server.store.checkpoints import JOURNAL_NAME
 from openvaala_server.store.journal import JournalWriteError, JournalWriter
@@ -50,7 +50,8 @@ from openvaala_server.store.paths import (
     is_real_dir,
     is_real_file,
 )
-from openvaala_server.store.reindex import ReindexReport, read_meta, reindex
+from openvaala_server.store.reindex import ReindexReport, reindex
+from openvaala_server.store.tail import item_of as _item
 
 __all__ = [
     "CorruptConversation",
@@ -283,10 +284,13 @@ class Store:
             self._remember(cid, meta, last)
             return meta, False
         # Not cached, or another append's records came in between: fold the file (it holds
-        # ours, since they are durable) rather than guess the order.
-        meta, read = await asyncio.to_thread(read_meta, path)
-        self._remember(cid, meta, read.last_seq)
-        return meta, True
+        # ours, since they are durable) rather than guess the order — from its folded snapshot
+        # when that still matches, as an open does (docs/storage.md, "The folded metadata").
+        meta, seq = await asyncio.to_thread(folded.load_with_seq, path)
+        self._remember(cid, meta, seq)
+        # Not cached (the first append after a cold open): every other append indexed its own
+        # turns already; only an order we did not see is indexed whole again.
+        return meta, cached is not None
 
     def _remember(self, cid: str, meta: m.ConversationMeta, seq: int) -> None:
         self._metas[cid] = (meta, seq)
@@ -402,6 +406,26 @@ class Store:
                 while len(self._marks) > _MARKS_SIZE:
                     self._marks.popitem(last=False)
         return page.items, page.more
+
+    async def read_context(
+        self, cid: str, sid: str, pinned: Collection[str], at_least: int
+    ) -> tail.Tail:
+        """The session's items from where its model context begins (or its last `at_least`,
+        if earlier) to the end, read from the end of its file (store/tail.py)."""
+        path = self._session_path(cid, sid)
+        try:
+            found = await asyncio.to_thread(tail.read_context, path, pinned, at_least)
+        except FileNotFoundError:
+            return tail.Tail([], 0, 0)
+        if not found.older and len(found.items) > at_least:  # its context is all of it
+            log.info(
+                "conversation %s: session %s read whole (%d items)", cid, sid, len(found.items)
+            )
+        if found.older and found.items:
+            self._marks[path, found.items[0]["itemId"]] = found.start
+            while len(self._marks) > _MARKS_SIZE:
+                self._marks.popitem(last=False)
+        return found
 
     async def read_last_pages(
         self, cid: str, sids: Sequence[str], limit: int
@@ -606,20 +630,6 @@ def _read_items(path: Path) -> list[r.Item]:
     records: on the event loop that would stall every client)."""
     read = journal.read_journal(path)
     return [it for rec in read.records if rec["type"] == r.ITEM and (it := _item(rec)) is not None]
-
-
-def _item(record: r.Record) -> r.Item | None:
-    """The item of an item record, or None when no reader could use it — not an object, or no
-    string `itemId` and `type` (a hand-edited file or an imported bundle: import checks each
-    line's shape only). Every read skips those, as it skips a line damaged on disk."""
-    item = record.get("item")
-    if (
-        isinstance(item, dict)
-        and isinstance(item.get("itemId"), str)
-        and isinstance(item.get("type"), str)
-    ):
-        return item
-    return None
 
 
 @dataclass(frozen=True)

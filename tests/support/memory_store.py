@@ -9,7 +9,7 @@ here as it would on disk.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 import orjson
@@ -17,11 +17,13 @@ import orjson
 from openvaala_server.domain import meta as m
 from openvaala_server.domain import records as r
 from openvaala_server.domain import snippets
+from openvaala_server.domain.context_tail import context_start
 from openvaala_server.domain.ids import is_valid_id
 from openvaala_server.protocol.json_types import JsonMapping
 from openvaala_server.store import index as ix
 from openvaala_server.store.index import Summary
 from openvaala_server.store.paths import DataDir, FormatTooNew, InvalidId, NotFound
+from openvaala_server.store.tail import Tail
 
 
 @dataclass
@@ -127,6 +129,13 @@ class MemoryStore:
         self, cid: str, sids: Sequence[str], limit: int
     ) -> dict[str, tuple[list[r.Item], bool]]:
         return {sid: await self.read_items(cid, sid, limit=limit) for sid in sids}
+
+    async def read_context(
+        self, cid: str, sid: str, pinned: Collection[str], at_least: int
+    ) -> Tail:
+        items = await self.read_all_items(cid, sid)
+        start = min(context_start(items, pinned), max(0, len(items) - at_least))
+        return Tail(items[start:], start, 0)
 
     async def read_items(
         self, cid: str, sid: str, *, before_item: str | None = None, limit: int | None = None

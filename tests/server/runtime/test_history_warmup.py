@@ -307,3 +307,30 @@ async def test_a_release_after_a_model_change_lets_go_of_the_earlier_models_pref
     assert not conv.root.history_complete
     assert len(first.assembler) == 0  # type: ignore[attr-defined]
     assert len(first.assembler.cache) == 0  # type: ignore[attr-defined]
+
+
+async def test_a_watched_session_goes_back_to_its_context_once_a_summary_covers_the_rest(
+    opened: tuple[ConversationManager, str, list[str]],
+) -> None:
+    """Subscribed, a session holds its model context (docs/design.md, "Subscribed sessions hold
+    their context"): all of it while nothing is summarized, from the covered item on once a
+    summary is there; what the model gets and every page stay the same."""
+    runtime, cid, ids = opened
+    conv = await runtime.open(cid)
+    watcher = Watcher()
+    conv.hub.subscribe(watcher)
+    await conv.ensure_history()
+    root = conv.root
+    conv.residency.check()
+    assert root.history_complete and len(root.items) == ITEMS  # no summary: all of it is context
+    summary = new_item(
+        r.SUMMARY, root.session_id, None, status=r.COMPLETED, text="sum", coversUpTo=ids[1_500]
+    )
+    await conv.persist_items(root, [summary], count_in_usage=False)
+    conv.residency.check()
+    assert [i["itemId"] for i in root.items] == [*ids[1_500:], summary["itemId"]]
+    assert root.context_held and not root.history_complete and root.held_from == 1_500
+    assert [i["itemId"] for i in conv.model_context(root)] == [summary["itemId"], *ids[1_501:]]
+    page = await runtime.read(cid, None, ids[1_000], 10)
+    assert [i["itemId"] for i in page["items"]] == ids[990:1_000] and page["hasMore"]
+    assert not root.history_complete  # paged from the journal, not read whole

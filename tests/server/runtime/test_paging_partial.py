@@ -110,7 +110,14 @@ async def gated(
         await gate.wait()
         return await whole(cid, sid)
 
+    context = store.read_context
+
+    async def read_context(cid: str, sid: str, pinned: Any, at_least: int) -> Any:
+        await gate.wait()  # the open's load: with no summary here, the whole history too
+        return await context(cid, sid, pinned, at_least)
+
     monkeypatch.setattr(store, "read_all_items", read_all_items)
+    monkeypatch.setattr(store, "read_context", read_context)
     runtime = ConversationManager(parse_config(tomllib.loads(CONFIG)), store)
     async with owned(runtime.tasks, partial(runtime.shutdown, timeout=10)):
         conv = await runtime.open(cid)

@@ -12,10 +12,8 @@ import pytest
 
 from openvaala_server.domain.ids import new_id
 from openvaala_server.errors import StoreError
+from openvaala_server.store import folded, journal
 from openvaala_server.store import index as ix
-from openvaala_server.store import journal
-from openvaala_server.store import reindex as reindex_module
-from openvaala_server.store import store as store_module
 from openvaala_server.store.paths import DataDir
 from openvaala_server.store.store import Store
 from tests.support.events import until
@@ -208,16 +206,16 @@ async def test_close_lets_a_write_under_way_reach_the_index(
     cid, sid = c["conversationId"], c["rootSessionId"]
     await store.create_conversation(c)
     store._metas.clear()  # the next metadata append re-reads its file before the index update
-    real_read_meta = reindex_module.read_meta
+    real_load = folded.load_with_seq
     reading, release = threading.Event(), threading.Event()
 
-    def slow_read_meta(path: Path) -> object:
+    def slow_load(path: Path) -> object:
         # A slow disk: the re-read goes on until the test has seen close() start waiting.
         reading.set()
         release.wait(10)
-        return real_read_meta(path)
+        return real_load(path)
 
-    monkeypatch.setattr(store_module, "read_meta", slow_read_meta)
+    monkeypatch.setattr(folded, "load_with_seq", slow_load)
     journal_closed = asyncio.Event()
     close_writer = store._writer.close
 
