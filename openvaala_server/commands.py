@@ -225,11 +225,11 @@ def run_exec(args: argparse.Namespace) -> int:
 def _start_daemon_early(cwd: str | None) -> None:
     """Begin starting this machine's daemon, if none runs, so that it starts while the client
     imports and reads what it needs (docs/design.md, "Serving before the runtime is built")."""
-    from openvaala_server.client.remote_spec import ENV_REMOTE
+    from openvaala_server.client.remote_spec import ENV_REMOTE, local_directory
 
     if os.environ.get(ENV_REMOTE):
         return  # the daemon is the remote machine's: its bridge starts it there
-    if cwd is None or os.path.isdir(cwd):  # a bad --cwd fails without starting anything
+    if os.path.isdir(local_directory(cwd)):  # a bad --cwd fails without starting anything
         from openvaala_server.client import start_server_early
 
         start_server_early()

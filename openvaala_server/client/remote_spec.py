@@ -41,5 +41,11 @@ def working_directory(given: str | None, remote: Remote | None) -> str | None:
     """A new conversation's directory: `--cwd`, else here, or with a remote, else its `:dir`;
     None with a remote and neither: the remote home, which `Dialer.resolve` fills in."""
     if remote is None:
-        return given or os.getcwd()
+        return local_directory(given)
     return given or remote.directory
+
+
+def local_directory(given: str | None) -> str:
+    """`--cwd` on this machine, absolute: a leading `~` is this user's home, as the daemon reads
+    it in a `cwd` (docs/protocol.md); a shell leaves it as typed in `--cwd=~/x` or in quotes."""
+    return os.path.abspath(os.path.expanduser(given or os.getcwd()))
