@@ -95,7 +95,8 @@ def serve_start(port: int | None) -> int:
     except ConfigError as exc:
         _err(f"configuration error: {exc}")
         return 2
-    data_dir.ensure()
+    if not _ensured(data_dir):
+        return 1
     starting = daemon_spawn.spawn(data_dir.root, port)
     try:
         address = daemon_spawn.wait_healthy(starting)
@@ -104,6 +105,17 @@ def serve_start(port: int | None) -> int:
         return 1
     print(f"OpenVaala is running at http://{address} (pid {starting.process.pid})")
     return 0
+
+
+def _ensured(data_dir: DataDir) -> bool:
+    """Make the data directory, or say why it cannot be (a file in its place, no permission) as
+    `openvaala serve` does, rather than with a traceback."""
+    try:
+        data_dir.ensure()
+    except OSError as exc:
+        _err(f"cannot open {data_dir.root}: {data_dir.unusable(exc)}")
+        return False
+    return True
 
 
 def serve_stop() -> int:
@@ -170,7 +182,8 @@ async def reindex() -> int:
             "to itself: run `openvaala serve stop` first"
         )
         return 1
-    data_dir.ensure()
+    if not _ensured(data_dir):
+        return 1
     try:
         report = await rebuild(data_dir)
     except StoreError as exc:
