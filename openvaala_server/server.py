@@ -291,6 +291,10 @@ class _Build:
 
         with anyio.CancelScope(shield=True):  # a stop now waits for the recovery, as it did
             await runtime.recover_cut_turns()
+        # A stop during the shielded steps (the store's open, the recovery) is acted on here,
+        # before the daemon says it is ready: its supervisor has ended and takes no more
+        # activities (docs/design.md, "A stop during the shielded steps of the build").
+        await anyio.lowlevel.checkpoint()
         self.server.runtime = runtime
         self.server.gate.open(build_app(runtime, self.credentials, _codex_app_server).app)
         log.info("OpenVaala ready")
