@@ -13,6 +13,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
+from tests.e2e.test_cli_tui_flags import spawn
 from tests.support.daemon import DEFAULT_CONFIG, Daemon
 from tests.support.events import snapshot_of
 from tests.support.running import running_daemon
@@ -75,19 +76,10 @@ async def test_exec_runs_in_the_home_directory_named_with_a_tilde(
 
 
 async def test_the_terminal_ui_opens_in_the_home_directory_named_with_a_tilde(
-    daemon: Daemon, home: Path
+    daemon: Daemon, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    env = dict(user_env(daemon, home), TERM="xterm-256color", COLUMNS="100", LINES="30")
-    child = pexpect.spawn(
-        sys.executable,
-        ["-m", "openvaala_server", "--cwd=~/proj"],
-        env=env,
-        cwd=str(daemon.workdir),
-        dimensions=(30, 100),
-        timeout=30,
-        encoding="utf-8",
-        codec_errors="replace",
-    )
+    monkeypatch.setenv("HOME", str(home))  # the user's, in the command's environment
+    child = spawn(daemon, "--cwd=~/proj")
     try:
         seen = child.expect(["Tab queue", "does not exist", pexpect.EOF])  # the composer is up
         assert seen == 0, child.before
