@@ -220,7 +220,7 @@ def run_exec(args: argparse.Namespace) -> int:
     # end").
     _start_daemon_early(args.cwd)
     from openvaala_server import exec as one_turn
-    from openvaala_server.client.remote_spec import configured, working_directory
+    from openvaala_server.client.remote_spec import NoDirectory, configured, working_directory
 
     try:
         request = one_turn.ExecRequest(
@@ -235,7 +235,7 @@ def run_exec(args: argparse.Namespace) -> int:
             images=one_turn.read_images(args.image),
             cwd_given=args.cwd is not None,
         )
-    except one_turn.UsageError as exc:
+    except (one_turn.UsageError, NoDirectory) as exc:
         _err(str(exc))
         return one_turn.EXIT_USAGE
     return one_turn.run(request)
@@ -244,11 +244,15 @@ def run_exec(args: argparse.Namespace) -> int:
 def _start_daemon_early(cwd: str | None) -> None:
     """Begin starting this machine's daemon, if none runs, so that it starts while the client
     imports and reads what it needs (docs/design.md, "Serving before the runtime is built")."""
-    from openvaala_server.client.remote_spec import ENV_REMOTE, local_directory
+    from openvaala_server.client.remote_spec import ENV_REMOTE, NoDirectory, local_directory
 
     if os.environ.get(ENV_REMOTE):
         return  # the daemon is the remote machine's: its bridge starts it there
-    if os.path.isdir(local_directory(cwd)):  # a bad --cwd fails without starting anything
+    try:
+        where = local_directory(cwd)
+    except NoDirectory:
+        return  # said by the command itself, next
+    if os.path.isdir(where):  # a bad --cwd fails without starting anything
         from openvaala_server.client import start_server_early
 
         start_server_early()

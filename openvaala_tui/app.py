@@ -22,7 +22,12 @@ from textual.binding import Binding, BindingType
 from textual.worker import WorkType
 
 from openvaala_server.client import Client, ConnectionLost, RpcError
-from openvaala_server.client.remote import configured, local_directory, working_directory
+from openvaala_server.client.remote import (
+    NoDirectory,
+    configured,
+    local_directory,
+    working_directory,
+)
 from openvaala_server.client.view import (
     LOCAL_PREFIX,
     ApprovalsChanged,
@@ -937,8 +942,12 @@ def main(
     here, before the screen is taken over."""
     # Over --remote, `--cwd` is a path of the remote machine, which only its daemon can check
     # (docs/remote.md).
-    local = local_directory(cwd) if cwd is not None and configured() is None else None
-    if local is not None and not os.path.isdir(local):
+    try:
+        local = local_directory(cwd) if configured() is None else None
+    except NoDirectory as exc:
+        print(f"openvaala: {exc}", file=sys.stderr)
+        return 2
+    if cwd is not None and local is not None and not os.path.isdir(local):
         what = "does not exist" if not os.path.exists(local) else "is not a directory"
         print(f"openvaala: --cwd {cwd} {what}", file=sys.stderr)
         return 2

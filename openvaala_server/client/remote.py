@@ -24,6 +24,7 @@ from typing import IO, TypedDict
 
 from openvaala_server.client.remote_spec import (
     ENV_REMOTE,
+    NoDirectory,
     Remote,
     configured,
     local_directory,
@@ -32,7 +33,15 @@ from openvaala_server.client.remote_spec import (
 )
 from openvaala_server.protocol import codec
 
-__all__ = ["ENV_REMOTE", "Remote", "configured", "local_directory", "parse", "working_directory"]
+__all__ = [
+    "ENV_REMOTE",
+    "NoDirectory",
+    "Remote",
+    "configured",
+    "local_directory",
+    "parse",
+    "working_directory",
+]
 
 ENV_SSH = "OPENVAALA_SSH_COMMAND"  # the ssh command line, split as a shell would
 ENV_PROGRAM = "OPENVAALA_REMOTE_PROGRAM"  # `openvaala` on the remote machine, when off its PATH
