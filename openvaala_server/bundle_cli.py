@@ -49,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
 
     # Here, not at the top: cli.py imports this module for every command, the TUI's start too.
     from openvaala_server.client import RpcError
+    from openvaala_server.client.remote_spec import NoDirectory, local_directory
     from openvaala_server.domain.short_ids import IdPrefixError
     from openvaala_server.remote import transfer_cli
 
@@ -58,9 +59,9 @@ def run(args: argparse.Namespace) -> int:
         if args.command == "export":
             output = os.path.abspath(args.output) if args.output else None
             return asyncio.run(_export(args.id, output, os.getcwd()))
-        cwd = os.path.abspath(args.import_cwd or os.getcwd())
+        cwd = local_directory(args.import_cwd)
         return asyncio.run(_import(os.path.abspath(args.file), cwd, args.on_conflict))
-    except IdPrefixError as exc:
+    except (IdPrefixError, NoDirectory) as exc:
         print(f"openvaala: {exc}", file=sys.stderr)
         return 2
     except RpcError as exc:

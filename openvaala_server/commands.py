@@ -95,7 +95,8 @@ def serve_start(port: int | None) -> int:
     except ConfigError as exc:
         _err(f"configuration error: {exc}")
         return 2
-    data_dir.ensure()
+    if not _ensured(data_dir):
+        return 1
     starting = daemon_spawn.spawn(data_dir.root, port)
     try:
         address = daemon_spawn.wait_healthy(starting)
@@ -104,6 +105,17 @@ def serve_start(port: int | None) -> int:
         return 1
     print(f"OpenVaala is running at http://{address} (pid {starting.process.pid})")
     return 0
+
+
+def _ensured(data_dir: DataDir) -> bool:
+    """Make the data directory, or say why it cannot be (a file in its place, no permission) as
+    `openvaala serve` does, rather than with a traceback."""
+    try:
+        data_dir.ensure()
+    except OSError as exc:
+        _err(f"cannot open {data_dir.root}: {data_dir.unusable(exc)}")
+        return False
+    return True
 
 
 def serve_stop() -> int:
@@ -157,6 +169,7 @@ def serve_status() -> int:
 
 async def reindex() -> int:
     from openvaala_server.errors import StoreError
+    from openvaala_server.store import closed_mark
     from openvaala_server.store.paths import DataDir
     from openvaala_server.store.reindex import reindex as rebuild
 
@@ -169,12 +182,18 @@ async def reindex() -> int:
             "to itself: run `openvaala serve stop` first"
         )
         return 1
-    data_dir.ensure()
+    if not _ensured(data_dir):
+        return 1
     try:
         report = await rebuild(data_dir)
     except StoreError as exc:
         _err(str(exc))
         return 1
+    # Built, fsynced and closed by this process, with no server on it: as a clean stop leaves
+    # it, so the next start need not check every page (docs/storage.md, "The index's check at
+    # start"), seconds at 50,000 conversations.
+    db = data_dir.metadata_db
+    closed_mark.write(db, closed_mark.file_id(db))
     print(report.describe())
     return 0
 
@@ -201,7 +220,7 @@ def run_exec(args: argparse.Namespace) -> int:
     # end").
     _start_daemon_early(args.cwd)
     from openvaala_server import exec as one_turn
-    from openvaala_server.client.remote_spec import configured, working_directory
+    from openvaala_server.client.remote_spec import NoDirectory, configured, working_directory
 
     try:
         request = one_turn.ExecRequest(
@@ -216,7 +235,7 @@ def run_exec(args: argparse.Namespace) -> int:
             images=one_turn.read_images(args.image),
             cwd_given=args.cwd is not None,
         )
-    except one_turn.UsageError as exc:
+    except (one_turn.UsageError, NoDirectory) as exc:
         _err(str(exc))
         return one_turn.EXIT_USAGE
     return one_turn.run(request)
@@ -225,11 +244,15 @@ def run_exec(args: argparse.Namespace) -> int:
 def _start_daemon_early(cwd: str | None) -> None:
     """Begin starting this machine's daemon, if none runs, so that it starts while the client
     imports and reads what it needs (docs/design.md, "Serving before the runtime is built")."""
-    from openvaala_server.client.remote_spec import ENV_REMOTE
+    from openvaala_server.client.remote_spec import ENV_REMOTE, NoDirectory, local_directory
 
     if os.environ.get(ENV_REMOTE):
         return  # the daemon is the remote machine's: its bridge starts it there
-    if cwd is None or os.path.isdir(cwd):  # a bad --cwd fails without starting anything
+    try:
+        where = local_directory(cwd)
+    except NoDirectory:
+        return  # said by the command itself, next
+    if os.path.isdir(where):  # a bad --cwd fails without starting anything
         from openvaala_server.client import start_server_early
 
         start_server_early()

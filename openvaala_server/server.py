@@ -40,7 +40,6 @@ from openvaala_server.api.listener import Guard, GuardedH11Protocol, Limits, acc
 from openvaala_server.api.security import Credentials, SecurityMiddleware
 from openvaala_server.api.web_login import WebLogins
 from openvaala_server.config import Config
-from openvaala_server.errors import StoreError
 from openvaala_server.store.lock import RuntimeLock
 from openvaala_server.store.paths import DataDir
 from openvaala_server.structured import Activity, Supervisor
@@ -220,11 +219,6 @@ async def _reload_on_request(
             await watcher.check(force=True)
 
 
-def _unusable(data_dir: DataDir, exc: OSError) -> StoreError:
-    where = exc.filename or data_dir.root
-    return StoreError(f"cannot write to {where}: {exc.strerror or exc}")
-
-
 def _import_runtime() -> None:
     """What the build needs and the first answers do not: the runtime (most of a start's
     imports), the store, the app and the websocket protocol. Run in a worker thread, so the
@@ -297,6 +291,10 @@ class _Build:
 
         with anyio.CancelScope(shield=True):  # a stop now waits for the recovery, as it did
             await runtime.recover_cut_turns()
+        # A stop during the shielded steps (the store's open, the recovery) is acted on here,
+        # before the daemon says it is ready: its supervisor has ended and takes no more
+        # activities (docs/design.md, "A stop during the shielded steps of the build").
+        await anyio.lowlevel.checkpoint()
         self.server.runtime = runtime
         self.server.gate.open(build_app(runtime, self.credentials, _codex_app_server).app)
         log.info("OpenVaala ready")
@@ -313,7 +311,7 @@ async def serve(data_dir: DataDir, config: Config, port: int) -> None:
         lock = RuntimeLock(data_dir.lock_path)
         lock.acquire()  # raises LockHeld naming the running server
     except OSError as exc:
-        raise _unusable(data_dir, exc) from None
+        raise data_dir.unusable(exc) from None
     try:
         sock = bind_loopback(port)
         try:
@@ -332,7 +330,7 @@ async def _serve(data_dir: DataDir, config: Config, lock: RuntimeLock, sock: soc
         idle = config.server.web_session_idle_hours * 3600.0
         logins = WebLogins.open(data_dir.root, idle_ttl=idle)
     except OSError as exc:
-        raise _unusable(data_dir, exc) from None
+        raise data_dir.unusable(exc) from None
     credentials = Credentials(token, actual_port, logins)
     gate = Gate()
     uv_config = uvicorn.Config(

@@ -32,9 +32,7 @@ def _err(message: str) -> None:
 
 def open_web() -> int:
     """Sign the browser in with a one-time code it reads from a private file."""
-    import webbrowser
-
-    from openvaala_server.api.login_page import write_page
+    from openvaala_server.api.login_page import open_in_browser, write_page
     from openvaala_server.client.remote import configured
 
     remote = configured()
@@ -50,9 +48,7 @@ def open_web() -> int:
     except (RuntimeError, OSError, ValueError, KeyError) as exc:
         _err(f"could not sign the browser in: {exc}")
         return 1
-    print(f"Opening http://{address}/ in your browser")
-    if not webbrowser.open(page.as_uri()):
-        print(f"Open this file in your browser within a minute (it works once): {page.as_uri()}")
+    open_in_browser(page, f"http://{address}/")
     return 0
 
 

@@ -22,7 +22,12 @@ from textual.binding import Binding, BindingType
 from textual.worker import WorkType
 
 from openvaala_server.client import Client, ConnectionLost, RpcError
-from openvaala_server.client.remote import configured, working_directory
+from openvaala_server.client.remote import (
+    NoDirectory,
+    configured,
+    local_directory,
+    working_directory,
+)
 from openvaala_server.client.view import (
     LOCAL_PREFIX,
     ApprovalsChanged,
@@ -133,11 +138,7 @@ class VaalaApp(
         self.pick = pick
         remote = configured()
         # With --remote the directory is the remote machine's, resolved once connected.
-        self.cwd = (
-            (working_directory(cwd, remote) or "")
-            if remote
-            else os.path.abspath(cwd or os.getcwd())
-        )
+        self.cwd = working_directory(cwd, remote) or ""
         self.client = client
         self.start_conversation = conversation_id or resume_id
         self.fixed_snapshot = snapshot
@@ -939,8 +940,15 @@ def main(
     """`openvaala [--cwd DIR] [--continue | --resume [ID]]`: open the terminal UI. A working
     directory that does not exist, or an id prefix that names no single conversation, fails
     here, before the screen is taken over."""
-    if cwd is not None and not os.path.isdir(cwd):
-        what = "does not exist" if not os.path.exists(cwd) else "is not a directory"
+    # Over --remote, `--cwd` is a path of the remote machine, which only its daemon can check
+    # (docs/remote.md).
+    try:
+        local = local_directory(cwd) if configured() is None else None
+    except NoDirectory as exc:
+        print(f"openvaala: {exc}", file=sys.stderr)
+        return 2
+    if cwd is not None and local is not None and not os.path.isdir(local):
+        what = "does not exist" if not os.path.exists(local) else "is not a directory"
         print(f"openvaala: --cwd {cwd} {what}", file=sys.stderr)
         return 2
     if resume_id:

@@ -67,3 +67,17 @@ def _remove_stale(directory: Path, now: float) -> None:
                 entry.unlink()
         except OSError:
             continue
+
+
+def open_in_browser(page: Path, what: str) -> None:
+    """Start the user's browser on the sign-in file; with none to start (a machine without a
+    desktop, over ssh), say where the file is instead of announcing a browser that never comes."""
+    import webbrowser
+
+    if webbrowser.open(page.as_uri()):
+        print(f"Opened {what} in your browser")
+    else:
+        print(
+            "No browser could be started here: open this file in your browser within a minute "
+            f"(it works once): {page.as_uri()}"
+        )

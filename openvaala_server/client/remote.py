@@ -24,14 +24,24 @@ from typing import IO, TypedDict
 
 from openvaala_server.client.remote_spec import (
     ENV_REMOTE,
+    NoDirectory,
     Remote,
     configured,
+    local_directory,
     parse,
     working_directory,
 )
 from openvaala_server.protocol import codec
 
-__all__ = ["ENV_REMOTE", "Remote", "configured", "parse", "working_directory"]
+__all__ = [
+    "ENV_REMOTE",
+    "NoDirectory",
+    "Remote",
+    "configured",
+    "local_directory",
+    "parse",
+    "working_directory",
+]
 
 ENV_SSH = "OPENVAALA_SSH_COMMAND"  # the ssh command line, split as a shell would
 ENV_PROGRAM = "OPENVAALA_REMOTE_PROGRAM"  # `openvaala` on the remote machine, when off its PATH

@@ -41,5 +41,22 @@ def working_directory(given: str | None, remote: Remote | None) -> str | None:
     """A new conversation's directory: `--cwd`, else here, or with a remote, else its `:dir`;
     None with a remote and neither: the remote home, which `Dialer.resolve` fills in."""
     if remote is None:
-        return given or os.getcwd()
+        return local_directory(given)
     return given or remote.directory
+
+
+class NoDirectory(ValueError):
+    """No `--cwd`, and the directory the command runs in was removed since the shell entered it."""
+
+
+def local_directory(given: str | None) -> str:
+    """`--cwd` on this machine, absolute: a leading `~` is this user's home, as the daemon reads
+    it in a `cwd` (docs/protocol.md); a shell leaves it as typed in `--cwd=~/x` or in quotes.
+    Without `--cwd`, the current directory; NoDirectory if it was removed."""
+    try:
+        where = given or os.getcwd()
+    except FileNotFoundError:
+        raise NoDirectory(
+            "the current directory no longer exists: cd to another one, or pass --cwd DIR"
+        ) from None
+    return os.path.abspath(os.path.expanduser(where))

@@ -106,15 +106,11 @@ async def _forward_again(
 
 
 def _open_browser(remote: Remote, here: str, code: str) -> None:
-    import webbrowser
-
-    from openvaala_server.api.login_page import write_page
+    from openvaala_server.api.login_page import open_in_browser, write_page
     from openvaala_server.store.paths import DataDir
 
     page = write_page(DataDir.resolve().root, f"http://{here}", code)
-    print(f"Opening http://{here}/ ({remote.host}'s daemon, forwarded by ssh) in your browser")
-    if not webbrowser.open(page.as_uri()):
-        print(f"Open this file in your browser within a minute (it works once): {page.as_uri()}")
+    open_in_browser(page, f"http://{here}/ ({remote.host}'s daemon, forwarded by ssh)")
     print("Keep this running while you use it; Ctrl-C ends the forward.", flush=True)
 
 

@@ -153,6 +153,12 @@ class DataDir:
             if tighten(Path(entry.path), entry) and entry.is_dir(follow_symlinks=False):
                 _tighten_tree(Path(entry.path))
 
+    def unusable(self, exc: OSError) -> StoreError:
+        """What `ensure` (or a later write at the root) raising `exc` means to a user."""
+        # `mkdir(exist_ok=True)` says "File exists" only when what is there is no directory.
+        why = "it is not a directory" if isinstance(exc, FileExistsError) else exc.strerror or exc
+        return StoreError(f"cannot write to {exc.filename or self.root}: {why}")
+
     @property
     def metadata_db(self) -> Path:
         return self.root / "metadata.db"
