@@ -89,11 +89,15 @@ def server_starting(data_dir: DataDirLike | None = None) -> bool:
 def ensure_server(data_dir: DataDirLike | None = None) -> tuple[str, str]:
     """Find the server, starting one (as `openvaala serve start` does) if none runs."""
     global _early_start
-    found = find_server(data_dir)
-    if found:
-        return found
     starting, _early_start = _early_start, None
-    starting = starting or _spawn(data_dir)
+    if starting is None:
+        found = find_server(data_dir)
+        if found:
+            return found
+        starting = _spawn(data_dir)
+    # The daemon this process started answers before it is ready (docs/protocol.md, `/ready`):
+    # finding its address is not enough, a start that fails while building must be said as one,
+    # quoted from its log, not as a refused connection.
     try:
         wait_healthy(starting)
     except StartFailed as exc:

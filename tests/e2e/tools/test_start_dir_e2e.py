@@ -86,7 +86,7 @@ def test_serve_start_ignores_a_package_planted_in_the_start_directory(
         # As the `openvaala` command runs it: a console script, whose own sys.path has no
         # start directory (`-P` here); the daemon it starts inherits the start directory.
         done = subprocess.run(
-            [sys.executable, "-P", "-m", "openvaala_server", "serve", "start"],
+            [sys.executable, "-P", "-m", "openvaala_server", "serve", "start", "--port", "0"],
             cwd=places.work,
             env=daemon.env,
             capture_output=True,
