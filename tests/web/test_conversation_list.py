@@ -101,12 +101,12 @@ def test_the_list_is_live(daemon_factory: DaemonFactory, ui_factory: UIFactory) 
     # Created, run and renamed by another client: shown at once, no reload, no poll.
     cid = run_async(lambda: _start_elsewhere(daemon, "From elsewhere"))
     row = page.locator(f"#conv-list .conv[data-conversation-id='{cid}']")
-    expect(row).to_contain_text("From elsewhere", timeout=3000)
-    expect(row).to_have_attribute("data-status", "running", timeout=3000)
+    expect(row).to_contain_text("From elsewhere")
+    expect(row).to_have_attribute("data-status", "running")
     expect(row).to_have_attribute("data-status", "idle", timeout=20_000)
     rename = {"conversationId": cid, "title": "Renamed"}
     run_async(lambda: _change(daemon, "conversation/rename", rename))
-    expect(row).to_contain_text("Renamed", timeout=3000)
+    expect(row).to_contain_text("Renamed")
     run_async(lambda: _change(daemon, "conversation/delete", {"conversationId": cid}))
-    expect(row).to_have_count(0, timeout=3000)
+    expect(row).to_have_count(0)
     assert ui.console_errors == []
