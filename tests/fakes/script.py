@@ -25,6 +25,11 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+# How long a test waits for the fake to see something happen. The waits return as soon as it
+# does: the limit only decides when a failing test gives up, so it is generous enough for the
+# suite's load (3 workers on 2 cores beside a browser; 5 s ran out there).
+WAIT_S = 30.0
+
 
 class Gate:
     """A latch a test opens to let a stalled scripted stream continue.
@@ -57,7 +62,7 @@ class Gate:
         """Whether a stream has arrived at this gate (everything before it has been sent)."""
         return self._reached.is_set()
 
-    async def wait_reached(self, timeout: float = 5.0) -> bool:
+    async def wait_reached(self, timeout: float = WAIT_S) -> bool:
         """For tests: wait until the server has streamed everything before this gate."""
         return await asyncio.to_thread(self._reached.wait, timeout)
 
