@@ -41,8 +41,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openvaala_server.config import ModelConfig
-from tests.fakes.script import WAIT_S, Delay, Drop, EndStream, HttpError, Reply, Wait
+from tests.fakes.script import Delay, Drop, EndStream, HttpError, Reply, Wait
 from tests.fakes.wire import ANTHROPIC, CHAT, RENDERERS, RESPONSES, WIRES, Ids, Renderer
+from tests.support.waits import WAIT_S
 
 API_KEY_ENV = "OPENVAALA_FAKE_PROVIDER_KEY"
 _MAX_BODY = 64 * 1024 * 1024

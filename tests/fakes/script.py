@@ -25,10 +25,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-# How long a test waits for the fake to see something happen. The waits return as soon as it
-# does: the limit only decides when a failing test gives up, so it is generous enough for the
-# suite's load (3 workers on 2 cores beside a browser; 5 s ran out there).
-WAIT_S = 30.0
+from tests.support.waits import WAIT_S
 
 
 class Gate:

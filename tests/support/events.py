@@ -8,12 +8,13 @@ from typing import Any, cast
 
 from openvaala_server.client import Client
 from openvaala_server.protocol.payloads import Snapshot
+from tests.support.waits import WAIT_S
 
 Note = dict[str, Any]
 
 
 async def collect_until(
-    client: Client, stop: Callable[[Note], bool], timeout: float = 15
+    client: Client, stop: Callable[[Note], bool], timeout: float = WAIT_S
 ) -> list[Note]:
     """Every notification up to and including the first one `stop` accepts."""
     notes: list[Note] = []
@@ -79,7 +80,7 @@ async def snapshot_of(client: Client, conversation_id: str) -> Snapshot:
     return snapshot
 
 
-async def until(check: Callable[[], bool], timeout: float = 20) -> None:
+async def until(check: Callable[[], bool], timeout: float = WAIT_S) -> None:
     """Re-check `check` until it holds (a poll with a deadline, not a wait for time)."""
     deadline = asyncio.get_running_loop().time() + timeout
     while not check():
