@@ -60,12 +60,15 @@ async def new_conversation(client: Client, cwd: str, **extra: Any) -> str:
     return cid
 
 
-async def run_turn(client: Client, cid: str, text: str, **extra: Any) -> list[Note]:
-    """Send a message to an idle conversation and return the events of its turn."""
+async def run_turn(
+    client: Client, cid: str, text: str, *, within: float = WAIT_S, **extra: Any
+) -> list[Note]:
+    """Send a message to an idle conversation and return the events of its turn (which must
+    end `within` seconds)."""
     await client.request(
         "input/send", {"conversationId": cid, "text": text, "mode": "queue", **extra}
     )
-    return await collect_until(client, turn_ended())
+    return await collect_until(client, turn_ended(), within)
 
 
 def completed_items(notes: list[Note], item_type: str | None = None) -> list[dict[str, Any]]:
