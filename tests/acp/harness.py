@@ -31,6 +31,7 @@ from acp.schema import (
 from tests.acp.acp_schema import SchemaCheck
 from tests.fakes.providers import FakeProvider
 from tests.support.daemon import Daemon
+from tests.support.waits import WAIT_S
 
 # Every shell command asks first.
 ASKING_CONFIG = """
@@ -105,7 +106,7 @@ class Recorder:
     def tool_updates(self, session_id: str, call_id: str) -> list[ToolCallProgress]:
         return [u for u in self.of(session_id, ToolCallProgress) if u.tool_call_id == call_id]
 
-    async def until(self, check: Callable[[], Any], timeout: float = 15) -> Any:
+    async def until(self, check: Callable[[], Any], timeout: float = WAIT_S) -> Any:
         deadline = time.monotonic() + timeout
         while True:
             result = check()

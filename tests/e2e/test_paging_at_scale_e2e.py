@@ -25,8 +25,11 @@ from tests.support.events import run_turn
 ITEMS = 50_000
 
 
-async def write_conversation(home: Path, cwd: Path, count: int) -> tuple[str, list[str]]:
-    """A conversation of `count` completed items (a user message and a reply per turn)."""
+async def write_conversation(
+    home: Path, cwd: Path, count: int, reply: Callable[[int], str] = "reply {}".format
+) -> tuple[str, list[str]]:
+    """A conversation of `count` completed items (a user message and a reply per turn); item `n`
+    is the user's "message n" or the answer `reply(n)`."""
     store = await Store.open(DataDir(home))
     cid, sid = new_id(), new_id()
     await store.create_conversation(
@@ -60,7 +63,7 @@ async def write_conversation(home: Path, cwd: Path, count: int) -> tuple[str, li
         if n % 2 == 0:
             batch.append({**base, "type": r.USER_MESSAGE, "text": f"message {n}", "origin": "user"})
         else:
-            batch.append({**base, "type": r.AGENT_MESSAGE, "text": f"reply {n}"})
+            batch.append({**base, "type": r.AGENT_MESSAGE, "text": reply(n)})
         if len(batch) == 25_000:
             await store.append_items(cid, sid, batch)
             batch = []

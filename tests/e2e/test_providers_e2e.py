@@ -12,7 +12,6 @@ retry wait.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -509,15 +508,14 @@ async def test_interrupt_mid_stream_keeps_the_partial_answer(fast: Setup) -> Non
     notes = await until_streamed(client, "agent_message", "Half of my answer")
     [request] = fake.requests
     assert not request.disconnected.is_set()
-    began = time.monotonic()
     result = await client.request("turn/interrupt", {"conversationId": cid})
     assert result == {"interrupted": True}
+    # Without the interrupt the stream would never end: the turn ending at all is the check (a
+    # clock around it failed on a loaded machine).
     ended = await collect_until(client, turn_ended(), timeout=20)
-    # Generous for a loaded machine, and still far from never (the stream would not end).
-    assert time.monotonic() - began < 10
     notes += ended
     assert ended[-1]["params"]["status"] == "interrupted"
-    assert await request.wait_disconnected(2)  # the provider stops generating
+    assert await request.wait_disconnected()  # the provider stops generating
     items = await read_items(client, cid)
     assert [i["type"] for i in items] == ["user_message", "agent_message", "notice"]
     partial = items[1]
@@ -538,10 +536,9 @@ async def test_interrupt_during_retry_wait_ends_it_promptly(patient: Setup) -> N
     await send(client, cid, "please wait")
     notes = await collect_until(client, method_is("retry/scheduled"))
     assert notes[-1]["params"]["delaySeconds"] == 30
-    began = time.monotonic()
     await client.request("turn/interrupt", {"conversationId": cid})
+    # Within 20 s: not the 30 s the provider asked for (the wait's own limit tells them apart).
     ended = await collect_until(client, turn_ended(), timeout=20)
-    assert time.monotonic() - began < 10  # not the 30 s the provider asked for
     assert ended[-1]["params"]["status"] == "interrupted"
     items = await read_items(client, cid)
     assert [i["type"] for i in items] == ["user_message", "notice"]

@@ -17,6 +17,7 @@ from tests.fakes.script import Gate, Reply
 from tests.support.daemon import Daemon
 from tests.support.events import Note, collect_until, new_conversation
 from tests.support.roles import role
+from tests.support.waits import WAIT_S
 
 REPORT = "[Report from subagent"
 
@@ -61,7 +62,7 @@ def first_is(text: str) -> Callable[[RecordedRequest], bool]:
     return lambda q: users(q)[:1] == [text]
 
 
-async def until(check: Callable[[], bool], timeout: float = 10) -> None:
+async def until(check: Callable[[], bool], timeout: float = WAIT_S) -> None:
     deadline = time.monotonic() + timeout
     while not check():
         assert time.monotonic() < deadline, "timed out"

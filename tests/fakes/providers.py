@@ -43,6 +43,7 @@ from typing import Any
 from openvaala_server.config import ModelConfig
 from tests.fakes.script import Delay, Drop, EndStream, HttpError, Reply, Wait
 from tests.fakes.wire import ANTHROPIC, CHAT, RENDERERS, RESPONSES, WIRES, Ids, Renderer
+from tests.support.waits import WAIT_S
 
 API_KEY_ENV = "OPENVAALA_FAKE_PROVIDER_KEY"
 _MAX_BODY = 64 * 1024 * 1024
@@ -72,11 +73,11 @@ class RecordedRequest:
         except ValueError:
             return None
 
-    async def wait_disconnected(self, timeout: float = 5.0) -> bool:
+    async def wait_disconnected(self, timeout: float = WAIT_S) -> bool:
         """Whether the client closed the connection before the response was complete."""
         return await asyncio.to_thread(self.disconnected.wait, timeout)
 
-    async def wait_finished(self, timeout: float = 5.0) -> bool:
+    async def wait_finished(self, timeout: float = WAIT_S) -> bool:
         """Whether the fake sent the whole response (or dropped it on purpose)."""
         return await asyncio.to_thread(self.finished.wait, timeout)
 
@@ -92,7 +93,7 @@ class FakeConnection:
     requests: int = 0
     closed: threading.Event = field(default_factory=threading.Event, repr=False)
 
-    async def wait_closed(self, timeout: float = 5.0) -> bool:
+    async def wait_closed(self, timeout: float = WAIT_S) -> bool:
         return await asyncio.to_thread(self.closed.wait, timeout)
 
 
@@ -263,7 +264,7 @@ class FakeProvider:
             self._script.clear()
             self._requests.clear()
 
-    def wait_for_request_sync(self, count: int = 1, timeout: float = 5.0) -> RecordedRequest:
+    def wait_for_request_sync(self, count: int = 1, timeout: float = WAIT_S) -> RecordedRequest:
         """Block until `count` requests arrived in total; returns the `count`-th."""
         deadline = time.monotonic() + timeout
         with self._new_request:
@@ -274,7 +275,7 @@ class FakeProvider:
                 self._new_request.wait(left)
             return self._requests[count - 1]
 
-    async def wait_for_request(self, count: int = 1, timeout: float = 5.0) -> RecordedRequest:
+    async def wait_for_request(self, count: int = 1, timeout: float = WAIT_S) -> RecordedRequest:
         return await asyncio.to_thread(self.wait_for_request_sync, count, timeout)
 
     def _take(self, request: RecordedRequest) -> Reply | None:

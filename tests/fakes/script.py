@@ -25,6 +25,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from tests.support.waits import WAIT_S
+
 
 class Gate:
     """A latch a test opens to let a stalled scripted stream continue.
@@ -57,7 +59,7 @@ class Gate:
         """Whether a stream has arrived at this gate (everything before it has been sent)."""
         return self._reached.is_set()
 
-    async def wait_reached(self, timeout: float = 5.0) -> bool:
+    async def wait_reached(self, timeout: float = WAIT_S) -> bool:
         """For tests: wait until the server has streamed everything before this gate."""
         return await asyncio.to_thread(self._reached.wait, timeout)
 

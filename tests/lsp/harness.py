@@ -15,6 +15,7 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities, make_test_lsp_client
 
 from tests.support.daemon import Daemon
+from tests.support.waits import WAIT_S
 
 EDITORS = ["neovim", "visual-studio-code"]
 
@@ -63,7 +64,7 @@ class Recorder:
     def poke(self) -> None:
         self.changed.set()
 
-    async def until(self, check: Callable[[], Any], timeout: float = 10) -> Any:
+    async def until(self, check: Callable[[], Any], timeout: float = WAIT_S) -> Any:
         deadline = time.monotonic() + timeout
         while True:
             result = check()

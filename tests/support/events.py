@@ -8,12 +8,13 @@ from typing import Any, cast
 
 from openvaala_server.client import Client
 from openvaala_server.protocol.payloads import Snapshot
+from tests.support.waits import WAIT_S
 
 Note = dict[str, Any]
 
 
 async def collect_until(
-    client: Client, stop: Callable[[Note], bool], timeout: float = 15
+    client: Client, stop: Callable[[Note], bool], timeout: float = WAIT_S
 ) -> list[Note]:
     """Every notification up to and including the first one `stop` accepts."""
     notes: list[Note] = []
@@ -59,12 +60,15 @@ async def new_conversation(client: Client, cwd: str, **extra: Any) -> str:
     return cid
 
 
-async def run_turn(client: Client, cid: str, text: str, **extra: Any) -> list[Note]:
-    """Send a message to an idle conversation and return the events of its turn."""
+async def run_turn(
+    client: Client, cid: str, text: str, *, within: float = WAIT_S, **extra: Any
+) -> list[Note]:
+    """Send a message to an idle conversation and return the events of its turn (which must
+    end `within` seconds)."""
     await client.request(
         "input/send", {"conversationId": cid, "text": text, "mode": "queue", **extra}
     )
-    return await collect_until(client, turn_ended())
+    return await collect_until(client, turn_ended(), within)
 
 
 def completed_items(notes: list[Note], item_type: str | None = None) -> list[dict[str, Any]]:
@@ -79,7 +83,7 @@ async def snapshot_of(client: Client, conversation_id: str) -> Snapshot:
     return snapshot
 
 
-async def until(check: Callable[[], bool], timeout: float = 20) -> None:
+async def until(check: Callable[[], bool], timeout: float = WAIT_S) -> None:
     """Re-check `check` until it holds (a poll with a deadline, not a wait for time)."""
     deadline = asyncio.get_running_loop().time() + timeout
     while not check():

@@ -14,6 +14,7 @@ from openvaala_server.client import Client
 from openvaala_tui.app import VaalaApp
 from openvaala_tui.widgets.approval import ApprovalPrompt
 from tests.support.daemon import Daemon
+from tests.support.waits import WAIT_S
 
 Clients = Callable[..., Awaitable[Client]]
 
@@ -59,7 +60,7 @@ model = "demo"
 
 
 async def wait_for(
-    pilot: Pilot[int], condition: Callable[[], bool], timeout: float = 10, what: str = ""
+    pilot: Pilot[int], condition: Callable[[], bool], timeout: float = WAIT_S, what: str = ""
 ) -> None:
     """Let the app run until `condition()` holds."""
     deadline = time.monotonic() + timeout

@@ -36,7 +36,9 @@ async def shell_call(
     fake.enqueue(Reply().tool_call("shell", {"command": command}), Reply().text("done"))
     client = await daemon.client()
     cid = await new_conversation(client, cwd, **create)
-    notes = await run_turn(client, cid, "go")
+    # At `/` (and any tree too large to snapshot) the first shell call waits for the checkpoint
+    # survey to give up: `git ls-files` lists the whole tree first, up to its 20 s limit.
+    notes = await run_turn(client, cid, "go", within=50)
     await client.close()
     [output] = [item["output"] for item in completed_items(notes, "tool_result")]
     return str(output)

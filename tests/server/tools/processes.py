@@ -43,8 +43,9 @@ def processes_with(marker: str, program: str | None = None) -> list[int]:
     return found
 
 
-def survivors(marker: str, within: float = 2.0) -> list[int]:
-    """The marked processes still alive after up to `within` seconds (dying takes a moment).
+def survivors(marker: str, within: float = 15.0) -> list[int]:
+    """The marked processes still alive after up to `within` seconds (dying takes a moment, and
+    longer on a loaded machine; the wait ends as soon as none is left).
 
     Polls synchronously: nothing else needs the event loop meanwhile.
     """
@@ -54,7 +55,7 @@ def survivors(marker: str, within: float = 2.0) -> list[int]:
     return alive
 
 
-def wait_for_processes(marker: str, program: str, count: int, within: float = 5.0) -> list[int]:
+def wait_for_processes(marker: str, program: str, count: int, within: float = 15.0) -> list[int]:
     """The marked processes running `program`, once there are `count` (or `within` is up)."""
     deadline = time.monotonic() + within
     while len(found := processes_with(marker, program)) < count and time.monotonic() < deadline:

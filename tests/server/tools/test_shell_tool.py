@@ -57,6 +57,11 @@ async def run(cwd: Path, arguments: dict[str, Any], **kwargs: Any) -> ToolResult
     return await ShellTool().run(arguments, make_ctx(cwd, **kwargs))
 
 
+# Far below the marked sleeps' 100 s (what waiting for them would take), far above what a loaded
+# machine needs to kill and reap a process group (2 s and 3 s were close to it).
+PROMPTLY_S = 30
+
+
 def marker() -> str:
     """A sleep length no other process uses, to find this test's processes in /proc."""
     return f"100.{secrets.randbelow(10**6):06d}"
@@ -109,7 +114,7 @@ async def test_timeout_kills_the_process_group(tmp_path: Path) -> None:
     command = f"trap '' TERM; sleep {mark} & wait"
     started = time.monotonic()
     result = await run(tmp_path, {"command": command, "timeout_s": 0.5})
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < PROMPTLY_S
     assert result.is_error
     assert "timed out after 0.5s" in result.output
     assert re.search(r"exit code: -\d+ \(killed by SIG(KILL|TERM)\)$", result.output)
@@ -130,7 +135,7 @@ async def test_cancellation_kills_grandchildren_and_reraises(tmp_path: Path) -> 
     )
     recorder = Recorder()
     task = asyncio.create_task(run(tmp_path, {"command": command}, recorder=recorder))
-    await asyncio.wait_for(recorder.ready.wait(), 5)
+    await asyncio.wait_for(recorder.ready.wait(), PROMPTLY_S)
     # "ready" can come before the second sleep has replaced its forked shell: wait for it.
     assert len(wait_for_processes(mark, "sleep", 2)) == 2
     assert len(processes_with(mark, "sh")) == 1
@@ -138,11 +143,11 @@ async def test_cancellation_kills_grandchildren_and_reraises(tmp_path: Path) -> 
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert time.monotonic() - cancelled_at < 2
+    assert time.monotonic() - cancelled_at < PROMPTLY_S
     # The shell was killed and reaped before the CancelledError came out; the rest of its group
     # got SIGKILL at the same moment.
     assert processes_with(mark, "bash") == []
-    assert survivors(mark, within=1.0) == []
+    assert survivors(mark) == []
 
 
 async def test_background_jobs_do_not_outlive_the_command(tmp_path: Path) -> None:
@@ -151,7 +156,7 @@ async def test_background_jobs_do_not_outlive_the_command(tmp_path: Path) -> Non
     # One job keeps the output pipe open, one doesn't; neither may keep the call (or itself) alive.
     command = f"sleep {mark} & sleep {mark} >/dev/null &"
     result = await run(tmp_path, {"command": command})
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < PROMPTLY_S
     assert result.output == "exit code: 0"
     assert survivors(mark) == []
 
