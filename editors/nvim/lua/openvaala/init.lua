@@ -327,12 +327,20 @@ function M.set_cwd(dir, cid, callback)
   end)
 end
 
+-- The agents the bridge last named: a completion asked while the machine is too busy to answer
+-- within its wait offers these rather than nothing.
+local last_agents = nil
+
 --- The configured agents' names, for completing :OpenVaalaAgent.
 local function agent_names()
   local client = M.client()
-  local answer = client and client:request_sync("openvaala/agents", vim.empty_dict(), 2000)
+  local answer = client and client:request_sync("openvaala/agents", vim.empty_dict(), 8000)
+  local agents = answer and answer.result and answer.result.agents
+  if agents then
+    last_agents = agents
+  end
   local names = {}
-  for _, a in ipairs(answer and answer.result and answer.result.agents or {}) do
+  for _, a in ipairs(agents or last_agents or {}) do
     table.insert(names, a.name)
   end
   return names
