@@ -15,7 +15,8 @@ from openvaala_tui.app import VaalaApp
 from openvaala_tui.quit_screen import QuitScreen
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Gate, Reply
-from tests.tui.conftest import Clients, demo_config, notices, ready, type_and_send, wait_for
+from tests.tui.conftest import Clients, notices, ready, type_and_send, wait_for
+from tests.tui.fake_client import CWD, FakeClient
 
 AGENT_ON_FAKE = """
 [agents.default]
@@ -87,11 +88,10 @@ def _exit_message(app: VaalaApp, capsys: pytest.CaptureFixture[str]) -> str:
     return said
 
 
-async def test_ctrl_c_clears_a_draft_instead_of_quitting_and_up_brings_it_back(
-    daemon_factory: Any, clients: Clients
-) -> None:
-    daemon = daemon_factory(demo_config())
-    app = VaalaApp(cwd=str(daemon.workdir), client=await clients(daemon))
+async def test_ctrl_c_clears_a_draft_instead_of_quitting_and_up_brings_it_back() -> None:
+    fake = FakeClient()  # the composer's keys: no daemon needed (tests/tui/fake_client.py)
+    fake.answer_sends()
+    app = VaalaApp(cwd=CWD, client=fake)
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(pilot)
         await type_and_send(pilot, "the first message")

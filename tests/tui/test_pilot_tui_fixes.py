@@ -2,30 +2,25 @@
 
 - the Waiting panel that empties while focused hands the focus to the composer;
 - text typed before the app has handled a Tab-queued message is the next message, never merged;
-- Enter in the `/resume` search opens the top result; after Ctrl+A typing still searches;
-- `/tree` shows whole timestamps;
 - while a waiting message is edited the footer offers `esc Cancel edit`.
 
 (The `/model` picker, `/continue` with nothing cut and the Ctrl+P palette need no daemon:
-test_commands_fake_client.py.)
+test_commands_fake_client.py; nor do the `/resume` search and `/tree`: test_pickers_fake_client.py.)
 
 The agent asks before every shell command (`approval = "always"`), so a turn holds at its
 approval until another client answers: no timing decides what is waiting when."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from textual import events
 from textual.pilot import Pilot
-from textual.widgets import Input, OptionList, Switch
 
 from openvaala_server.client import Client
 from openvaala_tui.app import VaalaApp
-from openvaala_tui.screens import ListPicker, ResumeScreen
 from openvaala_tui.widgets.footer import QuietFooter
 from openvaala_tui.widgets.inbox import InboxList, InboxPanel
 from tests.support.daemon import Daemon
@@ -120,54 +115,6 @@ async def test_typing_ahead_after_tab_is_the_next_message(
         await wait_for(pilot, lambda: len(waiting(app)) == 2, what="two waiting messages")
         assert waiting(app) == ["q-a queued", "q-b queued"]
         assert composer.is_empty
-
-
-async def test_resume_search_enter_opens_the_top_result_also_after_ctrl_a(
-    home: Daemon, clients: Clients, workdir: Path
-) -> None:
-    client = await clients(home, name="maker")
-    made: dict[str, str] = {}
-    for title in ("alpha report", "beta notes"):
-        result = await client.request("conversation/create", {"cwd": str(workdir), "title": title})
-        cid = result["conversation"]["conversationId"]
-        await client.request("input/send", {"conversationId": cid, "text": "hello"})
-        made[title] = cid
-    await client.request("conversation/archive", {"conversationId": made["beta notes"]})
-    app = VaalaApp(cwd=str(workdir), client=await clients(home))
-    async with app.run_test(size=(110, 40)) as pilot:
-        await ready(pilot)
-        app.run_slash("resume", "")
-        await wait_for(pilot, lambda: isinstance(app.screen, ResumeScreen), what="the list")
-        screen = app.screen
-        search = screen.query_one(Input)
-        assert search.has_focus
-        await pilot.press("ctrl+a")
-        await wait_for(pilot, lambda: screen.query_one(Switch).value, what="archived on")
-        assert search.has_focus
-        await pilot.press(*"beta")  # typing after Ctrl+A still searches
-        assert search.value == "beta"
-        await pilot.press("enter")
-        await wait_for(
-            pilot,
-            lambda: app.view.conversation_id == made["beta notes"],
-            what="the top result to open",
-        )
-
-
-async def test_tree_shows_whole_timestamps(home: Daemon, clients: Clients, workdir: Path) -> None:
-    app = VaalaApp(cwd=str(workdir), client=await clients(home))
-    async with app.run_test(size=(140, 40)) as pilot:
-        await ready(pilot)
-        await app.slash("rename", "tree root")
-        await type_and_send(pilot, "hello")
-        await wait_for(pilot, lambda: bool(app.view.conversation.get("persisted")))
-        app.run_slash("tree", "")
-        await wait_for(pilot, lambda: isinstance(app.screen, ListPicker), what="the tree")
-        options = app.screen.query_one(OptionList)
-        label = str(options.get_option_at_index(0).prompt)
-        assert re.search(r"· \d{4}-\d\d-\d\d \d\d:\d\d$", label), label
-        assert "…" not in label
-        await pilot.press("escape")
 
 
 async def test_editing_a_waiting_message_shows_esc_cancel_edit(
