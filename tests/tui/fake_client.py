@@ -38,6 +38,7 @@ from openvaala_server.protocol import methods, validate
 from openvaala_server.protocol import payloads as p
 from openvaala_server.protocol.gen_calls import DAEMON_NOTIFICATIONS
 from openvaala_server.protocol.json_types import JsonObject
+from openvaala_server.runtime.conversation import SNAPSHOT_PAGE
 
 if TYPE_CHECKING:
     from openvaala_server.domain.records import Item
@@ -234,6 +235,7 @@ class FakeClient(Client):
             methods.CONVERSATION_SUBSCRIBE: self._subscribe,
             methods.CONVERSATION_UNSUBSCRIBE: lambda params: {"unsubscribed": True},
             methods.CONVERSATION_LIST: self._list,
+            methods.CONVERSATION_READ: self._page,
             methods.MODELS_LIST: lambda params: {"models": self.models},
             methods.AGENTS_LIST: lambda params: {"agents": self.agents},
             methods.MCP_LIST: lambda params: {"servers": []},
@@ -301,7 +303,27 @@ class FakeClient(Client):
         if cid not in self.conversations:
             raise refusal(NotFound(f"no conversation {cid}", param="conversationId"))
         seq = self.seqs.setdefault(cid, itertools.count(1))
-        return {"seq": next(seq), "snapshot": self.conversations[cid]}
+        held = self.conversations[cid]
+        # A session's last page only, as the daemon's snapshot (runtime/conversation.py).
+        sessions: list[p.SessionSnapshot] = [
+            {
+                **s,
+                "items": s["items"][-SNAPSHOT_PAGE:],
+                "hasMore": s["hasMore"] or len(s["items"]) > SNAPSHOT_PAGE,
+            }
+            for s in held["sessions"]
+        ]
+        return {"seq": next(seq), "snapshot": {**held, "sessions": sessions}}
+
+    def _page(self, params: JsonObject) -> p.ReadResult:
+        """A page of a session's items: the `limit` before `beforeItem` (or the last ones)."""
+        cid = str(params["conversationId"])
+        sid = str(params.get("sessionId") or self.root(cid))
+        held = next(s for s in self.snapshot(cid)["sessions"] if s["sessionId"] == sid)["items"]
+        before = params.get("beforeItem")
+        end = next((n for n, i in enumerate(held) if i["itemId"] == before), len(held))
+        start = max(0, end - int(str(params.get("limit") or 100)))
+        return {"items": held[start:end], "hasMore": start > 0}
 
     # -- what the daemon announces -------------------------------------------------------------
 

@@ -1,8 +1,9 @@
-"""Commands, keys and pickers of the terminal UI on what it already has, on a fake client (no
-daemon: tests/tui/fake_client.py): the completion popup and /help, /exit and /quit, the /model
-picker's order, the Ctrl+P palette's custom commands, /continue's answer when nothing was cut.
-/context, /model and /agents, /fork, /rename and /resume, /compact. What the daemon does with a
-command is tested against the real daemon (tests/README.md)."""
+"""Commands, keys and pickers of the terminal UI, on a fake client answering as the daemon does
+(no daemon: tests/tui/fake_client.py): the completion popup and /help, /exit and /quit, the
+/model picker's order, the Ctrl+P palette's custom commands, /continue's answer when nothing was
+cut, /context, /model and /agents, /fork, /rename and /resume, /compact, the rewind (Esc Esc,
+/rewind). What the daemon does with a command is tested against the real daemon
+(tests/README.md)."""
 
 from __future__ import annotations
 
@@ -11,19 +12,23 @@ from pathlib import Path
 
 import pytest
 from textual.command import CommandList, CommandPalette
+from textual.pilot import Pilot
 from textual.widgets import Collapsible, Markdown, OptionList
 
 from openvaala_server.domain.ids import new_id
+from openvaala_server.domain.records import ForkedFrom
 from openvaala_server.domain.trace import TracePart
 from openvaala_server.errors import NotIdle
 from openvaala_server.protocol.json_types import JsonObject
 from openvaala_server.protocol.payloads import (
+    CheckpointsResult,
     CompactResult,
     ContextTrace,
     ConversationResult,
     EmptyResult,
     InterruptResult,
     ReplacedResult,
+    RewindResult,
     SendResult,
     SessionsResult,
 )
@@ -348,3 +353,96 @@ async def test_compact() -> None:
         await pilot.pause()
         text = marker.query_one(Markdown).source
         assert text and text == marker.item["text"]
+
+
+def rewinding(fake: FakeClient) -> FakeClient:
+    """`fake` answering a rewind as the daemon does with no file changed: a new conversation
+    with the history before the message, the message for the composer (tests/e2e/)."""
+
+    def checkpoints(params: JsonObject) -> CheckpointsResult:
+        return {"enabled": True, "bytes": 0, "limitBytes": 1 << 30, "skipped": [], "turns": []}
+
+    def rewind(params: JsonObject) -> RewindResult:
+        source = str(params["conversationId"])
+        history = fake.snapshot(source)["sessions"][0]["items"]
+        cut = next(n for n, i in enumerate(history) if i["itemId"] == params["messageId"])
+        title = f"{fake.info(source)['title']} (rewind)"
+        new = fake.add(CWD, title=title)
+        root = fake.root(new)
+        fake.snapshot(new)["sessions"][0]["items"] = [
+            {**i, "sessionId": root} for i in history[:cut]
+        ]
+        up_to = history[cut - 1]["itemId"] if cut else None
+        forked: ForkedFrom = {"conversationId": source, "kind": "rewind", "upToItemId": up_to}
+        fake.info(new)["forkedFrom"] = forked
+        return {"conversation": fake.info(new), "composerText": str(history[cut].get("text"))}
+
+    fake.answers.update({"conversation/checkpoints": checkpoints, "conversation/rewind": rewind})
+    return fake
+
+
+async def two_turns(pilot: Pilot[int], app: VaalaApp, *texts: str) -> None:
+    for count, text in enumerate(texts, 1):
+        await type_and_send(pilot, text)
+        await wait_for(
+            pilot,
+            lambda n=count: len(app.transcript.query(AgentMessage)) == n,  # type: ignore[misc]
+            what="a turn",
+        )
+
+
+async def test_escape_twice_rewinds() -> None:
+    fake = rewinding(FakeClient())
+    fake.answer_sends()
+    app = VaalaApp(cwd=CWD, client=fake)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await ready(pilot)
+        await two_turns(pilot, app, "first message", "second message")
+        first = app.view.conversation_id
+        app.composer.clear()
+        await pilot.press("escape", "escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, ListPicker), what="rewind picker")
+        picker = app.screen
+        assert isinstance(picker, ListPicker)
+        assert [label for _, label in picker.choices] == ["first message", "second message"]
+        await pilot.press("enter")  # the last one is highlighted
+        await wait_for(pilot, lambda: app.view.conversation_id != first, what="/rewind")
+        [asked] = fake.params_of("conversation/rewind")
+        said = [i for i in fake.snapshot(first)["sessions"][0]["items"] if "inputId" in i]
+        assert asked == {"conversationId": first, "messageId": said[-1]["itemId"], "force": False}
+        # A new conversation up to just before that message, with it back in the composer.
+        assert app.composer.text == "second message"
+        forked = app.view.conversation.get("forkedFrom")
+        assert isinstance(forked, dict) and forked["kind"] == "rewind"
+        assert [w.item["text"] for w in app.transcript.query(UserMessage)] == ["first message"]
+        assert len(app.transcript.query(AgentMessage)) == 1
+        # Sending it again continues the new conversation.
+        await pilot.press("enter")
+        await wait_for(
+            pilot,
+            lambda: (
+                [w.item["text"] for w in app.transcript.query(UserMessage)]
+                == ["first message", "second message"]
+            ),
+            what="the message sent again",
+        )
+        assert app.view.conversation_id != first
+        assert fake.params_of("input/send")[-1]["conversationId"] == app.view.conversation_id
+
+
+async def test_rewind_says_what_it_created() -> None:
+    fake = rewinding(FakeClient())
+    fake.answer_sends()
+    app = VaalaApp(cwd=CWD, client=fake)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        await two_turns(pilot, app, "first", "second")
+        original = app.view.conversation_id
+        app.run_slash("rewind", "")
+        await wait_for(pilot, lambda: isinstance(app.screen, ListPicker), what="the picker")
+        await pilot.press("enter")  # the last message: "second"
+        await wait_for(pilot, lambda: app.view.conversation_id != original, what="the rewind")
+        await wait_for(pilot, lambda: any(n.startswith("Rewound") for n in notices(app)))
+        notice = next(n for n in notices(app) if n.startswith("Rewound"))
+        assert "new conversation" in notice and "“second”" in notice
+        assert app.composer.text == "second"

@@ -1,5 +1,5 @@
-"""Slash commands and live updates from another client, against a real daemon. (/context,
-/model, /agents, /fork, /rename, /resume and /compact need none:
+"""Live updates from another client, against a real daemon; paging in older items. (/context,
+/model, /agents, /fork, /rename, /resume, /compact and the rewind need none:
 test_commands_fake_client.py.)"""
 
 from __future__ import annotations
@@ -11,25 +11,12 @@ from typing import Any
 import pytest
 
 from openvaala_tui.app import VaalaApp
-from openvaala_tui.screens import ListPicker
 from openvaala_tui.widgets import transcript as transcript_module
 from openvaala_tui.widgets.items import AgentMessage, UserMessage
 from openvaala_tui.widgets.transcript import FIRST_PAGE, Transcript
-from tests.support.json import j
 from tests.tui import fixed
-from tests.tui.conftest import Clients, demo_config, ready, type_and_send, wait_for
-
-
-async def finished_turn(pilot: Any, app: VaalaApp, text: str) -> None:
-    count = len(app.transcript.query(AgentMessage))
-    await type_and_send(pilot, text)
-    root = app.view.root
-    assert root is not None
-    await wait_for(
-        pilot,
-        lambda: len(app.transcript.query(AgentMessage)) > count and not root.running,
-        what="the turn",
-    )
+from tests.tui.conftest import Clients, demo_config, ready, wait_for
+from tests.tui.fake_client import CWD, FakeClient
 
 
 async def test_second_client_message_appears_live(daemon_factory: Any, clients: Clients) -> None:
@@ -53,56 +40,13 @@ async def test_second_client_message_appears_live(daemon_factory: Any, clients: 
         await wait_for(pilot, lambda: bool(app.transcript.query(AgentMessage)), what="reply")
 
 
-async def test_escape_twice_rewinds(daemon_factory: Any, clients: Clients) -> None:
-    daemon = daemon_factory(demo_config())
-    client = await clients(daemon)
-    app = VaalaApp(cwd=str(daemon.workdir), client=client)
-    async with app.run_test(size=(100, 40)) as pilot:
-        await ready(pilot)
-        await finished_turn(pilot, app, "first message")
-        await finished_turn(pilot, app, "second message")
-        first = app.view.conversation_id
-        app.composer.clear()
-        await pilot.press("escape", "escape")
-        await wait_for(pilot, lambda: isinstance(app.screen, ListPicker), what="rewind picker")
-        picker = app.screen
-        assert isinstance(picker, ListPicker)
-        assert [label for _, label in picker.choices] == ["first message", "second message"]
-        await pilot.press("enter")  # the last one is highlighted
-        await wait_for(pilot, lambda: app.view.conversation_id != first, what="/rewind")
-        # A new conversation up to just before that message, with it back in the composer.
-        assert app.composer.text == "second message"
-        assert j(app.view.conversation)["forkedFrom"]["kind"] == "rewind"
-        assert [w.item["text"] for w in app.transcript.query(UserMessage)] == ["first message"]
-        assert len(app.transcript.query(AgentMessage)) == 1
-        # Sending it again continues the new conversation.
-        await pilot.press("enter")
-        await wait_for(
-            pilot,
-            lambda: (
-                [w.item["text"] for w in app.transcript.query(UserMessage)]
-                == ["first message", "second message"]
-            ),
-            what="the message sent again",
-        )
-        assert app.view.conversation_id != first
-
-
-async def test_scroll_to_top_pages_in_older_items(daemon_factory: Any, clients: Clients) -> None:
-    daemon = daemon_factory(demo_config())
-    client = await clients(daemon)
-    cid = (await client.request("conversation/create", {"cwd": str(daemon.workdir)}))[
-        "conversation"
-    ]["conversationId"]
-    await client.subscribe(cid)
-    for n in range(55):  # 55 turns = 110 items: several pages of FIRST_PAGE
-        await client.request(
-            "input/send", {"conversationId": cid, "text": f"m{n}", "mode": "queue"}
-        )
-        while (await client.next_notification())["method"] != "turn/ended":
-            pass
-    await client.unsubscribe(cid)
-    app = VaalaApp(cwd=str(daemon.workdir), client=client, conversation_id=cid)
+async def test_scroll_to_top_pages_in_older_items() -> None:
+    # A stored conversation of 55 turns = 110 items (several pages of FIRST_PAGE), on a fake
+    # client answering `conversation/read` page by page as the daemon does
+    # (tests/tui/fake_client.py; the daemon's pages: tests/e2e/).
+    fake = FakeClient()
+    cid = fake.add(CWD, items=tuple(f"m{n}" for n in range(55)))
+    app = VaalaApp(cwd=CWD, client=fake, conversation_id=cid)
     async with app.run_test(size=(100, 40)) as pilot:
         await ready(pilot)
         transcript = app.query_one(Transcript)
@@ -142,6 +86,7 @@ async def test_scroll_to_top_pages_in_older_items(daemon_factory: Any, clients: 
             await wait_for(pilot, partial(_more_than, transcript, count), what="older page")
             await pilot.pause()
         assert len(transcript.item_widgets) == 110
+        assert "conversation/read" in fake.methods()  # the oldest came from the daemon
         assert transcript.item_widgets[0].item.get("text") == "m0"
         top = transcript.item_widgets[0]
         settled = []
@@ -150,8 +95,7 @@ async def test_scroll_to_top_pages_in_older_items(daemon_factory: Any, clients: 
             settled.append(top.virtual_region.y - transcript.scroll_y)
         offset = settled[-1]
         # Live items still arrive at the bottom while the user reads further up.
-        await client.subscribe(cid)
-        await client.request("input/send", {"conversationId": cid, "text": "late", "mode": "queue"})
+        fake.turn(cid, "late", "a reply")
         await wait_for(
             pilot,
             lambda: (

@@ -1,8 +1,8 @@
 """Habits users bring from other agent UIs: a completion popup for `@path` (the file goes with
 the message), Ctrl+C to clear and twice to quit, how to come back after quitting, reasoning
-visible while it streams, what a rewind created, where a listed conversation came from. (The
-slash commands' popup needs no daemon: test_commands_fake_client.py; nor does Ctrl+C, here on
-a fake client.)"""
+visible while it streams, where a listed conversation came from. All on a fake client answering
+as the daemon does (tests/tui/fake_client.py); the slash commands' popup and what a rewind
+created: test_commands_fake_client.py."""
 
 from __future__ import annotations
 
@@ -13,17 +13,11 @@ import pytest
 from textual.widgets import Collapsible
 
 from openvaala_tui.app import VaalaApp
-from openvaala_tui.screens import ListPicker, conversation_label
+from openvaala_tui.screens import conversation_label
 from openvaala_tui.widgets.completions import CompletionPopup
 from openvaala_tui.widgets.items import Reasoning, UserMessage
-from tests.tui.conftest import Clients, demo_config, notices, ready, type_and_send, wait_for
+from tests.tui.conftest import ready, type_and_send, wait_for
 from tests.tui.fake_client import CWD, FakeClient, item
-
-AGENT_ON_FAKE = """
-[agents.default]
-description = "General assistant"
-model = "fake"
-"""
 
 
 def popup_values(app: VaalaApp) -> list[str]:
@@ -146,30 +140,3 @@ def test_the_resume_list_says_when_how_much_and_where_from() -> None:
     assert "4 messages" in conversation_label(original, titles).plain
     fork: Any = {**rewound, "forkedFrom": {"conversationId": "c" * 32, "kind": "fork"}}
     assert "fork of “cccccccc”" in conversation_label(fork, titles).plain
-
-
-async def test_rewind_says_what_it_created(daemon_factory: Any, clients: Clients) -> None:
-    daemon = daemon_factory(demo_config())
-    app = VaalaApp(cwd=str(daemon.workdir), client=await clients(daemon))
-    async with app.run_test(size=(100, 30)) as pilot:
-        await ready(pilot)
-        for count, text in enumerate(("first", "second"), 1):
-            await type_and_send(pilot, text)
-            await wait_for(
-                pilot,
-                lambda n=count: (  # type: ignore[misc]
-                    app.view.root is not None
-                    and not app.view.root.running
-                    and len(app.transcript.query(UserMessage)) == n
-                ),
-                what="a turn",
-            )
-        original = app.view.conversation_id
-        app.run_slash("rewind", "")
-        await wait_for(pilot, lambda: isinstance(app.screen, ListPicker), what="the picker")
-        await pilot.press("enter")  # the last message: "second"
-        await wait_for(pilot, lambda: app.view.conversation_id != original, what="the rewind")
-        await wait_for(pilot, lambda: any(n.startswith("Rewound") for n in notices(app)))
-        notice = next(n for n in notices(app) if n.startswith("Rewound"))
-        assert "new conversation" in notice and "“second”" in notice
-        assert app.composer.text == "second"
