@@ -56,14 +56,17 @@ async def test_ctrl_c_interrupts_a_running_turn(
             assert app.is_running  # it stopped the turn, it did not quit
             assert any("Interrupted (Ctrl+C)" in text for text in notices(app))
             cid = str(app.view.conversation_id)
-            on_disk = "".join(p.read_text() for _, p in daemon.data_dir.session_files(cid))
+            on_disk = "".join(
+                p.read_text() for p in daemon.data_dir.conversation_dir(cid).glob("*.jsonl")
+            )
             assert '"interrupted"' in on_disk
     finally:
         gate.open()
 
 
 def _on_disk(daemon: Any, cid: str) -> str:
-    return "".join(p.read_text() for _, p in daemon.data_dir.session_files(cid))
+    """Every journal of the conversation (`<session>.jsonl`: docs/storage.md), as one text."""
+    return "".join(p.read_text() for p in daemon.data_dir.conversation_dir(cid).glob("*.jsonl"))
 
 
 async def _until_on_disk(daemon: Any, cid: str, text: str) -> None:
