@@ -374,6 +374,31 @@ class FakeClient(Client):
         if not self.info(cid)["persisted"]:
             self.update(cid, persisted=True, title=text[:40])
 
+    def start_item(self, cid: str, turn_id: str, type_: str) -> Item:
+        """A root session's item starts streaming (`item/started`, in progress, empty)."""
+        started = item(type_, self.root(cid), "", turnId=turn_id, status="in_progress")
+        self.emit(
+            methods.ITEM_STARTED,
+            {"sessionId": self.root(cid), "turnId": turn_id, "item": started},
+            cid,
+        )
+        return started
+
+    def delta(self, cid: str, streamed: Item, text: str) -> None:
+        """More text of a streaming item (`item/delta`)."""
+        params = {"sessionId": self.root(cid), "itemId": streamed["itemId"], "field": "text"}
+        self.emit(methods.ITEM_DELTA, {**params, "delta": text}, cid)
+
+    def on(self, method: str, effect: Callable[[JsonObject], object]) -> None:
+        """Answer `method` with `{}` (its EmptyResult) once `effect(params)` has announced what
+        the daemon would (`update`, `update_session`)."""
+
+        def answer(params: JsonObject) -> p.EmptyResult:
+            effect(params)
+            return {}
+
+        self.answers[method] = answer
+
     def answer_sends(self, reply: str = "Done.") -> None:
         """Every `input/send` runs a whole turn at once (`turn`), answered with `reply`."""
 

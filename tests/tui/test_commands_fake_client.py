@@ -25,7 +25,6 @@ from openvaala_server.protocol.payloads import (
     CompactResult,
     ContextTrace,
     ConversationResult,
-    EmptyResult,
     InterruptResult,
     ReplacedResult,
     RewindResult,
@@ -122,6 +121,12 @@ async def test_the_palette_lists_custom_commands(tmp_path: Path) -> None:
         assert app.composer.has_focus
 
 
+async def hello(pilot: Pilot[int], app: VaalaApp) -> None:
+    """A first turn (the fake's `answer_sends`), its reply on screen."""
+    await type_and_send(pilot, "hello")
+    await wait_for(pilot, lambda: bool(app.transcript.query(AgentMessage)), what="the turn")
+
+
 async def test_context_model_and_agents() -> None:
     fake = FakeClient(models=("demo", "other"))
     fake.answer_sends()
@@ -137,26 +142,19 @@ async def test_context_model_and_agents() -> None:
             "usage": usage(used=120),
         }
 
-    def set_model(params: JsonObject) -> EmptyResult:
-        fake.update_session(str(params["conversationId"]), model=str(params["model"]))
-        return {}
-
     def sessions(params: JsonObject) -> SessionsResult:
         root = fake.snapshot(str(params["conversationId"]))["sessions"][0]
         return {"sessions": [session_info(root)]}
 
-    fake.answers.update(
-        {
-            "conversation/context": context,
-            "conversation/setModel": set_model,
-            "sessions/list": sessions,
-        }
+    fake.answers.update({"conversation/context": context, "sessions/list": sessions})
+    fake.on(
+        "conversation/setModel",
+        lambda p: fake.update_session(str(p["conversationId"]), model=p["model"]),
     )
     app = VaalaApp(cwd=CWD, client=fake)
     async with app.run_test(size=(100, 40)) as pilot:
         await ready(pilot)
-        await type_and_send(pilot, "hello")
-        await wait_for(pilot, lambda: bool(app.transcript.query(AgentMessage)), what="the turn")
+        await hello(pilot, app)
         await type_and_send(pilot, "/context")
         await wait_for(pilot, lambda: any("Context:" in t for t in notices(app)), what="/context")
         report = next(t for t in notices(app) if "Context:" in t)
@@ -208,8 +206,7 @@ async def test_fork() -> None:
     app = VaalaApp(cwd=CWD, client=fake)
     async with app.run_test(size=(100, 40)) as pilot:
         await ready(pilot)
-        await type_and_send(pilot, "hello")
-        await wait_for(pilot, lambda: bool(app.transcript.query(AgentMessage)), what="the turn")
+        await hello(pilot, app)
         first = app.view.conversation_id
         await type_and_send(pilot, "/fork")
         await wait_for(pilot, lambda: app.view.conversation_id != first, what="/fork")
@@ -229,16 +226,13 @@ async def test_rename_and_resume() -> None:
     fake = FakeClient()
     fake.answer_sends()
 
-    def rename(params: JsonObject) -> EmptyResult:
-        fake.update(str(params["conversationId"]), title=str(params["title"]))
-        return {}
-
-    fake.answers["conversation/rename"] = rename
+    fake.on(
+        "conversation/rename", lambda p: fake.update(str(p["conversationId"]), title=p["title"])
+    )
     app = VaalaApp(cwd=CWD, client=fake)
     async with app.run_test(size=(100, 40)) as pilot:
         await ready(pilot)
-        await type_and_send(pilot, "hello")
-        await wait_for(pilot, lambda: bool(app.transcript.query(AgentMessage)), what="the turn")
+        await hello(pilot, app)
         first = app.view.conversation_id
         await type_and_send(pilot, "/rename My title")
         await wait_for(pilot, lambda: app.view.title == "My title", what="the rename")
@@ -322,8 +316,7 @@ async def test_compact() -> None:
     app = VaalaApp(cwd=CWD, client=fake)
     async with app.run_test(size=(100, 40)) as pilot:
         await ready(pilot)
-        await type_and_send(pilot, "hello")
-        await wait_for(pilot, lambda: bool(app.transcript.query(AgentMessage)), what="the turn")
+        await hello(pilot, app)
         root = app.view.root
         assert root is not None
 
@@ -355,9 +348,12 @@ async def test_compact() -> None:
         assert text and text == marker.item["text"]
 
 
-def rewinding(fake: FakeClient) -> FakeClient:
-    """`fake` answering a rewind as the daemon does with no file changed: a new conversation
-    with the history before the message, the message for the composer (tests/e2e/)."""
+def rewinding() -> FakeClient:
+    """A fake whose messages get a reply at once, answering a rewind as the daemon does with no
+    file changed: a new conversation with the history before the message, the message for the
+    composer (tests/e2e/test_context_e2e.py)."""
+    fake = FakeClient()
+    fake.answer_sends()
 
     def checkpoints(params: JsonObject) -> CheckpointsResult:
         return {"enabled": True, "bytes": 0, "limitBytes": 1 << 30, "skipped": [], "turns": []}
@@ -392,8 +388,7 @@ async def two_turns(pilot: Pilot[int], app: VaalaApp, *texts: str) -> None:
 
 
 async def test_escape_twice_rewinds() -> None:
-    fake = rewinding(FakeClient())
-    fake.answer_sends()
+    fake = rewinding()
     app = VaalaApp(cwd=CWD, client=fake)
     async with app.run_test(size=(100, 40)) as pilot:
         await ready(pilot)
@@ -431,8 +426,7 @@ async def test_escape_twice_rewinds() -> None:
 
 
 async def test_rewind_says_what_it_created() -> None:
-    fake = rewinding(FakeClient())
-    fake.answer_sends()
+    fake = rewinding()
     app = VaalaApp(cwd=CWD, client=fake)
     async with app.run_test(size=(100, 30)) as pilot:
         await ready(pilot)

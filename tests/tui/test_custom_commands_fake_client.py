@@ -17,15 +17,17 @@ from tests.tui.fake_client import FakeClient
 from tests.tui.test_pilot_habits import popup_values
 
 
-def on_disk(tmp_path: Path) -> tuple[FakeClient, Path]:
-    """A fake whose daemon read `tmp_path/config/config.toml`; the project's directory."""
+def on_disk(tmp_path: Path) -> tuple[FakeClient, Path, Path]:
+    """A fake whose daemon read `tmp_path/config/config.toml`; the project's directory and its
+    commands' (`.openvaala/commands/`)."""
     config = tmp_path / "config" / "config.toml"
     config.parent.mkdir()
     project = tmp_path / "project"
-    project.mkdir()
+    commands = project / ".openvaala" / "commands"
+    commands.mkdir(parents=True)
     fake = FakeClient(config={"path": str(config), "state": "ok", "message": ""})
     fake.answer_sends("ok")
-    return fake, project
+    return fake, project, commands
 
 
 def sent(fake: FakeClient) -> list[str]:
@@ -33,7 +35,7 @@ def sent(fake: FakeClient) -> list[str]:
 
 
 async def test_custom_commands_from_user_and_project_files(tmp_path: Path) -> None:
-    fake, work = on_disk(tmp_path)
+    fake, work, project = on_disk(tmp_path)
     user = tmp_path / "config" / "commands"
     user.mkdir()
     (user / "explain.md").write_text(
@@ -41,8 +43,6 @@ async def test_custom_commands_from_user_and_project_files(tmp_path: Path) -> No
     )
     (user / "review.md").write_text("The user's review of $ARGUMENTS.\n")
     (user / "help.md").write_text("A file cannot replace a built-in command.\n")
-    project = work / ".openvaala" / "commands"
-    project.mkdir(parents=True)
     (project / "review.md").write_text("# Review\nReview $ARGUMENTS for bugs, then $ARGUMENTS.\n")
 
     app = VaalaApp(cwd=str(work), client=fake)
@@ -70,9 +70,7 @@ async def test_custom_commands_from_user_and_project_files(tmp_path: Path) -> No
 
 
 async def test_a_project_command_starting_with_a_bang_runs_no_shell(tmp_path: Path) -> None:
-    fake, work = on_disk(tmp_path)
-    project = work / ".openvaala" / "commands"
-    project.mkdir(parents=True)
+    fake, work, project = on_disk(tmp_path)
     (project / "review.md").write_text("!touch pwned.txt\n")
 
     app = VaalaApp(cwd=str(work), client=fake)
@@ -89,12 +87,10 @@ async def test_a_project_command_starting_with_a_bang_runs_no_shell(tmp_path: Pa
 
 
 async def test_a_project_command_attaches_no_file_outside_the_project(tmp_path: Path) -> None:
-    fake, work = on_disk(tmp_path)
+    fake, work, project = on_disk(tmp_path)
     secret = tmp_path / "secret.txt"
     secret.write_text("sk-not-for-the-model\n")
     (work / "inside.txt").write_text("project text\n")
-    project = work / ".openvaala" / "commands"
-    project.mkdir(parents=True)
     (project / "look.md").write_text(f"Look at @{secret} and @inside.txt\n")
 
     app = VaalaApp(cwd=str(work), client=fake)

@@ -5,8 +5,6 @@ lets an agent do is tested against the real daemon: test_pilot_permission_mode.p
 
 from __future__ import annotations
 
-from openvaala_server.protocol.json_types import JsonObject
-from openvaala_server.protocol.payloads import EmptyResult
 from openvaala_tui.app import VaalaApp
 from tests.tui.conftest import ready
 from tests.tui.fake_client import CWD, FakeClient
@@ -15,12 +13,10 @@ from tests.tui.test_pilot_permission_mode import mode_is
 
 def switching_modes() -> FakeClient:
     fake = FakeClient()
-
-    def set_mode(params: JsonObject) -> EmptyResult:
-        fake.update(str(params["conversationId"]), permissionMode=str(params["mode"]))
-        return {}
-
-    fake.answers["conversation/setPermissionMode"] = set_mode
+    fake.on(
+        "conversation/setPermissionMode",
+        lambda p: fake.update(str(p["conversationId"]), permissionMode=p["mode"]),
+    )
     return fake
 
 

@@ -10,8 +10,6 @@ from typing import Any
 
 from textual.widgets import Label
 
-from openvaala_server.protocol.json_types import JsonObject
-from openvaala_server.protocol.payloads import EmptyResult
 from openvaala_tui import commands
 from openvaala_tui.app import VaalaApp
 from openvaala_tui.completion import complete
@@ -114,12 +112,10 @@ async def test_slash_agent_alone_lists_the_agents_to_pick_from() -> None:
     # The picker and the request it sends: on a fake client (tests/tui/fake_client.py) with
     # AGENTS' two agents, announcing the switch as the daemon does (session/updated).
     fake = FakeClient(agents=(agent("default"), agent("other", description="Another")))
-
-    def set_agent(params: JsonObject) -> EmptyResult:
-        fake.update_session(str(params["conversationId"]), agent=str(params["agent"]))
-        return {}
-
-    fake.answers["conversation/setAgent"] = set_agent
+    fake.on(
+        "conversation/setAgent",
+        lambda p: fake.update_session(str(p["conversationId"]), agent=p["agent"]),
+    )
     app = VaalaApp(cwd=CWD, client=fake)
     async with app.run_test(size=(100, 30)) as pilot:
         await ready(pilot)

@@ -88,12 +88,9 @@ async def test_reasoning_open_while_it_streams_folded_after() -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(pilot)
         cid = app.view.conversation_id
-        root = fake.root(cid)
         turn_id = fake.start_turn(cid, "think")
-        thought = item("reasoning", root, "", turnId=turn_id, status="in_progress")
-        fake.emit("item/started", {"sessionId": root, "turnId": turn_id, "item": thought})
-        delta = {"sessionId": root, "itemId": thought["itemId"], "field": "text"}
-        fake.emit("item/delta", {**delta, "delta": "weighing the options"})
+        thought = fake.start_item(cid, turn_id, "reasoning")
+        fake.delta(cid, thought, "weighing the options")
         await wait_for(pilot, lambda: bool(app.transcript.query(Reasoning)), what="reasoning")
         collapsible = app.transcript.query_one(Reasoning).query_one(Collapsible)
         assert not collapsible.collapsed
@@ -106,7 +103,7 @@ async def test_reasoning_open_while_it_streams_folded_after() -> None:
         )
         assert not collapsible.collapsed  # still open while the turn goes on
         fake.add_item(cid, {**thought, "text": "weighing the options", "status": "completed"})
-        fake.add_item(cid, item("agent_message", root, "Done.", turnId=turn_id))
+        fake.add_item(cid, item("agent_message", fake.root(cid), "Done.", turnId=turn_id))
         fake.end_turn(cid, turn_id)
         view_root = app.view.root
         assert view_root is not None

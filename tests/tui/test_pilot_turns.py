@@ -12,7 +12,7 @@ from openvaala_tui.app import VaalaApp
 from openvaala_tui.widgets.items import AgentMessage, Reasoning, ToolBlock, UserMessage
 from openvaala_tui.widgets.markdown_render import RenderedMarkdown
 from tests.tui.conftest import Clients, demo_config, ready, type_and_send, wait_for
-from tests.tui.fake_client import CWD, FakeClient, item
+from tests.tui.fake_client import CWD, FakeClient
 
 AGENT_ON_FAKE = """
 [agents.default]
@@ -94,20 +94,17 @@ async def test_a_long_streamed_reply_is_drawn_as_it_grows_and_whole_at_the_end()
     async with app.run_test(size=(100, 40)) as pilot:
         await ready(pilot)
         cid = app.view.conversation_id
-        root_id = fake.root(cid)
         turn_id = fake.start_turn(cid, "write a long answer")
-        reply = item("agent_message", root_id, "", turnId=turn_id, status="in_progress")
-        fake.emit("item/started", {"sessionId": root_id, "turnId": turn_id, "item": reply})
-        delta = {"sessionId": root_id, "itemId": reply["itemId"], "field": "text"}
+        reply = fake.start_item(cid, turn_id, "agent_message")
         for section in sections[:30]:
-            fake.emit("item/delta", {**delta, "delta": section})
+            fake.delta(cid, reply, section)
         await wait_for(pilot, lambda: bool(app.transcript.query(AgentMessage)), what="a reply")
         message = app.transcript.query_one(AgentMessage)
         await wait_for(pilot, lambda: "## Part 29" in message.source, what="the first half")
         await wait_for(pilot, lambda: "def part_29():" in shown(message), what="it on screen")
         assert "Part 30" not in shown(message)
         for section in sections[30:]:
-            fake.emit("item/delta", {**delta, "delta": section})
+            fake.delta(cid, reply, section)
         fake.add_item(cid, {**reply, "text": "".join(sections), "status": "completed"})
         fake.end_turn(cid, turn_id)
         root = app.view.root
