@@ -7,20 +7,22 @@ permissive one (tests/README.md):
 
 - a method the protocol does not have, params the daemon would refuse (checked against
   `payloads.REQUEST_PARAMS` by the daemon's own check, protocol/validate.py), a method the test
-  gave no answer for, and an answer or a notification that is not the shape the daemon sends
-  (`payloads.REQUEST_RESULTS`, `payloads.NOTIFICATION_PARAMS`) each fail the test: they raise
-  `FakeMisuse` where they happen and the `no_fake_misuse` fixture (conftest.py) fails the test
-  at its end even when the app swallowed the exception;
+  gave no answer for, and an answer, a notification or an item that is not the shape the daemon
+  sends (`payloads.REQUEST_RESULTS`, `payloads.NOTIFICATION_PARAMS`, `records.ITEM_KINDS`) each
+  fail the test: they raise `FakeMisuse` where they happen and the `no_fake_misuse` fixture
+  (conftest.py) fails the test at its end even when the app swallowed the exception;
 - answers are built from the protocol's TypedDicts (`conversation`, `session`, `model`…), with
   every field the daemon fills, so a test cannot pass on a shape the daemon never sends;
 - notifications go through the client's own intake (`_on_notification`): stamped with the
   conversation's id and the next `seq`, dropped when the conversation is not subscribed.
 
 By default it answers what opening a conversation needs (`conversation/create`,
-`conversation/subscribe` of the conversations it holds, `models/list`, `mcp/list`,
-`agents/list`); a test adds `answers` per method (a function of the params returning the result,
-or raising `RpcError` as the daemon would). What the daemon decides is tested against the real
-daemon (tests/e2e/); the UI's side of it here.
+`conversation/subscribe` of the conversations it holds, with the daemon's last page),
+`conversation/list` and `conversation/read` (pages) of those, `models/list`, `agents/list` and
+`mcp/list`; a test adds `answers` per method (a function of the params returning the result, or
+raising `refusal(errors.X(…))` as the daemon would). What the daemon decides is tested against
+the real daemon (tests/e2e/); the UI's side of it here (docs/design.md, "TUI command tests on a
+faithful fake client").
 """
 
 from __future__ import annotations
