@@ -36,7 +36,8 @@ from openvaala_tui.history_actions import NOTHING_TO_CONTINUE
 from openvaala_tui.screens import AgentsScreen, ListPicker
 from openvaala_tui.widgets.items import AgentMessage, Summary, UserMessage
 from tests.tui.conftest import notices, ready, type_and_send, wait_for
-from tests.tui.fake_client import CWD, FakeClient, item, refusal, session_info, usage
+from tests.tui.fake_client import FakeClient
+from tests.tui.fake_shapes import CWD, item, refusal, session_info, usage
 from tests.tui.test_pilot_habits import popup_values
 
 

@@ -8,7 +8,8 @@ import pytest
 from openvaala_server.client import RpcError
 from openvaala_server.errors import NotIdle
 from openvaala_server.protocol.json_types import JsonObject
-from tests.tui.fake_client import FakeClient, FakeMisuse, refusal
+from tests.tui.fake_client import FakeClient
+from tests.tui.fake_shapes import FakeMisuse, refusal
 
 
 async def test_an_unknown_method_fails_loudly() -> None:

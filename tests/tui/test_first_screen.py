@@ -12,7 +12,8 @@ from openvaala_tui.app import VaalaApp
 from openvaala_tui.widgets.welcome import Welcome
 from tests.tui import fixed
 from tests.tui.conftest import ready, type_and_send, wait_for
-from tests.tui.fake_client import CONFIG_PATH, CWD, FakeClient
+from tests.tui.fake_client import FakeClient
+from tests.tui.fake_shapes import CONFIG_PATH, CWD
 
 SMALL = (80, 24)
 

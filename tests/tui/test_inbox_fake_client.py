@@ -28,7 +28,8 @@ from openvaala_tui.widgets.footer import QuietFooter
 from openvaala_tui.widgets.inbox import InboxList, InboxPanel
 from openvaala_tui.widgets.items import UserMessage
 from tests.tui.conftest import ready, type_and_send, wait_for
-from tests.tui.fake_client import CWD, FakeClient
+from tests.tui.fake_client import FakeClient
+from tests.tui.fake_shapes import CWD
 
 
 class Queueing(FakeClient):

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from openvaala_tui.app import VaalaApp
 from tests.tui.conftest import ready
-from tests.tui.fake_client import CWD, FakeClient
+from tests.tui.fake_client import FakeClient
+from tests.tui.fake_shapes import CWD
 from tests.tui.test_pilot_permission_mode import mode_is
 
 

@@ -14,7 +14,8 @@ from openvaala_server.protocol.payloads import TreeResult
 from openvaala_tui.app import VaalaApp
 from openvaala_tui.screens import ListPicker, ResumeScreen
 from tests.tui.conftest import ready, wait_for
-from tests.tui.fake_client import CWD, FakeClient
+from tests.tui.fake_client import FakeClient
+from tests.tui.fake_shapes import CWD
 
 
 async def test_resume_search_enter_opens_the_top_result_also_after_ctrl_a() -> None:

@@ -13,7 +13,8 @@ from openvaala_server.protocol.json_types import JsonObject
 from openvaala_server.protocol.payloads import EmptyResult
 from openvaala_tui.app import VaalaApp
 from tests.tui.conftest import ready, type_and_send, wait_for
-from tests.tui.fake_client import CWD, FakeClient
+from tests.tui.fake_client import FakeClient
+from tests.tui.fake_shapes import CWD
 
 AGENT_MODELS = {"default": "demo", "coder": "fast"}
 

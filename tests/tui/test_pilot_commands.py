@@ -16,7 +16,8 @@ from openvaala_tui.widgets.items import AgentMessage, UserMessage
 from openvaala_tui.widgets.transcript import FIRST_PAGE, Transcript
 from tests.tui import fixed
 from tests.tui.conftest import Clients, demo_config, ready, wait_for
-from tests.tui.fake_client import CWD, FakeClient
+from tests.tui.fake_client import FakeClient
+from tests.tui.fake_shapes import CWD
 
 
 async def test_second_client_message_appears_live(daemon_factory: Any, clients: Clients) -> None:

@@ -8,7 +8,8 @@ from __future__ import annotations
 from openvaala_server.protocol.payloads import ConfigErrorNote, ConfigReloadedNote, ConfigState
 from openvaala_tui.app import VaalaApp
 from tests.tui.conftest import notices, ready, wait_for
-from tests.tui.fake_client import CONFIG_PATH, CWD, FakeClient
+from tests.tui.fake_client import FakeClient
+from tests.tui.fake_shapes import CONFIG_PATH, CWD
 
 TYPO: ConfigErrorNote = {
     "path": CONFIG_PATH,

@@ -16,7 +16,8 @@ from openvaala_tui.quit_screen import QuitScreen
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Gate, Reply
 from tests.tui.conftest import Clients, notices, ready, type_and_send, wait_for
-from tests.tui.fake_client import CWD, FakeClient
+from tests.tui.fake_client import FakeClient
+from tests.tui.fake_shapes import CWD
 
 AGENT_ON_FAKE = """
 [agents.default]

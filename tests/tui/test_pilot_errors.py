@@ -19,7 +19,8 @@ from openvaala_tui import errors
 from openvaala_tui.app import VaalaApp
 from openvaala_tui.widgets.items import UserMessage
 from tests.tui.conftest import demo_config, ready, type_and_send, wait_for
-from tests.tui.fake_client import CWD, FakeClient
+from tests.tui.fake_client import FakeClient
+from tests.tui.fake_shapes import CWD
 
 
 def label_text(app: VaalaApp, selector: str) -> str:

@@ -16,7 +16,8 @@ from openvaala_tui.completion import complete
 from tests.support.daemon import Daemon
 from tests.support.events import new_conversation, run_turn
 from tests.tui.conftest import Clients, notices, ready, type_and_send, wait_for
-from tests.tui.fake_client import CWD, FakeClient, agent
+from tests.tui.fake_client import FakeClient
+from tests.tui.fake_shapes import CWD, agent
 
 MODELS = """
 [models.demo]

@@ -17,7 +17,8 @@ from openvaala_tui.screens import conversation_label
 from openvaala_tui.widgets.completions import CompletionPopup
 from openvaala_tui.widgets.items import Reasoning, UserMessage
 from tests.tui.conftest import ready, type_and_send, wait_for
-from tests.tui.fake_client import CWD, FakeClient, item
+from tests.tui.fake_client import FakeClient
+from tests.tui.fake_shapes import CWD, item
 
 
 def popup_values(app: VaalaApp) -> list[str]:

@@ -15,7 +15,8 @@ from openvaala_tui.app import VaalaApp
 from openvaala_tui.memory_actions import MemoryEditor
 from openvaala_tui.widgets.items import AgentMessage, UserMessage
 from tests.tui.conftest import notices, ready, type_and_send, wait_for
-from tests.tui.fake_client import CONFIG_PATH, CWD, FakeClient
+from tests.tui.fake_client import FakeClient
+from tests.tui.fake_shapes import CONFIG_PATH, CWD
 
 PATHS = {
     "project": f"{CWD}/.openvaala/MEMORY.md",

@@ -14,7 +14,8 @@ from openvaala_tui.app import VaalaApp
 from openvaala_tui.screens import ResumeScreen
 from openvaala_tui.widgets.items import UserMessage
 from tests.tui.conftest import notices, ready, wait_for
-from tests.tui.fake_client import CWD, FakeClient
+from tests.tui.fake_client import FakeClient
+from tests.tui.fake_shapes import CWD
 
 
 def sent(app: VaalaApp) -> list[str]:

@@ -10,7 +10,8 @@ from openvaala_tui.app import VaalaApp
 from openvaala_tui.setup_actions import OFFER
 from openvaala_tui.widgets.welcome import Welcome
 from tests.tui.conftest import notices, ready, type_and_send, wait_for
-from tests.tui.fake_client import CWD, FakeClient, model
+from tests.tui.fake_client import FakeClient
+from tests.tui.fake_shapes import CWD, model
 
 
 def welcome_of(app: VaalaApp) -> str:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from openvaala_tui.app import VaalaApp
 from tests.tui.conftest import notices, ready, type_and_send, wait_for
-from tests.tui.fake_client import ADDRESS, CONFIG_PATH, FakeClient, agent
+from tests.tui.fake_client import FakeClient
+from tests.tui.fake_shapes import ADDRESS, CONFIG_PATH, agent
 
 
 async def test_status_names_model_agent_sandbox_and_daemon() -> None:

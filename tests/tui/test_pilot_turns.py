@@ -12,7 +12,8 @@ from openvaala_tui.app import VaalaApp
 from openvaala_tui.widgets.items import AgentMessage, Reasoning, ToolBlock, UserMessage
 from openvaala_tui.widgets.markdown_render import RenderedMarkdown
 from tests.tui.conftest import Clients, demo_config, ready, type_and_send, wait_for
-from tests.tui.fake_client import CWD, FakeClient
+from tests.tui.fake_client import FakeClient
+from tests.tui.fake_shapes import CWD
 
 AGENT_ON_FAKE = """
 [agents.default]

@@ -17,7 +17,8 @@ from tests.tui.conftest import wait_for
 if TYPE_CHECKING:
     from openvaala_server.protocol.payloads import ListResult
 
-from tests.tui.fake_client import CWD, FakeClient, conversation, session, summary
+from tests.tui.fake_client import FakeClient
+from tests.tui.fake_shapes import CWD, conversation, session, summary
 
 
 def listing(*active: str, archived: tuple[str, ...] = ()) -> FakeClient:

@@ -16,7 +16,8 @@ from openvaala_server import client as client_library
 from openvaala_server import commands
 from openvaala_tui.app import VaalaApp
 from tests.tui.conftest import ready, wait_for
-from tests.tui.fake_client import CWD, FakeClient
+from tests.tui.fake_client import FakeClient
+from tests.tui.fake_shapes import CWD
 
 # Loaded by the commands that use them, never by the terminal UI before its first screen.
 NOT_AT_START = (
