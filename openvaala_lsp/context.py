@@ -6,7 +6,6 @@ what a summary replaced, with a jump to it in the conversation's document (`open
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
@@ -20,7 +19,7 @@ from openvaala_lsp.params import Params, as_params, from_arguments, required, se
 from openvaala_lsp.render import render
 from openvaala_lsp.replies import ContextJson, ContextReply, ReplacedReply
 from openvaala_lsp.usage import report
-from openvaala_server.protocol import methods, payloads
+from openvaala_server.protocol import codec, methods, payloads
 
 # What each handler answers is declared on it; the editor gets it as JSON.
 Run = Callable[[Host, Params], Awaitable[object]]
@@ -52,7 +51,7 @@ async def context_json(ls: Host, params: Params) -> ContextJson:
     call: payloads.ContextParams = {**session_params(params), "includeBody": True}
     result = await ls.bridge.request(methods.CONVERSATION_CONTEXT, call)
     body = result.get("body")
-    return {"body": body, "json": json.dumps(body, indent=2, ensure_ascii=False) if body else ""}
+    return {"body": body, "json": codec.text(body, indent=2) if body else ""}
 
 
 async def pin(ls: Host, params: Params) -> payloads.PinResult:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Literal
 
 from openvaala_lsp.toolbox import change_heading, changes_of, plan_lines
 from openvaala_lsp.usage import report
 from openvaala_server.client.view import ConversationView, Item, SessionView
+from openvaala_server.protocol import codec
 from openvaala_server.protocol.json_types import JsonObject
 
 AnchorKind = Literal["user_message", "subagent", "approval"]
@@ -181,7 +181,7 @@ def _items(
             out.add("> _thinking_", quoted + _status_mark(item), "")
         elif kind == "tool_call":
             args = item.get("arguments")
-            shown = json.dumps(args, ensure_ascii=False) if args else item.get("argumentsText", "")
+            shown = codec.text(args) if args else item.get("argumentsText", "")
             out.add(f"**⚙ {item.get('name', 'tool')}** `{_one_line(str(shown))}`", "")
         elif kind == "tool_result" and changes_of(item):
             for change in changes_of(item):  # the files it changed, as diffs

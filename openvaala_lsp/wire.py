@@ -8,7 +8,7 @@ import json
 import logging
 from collections.abc import Mapping
 from concurrent.futures import Future
-from typing import Any
+from typing import Any, TypeGuard
 
 from lsprotocol.types import ResponseError
 from pygls.exceptions import JsonRpcException
@@ -57,7 +57,7 @@ def error_response(msg_id: str | int | None, code: int, message: str) -> JsonObj
     }
 
 
-def _valid_id(value: object) -> bool:
+def _valid_id(value: object) -> TypeGuard[str | int]:
     return isinstance(value, str | int) and not isinstance(value, bool)
 
 
@@ -76,17 +76,18 @@ def _bad_shape(data: Mapping[str, object]) -> str | None:
 class WireProtocol(LanguageServerProtocol):
     _initialize_seen = False
 
-    def send_raw(self, payload: dict[str, Any]) -> None:
+    def send_raw(self, payload: Mapping[str, object]) -> None:
         if self.writer is None:
             return
         body = json.dumps(payload).encode()
         self.writer.write(b"Content-Length: %d\r\n\r\n%b" % (len(body), body))
 
-    def structure_message(self, data: dict[str, Any]) -> Any:
+    def structure_message(self, data: dict[str, object]) -> object:
         if "jsonrpc" in data and (shape := _bad_shape(data)) is not None:
             # An id or method of the wrong type: an invalid request, answered with the id when
             # it is one (else null), never pygls's internal error and its traceback.
-            msg_id = data.get("id") if _valid_id(data.get("id")) else None
+            given = data.get("id")
+            msg_id = given if _valid_id(given) else None
             log.warning("invalid JSON-RPC request: %s", shape)
             self.send_raw(error_response(msg_id, INVALID_REQUEST, shape))
             return _Answered()
@@ -100,7 +101,9 @@ class WireProtocol(LanguageServerProtocol):
             if "jsonrpc" in data and "id" in data and "method" in data:
                 message = f"{data['method']}: params do not fit the method ({exc.message})"
                 log.warning("%s", message)
-                self.send_raw(error_response(data["id"], INVALID_PARAMS, message))
+                given = data["id"]
+                answered = given if _valid_id(given) else None  # a bad id: answered above
+                self.send_raw(error_response(answered, INVALID_PARAMS, message))
                 return _Answered()
             raise
 

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -13,7 +12,7 @@ from textual import on
 from textual.widgets import Button, Collapsible, Static
 
 from openvaala_server.client import ConnectionLost, RpcError
-from openvaala_server.protocol import methods
+from openvaala_server.protocol import codec, methods
 from openvaala_tui import format as fmt
 from openvaala_tui.actions import CommandsMixin
 from openvaala_tui.context_format import replaced_text, trace_text
@@ -41,7 +40,7 @@ class ContextCommands(CommandsMixin):
             if body is None:
                 await self.local_notice("This model's provider has no request body to copy.")
                 return
-            text = json.dumps(body, indent=2, ensure_ascii=False)
+            text = codec.text(body, indent=2)
             self.copy_to_clipboard(text)
             self.notify(f"Copied the request body ({len(text):,} characters) to the clipboard.")
             return

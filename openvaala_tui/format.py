@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from openvaala_server.protocol import codec
 from openvaala_server.protocol.display import format_tokens as tokens
 
 if TYPE_CHECKING:  # a type only: the records' shapes are not on the way to the first screen
@@ -90,7 +90,7 @@ def tool_command(call: Item) -> str:
             value = args.get(key)
             if isinstance(value, str):
                 return value
-        return json.dumps(args, ensure_ascii=False)[:200]
+        return codec.text(args)[:200]
     return str(call.get("argumentsText") or "")[:200]
 
 

@@ -13,8 +13,9 @@ Behind `SecurityMiddleware`: the Host, Origin and token checks happen before any
 
 from __future__ import annotations
 
-import asyncio
 from typing import Final
+
+import anyio
 
 from openvaala_server.api.security import ASGIApp, Receive, Scope, Send
 from openvaala_server.protocol import codec
@@ -35,7 +36,7 @@ class Gate:
 
     def __init__(self) -> None:
         self._app: ASGIApp | None = None
-        self._settled = asyncio.Event()  # set by open() or close()
+        self._settled = anyio.Event()  # set by open() or close()
 
     @property
     def ready(self) -> bool:

@@ -9,7 +9,7 @@ Records are never rewritten: a change is a new record.
 from __future__ import annotations
 
 import time
-from typing import Final, Literal, NotRequired, TypedDict, cast
+from typing import Final, Literal, NotRequired, TypedDict
 
 from openvaala_server.domain.diffs import FileDiff
 from openvaala_server.domain.images import ImageRef
@@ -209,7 +209,7 @@ class Item(TypedDict, total=False):
 
     What most code handles (a history, a page, a snapshot, a provider request) mixes kinds, and a
     provider request holds synthetic items without ids; the per-kind types above say which
-    fields a kind has. A value of a per-kind type becomes an `Item` through `as_item()`."""
+    fields a kind has; every per-kind field is a field of `Item`."""
 
     itemId: str
     type: str
@@ -408,11 +408,6 @@ class Record(TypedDict, total=False):
     outsideSandbox: bool
     plan: Plan
     itemId: str
-
-
-def as_item(value: ItemOfKind) -> Item:
-    """A per-kind item as an item of any kind (every per-kind field is a field of `Item`)."""
-    return cast(Item, value)
 
 
 def utc_now() -> str:

@@ -37,9 +37,11 @@ _MISSING: Final = re.compile(r"Object missing required field `(?P<field>[^`]+)`"
 _AT: Final = re.compile(r" - at `\$(?P<path>[^`]*)`$")
 
 
-def check(shape: type, raw: JsonObject) -> None:
-    """Raise `InvalidParams` when `raw` is not a `shape` (a TypedDict of payloads.py)."""
-    present = {key: value for key, value in raw.items() if value is not None}
+def check(shape: type, raw: JsonObject, *, null_is_absent: bool = True) -> None:
+    """Raise `InvalidParams` when `raw` is not a `shape` (a TypedDict of payloads.py). A param
+    that is `null` counts as absent; with `null_is_absent=False` (a result or a notification the
+    daemon sends, whose `X | None` fields are there with null) it is a value like any other."""
+    present = {k: v for k, v in raw.items() if v is not None or not null_is_absent}
     try:
         msgspec.convert(present, _checkable(shape))
     except msgspec.ValidationError as exc:

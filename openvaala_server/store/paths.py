@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -200,17 +200,3 @@ class DataDir:
                 self._paths.clear()
             path = self._paths[key] = build()  # only valid ids get here: build() checks them
         return path
-
-    def session_files(self, cid: str) -> Iterator[tuple[str, Path]]:
-        """(session id, path) of every regular `<sid>.jsonl` in the conversation, sorted by id."""
-        directory = self.conversation_dir(cid)
-        try:
-            names = sorted(os.listdir(directory))
-        except OSError:
-            return
-        for name in names:
-            sid = name.removesuffix(JOURNAL_SUFFIX)
-            if name.endswith(JOURNAL_SUFFIX) and is_valid_id(sid):
-                path = directory / name
-                if is_real_file(path):
-                    yield sid, path

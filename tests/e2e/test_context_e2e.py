@@ -185,6 +185,10 @@ async def test_fork_and_rewind(daemon_factory: Any) -> None:
     assert forked["forkedFrom"]["conversationId"] == cid
     copy = await client.request("conversation/read", {"conversationId": forked["conversationId"]})
     assert strip(copy["items"]) == strip(original)
+    # The fork goes on by itself: the original keeps its own history.
+    await client.subscribe(forked["conversationId"])
+    await run_turn(client, forked["conversationId"], "only in the fork")
+    assert (await client.request("conversation/read", {"conversationId": cid}))["items"] == original
 
     second = next(i for i in original if i.get("text") == "second question")
     rewound = await client.request(

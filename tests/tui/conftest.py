@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
 import pytest
 from textual.pilot import Pilot
@@ -24,6 +24,19 @@ def answer_keys_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests answer an approval as soon as it is shown; the delay that guards a user's typed-ahead
     keys has its own tests (test_pilot_approval_typeahead.py), which set it back."""
     monkeypatch.setattr(ApprovalPrompt, "ARM_DELAY", 0.0)
+
+
+@pytest.fixture(autouse=True)
+def no_fake_misuse() -> Iterator[None]:
+    """A test fails when its app (or the test) used a `FakeClient` as the daemon would never
+    answer (tests/tui/fake_client.py), even when the app caught the exception and went on."""
+    from tests.tui.fake_client import FakeClient
+
+    FakeClient.made.clear()
+    yield
+    misuses = [problem for fake in FakeClient.made for problem in fake.misuses]
+    FakeClient.made.clear()
+    assert not misuses, f"the fake client was used as the daemon never is: {misuses}"
 
 
 @pytest.fixture

@@ -11,7 +11,9 @@ from textual.pilot import Pilot
 from openvaala_tui.app import VaalaApp
 from openvaala_tui.widgets.welcome import Welcome
 from tests.tui import fixed
-from tests.tui.conftest import Clients, demo_config, ready, type_and_send, wait_for
+from tests.tui.conftest import ready, type_and_send, wait_for
+from tests.tui.fake_client import FakeClient
+from tests.tui.fake_shapes import CONFIG_PATH, CWD
 
 SMALL = (80, 24)
 
@@ -48,38 +50,38 @@ def test_first_screen_at_80x24(snap_compare: Any, monkeypatch: pytest.MonkeyPatc
 
 
 async def test_first_screen_names_the_daemon_conversation(
-    daemon_factory: Any, clients: Clients, monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Against the real daemon: its directory, agent and model; the welcome goes once the
-    conversation has something in it."""
-    daemon = daemon_factory(demo_config())
-    monkeypatch.setenv("OPENVAALA_CONFIG", str(daemon.config_path))
-    client = await clients(daemon)
-    app = VaalaApp(cwd=str(daemon.workdir), client=client)
+    """On what the daemon answers (a fake client: tests/tui/fake_client.py): its directory,
+    agent and model; the welcome goes once the conversation has something in it."""
+    fake = FakeClient()
+    fake.answer_sends()
+    monkeypatch.setenv("OPENVAALA_CONFIG", CONFIG_PATH)
+    app = VaalaApp(cwd="/srv/work/project", client=fake)
     async with app.run_test(size=SMALL) as pilot:
         await ready(pilot)
         welcome = app.transcript.query_one(Welcome)
         await wait_for(pilot, lambda: welcome.display, what="the welcome")
         text = welcome_of(app)
-        assert str(daemon.workdir) in text
+        assert "/srv/work/project" in text
         assert "agent default · model demo" in text
-        assert str(daemon.config_path) in text
+        assert CONFIG_PATH in text
         await type_and_send(pilot, "hello")
         await wait_for(pilot, lambda: not welcome.display, what="the welcome to go")
 
 
 async def test_the_welcome_names_the_config_file_the_daemon_read(
-    daemon_factory: Any, clients: Clients, monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The daemon's file (its `initialize` says which), not the one this shell would name."""
-    daemon = daemon_factory(demo_config())
+    daemons = "/srv/daemon/config.toml"
+    fake = FakeClient(config={"path": daemons, "state": "ok", "message": ""})
     monkeypatch.setenv("OPENVAALA_CONFIG", "/elsewhere/config.toml")
-    client = await clients(daemon)
-    app = VaalaApp(cwd=str(daemon.workdir), client=client)
+    app = VaalaApp(cwd=CWD, client=fake)
     async with app.run_test(size=SMALL) as pilot:
         await ready(pilot)
         welcome = app.transcript.query_one(Welcome)
         await wait_for(pilot, lambda: welcome.display, what="the welcome")
         text = welcome_of(app)
-        assert str(daemon.config_path) in text
+        assert daemons in text
         assert "/elsewhere" not in text

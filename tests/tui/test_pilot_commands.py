@@ -1,4 +1,6 @@
-"""Slash commands and live updates from another client, against a real daemon."""
+"""Live updates from another client, against a real daemon; paging in older items. (/context,
+/model, /agents, /fork, /rename, /resume, /compact and the rewind need none:
+test_commands_fake_client.py.)"""
 
 from __future__ import annotations
 
@@ -7,28 +9,15 @@ from functools import partial
 from typing import Any
 
 import pytest
-from textual.widgets import Collapsible, Markdown, OptionList
 
 from openvaala_tui.app import VaalaApp
-from openvaala_tui.screens import AgentsScreen, ListPicker
 from openvaala_tui.widgets import transcript as transcript_module
-from openvaala_tui.widgets.items import AgentMessage, Summary, UserMessage
+from openvaala_tui.widgets.items import AgentMessage, UserMessage
 from openvaala_tui.widgets.transcript import FIRST_PAGE, Transcript
-from tests.support.json import j
 from tests.tui import fixed
-from tests.tui.conftest import Clients, demo_config, notices, ready, type_and_send, wait_for
-
-
-async def finished_turn(pilot: Any, app: VaalaApp, text: str) -> None:
-    count = len(app.transcript.query(AgentMessage))
-    await type_and_send(pilot, text)
-    root = app.view.root
-    assert root is not None
-    await wait_for(
-        pilot,
-        lambda: len(app.transcript.query(AgentMessage)) > count and not root.running,
-        what="the turn",
-    )
+from tests.tui.conftest import Clients, demo_config, ready, wait_for
+from tests.tui.fake_client import FakeClient
+from tests.tui.fake_shapes import CWD
 
 
 async def test_second_client_message_appears_live(daemon_factory: Any, clients: Clients) -> None:
@@ -52,178 +41,13 @@ async def test_second_client_message_appears_live(daemon_factory: Any, clients: 
         await wait_for(pilot, lambda: bool(app.transcript.query(AgentMessage)), what="reply")
 
 
-async def test_context_model_and_agents(daemon_factory: Any, clients: Clients) -> None:
-    daemon = daemon_factory(demo_config())
-    client = await clients(daemon)
-    app = VaalaApp(cwd=str(daemon.workdir), client=client)
-    async with app.run_test(size=(100, 40)) as pilot:
-        await ready(pilot)
-        await finished_turn(pilot, app, "hello")
-        await type_and_send(pilot, "/context")
-        await wait_for(pilot, lambda: any("Context:" in t for t in notices(app)), what="/context")
-        report = next(t for t in notices(app) if "Context:" in t)
-        assert "of 100,000 tokens" in report and "compaction at" in report
-
-        await type_and_send(pilot, "/model")
-        await wait_for(pilot, lambda: isinstance(app.screen, ListPicker), what="model picker")
-        picker = app.screen
-        assert isinstance(picker, ListPicker)
-        assert [value for value, _ in picker.choices] == ["demo", "other"]
-        await pilot.press("down", "enter")  # the current one ("demo") is highlighted
-        await wait_for(
-            pilot,
-            lambda: app.view.root is not None and app.view.root.info.get("model") == "other",
-            what="the model switch",
-        )
-        assert "other" in str(app.query_one("#status-model").render())
-
-        await type_and_send(pilot, "/agents")
-        await wait_for(pilot, lambda: isinstance(app.screen, AgentsScreen), what="agents")
-        agents = app.screen
-        assert isinstance(agents, AgentsScreen)
-        assert [s["sessionId"] for s in agents.sessions] == [app.view.root_id]
-        await pilot.press("f")
-        await wait_for(pilot, lambda: not isinstance(app.screen, AgentsScreen))
-        assert app.following == app.view.root_id
-
-
-async def test_rename_and_resume(daemon_factory: Any, clients: Clients) -> None:
-    daemon = daemon_factory(demo_config())
-    client = await clients(daemon)
-    app = VaalaApp(cwd=str(daemon.workdir), client=client)
-    async with app.run_test(size=(100, 40)) as pilot:
-        await ready(pilot)
-        await finished_turn(pilot, app, "hello")
-        first = app.view.conversation_id
-        await type_and_send(pilot, "/rename My title")
-        await wait_for(pilot, lambda: app.view.title == "My title", what="the rename")
-        await type_and_send(pilot, "/new")
-        await wait_for(pilot, lambda: app.view.conversation_id not in ("", first), what="/new")
-        assert not app.transcript.item_widgets
-        await type_and_send(pilot, "/resume")
-        await wait_for(
-            pilot,
-            lambda: (
-                bool(app.screen.query("#resume-list"))
-                and app.screen.query_one("#resume-list", OptionList).option_count > 0
-            ),
-            what="the conversation list",
-        )
-        await pilot.press("enter", "enter")  # the search field hands over to the list
-        await wait_for(pilot, lambda: app.view.conversation_id == first, what="resume")
-        assert app.view.title == "My title"
-        assert app.transcript.query(AgentMessage)
-
-
-async def test_fork(daemon_factory: Any, clients: Clients) -> None:
-    daemon = daemon_factory(demo_config())
-    client = await clients(daemon)
-    app = VaalaApp(cwd=str(daemon.workdir), client=client)
-    async with app.run_test(size=(100, 40)) as pilot:
-        await ready(pilot)
-        await finished_turn(pilot, app, "hello")
-        first = app.view.conversation_id
-        await type_and_send(pilot, "/fork")
-        await wait_for(pilot, lambda: app.view.conversation_id != first, what="/fork")
-        # The copy is open, with the same history, and says where it came from.
-        assert j(app.view.conversation)["forkedFrom"]["conversationId"] == first
-        await wait_for(pilot, lambda: len(app.transcript.query(AgentMessage)) == 1)
-        assert [w.item["text"] for w in app.transcript.query(UserMessage)] == ["hello"]
-        # It goes on by itself: the original keeps its own history.
-        await finished_turn(pilot, app, "only in the fork")
-        original = await client.request("conversation/read", {"conversationId": first})
-        assert "only in the fork" not in [i.get("text") for i in original["items"]]
-
-
-async def test_escape_twice_rewinds(daemon_factory: Any, clients: Clients) -> None:
-    daemon = daemon_factory(demo_config())
-    client = await clients(daemon)
-    app = VaalaApp(cwd=str(daemon.workdir), client=client)
-    async with app.run_test(size=(100, 40)) as pilot:
-        await ready(pilot)
-        await finished_turn(pilot, app, "first message")
-        await finished_turn(pilot, app, "second message")
-        first = app.view.conversation_id
-        app.composer.clear()
-        await pilot.press("escape", "escape")
-        await wait_for(pilot, lambda: isinstance(app.screen, ListPicker), what="rewind picker")
-        picker = app.screen
-        assert isinstance(picker, ListPicker)
-        assert [label for _, label in picker.choices] == ["first message", "second message"]
-        await pilot.press("enter")  # the last one is highlighted
-        await wait_for(pilot, lambda: app.view.conversation_id != first, what="/rewind")
-        # A new conversation up to just before that message, with it back in the composer.
-        assert app.composer.text == "second message"
-        assert j(app.view.conversation)["forkedFrom"]["kind"] == "rewind"
-        assert [w.item["text"] for w in app.transcript.query(UserMessage)] == ["first message"]
-        assert len(app.transcript.query(AgentMessage)) == 1
-        # Sending it again continues the new conversation.
-        await pilot.press("enter")
-        await wait_for(
-            pilot,
-            lambda: (
-                [w.item["text"] for w in app.transcript.query(UserMessage)]
-                == ["first message", "second message"]
-            ),
-            what="the message sent again",
-        )
-        assert app.view.conversation_id != first
-
-
-async def test_compact(daemon_factory: Any, clients: Clients) -> None:
-    daemon = daemon_factory(demo_config())
-    client = await clients(daemon)
-    app = VaalaApp(cwd=str(daemon.workdir), client=client)
-    async with app.run_test(size=(100, 40)) as pilot:
-        await ready(pilot)
-        await finished_turn(pilot, app, "hello")
-        await finished_turn(pilot, app, "how are you")
-        root = app.view.root
-        assert root is not None
-
-        # Refused while a turn runs, with a friendly explanation. The turn is long so /compact
-        # surely lands while it runs, then Esc ends it so the test does not wait for it.
-        await type_and_send(pilot, "run: sleep 30")
-        await wait_for(pilot, lambda: root.running, what="the turn")
-        await type_and_send(pilot, "/compact")
-        await wait_for(
-            pilot, lambda: any(t.startswith("Not now") for t in notices(app)), what="not_idle"
-        )
-        assert root.running
-        assert not any(i.get("type") == "summary" for i in root.items)
-        await pilot.press("escape")
-        await wait_for(pilot, lambda: not root.running, timeout=15, what="the turn to end")
-
-        await type_and_send(pilot, "/compact")
-        await wait_for(pilot, lambda: bool(app.transcript.query(Summary)), what="/compact")
-        marker = app.transcript.query_one(Summary)
-        assert marker.item["reason"] == "manual"
-        assert not root.compacting
-        collapsible = marker.query_one(Collapsible)
-        assert collapsible.collapsed
-        assert "compacted by hand" in str(collapsible.title)
-        # The summary itself is there to read, one click away.
-        collapsible.collapsed = False
-        await pilot.pause()
-        text = marker.query_one(Markdown).source
-        assert text and text == marker.item["text"]
-
-
-async def test_scroll_to_top_pages_in_older_items(daemon_factory: Any, clients: Clients) -> None:
-    daemon = daemon_factory(demo_config())
-    client = await clients(daemon)
-    cid = (await client.request("conversation/create", {"cwd": str(daemon.workdir)}))[
-        "conversation"
-    ]["conversationId"]
-    await client.subscribe(cid)
-    for n in range(55):  # 55 turns = 110 items: several pages of FIRST_PAGE
-        await client.request(
-            "input/send", {"conversationId": cid, "text": f"m{n}", "mode": "queue"}
-        )
-        while (await client.next_notification())["method"] != "turn/ended":
-            pass
-    await client.unsubscribe(cid)
-    app = VaalaApp(cwd=str(daemon.workdir), client=client, conversation_id=cid)
+async def test_scroll_to_top_pages_in_older_items() -> None:
+    # A stored conversation of 55 turns = 110 items (several pages of FIRST_PAGE), on a fake
+    # client answering `conversation/read` page by page as the daemon does
+    # (tests/tui/fake_client.py; the daemon's pages: tests/e2e/).
+    fake = FakeClient()
+    cid = fake.add(CWD, items=tuple(f"m{n}" for n in range(55)))
+    app = VaalaApp(cwd=CWD, client=fake, conversation_id=cid)
     async with app.run_test(size=(100, 40)) as pilot:
         await ready(pilot)
         transcript = app.query_one(Transcript)
@@ -263,6 +87,7 @@ async def test_scroll_to_top_pages_in_older_items(daemon_factory: Any, clients: 
             await wait_for(pilot, partial(_more_than, transcript, count), what="older page")
             await pilot.pause()
         assert len(transcript.item_widgets) == 110
+        assert "conversation/read" in fake.methods()  # the oldest came from the daemon
         assert transcript.item_widgets[0].item.get("text") == "m0"
         top = transcript.item_widgets[0]
         settled = []
@@ -271,8 +96,7 @@ async def test_scroll_to_top_pages_in_older_items(daemon_factory: Any, clients: 
             settled.append(top.virtual_region.y - transcript.scroll_y)
         offset = settled[-1]
         # Live items still arrive at the bottom while the user reads further up.
-        await client.subscribe(cid)
-        await client.request("input/send", {"conversationId": cid, "text": "late", "mode": "queue"})
+        fake.turn(cid, "late", "a reply")
         await wait_for(
             pilot,
             lambda: (

@@ -15,7 +15,9 @@ from openvaala_tui.app import VaalaApp
 from openvaala_tui.quit_screen import QuitScreen
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Gate, Reply
-from tests.tui.conftest import Clients, demo_config, notices, ready, type_and_send, wait_for
+from tests.tui.conftest import Clients, notices, ready, type_and_send, wait_for
+from tests.tui.fake_client import FakeClient
+from tests.tui.fake_shapes import CWD
 
 AGENT_ON_FAKE = """
 [agents.default]
@@ -55,14 +57,17 @@ async def test_ctrl_c_interrupts_a_running_turn(
             assert app.is_running  # it stopped the turn, it did not quit
             assert any("Interrupted (Ctrl+C)" in text for text in notices(app))
             cid = str(app.view.conversation_id)
-            on_disk = "".join(p.read_text() for _, p in daemon.data_dir.session_files(cid))
+            on_disk = "".join(
+                p.read_text() for p in daemon.data_dir.conversation_dir(cid).glob("*.jsonl")
+            )
             assert '"interrupted"' in on_disk
     finally:
         gate.open()
 
 
 def _on_disk(daemon: Any, cid: str) -> str:
-    return "".join(p.read_text() for _, p in daemon.data_dir.session_files(cid))
+    """Every journal of the conversation (`<session>.jsonl`: docs/storage.md), as one text."""
+    return "".join(p.read_text() for p in daemon.data_dir.conversation_dir(cid).glob("*.jsonl"))
 
 
 async def _until_on_disk(daemon: Any, cid: str, text: str) -> None:
@@ -87,11 +92,10 @@ def _exit_message(app: VaalaApp, capsys: pytest.CaptureFixture[str]) -> str:
     return said
 
 
-async def test_ctrl_c_clears_a_draft_instead_of_quitting_and_up_brings_it_back(
-    daemon_factory: Any, clients: Clients
-) -> None:
-    daemon = daemon_factory(demo_config())
-    app = VaalaApp(cwd=str(daemon.workdir), client=await clients(daemon))
+async def test_ctrl_c_clears_a_draft_instead_of_quitting_and_up_brings_it_back() -> None:
+    fake = FakeClient()  # the composer's keys: no daemon needed (tests/tui/fake_client.py)
+    fake.answer_sends()
+    app = VaalaApp(cwd=CWD, client=fake)
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(pilot)
         await type_and_send(pilot, "the first message")

@@ -11,22 +11,16 @@ from typing import Any
 from textual.widgets import Label
 
 from openvaala_server.client import Client, ConnectionLost, RpcError
+from openvaala_server.domain.ids import new_id
+from openvaala_server.domain.records import ErrorInfo
+from openvaala_server.protocol.json_types import JsonObject
+from openvaala_server.protocol.payloads import InterruptResult, SendResult
 from openvaala_tui import errors
 from openvaala_tui.app import VaalaApp
 from openvaala_tui.widgets.items import UserMessage
-from tests.fakes.providers import FakeProvider
-from tests.fakes.script import Reply
-from tests.tui.conftest import Clients, demo_config, ready, type_and_send, wait_for
-
-AGENT_ON_FAKE = """
-[agents.default]
-description = "General assistant"
-model = "fake"
-
-[retry]
-max_retries = 3
-base_delay_s = 30
-"""
+from tests.tui.conftest import demo_config, ready, type_and_send, wait_for
+from tests.tui.fake_client import FakeClient
+from tests.tui.fake_shapes import CWD
 
 
 def label_text(app: VaalaApp, selector: str) -> str:
@@ -39,14 +33,30 @@ def seconds_left(text: str) -> int:
     return int(match.group(1))
 
 
-async def test_the_retry_shows_its_reason_and_counts_down(
-    fake_openai: FakeProvider, daemon_factory: Any, clients: Clients
-) -> None:
-    for _ in range(3):
-        fake_openai.enqueue(Reply.http_error(503, "the upstream is overloaded"))
-    daemon = daemon_factory(fake_openai.config_toml("fake") + AGENT_ON_FAKE)
-    client = await clients(daemon)
-    app = VaalaApp(cwd=str(daemon.workdir), client=client)
+async def test_the_retry_shows_its_reason_and_counts_down() -> None:
+    # The daemon's retry of a failed model call as it announces it (tests/e2e/ for when it does):
+    # on a fake client (tests/tui/fake_client.py), the turn holds in its retry until Esc.
+    fake = FakeClient()
+    turns: list[str] = []
+
+    def send(params: JsonObject) -> SendResult:
+        cid = str(params["conversationId"])
+
+        def fail_and_retry() -> None:
+            turns.append(fake.start_turn(cid, str(params["text"])))
+            error: ErrorInfo = {"kind": "provider_error", "message": "the upstream is overloaded"}
+            retry = {"attempt": 1, "maxAttempts": 3, "delaySeconds": 30.0, "error": error}
+            fake.emit("retry/scheduled", {"sessionId": fake.root(cid), **retry}, cid)
+
+        asyncio.get_running_loop().call_soon(fail_and_retry)
+        return {"inputId": new_id(), "disposition": "started"}
+
+    def interrupt(params: JsonObject) -> InterruptResult:
+        fake.end_turn(str(params["conversationId"]), turns[-1], "interrupted")
+        return {"interrupted": True}
+
+    fake.answers.update({"input/send": send, "turn/interrupt": interrupt})
+    app = VaalaApp(cwd=CWD, client=fake)
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(pilot)
         await type_and_send(pilot, "hello")
@@ -62,6 +72,7 @@ async def test_the_retry_shows_its_reason_and_counts_down(
         )
         await pilot.press("escape")  # interrupted: the retry is over
         await wait_for(pilot, lambda: not retry.display, what="the retry to go")
+        assert fake.methods().count("turn/interrupt") == 1
 
 
 async def test_a_lost_daemon_says_how_to_start_it_and_a_message_waits_for_it(

@@ -16,6 +16,8 @@ from openvaala_tui.completion import complete
 from tests.support.daemon import Daemon
 from tests.support.events import new_conversation, run_turn
 from tests.tui.conftest import Clients, notices, ready, type_and_send, wait_for
+from tests.tui.fake_client import FakeClient
+from tests.tui.fake_shapes import CWD, agent
 
 MODELS = """
 [models.demo]
@@ -107,12 +109,15 @@ async def test_a_missing_agent_is_said_and_another_is_chosen_with_slash_agent(
         )
 
 
-async def test_slash_agent_alone_lists_the_agents_to_pick_from(
-    daemon_factory: Any, clients: Clients
-) -> None:
-    daemon: Daemon = daemon_factory(MODELS + AGENTS)
-    client = await clients(daemon)
-    app = VaalaApp(cwd=str(daemon.workdir), client=client)
+async def test_slash_agent_alone_lists_the_agents_to_pick_from() -> None:
+    # The picker and the request it sends: on a fake client (tests/tui/fake_client.py) with
+    # AGENTS' two agents, announcing the switch as the daemon does (session/updated).
+    fake = FakeClient(agents=(agent("default"), agent("other", description="Another")))
+    fake.on(
+        "conversation/setAgent",
+        lambda p: fake.update_session(str(p["conversationId"]), agent=p["agent"]),
+    )
+    app = VaalaApp(cwd=CWD, client=fake)
     async with app.run_test(size=(100, 30)) as pilot:
         await ready(pilot)
         await type_and_send(pilot, "/agent")
@@ -121,6 +126,7 @@ async def test_slash_agent_alone_lists_the_agents_to_pick_from(
         await wait_for(
             pilot, lambda: _status_model(app).startswith("other"), what="the picked agent"
         )
+        assert [p["agent"] for p in fake.params_of("conversation/setAgent")] == ["other"]
 
 
 async def test_a_removed_directory_is_said_and_pointed_elsewhere_with_slash_cwd(

@@ -1,28 +1,24 @@
 """Habits users bring from other agent UIs: a completion popup for `@path` (the file goes with
 the message), Ctrl+C to clear and twice to quit, how to come back after quitting, reasoning
-visible while it streams, what a rewind created, where a listed conversation came from. (The
-slash commands' popup needs no daemon: test_commands_fake_client.py.)"""
+visible while it streams, where a listed conversation came from. All on a fake client answering
+as the daemon does (tests/tui/fake_client.py); the slash commands' popup and what a rewind
+created: test_commands_fake_client.py."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from textual.widgets import Collapsible
 
 from openvaala_tui.app import VaalaApp
-from openvaala_tui.screens import ListPicker, conversation_label
+from openvaala_tui.screens import conversation_label
 from openvaala_tui.widgets.completions import CompletionPopup
 from openvaala_tui.widgets.items import Reasoning, UserMessage
-from tests.fakes.providers import FakeProvider
-from tests.fakes.script import Gate, Reply
-from tests.tui.conftest import Clients, demo_config, notices, ready, type_and_send, wait_for
-
-AGENT_ON_FAKE = """
-[agents.default]
-description = "General assistant"
-model = "fake"
-"""
+from tests.tui.conftest import ready, type_and_send, wait_for
+from tests.tui.fake_client import FakeClient
+from tests.tui.fake_shapes import CWD, item
 
 
 def popup_values(app: VaalaApp) -> list[str]:
@@ -32,12 +28,15 @@ def popup_values(app: VaalaApp) -> list[str]:
     return [value for value, _ in popup.completion.candidates]
 
 
-async def test_at_path_completes_and_sends_the_file(daemon_factory: Any, clients: Clients) -> None:
-    daemon = daemon_factory(demo_config())
-    (daemon.workdir / "notes.txt").write_text("remember the milk\n")
-    (daemon.workdir / "src").mkdir()
-    (daemon.workdir / "src" / "main.py").write_text("print('hi')\n")
-    app = VaalaApp(cwd=str(daemon.workdir), client=await clients(daemon))
+async def test_at_path_completes_and_sends_the_file(tmp_path: Path) -> None:
+    # The terminal UI completes and attaches the file itself: on a fake client
+    # (tests/tui/fake_client.py) whose `input/send` is what the daemon is sent.
+    (tmp_path / "notes.txt").write_text("remember the milk\n")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "main.py").write_text("print('hi')\n")
+    fake = FakeClient()
+    fake.answer_sends()
+    app = VaalaApp(cwd=str(tmp_path), client=fake)
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(pilot)
         await pilot.press(*"read @n")
@@ -53,13 +52,16 @@ async def test_at_path_completes_and_sends_the_file(daemon_factory: Any, clients
         assert sent.startswith("read @notes.txt and @src/main.py")
         assert "```notes.txt\nremember the milk\n```" in sent
         assert "```src/main.py\nprint('hi')\n```" in sent
+        assert [p["text"] for p in fake.params_of("input/send")] == [sent]
 
 
 async def test_ctrl_c_clears_then_quits_and_says_how_to_come_back(
-    daemon_factory: Any, clients: Clients, capsys: pytest.CaptureFixture[str]
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    daemon = daemon_factory(demo_config())
-    app = VaalaApp(cwd=str(daemon.workdir), client=await clients(daemon))
+    # On a fake client (tests/tui/fake_client.py): the first turn stores the conversation.
+    fake = FakeClient()
+    fake.answer_sends()
+    app = VaalaApp(cwd=CWD, client=fake)
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(pilot)
         await type_and_send(pilot, "hello")  # stored from now on: it can be resumed
@@ -79,16 +81,17 @@ async def test_ctrl_c_clears_then_quits_and_says_how_to_come_back(
     assert f"openvaala --resume {app.view.conversation_id}" in said
 
 
-async def test_reasoning_open_while_it_streams_folded_after(
-    fake_openai: FakeProvider, daemon_factory: Any, clients: Clients
-) -> None:
-    gate = Gate()
-    fake_openai.enqueue(Reply().reasoning("weighing the options").wait(gate).text("Done."))
-    daemon = daemon_factory(fake_openai.config_toml("fake") + AGENT_ON_FAKE)
-    app = VaalaApp(cwd=str(daemon.workdir), client=await clients(daemon))
+async def test_reasoning_open_while_it_streams_folded_after() -> None:
+    # The reasoning as the daemon streams it (item/started, item/delta, item/completed), on a
+    # fake client (tests/tui/fake_client.py); what a provider's stream becomes: tests/e2e/.
+    fake = FakeClient()
+    app = VaalaApp(cwd=CWD, client=fake)
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(pilot)
-        await type_and_send(pilot, "think")
+        cid = app.view.conversation_id
+        turn_id = fake.start_turn(cid, "think")
+        thought = fake.start_item(cid, turn_id, "reasoning")
+        fake.delta(cid, thought, "weighing the options")
         await wait_for(pilot, lambda: bool(app.transcript.query(Reasoning)), what="reasoning")
         collapsible = app.transcript.query_one(Reasoning).query_one(Collapsible)
         assert not collapsible.collapsed
@@ -99,10 +102,13 @@ async def test_reasoning_open_while_it_streams_folded_after(
             ),
             what="the reasoning text on screen",
         )
-        gate.open()
-        root = app.view.root
-        assert root is not None
-        await wait_for(pilot, lambda: not root.running, what="the turn")
+        assert not collapsible.collapsed  # still open while the turn goes on
+        fake.add_item(cid, {**thought, "text": "weighing the options", "status": "completed"})
+        fake.add_item(cid, item("agent_message", fake.root(cid), "Done.", turnId=turn_id))
+        fake.end_turn(cid, turn_id)
+        view_root = app.view.root
+        assert view_root is not None
+        await wait_for(pilot, lambda: not view_root.running, what="the turn")
         await wait_for(pilot, lambda: collapsible.collapsed, what="folded")
 
 
@@ -132,30 +138,3 @@ def test_the_resume_list_says_when_how_much_and_where_from() -> None:
     assert "4 messages" in conversation_label(original, titles).plain
     fork: Any = {**rewound, "forkedFrom": {"conversationId": "c" * 32, "kind": "fork"}}
     assert "fork of “cccccccc”" in conversation_label(fork, titles).plain
-
-
-async def test_rewind_says_what_it_created(daemon_factory: Any, clients: Clients) -> None:
-    daemon = daemon_factory(demo_config())
-    app = VaalaApp(cwd=str(daemon.workdir), client=await clients(daemon))
-    async with app.run_test(size=(100, 30)) as pilot:
-        await ready(pilot)
-        for count, text in enumerate(("first", "second"), 1):
-            await type_and_send(pilot, text)
-            await wait_for(
-                pilot,
-                lambda n=count: (  # type: ignore[misc]
-                    app.view.root is not None
-                    and not app.view.root.running
-                    and len(app.transcript.query(UserMessage)) == n
-                ),
-                what="a turn",
-            )
-        original = app.view.conversation_id
-        app.run_slash("rewind", "")
-        await wait_for(pilot, lambda: isinstance(app.screen, ListPicker), what="the picker")
-        await pilot.press("enter")  # the last message: "second"
-        await wait_for(pilot, lambda: app.view.conversation_id != original, what="the rewind")
-        await wait_for(pilot, lambda: any(n.startswith("Rewound") for n in notices(app)))
-        notice = next(n for n in notices(app) if n.startswith("Rewound"))
-        assert "new conversation" in notice and "“second”" in notice
-        assert app.composer.text == "second"

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from openvaala_tui.app import VaalaApp
 from openvaala_tui.widgets.inbox import InboxList, InboxPanel
 from openvaala_tui.widgets.items import AgentMessage, UserMessage
@@ -15,7 +17,7 @@ from tests.tui.test_pilot_inbox import start_sleep
 
 
 async def test_image_command_attaches_to_the_next_message(
-    daemon_factory: Any, clients: Clients
+    daemon_factory: Any, clients: Clients, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     daemon = daemon_factory(demo_config())
     (daemon.workdir / "dot.png").write_bytes(PNG)
@@ -40,8 +42,16 @@ async def test_image_command_attaches_to_the_next_message(
         assert not app.pending_images.waiting  # sent: nothing waits any more
         # A path that is no image is refused with a reason, and nothing waits.
         (daemon.workdir / "notes.txt").write_text("words")
+        warned: list[str] = []
+        shown_toast = app.notify
+
+        def notify(message: str, **options: Any) -> None:
+            warned.append(str(message))
+            shown_toast(message, **options)
+
+        monkeypatch.setattr(app, "notify", notify)
         await type_and_send(pilot, "/image notes.txt")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: any("notes.txt" in w for w in warned), what="the refusal")
         assert not app.pending_images.waiting
 
 

@@ -1,11 +1,12 @@
-"""Steering, queueing, editing and withdrawing waiting inputs, and Esc, against a real daemon."""
+"""Steering into a running tool call and Esc, against a real daemon. (Queueing, editing and
+withdrawing waiting inputs from the panel: test_inbox_fake_client.py.)"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from openvaala_tui.app import VaalaApp
-from openvaala_tui.widgets.inbox import InboxList, InboxPanel
+from openvaala_tui.widgets.inbox import InboxPanel
 from openvaala_tui.widgets.items import ToolBlock, UserMessage
 from tests.tui.conftest import Clients, demo_config, notices, ready, type_and_send, wait_for
 
@@ -45,49 +46,6 @@ async def test_steer_while_a_tool_runs(daemon_factory: Any, clients: Clients) ->
         # The steering message joined the same turn after the tool result.
         assert types.index("tool_result") < len(types) - 1 - types[::-1].index("user_message")
         assert len({i.get("turnId") for i in root.items if i.get("turnId")}) == 1
-
-
-async def test_queue_two_edit_one_withdraw_the_other(daemon_factory: Any, clients: Clients) -> None:
-    daemon = daemon_factory(demo_config())
-    client = await clients(daemon)
-    app = VaalaApp(cwd=str(daemon.workdir), client=client)
-    async with app.run_test(size=(100, 40)) as pilot:
-        await ready(pilot)
-        await start_sleep(pilot, app, 10)  # Esc ends it: long only so a slow machine keeps up
-        await type_and_send(pilot, "first queued", key="tab")
-        await type_and_send(pilot, "second queued", key="tab")
-        panel = app.query_one(InboxPanel)
-        await wait_for(pilot, lambda: len(panel.inputs) == 2, what="two waiting inputs")
-        assert [i["mode"] for i in panel.inputs] == ["queue", "queue"]
-
-        await pilot.press("ctrl+w")
-        options = app.query_one(InboxList)
-        assert options.has_focus
-        options.highlighted = 1
-        await pilot.press("e")
-        assert app.composer.text == "second queued"
-        assert app.composer.editing_input == panel.inputs[1]["inputId"]
-        app.composer.set_text("second, edited")
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: panel.inputs[1]["text"] == "second, edited", what="the edit")
-        assert app.composer.editing_input is None and app.composer.is_empty
-
-        await pilot.press("ctrl+w")
-        options.highlighted = 0
-        await pilot.press("w")
-        await wait_for(pilot, lambda: len(panel.inputs) == 1, what="the withdrawal")
-        assert app.composer.text == "first queued"
-        assert panel.inputs[0]["text"] == "second, edited"
-
-        # Esc with text in the composer still interrupts the running turn; the queue goes on.
-        await pilot.press("escape")
-        root = app.view.root
-        assert root is not None
-        await wait_for(
-            pilot, lambda: "second, edited" in user_texts(app), timeout=15, what="next turn"
-        )
-        await wait_for(pilot, lambda: not root.running and not panel.inputs, timeout=15)
-        assert "first queued" not in user_texts(app)
 
 
 async def test_escape_interrupts_the_running_turn(daemon_factory: Any, clients: Clients) -> None:

@@ -9,7 +9,11 @@ from openvaala_tui.quit_screen import QuitScreen
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Gate
 from tests.tui.conftest import Clients, wait_for
-from tests.tui.test_pilot_ctrl_c import _on_a_held_turn, _start_the_turn, _until_on_disk
+from tests.tui.test_pilot_ctrl_c import (
+    _on_a_held_turn,
+    _start_the_turn,
+    _until_on_disk,
+)
 
 
 async def test_ctrl_c_in_the_quit_question_cancels_it_and_the_turn_runs_on(
@@ -31,7 +35,9 @@ async def test_ctrl_c_in_the_quit_question_cancels_it_and_the_turn_runs_on(
             await wait_for(pilot, lambda: not root.running, what="the turn to end", timeout=20)
             cid = str(app.view.conversation_id)
             await _until_on_disk(daemon, cid, "and done.")
-            on_disk = "".join(p.read_text() for _, p in daemon.data_dir.session_files(cid))
+            on_disk = "".join(
+                p.read_text() for p in daemon.data_dir.conversation_dir(cid).glob("*.jsonl")
+            )
             assert '"interrupted"' not in on_disk
     finally:
         gate.open()

@@ -1,4 +1,5 @@
-"""The app against a real daemon: a turn streams, steering, queueing, interrupting."""
+"""A turn streams and a tool call shows its output, against a real daemon; a long streamed reply
+is drawn as it grows, on a fake client streaming it."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ from textual.widgets import Collapsible
 from openvaala_tui.app import VaalaApp
 from openvaala_tui.widgets.items import AgentMessage, Reasoning, ToolBlock, UserMessage
 from openvaala_tui.widgets.markdown_render import RenderedMarkdown
-from tests.fakes.providers import FakeProvider
-from tests.fakes.script import Gate, Reply
 from tests.tui.conftest import Clients, demo_config, ready, type_and_send, wait_for
+from tests.tui.fake_client import FakeClient
+from tests.tui.fake_shapes import CWD
 
 AGENT_ON_FAKE = """
 [agents.default]
@@ -78,31 +79,35 @@ def shown(widget: AgentMessage) -> str:
     return "\n".join(strip.text.rstrip() for strip in widget.render_lines(region))
 
 
-async def test_a_long_streamed_reply_is_drawn_as_it_grows_and_whole_at_the_end(
-    daemon_factory: Any, clients: Clients, fake_openai: FakeProvider
-) -> None:
+async def test_a_long_streamed_reply_is_drawn_as_it_grows_and_whole_at_the_end() -> None:
     # Long enough to be drawn block by block (`StreamedMarkdown`), with a fence holding blank
-    # lines and a list, so a wrong cut would show.
+    # lines and a list, so a wrong cut would show. The reply as the daemon streams it
+    # (item/started, item/delta, item/completed) on a fake client (tests/tui/fake_client.py);
+    # how a provider's stream becomes those: tests/e2e/.
     sections = [
         f"## Part {n}\n\nSome text for part {n}, long enough to wrap at this width of the "
         f"terminal, and then some more.\n\n```python\ndef part_{n}():\n\n    return {n}\n```\n\n"
         f"- first point of part {n}\n- second point\n\n"
         for n in range(60)
     ]
-    gate = Gate()
-    fake_openai.enqueue(Reply().text(*sections[:30]).wait(gate).text(*sections[30:]))
-    daemon = daemon_factory(fake_openai.config_toml("fake") + AGENT_ON_FAKE)
-    client = await clients(daemon)
-    app = VaalaApp(cwd=str(daemon.workdir), client=client)
+    fake = FakeClient()
+    app = VaalaApp(cwd=CWD, client=fake)
     async with app.run_test(size=(100, 40)) as pilot:
         await ready(pilot)
-        await type_and_send(pilot, "write a long answer")
+        cid = app.view.conversation_id
+        turn_id = fake.start_turn(cid, "write a long answer")
+        reply = fake.start_item(cid, turn_id, "agent_message")
+        for section in sections[:30]:
+            fake.delta(cid, reply, section)
         await wait_for(pilot, lambda: bool(app.transcript.query(AgentMessage)), what="a reply")
         message = app.transcript.query_one(AgentMessage)
         await wait_for(pilot, lambda: "## Part 29" in message.source, what="the first half")
         await wait_for(pilot, lambda: "def part_29():" in shown(message), what="it on screen")
         assert "Part 30" not in shown(message)
-        gate.open()
+        for section in sections[30:]:
+            fake.delta(cid, reply, section)
+        fake.add_item(cid, {**reply, "text": "".join(sections), "status": "completed"})
+        fake.end_turn(cid, turn_id)
         root = app.view.root
         assert root is not None
         await wait_for(pilot, lambda: not root.running, what="the turn to end", timeout=20)

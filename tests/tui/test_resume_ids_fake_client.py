@@ -5,24 +5,39 @@ tests/e2e/test_id_prefix_cli_e2e.py and test_resume_prefix_refused_early.py."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 from openvaala_server.domain.ids import new_id
+from openvaala_server.protocol.json_types import JsonObject
 from openvaala_tui.app import VaalaApp
 from tests.tui.conftest import wait_for
-from tests.tui.fake_client import CWD, FakeClient
+
+if TYPE_CHECKING:
+    from openvaala_server.protocol.payloads import ListResult
+
+from tests.tui.fake_client import FakeClient
+from tests.tui.fake_shapes import CWD, conversation, session, summary
 
 
 def listing(*active: str, archived: tuple[str, ...] = ()) -> FakeClient:
     """A client whose daemon has these conversations (newest first), on one page each."""
 
-    def listed(params: dict[str, Any]) -> dict[str, Any]:
-        ids = archived if params.get("archived") else active
-        return {"conversations": [{"conversationId": cid} for cid in ids], "nextCursor": None}
+    fake = FakeClient()
 
-    return FakeClient({"conversation/list": listed})
+    def listed(params: JsonObject) -> ListResult:
+        ids = archived if params.get("archived") else active
+        return {"conversations": [summary(conversation(cid, new_id())) for cid in ids]}
+
+    fake.answers["conversation/list"] = listed
+    for cid in (*active, *archived):  # each one opens: the fake holds it
+        fake.conversations[cid] = {
+            "conversation": conversation(cid, root := new_id(), persisted=True),
+            "sessions": [session(root)],
+            "approvals": [],
+        }
+    return fake
 
 
 def twin_of(cid: str) -> str:

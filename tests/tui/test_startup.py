@@ -15,7 +15,9 @@ import pytest
 from openvaala_server import client as client_library
 from openvaala_server import commands
 from openvaala_tui.app import VaalaApp
-from tests.tui.conftest import Clients, demo_config, ready, wait_for
+from tests.tui.conftest import ready, wait_for
+from tests.tui.fake_client import FakeClient
+from tests.tui.fake_shapes import CWD
 
 # Loaded by the commands that use them, never by the terminal UI before its first screen.
 NOT_AT_START = (
@@ -65,12 +67,9 @@ def test_openvaala_starts_the_terminal_ui_with_the_collector_paused(
     assert seen == [False]
 
 
-async def test_the_collector_runs_again_once_the_first_screen_is_up(
-    daemon_factory: Any, clients: Clients
-) -> None:
-    daemon = daemon_factory(demo_config())
-    client = await clients(daemon)
-    app = VaalaApp(cwd=str(daemon.workdir), client=client)
+async def test_the_collector_runs_again_once_the_first_screen_is_up() -> None:
+    # The first screen of a new conversation, on a fake client (tests/tui/fake_client.py).
+    app = VaalaApp(cwd=CWD, client=FakeClient())
     gc.disable()  # as `openvaala` starts it
     try:
         async with app.run_test() as pilot:
