@@ -374,9 +374,11 @@ async def _run(request: ExecRequest) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    from websockets.exceptions import InvalidHandshake
+
     try:
         client = await Client.connect(client_name="openvaala-exec", reconnect=False)
-    except (RuntimeError, OSError) as exc:
+    except (RuntimeError, OSError, InvalidHandshake) as exc:  # refused: e.g. it is stopping
         _err(f"cannot reach the daemon: {exc}")
         return EXIT_NO_DAEMON
     if client.dialer is not None:

@@ -38,6 +38,7 @@ from openvaala_server.client.daemon import (
     find_server,
     root_of,
     server_starting,
+    starting_here,
 )
 from openvaala_server.client.remote import Dialer, Remote, RemoteUnavailable, configured
 from openvaala_server.protocol import jsonrpc, methods
@@ -181,7 +182,7 @@ class Client:
             data = root_of(data_dir)
             # Reading the lock and the token file takes microseconds: a thread (the default
             # executor's first) is worth starting only to wait for a daemon to start.
-            found = find_server(data)
+            found = None if start and starting_here() else find_server(data)
             if found is None and start:
                 found = await asyncio.to_thread(ensure_server, data)
             if found is None:

@@ -62,6 +62,13 @@ def start_server_early(data_dir: DataDirLike | None = None) -> None:
             _early_start = _spawn(data_dir)
 
 
+def starting_here() -> bool:
+    """Whether this process began a daemon's start (`start_server_early`) not yet waited for: a
+    client then waits for it to be ready (`ensure_server`), as a start that fails while building
+    answers before it fails (docs/protocol.md, `/ready`)."""
+    return _early_start is not None
+
+
 def _reap_early_start() -> None:
     """A server answers: the early start has done its work (or lost the lock to one already
     running). The daemon is this process's child until this one exits: it is waited for in a
