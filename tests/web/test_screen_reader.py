@@ -180,6 +180,8 @@ def test_the_list_keeps_a_bounded_dom_scrolled_to_the_end(
     ui.login()
     page = ui.page
     sidebar = page.locator("#sidebar")
+    # The first page has come (the loop below reads "more?" from it, not from an empty list).
+    page.wait_for_function("() => document.querySelector('#sidebar').dataset.more !== undefined")
     while sidebar.get_attribute("data-more") == "true":
         loaded = int(sidebar.get_attribute("data-loaded") or 0)
         page.locator("#conv-list").evaluate("el => { el.scrollTop = el.scrollHeight; }")
