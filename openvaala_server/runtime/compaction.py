@@ -18,7 +18,8 @@ from openvaala_server.domain.context import KEEP_RATIO, context_items, split_poi
 from openvaala_server.models.base import ModelError, ModelRequest, TextDelta, UsageReported
 from openvaala_server.models.retry import RetryPolicy
 from openvaala_server.protocol import methods
-from openvaala_server.runtime.conversation import LiveConversation, new_item
+from openvaala_server.runtime.conversation import LiveConversation
+from openvaala_server.runtime.item_factory import new_item
 from openvaala_server.runtime.retrying import with_retries
 from openvaala_server.runtime.session import LiveSession
 from openvaala_server.tools.history import offers_search

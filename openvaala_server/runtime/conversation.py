@@ -11,7 +11,7 @@ import logging
 import os
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.lowlevel
@@ -23,7 +23,7 @@ from openvaala_server.domain import records as r
 from openvaala_server.domain.approvals import Grant
 from openvaala_server.domain.context import carried
 from openvaala_server.domain.environment import settled
-from openvaala_server.domain.ids import new_id
+from openvaala_server.domain.held_items import joined
 from openvaala_server.domain.meta import ConversationMeta
 from openvaala_server.domain.permission_mode import PermissionMode, allowed_modes, effective
 from openvaala_server.domain.plan import Plan
@@ -367,7 +367,7 @@ class LiveConversation:
         counted = opening and session.model in self.runtime.config.models
         if counted:  # beside the loop: the estimate below only looks them up
             await anyio.to_thread.run_sync(warmup.estimate_all, items)
-        session.items = _joined(items, session.items)
+        session.items = joined(items, session.items)
         session.history_complete = older == 0
         session.context_held = True
         session.held_from = older
@@ -594,35 +594,3 @@ class LiveConversation:
 
 def _lacks(session: LiveSession, whole: bool) -> bool:
     return not (session.history_complete if whole else session.context_ready)
-
-
-def _joined(read: list[r.Item], held: list[r.Item]) -> list[r.Item]:
-    """The history read from disk, plus any of the held tail saved after the read began. The
-    held items themselves are kept where the read has them: the providers' assembled prefixes
-    and the usage estimates know items by identity (runtime/warmup.py)."""
-    if not held:
-        return read
-    first = held[0]["itemId"]
-    at = next((i for i in range(len(read) - 1, -1, -1) if read[i]["itemId"] == first), None)
-    if at is not None and [i["itemId"] for i in read[at : at + len(held)]] == [
-        i["itemId"] for i in held[: len(read) - at]
-    ]:
-        return [*read[:at], *held, *read[at + len(held) :]]
-    last = held[-1]["itemId"]
-    if any(i["itemId"] == last for i in read[-len(held) :]):
-        return read
-    on_disk = {i["itemId"] for i in read[-len(held) :]}
-    return read + [i for i in held if i["itemId"] not in on_disk]
-
-
-def new_item(item_type: str, session_id: str, turn_id: str | None, **fields: object) -> r.Item:
-    item: r.Item = {
-        "itemId": new_id(),
-        "type": item_type,
-        "sessionId": session_id,
-        "turnId": turn_id,
-        "createdAt": r.utc_now(),
-        "status": r.IN_PROGRESS,
-    }
-    item.update(cast(r.Item, fields))  # the callers name fields of `r.Item`
-    return item

@@ -21,7 +21,8 @@ from openvaala_server.protocol import methods
 from openvaala_server.runtime import context_view
 from openvaala_server.runtime.compaction import commit, compact, compaction_request, plan
 from openvaala_server.runtime.compaction import summarize as summarize_call
-from openvaala_server.runtime.conversation import LiveConversation, new_item
+from openvaala_server.runtime.conversation import LiveConversation
+from openvaala_server.runtime.item_factory import new_item
 from openvaala_server.runtime.session import LiveSession
 
 log = logging.getLogger(__name__)

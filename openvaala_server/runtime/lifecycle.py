@@ -20,9 +20,9 @@ from openvaala_server.runtime.conversation import (
     LiveConversation,
     PendingConversation,
     directory_exists,
-    new_item,
 )
 from openvaala_server.runtime.hub import Hub
+from openvaala_server.runtime.item_factory import new_item
 from openvaala_server.runtime.ports import Services
 from openvaala_server.runtime.session import LiveSession
 from openvaala_server.runtime.settings import clean_title

@@ -41,9 +41,10 @@ from openvaala_server.runtime import early, turn_end, warmup
 from openvaala_server.runtime.agent_chain import effective_tools
 from openvaala_server.runtime.approvals import approve
 from openvaala_server.runtime.compaction import compact
-from openvaala_server.runtime.conversation import LiveConversation, new_item
+from openvaala_server.runtime.conversation import LiveConversation
 from openvaala_server.runtime.images import store as store_images
 from openvaala_server.runtime.images import with_images
+from openvaala_server.runtime.item_factory import new_item
 from openvaala_server.runtime.retrying import RetriesExhausted, with_retries
 from openvaala_server.runtime.session import LiveSession, LiveTurn
 from openvaala_server.runtime.turn_hooks import TurnHooks

@@ -12,7 +12,8 @@ from openvaala_server import errors
 from openvaala_server.domain import records as r
 from openvaala_server.domain import recovery
 from openvaala_server.protocol import methods
-from openvaala_server.runtime.conversation import LiveConversation, new_item
+from openvaala_server.runtime.conversation import LiveConversation
+from openvaala_server.runtime.item_factory import new_item
 
 if TYPE_CHECKING:
     from openvaala_server.domain.status import TurnOutcome

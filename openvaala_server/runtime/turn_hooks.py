@@ -16,8 +16,8 @@ from openvaala_server.config import Config
 from openvaala_server.domain import records as r
 from openvaala_server.domain.hooks import HookRun, block_reason, matching, notice_text
 from openvaala_server.domain.inbox import Input
-from openvaala_server.runtime.conversation import new_item
 from openvaala_server.runtime.hooks import run_hook
+from openvaala_server.runtime.item_factory import new_item
 from openvaala_server.tools.base import ToolResult
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ import anyio
 from openvaala_server import errors
 from openvaala_server.domain import records as r
 from openvaala_server.protocol import payloads as w
-from openvaala_server.runtime.conversation import new_item
+from openvaala_server.runtime.item_factory import new_item
 from openvaala_server.tools.base import ToolContext
 from openvaala_server.tools.shell import ShellTool
 

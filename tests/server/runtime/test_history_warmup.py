@@ -26,7 +26,8 @@ from openvaala_server.models.base import ModelRequest
 from openvaala_server.models.http import WireCache
 from openvaala_server.models.openai_chat import OpenAIChatProvider
 from openvaala_server.runtime import contexts, warmup
-from openvaala_server.runtime.conversation import LiveConversation, new_item
+from openvaala_server.runtime.conversation import LiveConversation
+from openvaala_server.runtime.item_factory import new_item
 from openvaala_server.runtime.manager import ConversationManager
 from openvaala_server.store.paths import DataDir
 from openvaala_server.store.store import Store

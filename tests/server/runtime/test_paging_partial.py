@@ -28,7 +28,8 @@ from openvaala_server import errors
 from openvaala_server.config import parse_config
 from openvaala_server.domain import records as r
 from openvaala_server.domain.ids import new_id
-from openvaala_server.runtime.conversation import LiveConversation, new_item
+from openvaala_server.runtime.conversation import LiveConversation
+from openvaala_server.runtime.item_factory import new_item
 from openvaala_server.runtime.manager import ConversationManager
 from openvaala_server.store.paths import DataDir
 from openvaala_server.store.store import Store
