@@ -8,22 +8,26 @@ repository counts as one entry, as git lists it; symbolic links count and are no
 
 The count is a walk of the tree in this process (run in a thread), not `git ls-files`: git
 lists nothing until it has walked the whole tree (8 s at `/`, docs/design.md, "A survey that
-stops at its cap"), while this walk stops at the first file past the cap, or the first byte
-past the size limit, or when `stop` is set (the caller's deadline). The patterns are
-gitignore's, matched by the `pathspec` package.
+stops at its cap"), while this walk stops at the first file past the cap, or when `stop` is set
+(the caller's deadline). The entries' types come with the folders' listings; the files' sizes
+are read only once they are known to be under the cap, up to the first byte past the size
+limit. The patterns are gitignore's, matched by the `pathspec` package.
 """
 
 from __future__ import annotations
 
 import os
-import stat
+import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     import pathspec
+
+# A named group of a pattern's expression (pathspec marks where a folder's name ends).
+_NAMED_GROUP: Final = re.compile(r"\(\?P<\w+>")
 
 
 @dataclass(frozen=True)
@@ -37,15 +41,19 @@ class Count:
     """What the walk found before it ended; `over` names the limit it passed, if any."""
 
     files: int = 0
-    bytes: int = 0
+    bytes: int = 0  # summed once the files are counted, and only then (one `lstat` each)
     over: str | None = None  # "files", "bytes" or "stopped"
     folders: int = 0  # folders read: how far the walk went
+    paths: list[str] = field(default_factory=list, repr=False)  # the files counted
 
 
 @dataclass(frozen=True)
 class _Rules:
     base: str  # the folder the ignore file is in, with a trailing "/"
     spec: pathspec.GitIgnoreSpec
+    # Matches whenever one of the file's patterns does: most paths match none, and one search
+    # answers for them (pathspec's own check costs ten times as much a path).
+    any_line: re.Pattern[str] | None
 
 
 class _Stop(Exception):
@@ -66,14 +74,19 @@ def count_tree(
     skipped = frozenset(excludes)
     try:
         while stack:
+            _stopped(stop, count)
             path, relative, rules = stack.pop()
-            if stop.is_set():
-                count.over = "stopped"
-                break
             stack += _folder(path, relative, rules, skipped, limits, count)
+        _sizes(count, limits, stop)
     except _Stop:
         pass
     return count
+
+
+def _stopped(stop: threading.Event, count: Count) -> None:
+    if stop.is_set():
+        count.over = "stopped"
+        raise _Stop
 
 
 def _folder(
@@ -94,41 +107,53 @@ def _folder(
     here = rules + _rules_in(path, entries)
     folders: list[tuple[str, str, list[_Rules]]] = []
     for entry in entries:
-        rel = relative + entry.name
-        if entry.name == ".git" or rel in excludes:
+        if entry.name == ".git" or (excludes and relative + entry.name in excludes):
             continue
         try:
+            # The entry's type comes with the folder's listing: no `stat` here.
             is_dir = entry.is_dir(follow_symlinks=False)
             if here and _ignored(entry.path, is_dir, here):
                 continue
             if not is_dir:
-                info = entry.stat(follow_symlinks=False)
-                if stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode):
-                    _add(count, limits, info.st_size)  # a FIFO, socket or device is not git's
+                if entry.is_file(follow_symlinks=False) or entry.is_symlink():
+                    _add(count, limits, entry.path)  # a FIFO, socket or device is not git's
             elif os.path.lexists(os.path.join(entry.path, ".git")):
-                _add(count, limits, 0)  # a nested repository: one entry, never entered
+                _add(count, limits, "")  # a nested repository: one entry, never entered
             else:
-                folders.append((entry.path, rel + "/", here))
+                folders.append((entry.path, relative + entry.name + "/", here))
         except OSError:
             continue  # gone meanwhile
     return folders
 
 
-def _add(count: Count, limits: Limits, size: int) -> None:
+def _add(count: Count, limits: Limits, path: str) -> None:
     count.files += 1
-    count.bytes += size
     if count.files > limits.max_files:
         count.over = "files"
         raise _Stop
-    if count.bytes > limits.max_bytes:
-        count.over = "bytes"
-        raise _Stop
+    if path:
+        count.paths.append(path)
+
+
+def _sizes(count: Count, limits: Limits, stop: threading.Event) -> None:
+    for i, path in enumerate(count.paths):
+        if i % 1000 == 0:
+            _stopped(stop, count)
+        try:
+            count.bytes += os.lstat(path).st_size
+        except OSError:
+            continue  # gone meanwhile
+        if count.bytes > limits.max_bytes:
+            count.over = "bytes"
+            raise _Stop
 
 
 def _ignored(path: str, is_dir: bool, rules: list[_Rules]) -> bool:
     # The deepest ignore file that has a say decides; within a file the last matching line does.
     for rule in reversed(rules):
         relative = path[len(rule.base) :] + ("/" if is_dir else "")
+        if rule.any_line is not None and not rule.any_line.search(relative):
+            continue
         include = rule.spec.check_file(relative).include
         if include is not None:
             return include
@@ -158,8 +183,26 @@ def _read_rules(path: str, base: str) -> _Rules | None:
 
     try:
         with open(path, encoding="utf-8", errors="replace") as file:
-            return _Rules(base, pathspec.GitIgnoreSpec.from_lines(file))
+            spec = pathspec.GitIgnoreSpec.from_lines(file)
     except OSError:
+        return None
+    return _Rules(base, spec, _any_line(spec))
+
+
+def _any_line(spec: pathspec.GitIgnoreSpec) -> re.Pattern[str] | None:
+    """One expression matching where any of the spec's patterns does (their named groups
+    unnamed, as an alternation may not repeat a name); None if they cannot be joined."""
+    lines = []
+    for pattern in spec.patterns:
+        if pattern.include is None:
+            continue  # a blank line or a comment
+        regex = getattr(pattern, "regex", None)
+        if not isinstance(regex, re.Pattern) or not isinstance(regex.pattern, str):
+            return None
+        lines.append("(?:" + _NAMED_GROUP.sub("(?:", regex.pattern) + ")")
+    try:
+        return re.compile("|".join(lines)) if lines else re.compile("(?!)")
+    except re.error:
         return None
 
 

@@ -32,10 +32,12 @@ FILES = [
     "deep/" + "/".join("d" * 40) + "/leaf.txt",
     ".env",
     ".env.example",
+    "#notes",
     "data/conversations/c.jsonl",
 ]
 IGNORES = {
-    ".gitignore": "*.pyc\n*.log\n!important.log\n/build/\nnode_modules\n.env\n",
+    ".gitignore": "# build output\n*.pyc\n*.log\n!important.log\n/build/\nnode_modules\n.env\n"
+    "docs/**/*.htm[l]\n\\#*\n",
     "keep/.gitignore": "*.tmp\n!k.tmp\n",
     "src/.gitignore": "gen/\n",
     "logs/.gitignore": "*\n!.gitignore\n",
@@ -79,7 +81,7 @@ def test_the_walk_counts_what_git_lists(tmp_path: Path, monkeypatch: pytest.Monk
     listed = git_listing(root, tmp_path / "git", ("data",))
     count = count_tree(root, ("data",), UNLIMITED, threading.Event())
     assert count.over is None
-    assert count.files == len(listed) == 13, listed
+    assert count.files == len(listed) == 12, listed
     files = [root / os.fsdecode(n) for n in listed if not n.endswith(b"/")]  # "nested/"
     assert count.bytes == sum(os.lstat(f).st_size for f in files)
 
@@ -92,8 +94,9 @@ def test_the_walk_stops_at_the_first_file_past_the_cap(tmp_path: Path) -> None:
     count = count_tree(tmp_path, (), Limits(25, 10**9), threading.Event())
     assert (count.over, count.files) == ("files", 26)
     assert count.folders <= 4  # the top, and the three folders that held the 26 files
+    # Sizes are read once the files are counted, up to the first byte past the limit.
     count = count_tree(tmp_path, (), Limits(10**6, 15), threading.Event())
-    assert (count.over, count.files) == ("bytes", 16)
+    assert (count.over, count.files, count.bytes) == ("bytes", 300, 16)
 
 
 def test_a_stopped_walk_reads_no_further(tmp_path: Path) -> None:
