@@ -31,11 +31,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import orjson
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._daemon import DEMO_CONFIG, BenchDaemon, RawClient
+from bench.checkpoints import run_turn
 from openvaala_server.store.checkpoints import SnapshotStore
 
 
@@ -61,18 +60,6 @@ def make_tree(root: Path, files: int, repo: bool) -> Path:
     return root
 
 
-async def shell_turn(client: RawClient, cid: str) -> float:
-    start = time.perf_counter()
-    await client.send("input/send", {"conversationId": cid, "text": "run: ls", "mode": "queue"})
-    while True:
-        message = orjson.loads(await client.ws.recv())
-        if message.get("method") == "turn/ended":
-            status = message["params"]["status"]
-            if status != "completed":
-                raise RuntimeError(f"turn {status}: {message['params']}")
-            return time.perf_counter() - start
-
-
 async def first_shell_call(cwd: Path) -> tuple[float, float, list[str]]:
     daemon = BenchDaemon(DEMO_CONFIG)
     try:
@@ -81,8 +68,8 @@ async def first_shell_call(cwd: Path) -> tuple[float, float, list[str]]:
         created = await client.request("conversation/create", {"cwd": str(cwd)})
         cid = created["conversation"]["conversationId"]
         await client.request("conversation/subscribe", {"conversationId": cid})
-        first = await shell_turn(client, cid)
-        second = await shell_turn(client, cid)
+        first = await run_turn(client, cid, "run: ls")
+        second = await run_turn(client, cid, "run: ls")
         report = await client.request("conversation/checkpoints", {"conversationId": cid})
         await client.close()
         return first, second, report["skipped"]
