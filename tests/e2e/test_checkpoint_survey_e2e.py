@@ -14,6 +14,7 @@ from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
 from tests.support.daemon import Daemon
 from tests.support.events import new_conversation, run_turn
+from tests.support.waits import WAIT_S
 
 Factory = Callable[..., Daemon]
 FOLDERS = 40
@@ -41,7 +42,8 @@ def big_tree(work: Path) -> list[Path]:
 async def test_a_tree_over_the_cap_is_not_listed_whole_before_the_first_shell_call(
     daemon_factory: Factory, fake: FakeProvider
 ) -> None:
-    d = daemon_factory(config(fake, "max_files = 50\n"))
+    # The call waits for the survey as long as a test waits for anything (2 s by default).
+    d = daemon_factory(config(fake, f"max_files = 50\nsurvey_wait_s = {WAIT_S}\n"))
     folders = big_tree(d.workdir)
     client = await d.client()
     reads = INotify()
