@@ -44,7 +44,11 @@ class Survey:
             self.state = SurveyState.RUNNING
             run = self._run(store, limits)
             if not tasks.running:  # no runtime around it (a unit test): surveyed here
-                await run()
+                try:
+                    await run()
+                finally:
+                    if self.state is SurveyState.RUNNING:  # cancelled: the next call starts again
+                        self.state = SurveyState.NOT_STARTED
                 return self.state
             self._job = tasks.start_job(run, f"survey-{store.work_tree}")
         if self.state is SurveyState.RUNNING and self._job is not None:

@@ -162,10 +162,12 @@ class Checkpoints:
         limits = (self._config.max_files, self._config.max_mb * MB)
         state = await self._survey.outcome(store, limits, self.conv.runtime.tasks, wait_s)
         if state is SurveyState.RUNNING:
-            self._skip(
-                f"not captured: the survey of {store.work_tree} was not done within {wait_s:g} s "
-                "([checkpoints] survey_wait_s); it goes on for the calls after this one"
-            )
+            if wait_s is not None:  # (None: its job was cancelled, the daemon is stopping)
+                self._skip(
+                    f"not captured: the survey of {store.work_tree} was not done within "
+                    f"{wait_s:g} s ([checkpoints] survey_wait_s); it goes on for the calls after "
+                    "this one"
+                )
             return None
         if not self._whole_tree:
             return None
