@@ -36,6 +36,31 @@ async def test_a_method_without_an_answer_fails_loudly() -> None:
     fake.misuses.clear()
 
 
+async def test_a_tree_with_a_child_the_daemon_never_gives_fails_loudly() -> None:
+    """A shape that holds itself is checked too, down to the child that is wrong."""
+    node = {
+        "conversationId": "a" * 32,
+        "title": "root",
+        "kind": "root",
+        "parentId": None,
+        "branchPoint": None,
+        "parentMissing": False,
+        "createdAt": "2026-12-06T10:00:00Z",
+        "updatedAt": "2026-12-06T10:00:00Z",
+        "archived": False,
+        "status": "idle",
+    }
+    child = {**node, "kind": "fork", "children": [{"conversationId": "b" * 32}]}
+
+    def tree(params: JsonObject) -> object:
+        return {"conversationId": "a" * 32, "root": {**node, "children": [child]}}
+
+    fake = FakeClient({"conversation/tree": tree})
+    with pytest.raises(FakeMisuse, match=r'"root.children\[0\].children\[0\].title" is required'):
+        await fake.request("conversation/tree", {"conversationId": "a" * 32})
+    fake.misuses.clear()
+
+
 async def test_an_answer_the_daemon_never_gives_fails_loudly() -> None:
     def partial_row(params: JsonObject) -> object:
         return {"conversations": [{"conversationId": "a" * 32}]}  # no title, cwd, …
