@@ -47,7 +47,7 @@ def refused(shape: type, value: dict[str, Any]) -> tuple[str, object]:
     """The message and param of the refusal of `value`, read as the daemon sends it (a null is a
     value)."""
     with pytest.raises(InvalidParams) as caught:
-        check(shape, value, null_is_absent=False)  # type: ignore[arg-type]
+        check(shape, value, null_is_absent=False)
     return caught.value.message, caught.value.data["param"]
 
 
