@@ -8,6 +8,7 @@ import pytest
 from openvaala_server.client import RpcError
 from openvaala_server.errors import NotIdle
 from openvaala_server.protocol.json_types import JsonObject
+from tests.support.tree import tree_node
 from tests.tui.fake_client import FakeClient
 from tests.tui.fake_shapes import FakeMisuse, refusal
 
@@ -38,22 +39,10 @@ async def test_a_method_without_an_answer_fails_loudly() -> None:
 
 async def test_a_tree_with_a_child_the_daemon_never_gives_fails_loudly() -> None:
     """A shape that holds itself is checked too, down to the child that is wrong."""
-    node = {
-        "conversationId": "a" * 32,
-        "title": "root",
-        "kind": "root",
-        "parentId": None,
-        "branchPoint": None,
-        "parentMissing": False,
-        "createdAt": "2026-12-06T10:00:00Z",
-        "updatedAt": "2026-12-06T10:00:00Z",
-        "archived": False,
-        "status": "idle",
-    }
-    child = {**node, "kind": "fork", "children": [{"conversationId": "b" * 32}]}
+    child = tree_node("b" * 32, {"conversationId": "c" * 32})
 
     def tree(params: JsonObject) -> object:
-        return {"conversationId": "a" * 32, "root": {**node, "children": [child]}}
+        return {"conversationId": "a" * 32, "root": tree_node("a" * 32, child, kind="root")}
 
     fake = FakeClient({"conversation/tree": tree})
     with pytest.raises(FakeMisuse, match=r'"root.children\[0\].children\[0\].title" is required'):

@@ -10,6 +10,7 @@ import pytest
 from openvaala_server.errors import InvalidParams
 from openvaala_server.protocol import payloads as p
 from openvaala_server.protocol.validate import check
+from tests.support.tree import tree_node
 
 
 class Chain(TypedDict):
@@ -20,26 +21,10 @@ class Chain(TypedDict):
     also: NotRequired[list[Chain]]
 
 
-def node(cid: str, *children: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "conversationId": cid,
-        "title": f"title of {cid}",
-        "kind": "fork",
-        "parentId": None,
-        "branchPoint": None,
-        "parentMissing": False,
-        "createdAt": "2026-12-06T10:00:00Z",
-        "updatedAt": "2026-12-06T10:00:00Z",
-        "archived": False,
-        "status": "idle",
-        "children": list(children),
-    }
-
-
 def deep(depth: int) -> dict[str, Any]:
-    tree = node(f"c{depth}")
+    tree = tree_node(f"c{depth}")
     for level in range(depth - 1, 0, -1):
-        tree = node(f"c{level}", node(f"leaf{level}"), tree)
+        tree = tree_node(f"c{level}", tree_node(f"leaf{level}"), tree)
     return tree
 
 
