@@ -838,8 +838,7 @@ class VaalaApp(
         session = self.view.sessions.get(self.following or "")
         if session is not None and session.running:
             self._last_ctrl_c = 0.0
-            await self.interrupt(session.session_id)
-            await self.local_notice("Interrupted (Ctrl+C).")
+            await self.interrupt(session.session_id)  # the daemon's notice says so, once
             return
         now = time.monotonic()
         if now - self._last_ctrl_c <= DOUBLE_CTRL_C_S:
