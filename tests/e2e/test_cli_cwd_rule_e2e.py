@@ -6,13 +6,12 @@ shell expands the `~`), against a real daemon."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 
 import pexpect
 import pytest
 
+from tests.e2e.test_cli_home_cwd_e2e import openvaala
 from tests.e2e.test_cli_tui_flags import spawn
 from tests.support.daemon import DEFAULT_CONFIG, Daemon
 from tests.support.running import running_daemon
@@ -39,16 +38,7 @@ def refused(daemon: Daemon, *args: str) -> str:
             child.close(force=True)
         said, code = str(child.before), child.exitstatus
     else:
-        done = subprocess.run(
-            [sys.executable, "-m", "openvaala_server", *args],
-            env=daemon.env,
-            cwd=daemon.workdir,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        done = openvaala(daemon, daemon.workdir, *args)  # HOME: a directory of the test
         said, code = done.stderr, done.returncode
     assert code == 2, said
     assert "Traceback" not in said
