@@ -22,10 +22,15 @@ RELEASED = "history released from memory"
 TURNS = 60  # 120 items after the summary: more than the last page (100)
 
 
+def _to_last_pages(line: str, cid: str) -> bool:
+    # While a client watched, a release keeps the contexts (logged ": the contexts").
+    return cid in line and RELEASED in line and "the contexts" not in line
+
+
 async def _released(d: Daemon, cid: str) -> None:
-    """Wait until the daemon says (in its log only) that it let go of the history."""
+    """Wait until the daemon says (in its log only) that it kept only the last pages."""
     deadline = time.monotonic() + WAIT_S
-    while not any(cid in line and RELEASED in line for line in d.log_path.read_text().splitlines()):
+    while not any(_to_last_pages(line, cid) for line in d.log_path.read_text().splitlines()):
         assert time.monotonic() < deadline, "the history was never released"
         await asyncio.sleep(0.05)
 
