@@ -302,10 +302,16 @@ def test_a_subagents_approval_fails_the_call_and_stops_the_subagent(
         Reply().tool_call("shell", {"command": f"touch {marker.name}"}),
         when=lambda req: "TASK-Y" in str(req.json["messages"]),
     )
+    stopped = "Its turn ended: interrupted"
+    fake.enqueue(Reply().text("The helper was stopped."), when=role_is("root", with_text=stopped))
     done = run_exec(home, fake, "get it made")
     assert done.returncode == EXIT_APPROVAL, done.stderr
     assert f"touch {marker.name}" in done.stderr
     assert not marker.exists()
+    # The root's turn goes on after exec has exited (the spawn's result, then its stopped
+    # helper's report): both model calls are waited for, so that neither takes a reply a later
+    # test scripts.
+    fake.wait_for_request_sync(4)
 
 
 # A 1×1 PNG (68 bytes) and a tiny GIF.
