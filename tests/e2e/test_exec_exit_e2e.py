@@ -17,20 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon import Daemon
+from tests.support.daemon import DEFAULT_CONFIG, Daemon
 from tests.support.running import running_daemon
 
 EXIT_OK, EXIT_USAGE = 0, 2
-
-CONFIG = """
-[models.demo]
-provider = "demo"
-pace_ms = 0
-
-[agents.default]
-description = "General assistant"
-model = "demo"
-"""
 
 # Written by the interpreter's teardown, if it runs.
 HOOK = """
@@ -43,7 +33,7 @@ if _mark:
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
-    with running_daemon(tmp_path_factory.mktemp("exec-exit"), CONFIG) as d:
+    with running_daemon(tmp_path_factory.mktemp("exec-exit"), DEFAULT_CONFIG) as d:
         yield d
 
 

@@ -76,35 +76,33 @@ async def test_a_started_daemon_has_not_imported_the_providers_http_client(
         await client.close()
 
 
+async def turn_answered(fake: FakeProvider, d: Daemon, text: str) -> None:
+    """A turn on a new conversation, which the provider answers with `text`."""
+    client = await d.client()
+    try:
+        fake.enqueue(Reply().text(text))
+        cid = await new_conversation(client, str(d.workdir))
+        notes = await run_turn(client, cid, "hi")
+        assert notes[-1]["params"]["status"] == "completed"
+        texts = [item["text"] for item in completed_items(notes, "agent_message")]
+        assert texts == [text]
+    finally:
+        await client.close()
+
+
 async def test_a_turn_without_mcp_servers_does_not_import_the_mcp_sdk(
     setup: tuple[FakeProvider, Daemon],
 ) -> None:
     """The MCP SDK's import (~0.5 s, more than the rest of a first turn) was paid by every
     daemon's first turn, for the merge of a conversation's own MCP tools it did not have."""
     fake, d = setup
-    client = await d.client()
-    try:
-        fake.enqueue(Reply().text("no tools from elsewhere"))
-        cid = await new_conversation(client, str(d.workdir))
-        notes = await run_turn(client, cid, "hi")
-        assert notes[-1]["params"]["status"] == "completed"
-        texts = [item["text"] for item in completed_items(notes, "agent_message")]
-        assert texts == ["no tools from elsewhere"]
-        assert sorted(imported(d) & {"mcp", "mcp_types"}) == []
-    finally:
-        await client.close()
+    await turn_answered(fake, d, "no tools from elsewhere")
+    assert sorted(imported(d) & {"mcp", "mcp_types"}) == []
 
 
 async def test_a_first_turn_does_without_the_modules_of_other_requests(
     setup: tuple[FakeProvider, Daemon],
 ) -> None:
     fake, d = setup
-    client = await d.client()
-    try:
-        fake.enqueue(Reply().text("nothing else needed"))
-        cid = await new_conversation(client, str(d.workdir))
-        notes = await run_turn(client, cid, "hi")
-        assert notes[-1]["params"]["status"] == "completed"
-        assert sorted(imported_modules(d) & set(NOT_FOR_A_FIRST_TURN)) == []
-    finally:
-        await client.close()
+    await turn_answered(fake, d, "nothing else needed")
+    assert sorted(imported_modules(d) & set(NOT_FOR_A_FIRST_TURN)) == []
