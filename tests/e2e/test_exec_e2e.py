@@ -308,10 +308,13 @@ def test_a_subagents_approval_fails_the_call_and_stops_the_subagent(
     assert done.returncode == EXIT_APPROVAL, done.stderr
     assert f"touch {marker.name}" in done.stderr
     assert not marker.exists()
-    # The root's turn goes on after exec has exited (the spawn's result, then its stopped
-    # helper's report): both model calls are waited for, so that neither takes a reply a later
-    # test scripts.
-    fake.wait_for_request_sync(4)
+    # The root goes on after exec has exited: the spawn's result, and its stopped helper's
+    # report (in the same model call or the next). The call that carries the report is its last:
+    # waited for, so that no call of this conversation takes a reply a later test scripts.
+    reported = role_is("root", with_text=stopped)
+    count = 1
+    while not reported(fake.wait_for_request_sync(count)):
+        count += 1
 
 
 # A 1×1 PNG (68 bytes) and a tiny GIF.
