@@ -164,6 +164,11 @@ def one_run(python: str, hooks: Path) -> list[tuple[float, str, str, float]]:
                 capture_output=True,
                 check=False,
             )
+        # `serve stop` returns once the lock is free; the daemon writes its steps at its exit,
+        # just after: read once they are there (or the temporary directory's removal races it).
+        deadline = time.monotonic() + 10
+        while "\tdaemon\texit\t" not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.01)
         rows = [line.split("\t") for line in log.read_text().splitlines()]
         rows.append([f"{ended[0]:.6f}", "exec", "process ended", f"{ended[1]:.1f}"])
     began = min(float(t) for t, role, what, _ in rows if role == "exec" and what == "start")
