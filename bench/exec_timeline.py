@@ -9,7 +9,9 @@ What it records
     - exec: its start, the spawn of the daemon, its imports of ``openvaala_server.exec`` and of
       the websockets client, each connection it opens (the first is ``GET /ready`` when it had to
       wait for the daemon's address, else the websocket), its first and last write to stdout
-      (the answer), and its exit;
+      (the answer), and its exit (its atexit, or its ``os._exit``); then, seen by this bench,
+      ``process ended``: when the process was gone (after the interpreter's teardown, if it ran
+      one), with the whole process's CPU (user + system);
     - the daemon: its start, the bind of its socket, ``serving`` (the lock names its address:
       ``/healthz`` answers), ``ready`` (the runtime built: ``/ws`` served), its exit.
 
@@ -26,10 +28,12 @@ from __future__ import annotations
 import argparse
 import compileall
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -105,7 +109,20 @@ if _path:
             for t, what, cpu in rows:
                 f.write(f"{t:.6f}\t{_role}\t{what}\t{cpu * 1000:.1f}\n")
     atexit.register(_dump)
+    # exec ends with os._exit once its answer is written (no atexit): dumped there too.
+    _exit = os._exit
+
+    def _exit_now(code):
+        _dump()
+        _exit(code)
+
+    os._exit = _exit_now
 '''
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def one_run(python: str, hooks: Path) -> list[tuple[float, str, str, float]]:
@@ -125,6 +142,7 @@ def one_run(python: str, hooks: Path) -> list[tuple[float, str, str, float]]:
             OPENVAALA_BENCH_TIMELINE=str(log),
         )
         try:
+            used = _children_cpu()
             done = subprocess.run(
                 [python, "-m", "openvaala_server", "exec", "hello"],
                 env=env,
@@ -132,6 +150,9 @@ def one_run(python: str, hooks: Path) -> list[tuple[float, str, str, float]]:
                 capture_output=True,
                 check=False,
             )
+            # The end as a script waiting for exec sees it: after the interpreter's teardown,
+            # if it has one (the `exit` step is its atexit or its os._exit).
+            ended = (time.time(), (_children_cpu() - used) * 1000)
             if done.returncode != 0:
                 sys.exit(f"exec failed ({done.returncode}): {done.stderr.decode()[-500:]}")
         finally:
@@ -143,7 +164,13 @@ def one_run(python: str, hooks: Path) -> list[tuple[float, str, str, float]]:
                 capture_output=True,
                 check=False,
             )
+        # `serve stop` returns once the lock is free; the daemon writes its steps at its exit,
+        # just after: read once they are there (or the temporary directory's removal races it).
+        deadline = time.monotonic() + 10
+        while "\tdaemon\texit\t" not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.01)
         rows = [line.split("\t") for line in log.read_text().splitlines()]
+        rows.append([f"{ended[0]:.6f}", "exec", "process ended", f"{ended[1]:.1f}"])
     began = min(float(t) for t, role, what, _ in rows if role == "exec" and what == "start")
     return [((float(t) - began) * 1000, role, what, float(cpu)) for t, role, what, cpu in rows]
 

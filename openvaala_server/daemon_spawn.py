@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from openvaala_server.discovery import LOCK_FILE, data_root, find_server, is_locked, read_lock
 from openvaala_server.start_dir import daemon_command
@@ -28,9 +28,9 @@ class StartFailed(Exception):
     """The daemon exited at start or did not become healthy; the message says why."""
 
 
-@dataclass
-class Starting:
-    """A daemon spawned on `root`, whose output since its spawn is `log_path` from `log_offset`."""
+class Starting(NamedTuple):
+    """A daemon spawned on `root`, whose output since its spawn is `log_path` from `log_offset`.
+    A NamedTuple: see `discovery.LockInfo`."""
 
     process: subprocess.Popen[bytes]
     root: Path

@@ -14,10 +14,8 @@ from __future__ import annotations
 import fcntl
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-
-from openvaala_server.protocol import codec
+from typing import NamedTuple
 
 LOCK_FILE = "runtime.lock"
 TOKEN_FILE = "token"
@@ -43,13 +41,18 @@ def data_root(environ: Mapping[str, str] | None = None) -> Path:
     return Path.home() / ".local" / "share" / "openvaala"
 
 
-@dataclass(frozen=True)
-class LockInfo:
+# A NamedTuple, not a dataclass, like the other values on `openvaala exec`'s way to the daemon's
+# spawn: `dataclasses` imports `inspect` (and with it `ast` and `dis`), and the JSON codec
+# imports orjson, which imports `dataclasses`; the spawn comes before both (docs/design.md,
+# "Exec's spawn and the daemon's first turn").
+class LockInfo(NamedTuple):
     pid: int | None
     address: str | None
 
 
 def parse_lock(data: bytes) -> LockInfo:
+    from openvaala_server.protocol import codec  # only a held lock is read: see LockInfo
+
     try:
         value = codec.parse(data)
     except codec.JSONDecodeError:

@@ -8,7 +8,6 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from openvaala_server.domain.short_ids import short_ids
-from openvaala_server.protocol import codec
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -43,6 +42,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"openvaala: cannot reach the daemon: {exc}", file=sys.stderr)
         return 4
     if args.json:
+        from openvaala_server.protocol import codec  # not on every command's way (exec's spawn)
+
         shown = short_ids(row["conversationId"] for row in rows)
         print(
             codec.text(

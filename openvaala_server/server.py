@@ -225,7 +225,6 @@ def _import_runtime() -> None:
     loop answers `/healthz` meanwhile."""
     import openvaala_server.api.app
     import openvaala_server.api.websocket
-    import openvaala_server.models.probe
     import openvaala_server.runtime.manager
     import openvaala_server.runtime.reload
     import openvaala_server.store.store  # noqa: F401
@@ -261,9 +260,8 @@ class _Build:
 
     async def _build_and_serve(self) -> None:
         await anyio.to_thread.run_sync(_import_runtime)
-        from openvaala_server.models.probe import resolve_windows
         from openvaala_server.runtime.manager import ConversationManager
-        from openvaala_server.runtime.reload import ConfigWatcher
+        from openvaala_server.runtime.reload import ConfigWatcher, windows_resolved
         from openvaala_server.store.store import Store
 
         # Shielded: a stop during the open still gets a store to close (below).
@@ -271,7 +269,7 @@ class _Build:
             store = await Store.open(self.data_dir)
         try:
             # Local servers' windows are asked once the lock is ours (models/probe.py).
-            config = await resolve_windows(self.config)
+            config = await windows_resolved(self.config)
             runtime = ConversationManager(config, store)
             watcher = runtime.config_watch = ConfigWatcher(runtime)
             async with runtime.tasks:

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING
 from openvaala_server import errors
 from openvaala_server.api.connection import Connection
 from openvaala_server.config import config_path
-from openvaala_server.custom_commands import CustomCommand, directories, load
 from openvaala_server.protocol import methods as m
 from openvaala_server.protocol import payloads as w
 from openvaala_server.protocol.json_types import JsonMapping
 from openvaala_server.protocol.params import Params
 
 if TYPE_CHECKING:
+    from openvaala_server.custom_commands import CustomCommand
     from openvaala_server.runtime.manager import ConversationManager
 
 Handler = Callable[[Connection, Params], Awaitable[JsonMapping]]
@@ -28,6 +28,10 @@ ARGUMENTS_MAX = 100_000  # characters of `/name arguments`
 
 def command_methods(runtime: ConversationManager) -> dict[str, Handler]:
     async def commands_of(p: Params) -> tuple[dict[str, CustomCommand], Path]:
+        # At the first use: not on a start's way to its first turn (docs/design.md, "Exec's
+        # spawn and the daemon's first turn").
+        from openvaala_server.custom_commands import directories, load
+
         conv = await runtime.open(p.id("conversationId"))
         user_dir = (runtime.config.path or config_path()).parent / "commands"
         dirs = directories(user_dir, conv.cwd)

@@ -25,7 +25,7 @@ from openvaala_server.protocol import payloads as w
 from openvaala_server.protocol import validate
 from openvaala_server.protocol.json_types import JsonMapping, JsonObject
 from openvaala_server.protocol.params import Params
-from openvaala_server.runtime import bundles, history, permission_mode, resume, worktree_diff
+from openvaala_server.runtime import bundles, history, permission_mode, resume
 from openvaala_server.runtime import images as runtime_images
 from openvaala_server.runtime.context_view import usage_wire
 
@@ -214,6 +214,10 @@ class Dispatcher:
         return await conv.checkpoints.report()
 
     async def conversation_diff(self, conn: Connection, p: Params) -> w.DiffResult:
+        # At the first use: not on a start's way to its first turn (docs/design.md, "Exec's
+        # spawn and the daemon's first turn").
+        from openvaala_server.runtime import worktree_diff
+
         return await worktree_diff.conversation_diff(
             await self.runtime.open(p.id("conversationId"))
         )

@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from openvaala_server.domain import dir_paths
 
 ENV_REMOTE = "OPENVAALA_REMOTE"
 
 
-@dataclass(frozen=True)
-class Remote:
+class Remote(NamedTuple):  # a NamedTuple: see `discovery.LockInfo`
     destination: str  # `[user@]host` as ssh takes it (a Host alias of ~/.ssh/config works)
     directory: str | None  # the working directory of new conversations over there
 

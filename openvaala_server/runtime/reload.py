@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Literal
 
 import anyio
 
-from openvaala_server.config import Config, ConfigError, config_path, load_config
-from openvaala_server.models.probe import resolve_windows
+from openvaala_server.config import WINDOW_PENDING, Config, ConfigError, config_path, load_config
 from openvaala_server.protocol import methods, payloads
 from openvaala_server.runtime.places import Places
 
@@ -43,6 +42,17 @@ SECTIONS = (
 RESTART_SECTIONS = ("server",)
 
 Signature = tuple[int, int, int] | None  # (size, mtime_ns, inode) of the file, None: no file
+
+
+async def windows_resolved(config: Config) -> Config:
+    """`config` with local servers' windows asked of them (models/probe.py). The prober is
+    imported only when a model waits for its window: not on a start's way to its first turn
+    (docs/design.md, "Exec's spawn and the daemon's first turn")."""
+    if all(model.window_source != WINDOW_PENDING for model in config.models.values()):
+        return config
+    from openvaala_server.models.probe import resolve_windows
+
+    return await resolve_windows(config)
 
 
 @dataclass(frozen=True)
@@ -116,7 +126,7 @@ class ConfigWatcher:
             self._seen = seen
             try:
                 config = await anyio.to_thread.run_sync(load_config)
-                config = await resolve_windows(config)
+                config = await windows_resolved(config)
             except ConfigError as exc:
                 log.warning("config not reloaded: %s", exc)
                 self._fail(f"{exc} — the daemon keeps its last good configuration", exc.key)

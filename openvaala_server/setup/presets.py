@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 
-@dataclass(frozen=True)
-class Preset:
+class Preset(NamedTuple):  # a NamedTuple: see `discovery.LockInfo` (`setup`'s choices)
     key: str  # what `--provider` takes
     title: str  # what the menu shows
     provider: str  # the `provider` of the model's table

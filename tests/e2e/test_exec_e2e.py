@@ -302,10 +302,19 @@ def test_a_subagents_approval_fails_the_call_and_stops_the_subagent(
         Reply().tool_call("shell", {"command": f"touch {marker.name}"}),
         when=lambda req: "TASK-Y" in str(req.json["messages"]),
     )
+    stopped = "Its turn ended: interrupted"
+    fake.enqueue(Reply().text("The helper was stopped."), when=role_is("root", with_text=stopped))
     done = run_exec(home, fake, "get it made")
     assert done.returncode == EXIT_APPROVAL, done.stderr
     assert f"touch {marker.name}" in done.stderr
     assert not marker.exists()
+    # The root goes on after exec has exited: the spawn's result, and its stopped helper's
+    # report (in the same model call or the next). The call that carries the report is its last:
+    # waited for, so that no call of this conversation takes a reply a later test scripts.
+    reported = role_is("root", with_text=stopped)
+    count = 1
+    while not reported(fake.wait_for_request_sync(count)):
+        count += 1
 
 
 # A 1×1 PNG (68 bytes) and a tiny GIF.

@@ -22,11 +22,25 @@ from tests.support.running import running_daemon
 NOT_AT_START = ("httpx", "httpx_sse", "rich", "pygments", "pathspec", "click")
 
 
+# Modules of ours that neither a start nor a first turn needs, imported at their first use
+# (docs/design.md, "Exec's spawn and the daemon's first turn"): the custom commands' loader,
+# the working tree's diff, the prober of local servers' windows (none configured here).
+NOT_FOR_A_FIRST_TURN = (
+    "openvaala_server.custom_commands",
+    "openvaala_server.runtime.worktree_diff",
+    "openvaala_server.models.probe",
+)
+
+
+def imported_modules(d: Daemon) -> set[str]:
+    """The modules the daemon has imported so far, from its import log."""
+    log = d.log_path.read_text(errors="replace")
+    return {line.split("|")[-1].strip() for line in log.splitlines() if "import time:" in line}
+
+
 def imported(d: Daemon) -> set[str]:
     """The top-level packages the daemon has imported so far, from its import log."""
-    log = d.log_path.read_text(errors="replace")
-    names = (line.split("|")[-1].strip() for line in log.splitlines() if "import time:" in line)
-    return {name.split(".")[0] for name in names}
+    return {name.split(".")[0] for name in imported_modules(d)}
 
 
 @pytest.fixture(scope="module")
@@ -62,20 +76,33 @@ async def test_a_started_daemon_has_not_imported_the_providers_http_client(
         await client.close()
 
 
+async def turn_answered(fake: FakeProvider, d: Daemon, text: str) -> None:
+    """A turn on a new conversation, which the provider answers with `text`."""
+    client = await d.client()
+    try:
+        fake.enqueue(Reply().text(text))
+        cid = await new_conversation(client, str(d.workdir))
+        notes = await run_turn(client, cid, "hi")
+        assert notes[-1]["params"]["status"] == "completed"
+        texts = [item["text"] for item in completed_items(notes, "agent_message")]
+        assert texts == [text]
+    finally:
+        await client.close()
+
+
 async def test_a_turn_without_mcp_servers_does_not_import_the_mcp_sdk(
     setup: tuple[FakeProvider, Daemon],
 ) -> None:
     """The MCP SDK's import (~0.5 s, more than the rest of a first turn) was paid by every
     daemon's first turn, for the merge of a conversation's own MCP tools it did not have."""
     fake, d = setup
-    client = await d.client()
-    try:
-        fake.enqueue(Reply().text("no tools from elsewhere"))
-        cid = await new_conversation(client, str(d.workdir))
-        notes = await run_turn(client, cid, "hi")
-        assert notes[-1]["params"]["status"] == "completed"
-        texts = [item["text"] for item in completed_items(notes, "agent_message")]
-        assert texts == ["no tools from elsewhere"]
-        assert sorted(imported(d) & {"mcp", "mcp_types"}) == []
-    finally:
-        await client.close()
+    await turn_answered(fake, d, "no tools from elsewhere")
+    assert sorted(imported(d) & {"mcp", "mcp_types"}) == []
+
+
+async def test_a_first_turn_does_without_the_modules_of_other_requests(
+    setup: tuple[FakeProvider, Daemon],
+) -> None:
+    fake, d = setup
+    await turn_answered(fake, d, "nothing else needed")
+    assert sorted(imported_modules(d) & set(NOT_FOR_A_FIRST_TURN)) == []

@@ -40,6 +40,13 @@ NOT_BEFORE_THE_SPAWN = (
     "openvaala_server.exec",  # the turn's follower and its view of the conversation
     "openvaala_server.client.connection",
     "openvaala_server.client.view",
+    # The values read up to the spawn are NamedTuples: `dataclasses` imports `inspect`, `ast`
+    # and `dis`, and the JSON codec orjson, which imports `dataclasses` (docs/design.md,
+    # "Exec's spawn and the daemon's first turn").
+    "dataclasses",
+    "inspect",
+    "orjson",
+    "openvaala_server.protocol.codec",
 )
 
 
