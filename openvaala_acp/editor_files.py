@@ -81,6 +81,10 @@ class EditorFiles:
         self.terminal = False  # the editor offered `terminal` (initialize)
         self.hosted: set[str] = set()  # conversation ids this agent hosts
         self._terminals: dict[str, tuple[str, str]] = {}  # requestId → (session, terminal)
+        # Commands whose terminal the editor is still creating, and those of them the daemon
+        # cancelled meanwhile: killed as soon as the editor names their terminal.
+        self._creating: set[str] = set()
+        self._cancelled: set[str] = set()
 
     async def host(self, conversation_id: str) -> None:
         if not self.enabled and not self.terminal:
@@ -149,16 +153,24 @@ class EditorFiles:
             for k, v in (env.items() if isinstance(env, dict) else [])
         ]
         timeout = params.get("timeoutS")
-        created = await conn.create_terminal(
-            session_id=session_id,
-            command=argv[0],
-            args=argv[1:],
-            cwd=str(params.get("cwd")),
-            env=variables,
-            output_byte_limit=OUTPUT_BYTE_LIMIT,
-        )
+        self._creating.add(request_id)  # before the first await: a cancel may come during it
+        try:
+            created = await conn.create_terminal(
+                session_id=session_id,
+                command=argv[0],
+                args=argv[1:],
+                cwd=str(params.get("cwd")),
+                env=variables,
+                output_byte_limit=OUTPUT_BYTE_LIMIT,
+            )
+        finally:
+            self._creating.discard(request_id)
+            cancelled = request_id in self._cancelled
+            self._cancelled.discard(request_id)
         terminal_id = created.terminal_id
         self._terminals[request_id] = (session_id, terminal_id)
+        if cancelled:  # interrupted while the editor made its terminal
+            await self._kill(request_id)
         call_id = str(params.get("callId"))
         if self.shown(session_id, call_id):
             self.in_terminal(session_id, call_id)
@@ -221,6 +233,9 @@ class EditorFiles:
 
     async def _kill(self, request_id: str) -> None:
         running = self._terminals.get(request_id)
+        if running is None and request_id in self._creating:
+            self._cancelled.add(request_id)  # `_run` kills it once the editor names it
+            return
         if running is None or self.conn is None:
             return
         session_id, terminal_id = running

@@ -7,6 +7,7 @@ from typing import Literal
 
 from openvaala_lsp.toolbox import change_heading, changes_of, plan_lines
 from openvaala_lsp.usage import report
+from openvaala_server.client.notice_words import notice_text
 from openvaala_server.client.view import ConversationView, Item, SessionView
 from openvaala_server.protocol import codec
 from openvaala_server.protocol.json_types import JsonObject
@@ -194,7 +195,7 @@ def _items(
         elif kind == "summary":
             out.add("## Summary of the earlier conversation", "", text, "")
         elif kind == "notice":
-            out.add(f"_{_one_line(text)}_", "")
+            out.add(f"_{_one_line(notice_text(item))}_", "")
     return anchors
 
 

@@ -1,5 +1,5 @@
 import sys
 
-from openvaala_server.cli import main
+from openvaala_server.launch import main
 
 sys.exit(main())

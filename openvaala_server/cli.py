@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from openvaala_server import __version__, bundle_cli, list_cli
+from openvaala_server.early_interrupt import interruptible
 from openvaala_server.remote import cli as remote_cli
 from openvaala_server.setup import cli as setup_cli
 
@@ -139,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     from openvaala_server import commands
 
+    if not (args.command == "serve" and args.action is None):
+        interruptible()  # `openvaala serve` does it once its modules are loaded
     if not remote_cli.apply(args, parser):
         return 2
     if args.command == "bridge":

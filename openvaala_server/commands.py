@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 # is imported only by the commands that open it, not on the way to the terminal UI.
 from openvaala_server import daemon_spawn
 from openvaala_server.discovery import is_locked, read_lock
+from openvaala_server.early_interrupt import interruptible
 from openvaala_server.start_dir import leave_start_dir
 
 if TYPE_CHECKING:
@@ -50,6 +51,7 @@ def serve_foreground(port: int | None) -> int:
         _err(f"configuration error: {exc}")
         return 2
     data_dir = DataDir.resolve()
+    interruptible()  # from here on, Ctrl+C stops the daemon gracefully (docs/design.md)
     try:
         asyncio.run(serve(data_dir, config, config.server.port if port is None else port))
     except LockHeld as exc:

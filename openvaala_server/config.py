@@ -145,6 +145,7 @@ class CheckpointConfig:
     max_file_mb: int = 10  # a larger file is not captured (the call says so in the report)
     snapshot_timeout_s: float = 20.0  # a whole-tree snapshot (around `shell`) taking longer
     max_files: int = 100_000  # a working directory with more is not snapshot whole (`shell`)
+    survey_wait_s: float = 2.0  # how long a `shell` call waits for that count (then uncaptured)
 
 
 @dataclass(frozen=True)
@@ -483,6 +484,7 @@ def _parse_checkpoints(t: _Reader) -> CheckpointConfig:
         max_file_mb=t.integer("max_file_mb", CheckpointConfig.max_file_mb, minimum=1),
         snapshot_timeout_s=t.number("snapshot_timeout_s", CheckpointConfig.snapshot_timeout_s),
         max_files=t.integer("max_files", CheckpointConfig.max_files, minimum=1),
+        survey_wait_s=t.number("survey_wait_s", CheckpointConfig.survey_wait_s),
     )
 
 

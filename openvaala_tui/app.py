@@ -25,7 +25,6 @@ from openvaala_server.client import Client, ConnectionLost, RpcError
 from openvaala_server.client.remote import (
     NoDirectory,
     configured,
-    local_directory,
     working_directory,
 )
 from openvaala_server.client.view import (
@@ -839,8 +838,7 @@ class VaalaApp(
         session = self.view.sessions.get(self.following or "")
         if session is not None and session.running:
             self._last_ctrl_c = 0.0
-            await self.interrupt(session.session_id)
-            await self.local_notice("Interrupted (Ctrl+C).")
+            await self.interrupt(session.session_id)  # the daemon's notice says so, once
             return
         now = time.monotonic()
         if now - self._last_ctrl_c <= DOUBLE_CTRL_C_S:
@@ -942,13 +940,14 @@ def main(
     here, before the screen is taken over."""
     # Over --remote, `--cwd` is a path of the remote machine, which only its daemon can check
     # (docs/remote.md).
+    remote = configured()
     try:
-        local = local_directory(cwd) if configured() is None else None
+        where = working_directory(cwd, remote)
     except NoDirectory as exc:
         print(f"openvaala: {exc}", file=sys.stderr)
         return 2
-    if cwd is not None and local is not None and not os.path.isdir(local):
-        what = "does not exist" if not os.path.exists(local) else "is not a directory"
+    if cwd is not None and remote is None and where is not None and not os.path.isdir(where):
+        what = "does not exist" if not os.path.exists(where) else "is not a directory"
         print(f"openvaala: --cwd {cwd} {what}", file=sys.stderr)
         return 2
     if resume_id:

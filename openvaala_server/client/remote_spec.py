@@ -9,6 +9,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from openvaala_server.domain import dir_paths
+
 ENV_REMOTE = "OPENVAALA_REMOTE"
 
 
@@ -39,24 +41,41 @@ def configured(environ: Mapping[str, str] | None = None) -> Remote | None:
 
 def working_directory(given: str | None, remote: Remote | None) -> str | None:
     """A new conversation's directory: `--cwd`, else here, or with a remote, else its `:dir`;
-    None with a remote and neither: the remote home, which `Dialer.resolve` fills in."""
+    None with a remote and neither: the remote home, which `Dialer.resolve` fills in.
+    NoDirectory for an empty `--cwd`, here or there."""
     if remote is None:
         return local_directory(given)
+    _refuse_empty(given)
     return given or remote.directory
 
 
 class NoDirectory(ValueError):
-    """No `--cwd`, and the directory the command runs in was removed since the shell entered it."""
+    """No directory to work in: `--cwd` is empty or names no path the daemon would take (`~other`,
+    a NUL), or there is no `--cwd` and the directory the command runs in was removed since the
+    shell entered it. The message names the option and what is wrong."""
 
 
 def local_directory(given: str | None) -> str:
-    """`--cwd` on this machine, absolute: a leading `~` is this user's home, as the daemon reads
-    it in a `cwd` (docs/protocol.md); a shell leaves it as typed in `--cwd=~/x` or in quotes.
+    """`--cwd` on this machine, absolute, read by the daemon's rule for a `cwd` (docs/protocol.md,
+    `domain/dir_paths.absolute`): a leading `~` or `~/` is this user's home, `~other` is refused;
+    a shell leaves the `~` as typed in `--cwd=~/x` or in quotes. A relative path starts here.
     Without `--cwd`, the current directory; NoDirectory if it was removed."""
+    _refuse_empty(given)
     try:
         where = given or os.getcwd()
+        # The `~` forms are the daemon's alone: anything else is made absolute here first.
+        text = where if where.startswith("~") else os.path.abspath(where)
     except FileNotFoundError:
         raise NoDirectory(
             "the current directory no longer exists: cd to another one, or pass --cwd DIR"
         ) from None
-    return os.path.abspath(os.path.expanduser(where))
+    try:
+        return dir_paths.absolute(text, os.path.expanduser("~"))
+    except dir_paths.BadPath as exc:
+        raise NoDirectory(f"--cwd {given}: {exc}") from None
+
+
+def _refuse_empty(given: str | None) -> None:
+    # `--cwd ""` (an unset variable in a script) would otherwise fall back to here, silently.
+    if given is not None and not given.strip():
+        raise NoDirectory("--cwd is empty: name a directory (or leave --cwd out to work here)")

@@ -449,6 +449,7 @@ class ThreadFeed:
 
     def _settings_note(self, sid: str, model: str, agent: str) -> wire.Notice:
         approval, sandbox = threads.policies(self.info.get("permissionMode"))
+        self.policy.told = overrides.policy_mode(approval, sandbox)
         settings: JsonObject = {
             "model": model,
             "modelProvider": threads.MODEL_PROVIDER,

@@ -69,17 +69,23 @@ class PlanMode:
 
 # Narrowest first (docs/security.md, "Permission modes").
 MODES: Final = ("plan", "ask", "auto-edit")
+WIDEST: Final = MODES[-1]
 _UNSET: Final = "?"  # nothing sent yet
 
 
 def policy_mode(approval: object, sandbox: object) -> str | None:
-    """The permission mode a Codex client's `/approvals` choice asks for: a read-only sandbox is
-    plan mode, an approval policy that asks is `ask`; "Full access" (`never`, a full or external
-    sandbox) narrows nothing (None)."""
+    """The permission mode a Codex client's approval and sandbox policies stand for (None: the
+    client sent neither). The inverse of threads.policies, so that a client sending back what
+    it was told changes nothing: a read-only sandbox is `plan`, a policy that asks before what is
+    not trusted (`untrusted`, granular) is `ask`, and `on-request` — Codex's own default,
+    "Auto" in its `/approvals`, which the Codex TUI sends with every turn — or "Full access"
+    (`never`) is `auto-edit`, which narrows nothing (the agent's configuration decides)."""
     if isinstance(sandbox, dict) and sandbox.get("type") == "readOnly":
         return "plan"
-    if approval in ("untrusted", "on-request") or isinstance(approval, dict):
+    if approval == "untrusted" or isinstance(approval, dict):
         return "ask"
+    if approval in ("on-request", "never") or sandbox is not None:
+        return WIDEST
     return None
 
 
@@ -89,20 +95,24 @@ def narrower(a: str, b: str) -> str:
 
 @dataclass
 class PolicyMode:
-    """The permission mode a Codex client's approval and sandbox policies choose. Only a change
-    of what the client sends counts (it sends its settings with every turn); a choice narrows
-    from the mode the conversation had when this client first narrowed it and never goes wider
-    than that; going back to "Full access" restores that mode."""
+    """The permission mode a Codex client's approval and sandbox policies choose. A client sends
+    its settings with every turn, either those it holds or those it was told last, so a policy
+    counts only when it is neither (as sent_choice). A choice narrows from the mode the
+    conversation had when this client first narrowed it and never goes wider than that; going
+    back to `auto-edit` ("Auto", "Full access") restores that mode."""
 
-    told: str | None = _UNSET  # the mode the client's last policies asked for
+    sent: str | None = _UNSET  # the mode the client's last policies asked for
+    told: str | None = None  # the mode the daemon last reported to the client (threads.policies)
     before: str | None = None  # the mode before this client narrowed it
 
     def choice(self, asked: str | None, current: str) -> str | None:
         """The mode to switch to now (None: none). `current` is the conversation's mode."""
-        if asked == self.told or current not in MODES:
-            return None
-        self.told = asked
         if asked is None:
+            return None
+        known, self.sent = (self.sent, self.told), asked
+        if asked in known or current not in MODES:
+            return None
+        if asked == WIDEST:
             target, self.before = self.before, None
             return target if target not in (None, current) else None
         if self.before is None:

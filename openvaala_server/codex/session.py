@@ -18,7 +18,7 @@ from typing import Any, Final
 import anyio
 
 from openvaala_server import errors
-from openvaala_server.codex import listing, rpc, startup, threads, wire
+from openvaala_server.codex import listing, overrides, rpc, startup, threads, wire
 from openvaala_server.codex.events import Ask, Settled, ThreadFeed
 from openvaala_server.codex.files import read_text
 from openvaala_server.codex.ids import openvaala_id, thread_id
@@ -279,7 +279,7 @@ class CodexSession:
         feed = ThreadFeed(info, as_id=self._as_id(cid), read_file=read_text)
         earlier = self.feeds.get(cid)
         if earlier is not None:  # what this client chose stays its (the agent before plan mode)
-            feed.plan = earlier.plan
+            feed.plan, feed.policy = earlier.plan, earlier.policy
         self.feeds[cid] = feed
         for session in threads.sessions(snapshot):
             sid = str(session["sessionId"])
@@ -352,6 +352,9 @@ class CodexSession:
         info = snapshot.get("conversation")
         mode = info.get("permissionMode") if isinstance(info, dict) else None
         approval, sandbox = threads.policies(mode)
+        feed = self.feeds.get(str(info["conversationId"])) if isinstance(info, dict) else None
+        if feed is not None:  # what the client holds now: sent back, it is no choice
+            feed.policy.told = overrides.policy_mode(approval, sandbox)
         return {
             "thread": thread,
             "model": thread["model"] or "",

@@ -18,6 +18,7 @@ part with a tool result whose call would be summarized away.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from openvaala_server.domain.records import (
@@ -207,3 +208,19 @@ def replies_since_summary(items: Sequence[Item]) -> int:
         if i.get("type") == AGENT_MESSAGE
     }
     return len(turns)
+
+
+@dataclass(frozen=True)
+class SinceSummary:
+    """What the gauge reads of a context after its latest summary (early compaction's start,
+    `refresh_every`): kept when a session lets go of all but its last page, where the summary
+    may no longer be (runtime/residency.py)."""
+
+    tokens: int | None  # the estimate of the items after it; None: no summary
+    replies: int  # turns answered since (`replies_since_summary`)
+
+
+def since_summary(items: Sequence[Item]) -> SinceSummary:
+    at = latest_summary_index(items)
+    tokens = estimate_items(items[at + 1 :]) if at is not None else None
+    return SinceSummary(tokens, replies_since_summary(items))

@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Any
 
-from openvaala_server.client.remote_spec import Remote, configured, parse
+from openvaala_server.client.remote_spec import Remote, configured, parse, working_directory
 
 
 def add_move(commands: Any) -> None:
@@ -90,14 +90,6 @@ def _export(remote: Remote | None, typed: str, output: str | None) -> int:
     return 0
 
 
-def _directory(remote: Remote | None, cwd: str | None) -> str | None:
-    """Where an import lands: `--cwd`, else there `:dir` (else the remote home), here this
-    directory."""
-    if remote is not None:
-        return cwd or remote.directory
-    return os.path.abspath(cwd or ".")
-
-
 def _import(remote: Remote | None, file: str, cwd: str | None, on_conflict: str | None) -> int:
     import asyncio
 
@@ -109,7 +101,7 @@ def _import(remote: Remote | None, file: str, cwd: str | None, on_conflict: str 
     else:
         with open(file, "rb") as opened:
             bundle = opened.read()
-    where = _directory(remote, cwd)
+    where = working_directory(cwd, remote)
     report_import(asyncio.run(Machine(remote).import_(bundle, where, on_conflict or "ask")))
     return 0
 
@@ -122,7 +114,7 @@ def _move(source: Remote | None, target: Remote | None, typed: str, on_conflict:
 
     if (source and source.destination) == (target and target.destination):
         raise ValueError("--from and --to name the same machine")
-    where = _directory(target, None)
+    where = working_directory(None, target)
 
     async def move() -> tuple[str, int, dict[str, Any]]:
         cid, bundle = await _fetch(source, typed)

@@ -23,6 +23,7 @@ from openvaala_server import errors
 from openvaala_server.domain import checkpoints as ck
 from openvaala_server.mcp.manager import as_mcp_tool
 from openvaala_server.runtime.checkpoint_chain import inherited
+from openvaala_server.runtime.checkpoint_survey import Survey, SurveyState
 from openvaala_server.store.checkpoints import (
     SnapshotError,
     SnapshotStore,
@@ -74,7 +75,7 @@ class Checkpoints:
         # False once a whole-tree snapshot timed out: `shell` calls are then not captured (until
         # the conversation is loaded again), and reported so.
         self._whole_tree = True
-        self._surveyed = False
+        self._survey = Survey(self._too_large)
         self._shell_seen = False  # a `shell` call ran: later turns snapshot as they start
         # The snapshot each session's running turn started with: session id → (turn, task).
         self._turn_trees: dict[str, tuple[str, Job[str | None]]] = {}
@@ -140,7 +141,7 @@ class Checkpoints:
         async def snapshot() -> str | None:
             async with self._git:
                 try:
-                    return await self._whole_snapshot(store)
+                    return await self._whole_snapshot(store, None)
                 except (SnapshotError, OSError) as exc:
                     self._skip(f"snapshot at the turn's start: {exc}", exc)
                     return None
@@ -153,16 +154,21 @@ class Checkpoints:
         job = tasks.start_job(snapshot, f"snapshot-{turn_id}")
         self._turn_trees[session.session_id] = (turn_id, job)
 
-    async def _whole_snapshot(self, store: SnapshotStore) -> str | None:
+    async def _whole_snapshot(self, store: SnapshotStore, wait_s: float | None) -> str | None:
         """A snapshot of the whole tree (the caller holds the git lock), or None when the
-        directory is too large. Surveyed once per load, before anything is stored: a home
-        directory or a disk's root must not be copied into the conversation."""
-        if not self._surveyed:
-            too_large = await store.survey(self._config.max_files, self._config.max_mb * MB)
-            self._surveyed = True
-            if too_large is not None:
-                self._whole_tree = False
-                self._skip(f"shell calls are not captured: {too_large}")
+        directory is too large, or its survey is not done after `wait_s` (None: no limit).
+        Surveyed once per load, before anything is stored: a home directory or a disk's root
+        must not be copied into the conversation."""
+        limits = (self._config.max_files, self._config.max_mb * MB)
+        state = await self._survey.outcome(store, limits, self.conv.runtime.tasks, wait_s)
+        if state is SurveyState.RUNNING:
+            if wait_s is not None:  # (None: its job was cancelled, the daemon is stopping)
+                self._skip(
+                    f"not captured: the survey of {store.work_tree} was not done within "
+                    f"{wait_s:g} s ([checkpoints] survey_wait_s); it goes on for the calls after "
+                    "this one"
+                )
+            return None
         if not self._whole_tree:
             return None
         changed = await self._changed(store)
@@ -242,7 +248,7 @@ class Checkpoints:
                     return None
                 if capture.tree is None:
                     async with self._git:
-                        capture.tree = await self._whole_snapshot(store)
+                        capture.tree = await self._whole_snapshot(store, self._config.survey_wait_s)
                     if capture.tree is None:
                         return None
             else:
@@ -293,6 +299,10 @@ class Checkpoints:
             changes, skipped
         )
         await self._bound(store, changes)
+
+    def _too_large(self, why: str) -> None:
+        self._whole_tree = False
+        self._skip(f"shell calls are not captured: {why}")
 
     def _skip(self, why: str, exc: Exception | None = None) -> None:
         if isinstance(exc, SnapshotTimeout):

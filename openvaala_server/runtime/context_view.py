@@ -13,10 +13,9 @@ from openvaala_server.config_prompt import BaseInstructions
 from openvaala_server.domain import records as r
 from openvaala_server.domain.context import (
     KEEP_RATIO,
+    SinceSummary,
     context_items,
-    estimate_items,
-    latest_summary_index,
-    replies_since_summary,
+    since_summary,
 )
 from openvaala_server.domain.environment import environment_text, limits_sentence
 from openvaala_server.domain.instructions import assemble
@@ -166,18 +165,25 @@ def early_threshold(conv: Conversation, session: LiveSession) -> int | None:
         return None
     u = session.usage
     early = threshold(u.context_window, u.max_output_tokens, agent.early_compaction)
-    at = latest_summary_index(session.items)
-    if at is None:
+    after = figures_since_summary(session).tokens
+    if after is None:
         return early
-    floor = max(0, u.used - estimate_items(session.items[at + 1 :]))
+    floor = max(0, u.used - after)
     return early_start(early, u.threshold, floor)
+
+
+def figures_since_summary(session: LiveSession) -> SinceSummary:
+    """Of the whole context: when only the last page is held, as it was let go."""
+    if not session.context_ready and session.released_figures is not None:
+        return session.released_figures
+    return since_summary(session.items)
 
 
 def replies_until_refresh(conv: Conversation, session: LiveSession) -> int | None:
     agent = conv.runtime.config_for(session).agents.get(session.agent)
     if agent is None or agent.refresh_every is None:
         return None
-    return max(0, agent.refresh_every - replies_since_summary(session.items))
+    return max(0, agent.refresh_every - figures_since_summary(session).replies)
 
 
 def usage_wire(conv: Conversation, session: LiveSession) -> wire.Usage:
@@ -192,11 +198,10 @@ def usage_wire(conv: Conversation, session: LiveSession) -> wire.Usage:
         elif session.prepared:
             state = "ready"
         usage["earlyCompaction"] = {"threshold": early, "state": state}
-    if agent is not None and agent.refresh_every is not None:
+    until = replies_until_refresh(conv, session)
+    if agent is not None and agent.refresh_every is not None and until is not None:
         usage["refreshEvery"] = agent.refresh_every
-        usage["repliesUntilRefresh"] = max(
-            0, agent.refresh_every - replies_since_summary(session.items)
-        )
+        usage["repliesUntilRefresh"] = until
     return usage
 
 

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from openvaala_server.domain.context import since_summary
 from openvaala_server.domain.context_tail import context_start
 from openvaala_server.domain.positions import PositionIndex
 from openvaala_server.domain.records import SUMMARY, Item
@@ -235,6 +236,8 @@ class Residency:
         released: list[list[Item]] = []
         kept = 0
         for session, cut in cuts:
+            if not contexts:  # the gauge's figures of the whole context (runtime/context_view.py)
+                session.released_figures = since_summary(session.items)
             # Nobody watching: what the providers and the estimates hold of the last page too.
             released.append(session.items[:cut] if contexts else session.items)
             session.items = session.items[cut:]

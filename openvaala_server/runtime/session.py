@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from openvaala_server.domain.context import SinceSummary
 from openvaala_server.domain.inbox import Inbox
 from openvaala_server.domain.positions import PositionIndex
 from openvaala_server.domain.records import Item
@@ -81,6 +82,9 @@ class LiveSession:
     context_held: bool = False
     # How many items of the history come before `items` (0 while it is whole, or not known).
     held_from: int = 0
+    # The context's figures after its summary, taken as it was let go to its last page (nothing
+    # runs until it is read back): the gauge reads them meanwhile (runtime/context_view.py).
+    released_figures: SinceSummary | None = None
     inbox: Inbox = field(default_factory=Inbox)
     turn: LiveTurn | None = None
     last_status: LastStatus = "idle"  # of the last finished turn

@@ -23,6 +23,7 @@ import secrets
 import shutil
 import stat
 import tempfile
+import threading
 import zlib
 from pathlib import Path
 from typing import Final
@@ -37,6 +38,7 @@ from openvaala_server.domain.checkpoints import (
     is_safe_relpath,
 )
 from openvaala_server.domain.permissions import repository_part
+from openvaala_server.store.survey import Limits, count_tree, too_large
 from openvaala_server.store.tree_watch import Changed, TreeWatch
 
 GIT_DIR_NAME: Final = "checkpoints"
@@ -492,53 +494,20 @@ class SnapshotStore:
 
     async def survey(self, max_files: int, max_bytes: int) -> str | None:
         """Why the work tree is too large for whole-tree snapshots (more files or bytes than
-        allowed, not counting what `.gitignore` leaves out), or None. Lists paths only (`git
-        ls-files`, nothing stored) and stops reading past `max_files`."""
-        await asyncio.to_thread(self._own)
-        spec = [".", *(f":(exclude){e}" for e in self.excludes)]
-        proc = await asyncio.create_subprocess_exec(
-            "git",
-            *_GIT_OPTIONS,
-            f"--git-dir={self.git_dir}",
-            f"--work-tree={self.work_tree}",
-            "ls-files",
-            "-z",
-            "--cached",
-            "--others",
-            "--exclude-standard",
-            "--",
-            *spec,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-            cwd=self.work_tree,
-            env=_git_env(),
-            umask=0o077,
-        )
-        assert proc.stdout is not None
-        names: list[bytes] = []
-        tail = b""
-        complete = False
+        allowed, not counting what `.gitignore` leaves out), or None. A walk in a thread
+        (store/survey.py) that stops at the first file past a limit, or at `timeout_s`."""
+        stop = threading.Event()
+        limits = Limits(max_files, max_bytes)
         try:
             async with asyncio.timeout(self.timeout_s):
-                while chunk := await proc.stdout.read(1 << 16):
-                    parts = (tail + chunk).split(b"\0")
-                    tail = parts.pop()
-                    names.extend(parts)
-                    if len(names) > max_files:
-                        return f"{self.work_tree} holds more than {max_files} files"
-                complete = True
+                count = await asyncio.to_thread(
+                    count_tree, self.work_tree, self.excludes, limits, stop
+                )
         except TimeoutError:
             return f"listing {self.work_tree} took longer than {self.timeout_s:g} s"
         finally:
-            if not complete:  # stopped early: git need not list the rest
-                with contextlib.suppress(ProcessLookupError):
-                    proc.kill()
-            await proc.wait()
-        total = await asyncio.to_thread(_total_size, self.work_tree, names, max_bytes)
-        if total > max_bytes:
-            return f"the files of {self.work_tree} hold more than {max_bytes // (1 << 20)} MB"
-        return None
+            stop.set()  # a walk still under way (past the deadline) ends at its next folder
+        return too_large(self.work_tree, count, limits)
 
     # -- a few known paths, without git (in a thread) -------------------------------------
 
@@ -683,18 +652,6 @@ def _missing(root: Path, paths: list[str]) -> list[str]:
 def _literal(paths: list[str]) -> list[str]:
     """Pathspecs that match these names exactly (a file may be called `*.py` or `:x`)."""
     return [f":(literal){p}" for p in paths]
-
-
-def _total_size(root: Path, names: list[bytes], limit: int) -> int:
-    total = 0
-    for name in names:
-        try:
-            total += os.lstat(root / os.fsdecode(name)).st_size
-        except OSError:
-            continue
-        if total > limit:
-            break
-    return total
 
 
 def _parse_raw(out: bytes) -> list[tuple[str, State, State]]:

@@ -13,6 +13,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
+from openvaala_server.client.notice_words import notice_text
 from openvaala_tui import format as fmt
 from openvaala_tui.diff_render import changes_text, changes_title
 from openvaala_tui.images import transcript_lines
@@ -341,7 +342,7 @@ class Notice(ItemWidget):
         self.set_class(item.get("kind") in ("error", "turn_failed"), "-error")
 
     def render(self) -> Text:
-        return Text("ⓘ " + str(self.item.get("text") or ""))
+        return Text("ⓘ " + notice_text(self.item))
 
 
 class Summary(ItemWidget):

@@ -90,6 +90,11 @@ class Terminals(Recorder):
             exit_status=TerminalExitStatus(exit_code=process.returncode) if done else None,
         )
 
+    def ended(self, terminal_id: str) -> tuple[int | None, bytes | None]:
+        """How a terminal's command ended, if it did: its exit status and output."""
+        process, output = self._runs[terminal_id]
+        return process.returncode, output.result() if output.done() else None
+
     async def kill_terminal(self, session_id: str, terminal_id: str, **kw: Any) -> None:
         self.killed.append(terminal_id)
         os.killpg(self._runs[terminal_id][0].pid, signal.SIGKILL)
@@ -160,7 +165,43 @@ async def test_an_interrupted_call_kills_its_terminal(
         await conn.cancel(session_id=sid)
         assert (await asyncio.wait_for(prompt, 30)).stop_reason == "cancelled"
         await editor.until(lambda: editor.released)
-        assert editor.killed == ["t1"] and editor.released == ["t1"]
+        assert editor.killed == ["t1"] and editor.released == ["t1"], editor.ended("t1")
+
+
+class SlowTerminals(Terminals):
+    """An editor that takes its time to create a terminal: until the test lets it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.let_create = asyncio.Event()
+
+    async def create_terminal(self, *args: Any, **kw: Any) -> CreateTerminalResponse:
+        created = await super().create_terminal(*args, **kw)
+        await self.let_create.wait()
+        return created
+
+
+async def test_a_call_interrupted_while_its_terminal_is_created_kills_it_once_created(
+    fake_openai: FakeProvider, daemon_factory: Any, tmp_path: Path
+) -> None:
+    # The interrupt reaches the agent before the editor has named the terminal: the command
+    # must still be stopped, not left running in the editor for its ten minutes.
+    daemon: Daemon = daemon_factory(fake_config(fake_openai))
+    work = str(os.path.realpath(daemon.workdir))  # noqa: ASYNC240 - before the daemon is used
+    fake_openai.enqueue(Reply().tool_call("shell", {"command": "sleep 600"}))
+    editor = SlowTerminals()
+    async with acp_agent(
+        daemon, tmp_path, rec=editor, capabilities=ClientCapabilities(terminal=True)
+    ) as (conn, _rec):
+        sid = (await conn.new_session(cwd=work, mcp_servers=[])).session_id
+        prompt = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text_block("go")]))
+        await editor.until(lambda: editor.commands)
+        await conn.cancel(session_id=sid)
+        # The turn ended, so the daemon's cancel of the command reached the agent before this.
+        assert (await asyncio.wait_for(prompt, 30)).stop_reason == "cancelled"
+        editor.let_create.set()
+        await editor.until(lambda: editor.released)
+        assert editor.killed == ["t1"] and editor.released == ["t1"], editor.ended("t1")
 
 
 async def test_a_command_failing_in_the_terminal_gets_the_sandbox_note(

@@ -78,3 +78,54 @@ async def test_approvals_narrow_the_permission_mode_and_never_widen_it(
 
     await _turn(codex, thread, UNTRUSTED)  # asks before what is not trusted: every write asks
     assert await _mode(daemon, thread) == "ask"
+
+
+async def test_a_new_thread_starts_in_the_default_mode_and_its_policies_keep_it(
+    codex: CodexClient, daemon: Daemon
+) -> None:
+    """A thread starts in the mode any client's new conversation starts in, and a client that
+    sends back the policies it was told, or the Codex TUI's own (`on-request`, no sandbox),
+    keeps it."""
+    async with await daemon.client() as other:
+        created: Any = await other.request("conversation/create", {"cwd": str(daemon.workdir)})
+    default = created["conversation"]["permissionMode"]
+    assert default == "auto-edit"  # the agent's configuration (escalate) decides
+
+    started = await codex.request("thread/start", {"cwd": str(daemon.workdir)})
+    thread = started["thread"]["id"]
+    assert await _mode(daemon, thread) == default
+    told = {"approvalPolicy": started["approvalPolicy"], "sandboxPolicy": started["sandbox"]}
+    await _turn(codex, thread, told)
+    assert await _mode(daemon, thread) == default
+    await _turn(codex, thread, {"approvalPolicy": "on-request", "sandboxPolicy": None})
+    assert await _mode(daemon, thread) == default
+
+
+async def test_policies_a_client_was_told_or_still_holds_undo_no_switch(
+    codex: CodexClient, daemon: Daemon
+) -> None:
+    """Another client's switch reaches the Codex client (`thread/settings/updated`); sending
+    back those policies, or after a `thread/resume` the ones it held, is no choice."""
+    thread = await start_thread(codex, str(daemon.workdir))
+    cid = thread.replace("-", "")
+
+    async def switch(other: Any, mode: str) -> dict[str, Any]:
+        mark = len(codex.notes)
+        await other.request("conversation/setPermissionMode", {"conversationId": cid, "mode": mode})
+        told = (await codex.wait_for("thread/settings/updated", after=mark))["threadSettings"]
+        return {"approvalPolicy": told["approvalPolicy"], "sandboxPolicy": told["sandboxPolicy"]}
+
+    async with await daemon.client() as other:
+        await switch(other, "ask")
+        await _turn(codex, thread, READ_ONLY)  # narrowed from `ask`
+        assert await _mode(daemon, thread) == "plan"
+        told = await switch(other, "auto-edit")
+        await _turn(codex, thread, told)
+        assert await _mode(daemon, thread) == "auto-edit"
+
+        await _turn(codex, thread, READ_ONLY)
+        assert await _mode(daemon, thread) == "plan"
+        await switch(other, "ask")
+        await codex.request("thread/resume", {"threadId": thread})
+        await _turn(codex, thread, READ_ONLY)  # what it held before the resume
+        assert await _mode(daemon, thread) == "ask"

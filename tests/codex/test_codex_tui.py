@@ -80,9 +80,12 @@ class Tmux:
 
     def submit(self, text: str, then: str) -> str:
         """Type `text`, press Enter until `then` shows. The TUI takes keys that arrive in a
-        burst for a paste, where Enter is a newline: an Enter after it has settled submits."""
+        burst for a paste, where Enter is a newline: an Enter after it has settled submits.
+        The text is awaited in the prompt itself: elsewhere it may show already (the welcome
+        screen lists `/status`), and an Enter before the TUI took it all would submit a part."""
         self.run("send-keys", "-t", "codex", "-l", text)
-        self.expect(text)
+        typed = self.wait_until(lambda screen: _prompt(screen).endswith(text))
+        assert typed, f"{text!r} never showed in the Codex TUI's prompt:\n{self.screen()}"
         deadline = time.monotonic() + WAIT_S
         while time.monotonic() < deadline:
             self.run("send-keys", "-t", "codex", "Enter")
@@ -90,6 +93,12 @@ class Tmux:
             if screen is not None:
                 return screen
         raise AssertionError(f"{then!r} never showed after {text!r}:\n{self.screen()}")
+
+
+def _prompt(screen: str) -> str:
+    """The line being typed: the last that starts with `›` (the messages sent are above it)."""
+    lines = [line.strip() for line in screen.splitlines() if line.strip().startswith("›")]
+    return lines[-1] if lines else ""
 
 
 @pytest.fixture

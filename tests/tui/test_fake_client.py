@@ -8,6 +8,7 @@ import pytest
 from openvaala_server.client import RpcError
 from openvaala_server.errors import NotIdle
 from openvaala_server.protocol.json_types import JsonObject
+from tests.support.tree import tree_node
 from tests.tui.fake_client import FakeClient
 from tests.tui.fake_shapes import FakeMisuse, refusal
 
@@ -32,6 +33,19 @@ async def test_params_the_daemon_refuses_fail_loudly() -> None:
 async def test_a_method_without_an_answer_fails_loudly() -> None:
     fake = FakeClient()
     with pytest.raises(FakeMisuse, match="no answer for conversation/tree"):
+        await fake.request("conversation/tree", {"conversationId": "a" * 32})
+    fake.misuses.clear()
+
+
+async def test_a_tree_with_a_child_the_daemon_never_gives_fails_loudly() -> None:
+    """A shape that holds itself is checked too, down to the child that is wrong."""
+    child = tree_node("b" * 32, {"conversationId": "c" * 32})
+
+    def tree(params: JsonObject) -> object:
+        return {"conversationId": "a" * 32, "root": tree_node("a" * 32, child, kind="root")}
+
+    fake = FakeClient({"conversation/tree": tree})
+    with pytest.raises(FakeMisuse, match=r'"root.children\[0\].children\[0\].title" is required'):
         await fake.request("conversation/tree", {"conversationId": "a" * 32})
     fake.misuses.clear()
 

@@ -48,7 +48,7 @@ def kept_in_run() -> str:
     return resolv.relative_to("/run").parts[0] if resolv.is_relative_to("/run") else ""
 
 
-@pytest.mark.timeout(120)  # its one shell call may wait 20 s for the checkpoint survey of `/`
+@pytest.mark.timeout(120)  # a shell call at `/` (the sandbox's places, the checkpoint survey)
 async def test_a_conversation_at_root_gets_no_host_proc_tmp_run_or_sys(
     daemon: Daemon, places: Places, fake_openai: FakeProvider, host_tmp_file: Path
 ) -> None:

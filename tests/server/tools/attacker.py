@@ -37,7 +37,7 @@ async def shell_call(
     client = await daemon.client()
     cid = await new_conversation(client, cwd, **create)
     # At `/` (and any tree too large to snapshot) the first shell call waits for the checkpoint
-    # survey to give up: `git ls-files` lists the whole tree first, up to its 20 s limit.
+    # survey to pass its cap (about a second), at most `survey_wait_s` (2 s): room under load.
     notes = await run_turn(client, cid, "go", within=50)
     await client.close()
     [output] = [item["output"] for item in completed_items(notes, "tool_result")]
