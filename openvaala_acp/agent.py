@@ -356,40 +356,51 @@ class OpenVaalaAgent:
         command = commands.parse(message.text) if not message.images else None
         if command is not None and command[0] == "init":
             message, command = replace(message, text=prompts.init_request()), None
-        if command is None and not message.images:
-            mcp_prompt = await self.mcp_prompts.expand(message.text)
-            if mcp_prompt is not None:  # /mcp__SERVER__PROMPT: the server's text is the message
-                message = replace(message, text=mcp_prompt)
-        if command is None:  # each @SERVER:URI brings that resource's text
-            message = replace(message, text=await self.mcp_prompts.attach(message.text))
         if command is not None:
-            text = await commands.run(self.link, stream.conversation_id, *command)
-            self.outbox.put(
-                session_id,
-                AgentMessageChunk(
-                    session_update="agent_message_chunk",
-                    content=TextContentBlock(type="text", text=text),
-                ),
-            )
-            if command[0] == "usage":
-                usage = await self.link.request(
-                    methods.CONVERSATION_USAGE, {"conversationId": session_id}
-                )
-                if (update := usage_update(usage)) is not None:
-                    self.outbox.put(session_id, update)
-            await self.outbox.flush()
-            return PromptResponse(stop_reason="end_turn")
-        if not message.text and not message.images:
-            raise RequestError.invalid_params({"message": "the prompt is empty"})
+            return await self._command(stream, command)
         cancel = asyncio.Event()
+        # Before the first await: a session/cancel that came while an MCP server filled in the
+        # prompt or read a resource found no prompt here, and the turn ran anyway.
         self._cancels[session_id] = cancel
         try:
-            ended = await self._turn(stream, message, cancel)
+            message = await self._expanded(message)
+            if not message.text and not message.images:
+                raise RequestError.invalid_params({"message": "the prompt is empty"})
+            # Cancelled before anything was sent: nothing to withdraw, the turn never starts.
+            ended = None if cancel.is_set() else await self._turn(stream, message, cancel)
         finally:
             if self._cancels.get(session_id) is cancel:
                 del self._cancels[session_id]
         await self.outbox.flush()
         return PromptResponse(stop_reason=_stop_reason(ended))
+
+    async def _expanded(self, message: content.PromptInput) -> content.PromptInput:
+        """`/mcp__SERVER__PROMPT …` as the server's filled-in prompt, and each `@SERVER:URI`
+        with that resource's text."""
+        if not message.images:
+            mcp_prompt = await self.mcp_prompts.expand(message.text)
+            if mcp_prompt is not None:  # /mcp__SERVER__PROMPT: the server's text is the message
+                message = replace(message, text=mcp_prompt)
+        return replace(message, text=await self.mcp_prompts.attach(message.text))
+
+    async def _command(self, stream: SessionStream, command: tuple[str, str]) -> PromptResponse:
+        session_id = stream.conversation_id
+        text = await commands.run(self.link, session_id, *command)
+        self.outbox.put(
+            session_id,
+            AgentMessageChunk(
+                session_update="agent_message_chunk",
+                content=TextContentBlock(type="text", text=text),
+            ),
+        )
+        if command[0] == "usage":
+            usage = await self.link.request(
+                methods.CONVERSATION_USAGE, {"conversationId": session_id}
+            )
+            if (update := usage_update(usage)) is not None:
+                self.outbox.put(session_id, update)
+        await self.outbox.flush()
+        return PromptResponse(stop_reason="end_turn")
 
     async def _turn(
         self, stream: SessionStream, message: content.PromptInput, cancel: asyncio.Event

@@ -44,8 +44,12 @@ SEND_BATCH = 256  # frames written together at most (a backlog goes out in a few
 CLOSE_WAIT_S = 2.0  # for the close handshake with a client that was dropped
 
 
-# Requests that may take long (a model call): they must not hold up the client's other requests.
-LONG_RUNNING_METHODS = frozenset({methods.CONVERSATION_COMPACT})
+# Requests that may take long (a model call, an MCP server filling in a prompt or reading a
+# resource): they must not hold up the client's other requests. Held in line, a slow MCP server
+# kept the connection from reading at all, and the client's keepalive dropped it after ~40 s.
+LONG_RUNNING_METHODS = frozenset(
+    {methods.CONVERSATION_COMPACT, methods.MCP_GET_PROMPT, methods.MCP_READ_RESOURCE}
+)
 
 
 def _is_long_running(frame: str) -> bool:

@@ -144,7 +144,10 @@ async def acp_agent(
             "openvaala_server",
             "acp",
             env=daemon.env,
-            transport_kwargs={"stderr": stderr},
+            # The SDK waits 2 s for the agent to exit once its stdin closes, then terminates
+            # it: under CI's load an exit took longer, and one that came in between was a
+            # ProcessLookupError from the SDK's terminate(), failing a test that had passed.
+            transport_kwargs={"stderr": stderr, "shutdown_timeout": WAIT_S},
             observers=[schema] if schema is not None else None,
         ) as (conn, _process):
             await conn.initialize(

@@ -21,6 +21,7 @@ from acp.schema import (
 from openvaala_acp.stream import SessionStream
 from tests.acp.harness import ASKING_CONFIG, acp_agent
 from tests.support.daemon import Daemon
+from tests.support.waits import WAIT_S
 
 
 async def test_version_zero_is_answered_with_the_version_spoken(
@@ -48,7 +49,7 @@ async def test_a_question_answered_cancelled_ends_the_prompt_cancelled(
         _, _, answer = rec.questions[0]
         answer.set_result(RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled")))
         # No session/cancel is sent: the answer alone ends the prompt.
-        assert (await asyncio.wait_for(task, 20)).stop_reason == "cancelled"
+        assert (await asyncio.wait_for(task, WAIT_S)).stop_reason == "cancelled"
     assert not (Path(daemon.workdir) / "made.txt").exists()
 
 

@@ -22,6 +22,7 @@ from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
 from tests.support.daemon import Daemon
 from tests.support.errors import error_data
+from tests.support.waits import WAIT_S
 
 MARK = "_(interrupted)_"
 
@@ -48,7 +49,7 @@ async def test_the_cut_reply_is_kept_marked_and_the_session_goes_on(
         [cut_id] = {m for m, _text in message(rec, sid)}  # one message, streamed in chunks
         await asyncio.to_thread(daemon.stop, signal.SIGKILL)
         with pytest.raises(RequestError) as lost:
-            await asyncio.wait_for(task, 20)
+            await asyncio.wait_for(task, WAIT_S)
         assert error_data(lost.value)["kind"] == "daemon_lost"
 
         # Back on a new daemon: the reply is marked where it was cut, then why.

@@ -30,6 +30,7 @@ from tests.acp.harness import Recorder, acp_agent, fake_config
 from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
 from tests.support.daemon import Daemon
+from tests.support.waits import WAIT_S
 
 EDITOR = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True, write_text_file=True))
 
@@ -214,7 +215,7 @@ async def test_after_a_daemon_crash_the_files_are_the_editors_again(
         await rec.until(lambda: "crashing" in rec.text(sid))
         await asyncio.to_thread(daemon.stop, signal.SIGKILL)
         with pytest.raises(RequestError):
-            await asyncio.wait_for(crashing, 20)
+            await asyncio.wait_for(crashing, WAIT_S)
         # `openvaala acp` starts a daemon, which must ask the editor for the files again.
         again = await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("b")]), 30)
         assert again.stop_reason == "end_turn"

@@ -19,6 +19,7 @@ from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Gate, Reply
 from tests.support.daemon import Daemon
 from tests.support.errors import error_data
+from tests.support.waits import WAIT_S
 
 
 async def test_starts_the_daemon_when_none_runs(daemon_factory: Any, tmp_path: Path) -> None:
@@ -42,7 +43,7 @@ async def test_a_crash_under_a_prompt_is_a_clear_error(
         await rec.until(lambda: "crashing" in rec.text(sid))
         await asyncio.to_thread(daemon.stop, signal.SIGKILL)
         with pytest.raises(RequestError) as lost:
-            await asyncio.wait_for(task, 20)
+            await asyncio.wait_for(task, WAIT_S)
         assert error_data(lost.value)["kind"] == "daemon_lost"
         # Nobody restarts it: `openvaala acp` starts a daemon itself, and the session goes on.
         response = await asyncio.wait_for(
@@ -71,14 +72,14 @@ async def test_prompt_during_another_clients_turn_queues(
             # The editor's prompt waits in the daemon's inbox as a queued input...
             inbox: list[Any] = []
             while not inbox:
-                note = await ws.next_notification(10)
+                note = await ws.next_notification(WAIT_S)
                 if note["method"] == "inbox/updated":
                     inbox = note["params"]["inputs"]
             assert [(i["text"], i["mode"]) for i in inbox] == [("mine", "queue")]
             assert not task.done()
             # ...and runs as its own turn once theirs is over.
             gate.open()
-            assert (await asyncio.wait_for(task, 15)).stop_reason == "end_turn"
+            assert (await asyncio.wait_for(task, WAIT_S)).stop_reason == "end_turn"
             assert rec.text(sid) == "theirs so far, theirs done.mine ok"
     finally:
         await ws.close()
@@ -93,7 +94,7 @@ async def test_pending_approval_is_asked_on_load(daemon_factory: Any, tmp_path: 
         ]["conversationId"]
         await ws.subscribe(cid)
         await ws.request("input/send", {"conversationId": cid, "text": "run: echo later"})
-        while (await ws.next_notification(10))["method"] != "approval/requested":
+        while (await ws.next_notification(WAIT_S))["method"] != "approval/requested":
             pass
         async with acp_agent(daemon, tmp_path) as (conn, rec):
             await conn.load_session(cwd=str(daemon.workdir), session_id=cid, mcp_servers=[])

@@ -22,6 +22,7 @@ from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
 from tests.support.daemon import Daemon
 from tests.support.errors import error_data
+from tests.support.waits import WAIT_S
 
 
 async def _converse(daemon: Daemon, cwd: Path, *texts: str) -> str:
@@ -34,7 +35,7 @@ async def _converse(daemon: Daemon, cwd: Path, *texts: str) -> str:
         await ws.subscribe(cid)
         for text in texts:
             await ws.request("input/send", {"conversationId": cid, "text": text})
-            while (await ws.next_notification(10))["method"] != "turn/ended":
+            while (await ws.next_notification(WAIT_S))["method"] != "turn/ended":
                 pass
         return str(cid)
     finally:
@@ -92,7 +93,7 @@ async def test_daemon_restart_under_a_live_session(
         await rec.until(lambda: "two so far" in rec.text(sid))
         await asyncio.to_thread(daemon.stop)
         with pytest.raises(RequestError) as lost:
-            await asyncio.wait_for(task, 15)
+            await asyncio.wait_for(task, WAIT_S)
         assert error_data(lost.value)["kind"] == "daemon_lost"
         assert "daemon stopped" in str(lost.value)
         # The daemon comes back (started by hand, or by `openvaala acp` when it came first):

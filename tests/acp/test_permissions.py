@@ -14,6 +14,7 @@ from acp.schema import AllowedOutcome, RequestPermissionResponse
 from tests.acp.harness import ASKING_CONFIG, acp_agent
 from tests.support.daemon import Daemon, make_daemon, stop_any_server
 from tests.support.events import snapshot_of
+from tests.support.waits import WAIT_S
 
 
 @pytest.fixture(scope="module")
@@ -55,14 +56,14 @@ async def test_permission_answered_in_the_editor(asking_daemon: Daemon, tmp_path
                     outcome=AllowedOutcome(outcome="selected", option_id="allow_conversation")
                 )
             )
-            assert (await asyncio.wait_for(task, 15)).stop_reason == "end_turn"
+            assert (await asyncio.wait_for(task, WAIT_S)).stop_reason == "end_turn"
             final = rec.tool_updates(sid, call.tool_call_id)[-1]
             assert final.status == "completed" and final.content is not None
             assert "asked" in final.content[-1].content.text
 
             resolved = None
             while resolved is None:
-                note = await ws.next_notification(10)
+                note = await ws.next_notification(WAIT_S)
                 if note["method"] == "approval/resolved":
                     resolved = note["params"]
             assert resolved["decision"] == "allow_conversation"
@@ -89,11 +90,11 @@ async def test_permission_answered_from_a_websocket_client(
             await rec.until(lambda: rec.questions)
             requested = None
             while requested is None:
-                note = await ws.next_notification(10)
+                note = await ws.next_notification(WAIT_S)
                 if note["method"] == "approval/requested":
                     requested = note["params"]
             await ws.respond_approval(sid, requested["approvalId"], "deny", "not now")
-            assert (await asyncio.wait_for(task, 15)).stop_reason == "end_turn"
+            assert (await asyncio.wait_for(task, WAIT_S)).stop_reason == "end_turn"
             call = rec.tool_calls(sid)[0]
             final = rec.tool_updates(sid, call.tool_call_id)[-1]
             assert final.status == "failed" and final.content is not None
@@ -130,4 +131,4 @@ async def test_no_always_option_when_nothing_can_be_granted(
         answer.set_result(
             RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id="deny"))
         )
-        assert (await asyncio.wait_for(task, 15)).stop_reason == "end_turn"
+        assert (await asyncio.wait_for(task, WAIT_S)).stop_reason == "end_turn"

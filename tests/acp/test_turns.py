@@ -13,6 +13,7 @@ from tests.fakes.providers import FakeProvider
 from tests.fakes.script import Reply
 from tests.support.daemon import Daemon
 from tests.support.events import snapshot_of
+from tests.support.waits import WAIT_S
 
 
 async def test_cancel_mid_turn_keeps_the_partial_text(
@@ -25,7 +26,7 @@ async def test_cancel_mid_turn_keeps_the_partial_text(
         prompt = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text_block("hello")]))
         await rec.until(lambda: rec.text(sid) == "a partial answer")
         await conn.cancel(session_id=sid)
-        response = await asyncio.wait_for(prompt, 15)
+        response = await asyncio.wait_for(prompt, WAIT_S)
         assert response.stop_reason == "cancelled"
         assert rec.text(sid) == "a partial answer"
 
@@ -51,7 +52,7 @@ async def test_live_sync_both_ways(shared_daemon: Daemon, workdir: Path, tmp_pat
             await conn.prompt(session_id=sid, prompt=[text_block("from the editor")])
             seen: list[dict[str, Any]] = []
             while not any(n["method"] == "turn/ended" for n in seen):
-                seen.append(cast("dict[str, Any]", await ws.next_notification(10)))
+                seen.append(cast("dict[str, Any]", await ws.next_notification(WAIT_S)))
             items = [n["params"]["item"] for n in seen if n["method"] == "item/completed"]
             assert [i["text"] for i in items if i["type"] == "user_message"] == ["from the editor"]
             assert any(i["type"] == "agent_message" for i in items)

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.waits import WAIT_S
+
 ROOT = Path(__file__).resolve().parents[2]
 # The files run before `early_interrupt` takes over: an interrupt in them is Python's start-up
 # handing over (a signal still pending when the program's first line runs is raised there).
@@ -48,7 +50,14 @@ def _interrupted(tmp: Path, delay_s: float) -> subprocess.CompletedProcess[str]:
         if delay_s:
             time.sleep(delay_s)  # the user's reaction time, not a wait for the process
         child.send_signal(signal.SIGINT)
-        out, err = child.communicate(timeout=60)
+        try:
+            out, err = child.communicate(timeout=WAIT_S)
+        except subprocess.TimeoutExpired:
+            # Killed here, not left to `Popen.__exit__`, which waits without a limit: a lost
+            # interrupt held a CI worker for good instead of failing this test.
+            child.kill()
+            out, err = child.communicate()
+            pytest.fail(f"SIGINT after {delay_s} s did not end `serve`:\n{err}")
     return subprocess.CompletedProcess(command, child.returncode, out, err)
 
 

@@ -21,6 +21,7 @@ from openvaala_server.store.lock import read_lock
 from tests.lsp.harness import PACED_CONFIG, Recorder, capabilities, request, start_lsp, stop_lsp
 from tests.support.daemon import Daemon
 from tests.support.errors import error_data
+from tests.support.waits import WAIT_S
 
 # Paced, so a turn is still running when the daemon is killed; port 0, so the daemon the
 # bridge starts (`openvaala serve start`, as at startup) takes a free port.
@@ -73,7 +74,7 @@ async def test_kill_mid_turn_restarts_the_daemon_and_prompts_work_again(
 
     # The cut-short prompt is answered at once, saying what happened.
     with pytest.raises(JsonRpcException) as failed:
-        await asyncio.wait_for(prompt, 20)
+        await asyncio.wait_for(prompt, WAIT_S)
     assert error_data(failed.value)["kind"] == "daemon_lost"
     assert "send the message again" in failed.value.message
 
@@ -105,7 +106,7 @@ async def test_cancel_after_a_crash_is_answered(
     _, prompt, _ = await _prompt_then_kill(client, rec, daemon)
     client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="cut-short"))
     with pytest.raises(JsonRpcException) as failed:
-        await asyncio.wait_for(prompt, 20)
+        await asyncio.wait_for(prompt, WAIT_S)
     assert error_data(failed.value)["kind"] == "daemon_lost"
 
 
@@ -117,7 +118,7 @@ async def test_shutdown_after_a_crash_exits(
     await client.shutdown_session()
     process = client._server  # the bridge's process: did it exit by itself?
     assert process is not None
-    code = await asyncio.wait_for(process.wait(), 20)
+    code = await asyncio.wait_for(process.wait(), WAIT_S)
     assert code == 0
     with contextlib.suppress(JsonRpcException, asyncio.CancelledError):
         await asyncio.wait_for(prompt, 5)

@@ -10,6 +10,7 @@ from typing import Any
 from tests.lsp.nvim_support import needs_nvim, run_driver
 from tests.support.daemon import Daemon
 from tests.support.events import Note, collect_until, new_conversation
+from tests.support.waits import WAIT_S
 
 
 @needs_nvim
@@ -28,7 +29,7 @@ async def test_neovim_sends_streams_usage_and_compacts(daemon: Daemon, tmp_path:
     try:
         result, log = await run_driver(daemon, tmp_path, "nvim_driver.lua", cid)
         assert "error" not in result, (result, log)
-        notes = await asyncio.wait_for(watch, 10)
+        notes = await asyncio.wait_for(watch, WAIT_S)
     finally:
         if not watch.done():
             watch.cancel()

@@ -12,6 +12,7 @@ from pytest_lsp import LanguageClient
 
 from tests.lsp.harness import PACED_CONFIG, Recorder, capabilities, request, start_lsp, stop_lsp
 from tests.support.errors import error_data
+from tests.support.waits import WAIT_S
 
 
 async def _new(client: LanguageClient) -> str:
@@ -70,7 +71,7 @@ async def test_cancel_request_interrupts_the_turn(editor: str, daemon_factory: A
         )
         await rec.until(lambda: "item/delta" in rec.methods(cid))
         client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="prompt-1"))
-        result = (await asyncio.wait_for(prompt, 10))._asdict()
+        result = (await asyncio.wait_for(prompt, WAIT_S))._asdict()
         assert result["status"] == "interrupted"
         assert "turn/ended" in rec.methods(cid)
         items = [e["params"]["item"] for e in rec.events if e["method"] == "item/completed"]

@@ -3,6 +3,8 @@
 `python mcp_test_server.py stdio` speaks over stdin/stdout; `... http PORT` serves streamable
 HTTP on 127.0.0.1:PORT/mcp; `... hang` starts but never answers (a server that never starts);
 `... gated PATH` answers over stdio once the file PATH exists (a slow start the test ends);
+`... held PATH` answers over stdio, its prompt `review` writing PATH.started and answering once
+PATH exists (a prompt kept in flight);
 `... late` adds the tool `grown` while it answers its first resources/list (its client is still
 starting: it listed the tools just before) and says its tool list changed; `... chatty PATH`
 answers every tools/list with another `notifications/tools/list_changed`, writing a line to PATH
@@ -59,6 +61,7 @@ def _count_listing(path: str) -> None:
 
 LATE = len(sys.argv) > 1 and sys.argv[1] == "late"
 CHATTY = sys.argv[2] if len(sys.argv) > 2 and sys.argv[1] == "chatty" else None
+HELD = sys.argv[2] if len(sys.argv) > 2 and sys.argv[1] == "held" else None
 server = _Server("openvaala-test")
 
 
@@ -143,10 +146,14 @@ def big(size: int) -> str:
 @server.tool()
 def wait_file(path: str) -> str:
     """Write `path`.started, then answer once `path` exists (a call kept in flight)."""
+    started_then_until(path)
+    return "waited"
+
+
+def started_then_until(path: str) -> None:
     with open(path + ".started", "w"):
         pass
     until_exists(path)
-    return "waited"
 
 
 def until_exists(path: str) -> None:
@@ -208,8 +215,10 @@ def today() -> str:
 
 
 @server.prompt()
-def review(file: str) -> str:
+async def review(file: str) -> str:
     """Ask for a review of one file."""
+    if HELD is not None:
+        await anyio.to_thread.run_sync(started_then_until, HELD)
     return f"Review {file} for bugs, briefly."
 
 
@@ -219,7 +228,7 @@ if __name__ == "__main__":
         server.run("stdio")
     elif mode == "http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
-    elif mode in ("late", "chatty"):
+    elif mode in ("late", "chatty", "held"):
         server.run("stdio")
     elif mode == "gated":
         until_exists(sys.argv[2])

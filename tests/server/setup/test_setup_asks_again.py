@@ -12,6 +12,7 @@ import pexpect
 from openvaala_server.config import load_config
 from tests.e2e.test_setup_e2e import (
     KEY,
+    KEY_PROMPT,
     env_for,
     fake_server,  # noqa: F401 (the `server` fixture)
     setup,
@@ -51,14 +52,14 @@ def test_a_missing_or_refused_key_is_asked_again(server: FakeProvider, tmp_path:
     try:
         child.expect(r"Number \(1-4\): ")
         child.sendline("1")
-        child.expect("API key")
+        child.expect(KEY_PROMPT)
         child.sendline("")  # no key typed
         child.expect("No key typed. The environment variable that holds it")
         child.sendline("")  # nor a variable: the key is asked again
-        child.expect("API key")
+        child.expect(KEY_PROMPT)
         child.sendline("sk-wrong-key-9999")
         child.expect("the key was refused")
-        child.expect("API key")
+        child.expect(KEY_PROMPT)
         child.sendline(KEY)
         child.expect("Wrote \\[models.fake-model\\]")
         finish(child)
@@ -77,7 +78,7 @@ def test_a_typed_address_nobody_answers_at_is_asked_again(
         child.sendline("3")  # an OpenAI-compatible server
         child.expect("Server URL")
         child.sendline(closed_url())
-        child.expect("API key")
+        child.expect(KEY_PROMPT)
         child.sendline(KEY)
         child.expect("connection refused")
         child.expect("check the address and type it again")
