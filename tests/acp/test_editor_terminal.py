@@ -35,8 +35,12 @@ from tests.support.daemon import Daemon
 class Terminals(Recorder):
     """An editor's terminals: each command a real process, its output kept."""
 
-    def __init__(self) -> None:
+    def __init__(self, slow_create: bool = False) -> None:
         super().__init__()
+        # A slow editor names a terminal only once the test lets it (after the interrupt).
+        self.let_create = asyncio.Event()
+        if not slow_create:
+            self.let_create.set()
         self.commands: list[list[str]] = []
         self.released: list[str] = []
         self.killed: list[str] = []
@@ -55,6 +59,7 @@ class Terminals(Recorder):
         terminal_id, process = await self.spawn([command, *(args or [])], env, cwd)
         assert process.stdout is not None
         self._runs[terminal_id] = (process, asyncio.create_task(process.stdout.read()))
+        await self.let_create.wait()
         return CreateTerminalResponse(terminal_id=terminal_id)
 
     async def spawn(
@@ -149,47 +154,13 @@ async def test_a_shell_call_runs_sandboxed_in_the_editors_terminal(
     schema.check()
 
 
-async def test_an_interrupted_call_kills_its_terminal(
-    fake_openai: FakeProvider, daemon_factory: Any, tmp_path: Path
+async def _interrupt_a_long_call(
+    fake_openai: FakeProvider, daemon: Daemon, tmp_path: Path, editor: Terminals
 ) -> None:
-    daemon: Daemon = daemon_factory(fake_config(fake_openai))
+    """A `sleep 600` in the editor's terminal, interrupted by `session/cancel` once the editor
+    was asked for it: the turn ends cancelled, and the terminal is killed and released."""
     work = str(os.path.realpath(daemon.workdir))  # noqa: ASYNC240 - before the daemon is used
     fake_openai.enqueue(Reply().tool_call("shell", {"command": "sleep 600"}))
-    editor = Terminals()
-    async with acp_agent(
-        daemon, tmp_path, rec=editor, capabilities=ClientCapabilities(terminal=True)
-    ) as (conn, _rec):
-        sid = (await conn.new_session(cwd=work, mcp_servers=[])).session_id
-        prompt = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text_block("go")]))
-        await editor.until(lambda: editor.commands)
-        await conn.cancel(session_id=sid)
-        assert (await asyncio.wait_for(prompt, 30)).stop_reason == "cancelled"
-        await editor.until(lambda: editor.released)
-        assert editor.killed == ["t1"] and editor.released == ["t1"], editor.ended("t1")
-
-
-class SlowTerminals(Terminals):
-    """An editor that takes its time to create a terminal: until the test lets it."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.let_create = asyncio.Event()
-
-    async def create_terminal(self, *args: Any, **kw: Any) -> CreateTerminalResponse:
-        created = await super().create_terminal(*args, **kw)
-        await self.let_create.wait()
-        return created
-
-
-async def test_a_call_interrupted_while_its_terminal_is_created_kills_it_once_created(
-    fake_openai: FakeProvider, daemon_factory: Any, tmp_path: Path
-) -> None:
-    # The interrupt reaches the agent before the editor has named the terminal: the command
-    # must still be stopped, not left running in the editor for its ten minutes.
-    daemon: Daemon = daemon_factory(fake_config(fake_openai))
-    work = str(os.path.realpath(daemon.workdir))  # noqa: ASYNC240 - before the daemon is used
-    fake_openai.enqueue(Reply().tool_call("shell", {"command": "sleep 600"}))
-    editor = SlowTerminals()
     async with acp_agent(
         daemon, tmp_path, rec=editor, capabilities=ClientCapabilities(terminal=True)
     ) as (conn, _rec):
@@ -202,6 +173,22 @@ async def test_a_call_interrupted_while_its_terminal_is_created_kills_it_once_cr
         editor.let_create.set()
         await editor.until(lambda: editor.released)
         assert editor.killed == ["t1"] and editor.released == ["t1"], editor.ended("t1")
+
+
+async def test_an_interrupted_call_kills_its_terminal(
+    fake_openai: FakeProvider, daemon_factory: Any, tmp_path: Path
+) -> None:
+    daemon: Daemon = daemon_factory(fake_config(fake_openai))
+    await _interrupt_a_long_call(fake_openai, daemon, tmp_path, Terminals())
+
+
+async def test_a_call_interrupted_while_its_terminal_is_created_kills_it_once_created(
+    fake_openai: FakeProvider, daemon_factory: Any, tmp_path: Path
+) -> None:
+    # The interrupt reaches the agent before the editor has named the terminal: the command
+    # must still be stopped, not left running in the editor for its ten minutes.
+    daemon: Daemon = daemon_factory(fake_config(fake_openai))
+    await _interrupt_a_long_call(fake_openai, daemon, tmp_path, Terminals(slow_create=True))
 
 
 async def test_a_command_failing_in_the_terminal_gets_the_sandbox_note(
