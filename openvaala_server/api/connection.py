@@ -52,11 +52,6 @@ LONG_RUNNING_METHODS = frozenset(
 )
 
 
-def _is_long_running(frame: str) -> bool:
-    # A cheap look before parsing: only a frame naming such a method is parsed twice.
-    return any(f'"{m}"' in frame for m in LONG_RUNNING_METHODS)
-
-
 class Reply:
     """A handler's result plus work to do right after the response is queued (e.g. replay)."""
 
@@ -178,20 +173,19 @@ class Connection:
                     ).decode()
                 )
                 continue
-            if _is_long_running(text):
+            incoming = jsonrpc.parse(text)
+            if isinstance(incoming, jsonrpc.Invalid):
+                self.deliver(jsonrpc.error(incoming.id, incoming.error).decode())
+            elif not isinstance(incoming, jsonrpc.Request):
+                pass  # notifications and responses from clients carry nothing we act on
+            elif incoming.method in LONG_RUNNING_METHODS:
                 # Handled beside the loop, so the client can still interrupt it meanwhile.
                 assert self._group is not None
-                self._group.start_soon(self._handle, text, name="ws-long-request")
+                self._group.start_soon(self._handle, incoming, name="ws-long-request")
             else:
-                await self._handle(text)
+                await self._handle(incoming)
 
-    async def _handle(self, frame: str) -> None:
-        incoming = jsonrpc.parse(frame)
-        if isinstance(incoming, jsonrpc.Invalid):
-            self.deliver(jsonrpc.error(incoming.id, incoming.error).decode())
-            return
-        if not isinstance(incoming, jsonrpc.Request):
-            return  # notifications and responses from clients carry nothing we act on
+    async def _handle(self, incoming: jsonrpc.Request) -> None:
         if self.still_allowed is not None and not self.still_allowed():
             self.end()
             return
